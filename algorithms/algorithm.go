@@ -1,0 +1,239 @@
+package algorithms
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// Time is an instant in whole microseconds since an epoch the caller chooses:
+// 0 for the simulator's virtual clock, the Unix epoch for a live server.
+type Time int64
+
+// At returns the Time d after the epoch, truncated to the microsecond.
+func At(d time.Duration) Time { return Time(d / time.Microsecond) }
+
+// FromTime returns t as microseconds since the Unix epoch.
+func FromTime(t time.Time) Time { return Time(t.UnixMicro()) }
+
+// Duration returns t as the time elapsed since the epoch.
+func (t Time) Duration() time.Duration { return time.Duration(t) * time.Microsecond }
+
+// Never is the RetryAfter of a request that can never be admitted: its cost
+// is larger than the limiter's capacity, so waiting will not help.
+const Never = time.Duration(math.MaxInt64)
+
+// Decision is a limiter's answer to one request: everything an HTTP server
+// needs to write 200 or 429 with Retry-After and the RateLimit headers.
+type Decision struct {
+	// Allowed reports whether the request may pass.
+	Allowed bool
+	// Limit is the capacity: the burst of a bucket, the requests per window.
+	Limit int64
+	// Remaining is how many more unit-cost requests would be admitted at
+	// this instant, after this one.
+	Remaining int64
+	// RetryAfter is, for a rejected request, how long until the same request
+	// would be admitted if nothing else arrived (Never if it never would);
+	// 0 for an admitted one.
+	RetryAfter time.Duration
+	// ResetAfter is how long until the limiter is back to its full capacity
+	// if nothing else arrives.
+	ResetAfter time.Duration
+	// Delay is how long an admitted request waits before it is served. Only
+	// the leaky bucket, which queues instead of letting bursts through, sets it.
+	Delay time.Duration
+}
+
+// State is what a limiter remembers about one key. Its fields mean different
+// things to different algorithms (each algorithm's doc says which); a store
+// keeps it opaque. The zero State is a key never seen.
+//
+// State is a plain value so that a store can copy it, a replica can hold a
+// stale copy of it, and a racy read-modify-write can overwrite it, just as
+// Redis would. Steps never modify the State they are given: the Log slice of a
+// new State is never shared with the old one's.
+type State struct {
+	// T is an instant in microseconds: the token bucket's last refill, the
+	// theoretical arrival time of GCRA and the leaky bucket, the start of
+	// the current window for the window algorithms.
+	T int64
+	// N is an amount: the token bucket's deficit, GCRA's sub-microsecond
+	// remainder, the count in the current window.
+	N int64
+	// Prev is the sliding window's count in the previous window.
+	Prev int64
+	// Log is the sliding log's admitted instants, oldest first.
+	Log []int64
+}
+
+// Algorithm is one rate limiter with its parameters fixed.
+type Algorithm interface {
+	// Name is the algorithm's name, as `ratelim algorithms` lists it.
+	Name() string
+	// Params returns the parameters the algorithm was built with.
+	Params() Params
+	// Step decides one request of the given cost at now on a key whose
+	// previous state is prev, and returns the key's new state. It is a pure
+	// function: same arguments, same result, prev untouched. A cost of 0
+	// admits nothing and changes nothing that matters: it peeks. A negative
+	// cost counts as 0.
+	Step(prev State, now Time, cost int64) (State, Decision)
+}
+
+// Params are the numbers that configure a limiter. Which ones an algorithm
+// reads is in its doc comment and in [Catalog].
+type Params struct {
+	// Rate is the sustained rate: tokens refilled, queue drained, or (times
+	// Window) requests per window.
+	Rate Rate
+	// Burst is the bucket's size (token bucket, GCRA) or the queue's
+	// capacity (leaky bucket): how many requests may arrive at once.
+	Burst int64
+	// Window is the window length of fixed-window, sliding-log and
+	// sliding-window. The limit per window is Rate × Window.
+	Window time.Duration
+}
+
+// Info describes one algorithm for people: what `ratelim algorithms` prints.
+type Info struct {
+	Name    string
+	Params  []string // the Params fields it reads, as scenario YAML names them
+	Good    string   // what it is good at
+	Bad     string   // its known flaw
+	Memory  string   // what it stores per key
+	Builder func(Params) (Algorithm, error)
+}
+
+// Catalog lists the algorithms in teaching order.
+var Catalog = []Info{
+	{Name: "token-bucket", Params: []string{"rate", "burst"}, Memory: "2 integers",
+		Good: "bursts up to burst, then exactly rate; cheap; the industry default",
+		Bad:  "a full bucket lets burst requests through at once, every time it refills",
+		Builder: func(p Params) (Algorithm, error) { return NewTokenBucket(p.Rate, p.Burst) }},
+	{Name: "gcra", Params: []string{"rate", "burst"}, Memory: "1 time",
+		Good: "the token bucket's exact decisions kept as one number (theoretical arrival time)",
+		Bad:  "harder to explain; remaining tokens must be derived, not read",
+		Builder: func(p Params) (Algorithm, error) { return NewGCRA(p.Rate, p.Burst) }},
+	{Name: "leaky-bucket", Params: []string{"rate", "burst"}, Memory: "1 time",
+		Good: "smooths output to exactly rate: admitted requests wait in a queue of size burst",
+		Bad:  "adds latency (up to burst/rate) instead of failing fast",
+		Builder: func(p Params) (Algorithm, error) { return NewLeakyBucket(p.Rate, p.Burst) }},
+	{Name: "fixed-window", Params: []string{"rate", "window"}, Memory: "2 integers",
+		Good: "simplest possible: one counter per aligned window (an INCR with a TTL)",
+		Bad:  "admits 2 × limit in one window's length around a boundary",
+		Builder: func(p Params) (Algorithm, error) { return NewFixedWindow(p.Rate, p.Window) }},
+	{Name: "sliding-log", Params: []string{"rate", "window"}, Memory: "1 time per admitted request",
+		Good: "exact: never more than limit in any window of that length",
+		Bad:  "memory and work grow with the limit (one timestamp per admitted request)",
+		Builder: func(p Params) (Algorithm, error) { return NewSlidingLog(p.Rate, p.Window) }},
+	{Name: "sliding-window", Params: []string{"rate", "window"}, Memory: "3 integers",
+		Good: "near-exact for the cost of two counters (weights the previous window)",
+		Bad:  "an estimate: assumes the previous window's requests were evenly spread",
+		Builder: func(p Params) (Algorithm, error) { return NewSlidingWindow(p.Rate, p.Window) }},
+}
+
+// Names returns the algorithms' names in teaching order.
+func Names() []string {
+	names := make([]string, len(Catalog))
+	for i, info := range Catalog {
+		names[i] = info.Name
+	}
+	return names
+}
+
+// New builds the named algorithm from p. An unknown name or a parameter out
+// of range is an error that names the parameter.
+func New(name string, p Params) (Algorithm, error) {
+	for _, info := range Catalog {
+		if info.Name == name {
+			return info.Builder(p)
+		}
+	}
+	names := Names()
+	sort.Strings(names)
+	return nil, &ParamError{Param: "algorithm", Msg: fmt.Sprintf("unknown algorithm %q (want one of %v)", name, names)}
+}
+
+// ParamError reports a parameter a limiter cannot be built with.
+type ParamError struct {
+	Param string // "rate", "burst", "window" or "algorithm"
+	Msg   string
+}
+
+func (e *ParamError) Error() string { return e.Param + ": " + e.Msg }
+
+// maxExact bounds every intermediate value so that it stays exact in a
+// double, which is what the Lua twins compute with, with room for sums.
+const maxExact = 1 << 50
+
+// rateMicros validates r and returns its period in microseconds.
+func rateMicros(r Rate) (int64, error) {
+	if r.N <= 0 {
+		return 0, &ParamError{"rate", fmt.Sprintf("must be positive (got %s)", r)}
+	}
+	per := int64(r.Per / time.Microsecond)
+	if per <= 0 {
+		return 0, &ParamError{"rate", fmt.Sprintf("period must be at least 1µs (got %s)", r)}
+	}
+	return per, nil
+}
+
+func checkBurst(burst, perMicros int64) error {
+	if burst <= 0 {
+		return &ParamError{"burst", fmt.Sprintf("must be at least 1 (got %d)", burst)}
+	}
+	if burst > maxExact/perMicros {
+		return &ParamError{"burst", fmt.Sprintf("%d is too large for this rate's period (want burst × period ≤ 2^50 µs)", burst)}
+	}
+	return nil
+}
+
+// windowLimit validates window and returns it in microseconds with the limit
+// per window, rate × window, rounded down.
+func windowLimit(r Rate, window time.Duration) (w, limit int64, err error) {
+	per, err := rateMicros(r)
+	if err != nil {
+		return 0, 0, err
+	}
+	w = int64(window / time.Microsecond)
+	if w <= 0 {
+		return 0, 0, &ParamError{"window", fmt.Sprintf("must be at least 1µs (got %s)", window)}
+	}
+	f := float64(r.N) * float64(w) / float64(per)
+	if f < 1 {
+		return 0, 0, &ParamError{"window", fmt.Sprintf("%s at %s admits less than one request per window (want rate × window ≥ 1)", window, r)}
+	}
+	if f*float64(w) > maxExact {
+		return 0, 0, &ParamError{"window", fmt.Sprintf("limit %.0f per %s is too large (want limit × window ≤ 2^50 µs)", f, window)}
+	}
+	// Exact floor of N × w / per without overflow: both factors are below
+	// 2^53 but their product may not be.
+	limit = int64(mulDiv(uint64(r.N), uint64(w), uint64(per)))
+	return w, limit, nil
+}
+
+// floorDiv is a / b rounded towards minus infinity, for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// ceilDiv is a / b rounded towards plus infinity, for b > 0.
+func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
+
+func micros(us int64) time.Duration {
+	if us <= 0 {
+		return 0
+	}
+	if us > int64(Never/time.Microsecond) {
+		return Never
+	}
+	return time.Duration(us) * time.Microsecond
+}
+
+func cleanCost(cost int64) int64 { return max(cost, 0) }

@@ -1,0 +1,31 @@
+// Package algorithms holds ratelim's six rate limiters as pure functions.
+//
+// Every limiter answers one question for one key: given what it remembers
+// about the key (a [State]), the time now, and the cost of the request, may the
+// request pass? The answer is a new State and a [Decision]. Nothing here reads
+// a clock, sleeps, starts a goroutine or does I/O: time is an argument, as in
+// golang.org/x/time/rate's AllowN(t, n). That is what lets the simulator run
+// thirty virtual seconds in milliseconds, lets a store run the same step
+// atomically inside Redis (each algorithm has a Lua twin in package store),
+// and lets tests replay any sequence of instants exactly.
+//
+// Time is an integer count of microseconds ([Time]). Microseconds, not
+// nanoseconds, because Lua numbers are doubles: an integer is exact in a
+// double up to 2^53, and 2^53 µs is 285 years, while 2^53 ns is 104 days.
+// All arithmetic is integer and exact, so a rate of 3/s never drifts and the
+// Go step and its Lua twin reach the same decision bit for bit.
+//
+// The algorithms, in the order a course would teach them:
+//
+//   - [FixedWindow]: count per aligned window. Simple; lets 2× through at a boundary.
+//   - [SlidingLog]: remember every admitted instant. Exact; memory grows with the limit.
+//   - [SlidingWindow]: weighted previous-window count. Cheap, nearly exact.
+//   - [TokenBucket]: burst and rate, lazily refilled. The industry default.
+//   - [GCRA]: the token bucket kept as one theoretical arrival time.
+//   - [LeakyBucket]: a queue drained at the rate; delays instead of rejecting.
+//
+// Two rules hold for all of them. The zero State is a key never seen, so a
+// store that lost a key (or let it expire) starts it fresh. A clock that goes
+// backwards (a skewed server) never refills a bucket, never opens a window
+// early, never overflows and never panics: state only ever moves forward.
+package algorithms

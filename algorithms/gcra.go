@@ -1,0 +1,98 @@
+package algorithms
+
+// GCRA, the generic cell rate algorithm from ATM networks, is a token bucket
+// stored as a single instant: the theoretical arrival time (TAT), when the
+// key's next request would be on schedule if requests came exactly at Rate.
+// Each admitted request pushes the TAT one emission interval (1/Rate) later.
+// A request is admitted if, after pushing, the TAT is no further ahead of now
+// than Burst emission intervals: the client may be early by at most Burst.
+//
+// How far the TAT is ahead of now is exactly the token bucket's deficit, so
+// GCRA with the same Rate and Burst admits exactly the same requests as
+// [TokenBucket] on a clock that does not go backwards; it only stores one
+// number instead of two and never needs a refill step. That is why Redis
+// limiters such as redis-cell and go-redis/redis_rate use it. Its flaw is
+// legibility: the remaining tokens are derived, never stored.
+//
+// State: T is the TAT in whole microseconds and N the fraction of a
+// microsecond beyond it, in units of 1/Rate.N µs, so that an emission
+// interval of a third of a second is exact. The zero State is a TAT long
+// past: a full bucket. When the clock goes backwards the TAT stays put and
+// looks further ahead, so a skewed server is refused more, never less.
+type GCRA struct{ tat }
+
+// NewGCRA returns a GCRA limiter admitting rate with bursts up to burst.
+func NewGCRA(rate Rate, burst int64) (*GCRA, error) {
+	t, err := newTAT(rate, burst)
+	if err != nil {
+		return nil, err
+	}
+	return &GCRA{t}, nil
+}
+
+// Name returns "gcra".
+func (g *GCRA) Name() string { return "gcra" }
+
+// Step admits the request if the TAT it would push to stays within Burst
+// emission intervals of now.
+func (g *GCRA) Step(prev State, now Time, cost int64) (State, Decision) {
+	next, d, _ := g.step(prev, now, cost)
+	return next, d
+}
+
+// tat is the arithmetic GCRA and the leaky bucket share: a theoretical
+// arrival time kept exactly, as microseconds plus a remainder in 1/rate.N µs.
+type tat struct {
+	rate     Rate
+	burst    int64
+	per      int64 // µs per rate.N requests
+	capacity int64 // burst × per: the most backlog allowed, in 1/rate.N µs
+}
+
+func newTAT(rate Rate, burst int64) (tat, error) {
+	per, err := rateMicros(rate)
+	if err != nil {
+		return tat{}, err
+	}
+	if err := checkBurst(burst, per); err != nil {
+		return tat{}, err
+	}
+	return tat{rate: rate, burst: burst, per: per, capacity: burst * per}, nil
+}
+
+func (t tat) Params() Params { return Params{Rate: t.rate, Burst: t.burst} }
+
+// step decides a request and also returns the backlog ahead of it (in
+// 1/rate.N µs) before it was added: the leaky bucket's queueing delay.
+func (t tat) step(prev State, now Time, cost int64) (next State, d Decision, backlog int64) {
+	cost = cleanCost(cost)
+	n := t.rate.N
+	d = Decision{Limit: t.burst}
+	ahead := prev.T - int64(now)
+	if ahead > t.capacity/n+1 {
+		// Only a clock that went far backwards gets here; the backlog
+		// in units would overflow, and no request can pass anyway.
+		d.Remaining = 0
+		d.RetryAfter = Never
+		if cost <= t.burst {
+			d.RetryAfter = micros(ahead + ceilDiv(prev.N+cost*t.per-t.capacity, n))
+		}
+		d.ResetAfter = micros(ahead + ceilDiv(prev.N, n))
+		return prev, d, 0
+	}
+	backlog = max(ahead*n+prev.N, 0)
+	if cost > t.burst || backlog+cost*t.per > t.capacity {
+		d.Remaining = (t.capacity - backlog) / t.per
+		d.RetryAfter = Never
+		if cost <= t.burst {
+			d.RetryAfter = micros(ceilDiv(backlog+cost*t.per-t.capacity, n))
+		}
+		d.ResetAfter = micros(ceilDiv(backlog, n))
+		return prev, d, backlog
+	}
+	after := backlog + cost*t.per
+	d.Allowed = true
+	d.Remaining = (t.capacity - after) / t.per
+	d.ResetAfter = micros(ceilDiv(after, n))
+	return State{T: int64(now) + after/n, N: after % n}, d, backlog
+}

@@ -1,0 +1,401 @@
+package algorithms
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// request is one arrival in a generated sequence.
+type request struct {
+	at   Time
+	cost int64
+}
+
+// outcome is a request with the decision it got.
+type outcome struct {
+	request
+	Decision
+}
+
+var periods = []time.Duration{time.Second, time.Minute, 250 * time.Millisecond, 3 * time.Second, 7 * time.Millisecond}
+
+func genRate(t *rapid.T) Rate {
+	return Rate{N: rapid.Int64Range(1, 50).Draw(t, "rate.N"), Per: rapid.SampledFrom(periods).Draw(t, "rate.Per")}
+}
+
+func genBucket(t *rapid.T, name string) Algorithm {
+	a, err := New(name, Params{Rate: genRate(t), Burst: rapid.Int64Range(1, 20).Draw(t, "burst")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// genWindowed draws a window algorithm whose limit is between 1 and 100,
+// small enough that sequences reach it.
+func genWindowed(t *rapid.T, name string) Algorithm {
+	window := rapid.SampledFrom([]time.Duration{100 * time.Millisecond, time.Second, 1500 * time.Millisecond, time.Minute}).Draw(t, "window")
+	per := rapid.SampledFrom(periods).Draw(t, "rate.Per")
+	// Limit = N × window / per; draw it, then the N that gives it (rounded
+	// down, which the algorithm does too).
+	limit := rapid.Int64Range(1, 100).Draw(t, "limit")
+	n := max(int64(mulDiv(uint64(limit), uint64(per), uint64(window))), 1)
+	a, err := New(name, Params{Rate: Rate{N: n, Per: per}, Window: window})
+	if err != nil || a.(limited).Limit() > 100 {
+		// A long period over a short window rounds to under one request
+		// per window, a short one over a long window to thousands: state
+		// the limit per window directly instead.
+		a, err = New(name, Params{Rate: Rate{N: limit, Per: window}, Window: window})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a
+}
+
+// genRequests draws arrivals with gaps from zero to a few seconds, so that
+// sequences both hammer one instant and wait out a refill. With backwards
+// set, some gaps are negative, as on a server whose clock was stepped back.
+func genRequests(t *rapid.T, backwards bool) []request {
+	n := rapid.IntRange(1, 80).Draw(t, "n")
+	reqs := make([]request, n)
+	at := Time(rapid.Int64Range(0, 5_000_000).Draw(t, "start"))
+	for i := range reqs {
+		gap := rapid.OneOf(
+			rapid.Just(int64(0)),
+			rapid.Int64Range(1, 1000),
+			rapid.Int64Range(1000, 200_000),
+			rapid.Int64Range(200_000, 3_000_000),
+		).Draw(t, "gap")
+		if backwards && rapid.IntRange(0, 9).Draw(t, "back?") == 0 {
+			gap = -rapid.Int64Range(1, 2_000_000).Draw(t, "back")
+		}
+		at += Time(gap)
+		reqs[i] = request{at: at, cost: rapid.OneOf(rapid.Just(int64(1)), rapid.Int64Range(0, 4)).Draw(t, "cost")}
+	}
+	return reqs
+}
+
+func replay(alg Algorithm, reqs []request) []outcome {
+	var st State
+	out := make([]outcome, len(reqs))
+	for i, r := range reqs {
+		var d Decision
+		st, d = alg.Step(st, r.at, r.cost)
+		out[i] = outcome{r, d}
+	}
+	return out
+}
+
+// envelope replaces each arrival's time by the latest instant the limiter
+// has seen so far: the clock a limiter that never lets time go backwards
+// keeps. Which arrivals count depends on what the limiter stores. The token
+// bucket and the window counters store the time of every request (a refill,
+// a new window); GCRA, the leaky bucket and the sliding log store only the
+// times of the requests they admit, so a rejected request far in the future
+// teaches them nothing. For a server whose clock was stepped back, either
+// envelope is no further apart than real time between two requests, so a
+// bound that holds on it holds in real time too.
+func envelope(alg Algorithm, reqs []request, out []outcome) []request {
+	admittedOnly := false
+	switch alg.(type) {
+	case *GCRA, *LeakyBucket, *SlidingLog:
+		admittedOnly = true
+	}
+	env := make([]request, len(reqs))
+	latest := Time(-1 << 62)
+	for i, r := range reqs {
+		if !admittedOnly || out[i].Allowed {
+			latest = max(latest, r.at)
+		}
+		env[i] = request{at: max(latest, r.at), cost: r.cost}
+	}
+	return env
+}
+
+// checkBucketBound requires that over every interval [a, b] between two
+// admitted requests, the admitted cost is at most burst + rate × (b − a),
+// with times taken from at (which may be the envelope of the real times).
+func checkBucketBound(t *rapid.T, p Params, out []outcome, at []request) {
+	per := int64(p.Rate.Per / time.Microsecond)
+	for i := range out {
+		if !out[i].Allowed {
+			continue
+		}
+		var sum int64
+		for j := i; j < len(out); j++ {
+			if !out[j].Allowed {
+				continue
+			}
+			sum += out[j].cost
+			span := int64(at[j].at - at[i].at)
+			// sum ≤ burst + N × span / per, kept in integers.
+			if sum*per > p.Burst*per+p.Rate.N*span {
+				t.Fatalf("admitted %d in %dµs (requests %d..%d), more than burst %d + %v × t", sum, span, i, j, p.Burst, p.Rate)
+			}
+		}
+	}
+}
+
+// checkWindowBound requires that no window (t − w, t] holds more than limit
+// admitted cost.
+func checkWindowBound(t *rapid.T, w, limit int64, out []outcome, at []request) {
+	for j := range out {
+		if !out[j].Allowed {
+			continue
+		}
+		var sum int64
+		for i := 0; i <= j; i++ {
+			if out[i].Allowed && int64(at[i].at) > int64(at[j].at)-w {
+				sum += out[i].cost
+			}
+		}
+		if sum > limit {
+			t.Fatalf("admitted %d in the window ending at request %d (t=%d), limit %d", sum, j, at[j].at, limit)
+		}
+	}
+}
+
+type limited interface{ Limit() int64 }
+
+func windowMicros(a Algorithm) int64 { return int64(a.Params().Window / time.Microsecond) }
+
+func TestPropertyBucketsNeverExceedBurstPlusRate(t *testing.T) {
+	for _, name := range []string{"token-bucket", "gcra", "leaky-bucket"} {
+		t.Run(name, rapid.MakeCheck(func(t *rapid.T) {
+			alg := genBucket(t, name)
+			for _, backwards := range []bool{false, true} {
+				reqs := genRequests(t, backwards)
+				out := replay(alg, reqs)
+				checkBucketBound(t, alg.Params(), out, envelope(alg, reqs, out))
+			}
+		}))
+	}
+}
+
+func TestPropertySlidingLogNeverExceedsLimitInAnyWindow(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		alg := genWindowed(t, "sliding-log")
+		for _, backwards := range []bool{false, true} {
+			reqs := genRequests(t, backwards)
+			out := replay(alg, reqs)
+			checkWindowBound(t, windowMicros(alg), alg.(limited).Limit(), out, envelope(alg, reqs, out))
+		}
+	})
+}
+
+func TestPropertyFixedWindowNeverExceedsLimitInAnAlignedWindow(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		alg := genWindowed(t, "fixed-window")
+		w, limit := windowMicros(alg), alg.(limited).Limit()
+		for _, backwards := range []bool{false, true} {
+			reqs := genRequests(t, backwards)
+			out := replay(alg, reqs)
+			perWindow := map[int64]int64{}
+			for i, r := range envelope(alg, reqs, out) {
+				if out[i].Allowed {
+					perWindow[floorDiv(int64(r.at), w)] += r.cost
+				}
+			}
+			for win, n := range perWindow {
+				if n > limit {
+					t.Fatalf("window %d admitted %d, limit %d", win, n, limit)
+				}
+			}
+		}
+	})
+}
+
+// TestFixedWindowAdmitsTwiceTheLimitAcrossABoundary is the fixed window's
+// flaw as a test: limit requests in the window's last microsecond and limit
+// more in the next one's first, 2 × limit within 2 µs. The sliding log with
+// the same numbers admits only limit.
+func TestFixedWindowAdmitsTwiceTheLimitAcrossABoundary(t *testing.T) {
+	rate := Rate{N: 100, Per: time.Second}
+	fw := must(NewFixedWindow(rate, time.Second))
+	sl := must(NewSlidingLog(rate, time.Second))
+	var reqs []request
+	for range 150 {
+		reqs = append(reqs, request{at: s1 - 1, cost: 1})
+	}
+	for range 150 {
+		reqs = append(reqs, request{at: s1, cost: 1})
+	}
+	count := func(out []outcome) (n int) {
+		for _, o := range out {
+			if o.Allowed {
+				n++
+			}
+		}
+		return n
+	}
+	if got := count(replay(fw, reqs)); got != 200 {
+		t.Errorf("fixed-window admitted %d across the boundary, want 2 × 100", got)
+	}
+	if got := count(replay(sl, reqs)); got != 100 {
+		t.Errorf("sliding-log admitted %d across the boundary, want 100", got)
+	}
+}
+
+func TestPropertySlidingWindowStaysNearTheLimit(t *testing.T) {
+	// The weighted estimate is not exact, but it never admits more than
+	// limit inside one aligned window, nor more than 2 × limit in any
+	// sliding one (and far less in practice; compare measures how much).
+	rapid.Check(t, func(t *rapid.T) {
+		alg := genWindowed(t, "sliding-window")
+		w, limit := windowMicros(alg), alg.(limited).Limit()
+		reqs := genRequests(t, rapid.Bool().Draw(t, "backwards"))
+		out := replay(alg, reqs)
+		checkWindowBound(t, w, 2*limit, out, envelope(alg, reqs, out))
+		perWindow := map[int64]int64{}
+		for i, r := range envelope(alg, reqs, out) {
+			if out[i].Allowed {
+				perWindow[floorDiv(int64(r.at), w)] += r.cost
+			}
+		}
+		for win, n := range perWindow {
+			if n > limit {
+				t.Fatalf("window %d admitted %d, limit %d", win, n, limit)
+			}
+		}
+	})
+}
+
+// TestPropertyRemainingIsExact: a decision's Remaining is exactly how many
+// unit requests the next ones at the same instant admit. In particular, none
+// admits a request when its state says zero remaining.
+func TestPropertyRemainingIsExact(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, rapid.MakeCheck(func(t *rapid.T) {
+			alg := genAny(t, name)
+			reqs := genRequests(t, rapid.Bool().Draw(t, "backwards"))
+			var st State
+			for i, r := range reqs {
+				var d Decision
+				st, d = alg.Step(st, r.at, r.cost)
+				if d.Remaining < 0 || d.Remaining > d.Limit {
+					t.Fatalf("request %d: remaining %d outside [0, %d]", i, d.Remaining, d.Limit)
+				}
+				if d.RetryAfter < 0 || d.ResetAfter < 0 || d.Delay < 0 {
+					t.Fatalf("request %d: negative duration in %+v", i, d)
+				}
+				if !d.Allowed && d.RetryAfter == 0 {
+					t.Fatalf("request %d: rejected with no Retry-After: %+v", i, d)
+				}
+				probe := st
+				for k := int64(0); k < d.Remaining; k++ {
+					var pd Decision
+					if probe, pd = alg.Step(probe, r.at, 1); !pd.Allowed {
+						t.Fatalf("request %d: remaining %d, but unit request %d at the same instant was rejected", i, d.Remaining, k+1)
+					}
+				}
+				if _, pd := alg.Step(probe, r.at, 1); pd.Allowed {
+					t.Fatalf("request %d: remaining %d, but request %d at the same instant was admitted too", i, d.Remaining, d.Remaining+1)
+				}
+			}
+		}))
+	}
+}
+
+// TestPropertyRetryAfterIsHonest: a rejected request sent again exactly
+// RetryAfter later, with nothing in between, is admitted, and one sent a
+// microsecond earlier is not, on a clock that does not go backwards.
+func TestPropertyRetryAfterIsHonest(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, rapid.MakeCheck(func(t *rapid.T) {
+			alg := genAny(t, name)
+			var st State
+			for i, r := range genRequests(t, false) {
+				prev := st
+				var d Decision
+				st, d = alg.Step(st, r.at, r.cost)
+				if d.Allowed || d.RetryAfter == Never {
+					continue
+				}
+				wait := Time(d.RetryAfter / time.Microsecond)
+				if _, again := alg.Step(prev, r.at+wait, r.cost); !again.Allowed {
+					t.Fatalf("request %d (cost %d at %d): Retry-After %v, but rejected again then: %+v", i, r.cost, r.at, d.RetryAfter, again)
+				}
+				if _, early := alg.Step(prev, r.at+wait-1, r.cost); early.Allowed {
+					t.Fatalf("request %d (cost %d at %d): Retry-After %v, but admitted 1µs earlier", i, r.cost, r.at, d.RetryAfter)
+				}
+			}
+		}))
+	}
+}
+
+// TestPropertyBackwardsClockNeverRefills: at an instant earlier than one
+// already seen, a limiter has no more room than it had at the latest instant.
+func TestPropertyBackwardsClockNeverRefills(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, rapid.MakeCheck(func(t *rapid.T) {
+			alg := genAny(t, name)
+			reqs := genRequests(t, false)
+			var st State
+			for _, r := range reqs {
+				st, _ = alg.Step(st, r.at, r.cost)
+			}
+			latest := reqs[len(reqs)-1].at
+			_, atLatest := alg.Step(st, latest, 0)
+			back := latest - Time(rapid.Int64Range(1, 10_000_000).Draw(t, "back"))
+			_, atBack := alg.Step(st, back, 0)
+			if atBack.Remaining > atLatest.Remaining {
+				t.Fatalf("stepping back %dµs: remaining %d, more than %d at the latest instant", latest-back, atBack.Remaining, atLatest.Remaining)
+			}
+		}))
+	}
+}
+
+// TestPropertyGCRAIsTheTokenBucket: same rate and burst, same decisions, on
+// any sequence whose clock does not go backwards. The leaky bucket admits
+// the same requests too; it only delays them.
+func TestPropertyGCRAIsTheTokenBucket(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := Params{Rate: genRate(t), Burst: rapid.Int64Range(1, 20).Draw(t, "burst")}
+		tb, _ := New("token-bucket", p)
+		gcra, _ := New("gcra", p)
+		leaky, _ := New("leaky-bucket", p)
+		reqs := genRequests(t, false)
+		a, b, c := replay(tb, reqs), replay(gcra, reqs), replay(leaky, reqs)
+		for i := range reqs {
+			if a[i].Decision != b[i].Decision {
+				t.Fatalf("request %d (t=%d cost=%d): token bucket %+v, gcra %+v", i, reqs[i].at, reqs[i].cost, a[i].Decision, b[i].Decision)
+			}
+			if a[i].Allowed != c[i].Allowed || a[i].Remaining != c[i].Remaining {
+				t.Fatalf("request %d: token bucket %+v, leaky bucket %+v", i, a[i].Decision, c[i].Decision)
+			}
+		}
+	})
+}
+
+func TestPropertyStepIsPure(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, rapid.MakeCheck(func(t *rapid.T) {
+			alg := genAny(t, name)
+			var st State
+			for _, r := range genRequests(t, true) {
+				before := fmt.Sprint(st)
+				next1, d1 := alg.Step(st, r.at, r.cost)
+				next2, d2 := alg.Step(st, r.at, r.cost)
+				if fmt.Sprint(st) != before {
+					t.Fatalf("Step modified its input: %s became %v", before, st)
+				}
+				if d1 != d2 || fmt.Sprint(next1) != fmt.Sprint(next2) {
+					t.Fatalf("Step is not deterministic: %+v/%v vs %+v/%v", d1, next1, d2, next2)
+				}
+				st = next1
+			}
+		}))
+	}
+}
+
+func genAny(t *rapid.T, name string) Algorithm {
+	switch name {
+	case "token-bucket", "gcra", "leaky-bucket":
+		return genBucket(t, name)
+	}
+	return genWindowed(t, name)
+}

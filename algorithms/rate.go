@@ -1,0 +1,77 @@
+package algorithms
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Rate is N events per Per: 10/s, 100/m, 5000/h. It is kept as a fraction,
+// not a float, so that 1/3 of a second is exact and a bucket never drifts.
+type Rate struct {
+	N   int64
+	Per time.Duration
+}
+
+// PerSecond returns the rate in events per second, for display and JSON.
+func (r Rate) PerSecond() float64 {
+	if r.Per <= 0 {
+		return 0
+	}
+	return float64(r.N) / r.Per.Seconds()
+}
+
+// String formats r the way ParseRate reads it.
+func (r Rate) String() string {
+	switch r.Per {
+	case time.Second:
+		return fmt.Sprintf("%d/s", r.N)
+	case time.Minute:
+		return fmt.Sprintf("%d/m", r.N)
+	case time.Hour:
+		return fmt.Sprintf("%d/h", r.N)
+	}
+	return fmt.Sprintf("%d/%s", r.N, r.Per)
+}
+
+// ParseRate reads a rate: "10/s", "100/m", "5000/h", "3/500ms" (a Go
+// duration after the slash), or a bare "10" meaning per second.
+func ParseRate(s string) (Rate, error) {
+	text := strings.TrimSpace(s)
+	num, unit, hasUnit := strings.Cut(text, "/")
+	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+	if err != nil {
+		return Rate{}, fmt.Errorf("%q is not a rate (want e.g. 100/s, 60/m or 5000/h)", s)
+	}
+	per := time.Second
+	if hasUnit {
+		switch u := strings.TrimSpace(unit); u {
+		case "s", "sec", "second":
+			per = time.Second
+		case "m", "min", "minute":
+			per = time.Minute
+		case "h", "hour":
+			per = time.Hour
+		default:
+			d, err := time.ParseDuration(u)
+			if err != nil || d <= 0 {
+				return Rate{}, fmt.Errorf("%q: unknown rate unit %q (want s, m, h or a duration such as 500ms)", s, u)
+			}
+			per = d
+		}
+	}
+	if n <= 0 {
+		return Rate{}, fmt.Errorf("%q: a rate must be positive", s)
+	}
+	return Rate{N: n, Per: per}, nil
+}
+
+// mulDiv returns a × b / c rounded down, for a product that may not fit in
+// 64 bits but a quotient that does.
+func mulDiv(a, b, c uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	q, _ := bits.Div64(hi, lo, c)
+	return q
+}

@@ -1,0 +1,93 @@
+package algorithms
+
+import (
+	"sort"
+	"time"
+)
+
+// SlidingLog remembers the instant of every admitted request for one Window
+// and admits a request if fewer than Limit = Rate × Window are remembered:
+// a request at t passes if fewer than Limit were admitted in (t − Window, t].
+// It is exact, the limiter the others are measured against (the simulator's
+// ideal_allowed is a sliding log): there is no instant and no window of that
+// length in which it admits more than Limit.
+//
+// Its flaw is cost: one timestamp per admitted request, so memory and work
+// grow with the limit (a ZSET or list of thousands of entries per key in
+// Redis, for a limit of thousands per minute). Rejected requests are not
+// logged, so a client hammering a full log does not make it grow.
+//
+// State: Log holds the admitted instants, oldest first, one entry per unit
+// of cost; it never holds more than Limit. A clock that goes backwards logs
+// the request at the newest instant already logged, so the log stays sorted
+// and entries never expire early.
+type SlidingLog struct {
+	rate   Rate
+	window time.Duration
+	w      int64
+	limit  int64
+}
+
+// NewSlidingLog returns a sliding log admitting rate × window requests in any
+// window of that length.
+func NewSlidingLog(rate Rate, window time.Duration) (*SlidingLog, error) {
+	w, limit, err := windowLimit(rate, window)
+	if err != nil {
+		return nil, err
+	}
+	return &SlidingLog{rate: rate, window: window, w: w, limit: limit}, nil
+}
+
+// Name returns "sliding-log".
+func (l *SlidingLog) Name() string { return "sliding-log" }
+
+// Params returns the rate and window.
+func (l *SlidingLog) Params() Params { return Params{Rate: l.rate, Window: l.window} }
+
+// Limit returns the requests admitted per window.
+func (l *SlidingLog) Limit() int64 { return l.limit }
+
+// Step forgets the instants that left the window and logs the request if
+// what remains leaves room.
+func (l *SlidingLog) Step(prev State, now Time, cost int64) (State, Decision) {
+	cost = cleanCost(cost)
+	cutoff := int64(now) - l.w // entries at or before cutoff have left the window
+	expired := sort.Search(len(prev.Log), func(i int) bool { return prev.Log[i] > cutoff })
+	live := prev.Log[expired:]
+	d := Decision{Limit: l.limit}
+	if int64(len(live))+cost > l.limit {
+		d.Remaining = l.limit - int64(len(live))
+		d.RetryAfter = Never
+		if cost <= l.limit {
+			// The request fits once enough of the oldest entries leave.
+			leave := int64(len(live)) + cost - l.limit
+			d.RetryAfter = micros(live[leave-1] + l.w - int64(now))
+		}
+		if len(live) == 0 {
+			return State{}, d
+		}
+		d.ResetAfter = micros(live[len(live)-1] + l.w - int64(now))
+		// The three-index slice keeps a later append from writing into
+		// prev's backing array.
+		return State{Log: live[:len(live):len(live)]}, d
+	}
+	if cost == 0 && len(live) == 0 {
+		d.Allowed, d.Remaining = true, l.limit
+		return State{}, d
+	}
+	at := int64(now)
+	if len(live) > 0 {
+		at = max(at, live[len(live)-1])
+	}
+	log := make([]int64, len(live), len(live)+int(cost))
+	copy(log, live)
+	for range cost {
+		log = append(log, at)
+	}
+	d.Allowed = true
+	d.Remaining = l.limit - int64(len(log))
+	if len(log) > 0 {
+		d.ResetAfter = micros(log[len(log)-1] + l.w - int64(now))
+	}
+	return State{Log: log}, d
+}

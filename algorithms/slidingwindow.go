@@ -1,0 +1,111 @@
+package algorithms
+
+import "time"
+
+// SlidingWindow, the sliding-window counter, keeps the fixed window's count
+// and the previous window's, and estimates the requests in the last Window
+// as if the previous window's had been spread evenly across it:
+//
+//	estimate = previous × (Window − elapsed) / Window + current
+//
+// where elapsed is how far now is into the current window. A request passes
+// if the estimate plus its cost is at most Limit = Rate × Window. The weight
+// of the previous window fades as the current one fills, so the fixed
+// window's double burst at the boundary is gone, at the cost of two counters
+// instead of one.
+//
+// Its flaw is the evenness it assumes. If the previous window's requests all
+// came at its end, the estimate undercounts them and a little more than Limit
+// can pass in one sliding window; if they came at its start, it overcounts
+// and refuses a little early. On real traffic the error is small: Cloudflare
+// measured 0.003% of 400 million requests decided differently from an exact
+// log. `ratelim compare` measures it on yours.
+//
+// State: T is the start of the current window (µs), N its count and Prev the
+// previous window's count. All arithmetic is scaled by Window, so it is exact.
+type SlidingWindow struct {
+	rate   Rate
+	window time.Duration
+	w      int64
+	limit  int64
+}
+
+// NewSlidingWindow returns a sliding-window counter admitting about
+// rate × window requests in any window of that length.
+func NewSlidingWindow(rate Rate, window time.Duration) (*SlidingWindow, error) {
+	w, limit, err := windowLimit(rate, window)
+	if err != nil {
+		return nil, err
+	}
+	return &SlidingWindow{rate: rate, window: window, w: w, limit: limit}, nil
+}
+
+// Name returns "sliding-window".
+func (s *SlidingWindow) Name() string { return "sliding-window" }
+
+// Params returns the rate and window.
+func (s *SlidingWindow) Params() Params { return Params{Rate: s.rate, Window: s.window} }
+
+// Limit returns the requests admitted per window.
+func (s *SlidingWindow) Limit() int64 { return s.limit }
+
+// Step admits the request if the weighted estimate leaves room for it.
+func (s *SlidingWindow) Step(prev State, now Time, cost int64) (State, Decision) {
+	cost = cleanCost(cost)
+	w, limit := s.w, s.limit
+	next := State{T: prev.T, N: prev.N, Prev: prev.Prev}
+	if start := floorDiv(int64(now), w) * w; start > prev.T {
+		next = State{T: start}
+		if start == prev.T+w {
+			next.Prev = prev.N
+		}
+	}
+	// A clock behind the window's start counts the previous window in full.
+	elapsed := max(int64(now)-next.T, 0)
+	weighted := next.Prev * (w - elapsed) // the previous window's share, × w
+	d := Decision{Limit: limit}
+	if weighted+(next.N+cost)*w > limit*w {
+		d.Remaining = max(limit-next.N-ceilDiv(weighted, w), 0)
+		d.RetryAfter = s.retryAfter(next, now, cost)
+		d.ResetAfter = s.resetAfter(next, now)
+		return next, d
+	}
+	next.N += cost
+	d.Allowed = true
+	d.Remaining = max(limit-next.N-ceilDiv(weighted, w), 0)
+	d.ResetAfter = s.resetAfter(next, now)
+	return next, d
+}
+
+// retryAfter is how long until a request of cost would fit, if nothing else
+// arrived: later in this window, when the previous window's weight has faded
+// enough, or in the next one, when this window's count becomes the weighted
+// previous count.
+func (s *SlidingWindow) retryAfter(st State, now Time, cost int64) time.Duration {
+	w, limit := s.w, s.limit
+	if cost > limit {
+		return Never
+	}
+	// fitAt returns the offset into a window at which prev×(w−e) ≤ room×w.
+	fitAt := func(prev, room int64) int64 {
+		if prev == 0 {
+			return 0
+		}
+		return max(w-(room*w)/prev, 0)
+	}
+	if room := limit - st.N - cost; room >= 0 {
+		return micros(st.T + fitAt(st.Prev, room) - int64(now))
+	}
+	return micros(st.T + w + fitAt(st.N, limit-cost) - int64(now))
+}
+
+// resetAfter is how long until both counted windows have passed.
+func (s *SlidingWindow) resetAfter(st State, now Time) time.Duration {
+	switch {
+	case st.N > 0:
+		return micros(st.T + 2*s.w - int64(now))
+	case st.Prev > 0:
+		return micros(st.T + s.w - int64(now))
+	}
+	return 0
+}

@@ -1,0 +1,92 @@
+package algorithms
+
+// TokenBucket is the classic bucket of tokens: it holds at most Burst tokens,
+// gains Rate tokens per second, and a request of cost c passes if it can take
+// c tokens out. Two numbers configure it: Burst is how many requests may
+// arrive at once after a quiet spell, Rate is what may pass forever after.
+// Over any interval of length t it admits at most Burst + Rate × t.
+//
+// Nothing ticks. The refill is lazy: the state holds the tokens and the time
+// they were counted, and the next request adds what the elapsed time earned,
+// capped at Burst. Deciding is one read-modify-write, which is why the
+// bucket lives happily in one Redis key behind a Lua script.
+//
+// It protects against sustained overload while letting a client's natural
+// burstiness through. Its flaw is the other side of that: every time the
+// bucket has refilled, a client may fire Burst requests at once, so a
+// backend must be sized for the burst, not the rate.
+//
+// State: T is when the tokens were last counted (µs) and N is the deficit,
+// how far the bucket is below full, in units where one token is Rate.Per in
+// microseconds and one microsecond refills Rate.N units. Counting the deficit
+// rather than the tokens makes the zero State a full bucket; counting in
+// those units makes every refill exact integer arithmetic.
+type TokenBucket struct {
+	rate     Rate
+	burst    int64
+	per      int64 // µs per Rate.N tokens: one token's worth of units
+	capacity int64 // burst × per
+}
+
+// NewTokenBucket returns a token bucket that holds burst tokens and refills
+// at rate.
+func NewTokenBucket(rate Rate, burst int64) (*TokenBucket, error) {
+	per, err := rateMicros(rate)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBurst(burst, per); err != nil {
+		return nil, err
+	}
+	return &TokenBucket{rate: rate, burst: burst, per: per, capacity: burst * per}, nil
+}
+
+// Name returns "token-bucket".
+func (b *TokenBucket) Name() string { return "token-bucket" }
+
+// Params returns the rate and burst.
+func (b *TokenBucket) Params() Params { return Params{Rate: b.rate, Burst: b.burst} }
+
+// Step takes cost tokens from the bucket if it holds them.
+func (b *TokenBucket) Step(prev State, now Time, cost int64) (State, Decision) {
+	cost = cleanCost(cost)
+	last, deficit := prev.T, prev.N
+	if elapsed := int64(now) - last; elapsed > 0 {
+		// A clock that went backwards (elapsed < 0) earns nothing and
+		// leaves last where it was, so the bucket never refills twice.
+		deficit = refill(deficit, elapsed, b.rate.N)
+		last = int64(now)
+	}
+	// behind is how far now trails last when the clock went backwards;
+	// waits are measured from last, where the deficit was counted.
+	behind := last - int64(now)
+	d := Decision{Limit: b.burst}
+	if cost > b.burst {
+		d.Remaining = (b.capacity - deficit) / b.per
+		d.RetryAfter = Never
+		d.ResetAfter = micros(behind + ceilDiv(deficit, b.rate.N))
+		return State{T: last, N: deficit}, d
+	}
+	need := cost * b.per
+	if deficit+need > b.capacity {
+		d.Remaining = (b.capacity - deficit) / b.per
+		d.RetryAfter = micros(behind + ceilDiv(deficit+need-b.capacity, b.rate.N))
+		d.ResetAfter = micros(behind + ceilDiv(deficit, b.rate.N))
+		return State{T: last, N: deficit}, d
+	}
+	deficit += need
+	d.Allowed = true
+	d.Remaining = (b.capacity - deficit) / b.per
+	d.ResetAfter = micros(behind + ceilDiv(deficit, b.rate.N))
+	return State{T: last, N: deficit}, d
+}
+
+// refill returns the deficit left after elapsed µs at n units per µs,
+// without computing elapsed × n when it would overflow: an idle key's first
+// request after days on a Unix clock has an elapsed of 10^11 µs or more.
+func refill(deficit, elapsed, n int64) int64 {
+	if elapsed >= ceilDiv(deficit, n) {
+		return 0
+	}
+	return deficit - elapsed*n
+}
