@@ -98,40 +98,40 @@ type Params struct {
 
 // Info describes one algorithm for people: what `ratelim algorithms` prints.
 type Info struct {
-	Name    string
-	Params  []string // the Params fields it reads, as scenario YAML names them
-	Good    string   // what it is good at
-	Bad     string   // its known flaw
-	Memory  string   // what it stores per key
-	Builder func(Params) (Algorithm, error)
+	Name   string
+	Params []string                        // the Params fields it reads, as scenario YAML names them
+	Good   string                          // what it is good at
+	Bad    string                          // its known flaw
+	Memory string                          // what it stores per key
+	Build  func(Params) (Algorithm, error) // builds it; New(Name, p) is the same
 }
 
 // Catalog lists the algorithms in teaching order.
 var Catalog = []Info{
 	{Name: "token-bucket", Params: []string{"rate", "burst"}, Memory: "2 integers",
-		Good: "bursts up to burst, then exactly rate; cheap; the industry default",
-		Bad:  "a full bucket lets burst requests through at once, every time it refills",
-		Builder: func(p Params) (Algorithm, error) { return NewTokenBucket(p.Rate, p.Burst) }},
+		Good:  "bursts up to burst, then exactly rate; cheap; the industry default",
+		Bad:   "a full bucket lets burst requests through at once, every time it refills",
+		Build: func(p Params) (Algorithm, error) { return NewTokenBucket(p.Rate, p.Burst) }},
 	{Name: "gcra", Params: []string{"rate", "burst"}, Memory: "1 time",
-		Good: "the token bucket's exact decisions kept as one number (theoretical arrival time)",
-		Bad:  "harder to explain; remaining tokens must be derived, not read",
-		Builder: func(p Params) (Algorithm, error) { return NewGCRA(p.Rate, p.Burst) }},
+		Good:  "the token bucket's exact decisions kept as one number (theoretical arrival time)",
+		Bad:   "harder to explain; remaining tokens must be derived, not read",
+		Build: func(p Params) (Algorithm, error) { return NewGCRA(p.Rate, p.Burst) }},
 	{Name: "leaky-bucket", Params: []string{"rate", "burst"}, Memory: "1 time",
-		Good: "smooths output to exactly rate: admitted requests wait in a queue of size burst",
-		Bad:  "adds latency (up to burst/rate) instead of failing fast",
-		Builder: func(p Params) (Algorithm, error) { return NewLeakyBucket(p.Rate, p.Burst) }},
+		Good:  "smooths output to exactly rate: admitted requests wait in a queue of size burst",
+		Bad:   "adds latency (up to burst/rate) instead of failing fast",
+		Build: func(p Params) (Algorithm, error) { return NewLeakyBucket(p.Rate, p.Burst) }},
 	{Name: "fixed-window", Params: []string{"rate", "window"}, Memory: "2 integers",
-		Good: "simplest possible: one counter per aligned window (an INCR with a TTL)",
-		Bad:  "admits 2 × limit in one window's length around a boundary",
-		Builder: func(p Params) (Algorithm, error) { return NewFixedWindow(p.Rate, p.Window) }},
+		Good:  "simplest possible: one counter per aligned window (an INCR with a TTL)",
+		Bad:   "admits 2 × limit in one window's length around a boundary",
+		Build: func(p Params) (Algorithm, error) { return NewFixedWindow(p.Rate, p.Window) }},
 	{Name: "sliding-log", Params: []string{"rate", "window"}, Memory: "1 time per admitted request",
-		Good: "exact: never more than limit in any window of that length",
-		Bad:  "memory and work grow with the limit (one timestamp per admitted request)",
-		Builder: func(p Params) (Algorithm, error) { return NewSlidingLog(p.Rate, p.Window) }},
+		Good:  "exact: never more than limit in any window of that length",
+		Bad:   "memory and work grow with the limit (one timestamp per admitted request)",
+		Build: func(p Params) (Algorithm, error) { return NewSlidingLog(p.Rate, p.Window) }},
 	{Name: "sliding-window", Params: []string{"rate", "window"}, Memory: "3 integers",
-		Good: "near-exact for the cost of two counters (weights the previous window)",
-		Bad:  "an estimate: assumes the previous window's requests were evenly spread",
-		Builder: func(p Params) (Algorithm, error) { return NewSlidingWindow(p.Rate, p.Window) }},
+		Good:  "near-exact for the cost of two counters (weights the previous window)",
+		Bad:   "an estimate: assumes the previous window's requests were evenly spread",
+		Build: func(p Params) (Algorithm, error) { return NewSlidingWindow(p.Rate, p.Window) }},
 }
 
 // Names returns the algorithms' names in teaching order.
@@ -148,7 +148,7 @@ func Names() []string {
 func New(name string, p Params) (Algorithm, error) {
 	for _, info := range Catalog {
 		if info.Name == name {
-			return info.Builder(p)
+			return info.Build(p)
 		}
 	}
 	names := Names()
