@@ -247,3 +247,14 @@ func TestStepNeverModifiesPrev(t *testing.T) {
 		t.Fatalf("prev = %v, next = %v", prev.Log, next.Log)
 	}
 }
+
+func TestGCRARemainingNeverNegativeAfterASmallStepBack(t *testing.T) {
+	// A fast rate (n > per/2) and a step back of a microsecond put the
+	// backlog up to 2n units above capacity, more than one token's worth.
+	g := must(NewGCRA(Rate{N: 1_000_000, Per: time.Second}, 1))
+	st, _ := g.Step(State{}, 10, 1)
+	_, d := g.Step(st, 9, 1)
+	if d.Allowed || d.Remaining != 0 {
+		t.Fatalf("after a 1µs step back: %+v, want rejected with remaining 0", d)
+	}
+}

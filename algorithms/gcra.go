@@ -82,7 +82,9 @@ func (t tat) step(prev State, now Time, cost int64) (next State, d Decision, bac
 	}
 	backlog = max(ahead*n+prev.N, 0)
 	if cost > t.burst || backlog+cost*t.per > t.capacity {
-		d.Remaining = (t.capacity - backlog) / t.per
+		// A clock that stepped back a little can leave backlog above
+		// capacity: no room, not negative room.
+		d.Remaining = max((t.capacity-backlog)/t.per, 0)
 		d.RetryAfter = Never
 		if cost <= t.burst {
 			d.RetryAfter = micros(ceilDiv(backlog+cost*t.per-t.capacity, n))

@@ -1,0 +1,107 @@
+-- sliding-log.lua: the Lua twin of algorithms.SlidingLog.Step, run
+-- atomically inside Redis on one key (so it works on Redis Cluster).
+--
+--   KEYS[1]  the key: a LIST of admitted instants (µs), oldest first, one
+--            element per unit of cost; no key is an empty log
+--   ARGV[1]  now in integer µs; '' means the store's clock (redis TIME)
+--   ARGV[2]  cost (integer; negative counts as 0)
+--   ARGV[3]  window in µs   ARGV[4]  limit per window
+--
+-- Returns {allowed (1/0), remaining, retry_after_us (-1 = never),
+-- reset_after_us, delay_us (always 0)}, all integers.
+--
+-- Every value here is an integer below 2^53, so doubles hold it exactly.
+
+-- floor(a / b) and ceil(a / b) for integers a and b > 0 below 2^53 in
+-- magnitude, as Go's floorDiv and ceilDiv. Exact: a / b in doubles is the
+-- true quotient x correctly rounded, off by at most |x| * 2^-53 < 1 / b;
+-- a true quotient that is not an integer is at least 1 / b away from every
+-- integer, so rounding never carries it onto or past one and floor / ceil
+-- see the side of the true quotient. Rounding is symmetric about 0, so the
+-- same holds for a negative a (a clock before the epoch).
+local function floordiv(a, b) return math.floor(a / b) end
+local function ceildiv(a, b) return math.ceil(a / b) end
+-- Go's micros() on a decision duration: never negative.
+local function micros(us)
+  if us <= 0 then return 0 end
+  return us
+end
+-- An integer as a decimal string for redis.call (never an exponent form).
+local function int(x) return string.format('%d', x) end
+local function num(v)
+  if v then return tonumber(v) end
+  return 0
+end
+
+local key = KEYS[1]
+local now
+if ARGV[1] == '' then
+  local clock = redis.call('TIME')
+  now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+else
+  now = tonumber(ARGV[1])
+end
+local cost = math.max(tonumber(ARGV[2]), 0)
+local w, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
+
+local log = redis.call('LRANGE', key, 0, -1)
+local size = #log
+-- Entries at or before cutoff have left the window. The log is sorted, so
+-- they are its first `expired` entries (Go's sort.Search).
+local cutoff = now - w
+local expired = 0
+while expired < size and tonumber(log[expired + 1]) <= cutoff do
+  expired = expired + 1
+end
+local live = size - expired
+-- The i-th live entry, 1-based (Go's live[i-1]).
+local function entry(i) return tonumber(log[expired + i]) end
+
+-- Forget the expired entries, then log `add` copies of `at`.
+local function save(add, at)
+  if live == 0 then
+    if size > 0 then redis.call('DEL', key) end
+  elseif expired > 0 then
+    redis.call('LTRIM', key, expired, -1)
+  end
+  local s = int(at)
+  while add > 0 do
+    local chunk = {}
+    for i = 1, math.min(add, 1000) do chunk[i] = s end
+    redis.call('RPUSH', key, unpack(chunk))
+    add = add - #chunk
+  end
+end
+
+local allowed, remaining, retry, reset = 0, 0, 0, 0
+if live + cost > limit then
+  remaining = limit - live
+  retry = -1
+  if cost <= limit then
+    -- The request fits once enough of the oldest entries leave.
+    local leave = live + cost - limit
+    retry = micros(entry(leave) + w - now)
+  end
+  if live > 0 then
+    reset = micros(entry(live) + w - now)
+  end
+  save(0, 0)
+elseif cost == 0 and live == 0 then
+  allowed, remaining = 1, limit
+  save(0, 0)
+else
+  -- A clock that goes backwards logs at the newest instant already logged.
+  local at = now
+  if live > 0 then at = math.max(at, entry(live)) end
+  save(cost, at)
+  allowed = 1
+  remaining = limit - (live + cost)
+  local newest = at
+  if cost == 0 then newest = entry(live) end
+  reset = micros(newest + w - now)
+end
+
+if live + allowed * cost > 0 then
+  redis.call('PEXPIRE', key, int(ceildiv(reset, 1000) + 1000))
+end
+return {allowed, remaining, retry, reset, 0}

@@ -1,0 +1,104 @@
+-- sliding-window.lua: the Lua twin of algorithms.SlidingWindow.Step, run
+-- atomically inside Redis on one key (so it works on Redis Cluster).
+--
+--   KEYS[1]  the key: a HASH with t = start of the current window (µs),
+--            n = its count, p = the previous window's count
+--   ARGV[1]  now in integer µs; '' means the store's clock (redis TIME)
+--   ARGV[2]  cost (integer; negative counts as 0)
+--   ARGV[3]  window in µs   ARGV[4]  limit per window
+--
+-- Returns {allowed (1/0), remaining, retry_after_us (-1 = never),
+-- reset_after_us, delay_us (always 0)}, all integers.
+--
+-- Every value here is an integer below 2^53, so doubles hold it exactly; the
+-- algorithms package keeps all state and intermediates below 2^50 (the
+-- estimate is scaled by the window: limit × window ≤ 2^50).
+
+-- floor(a / b) and ceil(a / b) for integers a and b > 0 below 2^53 in
+-- magnitude, as Go's floorDiv and ceilDiv. Exact: a / b in doubles is the
+-- true quotient x correctly rounded, off by at most |x| * 2^-53 < 1 / b;
+-- a true quotient that is not an integer is at least 1 / b away from every
+-- integer, so rounding never carries it onto or past one and floor / ceil
+-- see the side of the true quotient. Rounding is symmetric about 0, so the
+-- same holds for a negative a (a clock before the epoch).
+local function floordiv(a, b) return math.floor(a / b) end
+local function ceildiv(a, b) return math.ceil(a / b) end
+-- Go's micros() on a decision duration: never negative.
+local function micros(us)
+  if us <= 0 then return 0 end
+  return us
+end
+-- An integer as a decimal string for redis.call (never an exponent form).
+local function int(x) return string.format('%d', x) end
+local function num(v)
+  if v then return tonumber(v) end
+  return 0
+end
+
+local key = KEYS[1]
+local now
+if ARGV[1] == '' then
+  local clock = redis.call('TIME')
+  now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+else
+  now = tonumber(ARGV[1])
+end
+local cost = math.max(tonumber(ARGV[2]), 0)
+local w, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
+
+local stored = redis.call('HMGET', key, 't', 'n', 'p')
+local start0, count0, prev0 = num(stored[1]), num(stored[2]), num(stored[3])
+local start, count, prev = start0, count0, prev0
+
+local current = floordiv(now, w) * w
+if current > start then
+  if current == start + w then prev = count else prev = 0 end
+  start, count = current, 0
+end
+-- A clock behind the window's start counts the previous window in full.
+local elapsed = math.max(now - start, 0)
+local weighted = prev * (w - elapsed) -- the previous window's share, × w
+
+-- SlidingWindow.retryAfter: when a request of cost would fit.
+local function retry_after()
+  if cost > limit then return -1 end
+  -- The offset into a window at which p × (w − e) ≤ room × w. room × w is
+  -- nonnegative here, so floordiv is Go's /.
+  local function fit_at(p, room)
+    if p == 0 then return 0 end
+    return math.max(w - floordiv(room * w, p), 0)
+  end
+  local room = limit - count - cost
+  if room >= 0 then
+    return micros(start + fit_at(prev, room) - now)
+  end
+  return micros(start + w + fit_at(count, limit - cost) - now)
+end
+
+-- SlidingWindow.resetAfter: when both counted windows have passed.
+local function reset_after()
+  if count > 0 then return micros(start + 2 * w - now) end
+  if prev > 0 then return micros(start + w - now) end
+  return 0
+end
+
+local allowed, retry = 0, 0
+if weighted + (count + cost) * w > limit * w then
+  retry = retry_after()
+else
+  count = count + cost
+  allowed = 1
+end
+local remaining = math.max(limit - count - ceildiv(weighted, w), 0)
+local reset = reset_after()
+
+if start == 0 and count == 0 and prev == 0 then
+  -- The zero State: a key never seen.
+  redis.call('DEL', key)
+else
+  if start ~= start0 or count ~= count0 or prev ~= prev0 then
+    redis.call('HSET', key, 't', int(start), 'n', int(count), 'p', int(prev))
+  end
+  redis.call('PEXPIRE', key, int(ceildiv(reset, 1000) + 1000))
+end
+return {allowed, remaining, retry, reset, 0}

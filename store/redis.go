@@ -1,0 +1,258 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelim/ratelim/algorithms"
+)
+
+// Embedded is the store URL of the in-process Redis: miniredis, which runs
+// the real Lua twins but costs ~300 µs a call (it builds a Lua state each
+// time), so it is for tests and demonstrations, not for speed.
+const Embedded = "miniredis"
+
+// RedisOptions say which Redis to use and how.
+type RedisOptions struct {
+	// URL is "" or "miniredis" for an embedded server started in process;
+	// redis://[user:pass@]host:port[/db] (rediss:// for TLS) for one server;
+	// redis+cluster://host:port[,host:port...] for a Redis Cluster.
+	URL string
+	// Prefix is prepended to every key, so that runs sharing a server never
+	// see each other's state and [Redis.Clear] can delete a run's keys.
+	Prefix string
+	// StoreClock decides on the store's own clock (the script calls Redis
+	// TIME) instead of the now passed to Take, as a script that trusts no
+	// API server's clock does.
+	StoreClock bool
+}
+
+// Redis keeps state in Redis and decides with the algorithm's Lua twin, so
+// that each decision is one atomic step inside the server: one round trip,
+// no race, whatever the number of API servers. Scripts are sent with EVALSHA
+// and re-sent with EVAL when the server answers NOSCRIPT (after a restart or
+// a SCRIPT FLUSH). Each key's state is one Redis key, so it works on a
+// cluster without hash tags.
+type Redis struct {
+	client   redis.UniversalClient
+	script   *script
+	opts     RedisOptions
+	embedded *miniredis.Miniredis
+}
+
+// OpenRedis connects to the Redis opts.URL names (starting an embedded one
+// for "" or "miniredis"), checks that it answers, and returns a store that
+// decides with alg.
+func OpenRedis(ctx context.Context, alg algorithms.Algorithm, opts RedisOptions) (*Redis, error) {
+	sc, err := scriptFor(alg)
+	if err != nil {
+		return nil, err
+	}
+	r := &Redis{script: sc, opts: opts}
+	switch {
+	case opts.URL == "" || opts.URL == Embedded:
+		r.embedded = miniredis.NewMiniRedis()
+		if err := r.embedded.Start(); err != nil {
+			return nil, fmt.Errorf("store: starting the embedded Redis: %w", err)
+		}
+		r.client = redis.NewClient(&redis.Options{Addr: r.embedded.Addr()})
+	case strings.HasPrefix(opts.URL, "redis+cluster://"), strings.HasPrefix(opts.URL, "rediss+cluster://"):
+		co, err := parseClusterURL(opts.URL)
+		if err != nil {
+			return nil, err
+		}
+		r.client = redis.NewClusterClient(co)
+	default:
+		o, err := redis.ParseURL(opts.URL)
+		if err != nil {
+			return nil, fmt.Errorf("store: %q is not a Redis URL (want redis://host:port, redis+cluster://host:port,host:port or miniredis): %v", opts.URL, err)
+		}
+		r.client = redis.NewClient(o)
+	}
+	if err := r.client.Ping(ctx).Err(); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("store: Redis at %s does not answer: %w", r.Addr(), err)
+	}
+	return r, nil
+}
+
+// parseClusterURL reads redis+cluster://[user:pass@]h1:p1,h2:p2[?options]
+// into go-redis's cluster form, which names the extra nodes as addr=.
+func parseClusterURL(raw string) (*redis.ClusterOptions, error) {
+	scheme, rest, _ := strings.Cut(raw, "://")
+	auth, hostsAndQuery := "", rest
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		auth, hostsAndQuery = rest[:at+1], rest[at+1:]
+	}
+	hosts, query, _ := strings.Cut(hostsAndQuery, "?")
+	hosts = strings.TrimSuffix(hosts, "/")
+	nodes := strings.Split(hosts, ",")
+	if hosts == "" || len(nodes) == 0 {
+		return nil, fmt.Errorf("store: %q names no cluster node (want redis+cluster://host:port[,host:port...])", raw)
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, fmt.Errorf("store: %q: %v", raw, err)
+	}
+	for _, n := range nodes[1:] {
+		q.Add("addr", n)
+	}
+	base := strings.TrimSuffix(scheme, "+cluster") + "://" + auth + nodes[0]
+	if len(q) > 0 {
+		base += "?" + q.Encode()
+	}
+	co, err := redis.ParseClusterURL(base)
+	if err != nil {
+		return nil, fmt.Errorf("store: %q is not a Redis Cluster URL: %v", raw, err)
+	}
+	return co, nil
+}
+
+// Addr names the server, for messages.
+func (r *Redis) Addr() string {
+	if r.embedded != nil {
+		return "embedded miniredis " + r.embedded.Addr()
+	}
+	if c, ok := r.client.(*redis.Client); ok {
+		return c.Options().Addr
+	}
+	return r.opts.URL
+}
+
+// Embedded returns the in-process server when the store started one, nil
+// otherwise: a test or a simulator uses it to stop and restart the store,
+// or to move its clock.
+func (r *Redis) Embedded() *miniredis.Miniredis { return r.embedded }
+
+// Take runs the Lua twin for key: one round trip, atomic.
+func (r *Redis) Take(ctx context.Context, key string, now algorithms.Time, cost int64) (Decision, error) {
+	if err := checkCost(cost); err != nil {
+		return Decision{}, err
+	}
+	d, err := r.script.run(ctx, r.client, r.opts.Prefix+key, now, r.opts.StoreClock, cost)
+	return Decision{Decision: d}, err
+}
+
+// Load reads key's state in the twin's layout (HMGET of a hash, LRANGE of
+// the sliding log's list): the read of a hand-written read-modify-write.
+func (r *Redis) Load(ctx context.Context, key string) (algorithms.State, error) {
+	k := r.opts.Prefix + key
+	if r.script.name == "sliding-log" {
+		log, err := r.client.LRange(ctx, k, 0, -1).Result()
+		if err != nil {
+			return algorithms.State{}, fmt.Errorf("store: LRANGE %s: %w", k, err)
+		}
+		var st algorithms.State
+		for _, s := range log {
+			at, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return algorithms.State{}, fmt.Errorf("store: %s holds %q, not a time in µs", k, s)
+			}
+			st.Log = append(st.Log, at)
+		}
+		return st, nil
+	}
+	vals, err := r.client.HMGet(ctx, k, "t", "n", "p").Result()
+	if err != nil {
+		return algorithms.State{}, fmt.Errorf("store: HMGET %s: %w", k, err)
+	}
+	var fields [3]int64
+	for i, v := range vals {
+		if v == nil {
+			continue
+		}
+		if fields[i], err = strconv.ParseInt(v.(string), 10, 64); err != nil {
+			return algorithms.State{}, fmt.Errorf("store: %s field %d holds %q, not an integer", k, i, v)
+		}
+	}
+	return algorithms.State{T: fields[0], N: fields[1], Prev: fields[2]}, nil
+}
+
+// Save writes st for key in the twin's layout, replacing what is there, with
+// ttl as its expiry: the write of a hand-written read-modify-write.
+func (r *Redis) Save(ctx context.Context, key string, st algorithms.State, ttl time.Duration) error {
+	k := r.opts.Prefix + key
+	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, k)
+		if r.script.name == "sliding-log" {
+			if len(st.Log) == 0 {
+				return nil
+			}
+			log := make([]any, len(st.Log))
+			for i, at := range st.Log {
+				log[i] = at
+			}
+			p.RPush(ctx, k, log...)
+		} else {
+			p.HSet(ctx, k, "t", st.T, "n", st.N, "p", st.Prev)
+		}
+		p.PExpire(ctx, k, ttl)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: writing %s: %w", k, err)
+	}
+	return nil
+}
+
+// Clear deletes every key under the store's prefix (all keys, without a
+// prefix) and returns how many it deleted: a run cleaning up after itself.
+func (r *Redis) Clear(ctx context.Context) (int, error) {
+	deleted := 0
+	clear := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, scanPattern(r.opts.Prefix), 1000).Iterator()
+		for iter.Next(ctx) {
+			// One key at a time: a cluster node may hold keys of many slots.
+			n, err := c.Del(ctx, iter.Val()).Result()
+			if err != nil {
+				return err
+			}
+			deleted += int(n)
+		}
+		return iter.Err()
+	}
+	var err error
+	switch c := r.client.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error { return clear(ctx, node) })
+	case *redis.Client:
+		err = clear(ctx, c)
+	default:
+		err = errors.New("unknown client")
+	}
+	if err != nil {
+		return deleted, fmt.Errorf("store: clearing %q keys: %w", r.opts.Prefix, err)
+	}
+	return deleted, nil
+}
+
+// scanPattern matches every key starting with prefix, with SCAN's glob
+// characters escaped.
+func scanPattern(prefix string) string {
+	var b strings.Builder
+	for _, c := range prefix {
+		if strings.ContainsRune(`*?[]\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	b.WriteByte('*')
+	return b.String()
+}
+
+// Close disconnects, and stops the embedded server if the store started one.
+func (r *Redis) Close() error {
+	err := r.client.Close()
+	if r.embedded != nil {
+		r.embedded.Close()
+	}
+	return err
+}
