@@ -332,3 +332,10 @@ type limiterFunc func(ctx context.Context, key string, now algorithms.Time, cost
 func (f limiterFunc) Take(ctx context.Context, key string, now algorithms.Time, cost int64) (Decision, error) {
 	return f(ctx, key, now, cost)
 }
+
+func benchRedisURL() string {
+	if url := os.Getenv("REDIS_URL"); url != "" {
+		return url
+	}
+	return Embedded
+}

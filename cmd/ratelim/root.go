@@ -1,0 +1,84 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes. Scripts and CI read them, so they never change meaning.
+const (
+	exitOK       = 0
+	exitFailed   = 1 // the command ran and found something wrong (ratelim check: an expectation failed)
+	exitBadInput = 2 // the input could not be used: a bad flag, file, name or parameter
+)
+
+// streams are a command's input and outputs, injected so that commands run
+// in tests without a process.
+type streams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// usageError is input the user can fix: it exits with exitBadInput.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func badInput(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+func newRootCmd(s streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ratelim",
+		Short: "Study rate limiters: every algorithm, every place the counter can live",
+		Long: `ratelim replays traffic scenarios against rate-limiting algorithms (token
+bucket, GCRA, leaky bucket, fixed window, sliding log, sliding window) and
+store topologies (per-server jars, shared Redis, racy read-modify-write,
+split-brain, outage), and shows what each client experienced.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetOut(s.Out)
+	root.SetErr(s.ErrOut)
+	root.SetIn(s.In)
+	// A bad flag is bad input, like any other.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newCmdAlgorithms(s, nil))
+	return root
+}
+
+// run executes the command line args and returns the exit code. Errors are
+// printed here, once, in one plain sentence.
+func run(args []string, s streams) int {
+	root := newRootCmd(s)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(s.ErrOut, "ratelim: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsageError(err) {
+		fmt.Fprintln(s.ErrOut, "Run 'ratelim --help' for usage.")
+		return exitBadInput
+	}
+	return exitFailed
+}
+
+// isCobraUsageError recognises the errors cobra returns for an unknown
+// command or a wrong number of arguments, which it does not type.
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	for _, prefix := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand", "invalid argument"} {
+		if len(msg) >= len(prefix) && msg[:len(prefix)] == prefix {
+			return true
+		}
+	}
+	return false
+}

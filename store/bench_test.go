@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/ratelim/ratelim/algorithms"
+)
+
+// The memory store beside golang.org/x/time/rate in the same run:
+//
+//	go test -run '^$' -bench 'Memory|XTimeRate' -count 5 ./store
+//
+// XTimeRateAllowN is one limiter, the floor for a decision; XTimeRateKeys is
+// what an API server using x/time/rate per key would write: a map of
+// limiters behind a RWMutex. The memory store decides for 10,000 keys drawn
+// at random, time passed in, as a server would.
+
+const benchKeys = 10_000
+
+func benchKeyNames() []string {
+	keys := make([]string, benchKeys)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("api-key-%05d", i)
+	}
+	return keys
+}
+
+// benchOrder is a fixed random sequence of key indexes, so that drawing a
+// key costs the same for every store measured.
+func benchOrder() []int {
+	r := rand.New(rand.NewPCG(1, 2))
+	order := make([]int, 1<<16)
+	for i := range order {
+		order[i] = r.IntN(benchKeys)
+	}
+	return order
+}
+
+func BenchmarkXTimeRateAllowN(b *testing.B) {
+	lim := rate.NewLimiter(1000, 50)
+	now := time.Unix(0, 0)
+	for b.Loop() {
+		now = now.Add(100 * time.Microsecond)
+		lim.AllowN(now, 1)
+	}
+}
+
+func BenchmarkXTimeRateKeys(b *testing.B) {
+	keys, order := benchKeyNames(), benchOrder()
+	var mu sync.RWMutex
+	limiters := make(map[string]*rate.Limiter, benchKeys)
+	for _, k := range keys {
+		limiters[k] = rate.NewLimiter(1000, 50)
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		now := time.Unix(0, 0)
+		i := 0
+		for pb.Next() {
+			i++
+			now = now.Add(100 * time.Microsecond)
+			mu.RLock()
+			lim := limiters[keys[order[i&(len(order)-1)]]]
+			mu.RUnlock()
+			lim.AllowN(now, 1)
+		}
+	})
+}
+
+func benchMemory(b *testing.B, parallel bool) {
+	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1000, Per: time.Second}, 50)
+	m := NewMemory(alg)
+	keys, order := benchKeyNames(), benchOrder()
+	ctx := context.Background()
+	for _, k := range keys {
+		m.Take(ctx, k, 0, 0)
+	}
+	if !parallel {
+		now, i := algorithms.Time(0), 0
+		for b.Loop() {
+			i++
+			now += 100
+			m.Take(ctx, keys[order[i&(len(order)-1)]], now, 1)
+		}
+		return
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		now, i := algorithms.Time(0), 0
+		for pb.Next() {
+			i++
+			now += 100
+			m.Take(ctx, keys[order[i&(len(order)-1)]], now, 1)
+		}
+	})
+}
+
+func BenchmarkMemory10kKeys(b *testing.B)         { benchMemory(b, false) }
+func BenchmarkMemory10kKeysParallel(b *testing.B) { benchMemory(b, true) }
+
+// The Redis store's cost is the round trip; on miniredis it is the Lua
+// state miniredis builds per call (~300 µs, see MEASURED.md). With
+// REDIS_URL set, the same on a real server.
+func BenchmarkRedisTake(b *testing.B) {
+	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1000, Per: time.Second}, 50)
+	ctx := context.Background()
+	r, err := OpenRedis(ctx, alg, RedisOptions{URL: benchRedisURL(), Prefix: "ratelim-bench:"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { r.Clear(ctx); r.Close() }()
+	now := algorithms.Time(0)
+	for b.Loop() {
+		now += 100
+		if _, err := r.Take(ctx, "k", now, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
