@@ -1,0 +1,165 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
+)
+
+// Scenario is everything a run needs: traffic, limiter, topology, faults.
+// Package scenarios reads it from YAML (with file:line errors); a Go program
+// can build one directly. Durations are virtual time from 0.
+type Scenario struct {
+	Name     string
+	Summary  string
+	Duration time.Duration
+	Seed     uint64
+	// Step is the width of the recorder's buckets: the timeline's resolution.
+	Step     time.Duration
+	Servers  int
+	Balancer Balancer
+	Limit    Limit
+	Topology Topology
+	// Clients are already expanded: a YAML client with count: 8 is eight
+	// Clients here, {i} replaced by 1..8.
+	Clients []Client
+	Faults  []Fault
+}
+
+// Balancer is how requests are spread over the API servers.
+type Balancer string
+
+const (
+	RoundRobin Balancer = "round-robin" // each request to the next server in turn
+	Random     Balancer = "random"      // each request to a server drawn at random
+	KeyHash    Balancer = "key-hash"    // each limiter key always to the same server
+)
+
+// Limit is the limiter every server applies.
+type Limit struct {
+	Algorithm string            // a name from algorithms.Names()
+	Params    algorithms.Params // rate, burst, window
+	Key       KeyBy
+}
+
+// KeyBy says which identity of a request its limiter key is.
+type KeyBy string
+
+const (
+	KeyAuto   KeyBy = "auto" // api-key, else user, else ip
+	KeyAPIKey KeyBy = "api-key"
+	KeyUser   KeyBy = "user"
+	KeyIP     KeyBy = "ip"
+)
+
+// TopologyKind is where the counter lives.
+type TopologyKind string
+
+const (
+	Local      TopologyKind = "local"       // a jar per server: N servers admit N × the limit
+	Shared     TopologyKind = "shared"      // one atomic store, one round trip per decision
+	Racy       TopologyKind = "racy"        // one store, read at t and written at t + RTT
+	SplitBrain TopologyKind = "split-brain" // a primary and a replica that a partition separates
+)
+
+// ClockSource says whose clock a decision uses.
+type ClockSource string
+
+const (
+	ServerClock ClockSource = "server" // the API server's, passed to the store as an argument
+	StoreClock  ClockSource = "store"  // the store's own, as a Lua script calling TIME does
+)
+
+// Never is the PrimaryStopsAfter of a primary that keeps taking writes for
+// the whole partition.
+const Never time.Duration = -1
+
+// Topology is where the limiter's state lives and how the servers reach it.
+type Topology struct {
+	Kind TopologyKind
+	// Store is "memory" (the default), "miniredis" or a redis:// URL.
+	Store   string
+	RTT     time.Duration // one store round trip
+	OnError store.Policy  // what a server does when the store fails
+	Clock   ClockSource
+	// Split-brain only.
+	ReplicationLag    time.Duration // how far the replica trails the primary
+	FailoverAfter     time.Duration // cut-off servers see errors this long, then use the replica
+	PrimaryStopsAfter time.Duration // when the isolated primary stops taking writes; Never
+}
+
+// Client is one source of requests.
+type Client struct {
+	Name string
+	// The request's identities; the limiter key is one of them (Limit.Key).
+	APIKey, User, IP string
+	// Traffic is one or more patterns, superposed.
+	Traffic []Traffic
+	Retry   Retry
+}
+
+// Pattern is the shape of a client's arrivals.
+type Pattern string
+
+const (
+	Constant Pattern = "constant" // evenly spaced at Rate
+	Poisson  Pattern = "poisson"  // exponential gaps with mean 1/Rate
+	Burst    Pattern = "burst"    // Count requests at At, spaced evenly over Spread
+	Ramp     Pattern = "ramp"     // constant, the rate going linearly From → To
+	OnOff    Pattern = "on-off"   // constant at Rate for On, silent for Off, repeated
+)
+
+// Traffic is one arrival pattern between Start and Stop.
+type Traffic struct {
+	Pattern  Pattern
+	Rate     algorithms.Rate // constant, poisson, on-off
+	From, To algorithms.Rate // ramp
+	Count    int             // burst
+	At       time.Duration   // burst
+	Spread   time.Duration   // burst
+	On, Off  time.Duration   // on-off
+	Start    time.Duration
+	Stop     time.Duration // 0: until the scenario's end
+	Cost     int64         // per request; 0 means 1
+}
+
+// RetryPolicy is what a client does with a rejected request.
+type RetryPolicy string
+
+const (
+	RetryNone       RetryPolicy = "none"        // gives up
+	RetryImmediate  RetryPolicy = "immediate"   // sends it again at once
+	RetryAfter      RetryPolicy = "retry-after" // waits what Retry-After says
+	RetryBackoff    RetryPolicy = "backoff"     // waits Base × 2^attempt, capped at Cap, with full jitter
+	DefaultMaxRetry             = 10
+)
+
+// Retry is a client's retry behaviour.
+type Retry struct {
+	Policy RetryPolicy
+	// Max is the most retries of one request; 0 means DefaultMaxRetry.
+	Max       int
+	Base, Cap time.Duration // backoff; 0 means 100ms and 10s
+}
+
+// FaultKind is what goes wrong.
+type FaultKind string
+
+const (
+	Partition FaultKind = "partition"  // servers split into Groups; split-brain only
+	Outage    FaultKind = "outage"     // every store call fails; the fail policy decides
+	Latency   FaultKind = "latency"    // the round trip becomes RTT
+	ClockSkew FaultKind = "clock-skew" // Servers' clocks are off by Offset and drift by Drift
+)
+
+// Fault is something going wrong between Start and End.
+type Fault struct {
+	Kind       FaultKind
+	Start, End time.Duration
+	Groups     [][]int       // partition: groups[0] keeps the primary
+	RTT        time.Duration // latency
+	Servers    []int         // clock-skew: the servers whose clocks are wrong (all if empty)
+	Offset     time.Duration // clock-skew: how far ahead (negative: behind) the clock is at Start
+	Drift      float64       // clock-skew: seconds gained per second from Start (negative: lost)
+}
