@@ -46,6 +46,7 @@ type Redis struct {
 	script   *script
 	opts     RedisOptions
 	embedded *miniredis.Miniredis
+	derived  bool // made by WithPrefix: the connection belongs to another
 }
 
 // OpenRedis connects to the Redis opts.URL names (starting an embedded one
@@ -248,8 +249,22 @@ func scanPattern(prefix string) string {
 	return b.String()
 }
 
+// WithPrefix returns a store on the same connection and server whose keys
+// live under another prefix: a second, independent copy of the state (a jar
+// per simulated server, a replica) without a second connection. Closing it
+// does nothing; close r.
+func (r *Redis) WithPrefix(prefix string) *Redis {
+	d := *r
+	d.opts.Prefix = prefix
+	d.derived = true
+	return &d
+}
+
 // Close disconnects, and stops the embedded server if the store started one.
 func (r *Redis) Close() error {
+	if r.derived {
+		return nil
+	}
 	err := r.client.Close()
 	if r.embedded != nil {
 		r.embedded.Close()

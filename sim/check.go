@@ -1,0 +1,82 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
+)
+
+// check refuses a Scenario the simulator cannot run. Package scenarios has
+// already said the same with file and line for a scenario read from YAML;
+// this is for one built in Go, and names the field.
+func (sc *Scenario) check() error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case sc.Duration <= 0:
+		return bad("duration", "must be positive (got %s)", sc.Duration)
+	case sc.Step <= 0 || sc.Step > sc.Duration:
+		return bad("step", "must be between 1µs and the duration %s (got %s)", sc.Duration, sc.Step)
+	case sc.Servers < 1:
+		return bad("servers", "must be at least 1 (got %d)", sc.Servers)
+	}
+	switch sc.Balancer {
+	case RoundRobin, Random, KeyHash:
+	default:
+		return bad("balancer", "unknown balancer %q (want round-robin, random or key-hash)", sc.Balancer)
+	}
+	switch sc.Limit.Key {
+	case KeyAuto, KeyAPIKey, KeyUser, KeyIP:
+	default:
+		return bad("limit.key", "unknown key %q (want auto, api-key, user or ip)", sc.Limit.Key)
+	}
+	if _, err := algorithms.New(sc.Limit.Algorithm, sc.Limit.Params); err != nil {
+		return fmt.Errorf("limit.%w", err)
+	}
+	t := sc.Topology
+	switch t.Kind {
+	case Local, Shared, Racy, SplitBrain:
+	default:
+		return bad("topology.kind", "unknown topology %q (want local, shared, racy or split-brain)", t.Kind)
+	}
+	if t.Store != "" && t.Store != "memory" && t.Store != "miniredis" && !strings.HasPrefix(t.Store, "redis") {
+		return bad("topology.store", "unknown store %q (want memory, miniredis or redis://host:port)", t.Store)
+	}
+	switch t.OnError {
+	case "", store.FailOpen, store.FailClosed:
+	default:
+		return bad("topology.on_error", "unknown policy %q (want fail-open or fail-closed)", t.OnError)
+	}
+	switch t.Clock {
+	case ServerClock, StoreClock:
+	default:
+		return bad("topology.clock", "unknown clock %q (want server or store)", t.Clock)
+	}
+	if t.RTT < 0 {
+		return bad("topology.rtt", "must not be negative (got %s)", t.RTT)
+	}
+	for i, c := range sc.Clients {
+		if len(c.Traffic) == 0 {
+			return bad(fmt.Sprintf("clients[%d].traffic", i), "client %q sends nothing", c.Name)
+		}
+	}
+	for i, f := range sc.Faults {
+		field := fmt.Sprintf("faults[%d]", i)
+		if f.Start < 0 || f.End <= f.Start {
+			return bad(field, "window %s–%s is empty or negative", f.Start, f.End)
+		}
+		if f.Kind == Partition {
+			for _, g := range f.Groups {
+				for _, srv := range g {
+					if srv < 0 || srv >= sc.Servers {
+						return bad(field+".groups", "server %d does not exist (want 0 to %d)", srv, sc.Servers-1)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,291 @@
+package sim
+
+import (
+	"math/bits"
+	"strings"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
+)
+
+// histogram counts latencies in µs in log-linear buckets: exact below 256 µs,
+// then 128 buckets per doubling (under 1% error), in fixed memory whatever
+// the number of requests. Round trips such as 500 µs fall on a bucket edge
+// and are reported exactly.
+type histogram struct {
+	counts []int64
+	n      int64
+}
+
+const (
+	histExact = 256 // values below are their own bucket
+	histSub   = 128 // buckets per doubling above
+	histShift = 7   // log2(histSub)
+)
+
+func newHistogram() *histogram { return &histogram{counts: make([]int64, histExact+58*histSub)} }
+
+func histIndex(v int64) int {
+	if v < histExact {
+		return int(max(v, 0))
+	}
+	e := bits.Len64(uint64(v)) - histShift - 1 // v >> e is in [histSub, 2·histSub)
+	return histExact + (e-1)*histSub + int(v>>e) - histSub
+}
+
+func histValue(i int) int64 {
+	if i < histExact {
+		return int64(i)
+	}
+	e := (i-histExact)/histSub + 1
+	sub := int64((i-histExact)%histSub + histSub)
+	return sub << e
+}
+
+func (h *histogram) add(v int64) {
+	h.counts[histIndex(v)]++
+	h.n++
+}
+
+// quantile returns the smallest bucket value with at least q of the counts
+// at or below it; 0 for an empty histogram.
+func (h *histogram) quantile(q float64) int64 {
+	if h.n == 0 {
+		return 0
+	}
+	rank := int64(q*float64(h.n) + 0.9999999)
+	rank = min(max(rank, 1), h.n)
+	var seen int64
+	for i, c := range h.counts {
+		seen += c
+		if seen >= rank {
+			return histValue(i)
+		}
+	}
+	return histValue(len(h.counts) - 1)
+}
+
+func (h *histogram) reset() {
+	if h.n == 0 {
+		return
+	}
+	clear(h.counts)
+	h.n = 0
+}
+
+// peakWindow tracks the most admissions in any window of length w, exactly,
+// from admission times that arrive in order: a queue of the admissions still
+// inside the window ending at the latest one.
+type peakWindow struct {
+	w     int64
+	times []int64 // a ring: the admissions within w of the latest
+	head  int
+	peak  int64
+}
+
+func (p *peakWindow) add(at int64, cost int64) {
+	for range cost {
+		p.times = append(p.times, at)
+	}
+	for p.head < len(p.times) && p.times[p.head] <= at-p.w {
+		p.head++
+	}
+	if n := int64(len(p.times) - p.head); n > p.peak {
+		p.peak = n
+	}
+	// Compact now and then so that memory follows the window, not the run.
+	if p.head > 1024 && p.head > len(p.times)/2 {
+		p.times = append(p.times[:0], p.times[p.head:]...)
+		p.head = 0
+	}
+}
+
+// counts are one client's figures over a step or a run.
+type counts struct {
+	Sent, Allowed, Rejected, FailedOpen, FailedClosed, Retries int64
+	// IdealAllowed, FalseAllows and FalseDenies compare with the exact
+	// limiter fed the same arrivals.
+	IdealAllowed, FalseAllows, FalseDenies int64
+}
+
+func (c *counts) add(o counts) {
+	c.Sent += o.Sent
+	c.Allowed += o.Allowed
+	c.Rejected += o.Rejected
+	c.FailedOpen += o.FailedOpen
+	c.FailedClosed += o.FailedClosed
+	c.Retries += o.Retries
+	c.IdealAllowed += o.IdealAllowed
+	c.FalseAllows += o.FalseAllows
+	c.FalseDenies += o.FalseDenies
+}
+
+// record writes down one request's outcome.
+func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decision, latency int64) {
+	c := s.clients[client]
+	step := min(int(t/s.stepLen), s.steps()-1)
+	sc := &s.stepCounts[step*len(s.clients)+client]
+	var o counts
+	o.Sent = 1
+	if attempt > 0 {
+		o.Retries = 1
+	}
+	switch {
+	case d.Policy == store.FailOpen:
+		o.FailedOpen, o.Allowed = 1, 1
+	case d.Policy == store.FailClosed:
+		o.FailedClosed, o.Rejected = 1, 1
+	case d.Allowed:
+		o.Allowed = 1
+	default:
+		o.Rejected = 1
+	}
+	// The exact limiter sees the same arrival on the true clock.
+	k := &s.keys[c.key]
+	var ideal algorithms.Decision
+	k.ideal, ideal = s.ideal.Step(k.ideal, algorithms.Time(t), cost)
+	if ideal.Allowed {
+		o.IdealAllowed = 1
+	}
+	if o.Allowed == 1 && !ideal.Allowed {
+		o.FalseAllows = 1
+	}
+	if o.Allowed == 0 && ideal.Allowed {
+		o.FalseDenies = 1
+	}
+	if o.Allowed == 1 {
+		c.peak.add(t, 1)
+		k.peak.add(t, 1)
+	}
+	sc.add(o)
+	c.total.add(o)
+	c.hist.add(latency)
+	c.step.add(latency)
+}
+
+// endStep closes step i at t: per-step latency quantiles, and the state of
+// every key in every store copy.
+func (s *sim) endStep(i int, t int64) {
+	for ci, c := range s.clients {
+		s.stepP50[i*len(s.clients)+ci] = c.step.quantile(0.5)
+		s.stepP99[i*len(s.clients)+ci] = c.step.quantile(0.99)
+		c.step.reset()
+	}
+	if s.stateSeries == nil {
+		for _, k := range s.keys {
+			for _, name := range s.copyNames {
+				s.stateSeries = append(s.stateSeries, StateSeries{Key: k.name, Copy: name})
+			}
+		}
+	}
+	j := 0
+	for _, k := range s.keys {
+		for _, cp := range s.copies {
+			st, err := cp.Load(s.ctx, k.name)
+			remaining := int64(-1) // unknown: the store did not answer
+			if err == nil {
+				_, d := s.alg.Step(st, algorithms.Time(t), 0)
+				remaining = d.Remaining
+			}
+			ser := &s.stateSeries[j]
+			ser.TS = append(ser.TS, seconds(t))
+			ser.Remaining = append(ser.Remaining, remaining)
+			j++
+		}
+	}
+	if s.progress != nil {
+		s.progress(algorithms.Time(t).Duration(), s.sc.Duration)
+	}
+}
+
+func seconds(us int64) float64 { return float64(us) / 1e6 }
+
+func millis(us int64) float64 { return float64(us) / 1e3 }
+
+// result assembles the Result from what was recorded.
+func (s *sim) result() *Result {
+	sc := s.sc
+	p := s.alg.Params()
+	r := &Result{
+		Schema:    Schema,
+		Scenario:  sc.Name,
+		Algorithm: s.alg.Name(),
+		Topology:  string(sc.Topology.Kind),
+		Store:     storeName(sc.Topology.Store),
+		Servers:   sc.Servers,
+		Seed:      sc.Seed,
+		DurationS: sc.Duration.Seconds(),
+		StepS:     sc.Step.Seconds(),
+		Limit: LimitResult{
+			RatePerS: p.Rate.PerSecond(),
+			Burst:    p.Burst,
+			WindowS:  p.Window.Seconds(),
+			Key:      string(sc.Limit.Key),
+		},
+		Balancer:     string(sc.Balancer),
+		OnError:      string(s.policy),
+		Clock:        string(sc.Topology.Clock),
+		RTTMs:        millis(int64(algorithms.At(sc.Topology.RTT))),
+		Requests:     s.requests,
+		Faults:       s.faultResults,
+		State:        s.stateSeries,
+		Clients:      []ClientResult{},
+		Keys:         []KeyResult{},
+		Timeline:     []TimelineRow{},
+		Expectations: []ExpectationResult{},
+	}
+	if r.Faults == nil {
+		r.Faults = []FaultSpan{}
+	}
+	if r.State == nil {
+		r.State = []StateSeries{}
+	}
+	keyTotals := make([]counts, len(s.keys))
+	for _, c := range s.clients {
+		t := c.total
+		keyTotals[c.key].add(t)
+		r.Clients = append(r.Clients, ClientResult{
+			Name: c.Name, Key: s.keys[c.key].name,
+			Sent: t.Sent, Allowed: t.Allowed, Rejected: t.Rejected,
+			FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed, Retries: t.Retries,
+			MaxAllowed1s: c.peak.peak, IdealAllowed: t.IdealAllowed,
+			FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
+			LatencyMs: LatencySummary{P50: millis(c.hist.quantile(0.5)), P99: millis(c.hist.quantile(0.99))},
+		})
+	}
+	for i, k := range s.keys {
+		t := keyTotals[i]
+		r.Keys = append(r.Keys, KeyResult{
+			Key: k.name, Clients: k.clients,
+			Sent: t.Sent, Allowed: t.Allowed, Rejected: t.Rejected,
+			FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed,
+			MaxAllowed1s: k.peak.peak, IdealAllowed: t.IdealAllowed,
+		})
+	}
+	for step := range s.steps() {
+		for ci, c := range s.clients {
+			sc := s.stepCounts[step*len(s.clients)+ci]
+			r.Timeline = append(r.Timeline, TimelineRow{
+				TS: seconds(int64(step) * s.stepLen), Client: c.Name,
+				Sent: sc.Sent, Allowed: sc.Allowed, Rejected: sc.Rejected,
+				FailedOpen: sc.FailedOpen, FailedClosed: sc.FailedClosed, Retries: sc.Retries,
+				P50Ms: millis(s.stepP50[step*len(s.clients)+ci]), P99Ms: millis(s.stepP99[step*len(s.clients)+ci]),
+			})
+		}
+	}
+	return r
+}
+
+func storeName(s string) string {
+	if s == "" {
+		return "memory"
+	}
+	if strings.HasPrefix(s, "redis") {
+		// A URL may carry a password: name the kind, not the URL.
+		if strings.Contains(s, "cluster") {
+			return "redis-cluster"
+		}
+		return "redis"
+	}
+	return s
+}

@@ -1,0 +1,116 @@
+package sim
+
+// Schema names the Result's JSON contract. Fields may be added to it, never
+// renamed or removed: CI pipelines parse it.
+const Schema = "ratelim.result/v1"
+
+// Result is what a run produced: per client and per key totals, the
+// timeline per client per step, the store state per key per step, and the
+// faults. It is the only thing plots, the TUI and `ratelim check` read.
+type Result struct {
+	Schema    string      `json:"schema"`
+	Scenario  string      `json:"scenario"`
+	Algorithm string      `json:"algorithm"`
+	Topology  string      `json:"topology"`
+	Store     string      `json:"store"`
+	Servers   int         `json:"servers"`
+	Seed      uint64      `json:"seed"`
+	DurationS float64     `json:"duration_s"`
+	StepS     float64     `json:"step_s"`
+	Limit     LimitResult `json:"limit"`
+	Balancer  string      `json:"balancer"`
+	OnError   string      `json:"on_error"`
+	Clock     string      `json:"clock"`
+	RTTMs     float64     `json:"rtt_ms"`
+	// Requests is every request sent, retries included.
+	Requests     int64               `json:"requests"`
+	Clients      []ClientResult      `json:"clients"`
+	Keys         []KeyResult         `json:"keys"`
+	Timeline     []TimelineRow       `json:"timeline"`
+	State        []StateSeries       `json:"state"`
+	Faults       []FaultSpan         `json:"faults"`
+	Expectations []ExpectationResult `json:"expectations"`
+}
+
+// LimitResult is the configured limit.
+type LimitResult struct {
+	RatePerS float64 `json:"rate_per_s"`
+	Burst    int64   `json:"burst"`
+	WindowS  float64 `json:"window_s"`
+	Key      string  `json:"key"`
+}
+
+// ClientResult is what one client experienced over the run.
+type ClientResult struct {
+	Name         string  `json:"name"`
+	Key          string  `json:"key"`
+	Sent         int64   `json:"sent"`
+	Allowed      int64   `json:"allowed"`
+	Rejected     int64   `json:"rejected"`
+	FailedOpen   int64   `json:"failed_open"`
+	FailedClosed int64   `json:"failed_closed"`
+	Retries      int64   `json:"retries"`
+	MaxAllowed1s int64   `json:"max_allowed_1s"`
+	IdealAllowed int64   `json:"ideal_allowed"`
+	FalseAllows  int64   `json:"false_allows"`
+	FalseDenies  int64   `json:"false_denies"`
+	LatencyMs    LatencySummary `json:"latency_ms"`
+}
+
+// Latency is a latency distribution's median and 99th percentile.
+type LatencySummary struct {
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+}
+
+// KeyResult aggregates every client sharing one limiter key.
+type KeyResult struct {
+	Key          string `json:"key"`
+	Clients      int    `json:"clients"`
+	Sent         int64  `json:"sent"`
+	Allowed      int64  `json:"allowed"`
+	Rejected     int64  `json:"rejected"`
+	FailedOpen   int64  `json:"failed_open"`
+	FailedClosed int64  `json:"failed_closed"`
+	MaxAllowed1s int64  `json:"max_allowed_1s"`
+	IdealAllowed int64  `json:"ideal_allowed"`
+}
+
+// TimelineRow is one client's figures over one step, starting at TS.
+type TimelineRow struct {
+	TS           float64 `json:"t_s"`
+	Client       string  `json:"client"`
+	Sent         int64   `json:"sent"`
+	Allowed      int64   `json:"allowed"`
+	Rejected     int64   `json:"rejected"`
+	FailedOpen   int64   `json:"failed_open"`
+	FailedClosed int64   `json:"failed_closed"`
+	Retries      int64   `json:"retries"`
+	P50Ms        float64 `json:"p50_ms"`
+	P99Ms        float64 `json:"p99_ms"`
+}
+
+// StateSeries is one key's limiter state in one store copy, sampled at the
+// end of every step: how many unit requests it would still admit (the
+// tokens of a bucket, the room left in a window).
+type StateSeries struct {
+	Key       string    `json:"key"`
+	Copy      string    `json:"copy"` // "shared", "server-0", "primary", "replica"
+	TS        []float64 `json:"t_s"`
+	Remaining []int64   `json:"remaining"`
+}
+
+// FaultSpan is one scheduled fault.
+type FaultSpan struct {
+	Kind   string  `json:"kind"`
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+	Detail string  `json:"detail,omitempty"`
+}
+
+// ExpectationResult is one `expect:` line evaluated on the run.
+type ExpectationResult struct {
+	Text string  `json:"text"`
+	OK   bool    `json:"ok"`
+	Got  float64 `json:"got"`
+}

@@ -1,0 +1,679 @@
+// Package sim is ratelim's discrete-event simulator: clients send requests
+// through a balancer to API servers, each server asks its view of the store
+// for a decision, faults happen on a schedule, and a recorder writes down
+// what every client experienced.
+//
+// Time is virtual, in microseconds from 0, and advances from one event to
+// the next: nothing sleeps, and thirty simulated seconds take milliseconds.
+// Events are ordered by (time, sequence number), and every random draw comes
+// from one math/rand/v2 source seeded from the scenario, so the same
+// scenario and seed give the same Result, byte for byte.
+package sim
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	mrand "math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
+)
+
+// DefaultMaxRequests is the request budget a run refuses to exceed unless
+// told otherwise: about ten seconds of simulation on a laptop.
+const DefaultMaxRequests = 50_000_000
+
+// Options tune a run without changing its scenario.
+type Options struct {
+	// MaxRequests refuses, before it starts, a run estimated to send more
+	// requests (retries not counted); 0 means DefaultMaxRequests.
+	MaxRequests int64
+	// Progress, if set, is called at the end of every step with the
+	// virtual time reached and the scenario's duration.
+	Progress func(done, total time.Duration)
+	// KeyPrefix is the prefix of every key this run writes to a Redis
+	// store; empty means a random one. Each copy of the state (a server's
+	// jar, a replica) gets its own prefix under it.
+	KeyPrefix string
+}
+
+// ErrBudget is returned, wrapped, for a run over its request budget.
+var ErrBudget = errors.New("over the request budget")
+
+// errStoreDown is what a server sees from a store that is out, or that a
+// partition has cut it off from.
+var errStoreDown = errors.New("store unreachable")
+
+// copyStore is one copy of the limiter state: a jar, the shared store, a
+// primary or a replica. Both store.Memory and store.Redis are one.
+type copyStore interface {
+	store.Limiter
+	store.KV
+}
+
+// Run simulates sc from 0 to its duration and returns the Result.
+func Run(ctx context.Context, sc Scenario, opts Options) (*Result, error) {
+	s, err := newSim(ctx, sc, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if err := s.run(ctx); err != nil {
+		return nil, err
+	}
+	return s.result(), nil
+}
+
+// Estimate returns how many requests sc's traffic sends, retries not
+// counted: what the request budget is checked against.
+func Estimate(sc Scenario) int64 {
+	total := 0.0
+	for _, c := range sc.Clients {
+		for _, tr := range c.Traffic {
+			total += newStream(tr, int64(algorithms.At(sc.Duration))).estimate()
+		}
+	}
+	return int64(math.Ceil(total))
+}
+
+type clientRun struct {
+	Client
+	key     int // index into sim.keys
+	streams []*stream
+	cost    []int64 // per stream
+	hist    *histogram
+	step    *histogram
+	peak    peakWindow
+	total   counts
+}
+
+type keyRun struct {
+	name    string
+	clients int
+	hash    uint64
+	ideal   algorithms.State
+	peak    peakWindow
+}
+
+type sim struct {
+	sc       Scenario
+	alg      algorithms.Algorithm
+	ideal    algorithms.Algorithm
+	rng      *mrand.Rand
+	queue    eventQueue
+	seq      uint64
+	duration int64
+	stepLen  int64
+	clients  []*clientRun
+	keys     []keyRun
+	rr       int
+	requests int64
+
+	// The store copies and how servers reach them.
+	copies     []copyStore
+	copyNames  []string
+	closers    []func() error
+	racy       []*store.Racy // per copy, racy topology only
+	pending    []store.Pending
+	freeSlots  []int32
+	policy     store.Policy
+	serverSide []int // split-brain: 0 for groups[0] (keeps the primary), 1 otherwise
+
+	// Fault state, changed by fault events.
+	outage       int // active outages
+	partition    *Fault
+	latency      int64 // RTT during a latency fault, -1 when none
+	replicating  bool
+	replQueue    []replication
+	replHead     int
+	skews        []skew
+	stepCounts   []counts // steps × clients
+	stepP50      []int64
+	stepP99      []int64
+	stateSeries  []StateSeries
+	ctx          context.Context
+	progress     func(done, total time.Duration)
+	faultResults []FaultSpan
+}
+
+type replication struct {
+	due int64
+	key int
+	st  algorithms.State
+}
+
+type skew struct {
+	server        int
+	start, end    int64
+	offset        int64
+	driftPerMicro float64
+}
+
+func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
+	if err := sc.check(); err != nil {
+		return nil, err
+	}
+	budget := opts.MaxRequests
+	if budget == 0 {
+		budget = DefaultMaxRequests
+	}
+	if est := Estimate(sc); est > budget {
+		return nil, fmt.Errorf("%w: %s would send about %d requests, more than %d (raise it with --max-requests, or shorten the scenario)", ErrBudget, sc.Name, est, budget)
+	}
+	alg, err := algorithms.New(sc.Limit.Algorithm, sc.Limit.Params)
+	if err != nil {
+		return nil, fmt.Errorf("limit.%w", err)
+	}
+	s := &sim{
+		sc:       sc,
+		alg:      alg,
+		ideal:    idealFor(alg),
+		rng:      mrand.New(mrand.NewPCG(sc.Seed, sc.Seed^0x9e3779b97f4a7c15)),
+		duration: int64(algorithms.At(sc.Duration)),
+		stepLen:  int64(algorithms.At(sc.Step)),
+		latency:  -1,
+		policy:   sc.Topology.OnError,
+		ctx:      ctx,
+		progress: opts.Progress,
+	}
+	if s.policy == "" {
+		s.policy = store.FailOpen
+	}
+	s.setupClients()
+	if err := s.setupStores(ctx, opts.KeyPrefix); err != nil {
+		s.close()
+		return nil, err
+	}
+	s.setupFaults()
+	steps := s.steps()
+	s.stepCounts = make([]counts, steps*len(s.clients))
+	s.stepP50 = make([]int64, steps*len(s.clients))
+	s.stepP99 = make([]int64, steps*len(s.clients))
+	for i := range steps {
+		s.schedule(event{at: min(int64(i+1)*s.stepLen, s.duration), kind: evStepEnd, arg: int32(i)})
+	}
+	for ci, c := range s.clients {
+		for si := range c.streams {
+			s.scheduleArrival(ci, si)
+		}
+	}
+	return s, nil
+}
+
+// idealFor is the exact limiter a run is measured against: the token bucket
+// itself for the bucket algorithms (GCRA and the leaky bucket admit exactly
+// as it does), and the sliding log of the same limit for the window
+// algorithms, which approximate it. One atomic copy, no round trip, the
+// true clock, no faults.
+func idealFor(alg algorithms.Algorithm) algorithms.Algorithm {
+	p := alg.Params()
+	var ideal algorithms.Algorithm
+	var err error
+	if p.Window > 0 {
+		ideal, err = algorithms.NewSlidingLog(p.Rate, p.Window)
+	} else {
+		ideal, err = algorithms.NewTokenBucket(p.Rate, p.Burst)
+	}
+	if err != nil {
+		return alg // the same parameters built alg, so this does not happen
+	}
+	return ideal
+}
+
+func (s *sim) steps() int {
+	return int((s.duration + s.stepLen - 1) / s.stepLen)
+}
+
+func (s *sim) setupClients() {
+	index := map[string]int{}
+	for _, c := range s.sc.Clients {
+		name := limiterKey(c, s.sc.Limit.Key)
+		k, ok := index[name]
+		if !ok {
+			k = len(s.keys)
+			index[name] = k
+			h := fnv.New64a()
+			h.Write([]byte(name))
+			s.keys = append(s.keys, keyRun{name: name, hash: h.Sum64(), peak: peakWindow{w: 1_000_000}})
+		}
+		s.keys[k].clients++
+		cr := &clientRun{Client: c, key: k, hist: newHistogram(), step: newHistogram(), peak: peakWindow{w: 1_000_000}}
+		for _, tr := range c.Traffic {
+			cr.streams = append(cr.streams, newStream(tr, s.duration))
+			cr.cost = append(cr.cost, max(tr.Cost, 1))
+		}
+		s.clients = append(s.clients, cr)
+	}
+}
+
+// limiterKey is the identity a request is limited by.
+func limiterKey(c Client, by KeyBy) string {
+	switch by {
+	case KeyAPIKey:
+		return orAnonymous(c.APIKey)
+	case KeyUser:
+		return orAnonymous(c.User)
+	case KeyIP:
+		return orAnonymous(c.IP)
+	}
+	for _, id := range []string{c.APIKey, c.User, c.IP} {
+		if id != "" {
+			return id
+		}
+	}
+	return orAnonymous(c.Name)
+}
+
+func orAnonymous(id string) string {
+	if id == "" {
+		return "(none)"
+	}
+	return id
+}
+
+func (s *sim) setupStores(ctx context.Context, prefix string) error {
+	names := []string{"shared"}
+	switch s.sc.Topology.Kind {
+	case Local:
+		names = names[:0]
+		for i := range s.sc.Servers {
+			names = append(names, fmt.Sprintf("server-%d", i))
+		}
+	case SplitBrain:
+		names = []string{"primary", "replica"}
+		s.replicating = true
+	}
+	s.copyNames = names
+	kind := s.sc.Topology.Store
+	if kind == "" || kind == "memory" {
+		for range names {
+			s.copies = append(s.copies, store.NewMemory(s.alg))
+		}
+	} else {
+		if prefix == "" {
+			var b [6]byte
+			rand.Read(b[:])
+			prefix = "ratelim-sim:" + hex.EncodeToString(b[:]) + ":"
+		}
+		url := kind
+		if kind == "miniredis" {
+			url = store.Embedded
+		}
+		base, err := store.OpenRedis(ctx, s.alg, store.RedisOptions{URL: url, Prefix: prefix})
+		if err != nil {
+			return err
+		}
+		s.closers = append(s.closers, func() error {
+			// A run deletes what it wrote, so runs never see each other.
+			_, err := base.WithPrefix(prefix).Clear(context.Background())
+			base.Close()
+			return err
+		})
+		for _, n := range names {
+			s.copies = append(s.copies, base.WithPrefix(prefix+n+":"))
+		}
+	}
+	if s.sc.Topology.Kind == Racy {
+		for _, c := range s.copies {
+			s.racy = append(s.racy, store.NewRacy(s.alg, c))
+		}
+	}
+	return nil
+}
+
+func (s *sim) close() {
+	for _, c := range s.closers {
+		c()
+	}
+	s.closers = nil
+}
+
+func (s *sim) setupFaults() {
+	s.serverSide = make([]int, s.sc.Servers)
+	for i, f := range s.sc.Faults {
+		start, end := int64(algorithms.At(f.Start)), int64(algorithms.At(f.End))
+		s.schedule(event{at: start, kind: evFaultStart, arg: int32(i)})
+		s.schedule(event{at: end, kind: evFaultEnd, arg: int32(i)})
+		span := FaultSpan{Kind: string(f.Kind), StartS: f.Start.Seconds(), EndS: f.End.Seconds()}
+		switch f.Kind {
+		case Partition:
+			var parts []string
+			for _, g := range f.Groups {
+				parts = append(parts, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(g)), ","), "[]"))
+			}
+			span.Detail = "groups " + strings.Join(parts, " | ")
+		case Latency:
+			span.Detail = "rtt " + f.RTT.String()
+		case ClockSkew:
+			span.Detail = fmt.Sprintf("servers %v offset %s drift %g", f.Servers, f.Offset, f.Drift)
+			servers := f.Servers
+			if len(servers) == 0 {
+				for i := range s.sc.Servers {
+					servers = append(servers, i)
+				}
+			}
+			for _, srv := range servers {
+				s.skews = append(s.skews, skew{server: srv, start: start, end: end, offset: int64(algorithms.At(f.Offset)), driftPerMicro: f.Drift})
+			}
+		}
+		s.faultResults = append(s.faultResults, span)
+	}
+}
+
+func (s *sim) scheduleArrival(client, streamIndex int) {
+	at, ok := s.clients[client].streams[streamIndex].next(s.rng)
+	if !ok {
+		return
+	}
+	s.schedule(event{at: at, kind: evArrival, client: int32(client), arg: int32(streamIndex)})
+}
+
+func (s *sim) schedule(e event) {
+	s.seq++
+	e.seq = s.seq
+	s.queue.push(e)
+}
+
+func (s *sim) run(ctx context.Context) error {
+	for n := 0; s.queue.len() > 0; n++ {
+		if n&4095 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		e := s.queue.pop()
+		if e.at > s.duration {
+			break
+		}
+		if err := s.handle(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *sim) handle(e event) error {
+	switch e.kind {
+	case evArrival:
+		c := s.clients[e.client]
+		if err := s.request(int(e.client), e.at, c.cost[e.arg], 0); err != nil {
+			return err
+		}
+		s.scheduleArrival(int(e.client), int(e.arg))
+	case evRetry:
+		return s.request(int(e.client), e.at, e.cost, int(e.arg))
+	case evWrite:
+		p := s.pending[e.arg]
+		s.pending[e.arg] = store.Pending{}
+		s.freeSlots = append(s.freeSlots, e.arg)
+		if err := p.Write(s.ctx); err != nil && !errors.Is(err, errStoreDown) {
+			return err
+		}
+	case evStepEnd:
+		s.endStep(int(e.arg), e.at)
+	case evFaultStart:
+		return s.faultStart(s.sc.Faults[e.arg], e.at)
+	case evFaultEnd:
+		return s.faultEnd(s.sc.Faults[e.arg], e.at)
+	}
+	return nil
+}
+
+// pickServer is the balancer.
+func (s *sim) pickServer(key int) int {
+	n := s.sc.Servers
+	if n <= 1 {
+		return 0
+	}
+	switch s.sc.Balancer {
+	case Random:
+		return s.rng.IntN(n)
+	case KeyHash:
+		return int(s.keys[key].hash % uint64(n))
+	}
+	s.rr++
+	return (s.rr - 1) % n
+}
+
+// serverClock is what server's clock reads at true time t.
+func (s *sim) serverClock(server int, t int64) int64 {
+	for _, sk := range s.skews {
+		if sk.server == server && t >= sk.start && t < sk.end {
+			return t + sk.offset + int64(sk.driftPerMicro*float64(t-sk.start))
+		}
+	}
+	return t
+}
+
+func (s *sim) rtt() int64 {
+	if s.latency >= 0 {
+		return s.latency
+	}
+	return int64(algorithms.At(s.sc.Topology.RTT))
+}
+
+// route returns the store copy server reaches at t, or -1 when it reaches
+// none (an outage, the cut-off side of a partition before failover, an
+// isolated primary that stopped taking writes).
+func (s *sim) route(server int, t int64) int {
+	kind := s.sc.Topology.Kind
+	if kind == Local {
+		return server // an in-process jar: no outage or partition reaches it
+	}
+	if s.outage > 0 {
+		return -1
+	}
+	if s.partition == nil {
+		return 0
+	}
+	start := int64(algorithms.At(s.partition.Start))
+	if s.serverSide[server] == 0 {
+		if stops := s.sc.Topology.PrimaryStopsAfter; stops != Never && stops >= 0 && t >= start+int64(algorithms.At(stops)) {
+			return -1
+		}
+		return 0
+	}
+	if kind != SplitBrain || t < start+int64(algorithms.At(s.sc.Topology.FailoverAfter)) {
+		return -1
+	}
+	return 1
+}
+
+func (s *sim) request(client int, t int64, cost int64, attempt int) error {
+	c := s.clients[client]
+	key := s.keys[c.key].name
+	server := s.pickServer(c.key)
+	now := algorithms.Time(s.serverClock(server, t))
+	if s.sc.Topology.Clock == StoreClock {
+		// The store decides on its own clock, which is right; the
+		// server's skew does not reach the decision.
+		now = algorithms.Time(t)
+	}
+	s.requests++
+	var d store.Decision
+	var err error
+	latency := int64(0)
+	target := s.route(server, t)
+	if s.sc.Topology.Kind != Local {
+		latency = s.rtt()
+	}
+	switch {
+	case target < 0:
+		err = errStoreDown
+	case s.sc.Topology.Kind == Racy:
+		var p store.Pending
+		p, err = s.racy[target].Read(s.ctx, key, now, cost)
+		if err == nil {
+			d = store.Decision{Decision: p.Decision}
+			s.scheduleWrite(p, t+latency)
+		}
+	default:
+		d, err = s.copies[target].Take(s.ctx, key, now, cost)
+		if err == nil && target == 0 && s.replicating && d.Allowed {
+			if err := s.replicate(c.key, t); err != nil {
+				return err
+			}
+		}
+	}
+	if err != nil {
+		if !errors.Is(err, errStoreDown) {
+			return fmt.Errorf("sim: the %s store failed: %w", s.sc.Topology.Store, err)
+		}
+		d = s.failed(err)
+	}
+	latency += int64(algorithms.At(d.Delay))
+	s.record(client, t, cost, attempt, d, latency)
+	if !d.Allowed && d.Policy == "" {
+		s.scheduleRetry(client, t+latency, cost, attempt, d)
+	}
+	return nil
+}
+
+func (s *sim) failed(err error) store.Decision {
+	d := store.Decision{Policy: s.policy, Err: err}
+	if s.policy == store.FailOpen {
+		d.Allowed = true
+	} else {
+		d.RetryAfter = store.DefaultFailClosedRetryAfter
+	}
+	return d
+}
+
+func (s *sim) scheduleWrite(p store.Pending, at int64) {
+	var slot int32
+	if n := len(s.freeSlots); n > 0 {
+		slot = s.freeSlots[n-1]
+		s.freeSlots = s.freeSlots[:n-1]
+		s.pending[slot] = p
+	} else {
+		slot = int32(len(s.pending))
+		s.pending = append(s.pending, p)
+	}
+	s.schedule(event{at: at, kind: evWrite, arg: slot})
+}
+
+func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, d store.Decision) {
+	r := s.clients[client].Retry
+	maxRetries := r.Max
+	if maxRetries == 0 {
+		maxRetries = DefaultMaxRetry
+	}
+	if attempt >= maxRetries {
+		return
+	}
+	switch r.Policy {
+	case RetryImmediate:
+	case RetryAfter:
+		if d.RetryAfter == algorithms.Never {
+			return
+		}
+		at += int64(algorithms.At(d.RetryAfter))
+	case RetryBackoff:
+		base, ceiling := r.Base, r.Cap
+		if base <= 0 {
+			base = 100 * time.Millisecond
+		}
+		if ceiling <= 0 {
+			ceiling = 10 * time.Second
+		}
+		wait := min(base<<min(attempt, 30), ceiling)
+		// Full jitter: a uniform draw up to the exponential wait, so that
+		// clients rejected together do not retry together.
+		at += s.rng.Int64N(int64(algorithms.At(wait))+1) + 1
+	default:
+		return
+	}
+	s.schedule(event{at: at, kind: evRetry, client: int32(client), arg: int32(attempt + 1), cost: cost})
+}
+
+// replicate queues the primary's new state for key towards the replica,
+// which receives it replication_lag later.
+func (s *sim) replicate(key int, t int64) error {
+	st, err := s.copies[0].Load(s.ctx, s.keys[key].name)
+	if err != nil {
+		return err
+	}
+	s.replQueue = append(s.replQueue, replication{due: t + int64(algorithms.At(s.sc.Topology.ReplicationLag)), key: key, st: st})
+	return s.applyReplication(t)
+}
+
+// applyReplication delivers to the replica every write due by t.
+func (s *sim) applyReplication(t int64) error {
+	for s.replHead < len(s.replQueue) && s.replQueue[s.replHead].due <= t {
+		r := s.replQueue[s.replHead]
+		if err := s.copies[1].Save(s.ctx, s.keys[r.key].name, r.st, time.Hour); err != nil {
+			return err
+		}
+		s.replHead++
+	}
+	if s.replHead > 1024 && s.replHead > len(s.replQueue)/2 {
+		s.replQueue = append(s.replQueue[:0], s.replQueue[s.replHead:]...)
+		s.replHead = 0
+	}
+	return nil
+}
+
+func (s *sim) faultStart(f Fault, t int64) error {
+	switch f.Kind {
+	case Outage:
+		s.outage++
+	case Latency:
+		s.latency = int64(algorithms.At(f.RTT))
+	case Partition:
+		s.partition = &f
+		for i := range s.serverSide {
+			s.serverSide[i] = 1
+		}
+		if len(f.Groups) > 0 {
+			for _, srv := range f.Groups[0] {
+				if srv >= 0 && srv < len(s.serverSide) {
+					s.serverSide[srv] = 0
+				}
+			}
+		}
+		if s.replicating {
+			// What had reached the replica is all it will have: writes
+			// still in flight are lost with the link.
+			if err := s.applyReplication(t); err != nil {
+				return err
+			}
+			s.replQueue, s.replHead = s.replQueue[:0], 0
+			s.replicating = false
+		}
+	}
+	return nil
+}
+
+func (s *sim) faultEnd(f Fault, t int64) error {
+	switch f.Kind {
+	case Outage:
+		s.outage--
+	case Latency:
+		s.latency = -1
+	case Partition:
+		s.partition = nil
+		for i := range s.serverSide {
+			s.serverSide[i] = 0
+		}
+		if s.sc.Topology.Kind == SplitBrain {
+			// Heal: the replica's writes during the partition are lost;
+			// it resynchronises from the primary and everyone is back on it.
+			for _, k := range s.keys {
+				st, err := s.copies[0].Load(s.ctx, k.name)
+				if err != nil {
+					return err
+				}
+				if err := s.copies[1].Save(s.ctx, k.name, st, time.Hour); err != nil {
+					return err
+				}
+			}
+			s.replicating = true
+		}
+	}
+	return nil
+}

@@ -1,0 +1,263 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
+)
+
+var perSecond = func(n int64) algorithms.Rate { return algorithms.Rate{N: n, Per: time.Second} }
+
+// hammer is one client sending 1000/s for 10 s at a token bucket of 10/s
+// with burst 20, on the given topology.
+func hammer(kind TopologyKind, servers int, balancer Balancer) Scenario {
+	return Scenario{
+		Name: "hammer", Duration: 10 * time.Second, Step: time.Second, Seed: 1,
+		Servers: servers, Balancer: balancer,
+		Limit:    Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: perSecond(10), Burst: 20}, Key: KeyAuto},
+		Topology: Topology{Kind: kind, RTT: 500 * time.Microsecond, OnError: store.FailOpen, Clock: ServerClock, PrimaryStopsAfter: Never},
+		Clients: []Client{{Name: "c", APIKey: "k", Traffic: []Traffic{{Pattern: Constant, Rate: perSecond(1000)}}, Retry: Retry{Policy: RetryNone}}},
+	}
+}
+
+func mustRun(t *testing.T, sc Scenario) *Result {
+	t.Helper()
+	r, err := Run(context.Background(), sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func near(got, want, tolerance int64) bool { return got >= want-tolerance && got <= want+tolerance }
+
+// The single figure: burst + rate × t = 20 + 10 × 10 (the first request at
+// 0 takes from a full bucket; the last arrives just before 10 s).
+const single = 20 + 10*10
+
+func TestTokenBucketOnOneServerAdmitsBurstPlusRateTimesT(t *testing.T) {
+	r := mustRun(t, hammer(Shared, 1, RoundRobin))
+	if c := r.Clients[0]; !near(c.Allowed, single, 1) || c.Sent != 10_000 || c.Rejected != c.Sent-c.Allowed {
+		t.Fatalf("sent %d allowed %d rejected %d, want 10000 sent and %d ±1 allowed", c.Sent, c.Allowed, c.Rejected, single)
+	}
+}
+
+func TestTopologiesAndTheTheory(t *testing.T) {
+	tests := []struct {
+		name     string
+		kind     TopologyKind
+		servers  int
+		balancer Balancer
+		want     int64
+		tol      int64
+	}{
+		{"local jars, round-robin, 4 servers: 4 ×", Local, 4, RoundRobin, 4 * single, 4},
+		{"local jars, key-hash: one jar sees the key", Local, 4, KeyHash, single, 1},
+		{"shared atomic store, 1 server", Shared, 1, RoundRobin, single, 1},
+		{"shared atomic store, 8 servers", Shared, 8, RoundRobin, single, 1},
+		{"shared atomic store, random balancer", Shared, 8, Random, single, 1},
+		{"split-brain without a partition is the shared store", SplitBrain, 4, RoundRobin, single, 1},
+	}
+	for _, tt := range tests {
+		r := mustRun(t, hammer(tt.kind, tt.servers, tt.balancer))
+		if got := r.Clients[0].Allowed; !near(got, tt.want, tt.tol) {
+			t.Errorf("%s: admitted %d, want %d ±%d", tt.name, got, tt.want, tt.tol)
+		}
+	}
+}
+
+func TestRacyOverAdmitsUnderConcurrentLoad(t *testing.T) {
+	// 1000/s over 4 servers with a 5 ms round trip: five requests are in
+	// flight between every read and its write.
+	sc := hammer(Racy, 4, RoundRobin)
+	sc.Topology.RTT = 5 * time.Millisecond
+	r := mustRun(t, sc)
+	if got := r.Clients[0].Allowed; got < 2*single {
+		t.Fatalf("racy admitted %d, want clearly more than the %d an atomic store admits", got, single)
+	}
+	if r.Clients[0].FalseAllows == 0 {
+		t.Fatalf("racy shows no false allows against the exact limiter: %+v", r.Clients[0])
+	}
+	sc.Topology.RTT = 0 // no gap, no race
+	if got := mustRun(t, sc).Clients[0].Allowed; !near(got, single, 1) {
+		t.Fatalf("racy with no round trip admitted %d, want %d", got, single)
+	}
+}
+
+func TestFixedWindowDoubleBurstAtTheBoundary(t *testing.T) {
+	// 100 requests in the 100 ms before 1 s and 100 in the 100 ms after, at
+	// a limit of 100 per 1 s window.
+	sc := Scenario{
+		Name: "boundary", Duration: 3 * time.Second, Step: 100 * time.Millisecond, Seed: 1, Servers: 1, Balancer: RoundRobin,
+		Limit:    Limit{Algorithm: "fixed-window", Params: algorithms.Params{Rate: perSecond(100), Window: time.Second}, Key: KeyAuto},
+		Topology: Topology{Kind: Shared, OnError: store.FailOpen, Clock: ServerClock, PrimaryStopsAfter: Never},
+		Clients: []Client{{Name: "c", APIKey: "k", Traffic: []Traffic{
+			{Pattern: Burst, Count: 100, At: 900 * time.Millisecond, Spread: 100 * time.Millisecond},
+			{Pattern: Burst, Count: 100, At: time.Second, Spread: 100 * time.Millisecond},
+		}}},
+	}
+	fixed := mustRun(t, sc).Clients[0]
+	sc.Limit.Algorithm = "sliding-log"
+	log := mustRun(t, sc).Clients[0]
+	if fixed.Allowed != 200 || fixed.MaxAllowed1s != 200 {
+		t.Errorf("fixed-window: allowed %d, peak %d in a second; want 200 and 200 (2 × the limit)", fixed.Allowed, fixed.MaxAllowed1s)
+	}
+	if log.Allowed != 100 || log.MaxAllowed1s != 100 {
+		t.Errorf("sliding-log: allowed %d, peak %d; want 100 and 100", log.Allowed, log.MaxAllowed1s)
+	}
+	if fixed.FalseAllows != 100 || log.FalseAllows != 0 {
+		t.Errorf("false allows against the exact log: fixed %d, sliding-log %d; want 100 and 0", fixed.FalseAllows, log.FalseAllows)
+	}
+}
+
+func TestSplitBrainPartitionDoublesTheAdmittedRate(t *testing.T) {
+	sc := hammer(SplitBrain, 4, RoundRobin)
+	sc.Duration = 30 * time.Second
+	sc.Faults = []Fault{{Kind: Partition, Start: 10 * time.Second, End: 20 * time.Second, Groups: [][]int{{0, 1}, {2, 3}}}}
+	r := mustRun(t, sc)
+	inPartition := int64(0)
+	before := int64(0)
+	for _, row := range r.Timeline {
+		switch {
+		case row.TS >= 11 && row.TS < 20: // a second after the cut, both jars steady
+			inPartition += row.Allowed
+		case row.TS >= 1 && row.TS < 10:
+			before += row.Allowed
+		}
+	}
+	// 9 s at 10/s is 90 on one store; two copies each admit that.
+	if before < 85 || before > 95 || inPartition < 170 || inPartition > 190 {
+		t.Fatalf("admitted %d in 9 s before the partition (want ~90) and %d in 9 s during it (want ~180, both sides writing)", before, inPartition)
+	}
+	// The replica's copy starts the partition from the primary's state and
+	// is resynchronised at heal: both copies are in the state series.
+	copies := map[string]bool{}
+	for _, s := range r.State {
+		copies[s.Copy] = true
+	}
+	if !copies["primary"] || !copies["replica"] {
+		t.Fatalf("state series copies = %v, want primary and replica", copies)
+	}
+}
+
+func TestOutageIsDecidedByThePolicy(t *testing.T) {
+	for _, policy := range []store.Policy{store.FailOpen, store.FailClosed} {
+		sc := hammer(Shared, 2, RoundRobin)
+		sc.Topology.OnError = policy
+		sc.Faults = []Fault{{Kind: Outage, Start: 4 * time.Second, End: 6 * time.Second}}
+		r := mustRun(t, sc)
+		for _, row := range r.Timeline {
+			inOutage := row.TS >= 4 && row.TS < 6
+			decided := row.FailedOpen + row.FailedClosed
+			if inOutage && decided != row.Sent {
+				t.Errorf("%s, t=%gs: %d of %d decided by the policy, want all", policy, row.TS, decided, row.Sent)
+			}
+			if !inOutage && decided != 0 {
+				t.Errorf("%s, t=%gs: %d decided by the policy outside the outage", policy, row.TS, decided)
+			}
+			if inOutage && policy == store.FailOpen && (row.FailedClosed != 0 || row.Allowed != row.Sent) {
+				t.Errorf("fail-open, t=%gs: %+v, want every request failed open", row.TS, row)
+			}
+			if inOutage && policy == store.FailClosed && (row.FailedOpen != 0 || row.Rejected != row.Sent) {
+				t.Errorf("fail-closed, t=%gs: %+v, want every request failed closed", row.TS, row)
+			}
+		}
+	}
+}
+
+func TestRetryAfterClientsStopHammering(t *testing.T) {
+	base := hammer(Shared, 1, RoundRobin)
+	base.Clients = []Client{
+		{Name: "impatient", APIKey: "a", Traffic: []Traffic{{Pattern: Constant, Rate: perSecond(50)}}, Retry: Retry{Policy: RetryImmediate}},
+		{Name: "polite", APIKey: "b", Traffic: []Traffic{{Pattern: Constant, Rate: perSecond(50)}}, Retry: Retry{Policy: RetryAfter}},
+	}
+	r := mustRun(t, base)
+	imp, pol := r.Clients[0], r.Clients[1]
+	if imp.Retries <= pol.Retries || imp.Retries == 0 {
+		t.Fatalf("retries: immediate %d, retry-after %d; want the immediate client to retry far more", imp.Retries, pol.Retries)
+	}
+	if pol.Allowed < imp.Allowed-5 {
+		t.Fatalf("allowed: immediate %d, retry-after %d; honouring Retry-After should cost nothing", imp.Allowed, pol.Allowed)
+	}
+}
+
+func TestClockSkewUnderServerAndStoreClocks(t *testing.T) {
+	// From 3 s on, server 1's clock runs 2 s ahead: under the server clock
+	// the bucket refills for 2 s that did not pass; under the store's clock
+	// the skew does not reach the decision. (A skew that ends before the
+	// run does gives it all back: the bucket does not refill again until
+	// the true time catches up with the skewed one.)
+	sc := hammer(Shared, 2, RoundRobin)
+	sc.Faults = []Fault{{Kind: ClockSkew, Start: 3 * time.Second, End: 10 * time.Second, Servers: []int{1}, Offset: 2 * time.Second}}
+	server := mustRun(t, sc).Clients[0].Allowed
+	sc.Topology.Clock = StoreClock
+	storeClock := mustRun(t, sc).Clients[0].Allowed
+	if !near(storeClock, single, 1) {
+		t.Errorf("store clock: admitted %d, want %d whatever the servers' clocks say", storeClock, single)
+	}
+	if !near(server, single+20, 1) {
+		t.Errorf("server clock 2 s ahead: admitted %d, want %d: 2 s of refill (20) that did not happen", server, single+20)
+	}
+}
+
+func TestDeterminism(t *testing.T) {
+	sc := hammer(Local, 3, Random)
+	sc.Clients[0].Traffic = []Traffic{{Pattern: Poisson, Rate: perSecond(300)}}
+	encode := func(sc Scenario) string {
+		b, err := json.Marshal(mustRun(t, sc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	a, b := encode(sc), encode(sc)
+	if a != b {
+		t.Fatal("the same scenario and seed gave different results")
+	}
+	sc.Seed = 2
+	if encode(sc) == a {
+		t.Fatal("another seed gave the same poisson traffic")
+	}
+}
+
+func TestBudgetRefusesBeforeRunning(t *testing.T) {
+	_, err := Run(context.Background(), hammer(Shared, 1, RoundRobin), Options{MaxRequests: 9_999})
+	if err == nil {
+		t.Fatal("a 10000-request run under a budget of 9999 ran")
+	}
+}
+
+func TestEveryTopologyOnEveryStoreDecidesAlike(t *testing.T) {
+	stores := []string{"memory", "miniredis"}
+	if url := os.Getenv("REDIS_URL"); url != "" {
+		stores = append(stores, url)
+	} else {
+		t.Log("REDIS_URL not set: comparing memory with miniredis only (.ci/run sets it)")
+	}
+	for _, kind := range []TopologyKind{Local, Shared, Racy, SplitBrain} {
+		var want string
+		for _, st := range stores {
+			sc := hammer(kind, 2, RoundRobin)
+			sc.Duration = 2 * time.Second
+			sc.Clients[0].Traffic = []Traffic{{Pattern: Constant, Rate: perSecond(60)}}
+			sc.Topology.Store = st
+			sc.Faults = []Fault{{Kind: Partition, Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Groups: [][]int{{0}, {1}}}}
+			r := mustRun(t, sc)
+			got, _ := json.Marshal(struct {
+				C []ClientResult
+				T []TimelineRow
+				S []StateSeries
+			}{r.Clients, r.Timeline, r.State})
+			if want == "" {
+				want = string(got)
+			} else if string(got) != want {
+				t.Errorf("%s on %s decided differently from memory:\n got %s\nwant %s", kind, st, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,166 @@
+package sim
+
+import (
+	"math"
+	"math/bits"
+	"math/rand/v2"
+
+	"github.com/ratelim/ratelim/algorithms"
+)
+
+// stream generates one Traffic pattern's arrivals, in order. next returns the
+// next arrival at or after the previous one, and false when the pattern has
+// no more before its stop.
+type stream struct {
+	tr          Traffic
+	start, stop int64 // µs; stop is exclusive
+	k           int64 // arrivals generated so far
+	last        int64
+}
+
+func newStream(tr Traffic, duration int64) *stream {
+	stop := duration
+	if tr.Stop > 0 {
+		stop = min(int64(algorithms.At(tr.Stop)), duration)
+	}
+	return &stream{tr: tr, start: int64(algorithms.At(tr.Start)), stop: stop}
+}
+
+func perMicros(r algorithms.Rate) int64 { return int64(algorithms.At(r.Per)) }
+
+// evenly returns the k-th of arrivals spaced at rate r from start, exactly:
+// start + k × per / N, with no drift however long the run.
+func evenly(start, k int64, r algorithms.Rate) int64 {
+	if r.N <= 0 {
+		return math.MaxInt64
+	}
+	return start + int64(mulDivFloor(uint64(k), uint64(perMicros(r)), uint64(r.N)))
+}
+
+func (s *stream) next(rng *rand.Rand) (int64, bool) {
+	var at int64
+	switch s.tr.Pattern {
+	case Constant:
+		at = evenly(s.start, s.k, s.tr.Rate)
+	case Poisson:
+		rate := s.tr.Rate.PerSecond() / 1e6 // per µs
+		if rate <= 0 {
+			return 0, false
+		}
+		if s.k == 0 {
+			s.last = s.start
+		}
+		at = s.last + int64(rng.ExpFloat64()/rate)
+	case Burst:
+		count := int64(s.tr.Count)
+		if s.k >= count {
+			return 0, false
+		}
+		base := int64(algorithms.At(s.tr.At))
+		spread := int64(algorithms.At(s.tr.Spread))
+		at = base + s.k*spread/max(count, 1)
+	case Ramp:
+		at = s.rampAt(s.k)
+	case OnOff:
+		on, off := int64(algorithms.At(s.tr.On)), int64(algorithms.At(s.tr.Off))
+		perCycle := evenlyCount(on, s.tr.Rate)
+		if perCycle == 0 || on <= 0 {
+			return 0, false
+		}
+		cycle, i := s.k/perCycle, s.k%perCycle
+		at = s.start + cycle*(on+off) + (evenly(0, i, s.tr.Rate))
+	default:
+		return 0, false
+	}
+	if at >= s.stop || at < s.last {
+		return 0, false
+	}
+	s.k++
+	s.last = at
+	return at, true
+}
+
+// evenlyCount is how many arrivals at rate r fall in [0, span).
+func evenlyCount(span int64, r algorithms.Rate) int64 {
+	if r.N <= 0 {
+		return 0
+	}
+	// k × per / N < span  ⇔  k < span × N / per
+	return int64(mulDivCeil(uint64(span), uint64(r.N), uint64(perMicros(r))))
+}
+
+// rampAt returns the k-th arrival of a rate rising linearly from From at
+// start to To at stop: the instant where the expected count Λ(t) reaches k,
+// Λ(t) = a·t + (b − a)·t²/(2T), solved for t.
+func (s *stream) rampAt(k int64) int64 {
+	a := s.tr.From.PerSecond() / 1e6
+	b := s.tr.To.PerSecond() / 1e6
+	span := float64(s.stop - s.start)
+	if span <= 0 {
+		return math.MaxInt64
+	}
+	c := (b - a) / (2 * span)
+	x := float64(k)
+	var t float64
+	if math.Abs(c) < 1e-18 {
+		if a <= 0 {
+			return math.MaxInt64
+		}
+		t = x / a
+	} else {
+		disc := a*a + 4*c*x
+		if disc < 0 {
+			return math.MaxInt64
+		}
+		t = (-a + math.Sqrt(disc)) / (2 * c)
+	}
+	if t < 0 || math.IsNaN(t) || t > span {
+		return math.MaxInt64
+	}
+	return s.start + int64(t)
+}
+
+// estimate is the number of arrivals the stream will produce: what the
+// request budget is checked against before a run.
+func (s *stream) estimate() float64 {
+	span := float64(max(s.stop-s.start, 0)) / 1e6 // seconds
+	switch s.tr.Pattern {
+	case Constant, Poisson:
+		return s.tr.Rate.PerSecond() * span
+	case Burst:
+		return float64(s.tr.Count)
+	case Ramp:
+		return (s.tr.From.PerSecond() + s.tr.To.PerSecond()) / 2 * span
+	case OnOff:
+		on, off := s.tr.On.Seconds(), s.tr.Off.Seconds()
+		if on+off <= 0 {
+			return 0
+		}
+		return s.tr.Rate.PerSecond() * span * on / (on + off)
+	}
+	return 0
+}
+
+// mulDivFloor is a × b / c rounded down, saturating instead of panicking
+// when the quotient does not fit.
+func mulDivFloor(a, b, c uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi >= c {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, c)
+	return min(q, math.MaxInt64)
+}
+
+// mulDivCeil is a × b / c rounded up, saturating.
+func mulDivCeil(a, b, c uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi >= c {
+		return math.MaxInt64
+	}
+	q, r := bits.Div64(hi, lo, c)
+	if r > 0 {
+		q++
+	}
+	return min(q, math.MaxInt64)
+}
