@@ -42,18 +42,18 @@ type LimitResult struct {
 
 // ClientResult is what one client experienced over the run.
 type ClientResult struct {
-	Name         string  `json:"name"`
-	Key          string  `json:"key"`
-	Sent         int64   `json:"sent"`
-	Allowed      int64   `json:"allowed"`
-	Rejected     int64   `json:"rejected"`
-	FailedOpen   int64   `json:"failed_open"`
-	FailedClosed int64   `json:"failed_closed"`
-	Retries      int64   `json:"retries"`
-	MaxAllowed1s int64   `json:"max_allowed_1s"`
-	IdealAllowed int64   `json:"ideal_allowed"`
-	FalseAllows  int64   `json:"false_allows"`
-	FalseDenies  int64   `json:"false_denies"`
+	Name         string         `json:"name"`
+	Key          string         `json:"key"`
+	Sent         int64          `json:"sent"`
+	Allowed      int64          `json:"allowed"`
+	Rejected     int64          `json:"rejected"`
+	FailedOpen   int64          `json:"failed_open"`
+	FailedClosed int64          `json:"failed_closed"`
+	Retries      int64          `json:"retries"`
+	MaxAllowed1s int64          `json:"max_allowed_1s"`
+	IdealAllowed int64          `json:"ideal_allowed"`
+	FalseAllows  int64          `json:"false_allows"`
+	FalseDenies  int64          `json:"false_denies"`
 	LatencyMs    LatencySummary `json:"latency_ms"`
 }
 

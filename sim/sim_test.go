@@ -21,7 +21,7 @@ func hammer(kind TopologyKind, servers int, balancer Balancer) Scenario {
 		Servers: servers, Balancer: balancer,
 		Limit:    Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: perSecond(10), Burst: 20}, Key: KeyAuto},
 		Topology: Topology{Kind: kind, RTT: 500 * time.Microsecond, OnError: store.FailOpen, Clock: ServerClock, PrimaryStopsAfter: Never},
-		Clients: []Client{{Name: "c", APIKey: "k", Traffic: []Traffic{{Pattern: Constant, Rate: perSecond(1000)}}, Retry: Retry{Policy: RetryNone}}},
+		Clients:  []Client{{Name: "c", APIKey: "k", Traffic: []Traffic{{Pattern: Constant, Rate: perSecond(1000)}}, Retry: Retry{Policy: RetryNone}}},
 	}
 }
 
