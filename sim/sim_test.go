@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -259,5 +260,26 @@ func TestEveryTopologyOnEveryStoreDecidesAlike(t *testing.T) {
 				t.Errorf("%s on %s decided differently from memory:\n got %s\nwant %s", kind, st, got, want)
 			}
 		}
+	}
+}
+
+func TestWriteTableSaysWhatToNotice(t *testing.T) {
+	var b strings.Builder
+	if err := WriteTable(&b, mustRun(t, hammer(Local, 4, RoundRobin))); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"hammer · token-bucket · local on memory · 4 servers", "limit 10/s burst 20", "admitted 4.00× what one exact limiter would", "4 servers, each with its own jar"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	var c strings.Builder
+	if err := WriteCSV(&c, mustRun(t, hammer(Shared, 1, RoundRobin))); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(c.String()), "\n")
+	if len(lines) != 11 || !strings.HasPrefix(lines[0], "t_s,client,sent,allowed") || !strings.HasPrefix(lines[1], "0,c,1000,") {
+		t.Errorf("CSV: %d lines, starting %q / %q", len(lines), lines[0], lines[1])
 	}
 }
