@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -41,5 +42,33 @@ func BenchmarkXTimeRateAllowN(b *testing.B) {
 	for b.Loop() {
 		now = now.Add(time.Microsecond)
 		lim.AllowN(now, 1)
+	}
+}
+
+// The same decisions through the embedded Redis and, with REDIS_URL set, a
+// real one: what fidelity costs per simulated request.
+//
+//	REDIS_URL=redis://127.0.0.1:6379 go test -run '^$' -bench 'SimulateRedis' ./sim
+func BenchmarkSimulateRedis(b *testing.B) {
+	stores := map[string]string{"miniredis": "miniredis"}
+	if url := os.Getenv("REDIS_URL"); url != "" {
+		stores["redis-server"] = url
+	}
+	for name, st := range stores {
+		b.Run(name, func(b *testing.B) {
+			sc := hammer(Shared, 4, RoundRobin)
+			sc.Duration = time.Second
+			sc.Clients[0].Traffic = []Traffic{{Pattern: Constant, Rate: perSecond(2000)}}
+			sc.Topology.Store = st
+			var requests int64
+			for b.Loop() {
+				r, err := Run(context.Background(), sc, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				requests += r.Requests
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(requests), "ns/request")
+		})
 	}
 }

@@ -69,6 +69,9 @@ func (sc *Scenario) check() error {
 			return bad(field, "window %s–%s is empty or negative", f.Start, f.End)
 		}
 		if f.Kind == Partition {
+			if len(f.Groups) == 0 {
+				return bad(field+".groups", "a partition needs groups (want e.g. [[0, 1], [2, 3]])")
+			}
 			for _, g := range f.Groups {
 				for _, srv := range g {
 					if srv < 0 || srv >= sc.Servers {

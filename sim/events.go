@@ -8,6 +8,7 @@ const (
 	evStepEnd                 // the recorder closes a step; arg: step
 	evFaultStart              // arg: fault index
 	evFaultEnd
+	evLog // a log entry falls due; arg: index into notes
 )
 
 // event is something that happens at a virtual instant. Ties are broken by
@@ -34,6 +35,8 @@ func (a event) before(b event) bool {
 type eventQueue struct{ items []event }
 
 func (q *eventQueue) len() int { return len(q.items) }
+
+func (q *eventQueue) peek() event { return q.items[0] }
 
 func (q *eventQueue) push(e event) {
 	q.items = append(q.items, e)

@@ -41,17 +41,27 @@ func WriteTable(w io.Writer, r *Result) error {
 		fmt.Fprintf(w, " · %s %g–%gs", f.Kind, f.StartS, f.EndS)
 	}
 	fmt.Fprint(w, "\n\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "client\tsent\tallowed\trejected\tfailed open\tfailed closed\tretries\tpeak/1s\tideal\tp99 ms\t")
-	for _, c := range r.Clients {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", c.Name, c.Sent, c.Allowed, c.Rejected,
-			c.FailedOpen, c.FailedClosed, c.Retries, c.MaxAllowed1s, c.IdealAllowed, strconv.FormatFloat(c.LatencyMs.P99, 'f', -1, 64))
-	}
-	if err := tw.Flush(); err != nil {
+	if err := WriteTableRows(w, r); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", Notice(r))
 	return err
+}
+
+// WriteTableRows writes the table's header row and one row per client,
+// aligned: the table without its title and notice, for scripts.
+func WriteTableRows(w io.Writer, r *Result) error {
+	width := len("client")
+	for _, c := range r.Clients {
+		width = max(width, len(c.Name))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\tsent\tallowed\trejected\tfail-open\tfail-closed\tretries\tpeak/1s\tideal\tp99 ms\t\n", width, "client")
+	for _, c := range r.Clients {
+		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", width, c.Name, c.Sent, c.Allowed, c.Rejected,
+			c.FailedOpen, c.FailedClosed, c.Retries, c.MaxAllowed1s, c.IdealAllowed, strconv.FormatFloat(c.LatencyMs.P99, 'f', -1, 64))
+	}
+	return tw.Flush()
 }
 
 func plural(n int) string {

@@ -157,6 +157,9 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decis
 		c.peak.add(t, 1)
 		k.peak.add(t, 1)
 	}
+	if o.Rejected == 1 && c.total.Rejected == 0 {
+		s.logf(t, "%s: first rejection", c.Name)
+	}
 	sc.add(o)
 	c.total.add(o)
 	c.hist.add(latency)
@@ -233,6 +236,7 @@ func (s *sim) result() *Result {
 		Keys:         []KeyResult{},
 		Timeline:     []TimelineRow{},
 		Expectations: []ExpectationResult{},
+		Events:       append([]LogEntry{}, s.log...),
 	}
 	if r.Faults == nil {
 		r.Faults = []FaultSpan{}

@@ -23,12 +23,14 @@ type Result struct {
 	Clock     string      `json:"clock"`
 	RTTMs     float64     `json:"rtt_ms"`
 	// Requests is every request sent, retries included.
-	Requests     int64               `json:"requests"`
-	Clients      []ClientResult      `json:"clients"`
-	Keys         []KeyResult         `json:"keys"`
-	Timeline     []TimelineRow       `json:"timeline"`
-	State        []StateSeries       `json:"state"`
-	Faults       []FaultSpan         `json:"faults"`
+	Requests int64          `json:"requests"`
+	Clients  []ClientResult `json:"clients"`
+	Keys     []KeyResult    `json:"keys"`
+	Timeline []TimelineRow  `json:"timeline"`
+	State    []StateSeries  `json:"state"`
+	Faults   []FaultSpan    `json:"faults"`
+	// Events is what happened, in order: faults, failovers, first rejections.
+	Events       []LogEntry          `json:"events"`
 	Expectations []ExpectationResult `json:"expectations"`
 }
 

@@ -58,18 +58,66 @@ type copyStore interface {
 	store.KV
 }
 
+// SetupError is a run refused before it started: a scenario the simulator
+// cannot run, a request budget exceeded, a store that does not answer. The
+// user can act on it; a command exits with its bad-input code.
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
 // Run simulates sc from 0 to its duration and returns the Result.
 func Run(ctx context.Context, sc Scenario, opts Options) (*Result, error) {
-	s, err := newSim(ctx, sc, opts)
+	p, err := NewPlayer(ctx, sc, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer s.close()
-	if err := s.run(ctx); err != nil {
+	defer p.Close()
+	if err := p.Advance(sc.Duration); err != nil {
 		return nil, err
 	}
-	return s.result(), nil
+	return p.Result(), nil
 }
+
+// Player runs a simulation piece by piece, for a caller that drives time
+// itself (the TUI plays a run frame by frame): Advance moves the virtual
+// clock, Snapshot says where things stand. Played to the end it gives the
+// same Result as Run.
+type Player struct {
+	s   *sim
+	ctx context.Context
+}
+
+// NewPlayer prepares sc to be played from 0. Close it when done: a run on
+// a Redis store deletes its keys then.
+func NewPlayer(ctx context.Context, sc Scenario, opts Options) (*Player, error) {
+	s, err := newSim(ctx, sc, opts)
+	if err != nil {
+		return nil, &SetupError{err}
+	}
+	return &Player{s: s, ctx: ctx}, nil
+}
+
+// Advance processes every event up to virtual time until (capped at the
+// scenario's duration).
+func (p *Player) Advance(until time.Duration) error {
+	return p.s.runUntil(p.ctx, min(int64(algorithms.At(until)), p.s.duration))
+}
+
+// Now is the virtual time reached.
+func (p *Player) Now() time.Duration { return algorithms.Time(p.s.now).Duration() }
+
+// Done reports whether the run has reached its end.
+func (p *Player) Done() bool { return p.s.now >= p.s.duration }
+
+// Result returns the Result of the run so far; played to the end, Run's.
+func (p *Player) Result() *Result { return p.s.result() }
+
+// Snapshot returns where the run stands.
+func (p *Player) Snapshot() Snapshot { return p.s.snapshot() }
+
+// Close releases the stores.
+func (p *Player) Close() { p.s.close() }
 
 // Estimate returns how many requests sc's traffic sends, retries not
 // counted: what the request budget is checked against.
@@ -117,6 +165,7 @@ type sim struct {
 	requests int64
 
 	// The store copies and how servers reach them.
+	now        int64 // virtual time reached
 	copies     []copyStore
 	copyNames  []string
 	closers    []func() error
@@ -141,6 +190,8 @@ type sim struct {
 	ctx          context.Context
 	progress     func(done, total time.Duration)
 	faultResults []FaultSpan
+	log          []LogEntry
+	notes        []string // texts of scheduled log entries
 }
 
 type replication struct {
@@ -381,19 +432,20 @@ func (s *sim) schedule(e event) {
 	s.queue.push(e)
 }
 
-func (s *sim) run(ctx context.Context) error {
-	for n := 0; s.queue.len() > 0; n++ {
+// runUntil processes the events due by until, in order, and leaves the
+// clock there.
+func (s *sim) runUntil(ctx context.Context, until int64) error {
+	for n := 0; s.queue.len() > 0 && s.queue.peek().at <= until; n++ {
 		if n&4095 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
 		e := s.queue.pop()
-		if e.at > s.duration {
-			break
-		}
+		s.now = e.at
 		if err := s.handle(e); err != nil {
 			return err
 		}
 	}
+	s.now = max(s.now, until)
 	return nil
 }
 
@@ -416,6 +468,8 @@ func (s *sim) handle(e event) error {
 		}
 	case evStepEnd:
 		s.endStep(int(e.arg), e.at)
+	case evLog:
+		s.logf(e.at, "%s", s.notes[e.arg])
 	case evFaultStart:
 		return s.faultStart(s.sc.Faults[e.arg], e.at)
 	case evFaultEnd:
@@ -619,6 +673,7 @@ func (s *sim) applyReplication(t int64) error {
 }
 
 func (s *sim) faultStart(f Fault, t int64) error {
+	s.logf(t, "%s begins%s", f.Kind, faultDetail(f))
 	switch f.Kind {
 	case Outage:
 		s.outage++
@@ -644,12 +699,20 @@ func (s *sim) faultStart(f Fault, t int64) error {
 			}
 			s.replQueue, s.replHead = s.replQueue[:0], 0
 			s.replicating = false
+			failover := t + int64(algorithms.At(s.sc.Topology.FailoverAfter))
+			s.schedule(event{at: failover, kind: evLog, arg: int32(len(s.notes))})
+			s.notes = append(s.notes, "failover: the replica is promoted for the cut-off servers")
+			if stops := s.sc.Topology.PrimaryStopsAfter; stops >= 0 {
+				s.schedule(event{at: t + int64(algorithms.At(stops)), kind: evLog, arg: int32(len(s.notes))})
+				s.notes = append(s.notes, "the isolated primary stops taking writes")
+			}
 		}
 	}
 	return nil
 }
 
 func (s *sim) faultEnd(f Fault, t int64) error {
+	s.logf(t, "%s ends", f.Kind)
 	switch f.Kind {
 	case Outage:
 		s.outage--
@@ -673,7 +736,23 @@ func (s *sim) faultEnd(f Fault, t int64) error {
 				}
 			}
 			s.replicating = true
+			s.logf(t, "heal: the replica's writes are lost; every server is back on the primary")
 		}
 	}
 	return nil
+}
+
+// faultDetail describes a fault for the log.
+func faultDetail(f Fault) string {
+	switch f.Kind {
+	case Partition:
+		return fmt.Sprintf(": servers %v keep the primary, the rest are cut off", f.Groups[0])
+	case Latency:
+		return fmt.Sprintf(": round trip %s", f.RTT)
+	case ClockSkew:
+		return fmt.Sprintf(": servers %v off by %s, drifting %g s/s", f.Servers, f.Offset, f.Drift)
+	case Outage:
+		return ": every store call fails"
+	}
+	return ""
 }

@@ -283,3 +283,49 @@ func TestWriteTableSaysWhatToNotice(t *testing.T) {
 		t.Errorf("CSV: %d lines, starting %q / %q", len(lines), lines[0], lines[1])
 	}
 }
+
+func TestPlayerFrameByFrameGivesRunsResult(t *testing.T) {
+	sc := hammer(SplitBrain, 4, Random)
+	sc.Clients[0].Traffic = []Traffic{{Pattern: Poisson, Rate: perSecond(200)}}
+	sc.Faults = []Fault{{Kind: Partition, Start: 3 * time.Second, End: 6 * time.Second, Groups: [][]int{{0, 1}, {2, 3}}}}
+	want, _ := json.Marshal(mustRun(t, sc))
+	p, err := NewPlayer(context.Background(), sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	sawBanner := false
+	for !p.Done() {
+		if err := p.Advance(p.Now() + 33*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		snap := p.Snapshot()
+		if len(snap.Active) > 0 && snap.Active[0].Kind == "partition" {
+			sawBanner = true
+			if snap.TS < 3 || snap.TS >= 6 {
+				t.Fatalf("partition active at %gs", snap.TS)
+			}
+		}
+		if len(snap.State) != 2 || len(snap.Clients) != 1 {
+			t.Fatalf("snapshot: %d state rows, %d clients; want 2 copies of 1 key and 1 client", len(snap.State), len(snap.Clients))
+		}
+	}
+	got, _ := json.Marshal(p.Result())
+	if string(got) != string(want) {
+		t.Fatal("played frame by frame, the result differs from Run's")
+	}
+	if !sawBanner {
+		t.Fatal("no snapshot showed the partition")
+	}
+	log := p.Snapshot().Log
+	var texts []string
+	for _, e := range log {
+		texts = append(texts, e.Text)
+	}
+	joined := strings.Join(texts, "\n")
+	for _, want := range []string{"partition begins", "failover", "heal", "c: first rejection"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("log lacks %q:\n%s", want, joined)
+		}
+	}
+}
