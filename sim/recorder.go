@@ -146,6 +146,8 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decis
 	k.ideal, ideal = s.ideal.Step(k.ideal, algorithms.Time(t), cost)
 	if ideal.Allowed {
 		o.IdealAllowed = 1
+		c.idealPeak.add(t, 1)
+		k.idealPeak.add(t, 1)
 	}
 	if o.Allowed == 1 && !ideal.Allowed {
 		o.FalseAllows = 1
@@ -252,7 +254,7 @@ func (s *sim) result() *Result {
 			Name: c.Name, Key: s.keys[c.key].name,
 			Sent: t.Sent, Allowed: t.Allowed, Rejected: t.Rejected,
 			FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed, Retries: t.Retries,
-			MaxAllowed1s: c.peak.peak, IdealAllowed: t.IdealAllowed,
+			MaxAllowed1s: c.peak.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: c.idealPeak.peak,
 			FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
 			LatencyMs: LatencySummary{P50: millis(c.hist.quantile(0.5)), P99: millis(c.hist.quantile(0.99))},
 		})
@@ -263,7 +265,8 @@ func (s *sim) result() *Result {
 			Key: k.name, Clients: k.clients,
 			Sent: t.Sent, Allowed: t.Allowed, Rejected: t.Rejected,
 			FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed,
-			MaxAllowed1s: k.peak.peak, IdealAllowed: t.IdealAllowed,
+			MaxAllowed1s: k.peak.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: k.idealPeak.peak,
+			FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
 		})
 	}
 	for step := range s.steps() {

@@ -44,22 +44,25 @@ type LimitResult struct {
 
 // ClientResult is what one client experienced over the run.
 type ClientResult struct {
-	Name         string         `json:"name"`
-	Key          string         `json:"key"`
-	Sent         int64          `json:"sent"`
-	Allowed      int64          `json:"allowed"`
-	Rejected     int64          `json:"rejected"`
-	FailedOpen   int64          `json:"failed_open"`
-	FailedClosed int64          `json:"failed_closed"`
-	Retries      int64          `json:"retries"`
-	MaxAllowed1s int64          `json:"max_allowed_1s"`
-	IdealAllowed int64          `json:"ideal_allowed"`
-	FalseAllows  int64          `json:"false_allows"`
-	FalseDenies  int64          `json:"false_denies"`
-	LatencyMs    LatencySummary `json:"latency_ms"`
+	Name         string `json:"name"`
+	Key          string `json:"key"`
+	Sent         int64  `json:"sent"`
+	Allowed      int64  `json:"allowed"`
+	Rejected     int64  `json:"rejected"`
+	FailedOpen   int64  `json:"failed_open"`
+	FailedClosed int64  `json:"failed_closed"`
+	Retries      int64  `json:"retries"`
+	MaxAllowed1s int64  `json:"max_allowed_1s"`
+	IdealAllowed int64  `json:"ideal_allowed"`
+	// IdealMaxAllowed1s is the exact limiter's max_allowed_1s on the same
+	// arrivals: what the peak would have been.
+	IdealMaxAllowed1s int64          `json:"ideal_max_allowed_1s"`
+	FalseAllows       int64          `json:"false_allows"`
+	FalseDenies       int64          `json:"false_denies"`
+	LatencyMs         LatencySummary `json:"latency_ms"`
 }
 
-// Latency is a latency distribution's median and 99th percentile.
+// LatencySummary is a latency distribution's median and 99th percentile.
 type LatencySummary struct {
 	P50 float64 `json:"p50"`
 	P99 float64 `json:"p99"`
@@ -67,15 +70,18 @@ type LatencySummary struct {
 
 // KeyResult aggregates every client sharing one limiter key.
 type KeyResult struct {
-	Key          string `json:"key"`
-	Clients      int    `json:"clients"`
-	Sent         int64  `json:"sent"`
-	Allowed      int64  `json:"allowed"`
-	Rejected     int64  `json:"rejected"`
-	FailedOpen   int64  `json:"failed_open"`
-	FailedClosed int64  `json:"failed_closed"`
-	MaxAllowed1s int64  `json:"max_allowed_1s"`
-	IdealAllowed int64  `json:"ideal_allowed"`
+	Key               string `json:"key"`
+	Clients           int    `json:"clients"`
+	Sent              int64  `json:"sent"`
+	Allowed           int64  `json:"allowed"`
+	Rejected          int64  `json:"rejected"`
+	FailedOpen        int64  `json:"failed_open"`
+	FailedClosed      int64  `json:"failed_closed"`
+	MaxAllowed1s      int64  `json:"max_allowed_1s"`
+	IdealAllowed      int64  `json:"ideal_allowed"`
+	IdealMaxAllowed1s int64  `json:"ideal_max_allowed_1s"`
+	FalseAllows       int64  `json:"false_allows"`
+	FalseDenies       int64  `json:"false_denies"`
 }
 
 // TimelineRow is one client's figures over one step, starting at TS.

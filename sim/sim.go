@@ -19,7 +19,9 @@ import (
 	"hash/fnv"
 	"math"
 	mrand "math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
@@ -133,21 +135,23 @@ func Estimate(sc Scenario) int64 {
 
 type clientRun struct {
 	Client
-	key     int // index into sim.keys
-	streams []*stream
-	cost    []int64 // per stream
-	hist    *histogram
-	step    *histogram
-	peak    peakWindow
-	total   counts
+	key       int // index into sim.keys
+	streams   []*stream
+	cost      []int64 // per stream
+	hist      *histogram
+	step      *histogram
+	peak      peakWindow
+	idealPeak peakWindow
+	total     counts
 }
 
 type keyRun struct {
-	name    string
-	clients int
-	hash    uint64
-	ideal   algorithms.State
-	peak    peakWindow
+	name      string
+	clients   int
+	hash      uint64
+	ideal     algorithms.State
+	peak      peakWindow
+	idealPeak peakWindow
 }
 
 type sim struct {
@@ -292,10 +296,10 @@ func (s *sim) setupClients() {
 			index[name] = k
 			h := fnv.New64a()
 			h.Write([]byte(name))
-			s.keys = append(s.keys, keyRun{name: name, hash: h.Sum64(), peak: peakWindow{w: 1_000_000}})
+			s.keys = append(s.keys, keyRun{name: name, hash: h.Sum64(), peak: peakWindow{w: 1_000_000}, idealPeak: peakWindow{w: 1_000_000}})
 		}
 		s.keys[k].clients++
-		cr := &clientRun{Client: c, key: k, hist: newHistogram(), step: newHistogram(), peak: peakWindow{w: 1_000_000}}
+		cr := &clientRun{Client: c, key: k, hist: newHistogram(), step: newHistogram(), peak: peakWindow{w: 1_000_000}, idealPeak: peakWindow{w: 1_000_000}}
 		for _, tr := range c.Traffic {
 			cr.streams = append(cr.streams, newStream(tr, s.duration))
 			cr.cost = append(cr.cost, max(tr.Cost, 1))
@@ -755,4 +759,34 @@ func faultDetail(f Fault) string {
 		return ": every store call fails"
 	}
 	return ""
+}
+
+// RunAll runs every scenario, on up to workers goroutines at once (0 means
+// one per core), and returns the results and errors in the scenarios'
+// order. Runs share nothing, so each Result is what Run alone gives.
+func RunAll(ctx context.Context, scs []Scenario, opts Options, workers int) ([]*Result, []error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	results := make([]*Result, len(scs))
+	errs := make([]error, len(scs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, max(len(scs), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				o := opts
+				o.Progress = nil // progress of one run among many means nothing
+				results[i], errs[i] = Run(ctx, scs[i], o)
+			}
+		}()
+	}
+	for i := range scs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return results, errs
 }

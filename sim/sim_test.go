@@ -329,3 +329,23 @@ func TestPlayerFrameByFrameGivesRunsResult(t *testing.T) {
 		}
 	}
 }
+
+func TestRunAllInParallelEqualsSequential(t *testing.T) {
+	var scs []Scenario
+	for _, kind := range []TopologyKind{Local, Shared, Racy, SplitBrain} {
+		sc := hammer(kind, 3, Random)
+		sc.Clients[0].Traffic = []Traffic{{Pattern: Poisson, Rate: perSecond(500)}}
+		scs = append(scs, sc)
+	}
+	results, errs := RunAll(context.Background(), scs, Options{}, 4)
+	for i, sc := range scs {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		got, _ := json.Marshal(results[i])
+		want, _ := json.Marshal(mustRun(t, sc))
+		if string(got) != string(want) {
+			t.Errorf("%s: the parallel run differs from the sequential one", sc.Topology.Kind)
+		}
+	}
+}
