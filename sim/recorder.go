@@ -189,7 +189,9 @@ func (s *sim) endStep(i int, t int64) {
 			st, err := cp.Load(s.ctx, k.name)
 			remaining := int64(-1) // unknown: the store did not answer
 			if err == nil {
-				_, d := s.alg.Step(st, algorithms.Time(t), 0)
+				// Peek a microsecond before the step's end: what the step
+				// left, before a window that ends with it resets.
+				_, d := s.alg.Step(st, algorithms.Time(t-1), 0)
 				remaining = d.Remaining
 			}
 			ser := &s.stateSeries[j]

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // Exit codes. Scripts and CI read them, so they never change meaning.
@@ -50,7 +51,29 @@ split-brain, outage), and shows what each client experienced.`,
 	// A bad flag is bad input, like any other.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newCmdAlgorithms(s, nil))
+	root.AddCommand(newCmdScenarios(s, nil))
+	root.AddCommand(newCmdSim(s, nil))
+	root.AddCommand(newCmdCompare(s, nil))
+	root.AddCommand(newCmdCheck(s, nil))
 	return root
+}
+
+// exactArgs is cobra.ExactArgs with a message that says what the argument
+// is, as a usage error.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return badInput("want %s, got %d arguments", what, len(args))
+		}
+		return nil
+	}
+}
+
+// isTerminal reports whether w is a terminal, where progress and the TUI
+// may draw.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // run executes the command line args and returns the exit code. Errors are

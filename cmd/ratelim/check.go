@@ -1,0 +1,369 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/sim"
+)
+
+type checkOptions struct {
+	streams
+	Paths       []string
+	JUnit       string
+	Format      string
+	Store       string
+	MaxRequests int64
+	Workers     int
+}
+
+func newCmdCheck(s streams, runF func(*checkOptions) error) *cobra.Command {
+	opts := &checkOptions{streams: s}
+	cmd := &cobra.Command{
+		Use:   "check [FILE|DIR ...]",
+		Short: "Run scenarios and check their expect: lines (exit 1 on any failure)",
+		Long: `Run each scenario given (every built-in when none is; a directory means its
+*.yaml files) and check its expect: lines against the result. Each
+expectation prints ok or FAIL with the figure it got; a glob subject
+("bastion-*") is checked for each client it matches. An expectation with
+with: runs the scenario again with those overrides.
+
+Exit status: 0 when every expectation holds, 1 when any fails, 2 when a file
+or an expectation is malformed (named with file and line).`,
+		Example: `  ratelim check
+  ratelim check scenarios/ --junit report.xml
+  ratelim check my-limits.yaml --format json`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Paths = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return checkRun(context.Background(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.JUnit, "junit", "", "also write a JUnit XML report to this file")
+	f.StringVar(&opts.Format, "format", "text", "output: text or json")
+	f.StringVar(&opts.Store, "store", "", "run every scenario on this store: memory, miniredis or redis://host:port")
+	f.Int64Var(&opts.MaxRequests, "max-requests", sim.DefaultMaxRequests, "refuse a run estimated to send more requests than this")
+	f.IntVar(&opts.Workers, "parallel", 0, "runs at once (0: one per core)")
+	return cmd
+}
+
+// checkJob is one run a check needs: a scenario, with one with: variant.
+type checkJob struct {
+	file  *scenarios.File
+	label string
+	with  map[string]string
+	exps  []*scenarios.Expectation
+}
+
+// checkLine is one outcome as reported.
+type checkLine struct {
+	File    string  `json:"file"`
+	Line    int     `json:"line"`
+	Text    string  `json:"text"`
+	Subject string  `json:"subject"`
+	Got     float64 `json:"got"`
+	OK      bool    `json:"ok"`
+	outcome scenarios.Outcome
+}
+
+func checkRun(ctx context.Context, opts *checkOptions) error {
+	if opts.Format != "text" && opts.Format != "json" {
+		return badInput("--format: unknown format %q (want text or json)", opts.Format)
+	}
+	files, err := checkFiles(opts.Paths)
+	if err != nil {
+		return err
+	}
+	var jobs []checkJob
+	var scs []sim.Scenario
+	for _, f := range files {
+		label := scenarioLabel(f)
+		groups := map[string]*checkJob{}
+		var order []string
+		for i := range f.Expect {
+			e := &f.Expect[i]
+			id := withID(e.With)
+			if groups[id] == nil {
+				groups[id] = &checkJob{file: f, label: label, with: e.With}
+				order = append(order, id)
+			}
+			groups[id].exps = append(groups[id].exps, e)
+		}
+		for _, id := range order {
+			job := groups[id]
+			sc := f.Scenario
+			if opts.Store != "" {
+				sc.Topology.Store = opts.Store
+			}
+			if err := withOverrides(job.with).apply(&sc); err != nil {
+				return fmt.Errorf("%s:%d: with: %w", label, job.exps[0].Line, err)
+			}
+			jobs = append(jobs, *job)
+			scs = append(scs, sc)
+		}
+	}
+	results, errs := sim.RunAll(ctx, scs, sim.Options{MaxRequests: opts.MaxRequests}, opts.Workers)
+	var lines []checkLine
+	suites := map[string][]checkLine{}
+	var suiteOrder []string
+	for i, job := range jobs {
+		if errs[i] != nil {
+			var se *sim.SetupError
+			if errors.As(errs[i], &se) {
+				return usageError{fmt.Errorf("%s: %w", job.label, errs[i])}
+			}
+			return errs[i]
+		}
+		for _, e := range job.exps {
+			outs, err := scenarios.Evaluate(job.label, e, results[i])
+			if err != nil {
+				return usageError{err}
+			}
+			for _, o := range outs {
+				l := checkLine{File: job.label, Line: e.Line, Text: o.String(), Subject: o.Subject, Got: o.Got, OK: o.OK, outcome: o}
+				lines = append(lines, l)
+				if _, seen := suites[job.label]; !seen {
+					suiteOrder = append(suiteOrder, job.label)
+				}
+				suites[job.label] = append(suites[job.label], l)
+			}
+		}
+	}
+	// Lines in file order, then line order, whatever order runs finished in.
+	sort.SliceStable(lines, func(i, j int) bool {
+		if lines[i].File != lines[j].File {
+			return fileIndex(files, lines[i].File) < fileIndex(files, lines[j].File)
+		}
+		return lines[i].Line < lines[j].Line
+	})
+	passed, failed := 0, 0
+	for _, l := range lines {
+		if l.OK {
+			passed++
+		} else {
+			failed++
+		}
+	}
+	if opts.JUnit != "" {
+		if err := writeJUnitFile(opts.JUnit, suiteOrder, suites); err != nil {
+			return err
+		}
+	}
+	if opts.Format == "json" {
+		enc := json.NewEncoder(opts.Out)
+		enc.SetIndent("", "  ")
+		if lines == nil {
+			lines = []checkLine{}
+		}
+		if err := enc.Encode(struct {
+			Schema  string      `json:"schema"`
+			Passed  int         `json:"passed"`
+			Failed  int         `json:"failed"`
+			Results []checkLine `json:"results"`
+		}{"ratelim.check/v1", passed, failed, lines}); err != nil {
+			return err
+		}
+	} else {
+		for _, l := range lines {
+			verdict := "ok  "
+			if !l.OK {
+				verdict = "FAIL"
+			}
+			fmt.Fprintf(opts.Out, "%s %s:%d: %s\n", verdict, l.File, l.Line, l.Text)
+		}
+		for _, f := range files {
+			if len(f.Expect) == 0 {
+				fmt.Fprintf(opts.Out, "note %s: no expect: lines, nothing checked\n", scenarioLabel(f))
+			}
+		}
+		fmt.Fprintf(opts.Out, "%d passed, %d failed\n", passed, failed)
+	}
+	if failed > 0 {
+		return errChecksFailed
+	}
+	return nil
+}
+
+// errChecksFailed is returned when an expectation failed: exit 1, and the
+// lines above have said which.
+var errChecksFailed = errors.New("some expectations failed")
+
+func fileIndex(files []*scenarios.File, label string) int {
+	for i, f := range files {
+		if scenarioLabel(f) == label {
+			return i
+		}
+	}
+	return len(files)
+}
+
+// checkFiles opens what the arguments name: files, directories of *.yaml,
+// or, with none, every built-in.
+func checkFiles(paths []string) ([]*scenarios.File, error) {
+	var names []string
+	if len(paths) == 0 {
+		names = scenarios.Builtin()
+	}
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err == nil && info.IsDir() {
+			matches, _ := filepath.Glob(filepath.Join(p, "*.yaml"))
+			yml, _ := filepath.Glob(filepath.Join(p, "*.yml"))
+			matches = append(matches, yml...)
+			sort.Strings(matches)
+			if len(matches) == 0 {
+				return nil, badInput("%s: no *.yaml files in this directory", p)
+			}
+			names = append(names, matches...)
+			continue
+		}
+		names = append(names, p)
+	}
+	var files []*scenarios.File
+	for _, n := range names {
+		f, err := scenarios.Open(n)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// withID is a canonical name of a with: map, to run each variant once.
+func withID(with map[string]string) string {
+	keys := make([]string, 0, len(with))
+	for k := range with {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + "=" + with[k] + ";")
+	}
+	return b.String()
+}
+
+// withOverrides turns an expectation's with: into the flags it stands for.
+func withOverrides(with map[string]string) overrides {
+	o := overrides{set: map[string]bool{}}
+	for k, v := range with {
+		switch k {
+		case "algorithm":
+			o.algorithm = v
+		case "topology":
+			o.topology = v
+		case "store":
+			o.store = v
+		case "servers":
+			o.servers, _ = strconv.Atoi(v)
+		case "seed":
+			o.seed, _ = strconv.ParseUint(v, 10, 64)
+		case "duration":
+			o.duration = v
+		case "on_error":
+			o.onError = v
+			k = "on-error"
+		}
+		o.set[k] = true
+	}
+	return o
+}
+
+// The JUnit XML schema that CI systems read: a testsuite per scenario, a
+// testcase per checked expectation, a failure element for each that failed.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Timestamp string      `xml:"timestamp,attr,omitempty"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Body    string `xml:",chardata"`
+}
+
+func writeJUnit(w io.Writer, order []string, suites map[string][]checkLine) error {
+	doc := junitSuites{}
+	for _, name := range order {
+		s := junitSuite{Name: name}
+		for _, l := range suites[name] {
+			c := junitCase{Name: fmt.Sprintf("%s:%d: %s", l.File, l.Line, l.Text), Classname: strings.TrimSuffix(filepath.Base(name), ".yaml")}
+			if !l.OK {
+				c.Failure = &junitFailure{Message: "got " + strconv.FormatFloat(l.Got, 'g', -1, 64), Body: l.Text}
+				s.Failures++
+			}
+			s.Cases = append(s.Cases, c)
+			s.Tests++
+		}
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Suites = append(doc.Suites, s)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// writeJUnitFile writes the report atomically: a temporary file renamed
+// into place, so a CI system never reads half a report.
+func writeJUnitFile(path string, order []string, suites map[string][]checkLine) error {
+	return writeFileAtomic(path, func(w io.Writer) error { return writeJUnit(w, order, suites) })
+}
+
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return badInput("cannot write %s: %v", path, errors.Unwrap(err))
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return badInput("cannot write %s: %v", path, err)
+	}
+	return nil
+}

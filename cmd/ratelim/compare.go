@@ -1,0 +1,375 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/sim"
+)
+
+var allTopologies = []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)}
+
+type compareOptions struct {
+	streams
+	Scenario    string
+	Algorithms  []string
+	Topologies  []string
+	Format      string
+	MaxRequests int64
+	Workers     int
+	Plot        plotFlags
+	over        overrides
+}
+
+func newCmdCompare(s streams, runF func(*compareOptions) error) *cobra.Command {
+	opts := &compareOptions{streams: s}
+	cmd := &cobra.Command{
+		Use:   "compare SCENARIO|FILE",
+		Short: "Run a scenario under every algorithm × topology and compare them",
+		Long: `Run a scenario under every algorithm and every topology, in parallel (the
+results are those of sequential runs), and print a matrix per figure:
+
+  admitted    what was admitted ÷ what one exact limiter admits on the same
+              arrivals (the token bucket for the bucket algorithms, a sliding
+              log of the same limit for the window ones)
+  peak        the worst client's most admitted in one second ÷ the exact
+              limiter's
+  false allow requests admitted that the exact limiter refused, % of sent
+  false deny  requests refused that the exact limiter admitted, % of sent
+
+The worst cell of each matrix is marked with *. The store is memory unless
+--store says otherwise.`,
+		Example: `  ratelim compare window-boundary
+  ratelim compare runaway-healthcheck --topologies local,shared --servers 8
+  ratelim compare partition --format json`,
+		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Scenario = args[0]
+			opts.over.set = map[string]bool{}
+			cmd.Flags().Visit(func(f *pflag.Flag) { opts.over.set[f.Name] = true })
+			if runF != nil {
+				return runF(opts)
+			}
+			return compareRun(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&opts.Algorithms, "algorithms", algorithms.Names(), "algorithms to compare, comma-separated")
+	f.StringSliceVar(&opts.Topologies, "topologies", allTopologies, "topologies to compare, comma-separated")
+	f.StringVar(&opts.Format, "format", "table", "output: table, json or csv (one row per cell)")
+	f.Int64Var(&opts.MaxRequests, "max-requests", sim.DefaultMaxRequests, "refuse a run estimated to send more requests than this")
+	f.IntVar(&opts.Workers, "parallel", 0, "runs at once (0: one per core)")
+	f.StringVar(&opts.over.store, "store", "", "memory, miniredis or redis://host:port")
+	f.IntVar(&opts.over.servers, "servers", 0, "number of API servers")
+	f.Uint64Var(&opts.over.seed, "seed", 0, "random seed")
+	f.StringVar(&opts.over.duration, "duration", "", "virtual duration, e.g. 30s")
+	f.StringVar(&opts.over.onError, "on-error", "", "when the store fails: fail-open or fail-closed")
+	addPlotFlags(cmd, &opts.Plot)
+	return cmd
+}
+
+// Cell is one algorithm × topology run, summarised.
+type Cell struct {
+	Algorithm       string      `json:"algorithm"`
+	Topology        string      `json:"topology"`
+	AdmittedRatio   float64     `json:"admitted_ratio"`
+	PeakRatio       float64     `json:"peak_ratio"`
+	FalseAllowPct   float64     `json:"false_allow_pct"`
+	FalseDenyPct    float64     `json:"false_deny_pct"`
+	FailedOpen      int64       `json:"failed_open"`
+	FailedClosed    int64       `json:"failed_closed"`
+	Result          *sim.Result `json:"result"`
+	worstPeakClient string
+}
+
+func compareRun(ctx context.Context, opts *compareOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	switch opts.Format {
+	case "table", "json", "csv":
+	default:
+		return badInput("--format: unknown format %q (want table, json or csv)", opts.Format)
+	}
+	if err := opts.Plot.check(); err != nil {
+		return err
+	}
+	for _, a := range opts.Algorithms {
+		if _, err := algorithms.New(a, algorithms.Params{Rate: algorithms.Rate{N: 1, Per: 1}, Burst: 1, Window: 1}); err != nil && strings.HasPrefix(err.Error(), "algorithm:") {
+			return badInput("--algorithms: %v", strings.TrimPrefix(err.Error(), "algorithm: "))
+		}
+	}
+	for _, t := range opts.Topologies {
+		if !contains(allTopologies, t) {
+			return badInput("--topologies: unknown topology %q (want %s)", t, strings.Join(allTopologies, ", "))
+		}
+	}
+	file, err := scenarios.Open(opts.Scenario)
+	if err != nil {
+		return usageError{err}
+	}
+	base := file.Scenario
+	if err := opts.over.apply(&base); err != nil {
+		return err
+	}
+	var scs []sim.Scenario
+	var cells []Cell
+	for _, a := range opts.Algorithms {
+		for _, t := range opts.Topologies {
+			sc := withAlgorithm(base, a)
+			sc.Topology.Kind = sim.TopologyKind(t)
+			scs = append(scs, sc)
+			cells = append(cells, Cell{Algorithm: a, Topology: t})
+		}
+	}
+	results, errs := sim.RunAll(ctx, scs, sim.Options{MaxRequests: opts.MaxRequests}, opts.Workers)
+	for i, err := range errs {
+		if err != nil {
+			if _, ok := err.(*sim.SetupError); ok {
+				return usageError{fmt.Errorf("%s with %s on %s: %w", scenarioLabel(file), cells[i].Algorithm, cells[i].Topology, err)}
+			}
+			return err
+		}
+		cells[i].summarise(results[i])
+	}
+	if err := opts.Plot.render(func(w io.Writer) error { return renderCompare(w, base.Name, cells, opts.Plot) }); err != nil {
+		return err
+	}
+	switch opts.Format {
+	case "json":
+		return writeCompareJSON(opts.Out, base.Name, cells)
+	case "csv":
+		return writeCompareCSV(opts.Out, cells)
+	}
+	return writeCompareTable(opts.Out, base, cells, opts.Algorithms, opts.Topologies)
+}
+
+// withAlgorithm returns sc limited by algorithm name, with the parameter
+// the scenario's own algorithm did not need filled in: a window of 1 s for a
+// window algorithm, a burst of one second's rate for a bucket.
+func withAlgorithm(sc sim.Scenario, name string) sim.Scenario {
+	sc.Limit.Algorithm = name
+	p := &sc.Limit.Params
+	if p.Window <= 0 {
+		p.Window = 1e9
+	}
+	if p.Burst <= 0 {
+		p.Burst = max(1, int64(p.Rate.PerSecond()))
+	}
+	return sc
+}
+
+func (c *Cell) summarise(r *sim.Result) {
+	var allowed, ideal, sent, fa, fd int64
+	for _, k := range r.Keys {
+		allowed += k.Allowed
+		ideal += k.IdealAllowed
+		sent += k.Sent
+		fa += k.FalseAllows
+		fd += k.FalseDenies
+		c.FailedOpen += k.FailedOpen
+		c.FailedClosed += k.FailedClosed
+		if k.IdealMaxAllowed1s > 0 {
+			if ratio := float64(k.MaxAllowed1s) / float64(k.IdealMaxAllowed1s); ratio > c.PeakRatio {
+				c.PeakRatio, c.worstPeakClient = ratio, k.Key
+			}
+		}
+	}
+	if ideal > 0 {
+		c.AdmittedRatio = float64(allowed) / float64(ideal)
+	}
+	if sent > 0 {
+		c.FalseAllowPct = 100 * float64(fa) / float64(sent)
+		c.FalseDenyPct = 100 * float64(fd) / float64(sent)
+	}
+	// The cell's JSON carries the run's summary, not its timeline.
+	summary := *r
+	summary.Timeline, summary.State = nil, nil
+	c.Result = &summary
+}
+
+func writeCompareTable(w io.Writer, sc sim.Scenario, cells []Cell, algs, topos []string) error {
+	fmt.Fprintf(w, "%s · %d server%s · seed %d · %s · store %s\n", sc.Name, sc.Servers, plural(sc.Servers), sc.Seed, sc.Duration, storeLabel(sc.Topology.Store))
+	matrices := []struct {
+		title  string
+		value  func(Cell) float64
+		format func(float64) string
+		worst  func(a, b float64) bool // a is worse than b
+	}{
+		{"admitted ÷ exact limiter", func(c Cell) float64 { return c.AdmittedRatio }, ratioText, func(a, b float64) bool { return distance(a) > distance(b) }},
+		{"worst 1-second peak ÷ exact limiter's", func(c Cell) float64 { return c.PeakRatio }, ratioText, func(a, b float64) bool { return a > b }},
+		{"false allows, % of sent", func(c Cell) float64 { return c.FalseAllowPct }, pctText, func(a, b float64) bool { return a > b }},
+		{"false denies, % of sent", func(c Cell) float64 { return c.FalseDenyPct }, pctText, func(a, b float64) bool { return a > b }},
+	}
+	width := len("algorithm")
+	for _, a := range algs {
+		width = max(width, len(a))
+	}
+	for _, m := range matrices {
+		worst := 0
+		for i := range cells {
+			if m.worst(m.value(cells[i]), m.value(cells[worst])) {
+				worst = i
+			}
+		}
+		fmt.Fprintf(w, "\n%s\n%-*s", m.title, width, "")
+		for _, t := range topos {
+			fmt.Fprintf(w, "  %11s", t)
+		}
+		fmt.Fprintln(w)
+		for ai, a := range algs {
+			fmt.Fprintf(w, "%-*s", width, a)
+			for ti := range topos {
+				i := ai*len(topos) + ti
+				mark := " "
+				if i == worst && m.worst(m.value(cells[i]), neutral(m.title)) {
+					mark = "*"
+				}
+				fmt.Fprintf(w, "  %10s%s", m.format(m.value(cells[i])), mark)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintln(w)
+	for _, line := range compareFindings(sc, cells) {
+		fmt.Fprintln(w, line)
+	}
+	return nil
+}
+
+// neutral is the value no cell is marked worst against: 1× for ratios, 0%
+// for percentages, so that a matrix where every cell is exact marks none.
+func neutral(title string) float64 {
+	if strings.Contains(title, "%") {
+		return 0
+	}
+	return 1
+}
+
+func distance(ratio float64) float64 {
+	if ratio <= 0 {
+		return 0
+	}
+	if ratio < 1 {
+		return 1/ratio - 1
+	}
+	return ratio - 1
+}
+
+func ratioText(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + "×" }
+
+func pctText(v float64) string {
+	switch {
+	case v == 0:
+		return "0%"
+	case v < 0.01:
+		return strconv.FormatFloat(v, 'f', 4, 64) + "%"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64) + "%"
+}
+
+// compareFindings says in a few lines what the matrix shows: the cells that
+// stray furthest from the exact limiter, and why.
+func compareFindings(sc sim.Scenario, cells []Cell) []string {
+	type finding struct {
+		score float64
+		text  string
+	}
+	var fs []finding
+	for _, c := range cells {
+		switch {
+		case c.Topology == string(sim.Local) && c.AdmittedRatio > 1.05:
+			fs = append(fs, finding{c.AdmittedRatio, fmt.Sprintf("%s on local jars admits %s: %d servers, each with its own jar", c.Algorithm, ratioText(c.AdmittedRatio), sc.Servers)})
+		case c.Topology == string(sim.Racy) && c.AdmittedRatio > 1.05:
+			fs = append(fs, finding{c.AdmittedRatio, fmt.Sprintf("%s racy admits %s: servers read the same state before either wrote it back", c.Algorithm, ratioText(c.AdmittedRatio))})
+		case c.Topology == string(sim.SplitBrain) && c.AdmittedRatio > 1.05:
+			fs = append(fs, finding{c.AdmittedRatio, fmt.Sprintf("%s split-brain admits %s: each side of the partition counts in its own copy", c.Algorithm, ratioText(c.AdmittedRatio))})
+		case c.Topology == string(sim.Shared) && c.PeakRatio >= 1.2:
+			fs = append(fs, finding{c.PeakRatio, fmt.Sprintf("%s lets %s the exact peak through in one second (%s), on an atomic store: the algorithm, not the topology", c.Algorithm, ratioText(c.PeakRatio), c.worstPeakClient)})
+		}
+		if c.FailedOpen > 0 && c.Topology == string(sim.Shared) && c.Algorithm == cells[0].Algorithm {
+			fs = append(fs, finding{0.5, fmt.Sprintf("%d requests failed open while the store was unreachable", c.FailedOpen)})
+		}
+		if c.FailedClosed > 0 && c.Topology == string(sim.Shared) && c.Algorithm == cells[0].Algorithm {
+			fs = append(fs, finding{0.5, fmt.Sprintf("%d requests failed closed while the store was unreachable", c.FailedClosed)})
+		}
+	}
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].score > fs[j].score })
+	var lines []string
+	for i, f := range fs {
+		if i == 5 {
+			break
+		}
+		lines = append(lines, f.text)
+	}
+	if len(lines) == 0 {
+		lines = append(lines, "every cell admits within 5% of the exact limiter on this traffic")
+	}
+	return lines
+}
+
+func writeCompareJSON(w io.Writer, scenario string, cells []Cell) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Schema   string `json:"schema"`
+		Scenario string `json:"scenario"`
+		Cells    []Cell `json:"cells"`
+	}{"ratelim.compare/v1", scenario, cells})
+}
+
+func writeCompareCSV(w io.Writer, cells []Cell) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"algorithm", "topology", "admitted_ratio", "peak_ratio", "false_allow_pct", "false_deny_pct", "failed_open", "failed_closed", "sent", "allowed", "ideal_allowed"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, c := range cells {
+		var sent, allowed, ideal int64
+		for _, k := range c.Result.Keys {
+			sent += k.Sent
+			allowed += k.Allowed
+			ideal += k.IdealAllowed
+		}
+		cw.Write([]string{c.Algorithm, c.Topology, f(c.AdmittedRatio), f(c.PeakRatio), f(c.FalseAllowPct), f(c.FalseDenyPct),
+			strconv.FormatInt(c.FailedOpen, 10), strconv.FormatInt(c.FailedClosed, 10),
+			strconv.FormatInt(sent, 10), strconv.FormatInt(allowed, 10), strconv.FormatInt(ideal, 10)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func storeLabel(s string) string {
+	if s == "" {
+		return "memory"
+	}
+	if strings.Contains(s, "@") {
+		return "redis" // never print a URL's password
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/ratelim/ratelim/plots"
+	"github.com/ratelim/ratelim/sim"
+)
+
+// plotFlags are --plot and its size, shared by sim and compare.
+type plotFlags struct {
+	Path          string
+	Width, Height float64 // inches; 0 for the plot's own default
+	By            string
+	format        string
+}
+
+func addPlotFlags(cmd *cobra.Command, p *plotFlags) {
+	f := cmd.Flags()
+	f.StringVar(&p.Path, "plot", "", "also draw the run to this file: .png or .svg")
+	f.Float64Var(&p.Width, "plot-width", 0, "plot width in inches (default: fits the content)")
+	f.Float64Var(&p.Height, "plot-height", 0, "plot height in inches (default: fits the panels)")
+}
+
+// check refuses a bad --plot before anything runs.
+func (p *plotFlags) check() error {
+	if p.Path == "" {
+		return nil
+	}
+	format, err := plots.FormatFor(p.Path)
+	if err != nil {
+		return badInput("--plot: %v", err)
+	}
+	if p.Width < 0 || p.Height < 0 {
+		return badInput("--plot-width and --plot-height must not be negative")
+	}
+	p.format = format
+	return nil
+}
+
+func (p *plotFlags) options() plots.Options {
+	return plots.Options{Width: vg.Length(p.Width) * vg.Inch, Height: vg.Length(p.Height) * vg.Inch, Format: p.format, By: p.By}
+}
+
+// render writes the plot to p.Path, if one was asked for. An unwritable
+// path is bad input; nothing half-written is left behind either way.
+func (p *plotFlags) render(draw func(io.Writer) error) error {
+	if p.Path == "" {
+		return nil
+	}
+	if err := plots.WriteFile(p.Path, draw); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+func renderTimeline(w io.Writer, r *sim.Result, p plotFlags) error {
+	return plots.Timeline(w, r, p.options())
+}
+
+func renderCompare(w io.Writer, scenario string, cells []Cell, p plotFlags) error {
+	grid := make([]plots.Cell, len(cells))
+	for i, c := range cells {
+		grid[i] = plots.Cell{Algorithm: c.Algorithm, Topology: c.Topology, AdmittedRatio: c.AdmittedRatio}
+	}
+	return plots.CompareGrid(w, scenario+": admitted ÷ exact limiter", grid, p.options())
+}

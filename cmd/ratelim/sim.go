@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/store"
+)
+
+// simOptions are `ratelim sim`'s flags. A flag left unset leaves the
+// scenario's own value; the override fields are applied in overrides.
+type simOptions struct {
+	streams
+	Scenario    string
+	Format      string
+	Quiet       bool
+	MaxRequests int64
+	// ErrIsTerminal says whether ErrOut is a terminal, where progress goes.
+	ErrIsTerminal bool
+	Plot          plotFlags
+
+	over overrides
+}
+
+// overrides are the flags that change the scenario. set records which were
+// given, so that a zero value can be given too (--seed 0).
+type overrides struct {
+	algorithm, topology, store, balancer, key, onError, rtt, duration string
+	servers                                                           int
+	seed                                                              uint64
+	set                                                               map[string]bool
+}
+
+func newCmdSim(s streams, runF func(*simOptions) error) *cobra.Command {
+	opts := &simOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
+	cmd := &cobra.Command{
+		Use:   "sim SCENARIO|FILE",
+		Short: "Replay a scenario and show what each client experienced",
+		Long: `Replay a scenario (a built-in name, or a YAML file) on a virtual clock and
+show what each client experienced: sent, allowed, rejected, failed open or
+closed, retries, the most admitted in any second, what one exact limiter
+would have admitted, and latency.
+
+Flags override the scenario. The store is memory by default: it has the
+semantics of one Redis running the Lua script (atomic, one round trip, the
+round trip as virtual time) at in-process speed, millions of requests a
+second. --store miniredis runs the real Lua scripts in an embedded Redis
+(about 300 µs a decision: keep runs to thousands of requests) and
+--store redis://host:port a real server (one loopback round trip a decision);
+both give the same decisions as memory, and are there for fidelity.
+
+The same scenario and seed always give the same output, byte for byte.`,
+		Example: `  ratelim sim runaway-healthcheck
+  ratelim sim runaway-healthcheck --topology local --servers 8
+  ratelim sim window-boundary --algorithm sliding-log
+  ratelim sim partition --format json > result.json
+  ratelim sim my-scenario.yaml --seed 7 --format csv`,
+		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Scenario = args[0]
+			opts.over.set = map[string]bool{}
+			cmd.Flags().Visit(func(f *pflag.Flag) { opts.over.set[f.Name] = true })
+			if runF != nil {
+				return runF(opts)
+			}
+			return simRun(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Format, "format", "table", "output: table, json (ratelim.result/v1) or csv (the timeline)")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress, and for the table only the rows")
+	f.Int64Var(&opts.MaxRequests, "max-requests", sim.DefaultMaxRequests, "refuse a run estimated to send more requests than this")
+	addOverrideFlags(cmd, &opts.over)
+	addPlotFlags(cmd, &opts.Plot)
+	cmd.Flags().StringVar(&opts.Plot.By, "by", "client", "plot one panel per client or per key")
+	return cmd
+}
+
+// addOverrideFlags declares the flags that override a scenario's fields,
+// shared by the commands that run scenarios.
+func addOverrideFlags(cmd *cobra.Command, o *overrides) {
+	f := cmd.Flags()
+	f.StringVar(&o.algorithm, "algorithm", "", "limiter: "+strings.Join(algorithms.Names(), ", "))
+	f.StringVar(&o.topology, "topology", "", "where the counter lives: local, shared, racy or split-brain")
+	f.StringVar(&o.store, "store", "", "memory, miniredis or redis://host:port")
+	f.IntVar(&o.servers, "servers", 0, "number of API servers")
+	f.StringVar(&o.balancer, "balancer", "", "round-robin, random or key-hash")
+	f.StringVar(&o.key, "key", "", "limit by: auto, api-key, user or ip")
+	f.Uint64Var(&o.seed, "seed", 0, "random seed")
+	f.StringVar(&o.duration, "duration", "", "virtual duration, e.g. 30s")
+	f.StringVar(&o.onError, "on-error", "", "when the store fails: fail-open or fail-closed")
+	f.StringVar(&o.rtt, "rtt", "", "one store round trip, e.g. 500us")
+}
+
+// apply changes sc by the flags that were given.
+func (o overrides) apply(sc *sim.Scenario) error {
+	if o.set["algorithm"] {
+		sc.Limit.Algorithm = o.algorithm
+		if _, err := algorithms.New(o.algorithm, sc.Limit.Params); err != nil {
+			var pe *algorithms.ParamError
+			if errors.As(err, &pe) && pe.Param != "algorithm" {
+				return badInput("--algorithm %s: the scenario's limit does not suit it: %v", o.algorithm, err)
+			}
+			return badInput("--algorithm: %v", strings.TrimPrefix(err.Error(), "algorithm: "))
+		}
+	}
+	if o.set["topology"] {
+		sc.Topology.Kind = sim.TopologyKind(o.topology)
+	}
+	if o.set["store"] {
+		sc.Topology.Store = o.store
+	}
+	if o.set["servers"] {
+		if o.servers < 1 {
+			return badInput("--servers: must be at least 1 (got %d)", o.servers)
+		}
+		sc.Servers = o.servers
+	}
+	if o.set["balancer"] {
+		sc.Balancer = sim.Balancer(o.balancer)
+	}
+	if o.set["key"] {
+		sc.Limit.Key = sim.KeyBy(o.key)
+	}
+	if o.set["seed"] {
+		sc.Seed = o.seed
+	}
+	if o.set["duration"] {
+		d, err := time.ParseDuration(o.duration)
+		if err != nil || d <= 0 {
+			return badInput("--duration: %q is not a positive duration (want e.g. 30s)", o.duration)
+		}
+		sc.Duration = d
+		sc.Step = min(sc.Step, d)
+		// Faults past the new end are cut to it; ones starting after it go.
+		var kept []sim.Fault
+		for _, f := range sc.Faults {
+			if f.Start < d {
+				f.End = min(f.End, d)
+				kept = append(kept, f)
+			}
+		}
+		sc.Faults = kept
+	}
+	if o.set["on-error"] {
+		p, err := store.ParsePolicy(o.onError)
+		if err != nil {
+			return badInput("--on-error: unknown policy %q (want fail-open or fail-closed)", o.onError)
+		}
+		sc.Topology.OnError = p
+	}
+	if o.set["rtt"] {
+		d, err := time.ParseDuration(o.rtt)
+		if err != nil || d < 0 {
+			return badInput("--rtt: %q is not a duration (want e.g. 500us)", o.rtt)
+		}
+		sc.Topology.RTT = d
+	}
+	return nil
+}
+
+func simRun(ctx context.Context, opts *simOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	switch opts.Format {
+	case "table", "json", "csv":
+	default:
+		return badInput("--format: unknown format %q (want table, json or csv)", opts.Format)
+	}
+	if err := opts.Plot.check(); err != nil {
+		return err
+	}
+	if opts.Plot.By != "client" && opts.Plot.By != "key" {
+		return badInput("--by: unknown %q (want client or key)", opts.Plot.By)
+	}
+	file, err := scenarios.Open(opts.Scenario)
+	if err != nil {
+		return usageError{err}
+	}
+	sc := file.Scenario
+	if err := opts.over.apply(&sc); err != nil {
+		return err
+	}
+	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table")
+	r, err := sim.Run(ctx, sc, sim.Options{MaxRequests: opts.MaxRequests, Progress: progress.update})
+	progress.done()
+	if err != nil {
+		var se *sim.SetupError
+		if errors.As(err, &se) {
+			return usageError{fmt.Errorf("%s: %w", scenarioLabel(file), err)}
+		}
+		return err
+	}
+	if err := opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, r, opts.Plot) }); err != nil {
+		return err
+	}
+	return writeResult(opts.Out, r, opts.Format, opts.Quiet)
+}
+
+func writeResult(w io.Writer, r *sim.Result, format string, quiet bool) error {
+	switch format {
+	case "json":
+		return sim.WriteJSON(w, r)
+	case "csv":
+		return sim.WriteCSV(w, r)
+	}
+	if quiet {
+		return sim.WriteTableRows(w, r)
+	}
+	return sim.WriteTable(w, r)
+}
+
+// progress reports a long run's virtual time on a terminal's stderr, once a
+// run has taken more than a second of wall time, and erases itself at the end.
+type progress struct {
+	w       io.Writer
+	enabled bool
+	started time.Time
+	shown   bool
+	last    time.Time
+}
+
+func newProgress(w io.Writer, enabled bool) *progress {
+	return &progress{w: w, enabled: enabled, started: time.Now()}
+}
+
+func (p *progress) update(done, total time.Duration) {
+	if !p.enabled {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.started) < time.Second || now.Sub(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = now
+	p.shown = true
+	fmt.Fprintf(p.w, "\rsimulating: %s of %s (%.0f%%) ", done.Round(time.Millisecond), total, 100*done.Seconds()/total.Seconds())
+}
+
+func (p *progress) done() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// scenarioLabel names a scenario in messages: its file, or its name for a
+// built-in.
+func scenarioLabel(f *scenarios.File) string {
+	if f.Path != "" {
+		return f.Path
+	}
+	return f.Scenario.Name
+}

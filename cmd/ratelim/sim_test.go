@@ -1,0 +1,212 @@
+package main
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeScenario writes a small scenario file and returns its path.
+func writeScenario(t *testing.T, name, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const smallScenario = `name: small
+summary: One client hammers a bucket on two servers.
+duration: 5s
+servers: 2
+limit: {algorithm: token-bucket, rate: 10/s, burst: 20}
+topology: {kind: shared}
+clients:
+  - name: hammer
+    api_key: h
+    traffic: {pattern: constant, rate: 100/s}
+  - name: polite
+    api_key: p
+    traffic: {pattern: constant, rate: 5/s}
+expect:
+  - {client: polite, rejected: {max: 0}}
+  - {client: hammer, allowed: {min: 65, max: 75}}
+`
+
+func TestSimGoldenOutputs(t *testing.T) {
+	tests := []struct{ golden, scenario, format string }{
+		{"sim-runaway-healthcheck.table", "runaway-healthcheck", "table"},
+		{"sim-window-boundary.json", "window-boundary", "json"},
+		{"sim-rack-drain.csv", "rack-drain", "csv"},
+	}
+	for _, tt := range tests {
+		code, out, errOut := runArgs("sim", tt.scenario, "--format", tt.format)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", tt.scenario, code, errOut)
+		}
+		golden(t, tt.golden, []byte(out))
+		// Byte-identical on a second run.
+		if _, again, _ := runArgs("sim", tt.scenario, "--format", tt.format); again != out {
+			t.Errorf("%s --format %s: a second run printed something else", tt.scenario, tt.format)
+		}
+	}
+}
+
+func TestSimJSONIsTheResultContract(t *testing.T) {
+	code, out, errOut := runArgs("sim", writeScenario(t, "small.yaml", smallScenario), "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"schema", "scenario", "algorithm", "topology", "store", "servers", "seed", "duration_s", "step_s", "limit", "clients", "keys", "timeline", "faults", "expectations"} {
+		if _, ok := r[field]; !ok {
+			t.Errorf("result JSON lacks %q", field)
+		}
+	}
+	if r["schema"] != "ratelim.result/v1" {
+		t.Errorf("schema = %v", r["schema"])
+	}
+}
+
+func TestSimOverridesAndSeeds(t *testing.T) {
+	path := writeScenario(t, "small.yaml", smallScenario)
+	_, shared, _ := runArgs("sim", path, "--format", "json")
+	code, local, errOut := runArgs("sim", path, "--format", "json", "--topology", "local", "--servers", "4")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(local, `"topology": "local"`) || !strings.Contains(local, `"servers": 4`) || local == shared {
+		t.Errorf("overrides not applied:\n%.300s", local)
+	}
+}
+
+func TestSimBadInputExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	broken := writeScenario(t, "broken.yaml", "name: x\nduration: [\n")
+	badField := writeScenario(t, "bad.yaml", strings.Replace(smallScenario, "rate: 100/s", "rate: fast", 1))
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"sim", filepath.Join(dir, "missing.yaml")}, []string{"missing.yaml"}},
+		{[]string{"sim", broken}, []string{"broken.yaml:"}},
+		{[]string{"sim", badField}, []string{"bad.yaml:10:", "clients[0].traffic.rate", `"fast"`}},
+		{[]string{"sim", "no-such-scenario"}, []string{"no-such-scenario", "runaway-healthcheck"}},
+		{[]string{"sim", "runaway-healthcheck", "--algorithm", "nope"}, []string{"--algorithm", "nope"}},
+		{[]string{"sim", "runaway-healthcheck", "--topology", "mesh"}, []string{"topology", "mesh"}},
+		{[]string{"sim", "runaway-healthcheck", "--servers", "0"}, []string{"--servers"}},
+		{[]string{"sim", "runaway-healthcheck", "--format", "xml"}, []string{"--format", "xml"}},
+		{[]string{"sim", "runaway-healthcheck", "--on-error", "fail-sideways"}, []string{"--on-error"}},
+		{[]string{"sim", "runaway-healthcheck", "--duration", "soon"}, []string{"--duration"}},
+		{[]string{"sim", "runaway-healthcheck", "--max-requests", "10"}, []string{"request budget", "--max-requests"}},
+		{[]string{"sim", "partition", "--servers", "2"}, []string{"server", "2"}},
+		{[]string{"sim", "runaway-healthcheck", "--plot", "out.gif"}, []string{".gif", ".png or .svg"}},
+		{[]string{"sim", "runaway-healthcheck", "--plot", filepath.Join(dir, "no", "such", "dir", "p.png")}, []string{"p.png"}},
+		{[]string{"sim"}, []string{"scenario name or file"}},
+	}
+	for _, tt := range tests {
+		code, out, errOut := runArgs(tt.args...)
+		if code != exitBadInput {
+			t.Errorf("%v: exit %d, want 2; stderr %q", tt.args, code, errOut)
+			continue
+		}
+		if out != "" {
+			t.Errorf("%v: printed to stdout: %q", tt.args, out)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%v: stderr %q lacks %q", tt.args, errOut, w)
+			}
+		}
+		if strings.Contains(errOut, "panic") || strings.Contains(errOut, "goroutine") {
+			t.Errorf("%v: a panic reached the user: %s", tt.args, errOut)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("bad runs left files behind: %v", entries)
+	}
+}
+
+func TestCheckExitCodes(t *testing.T) {
+	passing := writeScenario(t, "pass.yaml", smallScenario)
+	code, out, errOut := runArgs("check", passing)
+	if code != exitOK || !strings.Contains(out, "2 passed, 0 failed") || !strings.Contains(out, "ok   ") {
+		t.Fatalf("passing file: exit %d\n%s%s", code, out, errOut)
+	}
+	failing := writeScenario(t, "fail.yaml", strings.Replace(smallScenario, "allowed: {min: 65, max: 75}", "allowed: {max: 10}", 1))
+	code, out, _ = runArgs("check", failing)
+	if code != exitFailed || !strings.Contains(out, "FAIL") || !strings.Contains(out, "fail.yaml:16:") || !strings.Contains(out, "(got 69)") || !strings.Contains(out, "1 passed, 1 failed") {
+		t.Fatalf("failing file: exit %d\n%s", code, out)
+	}
+	malformed := writeScenario(t, "bad.yaml", strings.Replace(smallScenario, "{client: polite, rejected: {max: 0}}", "{client: nobody, rejected: {max: 0}}", 1))
+	code, _, errOut = runArgs("check", malformed)
+	if code != exitBadInput || !strings.Contains(errOut, "bad.yaml:15:") || !strings.Contains(errOut, "nobody") {
+		t.Fatalf("unknown client: exit %d, stderr %q; want 2 with file:line", code, errOut)
+	}
+	minMax := writeScenario(t, "minmax.yaml", strings.Replace(smallScenario, "{min: 65, max: 75}", "{min: 75, max: 65}", 1))
+	if code, _, errOut = runArgs("check", minMax); code != exitBadInput || !strings.Contains(errOut, "minmax.yaml:16:") {
+		t.Fatalf("min > max: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestCheckJUnitParses(t *testing.T) {
+	failing := writeScenario(t, "fail.yaml", strings.Replace(smallScenario, "allowed: {min: 65, max: 75}", "allowed: {max: 10}", 1))
+	report := filepath.Join(t.TempDir(), "report.xml")
+	if code, out, _ := runArgs("check", failing, "--junit", report); code != exitFailed {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	data, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("JUnit report does not parse: %v\n%s", err, data)
+	}
+	if doc.Tests != 2 || doc.Failures != 1 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 2 {
+		t.Fatalf("report: %+v", doc)
+	}
+	var failure *junitFailure
+	for _, c := range doc.Suites[0].Cases {
+		if c.Failure != nil {
+			failure = c.Failure
+		}
+	}
+	if failure == nil || !strings.Contains(failure.Message, "got 69") {
+		t.Fatalf("failure element: %+v", failure)
+	}
+}
+
+func TestCheckBuiltinsPass(t *testing.T) {
+	code, out, errOut := runArgs("check")
+	if code != exitOK {
+		t.Fatalf("the built-ins' own expectations: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	code, out, errOut := runArgs("compare", "window-boundary")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"admitted ÷ exact limiter", "fixed-window", "sliding-log", "split-brain", "*"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare table lacks %q:\n%s", want, out)
+		}
+	}
+	_, a, _ := runArgs("compare", "window-boundary", "--format", "json")
+	_, b, _ := runArgs("compare", "window-boundary", "--format", "json", "--parallel", "1")
+	if a != b || !strings.Contains(a, `"schema": "ratelim.compare/v1"`) {
+		t.Fatal("compare JSON differs between parallel and sequential runs")
+	}
+	if code, _, errOut := runArgs("compare", "window-boundary", "--topologies", "mesh"); code != exitBadInput || !strings.Contains(errOut, "mesh") {
+		t.Fatalf("bad topology: exit %d %q", code, errOut)
+	}
+}

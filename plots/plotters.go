@@ -1,0 +1,171 @@
+package plots
+
+import (
+	"image/color"
+	"math"
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/ratelim/ratelim/sim"
+)
+
+// The small plot.Plotters gonum does not have: shaded time windows, the
+// labelled fault bars, and grid lines that do not depend on tick labels.
+
+// faultShade shades every fault's time window over the whole height of a
+// panel, behind the data, so one glance down the figure shows what each
+// client saw while the fault lasted.
+type faultShade struct{ faults []sim.FaultSpan }
+
+// Plot implements plot.Plotter.
+func (f faultShade) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	for _, sp := range f.faults {
+		x0 := max(trX(sp.StartS), c.Min.X)
+		x1 := min(trX(sp.EndS), c.Max.X)
+		if x1 <= x0 {
+			continue
+		}
+		c.FillPolygon(withAlpha(faultColour(sp.Kind), shadeAlpha(sp.Kind)), []vg.Point{
+			{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y},
+		})
+	}
+}
+
+// shadeAlpha makes each kind's shading about as visible as the others:
+// pale yellow needs more opacity than grey to show at all.
+func shadeAlpha(kind string) uint8 {
+	switch kind {
+	case "partition":
+		return 0x58
+	case "outage":
+		return 0x40
+	}
+	return 0x38
+}
+
+// faultLanes draws each fault as a labelled bar in its own lane, so
+// overlapping faults and long labels never sit on each other or on data.
+type faultLanes struct {
+	faults []sim.FaultSpan
+	lane   []int // lane of each fault, 0 at the top
+	lanes  int
+	label  func(sim.FaultSpan) string
+}
+
+// Plot implements plot.Plotter.
+func (f faultLanes) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	sty := textStyle(sizeNote, false, black)
+	sty.YAlign = draw.YCenter
+	for i, sp := range f.faults {
+		top := float64(f.lanes - f.lane[i])
+		y0, y1 := trY(top-0.85), trY(top-0.15)
+		x0 := max(trX(sp.StartS), c.Min.X)
+		x1 := min(trX(sp.EndS), c.Max.X)
+		if x1 < x0+vg.Points(1) {
+			x1 = x0 + vg.Points(1) // an instant still shows
+		}
+		box := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
+		c.FillPolygon(withAlpha(faultColour(sp.Kind), 0xb0), box)
+		c.StrokeLines(draw.LineStyle{Color: faultColour(sp.Kind), Width: vg.Points(0.75)}, append(box, box[0]))
+		lbl := f.label(sp)
+		from, _ := labelSpan(float64(x0+vg.Points(3)), float64(sty.Width(lbl)), float64(c.Min.X), float64(c.Max.X))
+		c.FillText(sty, vg.Point{X: vg.Length(from), Y: (y0 + y1) / 2}, lbl)
+	}
+}
+
+// labelSpan is where a label of width w that wants to start at x goes
+// between lo and hi: at x, or moved left so that it ends by hi.
+func labelSpan(x, w, lo, hi float64) (from, to float64) {
+	from = math.Max(lo, math.Min(x, hi-w))
+	return from, from + w
+}
+
+// assignLanes puts each fault in the first lane where its bar and its
+// label (which may be wider than the bar) overlap nothing already there;
+// label returns where a fault's label starts and ends, in seconds.
+func assignLanes(faults []sim.FaultSpan, label func(sim.FaultSpan) (from, to float64)) (lane []int, lanes int) {
+	type span struct{ from, to float64 }
+	var taken [][]span // per lane
+	lane = make([]int, len(faults))
+	order := make([]int, len(faults))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return faults[order[a]].StartS < faults[order[b]].StartS })
+	for _, i := range order {
+		sp := faults[i]
+		lf, lt := label(sp)
+		s := span{math.Min(sp.StartS, lf), math.Max(sp.EndS, lt)}
+		l := 0
+		for ; l < len(taken); l++ {
+			free := true
+			for _, o := range taken[l] {
+				if s.from < o.to && o.from < s.to {
+					free = false
+					break
+				}
+			}
+			if free {
+				break
+			}
+		}
+		if l == len(taken) {
+			taken = append(taken, nil)
+		}
+		taken[l] = append(taken[l], s)
+		lane[i] = l
+	}
+	return lane, max(1, len(taken))
+}
+
+// gridLines draws light lines at the labelled ticks of its own tickers,
+// under the data. (plotter.Grid follows the axes' tick labels, and the
+// stacked panels have none on their shared time axis.)
+type gridLines struct {
+	x, y plot.Ticker // nil: no lines that way
+}
+
+// Plot implements plot.Plotter.
+func (g gridLines) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	sty := draw.LineStyle{Color: gridGrey, Width: vg.Points(0.5)}
+	if g.x != nil {
+		for _, t := range g.x.Ticks(p.X.Min, p.X.Max) {
+			if t.IsMinor() || t.Value < p.X.Min || t.Value > p.X.Max {
+				continue
+			}
+			x := trX(t.Value)
+			c.StrokeLine2(sty, x, c.Min.Y, x, c.Max.Y)
+		}
+	}
+	if g.y != nil {
+		for _, t := range g.y.Ticks(p.Y.Min, p.Y.Max) {
+			if t.IsMinor() || t.Value < p.Y.Min || t.Value > p.Y.Max {
+				continue
+			}
+			y := trY(t.Value)
+			c.StrokeLine2(sty, c.Min.X, y, c.Max.X, y)
+		}
+	}
+}
+
+// swatch is a legend thumbnail: a filled box, optionally outlined.
+type swatch struct {
+	fill, line color.Color
+}
+
+// Thumbnail implements plot.Thumbnailer.
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	box := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}}
+	if s.fill != nil {
+		c.FillPolygon(s.fill, box)
+	}
+	if s.line != nil {
+		c.StrokeLines(draw.LineStyle{Color: s.line, Width: vg.Points(0.75)}, append(box, box[0]))
+	}
+}

@@ -1,0 +1,99 @@
+package plots
+
+import (
+	"bytes"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/store"
+)
+
+func TestAssignLanes(t *testing.T) {
+	// Labels 3 s wide on a 30 s axis.
+	label := func(sp sim.FaultSpan) (float64, float64) { return labelSpan(sp.StartS, 3, 0, 30) }
+	tests := []struct {
+		name   string
+		faults []sim.FaultSpan
+		lane   []int
+		lanes  int
+	}{
+		{"none", nil, []int{}, 1},
+		{"apart", []sim.FaultSpan{{StartS: 1, EndS: 5}, {StartS: 10, EndS: 12}}, []int{0, 0}, 1},
+		{"overlapping", []sim.FaultSpan{{StartS: 1, EndS: 10}, {StartS: 5, EndS: 8}, {StartS: 9, EndS: 20}}, []int{0, 1, 1}, 2},
+		{"label wider than the bar", []sim.FaultSpan{{StartS: 1, EndS: 2}, {StartS: 3, EndS: 4}}, []int{0, 1}, 2},
+		{"back in the first lane", []sim.FaultSpan{{StartS: 1, EndS: 10}, {StartS: 5, EndS: 8}, {StartS: 12, EndS: 14}}, []int{0, 1, 0}, 2},
+		{"out of order", []sim.FaultSpan{{StartS: 20, EndS: 25}, {StartS: 1, EndS: 22}}, []int{1, 0}, 2},
+		// At the end of the axis the label moves left, onto the fault before.
+		{"at the end", []sim.FaultSpan{{StartS: 25, EndS: 27}, {StartS: 29, EndS: 30}}, []int{0, 1}, 2},
+	}
+	for _, tt := range tests {
+		lane, lanes := assignLanes(tt.faults, label)
+		if !slices.Equal(lane, tt.lane) || lanes != tt.lanes {
+			t.Errorf("%s: lanes %v of %d, want %v of %d", tt.name, lane, lanes, tt.lane, tt.lanes)
+		}
+	}
+	if from, to := labelSpan(29, 3, 0, 30); from != 27 || to != 30 {
+		t.Errorf("a label at the end spans %g–%g, want 27–30", from, to)
+	}
+}
+
+func TestTicks(t *testing.T) {
+	var got []string
+	for _, tk := range (timeTicks{}).Ticks(0, 30) {
+		if !tk.IsMinor() {
+			got = append(got, tk.Label)
+		}
+	}
+	if want := []string{"0", "5", "10", "15", "20", "25", "30"}; !slices.Equal(got, want) {
+		t.Errorf("time ticks 0–30 s: %v, want %v", got, want)
+	}
+	got = nil
+	for _, tk := range (log1pTicks{}).Ticks(0, 5000) {
+		if !tk.IsMinor() {
+			got = append(got, tk.Label)
+		}
+	}
+	if want := []string{"0", "10", "100", "1k"}; !slices.Equal(got, want) {
+		t.Errorf("log ticks to 5000: %v, want %v", got, want)
+	}
+	for _, tt := range []struct {
+		v    float64
+		want string
+	}{{0, "0"}, {950, "950"}, {1000, "1k"}, {1500, "1500"}, {12000, "12k"}, {1.5e6, "1.5M"}} {
+		if got := countLabel(tt.v); got != tt.want {
+			t.Errorf("countLabel(%g) = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+	if got := thousands(-1234567); got != "-1,234,567" {
+		t.Errorf("thousands = %q", got)
+	}
+	if n := (log1pScale{}).Normalize(0, 99, 9); n != 0.5 {
+		t.Errorf("log1p: 9 on 0–99 normalises to %g, want 0.5", n)
+	}
+}
+
+func TestDrawingIsSafeConcurrently(t *testing.T) {
+	r := mustRun(t, outage(store.FailOpen))
+	var want bytes.Buffer
+	if err := Timeline(&want, r, Options{Format: "svg"}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			var b bytes.Buffer
+			if err := Timeline(&b, r, Options{Format: "svg"}); err != nil {
+				t.Error(err)
+			}
+			if !bytes.Equal(b.Bytes(), want.Bytes()) {
+				t.Error("a concurrent draw differs")
+			}
+			if err := CompareGrid(&bytes.Buffer{}, "one", []Cell{{"gcra", "shared", 1}}, Options{}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+}

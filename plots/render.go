@@ -1,0 +1,102 @@
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Options says how big a figure is, in which format, and how Timeline
+// groups the traffic.
+type Options struct {
+	// Width and Height are the figure's size. Zero picks a size from the
+	// content: Timeline is 10 inches wide and as tall as its panels need;
+	// CompareGrid grows with its rows and columns. A PNG has 96 pixels to
+	// the inch.
+	Width, Height vg.Length
+	// Format is "png" (the default when empty) or "svg". SVG keeps its text
+	// as text, so client names and fault kinds can be searched for.
+	Format string
+	// By is what Timeline draws a panel for: "client" (the default), or
+	// "key", which adds up the clients sharing a limiter key.
+	By string
+}
+
+// format returns the validated output format.
+func (o Options) format() (string, error) {
+	switch f := strings.ToLower(o.Format); f {
+	case "":
+		return "png", nil
+	case "png", "svg":
+		return f, nil
+	}
+	return "", fmt.Errorf("plots: unknown format %q (want png or svg)", o.Format)
+}
+
+// FormatFor returns the format a file name asks for by its extension,
+// "png" or "svg", whatever its case.
+func FormatFor(path string) (string, error) {
+	switch ext := filepath.Ext(path); strings.ToLower(ext) {
+	case ".png":
+		return "png", nil
+	case ".svg":
+		return "svg", nil
+	default:
+		return "", fmt.Errorf("plots: unknown image format %q (want .png or .svg)", ext)
+	}
+}
+
+// canvas is a drawing surface that writes itself out as an image.
+type canvas interface {
+	vg.CanvasSizer
+	io.WriterTo
+}
+
+// newCanvas returns a white canvas of the given size and format.
+func newCanvas(format string, w, h vg.Length) canvas {
+	if format == "svg" {
+		// Fonts are named, not embedded: the output is small, byte-for-byte
+		// the same for the same input, and its text stays searchable.
+		return vgsvg.New(w, h)
+	}
+	return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(vgimg.DefaultDPI))}
+}
+
+// render draws a figure of size w × h onto a new canvas and writes it to
+// out. gonum panics on some inputs it cannot draw; render turns that into
+// an error, so a bad figure is never a crash.
+func render(out io.Writer, format string, w, h vg.Length, paint func(draw.Canvas)) (err error) {
+	if w <= 0 || h <= 0 {
+		return fmt.Errorf("plots: figure size %v × %v is not positive", w, h)
+	}
+	// A PNG this size is already 100 megapixels.
+	if w > 120*vg.Inch || h > 120*vg.Inch {
+		return fmt.Errorf("plots: figure size %.0fin × %.0fin is too big (at most 120in a side)", w/vg.Inch, h/vg.Inch)
+	}
+	c := newCanvas(format, w, h)
+	dc := draw.New(c)
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("plots: cannot draw the figure: %v", r)
+			}
+		}()
+		dc.SetColor(color.White)
+		dc.Fill(dc.Rectangle.Path())
+		paint(dc)
+	}()
+	if err != nil {
+		return err
+	}
+	if _, err := c.WriteTo(out); err != nil {
+		return fmt.Errorf("plots: write %s: %w", format, err)
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+package scenarios
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// The built-in scenarios: each file's name, less .yaml, is the scenario's.
+//
+//go:embed builtin/*.yaml
+var builtinFS embed.FS
+
+// Builtin returns the names of the built-in scenarios, sorted.
+func Builtin() []string {
+	entries, _ := fs.ReadDir(builtinFS, "builtin")
+	var names []string
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// builtin returns the embedded text of the named built-in.
+func builtin(name string) ([]byte, bool) {
+	if name == "" || strings.ContainsAny(name, `/\.`) {
+		return nil, false
+	}
+	data, err := builtinFS.ReadFile("builtin/" + name + ".yaml")
+	return data, err == nil
+}
+
+// Open returns the built-in scenario named nameOrPath or, if there is none
+// of that name, the scenario file at that path (./name reaches a file that
+// a built-in's name would hide). A name that is neither is an *Error that
+// lists the built-ins; a file that cannot be read is os.ReadFile's
+// *fs.PathError ("open foo.yaml: no such file or directory"); a file that
+// cannot be used is an *Error with its line. Every error is about the
+// argument or the file, so all are the caller's bad input.
+func Open(nameOrPath string) (*File, error) {
+	if data, ok := builtin(nameOrPath); ok {
+		f, err := Parse(nameOrPath+".yaml", data)
+		if err != nil {
+			return nil, err
+		}
+		f.Path = ""
+		return f, nil
+	}
+	f, err := Load(nameOrPath)
+	if errors.Is(err, fs.ErrNotExist) && !looksLikePath(nameOrPath) {
+		return nil, &Error{Msg: fmt.Sprintf("unknown scenario %q: no built-in and no file has that name (want a file, or one of %s)", nameOrPath, strings.Join(Builtin(), ", "))}
+	}
+	return f, err
+}
+
+// looksLikePath reports whether s was meant as a file rather than a name:
+// it has a directory or a YAML extension.
+func looksLikePath(s string) bool {
+	ext := filepath.Ext(s)
+	return strings.ContainsRune(s, '/') || strings.ContainsRune(s, filepath.Separator) || ext == ".yaml" || ext == ".yml"
+}

@@ -1,0 +1,356 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ratelim/ratelim/sim"
+)
+
+var clientFields = []string{"name", "count", "api_key", "user", "ip", "traffic", "retry"}
+
+const clientWant = "a mapping with name, api_key and traffic"
+
+// clients reads the clients: list and expands each entry's count.
+func (d *decoder) clients(n *yaml.Node, sc *sim.Scenario) []sim.Client {
+	items := d.list(n, "clients", "a list of clients, each "+clientWant)
+	if d.failed() {
+		return nil
+	}
+	if len(items) == 0 {
+		d.failf(n, "clients", "empty (want at least one client)")
+		return nil
+	}
+	if len(items) > MaxClients {
+		d.failf(n, "clients", "%d clients is too many (want at most %d)", len(items), MaxClients)
+		return nil
+	}
+	var out []sim.Client
+	owner := map[string]int{} // expanded name → index of the YAML client
+	patterns := 0
+	for i, item := range items {
+		path := index("clients", i)
+		f := d.record(item, path, clientFields, clientWant)
+		if d.failed() {
+			return nil
+		}
+		var c sim.Client
+		nameNode, ok := f.values["name"]
+		if !ok {
+			d.failf(f.node, f.field("name"), "missing (want e.g. name: web)")
+			return nil
+		}
+		c.Name = d.text(nameNode, f.field("name"), "web")
+		if !d.failed() && strings.TrimSpace(c.Name) == "" {
+			d.failf(nameNode, f.field("name"), "empty (want e.g. name: web)")
+		}
+		count := int64(1)
+		if v, ok := f.values["count"]; ok {
+			count = d.integer(v, f.field("count"), 1, MaxClients, "8")
+		}
+		for _, id := range []struct {
+			field string
+			dst   *string
+		}{{"api_key", &c.APIKey}, {"user", &c.User}, {"ip", &c.IP}} {
+			if v, ok := f.values[id.field]; ok {
+				*id.dst = d.text(v, f.field(id.field), "web-1")
+			}
+		}
+		if d.failed() {
+			return nil
+		}
+		d.checkIdentity(f, c, sc.Limit.Key)
+		tv, ok := f.values["traffic"]
+		if !ok {
+			d.failf(f.node, f.field("traffic"), "missing: the client sends nothing (want e.g. traffic: {pattern: constant, rate: 5/s})")
+			return nil
+		}
+		c.Traffic = d.traffic(tv, f.field("traffic"), sc)
+		c.Retry = sim.Retry{Policy: sim.RetryNone}
+		if v, ok := f.values["retry"]; ok {
+			c.Retry = d.retry(v, f.field("retry"))
+		}
+		if d.failed() {
+			return nil
+		}
+		if len(out)+int(count) > MaxClients {
+			d.failf(f.node, path, "%d clients in all is too many (want at most %d after count expands them)", len(out)+int(count), MaxClients)
+			return nil
+		}
+		patterns += int(count) * len(c.Traffic)
+		if patterns > MaxPatterns {
+			d.failf(f.node, f.field("traffic"), "%d traffic patterns in all is too many (want at most %d over all clients)", patterns, MaxPatterns)
+			return nil
+		}
+		for k := 1; k <= int(count); k++ {
+			e := expand(c, k)
+			if j, dup := owner[e.Name]; dup {
+				if j == i {
+					d.failf(nameNode, f.field("name"), "with count %d every client is named %s (want {i} in the name, e.g. %s-{i})", count, quote(e.Name), example(e.Name))
+				} else {
+					d.failf(nameNode, f.field("name"), "%s is also the name of clients[%d] (want every client's name unique)", quote(e.Name), j)
+				}
+				return nil
+			}
+			owner[e.Name] = i
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// expand returns the k-th client of c's count, {i} replaced by k in its
+// name and identities, with a traffic list of its own.
+func expand(c sim.Client, k int) sim.Client {
+	i := strconv.Itoa(k)
+	c.Name = strings.ReplaceAll(c.Name, "{i}", i)
+	c.APIKey = strings.ReplaceAll(c.APIKey, "{i}", i)
+	c.User = strings.ReplaceAll(c.User, "{i}", i)
+	c.IP = strings.ReplaceAll(c.IP, "{i}", i)
+	c.Traffic = append([]sim.Traffic(nil), c.Traffic...)
+	return c
+}
+
+// checkIdentity requires the identity the limiter keys by: without it,
+// every such client would share the empty key, silently.
+func (d *decoder) checkIdentity(f *fields, c sim.Client, key sim.KeyBy) {
+	switch key {
+	case sim.KeyAuto:
+		if c.APIKey == "" && c.User == "" && c.IP == "" {
+			d.failf(f.node, f.path, "no api_key, user or ip (want at least one: the limiter keys requests by the first of them)")
+		}
+	case sim.KeyAPIKey:
+		if c.APIKey == "" {
+			d.failf(f.node, f.field("api_key"), "missing, and limit.key is api-key (want e.g. api_key: %s)", example(c.Name))
+		}
+	case sim.KeyUser:
+		if c.User == "" {
+			d.failf(f.node, f.field("user"), "missing, and limit.key is user (want e.g. user: %s)", example(c.Name))
+		}
+	case sim.KeyIP:
+		if c.IP == "" {
+			d.failf(f.node, f.field("ip"), "missing, and limit.key is ip (want e.g. ip: 203.0.113.7)")
+		}
+	}
+}
+
+func example(name string) string {
+	if name == "" || len(name) > 40 || strings.ContainsAny(name, " :#{}[],\"'") {
+		return "web"
+	}
+	return name
+}
+
+var trafficFields = []string{"pattern", "rate", "from", "to", "count", "at", "spread", "on", "off", "start", "stop", "cost"}
+
+var patterns = []string{string(sim.Constant), string(sim.Poisson), string(sim.Burst), string(sim.Ramp), string(sim.OnOff)}
+
+// patternFields are the fields each pattern reads; patternNeeds those it
+// cannot do without.
+var (
+	patternFields = map[sim.Pattern][]string{
+		sim.Constant: {"pattern", "rate", "start", "stop", "cost"},
+		sim.Poisson:  {"pattern", "rate", "start", "stop", "cost"},
+		sim.Burst:    {"pattern", "count", "at", "spread", "cost"},
+		sim.Ramp:     {"pattern", "from", "to", "start", "stop", "cost"},
+		sim.OnOff:    {"pattern", "rate", "on", "off", "start", "stop", "cost"},
+	}
+	patternNeeds = map[sim.Pattern][]string{
+		sim.Constant: {"rate"},
+		sim.Poisson:  {"rate"},
+		sim.Burst:    {"count", "at"},
+		sim.Ramp:     {"from", "to"},
+		sim.OnOff:    {"rate", "on", "off"},
+	}
+	fieldExample = map[string]string{
+		"rate": "100/s", "from": "0/s", "to": "100/s", "count": "40", "at": "10s",
+		"spread": "100ms", "on": "2s", "off": "3s", "start": "5s", "stop": "25s", "cost": "1",
+	}
+)
+
+const trafficWant = "a pattern such as {pattern: constant, rate: 5/s}, or a list of them"
+
+// traffic reads one pattern or a list of them.
+func (d *decoder) traffic(n *yaml.Node, path string, sc *sim.Scenario) []sim.Traffic {
+	n = resolve(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		return []sim.Traffic{d.pattern(n, path, sc)}
+	case yaml.SequenceNode:
+		if len(n.Content) == 0 {
+			d.failf(n, path, "empty: the client sends nothing (want %s)", trafficWant)
+			return nil
+		}
+		out := make([]sim.Traffic, 0, len(n.Content))
+		for j, item := range n.Content {
+			out = append(out, d.pattern(item, index(path, j), sc))
+			if d.failed() {
+				return nil
+			}
+		}
+		return out
+	}
+	if isNull(n) {
+		d.failf(n, path, "empty: the client sends nothing (want %s)", trafficWant)
+	} else {
+		d.failf(n, path, "%s is not a traffic pattern (want %s)", describe(n), trafficWant)
+	}
+	return nil
+}
+
+func (d *decoder) pattern(n *yaml.Node, path string, sc *sim.Scenario) sim.Traffic {
+	tr := sim.Traffic{Cost: 1}
+	if d.patterns++; d.patterns > MaxPatterns {
+		d.failf(resolve(n), path, "more than %d traffic patterns in all (want fewer)", MaxPatterns)
+		return tr
+	}
+	f := d.record(n, path, trafficFields, trafficWant)
+	if d.failed() {
+		return tr
+	}
+	pv, ok := f.values["pattern"]
+	if !ok {
+		d.failf(f.node, f.field("pattern"), "missing (want %s)", oneOf(patterns))
+		return tr
+	}
+	tr.Pattern = sim.Pattern(d.choice(pv, f.field("pattern"), "pattern", patterns))
+	if d.failed() {
+		return tr
+	}
+	own := patternFields[tr.Pattern]
+	for _, name := range f.order {
+		if !slices.Contains(own, name) {
+			d.failf(f.keys[name], f.field(name), "not a field of pattern %s (want %s)", tr.Pattern, oneOf(own[1:]))
+			return tr
+		}
+	}
+	for _, name := range patternNeeds[tr.Pattern] {
+		if !f.has(name) {
+			d.failf(f.node, f.field(name), "missing: pattern %s needs it (want e.g. %s: %s)", tr.Pattern, name, fieldExample[name])
+			return tr
+		}
+	}
+	end := sc.Duration
+	for _, name := range f.order {
+		v, field := f.values[name], f.field(name)
+		switch name {
+		case "rate":
+			tr.Rate = d.rate(v, field, false)
+		case "from":
+			tr.From = d.rate(v, field, true)
+		case "to":
+			tr.To = d.rate(v, field, true)
+		case "count":
+			tr.Count = int(d.integer(v, field, 1, 1_000_000_000, "40"))
+		case "at":
+			tr.At = d.nonNegative(v, field, "10s")
+			if !d.failed() && tr.At >= end {
+				d.failf(v, field, "%s is not within the run (want less than the duration, %s)", tr.At, end)
+			}
+		case "spread":
+			tr.Spread = d.nonNegative(v, field, "100ms")
+		case "on":
+			tr.On = d.positive(v, field, "2s")
+		case "off":
+			tr.Off = d.positive(v, field, "3s")
+		case "start":
+			tr.Start = d.nonNegative(v, field, "5s")
+			if !d.failed() && tr.Start >= end {
+				d.failf(v, field, "%s is not within the run (want less than the duration, %s)", tr.Start, end)
+			}
+		case "stop":
+			tr.Stop = d.nonNegative(v, field, "25s")
+			if !d.failed() && tr.Stop > end {
+				d.failf(v, field, "%s is after the end of the run (want at most the duration, %s; or 0 for the end)", tr.Stop, end)
+			}
+		case "cost":
+			tr.Cost = d.integer(v, field, 1, MaxCost, "1")
+		}
+		if d.failed() {
+			return tr
+		}
+	}
+	if tr.Pattern == sim.Ramp && tr.From.N == 0 && tr.To.N == 0 {
+		d.failf(f.values["to"], f.field("to"), "a ramp from 0 to 0 sends nothing (want a positive from or to, e.g. to: 100/s)")
+	}
+	if tr.Stop != 0 && tr.Stop <= tr.Start {
+		d.failf(f.values["stop"], f.field("stop"), "%s is not after start %s (want a stop later than the start, or 0 for the end of the run)", tr.Stop, tr.Start)
+	}
+	if tr.Pattern == sim.Burst && tr.At+tr.Spread > end {
+		d.failf(f.values["spread"], f.field("spread"), "the burst at %s spread over %s ends after the run, at %s (want at + spread ≤ %s)", tr.At, tr.Spread, tr.At+tr.Spread, end)
+	}
+	return tr
+}
+
+var (
+	retryPolicies = []string{string(sim.RetryNone), string(sim.RetryImmediate), string(sim.RetryAfter), string(sim.RetryBackoff)}
+	retryFields   = []string{"policy", "base", "cap", "max"}
+)
+
+// The simulator's backoff defaults, for checking base ≤ cap when only one
+// of them is set.
+const (
+	defaultBackoffBase = 100 * time.Millisecond
+	defaultBackoffCap  = 10 * time.Second
+)
+
+const retryWant = "none, immediate, retry-after or backoff, or a mapping such as {policy: backoff, base: 100ms, cap: 5s, max: 8}"
+
+// retry reads a policy name or a mapping with the policy and its numbers.
+func (d *decoder) retry(n *yaml.Node, path string) sim.Retry {
+	n = resolve(n)
+	r := sim.Retry{Policy: sim.RetryNone}
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		r.Policy = sim.RetryPolicy(d.choice(n, path, "retry policy", retryPolicies))
+		return r
+	}
+	if n.Kind != yaml.MappingNode {
+		d.notA(n, path, "a retry policy", retryWant)
+		return r
+	}
+	f := d.record(n, path, retryFields, retryWant)
+	pv, ok := f.values["policy"]
+	if !ok {
+		d.failf(f.node, f.field("policy"), "missing (want %s)", oneOf(retryPolicies))
+		return r
+	}
+	r.Policy = sim.RetryPolicy(d.choice(pv, f.field("policy"), "retry policy", retryPolicies))
+	if d.failed() {
+		return r
+	}
+	for _, name := range f.order {
+		switch {
+		case (name == "base" || name == "cap") && r.Policy != sim.RetryBackoff:
+			d.failf(f.keys[name], f.field(name), "only policy backoff waits a %s, and this one is %s (want it removed, or policy: backoff)", name, r.Policy)
+			return r
+		case name == "max" && r.Policy == sim.RetryNone:
+			d.failf(f.keys[name], f.field(name), "policy none never retries (want it removed, or another policy)")
+			return r
+		}
+	}
+	base, ceiling := defaultBackoffBase, defaultBackoffCap
+	if v, ok := f.values["base"]; ok {
+		r.Base = d.positive(v, f.field("base"), "100ms")
+		base = r.Base
+	}
+	if v, ok := f.values["cap"]; ok {
+		r.Cap = d.positive(v, f.field("cap"), "5s")
+		ceiling = r.Cap
+	}
+	if v, ok := f.values["max"]; ok {
+		r.Max = int(d.integer(v, f.field("max"), 1, MaxRetries, "8"))
+	}
+	if !d.failed() && base > ceiling {
+		at, field := f.values["cap"], f.field("cap")
+		if at == nil {
+			at, field = f.values["base"], f.field("base")
+		}
+		d.failf(at, field, "%s", fmt.Sprintf("the cap %s is below the base %s (want base ≤ cap)", ceiling, base))
+	}
+	return r
+}

@@ -1,0 +1,222 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"strconv"
+
+	"github.com/ratelim/ratelim/sim"
+)
+
+// Outcome is one expectation checked against one subject of a run: a
+// client, or a limiter key. An expectation whose subject is a glob has an
+// outcome per client or key it matches.
+type Outcome struct {
+	Expectation *Expectation
+	Subject     string
+	Got         float64
+	OK          bool
+}
+
+// String renders the outcome as `ratelim check` prints it, without the
+// verdict: "bastion-3 allowed_rate <= 11 (got 10.4)".
+func (o Outcome) String() string {
+	e := o.Expectation
+	return fmt.Sprintf("%s %s %s (got %s)", o.Subject, e.Figure, e.boundsText(), formatFigure(o.Got))
+}
+
+// Evaluate checks e against r. It is an error, and the expectation's fault,
+// when its subject matches no client or key of the run, or when its figure
+// cannot be taken over a span; the error names the file and line.
+func Evaluate(file string, e *Expectation, r *sim.Result) ([]Outcome, error) {
+	bad := func(format string, args ...any) error {
+		return &Error{File: file, Line: e.Line, Field: "expect", Msg: fmt.Sprintf(format, args...)}
+	}
+	if e.During != nil && !spanFigure(e.Figure) {
+		return nil, bad("%s cannot be taken over a span (want one of sent, allowed, rejected, failed_open, failed_closed, retries, allowed_rate with during)", e.Figure)
+	}
+	var outs []Outcome
+	if e.Client != "" {
+		for _, c := range r.Clients {
+			if !globMatch(e.Client, c.Name) {
+				continue
+			}
+			got := clientFigure(e, c, r, func(row sim.TimelineRow) bool { return row.Client == c.Name })
+			outs = append(outs, Outcome{Expectation: e, Subject: c.Name, Got: got, OK: e.holds(got)})
+		}
+		if len(outs) == 0 {
+			return nil, bad("client %q matches no client of %s (want one of %s)", e.Client, r.Scenario, clientNames(r))
+		}
+		return outs, nil
+	}
+	for _, k := range r.Keys {
+		if !globMatch(e.Key, k.Key) {
+			continue
+		}
+		clients := map[string]bool{}
+		for _, c := range r.Clients {
+			if c.Key == k.Key {
+				clients[c.Name] = true
+			}
+		}
+		got := keyFigure(e, k, r, func(row sim.TimelineRow) bool { return clients[row.Client] })
+		outs = append(outs, Outcome{Expectation: e, Subject: "key " + k.Key, Got: got, OK: e.holds(got)})
+	}
+	if len(outs) == 0 {
+		return nil, bad("key %q matches no limiter key of %s", e.Key, r.Scenario)
+	}
+	return outs, nil
+}
+
+func globMatch(pattern, name string) bool {
+	ok, err := path.Match(pattern, name)
+	return err == nil && ok
+}
+
+func clientNames(r *sim.Result) string {
+	var names []string
+	for i, c := range r.Clients {
+		if i == 8 {
+			names = append(names, "...")
+			break
+		}
+		names = append(names, c.Name)
+	}
+	return oneOf(names)
+}
+
+func spanFigure(figure string) bool {
+	switch figure {
+	case "sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "allowed_rate":
+		return true
+	}
+	return false
+}
+
+// spanCounts adds up the timeline rows of the subject within span (a row
+// counts if its step starts in it).
+func spanCounts(r *sim.Result, span *Span, of func(sim.TimelineRow) bool) (sum sim.TimelineRow, seconds float64) {
+	from, to := span.From.Seconds(), span.To.Seconds()
+	for _, row := range r.Timeline {
+		if !of(row) || row.TS < from || row.TS >= to {
+			continue
+		}
+		sum.Sent += row.Sent
+		sum.Allowed += row.Allowed
+		sum.Rejected += row.Rejected
+		sum.FailedOpen += row.FailedOpen
+		sum.FailedClosed += row.FailedClosed
+		sum.Retries += row.Retries
+	}
+	return sum, math.Min(to, r.DurationS) - from
+}
+
+func fromRow(figure string, row sim.TimelineRow, seconds float64) float64 {
+	switch figure {
+	case "sent":
+		return float64(row.Sent)
+	case "allowed":
+		return float64(row.Allowed)
+	case "rejected":
+		return float64(row.Rejected)
+	case "failed_open":
+		return float64(row.FailedOpen)
+	case "failed_closed":
+		return float64(row.FailedClosed)
+	case "retries":
+		return float64(row.Retries)
+	case "allowed_rate":
+		if seconds <= 0 {
+			return 0
+		}
+		return float64(row.Allowed) / seconds
+	}
+	return math.NaN()
+}
+
+func clientFigure(e *Expectation, c sim.ClientResult, r *sim.Result, of func(sim.TimelineRow) bool) float64 {
+	if e.During != nil {
+		row, secs := spanCounts(r, e.During, of)
+		return fromRow(e.Figure, row, secs)
+	}
+	switch e.Figure {
+	case "max_allowed_1s":
+		return float64(c.MaxAllowed1s)
+	case "ideal_allowed":
+		return float64(c.IdealAllowed)
+	case "false_allows":
+		return float64(c.FalseAllows)
+	case "false_denies":
+		return float64(c.FalseDenies)
+	case "p50_ms":
+		return c.LatencyMs.P50
+	case "p99_ms":
+		return c.LatencyMs.P99
+	}
+	row := sim.TimelineRow{Sent: c.Sent, Allowed: c.Allowed, Rejected: c.Rejected, FailedOpen: c.FailedOpen, FailedClosed: c.FailedClosed, Retries: c.Retries}
+	return fromRow(e.Figure, row, r.DurationS)
+}
+
+func keyFigure(e *Expectation, k sim.KeyResult, r *sim.Result, of func(sim.TimelineRow) bool) float64 {
+	if e.During != nil {
+		row, secs := spanCounts(r, e.During, of)
+		return fromRow(e.Figure, row, secs)
+	}
+	switch e.Figure {
+	case "max_allowed_1s":
+		return float64(k.MaxAllowed1s)
+	case "ideal_allowed":
+		return float64(k.IdealAllowed)
+	case "false_allows":
+		return float64(k.FalseAllows)
+	case "false_denies":
+		return float64(k.FalseDenies)
+	}
+	row := sim.TimelineRow{Sent: k.Sent, Allowed: k.Allowed, Rejected: k.Rejected, FailedOpen: k.FailedOpen, FailedClosed: k.FailedClosed}
+	return fromRow(e.Figure, row, r.DurationS)
+}
+
+// holds reports whether got is within e's bounds. Equality allows for
+// float rounding in rates.
+func (e *Expectation) holds(got float64) bool {
+	const eps = 1e-9
+	if math.IsNaN(got) {
+		return false
+	}
+	if e.Equals != nil && math.Abs(got-*e.Equals) > eps*math.Max(1, math.Abs(*e.Equals)) {
+		return false
+	}
+	if e.Min != nil && got < *e.Min-eps {
+		return false
+	}
+	if e.Max != nil && got > *e.Max+eps {
+		return false
+	}
+	return true
+}
+
+func (e *Expectation) boundsText() string {
+	var s string
+	switch {
+	case e.Equals != nil:
+		s = "== " + formatFigure(*e.Equals)
+	case e.Min != nil && e.Max != nil:
+		s = "in [" + formatFigure(*e.Min) + ", " + formatFigure(*e.Max) + "]"
+	case e.Min != nil:
+		s = ">= " + formatFigure(*e.Min)
+	case e.Max != nil:
+		s = "<= " + formatFigure(*e.Max)
+	}
+	if e.During != nil {
+		s += fmt.Sprintf(" during %s–%s", e.During.From, e.During.To)
+	}
+	return s
+}
+
+func formatFigure(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}

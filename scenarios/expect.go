@@ -1,0 +1,416 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/sim"
+)
+
+// Expectation is one line of a file's expect: list, a claim about the run
+// that `ratelim check` verifies:
+//
+//   - {client: scheduler, rejected: {max: 0}}
+//   - {client: "bastion-*", allowed: {max: 260}, during: {from: 5s, to: 25s}}
+//   - {client: normal, failed_closed: {min: 40}, with: {on_error: fail-closed}}
+//
+// It names a subject (a client, or a limiter key, either possibly a glob
+// that is checked against each client or key it matches), one figure of the
+// result, and bounds on it; optionally a span of the run the figure is
+// taken over, and flags the run is made with (as on the command line).
+type Expectation struct {
+	// Line is the expectation's line in the file.
+	Line int
+	// Text renders it for people: "scheduler rejected <= 0".
+	Text string
+	// Client is a client name or a glob ("bastion-*"); Key is a limiter
+	// key or a glob. Exactly one is set.
+	Client string
+	Key    string
+	// Figure is the result's field the bounds apply to: one of Figures.
+	Figure string
+	// Min, Max and Equals are the bounds; nil if not given. Equals is
+	// never set with Min or Max. Rates (allowed_rate) are per second.
+	Min, Max, Equals *float64
+	// During is the part of the run the figure is taken over; nil for the
+	// whole run.
+	During *Span
+	// With are flags to run the scenario with before checking, by their
+	// YAML names (algorithm, topology, store, servers, seed, duration,
+	// on_error), values as written; nil for none.
+	With map[string]string
+}
+
+// Span is a part of the run, from From (included) to To (excluded).
+type Span struct {
+	From, To time.Duration
+}
+
+// Figures are the names an expectation may bound: the fields of a client's
+// result (sim.ClientResult), allowed_rate (allowed per second over the
+// run or the span) and the latency percentiles in milliseconds.
+var Figures = []string{
+	"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries",
+	"max_allowed_1s", "ideal_allowed", "allowed_rate", "p50_ms", "p99_ms",
+	"false_allows", "false_denies",
+}
+
+// keyFigures are those a limiter key has too (sim.KeyResult).
+var keyFigures = []string{"sent", "allowed", "rejected", "failed_open", "failed_closed", "max_allowed_1s", "ideal_allowed", "allowed_rate", "false_allows", "false_denies"}
+
+// spanFigures are those the timeline has per step, and so can be taken over
+// a span of the run (during:).
+var spanFigures = []string{"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "allowed_rate"}
+
+// WithFlags are the flags an expectation's with: may set.
+var WithFlags = []string{"algorithm", "topology", "store", "servers", "seed", "duration", "on_error"}
+
+var (
+	expectFields = append([]string{"client", "key", "during", "with"}, Figures...)
+	boundFields  = []string{"min", "max", "equals"}
+)
+
+const expectWant = "a mapping such as {client: scheduler, rejected: {max: 0}}"
+
+func (d *decoder) expectations(n *yaml.Node, sc *sim.Scenario) []Expectation {
+	items := d.list(n, "expect", "a list of expectations, each "+expectWant)
+	if len(items) > MaxExpect {
+		d.failf(n, "expect", "%d expectations is too many (want at most %d)", len(items), MaxExpect)
+		return nil
+	}
+	var out []Expectation
+	for i, item := range items {
+		e := d.expectation(item, index("expect", i), sc)
+		if d.failed() {
+			return nil
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func (d *decoder) expectation(n *yaml.Node, p string, sc *sim.Scenario) Expectation {
+	f := d.record(n, p, expectFields, expectWant)
+	e := Expectation{Line: f.node.Line}
+	if d.failed() {
+		return e
+	}
+	// The subject.
+	cv, hasClient := f.values["client"]
+	kv, hasKey := f.values["key"]
+	switch {
+	case hasClient && hasKey:
+		d.failf(f.keys["key"], f.field("key"), "an expectation is about a client or a key, not both (want one of them)")
+	case hasClient:
+		e.Client = d.subject(cv, f.field("client"), "client", namesOf(sc))
+	case hasKey:
+		e.Key = d.subject(kv, f.field("key"), "key", keysOf(sc))
+	default:
+		d.failf(f.node, f.field("client"), "missing: whose figure is it? (want client: NAME or key: KEY; a glob such as \"bastion-*\" matches several)")
+	}
+	if d.failed() {
+		return e
+	}
+	// The figure.
+	var figures []string
+	for _, name := range f.order {
+		if slices.Contains(Figures, name) {
+			figures = append(figures, name)
+		}
+	}
+	switch len(figures) {
+	case 0:
+		d.failf(f.node, p, "no figure to check (want one of %s, e.g. rejected: {max: 0})", oneOf(Figures))
+		return e
+	case 1:
+	default:
+		d.failf(f.keys[figures[1]], f.field(figures[1]), "a second figure after %s (want one figure per expectation; write another line for this one)", figures[0])
+		return e
+	}
+	e.Figure = figures[0]
+	if e.Key != "" && !slices.Contains(keyFigures, e.Figure) {
+		d.failf(f.keys[e.Figure], f.field(e.Figure), "a key has no %s, only its clients do (want client: instead of key:, or one of %s)", e.Figure, oneOf(keyFigures))
+		return e
+	}
+	d.bounds(&e, f.values[e.Figure], f.field(e.Figure))
+	if d.failed() {
+		return e
+	}
+	if v, ok := f.values["during"]; ok {
+		if !slices.Contains(spanFigures, e.Figure) {
+			d.failf(f.keys["during"], f.field("during"), "%s is a figure of the whole run only (want during: with %s)", e.Figure, oneOf(spanFigures))
+			return e
+		}
+		e.During = d.span(v, f.field("during"), sc)
+	}
+	if v, ok := f.values["with"]; ok {
+		e.With = d.with(v, f.field("with"), sc)
+	}
+	if d.failed() {
+		return e
+	}
+	e.Text = e.render()
+	return e
+}
+
+// subject reads a name or glob and requires it to match one of names.
+func (d *decoder) subject(n *yaml.Node, field, what string, names []string) string {
+	s := d.text(n, field, "scheduler")
+	if d.failed() {
+		return ""
+	}
+	if _, err := path.Match(s, ""); err != nil {
+		d.failf(n, field, "%s is not a valid glob (want a name, or a pattern such as \"bastion-*\")", quote(s))
+		return ""
+	}
+	for _, name := range names {
+		if ok, _ := path.Match(s, name); ok {
+			return s
+		}
+	}
+	list := names
+	if len(list) > 8 {
+		list = append(append([]string(nil), list[:8]...), "…")
+	}
+	msg := fmt.Sprintf("%s matches no %s", quote(s), what)
+	if sug := suggest(s, names); sug != "" {
+		msg += fmt.Sprintf(", did you mean %q?", sug)
+	}
+	d.failf(n, field, "%s (want one of %s)", msg, strings.Join(list, ", "))
+	return ""
+}
+
+// namesOf are the names of sc's clients, in order.
+func namesOf(sc *sim.Scenario) []string {
+	out := make([]string, len(sc.Clients))
+	for i, c := range sc.Clients {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// keysOf are the distinct limiter keys of sc's clients, in order.
+func keysOf(sc *sim.Scenario) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range sc.Clients {
+		k := keyOf(c, sc.Limit.Key)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// keyOf returns the limiter key of c's requests when the limit keys by by:
+// for auto, the API key, else the user, else the IP.
+func keyOf(c sim.Client, by sim.KeyBy) string {
+	switch by {
+	case sim.KeyAPIKey:
+		return c.APIKey
+	case sim.KeyUser:
+		return c.User
+	case sim.KeyIP:
+		return c.IP
+	}
+	switch {
+	case c.APIKey != "":
+		return c.APIKey
+	case c.User != "":
+		return c.User
+	}
+	return c.IP
+}
+
+func (d *decoder) bounds(e *Expectation, n *yaml.Node, field string) {
+	want := "a mapping of min, max or equals, e.g. {max: 0}"
+	if e.Figure == "allowed_rate" {
+		want = "a mapping of min, max or equals, e.g. {max: 11/s}"
+	}
+	f := d.record(n, field, boundFields, want)
+	if d.failed() {
+		return
+	}
+	if len(f.order) == 0 {
+		d.failf(f.node, field, "no bound (want %s)", want)
+		return
+	}
+	read := func(name string) *float64 {
+		v, ok := f.values[name]
+		if !ok {
+			return nil
+		}
+		var x float64
+		if e.Figure == "allowed_rate" {
+			x = d.rate(v, f.field(name), true).PerSecond()
+		} else {
+			x = d.number(v, f.field(name), "0")
+			if !d.failed() && x < 0 {
+				d.failf(v, f.field(name), "%s is negative, and %s never is (want 0 or more)", v.Value, e.Figure)
+			}
+		}
+		return &x
+	}
+	e.Min, e.Max, e.Equals = read("min"), read("max"), read("equals")
+	switch {
+	case d.failed():
+	case e.Equals != nil && (e.Min != nil || e.Max != nil):
+		d.failf(f.keys["equals"], f.field("equals"), "equals with min or max (want equals alone, or min and max)")
+	case e.Min != nil && e.Max != nil && *e.Min > *e.Max:
+		d.failf(f.values["max"], f.field("max"), "%s is below min %s (want min ≤ max)", f.values["max"].Value, f.values["min"].Value)
+	}
+}
+
+var spanFields = []string{"from", "to"}
+
+func (d *decoder) span(n *yaml.Node, field string, sc *sim.Scenario) *Span {
+	f := d.record(n, field, spanFields, "a mapping such as {from: 10s, to: 20s}")
+	s := &Span{To: sc.Duration}
+	if d.failed() {
+		return s
+	}
+	if v, ok := f.values["from"]; ok {
+		s.From = d.nonNegative(v, f.field("from"), "10s")
+	}
+	if v, ok := f.values["to"]; ok {
+		s.To = d.positive(v, f.field("to"), "20s")
+		if !d.failed() && s.To > sc.Duration {
+			d.failf(v, f.field("to"), "%s is after the end of the run (want at most the duration, %s)", s.To, sc.Duration)
+		}
+	}
+	if !d.failed() && s.From >= s.To {
+		at, fl := f.values["to"], f.field("to")
+		if at == nil {
+			at, fl = f.values["from"], f.field("from")
+		}
+		d.failf(at, fl, "the span from %s to %s is empty (want from < to)", s.From, s.To)
+	}
+	return s
+}
+
+func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]string {
+	f := d.record(n, field, WithFlags, "a mapping of flags, e.g. {on_error: fail-closed}")
+	out := map[string]string{}
+	for _, name := range f.order {
+		v, fl := f.values[name], f.field(name)
+		value := v.Value // servers and seed in decimal, whatever base they were written in
+		switch name {
+		case "algorithm":
+			alg := d.choice(v, fl, "algorithm", algorithms.Names())
+			if !d.failed() {
+				d.algorithmFits(v, fl, alg, sc.Limit.Params)
+			}
+		case "topology":
+			d.choice(v, fl, "topology", []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)})
+		case "store":
+			d.storeName(v, fl)
+		case "servers":
+			n := d.integer(v, fl, 1, MaxServers, "4")
+			value = strconv.FormatInt(n, 10)
+			if !d.failed() {
+				d.serversFit(v, fl, int(n), sc)
+			}
+		case "seed":
+			var seed uint64
+			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&seed) != nil {
+				d.notA(v, fl, "a whole number from 0 to 2^64-1", "2")
+			}
+			value = strconv.FormatUint(seed, 10)
+		case "duration":
+			d.positive(v, fl, "30s")
+		case "on_error":
+			d.choice(v, fl, "policy", []string{"fail-open", "fail-closed"})
+		}
+		if d.failed() {
+			return nil
+		}
+		out[name] = value
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// serversFit requires a with: servers to leave the file's faults
+// meaningful: a partition's groups name every server, so the count cannot
+// change under it, and a clock skew's servers must still exist.
+func (d *decoder) serversFit(n *yaml.Node, field string, servers int, sc *sim.Scenario) {
+	for i, ft := range sc.Faults {
+		switch {
+		case ft.Kind == sim.Partition && servers != sc.Servers:
+			d.failf(n, field, "faults[%d] partitions the file's %d servers into groups (want servers: %d, or no partition)", i, sc.Servers, sc.Servers)
+			return
+		case ft.Kind == sim.ClockSkew:
+			for _, s := range ft.Servers {
+				if s >= servers {
+					d.failf(n, field, "faults[%d] skews the clock of server %d, which %d servers do not have (want at least %d)", i, s, servers, s+1)
+					return
+				}
+			}
+		}
+	}
+}
+
+// algorithmFits requires the file's limit to have what alg reads.
+func (d *decoder) algorithmFits(n *yaml.Node, field, alg string, p algorithms.Params) {
+	_, err := algorithms.New(alg, p)
+	var pe *algorithms.ParamError
+	switch {
+	case err == nil:
+	case errors.As(err, &pe) && pe.Param == "window" && p.Window == 0:
+		d.failf(n, field, "%s needs limit.window, which this file leaves out (want e.g. window: 1s under limit)", alg)
+	case errors.As(err, &pe) && pe.Param == "burst" && p.Burst == 0:
+		d.failf(n, field, "%s needs limit.burst, which this file leaves out (want e.g. burst: 50 under limit)", alg)
+	default:
+		d.failf(n, field, "%s cannot use this file's limit: %v (want a limit it accepts)", alg, err)
+	}
+}
+
+// render writes the expectation as a person would say it.
+func (e *Expectation) render() string {
+	var b strings.Builder
+	if e.Key != "" {
+		b.WriteString("key " + e.Key)
+	} else {
+		b.WriteString(e.Client)
+	}
+	b.WriteString(" " + e.Figure)
+	num := func(x float64) string {
+		s := strconv.FormatFloat(x, 'g', -1, 64)
+		if e.Figure == "allowed_rate" {
+			s += "/s"
+		}
+		return s
+	}
+	switch {
+	case e.Equals != nil:
+		b.WriteString(" == " + num(*e.Equals))
+	case e.Min != nil && e.Max != nil:
+		b.WriteString(" >= " + num(*e.Min) + " and <= " + num(*e.Max))
+	case e.Min != nil:
+		b.WriteString(" >= " + num(*e.Min))
+	case e.Max != nil:
+		b.WriteString(" <= " + num(*e.Max))
+	}
+	if e.During != nil {
+		fmt.Fprintf(&b, " during %s-%s", e.During.From, e.During.To)
+	}
+	if len(e.With) > 0 {
+		var parts []string
+		for _, k := range sortedKeys(e.With) {
+			parts = append(parts, k+"="+e.With[k])
+		}
+		b.WriteString(" with " + strings.Join(parts, ", "))
+	}
+	return b.String()
+}

@@ -1,0 +1,334 @@
+package scenarios
+
+import (
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/store"
+)
+
+// File is one scenario file, read and checked.
+type File struct {
+	// Scenario is ready to simulate: defaults filled in, clients expanded.
+	Scenario sim.Scenario
+	// Expect are the file's expect: lines, in order, not yet evaluated.
+	Expect []Expectation
+	// Source is the file's text as it was read: what `ratelim scenarios
+	// show` prints.
+	Source []byte
+	// Path is the file the scenario was read from (the filename given to
+	// Parse); empty for a built-in.
+	Path string
+}
+
+// Limits on what one file may ask for. Servers is the format's own bound;
+// the others keep the loader's work and the recorder's memory (steps ×
+// clients) finite on any input, and are far above what a scenario needs to
+// teach anything.
+const (
+	MaxServers  = 1024
+	MaxClients  = 10_000  // after count expands them
+	MaxPatterns = 100_000 // traffic patterns over all expanded clients
+	MaxCost     = 1_000_000
+	MaxRetries  = 1_000
+	MaxFaults   = 1_000
+	MaxExpect   = 1_000 // expectations
+	maxOffset   = 24 * time.Hour
+)
+
+// Defaults of the fields a file may leave out.
+const (
+	DefaultSeed      = 1
+	DefaultStep      = time.Second
+	DefaultServers   = 1
+	DefaultAlgorithm = "token-bucket"
+	DefaultStore     = "memory"
+	DefaultRTT       = 500 * time.Microsecond // for every topology but local, which has none
+)
+
+// Load reads the scenario file at path. A file that cannot be read is the
+// *fs.PathError of os.ReadFile ("open foo.yaml: no such file or
+// directory"); one that cannot be used is an *Error.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Parse reads a scenario from data; filename is what errors and a missing
+// name: are taken from. Every error is an *Error that names the line and
+// the field. Parse never panics, whatever data holds.
+func Parse(filename string, data []byte) (*File, error) {
+	d := &decoder{file: filename}
+	f := d.parse(data)
+	if d.err != nil {
+		return nil, d.err
+	}
+	f.Source = append([]byte(nil), data...)
+	f.Path = filename
+	return f, nil
+}
+
+var topFields = []string{"name", "summary", "duration", "seed", "step", "servers", "balancer", "limit", "topology", "clients", "faults", "expect"}
+
+const scenarioWant = "a mapping with name, duration, limit and clients"
+
+func (d *decoder) parse(data []byte) *File {
+	root := d.readDocument(data)
+	if d.failed() {
+		return nil
+	}
+	top := d.record(root, "", topFields, scenarioWant)
+	if d.failed() {
+		return nil
+	}
+	name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(d.file), ".yaml"), ".yml")
+	if name == "" || name == "." || name == string(filepath.Separator) {
+		name = "scenario"
+	}
+	sc := sim.Scenario{
+		Name:     name,
+		Seed:     DefaultSeed,
+		Step:     DefaultStep,
+		Servers:  DefaultServers,
+		Balancer: sim.RoundRobin,
+	}
+	if n, ok := top.values["name"]; ok {
+		sc.Name = d.text(n, "name", "runaway-healthcheck")
+		if !d.failed() && strings.TrimSpace(sc.Name) == "" {
+			d.failf(n, "name", "empty (want a name, e.g. runaway-healthcheck)")
+		}
+	}
+	if n, ok := top.values["summary"]; ok {
+		sc.Summary = strings.TrimSpace(d.text(n, "summary", "what the scenario shows"))
+	}
+	if n, ok := top.values["duration"]; ok {
+		sc.Duration = d.positive(n, "duration", "30s")
+	} else {
+		d.failf(top.node, "duration", "missing (want e.g. duration: 30s)")
+	}
+	if n, ok := top.values["seed"]; ok {
+		var seed uint64
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&seed) != nil {
+			d.notA(n, "seed", "a whole number from 0 to 2^64-1", "1")
+		}
+		sc.Seed = seed
+	}
+	if n, ok := top.values["step"]; ok {
+		sc.Step = d.positive(n, "step", "1s")
+		if !d.failed() && sc.Step > sc.Duration {
+			d.failf(n, "step", "%s is longer than the duration %s (want at most the duration, e.g. 1s)", sc.Step, sc.Duration)
+		}
+	} else {
+		sc.Step = min(sc.Step, sc.Duration)
+	}
+	if n, ok := top.values["servers"]; ok {
+		sc.Servers = int(d.integer(n, "servers", 1, MaxServers, "4"))
+	}
+	if n, ok := top.values["balancer"]; ok {
+		sc.Balancer = sim.Balancer(d.choice(n, "balancer", "balancer", []string{string(sim.RoundRobin), string(sim.Random), string(sim.KeyHash)}))
+	}
+	if d.failed() {
+		return nil
+	}
+	if n, ok := top.values["limit"]; ok {
+		sc.Limit = d.limit(n)
+	} else {
+		d.failf(top.node, "limit", "missing (want e.g. limit: {algorithm: token-bucket, rate: 10/s, burst: 50})")
+	}
+	if d.failed() {
+		return nil
+	}
+	sc.Topology = d.topology(top.values["topology"], top.keys["topology"] != nil, top.node)
+	if d.failed() {
+		return nil
+	}
+	if n, ok := top.values["clients"]; ok {
+		sc.Clients = d.clients(n, &sc)
+	} else {
+		d.failf(top.node, "clients", "missing (want at least one client, e.g. - {name: web, api_key: web, traffic: {pattern: constant, rate: 5/s}})")
+	}
+	if d.failed() {
+		return nil
+	}
+	// An optional list may be left empty (faults: with every entry
+	// commented out).
+	if n, ok := top.values["faults"]; ok && !isNull(n) {
+		sc.Faults = d.faults(n, &sc)
+	}
+	if d.failed() {
+		return nil
+	}
+	var expect []Expectation
+	if n, ok := top.values["expect"]; ok && !isNull(n) {
+		expect = d.expectations(n, &sc)
+	}
+	if d.failed() {
+		return nil
+	}
+	return &File{Scenario: sc, Expect: expect}
+}
+
+var limitFields = []string{"algorithm", "rate", "burst", "window", "key"}
+
+func (d *decoder) limit(n *yaml.Node) sim.Limit {
+	f := d.record(n, "limit", limitFields, "a mapping with algorithm, rate and burst or window")
+	lim := sim.Limit{Algorithm: DefaultAlgorithm, Key: sim.KeyAuto}
+	if v, ok := f.values["algorithm"]; ok {
+		lim.Algorithm = d.choice(v, "limit.algorithm", "algorithm", algorithms.Names())
+	}
+	if v, ok := f.values["rate"]; ok {
+		lim.Params.Rate = d.rate(v, "limit.rate", false)
+	} else {
+		d.failf(f.node, "limit.rate", "missing (want e.g. rate: 10/s)")
+	}
+	if v, ok := f.values["burst"]; ok {
+		lim.Params.Burst = d.integer(v, "limit.burst", 1, 1<<50, "50")
+	}
+	if v, ok := f.values["window"]; ok {
+		lim.Params.Window = d.positive(v, "limit.window", "1s")
+	}
+	if v, ok := f.values["key"]; ok {
+		lim.Key = sim.KeyBy(d.choice(v, "limit.key", "key", []string{string(sim.KeyAuto), string(sim.KeyAPIKey), string(sim.KeyUser), string(sim.KeyIP)}))
+	}
+	if d.failed() {
+		return lim
+	}
+	// The parameters the algorithm reads must be there; the others may be,
+	// so that --algorithm can switch a file between families.
+	for _, info := range algorithms.Catalog {
+		if info.Name != lim.Algorithm {
+			continue
+		}
+		for _, p := range info.Params {
+			if !f.has(p) {
+				example := map[string]string{"rate": "rate: 10/s", "burst": "burst: 50", "window": "window: 1s"}[p]
+				d.failf(f.node, "limit."+p, "missing: %s needs a %s (want e.g. %s)", lim.Algorithm, p, example)
+				return lim
+			}
+		}
+	}
+	if _, err := algorithms.New(lim.Algorithm, lim.Params); err != nil {
+		var pe *algorithms.ParamError
+		if errors.As(err, &pe) {
+			at := f.values[pe.Param]
+			if at == nil {
+				at = f.node
+			}
+			d.failf(at, "limit."+pe.Param, "%s", pe.Msg)
+		} else {
+			d.failf(f.node, "limit", "%v", err)
+		}
+	}
+	return lim
+}
+
+var topologyFields = []string{"kind", "store", "rtt", "on_error", "clock", "replication_lag", "failover_after", "primary_stops_after"}
+
+func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topology {
+	t := sim.Topology{
+		Kind:              sim.Shared,
+		Store:             DefaultStore,
+		OnError:           store.FailOpen,
+		Clock:             sim.ServerClock,
+		PrimaryStopsAfter: sim.Never,
+	}
+	if !present {
+		t.RTT = DefaultRTT
+		return t
+	}
+	f := d.record(n, "topology", topologyFields, "a mapping with kind, store, rtt and on_error")
+	if v, ok := f.values["kind"]; ok {
+		t.Kind = sim.TopologyKind(d.choice(v, "topology.kind", "topology", []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)}))
+	}
+	if v, ok := f.values["store"]; ok {
+		t.Store = d.storeName(v, "topology.store")
+	}
+	t.RTT = DefaultRTT
+	if t.Kind == sim.Local {
+		t.RTT = 0
+	}
+	if v, ok := f.values["rtt"]; ok {
+		t.RTT = d.nonNegative(v, "topology.rtt", "500us")
+	}
+	if v, ok := f.values["on_error"]; ok {
+		t.OnError = store.Policy(d.choice(v, "topology.on_error", "policy", []string{string(store.FailOpen), string(store.FailClosed)}))
+	}
+	if v, ok := f.values["clock"]; ok {
+		t.Clock = sim.ClockSource(d.choice(v, "topology.clock", "clock", []string{string(sim.ServerClock), string(sim.StoreClock)}))
+	}
+	if d.failed() {
+		return t
+	}
+	if v, ok := f.values["replication_lag"]; ok {
+		t.ReplicationLag = d.nonNegative(v, "topology.replication_lag", "100ms")
+	}
+	if v, ok := f.values["failover_after"]; ok {
+		t.FailoverAfter = d.nonNegative(v, "topology.failover_after", "2s")
+	}
+	if v, ok := f.values["primary_stops_after"]; ok {
+		if v.Kind == yaml.ScalarNode && v.Value == "never" {
+			t.PrimaryStopsAfter = sim.Never
+		} else {
+			t.PrimaryStopsAfter = d.nonNegative(v, "topology.primary_stops_after", "15s or never")
+		}
+	}
+	// A split-brain setting on another kind would do nothing, silently.
+	// Its default value does nothing anywhere, and may stay (DESIGN.md's
+	// example lists them all on a shared topology, to document them).
+	if !d.failed() && t.Kind != sim.SplitBrain {
+		set := map[string]bool{
+			"replication_lag":     t.ReplicationLag != 0,
+			"failover_after":      t.FailoverAfter != 0,
+			"primary_stops_after": t.PrimaryStopsAfter != sim.Never,
+		}
+		for _, name := range f.order {
+			if set[name] {
+				d.failf(f.values[name], f.field(name), "only a split-brain topology has it, and this one is %s (want it removed, or kind: split-brain)", t.Kind)
+				return t
+			}
+		}
+	}
+	return t
+}
+
+// storeName reads memory, miniredis or a Redis URL: redis://host:port[/db]
+// (rediss:// for TLS) for one server, redis+cluster://host:port[,host:port]
+// for a cluster, as package store opens them.
+func (d *decoder) storeName(n *yaml.Node, field string) string {
+	s := d.text(n, field, "memory")
+	if d.failed() {
+		return ""
+	}
+	switch {
+	case s == "memory" || s == "miniredis":
+		return s
+	case strings.Contains(s, "://"):
+		scheme, _, _ := strings.Cut(s, "://")
+		switch scheme {
+		case "redis", "rediss", "redis+cluster", "rediss+cluster":
+		default:
+			d.failf(n, field, "unknown store URL scheme %q (want redis://host:port or redis+cluster://host:port,host:port)", scheme)
+			return ""
+		}
+		u, err := url.Parse(s)
+		if err != nil || u.Host == "" {
+			// The URL may hold a password: it is not repeated.
+			d.failf(n, field, "the %s URL names no host:port (want e.g. %s://localhost:6379)", scheme, scheme)
+			return ""
+		}
+		return s
+	}
+	d.failf(n, field, "%s", unknown("store", s, []string{"memory", "miniredis", "redis://host:port", "redis+cluster://host:port,host:port"}))
+	return ""
+}

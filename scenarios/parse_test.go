@@ -1,0 +1,229 @@
+package scenarios
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// base is a valid scenario; the error cases append to it or replace it, so
+// that the line each error names is easy to count.
+const base = `name: t
+duration: 30s
+limit: {rate: 10/s, burst: 20}
+clients:
+  - {name: a, api_key: a, traffic: {pattern: constant, rate: 5/s}}
+`
+
+// noClients is base without its clients, for cases that bring their own.
+const noClients = `name: t
+duration: 30s
+limit: {rate: 10/s, burst: 20}
+clients:
+`
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want string // the error's exact file:line: field: prefix
+		msg  string // and a part of what it says
+	}{
+		// The file as a whole.
+		{"empty file", ``, "t.yaml:1: ", "the file is empty"},
+		{"invalid YAML", "name: t\nlimit: [1, 2\n", "t.yaml:2: ", "not valid YAML"},
+		{"not a mapping", "- 1\n", "t.yaml:1: ", "a list is not a mapping"},
+		{"two documents", "duration: 30s\n---\nx: 1\n", "t.yaml:2: ", "a second YAML document"},
+		{"unknown anchor", "name: t\nduration: *nope\n", "t.yaml:2: ", "unknown anchor"},
+		// Unknown and repeated fields.
+		{"unknown field, suggested", "name: t\ndurration: 30s\n", "t.yaml:2: durration: ", `did you mean "duration"?`},
+		{"unknown field, nothing close", "name: t\ncolour: red\n", "t.yaml:2: colour: ", "unknown field (want name, summary"},
+		{"unknown nested field", base + "topology: {kind: shared, on-error: fail-open}\n", "t.yaml:6: topology.on-error: ", `did you mean "on_error"?`},
+		{"unknown client field", noClients + "  - {name: a, apikey: a, traffic: {pattern: constant, rate: 5/s}}\n", "t.yaml:5: clients[0].apikey: ", `did you mean "api_key"?`},
+		{"field twice", "name: t\nduration: 30s\nduration: 20s\n", "t.yaml:3: duration: ", "set twice in one mapping (want it once; the first is at line 2)"},
+		// Durations.
+		{"duration without unit", "name: t\nduration: 30\n", "t.yaml:2: duration: ", "30 has no unit (want e.g. 30s)"},
+		{"duration not a duration", "name: t\nduration: soon\n", "t.yaml:2: duration: ", `"soon" is not a duration`},
+		{"duration zero", "name: t\nduration: 0s\n", "t.yaml:2: duration: ", "not positive"},
+		{"duration negative", "name: t\nduration: -5s\n", "t.yaml:2: duration: ", "not positive"},
+		{"duration missing", "name: t\nlimit: {rate: 1/s, burst: 1}\n", "t.yaml:1: duration: ", "missing (want e.g. duration: 30s)"},
+		{"duration finer than a microsecond", "name: t\nduration: 1500ns\n", "t.yaml:2: duration: ", "finer than the simulator's microsecond"},
+		{"never is not a duration", base + "topology: {rtt: never}\n", "t.yaml:6: topology.rtt: ", `"never" is not a duration`},
+		{"step zero", "name: t\nduration: 30s\nstep: 0s\n", "t.yaml:3: step: ", "not positive"},
+		{"step longer than the run", "name: t\nduration: 30s\nstep: 1m\n", "t.yaml:3: step: ", "longer than the duration"},
+		// Rates.
+		{"traffic rate not a rate", noClients + "  - name: a\n    api_key: a\n    traffic: {pattern: constant, rate: fast}\n", "t.yaml:7: clients[0].traffic.rate: ", `"fast" is not a rate (want e.g. 100/s)`},
+		{"limit rate unknown unit", "name: t\nduration: 30s\nlimit: {rate: 10/fortnight, burst: 1}\n", "t.yaml:3: limit.rate: ", `unknown unit "fortnight"`},
+		{"limit rate zero", "name: t\nduration: 30s\nlimit: {rate: 0/s, burst: 1}\n", "t.yaml:3: limit.rate: ", "not a positive rate"},
+		{"limit rate missing", "name: t\nduration: 30s\nlimit: {burst: 1}\n", "t.yaml:3: limit.rate: ", "missing (want e.g. rate: 10/s)"},
+		// Enumerations.
+		{"balancer", base + "balancer: round-robbin\n", "t.yaml:6: balancer: ", `unknown balancer "round-robbin", did you mean "round-robin"?`},
+		{"algorithm", "name: t\nduration: 30s\nlimit: {algorithm: token-bukket, rate: 1/s, burst: 1}\n", "t.yaml:3: limit.algorithm: ", `did you mean "token-bucket"?`},
+		{"key", "name: t\nduration: 30s\nlimit: {rate: 1/s, burst: 1, key: apikey}\n", "t.yaml:3: limit.key: ", `unknown key "apikey", did you mean "api-key"?`},
+		{"topology kind", base + "topology: {kind: sharded}\n", "t.yaml:6: topology.kind: ", `unknown topology "sharded"`},
+		{"store", base + "topology: {store: mem}\n", "t.yaml:6: topology.store: ", `unknown store "mem"`},
+		{"store URL scheme", base + "topology: {store: 'http://localhost:6379'}\n", "t.yaml:6: topology.store: ", `unknown store URL scheme "http"`},
+		{"store URL without host", base + "topology: {store: 'redis://'}\n", "t.yaml:6: topology.store: ", "names no host"},
+		{"on_error", base + "topology: {on_error: fail-safe}\n", "t.yaml:6: topology.on_error: ", `unknown policy "fail-safe"`},
+		{"clock", base + "topology: {clock: wall}\n", "t.yaml:6: topology.clock: ", `unknown clock "wall"`},
+		{"pattern", noClients + "  - {name: a, api_key: a, traffic: {pattern: constnt, rate: 5/s}}\n", "t.yaml:5: clients[0].traffic.pattern: ", `did you mean "constant"?`},
+		{"retry", noClients + "  - {name: a, api_key: a, traffic: {pattern: constant, rate: 5/s}, retry: sometimes}\n", "t.yaml:5: clients[0].retry: ", `unknown retry policy "sometimes"`},
+		{"fault kind", base + "faults:\n  - {kind: earthquake, start: 1s, end: 2s}\n", "t.yaml:7: faults[0].kind: ", `unknown fault kind "earthquake"`},
+		// Servers.
+		{"servers zero", base + "servers: 0\n", "t.yaml:6: servers: ", "0 is too small (want at least 1)"},
+		{"servers too many", base + "servers: 1025\n", "t.yaml:6: servers: ", "1025 is too large (want at most 1024)"},
+		{"servers not a number", base + "servers: four\n", "t.yaml:6: servers: ", `"four" is not a whole number`},
+		// Partition groups.
+		{"group names a server out of range", base + "servers: 4\nfaults:\n  - {kind: partition, start: 1s, end: 2s, groups: [[0, 1], [2, 4]]}\n", "t.yaml:8: faults[0].groups[1][1]: ", "server 4 does not exist (want 0 to 3"},
+		{"group names a server twice", base + "servers: 4\nfaults:\n  - {kind: partition, start: 1s, end: 2s, groups: [[0, 1], [1, 2, 3]]}\n", "t.yaml:8: faults[0].groups[1][0]: ", "server 1 is already in faults[0].groups[0]"},
+		{"group repeats a server", base + "servers: 4\nfaults:\n  - {kind: partition, start: 1s, end: 2s, groups: [[0, 0], [1, 2, 3]]}\n", "t.yaml:8: faults[0].groups[0][1]: ", "server 0 is listed twice"},
+		{"servers in no group", base + "servers: 4\nfaults:\n  - {kind: partition, start: 1s, end: 2s, groups: [[0], [1]]}\n", "t.yaml:8: faults[0].groups: ", "servers 2 and 3 are in no group"},
+		{"one group", base + "servers: 4\nfaults:\n  - {kind: partition, start: 1s, end: 2s, groups: [[0, 1, 2, 3]]}\n", "t.yaml:8: faults[0].groups: ", "want at least two groups"},
+		{"empty group", base + "servers: 2\nfaults:\n  - {kind: partition, start: 1s, end: 2s, groups: [[0, 1], []]}\n", "t.yaml:8: faults[0].groups[1]: ", "empty group"},
+		{"partition without groups", base + "faults:\n  - {kind: partition, start: 1s, end: 2s}\n", "t.yaml:7: faults[0].groups: ", "missing"},
+		// Fault windows.
+		{"fault starts before 0", base + "faults:\n  - {kind: outage, start: -1s, end: 2s}\n", "t.yaml:7: faults[0].start: ", "-1s is negative"},
+		{"fault ends before it starts", base + "faults:\n  - {kind: outage, start: 3s, end: 2s}\n", "t.yaml:7: faults[0].end: ", "2s is not after start 3s"},
+		{"fault ends when it starts", base + "faults:\n  - {kind: outage, start: 3s, end: 3s}\n", "t.yaml:7: faults[0].end: ", "3s is not after start 3s"},
+		{"fault ends after the run", base + "faults:\n  - {kind: outage, start: 3s, end: 31s}\n", "t.yaml:7: faults[0].end: ", "after the end of the run"},
+		{"fault without end", base + "faults:\n  - {kind: outage, start: 3s}\n", "t.yaml:7: faults[0].end: ", "missing"},
+		{"faults of one kind overlap", base + "faults:\n  - {kind: outage, start: 3s, end: 10s}\n  - {kind: latency, start: 5s, end: 15s, rtt: 5ms}\n  - {kind: outage, start: 9s, end: 15s}\n", "t.yaml:9: faults[2]: ", "overlaps faults[0], outage from 3s to 10s"},
+		{"field of another fault kind", base + "faults:\n  - {kind: outage, start: 3s, end: 10s, rtt: 5ms}\n", "t.yaml:7: faults[0].rtt: ", "not a field of fault kind outage"},
+		{"latency without rtt", base + "faults:\n  - {kind: latency, start: 3s, end: 10s}\n", "t.yaml:7: faults[0].rtt: ", "missing"},
+		{"clock skew without skew", base + "faults:\n  - {kind: clock-skew, start: 3s, end: 10s}\n", "t.yaml:7: faults[0]: ", "needs an offset, a drift or both"},
+		{"clock skew drift too large", base + "faults:\n  - {kind: clock-skew, start: 3s, end: 10s, drift: 2}\n", "t.yaml:7: faults[0].drift: ", "want -1 to 1"},
+		{"clock skew server out of range", base + "faults:\n  - {kind: clock-skew, start: 3s, end: 10s, offset: 1s, servers: [1]}\n", "t.yaml:7: faults[0].servers[0]: ", "server 1 does not exist (want 0 to 0"},
+		// Limit parameters, as algorithms.New judges them.
+		{"burst zero", "name: t\nduration: 30s\nlimit:\n  rate: 10/s\n  burst: 0\n", "t.yaml:5: limit.burst: ", "0 is too small (want at least 1)"},
+		{"burst missing", "name: t\nduration: 30s\nlimit:\n  rate: 10/s\n", "t.yaml:4: limit.burst: ", "missing: token-bucket needs a burst"},
+		{"burst too large for the rate", "name: t\nduration: 30s\nlimit:\n  rate: 1/h\n  burst: 1000000000000\n", "t.yaml:5: limit.burst: ", "too large for this rate's period"},
+		{"window missing", "name: t\nduration: 30s\nlimit:\n  algorithm: fixed-window\n  rate: 10/s\n", "t.yaml:4: limit.window: ", "missing: fixed-window needs a window"},
+		{"window too short for the rate", "name: t\nduration: 30s\nlimit:\n  algorithm: sliding-log\n  rate: 1/m\n  window: 1s\n", "t.yaml:6: limit.window: ", "admits less than one request per window"},
+		{"limit missing", "name: t\nduration: 30s\n", "t.yaml:1: limit: ", "missing"},
+		// Topology.
+		{"split-brain field on shared", base + "topology:\n  kind: shared\n  failover_after: 2s\n", "t.yaml:8: topology.failover_after: ", "only a split-brain topology has it"},
+		{"split-brain field on the default kind", base + "topology:\n  replication_lag: 1s\n", "t.yaml:7: topology.replication_lag: ", "this one is shared"},
+		{"split-brain field on local", base + "topology:\n  kind: local\n  primary_stops_after: 15s\n", "t.yaml:8: topology.primary_stops_after: ", "this one is local"},
+		{"negative rtt", base + "topology: {rtt: -1ms}\n", "t.yaml:6: topology.rtt: ", "negative"},
+		// Clients and traffic.
+		{"no clients", "name: t\nduration: 30s\nlimit: {rate: 10/s, burst: 20}\nclients: []\n", "t.yaml:4: clients: ", "empty (want at least one client)"},
+		{"clients missing", "name: t\nduration: 30s\nlimit: {rate: 10/s, burst: 20}\n", "t.yaml:1: clients: ", "missing"},
+		{"client without traffic", noClients + "  - name: a\n    api_key: a\n", "t.yaml:5: clients[0].traffic: ", "missing: the client sends nothing"},
+		{"client with empty traffic", noClients + "  - name: a\n    api_key: a\n    traffic: []\n", "t.yaml:7: clients[0].traffic: ", "empty: the client sends nothing"},
+		{"client without name", noClients + "  - {api_key: a, traffic: {pattern: constant, rate: 5/s}}\n", "t.yaml:5: clients[0].name: ", "missing"},
+		{"client without identity", noClients + "  - {name: a, traffic: {pattern: constant, rate: 5/s}}\n", "t.yaml:5: clients[0]: ", "no api_key, user or ip"},
+		{"client without the key's identity", "name: t\nduration: 30s\nlimit: {rate: 10/s, burst: 20, key: ip}\nclients:\n  - {name: a, api_key: a, traffic: {pattern: constant, rate: 5/s}}\n", "t.yaml:5: clients[0].ip: ", "missing, and limit.key is ip"},
+		{"field of another pattern", noClients + "  - {name: a, api_key: a, traffic: {pattern: constant, rate: 5/s, count: 3}}\n", "t.yaml:5: clients[0].traffic.count: ", "not a field of pattern constant (want rate, start, stop or cost)"},
+		{"field of another pattern in a list", noClients + "  - name: a\n    api_key: a\n    traffic:\n      - {pattern: constant, rate: 5/s}\n      - {pattern: burst, count: 3, at: 1s, rate: 5/s}\n", "t.yaml:9: clients[0].traffic[1].rate: ", "not a field of pattern burst"},
+		{"pattern missing its field", noClients + "  - {name: a, api_key: a, traffic: {pattern: burst, count: 3}}\n", "t.yaml:5: clients[0].traffic.at: ", "missing: pattern burst needs it"},
+		{"burst at the end of the run", noClients + "  - {name: a, api_key: a, traffic: {pattern: burst, count: 3, at: 30s}}\n", "t.yaml:5: clients[0].traffic.at: ", "30s is not within the run"},
+		{"burst spread past the end", noClients + "  - {name: a, api_key: a, traffic: {pattern: burst, count: 3, at: 29s, spread: 2s}}\n", "t.yaml:5: clients[0].traffic.spread: ", "ends after the run"},
+		{"burst count zero", noClients + "  - {name: a, api_key: a, traffic: {pattern: burst, count: 0, at: 3s}}\n", "t.yaml:5: clients[0].traffic.count: ", "0 is too small"},
+		{"start after the end", noClients + "  - {name: a, api_key: a, traffic: {pattern: constant, rate: 5/s, start: 40s}}\n", "t.yaml:5: clients[0].traffic.start: ", "not within the run"},
+		{"stop before start", noClients + "  - {name: a, api_key: a, traffic: {pattern: constant, rate: 5/s, start: 10s, stop: 5s}}\n", "t.yaml:5: clients[0].traffic.stop: ", "5s is not after start 10s"},
+		{"stop after the end", noClients + "  - {name: a, api_key: a, traffic: {pattern: constant, rate: 5/s, stop: 31s}}\n", "t.yaml:5: clients[0].traffic.stop: ", "after the end of the run"},
+		{"cost zero", noClients + "  - {name: a, api_key: a, traffic: {pattern: constant, rate: 5/s, cost: 0}}\n", "t.yaml:5: clients[0].traffic.cost: ", "0 is too small"},
+		{"ramp from nothing to nothing", noClients + "  - {name: a, api_key: a, traffic: {pattern: ramp, from: 0, to: 0/s}}\n", "t.yaml:5: clients[0].traffic.to: ", "a ramp from 0 to 0 sends nothing"},
+		{"on-off without off", noClients + "  - {name: a, api_key: a, traffic: {pattern: on-off, rate: 5/s, on: 1s}}\n", "t.yaml:5: clients[0].traffic.off: ", "missing"},
+		{"count zero", noClients + "  - name: a-{i}\n    count: 0\n    api_key: a\n    traffic: {pattern: constant, rate: 5/s}\n", "t.yaml:6: clients[0].count: ", "0 is too small (want at least 1)"},
+		{"count too large", noClients + "  - name: a-{i}\n    count: 10001\n    api_key: a\n    traffic: {pattern: constant, rate: 5/s}\n", "t.yaml:6: clients[0].count: ", "10001 is too large"},
+		{"count without {i}", noClients + "  - name: a\n    count: 3\n    api_key: a\n    traffic: {pattern: constant, rate: 5/s}\n", "t.yaml:5: clients[0].name: ", `with count 3 every client is named "a" (want {i} in the name`},
+		{"duplicate after expansion", noClients + "  - name: a-{i}\n    count: 3\n    api_key: a\n    traffic: {pattern: constant, rate: 5/s}\n  - name: a-2\n    api_key: b\n    traffic: {pattern: constant, rate: 5/s}\n", "t.yaml:9: clients[1].name: ", `"a-2" is also the name of clients[0]`},
+		{"retry base without backoff", noClients + "  - {name: a, api_key: a, traffic: {pattern: constant, rate: 5/s}, retry: {policy: immediate, base: 1s}}\n", "t.yaml:5: clients[0].retry.base: ", "only policy backoff"},
+		{"retry max with none", noClients + "  - {name: a, api_key: a, traffic: {pattern: constant, rate: 5/s}, retry: {policy: none, max: 3}}\n", "t.yaml:5: clients[0].retry.max: ", "policy none never retries"},
+		{"retry cap below base", noClients + "  - {name: a, api_key: a, traffic: {pattern: constant, rate: 5/s}, retry: {policy: backoff, base: 2s, cap: 1s}}\n", "t.yaml:5: clients[0].retry.cap: ", "below the base"},
+		{"retry without policy", noClients + "  - {name: a, api_key: a, traffic: {pattern: constant, rate: 5/s}, retry: {max: 3}}\n", "t.yaml:5: clients[0].retry.policy: ", "missing"},
+		// Expectations.
+		{"two figures", base + "expect:\n  - {client: a, rejected: {max: 0}, allowed: {min: 1}}\n", "t.yaml:7: expect[0].allowed: ", "a second figure after rejected"},
+		{"no figure", base + "expect:\n  - {client: a}\n", "t.yaml:7: expect[0]: ", "no figure to check"},
+		{"unknown figure", base + "expect:\n  - {client: a, rejectd: {max: 0}}\n", "t.yaml:7: expect[0].rejectd: ", `did you mean "rejected"?`},
+		{"bounds not a mapping", base + "expect:\n  - {client: a, rejected: 0}\n", "t.yaml:7: expect[0].rejected: ", "0 is not a mapping (want a mapping of min, max or equals"},
+		{"no bound", base + "expect:\n  - {client: a, rejected: {}}\n", "t.yaml:7: expect[0].rejected: ", "no bound"},
+		{"unknown bound", base + "expect:\n  - {client: a, rejected: {mx: 0}}\n", "t.yaml:7: expect[0].rejected.mx: ", `did you mean "max"?`},
+		{"min above max", base + "expect:\n  - {client: a, rejected: {min: 5, max: 1}}\n", "t.yaml:7: expect[0].rejected.max: ", "1 is below min 5 (want min ≤ max)"},
+		{"equals with a bound", base + "expect:\n  - {client: a, rejected: {min: 1, equals: 2}}\n", "t.yaml:7: expect[0].rejected.equals: ", "equals with min or max"},
+		{"negative bound", base + "expect:\n  - {client: a, rejected: {max: -1}}\n", "t.yaml:7: expect[0].rejected.max: ", "negative"},
+		{"rate bound not a rate", base + "expect:\n  - {client: a, allowed_rate: {max: fast}}\n", "t.yaml:7: expect[0].allowed_rate.max: ", `"fast" is not a rate`},
+		{"no subject", base + "expect:\n  - {rejected: {max: 0}}\n", "t.yaml:7: expect[0].client: ", "missing: whose figure is it?"},
+		{"client and key", base + "expect:\n  - {client: a, key: a, rejected: {max: 0}}\n", "t.yaml:7: expect[0].key: ", "not both"},
+		{"client matches nothing", base + "expect:\n  - {client: \"b-*\", rejected: {max: 0}}\n", "t.yaml:7: expect[0].client: ", `"b-*" matches no client`},
+		{"bad glob", base + "expect:\n  - {client: \"a[\", rejected: {max: 0}}\n", "t.yaml:7: expect[0].client: ", "not a valid glob"},
+		{"key matches nothing", base + "expect:\n  - {key: web, rejected: {max: 0}}\n", "t.yaml:7: expect[0].key: ", `"web" matches no key`},
+		{"figure a key does not have", base + "expect:\n  - {key: a, p99_ms: {max: 1}}\n", "t.yaml:7: expect[0].p99_ms: ", "a key has no p99_ms"},
+		{"during on a whole-run figure", base + "expect:\n  - {client: a, max_allowed_1s: {max: 1}, during: {from: 1s}}\n", "t.yaml:7: expect[0].during: ", "a figure of the whole run only"},
+		{"during past the end", base + "expect:\n  - {client: a, allowed: {max: 1}, during: {from: 1s, to: 31s}}\n", "t.yaml:7: expect[0].during.to: ", "after the end of the run"},
+		{"during empty", base + "expect:\n  - {client: a, allowed: {max: 1}, during: {from: 5s, to: 5s}}\n", "t.yaml:7: expect[0].during.to: ", "is empty"},
+		{"with an unknown flag", base + "expect:\n  - {client: a, allowed: {max: 1}, with: {colour: red}}\n", "t.yaml:7: expect[0].with.colour: ", "unknown field (want algorithm, topology"},
+		{"with an algorithm the limit does not suit", base + "expect:\n  - {client: a, allowed: {max: 1}, with: {algorithm: fixed-window}}\n", "t.yaml:7: expect[0].with.algorithm: ", "fixed-window needs limit.window"},
+		{"with servers under a partition", base + "servers: 2\nfaults:\n  - {kind: partition, start: 1s, end: 2s, groups: [[0], [1]]}\nexpect:\n  - {client: a, allowed: {max: 1}, with: {servers: 4}}\n", "t.yaml:10: expect[0].with.servers: ", "want servers: 2, or no partition"},
+		{"with a bad policy", base + "expect:\n  - {client: a, allowed: {max: 1}, with: {on_error: fail-safe}}\n", "t.yaml:7: expect[0].with.on_error: ", `unknown policy "fail-safe"`},
+	}
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		if seen[tt.name] {
+			t.Fatalf("two cases named %q", tt.name)
+		}
+		seen[tt.name] = true
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Parse("t.yaml", []byte(tt.yaml))
+			if err == nil {
+				t.Fatalf("no error; parsed %+v", f.Scenario)
+			}
+			got := err.Error()
+			if !strings.HasPrefix(got, tt.want) || !strings.Contains(got, tt.msg) {
+				t.Errorf("error\n\t%s\nwant it to start %q and say %q", got, tt.want, tt.msg)
+			}
+			if !strings.Contains(got, "(want ") {
+				t.Errorf("error %q does not say what to write instead (want ...)", got)
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.File != "t.yaml" || e.Line < 1 {
+				t.Errorf("error %#v is not an *Error with the file and a line", err)
+			}
+		})
+	}
+}
+
+// The brief's own example, to the letter.
+func TestParseErrorExample(t *testing.T) {
+	src := "name: runaway\nduration: 30s\nlimit: {rate: 10/s, burst: 50}\nclients:\n  - {name: a, api_key: a, traffic: {pattern: constant, rate: 1/s}}\n" +
+		"  - name: b\n    api_key: b\n    traffic: {pattern: constant, rate: fast}\n"
+	_, err := Parse("runaway.yaml", []byte(src))
+	want := `runaway.yaml:8: clients[1].traffic.rate: "fast" is not a rate (want e.g. 100/s)`
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %s", err, want)
+	}
+}
+
+func TestErrorFormatsWhatItHas(t *testing.T) {
+	for _, tt := range []struct {
+		e    Error
+		want string
+	}{
+		{Error{File: "a.yaml", Line: 3, Field: "servers", Msg: "m"}, "a.yaml:3: servers: m"},
+		{Error{File: "a.yaml", Line: 3, Msg: "m"}, "a.yaml:3: m"},
+		{Error{File: "a.yaml", Msg: "m"}, "a.yaml: m"},
+		{Error{Msg: "m"}, "m"},
+	} {
+		if got := tt.e.Error(); got != tt.want {
+			t.Errorf("%#v.Error() = %q, want %q", tt.e, got, tt.want)
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	fields := []string{"name", "count", "api_key", "user", "ip", "traffic", "retry"}
+	for _, tt := range []struct{ got, want string }{
+		{"trafic", "traffic"},
+		{"apikey", "api_key"},
+		{"API-KEY", "api_key"},
+		{"nmae", "name"},
+		{"colour", ""},
+		{"x", ""},
+		{"", ""},
+	} {
+		if s := suggest(tt.got, fields); s != tt.want {
+			t.Errorf("suggest(%q) = %q, want %q", tt.got, s, tt.want)
+		}
+	}
+}
