@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/tui"
 )
 
 // simOptions are `ratelim sim`'s flags. A flag left unset leaves the
@@ -27,6 +29,10 @@ type simOptions struct {
 	MaxRequests int64
 	// ErrIsTerminal says whether ErrOut is a terminal, where progress goes.
 	ErrIsTerminal bool
+	// OutIsTerminal says whether Out is a terminal, which --tui needs.
+	OutIsTerminal bool
+	TUI           bool
+	Speed         float64
 	Plot          plotFlags
 
 	over overrides
@@ -42,7 +48,7 @@ type overrides struct {
 }
 
 func newCmdSim(s streams, runF func(*simOptions) error) *cobra.Command {
-	opts := &simOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
+	opts := &simOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut), OutIsTerminal: isTerminal(s.Out)}
 	cmd := &cobra.Command{
 		Use:   "sim SCENARIO|FILE",
 		Short: "Replay a scenario and show what each client experienced",
@@ -80,6 +86,8 @@ The same scenario and seed always give the same output, byte for byte.`,
 	f.StringVar(&opts.Format, "format", "table", "output: table, json (ratelim.result/v1) or csv (the timeline)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress, and for the table only the rows")
 	f.Int64Var(&opts.MaxRequests, "max-requests", sim.DefaultMaxRequests, "refuse a run estimated to send more requests than this")
+	f.BoolVar(&opts.TUI, "tui", false, "play the run live in the terminal (space pause, +/- speed, q quit)")
+	f.Float64Var(&opts.Speed, "speed", 1, "with --tui: virtual seconds per second at the start")
 	addOverrideFlags(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
 	cmd.Flags().StringVar(&opts.Plot.By, "by", "client", "plot one panel per client or per key")
@@ -190,6 +198,22 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	}
 	sc := file.Scenario
 	if err := opts.over.apply(&sc); err != nil {
+		return err
+	}
+	if opts.TUI {
+		if !opts.OutIsTerminal {
+			return badInput("--tui needs a terminal, and stdout is not one (use --format table|json|csv, or --plot FILE)")
+		}
+		if opts.Speed <= 0 {
+			return badInput("--speed: must be positive (got %g)", opts.Speed)
+		}
+		_, noColor := os.LookupEnv("NO_COLOR")
+		err := tui.Run(ctx, sc, tui.Options{In: opts.In, Out: opts.Out, Speed: opts.Speed, NoColor: noColor,
+			Sim: sim.Options{MaxRequests: opts.MaxRequests}, AltScreen: true})
+		var se *sim.SetupError
+		if errors.As(err, &se) {
+			return usageError{fmt.Errorf("%s: %w", scenarioLabel(file), err)}
+		}
 		return err
 	}
 	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table")

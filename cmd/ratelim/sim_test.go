@@ -110,6 +110,7 @@ func TestSimBadInputExitsTwo(t *testing.T) {
 		{[]string{"sim", "runaway-healthcheck", "--plot", "out.gif"}, []string{".gif", ".png or .svg"}},
 		{[]string{"sim", "runaway-healthcheck", "--plot", filepath.Join(dir, "no", "such", "dir", "p.png")}, []string{"p.png"}},
 		{[]string{"sim"}, []string{"scenario name or file"}},
+		{[]string{"sim", "partition", "--tui"}, []string{"--tui needs a terminal", "--format", "--plot"}},
 	}
 	for _, tt := range tests {
 		code, out, errOut := runArgs(tt.args...)

@@ -1,0 +1,79 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ratelim/ratelim/sim"
+)
+
+// event is one log line: the run's, or the player's own (a restart, a
+// combination that cannot be played).
+type event struct {
+	sim.LogEntry
+	mine bool
+}
+
+// events merges the run's log with the player's notes by virtual time,
+// the run's first at the same instant.
+func (m Model) events() []event {
+	out := make([]event, 0, len(m.snap.Log)+len(m.notes))
+	i, j := 0, 0
+	for i < len(m.snap.Log) || j < len(m.notes) {
+		if j == len(m.notes) || (i < len(m.snap.Log) && m.snap.Log[i].TS <= m.notes[j].TS) {
+			out = append(out, event{LogEntry: m.snap.Log[i]})
+			i++
+		} else {
+			out = append(out, event{LogEntry: m.notes[j], mine: true})
+			j++
+		}
+	}
+	return out
+}
+
+// logLines are the log's title and as many of its newest entries as fit,
+// the newest at the bottom, each wrapped under its time.
+func (m Model) logLines(l layout) []string {
+	evs := m.events()
+	var body []string
+	shown := 0
+	for i := len(evs) - 1; i >= 0; i-- {
+		entry := m.logEntry(evs[i], l.width)
+		if len(body)+len(entry) > l.logRows {
+			if len(body) == 0 {
+				body = entry[:l.logRows] // one entry taller than the pane: its start
+				shown++
+			}
+			break
+		}
+		body = append(entry, body...)
+		shown++
+	}
+	detail := "newest at the bottom"
+	if hidden := len(evs) - shown; hidden > 0 {
+		detail = fmt.Sprintf("%d earlier not shown · ", hidden) + detail
+	}
+	return append([]string{m.title("EVENTS", detail, l.width)}, body...)
+}
+
+// logEntry is one entry's lines: the virtual time, then the text wrapped
+// to the width; the player's own entries are marked ».
+func (m Model) logEntry(e event, w int) []string {
+	const indent = 10 // "  12.34s  "
+	text, style := e.Text, m.st.dim.UnsetForeground()
+	if e.mine {
+		text, style = "» "+text, m.st.note
+	}
+	wrapped := strings.Split(ansi.Wrap(text, max(w-indent, 10), ""), "\n")
+	lines := make([]string, len(wrapped))
+	for i, part := range wrapped {
+		lead := strings.Repeat(" ", indent)
+		if i == 0 {
+			lead = m.st.dim.Render(fmt.Sprintf("%7.2fs", e.TS)) + "  "
+		}
+		lines[i] = trunc(lead+style.Render(part), w)
+	}
+	return lines
+}

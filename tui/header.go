@@ -1,0 +1,269 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/store"
+)
+
+// headerLines are the frame's first n lines: what is playing, the clock
+// with the run's timeline and its faults, then the faults in force.
+func (m Model) headerLines(w, n int) []string {
+	lines := []string{m.runLine(w), m.clockLine(w)}
+	banners := m.banners()
+	switch {
+	case len(banners) == 0:
+		lines = append(lines, trunc(m.st.dim.Render(m.quietLine()), w))
+	case len(banners) > n-2:
+		// More faults than lines: the last line carries the rest.
+		lines = append(lines, m.bannerLine(banners[:n-3], w)...)
+		lines = append(lines, m.bannerLine([]string{strings.Join(banners[n-3:], " · ")}, w)...)
+	default:
+		lines = append(lines, m.bannerLine(banners, w)...)
+	}
+	for len(lines) < n {
+		lines = append(lines, "")
+	}
+	return lines[:n]
+}
+
+// runLine names the run: scenario, algorithm, topology and store, servers,
+// seed; then what fits of the balancer and the round trip.
+func (m Model) runLine(w int) string {
+	sc := m.sc
+	items := []string{
+		m.st.title.Render(trunc(sc.Name, 24)),
+		m.st.bold.Render(sc.Limit.Algorithm),
+		m.st.bold.Render(string(sc.Topology.Kind)) + " on " + storeName(sc),
+		plural(sc.Servers, "server"),
+		fmt.Sprintf("seed %d", sc.Seed),
+		string(sc.Balancer),
+	}
+	if sc.Topology.Kind != sim.Local {
+		items = append(items, "rtt "+sc.Topology.RTT.String())
+	}
+	sep := m.st.dim.Render(" · ")
+	line := items[0]
+	for _, it := range items[1:] {
+		if lipgloss.Width(line+sep+it) > w {
+			break
+		}
+		line += sep + it
+	}
+	return trunc(line, w)
+}
+
+// clockLine is the virtual clock, the run's timeline with the faults on
+// it, the speed and whether it plays.
+func (m Model) clockLine(w int) string {
+	clock := fmt.Sprintf("t=%.1fs / %ss", m.player.Now().Seconds(), strconv.FormatFloat(m.sc.Duration.Seconds(), 'f', -1, 64))
+	speed := m.st.bold.Render(speedLabel(m.speed))
+	var state string
+	switch {
+	case m.err != nil:
+		state = m.st.errText.Render("■ stopped — r restart, q quit")
+	case m.player.Done():
+		state = m.st.done.Render("■ done — r restart, q quit")
+	case m.paused:
+		state = m.st.paused.Render("❚❚ PAUSED")
+	default:
+		state = "▶ playing"
+	}
+	right := speed + "  " + state
+	barW := w - lipgloss.Width(clock) - lipgloss.Width(right) - 4
+	if barW < 10 {
+		return trunc(clock+"  "+right, w)
+	}
+	return clock + "  " + m.timeline(barW) + "  " + right
+}
+
+// timeline is the run from 0 to its duration in w cells: played, to come,
+// and the cells in which a fault is scheduled.
+func (m Model) timeline(w int) string {
+	now := m.player.Now()
+	var b strings.Builder
+	for i := range w {
+		from := time.Duration(float64(m.sc.Duration) * float64(i) / float64(w))
+		to := time.Duration(float64(m.sc.Duration) * float64(i+1) / float64(w))
+		fault := false
+		for _, f := range m.sc.Faults {
+			if f.Start < to && f.End > from {
+				fault = true
+			}
+		}
+		played := to <= now || (now >= m.sc.Duration)
+		switch {
+		case fault && played:
+			b.WriteString(m.st.timeFault.Render("▬"))
+		case fault:
+			b.WriteString(m.st.timeFault.Render("╌"))
+		case played:
+			b.WriteString(m.st.timePast.Render("━"))
+		default:
+			b.WriteString(m.st.dim.Render("─"))
+		}
+	}
+	return b.String()
+}
+
+// quietLine is the banner line when no fault is in force.
+func (m Model) quietLine() string {
+	now := m.player.Now()
+	var nextFault *sim.Fault
+	for i, f := range m.sc.Faults {
+		if f.Start > now && (nextFault == nil || f.Start < nextFault.Start) {
+			nextFault = &m.sc.Faults[i]
+		}
+	}
+	switch {
+	case len(m.sc.Faults) == 0:
+		return "no faults in this scenario"
+	case nextFault != nil:
+		return fmt.Sprintf("no fault in force · next: %s at %s", nextFault.Kind, secs(nextFault.Start))
+	default:
+		return "no fault in force · the faults are over"
+	}
+}
+
+func (m Model) bannerLine(texts []string, w int) []string {
+	var lines []string
+	for _, t := range texts {
+		lines = append(lines, m.st.banner.Render(" "+trunc(t, w-2)+" "))
+	}
+	return lines
+}
+
+// banners describe the faults in force, as the snapshot says, in words
+// from the scenario: which servers reach which copy, what the policy does.
+func (m Model) banners() []string {
+	var out []string
+	for _, a := range m.snap.Active {
+		for _, f := range m.sc.Faults {
+			if string(f.Kind) == a.Kind && f.Start.Seconds() == a.StartS && f.End.Seconds() == a.EndS {
+				out = append(out, faultBanner(m.sc, f, m.player.Now()))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// faultBanner says what fault f, in force at now, does to sc's servers.
+func faultBanner(sc sim.Scenario, f sim.Fault, now time.Duration) string {
+	policy := sc.Topology.OnError
+	if policy == "" {
+		policy = store.FailOpen
+	}
+	failing := "failing open"
+	if policy == store.FailClosed {
+		failing = "failing closed"
+	}
+	local := sc.Topology.Kind == sim.Local
+	until := " · until " + secs(f.End)
+	switch f.Kind {
+	case sim.Partition:
+		if local {
+			return "PARTITION: no effect, each server has its own jar" + until
+		}
+		keep, cut := partitionSides(sc.Servers, f.Groups)
+		primary, other := "store", "cut off, "+failing
+		if sc.Topology.Kind == sim.SplitBrain {
+			primary, other = "primary", "replica"
+			if failover := f.Start + sc.Topology.FailoverAfter; now < failover {
+				other = fmt.Sprintf("cut off, %s until failover at %s", failing, secs(failover))
+			}
+		}
+		if stops := sc.Topology.PrimaryStopsAfter; stops != sim.Never && stops >= 0 && now >= f.Start+stops {
+			primary += " (stopped taking writes, " + failing + ")"
+		}
+		text := "PARTITION: " + serverList(keep) + " → " + primary
+		if len(cut) > 0 {
+			text += ", " + strings.TrimPrefix(strings.TrimPrefix(serverList(cut), "servers "), "server ") + " → " + other
+		}
+		return text + until
+	case sim.Outage:
+		if local {
+			return "STORE DOWN: no effect, each server has its own jar" + until
+		}
+		return "STORE DOWN — " + failing + until
+	case sim.Latency:
+		if local {
+			return "LATENCY: no effect, local jars need no round trip" + until
+		}
+		return fmt.Sprintf("LATENCY: rtt %s (normally %s)", f.RTT, sc.Topology.RTT) + until
+	case sim.ClockSkew:
+		text := "CLOCK SKEW: "
+		if len(f.Servers) == 0 {
+			text += "all servers"
+		} else {
+			text += serverList(f.Servers)
+		}
+		if f.Offset != 0 || f.Drift == 0 {
+			text += " " + signed(f.Offset)
+		}
+		if f.Drift != 0 {
+			text += fmt.Sprintf(" drifting %+gs/s", f.Drift)
+		}
+		if sc.Topology.Clock == sim.StoreClock {
+			text += " (no effect: the store's clock decides)"
+		}
+		return text + until
+	}
+	return strings.ToUpper(string(f.Kind)) + until
+}
+
+// partitionSides are the servers that keep the primary (groups[0]) and the
+// others, as the simulator splits them.
+func partitionSides(servers int, groups [][]int) (keep, cut []int) {
+	in := map[int]bool{}
+	if len(groups) > 0 {
+		for _, s := range groups[0] {
+			in[s] = true
+		}
+	}
+	for s := range servers {
+		if in[s] {
+			keep = append(keep, s)
+		} else {
+			cut = append(cut, s)
+		}
+	}
+	return keep, cut
+}
+
+// serverList is "server 1" or "servers 0,1".
+func serverList(servers []int) string {
+	parts := make([]string, len(servers))
+	for i, s := range servers {
+		parts[i] = strconv.Itoa(s)
+	}
+	if len(parts) == 1 {
+		return "server " + parts[0]
+	}
+	return "servers " + strings.Join(parts, ",")
+}
+
+func signed(d time.Duration) string {
+	if d > 0 {
+		return "+" + d.String()
+	}
+	return d.String()
+}
+
+// secs is a virtual instant as the header writes it: 12s, 1.5s.
+func secs(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

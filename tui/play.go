@@ -1,0 +1,229 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/sim"
+)
+
+// ladder is the speeds + and - step through; the last is max.
+var ladder = []float64{0.1, 0.25, 0.5, 1, 2, 5, 10, 50, math.Inf(1)}
+
+// maxFrames is about how many frames a run takes at max speed: a stride of
+// duration ÷ maxFrames, or one step if that is longer.
+const maxFrames = 200
+
+// speedLabel is how the header shows a speed: 0.25×, 1×, max.
+func speedLabel(speed float64) string {
+	if math.IsInf(speed, 1) {
+		return "max"
+	}
+	return strconv.FormatFloat(speed, 'g', 3, 64) + "×"
+}
+
+// faster is the next speed up the ladder from speed; slower the next down.
+func faster(speed float64) float64 {
+	for _, s := range ladder {
+		if s > speed {
+			return s
+		}
+	}
+	return speed
+}
+
+func slower(speed float64) float64 {
+	for i := len(ladder) - 1; i >= 0; i-- {
+		if ladder[i] < speed {
+			return ladder[i]
+		}
+	}
+	return speed
+}
+
+// onTick plays the wall time since the previous tick, times the speed. The
+// first tick only sets the clock going: the time is the tick message's, so
+// that a test decides it.
+func (m Model) onTick(now time.Time) Model {
+	last := m.last
+	m.last = now
+	if m.paused || m.err != nil || m.player.Done() || last.IsZero() {
+		return m
+	}
+	wall := min(max(now.Sub(last), 0), maxFrameGap)
+	if math.IsInf(m.speed, 1) {
+		stride := max(m.sc.Step, m.sc.Duration/maxFrames)
+		return m.advance(ceilTo(m.clock+stride, m.sc.Step))
+	}
+	return m.advance(m.clock + time.Duration(float64(wall)*m.speed))
+}
+
+// ceilTo rounds d up to a multiple of step.
+func ceilTo(d, step time.Duration) time.Duration {
+	return (d + step - 1) / step * step
+}
+
+// advance plays up to virtual time until and takes the frame.
+func (m Model) advance(until time.Duration) Model {
+	m.clock = min(until, m.sc.Duration)
+	if err := m.player.Advance(m.clock); err != nil {
+		m.err = err
+		m.note("the run stopped: %v", err)
+	}
+	m.snap = m.player.Snapshot()
+	return m
+}
+
+// note adds a line of the player's own to the event log, at the virtual
+// time reached.
+func (m *Model) note(format string, args ...any) {
+	m.notes = append(m.notes, sim.LogEntry{TS: m.player.Now().Seconds(), Text: fmt.Sprintf(format, args...)})
+}
+
+func (m Model) onKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+		// Keys typed faster than the terminal is read (a held +) come in
+		// one message: each is a key press.
+		var cmd tea.Cmd
+		for _, r := range msg.Runes {
+			var next tea.Model
+			next, cmd = m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
+			m = next.(Model)
+			if cmd != nil {
+				return m, cmd // only quit returns a command
+			}
+		}
+		return m, cmd
+	}
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m, tea.Quit
+	case key.Matches(msg, k.Help):
+		m.help = !m.help
+	case key.Matches(msg, k.Close):
+		m.help = false
+	case key.Matches(msg, k.Pause):
+		m.paused = !m.paused
+	case key.Matches(msg, k.Faster):
+		m.speed = faster(m.speed)
+	case key.Matches(msg, k.Slower):
+		m.speed = slower(m.speed)
+	case key.Matches(msg, k.Step):
+		m.paused = true
+		if m.err == nil && !m.player.Done() {
+			m = m.advance((m.clock/m.sc.Step + 1) * m.sc.Step)
+		}
+	case key.Matches(msg, k.Restart):
+		m = m.restart(m.sc, fmt.Sprintf("restart: %s, %s on %s", m.sc.Limit.Algorithm, m.sc.Topology.Kind, storeName(m.sc)))
+	case key.Matches(msg, k.Algorithm):
+		from := m.sc.Limit.Algorithm
+		if m.triedAlg != "" {
+			from = m.triedAlg
+		}
+		sc, why := withAlgorithm(m.sc, next(algorithms.Names(), from))
+		m = m.restart(sc, why)
+		if m.sc.Limit.Algorithm != sc.Limit.Algorithm {
+			m.triedAlg = sc.Limit.Algorithm
+		}
+	case key.Matches(msg, k.Topology):
+		from := m.sc.Topology.Kind
+		if m.triedTopo != "" {
+			from = m.triedTopo
+		}
+		sc := m.sc
+		sc.Topology.Kind = next(topologies, from)
+		m = m.restart(sc, "topology → "+string(sc.Topology.Kind))
+		if m.sc.Topology.Kind != sc.Topology.Kind {
+			m.triedTopo = sc.Topology.Kind
+		}
+	case key.Matches(msg, k.Up):
+		m.scroll = m.clampScroll(m.scroll - 1)
+	case key.Matches(msg, k.Down):
+		m.scroll = m.clampScroll(m.scroll + 1)
+	case key.Matches(msg, k.PageUp):
+		m.scroll = m.clampScroll(m.scroll - max(1, m.plan().clientRows))
+	case key.Matches(msg, k.PageDown):
+		m.scroll = m.clampScroll(m.scroll + max(1, m.plan().clientRows))
+	case key.Matches(msg, k.Home):
+		m.scroll = 0
+	case key.Matches(msg, k.End):
+		m.scroll = m.clampScroll(len(m.snap.Clients))
+	}
+	return m, nil
+}
+
+// restart plays sc from t=0 in a new Player and logs what changed. A
+// scenario the simulator refuses leaves the run playing as it was, with
+// the reason in the log.
+func (m Model) restart(sc sim.Scenario, what string) Model {
+	p, err := sim.NewPlayer(m.ctx, sc, m.simOpts)
+	if err != nil {
+		m.note("%s: cannot play it: %v", what, err)
+		return m
+	}
+	m.player.Close()
+	m.player, m.sc, m.clock, m.err, m.notes = p, sc, 0, nil, nil
+	m.triedAlg, m.triedTopo = "", ""
+	m.snap = p.Snapshot()
+	m.note("%s, from t=0", what)
+	return m
+}
+
+// topologies are the kinds t cycles through.
+var topologies = []sim.TopologyKind{sim.Local, sim.Shared, sim.Racy, sim.SplitBrain}
+
+// next is the element after from in list, wrapping; the first if from is
+// not in it.
+func next[T comparable](list []T, from T) T {
+	return list[(slices.Index(list, from)+1)%len(list)]
+}
+
+// withAlgorithm is sc limited by the named algorithm. A scenario written
+// for a bucket has no window and one written for a window no burst; the
+// missing parameter is made up (a 1 s window; a burst of one second of the
+// rate) and the reason says so.
+func withAlgorithm(sc sim.Scenario, name string) (sim.Scenario, string) {
+	p := sc.Limit.Params
+	why := "algorithm → " + name
+	for _, info := range algorithms.Catalog {
+		if info.Name != name {
+			continue
+		}
+		if slices.Contains(info.Params, "window") && p.Window == 0 {
+			p.Window = time.Second
+			why += " (window 1s: the scenario sets none)"
+		}
+		if slices.Contains(info.Params, "burst") && p.Burst == 0 {
+			p.Burst = max(1, int64(p.Rate.PerSecond()))
+			why += fmt.Sprintf(" (burst %d, one second of the rate: the scenario sets none)", p.Burst)
+		}
+	}
+	sc.Limit.Algorithm, sc.Limit.Params = name, p
+	return sc, why
+}
+
+// storeName is the store the scenario's state lives in, a Redis URL
+// without its password.
+func storeName(sc sim.Scenario) string {
+	switch s := sc.Topology.Store; {
+	case s == "":
+		return "memory"
+	case strings.HasPrefix(s, "redis"):
+		if u, err := url.Parse(s); err == nil {
+			return u.Redacted()
+		}
+		return "redis"
+	default:
+		return s
+	}
+}

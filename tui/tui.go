@@ -1,0 +1,172 @@
+// Package tui is ratelim's live terminal player. It plays a simulation on
+// its virtual clock at a speed the viewer chooses, one frame every 50 ms of
+// wall time, and draws what the limiter decided: per client, the requests
+// admitted and rejected in each recent step; per key, what each copy of the
+// limiter state would still admit (two gauges drifting apart are a split
+// brain); the faults in force; and the run's events as they happen.
+//
+// The simulator is the producer and this package only draws: a frame is a
+// [sim.Snapshot] taken from a [sim.Player] after advancing it, and nothing
+// else of the simulator is read. Played to the end, the run is the same one
+// `ratelim sim` reports.
+package tui
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/ratelim/ratelim/sim"
+)
+
+// Options configure the player.
+type Options struct {
+	// In and Out are the terminal; nil means standard input and output.
+	In  io.Reader
+	Out io.Writer
+	// Speed is virtual seconds played per wall second: 0 means 1, and
+	// +Inf as fast as the screen can follow ("max", at least one step a
+	// frame). The viewer changes it with + and -.
+	Speed float64
+	// NoColor draws without colour, in glyphs that still tell allowed from
+	// rejected. Run also honours the NO_COLOR environment variable.
+	NoColor bool
+	// Sim are the simulator's options, passed to every run played.
+	Sim sim.Options
+	// AltScreen draws on the terminal's alternate screen, which leaves the
+	// shell's scrollback as it was on exit.
+	AltScreen bool
+}
+
+// frame is the wall time between two frames.
+const frame = 50 * time.Millisecond
+
+// maxFrameGap caps the wall time one frame may play: after the process was
+// stopped, or when the simulation cannot keep up, the player slows down
+// rather than jumping ahead.
+const maxFrameGap = 250 * time.Millisecond
+
+// Run plays sc on the terminal until the viewer quits or ctx is done. It
+// returns an error for a scenario that cannot be played (a *sim.SetupError)
+// or a terminal that cannot be driven; quitting is not an error.
+func Run(ctx context.Context, sc sim.Scenario, opts Options) error {
+	if os.Getenv("NO_COLOR") != "" {
+		opts.NoColor = true
+	}
+	out := opts.Out
+	if out == nil {
+		out = os.Stdout
+	}
+	m, err := newModel(ctx, sc, opts, lipgloss.NewRenderer(out))
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(out)}
+	if opts.In != nil {
+		popts = append(popts, tea.WithInput(opts.In))
+	}
+	if opts.AltScreen {
+		popts = append(popts, tea.WithAltScreen())
+	}
+	final, err := tea.NewProgram(m, popts...).Run()
+	if fm, ok := final.(Model); ok {
+		fm.Close() // the player of the last restart; m's is closed too
+	}
+	if err != nil && ctx.Err() != nil && errors.Is(err, tea.ErrProgramKilled) {
+		return ctx.Err()
+	}
+	return err
+}
+
+// Model is the player's state: a bubbletea model. Update it with messages
+// and read it with View; a test drives it with tea.WindowSizeMsg, key
+// messages and the ticks Init and Update schedule.
+type Model struct {
+	ctx     context.Context
+	sc      sim.Scenario // what plays: the scenario as given, or with the algorithm or topology the viewer chose
+	simOpts sim.Options
+	player  *sim.Player
+	snap    sim.Snapshot // the frame drawn
+	clock   time.Duration
+	speed   float64 // virtual seconds per wall second; +Inf is max
+	paused  bool
+	help    bool
+	last    time.Time // the previous tick's time; zero before the first
+	width   int
+	height  int
+	scroll  int // the first client row shown
+	notes   []sim.LogEntry
+	err     error // what stopped the run, if something did
+	// tried are the algorithm and topology last asked for with a and t,
+	// when the run they asked for could not be built: the next press
+	// moves on from there, not from what is playing.
+	triedAlg  string
+	triedTopo sim.TopologyKind
+	st        styles
+	keys      keyMap
+}
+
+// NewModel prepares sc to be played from t=0 at opts.Speed, drawn for an
+// 80×24 terminal until a tea.WindowSizeMsg says otherwise. Without
+// opts.NoColor it draws in 256 colours whatever the output (Run matches
+// the colours to the terminal's). Close it when done.
+func NewModel(sc sim.Scenario, opts Options) (Model, error) {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.ANSI256)
+	return newModel(context.Background(), sc, opts, r)
+}
+
+func newModel(ctx context.Context, sc sim.Scenario, opts Options, r *lipgloss.Renderer) (Model, error) {
+	p, err := sim.NewPlayer(ctx, sc, opts.Sim)
+	if err != nil {
+		return Model{}, err
+	}
+	speed := opts.Speed
+	if speed <= 0 || math.IsNaN(speed) {
+		speed = 1
+	}
+	return Model{
+		ctx: ctx, sc: sc, simOpts: opts.Sim, player: p, snap: p.Snapshot(), speed: speed,
+		width: 80, height: 24, st: newStyles(r, opts.NoColor), keys: newKeyMap(),
+	}, nil
+}
+
+// Close releases the run's stores. Closing twice is harmless.
+func (m Model) Close() {
+	if m.player != nil {
+		m.player.Close()
+	}
+}
+
+// tickMsg is one frame's wall time.
+type tickMsg time.Time
+
+func tick() tea.Cmd {
+	return tea.Tick(frame, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// Init starts the frames.
+func (m Model) Init() tea.Cmd { return tick() }
+
+// Update plays a frame on a tick, resizes on a window size, and answers keys.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tickMsg:
+		return m.onTick(time.Time(msg)), tick()
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.scroll = m.clampScroll(m.scroll)
+		return m, nil
+	case tea.KeyMsg:
+		return m.onKey(msg)
+	}
+	return m, nil
+}
