@@ -43,7 +43,7 @@ func CompareGrid(w io.Writer, title string, cells []Cell, opts Options) error {
 	if opts.Width < 0 || opts.Height < 0 {
 		return fmt.Errorf("plots: figure size %v × %v is not positive", opts.Width, opts.Height)
 	}
-	h := header{title: title, subtitle: "each cell: what was admitted, as a multiple of the limit · 1.00× is exact · warm: more, blue: less"}
+	h := header{title: title, subtitle: "each cell: what was admitted ÷ what one exact limiter admits on the same arrivals · warm: more, blue: less"}
 	if h.title == "" {
 		h.title = "admitted ÷ limit, by algorithm and topology"
 	}
