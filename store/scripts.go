@@ -19,8 +19,16 @@ import (
 // after it (lua/token-bucket.lua, ...). Each runs one Step atomically inside
 // Redis on one key; the ARGV contract is at the top of each file.
 //
-//go:embed lua/*.lua
+//go:embed lua/*.lua lua/lib/*.lua
 var luaFS embed.FS
+
+// luaLibs are the shared parts a twin is loaded with, in order, from
+// lua/lib/: Redis runs each EVAL as one self-contained chunk, with no
+// require, so the store prepends them. Every twin gets the prelude.
+var luaLibs = map[string][]string{
+	"gcra":         {"prelude", "tat"},
+	"leaky-bucket": {"prelude", "tat"},
+}
 
 // luaTwins maps an algorithm's name to its parsed script, built once.
 var luaTwins = loadLuaTwins()
@@ -30,13 +38,30 @@ func loadLuaTwins() map[string]*redis.Script {
 	if err != nil {
 		panic(fmt.Sprintf("store: reading embedded Lua scripts: %v", err))
 	}
+	read := func(name string) string {
+		src, err := luaFS.ReadFile(path.Join("lua", name))
+		if err != nil {
+			panic(fmt.Sprintf("store: reading embedded %s: %v", name, err))
+		}
+		return string(src)
+	}
 	twins := make(map[string]*redis.Script, len(entries))
 	for _, e := range entries {
-		src, err := luaFS.ReadFile(path.Join("lua", e.Name()))
-		if err != nil {
-			panic(fmt.Sprintf("store: reading embedded %s: %v", e.Name(), err))
+		if e.IsDir() {
+			continue
 		}
-		twins[strings.TrimSuffix(e.Name(), ".lua")] = redis.NewScript(string(src))
+		name := strings.TrimSuffix(e.Name(), ".lua")
+		libs, ok := luaLibs[name]
+		if !ok {
+			libs = []string{"prelude"}
+		}
+		var src strings.Builder
+		for _, lib := range libs {
+			src.WriteString(read("lib/" + lib + ".lua"))
+			src.WriteString("\n")
+		}
+		src.WriteString(read(e.Name()))
+		twins[name] = redis.NewScript(src.String())
 	}
 	return twins
 }
