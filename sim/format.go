@@ -83,14 +83,8 @@ func limitText(r *Result) string {
 // against what one exact limiter would have admitted on the same arrivals,
 // and the likeliest reason.
 func Notice(r *Result) string {
-	var allowed, ideal, failedOpen, failedClosed, falseAllows int64
-	for _, c := range r.Clients {
-		allowed += c.Allowed
-		ideal += c.IdealAllowed
-		failedOpen += c.FailedOpen
-		failedClosed += c.FailedClosed
-		falseAllows += c.FalseAllows
-	}
+	t := r.Totals()
+	allowed, ideal, failedOpen, failedClosed, falseAllows := t.Allowed, t.IdealAllowed, t.FailedOpen, t.FailedClosed, t.FalseAllows
 	if ideal == 0 {
 		return "nothing would have been admitted by an exact limiter: no traffic reached the limit"
 	}

@@ -122,3 +122,23 @@ type ExpectationResult struct {
 	OK   bool    `json:"ok"`
 	Got  float64 `json:"got"`
 }
+
+// Totals adds up every key's figures: the run as a whole. Its
+// MaxAllowed1s and IdealMaxAllowed1s are the worst key's.
+func (r *Result) Totals() KeyResult {
+	t := KeyResult{Key: "(all)"}
+	for _, k := range r.Keys {
+		t.Clients += k.Clients
+		t.Sent += k.Sent
+		t.Allowed += k.Allowed
+		t.Rejected += k.Rejected
+		t.FailedOpen += k.FailedOpen
+		t.FailedClosed += k.FailedClosed
+		t.IdealAllowed += k.IdealAllowed
+		t.FalseAllows += k.FalseAllows
+		t.FalseDenies += k.FalseDenies
+		t.MaxAllowed1s = max(t.MaxAllowed1s, k.MaxAllowed1s)
+		t.IdealMaxAllowed1s = max(t.IdealMaxAllowed1s, k.IdealMaxAllowed1s)
+	}
+	return t
+}

@@ -66,5 +66,5 @@ func algorithmsRun(opts *algorithmsOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	return badInput("--format: unknown format %q (want table or json)", opts.Format)
+	return checkFormat(opts.Format, "table", "json")
 }

@@ -82,8 +82,8 @@ type checkLine struct {
 }
 
 func checkRun(ctx context.Context, opts *checkOptions) error {
-	if opts.Format != "text" && opts.Format != "json" {
-		return badInput("--format: unknown format %q (want text or json)", opts.Format)
+	if err := checkFormat(opts.Format, "text", "json"); err != nil {
+		return err
 	}
 	files, err := checkFiles(opts.Paths)
 	if err != nil {

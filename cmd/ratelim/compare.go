@@ -97,10 +97,8 @@ func compareRun(ctx context.Context, opts *compareOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	switch opts.Format {
-	case "table", "json", "csv":
-	default:
-		return badInput("--format: unknown format %q (want table, json or csv)", opts.Format)
+	if err := checkFormat(opts.Format, "table", "json", "csv"); err != nil {
+		return err
 	}
 	if err := opts.Plot.check(); err != nil {
 		return err
@@ -171,27 +169,21 @@ func withAlgorithm(sc sim.Scenario, name string) sim.Scenario {
 }
 
 func (c *Cell) summarise(r *sim.Result) {
-	var allowed, ideal, sent, fa, fd int64
 	for _, k := range r.Keys {
-		allowed += k.Allowed
-		ideal += k.IdealAllowed
-		sent += k.Sent
-		fa += k.FalseAllows
-		fd += k.FalseDenies
-		c.FailedOpen += k.FailedOpen
-		c.FailedClosed += k.FailedClosed
 		if k.IdealMaxAllowed1s > 0 {
 			if ratio := float64(k.MaxAllowed1s) / float64(k.IdealMaxAllowed1s); ratio > c.PeakRatio {
 				c.PeakRatio, c.worstPeakClient = ratio, k.Key
 			}
 		}
 	}
-	if ideal > 0 {
-		c.AdmittedRatio = float64(allowed) / float64(ideal)
+	t := r.Totals()
+	c.FailedOpen, c.FailedClosed = t.FailedOpen, t.FailedClosed
+	if t.IdealAllowed > 0 {
+		c.AdmittedRatio = float64(t.Allowed) / float64(t.IdealAllowed)
 	}
-	if sent > 0 {
-		c.FalseAllowPct = 100 * float64(fa) / float64(sent)
-		c.FalseDenyPct = 100 * float64(fd) / float64(sent)
+	if t.Sent > 0 {
+		c.FalseAllowPct = 100 * float64(t.FalseAllows) / float64(t.Sent)
+		c.FalseDenyPct = 100 * float64(t.FalseDenies) / float64(t.Sent)
 	}
 	// The cell's JSON carries the run's summary, not its timeline.
 	summary := *r
@@ -363,15 +355,10 @@ func writeCompareCSV(w io.Writer, cells []Cell) error {
 	cw.Write([]string{"algorithm", "topology", "admitted_ratio", "peak_ratio", "false_allow_pct", "false_deny_pct", "failed_open", "failed_closed", "sent", "allowed", "ideal_allowed"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, c := range cells {
-		var sent, allowed, ideal int64
-		for _, k := range c.Result.Keys {
-			sent += k.Sent
-			allowed += k.Allowed
-			ideal += k.IdealAllowed
-		}
+		t := c.Result.Totals()
 		cw.Write([]string{c.Algorithm, c.Topology, f(c.AdmittedRatio), f(c.PeakRatio), f(c.FalseAllowPct), f(c.FalseDenyPct),
 			strconv.FormatInt(c.FailedOpen, 10), strconv.FormatInt(c.FailedClosed, 10),
-			strconv.FormatInt(sent, 10), strconv.FormatInt(allowed, 10), strconv.FormatInt(ideal, 10)})
+			strconv.FormatInt(t.Sent, 10), strconv.FormatInt(t.Allowed, 10), strconv.FormatInt(t.IdealAllowed, 10)})
 	}
 	cw.Flush()
 	return cw.Error()

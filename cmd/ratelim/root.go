@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -67,6 +68,16 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// checkFormat refuses a --format that is not one of formats.
+func checkFormat(format string, formats ...string) error {
+	for _, f := range formats {
+		if format == f {
+			return nil
+		}
+	}
+	return badInput("--format: unknown format %q (want %s or %s)", format, strings.Join(formats[:len(formats)-1], ", "), formats[len(formats)-1])
 }
 
 // isTerminal reports whether w is a terminal, where progress and the TUI

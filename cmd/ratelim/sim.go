@@ -181,10 +181,8 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	switch opts.Format {
-	case "table", "json", "csv":
-	default:
-		return badInput("--format: unknown format %q (want table, json or csv)", opts.Format)
+	if err := checkFormat(opts.Format, "table", "json", "csv"); err != nil {
+		return err
 	}
 	if err := opts.Plot.check(); err != nil {
 		return err
