@@ -2,8 +2,20 @@
 // store topology, and shows what each client experienced.
 package main
 
-import "os"
+import (
+	"context"
+	"os"
+
+	"github.com/redis/go-redis/v9"
+)
 
 func main() {
+	// go-redis logs each failed dial to stderr; the store's own error says
+	// what went wrong, once, in a sentence the user can act on.
+	redis.SetLogger(quietLogger{})
 	os.Exit(run(os.Args[1:], streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
 }
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
