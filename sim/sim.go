@@ -40,6 +40,9 @@ type Options struct {
 	// Progress, if set, is called at the end of every step with the
 	// virtual time reached and the scenario's duration.
 	Progress func(done, total time.Duration)
+	// Observe, if set, is called with every request the run decides, in
+	// time order: what a live run records, so the two can be compared.
+	Observe func(Observation)
 	// KeyPrefix is the prefix of every key this run writes to a Redis
 	// store; empty means a random one. Each copy of the state (a server's
 	// jar, a replica) gets its own prefix under it.
@@ -193,6 +196,7 @@ type sim struct {
 	stateSeries  []StateSeries
 	ctx          context.Context
 	progress     func(done, total time.Duration)
+	observe      func(Observation)
 	faultResults []FaultSpan
 	log          []LogEntry
 	notes        []string // texts of scheduled log entries
@@ -222,6 +226,30 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	if est := Estimate(sc); est > budget {
 		return nil, fmt.Errorf("%w: %s would send about %d requests, more than %d (raise it with --max-requests, or shorten the scenario)", ErrBudget, sc.Name, est, budget)
 	}
+	s, err := newRecording(ctx, sc, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.setupStores(ctx, opts.KeyPrefix); err != nil {
+		s.close()
+		return nil, err
+	}
+	s.setupFaults()
+	for i := range s.steps() {
+		s.schedule(event{at: min(int64(i+1)*s.stepLen, s.duration), kind: evStepEnd, arg: int32(i)})
+	}
+	for ci, c := range s.clients {
+		for si := range c.streams {
+			s.scheduleArrival(ci, si)
+		}
+	}
+	return s, nil
+}
+
+// newRecording returns a sim with its clients, keys and recorder set up,
+// but no store and no events: what a run and a replay of observed requests
+// (a live load run) have in common.
+func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	alg, err := algorithms.New(sc.Limit.Algorithm, sc.Limit.Params)
 	if err != nil {
 		return nil, fmt.Errorf("limit.%w", err)
@@ -237,28 +265,16 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 		policy:   sc.Topology.OnError,
 		ctx:      ctx,
 		progress: opts.Progress,
+		observe:  opts.Observe,
 	}
 	if s.policy == "" {
 		s.policy = store.FailOpen
 	}
 	s.setupClients()
-	if err := s.setupStores(ctx, opts.KeyPrefix); err != nil {
-		s.close()
-		return nil, err
-	}
-	s.setupFaults()
 	steps := s.steps()
 	s.stepCounts = make([]counts, steps*len(s.clients))
 	s.stepP50 = make([]int64, steps*len(s.clients))
 	s.stepP99 = make([]int64, steps*len(s.clients))
-	for i := range steps {
-		s.schedule(event{at: min(int64(i+1)*s.stepLen, s.duration), kind: evStepEnd, arg: int32(i)})
-	}
-	for ci, c := range s.clients {
-		for si := range c.streams {
-			s.scheduleArrival(ci, si)
-		}
-	}
 	return s, nil
 }
 
@@ -586,6 +602,9 @@ func (s *sim) request(client int, t int64, cost int64, attempt int) error {
 	}
 	latency += int64(algorithms.At(d.Delay))
 	s.record(client, t, cost, attempt, d, latency)
+	if s.observe != nil {
+		s.observe(Observation{Client: client, At: algorithms.Time(t).Duration(), Cost: cost, Attempt: attempt, Decision: d, Latency: algorithms.Time(latency).Duration(), Seq: uint64(s.requests)})
+	}
 	if !d.Allowed && d.Policy == "" {
 		s.scheduleRetry(client, t+latency, cost, attempt, d)
 	}

@@ -349,3 +349,36 @@ func TestRunAllInParallelEqualsSequential(t *testing.T) {
 		}
 	}
 }
+
+func TestReplayOfObservationsIsTheRunsResult(t *testing.T) {
+	sc := hammer(Local, 3, Random)
+	sc.Clients = append(sc.Clients, Client{Name: "d", APIKey: "d", Traffic: []Traffic{{Pattern: Poisson, Rate: perSecond(40)}}, Retry: Retry{Policy: RetryAfter}})
+	sc.Faults = []Fault{{Kind: Latency, Start: 2 * time.Second, End: 4 * time.Second, RTT: 20 * time.Millisecond}}
+	var seen []Observation
+	r, err := Run(context.Background(), sc, Options{Observe: func(o Observation) { seen = append(seen, o) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Shuffled, as a live run's goroutines would report them.
+	for i := range seen {
+		j := (i * 7919) % len(seen)
+		seen[i], seen[j] = seen[j], seen[i]
+	}
+	replayed, err := Replay(sc, seen, r.Faults, r.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(struct {
+		C []ClientResult
+		K []KeyResult
+		T []TimelineRow
+	}{r.Clients, r.Keys, r.Timeline})
+	got, _ := json.Marshal(struct {
+		C []ClientResult
+		K []KeyResult
+		T []TimelineRow
+	}{replayed.Clients, replayed.Keys, replayed.Timeline})
+	if string(got) != string(want) {
+		t.Fatalf("replayed observations differ from the run:\n got %s\nwant %s", got, want)
+	}
+}

@@ -1,0 +1,66 @@
+package sim
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
+)
+
+// Observation is one request as it happened somewhere other than in the
+// simulator (a live load run against real servers): which client sent it,
+// when (from the run's start), and what it got.
+type Observation struct {
+	Client   int // index into Scenario.Clients
+	At       time.Duration
+	Cost     int64
+	Attempt  int // 0 for a first try, n for the n-th retry
+	Decision store.Decision
+	Latency  time.Duration
+	// Seq orders observations made at the same instant: the order in
+	// which they were sent.
+	Seq uint64
+}
+
+// Replay builds the Result of observations made while sc's traffic ran for
+// real, with the simulator's recorder: the same figures, the same exact
+// limiter to compare with, the same JSON. Observations may come in any
+// order; they are taken in time order, and by Seq at one instant. Store state is not observed, so the
+// Result's state series is empty.
+func Replay(sc Scenario, observations []Observation, faults []FaultSpan, events []LogEntry) (*Result, error) {
+	if err := sc.check(); err != nil {
+		return nil, &SetupError{err}
+	}
+	s, err := newRecording(context.Background(), sc, Options{})
+	if err != nil {
+		return nil, &SetupError{err}
+	}
+	obs := append([]Observation(nil), observations...)
+	sort.SliceStable(obs, func(i, j int) bool {
+		if obs[i].At != obs[j].At {
+			return obs[i].At < obs[j].At
+		}
+		return obs[i].Seq < obs[j].Seq
+	})
+	step := 0
+	for _, o := range obs {
+		t := min(max(int64(algorithms.At(o.At)), 0), s.duration-1)
+		if o.Client < 0 || o.Client >= len(s.clients) {
+			continue
+		}
+		for ; step < s.steps() && t >= int64(step+1)*s.stepLen; step++ {
+			s.endStep(step, int64(step+1)*s.stepLen)
+		}
+		s.requests++
+		s.record(o.Client, t, max(o.Cost, 1), o.Attempt, o.Decision, int64(algorithms.At(o.Latency)))
+	}
+	for ; step < s.steps(); step++ {
+		s.endStep(step, min(int64(step+1)*s.stepLen, s.duration))
+	}
+	s.faultResults = faults
+	s.log = append(s.log, events...)
+	sort.SliceStable(s.log, func(i, j int) bool { return s.log[i].TS < s.log[j].TS })
+	return s.result(), nil
+}
