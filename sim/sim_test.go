@@ -382,3 +382,24 @@ func TestReplayOfObservationsIsTheRunsResult(t *testing.T) {
 		t.Fatalf("replayed observations differ from the run:\n got %s\nwant %s", got, want)
 	}
 }
+
+func TestArrivalsAreTheRunsArrivals(t *testing.T) {
+	sc := hammer(Shared, 2, RoundRobin)
+	sc.Clients = append(sc.Clients, Client{Name: "p", APIKey: "p", Traffic: []Traffic{{Pattern: Poisson, Rate: perSecond(50)}, {Pattern: Burst, Count: 10, At: time.Second}}})
+	counts := make([]int64, len(sc.Clients))
+	last := time.Duration(-1)
+	Arrivals(sc, func(a Arrival) bool {
+		if a.At < last {
+			t.Fatalf("arrival at %s after one at %s", a.At, last)
+		}
+		last = a.At
+		counts[a.Client]++
+		return true
+	})
+	r := mustRun(t, sc)
+	for i, c := range r.Clients {
+		if c.Sent-c.Retries != counts[i] {
+			t.Errorf("%s: %d arrivals, the run sent %d first tries", c.Name, counts[i], c.Sent-c.Retries)
+		}
+	}
+}

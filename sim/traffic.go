@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
 )
@@ -163,4 +164,53 @@ func mulDivCeil(a, b, c uint64) uint64 {
 		q++
 	}
 	return min(q, math.MaxInt64)
+}
+
+// Arrival is one request a scenario's traffic sends, before any retry.
+type Arrival struct {
+	Client int // index into Scenario.Clients
+	At     time.Duration
+	Cost   int64
+}
+
+// Arrivals calls yield with every request sc's traffic sends, in time order
+// (ties in the order the simulator breaks them), drawing random gaps from a
+// source seeded as a run's is; it stops early when yield returns false. A
+// live load run replays these on the wall clock.
+func Arrivals(sc Scenario, yield func(Arrival) bool) {
+	rng := rand.New(rand.NewPCG(sc.Seed, sc.Seed^0x9e3779b97f4a7c15))
+	duration := int64(algorithms.At(sc.Duration))
+	var q eventQueue
+	var seq uint64
+	type source struct {
+		s    *stream
+		cost int64
+	}
+	var sources [][]source
+	push := func(client, index int) {
+		src := sources[client][index]
+		if at, ok := src.s.next(rng); ok {
+			seq++
+			q.push(event{at: at, seq: seq, client: int32(client), arg: int32(index), cost: src.cost})
+		}
+	}
+	for _, c := range sc.Clients {
+		var srcs []source
+		for _, tr := range c.Traffic {
+			srcs = append(srcs, source{newStream(tr, duration), max(tr.Cost, 1)})
+		}
+		sources = append(sources, srcs)
+	}
+	for ci := range sources {
+		for si := range sources[ci] {
+			push(ci, si)
+		}
+	}
+	for q.len() > 0 {
+		e := q.pop()
+		if !yield(Arrival{Client: int(e.client), At: algorithms.Time(e.at).Duration(), Cost: e.cost}) {
+			return
+		}
+		push(int(e.client), int(e.arg))
+	}
 }
