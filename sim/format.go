@@ -34,8 +34,12 @@ func WriteCSV(w io.Writer, r *Result) error {
 // WriteTable writes r for people: a header naming the run, one aligned row
 // per client, and one line that says what to notice.
 func WriteTable(w io.Writer, r *Result) error {
-	fmt.Fprintf(w, "%s · %s · %s on %s · %d server%s · seed %d · %gs\n", r.Scenario, r.Algorithm, r.Topology, r.Store,
-		r.Servers, plural(r.Servers), r.Seed, r.DurationS)
+	mode := ""
+	if r.Live {
+		mode = " · LIVE over HTTP"
+	}
+	fmt.Fprintf(w, "%s · %s · %s on %s · %d server%s · seed %d · %gs%s\n", r.Scenario, r.Algorithm, r.Topology, r.Store,
+		r.Servers, plural(r.Servers), r.Seed, r.DurationS, mode)
 	fmt.Fprintf(w, "limit %s, keyed by %s", limitText(r), r.Limit.Key)
 	for _, f := range r.Faults {
 		fmt.Fprintf(w, " · %s %g–%gs", f.Kind, f.StartS, f.EndS)

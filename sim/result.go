@@ -22,6 +22,9 @@ type Result struct {
 	OnError   string      `json:"on_error"`
 	Clock     string      `json:"clock"`
 	RTTMs     float64     `json:"rtt_ms"`
+	// Live is set on the Result of a live run (`ratelim load`): the
+	// figures were measured over real HTTP, not simulated.
+	Live bool `json:"live,omitempty"`
 	// Requests is every request sent, retries included.
 	Requests int64          `json:"requests"`
 	Clients  []ClientResult `json:"clients"`

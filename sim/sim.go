@@ -305,7 +305,7 @@ func (s *sim) steps() int {
 func (s *sim) setupClients() {
 	index := map[string]int{}
 	for _, c := range s.sc.Clients {
-		name := limiterKey(c, s.sc.Limit.Key)
+		name := KeyOf(c, s.sc.Limit.Key)
 		k, ok := index[name]
 		if !ok {
 			k = len(s.keys)
@@ -324,8 +324,10 @@ func (s *sim) setupClients() {
 	}
 }
 
-// limiterKey is the identity a request is limited by.
-func limiterKey(c Client, by KeyBy) string {
+// KeyOf is the limiter key of c's requests when the limit keys by by: for
+// auto, the API key, else the user, else the IP. A client without that
+// identity is "(none)", as all such clients share one key.
+func KeyOf(c Client, by KeyBy) string {
 	switch by {
 	case KeyAPIKey:
 		return orAnonymous(c.APIKey)

@@ -33,6 +33,23 @@ type RedisOptions struct {
 	// TIME) instead of the now passed to Take, as a script that trusts no
 	// API server's clock does.
 	StoreClock bool
+	// FailFast bounds every call: 200 ms to dial, read or write, one dial
+	// attempt and no retry, so that a store that is gone costs a request
+	// milliseconds and the fail policy decides, instead of the client's
+	// default of several dial attempts with backoff. What a limiter in
+	// front of a live API wants; a batch simulation may prefer patience.
+	FailFast bool
+}
+
+const failFastTimeout = 200 * time.Millisecond
+
+func (o RedisOptions) tune(ro *redis.Options) {
+	if !o.FailFast {
+		return
+	}
+	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout = failFastTimeout, failFastTimeout, failFastTimeout
+	ro.DialerRetries, ro.DialerRetryTimeout = 1, 10*time.Millisecond
+	ro.MaxRetries = -1
 }
 
 // Redis keeps state in Redis and decides with the algorithm's Lua twin, so
@@ -64,11 +81,18 @@ func OpenRedis(ctx context.Context, alg algorithms.Algorithm, opts RedisOptions)
 		if err := r.embedded.Start(); err != nil {
 			return nil, fmt.Errorf("store: starting the embedded Redis: %w", err)
 		}
-		r.client = redis.NewClient(&redis.Options{Addr: r.embedded.Addr()})
+		ro := &redis.Options{Addr: r.embedded.Addr()}
+		opts.tune(ro)
+		r.client = redis.NewClient(ro)
 	case strings.HasPrefix(opts.URL, "redis+cluster://"), strings.HasPrefix(opts.URL, "rediss+cluster://"):
 		co, err := parseClusterURL(opts.URL)
 		if err != nil {
 			return nil, err
+		}
+		if opts.FailFast {
+			co.DialTimeout, co.ReadTimeout, co.WriteTimeout = failFastTimeout, failFastTimeout, failFastTimeout
+			co.DialerRetries, co.DialerRetryTimeout = 1, 10*time.Millisecond
+			co.MaxRetries = -1
 		}
 		r.client = redis.NewClusterClient(co)
 	default:
@@ -76,6 +100,7 @@ func OpenRedis(ctx context.Context, alg algorithms.Algorithm, opts RedisOptions)
 		if err != nil {
 			return nil, fmt.Errorf("store: %q is not a Redis URL (want redis://host:port, redis+cluster://host:port,host:port or miniredis): %v", opts.URL, err)
 		}
+		opts.tune(o)
 		r.client = redis.NewClient(o)
 	}
 	if err := r.client.Ping(ctx).Err(); err != nil {

@@ -56,6 +56,8 @@ split-brain, outage), and shows what each client experienced.`,
 	root.AddCommand(newCmdSim(s, nil))
 	root.AddCommand(newCmdCompare(s, nil))
 	root.AddCommand(newCmdCheck(s, nil))
+	root.AddCommand(newCmdServe(s, nil))
+	root.AddCommand(newCmdLoad(s, nil))
 	return root
 }
 

@@ -32,6 +32,7 @@ type simOptions struct {
 	// OutIsTerminal says whether Out is a terminal, which --tui needs.
 	OutIsTerminal bool
 	TUI           bool
+	Live          bool
 	Speed         float64
 	Plot          plotFlags
 
@@ -88,6 +89,7 @@ The same scenario and seed always give the same output, byte for byte.`,
 	f.Int64Var(&opts.MaxRequests, "max-requests", sim.DefaultMaxRequests, "refuse a run estimated to send more requests than this")
 	f.BoolVar(&opts.TUI, "tui", false, "play the run live in the terminal (space pause, +/- speed, q quit)")
 	f.Float64Var(&opts.Speed, "speed", 1, "with --tui: virtual seconds per second at the start")
+	f.BoolVar(&opts.Live, "live", false, "also run it for real: in-process servers on loopback, real HTTP, for the scenario's duration; print both and the difference")
 	addOverrideFlags(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
 	cmd.Flags().StringVar(&opts.Plot.By, "by", "client", "plot one panel per client or per key")
@@ -197,6 +199,12 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	sc := file.Scenario
 	if err := opts.over.apply(&sc); err != nil {
 		return err
+	}
+	if opts.Live {
+		if opts.TUI {
+			return badInput("--live and --tui do not go together")
+		}
+		return simLive(ctx, opts, scenarioLabel(file), sc)
 	}
 	if opts.TUI {
 		if !opts.OutIsTerminal {

@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ratelim/ratelim/live"
+	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/sim"
+)
+
+type serveOptions struct {
+	streams
+	Scenario string
+	Listen   string
+	over     overrides
+	// ready, if set, receives the fleet once it listens (tests).
+	ready func(*live.Fleet)
+}
+
+func newCmdServe(s streams, runF func(*serveOptions) error) *cobra.Command {
+	opts := &serveOptions{streams: s}
+	cmd := &cobra.Command{
+		Use:   "serve SCENARIO|FILE",
+		Short: "Start demo API servers on loopback behind the limiter the scenario describes",
+		Long: `Start the scenario's API servers on loopback ports, each behind the httplimit
+middleware with the scenario's limit and topology: local (a memory jar per
+server), shared (one store), racy (one store, read and written in two calls),
+split-brain (two stores; --store redis://a,redis://b). Each answers GET /api,
+429 with Retry-After and the RateLimit fields when limited, and serves
+/metrics in Prometheus text format. Stop it with ctrl-c (SIGINT) or SIGTERM:
+in-flight requests finish first.
+
+--store redis-server starts a redis-server of its own on a free port (and
+removes it at exit); miniredis runs one in process; redis://host:port uses
+yours, under a key prefix of its own that is deleted at exit.`,
+		Example: `  ratelim serve runaway-healthcheck --servers 4 --listen 127.0.0.1:8080
+  ratelim serve runaway-healthcheck --topology local
+  ratelim serve store-outage --store redis-server`,
+		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Scenario = args[0]
+			opts.over.set = map[string]bool{}
+			cmd.Flags().Visit(func(f *pflag.Flag) { opts.over.set[f.Name] = true })
+			if runF != nil {
+				return runF(opts)
+			}
+			return serveRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Listen, "listen", "127.0.0.1:8080", "the first server's address; server i listens on port + i (port 0: any free ports)")
+	addOverrideFlags(cmd, &opts.over)
+	return cmd
+}
+
+func loadScenario(name string, over overrides) (*scenarios.File, sim.Scenario, error) {
+	file, err := scenarios.Open(name)
+	if err != nil {
+		return nil, sim.Scenario{}, usageError{err}
+	}
+	sc := file.Scenario
+	if err := over.apply(&sc); err != nil {
+		return nil, sim.Scenario{}, err
+	}
+	return file, sc, nil
+}
+
+func serveRun(ctx context.Context, opts *serveOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	file, sc, err := loadScenario(opts.Scenario, opts.over)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fleet, err := live.Serve(ctx, live.ServeOptions{Scenario: sc, Listen: opts.Listen})
+	if err != nil {
+		return setupOrErr(scenarioLabel(file), err)
+	}
+	fmt.Fprintf(opts.Out, "%s: %d server%s, %s on %s, %s %s, on error %s\n", sc.Name, len(fleet.URLs), plural(len(fleet.URLs)),
+		sc.Topology.Kind, storeLabel(sc.Topology.Store), sc.Limit.Algorithm, sc.Limit.Params.Rate, sc.Topology.OnError)
+	for i, u := range fleet.URLs {
+		fmt.Fprintf(opts.Out, "  server %d  %s/api   %s/metrics\n", i, u, u)
+	}
+	fmt.Fprintln(opts.Out, "ctrl-c stops them")
+	if opts.ready != nil {
+		opts.ready(fleet)
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-fleet.Err():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := fleet.Close(shutdown); err != nil && serveErr == nil {
+		serveErr = err
+	}
+	return serveErr
+}
+
+// setupOrErr maps a run refused before it started to bad input.
+func setupOrErr(label string, err error) error {
+	var se *sim.SetupError
+	if errors.As(err, &se) {
+		return usageError{fmt.Errorf("%s: %w", label, err)}
+	}
+	return err
+}
+
+type loadOptions struct {
+	streams
+	Scenario    string
+	Targets     []string
+	AllowRemote bool
+	MaxInFlight int
+	MaxRequests int64
+	Format      string
+	Quiet       bool
+	Plot        plotFlags
+	over        overrides
+}
+
+func newCmdLoad(s streams, runF func(*loadOptions) error) *cobra.Command {
+	opts := &loadOptions{streams: s}
+	cmd := &cobra.Command{
+		Use:   "load SCENARIO|FILE --target URL[,URL...]",
+		Short: "Replay a scenario's clients over real HTTP and show what each experienced",
+		Long: `Replay the scenario's clients on the wall clock against real servers (such as
+'ratelim serve'), over HTTP with keep-alive connections and a bounded number
+of requests in flight, balanced over the targets as the scenario says, and
+print the same result as 'ratelim sim': table, ratelim.result/v1 JSON (with
+an "audit" of the answers' headers), CSV, --plot. A run takes the scenario's
+duration in real time. Targets must be on this machine unless
+--allow-remote.`,
+		Example: `  ratelim serve runaway-healthcheck &
+  ratelim load runaway-healthcheck --target http://127.0.0.1:8080,http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083`,
+		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Scenario = args[0]
+			opts.over.set = map[string]bool{}
+			cmd.Flags().Visit(func(f *pflag.Flag) { opts.over.set[f.Name] = true })
+			if runF != nil {
+				return runF(opts)
+			}
+			return loadRun(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&opts.Targets, "target", nil, "the servers' base URLs, comma-separated")
+	f.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow targets that are not on this machine (only servers you own)")
+	f.IntVar(&opts.MaxInFlight, "max-in-flight", live.DefaultMaxInFlight, "requests in flight at once, at most")
+	f.Int64Var(&opts.MaxRequests, "max-requests", live.DefaultMaxRequests, "refuse a run estimated to send more requests than this")
+	f.StringVar(&opts.Format, "format", "table", "output: table, json or csv")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "for the table, only the rows")
+	addOverrideFlags(cmd, &opts.over)
+	addPlotFlags(cmd, &opts.Plot)
+	return cmd
+}
+
+func loadRun(ctx context.Context, opts *loadOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := checkFormat(opts.Format, "table", "json", "csv"); err != nil {
+		return err
+	}
+	if err := opts.Plot.check(); err != nil {
+		return err
+	}
+	file, sc, err := loadScenario(opts.Scenario, opts.over)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := live.Load(ctx, sc, live.LoadOptions{Targets: opts.Targets, AllowRemote: opts.AllowRemote,
+		MaxInFlight: opts.MaxInFlight, MaxRequests: opts.MaxRequests})
+	if err != nil {
+		return setupOrErr(scenarioLabel(file), err)
+	}
+	if err := opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, res.Result, opts.Plot) }); err != nil {
+		return err
+	}
+	return writeLoadResult(opts.Out, res, opts.Format, opts.Quiet)
+}
+
+func writeLoadResult(w io.Writer, res *live.LoadResult, format string, quiet bool) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	case "csv":
+		return sim.WriteCSV(w, res.Result)
+	}
+	if err := writeResult(w, res.Result, "table", quiet); err != nil {
+		return err
+	}
+	if !quiet {
+		a := res.Audit
+		fmt.Fprintf(w, "headers: %d breach%s (429 with quota left %d, no Retry-After %d, reset went back %d); %d transport errors; %d sent late\n",
+			a.Breaches(), pluralES(a.Breaches()), a.RejectedWithQuota, a.MissingRetryAfter, a.ResetWentBack, a.TransportErrors, a.Late)
+	}
+	return nil
+}
+
+func pluralES(n int64) string {
+	if n == 1 {
+		return ""
+	}
+	return "es"
+}
+
+// simLive runs the scenario for real (an in-process fleet, then a load run
+// against it, faults applied for real) and in the simulator, and prints
+// both and the difference per client.
+func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenario) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fleet, err := live.Serve(ctx, live.ServeOptions{Scenario: sc, Listen: "127.0.0.1:0"})
+	if err != nil {
+		return setupOrErr(label, err)
+	}
+	defer func() {
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		fleet.Close(shutdown)
+	}()
+	if opts.ErrIsTerminal && !opts.Quiet {
+		fmt.Fprintf(opts.ErrOut, "running %s for real for %s on %d servers...\n", sc.Name, sc.Duration, len(fleet.URLs))
+	}
+	res, err := live.Load(ctx, sc, live.LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault, MaxRequests: opts.MaxRequests})
+	if err != nil {
+		return setupOrErr(label, err)
+	}
+	simulated, err := sim.Run(ctx, sc, sim.Options{MaxRequests: opts.MaxRequests})
+	if err != nil {
+		return setupOrErr(label, err)
+	}
+	if opts.Format == "json" {
+		enc := json.NewEncoder(opts.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Live      *live.LoadResult `json:"live"`
+			Simulated *sim.Result      `json:"simulated"`
+		}{res, simulated})
+	}
+	fmt.Fprintln(opts.Out, "LIVE")
+	if err := writeLoadResult(opts.Out, res, "table", false); err != nil {
+		return err
+	}
+	fmt.Fprintln(opts.Out, "\nSIMULATED")
+	if err := sim.WriteTable(opts.Out, simulated); err != nil {
+		return err
+	}
+	fmt.Fprintln(opts.Out, "\nDIFFERENCE (allowed, live vs simulated)")
+	return writeDifference(opts.Out, res.Result, simulated)
+}
+
+// writeDifference prints, per client, what was admitted live and in the
+// simulation, and the relative difference.
+func writeDifference(w io.Writer, live, simulated *sim.Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "client\tlive\tsimulated\tdifference\t")
+	for i, c := range live.Clients {
+		s := simulated.Clients[i]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t\n", c.Name, c.Allowed, s.Allowed, relDiff(c.Allowed, s.Allowed))
+	}
+	return tw.Flush()
+}
+
+func relDiff(got, want int64) string {
+	if want == 0 {
+		if got == 0 {
+			return "0%"
+		}
+		return "+∞"
+	}
+	d := 100 * float64(got-want) / float64(want)
+	if math.Abs(d) < 0.05 {
+		return "0%"
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%+.1f", d), ".0") + "%"
+}

@@ -1,0 +1,93 @@
+// Package httplimit puts a ratelim limiter in front of an [http.Handler]:
+// any algorithm of package algorithms, in any store of package store (in
+// process, or shared by every server through Redis), decides each request
+// before the handler sees it.
+//
+//	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 10, Per: time.Second}, 50)
+//	cfg := httplimit.Config{Limiter: store.NewMemory(alg), OnError: store.FailOpen}
+//	cfg.Limit, cfg.Window = httplimit.QuotaOf(alg)
+//	limit, err := httplimit.New(cfg)
+//	...
+//	http.ListenAndServe(addr, limit(mux))
+//
+// # Why 429 with Retry-After
+//
+// A request over the limit is answered 429 Too Many Requests (RFC 6585), not
+// 503 or 403: 429 says "you, this client, are early", which a well-behaved
+// client treats as a reason to wait rather than as a failure to report or
+// retry at once. Retry-After (RFC 9110, section 10.2.3) tells it how long:
+// without it, clients retry immediately, and a limiter that rejects a retry
+// storm still pays for every rejected request. Retry-After is the
+// decision's RetryAfter, the moment the same request would pass if nothing
+// else arrived, rounded up to whole seconds and never below 1: a client that
+// honours it never comes back too early, and "Retry-After: 0" would invite
+// the very retry storm it exists to prevent.
+//
+// # The RateLimit header fields
+//
+// Every answer the limiter decided carries two sets of fields with the same
+// numbers, so that clients of either generation of the IETF draft read them:
+//
+//   - The current draft, draft-ietf-httpapi-ratelimit-headers-10/-11 (the
+//     syntax is unchanged since -08): two Structured Fields (RFC 9651),
+//     RateLimit-Policy: "default";q=50;w=5 (the quota: q requests per w
+//     seconds, w omitted when [Config.Window] is 0) and
+//     RateLimit: "default";r=3;t=2 (r requests remain; t seconds is the
+//     window within which the client should use no more than r).
+//   - The earlier trio of draft-ietf-httpapi-ratelimit-headers-06, which
+//     most deployed clients and libraries still read: RateLimit-Limit: 50,
+//     RateLimit-Remaining: 3, RateLimit-Reset: 2, plain integers. Its
+//     RateLimit-Policy (the -06 syntax 50;w=5) is not sent: the name is the
+//     new draft's now, and one field cannot have two syntaxes.
+//
+// Both carry the same decision, so they can never disagree. The draft asks
+// for whole seconds; every duration is rounded up, never to nearest, so a
+// client that waits what a field says is never early: 0.2 s becomes 1 s,
+// not 0. On an admitted request the reset is the decision's ResetAfter, when
+// the limiter is back to full capacity: the conservative reading of both
+// -10's t ("time until additional quota is made available": a bucket
+// refills continuously, so this overstates the wait, never understates it)
+// and -11's ("the window within which the client can use no more than r").
+// On a 429 the reset is the Retry-After value, and Remaining is 0 whatever
+// the algorithm's estimate said: the draft wants the reset and Retry-After
+// to name the same moment (-08) and Retry-After never to point earlier than
+// the end of the window (-11), and a rejection that claimed quota remained
+// would contradict itself. Reset is never negative.
+//
+// Answers decided by a fail policy carry no RateLimit fields: the limiter
+// did not decide, so any number would be invented, and the draft lets a
+// server omit the fields.
+//
+// # When the store fails
+//
+// [New] wraps the limiter in [store.WithPolicy] with [Config.OnError]. Fail
+// open (the default, as in Envoy's rate-limit filter) passes the request to
+// the handler: the API stays up, unprotected. Fail closed answers 503
+// Service Unavailable with Retry-After: the limiter could not decide, which
+// is the server's problem, not the client's, so 429 would be a lie. Either
+// way no store error reaches the client as a 500; each request is counted in
+// [Metrics], and the [slog.Logger] hears of it once when the store starts
+// failing and once when it recovers, not once per request.
+//
+// # The leaky bucket's delay
+//
+// An algorithm that queues instead of rejecting (leaky-bucket) admits a
+// request with a Delay: the middleware holds the request that long before
+// calling the handler, so the handler sees requests at exactly the
+// configured rate. If the request's context ends while it waits (the
+// client went away, the server is shutting down) the handler is not called;
+// the place it took in the queue is not given back, because the store has no
+// way to return it. The queue's capacity bounds the wait to burst ÷ rate:
+// set the server's WriteTimeout above that.
+//
+// # Keys
+//
+// Who is limited is what [KeyFunc] returns; [KeyBy] gives the usual answer:
+// the API key, else the authenticated user, else the client's IP address,
+// prefixed by kind so that no API key can collide with an address. The
+// address is where trusted proxies matter: behind a load balancer every
+// request's peer is the balancer, so limiting by peer limits everyone
+// together; but believing X-Forwarded-For from anyone lets a client write
+// any address it likes there and get a fresh bucket per request. [KeyBy]
+// believes the header only as far as it was written by proxies you named.
+package httplimit

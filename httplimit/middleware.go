@@ -1,0 +1,246 @@
+package httplimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
+)
+
+// DecidedByHeader is set on an answer the fail policy decided, to
+// "fail-open" or "fail-closed": not a standard field, but what lets an
+// operator, a load test or a client tell an admission the limiter never
+// checked from one it did.
+const DecidedByHeader = "X-RateLimit-Decided-By"
+
+// Config configures the middleware [New] builds. Only Limiter is required.
+type Config struct {
+	// Limiter decides each request: a store (store.NewMemory,
+	// store.OpenRedis, ...) running an algorithm. Pass the store itself:
+	// New wraps it in store.WithPolicy with OnError. A limiter already
+	// wrapped works too; its own policy then decides, since the outer
+	// wrapper never sees an error.
+	Limiter store.Limiter
+	// OnError is what a failing store means: store.FailOpen (the default
+	// when empty) passes requests to the handler, store.FailClosed answers
+	// 503 with Retry-After. Bound the store's own latency at the store
+	// (for Redis, e.g. redis://host:6379?read_timeout=50ms): a deadline
+	// on the request's context is the client giving up, which no policy
+	// answers.
+	OnError store.Policy
+	// Key names the key each request counts against; KeyBy(KeyOptions{})
+	// when nil.
+	Key KeyFunc
+	// Limit is the quota stated in the RateLimit fields (q, RateLimit-Limit);
+	// 0 takes each decision's Limit (the burst, or the limit per window).
+	Limit int64
+	// Window is the quota's window, the w of RateLimit-Policy, rounded up
+	// to whole seconds; 0 leaves w out. QuotaOf gives both for an
+	// algorithm.
+	Window time.Duration
+	// PolicyName names the quota policy in the RateLimit fields;
+	// DefaultPolicyName when empty. Printable ASCII.
+	PolicyName string
+	// Clock is read once per request for the instant the limiter decides
+	// at, and once more after the decision when Metrics is set, to time
+	// the store; time.Now when nil. It is the one clock this package
+	// reads: tests pass a fixed one.
+	Clock func() time.Time
+	// Metrics, if set, counts requests by decision and times the store.
+	Metrics *Metrics
+	// Logger hears when the store starts failing and when it recovers,
+	// once per change, never once per request; slog.Default() when nil.
+	Logger *slog.Logger
+}
+
+// New returns the middleware cfg describes, to wrap a handler with:
+//
+//	limit, err := httplimit.New(cfg)
+//	srv := &http.Server{Handler: limit(mux)}
+//
+// For each request it takes the key (an empty key passes unlimited), asks
+// the limiter at the Clock's instant for one unit of quota, and then:
+//
+//   - admitted: sets the RateLimit fields, waits the decision's Delay if
+//     any (leaky-bucket), and calls the handler;
+//   - rejected: answers 429 Too Many Requests with Retry-After, the
+//     RateLimit fields (Remaining 0) and a one-line plain-text body;
+//   - the store failed: fail-open calls the handler, fail-closed answers
+//     503 Service Unavailable with Retry-After; neither sets RateLimit
+//     fields, since the limiter did not decide, and both set
+//     DecidedByHeader to the policy;
+//   - the request's context ended first: the handler is not called (a 503
+//     is written for whoever is still listening).
+//
+// New reports an error for a configuration it cannot run: no Limiter, an
+// unknown OnError, a negative Limit or Window, a PolicyName that is not
+// printable ASCII.
+func New(cfg Config) (func(http.Handler) http.Handler, error) {
+	if cfg.Limiter == nil {
+		return nil, errors.New("httplimit: Config.Limiter is nil (want a store, e.g. store.NewMemory(alg))")
+	}
+	policy := cfg.OnError
+	if policy == "" {
+		policy = store.FailOpen
+	}
+	if _, err := store.ParsePolicy(string(policy)); err != nil {
+		return nil, fmt.Errorf("httplimit: Config.OnError: %w", err)
+	}
+	if cfg.Limit < 0 {
+		return nil, fmt.Errorf("httplimit: Config.Limit is %d (want 0, for each decision's, or more)", cfg.Limit)
+	}
+	if cfg.Window < 0 {
+		return nil, fmt.Errorf("httplimit: Config.Window is %s (want 0, for none, or more)", cfg.Window)
+	}
+	name := cfg.PolicyName
+	if name == "" {
+		name = DefaultPolicyName
+	}
+	quoted, err := quoteSFString(name)
+	if err != nil {
+		return nil, err
+	}
+	l := &limiter{
+		take:    store.WithPolicy(cfg.Limiter, policy),
+		key:     cfg.Key,
+		quota:   newQuota(quoted, min(cfg.Limit, maxSFInteger), ceilSeconds(cfg.Window)),
+		clock:   cfg.Clock,
+		metrics: cfg.Metrics,
+		log:     cfg.Logger,
+	}
+	if l.key == nil {
+		l.key = KeyBy(KeyOptions{})
+	}
+	if l.clock == nil {
+		l.clock = time.Now
+	}
+	if l.log == nil {
+		l.log = slog.Default()
+	}
+	return func(next http.Handler) http.Handler { return &handler{limiter: l, next: next} }, nil
+}
+
+// limiter is what every handler New's middleware wraps shares.
+type limiter struct {
+	take    store.Limiter
+	key     KeyFunc
+	quota   quota
+	clock   func() time.Time
+	metrics *Metrics
+	log     *slog.Logger
+
+	failing  atomic.Bool  // the last decision was the fail policy's
+	byPolicy atomic.Int64 // requests the policy decided since failing was set
+}
+
+type handler struct {
+	*limiter
+	next http.Handler
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := h.key(r)
+	if key == "" {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	ctx := r.Context()
+	start := h.clock()
+	d, err := h.take.Take(ctx, key, algorithms.FromTime(start), 1)
+	if h.metrics != nil {
+		h.metrics.observeStore(h.clock().Sub(start))
+	}
+	if err != nil {
+		// WithPolicy turns every store error into a decision but one:
+		// the request's context ended (the client left, the server is
+		// shutting down), and then nobody is waiting for a decision.
+		h.metrics.count(canceled)
+		writeCanceled(w)
+		return
+	}
+	if d.Policy != "" {
+		h.storeFailing(d)
+		w.Header().Set(DecidedByHeader, string(d.Policy))
+		if d.Allowed {
+			h.metrics.count(failedOpen)
+			h.next.ServeHTTP(w, r)
+			return
+		}
+		h.metrics.count(failedClosed)
+		writeError(w, http.StatusServiceUnavailable, max(ceilSeconds(d.RetryAfter), 1),
+			"rate limiter unavailable")
+		return
+	}
+	h.storeHealthy()
+	f, retryAfter := h.quota.fieldsFor(d.Decision)
+	h.quota.write(w.Header(), f)
+	if !d.Allowed {
+		h.metrics.count(rejected)
+		writeError(w, http.StatusTooManyRequests, retryAfter, "rate limit exceeded")
+		return
+	}
+	if d.Delay > 0 && !sleep(ctx, d.Delay) {
+		h.metrics.count(canceled)
+		writeCanceled(w)
+		return
+	}
+	h.metrics.count(allowed)
+	h.next.ServeHTTP(w, r)
+}
+
+// storeFailing notes a decision the fail policy took, and logs the first
+// of a run of them.
+func (l *limiter) storeFailing(d store.Decision) {
+	l.byPolicy.Add(1)
+	if !l.failing.Load() && l.failing.CompareAndSwap(false, true) {
+		l.log.Warn("httplimit: rate limiter store failing; the fail policy decides until it recovers",
+			"policy", string(d.Policy), "err", d.Err)
+	}
+}
+
+// storeHealthy notes a decision the limiter took, and logs the recovery if
+// the store had been failing. The common case is one atomic load.
+func (l *limiter) storeHealthy() {
+	if l.failing.Load() && l.failing.CompareAndSwap(true, false) {
+		l.log.Info("httplimit: rate limiter store recovered",
+			"decided_by_policy", l.byPolicy.Swap(0))
+	}
+}
+
+// sleep waits d, and reports whether it did: false if ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// writeError answers status with Retry-After in seconds and a one-line
+// plain-text body a person reading a log or a curl output understands.
+func writeError(w http.ResponseWriter, status int, retryAfter int64, what string) {
+	h := w.Header()
+	s := strconv.FormatInt(retryAfter, 10)
+	h[fieldRetryAfter] = []string{s}
+	h["Content-Type"] = []string{"text/plain; charset=utf-8"}
+	h["X-Content-Type-Options"] = []string{"nosniff"}
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "%d %s: %s; retry after %s s\n", status, http.StatusText(status), what, s)
+}
+
+// writeCanceled answers a request whose context ended before it could be
+// served. The client has usually gone; if something is still listening (a
+// proxy, a timeout handler), a 503 tells it the handler never ran.
+func writeCanceled(w http.ResponseWriter) {
+	http.Error(w, "503 Service Unavailable: request canceled before the rate limiter let it through", http.StatusServiceUnavailable)
+}

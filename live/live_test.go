@@ -1,0 +1,278 @@
+package live
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/store"
+)
+
+func builtin(t *testing.T, name string) sim.Scenario {
+	t.Helper()
+	f, err := scenarios.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Scenario
+}
+
+func startFleet(t *testing.T, sc sim.Scenario, storeKind string) *Fleet {
+	t.Helper()
+	f, err := Serve(context.Background(), ServeOptions{Scenario: sc, Store: storeKind, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := f.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return f
+}
+
+// TestSimAndLiveAgree runs two built-ins for real, over HTTP against an
+// in-process fleet on the shared topology, and in the simulator: what each
+// client was allowed must agree within 5%. Each takes its scenario's 30 s.
+func TestSimAndLiveAgree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the live runs take 30 s of wall time each")
+	}
+	for _, name := range []string{"runaway-healthcheck", "store-outage"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			sc := builtin(t, name)
+			sc.Topology.Kind = sim.Shared
+			fleet := startFleet(t, sc, "memory")
+			live, err := Load(context.Background(), sc, LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault})
+			if err != nil {
+				t.Fatal(err)
+			}
+			simulated, err := sim.Run(context.Background(), sc, sim.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range live.Clients {
+				s := simulated.Clients[i]
+				if diff := float64(c.Allowed - s.Allowed); diff > 0.05*float64(s.Allowed)+1 || -diff > 0.05*float64(s.Allowed)+1 {
+					t.Errorf("%s: allowed %d live, %d simulated: more than 5%% apart", c.Name, c.Allowed, s.Allowed)
+				}
+				t.Logf("%s: allowed %d live, %d simulated; failed open %d / %d", c.Name, c.Allowed, s.Allowed, c.FailedOpen, s.FailedOpen)
+			}
+			if b := live.Audit.Breaches(); b != 0 || live.Audit.TransportErrors != 0 {
+				t.Errorf("audit: %+v", live.Audit)
+			}
+		})
+	}
+}
+
+// hammerFleet sends requests from goroutines, each with connections of its
+// own, spread over the fleet's servers, for about d, and returns how many
+// were admitted per key and what else was answered.
+func hammerFleet(t *testing.T, f *Fleet, keys []string, goroutines int, d time.Duration) (admitted map[string]int64, statuses map[int]int64, elapsed time.Duration) {
+	t.Helper()
+	var mu sync.Mutex
+	admitted, statuses = map[string]int64{}, map[int]int64{}
+	var next atomic.Uint64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: 5 * time.Second}
+			defer client.CloseIdleConnections()
+			for time.Since(start) < d {
+				n := next.Add(1)
+				key := keys[n%uint64(len(keys))]
+				req, _ := http.NewRequest(http.MethodGet, f.URLs[int(n/uint64(len(keys)))%len(f.URLs)]+"/api", nil)
+				req.Header.Set(APIKeyHeader, key)
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Errorf("goroutine %d: %v", g, err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				mu.Lock()
+				statuses[resp.StatusCode]++
+				if resp.StatusCode == http.StatusOK {
+					admitted[key]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return admitted, statuses, time.Since(start)
+}
+
+func bucketScenario(kind sim.TopologyKind, servers int) sim.Scenario {
+	return sim.Scenario{
+		Name: "hammer", Duration: 10 * time.Second, Step: time.Second, Seed: 1, Servers: servers, Balancer: sim.RoundRobin,
+		Limit:    sim.Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: algorithms.Rate{N: 20, Per: time.Second}, Burst: 10}, Key: sim.KeyAPIKey},
+		Topology: sim.Topology{Kind: kind, OnError: store.FailOpen, Clock: sim.ServerClock, PrimaryStopsAfter: sim.Never},
+	}
+}
+
+func storesToTry(t *testing.T) []string {
+	kinds := []string{"memory", "miniredis"}
+	if _, err := exec.LookPath("redis-server"); err == nil {
+		kinds = append(kinds, "redis-server")
+	} else {
+		t.Log("redis-server not installed: skipping the real-Redis fleet (.ci/run installs it)")
+	}
+	return kinds
+}
+
+// TestSharedStoreNeverOverAdmits: under concurrent load from many
+// goroutines on many connections through four servers, an atomic shared
+// store never admits more than burst + rate × elapsed for any key, and
+// per-server jars admit about servers × that.
+func TestSharedStoreNeverOverAdmits(t *testing.T) {
+	keys := []string{"alpha", "beta", "gamma"}
+	for _, kind := range storesToTry(t) {
+		f := startFleet(t, bucketScenario(sim.Shared, 4), kind)
+		admitted, statuses, elapsed := hammerFleet(t, f, keys, 16, 1500*time.Millisecond)
+		bound := 10 + int64(20*elapsed.Seconds()) + 1
+		for _, k := range keys {
+			if admitted[k] > bound || admitted[k] < bound/2 {
+				t.Errorf("%s shared: key %s admitted %d in %s, want at most burst + rate × t = %d (and not far below)", kind, k, admitted[k], elapsed.Round(time.Millisecond), bound)
+			}
+		}
+		t.Logf("%s shared: admitted %v in %s (bound %d), answers %v", kind, admitted, elapsed.Round(time.Millisecond), bound, statuses)
+	}
+	f := startFleet(t, bucketScenario(sim.Local, 4), "memory")
+	admitted, _, elapsed := hammerFleet(t, f, keys, 16, 1500*time.Millisecond)
+	single := 10 + int64(20*elapsed.Seconds())
+	for _, k := range keys {
+		if admitted[k] < 3*single || admitted[k] > 4*single+4 {
+			t.Errorf("local jars: key %s admitted %d, want about 4 servers × %d", k, admitted[k], single)
+		}
+	}
+}
+
+// TestRedisKilledMidRun kills the fleet's own redis-server during a load,
+// with each fail policy: while it is down every answer is the policy's
+// (all admitted and marked failed-open, or all 503), the servers stay up,
+// and when it is back the limiter decides again. Every request gets one
+// answer.
+func TestRedisKilledMidRun(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed (.ci/run installs it)")
+	}
+	for _, policy := range []store.Policy{store.FailOpen, store.FailClosed} {
+		sc := bucketScenario(sim.Shared, 2)
+		sc.Topology.OnError = policy
+		f := startFleet(t, sc, "redis-server")
+		client := &http.Client{Timeout: 5 * time.Second}
+		ask := func() (int, string) {
+			req, _ := http.NewRequest(http.MethodGet, f.URLs[0]+"/api", nil)
+			req.Header.Set(APIKeyHeader, "k")
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatalf("%s: the server did not answer: %v", policy, err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode, resp.Header.Get(DecidedByHeader)
+		}
+		for range 30 {
+			if code, by := ask(); by != "" || (code != 200 && code != 429) {
+				t.Fatalf("%s before the outage: %d decided by %q", policy, code, by)
+			}
+		}
+		if err := f.Fault(sim.Fault{Kind: sim.Outage}, true); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 30 {
+			code, by := ask()
+			switch {
+			case policy == store.FailOpen && (code != 200 || by != string(store.FailOpen)):
+				t.Fatalf("fail-open, request %d during the outage: %d decided by %q; want 200 by fail-open", i, code, by)
+			case policy == store.FailClosed && code != http.StatusServiceUnavailable:
+				t.Fatalf("fail-closed, request %d during the outage: %d; want 503", i, code)
+			}
+		}
+		if err := f.Fault(sim.Fault{Kind: sim.Outage}, false); err != nil {
+			t.Fatal(err)
+		}
+		// The client's pool redials in the background: give it a moment,
+		// then every answer must be the limiter's again.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			if _, by := ask(); by == "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: 5 s after redis-server came back, the policy still decides", policy)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		var limited int
+		for range 60 {
+			code, by := ask()
+			if by != "" {
+				t.Fatalf("%s after the outage: still decided by %q", policy, by)
+			}
+			if code == 429 {
+				limited++
+			}
+		}
+		if limited == 0 {
+			t.Fatalf("%s after the outage: 60 requests at once and none limited: the limiter is not deciding", policy)
+		}
+	}
+}
+
+func TestLoadRefusesRemoteTargets(t *testing.T) {
+	sc := bucketScenario(sim.Shared, 1)
+	sc.Clients = []sim.Client{{Name: "c", APIKey: "c", Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: algorithms.Rate{N: 1, Per: time.Second}}}}}
+	for _, target := range []string{"http://10.1.2.3:8080", "http://example.com", "ftp://127.0.0.1", "nonsense"} {
+		if _, err := Load(context.Background(), sc, LoadOptions{Targets: []string{target}}); err == nil {
+			t.Errorf("Load accepted target %q", target)
+		}
+	}
+}
+
+// TestLoadCountsEveryRequestOnce: a short live run on a local fleet, with
+// retries, records each request it sent exactly once.
+func TestLoadCountsEveryRequestOnce(t *testing.T) {
+	sc := bucketScenario(sim.Local, 2)
+	sc.Duration = 2 * time.Second
+	sc.Clients = []sim.Client{
+		{Name: "steady", APIKey: "s", Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: algorithms.Rate{N: 100, Per: time.Second}}}},
+		{Name: "polite", APIKey: "p", Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: algorithms.Rate{N: 50, Per: time.Second}}}, Retry: sim.Retry{Policy: sim.RetryImmediate, Max: 2}},
+	}
+	f := startFleet(t, sc, "memory")
+	res, err := Load(context.Background(), sc, LoadOptions{Targets: f.URLs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var firstTries int64
+	sim.Arrivals(sc, func(sim.Arrival) bool { firstTries++; return true })
+	var sent, retries int64
+	for _, c := range res.Clients {
+		sent += c.Sent
+		retries += c.Retries
+		if c.Allowed+c.Rejected != c.Sent {
+			t.Errorf("%s: %d allowed + %d rejected != %d sent", c.Name, c.Allowed, c.Rejected, c.Sent)
+		}
+	}
+	if sent-retries != firstTries {
+		t.Errorf("recorded %d first tries, the scenario sends %d", sent-retries, firstTries)
+	}
+	if res.Clients[1].Retries == 0 {
+		t.Error("the retrying client never retried")
+	}
+}

@@ -1,0 +1,492 @@
+// Package live runs a scenario for real: `ratelim serve` starts API servers
+// behind the httplimit middleware on loopback ports, and `ratelim load`
+// replays a scenario's clients against them on the wall clock, over HTTP,
+// and writes the same ratelim.result/v1 Result as the simulator, so that a
+// prediction and a measurement can be held side by side.
+//
+// This is the one package besides cmd that reads the clock and does network
+// I/O; everything it decides is still decided by package algorithms.
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratelim/ratelim/httplimit"
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/store"
+)
+
+// DefaultMaxRequests bounds a live run: real requests cost real time.
+const DefaultMaxRequests = 2_000_000
+
+// DefaultMaxInFlight bounds the requests waiting for an answer at once.
+const DefaultMaxInFlight = 256
+
+// Header names a load run sends and reads. The demo servers of Serve read
+// the identities; DecidedByHeader is how an answer says a fail policy, not
+// the limiter, decided it.
+const (
+	APIKeyHeader    = "X-API-Key"
+	UserHeader      = "X-User"
+	ForwardedHeader = "X-Forwarded-For"
+	DecidedByHeader = httplimit.DecidedByHeader
+)
+
+// LoadOptions tune a load run.
+type LoadOptions struct {
+	// Targets are the servers' base URLs, e.g. http://127.0.0.1:8080.
+	Targets []string
+	// Balancer spreads requests over the targets: round-robin, random or
+	// key-hash (the scenario's own by default).
+	Balancer sim.Balancer
+	// MaxInFlight bounds concurrent requests; 0 means DefaultMaxInFlight.
+	MaxInFlight int
+	// MaxRequests refuses a longer run before it starts; 0 means
+	// DefaultMaxRequests.
+	MaxRequests int64
+	// AllowRemote allows targets that are not on this machine. Without it
+	// only loopback addresses are accepted.
+	AllowRemote bool
+	// Path is requested on every target; "" means /api.
+	Path string
+	// Client sends the requests; nil means one with keep-alive
+	// connections sized for MaxInFlight.
+	Client *http.Client
+	// Progress, if set, is called about every 100 ms with the time reached.
+	Progress func(done, total time.Duration)
+	// OnFault, if set, is called when each of the scenario's faults starts
+	// (start true) and ends: what makes an outage real (the store is
+	// stopped and started).
+	OnFault func(f sim.Fault, start bool) error
+}
+
+// Audit counts answers that break the rules a client relies on.
+type Audit struct {
+	// RejectedWithQuota: a 429 whose headers said quota remained.
+	RejectedWithQuota int64 `json:"rejected_with_quota"`
+	// MissingRetryAfter: a 429 without a Retry-After of at least 1 s.
+	MissingRetryAfter int64 `json:"missing_retry_after"`
+	// ResetWentBack: an answer whose reset instant was more than a second
+	// earlier than the previous answer's for the same key while nothing
+	// had been admitted in between.
+	ResetWentBack int64 `json:"reset_went_back"`
+	// TransportErrors: requests that got no HTTP answer at all; they are
+	// recorded as rejected.
+	TransportErrors int64 `json:"transport_errors"`
+	// Late: requests sent more than 10 ms after their scheduled time
+	// because MaxInFlight requests were already waiting.
+	Late int64 `json:"late"`
+}
+
+// Breaches is the number of answers that broke a header rule.
+func (a Audit) Breaches() int64 { return a.RejectedWithQuota + a.MissingRetryAfter + a.ResetWentBack }
+
+// LoadResult is a live run's Result and its audit.
+type LoadResult struct {
+	*sim.Result
+	Audit Audit `json:"audit"`
+}
+
+// Load replays sc's clients against opts.Targets on the wall clock and
+// returns what they experienced.
+func Load(ctx context.Context, sc sim.Scenario, opts LoadOptions) (*LoadResult, error) {
+	targets, err := checkTargets(opts.Targets, opts.AllowRemote)
+	if err != nil {
+		return nil, err
+	}
+	budget := opts.MaxRequests
+	if budget == 0 {
+		budget = DefaultMaxRequests
+	}
+	if est := sim.Estimate(sc); est > budget {
+		return nil, &sim.SetupError{Err: fmt.Errorf("%s would send about %d requests for real, more than %d (raise --max-requests, or shorten the scenario)", sc.Name, est, budget)}
+	}
+	if opts.Balancer == "" {
+		opts.Balancer = sc.Balancer
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
+	}
+	if opts.Path == "" {
+		opts.Path = "/api"
+	}
+	client := opts.Client
+	if client == nil {
+		transport := http.DefaultTransport.(*http.Transport).Clone()
+		transport.MaxIdleConnsPerHost = opts.MaxInFlight
+		client = &http.Client{Transport: transport, Timeout: 10 * time.Second}
+		defer transport.CloseIdleConnections()
+	}
+	l := &loader{sc: sc, opts: opts, targets: targets, client: client, sem: make(chan struct{}, opts.MaxInFlight),
+		rng: rand.New(rand.NewPCG(sc.Seed, 7)), lastReset: map[string]time.Time{}}
+	for _, c := range sc.Clients {
+		l.keys = append(l.keys, sim.KeyOf(c, sc.Limit.Key))
+	}
+	return l.run(ctx)
+}
+
+// checkTargets parses the target URLs and refuses any that is not on this
+// machine unless allowRemote: a load generator pointed at the wrong host is
+// an attack.
+func checkTargets(raw []string, allowRemote bool) ([]*url.URL, error) {
+	if len(raw) == 0 {
+		return nil, &sim.SetupError{Err: errors.New("--target: no target given (want e.g. http://127.0.0.1:8080)")}
+	}
+	var out []*url.URL
+	for _, r := range raw {
+		u, err := url.Parse(strings.TrimSpace(r))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, &sim.SetupError{Err: fmt.Errorf("--target: %q is not an http URL (want e.g. http://127.0.0.1:8080)", r)}
+		}
+		if !allowRemote && !isLoopback(u.Hostname()) {
+			return nil, &sim.SetupError{Err: fmt.Errorf("--target: %s is not a loopback address; load runs target this machine only (pass --allow-remote to a server you own)", u.Host)}
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+type loader struct {
+	sc      sim.Scenario
+	opts    LoadOptions
+	targets []*url.URL
+	client  *http.Client
+	sem     chan struct{}
+	keys    []string
+	start   time.Time
+	seq     atomic.Uint64
+	rr      atomic.Uint64
+
+	mu        sync.Mutex
+	rng       *rand.Rand
+	obs       []sim.Observation
+	audit     Audit
+	events    []sim.LogEntry
+	lastReset map[string]time.Time
+}
+
+func (l *loader) run(ctx context.Context) (*LoadResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	l.start = time.Now()
+	var wg sync.WaitGroup
+	faultErr := make(chan error, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := l.playFaults(ctx); err != nil {
+			faultErr <- err
+			cancel()
+		}
+	}()
+	var requests sync.WaitGroup
+	lastProgress := time.Now()
+	sim.Arrivals(l.sc, func(a sim.Arrival) bool {
+		if wait := time.Until(l.start.Add(a.At)); wait > time.Millisecond {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return false
+			}
+		}
+		if l.opts.Progress != nil && time.Since(lastProgress) > 100*time.Millisecond {
+			lastProgress = time.Now()
+			l.opts.Progress(a.At, l.sc.Duration)
+		}
+		select {
+		case l.sem <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+		if time.Since(l.start.Add(a.At)) > 10*time.Millisecond {
+			l.mu.Lock()
+			l.audit.Late++
+			l.mu.Unlock()
+		}
+		requests.Add(1)
+		go func() {
+			defer requests.Done()
+			l.send(ctx, a, 0)
+		}()
+		return true
+	})
+	requests.Wait()
+	// Wait out the scenario's end, so faults finish as scheduled.
+	if rest := time.Until(l.start.Add(l.sc.Duration)); rest > 0 && ctx.Err() == nil {
+		select {
+		case <-time.After(rest):
+		case <-ctx.Done():
+		}
+	}
+	cancel()
+	wg.Wait()
+	select {
+	case err := <-faultErr:
+		return nil, err
+	default:
+	}
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.Canceled) {
+		return nil, err
+	}
+	var spans []sim.FaultSpan
+	for _, f := range l.sc.Faults {
+		spans = append(spans, sim.FaultSpan{Kind: string(f.Kind), StartS: f.Start.Seconds(), EndS: f.End.Seconds()})
+	}
+	r, err := sim.Replay(l.sc, l.obs, spans, l.events)
+	if err != nil {
+		return nil, err
+	}
+	r.Live = true
+	return &LoadResult{Result: r, Audit: l.audit}, nil
+}
+
+// playFaults calls OnFault at each fault's start and end, on the wall clock.
+func (l *loader) playFaults(ctx context.Context) error {
+	type edge struct {
+		at    time.Duration
+		f     sim.Fault
+		start bool
+	}
+	var edges []edge
+	for _, f := range l.sc.Faults {
+		edges = append(edges, edge{f.Start, f, true}, edge{f.End, f, false})
+	}
+	for len(edges) > 0 {
+		next := 0
+		for i, e := range edges {
+			if e.at < edges[next].at {
+				next = i
+			}
+		}
+		e := edges[next]
+		edges = append(edges[:next], edges[next+1:]...)
+		select {
+		case <-time.After(time.Until(l.start.Add(e.at))):
+		case <-ctx.Done():
+			return nil
+		}
+		verb := "ends"
+		if e.start {
+			verb = "begins"
+		}
+		l.mu.Lock()
+		l.events = append(l.events, sim.LogEntry{TS: time.Since(l.start).Seconds(), Text: fmt.Sprintf("%s %s", e.f.Kind, verb)})
+		l.mu.Unlock()
+		if l.opts.OnFault != nil {
+			if err := l.opts.OnFault(e.f, e.start); err != nil {
+				return fmt.Errorf("live: %s %s: %w", e.f.Kind, verb, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (l *loader) target(client int) *url.URL {
+	n := len(l.targets)
+	switch l.opts.Balancer {
+	case sim.KeyHash:
+		h := fnv.New64a()
+		h.Write([]byte(l.keys[client]))
+		return l.targets[h.Sum64()%uint64(n)]
+	case sim.Random:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.targets[l.rng.IntN(n)]
+	}
+	return l.targets[(l.rr.Add(1)-1)%uint64(n)]
+}
+
+// send makes one request and, if it is rejected, the retries the client's
+// policy calls for. It holds a slot of sem while a request is in flight and
+// releases it while waiting to retry.
+func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
+	c := l.sc.Clients[a.Client]
+	for {
+		seq := l.seq.Add(1)
+		at := time.Since(l.start)
+		d, retryAfter, ok := l.do(ctx, a.Client, c)
+		latency := time.Since(l.start) - at
+		<-l.sem
+		if !ok && ctx.Err() != nil {
+			return
+		}
+		l.mu.Lock()
+		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: at, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Seq: seq})
+		l.mu.Unlock()
+		if d.Allowed || d.Policy != "" || !ok {
+			return
+		}
+		wait, again := l.retryWait(c.Retry, attempt, retryAfter)
+		if !again {
+			return
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return
+		}
+		if time.Since(l.start) >= l.sc.Duration {
+			return
+		}
+		select {
+		case l.sem <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		attempt++
+	}
+}
+
+func (l *loader) retryWait(r sim.Retry, attempt int, retryAfter time.Duration) (time.Duration, bool) {
+	max := r.Max
+	if max == 0 {
+		max = sim.DefaultMaxRetry
+	}
+	if attempt >= max {
+		return 0, false
+	}
+	switch r.Policy {
+	case sim.RetryImmediate:
+		return 0, true
+	case sim.RetryAfter:
+		return retryAfter, retryAfter > 0
+	case sim.RetryBackoff:
+		base, ceiling := r.Base, r.Cap
+		if base <= 0 {
+			base = 100 * time.Millisecond
+		}
+		if ceiling <= 0 {
+			ceiling = 10 * time.Second
+		}
+		wait := min(base<<min(attempt, 30), ceiling)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return time.Duration(l.rng.Int64N(int64(wait))+1) + time.Microsecond, true
+	}
+	return 0, false
+}
+
+// do sends one request and reads the decision from the answer: 2xx
+// admitted (or failed open, when the answer says a policy decided), 429
+// rejected, 503 failed closed.
+func (l *loader) do(ctx context.Context, client int, c sim.Client) (d store.Decision, retryAfter time.Duration, ok bool) {
+	u := *l.target(client)
+	u.Path = strings.TrimSuffix(u.Path, "/") + l.opts.Path
+	u.RawQuery = "client=" + url.QueryEscape(c.Name)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return d, 0, false
+	}
+	if c.APIKey != "" {
+		req.Header.Set(APIKeyHeader, c.APIKey)
+	}
+	if c.User != "" {
+		req.Header.Set(UserHeader, c.User)
+	}
+	if c.IP != "" {
+		req.Header.Set(ForwardedHeader, c.IP)
+	}
+	resp, err := l.client.Do(req)
+	if err != nil {
+		if ctx.Err() == nil {
+			l.mu.Lock()
+			l.audit.TransportErrors++
+			l.mu.Unlock()
+		}
+		return d, 0, false
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	retryAfter = parseSeconds(resp.Header.Get("Retry-After"))
+	d.RetryAfter = retryAfter
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		l.auditRejection(client, resp.Header, retryAfter)
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		d.Policy = store.FailClosed
+	case resp.StatusCode < 300:
+		d.Allowed = true
+		if resp.Header.Get(DecidedByHeader) == string(store.FailOpen) {
+			d.Policy = store.FailOpen
+		}
+		l.mu.Lock()
+		delete(l.lastReset, l.keys[client])
+		l.mu.Unlock()
+	}
+	return d, retryAfter, true
+}
+
+// auditRejection checks a 429's headers against what a client relies on.
+func (l *loader) auditRejection(client int, h http.Header, retryAfter time.Duration) {
+	remaining, reset, known := rateLimitFields(h)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if known && remaining > 0 {
+		l.audit.RejectedWithQuota++
+	}
+	if retryAfter < time.Second {
+		l.audit.MissingRetryAfter++
+	}
+	if known {
+		key := l.keys[client]
+		instant := time.Now().Add(reset)
+		if prev, ok := l.lastReset[key]; ok && instant.Before(prev.Add(-time.Second)) {
+			l.audit.ResetWentBack++
+		}
+		l.lastReset[key] = instant
+	}
+}
+
+// rateLimitFields reads remaining quota and reset from either form of the
+// IETF RateLimit header fields: the structured `RateLimit: "p";r=0;t=3`
+// or the older RateLimit-Remaining / RateLimit-Reset pair.
+func rateLimitFields(h http.Header) (remaining int64, reset time.Duration, known bool) {
+	if v := h.Get("RateLimit"); v != "" {
+		for _, part := range strings.Split(v, ";") {
+			k, val, _ := strings.Cut(strings.TrimSpace(part), "=")
+			switch k {
+			case "r":
+				remaining, _ = strconv.ParseInt(val, 10, 64)
+				known = true
+			case "t":
+				reset = parseSeconds(val)
+			}
+		}
+		return remaining, reset, known
+	}
+	if v := h.Get("RateLimit-Remaining"); v != "" {
+		remaining, _ = strconv.ParseInt(v, 10, 64)
+		reset = parseSeconds(h.Get("RateLimit-Reset"))
+		return remaining, reset, true
+	}
+	return 0, 0, false
+}
+
+func parseSeconds(v string) time.Duration {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Second
+}

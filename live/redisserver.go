@@ -1,0 +1,110 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// RedisServer is a redis-server process this program started on a loopback
+// port, with nothing saved to disk: what `ratelim serve --store redis-server`
+// runs its limiter on, and what an outage fault stops and starts again, so
+// that the servers in front of it meet a store that is really gone.
+type RedisServer struct {
+	Port int
+	dir  string
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+}
+
+// StartRedisServer starts redis-server (found on PATH) on a free loopback
+// port and waits until it answers.
+func StartRedisServer(ctx context.Context) (*RedisServer, error) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return nil, errors.New("live: redis-server is not installed (on Debian: apt-get install redis-server)")
+	}
+	dir, err := os.MkdirTemp("", "ratelim-redis-")
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	r := &RedisServer{Port: port, dir: dir}
+	if err := r.Start(ctx); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return r, nil
+}
+
+// URL is the server's redis:// URL.
+func (r *RedisServer) URL() string { return "redis://127.0.0.1:" + strconv.Itoa(r.Port) }
+
+// Start starts the server (again) on its port and waits until it answers.
+func (r *RedisServer) Start(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd != nil {
+		return nil
+	}
+	cmd := exec.Command("redis-server", "--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", r.dir, "--logfile", filepath.Join(r.dir, "redis.log"))
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("live: starting redis-server: %w", err)
+	}
+	r.cmd = cmd
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(r.Port), 100*time.Millisecond); err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("live: redis-server on port %d did not answer within 5 s (see %s)", r.Port, filepath.Join(r.dir, "redis.log"))
+}
+
+// Stop kills the server, as a crash would: clients see connections refused
+// until Start.
+func (r *RedisServer) Stop() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd == nil {
+		return nil
+	}
+	err := r.cmd.Process.Kill()
+	r.cmd.Wait()
+	r.cmd = nil
+	return err
+}
+
+// Close stops the server and removes its directory.
+func (r *RedisServer) Close() error {
+	err := r.Stop()
+	os.RemoveAll(r.dir)
+	return err
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
