@@ -276,3 +276,28 @@ func TestLoadCountsEveryRequestOnce(t *testing.T) {
 		t.Error("the retrying client never retried")
 	}
 }
+
+// TestSplitBrainPartitionForReal: two copies of the state; during the
+// partition the cut-off servers switch to the second, and both sides admit.
+func TestSplitBrainPartitionForReal(t *testing.T) {
+	f := startFleet(t, bucketScenario(sim.SplitBrain, 4), "memory")
+	keys := []string{"k"}
+	before, _, elapsed := hammerFleet(t, f, keys, 8, time.Second)
+	partition := sim.Fault{Kind: sim.Partition, Groups: [][]int{{0, 1}, {2, 3}}}
+	if err := f.Fault(partition, true); err != nil {
+		t.Fatal(err)
+	}
+	during, _, _ := hammerFleet(t, f, keys, 8, time.Second)
+	if err := f.Fault(partition, false); err != nil {
+		t.Fatal(err)
+	}
+	single := 10 + int64(20*elapsed.Seconds())
+	if before["k"] > single+1 {
+		t.Errorf("before the partition: admitted %d, want at most %d", before["k"], single+1)
+	}
+	// The primary's bucket is empty from the first second; the second copy
+	// is fresh, so the cut-off side admits a full burst plus its rate.
+	if during["k"] < 10+20+10 {
+		t.Errorf("during the partition: admitted %d, want both copies admitting (more than %d)", during["k"], 10+20+10)
+	}
+}

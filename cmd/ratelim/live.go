@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -233,7 +234,15 @@ func pluralES(n int64) string {
 func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenario) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fleet, err := live.Serve(ctx, live.ServeOptions{Scenario: sc, Listen: "127.0.0.1:0"})
+	// A shared store is run for real on a redis-server of the fleet's own
+	// when one is installed, so that an outage kills a real server.
+	storeKind := sc.Topology.Store
+	if (storeKind == "" || storeKind == "memory") && (sc.Topology.Kind == sim.Shared || sc.Topology.Kind == sim.Racy) {
+		if _, err := exec.LookPath("redis-server"); err == nil {
+			storeKind = "redis-server"
+		}
+	}
+	fleet, err := live.Serve(ctx, live.ServeOptions{Scenario: sc, Store: storeKind, Listen: "127.0.0.1:0"})
 	if err != nil {
 		return setupOrErr(label, err)
 	}
@@ -243,12 +252,13 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 		fleet.Close(shutdown)
 	}()
 	if opts.ErrIsTerminal && !opts.Quiet {
-		fmt.Fprintf(opts.ErrOut, "running %s for real for %s on %d servers...\n", sc.Name, sc.Duration, len(fleet.URLs))
+		fmt.Fprintf(opts.ErrOut, "running %s for real for %s on %d servers, store %s...\n", sc.Name, sc.Duration, len(fleet.URLs), storeLabel(storeKind))
 	}
 	res, err := live.Load(ctx, sc, live.LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault, MaxRequests: opts.MaxRequests})
 	if err != nil {
 		return setupOrErr(label, err)
 	}
+	res.Store = storeLabel(storeKind)
 	simulated, err := sim.Run(ctx, sc, sim.Options{MaxRequests: opts.MaxRequests})
 	if err != nil {
 		return setupOrErr(label, err)
