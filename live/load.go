@@ -89,6 +89,10 @@ type Audit struct {
 	// Late: requests sent more than 10 ms after their scheduled time
 	// because MaxInFlight requests were already waiting.
 	Late int64 `json:"late"`
+	// NotSent: requests still unsent when the scenario's time was up; a
+	// run never outlasts its scenario, and a machine that cannot keep up
+	// says so here.
+	NotSent int64 `json:"not_sent"`
 }
 
 // Breaches is the number of answers that broke a header rule.
@@ -203,6 +207,12 @@ func (l *loader) run(ctx context.Context) (*LoadResult, error) {
 	var requests sync.WaitGroup
 	lastProgress := time.Now()
 	sim.Arrivals(l.sc, func(a sim.Arrival) bool {
+		if time.Since(l.start) >= l.sc.Duration {
+			l.mu.Lock()
+			l.audit.NotSent++
+			l.mu.Unlock()
+			return true
+		}
 		if wait := time.Until(l.start.Add(a.At)); wait > time.Millisecond {
 			select {
 			case <-time.After(wait):
@@ -374,10 +384,10 @@ func (l *loader) retryWait(r sim.Retry, attempt int, retryAfter time.Duration) (
 	case sim.RetryBackoff:
 		base, ceiling := r.Base, r.Cap
 		if base <= 0 {
-			base = 100 * time.Millisecond
+			base = sim.DefaultBackoffBase
 		}
 		if ceiling <= 0 {
-			ceiling = 10 * time.Second
+			ceiling = sim.DefaultBackoffCap
 		}
 		wait := min(base<<min(attempt, 30), ceiling)
 		l.mu.Lock()

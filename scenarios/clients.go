@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -295,8 +294,8 @@ var (
 // The simulator's backoff defaults, for checking base ≤ cap when only one
 // of them is set.
 const (
-	defaultBackoffBase = 100 * time.Millisecond
-	defaultBackoffCap  = 10 * time.Second
+	defaultBackoffBase = sim.DefaultBackoffBase
+	defaultBackoffCap  = sim.DefaultBackoffCap
 )
 
 const retryWant = "none, immediate, retry-after or backoff, or a mapping such as {policy: backoff, base: 100ms, cap: 5s, max: 8}"

@@ -22,8 +22,14 @@ type Outcome struct {
 // String renders the outcome as `ratelim check` prints it, without the
 // verdict: "bastion-3 allowed_rate <= 11 (got 10.4)".
 func (o Outcome) String() string {
+	return fmt.Sprintf("%s (got %s)", o.Claim(), formatFigure(o.Got))
+}
+
+// Claim is what the outcome checked, without what it got:
+// "bastion-3 allowed_rate <= 11".
+func (o Outcome) Claim() string {
 	e := o.Expectation
-	return fmt.Sprintf("%s %s %s (got %s)", o.Subject, e.Figure, e.boundsText(), formatFigure(o.Got))
+	return fmt.Sprintf("%s %s %s", o.Subject, e.Figure, e.boundsText())
 }
 
 // Evaluate checks e against r. It is an error, and the expectation's fault,

@@ -128,11 +128,17 @@ type Traffic struct {
 type RetryPolicy string
 
 const (
-	RetryNone       RetryPolicy = "none"        // gives up
-	RetryImmediate  RetryPolicy = "immediate"   // sends it again at once
-	RetryAfter      RetryPolicy = "retry-after" // waits what Retry-After says
-	RetryBackoff    RetryPolicy = "backoff"     // waits Base × 2^attempt, capped at Cap, with full jitter
-	DefaultMaxRetry             = 10
+	RetryNone      RetryPolicy = "none"        // gives up
+	RetryImmediate RetryPolicy = "immediate"   // sends it again at once
+	RetryAfter     RetryPolicy = "retry-after" // waits what Retry-After says
+	RetryBackoff   RetryPolicy = "backoff"     // waits Base × 2^attempt, capped at Cap, with full jitter
+)
+
+// Retry defaults, for a Retry that leaves them zero.
+const (
+	DefaultMaxRetry    = 10
+	DefaultBackoffBase = 100 * time.Millisecond
+	DefaultBackoffCap  = 10 * time.Second
 )
 
 // Retry is a client's retry behaviour.
@@ -140,14 +146,14 @@ type Retry struct {
 	Policy RetryPolicy
 	// Max is the most retries of one request; 0 means DefaultMaxRetry.
 	Max       int
-	Base, Cap time.Duration // backoff; 0 means 100ms and 10s
+	Base, Cap time.Duration // backoff; 0 means DefaultBackoffBase and DefaultBackoffCap
 }
 
 // FaultKind is what goes wrong.
 type FaultKind string
 
 const (
-	Partition FaultKind = "partition"  // servers split into Groups; split-brain only
+	Partition FaultKind = "partition"  // servers outside Groups[0] lose the primary (split-brain: fail over to the replica)
 	Outage    FaultKind = "outage"     // every store call fails; the fail policy decides
 	Latency   FaultKind = "latency"    // the round trip becomes RTT
 	ClockSkew FaultKind = "clock-skew" // Servers' clocks are off by Offset and drift by Drift
@@ -157,7 +163,7 @@ const (
 type Fault struct {
 	Kind       FaultKind
 	Start, End time.Duration
-	Groups     [][]int       // partition: groups[0] keeps the primary
+	Groups     [][]int       // partition: groups[0] keeps the primary; the others are cut off from it
 	RTT        time.Duration // latency
 	Servers    []int         // clock-skew: the servers whose clocks are wrong (all if empty)
 	Offset     time.Duration // clock-skew: how far ahead (negative: behind) the clock is at Start

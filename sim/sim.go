@@ -655,10 +655,10 @@ func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, d sto
 	case RetryBackoff:
 		base, ceiling := r.Base, r.Cap
 		if base <= 0 {
-			base = 100 * time.Millisecond
+			base = DefaultBackoffBase
 		}
 		if ceiling <= 0 {
-			ceiling = 10 * time.Second
+			ceiling = DefaultBackoffCap
 		}
 		wait := min(base<<min(attempt, 30), ceiling)
 		// Full jitter: a uniform draw up to the exponential wait, so that

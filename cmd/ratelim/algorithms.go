@@ -64,6 +64,7 @@ func algorithmsRun(opts *algorithmsOptions) error {
 		}
 		enc := json.NewEncoder(opts.Out)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		return enc.Encode(out)
 	}
 	return checkFormat(opts.Format, "table", "json")

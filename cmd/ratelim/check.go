@@ -167,6 +167,7 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 	if opts.Format == "json" {
 		enc := json.NewEncoder(opts.Out)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		if lines == nil {
 			lines = []checkLine{}
 		}
@@ -366,4 +367,53 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return badInput("cannot write %s: %v", path, err)
 	}
 	return nil
+}
+
+// fillExpectations evaluates the file's expect: lines that need no other
+// run (no with:) on r, records them in r.Expectations, and returns how many
+// failed and were skipped. A malformed expectation is bad input.
+func fillExpectations(file *scenarios.File, r *sim.Result) (failed, skipped int, err error) {
+	label := scenarioLabel(file)
+	for i := range file.Expect {
+		e := &file.Expect[i]
+		if len(e.With) > 0 {
+			skipped++
+			continue
+		}
+		outs, err := scenarios.Evaluate(label, e, r)
+		if err != nil {
+			return 0, 0, usageError{err}
+		}
+		for _, o := range outs {
+			r.Expectations = append(r.Expectations, sim.ExpectationResult{Text: o.Claim(), OK: o.OK, Got: o.Got})
+			if !o.OK {
+				failed++
+			}
+		}
+	}
+	return failed, skipped, nil
+}
+
+// writeExpectations is the table's summary of r.Expectations: a count, and
+// each one that failed.
+func writeExpectations(w io.Writer, r *sim.Result, skipped int) {
+	if len(r.Expectations) == 0 && skipped == 0 {
+		return
+	}
+	ok := 0
+	for _, e := range r.Expectations {
+		if e.OK {
+			ok++
+		}
+	}
+	fmt.Fprintf(w, "expect: %d of %d hold", ok, len(r.Expectations))
+	if skipped > 0 {
+		fmt.Fprintf(w, " (%d with with: need other runs: ratelim check)", skipped)
+	}
+	fmt.Fprintln(w)
+	for _, e := range r.Expectations {
+		if !e.OK {
+			fmt.Fprintf(w, "  FAIL %s (got %s)\n", e.Text, strconv.FormatFloat(e.Got, 'g', -1, 64))
+		}
+	}
 }

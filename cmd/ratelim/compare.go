@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/scenarios"
@@ -56,8 +55,7 @@ The worst cell of each matrix is marked with *. The store is memory unless
 		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Scenario = args[0]
-			opts.over.set = map[string]bool{}
-			cmd.Flags().Visit(func(f *pflag.Flag) { opts.over.set[f.Name] = true })
+			opts.over.visit(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -343,6 +341,7 @@ func compareFindings(sc sim.Scenario, cells []Cell) []string {
 func writeCompareJSON(w io.Writer, scenario string, cells []Cell) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(struct {
 		Schema   string `json:"schema"`
 		Scenario string `json:"scenario"`

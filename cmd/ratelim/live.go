@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/ratelim/ratelim/live"
 	"github.com/ratelim/ratelim/scenarios"
@@ -54,8 +53,7 @@ yours, under a key prefix of its own that is deleted at exit.`,
 		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Scenario = args[0]
-			opts.over.set = map[string]bool{}
-			cmd.Flags().Visit(func(f *pflag.Flag) { opts.over.set[f.Name] = true })
+			opts.over.visit(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -154,8 +152,7 @@ duration in real time. Targets must be on this machine unless
 		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Scenario = args[0]
-			opts.over.set = map[string]bool{}
-			cmd.Flags().Visit(func(f *pflag.Flag) { opts.over.set[f.Name] = true })
+			opts.over.visit(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -195,10 +192,22 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 	if err != nil {
 		return setupOrErr(scenarioLabel(file), err)
 	}
+	skipped := 0
+	if len(opts.over.set) == 0 {
+		if _, skipped, err = fillExpectations(file, res.Result); err != nil {
+			return err
+		}
+	}
 	if err := opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, res.Result, opts.Plot) }); err != nil {
 		return err
 	}
-	return writeLoadResult(opts.Out, res, opts.Format, opts.Quiet)
+	if err := writeLoadResult(opts.Out, res, opts.Format, opts.Quiet); err != nil {
+		return err
+	}
+	if opts.Format == "table" && !opts.Quiet {
+		writeExpectations(opts.Out, res.Result, skipped)
+	}
+	return nil
 }
 
 func writeLoadResult(w io.Writer, res *live.LoadResult, format string, quiet bool) error {
@@ -206,6 +215,7 @@ func writeLoadResult(w io.Writer, res *live.LoadResult, format string, quiet boo
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		return enc.Encode(res)
 	case "csv":
 		return sim.WriteCSV(w, res.Result)
@@ -215,8 +225,8 @@ func writeLoadResult(w io.Writer, res *live.LoadResult, format string, quiet boo
 	}
 	if !quiet {
 		a := res.Audit
-		fmt.Fprintf(w, "headers: %d breach%s (429 with quota left %d, no Retry-After %d, reset went back %d); %d transport errors; %d sent late\n",
-			a.Breaches(), pluralES(a.Breaches()), a.RejectedWithQuota, a.MissingRetryAfter, a.ResetWentBack, a.TransportErrors, a.Late)
+		fmt.Fprintf(w, "headers: %d breach%s (429 with quota left %d, no Retry-After %d, reset went back %d); %d transport errors; %d sent late, %d not sent in time\n",
+			a.Breaches(), pluralES(a.Breaches()), a.RejectedWithQuota, a.MissingRetryAfter, a.ResetWentBack, a.TransportErrors, a.Late, a.NotSent)
 	}
 	return nil
 }
@@ -266,6 +276,7 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 	if opts.Format == "json" {
 		enc := json.NewEncoder(opts.Out)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		return enc.Encode(struct {
 			Live      *live.LoadResult `json:"live"`
 			Simulated *sim.Result      `json:"simulated"`

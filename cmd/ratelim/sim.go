@@ -75,8 +75,7 @@ The same scenario and seed always give the same output, byte for byte.`,
 		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Scenario = args[0]
-			opts.over.set = map[string]bool{}
-			cmd.Flags().Visit(func(f *pflag.Flag) { opts.over.set[f.Name] = true })
+			opts.over.visit(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -94,6 +93,20 @@ The same scenario and seed always give the same output, byte for byte.`,
 	addPlotFlags(cmd, &opts.Plot)
 	cmd.Flags().StringVar(&opts.Plot.By, "by", "client", "plot one panel per client or per key")
 	return cmd
+}
+
+// overrideNames are the flags addOverrideFlags declares.
+var overrideNames = map[string]bool{"algorithm": true, "topology": true, "store": true, "servers": true, "balancer": true,
+	"key": true, "seed": true, "duration": true, "on-error": true, "rtt": true}
+
+// visitOverrides records which override flags were given on cmd.
+func (o *overrides) visit(cmd *cobra.Command) {
+	o.set = map[string]bool{}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if overrideNames[f.Name] {
+			o.set[f.Name] = true
+		}
+	})
 }
 
 // addOverrideFlags declares the flags that override a scenario's fields,
@@ -232,10 +245,24 @@ func simRun(ctx context.Context, opts *simOptions) error {
 		}
 		return err
 	}
+	// The file's expectations hold for the scenario as written: flags that
+	// change it make them meaningless.
+	skipped := 0
+	if len(opts.over.set) == 0 {
+		if _, skipped, err = fillExpectations(file, r); err != nil {
+			return err
+		}
+	}
 	if err := opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, r, opts.Plot) }); err != nil {
 		return err
 	}
-	return writeResult(opts.Out, r, opts.Format, opts.Quiet)
+	if err := writeResult(opts.Out, r, opts.Format, opts.Quiet); err != nil {
+		return err
+	}
+	if opts.Format == "table" && !opts.Quiet {
+		writeExpectations(opts.Out, r, skipped)
+	}
+	return nil
 }
 
 func writeResult(w io.Writer, r *sim.Result, format string, quiet bool) error {
