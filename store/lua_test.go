@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -164,42 +163,7 @@ func luaDrawRequests(t *rapid.T, alg algorithms.Algorithm, maxLen int) []luaRequ
 
 // luaReadState reads the key back in the layout the twins write.
 func luaReadState(ctx context.Context, c redis.Cmdable, key, name string) (algorithms.State, error) {
-	var st algorithms.State
-	if name == "sliding-log" {
-		items, err := c.LRange(ctx, key, 0, -1).Result()
-		if err != nil {
-			return st, err
-		}
-		for _, s := range items {
-			v, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				return st, fmt.Errorf("log entry %q: %w", s, err)
-			}
-			st.Log = append(st.Log, v)
-		}
-		return st, nil
-	}
-	fields, err := c.HGetAll(ctx, key).Result()
-	if err != nil {
-		return st, err
-	}
-	for f, s := range fields {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return st, fmt.Errorf("field %s = %q: %w", f, s, err)
-		}
-		switch f {
-		case "t":
-			st.T = v
-		case "n":
-			st.N = v
-		case "p":
-			st.Prev = v
-		default:
-			return st, fmt.Errorf("unexpected field %s = %q", f, s)
-		}
-	}
-	return st, nil
+	return readState(ctx, c, key, name == "sliding-log")
 }
 
 func luaSameState(a, b algorithms.State) bool {

@@ -167,48 +167,59 @@ func (r *Redis) Take(ctx context.Context, key string, now algorithms.Time, cost 
 	return Decision{Decision: d}, err
 }
 
-// Load reads key's state in the twin's layout (HMGET of a hash, LRANGE of
-// the sliding log's list): the read of a hand-written read-modify-write.
+// Load reads key's state in the twin's layout: the read of a hand-written
+// read-modify-write.
 func (r *Redis) Load(ctx context.Context, key string) (algorithms.State, error) {
-	k := r.opts.Prefix + key
-	if r.script.name == "sliding-log" {
-		log, err := r.client.LRange(ctx, k, 0, -1).Result()
+	return readState(ctx, r.client, r.opts.Prefix+key, r.script.name == "sliding-log")
+}
+
+// readState reads a twin's state at key: the sliding log's list of
+// instants, or every other algorithm's "T N P" string (lib/prelude.lua).
+// A missing key is the zero State.
+func readState(ctx context.Context, c redis.Cmdable, key string, slidingLog bool) (algorithms.State, error) {
+	var st algorithms.State
+	if slidingLog {
+		log, err := c.LRange(ctx, key, 0, -1).Result()
 		if err != nil {
-			return algorithms.State{}, fmt.Errorf("store: LRANGE %s: %w", k, err)
+			return st, fmt.Errorf("store: LRANGE %s: %w", key, err)
 		}
-		var st algorithms.State
 		for _, s := range log {
 			at, err := strconv.ParseInt(s, 10, 64)
 			if err != nil {
-				return algorithms.State{}, fmt.Errorf("store: %s holds %q, not a time in µs", k, s)
+				return algorithms.State{}, fmt.Errorf("store: %s holds %q, not a time in µs", key, s)
 			}
 			st.Log = append(st.Log, at)
 		}
 		return st, nil
 	}
-	vals, err := r.client.HMGet(ctx, k, "t", "n", "p").Result()
+	v, err := c.Get(ctx, key).Result()
+	if errors.Is(err, redis.Nil) {
+		return st, nil
+	}
 	if err != nil {
-		return algorithms.State{}, fmt.Errorf("store: HMGET %s: %w", k, err)
+		return st, fmt.Errorf("store: GET %s: %w", key, err)
 	}
-	var fields [3]int64
-	for i, v := range vals {
-		if v == nil {
-			continue
-		}
-		if fields[i], err = strconv.ParseInt(v.(string), 10, 64); err != nil {
-			return algorithms.State{}, fmt.Errorf("store: %s field %d holds %q, not an integer", k, i, v)
+	fields := strings.Fields(v)
+	if len(fields) != 3 {
+		return st, fmt.Errorf("store: %s holds %q, not a limiter state (want \"T N P\")", key, v)
+	}
+	var n [3]int64
+	for i, f := range fields {
+		if n[i], err = strconv.ParseInt(f, 10, 64); err != nil {
+			return st, fmt.Errorf("store: %s holds %q, not a limiter state (want \"T N P\")", key, v)
 		}
 	}
-	return algorithms.State{T: fields[0], N: fields[1], Prev: fields[2]}, nil
+	return algorithms.State{T: n[0], N: n[1], Prev: n[2]}, nil
 }
 
 // Save writes st for key in the twin's layout, replacing what is there, with
 // ttl as its expiry: the write of a hand-written read-modify-write.
 func (r *Redis) Save(ctx context.Context, key string, st algorithms.State, ttl time.Duration) error {
 	k := r.opts.Prefix + key
-	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, k)
-		if r.script.name == "sliding-log" {
+	var err error
+	if r.script.name == "sliding-log" {
+		_, err = r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Del(ctx, k)
 			if len(st.Log) == 0 {
 				return nil
 			}
@@ -217,12 +228,12 @@ func (r *Redis) Save(ctx context.Context, key string, st algorithms.State, ttl t
 				log[i] = at
 			}
 			p.RPush(ctx, k, log...)
-		} else {
-			p.HSet(ctx, k, "t", st.T, "n", st.N, "p", st.Prev)
-		}
-		p.PExpire(ctx, k, ttl)
-		return nil
-	})
+			p.PExpire(ctx, k, ttl)
+			return nil
+		})
+	} else {
+		err = r.client.Set(ctx, k, fmt.Sprintf("%d %d %d", st.T, st.N, st.Prev), ttl).Err()
+	}
 	if err != nil {
 		return fmt.Errorf("store: writing %s: %w", k, err)
 	}

@@ -1,7 +1,7 @@
 -- fixed-window.lua: the Lua twin of algorithms.FixedWindow.Step, run
 -- atomically inside Redis on one key (so it works on Redis Cluster).
 --
---   KEYS[1]  the key: a HASH with t = start of the counted window (µs),
+--   KEYS[1]  the key: the string "t n p" (see lib/prelude.lua) with t = start of the counted window (µs),
 --            n = its count
 --   ARGV[1]  now in integer µs; '' means the store's clock (redis TIME)
 --   ARGV[2]  cost (integer; negative counts as 0)
@@ -17,8 +17,7 @@
 -- lib/prelude.lua, which the store prepends when it loads the script.
 local w, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
 
-local stored = redis.call('HMGET', key, 't', 'n')
-local start0, count0 = num(stored[1]), num(stored[2])
+local start0, count0 = load_state()
 local start, count = start0, count0
 
 -- A clock that goes backwards keeps counting in the recorded window.
@@ -41,13 +40,5 @@ else
 end
 if count == 0 then reset = 0 end
 
-if start == 0 and count == 0 then
-  -- The zero State: a key never seen.
-  redis.call('DEL', key)
-else
-  if start ~= start0 or count ~= count0 then
-    redis.call('HSET', key, 't', int(start), 'n', int(count))
-  end
-  redis.call('PEXPIRE', key, int(ceildiv(reset, 1000) + 1000))
-end
+save_state(start, count, 0, reset)
 return {allowed, remaining, retry, reset, 0}

@@ -1,7 +1,7 @@
 -- gcra.lua: the Lua twin of algorithms.GCRA.Step (the shared tat.step),
 -- run atomically inside Redis on one key (so it works on Redis Cluster).
 --
---   KEYS[1]  the key: a HASH with t = TAT (µs), n = remainder (1/N µs)
+--   KEYS[1]  the key: the string "t n p" (see lib/prelude.lua) with t = TAT (µs), n = remainder (1/N µs)
 --   ARGV[1]  now in integer µs; '' means the store's clock (redis TIME)
 --   ARGV[2]  cost (integer; negative counts as 0)
 --   ARGV[3]  rate N   ARGV[4]  per in µs   ARGV[5]  burst
@@ -16,7 +16,7 @@
 -- keeps its (negative) sign, which is all max(·, 0) looks at.
 
 -- floordiv, ceildiv, quo, micros, int, num, key, now and cost come from
--- lib/prelude.lua, and tat_step from lib/tat.lua: the store prepends both
--- when it loads the script.
-local allowed, remaining, retry, reset, delay = tat_step()
+-- lib/prelude.lua, and allowed, remaining, retry, reset and delay from
+-- lib/tat.lua, which decides the request: the store prepends both when
+-- it loads the script.
 return {allowed, remaining, retry, reset, 0}

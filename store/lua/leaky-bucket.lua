@@ -2,7 +2,7 @@
 -- tat.step plus the queueing delay), run atomically inside Redis on one key
 -- (so it works on Redis Cluster).
 --
---   KEYS[1]  the key: a HASH with t = when the queue is empty (µs),
+--   KEYS[1]  the key: the string "t n p" (see lib/prelude.lua) with t = when the queue is empty (µs),
 --            n = remainder (1/N µs)
 --   ARGV[1]  now in integer µs; '' means the store's clock (redis TIME)
 --   ARGV[2]  cost (integer; negative counts as 0)
@@ -18,7 +18,7 @@
 -- keeps its (negative) sign, which is all max(·, 0) looks at.
 
 -- floordiv, ceildiv, quo, micros, int, num, key, now and cost come from
--- lib/prelude.lua, and tat_step from lib/tat.lua: the store prepends both
--- when it loads the script.
-local allowed, remaining, retry, reset, delay = tat_step()
+-- lib/prelude.lua, and allowed, remaining, retry, reset and delay from
+-- lib/tat.lua, which decides the request: the store prepends both when
+-- it loads the script.
 return {allowed, remaining, retry, reset, delay}

@@ -1,7 +1,7 @@
 -- sliding-window.lua: the Lua twin of algorithms.SlidingWindow.Step, run
 -- atomically inside Redis on one key (so it works on Redis Cluster).
 --
---   KEYS[1]  the key: a HASH with t = start of the current window (µs),
+--   KEYS[1]  the key: the string "t n p" (see lib/prelude.lua) with t = start of the current window (µs),
 --            n = its count, p = the previous window's count
 --   ARGV[1]  now in integer µs; '' means the store's clock (redis TIME)
 --   ARGV[2]  cost (integer; negative counts as 0)
@@ -18,8 +18,7 @@
 -- lib/prelude.lua, which the store prepends when it loads the script.
 local w, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
 
-local stored = redis.call('HMGET', key, 't', 'n', 'p')
-local start0, count0, prev0 = num(stored[1]), num(stored[2]), num(stored[3])
+local start0, count0, prev0 = load_state()
 local start, count, prev = start0, count0, prev0
 
 local current = floordiv(now, w) * w
@@ -64,13 +63,5 @@ end
 local remaining = math.max(limit - count - ceildiv(weighted, w), 0)
 local reset = reset_after()
 
-if start == 0 and count == 0 and prev == 0 then
-  -- The zero State: a key never seen.
-  redis.call('DEL', key)
-else
-  if start ~= start0 or count ~= count0 or prev ~= prev0 then
-    redis.call('HSET', key, 't', int(start), 'n', int(count), 'p', int(prev))
-  end
-  redis.call('PEXPIRE', key, int(ceildiv(reset, 1000) + 1000))
-end
+save_state(start, count, prev, reset)
 return {allowed, remaining, retry, reset, 0}

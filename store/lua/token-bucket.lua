@@ -1,7 +1,7 @@
 -- token-bucket.lua: the Lua twin of algorithms.TokenBucket.Step, run
 -- atomically inside Redis on one key (so it works on Redis Cluster).
 --
---   KEYS[1]  the key: a HASH with t = last refill (µs), n = deficit (units)
+--   KEYS[1]  the key: the string "t n p" (see lib/prelude.lua) with t = last refill (µs), n = deficit (units)
 --   ARGV[1]  now in integer µs; '' means the store's clock (redis TIME)
 --   ARGV[2]  cost (integer; negative counts as 0)
 --   ARGV[3]  rate N   ARGV[4]  per in µs   ARGV[5]  burst
@@ -17,9 +17,7 @@
 local n, per, burst = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local capacity = burst * per
 
-local stored = redis.call('HMGET', key, 't', 'n')
-local last0, deficit0 = num(stored[1]), num(stored[2])
-local last, deficit = last0, deficit0
+local last, deficit = load_state()
 
 local elapsed = now - last
 if elapsed > 0 then
@@ -51,13 +49,5 @@ end
 local remaining = quo(capacity - deficit, per)
 local reset = micros(behind + ceildiv(deficit, n))
 
-if last == 0 and deficit == 0 then
-  -- The zero State: a key never seen.
-  redis.call('DEL', key)
-else
-  if last ~= last0 or deficit ~= deficit0 then
-    redis.call('HSET', key, 't', int(last), 'n', int(deficit))
-  end
-  redis.call('PEXPIRE', key, int(ceildiv(reset, 1000) + 1000))
-end
+save_state(last, deficit, 0, reset)
 return {allowed, remaining, retry, reset, 0}

@@ -41,3 +41,26 @@ else
   now = tonumber(ARGV[1])
 end
 local cost = math.max(tonumber(ARGV[2]), 0)
+
+-- The counter algorithms keep their state in one string value, "T N P"
+-- (three integers: algorithms.State's fields), read with GET and written
+-- with SET ... PX: two calls per decision, the fewest a read-modify-write
+-- can make, and one key, so it works on a cluster. A missing key is the
+-- zero State, which is also what an expired key comes back as.
+local function load_state()
+  local v = redis.call('GET', key)
+  if not v then return 0, 0, 0 end
+  local t, n, p = string.match(v, '^(%-?%d+) (%-?%d+) (%-?%d+)$')
+  return tonumber(t), tonumber(n), tonumber(p)
+end
+
+-- save_state writes the state with a TTL of the reset plus a second (so
+-- that wall-clock expiry never forgets a key a moment too early), or
+-- deletes the key for the zero State.
+local function save_state(t, n, p, reset_us)
+  if t == 0 and n == 0 and p == 0 then
+    redis.call('DEL', key)
+    return
+  end
+  redis.call('SET', key, int(t) .. ' ' .. int(n) .. ' ' .. int(p), 'PX', int(ceildiv(reset_us, 1000) + 1000))
+end
