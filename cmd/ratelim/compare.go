@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ratelim/ratelim/algorithms"
-	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -95,10 +94,7 @@ func compareRun(ctx context.Context, opts *compareOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := checkFormat(opts.Format, "table", "json", "csv"); err != nil {
-		return err
-	}
-	if err := opts.Plot.check(); err != nil {
+	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
 		return err
 	}
 	for _, a := range opts.Algorithms {
@@ -111,12 +107,8 @@ func compareRun(ctx context.Context, opts *compareOptions) error {
 			return badInput("--topologies: unknown topology %q (want %s)", t, strings.Join(allTopologies, ", "))
 		}
 	}
-	file, err := scenarios.Open(opts.Scenario)
+	file, base, err := loadScenario(opts.Scenario, opts.over)
 	if err != nil {
-		return usageError{err}
-	}
-	base := file.Scenario
-	if err := opts.over.apply(&base); err != nil {
 		return err
 	}
 	var scs []sim.Scenario

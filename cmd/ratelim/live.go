@@ -175,10 +175,7 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := checkFormat(opts.Format, "table", "json", "csv"); err != nil {
-		return err
-	}
-	if err := opts.Plot.check(); err != nil {
+	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
 		return err
 	}
 	file, sc, err := loadScenario(opts.Scenario, opts.over)

@@ -25,6 +25,15 @@ func addPlotFlags(cmd *cobra.Command, p *plotFlags) {
 	f.Float64Var(&p.Height, "plot-height", 0, "plot height in inches (default: fits the panels)")
 }
 
+// checkOutputFlags refuses a bad --format (table, json or csv) or --plot
+// before anything runs.
+func checkOutputFlags(format string, plot *plotFlags) error {
+	if err := checkFormat(format, "table", "json", "csv"); err != nil {
+		return err
+	}
+	return plot.check()
+}
+
 // check refuses a bad --plot before anything runs.
 func (p *plotFlags) check() error {
 	if p.Path == "" {

@@ -196,21 +196,14 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := checkFormat(opts.Format, "table", "json", "csv"); err != nil {
-		return err
-	}
-	if err := opts.Plot.check(); err != nil {
+	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
 		return err
 	}
 	if opts.Plot.By != "client" && opts.Plot.By != "key" {
 		return badInput("--by: unknown %q (want client or key)", opts.Plot.By)
 	}
-	file, err := scenarios.Open(opts.Scenario)
+	file, sc, err := loadScenario(opts.Scenario, opts.over)
 	if err != nil {
-		return usageError{err}
-	}
-	sc := file.Scenario
-	if err := opts.over.apply(&sc); err != nil {
 		return err
 	}
 	if opts.Live {
