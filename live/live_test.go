@@ -307,3 +307,38 @@ func TestSplitBrainPartitionForReal(t *testing.T) {
 		t.Errorf("during the partition: admitted %d, want both copies admitting (more than %d)", during["k"], 10+20+10)
 	}
 }
+
+// TestFaultsFromAnotherProcess: a load run that did not start the fleet
+// applies the scenario's faults through FaultPath.
+func TestFaultsFromAnotherProcess(t *testing.T) {
+	sc := bucketScenario(sim.Shared, 2)
+	sc.Topology.OnError = store.FailClosed
+	f := startFleet(t, sc, "memory")
+	client := &http.Client{Timeout: 5 * time.Second}
+	status := func() int {
+		req, _ := http.NewRequest(http.MethodGet, f.URLs[1]+"/api", nil)
+		req.Header.Set(APIKeyHeader, "k")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	apply := RemoteFaults(client, f.URLs[0])
+	if err := apply(sim.Fault{Kind: sim.Outage}, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got != http.StatusServiceUnavailable {
+		t.Fatalf("during a remote outage, fail-closed: %d, want 503", got)
+	}
+	if err := apply(sim.Fault{Kind: sim.Outage}, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got != http.StatusOK {
+		t.Fatalf("after the outage: %d, want 200", got)
+	}
+	if err := apply(sim.Fault{Kind: "earthquake"}, true); err == nil {
+		t.Fatal("an unknown fault kind was accepted")
+	}
+}

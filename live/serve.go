@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,6 +138,7 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.Handle(FaultPath, f.faultHandler())
 		mux.Handle("/", mw(demoAPI(i)))
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		f.servers = append(f.servers, srv)
@@ -303,6 +305,85 @@ func (f *Fleet) Fault(fault sim.Fault, start bool) error {
 		}
 	}
 	return nil
+}
+
+// FaultPath is where a fleet takes a scenario's faults from a load run in
+// another process: POST with kind, start (1 or 0) and, for a partition,
+// groups ("0,1|2,3"). It listens on loopback only, like the fleet.
+const FaultPath = "/ratelim/fault"
+
+func (f *Fleet) faultHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST a fault", http.StatusMethodNotAllowed)
+			return
+		}
+		fault, start, err := parseFault(r.URL.Query())
+		if err == nil {
+			err = f.Fault(fault, start)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+func parseFault(q url.Values) (sim.Fault, bool, error) {
+	f := sim.Fault{Kind: sim.FaultKind(q.Get("kind"))}
+	switch f.Kind {
+	case sim.Outage, sim.Partition, sim.Latency, sim.ClockSkew:
+	default:
+		return f, false, fmt.Errorf("unknown fault kind %q", f.Kind)
+	}
+	for _, g := range strings.Split(q.Get("groups"), "|") {
+		if g == "" {
+			continue
+		}
+		var group []int
+		for _, n := range strings.Split(g, ",") {
+			i, err := strconv.Atoi(strings.TrimSpace(n))
+			if err != nil {
+				return f, false, fmt.Errorf("groups: %q is not a server number", n)
+			}
+			group = append(group, i)
+		}
+		f.Groups = append(f.Groups, group)
+	}
+	return f, q.Get("start") == "1", nil
+}
+
+// RemoteFaults returns an OnFault for a load run that applies faults to a
+// fleet in another process through FaultPath on target.
+func RemoteFaults(client *http.Client, target string) func(sim.Fault, bool) error {
+	return func(f sim.Fault, start bool) error {
+		q := url.Values{"kind": {string(f.Kind)}, "start": {"0"}}
+		if start {
+			q.Set("start", "1")
+		}
+		var groups []string
+		for _, g := range f.Groups {
+			var ns []string
+			for _, n := range g {
+				ns = append(ns, strconv.Itoa(n))
+			}
+			groups = append(groups, strings.Join(ns, ","))
+		}
+		if len(groups) > 0 {
+			q.Set("groups", strings.Join(groups, "|"))
+		}
+		resp, err := client.Post(strings.TrimSuffix(target, "/")+FaultPath+"?"+q.Encode(), "text/plain", nil)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+			return fmt.Errorf("%s refused the fault: %s %s", target, resp.Status, strings.TrimSpace(string(body)))
+		}
+		return nil
+	}
 }
 
 // Close shuts the servers down gracefully (in-flight requests finish, up to

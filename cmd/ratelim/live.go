@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -127,6 +128,7 @@ type loadOptions struct {
 	Scenario    string
 	Targets     []string
 	AllowRemote bool
+	Faults      bool
 	MaxInFlight int
 	MaxRequests int64
 	Format      string
@@ -162,6 +164,7 @@ duration in real time. Targets must be on this machine unless
 	f := cmd.Flags()
 	f.StringSliceVar(&opts.Targets, "target", nil, "the servers' base URLs, comma-separated")
 	f.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow targets that are not on this machine (only servers you own)")
+	f.BoolVar(&opts.Faults, "faults", true, "apply the scenario's outage and partition faults to a 'ratelim serve' fleet, through its "+live.FaultPath)
 	f.IntVar(&opts.MaxInFlight, "max-in-flight", live.DefaultMaxInFlight, "requests in flight at once, at most")
 	f.Int64Var(&opts.MaxRequests, "max-requests", live.DefaultMaxRequests, "refuse a run estimated to send more requests than this")
 	f.StringVar(&opts.Format, "format", "table", "output: table, json or csv")
@@ -184,8 +187,13 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := live.Load(ctx, sc, live.LoadOptions{Targets: opts.Targets, AllowRemote: opts.AllowRemote,
-		MaxInFlight: opts.MaxInFlight, MaxRequests: opts.MaxRequests})
+	lo := live.LoadOptions{Targets: opts.Targets, AllowRemote: opts.AllowRemote, MaxInFlight: opts.MaxInFlight, MaxRequests: opts.MaxRequests}
+	if opts.Faults && len(sc.Faults) > 0 && len(opts.Targets) > 0 {
+		// A fleet started by 'ratelim serve' takes the faults on its first
+		// server, for all of them: they share the store.
+		lo.OnFault = live.RemoteFaults(&http.Client{Timeout: 5 * time.Second}, opts.Targets[0])
+	}
+	res, err := live.Load(ctx, sc, lo)
 	if err != nil {
 		return setupOrErr(scenarioLabel(file), err)
 	}
