@@ -62,8 +62,8 @@ Flags override the scenario. The store is memory by default: it has the
 semantics of one Redis running the Lua script (atomic, one round trip, the
 round trip as virtual time) at in-process speed, millions of requests a
 second. --store miniredis runs the real Lua scripts in an embedded Redis
-(about 300 µs a decision: keep runs to thousands of requests) and
---store redis://host:port a real server (one loopback round trip a decision);
+(about 150 µs a decision here: keep runs to thousands of requests) and
+--store redis://host:port a real server (one round trip, ~50 µs on loopback);
 both give the same decisions as memory, and are there for fidelity.
 
 The same scenario and seed always give the same output, byte for byte.`,
