@@ -164,23 +164,14 @@ func clientFigure(e *Expectation, c sim.ClientResult, r *sim.Result, of func(sim
 	return fromRow(e.Figure, row, r.DurationS)
 }
 
+// keyFigure is clientFigure for a limiter key: a key's figures are those
+// of the clients sharing it, added up (the parser allows a key only the
+// figures a KeyResult has).
 func keyFigure(e *Expectation, k sim.KeyResult, r *sim.Result, of func(sim.TimelineRow) bool) float64 {
-	if e.During != nil {
-		row, secs := spanCounts(r, e.During, of)
-		return fromRow(e.Figure, row, secs)
-	}
-	switch e.Figure {
-	case "max_allowed_1s":
-		return float64(k.MaxAllowed1s)
-	case "ideal_allowed":
-		return float64(k.IdealAllowed)
-	case "false_allows":
-		return float64(k.FalseAllows)
-	case "false_denies":
-		return float64(k.FalseDenies)
-	}
-	row := sim.TimelineRow{Sent: k.Sent, Allowed: k.Allowed, Rejected: k.Rejected, FailedOpen: k.FailedOpen, FailedClosed: k.FailedClosed}
-	return fromRow(e.Figure, row, r.DurationS)
+	return clientFigure(e, sim.ClientResult{
+		Sent: k.Sent, Allowed: k.Allowed, Rejected: k.Rejected, FailedOpen: k.FailedOpen, FailedClosed: k.FailedClosed,
+		MaxAllowed1s: k.MaxAllowed1s, IdealAllowed: k.IdealAllowed, FalseAllows: k.FalseAllows, FalseDenies: k.FalseDenies,
+	}, r, of)
 }
 
 // holds reports whether got is within e's bounds. Equality allows for
