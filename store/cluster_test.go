@@ -123,4 +123,3 @@ func TestRedisCluster(t *testing.T) {
 		t.Errorf("cluster: admitted %d of 200 concurrent requests on one key, want exactly the burst 10", got)
 	}
 }
-
