@@ -60,6 +60,7 @@ func (r *RedisServer) Start(ctx context.Context) error {
 	}
 	cmd := exec.Command("redis-server", "--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", r.dir, "--logfile", filepath.Join(r.dir, "redis.log"))
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("live: starting redis-server: %w", err)
 	}
