@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -243,7 +244,8 @@ func (r *Redis) Save(ctx context.Context, key string, st algorithms.State, ttl t
 // Clear deletes every key under the store's prefix (all keys, without a
 // prefix) and returns how many it deleted: a run cleaning up after itself.
 func (r *Redis) Clear(ctx context.Context) (int, error) {
-	deleted := 0
+	// ForEachMaster runs on every master at once: count atomically.
+	var deleted atomic.Int64
 	clear := func(ctx context.Context, c *redis.Client) error {
 		iter := c.Scan(ctx, 0, scanPattern(r.opts.Prefix), 1000).Iterator()
 		for iter.Next(ctx) {
@@ -252,7 +254,7 @@ func (r *Redis) Clear(ctx context.Context) (int, error) {
 			if err != nil {
 				return err
 			}
-			deleted += int(n)
+			deleted.Add(n)
 		}
 		return iter.Err()
 	}
@@ -266,9 +268,9 @@ func (r *Redis) Clear(ctx context.Context) (int, error) {
 		err = errors.New("unknown client")
 	}
 	if err != nil {
-		return deleted, fmt.Errorf("store: clearing %q keys: %w", r.opts.Prefix, err)
+		return int(deleted.Load()), fmt.Errorf("store: clearing %q keys: %w", r.opts.Prefix, err)
 	}
-	return deleted, nil
+	return int(deleted.Load()), nil
 }
 
 // scanPattern matches every key starting with prefix, with SCAN's glob
