@@ -347,7 +347,7 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 		if d.Allowed || d.Policy != "" || !ok {
 			return
 		}
-		wait, again := l.retryWait(c.Retry, attempt, retryAfter)
+		wait, again := c.Retry.Wait(attempt, retryAfter, l.int64n)
 		if !again {
 			return
 		}
@@ -368,33 +368,11 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 	}
 }
 
-func (l *loader) retryWait(r sim.Retry, attempt int, retryAfter time.Duration) (time.Duration, bool) {
-	max := r.Max
-	if max == 0 {
-		max = sim.DefaultMaxRetry
-	}
-	if attempt >= max {
-		return 0, false
-	}
-	switch r.Policy {
-	case sim.RetryImmediate:
-		return 0, true
-	case sim.RetryAfter:
-		return retryAfter, retryAfter > 0
-	case sim.RetryBackoff:
-		base, ceiling := r.Base, r.Cap
-		if base <= 0 {
-			base = sim.DefaultBackoffBase
-		}
-		if ceiling <= 0 {
-			ceiling = sim.DefaultBackoffCap
-		}
-		wait := min(base<<min(attempt, 30), ceiling)
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return time.Duration(l.rng.Int64N(int64(wait))+1) + time.Microsecond, true
-	}
-	return 0, false
+// int64n draws from the run's random source, which goroutines share.
+func (l *loader) int64n(n int64) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rng.Int64N(n)
 }
 
 // do sends one request and reads the decision from the answer: 2xx

@@ -637,37 +637,11 @@ func (s *sim) scheduleWrite(p store.Pending, at int64) {
 }
 
 func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, d store.Decision) {
-	r := s.clients[client].Retry
-	maxRetries := r.Max
-	if maxRetries == 0 {
-		maxRetries = DefaultMaxRetry
-	}
-	if attempt >= maxRetries {
+	wait, again := s.clients[client].Retry.Wait(attempt, d.RetryAfter, s.rng.Int64N)
+	if !again {
 		return
 	}
-	switch r.Policy {
-	case RetryImmediate:
-	case RetryAfter:
-		if d.RetryAfter == algorithms.Never {
-			return
-		}
-		at += int64(algorithms.At(d.RetryAfter))
-	case RetryBackoff:
-		base, ceiling := r.Base, r.Cap
-		if base <= 0 {
-			base = DefaultBackoffBase
-		}
-		if ceiling <= 0 {
-			ceiling = DefaultBackoffCap
-		}
-		wait := min(base<<min(attempt, 30), ceiling)
-		// Full jitter: a uniform draw up to the exponential wait, so that
-		// clients rejected together do not retry together.
-		at += s.rng.Int64N(int64(algorithms.At(wait))+1) + 1
-	default:
-		return
-	}
-	s.schedule(event{at: at, kind: evRetry, client: int32(client), arg: int32(attempt + 1), cost: cost})
+	s.schedule(event{at: at + int64(algorithms.At(wait)), kind: evRetry, client: int32(client), arg: int32(attempt + 1), cost: cost})
 }
 
 // replicate queues the primary's new state for key towards the replica,

@@ -403,3 +403,31 @@ func TestArrivalsAreTheRunsArrivals(t *testing.T) {
 		}
 	}
 }
+
+func TestRetryWait(t *testing.T) {
+	half := func(n int64) int64 { return n / 2 }
+	tests := []struct {
+		r          Retry
+		attempt    int
+		retryAfter time.Duration
+		want       time.Duration
+		again      bool
+	}{
+		{Retry{Policy: RetryNone}, 0, time.Second, 0, false},
+		{Retry{Policy: RetryImmediate}, 0, time.Second, 0, true},
+		{Retry{Policy: RetryImmediate}, DefaultMaxRetry, time.Second, 0, false},
+		{Retry{Policy: RetryAfter}, 0, 1500 * time.Millisecond, 1500 * time.Millisecond, true},
+		{Retry{Policy: RetryAfter}, 0, algorithms.Never, 0, false},
+		{Retry{Policy: RetryAfter}, 0, 0, 0, false}, // no Retry-After to honour
+		// 100ms × 2^2 = 400ms; half of the 400001 µs draw, plus 1 µs.
+		{Retry{Policy: RetryBackoff}, 2, 0, 200001 * time.Microsecond, true},
+		// Long runs of retries stop doubling at the cap instead of overflowing.
+		{Retry{Policy: RetryBackoff, Base: 10 * time.Second, Cap: time.Minute, Max: 1000}, 999, 0, 30*time.Second + time.Microsecond, true},
+	}
+	for _, tt := range tests {
+		got, again := tt.r.Wait(tt.attempt, tt.retryAfter, half)
+		if got != tt.want || again != tt.again {
+			t.Errorf("%+v attempt %d: Wait = %v, %v; want %v, %v", tt.r, tt.attempt, got, again, tt.want, tt.again)
+		}
+	}
+}

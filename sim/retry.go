@@ -1,0 +1,55 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+)
+
+// Wait is how long a client with this retry behaviour waits before sending
+// a rejected request again, for its attempt-th retry (from 0), given the
+// answer's Retry-After; false when it gives up instead. int64n draws a
+// uniform integer in [0, n), from the caller's random source, for the
+// backoff's jitter. The simulator and a live load run both ask it, so a
+// client retries the same way in both.
+func (r Retry) Wait(attempt int, retryAfter time.Duration, int64n func(n int64) int64) (time.Duration, bool) {
+	maxRetries := r.Max
+	if maxRetries == 0 {
+		maxRetries = DefaultMaxRetry
+	}
+	if attempt >= maxRetries {
+		return 0, false
+	}
+	switch r.Policy {
+	case RetryImmediate:
+		return 0, true
+	case RetryAfter:
+		if retryAfter <= 0 || retryAfter == algorithms.Never {
+			return 0, false // nothing to honour, or never worth it
+		}
+		return retryAfter, true
+	case RetryBackoff:
+		base, ceiling := r.Base, r.Cap
+		if base <= 0 {
+			base = DefaultBackoffBase
+		}
+		if ceiling <= 0 {
+			ceiling = DefaultBackoffCap
+		}
+		// Doubling stops at the cap, so a long run of retries cannot
+		// overflow the shift.
+		wait := base
+		for range attempt {
+			if wait >= ceiling {
+				break
+			}
+			wait *= 2
+		}
+		wait = min(wait, ceiling)
+		// Full jitter: a uniform draw up to the exponential wait, so that
+		// clients rejected together do not retry together.
+		us := int64n(int64(algorithms.At(wait))+1) + 1
+		return algorithms.Time(us).Duration(), true
+	}
+	return 0, false
+}
