@@ -363,6 +363,10 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	// CreateTemp makes the file private; a report is for the CI to read.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return badInput("cannot write %s: %v", path, err)
 	}

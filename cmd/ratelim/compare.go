@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -98,8 +99,8 @@ func compareRun(ctx context.Context, opts *compareOptions) error {
 		return err
 	}
 	for _, a := range opts.Algorithms {
-		if _, err := algorithms.New(a, algorithms.Params{Rate: algorithms.Rate{N: 1, Per: 1}, Burst: 1, Window: 1}); err != nil && strings.HasPrefix(err.Error(), "algorithm:") {
-			return badInput("--algorithms: %v", strings.TrimPrefix(err.Error(), "algorithm: "))
+		if !contains(algorithms.Names(), a) {
+			return badInput("--algorithms: unknown algorithm %q (want %s)", a, strings.Join(algorithms.Names(), ", "))
 		}
 	}
 	for _, t := range opts.Topologies {
@@ -150,7 +151,7 @@ func withAlgorithm(sc sim.Scenario, name string) sim.Scenario {
 	sc.Limit.Algorithm = name
 	p := &sc.Limit.Params
 	if p.Window <= 0 {
-		p.Window = 1e9
+		p.Window = time.Second
 	}
 	if p.Burst <= 0 {
 		p.Burst = max(1, int64(p.Rate.PerSecond()))

@@ -171,6 +171,9 @@ func TestCheckJUnitParses(t *testing.T) {
 	if err := xml.Unmarshal(data, &doc); err != nil {
 		t.Fatalf("JUnit report does not parse: %v\n%s", err, data)
 	}
+	if info, err := os.Stat(report); err != nil || info.Mode().Perm() != 0o644 {
+		t.Errorf("report mode: %v, %v; want 0644 for the CI to read", info.Mode(), err)
+	}
 	if doc.Tests != 2 || doc.Failures != 1 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 2 {
 		t.Fatalf("report: %+v", doc)
 	}
@@ -209,5 +212,12 @@ func TestCompare(t *testing.T) {
 	}
 	if code, _, errOut := runArgs("compare", "window-boundary", "--topologies", "mesh"); code != exitBadInput || !strings.Contains(errOut, "mesh") {
 		t.Fatalf("bad topology: exit %d %q", code, errOut)
+	}
+}
+
+func TestCompareRefusesAnUnknownAlgorithm(t *testing.T) {
+	code, _, errOut := runArgs("compare", "window-boundary", "--algorithms", "token-bucket,leaky")
+	if code != exitBadInput || !strings.Contains(errOut, `unknown algorithm "leaky"`) {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }
