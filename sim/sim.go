@@ -600,7 +600,7 @@ func (s *sim) request(client int, t int64, cost int64, attempt int) error {
 		if !errors.Is(err, errStoreDown) {
 			return fmt.Errorf("sim: the %s store failed: %w", s.sc.Topology.Store, err)
 		}
-		d = s.failed(err)
+		d = s.policy.Decide(err)
 	}
 	latency += int64(algorithms.At(d.Delay))
 	s.record(client, t, cost, attempt, d, latency)
@@ -611,16 +611,6 @@ func (s *sim) request(client int, t int64, cost int64, attempt int) error {
 		s.scheduleRetry(client, t+latency, cost, attempt, d)
 	}
 	return nil
-}
-
-func (s *sim) failed(err error) store.Decision {
-	d := store.Decision{Policy: s.policy, Err: err}
-	if s.policy == store.FailOpen {
-		d.Allowed = true
-	} else {
-		d.RetryAfter = store.DefaultFailClosedRetryAfter
-	}
-	return d
 }
 
 func (s *sim) scheduleWrite(p store.Pending, at int64) {

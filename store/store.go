@@ -75,9 +75,8 @@ func ParsePolicy(s string) (Policy, error) {
 const DefaultFailClosedRetryAfter = time.Second
 
 type withPolicy struct {
-	next       Limiter
-	policy     Policy
-	retryAfter time.Duration
+	next   Limiter
+	policy Policy
 }
 
 // WithPolicy wraps next so that a store error becomes a decision taken by
@@ -86,7 +85,7 @@ type withPolicy struct {
 // Policy and Err say so. A cancelled or expired ctx is the caller giving up,
 // not the store failing: that error is returned as it is.
 func WithPolicy(next Limiter, policy Policy) Limiter {
-	return &withPolicy{next: next, policy: policy, retryAfter: DefaultFailClosedRetryAfter}
+	return &withPolicy{next: next, policy: policy}
 }
 
 func (w *withPolicy) Take(ctx context.Context, key string, now algorithms.Time, cost int64) (Decision, error) {
@@ -94,14 +93,20 @@ func (w *withPolicy) Take(ctx context.Context, key string, now algorithms.Time, 
 	if err == nil || ctx.Err() != nil {
 		return d, err
 	}
-	d = Decision{Policy: w.policy, Err: err}
-	switch w.policy {
-	case FailOpen:
+	return w.policy.Decide(err), nil
+}
+
+// Decide is the decision p takes for a request the store could not decide
+// because of err: admitted for fail-open; for fail-closed, rejected with
+// Retry-After DefaultFailClosedRetryAfter. Policy and Err say so.
+func (p Policy) Decide(err error) Decision {
+	d := Decision{Policy: p, Err: err}
+	if p == FailOpen {
 		d.Allowed = true
-	default:
-		d.RetryAfter = w.retryAfter
+	} else {
+		d.RetryAfter = DefaultFailClosedRetryAfter
 	}
-	return d, nil
+	return d
 }
 
 func checkCost(cost int64) error {
