@@ -258,7 +258,7 @@ func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) 
 		sc:       sc,
 		alg:      alg,
 		ideal:    idealFor(alg),
-		rng:      mrand.New(mrand.NewPCG(sc.Seed, sc.Seed^0x9e3779b97f4a7c15)),
+		rng:      newRand(sc.Seed),
 		duration: int64(algorithms.At(sc.Duration)),
 		stepLen:  int64(algorithms.At(sc.Step)),
 		latency:  -1,

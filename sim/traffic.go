@@ -166,6 +166,12 @@ func mulDivCeil(a, b, c uint64) uint64 {
 	return min(q, math.MaxInt64)
 }
 
+// newRand is the run's one random source, from its seed: a run and the
+// arrivals a live run replays draw the same numbers.
+func newRand(seed uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+}
+
 // Arrival is one request a scenario's traffic sends, before any retry.
 type Arrival struct {
 	Client int // index into Scenario.Clients
@@ -178,7 +184,7 @@ type Arrival struct {
 // source seeded as a run's is; it stops early when yield returns false. A
 // live load run replays these on the wall clock.
 func Arrivals(sc Scenario, yield func(Arrival) bool) {
-	rng := rand.New(rand.NewPCG(sc.Seed, sc.Seed^0x9e3779b97f4a7c15))
+	rng := newRand(sc.Seed)
 	duration := int64(algorithms.At(sc.Duration))
 	var q eventQueue
 	var seq uint64
