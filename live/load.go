@@ -259,11 +259,7 @@ func (l *loader) run(ctx context.Context) (*LoadResult, error) {
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.Canceled) {
 		return nil, err
 	}
-	var spans []sim.FaultSpan
-	for _, f := range l.sc.Faults {
-		spans = append(spans, sim.FaultSpan{Kind: string(f.Kind), StartS: f.Start.Seconds(), EndS: f.End.Seconds()})
-	}
-	r, err := sim.Replay(l.sc, l.obs, spans, l.events)
+	r, err := sim.Replay(l.sc, l.obs, l.events)
 	if err != nil {
 		return nil, err
 	}

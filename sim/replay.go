@@ -28,8 +28,9 @@ type Observation struct {
 // real, with the simulator's recorder: the same figures, the same exact
 // limiter to compare with, the same JSON. Observations may come in any
 // order; they are taken in time order, and by Seq at one instant. Store state is not observed, so the
-// Result's state series is empty.
-func Replay(sc Scenario, observations []Observation, faults []FaultSpan, events []LogEntry) (*Result, error) {
+// Result's state series is empty; events are what happened during the run
+// (faults applied, say), added to the log.
+func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result, error) {
 	if err := sc.check(); err != nil {
 		return nil, &SetupError{err}
 	}
@@ -59,7 +60,9 @@ func Replay(sc Scenario, observations []Observation, faults []FaultSpan, events 
 	for ; step < s.steps(); step++ {
 		s.endStep(step, min(int64(step+1)*s.stepLen, s.duration))
 	}
-	s.faultResults = faults
+	for _, f := range sc.Faults {
+		s.faultResults = append(s.faultResults, SpanOf(f))
+	}
 	s.log = append(s.log, events...)
 	sort.SliceStable(s.log, func(i, j int) bool { return s.log[i].TS < s.log[j].TS })
 	return s.result(), nil

@@ -414,18 +414,7 @@ func (s *sim) setupFaults() {
 		start, end := int64(algorithms.At(f.Start)), int64(algorithms.At(f.End))
 		s.schedule(event{at: start, kind: evFaultStart, arg: int32(i)})
 		s.schedule(event{at: end, kind: evFaultEnd, arg: int32(i)})
-		span := FaultSpan{Kind: string(f.Kind), StartS: f.Start.Seconds(), EndS: f.End.Seconds()}
-		switch f.Kind {
-		case Partition:
-			var parts []string
-			for _, g := range f.Groups {
-				parts = append(parts, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(g)), ","), "[]"))
-			}
-			span.Detail = "groups " + strings.Join(parts, " | ")
-		case Latency:
-			span.Detail = "rtt " + f.RTT.String()
-		case ClockSkew:
-			span.Detail = fmt.Sprintf("servers %v offset %s drift %g", f.Servers, f.Offset, f.Drift)
+		if f.Kind == ClockSkew {
 			servers := f.Servers
 			if len(servers) == 0 {
 				for i := range s.sc.Servers {
@@ -436,8 +425,27 @@ func (s *sim) setupFaults() {
 				s.skews = append(s.skews, skew{server: srv, start: start, end: end, offset: int64(algorithms.At(f.Offset)), driftPerMicro: f.Drift})
 			}
 		}
-		s.faultResults = append(s.faultResults, span)
+		s.faultResults = append(s.faultResults, SpanOf(f))
 	}
+}
+
+// SpanOf is how a Result reports fault f: its kind, window and, in words,
+// its details.
+func SpanOf(f Fault) FaultSpan {
+	span := FaultSpan{Kind: string(f.Kind), StartS: f.Start.Seconds(), EndS: f.End.Seconds()}
+	switch f.Kind {
+	case Partition:
+		var parts []string
+		for _, g := range f.Groups {
+			parts = append(parts, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(g)), ","), "[]"))
+		}
+		span.Detail = "groups " + strings.Join(parts, " | ")
+	case Latency:
+		span.Detail = "rtt " + f.RTT.String()
+	case ClockSkew:
+		span.Detail = fmt.Sprintf("servers %v offset %s drift %g", f.Servers, f.Offset, f.Drift)
+	}
+	return span
 }
 
 func (s *sim) scheduleArrival(client, streamIndex int) {

@@ -364,7 +364,7 @@ func TestReplayOfObservationsIsTheRunsResult(t *testing.T) {
 		j := (i * 7919) % len(seen)
 		seen[i], seen[j] = seen[j], seen[i]
 	}
-	replayed, err := Replay(sc, seen, r.Faults, r.Events)
+	replayed, err := Replay(sc, seen, r.Events)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,12 +372,14 @@ func TestReplayOfObservationsIsTheRunsResult(t *testing.T) {
 		C []ClientResult
 		K []KeyResult
 		T []TimelineRow
-	}{r.Clients, r.Keys, r.Timeline})
+		F []FaultSpan
+	}{r.Clients, r.Keys, r.Timeline, r.Faults})
 	got, _ := json.Marshal(struct {
 		C []ClientResult
 		K []KeyResult
 		T []TimelineRow
-	}{replayed.Clients, replayed.Keys, replayed.Timeline})
+		F []FaultSpan
+	}{replayed.Clients, replayed.Keys, replayed.Timeline, replayed.Faults})
 	if string(got) != string(want) {
 		t.Fatalf("replayed observations differ from the run:\n got %s\nwant %s", got, want)
 	}
