@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -19,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ratelim/ratelim/live"
-	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -66,18 +64,6 @@ yours, under a key prefix of its own that is deleted at exit.`,
 	return cmd
 }
 
-func loadScenario(name string, over overrides) (*scenarios.File, sim.Scenario, error) {
-	file, err := scenarios.Open(name)
-	if err != nil {
-		return nil, sim.Scenario{}, usageError{err}
-	}
-	sc := file.Scenario
-	if err := over.apply(&sc); err != nil {
-		return nil, sim.Scenario{}, err
-	}
-	return file, sc, nil
-}
-
 func serveRun(ctx context.Context, opts *serveOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -112,15 +98,6 @@ func serveRun(ctx context.Context, opts *serveOptions) error {
 		serveErr = err
 	}
 	return serveErr
-}
-
-// setupOrErr maps a run refused before it started to bad input.
-func setupOrErr(label string, err error) error {
-	var se *sim.SetupError
-	if errors.As(err, &se) {
-		return usageError{fmt.Errorf("%s: %w", label, err)}
-	}
-	return err
 }
 
 type loadOptions struct {
