@@ -143,6 +143,34 @@ func Names() []string {
 	return names
 }
 
+// WithDefaults returns p completed for the algorithm name by the one rule
+// ratelim uses when an algorithm is chosen apart from the limit it was
+// written with (sim --algorithm, compare, an expectation's with:, the
+// TUI's algorithm key): a scenario written for a bucket has no window, and
+// one written for a window no burst, so a missing window is one second and
+// a missing burst is one second of the rate (at least 1). It returns the
+// names of the parameters it filled, for the run to say so; a parameter
+// the algorithm does not read is left as it is.
+func WithDefaults(name string, p Params) (Params, []string) {
+	var filled []string
+	for _, info := range Catalog {
+		if info.Name != name {
+			continue
+		}
+		for _, param := range info.Params {
+			switch {
+			case param == "window" && p.Window <= 0:
+				p.Window = time.Second
+				filled = append(filled, "window")
+			case param == "burst" && p.Burst <= 0:
+				p.Burst = max(1, int64(p.Rate.PerSecond()))
+				filled = append(filled, "burst")
+			}
+		}
+	}
+	return p, filled
+}
+
 // New builds the named algorithm from p. An unknown name or a parameter out
 // of range is an error that names the parameter.
 func New(name string, p Params) (Algorithm, error) {

@@ -63,6 +63,14 @@ func (d *decoder) clients(n *yaml.Node, sc *sim.Scenario) []sim.Client {
 		if d.failed() {
 			return nil
 		}
+		// Bounded before expanding: {i} a thousand times in a name, times
+		// a count of 10,000, would otherwise be gigabytes of names.
+		for _, id := range []struct{ field, text string }{{"name", c.Name}, {"api_key", c.APIKey}, {"user", c.User}, {"ip", c.IP}} {
+			if n := expandedLen(id.text, count); n > MaxIdentity {
+				d.failf(f.values[id.field], f.field(id.field), "%d bytes once {i} is expanded is too long (want at most %d)", n, MaxIdentity)
+				return nil
+			}
+		}
 		d.checkIdentity(f, c, sc.Limit.Key)
 		tv, ok := f.values["traffic"]
 		if !ok {
@@ -101,6 +109,12 @@ func (d *decoder) clients(n *yaml.Node, sc *sim.Scenario) []sim.Client {
 		}
 	}
 	return out
+}
+
+// expandedLen is the length of s with {i} replaced by count, its longest
+// expansion.
+func expandedLen(s string, count int64) int {
+	return len(s) + strings.Count(s, "{i}")*(len(strconv.FormatInt(count, 10))-len("{i}"))
 }
 
 // expand returns the k-th client of c's count, {i} replaced by k in its

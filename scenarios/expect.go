@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -307,7 +306,9 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 		case "algorithm":
 			alg := d.choice(v, fl, "algorithm", algorithms.Names())
 			if !d.failed() {
-				d.algorithmFits(v, fl, alg, sc.Limit.Params)
+				if _, err := sim.WithAlgorithm(*sc, alg); err != nil {
+					d.failf(v, fl, "%s cannot use this file's limit: %s", alg, wanting(err, "a limit it accepts"))
+				}
 			}
 		case "topology":
 			d.choice(v, fl, "topology", []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)})
@@ -320,13 +321,9 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 				d.serversFit(v, fl, int(n), sc)
 			}
 		case "seed":
-			var seed uint64
-			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&seed) != nil {
-				d.notA(v, fl, "a whole number from 0 to 2^64-1", "2")
-			}
-			value = strconv.FormatUint(seed, 10)
+			value = strconv.FormatUint(d.seed(v, fl, "2"), 10)
 		case "duration":
-			d.positive(v, fl, "30s")
+			d.runDuration(v, fl)
 		case "on_error":
 			d.choice(v, fl, "policy", []string{"fail-open", "fail-closed"})
 		}
@@ -348,7 +345,7 @@ func (d *decoder) serversFit(n *yaml.Node, field string, servers int, sc *sim.Sc
 	for i, ft := range sc.Faults {
 		switch {
 		case ft.Kind == sim.Partition && servers != sc.Servers:
-			d.failf(n, field, "faults[%d] partitions the file's %d servers into groups (want servers: %d, or no partition)", i, sc.Servers, sc.Servers)
+			d.failf(n, field, "faults[%d] partitions the file's %d servers into groups, which must name every server (want %d servers, or no partition)", i, sc.Servers, sc.Servers)
 			return
 		case ft.Kind == sim.ClockSkew:
 			for _, s := range ft.Servers {
@@ -358,21 +355,6 @@ func (d *decoder) serversFit(n *yaml.Node, field string, servers int, sc *sim.Sc
 				}
 			}
 		}
-	}
-}
-
-// algorithmFits requires the file's limit to have what alg reads.
-func (d *decoder) algorithmFits(n *yaml.Node, field, alg string, p algorithms.Params) {
-	_, err := algorithms.New(alg, p)
-	var pe *algorithms.ParamError
-	switch {
-	case err == nil:
-	case errors.As(err, &pe) && pe.Param == "window" && p.Window == 0:
-		d.failf(n, field, "%s needs limit.window, which this file leaves out (want e.g. window: 1s under limit)", alg)
-	case errors.As(err, &pe) && pe.Param == "burst" && p.Burst == 0:
-		d.failf(n, field, "%s needs limit.burst, which this file leaves out (want e.g. burst: 50 under limit)", alg)
-	default:
-		d.failf(n, field, "%s cannot use this file's limit: %v (want a limit it accepts)", alg, err)
 	}
 }
 

@@ -2,6 +2,9 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -42,6 +45,12 @@ const (
 	MaxFaults   = 1_000
 	MaxExpect   = 1_000 // expectations
 	maxOffset   = 24 * time.Hour
+	// MaxDuration is the longest run: a year of virtual time. Longer
+	// runs are no lesson, and the recorder's steps must stay countable.
+	MaxDuration = 365 * 24 * time.Hour
+	// MaxIdentity is the longest name, api_key, user or ip a client may
+	// have once {i} is expanded: a limiter key is a short string.
+	MaxIdentity = 256
 )
 
 // Defaults of the fields a file may leave out.
@@ -54,15 +63,51 @@ const (
 	DefaultRTT       = 500 * time.Microsecond // for every topology but local, which has none
 )
 
-// Load reads the scenario file at path. A file that cannot be read is the
-// *fs.PathError of os.ReadFile ("open foo.yaml: no such file or
-// directory"); one that cannot be used is an *Error.
+// MaxFileSize is the largest scenario file read: far above any scenario
+// (the built-ins are 1–3 KB), and small enough that a mistaken argument
+// (/dev/zero, a log file) costs nothing.
+const MaxFileSize = 4 << 20
+
+// Load reads the scenario file at path. A file that cannot be read is an
+// *fs.PathError ("open foo.yaml: no such file or directory"); so is one
+// that is not a regular file (a FIFO would block, a device never end) or
+// is larger than MaxFileSize. One that cannot be used is an *Error.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	// Stat before opening: opening a FIFO blocks until someone writes.
+	info, err := os.Stat(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			pe.Op = "open" // what the user asked for, as os.ReadFile says it
+		}
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		what := "not a regular file"
+		if info.IsDir() {
+			what = "a directory, not a scenario file"
+		}
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New(what + " (want a YAML file, or - for standard input)")}
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, data)
+	defer f.Close()
+	return Read(path, f)
+}
+
+// Read reads a scenario from r, at most MaxFileSize bytes of it; name is
+// what errors call it (a path, or "stdin").
+func Read(name string, r io.Reader) (*File, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+	}
+	if len(data) > MaxFileSize {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("larger than %d MB (want a scenario file, a few KB)", MaxFileSize>>20)}
+	}
+	return Parse(name, data)
 }
 
 // Parse reads a scenario from data; filename is what errors and a missing
@@ -113,16 +158,12 @@ func (d *decoder) parse(data []byte) *File {
 		sc.Summary = strings.TrimSpace(d.text(n, "summary", "what the scenario shows"))
 	}
 	if n, ok := top.values["duration"]; ok {
-		sc.Duration = d.positive(n, "duration", "30s")
+		sc.Duration = d.runDuration(n, "duration")
 	} else {
 		d.failf(top.node, "duration", "missing (want e.g. duration: 30s)")
 	}
 	if n, ok := top.values["seed"]; ok {
-		var seed uint64
-		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&seed) != nil {
-			d.notA(n, "seed", "a whole number from 0 to 2^64-1", "1")
-		}
-		sc.Seed = seed
+		sc.Seed = d.seed(n, "seed", "1")
 	}
 	if n, ok := top.values["step"]; ok {
 		sc.Step = d.positive(n, "step", "1s")

@@ -78,10 +78,14 @@ func plural(n int) string {
 
 func limitText(r *Result) string {
 	rate := strconv.FormatFloat(r.Limit.RatePerS, 'f', -1, 64) + "/s"
+	text := fmt.Sprintf("%s burst %d", rate, r.Limit.Burst)
 	if r.Limit.WindowS > 0 {
-		return fmt.Sprintf("%s per %gs window", rate, r.Limit.WindowS)
+		text = fmt.Sprintf("%s per %gs window", rate, r.Limit.WindowS)
 	}
-	return fmt.Sprintf("%s burst %d", rate, r.Limit.Burst)
+	if len(r.Limit.Defaulted) > 0 {
+		text += " (" + strings.Join(r.Limit.Defaulted, " and ") + " by default: the scenario sets none)"
+	}
+	return text
 }
 
 // Notice is the one line that says what a run shows: how much was admitted

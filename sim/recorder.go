@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/ratelim/ratelim/algorithms"
@@ -228,6 +229,9 @@ func (s *sim) result() *Result {
 			Burst:    p.Burst,
 			WindowS:  p.Window.Seconds(),
 			Key:      string(sc.Limit.Key),
+			// Only the defaults the algorithm reads: a window filled
+			// for one algorithm means nothing to another.
+			Defaulted: defaultedOf(s.alg.Name(), sc.Limit),
 		},
 		Balancer:     string(sc.Balancer),
 		OnError:      string(s.policy),
@@ -297,4 +301,22 @@ func storeName(s string) string {
 		return "redis"
 	}
 	return s
+}
+
+// defaultedOf names the parameters of l filled by default that the
+// algorithm name reads.
+func defaultedOf(name string, l Limit) []string {
+	var out []string
+	for _, info := range algorithms.Catalog {
+		if info.Name != name {
+			continue
+		}
+		if l.DefaultWindow && slices.Contains(info.Params, "window") {
+			out = append(out, "window")
+		}
+		if l.DefaultBurst && slices.Contains(info.Params, "burst") {
+			out = append(out, "burst")
+		}
+	}
+	return out
 }

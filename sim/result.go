@@ -43,6 +43,10 @@ type LimitResult struct {
 	Burst    int64   `json:"burst"`
 	WindowS  float64 `json:"window_s"`
 	Key      string  `json:"key"`
+	// Defaulted names the parameters filled by the default rule because
+	// the algorithm was chosen by a flag (window 1 s, burst one second of
+	// the rate), not written in the scenario.
+	Defaulted []string `json:"defaulted,omitempty"`
 }
 
 // ClientResult is what one client experienced over the run.

@@ -41,6 +41,32 @@ type Limit struct {
 	Algorithm string            // a name from algorithms.Names()
 	Params    algorithms.Params // rate, burst, window
 	Key       KeyBy
+	// DefaultWindow and DefaultBurst say that WithAlgorithm filled that
+	// parameter by algorithms.WithDefaults rather than the scenario giving
+	// it: the run's header says so.
+	DefaultWindow, DefaultBurst bool
+}
+
+// WithAlgorithm returns sc limited by the named algorithm instead of its
+// own, the parameters it lacks filled by [algorithms.WithDefaults] (and
+// named in Limit.Defaulted), and an error that names the parameter if the
+// limit still does not suit it. Every command that switches a scenario's
+// algorithm goes through here, so they all run the same limit.
+func WithAlgorithm(sc Scenario, name string) (Scenario, error) {
+	p, filled := algorithms.WithDefaults(name, sc.Limit.Params)
+	if _, err := algorithms.New(name, p); err != nil {
+		return sc, err
+	}
+	sc.Limit.Algorithm, sc.Limit.Params = name, p
+	for _, f := range filled {
+		switch f {
+		case "window":
+			sc.Limit.DefaultWindow = true
+		case "burst":
+			sc.Limit.DefaultBurst = true
+		}
+	}
+	return sc, nil
 }
 
 // KeyBy says which identity of a request its limiter key is.

@@ -188,23 +188,20 @@ func next[T comparable](list []T, from T) T {
 	return list[(slices.Index(list, from)+1)%len(list)]
 }
 
-// withAlgorithm is sc limited by the named algorithm. A scenario written
-// for a bucket has no window and one written for a window no burst; the
-// missing parameter is made up (a 1 s window; a burst of one second of the
-// rate) and the reason says so.
+// withAlgorithm is sc limited by the named algorithm, what the scenario's
+// limit lacks filled by algorithms.WithDefaults, the rule every command
+// uses; the reason says what was filled. A limit the algorithm still
+// refuses is left for the restart to refuse, in the log.
 func withAlgorithm(sc sim.Scenario, name string) (sim.Scenario, string) {
-	p := sc.Limit.Params
+	p, filled := algorithms.WithDefaults(name, sc.Limit.Params)
 	why := "algorithm → " + name
-	for _, info := range algorithms.Catalog {
-		if info.Name != name {
-			continue
-		}
-		if slices.Contains(info.Params, "window") && p.Window == 0 {
-			p.Window = time.Second
+	for _, f := range filled {
+		switch f {
+		case "window":
+			sc.Limit.DefaultWindow = true
 			why += " (window 1s: the scenario sets none)"
-		}
-		if slices.Contains(info.Params, "burst") && p.Burst == 0 {
-			p.Burst = max(1, int64(p.Rate.PerSecond()))
+		case "burst":
+			sc.Limit.DefaultBurst = true
 			why += fmt.Sprintf(" (burst %d, one second of the rate: the scenario sets none)", p.Burst)
 		}
 	}

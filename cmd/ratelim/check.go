@@ -110,8 +110,9 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 			if opts.Store != "" {
 				sc.Topology.Store = opts.Store
 			}
-			if err := withOverrides(job.with).apply(&sc); err != nil {
-				return fmt.Errorf("%s:%d: with: %w", label, job.exps[0].Line, err)
+			sc, err := scenarios.Override(sc, job.with, func(name string) string { return "with." + name })
+			if err != nil {
+				return usageError{fmt.Errorf("%s:%d: %w", label, job.exps[0].Line, err)}
 			}
 			jobs = append(jobs, *job)
 			scs = append(scs, sc)
@@ -260,31 +261,6 @@ func withID(with map[string]string) string {
 	return b.String()
 }
 
-// withOverrides turns an expectation's with: into the flags it stands for.
-func withOverrides(with map[string]string) overrides {
-	o := overrides{set: map[string]bool{}}
-	for k, v := range with {
-		switch k {
-		case "algorithm":
-			o.algorithm = v
-		case "topology":
-			o.topology = v
-		case "store":
-			o.store = v
-		case "servers":
-			o.servers, _ = strconv.Atoi(v)
-		case "seed":
-			o.seed, _ = strconv.ParseUint(v, 10, 64)
-		case "duration":
-			o.duration = v
-		case "on_error":
-			o.onError = v
-			k = "on-error"
-		}
-		o.set[k] = true
-	}
-	return o
-}
 
 // The JUnit XML schema that CI systems read: a testsuite per scenario, a
 // testcase per checked expectation, a failure element for each that failed.

@@ -9,7 +9,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -108,7 +107,7 @@ func compareRun(ctx context.Context, opts *compareOptions) error {
 			return badInput("--topologies: unknown topology %q (want %s)", t, strings.Join(allTopologies, ", "))
 		}
 	}
-	file, base, err := loadScenario(opts.Scenario, opts.over)
+	file, base, err := opts.loadScenario(opts.Scenario, opts.over)
 	if err != nil {
 		return err
 	}
@@ -116,7 +115,10 @@ func compareRun(ctx context.Context, opts *compareOptions) error {
 	var cells []Cell
 	for _, a := range opts.Algorithms {
 		for _, t := range opts.Topologies {
-			sc := withAlgorithm(base, a)
+			sc, err := sim.WithAlgorithm(base, a)
+			if err != nil {
+				return badInput("%s: --algorithms %s: the scenario's limit does not suit it: %v", scenarioLabel(file), a, err)
+			}
 			sc.Topology.Kind = sim.TopologyKind(t)
 			scs = append(scs, sc)
 			cells = append(cells, Cell{Algorithm: a, Topology: t})
@@ -142,21 +144,6 @@ func compareRun(ctx context.Context, opts *compareOptions) error {
 		return writeCompareCSV(opts.Out, cells)
 	}
 	return writeCompareTable(opts.Out, base, cells, opts.Algorithms, opts.Topologies)
-}
-
-// withAlgorithm returns sc limited by algorithm name, with the parameter
-// the scenario's own algorithm did not need filled in: a window of 1 s for a
-// window algorithm, a burst of one second's rate for a bucket.
-func withAlgorithm(sc sim.Scenario, name string) sim.Scenario {
-	sc.Limit.Algorithm = name
-	p := &sc.Limit.Params
-	if p.Window <= 0 {
-		p.Window = time.Second
-	}
-	if p.Burst <= 0 {
-		p.Burst = max(1, int64(p.Rate.PerSecond()))
-	}
-	return sc
 }
 
 func (c *Cell) summarise(r *sim.Result) {

@@ -68,7 +68,7 @@ func serveRun(ctx context.Context, opts *serveOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	file, sc, err := loadScenario(opts.Scenario, opts.over)
+	file, sc, err := opts.loadScenario(opts.Scenario, opts.over)
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
 		return err
 	}
-	file, sc, err := loadScenario(opts.Scenario, opts.over)
+	file, sc, err := opts.loadScenario(opts.Scenario, opts.over)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func TestServeThenLoad(t *testing.T) {
 	serveDone := make(chan error, 1)
 	go func() {
 		opts := &serveOptions{streams: streams{Out: &serveOut, ErrOut: &serveOut}, Scenario: path, Listen: "127.0.0.1:0",
-			over: overrides{set: map[string]bool{}}, ready: func(f *live.Fleet) { fleetc <- f }}
+			over: overrides{set: map[string]string{}}, ready: func(f *live.Fleet) { fleetc <- f }}
 		serveDone <- serveRun(ctx, opts)
 	}()
 	var fleet *live.Fleet

@@ -8,10 +8,19 @@ import (
 	"github.com/ratelim/ratelim/sim"
 )
 
-// loadScenario opens a built-in or a file and applies the flags that
-// override it.
-func loadScenario(name string, over overrides) (*scenarios.File, sim.Scenario, error) {
-	file, err := scenarios.Open(name)
+// loadScenario opens a built-in, a file, or standard input ("-"), and
+// applies the flags that override it.
+func (s streams) loadScenario(name string, over overrides) (*scenarios.File, sim.Scenario, error) {
+	var file *scenarios.File
+	var err error
+	if name == "-" {
+		if s.In == nil {
+			return nil, sim.Scenario{}, badInput("-: no standard input to read the scenario from")
+		}
+		file, err = scenarios.Read("stdin", s.In)
+	} else {
+		file, err = scenarios.Open(name)
+	}
 	if err != nil {
 		return nil, sim.Scenario{}, usageError{err}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +16,6 @@ import (
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
-	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/tui"
 )
 
@@ -39,13 +39,15 @@ type simOptions struct {
 	over overrides
 }
 
-// overrides are the flags that change the scenario. set records which were
-// given, so that a zero value can be given too (--seed 0).
+// overrides are the flags that change the scenario. The fields are where
+// cobra parses them to; set holds the ones given, as typed, which is what
+// apply reads: through scenarios.Override, so that a flag is checked
+// exactly as the file's field is.
 type overrides struct {
 	algorithm, topology, store, balancer, key, onError, rtt, duration string
 	servers                                                           int
 	seed                                                              uint64
-	set                                                               map[string]bool
+	set                                                               map[string]string
 }
 
 func newCmdSim(s streams, runF func(*simOptions) error) *cobra.Command {
@@ -95,16 +97,12 @@ The same scenario and seed always give the same output, byte for byte.`,
 	return cmd
 }
 
-// overrideNames are the flags addOverrideFlags declares.
-var overrideNames = map[string]bool{"algorithm": true, "topology": true, "store": true, "servers": true, "balancer": true,
-	"key": true, "seed": true, "duration": true, "on-error": true, "rtt": true}
-
-// visitOverrides records which override flags were given on cmd.
+// visit records which override flags were given on cmd, and their values.
 func (o *overrides) visit(cmd *cobra.Command) {
-	o.set = map[string]bool{}
+	o.set = map[string]string{}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if overrideNames[f.Name] {
-			o.set[f.Name] = true
+		if slices.Contains(scenarios.OverrideNames, f.Name) {
+			o.set[f.Name] = f.Value.String()
 		}
 	})
 }
@@ -125,70 +123,14 @@ func addOverrideFlags(cmd *cobra.Command, o *overrides) {
 	f.StringVar(&o.rtt, "rtt", "", "one store round trip, e.g. 500us")
 }
 
-// apply changes sc by the flags that were given.
+// apply changes sc by the flags that were given, each refused as the
+// file's field would be.
 func (o overrides) apply(sc *sim.Scenario) error {
-	if o.set["algorithm"] {
-		sc.Limit.Algorithm = o.algorithm
-		if _, err := algorithms.New(o.algorithm, sc.Limit.Params); err != nil {
-			var pe *algorithms.ParamError
-			if errors.As(err, &pe) && pe.Param != "algorithm" {
-				return badInput("--algorithm %s: the scenario's limit does not suit it: %v", o.algorithm, err)
-			}
-			return badInput("--algorithm: %v", strings.TrimPrefix(err.Error(), "algorithm: "))
-		}
+	next, err := scenarios.Override(*sc, o.set, scenarios.FlagField)
+	if err != nil {
+		return usageError{err}
 	}
-	if o.set["topology"] {
-		sc.Topology.Kind = sim.TopologyKind(o.topology)
-	}
-	if o.set["store"] {
-		sc.Topology.Store = o.store
-	}
-	if o.set["servers"] {
-		if o.servers < 1 {
-			return badInput("--servers: must be at least 1 (got %d)", o.servers)
-		}
-		sc.Servers = o.servers
-	}
-	if o.set["balancer"] {
-		sc.Balancer = sim.Balancer(o.balancer)
-	}
-	if o.set["key"] {
-		sc.Limit.Key = sim.KeyBy(o.key)
-	}
-	if o.set["seed"] {
-		sc.Seed = o.seed
-	}
-	if o.set["duration"] {
-		d, err := time.ParseDuration(o.duration)
-		if err != nil || d <= 0 {
-			return badInput("--duration: %q is not a positive duration (want e.g. 30s)", o.duration)
-		}
-		sc.Duration = d
-		sc.Step = min(sc.Step, d)
-		// Faults past the new end are cut to it; ones starting after it go.
-		var kept []sim.Fault
-		for _, f := range sc.Faults {
-			if f.Start < d {
-				f.End = min(f.End, d)
-				kept = append(kept, f)
-			}
-		}
-		sc.Faults = kept
-	}
-	if o.set["on-error"] {
-		p, err := store.ParsePolicy(o.onError)
-		if err != nil {
-			return badInput("--on-error: unknown policy %q (want fail-open or fail-closed)", o.onError)
-		}
-		sc.Topology.OnError = p
-	}
-	if o.set["rtt"] {
-		d, err := time.ParseDuration(o.rtt)
-		if err != nil || d < 0 {
-			return badInput("--rtt: %q is not a duration (want e.g. 500us)", o.rtt)
-		}
-		sc.Topology.RTT = d
-	}
+	*sc = next
 	return nil
 }
 
@@ -202,7 +144,7 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	if opts.Plot.By != "client" && opts.Plot.By != "key" {
 		return badInput("--by: unknown %q (want client or key)", opts.Plot.By)
 	}
-	file, sc, err := loadScenario(opts.Scenario, opts.over)
+	file, sc, err := opts.loadScenario(opts.Scenario, opts.over)
 	if err != nil {
 		return err
 	}

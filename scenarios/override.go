@@ -1,0 +1,159 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/store"
+)
+
+// OverrideNames are the fields a command line (--duration 10s) or an
+// expectation's with: ({duration: 10s}) may set over a scenario's own, in
+// the order they are applied. A with: spells on-error as on_error.
+var OverrideNames = []string{"algorithm", "topology", "store", "servers", "balancer", "key", "seed", "duration", "on-error", "rtt"}
+
+// Override returns sc with values (override name → the text as typed) in
+// place of its own. Each value is read by the code that reads the file's
+// field, so it is refused with the file's message and bounds (a duration
+// in whole microseconds and at most MaxDuration, at most MaxServers
+// servers, a store URL with a host); the error is an *Error whose Field is
+// field(name), e.g. "--duration", and no line. The scenario is then checked
+// as a whole, as a file's is: a partition's groups must still name every
+// server, a clock skew's servers must exist, every client must have the
+// identity the limit keys by, and the algorithm must suit the limit (the
+// parameters it lacks are filled by sim.WithAlgorithm's rule). A shorter
+// duration cuts the faults to it; one that starts after it is dropped.
+func Override(sc sim.Scenario, values map[string]string, field func(name string) string) (sim.Scenario, error) {
+	d := &decoder{}
+	known := map[string]bool{}
+	for _, name := range OverrideNames {
+		known[name] = true
+	}
+	given := map[string]string{}
+	for name, v := range values {
+		canon := strings.ReplaceAll(name, "_", "-")
+		if !known[canon] {
+			return sc, &Error{Field: field(name), Msg: unknown("setting", name, OverrideNames)}
+		}
+		given[canon] = v
+	}
+	node := func(name string) *yaml.Node {
+		// A value as a YAML scalar of its own, so the file's readers see
+		// exactly what they would have in the file (a plain, untagged
+		// scalar: "8" is an int, "8s" a string).
+		return &yaml.Node{Kind: yaml.ScalarNode, Value: given[name]}
+	}
+	for _, name := range OverrideNames {
+		if _, ok := given[name]; !ok {
+			continue
+		}
+		n, f := node(name), field(name)
+		switch name {
+		case "algorithm":
+			alg := d.choice(n, f, "algorithm", algorithms.Names())
+			if d.failed() {
+				break
+			}
+			next, err := sim.WithAlgorithm(sc, alg)
+			if err != nil {
+				d.failf(n, f, "%s cannot use the scenario's limit: %s", alg, wanting(err, "a limit it accepts"))
+				break
+			}
+			sc = next
+		case "topology":
+			sc.Topology.Kind = sim.TopologyKind(d.choice(n, f, "topology", topologyKinds))
+		case "store":
+			sc.Topology.Store = d.storeName(n, f)
+		case "servers":
+			servers := int(d.integer(n, f, 1, MaxServers, "4"))
+			if !d.failed() {
+				d.serversFit(n, f, servers, &sc)
+			}
+			sc.Servers = servers
+		case "balancer":
+			sc.Balancer = sim.Balancer(d.choice(n, f, "balancer", balancers))
+		case "key":
+			sc.Limit.Key = sim.KeyBy(d.choice(n, f, "key", keyKinds))
+			if d.failed() {
+				break
+			}
+			for _, c := range sc.Clients {
+				if sim.KeyOf(c, sc.Limit.Key) == "(none)" {
+					d.failf(n, f, "client %s has no %s to be keyed by, so every such client would share one key (want a key every client has)", quote(c.Name), sc.Limit.Key)
+					break
+				}
+			}
+		case "seed":
+			sc.Seed = d.seed(n, f, "7")
+		case "duration":
+			dur := d.runDuration(n, f)
+			if d.failed() {
+				break
+			}
+			sc.Duration = dur
+			sc.Step = min(sc.Step, dur)
+			var kept []sim.Fault
+			for _, ft := range sc.Faults {
+				if ft.Start < dur {
+					ft.End = min(ft.End, dur)
+					kept = append(kept, ft)
+				}
+			}
+			sc.Faults = kept
+		case "on-error":
+			sc.Topology.OnError = store.Policy(d.choice(n, f, "policy", []string{string(store.FailOpen), string(store.FailClosed)}))
+		case "rtt":
+			sc.Topology.RTT = d.nonNegative(n, f, "500us")
+		}
+		if d.failed() {
+			return sc, d.err
+		}
+	}
+	return sc, nil
+}
+
+// FlagField names an override given as a command-line flag: --on-error.
+func FlagField(name string) string { return "--" + strings.ReplaceAll(name, "_", "-") }
+
+// The choices of the fields that an override shares with the file.
+var (
+	topologyKinds = []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)}
+	balancers     = []string{string(sim.RoundRobin), string(sim.Random), string(sim.KeyHash)}
+	keyKinds      = []string{string(sim.KeyAuto), string(sim.KeyAPIKey), string(sim.KeyUser), string(sim.KeyIP)}
+)
+
+// seed reads a whole number from 0 to 2^64-1.
+func (d *decoder) seed(n *yaml.Node, field, example string) uint64 {
+	var seed uint64
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&seed) != nil {
+		d.notA(n, field, "a whole number from 0 to 2^64-1", example)
+	}
+	return seed
+}
+
+// runDuration reads a run's duration: positive, in whole microseconds, and
+// at most MaxDuration.
+func (d *decoder) runDuration(n *yaml.Node, field string) time.Duration {
+	v := d.positive(n, field, "30s")
+	if !d.failed() && v > MaxDuration {
+		d.failf(n, field, "%s is longer than the simulator runs (want at most %s, a year)", short(n.Value), hours(MaxDuration))
+	}
+	return v
+}
+
+// hours writes a long duration as Go would read it, in hours.
+func hours(d time.Duration) string { return fmt.Sprintf("%dh", int64(d.Hours())) }
+
+// wanting is err's text, with what to write instead if it does not say.
+func wanting(err error, want string) string {
+	msg := err.Error()
+	if !strings.Contains(msg, "(want ") {
+		msg += " (want " + want + ")"
+	}
+	return msg
+}
