@@ -261,7 +261,6 @@ func withID(with map[string]string) string {
 	return b.String()
 }
 
-
 // The JUnit XML schema that CI systems read: a testsuite per scenario, a
 // testcase per checked expectation, a failure element for each that failed.
 type junitSuites struct {
