@@ -75,7 +75,12 @@ func BenchmarkXTimeRateKeys(b *testing.B) {
 
 func benchMemory(b *testing.B, parallel bool) {
 	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1000, Per: time.Second}, 50)
-	m := NewMemory(alg)
+	benchStore(b, NewMemory(alg), parallel)
+}
+
+// benchStore runs Takes on m for 10,000 keys drawn at random, time passed
+// in, as a server would.
+func benchStore(b *testing.B, m *Memory, parallel bool) {
 	keys, order := benchKeyNames(), benchOrder()
 	ctx := context.Background()
 	for _, k := range keys {
@@ -102,6 +107,64 @@ func benchMemory(b *testing.B, parallel bool) {
 
 func BenchmarkMemory10kKeys(b *testing.B)         { benchMemory(b, false) }
 func BenchmarkMemory10kKeysParallel(b *testing.B) { benchMemory(b, true) }
+
+// The store a server runs (Forget, Grace, MaxKeys) on the same keys: what
+// forgetting costs a decision when there is little to forget.
+func benchServerMemory(b *testing.B, parallel bool) {
+	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1000, Per: time.Second}, 50)
+	benchStore(b, NewServerMemory(alg), parallel)
+}
+
+func BenchmarkServerMemory10kKeys(b *testing.B)         { benchServerMemory(b, false) }
+func BenchmarkServerMemory10kKeysParallel(b *testing.B) { benchServerMemory(b, true) }
+
+// Above, a key comes back about once a second of virtual time, long after
+// its bucket (1 ms to refill) is full, so most Takes forget a key and add
+// one back: the price of giving memory back. Here the keys stay limited
+// (a token a minute), nothing is forgotten, and what is measured is the
+// walk alone.
+func BenchmarkServerMemory10kLiveKeys(b *testing.B) {
+	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1, Per: time.Minute}, 50)
+	benchStore(b, NewServerMemory(alg), false)
+}
+
+// The same keys on a store that never forgets: the baseline for the walk.
+func BenchmarkMemory10kLiveKeys(b *testing.B) {
+	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1, Per: time.Minute}, 50)
+	benchStore(b, NewMemory(alg), false)
+}
+
+// A flood of keys never seen before, each full again 1 ms later: every
+// Take inserts a key, and with Forget, or MaxKeys, another is forgotten
+// or evicted. Keys are made before the timer starts.
+func benchNewKeys(b *testing.B, m *Memory) {
+	keys := make([]string, 1<<20)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("key:client-%07d", i)
+	}
+	ctx := context.Background()
+	now, i := algorithms.Time(0), 0
+	for b.Loop() {
+		now += 10
+		m.Take(ctx, keys[i&(len(keys)-1)], now, 1)
+		i++
+	}
+}
+
+func BenchmarkMemoryNewKeys(b *testing.B) {
+	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1000, Per: time.Second}, 1)
+	benchNewKeys(b, NewMemory(alg))
+}
+
+func BenchmarkServerMemoryNewKeys(b *testing.B) {
+	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1000, Per: time.Second}, 1)
+	benchNewKeys(b, NewServerMemory(alg))
+}
+
+func BenchmarkServerMemoryNewKeysFull(b *testing.B) {
+	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1, Per: time.Hour}, 1) // nothing resets
+	benchNewKeys(b, NewMemoryWith(alg, MemoryOptions{Forget: true, MaxKeys: 10_000}))
+}
 
 // The Redis store's cost is the round trip; on miniredis it is the Lua
 // state miniredis builds per call (~300 µs, see MEASURED.md). With

@@ -20,31 +20,151 @@ const shardCount = 64
 // round trip. It is safe for concurrent use. Keys are spread over shards,
 // each with its own mutex, so goroutines on many keys do not serialise.
 //
-// Memory holds one State per key it has seen until [Memory.Sweep] forgets
-// the ones whose state has reset; a sliding log's State is bounded by its
-// limit, every other algorithm's by three integers.
+// A sliding log's State is bounded by its limit, every other algorithm's by
+// three integers; what grows is the number of keys. How a Memory keeps that
+// in check is what its [MemoryOptions] say: the zero options (what
+// [NewMemory] builds) keep every key until [Memory.Sweep] is called, exact
+// for any order of instants, as the simulator needs; a server builds one
+// with [NewServerMemory] or [NewMemoryWith], which forgets full keys as it
+// goes and holds at most MaxKeys.
 type Memory struct {
-	alg    algorithms.Algorithm
-	seed   maphash.Seed
-	shards [shardCount]memoryShard
+	alg      algorithms.Algorithm
+	seed     maphash.Seed
+	forget   bool
+	grace    algorithms.Time
+	perShard int // the most keys one shard holds; 0 for no bound
+	shards   [shardCount]memoryShard
 }
+
+// MemoryOptions say how a [Memory] bounds the keys it holds. The zero
+// options bound nothing: the store keeps every key it has seen until
+// [Memory.Sweep] is called.
+//
+// Forgetting rests on one fact: every algorithm's Decision says, in
+// ResetAfter, when the key's state is back to full (a bucket refilled, a
+// window past), and from then on the state decides exactly as the zero
+// State, a key never seen, does. Forgetting such a key changes no decision,
+// as long as no later request comes with an instant earlier than the one
+// the key was forgotten at; Grace is the slack for a clock that steps back.
+type MemoryOptions struct {
+	// Forget makes the store forget full keys as it goes, without anyone
+	// calling Sweep: each Take or Save also looks at the next entry of its
+	// shard, two if it added a key, in a walk that goes round the shard
+	// again and again, and forgets those that have been full for longer
+	// than Grace at the call's instant. The walk thus goes round a shard
+	// at least twice as fast as keys are added to it, which keeps a shard
+	// under traffic at most about twice the keys that are not full;
+	// when a walk round a shard finds it a quarter of its peak, the shard's
+	// map is rebuilt at the smaller size, since a Go map never shrinks.
+	// A shard that no request reaches keeps what it has: a server that can
+	// go quiet calls Sweep from a ticker as well.
+	//
+	// A store shared by servers whose clocks disagree by more than Grace
+	// (the simulator's clock-skew faults) must not forget: a lagging
+	// server would find a fresh key where the real state was still
+	// refilling at its instant.
+	Forget bool
+	// Grace is how long after its state is back to full a key is still
+	// kept, by Forget, by Sweep and when the store is full: a clock that
+	// steps back by up to Grace (an NTP correction) cannot tell the
+	// difference. 0 forgets at once; [DefaultGrace] suits a server.
+	// Negative counts as 0.
+	Grace time.Duration
+	// MaxKeys, if above 0, is the most keys the store holds. It is shared
+	// evenly among the store's 64 shards, so the bound is MaxKeys rounded
+	// up to a multiple of 64, and a shard fills a little before the whole
+	// store does.
+	//
+	// When a new key finds its shard full, the store looks at the next 16
+	// entries of the shard's walk (the one Forget makes). It forgets every
+	// one that is past its Grace; if none is, it evicts the one whose state
+	// will be back to full soonest: the key whose loss changes least, since
+	// an evicted key starts again from full, which its state nearly was.
+	// The key that evicted it is then admitted as usual. Take never fails
+	// for want of room: a limiter that refused new keys would, under a
+	// flood of keys, let its fail policy decide for every new client, all
+	// let through (fail-open) or all turned away (fail-closed). Evicting
+	// by nearest expiry, like Redis's volatile-ttl on a sample, keeps the
+	// clients being limited hardest (whose states are far from full) the
+	// longest. [Memory.Stats] counts the evictions.
+	MaxKeys int
+}
+
+// DefaultGrace is the Grace of [NewServerMemory]: longer than any step a
+// synchronised clock takes back, shorter than anything a person would
+// notice a key being kept for. The Redis twins keep a key a second longer
+// than its state matters for the same reason.
+const DefaultGrace = time.Second
+
+// DefaultMaxKeys is the MaxKeys of [NewServerMemory]: 2^20, about a
+// million keys that are not yet full, which is about 150 MB with keys of
+// a few dozen bytes (each key costs its length and about 120 bytes more).
+// More distinct clients than that in one refill period is an attack, not a
+// customer base, and eviction then decides who is remembered.
+const DefaultMaxKeys = 1 << 20
+
+// evictSample is how many entries a new key looks at when its shard is
+// full, to find expired ones or the one to evict.
+const evictSample = 16
+
+// freeEntries is how many removed entries a shard keeps for new keys to
+// reuse: where keys come and go, most insertions then allocate nothing.
+const freeEntries = 32
+
+// rebuildAt is the shard size below which its map is never rebuilt: small
+// maps cost little however empty they are.
+const rebuildAt = 256
 
 type memoryShard struct {
 	mu   sync.Mutex
 	keys map[string]*memoryEntry
-	_    [40]byte // keep neighbouring shards' mutexes off one cache line
+	// walk holds the same entries as keys, in the order the sweep visits
+	// them; entry.at is an entry's index in walk. A removal moves the last
+	// entry into the hole, so that removing costs O(1).
+	walk   []*memoryEntry
+	cursor int            // the next index of walk the sweep looks at
+	free   []*memoryEntry // removed entries, for insert to reuse
+	// now is the latest instant a Take on this shard was given (minTime
+	// before the first): the instant Save, which is given none, sweeps at.
+	now    algorithms.Time
+	peak   int // the most keys held since keys was last rebuilt
+	forgot int64
+	evicts int64
+	_      [64]byte // keep this shard's fields off the next shard's mutex's cache line
 }
 
 type memoryEntry struct {
+	key     string
 	state   algorithms.State
 	expires algorithms.Time // when state is as good as the zero State
+	at      int             // index in the shard's walk
 }
 
-// NewMemory returns an empty in-process store deciding with alg.
+// NewMemory returns an empty in-process store deciding with alg that keeps
+// every key until [Memory.Sweep] forgets it: the zero [MemoryOptions]. Its
+// decisions are exact whatever order instants come in, which is what the
+// simulator, whose servers' clocks may disagree, relies on.
 func NewMemory(alg algorithms.Algorithm) *Memory {
-	m := &Memory{alg: alg, seed: maphash.MakeSeed()}
+	return NewMemoryWith(alg, MemoryOptions{})
+}
+
+// NewServerMemory returns the in-process store an API server should run:
+// it forgets full keys as it goes, with [DefaultGrace], and holds at most
+// [DefaultMaxKeys].
+func NewServerMemory(alg algorithms.Algorithm) *Memory {
+	return NewMemoryWith(alg, MemoryOptions{Forget: true, Grace: DefaultGrace, MaxKeys: DefaultMaxKeys})
+}
+
+// NewMemoryWith returns an empty in-process store deciding with alg and
+// bounding its keys as opts say.
+func NewMemoryWith(alg algorithms.Algorithm, opts MemoryOptions) *Memory {
+	m := &Memory{alg: alg, seed: maphash.MakeSeed(), forget: opts.Forget, grace: algorithms.At(max(opts.Grace, 0))}
+	if opts.MaxKeys > 0 {
+		m.perShard = (opts.MaxKeys + shardCount - 1) / shardCount
+	}
 	for i := range m.shards {
 		m.shards[i].keys = make(map[string]*memoryEntry)
+		m.shards[i].now = minTime
 	}
 	return m
 }
@@ -56,27 +176,46 @@ func (m *Memory) shard(key string) *memoryShard {
 	return &m.shards[maphash.String(m.seed, key)&(shardCount-1)]
 }
 
+// cutoff is the instant before which a key full since then may be
+// forgotten, at now: Grace earlier, saturating rather than wrapping.
+func (m *Memory) cutoff(now algorithms.Time) algorithms.Time {
+	if now < minTime+m.grace {
+		return minTime
+	}
+	return now - m.grace
+}
+
+const minTime = algorithms.Time(-1 << 63)
+
 // Take decides one request atomically: no other decision on key runs between
-// this one's read and write. It never fails but for a negative cost.
+// this one's read and write. It never fails but for a negative cost: a new
+// key that finds the store full evicts another (see [MemoryOptions.MaxKeys]).
 func (m *Memory) Take(_ context.Context, key string, now algorithms.Time, cost int64) (Decision, error) {
 	if err := checkCost(cost); err != nil {
 		return Decision{}, err
 	}
 	sh := m.shard(key)
 	sh.mu.Lock()
+	sh.now = max(sh.now, now)
+	look := 1
 	e := sh.keys[key]
 	if e == nil {
-		e = &memoryEntry{}
-		sh.keys[key] = e
+		e = m.insert(sh, key, now)
+		look++
 	}
 	var d algorithms.Decision
 	e.state, d = m.alg.Step(e.state, now, cost)
+	// expires ≥ now, so the sweep below never forgets e itself.
 	e.expires = now + algorithms.At(d.ResetAfter)
+	if m.forget {
+		m.sweepSome(sh, now, look)
+	}
 	sh.mu.Unlock()
 	return Decision{Decision: d}, nil
 }
 
-// Load returns key's state, the zero State for a key never seen.
+// Load returns key's state, the zero State for a key never seen (or
+// forgotten, which is the same).
 func (m *Memory) Load(_ context.Context, key string) (algorithms.State, error) {
 	sh := m.shard(key)
 	sh.mu.Lock()
@@ -88,22 +227,34 @@ func (m *Memory) Load(_ context.Context, key string) (algorithms.State, error) {
 }
 
 // Save replaces key's state, whatever was decided since it was loaded: the
-// write half of a non-atomic read-modify-write. Memory ignores ttl; Sweep
-// forgets states by what they say.
+// write half of a non-atomic read-modify-write. Memory ignores ttl: it
+// forgets states by what they say, at the latest instant a Take on the
+// key's shard has been given (so a store only ever Saved to forgets
+// nothing by itself). Save never fails: a new key that finds the store
+// full evicts another, as Take's does.
 func (m *Memory) Save(_ context.Context, key string, st algorithms.State, _ time.Duration) error {
+	// A saved state is taken at its word: it expires when a peek says it
+	// has reset. Peeking at its own time is enough for every algorithm.
+	at := algorithms.Time(max(st.T, lastLogged(st)))
+	_, d := m.alg.Step(st, at, 0)
 	sh := m.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	look := 1
 	e := sh.keys[key]
 	if e == nil {
-		e = &memoryEntry{}
-		sh.keys[key] = e
+		e = m.insert(sh, key, sh.now)
+		look++
 	}
-	// A saved state is taken at its word: it expires when a peek says it
-	// has reset. Peeking at its own time is enough for every algorithm.
-	_, d := m.alg.Step(st, algorithms.Time(max(st.T, lastLogged(st))), 0)
 	e.state = st
-	e.expires = algorithms.Time(max(st.T, lastLogged(st))) + algorithms.At(d.ResetAfter)
+	e.expires = at + algorithms.At(d.ResetAfter)
+	if m.forget {
+		// Save is given no instant, and a state's own may be in the
+		// future (GCRA's is the theoretical arrival time): sweep at the
+		// latest a Take has seen. A newer e survives; an older one is
+		// forgotten, as a saved state already full should be.
+		m.sweepSome(sh, sh.now, look)
+	}
 	return nil
 }
 
@@ -114,24 +265,172 @@ func lastLogged(st algorithms.State) int64 {
 	return st.Log[len(st.Log)-1]
 }
 
-// Sweep forgets every key whose state has reset by now (a full bucket, a
-// window long past), which is the same as the zero State, and returns how
-// many it forgot. A server calls it now and then to keep memory bounded by
-// the keys active recently, as Redis's key expiry does.
+// insert adds an entry for key, with the zero State, to sh, making room
+// first if sh is full. sh.mu is held.
+func (m *Memory) insert(sh *memoryShard, key string, now algorithms.Time) *memoryEntry {
+	if m.perShard > 0 && len(sh.walk) >= m.perShard {
+		m.makeRoom(sh, now)
+	}
+	var e *memoryEntry
+	if n := len(sh.free); n > 0 {
+		e, sh.free = sh.free[n-1], sh.free[:n-1]
+		*e = memoryEntry{key: key, at: len(sh.walk)}
+	} else {
+		e = &memoryEntry{key: key, at: len(sh.walk)}
+	}
+	sh.keys[key] = e
+	sh.walk = append(sh.walk, e)
+	sh.peak = max(sh.peak, len(sh.walk))
+	return e
+}
+
+// makeRoom frees at least one entry of the full shard sh: every expired
+// one among the next evictSample of its walk, or, if none is, the one of
+// them that expires soonest. sh.mu is held.
+func (m *Memory) makeRoom(sh *memoryShard, now algorithms.Time) {
+	cut := m.cutoff(now)
+	soonest, freed := -1, false
+	for range min(evictSample, len(sh.walk)) {
+		if sh.cursor >= len(sh.walk) {
+			sh.cursor = 0
+		}
+		e := sh.walk[sh.cursor]
+		if e.expires < cut {
+			sh.remove(sh.cursor) // the last entry moves here: look at it next
+			sh.forgot++
+			freed = true
+			continue
+		}
+		if soonest < 0 || e.expires < sh.walk[soonest].expires {
+			soonest = sh.cursor
+		}
+		sh.cursor++
+	}
+	if !freed && soonest >= 0 {
+		sh.remove(soonest)
+		sh.evicts++
+	}
+}
+
+// sweepSome looks at the next n entries of sh's walk and forgets those
+// expired before now's cutoff. At the end of each round of the walk it
+// rebuilds a shard that has shrunk to a quarter of its peak. sh.mu is held.
+//
+// It compares expires < cutoff, never ≤: expires is now plus ResetAfter
+// truncated to the microsecond, which may be a fraction of one before the
+// state is truly full, and instants are whole microseconds.
+func (m *Memory) sweepSome(sh *memoryShard, now algorithms.Time, n int) {
+	cut := m.cutoff(now)
+	for range n {
+		if len(sh.walk) == 0 {
+			return
+		}
+		if sh.cursor >= len(sh.walk) {
+			sh.cursor = 0
+			sh.shrink()
+		}
+		if sh.walk[sh.cursor].expires < cut {
+			sh.remove(sh.cursor)
+			sh.forgot++
+		} else {
+			sh.cursor++
+		}
+	}
+}
+
+// remove forgets the entry at index i of sh's walk, moving the last entry
+// into its place. sh.mu is held.
+func (sh *memoryShard) remove(i int) {
+	e := sh.walk[i]
+	delete(sh.keys, e.key)
+	last := len(sh.walk) - 1
+	sh.walk[i] = sh.walk[last]
+	sh.walk[i].at = i
+	sh.walk[last] = nil
+	sh.walk = sh.walk[:last]
+	if len(sh.free) < freeEntries {
+		// Kept for the next key, which a busy server soon adds: the key
+		// and the Log go now, not when the entry is reused.
+		*e = memoryEntry{}
+		sh.free = append(sh.free, e)
+	}
+}
+
+// shrink rebuilds sh's map and walk at their present size if that is a
+// quarter of the peak or less: a Go map keeps the table it grew to after
+// its entries are deleted, and a flood of keys long gone would otherwise
+// hold its memory for good. The cost, O(size), is paid once per shrink by
+// four, so it is O(1) a removal. sh.mu is held.
+func (sh *memoryShard) shrink() {
+	n := len(sh.walk)
+	if sh.peak < rebuildAt || n > sh.peak/4 {
+		return
+	}
+	keys := make(map[string]*memoryEntry, n)
+	walk := make([]*memoryEntry, n, max(n, 8))
+	copy(walk, sh.walk)
+	for _, e := range walk {
+		keys[e.key] = e
+	}
+	sh.keys, sh.walk, sh.peak = keys, walk, n
+}
+
+// Sweep forgets every key whose state has been back to full since before
+// now, less the store's Grace (a full bucket, a window long past), which
+// is the same as the zero State, and returns how many it forgot. A store
+// built with Forget does this as it goes; a server calls Sweep now and then
+// too, from a ticker, for the shards no request reaches, and a store
+// without Forget is only ever swept by it. Each shard's map is then rebuilt
+// if it has shrunk to a quarter of its peak.
 func (m *Memory) Sweep(now algorithms.Time) int {
+	cut := m.cutoff(now)
 	forgot := 0
 	for i := range m.shards {
 		sh := &m.shards[i]
 		sh.mu.Lock()
-		for k, e := range sh.keys {
-			if e.expires < now {
-				delete(sh.keys, k)
+		for j := 0; j < len(sh.walk); {
+			if sh.walk[j].expires < cut {
+				sh.remove(j)
+				sh.forgot++
 				forgot++
+			} else {
+				j++
 			}
 		}
+		sh.cursor = 0
+		sh.shrink()
 		sh.mu.Unlock()
 	}
 	return forgot
+}
+
+// MemoryStats are a [Memory]'s counts, for a server's metrics.
+type MemoryStats struct {
+	// Keys is the number of keys held, as Len.
+	Keys int
+	// Forgotten counts keys forgotten because their state was back to
+	// full: by Forget's sweep, by Sweep, and by a full store making room.
+	// No decision differs for them.
+	Forgotten int64
+	// Evictions counts keys forgotten while their state was not yet full,
+	// because the store was full (MaxKeys): each is a client whose next
+	// request starts from a full limit again. A rising count means MaxKeys
+	// is too small for the traffic, or the traffic is a flood of keys.
+	Evictions int64
+}
+
+// Stats returns the store's counts since it was built.
+func (m *Memory) Stats() MemoryStats {
+	var s MemoryStats
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		s.Keys += len(sh.keys)
+		s.Forgotten += sh.forgot
+		s.Evictions += sh.evicts
+		sh.mu.Unlock()
+	}
+	return s
 }
 
 // Len returns the number of keys the store holds.

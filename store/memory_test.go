@@ -1,0 +1,295 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/ratelim/ratelim/algorithms"
+)
+
+// TestForgettingChangesNoDecision is the invariant Forget rests on: a key
+// whose state is back to full decides as the zero State does, so a store
+// that forgets such keys decides exactly as one that keeps every key, for
+// every algorithm, whatever the arrivals, as long as no instant is more
+// than Grace earlier than one the store has already seen. Saves (a racy
+// read-modify-write's second half) are mixed in, with the state the exact
+// store would have after the step.
+func TestForgettingChangesNoDecision(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		name := rapid.SampledFrom(algorithms.Names()).Draw(rt, "algorithm")
+		p := algorithms.Params{
+			Rate:   algorithms.Rate{N: rapid.Int64Range(1, 50).Draw(rt, "rate"), Per: rapid.SampledFrom([]time.Duration{time.Second, 3 * time.Second}).Draw(rt, "per")},
+			Burst:  rapid.Int64Range(1, 8).Draw(rt, "burst"),
+			Window: time.Duration(rapid.Int64Range(1, 2_000_000).Draw(rt, "window_us")) * time.Microsecond,
+		}
+		alg, err := algorithms.New(name, p)
+		if err != nil {
+			rt.Skipf("%s: %v", name, err) // a window too short for the rate
+		}
+		grace := rapid.Int64Range(0, 500_000).Draw(rt, "grace_us")
+		exact := NewMemory(alg)
+		forgetful := NewMemoryWith(alg, MemoryOptions{Forget: true, Grace: time.Duration(grace) * time.Microsecond})
+		ctx := context.Background()
+
+		keys := rapid.IntRange(1, 40).Draw(rt, "keys")
+		latest := algorithms.Time(0) // the latest instant either store has been given
+		steps := rapid.IntRange(1, 400).Draw(rt, "steps")
+		for i := range steps {
+			key := fmt.Sprint("k", rapid.IntRange(0, keys-1).Draw(rt, "key"))
+			dt := rapid.OneOf(
+				rapid.Int64Range(-grace, 0), // a clock stepping back, within Grace
+				rapid.Int64Range(0, 1_000),
+				rapid.Int64Range(0, 3_000_000),
+			).Draw(rt, "dt_us")
+			now := max(latest+algorithms.Time(dt), 0)
+			latest = max(latest, now)
+			cost := rapid.Int64Range(0, 3).Draw(rt, "cost")
+
+			if rapid.IntRange(0, 9).Draw(rt, "op") == 0 { // one in ten: a Save
+				st, _ := exact.Load(ctx, key)
+				st, _ = alg.Step(st, now, cost)
+				exact.Save(ctx, key, st, 0)
+				forgetful.Save(ctx, key, st, 0)
+				continue
+			}
+			want, _ := exact.Take(ctx, key, now, cost)
+			got, err := forgetful.Take(ctx, key, now, cost)
+			if err != nil || got != want {
+				rt.Fatalf("step %d, %s at %d cost %d: forgetting store decided %+v, %v; the exact one %+v",
+					i, key, now, cost, got, err, want)
+			}
+		}
+	})
+}
+
+// TestForgetKeepsAShardNearItsLiveKeys: with Forget, nobody calls Sweep,
+// and a stream of new keys each full again 100 ms later leaves the store
+// holding about the keys of the last 100 ms, not every key it has seen.
+func TestForgetKeepsAShardNearItsLiveKeys(t *testing.T) {
+	m := NewMemoryWith(tokenBucket(t, 10, 5), MemoryOptions{Forget: true}) // one token back in 100 ms
+	ctx := context.Background()
+	const n, gap = 200_000, 10 // a new key every 10 µs: 10,000 keys in 100 ms
+	const live = 100_000 / gap
+	most := 0
+	for i := range n {
+		m.Take(ctx, fmt.Sprint("k", i), algorithms.Time(i*gap), 1)
+		if i%1000 == 0 {
+			most = max(most, m.Len())
+		}
+	}
+	if most > 3*live {
+		t.Errorf("held up to %d keys, want at most 3 × the %d not yet full", most, live)
+	}
+	s := m.Stats()
+	if s.Forgotten < n-3*live || s.Evictions != 0 || s.Keys != m.Len() {
+		t.Errorf("Stats = %+v after %d keys; want most forgotten, none evicted", s, n)
+	}
+	t.Logf("%d keys, %d live at a time: held at most %d", n, live, most)
+}
+
+// TestGraceDelaysForgetting: a key full at 500 ms is kept until Grace has
+// passed too, by Sweep as by the sweep Take does.
+func TestGraceDelaysForgetting(t *testing.T) {
+	for _, tc := range []struct {
+		grace      time.Duration
+		at         time.Duration // when Sweep runs
+		wantForgot int
+	}{
+		{0, 499 * time.Millisecond, 0},
+		{0, 501 * time.Millisecond, 1},
+		{time.Second, 1499 * time.Millisecond, 0},
+		{time.Second, 1501 * time.Millisecond, 1},
+		{-time.Second, 501 * time.Millisecond, 1}, // negative is 0
+	} {
+		m := NewMemoryWith(tokenBucket(t, 10, 5), MemoryOptions{Forget: true, Grace: tc.grace})
+		m.Take(context.Background(), "k", 0, 5) // full again at 500 ms
+		if got := m.Sweep(algorithms.At(tc.at)); got != tc.wantForgot {
+			t.Errorf("grace %v, Sweep at %v forgot %d keys, want %d", tc.grace, tc.at, got, tc.wantForgot)
+		}
+	}
+}
+
+// sameShard returns n keys, named prefix0, prefix1, ..., that hash to one
+// shard of m.
+func sameShard(m *Memory, prefix string, n int) []string {
+	want := m.shard(prefix + "0")
+	keys := []string{prefix + "0"}
+	for i := 1; len(keys) < n; i++ {
+		if k := fmt.Sprint(prefix, i); m.shard(k) == want {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// TestFullStoreForgetsThenEvictsTheSoonestFull steps through the policy
+// when a new key finds its shard full: expired keys go first; if none is,
+// the key nearest to full is evicted, and never the new one.
+func TestFullStoreForgetsThenEvictsTheSoonestFull(t *testing.T) {
+	type take struct {
+		key  int           // index into keys of one shard
+		at   time.Duration // instant
+		cost int64         // with rate 10/s: each token is back in 100 ms
+	}
+	for _, tc := range []struct {
+		name          string
+		takes         []take
+		wantKept      []int // keys held at the end
+		wantForgotten int64
+		wantEvictions int64
+	}{
+		{"room left", []take{{0, 0, 5}, {1, 0, 1}}, []int{0, 1}, 0, 0},
+		{"expired key forgotten, not evicted", []take{{0, 0, 5}, {1, 0, 1}, {2, 200 * time.Millisecond, 1}}, []int{0, 2}, 1, 0},
+		{"soonest full evicted", []take{{0, 0, 5}, {1, 0, 1}, {2, 50 * time.Millisecond, 1}}, []int{0, 2}, 0, 1},
+		{"soonest full evicted, whatever the order", []take{{0, 0, 1}, {1, 0, 5}, {2, 50 * time.Millisecond, 1}}, []int{1, 2}, 0, 1},
+		{"a key already held evicts nothing", []take{{0, 0, 5}, {1, 0, 1}, {1, 50 * time.Millisecond, 1}}, []int{0, 1}, 0, 0},
+		{"every new key finds room", []take{{0, 0, 5}, {1, 0, 4}, {2, 0, 3}, {3, 0, 2}}, []int{0, 3}, 0, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMemoryWith(tokenBucket(t, 10, 5), MemoryOptions{MaxKeys: 2 * shardCount}) // 2 keys a shard
+			keys := sameShard(m, "k", 4)
+			for _, s := range tc.takes {
+				if _, err := m.Take(context.Background(), keys[s.key], algorithms.At(s.at), s.cost); err != nil {
+					t.Fatalf("Take(%s at %v): %v", keys[s.key], s.at, err)
+				}
+			}
+			var want []string
+			for _, i := range tc.wantKept {
+				want = append(want, keys[i])
+			}
+			slices.Sort(want) // as Keys returns them
+			if got := m.Keys(); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("kept %v, want %v", got, want)
+			}
+			if s := m.Stats(); s.Forgotten != tc.wantForgotten || s.Evictions != tc.wantEvictions {
+				t.Errorf("Stats = %+v, want %d forgotten and %d evicted", s, tc.wantForgotten, tc.wantEvictions)
+			}
+		})
+	}
+}
+
+// TestSaveIntoAFullStoreEvicts: a racy read-modify-write's Save makes room
+// as a Take does, at the latest instant a Take has seen.
+func TestSaveIntoAFullStoreEvicts(t *testing.T) {
+	alg := tokenBucket(t, 10, 5)
+	m := NewMemoryWith(alg, MemoryOptions{MaxKeys: shardCount}) // 1 key a shard
+	keys := sameShard(m, "k", 2)
+	ctx := context.Background()
+	m.Take(ctx, keys[0], 0, 1)
+	st, _ := alg.Step(algorithms.State{}, 0, 5)
+	if err := m.Save(ctx, keys[1], st, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Keys(); len(got) != 1 || got[0] != keys[1] || m.Stats().Evictions != 1 {
+		t.Errorf("after Save into a full shard: keys %v, %+v; want only %s, one eviction", got, m.Stats(), keys[1])
+	}
+}
+
+// TestAMillionKeysInBoundedMemory is the flood the issue measured against
+// serve (a million distinct API keys: 20 MB to 286 MB, held after every
+// bucket had reset): against a store with Forget and MaxKeys, at advancing
+// instants, the keys held and the heap stay bounded, and once every
+// bucket has reset a Sweep gives the memory back.
+//
+// Measured on the memory store before Forget: +144 MB of heap for the
+// million, +56 MB still held after a Sweep had forgotten every key.
+func TestAMillionKeysInBoundedMemory(t *testing.T) {
+	n := 1_000_000
+	if testing.Short() || raceEnabled {
+		n = 50_000
+	}
+	for _, tc := range []struct {
+		name    string
+		rate    int64 // per second; burst 5, one token per request
+		maxKeys int
+		// maxLen bounds Len at every check; maxHeapMB the heap after GC
+		// with the store at its fullest.
+		maxLen    int
+		maxHeapMB float64
+	}{
+		// A token is back in 100 ms and a key arrives every 10 µs: about
+		// 10,000 keys are not yet full at any time.
+		{"keys that reset", 10, 50_000, 30_000, 8},
+		// Nothing resets within the run: MaxKeys decides, by evicting.
+		{"keys that do not reset", 1, 20_000, 20_000 + shardCount, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMemoryWith(tokenBucket(t, tc.rate, 5), MemoryOptions{Forget: true, MaxKeys: tc.maxKeys})
+			base := heapMB()
+			ctx := context.Background()
+			key := make([]byte, 0, 32)
+			most := 0
+			for i := range n {
+				key = fmt.Appendf(key[:0], "key:client-%07d", i)
+				m.Take(ctx, string(key), algorithms.Time(i*10), 1)
+				if i%10_000 == 0 {
+					if l := m.Len(); l > tc.maxLen {
+						t.Fatalf("after %d keys the store holds %d, want at most %d", i, l, tc.maxLen)
+					} else {
+						most = max(most, l)
+					}
+				}
+			}
+			heap := heapMB() - base
+			s := m.Stats()
+			t.Logf("%d keys: held at most %d, heap +%.1f MB; %+v", n, most, heap, s)
+			if heap > tc.maxHeapMB {
+				t.Errorf("heap grew %.1f MB for %d keys, want at most %.0f MB", heap, n, tc.maxHeapMB)
+			}
+			if int64(n) != s.Forgotten+s.Evictions+int64(s.Keys) {
+				t.Errorf("%d keys went in but %+v account for them", n, s)
+			}
+			m.Sweep(algorithms.Time(n*10) + algorithms.At(time.Hour))
+			after := heapMB() - base
+			t.Logf("after every bucket reset and a Sweep: %d keys, heap +%.1f MB", m.Len(), after)
+			if m.Len() != 0 || after > 2 {
+				t.Errorf("after a Sweep past every reset: %d keys, heap +%.1f MB; want none and under 2 MB", m.Len(), after)
+			}
+			runtime.KeepAlive(m)
+		})
+	}
+}
+
+// heapMB returns the live heap in MB, after a collection.
+func heapMB() float64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return float64(ms.HeapAlloc) / 1e6
+}
+
+// TestBoundedMemoryUnderConcurrency runs Takes on many keys from several
+// goroutines at once, for the race detector, and checks the bound holds.
+func TestBoundedMemoryUnderConcurrency(t *testing.T) {
+	const maxKeys = 4 * shardCount
+	m := NewMemoryWith(tokenBucket(t, 1, 5), MemoryOptions{Forget: true, MaxKeys: maxKeys})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 5_000 {
+				now := algorithms.Time(i * 100)
+				m.Take(context.Background(), fmt.Sprint(g, "-", i), now, 1)
+				if i%7 == 0 {
+					m.Take(context.Background(), "shared", now, 1)
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range 50 {
+			m.Sweep(algorithms.Time(i * 10_000))
+			m.Stats()
+		}
+	})
+	wg.Wait()
+	if l := m.Len(); l > maxKeys {
+		t.Errorf("held %d keys, want at most %d", l, maxKeys)
+	}
+}
