@@ -4,7 +4,7 @@
 // before the handler sees it.
 //
 //	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 10, Per: time.Second}, 50)
-//	cfg := httplimit.Config{Limiter: store.NewMemory(alg), OnError: store.FailOpen}
+//	cfg := httplimit.Config{Limiter: store.NewServerMemory(alg), OnError: store.FailOpen}
 //	cfg.Limit, cfg.Window = httplimit.QuotaOf(alg)
 //	limit, err := httplimit.New(cfg)
 //	...
@@ -90,4 +90,19 @@
 // together; but believing X-Forwarded-For from anyone lets a client write
 // any address it likes there and get a fresh bucket per request. [KeyBy]
 // believes the header only as far as it was written by proxies you named.
+//
+// # Bounded memory
+//
+// Every key the limiter has seen costs the store memory for as long as it
+// keeps the key, and keys come from what clients send. Two bounds keep a
+// flood of keys from exhausting the server. The middleware refuses a key
+// longer than [Config.MaxKeyBytes] (256 bytes by default) with 431 Request
+// Header Fields Too Large, before the store sees it. And the in-process
+// store a server should use, [store.NewServerMemory], forgets a key once
+// its state is back to full (which changes no decision) and holds at most
+// [store.DefaultMaxKeys], evicting the key nearest to full when a new one
+// finds it full; [RegisterMemoryStats] exports what it holds, forgets and
+// evicts. [store.NewMemory] keeps every key: it is the simulator's exact
+// store, not a server's. A Redis store bounds itself: the twins set a TTL
+// on every key.
 package httplimit

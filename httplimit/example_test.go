@@ -21,7 +21,7 @@ func ExampleNew() {
 	}
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	cfg := httplimit.Config{
-		Limiter: store.NewMemory(alg),
+		Limiter: store.NewServerMemory(alg),
 		OnError: store.FailOpen,
 		Clock:   func() time.Time { return now },
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ratelim/ratelim/store"
 )
 
 // The values of the decision label of ratelim_requests_total.
@@ -22,11 +24,15 @@ const (
 	// decided or while an admitted request waited its leaky-bucket delay;
 	// the handler did not run.
 	DecisionCanceled = "canceled"
+	// DecisionKeyTooLong: the request's key was longer than
+	// Config.MaxKeyBytes, answered 431 (or 400) before the limiter was
+	// asked; the handler did not run.
+	DecisionKeyTooLong = "key_too_long"
 )
 
 // Metrics are the middleware's Prometheus metrics:
 //
-//   - ratelim_requests_total{decision="allowed|rejected|failed_open|failed_closed|canceled"},
+//   - ratelim_requests_total{decision="allowed|rejected|failed_open|failed_closed|canceled|key_too_long"},
 //     a counter of requests by what happened to them;
 //   - ratelim_store_seconds, a histogram of how long the limiter's Take took,
 //     failures included (a store timing out is the latency that matters).
@@ -47,10 +53,11 @@ const (
 	failedOpen
 	failedClosed
 	canceled
+	keyTooLong
 	numOutcomes
 )
 
-var outcomeLabels = [numOutcomes]string{DecisionAllowed, DecisionRejected, DecisionFailedOpen, DecisionFailedClosed, DecisionCanceled}
+var outcomeLabels = [numOutcomes]string{DecisionAllowed, DecisionRejected, DecisionFailedOpen, DecisionFailedClosed, DecisionCanceled, DecisionKeyTooLong}
 
 // storeBuckets run from 10 µs (an in-process store) to about 2.6 s (a
 // store timing out), ×4 a step: where a memory store, a Redis round trip on
@@ -64,7 +71,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ratelim_requests_total",
-		Help: "Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first).",
+		Help: "Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first), key_too_long (431 or 400: a key longer than the bound, never given to the store).",
 	}, []string{"decision"})
 	store := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "ratelim_store_seconds",
@@ -95,4 +102,48 @@ func (m *Metrics) observeStore(d time.Duration) {
 	if m != nil {
 		m.store.Observe(d.Seconds())
 	}
+}
+
+// RegisterMemoryStats registers, on reg, metrics read from stats at each
+// scrape, for an in-process store ([store.Memory.Stats]):
+//
+//   - ratelim_store_keys, a gauge of the keys the store holds;
+//   - ratelim_store_forgotten_total, a counter of keys forgotten because
+//     their state was back to full (no decision differs for them);
+//   - ratelim_store_evictions_total, a counter of keys evicted, not yet
+//     full, because the store was full: each a client whose next request
+//     starts from a full limit. Alert when it rises.
+//
+// A server passes its store's method value: RegisterMemoryStats(reg, mem.Stats).
+func RegisterMemoryStats(reg prometheus.Registerer, stats func() store.MemoryStats) error {
+	if reg == nil || stats == nil {
+		return errors.New("httplimit: RegisterMemoryStats needs a prometheus.Registerer and a stats function")
+	}
+	if err := reg.Register(memoryStats{stats}); err != nil {
+		return fmt.Errorf("httplimit: registering store metrics: %w", err)
+	}
+	return nil
+}
+
+var (
+	descStoreKeys      = prometheus.NewDesc("ratelim_store_keys", "Keys the in-process rate-limiter store holds.", nil, nil)
+	descStoreForgotten = prometheus.NewDesc("ratelim_store_forgotten_total", "Keys the in-process store forgot because their state was back to full.", nil, nil)
+	descStoreEvictions = prometheus.NewDesc("ratelim_store_evictions_total", "Keys the in-process store evicted before their state was back to full, because it held its maximum number of keys.", nil, nil)
+)
+
+// memoryStats is a collector reading one Stats per scrape, so that the
+// three numbers it reports are of one instant.
+type memoryStats struct{ stats func() store.MemoryStats }
+
+func (c memoryStats) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descStoreKeys
+	ch <- descStoreForgotten
+	ch <- descStoreEvictions
+}
+
+func (c memoryStats) Collect(ch chan<- prometheus.Metric) {
+	s := c.stats()
+	ch <- prometheus.MustNewConstMetric(descStoreKeys, prometheus.GaugeValue, float64(s.Keys))
+	ch <- prometheus.MustNewConstMetric(descStoreForgotten, prometheus.CounterValue, float64(s.Forgotten))
+	ch <- prometheus.MustNewConstMetric(descStoreEvictions, prometheus.CounterValue, float64(s.Evictions))
 }

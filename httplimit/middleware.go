@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -20,9 +22,15 @@ import (
 // checked from one it did.
 const DecidedByHeader = "X-RateLimit-Decided-By"
 
+// DefaultMaxKeyBytes is the longest key [Config.MaxKeyBytes] accepts when
+// left 0: room for the usual API keys (a UUID, a 64-byte hex token, a JWT's
+// subject) with the "key:" prefix, and small enough that a million keys
+// held for a second cost no more than a few hundred megabytes.
+const DefaultMaxKeyBytes = 256
+
 // Config configures the middleware [New] builds. Only Limiter is required.
 type Config struct {
-	// Limiter decides each request: a store (store.NewMemory,
+	// Limiter decides each request: a store (store.NewServerMemory,
 	// store.OpenRedis, ...) running an algorithm. Pass the store itself:
 	// New wraps it in store.WithPolicy with OnError. A limiter already
 	// wrapped works too; its own policy then decides, since the outer
@@ -38,6 +46,17 @@ type Config struct {
 	// Key names the key each request counts against; KeyBy(KeyOptions{})
 	// when nil.
 	Key KeyFunc
+	// MaxKeyBytes is the longest key, in bytes, a request may count
+	// against: DefaultMaxKeyBytes when 0, no bound when negative. A key is
+	// what the store keeps for as long as the client is limited, and
+	// comes, through Key, from what the client sent: unbounded, a few
+	// thousand requests with half-megabyte API keys hold gigabytes. A
+	// longer key is refused before the store sees it, with 431 Request
+	// Header Fields Too Large when it came from a header ([KeyBy]'s API
+	// key and user keys, those prefixed KeyPrefixAPIKey or KeyPrefixUser)
+	// and 400 Bad Request otherwise, a one-line body, no call to the
+	// handler, and counted as DecisionKeyTooLong.
+	MaxKeyBytes int
 	// Limit is the quota stated in the RateLimit fields (q, RateLimit-Limit);
 	// 0 takes each decision's Limit (the burst, or the limit per window).
 	Limit int64
@@ -96,6 +115,13 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 	if cfg.Limit < 0 {
 		return nil, fmt.Errorf("httplimit: Config.Limit is %d (want 0, for each decision's, or more)", cfg.Limit)
 	}
+	maxKey := cfg.MaxKeyBytes
+	switch {
+	case maxKey == 0:
+		maxKey = DefaultMaxKeyBytes
+	case maxKey < 0:
+		maxKey = math.MaxInt
+	}
 	if cfg.Window < 0 {
 		return nil, fmt.Errorf("httplimit: Config.Window is %s (want 0, for none, or more)", cfg.Window)
 	}
@@ -110,6 +136,7 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 	l := &limiter{
 		take:    store.WithPolicy(cfg.Limiter, policy),
 		key:     cfg.Key,
+		maxKey:  maxKey,
 		quota:   newQuota(quoted, min(cfg.Limit, maxSFInteger), ceilSeconds(cfg.Window)),
 		clock:   cfg.Clock,
 		metrics: cfg.Metrics,
@@ -131,6 +158,7 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 type limiter struct {
 	take    store.Limiter
 	key     KeyFunc
+	maxKey  int // the longest key accepted, in bytes
 	quota   quota
 	clock   func() time.Time
 	metrics *Metrics
@@ -149,6 +177,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := h.key(r)
 	if key == "" {
 		h.next.ServeHTTP(w, r)
+		return
+	}
+	if len(key) > h.maxKey {
+		h.metrics.count(keyTooLong)
+		writeKeyTooLong(w, key, h.maxKey)
 		return
 	}
 	ctx := r.Context()
@@ -236,6 +269,18 @@ func writeError(w http.ResponseWriter, status int, retryAfter int64, what string
 	h["X-Content-Type-Options"] = []string{"nosniff"}
 	w.WriteHeader(status)
 	fmt.Fprintf(w, "%d %s: %s; retry after %s s\n", status, http.StatusText(status), what, s)
+}
+
+// writeKeyTooLong refuses a request whose key is longer than limit bytes:
+// 431 if the key came from a header, as KeyBy's API keys and users do, else
+// 400. The body says how long the key was, never what it was.
+func writeKeyTooLong(w http.ResponseWriter, key string, limit int) {
+	status := http.StatusBadRequest
+	if strings.HasPrefix(key, KeyPrefixAPIKey) || strings.HasPrefix(key, KeyPrefixUser) {
+		status = http.StatusRequestHeaderFieldsTooLarge
+	}
+	http.Error(w, fmt.Sprintf("%d %s: the rate-limit key is %d bytes, longer than the %d allowed",
+		status, http.StatusText(status), len(key), limit), status)
 }
 
 // writeCanceled answers a request whose context ended before it could be

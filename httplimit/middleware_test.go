@@ -278,12 +278,13 @@ func TestMetricsExposition(t *testing.T) {
 		get(h)
 	}
 	want := `
-# HELP ratelim_requests_total Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first).
+# HELP ratelim_requests_total Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first), key_too_long (431 or 400: a key longer than the bound, never given to the store).
 # TYPE ratelim_requests_total counter
 ratelim_requests_total{decision="allowed"} 2
 ratelim_requests_total{decision="canceled"} 0
 ratelim_requests_total{decision="failed_closed"} 0
 ratelim_requests_total{decision="failed_open"} 0
+ratelim_requests_total{decision="key_too_long"} 0
 ratelim_requests_total{decision="rejected"} 3
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratelim_requests_total"); err != nil {
