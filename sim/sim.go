@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math"
 	mrand "math/rand/v2"
 	"runtime"
 	"strings"
@@ -28,15 +27,15 @@ import (
 	"github.com/ratelim/ratelim/store"
 )
 
-// DefaultMaxRequests is the request budget a run refuses to exceed unless
-// told otherwise: about ten seconds of simulation on a laptop.
-const DefaultMaxRequests = 50_000_000
-
 // Options tune a run without changing its scenario.
 type Options struct {
 	// MaxRequests refuses, before it starts, a run estimated to send more
-	// requests (retries not counted); 0 means DefaultMaxRequests.
+	// requests, and stops one that sends more, retries counted; 0 means
+	// DefaultMaxRequests.
 	MaxRequests int64
+	// MaxMemory refuses, before it starts, a run estimated to need more
+	// bytes (MemoryEstimate); 0 means DefaultMaxMemory.
+	MaxMemory int64
 	// Progress, if set, is called at the end of every step with the
 	// virtual time reached and the scenario's duration.
 	Progress func(done, total time.Duration)
@@ -48,9 +47,6 @@ type Options struct {
 	// jar, a replica) gets its own prefix under it.
 	KeyPrefix string
 }
-
-// ErrBudget is returned, wrapped, for a run over its request budget.
-var ErrBudget = errors.New("over the request budget")
 
 // errStoreDown is what a server sees from a store that is out, or that a
 // partition has cut it off from.
@@ -124,18 +120,6 @@ func (p *Player) Snapshot() Snapshot { return p.s.snapshot() }
 // Close releases the stores.
 func (p *Player) Close() { p.s.close() }
 
-// Estimate returns how many requests sc's traffic sends, retries not
-// counted: what the request budget is checked against.
-func Estimate(sc Scenario) int64 {
-	total := 0.0
-	for _, c := range sc.Clients {
-		for _, tr := range c.Traffic {
-			total += newStream(tr, int64(algorithms.At(sc.Duration))).estimate()
-		}
-	}
-	return int64(math.Ceil(total))
-}
-
 type clientRun struct {
 	Client
 	key       int // index into sim.keys
@@ -169,7 +153,9 @@ type sim struct {
 	clients  []*clientRun
 	keys     []keyRun
 	rr       int
-	requests int64
+	requests int64 // sent so far, retries counted
+	retries  int64
+	budget   int64 // the most requests the run may send
 
 	// The store copies and how servers reach them.
 	now        int64 // virtual time reached
@@ -219,12 +205,9 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	if err := sc.check(); err != nil {
 		return nil, err
 	}
-	budget := opts.MaxRequests
-	if budget == 0 {
-		budget = DefaultMaxRequests
-	}
-	if est := Estimate(sc); est > budget {
-		return nil, fmt.Errorf("%w: %s would send about %d requests, more than %d (raise it with --max-requests, or shorten the scenario)", ErrBudget, sc.Name, est, budget)
+	budget, err := checkSize(sc, opts)
+	if err != nil {
+		return nil, err
 	}
 	s, err := newRecording(ctx, sc, opts)
 	if err != nil {
@@ -234,6 +217,7 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 		s.close()
 		return nil, err
 	}
+	s.budget = budget
 	s.setupFaults()
 	for i := range s.steps() {
 		s.schedule(event{at: min(int64(i+1)*s.stepLen, s.duration), kind: evStepEnd, arg: int32(i)})
@@ -579,6 +563,12 @@ func (s *sim) request(client int, t int64, cost int64, attempt int) error {
 		now = algorithms.Time(t)
 	}
 	s.requests++
+	if attempt > 0 {
+		s.retries++
+	}
+	if s.budget > 0 && s.requests > s.budget {
+		return budgetSpent(s.sc.Name, s.requests-1, s.retries, s.budget)
+	}
 	var d store.Decision
 	var err error
 	latency := int64(0)

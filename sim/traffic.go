@@ -35,7 +35,7 @@ func evenly(start, k int64, r algorithms.Rate) int64 {
 	if r.N <= 0 {
 		return math.MaxInt64
 	}
-	return start + int64(mulDivFloor(uint64(k), uint64(perMicros(r)), uint64(r.N)))
+	return satAdd(start, int64(mulDivFloor(uint64(k), uint64(perMicros(r)), uint64(r.N))))
 }
 
 func (s *stream) next(rng *rand.Rand) (int64, bool) {
@@ -59,7 +59,7 @@ func (s *stream) next(rng *rand.Rand) (int64, bool) {
 		}
 		base := int64(algorithms.At(s.tr.At))
 		spread := int64(algorithms.At(s.tr.Spread))
-		at = base + s.k*spread/max(count, 1)
+		at = satAdd(base, int64(mulDivFloor(uint64(s.k), uint64(spread), uint64(max(count, 1)))))
 	case Ramp:
 		at = s.rampAt(s.k)
 	case OnOff:
@@ -69,7 +69,7 @@ func (s *stream) next(rng *rand.Rand) (int64, bool) {
 			return 0, false
 		}
 		cycle, i := s.k/perCycle, s.k%perCycle
-		at = s.start + cycle*(on+off) + (evenly(0, i, s.tr.Rate))
+		at = satAdd(satAdd(s.start, satMul(cycle, on+off)), evenly(0, i, s.tr.Rate))
 	default:
 		return 0, false
 	}

@@ -1,0 +1,188 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/ratelim/ratelim/algorithms"
+)
+
+// DefaultMaxRequests is the request budget a run refuses to exceed unless
+// told otherwise: about ten seconds of simulation on a laptop.
+const DefaultMaxRequests = 50_000_000
+
+// DefaultMaxMemory is the memory a run may be estimated to need unless told
+// otherwise: a sixth of the reference machine's 24 GB, so two runs and the
+// rest of the machine fit beside it.
+const DefaultMaxMemory = 4 << 30
+
+// ErrBudget is returned, wrapped, for a run over its request budget: one
+// estimated to send more before it starts, or one whose retries took it
+// past the budget while it ran.
+var ErrBudget = errors.New("over the request budget")
+
+// ErrMemory is returned, wrapped, for a run refused before it starts
+// because it is estimated to need more memory than its bound.
+var ErrMemory = errors.New("over the memory bound")
+
+// IsTooBig reports whether err is a run refused for its size (ErrBudget or
+// ErrMemory): not a mistake in the scenario, but more than this machine
+// was told to give it. Commands exit with a code of their own for it.
+func IsTooBig(err error) bool { return errors.Is(err, ErrBudget) || errors.Is(err, ErrMemory) }
+
+// Estimate returns how many requests sc's traffic sends, retries not
+// counted: what the request budget is checked against before a run. It
+// saturates at math.MaxInt64 rather than wrap, whatever the rates and
+// durations.
+func Estimate(sc Scenario) int64 {
+	total := 0.0
+	for _, c := range sc.Clients {
+		for _, tr := range c.Traffic {
+			total += newStream(tr, int64(algorithms.At(sc.Duration))).estimate()
+		}
+	}
+	return saturate(math.Ceil(total))
+}
+
+// Bytes a run needs, measured on the recorder's structures (go test -run
+// TestMemoryEstimateIsAnUpperBound ./sim checks them against the heap).
+const (
+	bytesPerClient   = 3*(histExact+58*histSub)*8 + 4096 // two latency histograms and their copy in the result, the client's run
+	bytesPerCell     = 800                               // a step of a client: counts and quantiles, its timeline row, its JSON (measured ~700)
+	bytesPerStep     = 2 * 48                            // the step's end event in the queue (grown by doubling)
+	bytesPerSample   = 72                                // a key's state in one copy at one step, and its JSON
+	bytesPerKey      = 512                               // a limiter key's run, ideal state and store entry
+	bytesPerLogEntry = 8 * 2                             // a sliding log's timestamp, in the limiter and in the exact one
+	bytesBase        = 4 << 20                           // the run's fixed structures
+)
+
+// MemoryEstimate returns about how many bytes a run of sc needs at its
+// peak, its JSON result included: what grows with clients, with steps ×
+// clients (the timeline) and steps × keys × store copies (the state
+// series), and with the timestamps a sliding log keeps. It is an upper
+// bound on the heap the run allocates, saturating rather than wrapping.
+func MemoryEstimate(sc Scenario) int64 {
+	steps := int64(1)
+	if sc.Step > 0 {
+		steps = satAdd(int64(sc.Duration/sc.Step), 1)
+	}
+	clients := int64(len(sc.Clients))
+	keys := int64(len(distinctKeys(sc)))
+	copies := int64(1)
+	switch sc.Topology.Kind {
+	case Local:
+		copies = int64(max(sc.Servers, 1))
+	case SplitBrain:
+		copies = 2
+	}
+	total := int64(bytesBase)
+	total = satAdd(total, satMul(clients, bytesPerClient))
+	total = satAdd(total, satMul(keys, bytesPerKey))
+	total = satAdd(total, satMul(steps, satAdd(bytesPerStep, satMul(clients, bytesPerCell))))
+	total = satAdd(total, satMul(satMul(steps, keys), satMul(copies, bytesPerSample)))
+	if p := sc.Limit.Params; p.Window > 0 {
+		// A window algorithm is measured against a sliding log, which
+		// keeps a timestamp per admitted request: at most the limit per
+		// key, and never more than the requests sent.
+		perKey := saturate(math.Ceil(p.Rate.PerSecond() * p.Window.Seconds()))
+		total = satAdd(total, satMul(min(Estimate(sc), satMul(keys, perKey)), bytesPerLogEntry))
+	}
+	return total
+}
+
+func distinctKeys(sc Scenario) map[string]bool {
+	keys := map[string]bool{}
+	for _, c := range sc.Clients {
+		keys[KeyOf(c, sc.Limit.Key)] = true
+	}
+	return keys
+}
+
+// checkSize refuses a run over its request budget or its memory bound, with
+// the figures and what to change, and returns the budget.
+func checkSize(sc Scenario, opts Options) (int64, error) {
+	budget := opts.MaxRequests
+	if budget <= 0 {
+		budget = DefaultMaxRequests
+	}
+	if est := Estimate(sc); est > budget {
+		return 0, fmt.Errorf("%w: %s would send about %s requests, more than %s (shorten the scenario or lower its rates, or raise --max-requests)", ErrBudget, sc.Name, count(est), count(budget))
+	}
+	bound := opts.MaxMemory
+	if bound <= 0 {
+		bound = DefaultMaxMemory
+	}
+	if need := MemoryEstimate(sc); need > bound {
+		steps := satAdd(int64(sc.Duration/sc.Step), 1)
+		return 0, fmt.Errorf("%w: %s would need about %s of memory, more than %s: %s steps of %s × %s clients (use a longer step, a shorter duration or fewer clients, or raise --max-memory)",
+			ErrMemory, sc.Name, Bytes(need), Bytes(bound), count(steps), sc.Step, count(int64(len(sc.Clients))))
+	}
+	return budget, nil
+}
+
+// budgetSpent is the error of a run whose retries took it past its budget.
+func budgetSpent(name string, sent, retries, budget int64) error {
+	return fmt.Errorf("%w: %s sent %s requests, %s of them retries, and would send more than %s (a retry policy multiplies the traffic: lower retry.max or use backoff, or raise --max-requests)", ErrBudget, name, count(sent), count(retries), count(budget))
+}
+
+// Bytes writes n bytes for a person: 512 B, 3.2 MB, 14.6 GB (powers of
+// 1024, as --max-memory reads them).
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, suffix := float64(n), "KMGTPE"
+	i := -1
+	for v >= unit && i < len(suffix)-1 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %cB", v, suffix[i])
+}
+
+// count writes n with thousands separators: 50,000,000.
+func count(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return s
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// saturate converts f to an int64, math.MaxInt64 for anything at or above
+// it (or NaN), 0 below 0.
+func saturate(f float64) int64 {
+	switch {
+	case math.IsNaN(f) || f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= 0:
+		return 0
+	}
+	return int64(f)
+}
+
+// satMul is a × b for non-negative a and b, math.MaxInt64 if it overflows.
+func satMul(a, b int64) int64 {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(lo)
+}
+
+// satAdd is a + b for non-negative a and b, math.MaxInt64 if it overflows.
+func satAdd(a, b int64) int64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxInt64
+}

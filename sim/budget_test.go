@@ -1,0 +1,227 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+)
+
+func TestSaturatingArithmetic(t *testing.T) {
+	tests := []struct {
+		name string
+		got  int64
+		want int64
+	}{
+		{"mul", satMul(3, 4), 12},
+		{"mul by zero", satMul(0, math.MaxInt64), 0},
+		{"mul overflow", satMul(math.MaxInt64/2+1, 2), math.MaxInt64},
+		{"mul huge", satMul(1<<40, 1<<40), math.MaxInt64},
+		{"add", satAdd(3, 4), 7},
+		{"add overflow", satAdd(math.MaxInt64, 1), math.MaxInt64},
+		{"saturate NaN", saturate(math.NaN()), math.MaxInt64},
+		{"saturate Inf", saturate(math.Inf(1)), math.MaxInt64},
+		{"saturate 1e25", saturate(1e25), math.MaxInt64},
+		{"saturate negative", saturate(-5), 0},
+		{"saturate", saturate(41.9), 41},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s = %d, want %d", tt.name, tt.got, tt.want)
+		}
+	}
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KB", 14_600 << 20: "14.3 GB"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if got := count(50_000_000); got != "50,000,000" {
+		t.Errorf("count = %q", got)
+	}
+}
+
+// Each of these wrapped an int64 before (a huge rate times a long run) and
+// passed the budget as a negative estimate, then ran for ever.
+func TestEstimateSaturatesInsteadOfWrapping(t *testing.T) {
+	year := 365 * 24 * time.Hour
+	tests := []struct {
+		name string
+		tr   Traffic
+	}{
+		{"1e18/s", Traffic{Pattern: Constant, Rate: algorithms.Rate{N: 1e18, Per: time.Second}}},
+		{"max rate", Traffic{Pattern: Poisson, Rate: algorithms.Rate{N: math.MaxInt64, Per: time.Microsecond}}},
+		{"ramp to max", Traffic{Pattern: Ramp, From: perSecond(0), To: algorithms.Rate{N: math.MaxInt64, Per: time.Second}}},
+		{"on-off", Traffic{Pattern: OnOff, Rate: algorithms.Rate{N: math.MaxInt64, Per: time.Second}, On: time.Second, Off: time.Microsecond}},
+	}
+	for _, tt := range tests {
+		sc := hammer(Shared, 1, RoundRobin)
+		sc.Duration, sc.Step = year, 24*time.Hour
+		sc.Clients[0].Traffic = []Traffic{tt.tr}
+		if est := Estimate(sc); est < DefaultMaxRequests {
+			t.Errorf("%s: estimate %d, want more than the budget", tt.name, est)
+		}
+		_, err := Run(context.Background(), sc, Options{})
+		if !errors.Is(err, ErrBudget) || !IsTooBig(err) {
+			t.Errorf("%s: Run = %v, want ErrBudget", tt.name, err)
+		}
+	}
+}
+
+// A burst's count times its spread, and an on-off cycle times its length,
+// overflowed int64 on long runs; arrivals must stay in order and in the run.
+func TestLongPatternsDoNotOverflow(t *testing.T) {
+	sc := hammer(Shared, 1, RoundRobin)
+	sc.Duration, sc.Step = 365*24*time.Hour, 24*time.Hour
+	sc.Clients[0].Traffic = []Traffic{
+		{Pattern: Burst, Count: 1_000_000_000, At: time.Second, Spread: 300 * 24 * time.Hour},
+		{Pattern: OnOff, Rate: perSecond(1), On: time.Second, Off: 100 * 24 * time.Hour},
+	}
+	n, last := 0, time.Duration(-1)
+	Arrivals(sc, func(a Arrival) bool {
+		if a.At < last || a.At >= sc.Duration {
+			t.Fatalf("arrival %d at %s after %s, in a run of %s", n, a.At, last, sc.Duration)
+		}
+		last = a.At
+		n++
+		return n < 2_000
+	})
+	if n < 2_000 {
+		t.Fatalf("%d arrivals, want 2000", n)
+	}
+}
+
+func TestRetriesCountAgainstTheBudget(t *testing.T) {
+	// 100 requests, each refused and retried at once up to 1,000 times:
+	// estimated at 100, it would send about 100,000.
+	sc := hammer(Local, 1, RoundRobin)
+	sc.Limit.Params = algorithms.Params{Rate: perSecond(1), Burst: 1}
+	sc.Clients[0].Traffic = []Traffic{{Pattern: Constant, Rate: perSecond(10)}}
+	sc.Clients[0].Retry = Retry{Policy: RetryImmediate, Max: 1000}
+	_, err := Run(context.Background(), sc, Options{MaxRequests: 5_000})
+	if !errors.Is(err, ErrBudget) {
+		t.Fatalf("Run = %v, want ErrBudget", err)
+	}
+	for _, want := range []string{"sent 5,000 requests", "of them retries", "retry.max"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+	// Under the budget it runs, and the retries are what took it there.
+	r, err := Run(context.Background(), sc, Options{MaxRequests: 200_000})
+	if err != nil || r.Requests < 50_000 {
+		t.Fatalf("Run = %d requests, %v; want the retry storm run to its end", r.Requests, err)
+	}
+}
+
+func TestMemoryIsRefusedUpFront(t *testing.T) {
+	many := func(n int) []Client {
+		cs := make([]Client, n)
+		for i := range cs {
+			cs[i] = Client{Name: fmt.Sprint("c", i), APIKey: fmt.Sprint("k", i), Traffic: []Traffic{{Pattern: Burst, Count: 1, At: 0}}, Retry: Retry{Policy: RetryNone}}
+		}
+		return cs
+	}
+	tests := []struct {
+		name           string
+		duration, step time.Duration
+		clients        int
+	}{
+		{"100h at 1s × 10,000 clients", 100 * time.Hour, time.Second, 10_000},
+		{"1000h at 1ms", 1000 * time.Hour, time.Millisecond, 1},
+		{"1000000h at 1µs", 1_000_000 * time.Hour, time.Microsecond, 1},
+		{"100,000 clients", 30 * time.Second, time.Second, 100_000},
+	}
+	for _, tt := range tests {
+		sc := hammer(Shared, 1, RoundRobin)
+		sc.Duration, sc.Step, sc.Clients = tt.duration, tt.step, many(tt.clients)
+		_, err := Run(context.Background(), sc, Options{})
+		if !errors.Is(err, ErrMemory) || !IsTooBig(err) {
+			t.Errorf("%s: Run = %v, want ErrMemory", tt.name, err)
+			continue
+		}
+		var se *SetupError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), "--max-memory") || !strings.Contains(err.Error(), "GB") {
+			t.Errorf("%s: %q is not a setup error that gives the figure and the flag", tt.name, err)
+		}
+	}
+}
+
+// The estimate must bound what a run really holds at its peak (its
+// structures, its Result and the Result's JSON), and not by so much that
+// it refuses runs this machine could do.
+func TestMemoryEstimateIsAnUpperBound(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocates hundreds of MB; the race detector inflates the heap")
+	}
+	clients := func(n, keys int) []Client {
+		cs := make([]Client, n)
+		for i := range cs {
+			cs[i] = Client{Name: fmt.Sprint("client-", i), APIKey: fmt.Sprint("key-", i%keys),
+				Traffic: []Traffic{{Pattern: Constant, Rate: perSecond(20)}}, Retry: Retry{Policy: RetryNone}}
+		}
+		return cs
+	}
+	tests := []struct {
+		name string
+		edit func(*Scenario)
+	}{
+		{"1,000 clients × 20 steps", func(sc *Scenario) { sc.Duration, sc.Clients = 20*time.Second, clients(1000, 1000) }},
+		{"10 clients × 20,000 steps", func(sc *Scenario) {
+			sc.Duration, sc.Step, sc.Clients = 20*time.Second, time.Millisecond, clients(10, 10)
+		}},
+		{"100 keys × 64 jars × 300 steps", func(sc *Scenario) {
+			sc.Topology.Kind, sc.Servers, sc.Duration, sc.Step, sc.Clients = Local, 64, 30*time.Second, 100*time.Millisecond, clients(100, 100)
+		}},
+		{"a sliding log of 5,000 a window", func(sc *Scenario) {
+			sc.Limit = Limit{Algorithm: "sliding-log", Params: algorithms.Params{Rate: perSecond(5_000), Window: time.Second}, Key: KeyAuto}
+			sc.Duration, sc.Clients = 2*time.Second, clients(1, 1)
+			sc.Clients[0].Traffic[0].Rate = perSecond(10_000)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkMemoryEstimate(t, tt.edit) })
+	}
+}
+
+func checkMemoryEstimate(t *testing.T, edit func(*Scenario)) {
+	{
+		sc := hammer(Shared, 1, RoundRobin)
+		edit(&sc)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		p, err := NewPlayer(context.Background(), sc, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Advance(sc.Duration); err != nil {
+			t.Fatal(err)
+		}
+		r := p.Result()
+		var out strings.Builder
+		if err := WriteJSON(&out, r); err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		used := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+		runtime.KeepAlive(p)
+		runtime.KeepAlive(r)
+		runtime.KeepAlive(out.Len())
+		est := MemoryEstimate(sc)
+		t.Logf("estimated %s, held %s (%.1f×)", Bytes(est), Bytes(used), float64(est)/float64(used))
+		if est < used {
+			t.Errorf("estimated %s, but the run held %s", Bytes(est), Bytes(used))
+		}
+		if est > 4*used+8<<20 {
+			t.Errorf("estimated %s for a run that held %s: it would refuse runs that fit", Bytes(est), Bytes(used))
+		}
+		p.Close()
+	}
+}
