@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/dustin/go-humanize"
+
 	"github.com/ratelim/ratelim/algorithms"
 )
 
@@ -116,8 +118,8 @@ func checkSize(sc Scenario, opts Options) (int64, error) {
 	}
 	if need := MemoryEstimate(sc); need > bound {
 		steps := satAdd(int64(sc.Duration/sc.Step), 1)
-		return 0, fmt.Errorf("%w: %s would need about %s of memory, more than %s: %s steps of %s × %s clients (use a longer step, a shorter duration or fewer clients, or raise --max-memory)",
-			ErrMemory, sc.Name, Bytes(need), Bytes(bound), count(steps), sc.Step, count(int64(len(sc.Clients))))
+		return 0, fmt.Errorf("%w: %s would need about %s of memory, more than %s: %s steps of %s × %s (use a longer step, a shorter duration or fewer clients, or raise --max-memory)",
+			ErrMemory, sc.Name, Bytes(need), Bytes(bound), count(steps), sc.Step, count(int64(len(sc.Clients)))+" client"+plural(len(sc.Clients)))
 	}
 	return budget, nil
 }
@@ -127,33 +129,12 @@ func budgetSpent(name string, sent, retries, budget int64) error {
 	return fmt.Errorf("%w: %s sent %s requests, %s of them retries, and would send more than %s (a retry policy multiplies the traffic: lower retry.max or use backoff, or raise --max-requests)", ErrBudget, name, count(sent), count(retries), count(budget))
 }
 
-// Bytes writes n bytes for a person: 512 B, 3.2 MB, 14.6 GB (powers of
-// 1024, as --max-memory reads them).
-func Bytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, suffix := float64(n), "KMGTPE"
-	i := -1
-	for v >= unit && i < len(suffix)-1 {
-		v /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %cB", v, suffix[i])
-}
+// Bytes writes n bytes for a person, in powers of 1024: 512 B, 3.2 MiB,
+// 14 GiB.
+func Bytes(n int64) string { return humanize.IBytes(uint64(max(n, 0))) }
 
 // count writes n with thousands separators: 50,000,000.
-func count(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return s
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+func count(n int64) string { return humanize.Comma(n) }
 
 // saturate converts f to an int64, math.MaxInt64 for anything at or above
 // it (or NaN), 0 below 0.

@@ -36,14 +36,6 @@ func TestSaturatingArithmetic(t *testing.T) {
 			t.Errorf("%s = %d, want %d", tt.name, tt.got, tt.want)
 		}
 	}
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KB", 14_600 << 20: "14.3 GB"} {
-		if got := Bytes(n); got != want {
-			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-	if got := count(50_000_000); got != "50,000,000" {
-		t.Errorf("count = %q", got)
-	}
 }
 
 // Each of these wrapped an int64 before (a huge rate times a long run) and
@@ -146,7 +138,7 @@ func TestMemoryIsRefusedUpFront(t *testing.T) {
 			continue
 		}
 		var se *SetupError
-		if !errors.As(err, &se) || !strings.Contains(err.Error(), "--max-memory") || !strings.Contains(err.Error(), "GB") {
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), "--max-memory") || !strings.Contains(err.Error(), "iB of memory") {
 			t.Errorf("%s: %q is not a setup error that gives the figure and the flag", tt.name, err)
 		}
 	}
@@ -223,5 +215,50 @@ func checkMemoryEstimate(t *testing.T, edit func(*Scenario)) {
 			t.Errorf("estimated %s for a run that held %s: it would refuse runs that fit", Bytes(est), Bytes(used))
 		}
 		p.Close()
+	}
+}
+
+// explodingContext panics the first time a run asks whether it was
+// cancelled: a stand-in for a bug deep inside a run.
+type explodingContext struct{ context.Context }
+
+func (explodingContext) Err() error { panic("boom") }
+
+func TestAPanicEndsOnlyItsRun(t *testing.T) {
+	ctx := explodingContext{context.Background()}
+	r, err := Run(ctx, hammer(Shared, 1, RoundRobin), Options{})
+	var ie *InternalError
+	if r != nil || !errors.As(err, &ie) || ie.Value != "boom" || len(ie.Stack) == 0 || !strings.Contains(err.Error(), "hammer") {
+		t.Fatalf("Run = %v, %v; want an *InternalError naming the scenario, with the panic and a stack", r, err)
+	}
+	scs := []Scenario{hammer(Shared, 1, RoundRobin), hammer(Local, 2, RoundRobin), hammer(Racy, 2, RoundRobin)}
+	results, errs := RunAll(ctx, scs, Options{}, 2)
+	for i := range scs {
+		if results[i] != nil || !errors.As(errs[i], &ie) {
+			t.Errorf("RunAll run %d = %v, %v; want an *InternalError", i, results[i], errs[i])
+		}
+	}
+	// The same scenarios, run with a context that works, all succeed: the
+	// panics left nothing behind.
+	results, errs = RunAll(context.Background(), scs, Options{}, 2)
+	for i := range scs {
+		if results[i] == nil || errs[i] != nil {
+			t.Errorf("RunAll run %d after the panics = %v, %v", i, results[i], errs[i])
+		}
+	}
+}
+
+func TestCleanupErrorsAreReported(t *testing.T) {
+	p, err := NewPlayer(context.Background(), hammer(Shared, 1, RoundRobin), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.s.closers = append(p.s.closers, func() error { return errors.New("connection refused") })
+	var ce *CleanupError
+	if err := p.Close(); !errors.As(err, &ce) || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("Close = %v; want a *CleanupError carrying the store's error", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("second Close = %v; want nil", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"hash/fnv"
 	mrand "math/rand/v2"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -67,18 +68,54 @@ type SetupError struct{ Err error }
 func (e *SetupError) Error() string { return e.Err.Error() }
 func (e *SetupError) Unwrap() error { return e.Err }
 
-// Run simulates sc from 0 to its duration and returns the Result.
-func Run(ctx context.Context, sc Scenario, opts Options) (*Result, error) {
+// Run simulates sc from 0 to its duration and returns the Result. A run
+// whose store would not delete its keys afterwards still returns its
+// Result, with a *CleanupError.
+func Run(ctx context.Context, sc Scenario, opts Options) (r *Result, err error) {
+	defer recoverInto(sc.Name, &err)
 	p, err := NewPlayer(ctx, sc, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer p.Close()
 	if err := p.Advance(sc.Duration); err != nil {
+		p.Close()
 		return nil, err
 	}
-	return p.Result(), nil
+	r = p.Result()
+	return r, p.Close()
 }
+
+// InternalError is a panic inside a run, recovered so that it ends that
+// run alone (RunAll's other runs go on) with a message and the stack to
+// report, instead of taking the process down. It is a bug in ratelim,
+// never in the scenario.
+type InternalError struct {
+	Scenario string
+	Value    any
+	Stack    []byte
+}
+
+func (e *InternalError) Error() string {
+	return fmt.Sprintf("internal error while running %s: %v (a bug in ratelim: please report it with the scenario)", e.Scenario, e.Value)
+}
+
+// recoverInto turns a panic in the caller into an *InternalError in *err.
+// It must be deferred directly.
+func recoverInto(scenario string, err *error) {
+	if v := recover(); v != nil {
+		*err = &InternalError{Scenario: scenario, Value: v, Stack: debug.Stack()}
+	}
+}
+
+// CleanupError is a run that finished but could not delete what it wrote
+// to its store (a Redis that went away at the end): the Result is whole,
+// and the keys under its prefix are left to their TTLs.
+type CleanupError struct{ Err error }
+
+func (e *CleanupError) Error() string {
+	return fmt.Sprintf("the run finished, but its keys were not deleted from the store (they expire on their own): %v", e.Err)
+}
+func (e *CleanupError) Unwrap() error { return e.Err }
 
 // Player runs a simulation piece by piece, for a caller that drives time
 // itself (the TUI plays a run frame by frame): Advance moves the virtual
@@ -91,7 +128,8 @@ type Player struct {
 
 // NewPlayer prepares sc to be played from 0. Close it when done: a run on
 // a Redis store deletes its keys then.
-func NewPlayer(ctx context.Context, sc Scenario, opts Options) (*Player, error) {
+func NewPlayer(ctx context.Context, sc Scenario, opts Options) (p *Player, err error) {
+	defer recoverInto(sc.Name, &err)
 	s, err := newSim(ctx, sc, opts)
 	if err != nil {
 		return nil, &SetupError{err}
@@ -101,7 +139,8 @@ func NewPlayer(ctx context.Context, sc Scenario, opts Options) (*Player, error) 
 
 // Advance processes every event up to virtual time until (capped at the
 // scenario's duration).
-func (p *Player) Advance(until time.Duration) error {
+func (p *Player) Advance(until time.Duration) (err error) {
+	defer recoverInto(p.s.sc.Name, &err)
 	return p.s.runUntil(p.ctx, min(int64(algorithms.At(until)), p.s.duration))
 }
 
@@ -117,8 +156,10 @@ func (p *Player) Result() *Result { return p.s.result() }
 // Snapshot returns where the run stands.
 func (p *Player) Snapshot() Snapshot { return p.s.snapshot() }
 
-// Close releases the stores.
-func (p *Player) Close() { p.s.close() }
+// Close releases the stores, deleting what the run wrote to a Redis store;
+// a store that would not delete returns a *CleanupError. Closing twice is
+// harmless.
+func (p *Player) Close() error { return p.s.close() }
 
 type clientRun struct {
 	Client
@@ -385,11 +426,16 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 	return nil
 }
 
-func (s *sim) close() {
+func (s *sim) close() error {
+	var errs []error
 	for _, c := range s.closers {
-		c()
+		errs = append(errs, c())
 	}
 	s.closers = nil
+	if err := errors.Join(errs...); err != nil {
+		return &CleanupError{err}
+	}
+	return nil
 }
 
 func (s *sim) setupFaults() {

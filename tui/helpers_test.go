@@ -43,7 +43,11 @@ func newTestModel(t *testing.T, sc sim.Scenario, noColor bool) Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(m.Close)
+	t.Cleanup(func() {
+		if err := m.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return m
 }
 

@@ -171,11 +171,14 @@ func (m Model) restart(sc sim.Scenario, what string) Model {
 		m.note("%s: cannot play it: %v", what, err)
 		return m
 	}
-	m.player.Close()
+	closeErr := m.player.Close()
 	m.player, m.sc, m.clock, m.err, m.notes = p, sc, 0, nil, nil
 	m.triedAlg, m.triedTopo = "", ""
 	m.snap = p.Snapshot()
 	m.note("%s, from t=0", what)
+	if closeErr != nil {
+		m.note("the previous run: %v", closeErr)
+	}
 	return m
 }
 

@@ -55,8 +55,10 @@ const maxFrameGap = 250 * time.Millisecond
 
 // Run plays sc on the terminal until the viewer quits or ctx is done. It
 // returns an error for a scenario that cannot be played (a *sim.SetupError)
-// or a terminal that cannot be driven; quitting is not an error.
-func Run(ctx context.Context, sc sim.Scenario, opts Options) error {
+// or a terminal that cannot be driven; quitting is not an error. A store
+// that would not delete the run's keys at the end is reported too (a
+// *sim.CleanupError).
+func Run(ctx context.Context, sc sim.Scenario, opts Options) (err error) {
 	if os.Getenv("NO_COLOR") != "" {
 		opts.NoColor = true
 	}
@@ -68,7 +70,10 @@ func Run(ctx context.Context, sc sim.Scenario, opts Options) error {
 	if err != nil {
 		return err
 	}
-	defer m.Close()
+	defer func() {
+		// The player of the first run; a restart closed it already.
+		err = errors.Join(err, m.Close())
+	}()
 	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(out)}
 	if opts.In != nil {
 		popts = append(popts, tea.WithInput(opts.In))
@@ -78,7 +83,7 @@ func Run(ctx context.Context, sc sim.Scenario, opts Options) error {
 	}
 	final, err := tea.NewProgram(m, popts...).Run()
 	if fm, ok := final.(Model); ok {
-		fm.Close() // the player of the last restart; m's is closed too
+		err = errors.Join(err, fm.Close()) // the player of the last restart
 	}
 	if err != nil && ctx.Err() != nil && errors.Is(err, tea.ErrProgramKilled) {
 		return ctx.Err()
@@ -139,11 +144,13 @@ func newModel(ctx context.Context, sc sim.Scenario, opts Options, r *lipgloss.Re
 	}, nil
 }
 
-// Close releases the run's stores. Closing twice is harmless.
-func (m Model) Close() {
+// Close releases the run's stores, and says if their keys could not be
+// deleted. Closing twice is harmless.
+func (m Model) Close() error {
 	if m.player != nil {
-		m.player.Close()
+		return m.player.Close()
 	}
+	return nil
 }
 
 // tickMsg is one frame's wall time.

@@ -21,12 +21,11 @@ import (
 
 type checkOptions struct {
 	streams
-	Paths       []string
-	JUnit       string
-	Format      string
-	Store       string
-	MaxRequests int64
-	Workers     int
+	Paths  []string
+	JUnit  string
+	Format string
+	Store  string
+	Limits runLimits
 }
 
 func newCmdCheck(s streams, runF func(*checkOptions) error) *cobra.Command {
@@ -45,20 +44,19 @@ or an expectation is malformed (named with file and line).`,
 		Example: `  ratelim check
   ratelim check scenarios/ --junit report.xml
   ratelim check my-limits.yaml --format json`,
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			if runF != nil {
 				return runF(opts)
 			}
-			return checkRun(context.Background(), opts)
+			return checkRun(cmd.Context(), opts)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.JUnit, "junit", "", "also write a JUnit XML report to this file")
 	f.StringVar(&opts.Format, "format", "text", "output: text or json")
 	f.StringVar(&opts.Store, "store", "", "run every scenario on this store: memory, miniredis or redis://host:port")
-	f.Int64Var(&opts.MaxRequests, "max-requests", sim.DefaultMaxRequests, "refuse a run estimated to send more requests than this")
-	f.IntVar(&opts.Workers, "parallel", 0, "runs at once (0: one per core)")
+	addLimitFlags(f, &opts.Limits, true)
 	return cmd
 }
 
@@ -83,6 +81,10 @@ type checkLine struct {
 
 func checkRun(ctx context.Context, opts *checkOptions) error {
 	if err := checkFormat(opts.Format, "text", "json"); err != nil {
+		return err
+	}
+	simOpts, err := opts.Limits.options()
+	if err != nil {
 		return err
 	}
 	files, err := checkFiles(opts.Paths)
@@ -118,17 +120,13 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 			scs = append(scs, sc)
 		}
 	}
-	results, errs := sim.RunAll(ctx, scs, sim.Options{MaxRequests: opts.MaxRequests}, opts.Workers)
+	results, errs := sim.RunAll(ctx, scs, simOpts, opts.Limits.Workers)
 	var lines []checkLine
 	suites := map[string][]checkLine{}
 	var suiteOrder []string
 	for i, job := range jobs {
-		if errs[i] != nil {
-			var se *sim.SetupError
-			if errors.As(errs[i], &se) {
-				return usageError{fmt.Errorf("%s: %w", job.label, errs[i])}
-			}
-			return errs[i]
+		if err := runError(opts.ErrOut, job.label, errs[i]); err != nil {
+			return err
 		}
 		for _, e := range job.exps {
 			outs, err := scenarios.Evaluate(job.label, e, results[i])

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -37,7 +38,7 @@ func golden(t *testing.T, name string, got []byte) {
 // outputs.
 func runArgs(args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
-	code = run(args, streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	code = run(context.Background(), args, streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
 	return code, out.String(), errOut.String()
 }
 

@@ -20,14 +20,13 @@ var allTopologies = []string{string(sim.Local), string(sim.Shared), string(sim.R
 
 type compareOptions struct {
 	streams
-	Scenario    string
-	Algorithms  []string
-	Topologies  []string
-	Format      string
-	MaxRequests int64
-	Workers     int
-	Plot        plotFlags
-	over        overrides
+	Scenario   string
+	Algorithms []string
+	Topologies []string
+	Format     string
+	Limits     runLimits
+	Plot       plotFlags
+	over       overrides
 }
 
 func newCmdCompare(s streams, runF func(*compareOptions) error) *cobra.Command {
@@ -65,8 +64,7 @@ The worst cell of each matrix is marked with *. The store is memory unless
 	f.StringSliceVar(&opts.Algorithms, "algorithms", algorithms.Names(), "algorithms to compare, comma-separated")
 	f.StringSliceVar(&opts.Topologies, "topologies", allTopologies, "topologies to compare, comma-separated")
 	f.StringVar(&opts.Format, "format", "table", "output: table, json or csv (one row per cell)")
-	f.Int64Var(&opts.MaxRequests, "max-requests", sim.DefaultMaxRequests, "refuse a run estimated to send more requests than this")
-	f.IntVar(&opts.Workers, "parallel", 0, "runs at once (0: one per core)")
+	addLimitFlags(f, &opts.Limits, true)
 	f.StringVar(&opts.over.store, "store", "", "memory, miniredis or redis://host:port")
 	f.IntVar(&opts.over.servers, "servers", 0, "number of API servers")
 	f.Uint64Var(&opts.over.seed, "seed", 0, "random seed")
@@ -97,6 +95,10 @@ func compareRun(ctx context.Context, opts *compareOptions) error {
 	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
 		return err
 	}
+	simOpts, err := opts.Limits.options()
+	if err != nil {
+		return err
+	}
 	for _, a := range opts.Algorithms {
 		if !contains(algorithms.Names(), a) {
 			return badInput("--algorithms: unknown algorithm %q (want %s)", a, strings.Join(algorithms.Names(), ", "))
@@ -124,12 +126,10 @@ func compareRun(ctx context.Context, opts *compareOptions) error {
 			cells = append(cells, Cell{Algorithm: a, Topology: t})
 		}
 	}
-	results, errs := sim.RunAll(ctx, scs, sim.Options{MaxRequests: opts.MaxRequests}, opts.Workers)
+	results, errs := sim.RunAll(ctx, scs, simOpts, opts.Limits.Workers)
 	for i, err := range errs {
-		if err != nil {
-			if _, ok := err.(*sim.SetupError); ok {
-				return usageError{fmt.Errorf("%s with %s on %s: %w", scenarioLabel(file), cells[i].Algorithm, cells[i].Topology, err)}
-			}
+		label := fmt.Sprintf("%s with %s on %s", scenarioLabel(file), cells[i].Algorithm, cells[i].Topology)
+		if err := runError(opts.ErrOut, label, err); err != nil {
 			return err
 		}
 		cells[i].summarise(results[i])

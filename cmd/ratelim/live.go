@@ -246,12 +246,12 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 	if opts.ErrIsTerminal && !opts.Quiet {
 		fmt.Fprintf(opts.ErrOut, "running %s for real for %s on %d servers, store %s...\n", sc.Name, sc.Duration, len(fleet.URLs), storeLabel(storeKind))
 	}
-	res, err := live.Load(ctx, sc, live.LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault, MaxRequests: opts.MaxRequests})
+	res, err := live.Load(ctx, sc, live.LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault, MaxRequests: opts.Limits.MaxRequests})
 	if err != nil {
 		return setupOrErr(label, err)
 	}
 	res.Store = storeLabel(storeKind)
-	simulated, err := sim.Run(ctx, sc, sim.Options{MaxRequests: opts.MaxRequests})
+	simulated, err := sim.Run(ctx, sc, sim.Options{MaxRequests: opts.Limits.MaxRequests})
 	if err != nil {
 		return setupOrErr(label, err)
 	}

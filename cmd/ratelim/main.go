@@ -5,6 +5,8 @@ package main
 import (
 	"context"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -13,7 +15,10 @@ func main() {
 	// go-redis logs each failed dial to stderr; the store's own error says
 	// what went wrong, once, in a sentence the user can act on.
 	redis.SetLogger(quietLogger{})
-	os.Exit(run(os.Args[1:], streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+	stop()
+	os.Exit(code)
 }
 
 type quietLogger struct{}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
@@ -31,11 +32,26 @@ func (s streams) loadScenario(name string, over overrides) (*scenarios.File, sim
 	return file, sc, nil
 }
 
+// runError sorts the error of one simulated run: a run refused before it
+// started is the user's to fix (bad input, or too big: root tells them
+// apart); a run that finished but left keys in its store is whole, so it
+// is kept and the keys reported on errOut; anything else ends the command.
+func runError(errOut io.Writer, label string, err error) error {
+	if errors.As(err, new(*sim.CleanupError)) {
+		fmt.Fprintf(errOut, "ratelim: warning: %s: %v\n", label, err)
+		return nil
+	}
+	return setupOrErr(label, err)
+}
+
 // setupOrErr maps a run refused before it started to bad input.
 func setupOrErr(label string, err error) error {
 	var se *sim.SetupError
 	if errors.As(err, &se) {
 		return usageError{fmt.Errorf("%s: %w", label, err)}
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("%s: %w", label, err)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,14 +9,30 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/ratelim/ratelim/sim"
 )
 
 // Exit codes. Scripts and CI read them, so they never change meaning.
 const (
-	exitOK       = 0
-	exitFailed   = 1 // the command ran and found something wrong (ratelim check: an expectation failed)
-	exitBadInput = 2 // the input could not be used: a bad flag, file, name or parameter
+	exitOK          = 0
+	exitFailed      = 1   // the command ran and found something wrong (ratelim check: an expectation failed)
+	exitBadInput    = 2   // the input could not be used: a bad flag, file, name or parameter
+	exitTooBig      = 3   // the input is fine but the run is bigger than its bounds (--max-requests, --max-memory)
+	exitInternal    = 4   // the environment or ratelim failed: a store lost mid-run, an output not written, a bug
+	exitInterrupted = 130 // stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report it), after cleaning up
 )
+
+// exitCodesHelp is the table of exit codes, for --help.
+const exitCodesHelp = `Exit status:
+  0    success
+  1    ratelim check: an expectation failed
+  2    bad input: a flag, file, name or parameter (the message says which)
+  3    refused as too big: over --max-requests or --max-memory (the message
+       gives the estimate and how to shrink the run)
+  4    internal or environment error: a store lost mid-run, an output that
+       could not be written, a bug in ratelim
+  130  interrupted (Ctrl-C or SIGTERM); stores were cleaned up first`
 
 // streams are a command's input and outputs, injected so that commands run
 // in tests without a process.
@@ -42,7 +59,9 @@ func newRootCmd(s streams) *cobra.Command {
 		Long: `ratelim replays traffic scenarios against rate-limiting algorithms (token
 bucket, GCRA, leaky bucket, fixed window, sliding log, sliding window) and
 store topologies (per-server jars, shared Redis, racy read-modify-write,
-split-brain, outage), and shows what each client experienced.`,
+split-brain, outage), and shows what each client experienced.
+
+` + exitCodesHelp,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
@@ -90,21 +109,50 @@ func isTerminal(w io.Writer) bool {
 }
 
 // run executes the command line args and returns the exit code. Errors are
-// printed here, once, in one plain sentence.
-func run(args []string, s streams) int {
+// printed here, once, in one plain sentence. ctx is cancelled by SIGINT and
+// SIGTERM: the commands then stop, delete what they wrote to a store, and
+// return its error.
+func run(ctx context.Context, args []string, s streams) int {
 	root := newRootCmd(s)
 	root.SetArgs(args)
-	err := root.Execute()
-	if err == nil {
-		return exitOK
+	err := root.ExecuteContext(ctx)
+	code := exitCode(ctx, err)
+	switch code {
+	case exitOK:
+		return code
+	case exitInterrupted:
+		fmt.Fprintln(s.ErrOut, "ratelim: interrupted")
+		return code
 	}
 	fmt.Fprintf(s.ErrOut, "ratelim: %v\n", err)
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsageError(err) {
+	if code == exitBadInput {
 		fmt.Fprintln(s.ErrOut, "Run 'ratelim --help' for usage.")
+	}
+	var ie *sim.InternalError
+	if errors.As(err, &ie) {
+		fmt.Fprintf(s.ErrOut, "%s\n", ie.Stack)
+	}
+	return code
+}
+
+// exitCode sorts err into the documented exit codes. Too big is checked
+// before bad input: a refused run is also a setup error, but the user's
+// input was fine.
+func exitCode(ctx context.Context, err error) int {
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.Is(err, errChecksFailed):
+		return exitFailed
+	case sim.IsTooBig(err):
+		return exitTooBig
+	case errors.As(err, &ue) || isCobraUsageError(err):
 		return exitBadInput
 	}
-	return exitFailed
+	return exitInternal
 }
 
 // isCobraUsageError recognises the errors cobra returns for an unknown

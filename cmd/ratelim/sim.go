@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,10 +22,10 @@ import (
 // scenario's own value; the override fields are applied in overrides.
 type simOptions struct {
 	streams
-	Scenario    string
-	Format      string
-	Quiet       bool
-	MaxRequests int64
+	Scenario string
+	Format   string
+	Quiet    bool
+	Limits   runLimits
 	// ErrIsTerminal says whether ErrOut is a terminal, where progress goes.
 	ErrIsTerminal bool
 	// OutIsTerminal says whether Out is a terminal, which --tui needs.
@@ -87,7 +86,7 @@ The same scenario and seed always give the same output, byte for byte.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Format, "format", "table", "output: table, json (ratelim.result/v1) or csv (the timeline)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress, and for the table only the rows")
-	f.Int64Var(&opts.MaxRequests, "max-requests", sim.DefaultMaxRequests, "refuse a run estimated to send more requests than this")
+	addLimitFlags(f, &opts.Limits, false)
 	f.BoolVar(&opts.TUI, "tui", false, "play the run live in the terminal (space pause, +/- speed, q quit)")
 	f.Float64Var(&opts.Speed, "speed", 1, "with --tui: virtual seconds per second at the start")
 	f.BoolVar(&opts.Live, "live", false, "also run it for real: in-process servers on loopback, real HTTP, for the scenario's duration; print both and the difference")
@@ -144,6 +143,10 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	if opts.Plot.By != "client" && opts.Plot.By != "key" {
 		return badInput("--by: unknown %q (want client or key)", opts.Plot.By)
 	}
+	simOpts, err := opts.Limits.options()
+	if err != nil {
+		return err
+	}
 	file, sc, err := opts.loadScenario(opts.Scenario, opts.over)
 	if err != nil {
 		return err
@@ -163,21 +166,14 @@ func simRun(ctx context.Context, opts *simOptions) error {
 		}
 		_, noColor := os.LookupEnv("NO_COLOR")
 		err := tui.Run(ctx, sc, tui.Options{In: opts.In, Out: opts.Out, Speed: opts.Speed, NoColor: noColor,
-			Sim: sim.Options{MaxRequests: opts.MaxRequests}, AltScreen: true})
-		var se *sim.SetupError
-		if errors.As(err, &se) {
-			return usageError{fmt.Errorf("%s: %w", scenarioLabel(file), err)}
-		}
-		return err
+			Sim: simOpts, AltScreen: true})
+		return setupOrErr(scenarioLabel(file), err)
 	}
 	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table")
-	r, err := sim.Run(ctx, sc, sim.Options{MaxRequests: opts.MaxRequests, Progress: progress.update})
+	simOpts.Progress = progress.update
+	r, err := sim.Run(ctx, sc, simOpts)
 	progress.done()
-	if err != nil {
-		var se *sim.SetupError
-		if errors.As(err, &se) {
-			return usageError{fmt.Errorf("%s: %w", scenarioLabel(file), err)}
-		}
+	if err := runError(opts.ErrOut, scenarioLabel(file), err); err != nil {
 		return err
 	}
 	// The file's expectations hold for the scenario as written: flags that

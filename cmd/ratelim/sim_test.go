@@ -105,7 +105,6 @@ func TestSimBadInputExitsTwo(t *testing.T) {
 		{[]string{"sim", "runaway-healthcheck", "--format", "xml"}, []string{"--format", "xml"}},
 		{[]string{"sim", "runaway-healthcheck", "--on-error", "fail-sideways"}, []string{"--on-error"}},
 		{[]string{"sim", "runaway-healthcheck", "--duration", "soon"}, []string{"--duration"}},
-		{[]string{"sim", "runaway-healthcheck", "--max-requests", "10"}, []string{"request budget", "--max-requests"}},
 		{[]string{"sim", "partition", "--servers", "2"}, []string{"--servers: faults[0] partitions", "want 4 servers"}},
 		{[]string{"sim", "runaway-healthcheck", "--plot", "out.gif"}, []string{".gif", ".png or .svg"}},
 		{[]string{"sim", "runaway-healthcheck", "--plot", filepath.Join(dir, "no", "such", "dir", "p.png")}, []string{"p.png"}},

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"math"
+
+	"github.com/dustin/go-humanize"
+	"github.com/spf13/pflag"
+
+	"github.com/ratelim/ratelim/sim"
+)
+
+// runLimits are the flags that bound how big a simulated run may be, the
+// same on every command that simulates: a run over them is refused before
+// it starts (exit 3), not left to exhaust the machine.
+type runLimits struct {
+	MaxRequests int64
+	MaxMemory   string
+	Workers     int
+}
+
+// minMemory is the least --max-memory accepts: below it no run fits.
+const minMemory = 16 << 20
+
+func addLimitFlags(f *pflag.FlagSet, l *runLimits, parallel bool) {
+	f.Int64Var(&l.MaxRequests, "max-requests", sim.DefaultMaxRequests, "refuse a run estimated to send more requests than this, and stop one whose retries send more")
+	f.StringVar(&l.MaxMemory, "max-memory", humanize.IBytes(sim.DefaultMaxMemory), "refuse a run estimated to need more memory than this (e.g. 512MiB, 8GB)")
+	if parallel {
+		f.IntVar(&l.Workers, "parallel", 0, "runs at once (0: one per core)")
+	}
+}
+
+// options checks the flags and returns them as the simulator's options.
+func (l runLimits) options() (sim.Options, error) {
+	if l.MaxRequests < 1 {
+		return sim.Options{}, badInput("--max-requests: must be at least 1 (got %d)", l.MaxRequests)
+	}
+	bytes, err := humanize.ParseBytes(l.MaxMemory)
+	if err != nil {
+		return sim.Options{}, badInput("--max-memory: %q is not a size (want e.g. 512MiB, 4GiB or 8GB)", l.MaxMemory)
+	}
+	if bytes < minMemory {
+		return sim.Options{}, badInput("--max-memory: %s is too little for any run (want at least %s)", humanize.IBytes(bytes), humanize.IBytes(minMemory))
+	}
+	if l.Workers < 0 {
+		return sim.Options{}, badInput("--parallel: must be 0 (one run per core) or more (got %d)", l.Workers)
+	}
+	return sim.Options{MaxRequests: l.MaxRequests, MaxMemory: int64(min(bytes, math.MaxInt64))}, nil
+}
