@@ -1,9 +1,13 @@
 package scenarios
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ratelim/ratelim/sim"
 )
 
 // FuzzParse feeds Parse arbitrary bytes, seeded with the built-ins and the
@@ -47,6 +51,64 @@ func FuzzParse(f *testing.F) {
 		for _, ft := range sc.Faults {
 			if ft.Start < 0 || ft.End <= ft.Start || ft.End > sc.Duration {
 				t.Fatalf("accepted fault %+v outside the run", ft)
+			}
+		}
+	})
+}
+
+// FuzzRun follows arbitrary bytes down the whole path a user's file takes:
+// parse, estimate, run. The property: nothing panics (a recovered panic,
+// *sim.InternalError, fails too), a run that is accepted fits the request
+// budget and memory bound it was given and ends well inside a time bound,
+// and a run that is refused says why with ErrBudget or ErrMemory. Stores
+// are forced to memory: the property is the engine's, not a network's.
+//
+//	go test ./scenarios -run '^$' -fuzz FuzzRun -fuzztime 2m
+func FuzzRun(f *testing.F) {
+	for _, name := range Builtin() {
+		data, _ := builtin(name)
+		f.Add(data)
+	}
+	f.Add([]byte(base))
+	f.Add([]byte(strings.Replace(base, "duration: 30s", "duration: 8760h\nstep: 1us", 1)))
+	f.Add([]byte(strings.Replace(base, "rate: 5/s", "rate: 1000000000000000000/s", 1)))
+	f.Add([]byte(noClients + "  - {name: a, count: 10000, api_key: a, traffic: {pattern: constant, rate: 5/s}, retry: {policy: immediate, max: 1000}}\n"))
+	f.Add([]byte(noClients + "  - {name: \"{i}{i}{i}{i}{i}{i}{i}{i}\", count: 10000, api_key: \"{i}\", traffic: {pattern: burst, count: 1000000, at: 1s}}\n"))
+	const (
+		maxRequests = 20_000
+		maxMemory   = 64 << 20
+		timeBound   = 20 * time.Second
+	)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := Parse("f.yaml", data)
+		if err != nil {
+			return // FuzzParse holds the errors to account
+		}
+		sc := file.Scenario
+		sc.Topology.Store = "memory"
+		sim.Estimate(sc)
+		sim.MemoryEstimate(sc)
+		ctx, cancel := context.WithTimeout(context.Background(), timeBound)
+		defer cancel()
+		r, err := sim.Run(ctx, sc, sim.Options{MaxRequests: maxRequests, MaxMemory: maxMemory})
+		var ie *sim.InternalError
+		switch {
+		case errors.As(err, &ie):
+			t.Fatalf("a panic in the run: %v\n%s", ie.Value, ie.Stack)
+		case ctx.Err() != nil:
+			t.Fatalf("the run did not end within %s", timeBound)
+		case err != nil && !sim.IsTooBig(err) && !errors.As(err, new(*sim.SetupError)):
+			t.Fatalf("the run failed with %v, neither refused nor too big", err)
+		case err == nil:
+			sent := int64(0)
+			for _, c := range r.Clients {
+				sent += c.Sent
+			}
+			if sent > maxRequests {
+				t.Fatalf("sent %d requests, over the budget of %d", sent, maxRequests)
+			}
+			if need := sim.MemoryEstimate(sc); need > maxMemory {
+				t.Fatalf("ran although estimated at %d bytes, over %d", need, maxMemory)
 			}
 		}
 	})

@@ -40,7 +40,9 @@ expectation prints ok or FAIL with the figure it got; a glob subject
 with: runs the scenario again with those overrides.
 
 Exit status: 0 when every expectation holds, 1 when any fails, 2 when a file
-or an expectation is malformed (named with file and line).`,
+or an expectation is malformed (named with file and line), 3 when a run is
+over --max-requests or --max-memory, 4 on an internal or store error, 130
+when interrupted (see 'ratelim --help').`,
 		Example: `  ratelim check
   ratelim check scenarios/ --junit report.xml
   ratelim check my-limits.yaml --format json`,
