@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -42,14 +43,19 @@ func startFleet(t *testing.T, sc sim.Scenario, storeKind string) *Fleet {
 }
 
 // TestSimAndLiveAgree runs two built-ins for real, over HTTP against an
-// in-process fleet on the shared topology, and in the simulator: what each
-// client was allowed must agree within 5%. Each takes its scenario's 30 s.
+// in-process fleet on the shared topology, and in the simulator fed the
+// arrivals the load run achieved: what each client was allowed must agree
+// within 5%. On a loaded machine the schedule slips (requests leave late,
+// some not at all); the simulator then decides the traffic that was really
+// sent, so the check holds however busy the machine is. The comparison with
+// the scheduled arrivals, and how late the schedule ran, are logged as
+// measurements. Each takes its scenario's 30 s.
 func TestSimAndLiveAgree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the live runs take 30 s of wall time each")
 	}
 	if raceDetector {
-		t.Skip("-race slows HTTP on loopback several times over: 8,000 requests a second cannot keep their schedule; the plain go test ./... checks this")
+		t.Skip("-race slows HTTP on loopback several times over; the plain go test ./... checks this")
 	}
 	for _, name := range []string{"runaway-healthcheck", "store-outage"} {
 		t.Run(name, func(t *testing.T) {
@@ -61,24 +67,57 @@ func TestSimAndLiveAgree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			simulated, err := sim.Run(context.Background(), sc, sim.Options{})
+			observed, err := sim.Run(context.Background(), ObservedScenario(sc, live.Observations), sim.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
+			scheduled, err := sim.Run(context.Background(), sc, sim.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s", live.Audit.Lateness())
 			for i, c := range live.Clients {
-				s := simulated.Clients[i]
-				if diff := float64(c.Allowed - s.Allowed); diff > 0.05*float64(s.Allowed)+1 || -diff > 0.05*float64(s.Allowed)+1 {
-					t.Errorf("%s: allowed %d live, %d simulated: more than 5%% apart", c.Name, c.Allowed, s.Allowed)
+				o, s := observed.Clients[i], scheduled.Clients[i]
+				if o.Sent != c.Sent-c.Retries+o.Retries {
+					t.Errorf("%s: the simulator was fed %d first tries, the load run sent %d", c.Name, o.Sent-o.Retries, c.Sent-c.Retries)
 				}
-				t.Logf("%s: allowed %d live, %d simulated; failed open %d / %d", c.Name, c.Allowed, s.Allowed, c.FailedOpen, s.FailedOpen)
+				if diff := float64(c.Allowed - o.Allowed); diff > 0.05*float64(o.Allowed)+1 || -diff > 0.05*float64(o.Allowed)+1 {
+					t.Errorf("%s: allowed %d live, %d simulated on the same arrivals: more than 5%% apart", c.Name, c.Allowed, o.Allowed)
+				}
+				t.Logf("%s: allowed %d live, %d simulated on the observed arrivals, %d on the scheduled ones; failed open %d / %d / %d",
+					c.Name, c.Allowed, o.Allowed, s.Allowed, c.FailedOpen, o.FailedOpen, s.FailedOpen)
 			}
-			if live.Audit.NotSent > 0 {
-				t.Fatalf("the load could not keep its schedule: %d requests not sent (audit %+v)", live.Audit.NotSent, live.Audit)
-			}
-			if b := live.Audit.Breaches(); b != 0 || live.Audit.TransportErrors != 0 {
+			if b := live.Audit.Breaches(); b != 0 || live.Audit.TransportErrors != 0 || live.Audit.Redirects != 0 {
 				t.Errorf("audit: %+v", live.Audit)
 			}
 		})
+	}
+}
+
+func TestObservedScenarioReplaysFirstTries(t *testing.T) {
+	sc := builtin(t, "retry-storm")
+	obs := []sim.Observation{
+		{Client: 0, At: 2 * time.Second, Cost: 1, Seq: 3},
+		{Client: 0, At: time.Second, Cost: 1, Seq: 1},
+		{Client: 0, At: time.Second + time.Millisecond, Attempt: 1, Cost: 1, Seq: 2}, // a retry: the policy makes its own
+		{Client: 2, At: 5 * time.Second, Cost: 1, Seq: 4},
+	}
+	got := ObservedScenario(sc, obs)
+	if len(sc.Clients[0].Traffic) != 3 || sc.Clients[0].Traffic[0].Pattern != sim.Constant {
+		t.Fatal("ObservedScenario changed the scenario it was given")
+	}
+	want := [][]time.Duration{{time.Second, 2 * time.Second}, nil, {5 * time.Second}}
+	for i, c := range got.Clients {
+		if len(c.Traffic) != 1 || c.Traffic[0].Pattern != sim.Times || !slices.Equal(c.Traffic[0].Times, want[i]) {
+			t.Errorf("client %d traffic %+v, want times %v", i, c.Traffic, want[i])
+		}
+	}
+	r, err := sim.Run(context.Background(), got, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first := r.Clients[0].Sent - r.Clients[0].Retries; first != 2 {
+		t.Errorf("client 0 sent %d first tries, want 2", first)
 	}
 }
 

@@ -9,6 +9,7 @@
 package live
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,6 +95,22 @@ type Audit struct {
 	// run never outlasts its scenario, and a machine that cannot keep up
 	// says so here.
 	NotSent int64 `json:"not_sent"`
+	// Redirects: answers in 3xx. They are not followed: a redirect to
+	// another host would take the load off the targets it was given.
+	Redirects int64 `json:"redirects"`
+	// How late first tries left against their schedule, in ms: the
+	// median, the 99th percentile and the worst. A loaded machine shows
+	// here why a live run admits what it does; ObservedScenario replays
+	// the arrivals as they were.
+	LateP50Ms float64 `json:"late_p50_ms"`
+	LateP99Ms float64 `json:"late_p99_ms"`
+	LateMaxMs float64 `json:"late_max_ms"`
+}
+
+// Lateness says in one line how well the run kept its schedule.
+func (a Audit) Lateness() string {
+	return fmt.Sprintf("first tries late by %.1f ms median, %.1f ms p99, %.1f ms at worst; %d more than 10 ms late, %d not sent",
+		a.LateP50Ms, a.LateP99Ms, a.LateMaxMs, a.Late, a.NotSent)
 }
 
 // Breaches is the number of answers that broke a header rule.
@@ -102,6 +120,47 @@ func (a Audit) Breaches() int64 { return a.RejectedWithQuota + a.MissingRetryAft
 type LoadResult struct {
 	*sim.Result
 	Audit Audit `json:"audit"`
+	// Observations are the requests as they were sent and answered.
+	Observations []sim.Observation `json:"-"`
+}
+
+// quantilesMs returns the median, 99th percentile and maximum of ds, in ms.
+func quantilesMs(ds []time.Duration) (p50, p99, worst float64) {
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(ds)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return ms(ds[len(ds)/2]), ms(ds[(len(ds)*99)/100]), ms(ds[len(ds)-1])
+}
+
+// ObservedScenario is sc with each client's traffic replaced by the first
+// tries it really sent, at the instants they were sent: the simulator run
+// on it decides the arrivals a live run achieved, not the schedule it may
+// have failed to keep on a loaded machine. Retries are left to the
+// client's retry policy, as in any run.
+func ObservedScenario(sc sim.Scenario, observations []sim.Observation) sim.Scenario {
+	obs := slices.Clone(observations)
+	slices.SortStableFunc(obs, func(a, b sim.Observation) int {
+		if c := cmp.Compare(a.At, b.At); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Seq, b.Seq)
+	})
+	times := make([][]time.Duration, len(sc.Clients))
+	cost := make([]int64, len(sc.Clients))
+	for _, o := range obs {
+		if o.Attempt == 0 {
+			times[o.Client] = append(times[o.Client], o.At)
+			cost[o.Client] = o.Cost
+		}
+	}
+	out := sc
+	out.Clients = slices.Clone(sc.Clients)
+	for i := range out.Clients {
+		out.Clients[i].Traffic = []sim.Traffic{{Pattern: sim.Times, Times: times[i], Cost: cost[i]}}
+	}
+	return out
 }
 
 // Load replays sc's clients against opts.Targets on the wall clock and
@@ -131,7 +190,10 @@ func Load(ctx context.Context, sc sim.Scenario, opts LoadOptions) (*LoadResult, 
 	if client == nil {
 		transport := http.DefaultTransport.(*http.Transport).Clone()
 		transport.MaxIdleConnsPerHost = opts.MaxInFlight
-		client = &http.Client{Transport: transport, Timeout: 10 * time.Second}
+		client = &http.Client{Transport: transport, Timeout: 10 * time.Second,
+			// A redirect is an answer, counted in the audit, never a
+			// request to another host.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		defer transport.CloseIdleConnections()
 	}
 	l := &loader{sc: sc, opts: opts, targets: targets, client: client, sem: make(chan struct{}, opts.MaxInFlight),
@@ -185,6 +247,7 @@ type loader struct {
 	mu        sync.Mutex
 	rng       *rand.Rand
 	obs       []sim.Observation
+	lateness  []time.Duration // of each first try, sent minus scheduled
 	audit     Audit
 	events    []sim.LogEntry
 	lastReset map[string]time.Time
@@ -264,7 +327,8 @@ func (l *loader) run(ctx context.Context) (*LoadResult, error) {
 		return nil, err
 	}
 	r.Live = true
-	return &LoadResult{Result: r, Audit: l.audit}, nil
+	l.audit.LateP50Ms, l.audit.LateP99Ms, l.audit.LateMaxMs = quantilesMs(l.lateness)
+	return &LoadResult{Result: r, Audit: l.audit, Observations: l.obs}, nil
 }
 
 // playFaults calls OnFault at each fault's start and end, on the wall clock.
@@ -338,6 +402,9 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 			return
 		}
 		l.mu.Lock()
+		if attempt == 0 {
+			l.lateness = append(l.lateness, max(at-a.At, 0))
+		}
 		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: at, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Seq: seq})
 		l.mu.Unlock()
 		if d.Allowed || d.Policy != "" || !ok {
@@ -405,6 +472,10 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client) (d store.Deci
 	retryAfter = parseSeconds(resp.Header.Get("Retry-After"))
 	d.RetryAfter = retryAfter
 	switch {
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		l.mu.Lock()
+		l.audit.Redirects++
+		l.mu.Unlock()
 	case resp.StatusCode == http.StatusTooManyRequests:
 		l.auditRejection(client, resp.Header, retryAfter)
 	case resp.StatusCode == http.StatusServiceUnavailable:

@@ -134,6 +134,10 @@ const (
 	Burst    Pattern = "burst"    // Count requests at At, spaced evenly over Spread
 	Ramp     Pattern = "ramp"     // constant, the rate going linearly From → To
 	OnOff    Pattern = "on-off"   // constant at Rate for On, silent for Off, repeated
+	// Times sends at the instants listed in Traffic.Times, in order: the
+	// arrivals a live load run actually achieved, replayed in the
+	// simulator (live.ObservedScenario). Not written in scenario files.
+	Times Pattern = "times"
 )
 
 // Traffic is one arrival pattern between Start and Stop.
@@ -148,6 +152,10 @@ type Traffic struct {
 	Start    time.Duration
 	Stop     time.Duration // 0: until the scenario's end
 	Cost     int64         // per request; 0 means 1
+	// Times are the arrivals of pattern times, from the run's start, in
+	// non-decreasing order (a time earlier than the one before ends the
+	// stream).
+	Times []time.Duration
 }
 
 // RetryPolicy is what a client does with a rejected request.

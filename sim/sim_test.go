@@ -433,3 +433,36 @@ func TestRetryWait(t *testing.T) {
 		}
 	}
 }
+
+// Pattern times sends at exactly the instants given, so a run fed the
+// arrivals a live run achieved decides the same requests the same way as a
+// run of the traffic that scheduled them, when they were on time.
+func TestTimesReplaysGivenArrivals(t *testing.T) {
+	scheduled := hammer(Shared, 1, RoundRobin)
+	var times []time.Duration
+	Arrivals(scheduled, func(a Arrival) bool {
+		times = append(times, a.At)
+		return true
+	})
+	replayed := scheduled
+	replayed.Clients = []Client{scheduled.Clients[0]}
+	replayed.Clients[0].Traffic = []Traffic{{Pattern: Times, Times: times}}
+	want, got := mustRun(t, scheduled), mustRun(t, replayed)
+	if got.Clients[0].Sent != int64(len(times)) || got.Clients[0].Allowed != want.Clients[0].Allowed {
+		t.Errorf("times: sent %d allowed %d; want %d sent, %d allowed as scheduled", got.Clients[0].Sent, got.Clients[0].Allowed, len(times), want.Clients[0].Allowed)
+	}
+	if e := Estimate(replayed); e != int64(len(times)) {
+		t.Errorf("Estimate = %d, want %d", e, len(times))
+	}
+	// Late by 50 ms each, the arrivals that fall past the run's end are not sent.
+	late := replayed
+	late.Clients = []Client{replayed.Clients[0]}
+	shifted := make([]time.Duration, len(times))
+	for i, at := range times {
+		shifted[i] = at + 50*time.Millisecond
+	}
+	late.Clients[0].Traffic = []Traffic{{Pattern: Times, Times: shifted}}
+	if r := mustRun(t, late); r.Clients[0].Sent >= int64(len(times)) {
+		t.Errorf("shifted past the end, %d of %d still sent", r.Clients[0].Sent, len(times))
+	}
+}

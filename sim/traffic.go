@@ -62,6 +62,11 @@ func (s *stream) next(rng *rand.Rand) (int64, bool) {
 		at = satAdd(base, int64(mulDivFloor(uint64(s.k), uint64(spread), uint64(max(count, 1)))))
 	case Ramp:
 		at = s.rampAt(s.k)
+	case Times:
+		if s.k >= int64(len(s.tr.Times)) {
+			return 0, false
+		}
+		at = int64(algorithms.At(s.tr.Times[s.k]))
 	case OnOff:
 		on, off := int64(algorithms.At(s.tr.On)), int64(algorithms.At(s.tr.Off))
 		perCycle := evenlyCount(on, s.tr.Rate)
@@ -130,6 +135,8 @@ func (s *stream) estimate() float64 {
 		return s.tr.Rate.PerSecond() * span
 	case Burst:
 		return float64(s.tr.Count)
+	case Times:
+		return float64(len(s.tr.Times))
 	case Ramp:
 		return (s.tr.From.PerSecond() + s.tr.To.PerSecond()) / 2 * span
 	case OnOff:
