@@ -4,8 +4,10 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/netip"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,9 +28,13 @@ func builtin(t *testing.T, name string) sim.Scenario {
 	return f.Scenario
 }
 
+var loopbackProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
 func startFleet(t *testing.T, sc sim.Scenario, storeKind string) *Fleet {
 	t.Helper()
-	f, err := Serve(context.Background(), ServeOptions{Scenario: sc, Store: storeKind, Listen: "127.0.0.1:0"})
+	// The load generator runs in this process and sends each client's IP
+	// in X-Forwarded-For: trust loopback, as an operator would say.
+	f, err := Serve(context.Background(), ServeOptions{Scenario: sc, Store: storeKind, Listen: "127.0.0.1:0", TrustedProxies: loopbackProxies})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +354,8 @@ func TestSplitBrainPartitionForReal(t *testing.T) {
 }
 
 // TestFaultsFromAnotherProcess: a load run that did not start the fleet
-// applies the scenario's faults through FaultPath.
+// applies the scenario's faults through FaultPath on the control listener,
+// with the token; the API ports, the wrong token and no token are refused.
 func TestFaultsFromAnotherProcess(t *testing.T) {
 	sc := bucketScenario(sim.Shared, 2)
 	sc.Topology.OnError = store.FailClosed
@@ -364,7 +371,23 @@ func TestFaultsFromAnotherProcess(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	apply := RemoteFaults(client, f.URLs[0])
+	for _, target := range f.URLs {
+		if err := RemoteFaults(client, target, f.Token)(sim.Fault{Kind: sim.Outage}, true); err == nil || !strings.Contains(err.Error(), "404") {
+			t.Errorf("a fault on API port %s: %v, want refused with 404", target, err)
+		}
+	}
+	for _, token := range []string{"", "guess", f.Token + "0"} {
+		if err := RemoteFaults(client, f.ControlURL, token)(sim.Fault{Kind: sim.Outage}, true); err == nil || !strings.Contains(err.Error(), "401") {
+			t.Errorf("a fault with token %q: %v, want refused with 401", token, err)
+		}
+	}
+	if got := status(); got != http.StatusOK {
+		t.Fatalf("after refused faults: %d, want 200 (no outage)", got)
+	}
+	if !strings.HasPrefix(f.ControlURL, "http://127.0.0.1:") || len(f.Token) != 32 {
+		t.Errorf("control %q token %q: want loopback and 128 random bits", f.ControlURL, f.Token)
+	}
+	apply := RemoteFaults(client, f.ControlURL, f.Token)
 	if err := apply(sim.Fault{Kind: sim.Outage}, true); err != nil {
 		t.Fatal(err)
 	}

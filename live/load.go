@@ -395,6 +395,18 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 	for {
 		seq := l.seq.Add(1)
 		at := time.Since(l.start)
+		if at >= l.sc.Duration {
+			// Its turn came after the scenario's end: a run never outlasts
+			// its scenario (and the simulator, fed these arrivals, would
+			// not send it either).
+			<-l.sem
+			if attempt == 0 {
+				l.mu.Lock()
+				l.audit.NotSent++
+				l.mu.Unlock()
+			}
+			return
+		}
 		d, retryAfter, ok := l.do(ctx, a.Client, c)
 		latency := time.Since(l.start) - at
 		<-l.sem

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -40,16 +41,56 @@ type ServeOptions struct {
 	// separated by a comma.
 	Store string
 	// Listen is the first server's address; server i listens on its port
-	// + i. Port 0 takes free ports. Default 127.0.0.1:0.
-	Listen string
-	// Logger hears the servers' store failures and recoveries.
+	// + i. Port 0 takes free ports. Default 127.0.0.1:0. A host that is
+	// not loopback is refused unless AllowRemote: the fleet is a demo,
+	// and its limits are for study, not for defending a service.
+	Listen      string
+	AllowRemote bool
+	// Control is the address of the fleet's control listener, where a
+	// load run in another process applies the scenario's faults
+	// (FaultPath). It is always on loopback, apart from the API ports, so
+	// the clients the fleet limits cannot reach it; and it takes only
+	// requests that carry the fleet's Token. Default 127.0.0.1:0.
+	Control string
+	// TrustedProxies are the peers whose X-Forwarded-For the servers
+	// believe, for an ip-keyed limit. None by default: any client can
+	// write that header, so trusting it is the operator's explicit choice
+	// (ratelim load sends each client's IP in it; trust 127.0.0.1/32 for
+	// a load run on this machine).
+	TrustedProxies []netip.Prefix
+	// Logger hears the servers' store failures and recoveries; nil
+	// discards them.
 	Logger *slog.Logger
+}
+
+// Server timeouts and bounds: a slow or hostile client holds a
+// connection for seconds, not forever, and a header block is bounded
+// before the middleware sees a key.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 10 * time.Second
+	writeTimeout      = 10 * time.Second
+	idleTimeout       = 60 * time.Second
+	maxHeaderBytes    = 16 << 10
+	// sweepEvery is how often a server's memory store drops the keys
+	// that are back to full, for the keys no request touches again.
+	sweepEvery = 10 * time.Second
+)
+
+// newHTTPServer is an http.Server with the fleet's timeouts and bounds.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
+		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes}
 }
 
 // Fleet is a running set of API servers behind the limiter.
 type Fleet struct {
 	// URLs are the servers' base URLs, server 0 first.
 	URLs []string
+	// ControlURL is the control listener's base URL, on loopback, and
+	// Token what a request to it must carry (Authorization: Bearer).
+	ControlURL string
+	Token      string
 
 	opts     ServeOptions
 	servers  []*http.Server
@@ -61,6 +102,8 @@ type Fleet struct {
 	copies   []switchable
 	wg       sync.WaitGroup
 	errs     chan error
+	// stopSweep, when set, stops the memory sweeper; Close calls it once.
+	stopSweep func()
 }
 
 // switchable is a store copy that an outage can take down.
@@ -78,6 +121,9 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	}
 	if opts.Listen == "" {
 		opts.Listen = "127.0.0.1:0"
+	}
+	if opts.Control == "" {
+		opts.Control = "127.0.0.1:0"
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -99,6 +145,14 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	if err != nil || port < 0 || port > 65535 {
 		f.Close(context.Background())
 		return nil, &sim.SetupError{Err: fmt.Errorf("--listen: port %q is not a port number", portText)}
+	}
+	if !opts.AllowRemote && !isLoopback(host) {
+		f.Close(context.Background())
+		return nil, &sim.SetupError{Err: fmt.Errorf("--listen: %q is not a loopback address: the fleet would take requests from other machines (want 127.0.0.1:PORT, or --allow-remote to mean it)", opts.Listen)}
+	}
+	if err := f.listenControl(opts.Control); err != nil {
+		f.Close(context.Background())
+		return nil, err
 	}
 	limit, window := httplimit.QuotaOf(alg)
 	f.side = make([]atomic.Int32, sc.Servers)
@@ -123,10 +177,7 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 			Limiter: f.limiterFor(i, alg),
 			OnError: sc.Topology.OnError,
 			Key: httplimit.KeyBy(httplimit.KeyOptions{
-				Header: APIKeyHeader, UserHeader: UserHeader,
-				// The load generator runs on this machine and sends each
-				// client's IP in X-Forwarded-For: trust loopback peers.
-				TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
+				Header: APIKeyHeader, UserHeader: UserHeader, TrustedProxies: opts.TrustedProxies,
 			}),
 			Limit: limit, Window: window, Metrics: metrics,
 			Logger: opts.Logger.With("server", i),
@@ -136,22 +187,105 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 			f.Close(context.Background())
 			return nil, err
 		}
+		if mem, ok := f.memoryOf(i); ok {
+			if err := httplimit.RegisterMemoryStats(reg, mem.Stats); err != nil {
+				ln.Close()
+				f.Close(context.Background())
+				return nil, err
+			}
+		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		mux.Handle(FaultPath, f.faultHandler())
+		// Control is not served here: the API's clients must not reach it.
+		mux.Handle("/ratelim/", http.NotFoundHandler())
 		mux.Handle("/", mw(demoAPI(i)))
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		f.servers = append(f.servers, srv)
 		f.URLs = append(f.URLs, "http://"+ln.Addr().String())
-		f.wg.Add(1)
-		go func() {
-			defer f.wg.Done()
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				f.errs <- err
-			}
-		}()
+		f.serve(newHTTPServer(mux), ln)
 	}
+	f.sweepMemory()
 	return f, nil
+}
+
+// serve runs srv on ln until Close.
+func (f *Fleet) serve(srv *http.Server, ln net.Listener) {
+	f.servers = append(f.servers, srv)
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			f.errs <- err
+		}
+	}()
+}
+
+// listenControl starts the control listener on addr, which must be
+// loopback, and draws the fleet's token.
+func (f *Fleet) listenControl(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || !isLoopback(host) {
+		return &sim.SetupError{Err: fmt.Errorf("--control: %q is not a loopback host:port (want e.g. 127.0.0.1:0)", addr)}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return &sim.SetupError{Err: fmt.Errorf("--control: %w", err)}
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	f.Token = hex.EncodeToString(b[:])
+	f.ControlURL = "http://" + ln.Addr().String()
+	mux := http.NewServeMux()
+	mux.Handle(FaultPath, f.faultHandler())
+	f.serve(newHTTPServer(mux), ln)
+	return nil
+}
+
+// memoryOf returns server i's memory store, if it has one of its own to
+// bound: a local jar, or the one memory store a shared fleet runs.
+func (f *Fleet) memoryOf(i int) (*store.Memory, bool) {
+	idx := 0
+	if f.opts.Scenario.Topology.Kind == sim.Local {
+		idx = i
+	} else if i != 0 {
+		return nil, false // the shared store's stats are server 0's
+	}
+	if idx >= len(f.copies) {
+		return nil, false
+	}
+	m, ok := f.copies[idx].(*store.Memory)
+	return m, ok
+}
+
+// sweepMemory drops, every sweepEvery, the keys of the fleet's memory
+// stores that are back to full: the ones no request comes back for, which
+// forgetting on touch never reaches.
+func (f *Fleet) sweepMemory() {
+	var mems []*store.Memory
+	for _, c := range f.copies {
+		if m, ok := c.(*store.Memory); ok {
+			mems = append(mems, m)
+		}
+	}
+	if len(mems) == 0 {
+		return
+	}
+	stop := make(chan struct{})
+	f.stopSweep = func() { close(stop) }
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		tick := time.NewTicker(sweepEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case now := <-tick.C:
+				for _, m := range mems {
+					m.Sweep(algorithms.FromTime(now))
+				}
+			}
+		}
+	}()
 }
 
 // demoAPI is the API the limiter protects: it says which server answered.
@@ -185,7 +319,9 @@ func (f *Fleet) openStores(ctx context.Context, alg algorithms.Algorithm) error 
 	open := func(kind string, copyIndex int) (switchable, error) {
 		switch {
 		case kind == "" || kind == "memory":
-			return store.NewMemory(alg), nil
+			// A server's store forgets full keys and holds a bounded
+			// number: keys are what its clients choose.
+			return store.NewServerMemory(alg), nil
 		case kind == "redis-server":
 			if f.redis == nil {
 				rs, err := StartRedisServer(ctx)
@@ -309,11 +445,18 @@ func (f *Fleet) Fault(fault sim.Fault, start bool) error {
 
 // FaultPath is where a fleet takes a scenario's faults from a load run in
 // another process: POST with kind, start (1 or 0) and, for a partition,
-// groups ("0,1|2,3"). It listens on loopback only, like the fleet.
+// groups ("0,1|2,3"), and the header Authorization: Bearer TOKEN. It is
+// served on the control listener only (Fleet.ControlURL, loopback), never
+// on an API port.
 const FaultPath = "/ratelim/fault"
 
 func (f *Fleet) faultHandler() http.Handler {
+	want := []byte("Bearer " + f.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			http.Error(w, "a fault needs the fleet's token (Authorization: Bearer TOKEN, as 'ratelim serve' printed it)", http.StatusUnauthorized)
+			return
+		}
 		if r.Method != http.MethodPost {
 			http.Error(w, "POST a fault", http.StatusMethodNotAllowed)
 			return
@@ -355,8 +498,10 @@ func parseFault(q url.Values) (sim.Fault, bool, error) {
 }
 
 // RemoteFaults returns an OnFault for a load run that applies faults to a
-// fleet in another process through FaultPath on target.
-func RemoteFaults(client *http.Client, target string) func(sim.Fault, bool) error {
+// fleet in another process through FaultPath on its control URL, with its
+// token.
+func RemoteFaults(client *http.Client, control, token string) func(sim.Fault, bool) error {
+	target := control
 	return func(f sim.Fault, start bool) error {
 		q := url.Values{"kind": {string(f.Kind)}, "start": {"0"}}
 		if start {
@@ -373,7 +518,12 @@ func RemoteFaults(client *http.Client, target string) func(sim.Fault, bool) erro
 		if len(groups) > 0 {
 			q.Set("groups", strings.Join(groups, "|"))
 		}
-		resp, err := client.Post(strings.TrimSuffix(target, "/")+FaultPath+"?"+q.Encode(), "text/plain", nil)
+		req, err := http.NewRequest(http.MethodPost, strings.TrimSuffix(target, "/")+FaultPath+"?"+q.Encode(), nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
 		if err != nil {
 			return err
 		}
@@ -394,6 +544,10 @@ func (f *Fleet) Close(ctx context.Context) error {
 		if err := s.Shutdown(ctx); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if f.stopSweep != nil {
+		f.stopSweep()
+		f.stopSweep = nil
 	}
 	f.wg.Wait()
 	for i := len(f.closers) - 1; i >= 0; i-- {

@@ -147,7 +147,7 @@ faults:
 	}
 	wantTraffic := sim.Traffic{Pattern: sim.Ramp, From: algorithms.Rate{N: 0, Per: time.Second}, To: algorithms.Rate{N: 50, Per: time.Second},
 		Start: time.Second, Stop: 50 * time.Second, Cost: 2}
-	if got := sc.Clients[0].Traffic; len(got) != 1 || got[0] != wantTraffic {
+	if got := sc.Clients[0].Traffic; len(got) != 1 || !reflect.DeepEqual(got[0], wantTraffic) {
 		t.Errorf("traffic %+v, want %+v", got, wantTraffic)
 	}
 	wantFaults := []sim.Fault{
@@ -260,7 +260,7 @@ clients:
 	if len(cs) != 3 || cs[1].Name != "web-2" || cs[1].APIKey != "web" || len(cs[1].Traffic) != 1 || len(cs[2].Traffic) != 2 {
 		t.Errorf("clients %+v", cs)
 	}
-	if cs[2].Traffic[0] != cs[0].Traffic[0] {
+	if !reflect.DeepEqual(cs[2].Traffic[0], cs[0].Traffic[0]) {
 		t.Errorf("aliased traffic %+v differs from its anchor's %+v", cs[2].Traffic[0], cs[0].Traffic[0])
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -23,9 +26,12 @@ import (
 
 type serveOptions struct {
 	streams
-	Scenario string
-	Listen   string
-	over     overrides
+	Scenario       string
+	Listen         string
+	AllowRemote    bool
+	Control        string
+	TrustedProxies []string
+	over           overrides
 	// ready, if set, receives the fleet once it listens (tests).
 	ready func(*live.Fleet)
 }
@@ -41,7 +47,16 @@ server), shared (one store), racy (one store, read and written in two calls),
 split-brain (two stores; --store redis://a,redis://b). Each answers GET /api,
 429 with Retry-After and the RateLimit fields when limited, and serves
 /metrics in Prometheus text format. Stop it with ctrl-c (SIGINT) or SIGTERM:
-in-flight requests finish first.
+in-flight requests finish first. Store failures and recoveries are logged
+on stderr.
+
+Faults are applied through a control listener of its own, on loopback only
+and apart from the API ports (which answer 404 there), that takes only
+requests with the token printed at start: pass both to 'ratelim load' with
+--control and --token. The servers listen on loopback unless --allow-remote;
+X-Forwarded-For is believed only from --trusted-proxies (none by default;
+'ratelim load' sends each client's IP in it, so trust 127.0.0.1/32 for an
+ip-keyed scenario loaded from this machine).
 
 --store redis-server starts a redis-server of its own on a free port (and
 removes it at exit); miniredis runs one in process; redis://host:port uses
@@ -59,7 +74,11 @@ yours, under a key prefix of its own that is deleted at exit.`,
 			return serveRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Listen, "listen", "127.0.0.1:8080", "the first server's address; server i listens on port + i (port 0: any free ports)")
+	f := cmd.Flags()
+	f.StringVar(&opts.Listen, "listen", "127.0.0.1:8080", "the first server's address; server i listens on port + i (port 0: any free ports)")
+	f.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow a --listen address other machines can reach")
+	f.StringVar(&opts.Control, "control", "127.0.0.1:0", "the control listener's address, on loopback (port 0: a free one)")
+	f.StringSliceVar(&opts.TrustedProxies, "trusted-proxies", nil, "CIDRs whose X-Forwarded-For is believed, comma-separated (e.g. 127.0.0.1/32)")
 	addOverrideFlags(cmd, &opts.over)
 	return cmd
 }
@@ -72,9 +91,19 @@ func serveRun(ctx context.Context, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	var proxies []netip.Prefix
+	for _, p := range opts.TrustedProxies {
+		prefix, err := netip.ParsePrefix(strings.TrimSpace(p))
+		if err != nil {
+			return badInput("--trusted-proxies: %q is not a CIDR (want e.g. 127.0.0.1/32 or 10.0.0.0/8)", p)
+		}
+		proxies = append(proxies, prefix)
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fleet, err := live.Serve(ctx, live.ServeOptions{Scenario: sc, Listen: opts.Listen})
+	logger := slog.New(slog.NewTextHandler(opts.ErrOut, nil))
+	fleet, err := live.Serve(ctx, live.ServeOptions{Scenario: sc, Listen: opts.Listen, AllowRemote: opts.AllowRemote,
+		Control: opts.Control, TrustedProxies: proxies, Logger: logger})
 	if err != nil {
 		return setupOrErr(scenarioLabel(file), err)
 	}
@@ -82,6 +111,10 @@ func serveRun(ctx context.Context, opts *serveOptions) error {
 		sc.Topology.Kind, storeLabel(sc.Topology.Store), sc.Limit.Algorithm, sc.Limit.Params.Rate, sc.Topology.OnError)
 	for i, u := range fleet.URLs {
 		fmt.Fprintf(opts.Out, "  server %d  %s/api   %s/metrics\n", i, u, u)
+	}
+	fmt.Fprintf(opts.Out, "  control   %s (faults: ratelim load ... --control %s --token %s)\n", fleet.ControlURL, fleet.ControlURL, fleet.Token)
+	if sc.Limit.Key == sim.KeyIP && len(proxies) == 0 {
+		fmt.Fprintln(opts.Out, "  keyed by ip, and no --trusted-proxies: X-Forwarded-For is ignored, so every local client is 127.0.0.1")
 	}
 	fmt.Fprintln(opts.Out, "ctrl-c stops them")
 	if opts.ready != nil {
@@ -106,6 +139,8 @@ type loadOptions struct {
 	Targets     []string
 	AllowRemote bool
 	Faults      bool
+	Control     string
+	Token       string
 	MaxInFlight int
 	MaxRequests int64
 	Format      string
@@ -141,7 +176,9 @@ duration in real time. Targets must be on this machine unless
 	f := cmd.Flags()
 	f.StringSliceVar(&opts.Targets, "target", nil, "the servers' base URLs, comma-separated")
 	f.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow targets that are not on this machine (only servers you own)")
-	f.BoolVar(&opts.Faults, "faults", true, "apply the scenario's outage and partition faults to a 'ratelim serve' fleet, through its "+live.FaultPath)
+	f.BoolVar(&opts.Faults, "faults", true, "apply the scenario's outage and partition faults to a 'ratelim serve' fleet, through --control")
+	f.StringVar(&opts.Control, "control", "", "the control URL 'ratelim serve' printed, where faults are applied")
+	f.StringVar(&opts.Token, "token", "", "the token 'ratelim serve' printed, for --control")
 	f.IntVar(&opts.MaxInFlight, "max-in-flight", live.DefaultMaxInFlight, "requests in flight at once, at most")
 	f.Int64Var(&opts.MaxRequests, "max-requests", live.DefaultMaxRequests, "refuse a run estimated to send more requests than this")
 	f.StringVar(&opts.Format, "format", "table", "output: table, json or csv")
@@ -165,10 +202,16 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	lo := live.LoadOptions{Targets: opts.Targets, AllowRemote: opts.AllowRemote, MaxInFlight: opts.MaxInFlight, MaxRequests: opts.MaxRequests}
-	if opts.Faults && len(sc.Faults) > 0 && len(opts.Targets) > 0 {
-		// A fleet started by 'ratelim serve' takes the faults on its first
-		// server, for all of them: they share the store.
-		lo.OnFault = live.RemoteFaults(&http.Client{Timeout: 5 * time.Second}, opts.Targets[0])
+	if opts.Faults && len(sc.Faults) > 0 {
+		// A fleet started by 'ratelim serve' takes the faults on its
+		// control listener, for all its servers: they share the store.
+		if opts.Control == "" || opts.Token == "" {
+			return badInput("%s has faults: give --control URL --token TOKEN as 'ratelim serve' printed them, or --faults=false to run without", scenarioLabel(file))
+		}
+		if err := checkLoopbackURL("--control", opts.Control); err != nil {
+			return err
+		}
+		lo.OnFault = live.RemoteFaults(&http.Client{Timeout: 5 * time.Second}, opts.Control, opts.Token)
 	}
 	res, err := live.Load(ctx, sc, lo)
 	if err != nil {
@@ -207,8 +250,9 @@ func writeLoadResult(w io.Writer, res *live.LoadResult, format string, quiet boo
 	}
 	if !quiet {
 		a := res.Audit
-		fmt.Fprintf(w, "headers: %d breach%s (429 with quota left %d, no Retry-After %d, reset went back %d); %d transport errors; %d sent late, %d not sent in time\n",
-			a.Breaches(), pluralES(a.Breaches()), a.RejectedWithQuota, a.MissingRetryAfter, a.ResetWentBack, a.TransportErrors, a.Late, a.NotSent)
+		fmt.Fprintf(w, "headers: %d breach%s (429 with quota left %d, no Retry-After %d, reset went back %d); %d transport errors, %d redirects (not followed)\n",
+			a.Breaches(), pluralES(a.Breaches()), a.RejectedWithQuota, a.MissingRetryAfter, a.ResetWentBack, a.TransportErrors, a.Redirects)
+		fmt.Fprintf(w, "schedule: %s\n", a.Lateness())
 	}
 	return nil
 }
@@ -234,14 +278,20 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 			storeKind = "redis-server"
 		}
 	}
-	fleet, err := live.Serve(ctx, live.ServeOptions{Scenario: sc, Store: storeKind, Listen: "127.0.0.1:0"})
+	// The load run is in this process and sends each client's IP in
+	// X-Forwarded-For: the fleet believes loopback, and nothing else.
+	fleet, err := live.Serve(ctx, live.ServeOptions{Scenario: sc, Store: storeKind, Listen: "127.0.0.1:0",
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
+		Logger:         slog.New(slog.NewTextHandler(opts.ErrOut, nil))})
 	if err != nil {
 		return setupOrErr(label, err)
 	}
 	defer func() {
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		fleet.Close(shutdown)
+		if err := fleet.Close(shutdown); err != nil {
+			fmt.Fprintf(opts.ErrOut, "ratelim: warning: closing the fleet: %v\n", err)
+		}
 	}()
 	if opts.ErrIsTerminal && !opts.Quiet {
 		fmt.Fprintf(opts.ErrOut, "running %s for real for %s on %d servers, store %s...\n", sc.Name, sc.Duration, len(fleet.URLs), storeLabel(storeKind))
@@ -252,17 +302,25 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 	}
 	res.Store = storeLabel(storeKind)
 	simulated, err := sim.Run(ctx, sc, sim.Options{MaxRequests: opts.Limits.MaxRequests})
-	if err != nil {
-		return setupOrErr(label, err)
+	if err := runError(opts.ErrOut, label, err); err != nil {
+		return err
+	}
+	// What the simulator decides on the arrivals the load run achieved:
+	// where this and the live figures differ, the limiter did; where only
+	// the scheduled ones differ, the machine could not keep the schedule.
+	asSent, err := sim.Run(ctx, live.ObservedScenario(sc, res.Observations), sim.Options{MaxRequests: opts.Limits.MaxRequests})
+	if err := runError(opts.ErrOut, label, err); err != nil {
+		return err
 	}
 	if opts.Format == "json" {
 		enc := json.NewEncoder(opts.Out)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		return enc.Encode(struct {
-			Live      *live.LoadResult `json:"live"`
-			Simulated *sim.Result      `json:"simulated"`
-		}{res, simulated})
+			Live            *live.LoadResult `json:"live"`
+			Simulated       *sim.Result      `json:"simulated"`
+			SimulatedAsSent *sim.Result      `json:"simulated_as_sent"`
+		}{res, simulated, asSent})
 	}
 	fmt.Fprintln(opts.Out, "LIVE")
 	if err := writeLoadResult(opts.Out, res, "table", false); err != nil {
@@ -272,18 +330,19 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 	if err := sim.WriteTable(opts.Out, simulated); err != nil {
 		return err
 	}
-	fmt.Fprintln(opts.Out, "\nDIFFERENCE (allowed, live vs simulated)")
-	return writeDifference(opts.Out, res.Result, simulated)
+	fmt.Fprintln(opts.Out, "\nDIFFERENCE (allowed: live, simulated on the arrivals as sent, and as scheduled)")
+	return writeDifference(opts.Out, res.Result, asSent, simulated)
 }
 
 // writeDifference prints, per client, what was admitted live and in the
-// simulation, and the relative difference.
-func writeDifference(w io.Writer, live, simulated *sim.Result) error {
+// simulation of the arrivals as sent and as scheduled, and the relative
+// differences.
+func writeDifference(w io.Writer, live, asSent, scheduled *sim.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "client\tlive\tsimulated\tdifference\t")
+	fmt.Fprintln(tw, "client\tlive\tas sent\tdifference\tscheduled\tdifference\t")
 	for i, c := range live.Clients {
-		s := simulated.Clients[i]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t\n", c.Name, c.Allowed, s.Allowed, relDiff(c.Allowed, s.Allowed))
+		a, s := asSent.Clients[i], scheduled.Clients[i]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t\n", c.Name, c.Allowed, a.Allowed, relDiff(c.Allowed, a.Allowed), s.Allowed, relDiff(c.Allowed, s.Allowed))
 	}
 	return tw.Flush()
 }
@@ -300,4 +359,17 @@ func relDiff(got, want int64) string {
 		return "0%"
 	}
 	return strings.TrimSuffix(fmt.Sprintf("%+.1f", d), ".0") + "%"
+}
+
+// checkLoopbackURL refuses a URL that is not http on this machine: the
+// control listener of a fleet is never anywhere else.
+func checkLoopbackURL(flag, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return badInput("%s: %q is not a URL (want e.g. http://127.0.0.1:40123)", flag, raw)
+	}
+	if ip, err := netip.ParseAddr(u.Hostname()); u.Hostname() != "localhost" && (err != nil || !ip.IsLoopback()) {
+		return badInput("%s: %q is not on this machine (want the loopback URL 'ratelim serve' printed)", flag, raw)
+	}
+	return nil
 }

@@ -84,6 +84,11 @@ func TestLoadBadInput(t *testing.T) {
 		{[]string{"load", path}, "no target"},
 		{[]string{"load", path, "--target", "nonsense"}, "not an http URL"},
 		{[]string{"serve", path, "--listen", "nowhere"}, "--listen"},
+		{[]string{"serve", path, "--listen", "0.0.0.0:0"}, "--allow-remote"},
+		{[]string{"serve", path, "--listen", "127.0.0.1:0", "--control", "0.0.0.0:0"}, "--control"},
+		{[]string{"serve", path, "--trusted-proxies", "everyone"}, "--trusted-proxies"},
+		{[]string{"load", "store-outage", "--target", "http://127.0.0.1:1"}, "--control URL --token TOKEN"},
+		{[]string{"load", "store-outage", "--target", "http://127.0.0.1:1", "--control", "http://10.0.0.1:1", "--token", "t"}, "not on this machine"},
 	}
 	for _, tt := range tests {
 		code, _, errOut := runArgs(tt.args...)
