@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -93,5 +94,21 @@ func TestLoadDoesNotFollowRedirects(t *testing.T) {
 	}
 	if n := elsewhere.Load(); n != 0 || res.Audit.Redirects != 5 {
 		t.Errorf("redirected host got %d requests, audit counted %d redirects; want 0 and 5", n, res.Audit.Redirects)
+	}
+}
+
+// A redis-server start that is given up on leaves no process behind.
+func TestCancelledRedisStartLeavesNoServer(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed (.ci/run installs it)")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := &RedisServer{Port: 1, dir: t.TempDir()} // port 1: never answers
+	if err := r.Start(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Start = %v, want context.Canceled", err)
+	}
+	if r.cmd != nil {
+		t.Fatal("the cancelled start left its redis-server running")
 	}
 }

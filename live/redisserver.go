@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -67,24 +68,27 @@ func (r *RedisServer) Start(ctx context.Context) error {
 	r.cmd = cmd
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
+		if err := ctx.Err(); err != nil {
+			// A start given up on leaves no server behind.
+			r.killLocked()
+			return err
+		}
 		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(r.Port), 100*time.Millisecond); err == nil {
 			c.Close()
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("live: redis-server on port %d did not answer within 5 s (see %s)", r.Port, filepath.Join(r.dir, "redis.log"))
+	log, _ := os.ReadFile(filepath.Join(r.dir, "redis.log"))
+	r.killLocked()
+	return fmt.Errorf("live: redis-server on port %d did not answer within 5 s; its log ends: %s", r.Port, lastLine(log))
 }
 
-// Stop kills the server, as a crash would: clients see connections refused
-// until Start.
-func (r *RedisServer) Stop() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// killLocked kills the server and waits for it; r.mu is held.
+func (r *RedisServer) killLocked() error {
 	if r.cmd == nil {
 		return nil
 	}
@@ -92,6 +96,23 @@ func (r *RedisServer) Stop() error {
 	r.cmd.Wait()
 	r.cmd = nil
 	return err
+}
+
+// lastLine is the last non-empty line of a log, for an error message.
+func lastLine(log []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	if line := strings.TrimSpace(lines[len(lines)-1]); line != "" {
+		return line
+	}
+	return "(nothing)"
+}
+
+// Stop kills the server, as a crash would: clients see connections refused
+// until Start.
+func (r *RedisServer) Stop() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.killLocked()
 }
 
 // Close stops the server and removes its directory.
