@@ -65,7 +65,9 @@ type LoadOptions struct {
 	// Path is requested on every target; "" means /api.
 	Path string
 	// Client sends the requests; nil means one with keep-alive
-	// connections sized for MaxInFlight.
+	// connections sized for MaxInFlight. Load never follows a redirect,
+	// whatever the client's CheckRedirect says (Audit.Redirects counts
+	// them).
 	Client *http.Client
 	// Progress, if set, is called about every 100 ms with the time reached.
 	Progress func(done, total time.Duration)
@@ -186,16 +188,21 @@ func Load(ctx context.Context, sc sim.Scenario, opts LoadOptions) (*LoadResult, 
 	if opts.Path == "" {
 		opts.Path = "/api"
 	}
-	client := opts.Client
-	if client == nil {
+	var client *http.Client
+	if opts.Client != nil {
+		c := *opts.Client
+		client = &c
+	} else {
 		transport := http.DefaultTransport.(*http.Transport).Clone()
 		transport.MaxIdleConnsPerHost = opts.MaxInFlight
-		client = &http.Client{Transport: transport, Timeout: 10 * time.Second,
-			// A redirect is an answer, counted in the audit, never a
-			// request to another host.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		client = &http.Client{Transport: transport, Timeout: 10 * time.Second}
 		defer transport.CloseIdleConnections()
 	}
+	// A redirect is an answer, counted in the audit, never a request to
+	// another host: a 302 would otherwise take the load off the targets
+	// checkTargets let through. This holds for a client of the caller's
+	// own too (a copy of it; theirs is left as it was).
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	l := &loader{sc: sc, opts: opts, targets: targets, client: client, sem: make(chan struct{}, opts.MaxInFlight),
 		rng: rand.New(rand.NewPCG(sc.Seed, 7)), lastReset: map[string]time.Time{}}
 	for _, c := range sc.Clients {

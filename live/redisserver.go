@@ -71,7 +71,7 @@ func (r *RedisServer) Start(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			// A start given up on leaves no server behind.
 			r.killLocked()
-			return err
+			return fmt.Errorf("live: redis-server on port %d: start given up: %w", r.Port, err)
 		}
 		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(r.Port), 100*time.Millisecond); err == nil {
 			c.Close()
@@ -87,7 +87,9 @@ func (r *RedisServer) Start(ctx context.Context) error {
 	return fmt.Errorf("live: redis-server on port %d did not answer within 5 s; its log ends: %s", r.Port, lastLine(log))
 }
 
-// killLocked kills the server and waits for it; r.mu is held.
+// killLocked kills the server and waits for it, so that no process is
+// left behind, not even a zombie; r.mu is held. A server that had already
+// died (crashed, or killed from outside) is not an error: it is stopped.
 func (r *RedisServer) killLocked() error {
 	if r.cmd == nil {
 		return nil
@@ -95,6 +97,9 @@ func (r *RedisServer) killLocked() error {
 	err := r.cmd.Process.Kill()
 	r.cmd.Wait()
 	r.cmd = nil
+	if errors.Is(err, os.ErrProcessDone) {
+		return nil
+	}
 	return err
 }
 

@@ -75,6 +75,8 @@ const (
 	// sweepEvery is how often a server's memory store drops the keys
 	// that are back to full, for the keys no request touches again.
 	sweepEvery = 10 * time.Second
+	// clearTimeout bounds the deletion of a Redis store's keys at Close.
+	clearTimeout = 10 * time.Second
 )
 
 // newHTTPServer is an http.Server with the fleet's timeouts and bounds.
@@ -324,30 +326,46 @@ func (f *Fleet) openStores(ctx context.Context, alg algorithms.Algorithm) error 
 			return store.NewServerMemory(alg), nil
 		case kind == "redis-server":
 			if f.redis == nil {
+				// Not a SetupError: the input was fine, the machine (no
+				// redis-server, one that would not start) or the user
+				// (ctrl-c during the start) stopped it.
 				rs, err := StartRedisServer(ctx)
 				if err != nil {
-					return nil, &sim.SetupError{Err: err}
+					return nil, err
 				}
 				f.redis = rs
 				f.closers = append(f.closers, rs.Close)
 			}
 			kind = f.redis.URL()
 		}
-		url := kind
+		addr := kind
 		if kind == "miniredis" {
-			url = store.Embedded
+			addr = store.Embedded
 		}
-		r, err := store.OpenRedis(ctx, alg, store.RedisOptions{URL: url, Prefix: fmt.Sprintf("%s%d:", prefix, copyIndex), FailFast: true})
+		keyPrefix := fmt.Sprintf("%s%d:", prefix, copyIndex)
+		r, err := store.OpenRedis(ctx, alg, store.RedisOptions{URL: addr, Prefix: keyPrefix, FailFast: true})
 		if err != nil {
 			return nil, &sim.SetupError{Err: err}
 		}
 		if r.Embedded() != nil {
 			f.embedded = append(f.embedded, r)
 		}
+		// Where, for the operator, without a password the URL may hold.
+		where := kind
+		if u, err := url.Parse(kind); err == nil && u.Host != "" {
+			where = u.Redacted()
+		}
 		f.closers = append(f.closers, func() error {
-			_, err := r.Clear(context.Background())
+			// Bounded: a store that went away at the end must not hold
+			// the fleet's exit. Its keys then wait for their TTLs.
+			ctx, cancel := context.WithTimeout(context.Background(), clearTimeout)
+			defer cancel()
+			_, err := r.Clear(ctx)
 			r.Close()
-			return err
+			if err != nil {
+				return &sim.CleanupError{Err: fmt.Errorf("%s: %w", where, err)}
+			}
+			return nil
 		})
 		return r, nil
 	}
@@ -537,7 +555,11 @@ func RemoteFaults(client *http.Client, control, token string) func(sim.Fault, bo
 }
 
 // Close shuts the servers down gracefully (in-flight requests finish, up to
-// ctx's deadline) and closes the stores, deleting the keys the fleet wrote.
+// ctx's deadline), stops the memory sweeper and closes the stores, deleting
+// the keys the fleet wrote to Redis. Every failure is in the error it
+// returns; a Redis store that would not delete its keys (gone at the end,
+// or more than 10 s) is a *sim.CleanupError naming the store and the key
+// prefix, so the operator can delete them, or let them expire.
 func (f *Fleet) Close(ctx context.Context) error {
 	var errs []error
 	for _, s := range f.servers {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -125,12 +126,43 @@ func serveRun(ctx context.Context, opts *serveOptions) error {
 	case <-ctx.Done():
 	case serveErr = <-fleet.Err():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := fleet.Close(shutdown); err != nil && serveErr == nil {
+	if err := closeFleet(opts.ErrOut, fleet); err != nil && serveErr == nil {
 		serveErr = err
 	}
 	return serveErr
+}
+
+// closeFleet stops a fleet (in-flight requests get 5 s) and says on errOut
+// what did not go as it should. Keys a Redis store would not delete are a
+// warning, as for sim: the run was whole, and they expire on their own.
+// Anything else is returned.
+func closeFleet(errOut io.Writer, fleet *live.Fleet) error {
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := fleet.Close(shutdown)
+	if err == nil {
+		return nil
+	}
+	var rest []error
+	for _, e := range unjoin(err) {
+		if errors.As(e, new(*sim.CleanupError)) {
+			fmt.Fprintf(errOut, "ratelim: warning: %v\n", e)
+		} else {
+			rest = append(rest, e)
+		}
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	return fmt.Errorf("stopping the fleet: %w", errors.Join(rest...))
+}
+
+// unjoin is the errors errors.Join put together, or err alone.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 type loadOptions struct {
@@ -287,10 +319,8 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 		return setupOrErr(label, err)
 	}
 	defer func() {
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := fleet.Close(shutdown); err != nil {
-			fmt.Fprintf(opts.ErrOut, "ratelim: warning: closing the fleet: %v\n", err)
+		if err := closeFleet(opts.ErrOut, fleet); err != nil {
+			fmt.Fprintf(opts.ErrOut, "ratelim: warning: %v\n", err)
 		}
 	}()
 	if opts.ErrIsTerminal && !opts.Quiet {
