@@ -8,7 +8,16 @@
 //	cfg.Limit, cfg.Window = httplimit.QuotaOf(alg)
 //	limit, err := httplimit.New(cfg)
 //	...
-//	http.ListenAndServe(addr, limit(mux))
+//	srv := &http.Server{Addr: addr, Handler: limit(mux),
+//		ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 60 * time.Second,
+//		MaxHeaderBytes: 16 << 10}
+//	srv.ListenAndServe()
+//
+// The server's own bounds come first: the limiter decides once a request's
+// headers are in, so a client that never finishes them (slowloris) is
+// stopped by ReadHeaderTimeout, not by any limit, and MaxHeaderBytes bounds
+// the block a key is read from before [Config.MaxKeyBytes] bounds the key.
+// ratelim serve sets these, ReadTimeout and WriteTimeout on every server.
 //
 // # Why 429 with Retry-After
 //

@@ -82,7 +82,7 @@ type Config struct {
 // New returns the middleware cfg describes, to wrap a handler with:
 //
 //	limit, err := httplimit.New(cfg)
-//	srv := &http.Server{Handler: limit(mux)}
+//	srv := &http.Server{Handler: limit(mux), ReadHeaderTimeout: 5 * time.Second}
 //
 // For each request it takes the key (an empty key passes unlimited), asks
 // the limiter at the Clock's instant for one unit of quota, and then:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 )
@@ -197,5 +199,33 @@ func TestFleetCloseReportsKeysLeft(t *testing.T) {
 	var ce *sim.CleanupError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "miniredis") {
 		t.Errorf("Close = %v, want a *sim.CleanupError naming the store", err)
+	}
+}
+
+// A leaky bucket holds an admitted request up to burst ÷ rate before the
+// handler answers: the servers' write timeout allows for that wait, or
+// the answer would be cut off; other algorithms keep the plain bound.
+func TestWriteTimeoutAllowsTheQueue(t *testing.T) {
+	leaky, err := algorithms.NewLeakyBucket(algorithms.Rate{N: 5, Per: time.Second}, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket, err := algorithms.NewTokenBucket(algorithms.Rate{N: 5, Per: time.Second}, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		alg  algorithms.Algorithm
+		want time.Duration
+	}{
+		{leaky, writeTimeout + 10*time.Second},
+		{bucket, writeTimeout},
+	} {
+		if got := newHTTPServer(http.NotFoundHandler(), maxDelayOf(tt.alg)).WriteTimeout; got != tt.want {
+			t.Errorf("%s %v: write timeout %v, want %v", tt.alg.Name(), tt.alg.Params(), got, tt.want)
+		}
+	}
+	if got := writeTimeoutFor(math.MaxInt64 - time.Second); got != math.MaxInt64 {
+		t.Errorf("a delay near the largest Duration: %v, want it saturated", got)
 	}
 }

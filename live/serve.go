@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -65,7 +66,8 @@ type ServeOptions struct {
 
 // Server timeouts and bounds: a slow or hostile client holds a
 // connection for seconds, not forever, and a header block is bounded
-// before the middleware sees a key.
+// before the middleware sees a key. The write timeout grows by the
+// longest a leaky bucket holds a request (writeTimeoutFor).
 const (
 	readHeaderTimeout = 5 * time.Second
 	readTimeout       = 10 * time.Second
@@ -79,10 +81,35 @@ const (
 	clearTimeout = 10 * time.Second
 )
 
-// newHTTPServer is an http.Server with the fleet's timeouts and bounds.
-func newHTTPServer(h http.Handler) *http.Server {
+// newHTTPServer is an http.Server with the fleet's timeouts and bounds;
+// maxDelay is the longest an admitted request may be held before its
+// handler runs, which the write timeout must allow for.
+func newHTTPServer(h http.Handler, maxDelay time.Duration) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
-		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes}
+		WriteTimeout: writeTimeoutFor(maxDelay), IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes}
+}
+
+// writeTimeoutFor is writeTimeout plus maxDelay, saturating: an answer the
+// limiter held back (a leaky bucket's queue) is not cut off before it is
+// written.
+func writeTimeoutFor(maxDelay time.Duration) time.Duration {
+	if maxDelay <= 0 {
+		return writeTimeout
+	}
+	if maxDelay > math.MaxInt64-writeTimeout {
+		return math.MaxInt64
+	}
+	return writeTimeout + maxDelay
+}
+
+// maxDelayOf is the longest alg holds an admitted request: a leaky
+// bucket's full queue, burst ÷ rate; no other algorithm delays.
+func maxDelayOf(alg algorithms.Algorithm) time.Duration {
+	if alg.Name() != "leaky-bucket" {
+		return 0
+	}
+	_, window := httplimit.QuotaOf(alg) // burst × per ÷ n, saturating
+	return window
 }
 
 // Fleet is a running set of API servers behind the limiter.
@@ -202,7 +229,7 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 		mux.Handle("/ratelim/", http.NotFoundHandler())
 		mux.Handle("/", mw(demoAPI(i)))
 		f.URLs = append(f.URLs, "http://"+ln.Addr().String())
-		f.serve(newHTTPServer(mux), ln)
+		f.serve(newHTTPServer(mux, maxDelayOf(alg)), ln)
 	}
 	f.sweepMemory()
 	return f, nil
@@ -237,7 +264,7 @@ func (f *Fleet) listenControl(addr string) error {
 	f.ControlURL = "http://" + ln.Addr().String()
 	mux := http.NewServeMux()
 	mux.Handle(FaultPath, f.faultHandler())
-	f.serve(newHTTPServer(mux), ln)
+	f.serve(newHTTPServer(mux, 0), ln)
 	return nil
 }
 

@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,5 +98,110 @@ func TestLoadBadInput(t *testing.T) {
 		if code != exitBadInput || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, code, errOut, tt.want)
 		}
+	}
+}
+
+const outageLive = `name: outage-live
+duration: 2s
+servers: 2
+limit: {algorithm: token-bucket, rate: 100/s, burst: 50}
+topology: {kind: shared, on_error: fail-closed}
+clients:
+  - name: steady
+    api_key: s
+    traffic: {pattern: constant, rate: 40/s}
+faults:
+  - {kind: outage, start: 500ms, end: 1500ms}
+`
+
+// lockedBuffer is a bytes.Buffer the fleet's goroutines can log to while
+// the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestLoadAppliesFaultsThroughControl: 'ratelim load' in "another process"
+// takes the control URL and token 'ratelim serve' printed and applies the
+// outage there (the fleet answers 503, fail-closed, and tells its operator
+// on stderr); the API port refuses the fault path.
+func TestLoadAppliesFaultsThroughControl(t *testing.T) {
+	path := writeScenario(t, "outage.yaml", outageLive)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fleetc := make(chan *live.Fleet, 1)
+	var serveOut bytes.Buffer
+	var serveErr lockedBuffer
+	serveDone := make(chan error, 1)
+	go func() {
+		opts := &serveOptions{streams: streams{Out: &serveOut, ErrOut: &serveErr}, Scenario: path, Listen: "127.0.0.1:0", Control: "127.0.0.1:0",
+			over: overrides{set: map[string]string{}}, ready: func(f *live.Fleet) { fleetc <- f }}
+		serveDone <- serveRun(ctx, opts)
+	}()
+	var fleet *live.Fleet
+	select {
+	case fleet = <-fleetc:
+	case err := <-serveDone:
+		t.Fatalf("serve stopped: %v\n%s", err, serveErr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	printed := serveOut.String()
+	if !strings.Contains(printed, "--control "+fleet.ControlURL+" --token "+fleet.Token) {
+		t.Errorf("serve did not print the control URL and token to pass to load:\n%s", printed)
+	}
+	resp, err := http.Post(fleet.URLs[0]+live.FaultPath+"?kind=outage&start=1", "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the fault path on an API port: %s, want 404", resp.Status)
+	}
+	code, out, errOut := runArgs("load", path, "--target", strings.Join(fleet.URLs, ","),
+		"--control", fleet.ControlURL, "--token", fleet.Token, "--format", "json")
+	if code != exitOK {
+		t.Fatalf("load: exit %d\n%s%s", code, out, errOut)
+	}
+	var res struct {
+		Clients []struct {
+			FailedClosed int64 `json:"failed_closed"`
+		} `json:"clients"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("load --format json: %v\n%s", err, out)
+	}
+	// The outage is a second of wall time: some requests land in it
+	// however late a loaded machine sends them.
+	if len(res.Clients) != 1 || res.Clients[0].FailedClosed == 0 {
+		t.Errorf("no request failed closed: the outage did not reach the fleet\n%s", out)
+	}
+	// One request after the outage, whenever the load's last one was:
+	// the store answers again, and the server says so.
+	req, _ := http.NewRequest(http.MethodGet, fleet.URLs[0]+"/api", nil)
+	req.Header.Set(live.APIKeyHeader, "after")
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	cancel()
+	if err := <-serveDone; err != nil {
+		t.Fatalf("serve after shutdown: %v", err)
+	}
+	if logs := serveErr.String(); !strings.Contains(logs, "store failing") || !strings.Contains(logs, "store recovered") {
+		t.Errorf("serve's stderr does not tell of the outage and the recovery:\n%s", logs)
 	}
 }
