@@ -79,7 +79,7 @@ yours, under a key prefix of its own that is deleted at exit.`,
 	f.StringVar(&opts.Listen, "listen", "127.0.0.1:8080", "the first server's address; server i listens on port + i (port 0: any free ports)")
 	f.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow a --listen address other machines can reach")
 	f.StringVar(&opts.Control, "control", "127.0.0.1:0", "the control listener's address, on loopback (port 0: a free one)")
-	f.StringSliceVar(&opts.TrustedProxies, "trusted-proxies", nil, "CIDRs whose X-Forwarded-For is believed, comma-separated (e.g. 127.0.0.1/32)")
+	f.StringSliceVar(&opts.TrustedProxies, "trusted-proxies", nil, "CIDRs or addresses whose X-Forwarded-For is believed, comma-separated (e.g. 127.0.0.1/32,10.0.0.0/8); none by default")
 	addOverrideFlags(cmd, &opts.over)
 	return cmd
 }
@@ -92,13 +92,9 @@ func serveRun(ctx context.Context, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	var proxies []netip.Prefix
-	for _, p := range opts.TrustedProxies {
-		prefix, err := netip.ParsePrefix(strings.TrimSpace(p))
-		if err != nil {
-			return badInput("--trusted-proxies: %q is not a CIDR (want e.g. 127.0.0.1/32 or 10.0.0.0/8)", p)
-		}
-		proxies = append(proxies, prefix)
+	proxies, err := parseTrustedProxies(opts.TrustedProxies)
+	if err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -389,6 +385,27 @@ func relDiff(got, want int64) string {
 		return "0%"
 	}
 	return strings.TrimSuffix(fmt.Sprintf("%+.1f", d), ".0") + "%"
+}
+
+// parseTrustedProxies reads --trusted-proxies: CIDRs (10.0.0.0/8,
+// ::1/128), or bare addresses, which mean that one address (/32, /128).
+// Host bits are dropped (127.0.0.1/8 is 127.0.0.0/8). Anything else is bad
+// input, named.
+func parseTrustedProxies(values []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		if addr, err := netip.ParseAddr(v); err == nil {
+			out = append(out, netip.PrefixFrom(addr, addr.BitLen()))
+			continue
+		}
+		prefix, err := netip.ParsePrefix(v)
+		if err != nil {
+			return nil, badInput("--trusted-proxies: %q is not a CIDR or an IP address (want e.g. 127.0.0.1/32, 10.0.0.0/8 or ::1)", v)
+		}
+		out = append(out, prefix.Masked())
+	}
+	return out, nil
 }
 
 // checkLoopbackURL refuses a URL that is not http on this machine: the

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -203,5 +205,39 @@ func TestLoadAppliesFaultsThroughControl(t *testing.T) {
 	}
 	if logs := serveErr.String(); !strings.Contains(logs, "store failing") || !strings.Contains(logs, "store recovered") {
 		t.Errorf("serve's stderr does not tell of the outage and the recovery:\n%s", logs)
+	}
+}
+
+func TestParseTrustedProxies(t *testing.T) {
+	for _, tt := range []struct {
+		in   []string
+		want []string // nil: refused
+	}{
+		{nil, []string{}},
+		{[]string{"127.0.0.1/32", " 10.0.0.0/8"}, []string{"127.0.0.1/32", "10.0.0.0/8"}},
+		{[]string{"127.0.0.1", "::1"}, []string{"127.0.0.1/32", "::1/128"}},
+		{[]string{"127.0.0.1/8"}, []string{"127.0.0.0/8"}},
+		{[]string{"everyone"}, nil},
+		{[]string{"10.0.0.0/33"}, nil},
+		{[]string{""}, nil},
+	} {
+		got, err := parseTrustedProxies(tt.in)
+		if tt.want == nil {
+			if _, ok := err.(usageError); !ok {
+				t.Errorf("%q: %v, want a usage error", tt.in, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tt.in, err)
+			continue
+		}
+		var want []netip.Prefix
+		for _, w := range tt.want {
+			want = append(want, netip.MustParsePrefix(w))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: %v, want %v", tt.in, got, want)
+		}
 	}
 }
