@@ -229,3 +229,39 @@ func TestWriteTimeoutAllowsTheQueue(t *testing.T) {
 		t.Errorf("a delay near the largest Duration: %v, want it saturated", got)
 	}
 }
+
+// A fault applied late (here OnFault takes 300 ms to stop the store, as a
+// kill on a loaded machine may) is replayed in the simulator at the
+// instants it was in effect, not at its schedule.
+func TestObservedScenarioTakesFaultsAsApplied(t *testing.T) {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer api.Close()
+	sc := bucketScenario(sim.Shared, 1)
+	sc.Duration = 2 * time.Second
+	sc.Clients = []sim.Client{{Name: "c", APIKey: "k", Traffic: []sim.Traffic{{Pattern: sim.Burst, Count: 2, At: 100 * time.Millisecond}}, Retry: sim.Retry{Policy: sim.RetryNone}}}
+	sc.Faults = []sim.Fault{{Kind: sim.Outage, Start: 500 * time.Millisecond, End: 1000 * time.Millisecond}}
+	const slow = 300 * time.Millisecond
+	res, err := Load(context.Background(), sc, LoadOptions{Targets: []string{api.URL}, OnFault: func(f sim.Fault, start bool) error {
+		if start {
+			time.Sleep(slow)
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Faults) != 1 {
+		t.Fatalf("faults as applied: %+v, want the scenario's one", res.Faults)
+	}
+	f := res.Faults[0]
+	if f.Start < sc.Faults[0].Start+slow || f.End < sc.Faults[0].End || f.End <= f.Start {
+		t.Errorf("applied %s–%s, want a start at least %s after %s, and an end after it and not before %s", f.Start, f.End, slow, sc.Faults[0].Start, sc.Faults[0].End)
+	}
+	obs := ObservedScenario(sc, res)
+	if len(obs.Faults) != 1 || obs.Faults[0].Start != f.Start || obs.Faults[0].End != f.End || sc.Faults[0].Start != 500*time.Millisecond {
+		t.Errorf("ObservedScenario faults %+v, want %+v (and the scenario's own left alone)", obs.Faults, res.Faults)
+	}
+	if _, err := sim.Run(context.Background(), obs, sim.Options{}); err != nil {
+		t.Errorf("the observed scenario does not run: %v", err)
+	}
+}

@@ -74,7 +74,7 @@ func TestSimAndLiveAgree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			observed, err := sim.Run(context.Background(), ObservedScenario(sc, live.Observations), sim.Options{})
+			observed, err := sim.Run(context.Background(), ObservedScenario(sc, live), sim.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +82,7 @@ func TestSimAndLiveAgree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s", live.Audit.Lateness())
+			t.Logf("%s; faults took effect up to %s late", live.Audit.Lateness(), live.FaultLateness(sc).Round(time.Millisecond))
 			for i, c := range live.Clients {
 				o, s := observed.Clients[i], scheduled.Clients[i]
 				if o.Sent != c.Sent-c.Retries+o.Retries {
@@ -109,7 +109,7 @@ func TestObservedScenarioReplaysFirstTries(t *testing.T) {
 		{Client: 0, At: time.Second + time.Millisecond, Attempt: 1, Cost: 1, Seq: 2}, // a retry: the policy makes its own
 		{Client: 2, At: 5 * time.Second, Cost: 1, Seq: 4},
 	}
-	got := ObservedScenario(sc, obs)
+	got := ObservedScenario(sc, &LoadResult{Observations: obs})
 	if len(sc.Clients[0].Traffic) != 3 || sc.Clients[0].Traffic[0].Pattern != sim.Constant {
 		t.Fatal("ObservedScenario changed the scenario it was given")
 	}

@@ -124,6 +124,23 @@ type LoadResult struct {
 	Audit Audit `json:"audit"`
 	// Observations are the requests as they were sent and answered.
 	Observations []sim.Observation `json:"-"`
+	// Faults are the scenario's faults as they were applied: each start
+	// and end at the instant, from the run's start, when OnFault had
+	// done it (a loaded machine applies them late too). An edge the run
+	// did not reach keeps its scheduled instant.
+	Faults []sim.Fault `json:"-"`
+}
+
+// FaultLateness is how much later than scheduled the latest fault edge
+// (a start or an end) took effect; 0 without faults.
+func (r *LoadResult) FaultLateness(sc sim.Scenario) time.Duration {
+	var worst time.Duration
+	for i, f := range r.Faults {
+		if i < len(sc.Faults) {
+			worst = max(worst, f.Start-sc.Faults[i].Start, f.End-sc.Faults[i].End)
+		}
+	}
+	return worst
 }
 
 // quantilesMs returns the median, 99th percentile and maximum of ds, in ms.
@@ -136,13 +153,15 @@ func quantilesMs(ds []time.Duration) (p50, p99, worst float64) {
 	return ms(ds[len(ds)/2]), ms(ds[(len(ds)*99)/100]), ms(ds[len(ds)-1])
 }
 
-// ObservedScenario is sc with each client's traffic replaced by the first
-// tries it really sent, at the instants they were sent: the simulator run
-// on it decides the arrivals a live run achieved, not the schedule it may
-// have failed to keep on a loaded machine. Retries are left to the
-// client's retry policy, as in any run.
-func ObservedScenario(sc sim.Scenario, observations []sim.Observation) sim.Scenario {
-	obs := slices.Clone(observations)
+// ObservedScenario is sc as the live run res really played it: each
+// client's traffic replaced by the first tries it sent, at the instants
+// they were sent, and the faults at the instants they were applied. The
+// simulator run on it decides the traffic a live run achieved, not the
+// schedule it may have failed to keep on a loaded machine, so where the
+// two disagree the limiter did. Retries are left to the client's retry
+// policy, as in any run.
+func ObservedScenario(sc sim.Scenario, res *LoadResult) sim.Scenario {
+	obs := slices.Clone(res.Observations)
 	slices.SortStableFunc(obs, func(a, b sim.Observation) int {
 		if c := cmp.Compare(a.At, b.At); c != 0 {
 			return c
@@ -161,6 +180,9 @@ func ObservedScenario(sc sim.Scenario, observations []sim.Observation) sim.Scena
 	out.Clients = slices.Clone(sc.Clients)
 	for i := range out.Clients {
 		out.Clients[i].Traffic = []sim.Traffic{{Pattern: sim.Times, Times: times[i], Cost: cost[i]}}
+	}
+	if len(res.Faults) == len(sc.Faults) {
+		out.Faults = slices.Clone(res.Faults)
 	}
 	return out
 }
@@ -255,6 +277,7 @@ type loader struct {
 	rng       *rand.Rand
 	obs       []sim.Observation
 	lateness  []time.Duration // of each first try, sent minus scheduled
+	applied   []sim.Fault     // sc.Faults at the instants they were applied; playFaults's own
 	audit     Audit
 	events    []sim.LogEntry
 	lastReset map[string]time.Time
@@ -335,19 +358,20 @@ func (l *loader) run(ctx context.Context) (*LoadResult, error) {
 	}
 	r.Live = true
 	l.audit.LateP50Ms, l.audit.LateP99Ms, l.audit.LateMaxMs = quantilesMs(l.lateness)
-	return &LoadResult{Result: r, Audit: l.audit, Observations: l.obs}, nil
+	return &LoadResult{Result: r, Audit: l.audit, Observations: l.obs, Faults: l.applied}, nil
 }
 
 // playFaults calls OnFault at each fault's start and end, on the wall clock.
 func (l *loader) playFaults(ctx context.Context) error {
 	type edge struct {
 		at    time.Duration
-		f     sim.Fault
+		i     int // in sc.Faults
 		start bool
 	}
 	var edges []edge
-	for _, f := range l.sc.Faults {
-		edges = append(edges, edge{f.Start, f, true}, edge{f.End, f, false})
+	l.applied = slices.Clone(l.sc.Faults)
+	for i, f := range l.sc.Faults {
+		edges = append(edges, edge{f.Start, i, true}, edge{f.End, i, false})
 	}
 	for len(edges) > 0 {
 		next := 0
@@ -363,17 +387,28 @@ func (l *loader) playFaults(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		}
+		f := l.sc.Faults[e.i]
 		verb := "ends"
 		if e.start {
 			verb = "begins"
 		}
 		l.mu.Lock()
-		l.events = append(l.events, sim.LogEntry{TS: time.Since(l.start).Seconds(), Text: fmt.Sprintf("%s %s", e.f.Kind, verb)})
+		l.events = append(l.events, sim.LogEntry{TS: time.Since(l.start).Seconds(), Text: fmt.Sprintf("%s %s", f.Kind, verb)})
 		l.mu.Unlock()
 		if l.opts.OnFault != nil {
-			if err := l.opts.OnFault(e.f, e.start); err != nil {
-				return fmt.Errorf("live: %s %s: %w", e.f.Kind, verb, err)
+			if err := l.opts.OnFault(f, e.start); err != nil {
+				return fmt.Errorf("live: %s %s: %w", f.Kind, verb, err)
 			}
+		}
+		// In effect from now: the store is down (or back) once OnFault
+		// has returned.
+		at := time.Since(l.start)
+		// A fault ends after it began, if only by a microsecond.
+		if e.start {
+			l.applied[e.i].Start = at
+			l.applied[e.i].End = max(l.applied[e.i].End, at+time.Microsecond)
+		} else {
+			l.applied[e.i].End = max(at, l.applied[e.i].Start+time.Microsecond)
 		}
 	}
 	return nil

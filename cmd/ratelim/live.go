@@ -254,7 +254,7 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 	if err := opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, res.Result, opts.Plot) }); err != nil {
 		return err
 	}
-	if err := writeLoadResult(opts.Out, res, opts.Format, opts.Quiet); err != nil {
+	if err := writeLoadResult(opts.Out, sc, res, opts.Format, opts.Quiet); err != nil {
 		return err
 	}
 	if opts.Format == "table" && !opts.Quiet {
@@ -263,7 +263,10 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 	return nil
 }
 
-func writeLoadResult(w io.Writer, res *live.LoadResult, format string, quiet bool) error {
+// writeLoadResult prints a live run of sc: the result as format says, and
+// for the table (unless quiet) the audit of the answers and how well the
+// run kept its schedule.
+func writeLoadResult(w io.Writer, sc sim.Scenario, res *live.LoadResult, format string, quiet bool) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
@@ -280,7 +283,11 @@ func writeLoadResult(w io.Writer, res *live.LoadResult, format string, quiet boo
 		a := res.Audit
 		fmt.Fprintf(w, "headers: %d breach%s (429 with quota left %d, no Retry-After %d, reset went back %d); %d transport errors, %d redirects (not followed)\n",
 			a.Breaches(), pluralES(a.Breaches()), a.RejectedWithQuota, a.MissingRetryAfter, a.ResetWentBack, a.TransportErrors, a.Redirects)
-		fmt.Fprintf(w, "schedule: %s\n", a.Lateness())
+		fmt.Fprintf(w, "schedule: %s", a.Lateness())
+		if len(sc.Faults) > 0 {
+			fmt.Fprintf(w, "; faults took effect up to %s late", res.FaultLateness(sc).Round(time.Millisecond))
+		}
+		fmt.Fprintln(w)
 	}
 	return nil
 }
@@ -334,7 +341,7 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 	// What the simulator decides on the arrivals the load run achieved:
 	// where this and the live figures differ, the limiter did; where only
 	// the scheduled ones differ, the machine could not keep the schedule.
-	asSent, err := sim.Run(ctx, live.ObservedScenario(sc, res.Observations), sim.Options{MaxRequests: opts.Limits.MaxRequests})
+	asSent, err := sim.Run(ctx, live.ObservedScenario(sc, res), sim.Options{MaxRequests: opts.Limits.MaxRequests})
 	if err := runError(opts.ErrOut, label, err); err != nil {
 		return err
 	}
@@ -349,7 +356,7 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 		}{res, simulated, asSent})
 	}
 	fmt.Fprintln(opts.Out, "LIVE")
-	if err := writeLoadResult(opts.Out, res, "table", false); err != nil {
+	if err := writeLoadResult(opts.Out, sc, res, "table", false); err != nil {
 		return err
 	}
 	fmt.Fprintln(opts.Out, "\nSIMULATED")
