@@ -35,7 +35,29 @@ type Result struct {
 	// Events is what happened, in order: faults, failovers, first rejections.
 	Events       []LogEntry          `json:"events"`
 	Expectations []ExpectationResult `json:"expectations"`
+	// Findings are what the run teaches, computed from its figures (see
+	// [Findings]), most telling first. Added to v1: a reader that does
+	// not know the field loses nothing else.
+	Findings []Finding `json:"findings"`
 }
+
+// Finding is one lesson a run's figures show, stated for a person (Text)
+// and for a script (Kind, the client or key it is about, and the figure
+// that makes it true).
+type Finding struct {
+	// Kind names the lesson; see the FindingKind constants.
+	Kind FindingKind `json:"kind"`
+	// Client or Key is who it is about, when it is about one.
+	Client string `json:"client,omitempty"`
+	Key    string `json:"key,omitempty"`
+	// Value is the figure behind it: a ratio for over-admitted and
+	// worst-window, a count for the others.
+	Value float64 `json:"value"`
+	Text  string  `json:"text"`
+}
+
+// FindingKind names a lesson a run can show.
+type FindingKind string
 
 // LimitResult is the configured limit.
 type LimitResult struct {
