@@ -26,8 +26,8 @@ func WriteJSON(w io.Writer, r *Result) error {
 // client's limiter key); series "state" rows are one key's remaining
 // allowance in one store copy at the end of a step (its t_s is that end,
 // where a client row's is the step's start). A column a row has no
-// figure for is empty.
-var CSVHeader = []string{"scenario", "algorithm", "topology", "seed", "series", "t_s", "client", "key", "copy",
+// figure for is empty. The first six columns name the run.
+var CSVHeader = []string{"scenario", "algorithm", "topology", "servers", "on_error", "seed", "series", "t_s", "client", "key", "copy",
 	"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "p50_ms", "p99_ms", "remaining"}
 
 // WriteCSV writes r's timeline, a row per client per step, then its state
@@ -38,7 +38,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 	cw.Write(CSVHeader)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
-	run := []string{r.Scenario, r.Algorithm, r.Topology, strconv.FormatUint(r.Seed, 10)}
+	run := []string{r.Scenario, r.Algorithm, r.Topology, strconv.Itoa(r.Servers), r.OnError, strconv.FormatUint(r.Seed, 10)}
 	keyOf := make(map[string]string, len(r.Clients))
 	for _, c := range r.Clients {
 		keyOf[c.Name] = c.Key
