@@ -122,7 +122,8 @@ func WriteFindings(w io.Writer, r *Result, n int) error {
 }
 
 // Wrap breaks text into lines of at most width runes at spaces; a word
-// longer than width has a line to itself.
+// longer than width has a line to itself. Blank text is one empty line,
+// so that a row still has its place.
 func Wrap(text string, width int) []string {
 	var lines []string
 	var line strings.Builder
@@ -141,7 +142,7 @@ func Wrap(text string, width int) []string {
 		line.WriteString(word)
 		n += wn
 	}
-	if n > 0 {
+	if n > 0 || len(lines) == 0 {
 		lines = append(lines, line.String())
 	}
 	return lines
