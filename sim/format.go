@@ -28,7 +28,7 @@ func WriteJSON(w io.Writer, r *Result) error {
 // where a client row's is the step's start). A column a row has no
 // figure for is empty. The first six columns name the run.
 var CSVHeader = []string{"scenario", "algorithm", "topology", "servers", "on_error", "seed", "series", "t_s", "client", "key", "copy",
-	"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "p50_ms", "p99_ms", "remaining"}
+	"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "served", "p50_ms", "p99_ms", "remaining"}
 
 // WriteCSV writes r's timeline, a row per client per step, then its state
 // series, a row per key per store copy per step; the columns are
@@ -46,7 +46,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 	row := make([]string, 0, len(CSVHeader))
 	for _, t := range r.Timeline {
 		row = append(append(row[:0], run...), "client", f(t.TS), t.Client, keyOf[t.Client], "", i(t.Sent), i(t.Allowed), i(t.Rejected),
-			i(t.FailedOpen), i(t.FailedClosed), i(t.Retries), f(t.P50Ms), f(t.P99Ms), "")
+			i(t.FailedOpen), i(t.FailedClosed), i(t.Retries), i(t.Served), f(t.P50Ms), f(t.P99Ms), "")
 		cw.Write(row)
 	}
 	for _, s := range r.State {
@@ -55,7 +55,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 			if j < len(s.Remaining) && s.Remaining[j] >= 0 {
 				remaining = i(s.Remaining[j])
 			}
-			row = append(append(row[:0], run...), "state", f(ts), "", s.Key, s.Copy, "", "", "", "", "", "", "", "", remaining)
+			row = append(append(row[:0], run...), "state", f(ts), "", s.Key, s.Copy, "", "", "", "", "", "", "", "", "", remaining)
 			cw.Write(row)
 		}
 	}

@@ -469,3 +469,35 @@ func TestTimesReplaysGivenArrivals(t *testing.T) {
 		t.Errorf("shifted past the end, %d of %d still sent", r.Clients[0].Sent, len(times))
 	}
 }
+
+// A leaky bucket queues what it admits: a burst decided in one step is
+// served over the following ones at the rate, and Served says so, where
+// every other algorithm serves in the step it decides.
+func TestServedFollowsTheLeakyBucketsQueue(t *testing.T) {
+	sc := hammer(Shared, 1, RoundRobin)
+	sc.Clients[0].Traffic = []Traffic{{Pattern: Burst, Count: 20, At: 0}}
+	for _, alg := range []string{"leaky-bucket", "token-bucket"} {
+		s, err := WithAlgorithm(sc, alg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := mustRun(t, s)
+		var allowed, served int64
+		var servedAt []int64
+		for _, row := range r.Timeline {
+			allowed += row.Allowed
+			served += row.Served
+			servedAt = append(servedAt, row.Served)
+			if alg == "token-bucket" && row.Served != row.Allowed {
+				t.Errorf("%s at %gs: served %d, allowed %d, want them equal without a queue", alg, row.TS, row.Served, row.Allowed)
+			}
+		}
+		if allowed != 20 || served != 20 {
+			t.Errorf("%s: allowed %d, served %d, want all 20 of the burst", alg, allowed, served)
+		}
+		// Burst 20 at 10/s: 20 decided at 0, served ~10 a second over 2 s.
+		if alg == "leaky-bucket" && (r.Timeline[0].Allowed != 20 || servedAt[0] > 11 || servedAt[1] < 9) {
+			t.Errorf("%s: served per step %v, want the burst spread over two seconds", alg, servedAt)
+		}
+	}
+}
