@@ -125,6 +125,12 @@ func (c *counts) add(o counts) {
 	c.FalseDenies += o.FalseDenies
 }
 
+// inPlaceStepper is an algorithm that can step a state its caller owns
+// without copying it (the sliding log, whose state is a log).
+type inPlaceStepper interface {
+	StepInPlace(st *algorithms.State, now algorithms.Time, cost int64) algorithms.Decision
+}
+
 // record writes down one request's outcome.
 func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decision, latency int64) {
 	c := s.clients[client]
@@ -148,7 +154,12 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decis
 	// The exact limiter sees the same arrival on the true clock.
 	k := &s.keys[c.key]
 	var ideal algorithms.Decision
-	k.ideal, ideal = s.ideal.Step(k.ideal, algorithms.Time(t), cost)
+	if ip, ok := s.ideal.(inPlaceStepper); ok {
+		// The key's ideal state is the recorder's alone: no copy.
+		ideal = ip.StepInPlace(&k.ideal, algorithms.Time(t), cost)
+	} else {
+		k.ideal, ideal = s.ideal.Step(k.ideal, algorithms.Time(t), cost)
+	}
 	if ideal.Allowed {
 		o.IdealAllowed = 1
 		c.idealPeak.add(t, 1)
