@@ -64,7 +64,7 @@ func (m Model) gaugeGeometry(w int) gaugeGeometry {
 		for _, c := range groups[0].copies {
 			g.labelW = max(g.labelW, len(copyLabel(c.Copy, short)))
 		}
-		room := w - g.keyW - 1
+		room := w - 2 - g.keyW - 1
 		g.perLine = min(n, max(1, (room+2)/(g.labelW+minBar+g.numW+2+2)))
 		g.barW = min(maxBar, (room-2*(g.perLine-1))/g.perLine-g.labelW-g.numW-2)
 		g.linesPerKey = (n + g.perLine - 1) / g.perLine
@@ -88,38 +88,76 @@ func copyLabel(name string, short bool) string {
 	return name
 }
 
+// followed are the keys' gauges in the order the STORE section shows
+// them: the selected row's key first, then the keys of the rows in the
+// order they are listed, so that what is on screen above is what the
+// gauges show.
+func (m Model) followed(rows []series) []keyGroup {
+	groups := m.keyGroups()
+	at := map[string]int{}
+	for i, g := range groups {
+		at[g.key] = i
+	}
+	out := make([]keyGroup, 0, len(groups))
+	seen := map[string]bool{}
+	add := func(key string) {
+		if i, ok := at[key]; ok && !seen[key] {
+			seen[key] = true
+			out = append(out, groups[i])
+		}
+	}
+	if len(rows) > 0 {
+		add(rows[m.selected(rows)].key)
+	}
+	for _, r := range rows {
+		add(r.key)
+	}
+	for _, g := range groups {
+		add(g.key)
+	}
+	return out
+}
+
 // gaugeLines are the gauges' title, then whole keys' gauges in the lines
-// the layout gives them.
+// the layout gives them, the selected row's key first and marked.
 func (m Model) gaugeLines(l layout) []string {
 	geo := m.gaugeGeometry(l.width)
-	groups := m.keyGroups()
+	rows := m.rows()
+	groups := m.followed(rows)
 	shown := min(len(groups), l.keyLines/geo.linesPerKey)
 	detail := "what each copy of the limiter state would still admit now"
+	if len(rows) > 0 {
+		detail = "following ▸ " + rows[m.selected(rows)].name + " · what each copy would still admit now"
+	}
 	if shown < len(groups) {
-		detail = fmt.Sprintf("%d of %d keys · ", shown, len(groups)) + detail
+		detail = fmt.Sprintf("%d of %d keys · ", max(shown, 1), len(groups)) + detail
 	}
 	lines := []string{m.title("STORE", detail, l.width)}
-	for _, g := range groups[:shown] {
+	line := func(g keyGroup, copies []sim.StateNow, first, mark bool) string {
+		name := ""
+		if first {
+			name = truncMiddle(g.key, geo.keyW)
+		}
+		cells := make([]string, 0, geo.perLine)
+		for _, c := range copies {
+			cells = append(cells, m.gauge(c, geo))
+		}
+		lead := "  "
+		name = padRight(name, geo.keyW)
+		if mark && first {
+			lead, name = m.st.selected.Render("▸")+" ", m.st.selected.Render(name)
+		}
+		return trunc(lead+name+" "+strings.Join(cells, "  "), l.width)
+	}
+	for gi, g := range groups[:shown] {
 		for i := 0; i < len(g.copies); i += geo.perLine {
-			name := ""
-			if i == 0 {
-				name = truncMiddle(g.key, geo.keyW)
-			}
-			cells := make([]string, 0, geo.perLine)
-			for _, c := range g.copies[i:min(len(g.copies), i+geo.perLine)] {
-				cells = append(cells, m.gauge(c, geo))
-			}
-			lines = append(lines, trunc(padRight(name, geo.keyW)+" "+strings.Join(cells, "  "), l.width))
+			lines = append(lines, line(g, g.copies[i:min(len(g.copies), i+geo.perLine)], i == 0, gi == 0))
 		}
 	}
 	if shown == 0 && l.keyLines > 0 && len(groups) > 0 {
 		// Not one key's gauges fit whole: the first key's first line.
 		g := groups[0]
-		cells := []string{}
-		for _, c := range g.copies[:min(len(g.copies), geo.perLine)] {
-			cells = append(cells, m.gauge(c, geo))
-		}
-		lines = append(lines, trunc(padRight(truncMiddle(g.key, geo.keyW), geo.keyW)+" "+strings.Join(cells, "  "), l.width))
+		lines = append(lines, line(g, g.copies[:min(len(g.copies), geo.perLine)], true, true))
 	}
 	return lines
 }
