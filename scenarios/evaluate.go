@@ -5,6 +5,7 @@ import (
 	"math"
 	"path"
 	"strconv"
+	"strings"
 
 	"github.com/ratelim/ratelim/sim"
 )
@@ -17,11 +18,17 @@ type Outcome struct {
 	Subject     string
 	Got         float64
 	OK          bool
+	// GotText, when set, says what was got better than Got: for a
+	// finding or a lesson, the kinds the run found.
+	GotText string
 }
 
 // String renders the outcome as `ratelim check` prints it, without the
 // verdict: "bastion-3 allowed_rate <= 11 (got 10.4)".
 func (o Outcome) String() string {
+	if o.GotText != "" {
+		return fmt.Sprintf("%s (got %s)", o.Claim(), o.GotText)
+	}
 	return fmt.Sprintf("%s (got %s)", o.Claim(), formatFigure(o.Got))
 }
 
@@ -29,6 +36,9 @@ func (o Outcome) String() string {
 // "bastion-3 allowed_rate <= 11".
 func (o Outcome) Claim() string {
 	e := o.Expectation
+	if e.Figure == "lesson" || e.Figure == "finding" {
+		return e.Text
+	}
 	return fmt.Sprintf("%s %s %s", o.Subject, e.Figure, e.boundsText())
 }
 
@@ -38,6 +48,32 @@ func (o Outcome) Claim() string {
 func Evaluate(file string, e *Expectation, r *sim.Result) ([]Outcome, error) {
 	bad := func(format string, args ...any) error {
 		return &Error{File: file, Line: e.Line, Field: "expect", Msg: fmt.Sprintf(format, args...)}
+	}
+	found := func() string {
+		var kinds []string
+		for _, f := range r.Findings {
+			kinds = append(kinds, string(f.Kind))
+		}
+		if len(kinds) == 0 {
+			return "no findings"
+		}
+		return "findings " + strings.Join(kinds, ", ")
+	}
+	switch e.Figure {
+	case "lesson":
+		got := 0.0
+		if len(r.Findings) > 0 && r.Findings[0].Kind == e.Finding {
+			got = 1
+		}
+		return []Outcome{{Expectation: e, Subject: "lesson", Got: got, OK: got == 1, GotText: found()}}, nil
+	case "finding":
+		got := 0.0
+		for _, f := range r.Findings {
+			if f.Kind == e.Finding && (e.Client == "" || globMatch(e.Client, f.Client)) && (e.Key == "" || globMatch(e.Key, f.Key)) {
+				got++
+			}
+		}
+		return []Outcome{{Expectation: e, Subject: "finding", Got: got, OK: got > 0, GotText: found()}}, nil
 	}
 	if e.During != nil && !spanFigure(e.Figure) {
 		return nil, bad("%s cannot be taken over a span (want one of sent, allowed, rejected, failed_open, failed_closed, retries, allowed_rate with during)", e.Figure)

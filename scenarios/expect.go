@@ -25,6 +25,15 @@ import (
 // that is checked against each client or key it matches), one figure of the
 // result, and bounds on it; optionally a span of the run the figure is
 // taken over, and flags the run is made with (as on the command line).
+//
+// Or it names a lesson the run must show, one of its findings
+// (sim.Findings), optionally about a client or key:
+//
+//   - {finding: retries-wasted, client: eager}
+//   - {finding: failed-closed, with: {on_error: fail-closed}}
+//
+// A file's top-level "lesson: KIND" is the claim that KIND leads the
+// findings, the run's headline; it is checked as an expectation too.
 type Expectation struct {
 	// Line is the expectation's line in the file.
 	Line int
@@ -34,8 +43,13 @@ type Expectation struct {
 	// key or a glob. Exactly one is set.
 	Client string
 	Key    string
-	// Figure is the result's field the bounds apply to: one of Figures.
+	// Figure is the result's field the bounds apply to: one of Figures;
+	// "finding" or "lesson" for a claim about the findings.
 	Figure string
+	// Finding is the kind of finding claimed, for Figure "finding" (one
+	// of that kind, about the subject if one is given) or "lesson" (the
+	// first finding is of that kind).
+	Finding sim.FindingKind
 	// Min, Max and Equals are the bounds; nil if not given. Equals is
 	// never set with Min or Max. Rates (allowed_rate) are per second.
 	Min, Max, Equals *float64
@@ -73,7 +87,7 @@ var spanFigures = []string{"sent", "allowed", "rejected", "failed_open", "failed
 var WithFlags = []string{"algorithm", "topology", "store", "servers", "seed", "duration", "on_error"}
 
 var (
-	expectFields = append([]string{"client", "key", "during", "with"}, Figures...)
+	expectFields = append([]string{"client", "key", "during", "with", "finding"}, Figures...)
 	boundFields  = []string{"min", "max", "equals"}
 )
 
@@ -105,7 +119,10 @@ func (d *decoder) expectation(n *yaml.Node, p string, sc *sim.Scenario) Expectat
 	// The subject.
 	cv, hasClient := f.values["client"]
 	kv, hasKey := f.values["key"]
+	fv, isFinding := f.values["finding"]
 	switch {
+	case isFinding:
+		return d.findingExpectation(f, fv, sc)
 	case hasClient && hasKey:
 		d.failf(f.keys["key"], f.field("key"), "an expectation is about a client or a key, not both (want one of them)")
 	case hasClient:
@@ -156,6 +173,52 @@ func (d *decoder) expectation(n *yaml.Node, p string, sc *sim.Scenario) Expectat
 	if d.failed() {
 		return e
 	}
+	e.Text = e.render()
+	return e
+}
+
+// findingKinds are the finding kinds as a file writes them.
+func findingKinds() []string {
+	out := make([]string, len(sim.FindingKinds))
+	for i, k := range sim.FindingKinds {
+		out[i] = string(k)
+	}
+	return out
+}
+
+// findingExpectation reads {finding: KIND, client|key: …, with: …}.
+func (d *decoder) findingExpectation(f *fields, fv *yaml.Node, sc *sim.Scenario) Expectation {
+	e := Expectation{Line: f.node.Line, Figure: "finding"}
+	e.Finding = sim.FindingKind(d.choice(fv, f.field("finding"), "finding", findingKinds()))
+	for _, name := range f.order {
+		if name == "during" || slices.Contains(Figures, name) {
+			d.failf(f.keys[name], f.field(name), "a finding is about the whole run and has no figure to bound (want finding: with client:, key: or with: only)")
+		}
+	}
+	cv, hasClient := f.values["client"]
+	kv, hasKey := f.values["key"]
+	switch {
+	case d.failed():
+	case hasClient && hasKey:
+		d.failf(f.keys["key"], f.field("key"), "an expectation is about a client or a key, not both (want one of them)")
+	case hasClient:
+		e.Client = d.subject(cv, f.field("client"), "client", namesOf(sc))
+	case hasKey:
+		e.Key = d.subject(kv, f.field("key"), "key", keysOf(sc))
+	}
+	if v, ok := f.values["with"]; ok && !d.failed() {
+		e.With = d.with(v, f.field("with"), sc)
+	}
+	if !d.failed() {
+		e.Text = e.render()
+	}
+	return e
+}
+
+// lesson reads the top-level lesson: the kind of finding that must lead.
+func (d *decoder) lesson(n *yaml.Node) Expectation {
+	e := Expectation{Line: n.Line, Figure: "lesson"}
+	e.Finding = sim.FindingKind(d.choice(n, "lesson", "finding", findingKinds()))
 	e.Text = e.render()
 	return e
 }
@@ -361,6 +424,20 @@ func (d *decoder) serversFit(n *yaml.Node, field string, servers int, sc *sim.Sc
 // render writes the expectation as a person would say it.
 func (e *Expectation) render() string {
 	var b strings.Builder
+	switch e.Figure {
+	case "lesson":
+		return "lesson: " + string(e.Finding) + " leads the findings"
+	case "finding":
+		b.WriteString("finding " + string(e.Finding))
+		switch {
+		case e.Client != "":
+			b.WriteString(" about " + e.Client)
+		case e.Key != "":
+			b.WriteString(" about key " + e.Key)
+		}
+		e.renderWith(&b)
+		return b.String()
+	}
 	if e.Key != "" {
 		b.WriteString("key " + e.Key)
 	} else {
@@ -387,6 +464,11 @@ func (e *Expectation) render() string {
 	if e.During != nil {
 		fmt.Fprintf(&b, " during %s-%s", e.During.From, e.During.To)
 	}
+	e.renderWith(&b)
+	return b.String()
+}
+
+func (e *Expectation) renderWith(b *strings.Builder) {
 	if len(e.With) > 0 {
 		var parts []string
 		for _, k := range sortedKeys(e.With) {
@@ -394,5 +476,4 @@ func (e *Expectation) render() string {
 		}
 		b.WriteString(" with " + strings.Join(parts, ", "))
 	}
-	return b.String()
 }

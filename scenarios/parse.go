@@ -124,7 +124,7 @@ func Parse(filename string, data []byte) (*File, error) {
 	return f, nil
 }
 
-var topFields = []string{"name", "summary", "duration", "seed", "step", "servers", "balancer", "limit", "topology", "clients", "faults", "expect"}
+var topFields = []string{"name", "summary", "lesson", "duration", "seed", "step", "servers", "balancer", "limit", "topology", "clients", "faults", "expect"}
 
 const scenarioWant = "a mapping with name, duration, limit and clients"
 
@@ -211,8 +211,11 @@ func (d *decoder) parse(data []byte) *File {
 		return nil
 	}
 	var expect []Expectation
-	if n, ok := top.values["expect"]; ok && !isNull(n) {
-		expect = d.expectations(n, &sc)
+	if n, ok := top.values["lesson"]; ok {
+		expect = append(expect, d.lesson(n))
+	}
+	if n, ok := top.values["expect"]; ok && !isNull(n) && !d.failed() {
+		expect = append(expect, d.expectations(n, &sc)...)
 	}
 	if d.failed() {
 		return nil

@@ -136,6 +136,13 @@ func TestParseErrors(t *testing.T) {
 		// Expectations.
 		{"two figures", base + "expect:\n  - {client: a, rejected: {max: 0}, allowed: {min: 1}}\n", "t.yaml:7: expect[0].allowed: ", "a second figure after rejected"},
 		{"no figure", base + "expect:\n  - {client: a}\n", "t.yaml:7: expect[0]: ", "no figure to check"},
+		// Findings and the lesson.
+		{"unknown finding", base + "expect:\n  - {finding: over-admited}\n", "t.yaml:7: expect[0].finding: ", `did you mean "over-admitted"?`},
+		{"finding with a figure", base + "expect:\n  - {finding: exact, rejected: {max: 0}}\n", "t.yaml:7: expect[0].rejected: ", "has no figure to bound"},
+		{"finding about no such client", base + "expect:\n  - {finding: retries-wasted, client: b}\n", "t.yaml:7: expect[0].client: ", `"b" matches no client`},
+		{"finding over a span", base + "expect:\n  - {finding: exact, during: {from: 1s}}\n", "t.yaml:7: expect[0].during: ", "has no figure to bound"},
+		{"unknown lesson", "lesson: boundary\n" + base, "t.yaml:1: lesson: ", `unknown finding "boundary" (want failed-closed, failed-open`},
+		{"lesson not a name", "lesson: [exact]\n" + base, "t.yaml:1: lesson: ", "a finding"},
 		{"unknown figure", base + "expect:\n  - {client: a, rejectd: {max: 0}}\n", "t.yaml:7: expect[0].rejectd: ", `did you mean "rejected"?`},
 		{"bounds not a mapping", base + "expect:\n  - {client: a, rejected: 0}\n", "t.yaml:7: expect[0].rejected: ", "0 is not a mapping (want a mapping of min, max or equals"},
 		{"no bound", base + "expect:\n  - {client: a, rejected: {}}\n", "t.yaml:7: expect[0].rejected: ", "no bound"},

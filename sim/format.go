@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 )
 
 // WriteJSON writes r as one indented ratelim.result/v1 object.
@@ -18,53 +20,202 @@ func WriteJSON(w io.Writer, r *Result) error {
 	return enc.Encode(r)
 }
 
-// WriteCSV writes r's timeline: one row per client per step.
+// CSVHeader are the CSV's columns. One header serves both kinds of row,
+// so that the CSVs of several runs concatenate (drop the later headers):
+// series "client" rows are one client's figures over one step (key is the
+// client's limiter key); series "state" rows are one key's remaining
+// allowance in one store copy at the end of a step (its t_s is that end,
+// where a client row's is the step's start). A column a row has no
+// figure for is empty.
+var CSVHeader = []string{"scenario", "algorithm", "topology", "seed", "series", "t_s", "client", "key", "copy",
+	"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "p50_ms", "p99_ms", "remaining"}
+
+// WriteCSV writes r's timeline, a row per client per step, then its state
+// series, a row per key per store copy per step; the columns are
+// CSVHeader.
 func WriteCSV(w io.Writer, r *Result) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"t_s", "client", "sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "p50_ms", "p99_ms"})
+	cw.Write(CSVHeader)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
-	for _, row := range r.Timeline {
-		cw.Write([]string{f(row.TS), row.Client, i(row.Sent), i(row.Allowed), i(row.Rejected),
-			i(row.FailedOpen), i(row.FailedClosed), i(row.Retries), f(row.P50Ms), f(row.P99Ms)})
+	run := []string{r.Scenario, r.Algorithm, r.Topology, strconv.FormatUint(r.Seed, 10)}
+	keyOf := make(map[string]string, len(r.Clients))
+	for _, c := range r.Clients {
+		keyOf[c.Name] = c.Key
+	}
+	row := make([]string, 0, len(CSVHeader))
+	for _, t := range r.Timeline {
+		row = append(append(row[:0], run...), "client", f(t.TS), t.Client, keyOf[t.Client], "", i(t.Sent), i(t.Allowed), i(t.Rejected),
+			i(t.FailedOpen), i(t.FailedClosed), i(t.Retries), f(t.P50Ms), f(t.P99Ms), "")
+		cw.Write(row)
+	}
+	for _, s := range r.State {
+		for j, ts := range s.TS {
+			remaining := ""
+			if j < len(s.Remaining) && s.Remaining[j] >= 0 {
+				remaining = i(s.Remaining[j])
+			}
+			row = append(append(row[:0], run...), "state", f(ts), "", s.Key, s.Copy, "", "", "", "", "", "", "", "", remaining)
+			cw.Write(row)
+		}
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
+// TableOptions choose what a table shows.
+type TableOptions struct {
+	// Wide shows every column; otherwise a column that says nothing on
+	// this run (all zero, or latency no more than the round trip) is left
+	// out, so that the table fits 80 columns.
+	Wide bool
+}
+
 // WriteTable writes r for people: a header naming the run, one aligned row
-// per client, and one line that says what to notice.
-func WriteTable(w io.Writer, r *Result) error {
+// per client, and what the run teaches (its findings).
+func WriteTable(w io.Writer, r *Result) error { return WriteTableWith(w, r, TableOptions{}) }
+
+// WriteTableWith is WriteTable with options.
+func WriteTableWith(w io.Writer, r *Result, opts TableOptions) error {
 	mode := ""
 	if r.Live {
 		mode = " · LIVE over HTTP"
 	}
 	fmt.Fprintf(w, "%s · %s · %s on %s · %d server%s · seed %d · %gs%s\n", r.Scenario, r.Algorithm, r.Topology, r.Store,
 		r.Servers, plural(r.Servers), r.Seed, r.DurationS, mode)
-	fmt.Fprintf(w, "limit %s, keyed by %s", limitText(r), r.Limit.Key)
+	fmt.Fprintf(w, "limit %s, %s", limitText(r), keyedText(r.Limit.Key))
 	for _, f := range r.Faults {
 		fmt.Fprintf(w, " · %s %g–%gs", f.Kind, f.StartS, f.EndS)
 	}
 	fmt.Fprint(w, "\n\n")
-	if err := WriteTableRows(w, r); err != nil {
+	if err := writeRows(w, r, opts); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%s\n", Notice(r))
-	return err
+	fmt.Fprintln(w)
+	return WriteFindings(w, r, 4)
+}
+
+// WriteFindings writes r's first n findings for an 80-column terminal: the
+// headline, then the others each after a "·", wrapped with a hanging
+// indent.
+func WriteFindings(w io.Writer, r *Result, n int) error {
+	findings := r.Findings
+	if len(findings) == 0 {
+		findings = Findings(r)
+	}
+	for i, f := range findings[:min(n, len(findings))] {
+		first, rest := "", "  "
+		if i > 0 {
+			first, rest = "· ", "  "
+		}
+		for j, line := range Wrap(f.Text, 80-len(rest)) {
+			lead := rest
+			if j == 0 {
+				lead = first
+			}
+			if _, err := fmt.Fprintf(w, "%s%s\n", lead, line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Wrap breaks text into lines of at most width runes at spaces; a word
+// longer than width has a line to itself.
+func Wrap(text string, width int) []string {
+	var lines []string
+	var line strings.Builder
+	n := 0
+	for _, word := range strings.Fields(text) {
+		wn := utf8.RuneCountInString(word)
+		if n > 0 && n+1+wn > width {
+			lines = append(lines, line.String())
+			line.Reset()
+			n = 0
+		}
+		if n > 0 {
+			line.WriteByte(' ')
+			n++
+		}
+		line.WriteString(word)
+		n += wn
+	}
+	if n > 0 {
+		lines = append(lines, line.String())
+	}
+	return lines
+}
+
+// keyedText says how the limit is keyed: "keyed by ip"; auto names what
+// it picks, the first identity each request has.
+func keyedText(key string) string {
+	if key == string(KeyAuto) {
+		return "keyed by caller (api-key, else user, else ip)"
+	}
+	return "keyed by " + key
 }
 
 // WriteTableRows writes the table's header row and one row per client,
-// aligned: the table without its title and notice, for scripts.
-func WriteTableRows(w io.Writer, r *Result) error {
+// aligned, every column: the table without its title and notice, for
+// scripts.
+func WriteTableRows(w io.Writer, r *Result) error { return writeRows(w, r, TableOptions{Wide: true}) }
+
+// tableColumn is one column of the client table.
+type tableColumn struct {
+	name string
+	cell func(c ClientResult) string
+	// says is whether the column tells anything on r; a column that does
+	// not is left out of a table that is not wide.
+	says func(r *Result) bool
+}
+
+func anyClient(f func(c ClientResult) bool) func(r *Result) bool {
+	return func(r *Result) bool { return slices.ContainsFunc(r.Clients, f) }
+}
+
+func always(*Result) bool { return true }
+
+var tableColumns = []tableColumn{
+	{"sent", func(c ClientResult) string { return itoa(c.Sent) }, always},
+	{"allowed", func(c ClientResult) string { return itoa(c.Allowed) }, always},
+	{"rejected", func(c ClientResult) string { return itoa(c.Rejected) }, always},
+	{"fail-open", func(c ClientResult) string { return itoa(c.FailedOpen) }, anyClient(func(c ClientResult) bool { return c.FailedOpen != 0 })},
+	{"fail-closed", func(c ClientResult) string { return itoa(c.FailedClosed) }, anyClient(func(c ClientResult) bool { return c.FailedClosed != 0 })},
+	{"retries", func(c ClientResult) string { return itoa(c.Retries) }, anyClient(func(c ClientResult) bool { return c.Retries != 0 })},
+	{"peak/1s", func(c ClientResult) string { return itoa(c.MaxAllowed1s) }, always},
+	{"ideal", func(c ClientResult) string { return itoa(c.IdealAllowed) }, always},
+	{"p99 ms", func(c ClientResult) string { return strconv.FormatFloat(c.LatencyMs.P99, 'f', -1, 64) },
+		func(r *Result) bool {
+			return slices.ContainsFunc(r.Clients, func(c ClientResult) bool { return c.LatencyMs.P99 > r.RTTMs })
+		}},
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func writeRows(w io.Writer, r *Result, opts TableOptions) error {
 	width := len("client")
 	for _, c := range r.Clients {
 		width = max(width, len(c.Name))
 	}
+	var cols []tableColumn
+	for _, col := range tableColumns {
+		if opts.Wide || col.says(r) {
+			cols = append(cols, col)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\tsent\tallowed\trejected\tfail-open\tfail-closed\tretries\tpeak/1s\tideal\tp99 ms\t\n", width, "client")
+	fmt.Fprintf(tw, "%-*s\t", width, "client")
+	for _, col := range cols {
+		fmt.Fprintf(tw, "%s\t", col.name)
+	}
+	fmt.Fprintln(tw)
 	for _, c := range r.Clients {
-		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", width, c.Name, c.Sent, c.Allowed, c.Rejected,
-			c.FailedOpen, c.FailedClosed, c.Retries, c.MaxAllowed1s, c.IdealAllowed, strconv.FormatFloat(c.LatencyMs.P99, 'f', -1, 64))
+		fmt.Fprintf(tw, "%-*s\t", width, c.Name)
+		for _, col := range cols {
+			fmt.Fprintf(tw, "%s\t", col.cell(c))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
@@ -88,45 +239,6 @@ func limitText(r *Result) string {
 	return text
 }
 
-// Notice is the one line that says what a run shows: how much was admitted
-// against what one exact limiter would have admitted on the same arrivals,
-// and the likeliest reason.
-func Notice(r *Result) string {
-	t := r.Totals()
-	allowed, ideal, failedOpen, failedClosed, falseAllows := t.Allowed, t.IdealAllowed, t.FailedOpen, t.FailedClosed, t.FalseAllows
-	if ideal == 0 {
-		return "nothing would have been admitted by an exact limiter: no traffic reached the limit"
-	}
-	ratio := float64(allowed) / float64(ideal)
-	var why []string
-	hasFault := func(kind FaultKind) bool {
-		for _, f := range r.Faults {
-			if f.Kind == string(kind) {
-				return true
-			}
-		}
-		return false
-	}
-	switch {
-	case r.Topology == string(Local) && r.Servers > 1 && ratio > 1.05:
-		why = append(why, fmt.Sprintf("%d servers, each with its own jar", r.Servers))
-	case r.Topology == string(Racy) && ratio > 1.05:
-		why = append(why, "servers read the same state before either wrote it back")
-	case r.Topology == string(SplitBrain) && hasFault(Partition) && ratio > 1.05:
-		why = append(why, "each side of the partition counted in its own copy")
-	}
-	if failedOpen > 0 {
-		why = append(why, fmt.Sprintf("%d failed open while the store was unreachable", failedOpen))
-	}
-	if failedClosed > 0 {
-		why = append(why, fmt.Sprintf("%d failed closed while the store was unreachable", failedClosed))
-	}
-	if r.Algorithm == "fixed-window" && falseAllows > 0 && len(why) == 0 {
-		why = append(why, "fixed windows let a second burst through at each boundary")
-	}
-	line := fmt.Sprintf("admitted %.2f× what one exact limiter would on the same arrivals", ratio)
-	if len(why) > 0 {
-		line += ": " + strings.Join(why, "; ")
-	}
-	return line
-}
+// Notice is Headline, the one line that says what a run shows; kept for
+// callers written before findings.
+func Notice(r *Result) string { return Headline(r) }

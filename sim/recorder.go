@@ -160,6 +160,9 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decis
 		c.peak.add(t, 1)
 		k.peak.add(t, 1)
 	}
+	if attempt > 0 && o.Allowed == 1 {
+		c.retriesAllowed++
+	}
 	if o.Rejected == 1 && c.total.Rejected == 0 {
 		s.logf(t, "%s: first rejection", c.Name)
 	}
@@ -210,6 +213,14 @@ func seconds(us int64) float64 { return float64(us) / 1e6 }
 
 func millis(us int64) float64 { return float64(us) / 1e3 }
 
+// finalResult is result with its Findings: what a run returns. A
+// snapshot, drawn many times a second, does without.
+func (s *sim) finalResult() *Result {
+	r := s.result()
+	r.Findings = Findings(r)
+	return r
+}
+
 // result assembles the Result from what was recorded.
 func (s *sim) result() *Result {
 	sc := s.sc
@@ -244,6 +255,7 @@ func (s *sim) result() *Result {
 		Keys:         []KeyResult{},
 		Timeline:     []TimelineRow{},
 		Expectations: []ExpectationResult{},
+		Findings:     []Finding{},
 		Events:       append([]LogEntry{}, s.log...),
 	}
 	if r.Faults == nil {
@@ -259,7 +271,7 @@ func (s *sim) result() *Result {
 		r.Clients = append(r.Clients, ClientResult{
 			Name: c.Name, Key: s.keys[c.key].name,
 			Sent: t.Sent, Allowed: t.Allowed, Rejected: t.Rejected,
-			FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed, Retries: t.Retries,
+			FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed, Retries: t.Retries, RetriesAllowed: c.retriesAllowed,
 			MaxAllowed1s: c.peak.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: c.idealPeak.peak,
 			FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
 			LatencyMs: LatencySummary{P50: millis(c.hist.quantile(0.5)), P99: millis(c.hist.quantile(0.99))},

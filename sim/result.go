@@ -81,8 +81,11 @@ type ClientResult struct {
 	FailedOpen   int64  `json:"failed_open"`
 	FailedClosed int64  `json:"failed_closed"`
 	Retries      int64  `json:"retries"`
-	MaxAllowed1s int64  `json:"max_allowed_1s"`
-	IdealAllowed int64  `json:"ideal_allowed"`
+	// RetriesAllowed are the retries admitted (failed open included):
+	// what retrying won.
+	RetriesAllowed int64 `json:"retries_allowed"`
+	MaxAllowed1s   int64 `json:"max_allowed_1s"`
+	IdealAllowed   int64 `json:"ideal_allowed"`
 	// IdealMaxAllowed1s is the exact limiter's max_allowed_1s on the same
 	// arrivals: what the peak would have been.
 	IdealMaxAllowed1s int64          `json:"ideal_max_allowed_1s"`

@@ -151,7 +151,8 @@ func (p *Player) Now() time.Duration { return algorithms.Time(p.s.now).Duration(
 func (p *Player) Done() bool { return p.s.now >= p.s.duration }
 
 // Result returns the Result of the run so far; played to the end, Run's.
-func (p *Player) Result() *Result { return p.s.result() }
+// Its Findings are computed on the figures so far.
+func (p *Player) Result() *Result { return p.s.finalResult() }
 
 // Snapshot returns where the run stands.
 func (p *Player) Snapshot() Snapshot { return p.s.snapshot() }
@@ -171,6 +172,8 @@ type clientRun struct {
 	peak      peakWindow
 	idealPeak peakWindow
 	total     counts
+	// retriesAllowed are the retries admitted: what retrying won.
+	retriesAllowed int64
 }
 
 type keyRun struct {

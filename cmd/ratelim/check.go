@@ -385,9 +385,9 @@ func writeExpectations(w io.Writer, r *sim.Result, skipped int) {
 			ok++
 		}
 	}
-	fmt.Fprintf(w, "expect: %d of %d hold", ok, len(r.Expectations))
+	fmt.Fprintf(w, "\nexpect: %d of %d hold", ok, len(r.Expectations))
 	if skipped > 0 {
-		fmt.Fprintf(w, " (%d with with: need other runs: ratelim check)", skipped)
+		fmt.Fprintf(w, "; %d more need other runs (with: …): ratelim check", skipped)
 	}
 	fmt.Fprintln(w)
 	for _, e := range r.Expectations {

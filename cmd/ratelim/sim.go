@@ -25,6 +25,7 @@ type simOptions struct {
 	Scenario string
 	Format   string
 	Quiet    bool
+	Wide     bool
 	Limits   runLimits
 	// ErrIsTerminal says whether ErrOut is a terminal, where progress goes.
 	ErrIsTerminal bool
@@ -86,6 +87,7 @@ The same scenario and seed always give the same output, byte for byte.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Format, "format", "table", "output: table, json (ratelim.result/v1) or csv (the timeline)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress, and for the table only the rows")
+	f.BoolVar(&opts.Wide, "wide", false, "the table with every column (by default those that are all zero are left out, to fit 80 columns)")
 	addLimitFlags(f, &opts.Limits, false)
 	f.BoolVar(&opts.TUI, "tui", false, "play the run live in the terminal (space pause, +/- speed, q quit)")
 	f.Float64Var(&opts.Speed, "speed", 1, "with --tui: virtual seconds per second at the start")
@@ -187,7 +189,7 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	if err := opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, r, opts.Plot) }); err != nil {
 		return err
 	}
-	if err := writeResult(opts.Out, r, opts.Format, opts.Quiet); err != nil {
+	if err := writeResult(opts.Out, r, opts.Format, opts.Quiet, opts.Wide); err != nil {
 		return err
 	}
 	if opts.Format == "table" && !opts.Quiet {
@@ -196,7 +198,9 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	return nil
 }
 
-func writeResult(w io.Writer, r *sim.Result, format string, quiet bool) error {
+// writeResult prints r as format says; the table all but its title and
+// findings when quiet, every column when wide.
+func writeResult(w io.Writer, r *sim.Result, format string, quiet, wide bool) error {
 	switch format {
 	case "json":
 		return sim.WriteJSON(w, r)
@@ -206,7 +210,7 @@ func writeResult(w io.Writer, r *sim.Result, format string, quiet bool) error {
 	if quiet {
 		return sim.WriteTableRows(w, r)
 	}
-	return sim.WriteTable(w, r)
+	return sim.WriteTableWith(w, r, sim.TableOptions{Wide: wide})
 }
 
 // progress reports a long run's virtual time on a terminal's stderr, once a

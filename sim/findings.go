@@ -1,0 +1,492 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The lessons a run can show. Each is computed from the Result's figures
+// alone, so a live run's result (sim.Replay) has them too.
+const (
+	// FailedClosed: the store was unreachable and the fail-closed policy
+	// refused requests, some from clients the limiter would have admitted
+	// in full. Value: the requests refused so.
+	FindingFailedClosed FindingKind = "failed-closed"
+	// FailedOpen: the store was unreachable and the fail-open policy
+	// admitted requests unchecked. Value: the requests admitted so.
+	FindingFailedOpen FindingKind = "failed-open"
+	// WorstWindow: the most a key admitted within one second, against the
+	// most an exact limiter admitted within one second on the same
+	// arrivals. A fixed window's boundary shows here even when the run's
+	// total is exact. Value: the ratio.
+	FindingWorstWindow FindingKind = "worst-window"
+	// OverAdmitted: the run admitted more than one exact limiter would
+	// have on the same arrivals, and the likeliest reason (jars per
+	// server, a racy read-then-write, a split brain). Value: the ratio.
+	FindingOverAdmitted FindingKind = "over-admitted"
+	// CopiesDiverged: copies of one key's state (a jar per server, the
+	// two sides of a partition) disagreed about what is left. Value: the
+	// widest gap, in unit requests.
+	FindingCopiesDiverged FindingKind = "copies-diverged"
+	// LostUnderShare: clients sharing a key were refused while sending
+	// less than their share of its limit (the rate divided among the
+	// key's clients): a neighbour used the quota. Value: requests lost.
+	FindingLostUnderShare FindingKind = "lost-under-share"
+	// RetriesWasted: a client's retries were almost all refused too, so
+	// retrying multiplied its requests and won (nearly) nothing. Value:
+	// retries refused.
+	FindingRetriesWasted FindingKind = "retries-wasted"
+	// Isolated: the limit held some clients down hard while clients on
+	// other keys lost nothing: the key kept the trouble where it began.
+	// Value: the clients that lost nothing.
+	FindingIsolated FindingKind = "isolated"
+	// Exact: none of the above: the limiter admitted what an exact one
+	// would have. Value: the admitted ratio.
+	FindingExact FindingKind = "exact"
+)
+
+// FindingKinds are every kind, in the order Findings ranks them: the
+// earlier, the more it explains of what a run shows.
+var FindingKinds = []FindingKind{
+	FindingFailedClosed, FindingFailedOpen, FindingWorstWindow, FindingOverAdmitted,
+	FindingCopiesDiverged, FindingLostUnderShare, FindingRetriesWasted, FindingIsolated, FindingExact,
+}
+
+// Thresholds below which a difference is noise, not a lesson.
+const (
+	// overRatio is how far above an exact limiter a run or a second must
+	// admit to be over: 5%.
+	overRatio = 1.05
+	// wastedShare is the share of retries admitted at or under which
+	// retrying won nothing worth its cost.
+	wastedShare = 0.10
+	// minRetries is how many retries a client must send before what they
+	// won says anything.
+	minRetries = 10
+	// heldShare is the share of its requests a client must lose to count
+	// as held down in FindingIsolated.
+	heldShare = 0.5
+)
+
+const fixedWindowReason = "a fixed window lets a second burst through at its boundary"
+
+// Findings computes what r teaches, most telling first (the order of
+// FindingKinds); never empty: a run with nothing to say finds it exact.
+func Findings(r *Result) []Finding {
+	var out []Finding
+	out = append(out, failedFindings(r)...)
+	worst, worstOK := worstWindow(r)
+	over, overOK, topological := overAdmitted(r)
+	// A boundary burst is the lesson even when the total is as over: it
+	// says where the excess went. Jars per server, a race or a split
+	// brain explain the worst second as well as the total.
+	if worstOK && (!overOK || (!topological && worst.Value >= over.Value)) {
+		out = append(out, worst)
+		worstOK = false
+		over.Text = strings.TrimSuffix(over.Text, ": "+fixedWindowReason) // said once is enough
+	}
+	if overOK {
+		out = append(out, over)
+	}
+	if worstOK {
+		out = append(out, worst)
+	}
+	if f, ok := copiesDiverged(r); ok {
+		out = append(out, f)
+	}
+	out = append(out, lostUnderShare(r)...)
+	out = append(out, retriesWasted(r)...)
+	if f, ok := isolated(r); ok {
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		ratio := 1.0
+		if t := r.Totals(); t.IdealAllowed > 0 {
+			ratio = float64(t.Allowed) / float64(t.IdealAllowed)
+		}
+		out = append(out, Finding{Kind: FindingExact, Value: round2(ratio),
+			Text: fmt.Sprintf("admitted %s what one exact limiter would on the same arrivals", times(ratio))})
+	}
+	return out
+}
+
+// Headline is r's lesson in one line: its first finding.
+func Headline(r *Result) string {
+	if len(r.Findings) > 0 {
+		return r.Findings[0].Text
+	}
+	if f := Findings(r); len(f) > 0 {
+		return f[0].Text
+	}
+	return ""
+}
+
+func failedFindings(r *Result) []Finding {
+	var out []Finding
+	t := r.Totals()
+	during := outageText(r)
+	if t.FailedClosed > 0 {
+		var entitled []string
+		var lost int64
+		for _, c := range r.Clients {
+			// Under its limit: an exact limiter would have admitted every
+			// first try.
+			if c.FailedClosed > 0 && c.IdealAllowed >= c.Sent-c.Retries {
+				entitled = append(entitled, c.Name)
+				lost += c.FailedClosed
+			}
+		}
+		text := fmt.Sprintf("%s failed closed %s", requests(t.FailedClosed), during)
+		if len(entitled) > 0 {
+			text += fmt.Sprintf(": %s, under %s limit, lost %s", nameList(entitled), their(len(entitled)), thousands(lost))
+		}
+		out = append(out, Finding{Kind: FindingFailedClosed, Value: float64(t.FailedClosed), Text: text})
+	}
+	if t.FailedOpen > 0 {
+		top := slices.MaxFunc(r.Clients, func(a, b ClientResult) int { return cmp.Compare(a.FailedOpen, b.FailedOpen) })
+		text := fmt.Sprintf("%s failed open, admitted unchecked %s", requests(t.FailedOpen), during)
+		if top.FailedOpen < t.FailedOpen {
+			text += fmt.Sprintf("; %s were %s's", thousands(top.FailedOpen), top.Name)
+		}
+		out = append(out, Finding{Kind: FindingFailedOpen, Client: top.Name, Value: float64(t.FailedOpen), Text: text})
+	}
+	return out
+}
+
+// outageText names when the store could not be reached: "while the store
+// was down (10–20s)".
+func outageText(r *Result) string {
+	var spans []string
+	for _, f := range r.Faults {
+		if f.Kind == string(Outage) || f.Kind == string(Partition) {
+			spans = append(spans, fmt.Sprintf("%g–%gs", f.StartS, f.EndS))
+		}
+	}
+	if len(spans) == 0 {
+		return "while the store was unreachable"
+	}
+	return "while the store was unreachable (" + strings.Join(spans, ", ") + ")"
+}
+
+func worstWindow(r *Result) (Finding, bool) {
+	var best Finding
+	found := false
+	for _, k := range r.Keys {
+		// A key that failed open is explained by that finding.
+		if k.IdealMaxAllowed1s == 0 || k.MaxAllowed1s-k.IdealMaxAllowed1s < 2 || k.FailedOpen > 0 {
+			continue
+		}
+		ratio := float64(k.MaxAllowed1s) / float64(k.IdealMaxAllowed1s)
+		if ratio < overRatio || (found && ratio <= best.Value) {
+			continue
+		}
+		who := "key " + k.Key
+		if names := clientsOf(r, k.Key); len(names) == 1 {
+			who = names[0]
+		}
+		text := fmt.Sprintf("%s got %s admitted within 1 s, %s an exact limiter's worst second (%s)",
+			who, thousands(k.MaxAllowed1s), times(ratio), thousands(k.IdealMaxAllowed1s))
+		if r.Algorithm == "fixed-window" {
+			text += ": " + fixedWindowReason
+		}
+		best, found = Finding{Kind: FindingWorstWindow, Key: k.Key, Value: round2(ratio), Text: text}, true
+	}
+	return best, found
+}
+
+// overAdmitted is the run's total against an exact limiter's, and whether
+// the store topology is the reason.
+func overAdmitted(r *Result) (f Finding, ok, topological bool) {
+	t := r.Totals()
+	if t.IdealAllowed == 0 {
+		return Finding{}, false, false
+	}
+	ratio := float64(t.Allowed) / float64(t.IdealAllowed)
+	if ratio < overRatio {
+		return Finding{}, false, false
+	}
+	text := fmt.Sprintf("admitted %s what one exact limiter would on the same arrivals", times(ratio))
+	hasFault := func(kind FaultKind) bool {
+		return slices.ContainsFunc(r.Faults, func(f FaultSpan) bool { return f.Kind == string(kind) })
+	}
+	topological = true
+	switch {
+	case r.Topology == string(Local) && r.Servers > 1:
+		text += fmt.Sprintf(": %d servers, each with its own jar", r.Servers)
+	case r.Topology == string(Racy):
+		text += ": servers read the same state before either wrote it back"
+	case r.Topology == string(SplitBrain) && hasFault(Partition):
+		text += ": each side of the partition counted in its own copy"
+	default:
+		topological = false
+	}
+	switch {
+	case topological:
+	case t.FailedOpen > 0:
+		text += fmt.Sprintf(": %s failed open", requests(t.FailedOpen))
+	case r.Algorithm == "fixed-window":
+		text += ": " + fixedWindowReason
+	}
+	return Finding{Kind: FindingOverAdmitted, Value: round2(ratio), Text: text}, true, topological
+}
+
+func copiesDiverged(r *Result) (Finding, bool) {
+	limit := r.Limit.Burst
+	if r.Limit.WindowS > 0 {
+		limit = int64(r.Limit.RatePerS * r.Limit.WindowS)
+	}
+	threshold := max(2, limit/10)
+	type gap struct {
+		key    string
+		copies int
+		spread int64
+		at     float64
+	}
+	var worst gap
+	byKey := map[string][]StateSeries{}
+	var order []string
+	for _, s := range r.State {
+		if _, ok := byKey[s.Key]; !ok {
+			order = append(order, s.Key)
+		}
+		byKey[s.Key] = append(byKey[s.Key], s)
+	}
+	for _, key := range order {
+		series := byKey[key]
+		if len(series) < 2 {
+			continue
+		}
+		for i := range series[0].Remaining {
+			lo, hi := int64(math.MaxInt64), int64(-1)
+			for _, s := range series {
+				if i < len(s.Remaining) && s.Remaining[i] >= 0 {
+					lo, hi = min(lo, s.Remaining[i]), max(hi, s.Remaining[i])
+				}
+			}
+			if hi >= 0 && hi-lo > worst.spread {
+				worst = gap{key, len(series), hi - lo, series[0].TS[i]}
+			}
+		}
+	}
+	if worst.spread < threshold {
+		return Finding{}, false
+	}
+	text := fmt.Sprintf("key %s: its %d copies disagreed by up to %s at %gs", worst.key, worst.copies, requests(worst.spread), worst.at)
+	switch r.Topology {
+	case string(Local):
+		text += ", each server counting alone"
+	case string(SplitBrain):
+		text += ", each side of the split counting alone"
+	}
+	return Finding{Kind: FindingCopiesDiverged, Key: worst.key, Value: float64(worst.spread), Text: text}, true
+}
+
+func lostUnderShare(r *Result) []Finding {
+	var out []Finding
+	for _, k := range r.Keys {
+		names := clientsOf(r, k.Key)
+		if len(names) < 2 || r.DurationS <= 0 {
+			continue
+		}
+		share := r.Limit.RatePerS / float64(len(names))
+		var losers []string
+		var lost int64
+		var top ClientResult
+		for _, c := range r.Clients {
+			if c.Key != k.Key {
+				continue
+			}
+			if c.Allowed > top.Allowed {
+				top = c
+			}
+			refused := c.Rejected - c.FailedClosed
+			if refused > 0 && float64(c.Sent-c.Retries)/r.DurationS <= share {
+				losers = append(losers, c.Name)
+				lost += refused
+			}
+		}
+		if len(losers) == 0 {
+			continue
+		}
+		text := fmt.Sprintf("%s lost %s sending under %s share of key %s (%s/s ÷ %d clients)",
+			nameList(losers), requests(lost), their(len(losers)), k.Key, strconv.FormatFloat(r.Limit.RatePerS, 'f', -1, 64), len(names))
+		if !slices.Contains(losers, top.Name) && top.Allowed > 0 {
+			text += fmt.Sprintf("; %s took %s of its %s admitted", top.Name, thousands(top.Allowed), thousands(k.Allowed))
+		}
+		out = append(out, Finding{Kind: FindingLostUnderShare, Key: k.Key, Value: float64(lost), Text: text})
+	}
+	slices.SortStableFunc(out, func(a, b Finding) int { return cmp.Compare(b.Value, a.Value) })
+	return out
+}
+
+func retriesWasted(r *Result) []Finding {
+	var out []Finding
+	// The retrier that did best, to contrast with.
+	var best ClientResult
+	bestShare := -1.0
+	for _, c := range r.Clients {
+		if c.Retries >= minRetries {
+			if s := float64(c.RetriesAllowed) / float64(c.Retries); s > bestShare {
+				best, bestShare = c, s
+			}
+		}
+	}
+	for _, c := range r.Clients {
+		if c.Retries < minRetries || float64(c.RetriesAllowed) > wastedShare*float64(c.Retries) {
+			continue
+		}
+		text := fmt.Sprintf("%s sent %s and %s admitted: retrying at once won nothing", c.Name, plural64(c.Retries, "retry", "retries"),
+			admittedCount(c.RetriesAllowed))
+		if bestShare > wastedShare && best.Name != c.Name {
+			text += fmt.Sprintf(" (%s: %s of %s)", best.Name, thousands(best.RetriesAllowed), thousands(best.Retries))
+		}
+		out = append(out, Finding{Kind: FindingRetriesWasted, Client: c.Name, Value: float64(c.Retries - c.RetriesAllowed), Text: text})
+	}
+	return out
+}
+
+func isolated(r *Result) (Finding, bool) {
+	heldKeys := map[string]bool{}
+	var held []string
+	var heldLost, heldSent int64
+	for _, c := range r.Clients {
+		refused := c.Rejected - c.FailedClosed
+		if c.Sent > 0 && float64(refused) >= heldShare*float64(c.Sent) {
+			held = append(held, c.Name)
+			heldKeys[c.Key] = true
+			heldLost += refused
+			heldSent += c.Sent
+		}
+	}
+	var spared []string
+	for _, c := range r.Clients {
+		if c.Sent > 0 && c.Rejected == 0 && !heldKeys[c.Key] {
+			spared = append(spared, c.Name)
+		}
+	}
+	if len(held) == 0 || len(spared) == 0 {
+		return Finding{}, false
+	}
+	text := fmt.Sprintf("%s lost %s of %s requests; %s, on other keys, lost none",
+		nameList(held), percent(heldLost, heldSent), their(len(held)), nameList(spared))
+	return Finding{Kind: FindingIsolated, Value: float64(len(spared)), Text: text}, true
+}
+
+// clientsOf names the clients on key, in the result's order.
+func clientsOf(r *Result, key string) []string {
+	var names []string
+	for _, c := range r.Clients {
+		if c.Key == key {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+var numbered = regexp.MustCompile(`^(.*?)(\d+)$`)
+
+// nameList names clients for a sentence: "office-1…10" for a numbered run
+// of one prefix, else "a, b and c", or the first three "and 5 others".
+func nameList(names []string) string {
+	if len(names) > 2 {
+		var prefix string
+		first, last := 0, 0
+		run := true
+		for i, n := range names {
+			m := numbered.FindStringSubmatch(n)
+			if m == nil {
+				run = false
+				break
+			}
+			v, err := strconv.Atoi(m[2])
+			if err != nil || (i > 0 && (m[1] != prefix || v != last+1)) {
+				run = false
+				break
+			}
+			if i == 0 {
+				prefix, first = m[1], v
+			}
+			last = v
+		}
+		if run {
+			return fmt.Sprintf("%s%d…%d", prefix, first, last)
+		}
+	}
+	switch {
+	case len(names) == 1:
+		return names[0]
+	case len(names) <= 3:
+		return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	default:
+		return fmt.Sprintf("%s and %d others", strings.Join(names[:3], ", "), len(names)-3)
+	}
+}
+
+func their(n int) string {
+	if n == 1 {
+		return "its"
+	}
+	return "their"
+}
+
+func requests(n int64) string { return plural64(n, "request", "requests") }
+
+func plural64(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return thousands(n) + " " + many
+}
+
+func admittedCount(n int64) string {
+	switch n {
+	case 0:
+		return "none were"
+	case 1:
+		return "1 was"
+	}
+	return thousands(n) + " were"
+}
+
+// percent is part of whole as "99%", or "<1%" and ">99%" near the ends so
+// that a rounded figure never claims all or nothing.
+func percent(part, whole int64) string {
+	if whole == 0 {
+		return "0%"
+	}
+	p := 100 * float64(part) / float64(whole)
+	switch {
+	case part > 0 && p < 1:
+		return "<1%"
+	case part < whole && p > 99:
+		return ">99%"
+	}
+	return fmt.Sprintf("%.0f%%", p)
+}
+
+func times(ratio float64) string { return fmt.Sprintf("%.2f×", ratio) }
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+// thousands writes n with thin separators every three digits: 158,008.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, d := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(d)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
