@@ -70,7 +70,7 @@ func (m Model) chartLines(l layout) []string {
 	}
 	s := rows[m.selected(rows)]
 	const labelW = 8 // "   1234 ┤"
-	w := l.width - labelW - 2
+	w := l.width - labelW - 1 - len(" "+secs(m.sc.Duration))
 	c := m.chartFor(s, w)
 	cw := max(1, w/max(len(c.values), 1)) // characters per cell: a short run fills the width too
 	h := l.chartRows - 1                  // the axis
@@ -82,8 +82,11 @@ func (m Model) chartLines(l layout) []string {
 	}
 	top = niceCeil(top)
 	lineRow := h - 1 - int(math.Floor(c.line/top*float64(h)-1e-9)) // the row the limit's line crosses
-	title := m.title("CHART", fmt.Sprintf("▸ %s · admitted %s; ╌ the limit, %s · %s over it · %s failed open",
-		s.name, c.unit, num(c.line), string(glyphOver), "▒"), l.width)
+	legend := fmt.Sprintf("▸ %s · admitted %s, ╌ limit %s · %s over", s.name, c.unit, num(c.line), string(glyphOver))
+	if failOpen, _, _ := m.exercises(); failOpen {
+		legend += " · ▒ failed open"
+	}
+	title := m.title("CHART", legend, l.width)
 	lines := []string{title}
 	for r := range h {
 		label := ""

@@ -23,13 +23,17 @@ type verdict struct {
 	noExpect string
 }
 
-// headline is the run's lesson in one line.
-func headline(r *sim.Result) string { return sim.Notice(r) }
-
 // newVerdict reads r; expect, if the scenario came with expectations and
-// is playing as written, checks them.
+// is playing as written, checks them. The headline is the first finding
+// (sim.Headline), so the findings listed under it are the others.
 func newVerdict(r *sim.Result, expect func(*sim.Result) []sim.ExpectationResult, pristine bool) *verdict {
-	v := &verdict{headline: headline(r), findings: r.Findings}
+	v := &verdict{headline: sim.Headline(r), findings: r.Findings}
+	switch {
+	case v.headline == "":
+		v.headline = sim.Notice(r)
+	case len(v.findings) > 0 && v.findings[0].Text == v.headline:
+		v.findings = v.findings[1:]
+	}
 	switch {
 	case expect == nil:
 	case pristine:
