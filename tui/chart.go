@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // chart is the selected row drawn over the whole run, on a terminal with
@@ -62,16 +63,49 @@ func (m Model) chartFor(s series, w int) chart {
 	return c
 }
 
-// chartLines are the chart's title, its bars and its time axis.
+// chartLines are the chart's title, its bars and its time axis; side by
+// side, a chart of each run, each half as tall, the second on the
+// first's scale.
 func (m Model) chartLines(l layout) []string {
+	if m.vs == nil {
+		return m.chartOf(l, "", 0)
+	}
+	// Two titles in the lines of one: chartRows counts one.
+	half := l
+	half.chartRows = (l.chartRows - 1) / 2
+	b := m.other()
+	top := max(m.chartTop(l), b.chartTop(l))
+	rest := l
+	rest.chartRows = l.chartRows - 1 - half.chartRows
+	return append(m.chartOf(half, "A", top), b.chartOf(rest, "B", top)...)
+}
+
+// chartTop is the top of the selected row's chart's scale.
+func (m Model) chartTop(l layout) float64 {
+	rows := m.rows()
+	if len(rows) == 0 {
+		return 0
+	}
+	c := m.chartFor(rows[m.selected(rows)], chartWidth(l, m.sc.Duration))
+	top := c.line * 2
+	for _, v := range c.values {
+		if !math.IsNaN(v) {
+			top = math.Max(top, v)
+		}
+	}
+	return niceCeil(top)
+}
+
+// chartOf is one chart, its title tagged with the run's letter; a scale
+// of 0 is the chart's own.
+func (m Model) chartOf(l layout, tag string, scale float64) []string {
 	rows := m.rows()
 	if len(rows) == 0 || l.chartRows < 3 {
 		return nil
 	}
 	s := rows[m.selected(rows)]
-	const labelW = 8 // "   1234 ┤"
-	w := l.width - labelW - 1 - len(" "+secs(m.sc.Duration))
-	c := m.chartFor(s, w)
+	c := m.chartFor(s, chartWidth(l, m.sc.Duration))
+	w := chartWidth(l, m.sc.Duration)
 	cw := max(1, w/max(len(c.values), 1)) // characters per cell: a short run fills the width too
 	h := l.chartRows - 1                  // the axis
 	top := c.line * 2
@@ -80,13 +114,17 @@ func (m Model) chartLines(l layout) []string {
 			top = math.Max(top, v)
 		}
 	}
-	top = niceCeil(top)
+	top = math.Max(niceCeil(top), scale)
 	lineRow := h - 1 - int(math.Floor(c.line/top*float64(h)-1e-9)) // the row the limit's line crosses
 	legend := fmt.Sprintf("▸ %s · admitted %s, ╌ limit %s · %s over", s.name, c.unit, num(c.line), string(glyphOver))
 	if failOpen, _, _ := m.exercises(); failOpen {
 		legend += " · ▒ failed open"
 	}
-	title := m.title("CHART", legend, l.width)
+	name := "CHART"
+	if tag != "" {
+		name += " " + tag
+	}
+	title := m.title(name, legend, l.width)
 	lines := []string{title}
 	for r := range h {
 		label := ""
@@ -135,6 +173,15 @@ func (m Model) chartCell(c chart, i int, v, top float64, h, r int, onLine bool) 
 		return blank
 	}
 	return style.Render(string(glyph))
+}
+
+// labelW is the width of the chart's scale: "   1234 ┤".
+const labelW = 8
+
+// chartWidth is how many characters of the width the bars have: what is
+// left of the scale and of the axis's end label.
+func chartWidth(l layout, d time.Duration) int {
+	return l.width - labelW - 1 - len(" "+secs(d))
 }
 
 // chartAxis is the time axis in n characters: the start and end of the

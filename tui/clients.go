@@ -26,6 +26,7 @@ type column struct {
 // and the name, two strips (admitted, rejected) of one cell per stride of
 // steps, then the figures.
 type clientTable struct {
+	gutter        int // the selection mark, and side by side the run's letter
 	nameW, sparkW int
 	cols          []column
 }
@@ -69,6 +70,11 @@ func (m Model) exercises() (failOpen, failClosed, retries bool) {
 		failClosed = failClosed || c.Total.FailedClosed > 0
 		retries = retries || c.Total.Retries > 0
 	}
+	if m.vs != nil {
+		// Side by side, a column either run needs.
+		o, c, r := m.other().exercises()
+		failOpen, failClosed, retries = failOpen || o, failClosed || c, retries || r
+	}
 	return failOpen, failClosed, retries
 }
 
@@ -79,7 +85,15 @@ func (m Model) clientTable(w int, rows []series) clientTable {
 		longest = max(longest, lipgloss.Width(r.name))
 		widest = max(widest, r.total.Sent)
 	}
-	t := clientTable{nameW: min(longest, max(8, w/6))}
+	if m.vs != nil {
+		for _, r := range m.other().rows() {
+			widest = max(widest, r.total.Sent)
+		}
+	}
+	t := clientTable{nameW: min(longest, max(8, w/6)), gutter: 2}
+	if m.vs != nil {
+		t.gutter = 4 // "▸ A "
+	}
 	numW := max(7, len(compact(widest)))
 	num := func(f func(sim.ClientResult) int64) func(series) string {
 		return func(s series) string { return compact(f(s.total)) }
@@ -111,7 +125,7 @@ func (m Model) clientTable(w int, rows []series) clientTable {
 	}
 	steps := int(math.Ceil(m.sc.Duration.Seconds() / m.sc.Step.Seconds()))
 	spark := func(cols []column) int {
-		used := 2 + t.nameW + 2
+		used := t.gutter + t.nameW + 2
 		for _, c := range cols {
 			used += c.width + 1
 		}
@@ -179,11 +193,12 @@ func (m Model) clientLines(l layout) []string {
 		detail += " · a cell is " + cellText(k, m.sc.Step)
 	}
 	n := len(rows)
-	first := m.firstRow(rows, l.clientRows)
-	if l.clientRows < n {
-		detail += fmt.Sprintf(" · %d–%d of %d ↑↓", first+1, first+l.clientRows, n)
+	visible := l.clientRows / m.perRow()
+	first := m.firstRow(rows, visible)
+	if visible < n {
+		detail += fmt.Sprintf(" · %d–%d of %d ↑↓", first+1, first+visible, n)
 	}
-	head := "  " + m.st.dim.Render(padRight(what, t.nameW)) + " "
+	head := strings.Repeat(" ", t.gutter) + m.st.dim.Render(padRight(what, t.nameW)) + " "
 	if t.sparkW > 0 {
 		head += m.st.dim.Render(padRight("admitted", t.sparkW) + "  " + padRight("rejected", t.sparkW))
 	}
@@ -195,8 +210,24 @@ func (m Model) clientLines(l layout) []string {
 		lines = append(lines, m.ruler(t, k))
 	}
 	sel := m.selected(rows)
-	for i, s := range rows[first:min(n, first+l.clientRows)] {
-		lines = append(lines, m.clientRow(t, s, k, first+i == sel, l.width))
+	var b Model
+	others := map[string]series{}
+	if m.vs != nil {
+		b = m.other()
+		for _, r := range b.rows() {
+			others[r.name] = r
+		}
+	}
+	tagA, tagB := m.tags()
+	for i, s := range rows[first:min(n, first+visible)] {
+		lines = append(lines, m.clientRow(t, s, k, first+i == sel, tagA, l.width))
+		if m.vs != nil {
+			o, ok := others[s.name]
+			if !ok {
+				o = series{name: s.name}
+			}
+			lines = append(lines, b.clientRow(t, o, k, false, tagB, l.width))
+		}
 	}
 	return lines
 }
@@ -224,7 +255,7 @@ func (m Model) ruler(t clientTable, k int) string {
 		}
 	}
 	strip := padRight(b.String(), t.sparkW)
-	return m.st.dim.Render(padRight("  faults", 2+t.nameW+1)) + strip + "  " + strip
+	return m.st.dim.Render(padRight("  faults", t.gutter+t.nameW+1)) + strip + "  " + strip
 }
 
 // selected is the index of the selected row in rows: the one named
@@ -255,12 +286,20 @@ func (m Model) firstRow(rows []series, h int) int {
 	return first
 }
 
-func (m Model) clientRow(t clientTable, s series, k int, selected bool, w int) string {
+// clientRow is one row's line. Side by side, tag is the run's letter: the
+// first run's line names the row, the second's under it only its letter.
+func (m Model) clientRow(t clientTable, s series, k int, selected bool, tag string, w int) string {
 	mark := "  "
 	name := padRight(truncMiddle(s.name, t.nameW), t.nameW)
+	if tag == "B" {
+		name = strings.Repeat(" ", t.nameW)
+	}
 	if selected {
 		mark = m.st.selected.Render("▸") + " "
 		name = m.st.selected.Render(name)
+	}
+	if tag != "" {
+		mark += m.st.bold.Render(tag) + " "
 	}
 	row := mark + name + " "
 	if t.sparkW > 0 {
@@ -278,7 +317,7 @@ func (m Model) clientRow(t clientTable, s series, k int, selected bool, w int) s
 // over what the limit allows is ▲, one mostly failed open o, in colour
 // too, so colour is never the only thing that tells them apart.
 func (m Model) admittedSpark(cs []cell, k int, w int) string {
-	perStep := m.sc.Limit.Params.Rate.PerSecond() * m.sc.Step.Seconds()
+	perStep := m.scaleRate() * m.sc.Step.Seconds()
 	var b strings.Builder
 	for _, c := range cs[:min(len(cs), w)] {
 		full := perStep * float64(c.steps)

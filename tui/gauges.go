@@ -64,7 +64,7 @@ func (m Model) gaugeGeometry(w int) gaugeGeometry {
 		for _, c := range groups[0].copies {
 			g.labelW = max(g.labelW, len(copyLabel(c.Copy, short)))
 		}
-		room := w - 2 - g.keyW - 1
+		room := w - 2*m.perRow() - g.keyW - 1
 		g.perLine = min(n, max(1, (room+2)/(g.labelW+minBar+g.numW+2+2)))
 		g.barW = min(maxBar, (room-2*(g.perLine-1))/g.perLine-g.labelW-g.numW-2)
 		g.linesPerKey = (n + g.perLine - 1) / g.perLine
@@ -124,7 +124,7 @@ func (m Model) gaugeLines(l layout) []string {
 	geo := m.gaugeGeometry(l.width)
 	rows := m.rows()
 	groups := m.followed(rows)
-	shown := min(len(groups), l.keyLines/geo.linesPerKey)
+	shown := min(len(groups), l.keyLines/(geo.linesPerKey*m.perRow()))
 	detail := "what each copy of the limiter state would still admit now"
 	if len(rows) > 0 {
 		detail = "following ▸ " + rows[m.selected(rows)].name + " · what each copy would still admit now"
@@ -133,7 +133,19 @@ func (m Model) gaugeLines(l layout) []string {
 		detail = fmt.Sprintf("%d of %d keys · ", max(shown, 1), len(groups)) + detail
 	}
 	lines := []string{m.title("STORE", detail, l.width)}
-	line := func(g keyGroup, copies []sim.StateNow, first, mark bool) string {
+	var b Model
+	bGroups := map[string]keyGroup{}
+	bGeo := geo
+	if m.vs != nil {
+		b = m.other()
+		for _, g := range b.keyGroups() {
+			bGroups[g.key] = g
+		}
+		bGeo = b.gaugeGeometry(l.width)
+		bGeo.keyW = geo.keyW
+	}
+	tagA, tagB := m.tags()
+	line := func(m Model, geo gaugeGeometry, g keyGroup, copies []sim.StateNow, first, mark bool, tag string) string {
 		name := ""
 		if first {
 			name = truncMiddle(g.key, geo.keyW)
@@ -144,20 +156,36 @@ func (m Model) gaugeLines(l layout) []string {
 		}
 		lead := "  "
 		name = padRight(name, geo.keyW)
+		if tag == "B" {
+			name = strings.Repeat(" ", geo.keyW)
+		}
 		if mark && first {
 			lead, name = m.st.selected.Render("▸")+" ", m.st.selected.Render(name)
 		}
+		if tag != "" {
+			if first {
+				lead += m.st.bold.Render(tag) + " "
+			} else {
+				lead += "  "
+			}
+		}
 		return trunc(lead+name+" "+strings.Join(cells, "  "), l.width)
 	}
-	for gi, g := range groups[:shown] {
+	copyLines := func(m Model, geo gaugeGeometry, g keyGroup, mark bool, tag string) {
 		for i := 0; i < len(g.copies); i += geo.perLine {
-			lines = append(lines, line(g, g.copies[i:min(len(g.copies), i+geo.perLine)], i == 0, gi == 0))
+			lines = append(lines, line(m, geo, g, g.copies[i:min(len(g.copies), i+geo.perLine)], i == 0, mark, tag))
+		}
+	}
+	for gi, g := range groups[:shown] {
+		copyLines(m, geo, g, gi == 0, tagA)
+		if bg, ok := bGroups[g.key]; ok {
+			copyLines(b, bGeo, bg, false, tagB)
 		}
 	}
 	if shown == 0 && l.keyLines > 0 && len(groups) > 0 {
 		// Not one key's gauges fit whole: the first key's first line.
 		g := groups[0]
-		lines = append(lines, line(g, g.copies[:min(len(g.copies), geo.perLine)], true, true))
+		lines = append(lines, line(m, geo, g, g.copies[:min(len(g.copies), geo.perLine)], true, true, tagA))
 	}
 	return lines
 }

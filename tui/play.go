@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -81,6 +82,14 @@ func (m Model) advance(until time.Duration) Model {
 	}
 	m.snap = m.player.Snapshot()
 	m.hist.update(m.snap, m.sc.Step.Seconds(), m.player.Result)
+	if m.vs != nil {
+		vs, err := versusTo(m.vs, m)
+		m.vs = vs
+		if err != nil && m.err == nil {
+			m.err = err
+			m.note("the B run stopped: %v", err)
+		}
+	}
 	if m.player.Done() && m.verdict == nil && m.err == nil {
 		m.verdict = newVerdict(m.player.Result(), m.expect, m.pristine)
 	}
@@ -129,6 +138,8 @@ func (m Model) onKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 	case key.Matches(msg, k.Restart):
 		m = m.restart(m.sc, fmt.Sprintf("restart: %s, %s on %s", m.sc.Limit.Algorithm, m.sc.Topology.Kind, storeName(m.sc)), m.pristine)
+	case m.vs != nil && (key.Matches(msg, k.Algorithm) || key.Matches(msg, k.Topology)):
+		m.note("%v", errVersusKeys)
 	case key.Matches(msg, k.Algorithm):
 		from := m.sc.Limit.Algorithm
 		if m.triedAlg != "" {
@@ -178,7 +189,7 @@ func (m Model) selectRow(to func(i, page int) int) Model {
 	if len(rows) == 0 {
 		return m
 	}
-	page := max(1, m.plan().clientRows)
+	page := max(1, m.plan().clientRows/m.perRow())
 	i := min(max(to(m.selected(rows), page), 0), len(rows)-1)
 	m.sel = rows[i].name
 	m.scroll = m.firstRow(rows, page)
@@ -203,7 +214,7 @@ func (m Model) toggleByKey() Model {
 			}
 		}
 	}
-	m.scroll = m.firstRow(m.rows(), m.plan().clientRows)
+	m.scroll = m.firstRow(m.rows(), m.plan().clientRows/m.perRow())
 	return m
 }
 
@@ -216,8 +227,16 @@ func (m Model) restart(sc sim.Scenario, what string, pristine bool) Model {
 		m.note("%s: cannot play it: %v", what, err)
 		return m
 	}
-	closeErr := m.player.Close()
-	m.player, m.sc, m.clock, m.err, m.notes = p, sc, 0, nil, nil
+	var vs *versusRun
+	if m.vs != nil {
+		vs, err = newVersus(m.ctx, m.vs.sc, m.simOpts, m.vs.labels)
+		if err != nil {
+			m.note("%s: cannot play the B run: %v", what, errors.Join(err, p.Close()))
+			return m
+		}
+	}
+	closeErr := errors.Join(m.player.Close(), m.closeVersus())
+	m.player, m.sc, m.clock, m.err, m.notes, m.vs = p, sc, 0, nil, nil, vs
 	m.hist, m.verdict, m.pristine = history{}, nil, pristine
 	m.hist.update(p.Snapshot(), sc.Step.Seconds(), p.Result)
 	m.triedAlg, m.triedTopo = "", ""

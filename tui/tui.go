@@ -133,6 +133,10 @@ type Model struct {
 	// with a or t), so that its expectations apply.
 	pristine bool
 	notes    []sim.LogEntry
+	vs       *versusRun // the second run of a side-by-side, or nil
+	// fullRate, when set, is the rate that fills a strip's cell: the
+	// first run's, while the Model draws the second (see other).
+	fullRate float64
 	err      error // what stopped the run, if something did
 	// tried are the algorithm and topology last asked for with a and t,
 	// when the run they asked for could not be built: the next press
@@ -168,6 +172,13 @@ func newModel(ctx context.Context, sc sim.Scenario, opts Options, r *lipgloss.Re
 		expect: opts.Expect, pristine: true,
 	}
 	m.hist.update(m.snap, sc.Step.Seconds(), p.Result)
+	if opts.Versus != nil {
+		v, err := newVersus(ctx, *opts.Versus, opts.Sim, opts.Labels)
+		if err != nil {
+			return Model{}, errors.Join(err, p.Close())
+		}
+		m.vs = v
+	}
 	return m, nil
 }
 
@@ -175,7 +186,7 @@ func newModel(ctx context.Context, sc sim.Scenario, opts Options, r *lipgloss.Re
 // deleted. Closing twice is harmless.
 func (m Model) Close() error {
 	if m.player != nil {
-		return m.player.Close()
+		return errors.Join(m.player.Close(), m.closeVersus())
 	}
 	return nil
 }
@@ -197,7 +208,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.onTick(time.Time(msg)), tick()
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		m.scroll = m.firstRow(m.rows(), m.plan().clientRows)
+		m.scroll = m.firstRow(m.rows(), m.plan().clientRows/m.perRow())
 		return m, nil
 	case tea.KeyMsg:
 		return m.onKey(msg)

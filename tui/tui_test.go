@@ -573,3 +573,82 @@ func TestRunStopsWhenTheContextIsDone(t *testing.T) {
 		t.Fatalf("Run after the context's deadline returned %v", err)
 	}
 }
+
+// versus is the store-outage demo failing open (A) beside the same run
+// failing closed (B).
+func versus(t *testing.T) Model {
+	t.Helper()
+	a := splitBrain()
+	a.Topology.Kind = sim.Shared
+	b := a
+	b.Topology.OnError = store.FailClosed
+	m, err := NewModel(a, Options{NoColor: true, Versus: &b, Labels: [2]string{"on_error=fail-open", "on_error=fail-closed"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := m.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return m
+}
+
+func TestVersusPlaysBothRunsByOneClock(t *testing.T) {
+	m := at(t, send(t, versus(t), size(100, 30)), 25*time.Second)
+	if m.player.Now() != 25*time.Second || m.vs.player.Now() != 25*time.Second {
+		t.Fatalf("A at %s, B at %s, want both at 25s", m.player.Now(), m.vs.player.Now())
+	}
+	view := m.View()
+	if !strings.Contains(lines(view)[0], "A on_error=fail-open vs B on_error=fail-closed") {
+		t.Fatalf("the header does not name the two runs:\n%s", view)
+	}
+	if !strings.Contains(lines(view)[2], "A STORE DOWN — failing open · until 27s  ·  B STORE DOWN — failing closed") {
+		t.Fatalf("the banner does not say what the outage does to each run:\n%s", view)
+	}
+	// Each client's A line, then its B line: bastion-1 fails open in A
+	// (o) and closed in B (x) during the outage.
+	var a, b string
+	for i, l := range lines(view) {
+		if a == "" && strings.HasPrefix(l, "▸ A bastion-1 ") && i+1 < len(lines(view)) {
+			a, b = l, lines(view)[i+1]
+		}
+	}
+	if !strings.ContainsRune(a, glyphFailedOpen) || strings.ContainsRune(a, glyphFailedClosed) {
+		t.Fatalf("bastion-1's A line should fail open and not closed: %q", a)
+	}
+	if !strings.HasPrefix(b, "  B ") || !strings.ContainsRune(b, glyphFailedClosed) || strings.ContainsRune(b, glyphFailedOpen) {
+		t.Fatalf("bastion-1's B line should follow it and fail closed: %q", b)
+	}
+	// Done, the verdict has both runs' headlines.
+	m = at(t, m, 30*time.Second)
+	m = send(t, m, size(160, 48))
+	v := flat(m.View())
+	if !strings.Contains(v, "A on_error=fail-open") || !strings.Contains(v, "B on_error=fail-closed") ||
+		!strings.Contains(v, flat(sim.Headline(m.vs.player.Result()))) || !strings.Contains(v, flat(sim.Headline(m.player.Result()))) {
+		t.Fatalf("the verdict lacks a run's headline:\n%s", m.View())
+	}
+	// r restarts both.
+	m = send(t, m, keyMsg("r"))
+	if m.player.Now() != 0 || m.vs.player.Now() != 0 {
+		t.Fatalf("after r: A at %s, B at %s", m.player.Now(), m.vs.player.Now())
+	}
+	// a and t would change one run of two: refused, in the log.
+	m = send(t, m, keyMsg("a"))
+	if m.sc.Limit.Algorithm != "token-bucket" || !strings.Contains(flat(m.View()), "with --vs, quit and choose both") {
+		t.Fatalf("a with --vs: %s\n%s", m.sc.Limit.Algorithm, m.View())
+	}
+}
+
+func TestVersusFramesFit(t *testing.T) {
+	m := send(t, versus(t), size(80, 24))
+	m.speed = 20
+	m, wall := play(t, m, t0, 1)
+	for !m.player.Done() {
+		m, wall = play(t, m, wall, 1)
+		for _, s := range [][2]int{{80, 24}, {160, 48}, {60, 16}} {
+			m = send(t, m, size(s[0], s[1]))
+			checkFits(t, fmt.Sprintf("versus at %s", m.player.Now()), m.View(), s[0], s[1])
+		}
+	}
+}

@@ -97,9 +97,15 @@ func (m Model) verdictBody(w int) []string {
 	return out
 }
 
-// verdictLines are the verdict's title and what fits of its body.
+// verdictLines are the verdict's title and what fits of its body: side
+// by side, each run's under its label.
 func (m Model) verdictLines(l layout) []string {
 	body := m.verdictBody(l.width)
+	if m.vs != nil {
+		b := m.other()
+		body = append(append([]string{m.st.bold.Render("A  " + m.vs.labels[0])}, body...), m.st.bold.Render("B  "+m.vs.labels[1]))
+		body = append(body, b.verdictBody(l.width)...)
+	}
 	detail := "what this run shows · e: the events"
 	if len(body) > l.bottomRows {
 		detail = fmt.Sprintf("%d more lines on a taller terminal · ", len(body)-l.bottomRows) + detail

@@ -59,7 +59,7 @@ func (m Model) plan() layout {
 		rest--
 	}
 	perKey := m.gaugeGeometry(l.width).linesPerKey
-	keyNeed := perKey * m.keyCount()
+	keyNeed := perKey * m.keyCount() * m.perRow()
 	l.keys = keyNeed > 0 && rest >= 4
 	if l.keys {
 		rest--
@@ -79,9 +79,10 @@ func (m Model) plan() layout {
 	}
 	keyMin := 0
 	if l.keys {
-		keyMin = perKey
+		keyMin = perKey * m.perRow()
 	}
-	l.clientRows = max(0, min(m.rowCount(), rest-bottomMin-keyMin))
+	l.clientRows = max(0, min(m.rowCount()*m.perRow(), rest-bottomMin-keyMin))
+	l.clientRows -= l.clientRows % m.perRow() // whole rows, both runs' lines
 	l.bottomRows, l.keyLines = bottomMin, keyMin
 	spare := rest - l.clientRows - bottomMin - keyMin
 	if spare < 0 {
@@ -94,7 +95,7 @@ func (m Model) plan() layout {
 	l.bottomRows += grow
 	spare -= grow
 	if l.keys {
-		grow = min(spare, keyNeed-l.keyLines) / perKey * perKey
+		grow = min(spare, keyNeed-l.keyLines) / (perKey * m.perRow()) * perKey * m.perRow()
 		l.keyLines += grow
 		spare -= grow
 	}
@@ -123,7 +124,11 @@ func (m Model) showVerdict() bool { return m.verdict != nil && !m.showLog }
 // or every log entry's.
 func (m Model) bottomNeed(w int) int {
 	if m.showVerdict() {
-		return len(m.verdictBody(w))
+		n := len(m.verdictBody(w))
+		if m.vs != nil {
+			n += len(m.other().verdictBody(w)) + 2 // each under its run's label
+		}
+		return n
 	}
 	n := 0
 	for _, e := range m.events() {
