@@ -59,6 +59,9 @@ func (m Model) chartFor(s series, w int) chart {
 			best = math.Max(best, sum)
 		}
 		c.values[i] = best
+		// Every window's length that holds more than the limit is over
+		// it, not only the cell the burst ended in.
+		c.over[i] = c.over[i] || best > overSlack*c.line+overExtra
 	}
 	return c
 }
@@ -116,7 +119,7 @@ func (m Model) chartOf(l layout, tag string, scale float64) []string {
 	}
 	top = math.Max(niceCeil(top), scale)
 	lineRow := h - 1 - int(math.Floor(c.line/top*float64(h)-1e-9)) // the row the limit's line crosses
-	legend := fmt.Sprintf("▸ %s · admitted %s, ╌ limit %s · %s over", s.name, c.unit, num(c.line), string(glyphOver))
+	legend := fmt.Sprintf("▸ %s · admitted %s, ╌ limit %s · ▓%s over", s.name, c.unit, num(c.line), string(glyphOver))
 	if failOpen, _, _ := m.exercises(); failOpen {
 		legend += " · ▒ failed open"
 	}
@@ -136,7 +139,7 @@ func (m Model) chartOf(l layout, tag string, scale float64) []string {
 		}
 		var b strings.Builder
 		for i, v := range c.values {
-			b.WriteString(strings.Repeat(m.chartCell(c, i, v, top, h, r, r == lineRow), cw))
+			b.WriteString(strings.Repeat(m.chartCell(c, i, v, top, h, r, lineRow), cw))
 		}
 		lines = append(lines, m.st.dim.Render(padLeft(label, labelW-1)+" ┤")+b.String())
 	}
@@ -144,10 +147,12 @@ func (m Model) chartOf(l layout, tag string, scale float64) []string {
 }
 
 // chartCell is one character of the chart: row r (0 at the top) of h, for
-// cell i's value v on a scale to top.
-func (m Model) chartCell(c chart, i int, v, top float64, h, r int, onLine bool) string {
+// cell i's value v on a scale to top, the limit's line on row lineRow.
+// An over cell's bar is ▓ above the line and capped with ▲, so that it
+// differs from an allowed one without colour too.
+func (m Model) chartCell(c chart, i int, v, top float64, h, r, lineRow int) string {
 	blank := " "
-	if onLine {
+	if r == lineRow {
 		blank = m.st.dim.Render("╌")
 	}
 	if math.IsNaN(v) || v <= 0 {
@@ -167,6 +172,9 @@ func (m Model) chartCell(c chart, i int, v, top float64, h, r int, onLine bool) 
 		style = m.st.over
 		if fill == 0 && (eighths-1)/8 == fromBottom-1 {
 			return style.Render(string(glyphOver)) // on top of the bar
+		}
+		if fill > 0 && r < lineRow {
+			glyph = '▓'
 		}
 	}
 	if fill == 0 {

@@ -89,9 +89,10 @@ func copyLabel(name string, short bool) string {
 }
 
 // followed are the keys' gauges in the order the STORE section shows
-// them: the selected row's key first, then the keys of the rows in the
-// order they are listed, so that what is on screen above is what the
-// gauges show.
+// them: the selected row's key first, then the keys of rows never
+// rejected (the contrast: the scheduler's full bucket beside the
+// bastions' empty ones), then the others in the order their rows are
+// listed.
 func (m Model) followed(rows []series) []keyGroup {
 	groups := m.keyGroups()
 	at := map[string]int{}
@@ -108,6 +109,11 @@ func (m Model) followed(rows []series) []keyGroup {
 	}
 	if len(rows) > 0 {
 		add(rows[m.selected(rows)].key)
+	}
+	for _, r := range rows {
+		if r.total.Rejected == 0 {
+			add(r.key)
+		}
 	}
 	for _, r := range rows {
 		add(r.key)

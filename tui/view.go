@@ -39,7 +39,7 @@ const (
 	verdictMin = 6
 	logMax     = 10
 	minChart   = 6
-	maxChart   = 24
+	maxChart   = 32
 )
 
 // plan lays the frame out for the terminal's size. The rows come first,
