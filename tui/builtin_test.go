@@ -138,3 +138,29 @@ func TestGoldenBuiltinFrames(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryBuiltinFitsEverySizeAtEveryFrame plays each built-in a second
+// a frame and draws each frame at sizes from a small window to a large
+// one, per client and per key, with and without colour.
+func TestEveryBuiltinFitsEverySizeAtEveryFrame(t *testing.T) {
+	sizes := [][2]int{{80, 24}, {160, 48}, {60, 16}, {40, 10}, {120, 30}}
+	for _, name := range scenarios.Builtin() {
+		for _, noColor := range []bool{true, false} {
+			m := newTestModel(t, builtin(t, name), noColor)
+			m.speed = 20
+			m, wall := play(t, m, t0, 1)
+			for !m.player.Done() {
+				m, wall = play(t, m, wall, 1)
+				for i, s := range sizes {
+					if !noColor && i > 1 {
+						break // colour changes no width: two sizes tell
+					}
+					m = send(t, m, size(s[0], s[1]))
+					what := name + " at " + m.player.Now().String() + " " + strconv.Itoa(s[0]) + "×" + strconv.Itoa(s[1])
+					checkFits(t, what, m.View(), s[0], s[1])
+					checkFits(t, what+", per key", send(t, m, keyMsg("tab")).View(), s[0], s[1])
+				}
+			}
+		}
+	}
+}

@@ -17,13 +17,19 @@ type event struct {
 }
 
 // events merges the run's log with the player's notes by virtual time,
-// the run's first at the same instant.
+// the run's first at the same instant. Side by side, the second run's
+// entries that the first has not (at the same instant, in the same
+// words) are merged in too, marked "B:".
 func (m Model) events() []event {
-	out := make([]event, 0, len(m.snap.Log)+len(m.notes))
+	log := m.snap.Log
+	if m.vs != nil {
+		log = mergeVersus(log, m.vs.snap.Log)
+	}
+	out := make([]event, 0, len(log)+len(m.notes))
 	i, j := 0, 0
-	for i < len(m.snap.Log) || j < len(m.notes) {
-		if j == len(m.notes) || (i < len(m.snap.Log) && m.snap.Log[i].TS <= m.notes[j].TS) {
-			out = append(out, event{LogEntry: m.snap.Log[i]})
+	for i < len(log) || j < len(m.notes) {
+		if j == len(m.notes) || (i < len(log) && log[i].TS <= m.notes[j].TS) {
+			out = append(out, event{LogEntry: log[i]})
 			i++
 		} else {
 			out = append(out, event{LogEntry: m.notes[j], mine: true})
@@ -31,6 +37,28 @@ func (m Model) events() []event {
 		}
 	}
 	return fold(out)
+}
+
+// mergeVersus is a's log with b's own entries, "B: " before each, in
+// order of time, a's first at the same instant.
+func mergeVersus(a, b []sim.LogEntry) []sim.LogEntry {
+	seen := map[sim.LogEntry]bool{}
+	for _, e := range a {
+		seen[e] = true
+	}
+	out := make([]sim.LogEntry, 0, len(a)+len(b))
+	i := 0
+	for _, e := range b {
+		if seen[e] {
+			continue
+		}
+		for i < len(a) && a[i].TS <= e.TS {
+			out = append(out, a[i])
+			i++
+		}
+		out = append(out, sim.LogEntry{TS: e.TS, Text: "B: " + e.Text})
+	}
+	return append(out, a[i:]...)
 }
 
 // fold makes one entry of each run of the simulator's "first rejection"

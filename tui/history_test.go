@@ -152,3 +152,19 @@ func TestKeysComeFromTheTerminalWhenStdinIsNotOne(t *testing.T) {
 		t.Fatalf("no terminal: %v", err)
 	}
 }
+
+func TestVersusLogsAddTheSecondRunsOwnEntries(t *testing.T) {
+	e := func(ts float64, text string) sim.LogEntry { return sim.LogEntry{TS: ts, Text: text} }
+	a := []sim.LogEntry{e(1, "x: first rejection"), e(10, "outage begins"), e(20, "outage ends")}
+	b := []sim.LogEntry{e(1, "x: first rejection"), e(5, "y: first rejection"), e(10, "outage begins"), e(12, "z: first rejection"), e(20, "outage ends")}
+	got := mergeVersus(a, b)
+	want := []sim.LogEntry{e(1, "x: first rejection"), e(5, "B: y: first rejection"), e(10, "outage begins"), e(12, "B: z: first rejection"), e(20, "outage ends")}
+	if len(got) != len(want) {
+		t.Fatalf("got %v\nwant %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("entry %d: got %v, want %v", i, got[i], want[i])
+		}
+	}
+}
