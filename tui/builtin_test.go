@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -162,5 +163,65 @@ func TestEveryBuiltinFitsEverySizeAtEveryFrame(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTheVerdictChecksTheExpectationsOfTheScenarioAsWritten: Options.Expect
+// is asked once the run is done, failures listed first; a run changed
+// with a is not checked against them, and the verdict says why.
+func TestTheVerdictChecksTheExpectationsOfTheScenarioAsWritten(t *testing.T) {
+	f, err := scenarios.Open("store-outage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, checked := 0, 0
+	expect := func(r *sim.Result) []sim.ExpectationResult {
+		calls++
+		var out []sim.ExpectationResult
+		for i := range f.Expect {
+			if len(f.Expect[i].With) > 0 {
+				continue
+			}
+			outs, err := scenarios.Evaluate("store-outage.yaml", &f.Expect[i], r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range outs {
+				out = append(out, sim.ExpectationResult{Text: o.Claim(), OK: o.OK, Got: o.Got})
+			}
+		}
+		// One that fails, to see it listed first.
+		out = append(out, sim.ExpectationResult{Text: "scraper rejected <= 0", OK: false, Got: 1762})
+		checked = len(out)
+		return out
+	}
+	m, err := NewModel(f.Scenario, Options{NoColor: true, Expect: expect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m = at(t, send(t, m, size(100, 40)), f.Scenario.Duration)
+	view := m.View()
+	if calls != 1 {
+		t.Fatalf("Expect called %d times, want once at the end", calls)
+	}
+	want := []string{fmt.Sprintf("expect: %d of %d hold", checked-1, checked), "✗ scraper rejected <= 0 (got 1762)", "✓ scraper failed_open >= 900 (got 1000)"}
+	last := -1
+	for _, w := range want {
+		i := strings.Index(view, w)
+		if i < 0 || i < last {
+			t.Fatalf("the verdict lacks %q, or has it out of order:\n%s", w, view)
+		}
+		last = i
+	}
+	checkGolden(t, "store-outage-verdict-100x40", view)
+	m = send(t, m, keyMsg("a"))
+	m = at(t, m, f.Scenario.Duration)
+	if calls != 1 || !strings.Contains(flat(m.View()), "expectations not checked: they are for the scenario as written") {
+		t.Fatalf("after a: Expect called %d times; the verdict:\n%s", calls, m.View())
+	}
+	// e shows the events instead, and back.
+	if v := send(t, m, keyMsg("e")).View(); strings.Contains(v, "VERDICT") || !strings.Contains(v, "EVENTS") {
+		t.Fatalf("e does not show the events:\n%s", v)
 	}
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -144,27 +145,17 @@ func telling(rows []series) []series {
 	slices.SortStableFunc(rs, func(a, b ranked) int {
 		switch {
 		case a.step != b.step:
-			return compare(a.step, b.step)
+			return cmp.Compare(a.step, b.step)
 		case a.rejected != b.rejected:
-			return compare(b.rejected, a.rejected)
+			return cmp.Compare(b.rejected, a.rejected)
 		}
-		return compare(a.index, b.index)
+		return cmp.Compare(a.index, b.index)
 	})
 	out := make([]series, len(rs))
 	for i, r := range rs {
 		out[i] = r.s
 	}
 	return out
-}
-
-func compare[T int | int64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // cell is a run of consecutive steps drawn as one cell of a strip.
