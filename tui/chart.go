@@ -35,9 +35,15 @@ func (m Model) chartFor(s series, w int) chart {
 	perWindow := 0
 	if a.windowed {
 		perWindow = max(1, int(math.Round(a.window/stepS)))
-		c.line, c.unit = a.rate*a.window, "per "+strconv.FormatFloat(a.window, 'f', -1, 64)+"s window"
+		c.line, c.unit = a.rate*a.window, "admitted per "+strconv.FormatFloat(a.window, 'f', -1, 64)+"s window"
 	} else {
-		c.line, c.unit = a.rate, "per second"
+		c.line, c.unit = a.rate, "admitted per second"
+	}
+	// A leaky bucket queues what it admits: what leaves the queue, the
+	// smoothed flow the backend sees, is its lesson.
+	served := m.sc.Limit.Algorithm == "leaky-bucket"
+	if served {
+		c.unit = "served per second, as they leave the queue"
 	}
 	for i := range n {
 		c.values[i] = math.NaN()
@@ -47,7 +53,11 @@ func (m Model) chartFor(s series, w int) chart {
 		c.over[i] = cs[i].over
 		c.open[i] = cs[i].Allowed > 0 && 2*cs[i].FailedOpen >= cs[i].Allowed
 		if !a.windowed {
-			c.values[i] = float64(cs[i].Allowed) / (float64(cs[i].steps) * stepS)
+			n := cs[i].Allowed
+			if served {
+				n = cs[i].Served
+			}
+			c.values[i] = float64(n) / (float64(cs[i].steps) * stepS)
 			continue
 		}
 		best := 0.0
@@ -119,7 +129,7 @@ func (m Model) chartOf(l layout, tag string, scale float64) []string {
 	}
 	top = math.Max(niceCeil(top), scale)
 	lineRow := h - 1 - int(math.Floor(c.line/top*float64(h)-1e-9)) // the row the limit's line crosses
-	legend := fmt.Sprintf("▸ %s · admitted %s, ╌ limit %s · ▓%s over", s.name, c.unit, num(c.line), string(glyphOver))
+	legend := fmt.Sprintf("▸ %s · %s, ╌ limit %s · ▓%s over", s.name, c.unit, num(c.line), string(glyphOver))
 	if failOpen, _, _ := m.exercises(); failOpen {
 		legend += " · ▒ failed open"
 	}

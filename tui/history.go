@@ -115,6 +115,7 @@ func addRow(to *sim.TimelineRow, r sim.TimelineRow) {
 	to.FailedOpen += r.FailedOpen
 	to.FailedClosed += r.FailedClosed
 	to.Retries += r.Retries
+	to.Served += r.Served
 }
 
 // telling orders rows so that the ones with the lesson come first: rows
@@ -238,7 +239,7 @@ func cells(rows []sim.TimelineRow, k int, stepS float64, a allowance) []cell {
 	out := make([]cell, 0, (len(rows)+k-1)/k)
 	for i := 0; i < len(rows); i += k {
 		c := cell{TimelineRow: rows[i]}
-		c.Sent, c.Allowed, c.Rejected, c.FailedOpen, c.FailedClosed, c.Retries = 0, 0, 0, 0, 0, 0
+		c.Sent, c.Allowed, c.Rejected, c.FailedOpen, c.FailedClosed, c.Retries, c.Served = 0, 0, 0, 0, 0, 0, 0
 		for _, r := range rows[i:min(len(rows), i+k)] {
 			addRow(&c.TimelineRow, r)
 			c.steps++
