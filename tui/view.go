@@ -38,7 +38,7 @@ const (
 	logMin     = 3
 	verdictMin = 6
 	logMax     = 10
-	minChart   = 6
+	minChart   = 4
 	maxChart   = 32
 )
 
