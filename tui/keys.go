@@ -110,7 +110,7 @@ func (m Model) helpBox() string {
 		"         " + fo + " failed open: admitted while the store was unreachable",
 		"rejected " + rej + "  share of the cell's requests rejected   " + fc + " failed closed",
 		"over     a bucket: past burst + rate × time; a window: past its limit",
-		"admit/s  the last whole step's admissions per second, × the limit's rate",
+		"admit/s  last step's admissions a second × the limit; done: peak1s × exact",
 		"exact    what one exact limiter would have admitted on the same arrivals",
 		"gauges   what each copy of the limiter state would still admit now",
 	}

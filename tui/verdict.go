@@ -14,6 +14,7 @@ import (
 // findings behind it, and the scenario's expectations checked on it. It
 // is taken once, from the run's Result, when the run reaches its end.
 type verdict struct {
+	result   *sim.Result // the finished run's
 	headline string
 	findings []sim.Finding
 	expect   []sim.ExpectationResult
@@ -27,7 +28,7 @@ type verdict struct {
 // is playing as written, checks them. The headline is the first finding
 // (sim.Headline), so the findings listed under it are the others.
 func newVerdict(r *sim.Result, expect func(*sim.Result) []sim.ExpectationResult, pristine bool) *verdict {
-	v := &verdict{headline: sim.Headline(r), findings: r.Findings}
+	v := &verdict{result: r, headline: sim.Headline(r), findings: r.Findings}
 	switch {
 	case v.headline == "":
 		v.headline = sim.Notice(r)
