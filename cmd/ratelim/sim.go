@@ -167,8 +167,8 @@ func simRun(ctx context.Context, opts *simOptions) error {
 		if opts.Live {
 			return badInput("--vs and --live do not go together (run load twice)")
 		}
-		if opts.TUI || opts.Plot.Path != "" {
-			return badInput("--vs draws tables, JSON and CSV so far: not with --tui or --plot")
+		if opts.Plot.Path != "" {
+			return badInput("--vs draws tables, JSON, CSV and the TUI so far: not --plot")
 		}
 		if scB, err = vs.apply(sc); err != nil {
 			return err
@@ -188,8 +188,22 @@ func simRun(ctx context.Context, opts *simOptions) error {
 			return badInput("--speed: must be positive (got %g)", opts.Speed)
 		}
 		_, noColor := os.LookupEnv("NO_COLOR")
-		err := tui.Run(ctx, sc, tui.Options{In: opts.In, Out: opts.Out, Speed: opts.Speed, NoColor: noColor,
-			Sim: simOpts, AltScreen: true})
+		topts := tui.Options{In: opts.In, Out: opts.Out, Speed: opts.Speed, NoColor: noColor, Sim: simOpts, AltScreen: true}
+		if len(opts.over.set) == 0 {
+			// The verdict at the end checks the file's expectations, which
+			// hold for the scenario as written.
+			topts.Expect = func(r *sim.Result) []sim.ExpectationResult {
+				if _, _, err := fillExpectations(file, r); err != nil {
+					return nil
+				}
+				return r.Expectations
+			}
+		}
+		if vs != nil {
+			topts.Versus = &scB
+			topts.Labels[0], topts.Labels[1] = vs.labels(sc, scB)
+		}
+		err := tui.Run(ctx, sc, topts)
 		return setupOrErr(scenarioLabel(file), err)
 	}
 	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table")
@@ -200,7 +214,7 @@ func simRun(ctx context.Context, opts *simOptions) error {
 		return err
 	}
 	if vs != nil {
-		return simVersus(ctx, opts, file, r, scB, vs, simOpts)
+		return simVersus(ctx, opts, file, r, sc, scB, vs, simOpts)
 	}
 	// The file's expectations hold for the scenario as written: flags that
 	// change it make them meaningless.
