@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -88,7 +87,7 @@ func (m Model) verdictBody(w int) []string {
 				if e.OK {
 					mark = m.st.done.Render("✓")
 				}
-				add("    "+mark+" ", e.Text+" (got "+strconv.FormatFloat(e.Got, 'g', 6, 64)+")", m.st.dim.UnsetForeground().Render)
+				add("    "+mark+" ", e.Text+" (got "+e.GotText()+")", m.st.dim.UnsetForeground().Render)
 			}
 		}
 	}
