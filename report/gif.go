@@ -12,6 +12,7 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 
 	"gonum.org/v1/plot/vg"
@@ -85,13 +86,17 @@ func GIF(w io.Writer, r *sim.Result, opts GIFOptions) error {
 
 	anim := &gif.GIF{Config: image.Config{ColorModel: q.palette, Width: bounds.Dx(), Height: bounds.Dy()}}
 	delay := min(max(playTime/len(times), minDelay), maxDelay)
+	frames := drawFrames(r, times[:len(times)-1], popts)
+	defer frames.stop()
 	var prev *image.Paletted
-	for i, t := range times {
-		var img *image.RGBA
-		if i == len(times)-1 {
-			img = last
-		} else if img, err = frame(keepAxis(Truncate(r, t), r), popts); err != nil {
-			return err
+	for i := range times {
+		img := last
+		if i < len(times)-1 {
+			f := frames.take(i)
+			if f.err != nil {
+				return f.err
+			}
+			img = f.img
 		}
 		cur := q.paletted(img, bounds)
 		sub := cur
@@ -131,6 +136,58 @@ func FrameTimes(r *sim.Result, n int) []float64 {
 	}
 	return times
 }
+
+// drawnFrame is one frame drawn, or why it could not be.
+type drawnFrame struct {
+	img *image.RGBA
+	err error
+}
+
+// frameSource draws an animation's frames in the background, one per
+// core at a time, each onto its own channel, so the caller takes them in
+// order whatever order they finish in: the bytes do not depend on the
+// scheduling. At most one frame per core is drawn ahead of the caller, so
+// memory stays a few frames whatever their number.
+type frameSource struct {
+	frames []chan drawnFrame
+	ahead  chan struct{}
+	done   chan struct{}
+}
+
+func drawFrames(r *sim.Result, times []float64, opts plots.Options) *frameSource {
+	s := &frameSource{
+		frames: make([]chan drawnFrame, len(times)),
+		ahead:  make(chan struct{}, runtime.GOMAXPROCS(0)),
+		done:   make(chan struct{}),
+	}
+	for i := range s.frames {
+		s.frames[i] = make(chan drawnFrame, 1) // a drawer never waits on the caller
+	}
+	go func() {
+		for i, t := range times {
+			select {
+			case s.ahead <- struct{}{}:
+			case <-s.done:
+				return
+			}
+			go func() {
+				img, err := frame(keepAxis(Truncate(r, t), r), opts)
+				s.frames[i] <- drawnFrame{img, err}
+			}()
+		}
+	}()
+	return s
+}
+
+// take waits for frame i, and lets the next one start.
+func (s *frameSource) take(i int) drawnFrame {
+	f := <-s.frames[i]
+	<-s.ahead
+	return f
+}
+
+// stop starts no more frames; those being drawn finish and are dropped.
+func (s *frameSource) stop() { close(s.done) }
 
 // keepAxis gives a truncated result its whole run's duration back, so that
 // every frame has the same time axis and the run is seen unrolling across
