@@ -26,6 +26,7 @@
 //
 //	name: runaway-healthcheck     # default: the file's name without .yaml
 //	summary: what it teaches      # one line, for `ratelim scenarios`
+//	lesson: isolated              # the finding that must lead (see sim.FindingKinds)
 //	duration: 30s                 # required; Go durations: 950ms, 1.5s, 2m
 //	seed: 1                       # the run's one random source
 //	step: 1s                      # the timeline's resolution
@@ -59,6 +60,12 @@
 //	  - {kind: outage, start: 22s, end: 25s}
 //	expect:
 //	  - {client: "bastion-*", allowed: {max: 260}}
+//	  - {finding: over-admitted, with: {topology: local}}
+//
+// A finding expectation claims that the run shows a lesson, one of its
+// computed findings (optionally about a client or key); lesson: claims the
+// one the run leads with. Both are checked by `ratelim check` like any
+// expect: line, so a built-in's teaching point is pinned by name.
 //
 // In a flow mapping ({...} on one line), quote a value with braces in it:
 // {name: "bastion-{i}"}, as YAML would otherwise read {i} as a mapping.

@@ -73,6 +73,8 @@ const (
 	heldShare = 0.5
 )
 
+const fixedWindowReason = "a fixed window lets a second burst through at its boundary"
+
 // Findings computes what r teaches, most telling first (the order of
 // FindingKinds); never empty: a run with nothing to say finds it exact.
 func Findings(r *Result) []Finding {
@@ -86,6 +88,7 @@ func Findings(r *Result) []Finding {
 	if worstOK && (!overOK || (!topological && worst.Value >= over.Value)) {
 		out = append(out, worst)
 		worstOK = false
+		over.Text = strings.TrimSuffix(over.Text, ": "+fixedWindowReason) // said once is enough
 	}
 	if overOK {
 		out = append(out, over)
@@ -189,7 +192,7 @@ func worstWindow(r *Result) (Finding, bool) {
 		text := fmt.Sprintf("%s got %s admitted within 1 s, %s an exact limiter's worst second (%s)",
 			who, thousands(k.MaxAllowed1s), times(ratio), thousands(k.IdealMaxAllowed1s))
 		if r.Algorithm == "fixed-window" {
-			text += ": a fixed window lets a second burst through at its boundary"
+			text += ": " + fixedWindowReason
 		}
 		best, found = Finding{Kind: FindingWorstWindow, Key: k.Key, Value: round2(ratio), Text: text}, true
 	}
@@ -227,7 +230,7 @@ func overAdmitted(r *Result) (f Finding, ok, topological bool) {
 	case t.FailedOpen > 0:
 		text += fmt.Sprintf(": %s failed open", requests(t.FailedOpen))
 	case r.Algorithm == "fixed-window":
-		text += ": a fixed window lets a second burst through at its boundary"
+		text += ": " + fixedWindowReason
 	}
 	return Finding{Kind: FindingOverAdmitted, Value: round2(ratio), Text: text}, true, topological
 }

@@ -216,7 +216,20 @@ func TestWrap(t *testing.T) {
 	if got := Wrap("a-very-long-word b", 5); !slices.Equal(got, []string{"a-very-long-word", "b"}) {
 		t.Errorf("a word longer than the width: %q", got)
 	}
-	if got := Wrap("  ", 10); len(got) != 0 {
-		t.Errorf("blank text wraps to %q, want nothing", got)
+	for _, tt := range []struct {
+		text  string
+		width int
+		want  []string
+	}{
+		{"", 10, []string{""}},
+		{"  ", 10, []string{""}},
+		{"short", 10, []string{"short"}},
+		{"one two three four", 9, []string{"one two", "three", "four"}},
+		{"a verylongword b", 4, []string{"a", "verylongword", "b"}},
+		{"2× the limit", 6, []string{"2× the", "limit"}}, // runes, not bytes
+	} {
+		if got := Wrap(tt.text, tt.width); !slices.Equal(got, tt.want) {
+			t.Errorf("Wrap(%q, %d) = %q, want %q", tt.text, tt.width, got, tt.want)
+		}
 	}
 }

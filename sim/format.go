@@ -26,9 +26,9 @@ func WriteJSON(w io.Writer, r *Result) error {
 // client's limiter key); series "state" rows are one key's remaining
 // allowance in one store copy at the end of a step (its t_s is that end,
 // where a client row's is the step's start). A column a row has no
-// figure for is empty.
-var CSVHeader = []string{"scenario", "algorithm", "topology", "seed", "series", "t_s", "client", "key", "copy",
-	"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "p50_ms", "p99_ms", "remaining"}
+// figure for is empty. The first six columns name the run.
+var CSVHeader = []string{"scenario", "algorithm", "topology", "servers", "on_error", "seed", "series", "t_s", "client", "key", "copy",
+	"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "served", "p50_ms", "p99_ms", "remaining"}
 
 // WriteCSV writes r's timeline, a row per client per step, then its state
 // series, a row per key per store copy per step; the columns are
@@ -38,7 +38,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 	cw.Write(CSVHeader)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
-	run := []string{r.Scenario, r.Algorithm, r.Topology, strconv.FormatUint(r.Seed, 10)}
+	run := []string{r.Scenario, r.Algorithm, r.Topology, strconv.Itoa(r.Servers), r.OnError, strconv.FormatUint(r.Seed, 10)}
 	keyOf := make(map[string]string, len(r.Clients))
 	for _, c := range r.Clients {
 		keyOf[c.Name] = c.Key
@@ -46,7 +46,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 	row := make([]string, 0, len(CSVHeader))
 	for _, t := range r.Timeline {
 		row = append(append(row[:0], run...), "client", f(t.TS), t.Client, keyOf[t.Client], "", i(t.Sent), i(t.Allowed), i(t.Rejected),
-			i(t.FailedOpen), i(t.FailedClosed), i(t.Retries), f(t.P50Ms), f(t.P99Ms), "")
+			i(t.FailedOpen), i(t.FailedClosed), i(t.Retries), i(t.Served), f(t.P50Ms), f(t.P99Ms), "")
 		cw.Write(row)
 	}
 	for _, s := range r.State {
@@ -55,7 +55,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 			if j < len(s.Remaining) && s.Remaining[j] >= 0 {
 				remaining = i(s.Remaining[j])
 			}
-			row = append(append(row[:0], run...), "state", f(ts), "", s.Key, s.Copy, "", "", "", "", "", "", "", "", remaining)
+			row = append(append(row[:0], run...), "state", f(ts), "", s.Key, s.Copy, "", "", "", "", "", "", "", "", "", remaining)
 			cw.Write(row)
 		}
 	}
@@ -122,7 +122,8 @@ func WriteFindings(w io.Writer, r *Result, n int) error {
 }
 
 // Wrap breaks text into lines of at most width runes at spaces; a word
-// longer than width has a line to itself.
+// longer than width has a line to itself. Blank text is one empty line,
+// so that a row still has its place.
 func Wrap(text string, width int) []string {
 	var lines []string
 	var line strings.Builder
@@ -141,7 +142,7 @@ func Wrap(text string, width int) []string {
 		line.WriteString(word)
 		n += wn
 	}
-	if n > 0 {
+	if n > 0 || len(lines) == 0 {
 		lines = append(lines, line.String())
 	}
 	return lines

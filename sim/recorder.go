@@ -104,6 +104,9 @@ func (p *peakWindow) add(at int64, cost int64) {
 // counts are one client's figures over a step or a run.
 type counts struct {
 	Sent, Allowed, Rejected, FailedOpen, FailedClosed, Retries int64
+	// Served counts admissions in the step they leave the queue: a
+	// leaky bucket's delay moves them later.
+	Served int64
 	// IdealAllowed, FalseAllows and FalseDenies compare with the exact
 	// limiter fed the same arrivals.
 	IdealAllowed, FalseAllows, FalseDenies int64
@@ -116,9 +119,16 @@ func (c *counts) add(o counts) {
 	c.FailedOpen += o.FailedOpen
 	c.FailedClosed += o.FailedClosed
 	c.Retries += o.Retries
+	c.Served += o.Served
 	c.IdealAllowed += o.IdealAllowed
 	c.FalseAllows += o.FalseAllows
 	c.FalseDenies += o.FalseDenies
+}
+
+// inPlaceStepper is an algorithm that can step a state its caller owns
+// without copying it (the sliding log, whose state is a log).
+type inPlaceStepper interface {
+	StepInPlace(st *algorithms.State, now algorithms.Time, cost int64) algorithms.Decision
 }
 
 // record writes down one request's outcome.
@@ -144,7 +154,12 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decis
 	// The exact limiter sees the same arrival on the true clock.
 	k := &s.keys[c.key]
 	var ideal algorithms.Decision
-	k.ideal, ideal = s.ideal.Step(k.ideal, algorithms.Time(t), cost)
+	if ip, ok := s.ideal.(inPlaceStepper); ok {
+		// The key's ideal state is the recorder's alone: no copy.
+		ideal = ip.StepInPlace(&k.ideal, algorithms.Time(t), cost)
+	} else {
+		k.ideal, ideal = s.ideal.Step(k.ideal, algorithms.Time(t), cost)
+	}
 	if ideal.Allowed {
 		o.IdealAllowed = 1
 		c.idealPeak.add(t, 1)
@@ -162,6 +177,13 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decis
 	}
 	if attempt > 0 && o.Allowed == 1 {
 		c.retriesAllowed++
+	}
+	if o.Allowed == 1 {
+		// Served when the queue lets it go; after the run's end, in no
+		// step at all.
+		if at := t + max(int64(algorithms.At(d.Delay)), 0); at < s.duration {
+			s.stepCounts[min(int(at/s.stepLen), s.steps()-1)*len(s.clients)+client].Served++
+		}
 	}
 	if o.Rejected == 1 && c.total.Rejected == 0 {
 		s.logf(t, "%s: first rejection", c.Name)
@@ -293,7 +315,7 @@ func (s *sim) result() *Result {
 			r.Timeline = append(r.Timeline, TimelineRow{
 				TS: seconds(int64(step) * s.stepLen), Client: c.Name,
 				Sent: sc.Sent, Allowed: sc.Allowed, Rejected: sc.Rejected,
-				FailedOpen: sc.FailedOpen, FailedClosed: sc.FailedClosed, Retries: sc.Retries,
+				FailedOpen: sc.FailedOpen, FailedClosed: sc.FailedClosed, Retries: sc.Retries, Served: sc.Served,
 				P50Ms: millis(s.stepP50[step*len(s.clients)+ci]), P99Ms: millis(s.stepP99[step*len(s.clients)+ci]),
 			})
 		}

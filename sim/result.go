@@ -126,8 +126,13 @@ type TimelineRow struct {
 	FailedOpen   int64   `json:"failed_open"`
 	FailedClosed int64   `json:"failed_closed"`
 	Retries      int64   `json:"retries"`
-	P50Ms        float64 `json:"p50_ms"`
-	P99Ms        float64 `json:"p99_ms"`
+	// Served are the admissions that left the queue in this step, which
+	// for a leaky bucket is later than they were decided (Allowed counts
+	// them when decided); for every other algorithm it equals Allowed. A
+	// request served after the run's end is in no step.
+	Served int64   `json:"served"`
+	P50Ms  float64 `json:"p50_ms"`
+	P99Ms  float64 `json:"p99_ms"`
 }
 
 // StateSeries is one key's limiter state in one store copy, sampled at the

@@ -281,8 +281,8 @@ func TestWriteTableSaysWhatToNotice(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(c.String()), "\n")
 	// 10 steps of the one client, then 10 of its key's state in the one copy.
-	if len(lines) != 21 || lines[0] != strings.Join(CSVHeader, ",") || !strings.HasPrefix(lines[1], "hammer,token-bucket,shared,1,client,0,c,k,,1000,") ||
-		!strings.HasPrefix(lines[11], "hammer,token-bucket,shared,1,state,1,,k,shared,") {
+	if len(lines) != 21 || lines[0] != strings.Join(CSVHeader, ",") || !strings.HasPrefix(lines[1], "hammer,token-bucket,shared,1,fail-open,1,client,0,c,k,,1000,") ||
+		!strings.HasPrefix(lines[11], "hammer,token-bucket,shared,1,fail-open,1,state,1,,k,shared,") {
 		t.Errorf("CSV: %d lines, starting %q / %q", len(lines), lines[0], lines[1])
 	}
 }
@@ -467,5 +467,37 @@ func TestTimesReplaysGivenArrivals(t *testing.T) {
 	late.Clients[0].Traffic = []Traffic{{Pattern: Times, Times: shifted}}
 	if r := mustRun(t, late); r.Clients[0].Sent >= int64(len(times)) {
 		t.Errorf("shifted past the end, %d of %d still sent", r.Clients[0].Sent, len(times))
+	}
+}
+
+// A leaky bucket queues what it admits: a burst decided in one step is
+// served over the following ones at the rate, and Served says so, where
+// every other algorithm serves in the step it decides.
+func TestServedFollowsTheLeakyBucketsQueue(t *testing.T) {
+	sc := hammer(Shared, 1, RoundRobin)
+	sc.Clients[0].Traffic = []Traffic{{Pattern: Burst, Count: 20, At: 0}}
+	for _, alg := range []string{"leaky-bucket", "token-bucket"} {
+		s, err := WithAlgorithm(sc, alg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := mustRun(t, s)
+		var allowed, served int64
+		var servedAt []int64
+		for _, row := range r.Timeline {
+			allowed += row.Allowed
+			served += row.Served
+			servedAt = append(servedAt, row.Served)
+			if alg == "token-bucket" && row.Served != row.Allowed {
+				t.Errorf("%s at %gs: served %d, allowed %d, want them equal without a queue", alg, row.TS, row.Served, row.Allowed)
+			}
+		}
+		if allowed != 20 || served != 20 {
+			t.Errorf("%s: allowed %d, served %d, want all 20 of the burst", alg, allowed, served)
+		}
+		// Burst 20 at 10/s: 20 decided at 0, served ~10 a second over 2 s.
+		if alg == "leaky-bucket" && (r.Timeline[0].Allowed != 20 || servedAt[0] > 11 || servedAt[1] < 9) {
+			t.Errorf("%s: served per step %v, want the burst spread over two seconds", alg, servedAt)
+		}
 	}
 }

@@ -173,6 +173,7 @@ type loadOptions struct {
 	MaxRequests int64
 	Format      string
 	Quiet       bool
+	Wide        bool
 	Plot        plotFlags
 	over        overrides
 }
@@ -211,6 +212,7 @@ duration in real time. Targets must be on this machine unless
 	f.Int64Var(&opts.MaxRequests, "max-requests", live.DefaultMaxRequests, "refuse a run estimated to send more requests than this")
 	f.StringVar(&opts.Format, "format", "table", "output: table, json or csv")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "for the table, only the rows")
+	f.BoolVar(&opts.Wide, "wide", false, "the table with every column (by default those that are all zero are left out)")
 	addOverrideFlags(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
 	return cmd
@@ -254,7 +256,7 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 	if err := opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, res.Result, opts.Plot) }); err != nil {
 		return err
 	}
-	if err := writeLoadResult(opts.Out, sc, res, opts.Format, opts.Quiet); err != nil {
+	if err := writeLoadResult(opts.Out, sc, res, opts.Format, opts.Quiet, opts.Wide); err != nil {
 		return err
 	}
 	if opts.Format == "table" && !opts.Quiet {
@@ -266,7 +268,7 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 // writeLoadResult prints a live run of sc: the result as format says, and
 // for the table (unless quiet) the audit of the answers and how well the
 // run kept its schedule.
-func writeLoadResult(w io.Writer, sc sim.Scenario, res *live.LoadResult, format string, quiet bool) error {
+func writeLoadResult(w io.Writer, sc sim.Scenario, res *live.LoadResult, format string, quiet, wide bool) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
@@ -276,7 +278,7 @@ func writeLoadResult(w io.Writer, sc sim.Scenario, res *live.LoadResult, format 
 	case "csv":
 		return sim.WriteCSV(w, res.Result)
 	}
-	if err := writeResult(w, res.Result, "table", quiet); err != nil {
+	if err := writeResult(w, res.Result, "table", quiet, wide); err != nil {
 		return err
 	}
 	if !quiet {
@@ -356,11 +358,11 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 		}{res, simulated, asSent})
 	}
 	fmt.Fprintln(opts.Out, "LIVE")
-	if err := writeLoadResult(opts.Out, sc, res, "table", false); err != nil {
+	if err := writeLoadResult(opts.Out, sc, res, "table", false, opts.Wide); err != nil {
 		return err
 	}
 	fmt.Fprintln(opts.Out, "\nSIMULATED")
-	if err := sim.WriteTable(opts.Out, simulated); err != nil {
+	if err := sim.WriteTableWith(opts.Out, simulated, sim.TableOptions{Wide: opts.Wide}); err != nil {
 		return err
 	}
 	fmt.Fprintln(opts.Out, "\nDIFFERENCE (allowed: live, simulated on the arrivals as sent, and as scheduled)")

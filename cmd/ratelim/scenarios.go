@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/sim"
 )
 
 type scenariosOptions struct {
@@ -78,7 +79,7 @@ func scenariosRun(opts *scenariosOptions) error {
 		if err != nil {
 			return err
 		}
-		for i, line := range wrap(f.Scenario.Summary, 80-width-2) {
+		for i, line := range sim.Wrap(f.Scenario.Summary, 80-width-2) {
 			name := n
 			if i > 0 {
 				name = ""
@@ -87,26 +88,4 @@ func scenariosRun(opts *scenariosOptions) error {
 		}
 	}
 	return nil
-}
-
-// wrap breaks text into lines of at most width columns, at spaces; a word
-// longer than width gets a line of its own.
-func wrap(text string, width int) []string {
-	var lines []string
-	line := ""
-	for _, w := range strings.Fields(text) {
-		switch {
-		case line == "":
-			line = w
-		case len([]rune(line))+1+len([]rune(w)) <= width:
-			line += " " + w
-		default:
-			lines = append(lines, line)
-			line = w
-		}
-	}
-	if line != "" || len(lines) == 0 {
-		lines = append(lines, line)
-	}
-	return lines
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -93,25 +92,6 @@ func TestScenariosArgsToOptions(t *testing.T) {
 		}
 		if got == nil || got.Show != tt.want.Show {
 			t.Errorf("%v: options %+v, want %+v", tt.args, got, tt.want)
-		}
-	}
-}
-
-func TestWrap(t *testing.T) {
-	tests := []struct {
-		text  string
-		width int
-		want  []string
-	}{
-		{"", 10, []string{""}},
-		{"short", 10, []string{"short"}},
-		{"one two three four", 9, []string{"one two", "three", "four"}},
-		{"a verylongword b", 4, []string{"a", "verylongword", "b"}},
-		{"2× the limit", 6, []string{"2× the", "limit"}},
-	}
-	for _, tt := range tests {
-		if got := wrap(tt.text, tt.width); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("wrap(%q, %d) = %q, want %q", tt.text, tt.width, got, tt.want)
 		}
 	}
 }

@@ -25,6 +25,7 @@ type simOptions struct {
 	Scenario string
 	Format   string
 	Quiet    bool
+	Wide     bool
 	Limits   runLimits
 	// ErrIsTerminal says whether ErrOut is a terminal, where progress goes.
 	ErrIsTerminal bool
@@ -34,6 +35,9 @@ type simOptions struct {
 	Live          bool
 	Speed         float64
 	Plot          plotFlags
+	// Vs are the --vs FIELD=VALUE flags: run the scenario a second time
+	// so changed and show the two side by side.
+	Vs []string
 
 	over overrides
 }
@@ -71,6 +75,7 @@ The same scenario and seed always give the same output, byte for byte.`,
 		Example: `  ratelim sim runaway-healthcheck
   ratelim sim runaway-healthcheck --topology local --servers 8
   ratelim sim window-boundary --algorithm sliding-log
+  ratelim sim store-outage --vs on_error=fail-closed --plot outage.png
   ratelim sim partition --format json > result.json
   ratelim sim my-scenario.yaml --seed 7 --format csv`,
 		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
@@ -86,10 +91,12 @@ The same scenario and seed always give the same output, byte for byte.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Format, "format", "table", "output: table, json (ratelim.result/v1) or csv (the timeline)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress, and for the table only the rows")
+	f.BoolVar(&opts.Wide, "wide", false, "the table with every column (by default those that are all zero are left out, to fit 80 columns)")
 	addLimitFlags(f, &opts.Limits, false)
 	f.BoolVar(&opts.TUI, "tui", false, "play the run live in the terminal (space pause, +/- speed, q quit)")
 	f.Float64Var(&opts.Speed, "speed", 1, "with --tui: virtual seconds per second at the start")
 	f.BoolVar(&opts.Live, "live", false, "also run it for real: in-process servers on loopback, real HTTP, for the scenario's duration; print both and the difference")
+	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: run it again so changed and show both side by side, e.g. --vs on_error=fail-closed (repeat for several fields)")
 	addOverrideFlags(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
 	cmd.Flags().StringVar(&opts.Plot.By, "by", "client", "plot one panel per client or per key")
@@ -147,9 +154,25 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	if err != nil {
 		return err
 	}
+	vs, err := parseVersus(opts.Vs)
+	if err != nil {
+		return err
+	}
 	file, sc, err := opts.loadScenario(opts.Scenario, opts.over)
 	if err != nil {
 		return err
+	}
+	var scB sim.Scenario
+	if vs != nil {
+		if opts.Live {
+			return badInput("--vs and --live do not go together (run load twice)")
+		}
+		if opts.TUI || opts.Plot.Path != "" {
+			return badInput("--vs draws tables, JSON and CSV so far: not with --tui or --plot")
+		}
+		if scB, err = vs.apply(sc); err != nil {
+			return err
+		}
 	}
 	if opts.Live {
 		if opts.TUI {
@@ -176,6 +199,9 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	if err := runError(opts.ErrOut, scenarioLabel(file), err); err != nil {
 		return err
 	}
+	if vs != nil {
+		return simVersus(ctx, opts, file, r, scB, vs, simOpts)
+	}
 	// The file's expectations hold for the scenario as written: flags that
 	// change it make them meaningless.
 	skipped := 0
@@ -187,7 +213,7 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	if err := opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, r, opts.Plot) }); err != nil {
 		return err
 	}
-	if err := writeResult(opts.Out, r, opts.Format, opts.Quiet); err != nil {
+	if err := writeResult(opts.Out, r, opts.Format, opts.Quiet, opts.Wide); err != nil {
 		return err
 	}
 	if opts.Format == "table" && !opts.Quiet {
@@ -196,7 +222,9 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	return nil
 }
 
-func writeResult(w io.Writer, r *sim.Result, format string, quiet bool) error {
+// writeResult prints r as format says; the table all but its title and
+// findings when quiet, every column when wide.
+func writeResult(w io.Writer, r *sim.Result, format string, quiet, wide bool) error {
 	switch format {
 	case "json":
 		return sim.WriteJSON(w, r)
@@ -206,7 +234,7 @@ func writeResult(w io.Writer, r *sim.Result, format string, quiet bool) error {
 	if quiet {
 		return sim.WriteTableRows(w, r)
 	}
-	return sim.WriteTable(w, r)
+	return sim.WriteTableWith(w, r, sim.TableOptions{Wide: wide})
 }
 
 // progress reports a long run's virtual time on a terminal's stderr, once a

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/ratelim/ratelim/scenarios"
 )
 
 // writeScenario writes a small scenario file and returns its path.
@@ -218,5 +221,29 @@ func TestCompareRefusesAnUnknownAlgorithm(t *testing.T) {
 	code, _, errOut := runArgs("compare", "window-boundary", "--algorithms", "token-bucket,leaky")
 	if code != exitBadInput || !strings.Contains(errOut, `unknown algorithm "leaky"`) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// Every built-in's table fits an 80-column terminal; --wide shows every
+// column, at whatever width it takes.
+func TestSimTableFits80Columns(t *testing.T) {
+	for _, name := range scenarios.Builtin() {
+		code, out, errOut := runArgs("sim", name)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", name, code, errOut)
+		}
+		for i, line := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(line); n > 80 {
+				t.Errorf("%s: line %d is %d columns, want at most 80:\n%s", name, i+1, n, line)
+			}
+		}
+		_, wide, _ := runArgs("sim", name, "--wide")
+		if !strings.Contains(wide, "fail-closed") || !strings.Contains(wide, "p99 ms") {
+			t.Errorf("%s --wide lacks a column:\n%s", name, wide)
+		}
+	}
+	_, out, _ := runArgs("sim", "nat")
+	if strings.Contains(out, "fail-open") || strings.Contains(out, "retries") {
+		t.Errorf("nat has no faults and no retries, and its table shows those columns anyway:\n%s", out)
 	}
 }

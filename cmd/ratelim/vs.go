@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/sim"
+)
+
+// versus is a --vs: the settings (override name → value, as typed) that
+// make the second run of a side-by-side from the first.
+type versus struct {
+	set map[string]string
+	// order is the names as given, for labels.
+	order []string
+}
+
+// parseVersus reads --vs FIELD=VALUE flags: each FIELD an override name
+// (on_error or on-error alike), given once.
+func parseVersus(flags []string) (*versus, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	v := &versus{set: map[string]string{}}
+	for _, f := range flags {
+		name, value, ok := strings.Cut(f, "=")
+		name = strings.ReplaceAll(strings.TrimSpace(name), "_", "-")
+		if !ok || name == "" || value == "" {
+			return nil, badInput("--vs %q: want FIELD=VALUE, e.g. --vs on_error=fail-closed (FIELD one of %s)", f, strings.Join(scenarios.OverrideNames, ", "))
+		}
+		if !slices.Contains(scenarios.OverrideNames, name) {
+			return nil, badInput("--vs %q: unknown field %q (want one of %s)", f, name, strings.Join(scenarios.OverrideNames, ", "))
+		}
+		if _, dup := v.set[name]; dup {
+			return nil, badInput("--vs: %s given twice (want each field once)", name)
+		}
+		v.set[name] = value
+		v.order = append(v.order, name)
+	}
+	return v, nil
+}
+
+// apply returns sc changed by v, each value refused as the file's field
+// would be, naming the flag.
+func (v *versus) apply(sc sim.Scenario) (sim.Scenario, error) {
+	next, err := scenarios.Override(sc, v.set, func(name string) string { return "--vs " + name })
+	if err != nil {
+		return sc, usageError{err}
+	}
+	return next, nil
+}
+
+// labels name the two runs by the fields that differ, as each run has
+// them: "on-error=fail-open" and "on-error=fail-closed".
+func (v *versus) labels(a, b *sim.Result) (string, string) {
+	var la, lb []string
+	for _, name := range v.order {
+		la = append(la, name+"="+resultSetting(a, name))
+		lb = append(lb, name+"="+resultSetting(b, name))
+	}
+	return strings.Join(la, " "), strings.Join(lb, " ")
+}
+
+// resultSetting is the value r ran with for an override name.
+func resultSetting(r *sim.Result, name string) string {
+	switch name {
+	case "algorithm":
+		return r.Algorithm
+	case "topology":
+		return r.Topology
+	case "store":
+		return r.Store
+	case "servers":
+		return strconv.Itoa(r.Servers)
+	case "balancer":
+		return r.Balancer
+	case "key":
+		return r.Limit.Key
+	case "seed":
+		return strconv.FormatUint(r.Seed, 10)
+	case "duration":
+		return strconv.FormatFloat(r.DurationS, 'f', -1, 64) + "s"
+	case "on-error":
+		return r.OnError
+	case "rtt":
+		return strconv.FormatFloat(r.RTTMs, 'f', -1, 64) + "ms"
+	}
+	return "?"
+}
+
+// writeVersus prints two runs of one scenario for people: each run's
+// table under its label, then what differs, client by client, and each
+// run's headline.
+func writeVersus(w io.Writer, a, b *sim.Result, labelA, labelB string, wide bool) error {
+	for _, run := range []struct {
+		label string
+		r     *sim.Result
+	}{{labelA, a}, {labelB, b}} {
+		fmt.Fprintf(w, "── %s ──\n", run.label)
+		if err := sim.WriteTableWith(w, run.r, sim.TableOptions{Wide: wide}); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "── A %s vs B %s ──\n", labelA, labelB)
+	return writeVersusRows(w, a, b)
+}
+
+// writeVersusRows is, per client, what each run allowed and refused
+// (rejected, failed closed included), and the change.
+func writeVersusRows(w io.Writer, a, b *sim.Result) error {
+	width := len("client")
+	for _, c := range a.Clients {
+		width = max(width, len(c.Name))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\tallowed A\tallowed B\tchange\trejected A\trejected B\t\n", width, "client")
+	for i, ca := range a.Clients {
+		if i >= len(b.Clients) || b.Clients[i].Name != ca.Name {
+			break // another client list (a --vs duration cannot change it; be safe)
+		}
+		cb := b.Clients[i]
+		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%s\t%d\t%d\t\n", width, ca.Name, ca.Allowed, cb.Allowed, change(ca.Allowed, cb.Allowed), ca.Rejected, cb.Rejected)
+	}
+	return tw.Flush()
+}
+
+// change is b against a as a signed count and, where a is not 0, a
+// percentage: "-50 (-33%)".
+func change(a, b int64) string {
+	d := b - a
+	s := strconv.FormatInt(d, 10)
+	if d > 0 {
+		s = "+" + s
+	}
+	if a != 0 && d != 0 {
+		s += fmt.Sprintf(" (%+.0f%%)", 100*float64(d)/float64(a))
+	}
+	return s
+}
+
+// simVersus finishes `sim --vs`: a, already run, against sc changed by vs.
+// The file's expectations are checked on a, the scenario as written (when
+// no other flag changed it).
+func simVersus(ctx context.Context, opts *simOptions, file *scenarios.File, a *sim.Result, scB sim.Scenario, vs *versus, simOpts sim.Options) error {
+	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table")
+	simOpts.Progress = progress.update
+	b, err := sim.Run(ctx, scB, simOpts)
+	progress.done()
+	if err := runError(opts.ErrOut, scenarioLabel(file), err); err != nil {
+		return err
+	}
+	skipped := 0
+	if len(opts.over.set) == 0 {
+		if _, skipped, err = fillExpectations(file, a); err != nil {
+			return err
+		}
+	}
+	labelA, labelB := vs.labels(a, b)
+	switch opts.Format {
+	case "json":
+		// Two ratelim.result/v1 objects, the scenario's run first.
+		enc := json.NewEncoder(opts.Out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode([]*sim.Result{a, b})
+	case "csv":
+		// One header: the rows say which run they are (the CSV's columns
+		// name the run's settings).
+		if err := sim.WriteCSV(opts.Out, a); err != nil {
+			return err
+		}
+		var rest bytes.Buffer
+		if err := sim.WriteCSV(&rest, b); err != nil {
+			return err
+		}
+		_, body, _ := bytes.Cut(rest.Bytes(), []byte("\n"))
+		_, err := opts.Out.Write(body)
+		return err
+	}
+	if opts.Quiet {
+		return writeVersusRows(opts.Out, a, b)
+	}
+	if err := writeVersus(opts.Out, a, b, labelA, labelB, opts.Wide); err != nil {
+		return err
+	}
+	writeExpectations(opts.Out, a, skipped)
+	return nil
+}

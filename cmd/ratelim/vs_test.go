@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ratelim/ratelim/sim"
+)
+
+func TestSimVersus(t *testing.T) {
+	code, out, errOut := runArgs("sim", "store-outage", "--vs", "on_error=fail-closed")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"── on-error=fail-open ──", "── on-error=fail-closed ──", "── A on-error=fail-open vs B on-error=fail-closed ──",
+		"failed open", "mobile, under its limit, lost 50", // each run's headline
+		"mobile 150 100 -50 (-33%)", // the change, client by client
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("the side by side lacks %q:\n%s", want, out)
+		}
+	}
+
+	code, out, errOut = runArgs("sim", "store-outage", "--vs", "on-error=fail-closed", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("json: exit %d: %s", code, errOut)
+	}
+	var runs []sim.Result
+	if err := json.Unmarshal([]byte(out), &runs); err != nil {
+		t.Fatalf("json: %v", err)
+	}
+	if len(runs) != 2 || runs[0].OnError != "fail-open" || runs[1].OnError != "fail-closed" || runs[0].Schema != sim.Schema || runs[1].Findings[0].Kind != sim.FindingFailedClosed {
+		t.Errorf("json: want the file's run then the fail-closed one, each a %s", sim.Schema)
+	}
+
+	_, one, _ := runArgs("sim", "store-outage", "--format", "csv")
+	code, out, _ = runArgs("sim", "store-outage", "--vs", "on_error=fail-closed", "--format", "csv")
+	lines, oneLines := strings.Split(strings.TrimSpace(out), "\n"), strings.Split(strings.TrimSpace(one), "\n")
+	if code != exitOK || len(lines) != 2*len(oneLines)-1 || strings.Count(out, "scenario,") != 1 || !strings.Contains(out, ",fail-closed,") {
+		t.Errorf("csv: %d lines for %d of one run, want one header and both runs' rows", len(lines), len(oneLines))
+	}
+}
+
+func TestSimVersusBadInput(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--vs", "on_error"}, `want FIELD=VALUE`},
+		{[]string{"--vs", "=x"}, `want FIELD=VALUE`},
+		{[]string{"--vs", "colour=red"}, `unknown field "colour"`},
+		{[]string{"--vs", "on_error=closed"}, `--vs on-error: unknown policy "closed"`},
+		{[]string{"--vs", "seed=1", "--vs", "seed=2"}, "seed given twice"},
+		{[]string{"--vs", "servers=100000"}, "--vs servers"},
+		{[]string{"--vs", "seed=2", "--live"}, "--vs and --live"},
+	} {
+		code, _, errOut := runArgs(append([]string{"sim", "store-outage"}, tt.args...)...)
+		if code != exitBadInput || !strings.Contains(errOut, tt.msg) {
+			t.Errorf("%q: exit %d, %q; want %d saying %q", tt.args, code, errOut, exitBadInput, tt.msg)
+		}
+	}
+}
