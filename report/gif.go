@@ -101,7 +101,7 @@ func GIF(w io.Writer, r *sim.Result, opts GIFOptions) error {
 		cur := q.paletted(img, bounds)
 		sub := cur
 		if prev != nil {
-			sub = cur.SubImage(changed(prev, cur)).(*image.Paletted)
+			sub = crop(cur, changed(prev, cur))
 		}
 		anim.Image = append(anim.Image, sub)
 		anim.Delay = append(anim.Delay, delay)
@@ -314,6 +314,17 @@ func changed(a, b *image.Paletted) image.Rectangle {
 		return image.Rect(bounds.Min.X, bounds.Min.Y, bounds.Min.X+1, bounds.Min.Y+1)
 	}
 	return r
+}
+
+// crop copies the rectangle r of img into an image of its own: a frame
+// kept for the encoder then holds only what changed, not the whole
+// screen beneath it.
+func crop(img *image.Paletted, r image.Rectangle) *image.Paletted {
+	out := image.NewPaletted(r, img.Palette)
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		copy(out.Pix[out.PixOffset(r.Min.X, y):out.PixOffset(r.Max.X-1, y)+1], img.Pix[img.PixOffset(r.Min.X, y):img.PixOffset(r.Max.X-1, y)+1])
+	}
+	return out
 }
 
 func pack(p []uint8) uint32 {
