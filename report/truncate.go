@@ -33,7 +33,8 @@ import (
 // Findings are kept: they are the run's lesson, which an animation keeps
 // in view from its first frame.
 //
-// t at or past the end returns a copy of r with nothing dropped. r is not
+// t at or past the end (or NaN, or a result without a positive step)
+// returns a copy of r with nothing dropped. r is not
 // modified, and nothing of the returned Result shares memory with it.
 func Truncate(r *sim.Result, t float64) *sim.Result {
 	out := *r
