@@ -14,6 +14,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot/vg"
 
@@ -53,7 +54,8 @@ type GIFOptions struct {
 
 // GIF writes r as an animated timeline: the run unrolling, one frame per
 // instant from FrameTimes, each frame the timeline plot of r truncated at
-// that instant (see Truncate), the last one the whole run, held longer.
+// that instant (see Truncate) and titled with it, the last one the whole
+// run, held longer.
 // It loops forever.
 //
 // The frames share one palette: the up to 256 colours the whole run's
@@ -75,7 +77,7 @@ func GIF(w io.Writer, r *sim.Result, opts GIFOptions) error {
 	// The last frame first: it fixes the size every frame is drawn at
 	// (the y-axes change as the counts grow; the figure must not) and
 	// the palette.
-	last, err := frame(r, popts)
+	last, err := frame(frameResult(r, times[len(times)-1]), popts)
 	if err != nil {
 		return err
 	}
@@ -171,7 +173,7 @@ func drawFrames(r *sim.Result, times []float64, opts plots.Options) *frameSource
 				return
 			}
 			go func() {
-				img, err := frame(keepAxis(Truncate(r, t), r), opts)
+				img, err := frame(frameResult(r, t), opts)
 				s.frames[i] <- drawnFrame{img, err}
 			}()
 		}
@@ -189,15 +191,19 @@ func (s *frameSource) take(i int) drawnFrame {
 // stop starts no more frames; those being drawn finish and are dropped.
 func (s *frameSource) stop() { close(s.done) }
 
-// keepAxis gives a truncated result its whole run's duration back, so that
-// every frame has the same time axis and the run is seen unrolling across
-// it, rather than the axis stretching under it frame by frame. The price,
-// until package plots can be told where the data stops: past the cut the
-// traffic panels draw zero, a flat line the front of the animation sweeps
-// along.
-func keepAxis(truncated, whole *sim.Result) *sim.Result {
-	truncated.DurationS = whole.DurationS
-	return truncated
+// frameResult is what frame t of an animation of r draws: r truncated at
+// t, with the whole run's duration back, so that every frame has the same
+// time axis and the run is seen unrolling across it rather than the axis
+// stretching under it; and the instant in the title ("partition at 12 s"),
+// so that a viewer, or a slide's audience, knows where the run is. The
+// price of the fixed axis, until package plots can be told where the data
+// stops: past the cut the traffic panels draw zero, a flat line that the
+// animation's front sweeps along.
+func frameResult(r *sim.Result, t float64) *sim.Result {
+	f := Truncate(r, t)
+	f.Scenario = fmt.Sprintf("%s at %s s", r.Scenario, strconv.FormatFloat(f.DurationS, 'f', -1, 64))
+	f.DurationS = r.DurationS
+	return f
 }
 
 // frame draws r's timeline as a PNG and decodes it: the frame is exactly

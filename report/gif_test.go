@@ -84,8 +84,8 @@ func TestGIF(t *testing.T) {
 	}
 }
 
-// The final frame of the animation is the still plot of the whole run,
-// quantized: every pixel within a small distance of the PNG's.
+// The final frame of the animation is the still plot of the whole run
+// (titled "at" its end), quantized: every pixel within a small distance of the PNG's.
 func TestGIFLastFrameIsThePlot(t *testing.T) {
 	r := run(t, "store-outage")
 	var buf bytes.Buffer
@@ -100,7 +100,7 @@ func TestGIFLastFrameIsThePlot(t *testing.T) {
 	for _, fr := range g.Image {
 		draw.Draw(screen, fr.Bounds(), fr, fr.Bounds().Min, draw.Src)
 	}
-	still, err := frame(r, GIFOptions{}.Plot)
+	still, err := frame(frameResult(r, r.DurationS), GIFOptions{}.Plot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,4 +156,16 @@ func absDiff(a, b uint8) int {
 		return int(a - b)
 	}
 	return int(b - a)
+}
+
+func TestFrameResult(t *testing.T) {
+	r := tiny()
+	f := frameResult(r, 2.5)
+	if f.Scenario != "tiny at 2 s" || f.DurationS != 3 || len(f.Timeline) != 4 {
+		t.Errorf("frame at 2.5 s: %q, %g s, %d rows; want \"tiny at 2 s\" on the whole 3 s axis, 4 rows",
+			f.Scenario, f.DurationS, len(f.Timeline))
+	}
+	if r.Scenario != "tiny" {
+		t.Error("frameResult renamed the run itself")
+	}
 }
