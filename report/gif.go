@@ -58,12 +58,15 @@ type GIFOptions struct {
 // run, held longer.
 // It loops forever.
 //
-// The frames share one palette: the up to 256 colours the whole run's
+// The frames share one palette: the up to 255 colours the whole run's
 // plot uses most, each pixel mapped to its nearest. A plot is flat colour
 // with anti-aliased edges, so this keeps lines and text crisp where
 // dithering onto a general palette (palette.Plan9) would speckle them.
 // After the first frame, each frame stores only the rectangle that changed
-// since the previous one. The same r and options give the same bytes.
+// since the previous one, and in it the pixels that did not change are
+// the 256th, transparent, colour: the previous frame shows through, and
+// the long runs of one index compress to almost nothing. The same r and
+// options give the same bytes.
 func GIF(w io.Writer, r *sim.Result, opts GIFOptions) error {
 	if r == nil {
 		return errors.New("report: no result to animate")
@@ -86,7 +89,7 @@ func GIF(w io.Writer, r *sim.Result, opts GIFOptions) error {
 	popts.Height = vg.Length(bounds.Dy()) / pixelsPerInch * vg.Inch
 	q := newQuantizer(last)
 
-	anim := &gif.GIF{Config: image.Config{ColorModel: q.palette, Width: bounds.Dx(), Height: bounds.Dy()}}
+	anim := &gif.GIF{Config: image.Config{ColorModel: q.gifPalette, Width: bounds.Dx(), Height: bounds.Dy()}}
 	delay := min(max(playTime/len(times), minDelay), maxDelay)
 	frames := drawFrames(r, times[:len(times)-1], popts)
 	defer frames.stop()
@@ -103,10 +106,12 @@ func GIF(w io.Writer, r *sim.Result, opts GIFOptions) error {
 		cur := q.paletted(img, bounds)
 		sub := cur
 		if prev != nil {
-			sub = crop(cur, changed(prev, cur))
+			sub = delta(prev, cur, changed(prev, cur), q.transparent)
 		}
 		anim.Image = append(anim.Image, sub)
 		anim.Delay = append(anim.Delay, delay)
+		// Each frame is drawn over the one before, which it leaves.
+		anim.Disposal = append(anim.Disposal, gif.DisposalNone)
 		prev = cur
 	}
 	anim.Delay[len(anim.Delay)-1] = holdDelay
@@ -225,13 +230,18 @@ func frame(r *sim.Result, opts plots.Options) (*image.RGBA, error) {
 	return rgba, nil
 }
 
-// quantizer maps the colours of a plot onto a palette of at most 256,
+// quantizer maps the colours of a plot onto a palette of at most 255,
 // remembering each colour's index: a plot has a few thousand distinct
 // colours (its edges' blends), so the search runs once per colour, not
 // per pixel.
 type quantizer struct {
-	palette color.Palette
-	index   map[uint32]uint8
+	// palette is the opaque colours, the ones a pixel may be mapped to;
+	// gifPalette is them and, last, the transparent colour at index
+	// transparent, which a frame uses for "as before".
+	palette     color.Palette
+	gifPalette  color.Palette
+	transparent uint8
+	index       map[uint32]uint8
 }
 
 // newQuantizer builds the palette from img's most used colours, most used
@@ -258,9 +268,11 @@ func newQuantizer(img *image.RGBA) *quantizer {
 		colours = append([]uint32{white}, colours...)
 	}
 	q := &quantizer{index: make(map[uint32]uint8, len(colours))}
-	for _, c := range colours[:min(len(colours), 256)] {
+	for _, c := range colours[:min(len(colours), 255)] {
 		q.palette = append(q.palette, unpack(c))
 	}
+	q.transparent = uint8(len(q.palette))
+	q.gifPalette = append(slices.Clone(q.palette), color.RGBA{})
 	return q
 }
 
@@ -269,7 +281,7 @@ const white = 0xffffffff
 // paletted returns img on q's palette, in a frame of the given bounds: a
 // smaller image is drawn at its top left on white, a larger one cut.
 func (q *quantizer) paletted(img *image.RGBA, bounds image.Rectangle) *image.Paletted {
-	out := image.NewPaletted(bounds, q.palette)
+	out := image.NewPaletted(bounds, q.gifPalette)
 	whiteIndex := q.lookup(white)
 	for i := range out.Pix {
 		out.Pix[i] = whiteIndex
@@ -322,13 +334,22 @@ func changed(a, b *image.Paletted) image.Rectangle {
 	return r
 }
 
-// crop copies the rectangle r of img into an image of its own: a frame
-// kept for the encoder then holds only what changed, not the whole
-// screen beneath it.
-func crop(img *image.Paletted, r image.Rectangle) *image.Paletted {
-	out := image.NewPaletted(r, img.Palette)
+// delta is the rectangle r of cur as a frame of its own, drawn over prev:
+// a pixel as it was in prev is the transparent index, so that the frame
+// holds only what changed.
+func delta(prev, cur *image.Paletted, r image.Rectangle, transparent uint8) *image.Paletted {
+	out := image.NewPaletted(r, cur.Palette)
 	for y := r.Min.Y; y < r.Max.Y; y++ {
-		copy(out.Pix[out.PixOffset(r.Min.X, y):out.PixOffset(r.Max.X-1, y)+1], img.Pix[img.PixOffset(r.Min.X, y):img.PixOffset(r.Max.X-1, y)+1])
+		dst := out.Pix[out.PixOffset(r.Min.X, y):]
+		was := prev.Pix[prev.PixOffset(r.Min.X, y):]
+		now := cur.Pix[cur.PixOffset(r.Min.X, y):]
+		for x := range r.Dx() {
+			if now[x] == was[x] {
+				dst[x] = transparent
+			} else {
+				dst[x] = now[x]
+			}
+		}
 	}
 	return out
 }

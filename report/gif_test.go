@@ -61,14 +61,14 @@ func TestGIF(t *testing.T) {
 		t.Errorf("the last frame is shown %d/100 s, no longer than the others' %d", last, g.Delay[0])
 	}
 	// Compose the frames as a viewer does (each frame is the rectangle
-	// that changed), and count what is drawn: the ink.
+	// that changed, drawn over the last), and count what is drawn: the ink.
 	screen := image.NewRGBA(image.Rect(0, 0, g.Config.Width, g.Config.Height))
 	var ink []int
 	for i, fr := range g.Image {
 		if !fr.Bounds().In(screen.Bounds()) {
 			t.Fatalf("frame %d %v lies outside the %v screen", i, fr.Bounds(), screen.Bounds())
 		}
-		draw.Draw(screen, fr.Bounds(), fr, fr.Bounds().Min, draw.Src)
+		draw.Draw(screen, fr.Bounds(), fr, fr.Bounds().Min, draw.Over)
 		ink = append(ink, inkPixels(screen))
 	}
 	if ink[0] >= ink[frames-1] {
@@ -98,7 +98,7 @@ func TestGIFLastFrameIsThePlot(t *testing.T) {
 	}
 	screen := image.NewRGBA(image.Rect(0, 0, g.Config.Width, g.Config.Height))
 	for _, fr := range g.Image {
-		draw.Draw(screen, fr.Bounds(), fr, fr.Bounds().Min, draw.Src)
+		draw.Draw(screen, fr.Bounds(), fr, fr.Bounds().Min, draw.Over)
 	}
 	still, err := frame(frameResult(r, r.DurationS), GIFOptions{}.Plot)
 	if err != nil {
