@@ -109,7 +109,7 @@ func TestSimBadInputExitsTwo(t *testing.T) {
 		{[]string{"sim", "runaway-healthcheck", "--on-error", "fail-sideways"}, []string{"--on-error"}},
 		{[]string{"sim", "runaway-healthcheck", "--duration", "soon"}, []string{"--duration"}},
 		{[]string{"sim", "partition", "--servers", "2"}, []string{"--servers: faults[0] partitions", "want 4 servers"}},
-		{[]string{"sim", "runaway-healthcheck", "--plot", "out.gif"}, []string{".gif", ".png or .svg"}},
+		{[]string{"sim", "runaway-healthcheck", "--plot", "out.jpg"}, []string{".jpg", ".png, .svg or .gif"}},
 		{[]string{"sim", "runaway-healthcheck", "--plot", filepath.Join(dir, "no", "such", "dir", "p.png")}, []string{"p.png"}},
 		{[]string{"sim"}, []string{"scenario name or file"}},
 		{[]string{"sim", "partition", "--tui"}, []string{"--tui needs a terminal", "--format", "--plot"}},
