@@ -1,7 +1,6 @@
 package httplimit
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,141 +9,6 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 )
-
-// sfItem is one member of a Structured Field List whose bare item is a
-// String and whose parameters are Integers or Booleans, the shape of
-// RateLimit-Policy and RateLimit.
-type sfItem struct {
-	name   string
-	params map[string]int64
-	order  []string
-}
-
-// parseSFList parses a Structured Field List (RFC 9651, sections 3.1 and
-// 4.2.1) of String items with Integer parameters, strictly: anything the
-// RFC's parser would fail on, or a bare item or parameter value of another
-// type, is an error.
-func parseSFList(s string) ([]sfItem, error) {
-	p := &sfParser{s: s}
-	p.skip(' ')
-	var items []sfItem
-	for {
-		it, err := p.item()
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, it)
-		p.skip(' ', '\t')
-		if p.eof() {
-			return items, nil
-		}
-		if p.s[p.i] != ',' {
-			return nil, fmt.Errorf("at %d: want ',' after a list member, got %q", p.i, p.s[p.i])
-		}
-		p.i++
-		p.skip(' ', '\t')
-		if p.eof() {
-			return nil, fmt.Errorf("trailing ','")
-		}
-	}
-}
-
-type sfParser struct {
-	s string
-	i int
-}
-
-func (p *sfParser) eof() bool { return p.i >= len(p.s) }
-
-func (p *sfParser) skip(cs ...byte) {
-	for !p.eof() && strings.IndexByte(string(cs), p.s[p.i]) >= 0 {
-		p.i++
-	}
-}
-
-func (p *sfParser) item() (sfItem, error) {
-	name, err := p.str()
-	if err != nil {
-		return sfItem{}, err
-	}
-	it := sfItem{name: name, params: map[string]int64{}}
-	for !p.eof() && p.s[p.i] == ';' {
-		p.i++
-		p.skip(' ')
-		key, err := p.key()
-		if err != nil {
-			return sfItem{}, err
-		}
-		v := int64(1) // a Boolean true
-		if !p.eof() && p.s[p.i] == '=' {
-			p.i++
-			if v, err = p.integer(); err != nil {
-				return sfItem{}, fmt.Errorf("parameter %s: %v", key, err)
-			}
-		}
-		if _, dup := it.params[key]; !dup {
-			it.order = append(it.order, key)
-		}
-		it.params[key] = v
-	}
-	return it, nil
-}
-
-func (p *sfParser) str() (string, error) {
-	if p.eof() || p.s[p.i] != '"' {
-		return "", fmt.Errorf("at %d: want a String", p.i)
-	}
-	p.i++
-	var b strings.Builder
-	for !p.eof() {
-		c := p.s[p.i]
-		p.i++
-		switch {
-		case c == '\\':
-			if p.eof() || (p.s[p.i] != '"' && p.s[p.i] != '\\') {
-				return "", fmt.Errorf("bad escape in String")
-			}
-			b.WriteByte(p.s[p.i])
-			p.i++
-		case c == '"':
-			return b.String(), nil
-		case c < 0x20 || c > 0x7e:
-			return "", fmt.Errorf("byte %#x in String", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return "", fmt.Errorf("unterminated String")
-}
-
-func (p *sfParser) key() (string, error) {
-	start := p.i
-	if p.eof() || !(p.s[p.i] >= 'a' && p.s[p.i] <= 'z' || p.s[p.i] == '*') {
-		return "", fmt.Errorf("at %d: want a key", p.i)
-	}
-	for !p.eof() && strings.IndexByte("abcdefghijklmnopqrstuvwxyz0123456789_-.*", p.s[p.i]) >= 0 {
-		p.i++
-	}
-	return p.s[start:p.i], nil
-}
-
-func (p *sfParser) integer() (int64, error) {
-	start := p.i
-	if !p.eof() && p.s[p.i] == '-' {
-		p.i++
-	}
-	digits := p.i
-	for !p.eof() && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
-		p.i++
-	}
-	if n := p.i - digits; n == 0 || n > 15 {
-		return 0, fmt.Errorf("want an Integer of 1 to 15 digits, got %q", p.s[start:p.i])
-	}
-	if !p.eof() && p.s[p.i] == '.' {
-		return 0, fmt.Errorf("a Decimal, want an Integer")
-	}
-	return strconv.ParseInt(p.s[start:p.i], 10, 64)
-}
 
 func TestParseSFList(t *testing.T) {
 	good := map[string]int{
@@ -456,5 +320,37 @@ func TestQuotaOf(t *testing.T) {
 	}
 	if l, w := QuotaOf(nil); l != 0 || w != 0 {
 		t.Errorf("QuotaOf(nil) = %d, %v; want 0, 0", l, w)
+	}
+}
+
+func TestReadRateLimit(t *testing.T) {
+	tests := []struct {
+		name      string
+		header    http.Header
+		remaining int64
+		reset     time.Duration
+		ok        bool
+	}{
+		{"structured", http.Header{"Ratelimit": {`"default";r=7;t=3`}}, 7, 3 * time.Second, true},
+		{"structured, no t", http.Header{"Ratelimit": {`"default";r=0`}}, 0, 0, true},
+		{"structured, no r", http.Header{"Ratelimit": {`"default";t=3`}}, 0, 0, false},
+		{"structured, malformed", http.Header{"Ratelimit": {`default;r=7`}}, 0, 0, false},
+		{"structured, a decimal", http.Header{"Ratelimit": {`"default";r=7.5`}}, 0, 0, false},
+		{"older pair", http.Header{"Ratelimit-Remaining": {"4"}, "Ratelimit-Reset": {"2"}}, 4, 2 * time.Second, true},
+		{"older pair, bad reset", http.Header{"Ratelimit-Remaining": {"4"}, "Ratelimit-Reset": {"soon"}}, 4, 0, true},
+		{"older pair, negative", http.Header{"Ratelimit-Remaining": {"-1"}}, 0, 0, false},
+		{"neither", http.Header{}, 0, 0, false},
+	}
+	for _, tt := range tests {
+		r, reset, ok := ReadRateLimit(tt.header)
+		if r != tt.remaining || reset != tt.reset || ok != tt.ok {
+			t.Errorf("%s: %d, %s, %v; want %d, %s, %v", tt.name, r, reset, ok, tt.remaining, tt.reset, tt.ok)
+		}
+	}
+	// What the middleware writes, it reads back.
+	h := http.Header{}
+	newQuota(`"default"`, 10, 1).write(h, fields{limit: 10, remaining: 3, reset: 5})
+	if r, reset, ok := ReadRateLimit(h); !ok || r != 3 || reset != 5*time.Second {
+		t.Errorf("the middleware's own fields %v read as %d, %s, %v", h, r, reset, ok)
 	}
 }

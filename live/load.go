@@ -548,7 +548,7 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client) (d store.Deci
 
 // auditRejection checks a 429's headers against what a client relies on.
 func (l *loader) auditRejection(client int, h http.Header, retryAfter time.Duration) {
-	remaining, reset, known := rateLimitFields(h)
+	remaining, reset, known := httplimit.ReadRateLimit(h)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if known && remaining > 0 {
@@ -565,31 +565,6 @@ func (l *loader) auditRejection(client int, h http.Header, retryAfter time.Durat
 		}
 		l.lastReset[key] = instant
 	}
-}
-
-// rateLimitFields reads remaining quota and reset from either form of the
-// IETF RateLimit header fields: the structured `RateLimit: "p";r=0;t=3`
-// or the older RateLimit-Remaining / RateLimit-Reset pair.
-func rateLimitFields(h http.Header) (remaining int64, reset time.Duration, known bool) {
-	if v := h.Get("RateLimit"); v != "" {
-		for _, part := range strings.Split(v, ";") {
-			k, val, _ := strings.Cut(strings.TrimSpace(part), "=")
-			switch k {
-			case "r":
-				remaining, _ = strconv.ParseInt(val, 10, 64)
-				known = true
-			case "t":
-				reset = parseSeconds(val)
-			}
-		}
-		return remaining, reset, known
-	}
-	if v := h.Get("RateLimit-Remaining"); v != "" {
-		remaining, _ = strconv.ParseInt(v, 10, 64)
-		reset = parseSeconds(h.Get("RateLimit-Reset"))
-		return remaining, reset, true
-	}
-	return 0, 0, false
 }
 
 func parseSeconds(v string) time.Duration {
