@@ -174,4 +174,3 @@ func (p *sfParser) integer() (int64, error) {
 	}
 	return strconv.ParseInt(p.s[start:p.i], 10, 64)
 }
-
