@@ -3,6 +3,7 @@ package algorithms
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 )
@@ -106,8 +107,11 @@ type Info struct {
 	Build  func(Params) (Algorithm, error) // builds it; New(Name, p) is the same
 }
 
-// Catalog lists the algorithms in teaching order.
-var Catalog = []Info{
+// Catalog lists the algorithms in teaching order: a copy, which the
+// caller may change.
+func Catalog() []Info { return slices.Clone(catalog) }
+
+var catalog = []Info{
 	{Name: "token-bucket", Params: []string{"rate", "burst"}, Memory: "2 integers",
 		Good:  "bursts up to burst, then exactly rate; cheap; the default",
 		Bad:   "a full bucket lets burst through at once, after every lull",
@@ -136,8 +140,8 @@ var Catalog = []Info{
 
 // Names returns the algorithms' names in teaching order.
 func Names() []string {
-	names := make([]string, len(Catalog))
-	for i, info := range Catalog {
+	names := make([]string, len(catalog))
+	for i, info := range catalog {
 		names[i] = info.Name
 	}
 	return names
@@ -153,7 +157,7 @@ func Names() []string {
 // the algorithm does not read is left as it is.
 func WithDefaults(name string, p Params) (Params, []string) {
 	var filled []string
-	for _, info := range Catalog {
+	for _, info := range catalog {
 		if info.Name != name {
 			continue
 		}
@@ -174,7 +178,7 @@ func WithDefaults(name string, p Params) (Params, []string) {
 // New builds the named algorithm from p. An unknown name or a parameter out
 // of range is an error that names the parameter.
 func New(name string, p Params) (Algorithm, error) {
-	for _, info := range Catalog {
+	for _, info := range catalog {
 		if info.Name == name {
 			return info.Build(p)
 		}

@@ -26,7 +26,7 @@
 //
 //	name: runaway-healthcheck     # default: the file's name without .yaml
 //	summary: what it teaches      # one line, for `ratelim scenarios`
-//	lesson: isolated              # the finding that must lead (see sim.FindingKinds)
+//	lesson: isolated              # the finding that must lead (see sim.FindingKinds())
 //	duration: 30s                 # required; Go durations: 950ms, 1.5s, 2m
 //	seed: 1                       # the run's one random source
 //	step: 1s                      # the timeline's resolution

@@ -43,7 +43,7 @@ type Expectation struct {
 	// key or a glob. Exactly one is set.
 	Client string
 	Key    string
-	// Figure is the result's field the bounds apply to: one of Figures;
+	// Figure is the result's field the bounds apply to: one of figures;
 	// "finding" or "lesson" for a claim about the findings.
 	Figure string
 	// Finding is the kind of finding claimed, for Figure "finding" (one
@@ -67,10 +67,10 @@ type Span struct {
 	From, To time.Duration
 }
 
-// Figures are the names an expectation may bound: the fields of a client's
+// figures are the names an expectation may bound: the fields of a client's
 // result (sim.ClientResult), allowed_rate (allowed per second over the
 // run or the span) and the latency percentiles in milliseconds.
-var Figures = []string{
+var figures = []string{
 	"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries",
 	"max_allowed_1s", "ideal_allowed", "allowed_rate", "p50_ms", "p99_ms",
 	"false_allows", "false_denies",
@@ -83,11 +83,11 @@ var keyFigures = []string{"sent", "allowed", "rejected", "failed_open", "failed_
 // a span of the run (during:).
 var spanFigures = []string{"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "allowed_rate"}
 
-// WithFlags are the flags an expectation's with: may set.
-var WithFlags = []string{"algorithm", "topology", "store", "servers", "seed", "duration", "on_error"}
+// withFlags are the flags an expectation's with: may set.
+var withFlags = []string{"algorithm", "topology", "store", "servers", "seed", "duration", "on_error"}
 
 var (
-	expectFields = append([]string{"client", "key", "during", "with", "finding"}, Figures...)
+	expectFields = append([]string{"client", "key", "during", "with", "finding"}, figures...)
 	boundFields  = []string{"min", "max", "equals"}
 )
 
@@ -136,22 +136,22 @@ func (d *decoder) expectation(n *yaml.Node, p string, sc *sim.Scenario) Expectat
 		return e
 	}
 	// The figure.
-	var figures []string
+	var named []string
 	for _, name := range f.order {
-		if slices.Contains(Figures, name) {
-			figures = append(figures, name)
+		if slices.Contains(figures, name) {
+			named = append(named, name)
 		}
 	}
-	switch len(figures) {
+	switch len(named) {
 	case 0:
-		d.failf(f.node, p, "no figure to check (want one of %s, e.g. rejected: {max: 0})", oneOf(Figures))
+		d.failf(f.node, p, "no figure to check (want one of %s, e.g. rejected: {max: 0})", oneOf(figures))
 		return e
 	case 1:
 	default:
-		d.failf(f.keys[figures[1]], f.field(figures[1]), "a second figure after %s (want one figure per expectation; write another line for this one)", figures[0])
+		d.failf(f.keys[named[1]], f.field(named[1]), "a second figure after %s (want one figure per expectation; write another line for this one)", named[0])
 		return e
 	}
-	e.Figure = figures[0]
+	e.Figure = named[0]
 	if e.Key != "" && !slices.Contains(keyFigures, e.Figure) {
 		d.failf(f.keys[e.Figure], f.field(e.Figure), "a key has no %s, only its clients do (want client: instead of key:, or one of %s)", e.Figure, oneOf(keyFigures))
 		return e
@@ -179,8 +179,8 @@ func (d *decoder) expectation(n *yaml.Node, p string, sc *sim.Scenario) Expectat
 
 // findingKinds are the finding kinds as a file writes them.
 func findingKinds() []string {
-	out := make([]string, len(sim.FindingKinds))
-	for i, k := range sim.FindingKinds {
+	out := make([]string, len(sim.FindingKinds()))
+	for i, k := range sim.FindingKinds() {
 		out[i] = string(k)
 	}
 	return out
@@ -191,7 +191,7 @@ func (d *decoder) findingExpectation(f *fields, fv *yaml.Node, sc *sim.Scenario)
 	e := Expectation{Line: f.node.Line, Figure: "finding"}
 	e.Finding = sim.FindingKind(d.choice(fv, f.field("finding"), "finding", findingKinds()))
 	for _, name := range f.order {
-		if name == "during" || slices.Contains(Figures, name) {
+		if name == "during" || slices.Contains(figures, name) {
 			d.failf(f.keys[name], f.field(name), "a finding is about the whole run and has no figure to bound (want finding: with client:, key: or with: only)")
 		}
 	}
@@ -360,7 +360,7 @@ func (d *decoder) span(n *yaml.Node, field string, sc *sim.Scenario) *Span {
 }
 
 func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]string {
-	f := d.record(n, field, WithFlags, "a mapping of flags, e.g. {on_error: fail-closed}")
+	f := d.record(n, field, withFlags, "a mapping of flags, e.g. {on_error: fail-closed}")
 	out := map[string]string{}
 	for _, name := range f.order {
 		v, fl := f.values[name], f.field(name)

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +16,9 @@ import (
 // OverrideNames are the fields a command line (--duration 10s) or an
 // expectation's with: ({duration: 10s}) may set over a scenario's own, in
 // the order they are applied. A with: spells on-error as on_error.
-var OverrideNames = []string{"algorithm", "topology", "store", "servers", "balancer", "key", "seed", "duration", "on-error", "rtt"}
+func OverrideNames() []string { return slices.Clone(overrideNames) }
+
+var overrideNames = []string{"algorithm", "topology", "store", "servers", "balancer", "key", "seed", "duration", "on-error", "rtt"}
 
 // Override returns sc with values (override name → the text as typed) in
 // place of its own. Each value is read by the code that reads the file's
@@ -31,14 +34,14 @@ var OverrideNames = []string{"algorithm", "topology", "store", "servers", "balan
 func Override(sc sim.Scenario, values map[string]string, field func(name string) string) (sim.Scenario, error) {
 	d := &decoder{}
 	known := map[string]bool{}
-	for _, name := range OverrideNames {
+	for _, name := range overrideNames {
 		known[name] = true
 	}
 	given := map[string]string{}
 	for name, v := range values {
 		canon := strings.ReplaceAll(name, "_", "-")
 		if !known[canon] {
-			return sc, &Error{Field: field(name), Msg: unknown("setting", name, OverrideNames)}
+			return sc, &Error{Field: field(name), Msg: unknown("setting", name, overrideNames)}
 		}
 		given[canon] = v
 	}
@@ -48,7 +51,7 @@ func Override(sc sim.Scenario, values map[string]string, field func(name string)
 		// scalar: "8" is an int, "8s" a string).
 		return &yaml.Node{Kind: yaml.ScalarNode, Value: given[name]}
 	}
-	for _, name := range OverrideNames {
+	for _, name := range overrideNames {
 		if _, ok := given[name]; !ok {
 			continue
 		}

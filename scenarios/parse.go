@@ -250,7 +250,7 @@ func (d *decoder) limit(n *yaml.Node) sim.Limit {
 	}
 	// The parameters the algorithm reads must be there; the others may be,
 	// so that --algorithm can switch a file between families.
-	for _, info := range algorithms.Catalog {
+	for _, info := range algorithms.Catalog() {
 		if info.Name != lim.Algorithm {
 			continue
 		}

@@ -52,7 +52,9 @@ const (
 
 // FindingKinds are every kind, in the order Findings ranks them: the
 // earlier, the more it explains of what a run shows.
-var FindingKinds = []FindingKind{
+func FindingKinds() []FindingKind { return slices.Clone(findingKinds) }
+
+var findingKinds = []FindingKind{
 	FindingFailedClosed, FindingFailedOpen, FindingWorstWindow, FindingOverAdmitted,
 	FindingCopiesDiverged, FindingLostUnderShare, FindingRetriesWasted, FindingIsolated, FindingExact,
 }

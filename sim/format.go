@@ -20,14 +20,16 @@ func WriteJSON(w io.Writer, r *Result) error {
 	return enc.Encode(r)
 }
 
-// CSVHeader are the CSV's columns. One header serves both kinds of row,
+// CSVHeader returns the CSV's columns. One header serves both kinds of row,
 // so that the CSVs of several runs concatenate (drop the later headers):
 // series "client" rows are one client's figures over one step (key is the
 // client's limiter key); series "state" rows are one key's remaining
 // allowance in one store copy at the end of a step (its t_s is that end,
 // where a client row's is the step's start). A column a row has no
 // figure for is empty. The first six columns name the run.
-var CSVHeader = []string{"scenario", "algorithm", "topology", "servers", "on_error", "seed", "series", "t_s", "client", "key", "copy",
+func CSVHeader() []string { return slices.Clone(csvHeader) }
+
+var csvHeader = []string{"scenario", "algorithm", "topology", "servers", "on_error", "seed", "series", "t_s", "client", "key", "copy",
 	"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "served", "p50_ms", "p99_ms", "remaining"}
 
 // WriteCSV writes r's timeline, a row per client per step, then its state
@@ -35,7 +37,7 @@ var CSVHeader = []string{"scenario", "algorithm", "topology", "servers", "on_err
 // CSVHeader.
 func WriteCSV(w io.Writer, r *Result) error {
 	cw := csv.NewWriter(w)
-	cw.Write(CSVHeader)
+	cw.Write(csvHeader)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	run := []string{r.Scenario, r.Algorithm, r.Topology, strconv.Itoa(r.Servers), r.OnError, strconv.FormatUint(r.Seed, 10)}
@@ -43,7 +45,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 	for _, c := range r.Clients {
 		keyOf[c.Name] = c.Key
 	}
-	row := make([]string, 0, len(CSVHeader))
+	row := make([]string, 0, len(csvHeader))
 	for _, t := range r.Timeline {
 		row = append(append(row[:0], run...), "client", f(t.TS), t.Client, keyOf[t.Client], "", i(t.Sent), i(t.Allowed), i(t.Rejected),
 			i(t.FailedOpen), i(t.FailedClosed), i(t.Retries), i(t.Served), f(t.P50Ms), f(t.P99Ms), "")

@@ -366,7 +366,7 @@ func storeName(s string) string {
 // algorithm name reads.
 func defaultedOf(name string, l Limit) []string {
 	var out []string
-	for _, info := range algorithms.Catalog {
+	for _, info := range algorithms.Catalog() {
 		if info.Name != name {
 			continue
 		}

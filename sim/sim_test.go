@@ -281,7 +281,7 @@ func TestWriteTableSaysWhatToNotice(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(c.String()), "\n")
 	// 10 steps of the one client, then 10 of its key's state in the one copy.
-	if len(lines) != 21 || lines[0] != strings.Join(CSVHeader, ",") || !strings.HasPrefix(lines[1], "hammer,token-bucket,shared,1,fail-open,1,client,0,c,k,,1000,") ||
+	if len(lines) != 21 || lines[0] != strings.Join(CSVHeader(), ",") || !strings.HasPrefix(lines[1], "hammer,token-bucket,shared,1,fail-open,1,client,0,c,k,,1000,") ||
 		!strings.HasPrefix(lines[11], "hammer,token-bucket,shared,1,fail-open,1,state,1,,k,shared,") {
 		t.Errorf("CSV: %d lines, starting %q / %q", len(lines), lines[0], lines[1])
 	}

@@ -432,7 +432,7 @@ func (m Model) peakCell(s series) string {
 func limitText(sc sim.Scenario) string {
 	p := sc.Limit.Params
 	text := "limit " + p.Rate.String()
-	for _, info := range algorithms.Catalog {
+	for _, info := range algorithms.Catalog() {
 		if info.Name != sc.Limit.Algorithm {
 			continue
 		}

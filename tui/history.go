@@ -197,7 +197,7 @@ type allowance struct {
 
 func newAllowance(l sim.Limit) allowance {
 	a := allowance{rate: l.Params.Rate.PerSecond(), burst: float64(l.Params.Burst), window: l.Params.Window.Seconds()}
-	for _, info := range algorithms.Catalog {
+	for _, info := range algorithms.Catalog() {
 		if info.Name == l.Algorithm && slices.Contains(info.Params, "window") {
 			a.windowed = a.window > 0
 		}

@@ -38,10 +38,10 @@ func algorithmsRun(opts *algorithmsOptions) error {
 	switch opts.Format {
 	case "table":
 		width := 0
-		for _, a := range algorithms.Catalog {
+		for _, a := range algorithms.Catalog() {
 			width = max(width, len(a.Name))
 		}
-		for i, a := range algorithms.Catalog {
+		for i, a := range algorithms.Catalog() {
 			if i > 0 {
 				fmt.Fprintln(opts.Out)
 			}
@@ -58,8 +58,8 @@ func algorithmsRun(opts *algorithmsOptions) error {
 			Good   string   `json:"good"`
 			Bad    string   `json:"bad"`
 		}
-		out := make([]entry, len(algorithms.Catalog))
-		for i, a := range algorithms.Catalog {
+		out := make([]entry, len(algorithms.Catalog()))
+		for i, a := range algorithms.Catalog() {
 			out[i] = entry{a.Name, a.Params, a.Memory, a.Good, a.Bad}
 		}
 		enc := json.NewEncoder(opts.Out)

@@ -136,7 +136,7 @@ func (s *speedFlag) Type() string { return "speed" }
 func (o *overrides) visit(cmd *cobra.Command) {
 	o.set = map[string]string{}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if slices.Contains(scenarios.OverrideNames, f.Name) {
+		if slices.Contains(scenarios.OverrideNames(), f.Name) {
 			o.set[f.Name] = f.Value.String()
 		}
 	})

@@ -35,10 +35,10 @@ func parseVersus(flags []string) (*versus, error) {
 		name, value, ok := strings.Cut(f, "=")
 		name = strings.ReplaceAll(strings.TrimSpace(name), "_", "-")
 		if !ok || name == "" || value == "" {
-			return nil, badInput("--vs %q: want FIELD=VALUE, e.g. --vs on_error=fail-closed (FIELD one of %s)", f, strings.Join(scenarios.OverrideNames, ", "))
+			return nil, badInput("--vs %q: want FIELD=VALUE, e.g. --vs on_error=fail-closed (FIELD one of %s)", f, strings.Join(scenarios.OverrideNames(), ", "))
 		}
-		if !slices.Contains(scenarios.OverrideNames, name) {
-			return nil, badInput("--vs %q: unknown field %q (want one of %s)", f, name, strings.Join(scenarios.OverrideNames, ", "))
+		if !slices.Contains(scenarios.OverrideNames(), name) {
+			return nil, badInput("--vs %q: unknown field %q (want one of %s)", f, name, strings.Join(scenarios.OverrideNames(), ", "))
 		}
 		if _, dup := v.set[name]; dup {
 			return nil, badInput("--vs: %s given twice (want each field once)", name)
