@@ -73,7 +73,7 @@ func (f faultLanes) Plot(c draw.Canvas, p *plot.Plot) {
 		c.FillPolygon(withAlpha(faultColour(sp.Kind), 0xb0), box)
 		c.StrokeLines(draw.LineStyle{Color: faultColour(sp.Kind), Width: vg.Points(0.75)}, append(box, box[0]))
 		lbl := f.label(sp)
-		from, _ := labelSpan(float64(x0+vg.Points(3)), float64(sty.Width(lbl)), float64(c.Min.X), float64(c.Max.X))
+		from, _ := labelSpan(float64(x0+vg.Points(3)), float64(textWidth(sty, lbl)), float64(c.Min.X), float64(c.Max.X))
 		c.FillText(sty, vg.Point{X: vg.Length(from), Y: (y0 + y1) / 2}, lbl)
 	}
 }
@@ -168,4 +168,99 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 	if s.line != nil {
 		c.StrokeLines(draw.LineStyle{Color: s.line, Width: vg.Points(0.75)}, append(box, box[0]))
 	}
+}
+
+// hatchSpacing is the distance between a hatch's lines.
+const hatchSpacing = 4.5 // points
+
+// hatchFill fills v[i] from 0 up over each step ts[i]–ts[i+1] with a pale
+// wash of colour and diagonal lines (dir +1: rising, -1: falling), over
+// whatever is drawn under it: the requests the fail policy decided stand
+// out from those the limiter did, in colour and, for a reader who cannot
+// tell the colours apart or a grey-scale print, in texture. The lines are
+// laid on one grid for the whole panel, so neighbouring steps join up.
+type hatchFill struct {
+	ts, v  []float64
+	colour color.Color
+	dir    int
+}
+
+// Plot implements plot.Plotter.
+func (h hatchFill) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	edge := draw.LineStyle{Color: h.colour, Width: vg.Points(1.2)}
+	for i, v := range h.v {
+		if !(v > 0) || i+1 >= len(h.ts) {
+			continue
+		}
+		r := vg.Rectangle{
+			Min: vg.Point{X: trX(h.ts[i]), Y: trY(0)},
+			Max: vg.Point{X: trX(h.ts[i+1]), Y: min(trY(v), c.Max.Y)},
+		}
+		if r.Max.X <= r.Min.X || r.Max.Y <= r.Min.Y {
+			continue
+		}
+		c.FillPolygon(withAlpha(h.colour, 0x50), []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
+		hatch(c, r, h.colour, h.dir)
+		c.StrokeLine2(edge, r.Min.X, r.Max.Y, r.Max.X, r.Max.Y)
+	}
+}
+
+// hatch draws diagonal lines across r: y = x − k·s (dir +1) or
+// y = k·s − x (dir −1) for every whole k, clipped to r.
+func hatch(c draw.Canvas, r vg.Rectangle, colour color.Color, dir int) {
+	sty := draw.LineStyle{Color: colour, Width: vg.Points(1.1)}
+	s := vg.Points(hatchSpacing)
+	if dir >= 0 {
+		for k := math.Floor(float64((r.Min.X - r.Max.Y) / s)); vg.Length(k)*s <= r.Max.X-r.Min.Y; k++ {
+			off := vg.Length(k) * s // y = x − off
+			x0, x1 := max(r.Min.X, r.Min.Y+off), min(r.Max.X, r.Max.Y+off)
+			if x1 > x0 {
+				c.StrokeLine2(sty, x0, x0-off, x1, x1-off)
+			}
+		}
+		return
+	}
+	for k := math.Floor(float64((r.Min.X + r.Min.Y) / s)); vg.Length(k)*s <= r.Max.X+r.Max.Y; k++ {
+		off := vg.Length(k) * s // y = off − x
+		x0, x1 := max(r.Min.X, off-r.Max.Y), min(r.Max.X, off-r.Min.Y)
+		if x1 > x0 {
+			c.StrokeLine2(sty, x0, off-x0, x1, off-x1)
+		}
+	}
+}
+
+// hatchSwatch is the legend thumbnail of a hatchFill.
+type hatchSwatch struct {
+	colour color.Color
+	dir    int
+}
+
+// Thumbnail implements plot.Thumbnailer.
+func (h hatchSwatch) Thumbnail(c *draw.Canvas) {
+	r := c.Rectangle
+	c.FillPolygon(withAlpha(h.colour, 0x50), []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
+	hatch(*c, r, h.colour, h.dir)
+}
+
+// boundaryLines marks every multiple of a fixed window's length: where
+// its count resets, and where a burst either side of a boundary gets
+// twice the limit through.
+type boundaryLines struct{ every float64 }
+
+var boundaryStyle = draw.LineStyle{Color: withAlpha(black, 0x70), Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
+
+// Plot implements plot.Plotter.
+func (b boundaryLines) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	for i := 1.0; i*b.every < p.X.Max; i++ {
+		x := trX(i * b.every)
+		c.StrokeLine2(boundaryStyle, x, c.Min.Y, x, c.Max.Y)
+	}
+}
+
+// Thumbnail implements plot.Thumbnailer.
+func (boundaryLines) Thumbnail(c *draw.Canvas) {
+	x := (c.Min.X + c.Max.X) / 2
+	c.StrokeLine2(boundaryStyle, x, c.Min.Y, x, c.Max.Y)
 }

@@ -1,12 +1,14 @@
 package plots
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"io"
 	"path/filepath"
 	"strings"
 
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -27,6 +29,17 @@ type Options struct {
 	// By is what Timeline draws a panel for: "client" (the default), or
 	// "key", which adds up the clients sharing a limiter key.
 	By string
+}
+
+// by returns the validated grouping of Timeline's panels.
+func (o Options) by() (string, error) {
+	switch by := strings.ToLower(o.By); by {
+	case "":
+		return "client", nil
+	case "client", "key":
+		return by, nil
+	}
+	return "", fmt.Errorf("plots: cannot draw a panel per %q (want client or key)", o.By)
 }
 
 // format returns the validated output format.
@@ -82,6 +95,9 @@ func render(out io.Writer, format string, w, h vg.Length, paint func(draw.Canvas
 	}
 	c := newCanvas(format, w, h)
 	dc := draw.New(c)
+	if format == "png" {
+		dc = draw.New(digitsApart{c})
+	}
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -95,8 +111,53 @@ func render(out io.Writer, format string, w, h vg.Length, paint func(draw.Canvas
 	if err != nil {
 		return err
 	}
+	if format == "svg" {
+		var b bytes.Buffer
+		if _, err := c.WriteTo(&b); err != nil {
+			return fmt.Errorf("plots: write %s: %w", format, err)
+		}
+		if _, err := out.Write(svgFonts(b.Bytes())); err != nil {
+			return fmt.Errorf("plots: write %s: %w", format, err)
+		}
+		return nil
+	}
 	if _, err := c.WriteTo(out); err != nil {
 		return fmt.Errorf("plots: write %s: %w", format, err)
 	}
 	return nil
 }
+
+// svgFonts gives every text of an SVG written by vgsvg fallbacks for its
+// font, which vgsvg names alone ("Liberation Sans"): a viewer without it
+// would pick its default, often a serif. Arial and Helvetica have
+// Liberation Sans's metrics; sans-serif is whatever the viewer has, which
+// widthSlack leaves room for. Kerning is turned off: Liberation Sans (as
+// Arial) kerns "11" so tightly that it reads "1l", and a figure is mostly
+// numbers.
+func svgFonts(svg []byte) []byte {
+	return bytes.ReplaceAll(svg, []byte("font-family:Liberation Sans;"),
+		[]byte("font-family:'Liberation Sans',Arial,Helvetica,sans-serif;font-kerning:none;"))
+}
+
+// digitsApart is a canvas that draws text without kerning between two
+// digits. gonum's PNG canvas kerns every pair, and Liberation Sans kerns
+// "11" so tightly that "113" reads "1l3"; each run of text that does not
+// cross a digit pair is drawn on its own, one after the other.
+type digitsApart struct{ canvas }
+
+// FillString implements vg.Canvas.
+func (c digitsApart) FillString(f font.Face, pt vg.Point, s string) {
+	start := 0
+	prev := rune(-1)
+	for i, r := range s {
+		if isDigit(prev) && isDigit(r) {
+			c.canvas.FillString(f, pt, s[start:i])
+			pt.X += f.Width(s[start:i])
+			start = i
+		}
+		prev = r
+	}
+	c.canvas.FillString(f, pt, s[start:])
+}
+
+func isDigit(r rune) bool { return r >= '0' && r <= '9' }

@@ -24,8 +24,12 @@ const maxPanels = 12
 // counts is what happened to one panel's requests in one step.
 // failedOpen is part of allowed and failedClosed part of rejected, as in
 // sim.TimelineRow.
+//
+// served is what left the limiter in the step: for a leaky bucket, the
+// admissions in the step their queue let them go (sim.TimelineRow.Served);
+// for every other algorithm the same as allowed.
 type counts struct {
-	sent, allowed, rejected, failedOpen, failedClosed, retries int64
+	sent, allowed, rejected, failedOpen, failedClosed, retries, served int64
 }
 
 func (c *counts) add(o counts) {
@@ -35,31 +39,58 @@ func (c *counts) add(o counts) {
 	c.failedOpen += o.failedOpen
 	c.failedClosed += o.failedClosed
 	c.retries += o.retries
+	c.served += o.served
 }
 
-// traffic is one traffic panel: a client, a key, or the fold of those
-// that did not get a panel of their own.
+// traffic is one traffic panel: a client, a key, clients with the same
+// figures step by step, or the fold of those that did not get a panel of
+// their own.
 type traffic struct {
 	name    string   // the panel's heading
 	notes   []string // lines under the heading: what to read off the panel
 	lead    string   // what the members are ("2 clients:")
-	members []string // the clients of a key, or those folded into "others"
+	members []string // the clients of a key, of a group, or folded into "others"
 	keys    []string // the limiter keys the panel's traffic is spread over
 	folded  bool     // the "others" panel
-	steps   []counts // one per step
+	steps   []counts // one per step (each client's, for a group)
 	total   counts
+	// share is set when the panel's one key is shared with other
+	// clients: what the limit counts is theirs and its together.
+	share *keyShare
+	// figures are the client's (or key's) totals, names left out: equal
+	// figures and steps make two clients one panel.
+	figures string
+	// count is how many clients (or keys) have exactly these figures each
+	// (see collapse); 0 or 1 for one.
+	count int
+}
+
+// keyShare is a limiter key that several clients share: a NAT's IP, an
+// orchestrator's one API key. The limit holds them all together, so a
+// client's panel draws the key's count beside its own, and says who used
+// the shared quota.
+type keyShare struct {
+	key     string
+	clients []string
+	steps   []counts // all the key's clients, per step
+	total   counts
+	// top is the client that was admitted most of the key's allowance.
+	top        string
+	topAllowed int64
 }
 
 // timelineData is everything Timeline draws, taken from a Result.
 type timelineData struct {
-	r         *sim.Result
-	stepS     float64
-	nSteps    int
-	endS      float64 // the time axis runs from 0 to endS
-	by        string  // "client" or "key"
-	panels    []traffic
-	groups    int // clients (or keys) before folding
-	limitStep float64
+	r      *sim.Result
+	stepS  float64
+	nSteps int
+	endS   float64   // the time axis runs from 0 to endS
+	by     string    // "client" or "key"
+	all    []traffic // every client (or key), before grouping and folding
+	panels []traffic
+	ref    reference
+	// leaky is set when admissions are drawn when they leave the queue.
+	leaky bool
 }
 
 // stepIndex returns the step a timeline row's start time falls in.
@@ -83,14 +114,20 @@ func newTimelineData(r *sim.Result, by string) (*timelineData, error) {
 	if !(r.StepS > 0) || math.IsInf(r.StepS, 0) {
 		return nil, fmt.Errorf("plots: the result's step is %gs; want a positive step", r.StepS)
 	}
-	d := &timelineData{r: r, stepS: r.StepS, by: by, limitStep: r.Limit.RatePerS * r.StepS}
+	d := &timelineData{r: r, stepS: r.StepS, by: by}
 	maxTS := -1.0
+	var served int64
 	for _, row := range r.Timeline {
 		if math.IsNaN(row.TS) || math.IsInf(row.TS, 0) || row.TS < 0 {
 			return nil, fmt.Errorf("plots: timeline row of %q starts at %gs", row.Client, row.TS)
 		}
 		maxTS = math.Max(maxTS, row.TS)
+		served += row.Served
 	}
+	// A leaky bucket admits a request when it joins the queue and lets it
+	// go later, at the rate: drawn when they leave, its smoothing shows. A
+	// result that does not count departures is drawn at decisions.
+	d.leaky = r.Algorithm == "leaky-bucket" && served > 0
 	d.nSteps = int(math.Ceil(r.DurationS/r.StepS - 1e-9))
 	if maxTS >= 0 {
 		d.nSteps = max(d.nSteps, d.stepIndex(maxTS)+1)
@@ -117,35 +154,105 @@ func newTimelineData(r *sim.Result, by string) (*timelineData, error) {
 		if !ok {
 			continue // a row of no listed client: nothing to hang it on
 		}
-		steps[d.stepIndex(row.TS)].add(counts{row.Sent, row.Allowed, row.Rejected, row.FailedOpen, row.FailedClosed, row.Retries})
+		out := row.Allowed
+		if d.leaky {
+			out = row.Served
+		}
+		steps[d.stepIndex(row.TS)].add(counts{row.Sent, row.Allowed, row.Rejected, row.FailedOpen, row.FailedClosed, row.Retries, out})
 	}
+	d.ref = newReference(d)
 
-	var all []traffic
 	switch by {
 	case "key":
-		all = d.byKey(perClient)
+		d.all = d.byKey(perClient)
 	default:
-		all = d.byClient(perClient)
+		d.all = d.byClient(perClient)
 	}
-	d.groups = len(all)
-	d.panels = fold(all, d.by, d.nSteps)
 	return d, nil
 }
 
+// arrange groups d's panels and folds them: clients whose signatures
+// (sigs[i] for d.all[i]) are equal share one panel, and past maxPanels
+// the rest are added up into "others".
+func (d *timelineData) arrange(sigs []string) {
+	d.panels = fold(collapse(d.all, sigs), d.by, d.nSteps)
+}
+
+// signatures returns, for each of d.all, a string equal for two panels
+// exactly when they have the same figures step by step and in total (and,
+// on a shared key, the same key: its count is drawn too).
+func (d *timelineData) signatures() []string {
+	sigs := make([]string, len(d.all))
+	for i, t := range d.all {
+		sigs[i] = fmt.Sprint(t.steps, t.figures)
+		if t.share != nil {
+			sigs[i] += "|" + t.share.key
+		}
+	}
+	return sigs
+}
+
 func (d *timelineData) byClient(perClient map[string][]counts) []traffic {
+	// The keys several clients share, with their count per step.
+	byKey := map[string]*keyShare{}
+	for _, c := range d.r.Clients {
+		ks := byKey[c.Key]
+		if ks == nil {
+			ks = &keyShare{key: c.Key, steps: make([]counts, d.nSteps)}
+			byKey[c.Key] = ks
+		}
+		ks.clients = append(ks.clients, c.Name)
+		for i, s := range perClient[c.Name] {
+			ks.steps[i].add(s)
+		}
+		ks.total.add(sumCounts(perClient[c.Name]))
+		if c.Allowed > ks.topAllowed {
+			ks.top, ks.topAllowed = c.Name, c.Allowed
+		}
+	}
 	var out []traffic
 	for _, c := range d.r.Clients {
 		t := traffic{name: c.Name, keys: []string{c.Key}, steps: perClient[c.Name]}
-		for _, s := range t.steps {
-			t.total.add(s)
-		}
-		if c.Key != c.Name && c.Key != "" {
+		t.total = sumCounts(t.steps)
+		fig := c
+		fig.Name, fig.Key = "", ""
+		t.figures = fmt.Sprint(fig)
+		if ks := byKey[c.Key]; c.Key != "" && len(ks.clients) > 1 {
+			t.share = ks
+			t.notes = append(t.notes, d.shareNotes(c.Name, ks)...)
+		} else if c.Key != c.Name && c.Key != "" {
 			t.notes = append(t.notes, "key "+c.Key)
 		}
 		t.notes = append(t.notes, admittedNotes(t.total, c.IdealAllowed, c.MaxAllowed1s, true)...)
 		out = append(out, t)
 	}
 	return out
+}
+
+// shareNotes say that a client's limit is shared, with how many, and who
+// used most of it.
+func (d *timelineData) shareNotes(client string, ks *keyShare) []string {
+	kind := d.r.Limit.Key
+	if kind == "" || kind == "auto" {
+		kind = "key"
+	}
+	notes := []string{fmt.Sprintf("limit shared by %d clients on %s %s", len(ks.clients), kind, ks.key)}
+	if ks.total.allowed > 0 {
+		who := ks.top
+		if who == client {
+			who = "it"
+		}
+		notes = append(notes, fmt.Sprintf("%s took %s of the key's %s admitted", who, thousands(ks.topAllowed), thousands(ks.total.allowed)))
+	}
+	return notes
+}
+
+func sumCounts(steps []counts) counts {
+	var t counts
+	for _, s := range steps {
+		t.add(s)
+	}
+	return t
 }
 
 func (d *timelineData) byKey(perClient map[string][]counts) []traffic {
@@ -176,9 +283,10 @@ func (d *timelineData) byKey(perClient map[string][]counts) []traffic {
 				t.steps[i].add(s)
 			}
 		}
-		for _, s := range t.steps {
-			t.total.add(s)
-		}
+		t.total = sumCounts(t.steps)
+		fig := k
+		fig.Key = ""
+		t.figures = fmt.Sprint(fig)
 		if len(names) != 1 || names[0] != k.Key {
 			t.members = names
 			t.lead = fmt.Sprintf("%d %s:", len(names), plural(len(names), "client", "clients"))
@@ -212,6 +320,87 @@ func admittedNotes(t counts, ideal, peak int64, exact bool) []string {
 		notes = append(notes, "retries "+thousands(t.retries))
 	}
 	return notes
+}
+
+// collapse puts the panels with equal signatures into one, where the
+// first of them was: eight bastions running the same loop on keys of
+// their own draw the same figures step by step, and eight copies of one
+// panel would only push the rest of the figure off the page. The panel
+// draws one client's figures and says they are each one's.
+func collapse(all []traffic, sigs []string) []traffic {
+	first := map[string]int{} // signature → index in out
+	var out []traffic
+	var groups [][]string
+	for i, t := range all {
+		if j, ok := first[sigs[i]]; ok && !t.folded {
+			groups[j] = append(groups[j], t.name)
+			for _, k := range t.keys {
+				if !slices.Contains(out[j].keys, k) {
+					out[j].keys = append(out[j].keys, k)
+				}
+			}
+			continue
+		}
+		first[sigs[i]] = len(out)
+		out = append(out, t)
+		groups = append(groups, []string{t.name})
+	}
+	for j, names := range groups {
+		if len(names) == 1 {
+			continue
+		}
+		t := &out[j]
+		t.name = groupName(names)
+		t.members = names
+		t.count = len(names)
+		t.lead = fmt.Sprintf("%d alike, step by step:", len(names))
+		// Each figure below is one member's; the limit line is one key's.
+		var notes []string
+		for _, n := range t.notes {
+			if !strings.HasPrefix(n, "key ") {
+				notes = append(notes, n)
+			}
+		}
+		t.notes = append([]string{"each of them:"}, notes...)
+	}
+	return out
+}
+
+// groupName names clients with the same figures: "bastion-1…8 ×8" when
+// they are one template's numbered run, else the first and how many.
+func groupName(names []string) string {
+	n := len(names)
+	stem := strings.TrimRight(names[0], "0123456789")
+	numbered := true
+	for i, name := range names {
+		num := strings.TrimPrefix(name, stem)
+		if !strings.HasPrefix(name, stem) || num == "" || strings.Trim(num, "0123456789") != "" {
+			numbered = false
+			break
+		}
+		if i > 0 {
+			prev := strings.TrimPrefix(names[i-1], stem)
+			if atoi(num) != atoi(prev)+1 {
+				numbered = false
+				break
+			}
+		}
+	}
+	if numbered {
+		return fmt.Sprintf("%s%s…%s ×%d", stem, strings.TrimPrefix(names[0], stem), strings.TrimPrefix(names[n-1], stem), n)
+	}
+	return fmt.Sprintf("%s and %d alike ×%d", names[0], n-1, n)
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+		if n > 1e9 {
+			return -1
+		}
+	}
+	return n
 }
 
 // fold keeps at most maxPanels panels. Past that, maxPanels-1 keep their
@@ -257,16 +446,23 @@ func fold(all []traffic, by string, nSteps int) []traffic {
 			out = append(out, t)
 			continue
 		}
-		others.members = append(others.members, t.name)
+		n := max(1, t.count)
+		if n > 1 {
+			others.members = append(others.members, t.members...)
+		} else {
+			others.members = append(others.members, t.name)
+		}
 		for _, k := range t.keys {
 			if !slices.Contains(others.keys, k) {
 				others.keys = append(others.keys, k)
 			}
 		}
-		for j, s := range t.steps {
-			others.steps[j].add(s)
+		for range n {
+			for j, s := range t.steps {
+				others.steps[j].add(s)
+			}
+			others.total.add(t.total)
 		}
-		others.total.add(t.total)
 	}
 	noun := plural(len(others.members), by, by+"s")
 	others.name = fmt.Sprintf("others: %d %s", len(others.members), noun)
@@ -284,10 +480,10 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// values returns one figure of every step of t.
-func values(t traffic, f func(counts) int64) []float64 {
-	v := make([]float64, len(t.steps))
-	for i, s := range t.steps {
+// values returns one figure of every step.
+func values(steps []counts, f func(counts) int64) []float64 {
+	v := make([]float64, len(steps))
+	for i, s := range steps {
 		v[i] = float64(f(s))
 	}
 	return v
@@ -338,23 +534,29 @@ type stateLine struct {
 
 // stateData is what the State panel draws.
 type stateData struct {
-	lines      []stateLine
-	hidden     int      // lines past maxStateLines, not drawn
-	keys       []string // shown, busiest first
-	copies     []string // in order of appearance
-	totalKeys  int
-	unanswered bool // some samples are missing: the store did not answer
-	max        float64
+	lines  []stateLine
+	hidden int      // lines past maxStateLines, not drawn
+	keys   []string // shown, busiest first
+	copies []string // in order of appearance
+	// totalKeys is every key with state; busiest and quietest, how many of
+	// the busiest and of the least busy kinds of key are shown when not
+	// all are (0 when all are).
+	totalKeys, busiest, quietest int
+	unanswered                   bool // some samples are missing: the store did not answer
+	max                          float64
 }
 
 // maxStateKeys and maxStateLines cap the State panel: past a dozen or two
-// lines it is a scribble, and its legend would not fit.
+// lines it is a scribble, and its legend would not fit. quietStateKeys of
+// the shown keys are the least busy: the contrast (a scheduler's bucket
+// full while a runaway's is empty) is often the lesson.
 const (
-	maxStateKeys  = 8
-	maxStateLines = 16
+	maxStateKeys   = 8
+	quietStateKeys = 3
+	maxStateLines  = 16
 )
 
-func newStateData(r *sim.Result) *stateData {
+func newStateData(r *sim.Result, stepS float64) *stateData {
 	if len(r.State) == 0 {
 		return nil
 	}
@@ -386,10 +588,6 @@ func newStateData(r *sim.Result) *stateData {
 	s.totalKeys = len(keys)
 	// Busiest first; ties keep the result's order.
 	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(sent[b], sent[a]) })
-	if len(keys) > maxStateKeys {
-		keys = keys[:maxStateKeys]
-	}
-	s.keys = keys
 
 	type series struct {
 		ts  []float64
@@ -400,6 +598,35 @@ func newStateData(r *sim.Result) *stateData {
 		n := min(len(ser.TS), len(ser.Remaining))
 		byKeyCopy[[2]string{ser.Key, ser.Copy}] = series{ser.TS[:n], ser.Remaining[:n]}
 	}
+	// Keys whose every copy says the same (eight runaways, each held to
+	// its own bucket) are one kind of key: choose among kinds, so that
+	// eight identical lines do not crowd out the one that differs.
+	sig := func(k string) string {
+		var b strings.Builder
+		for _, cp := range s.copies {
+			ser := byKeyCopy[[2]string{k, cp}]
+			fmt.Fprint(&b, cp, ser.ts, ser.rem, ";")
+		}
+		return b.String()
+	}
+	var kinds []string // the first key of each kind, busiest first
+	seenSig := map[string]bool{}
+	for _, k := range keys {
+		if g := sig(k); !seenSig[g] {
+			seenSig[g] = true
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) > maxStateKeys {
+		s.busiest, s.quietest = maxStateKeys-quietStateKeys, quietStateKeys
+		chosen := append(slices.Clip(kinds[:s.busiest]), kinds[len(kinds)-s.quietest:]...)
+		keys = slices.DeleteFunc(keys, func(k string) bool {
+			g := sig(k)
+			return !slices.ContainsFunc(chosen, func(c string) bool { return sig(c) == g })
+		})
+	}
+	s.keys = keys
+
 	var drawn []series
 	for _, k := range keys { // lines in key order, then copy order
 		for _, cp := range s.copies {
@@ -428,6 +655,12 @@ func newStateData(r *sim.Result) *stateData {
 						run = nil
 					}
 					continue
+				}
+				// A sample is the state at the end of its step: held
+				// over the step it ends, drawn as a step, so that a
+				// window's reset is a cliff and not a slope.
+				if len(run) == 0 {
+					run = append(run, plotter.XY{X: math.Max(0, ser.ts[i]-stepS), Y: float64(rem)})
 				}
 				run = append(run, plotter.XY{X: ser.ts[i], Y: float64(rem)})
 				s.max = math.Max(s.max, float64(rem))
@@ -464,7 +697,10 @@ func newLatencyData(d *timelineData) *latencyData {
 		l.max = math.Max(l.max, math.Max(row.P99Ms, row.P50Ms))
 		anyP99 = anyP99 || row.P99Ms > 0
 	}
-	if !anyP99 {
+	// A flat round trip says nothing the subtitle does not: the panel is
+	// drawn only when some step waited noticeably longer than the store's
+	// round trip (a queue, a latency spike, retries' back-off).
+	if !anyP99 || l.max <= d.r.RTTMs*1.2+0.05 {
 		return nil
 	}
 	return l
