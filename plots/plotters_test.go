@@ -90,7 +90,7 @@ func TestDrawingIsSafeConcurrently(t *testing.T) {
 			if !bytes.Equal(b.Bytes(), want.Bytes()) {
 				t.Error("a concurrent draw differs")
 			}
-			if err := CompareGrid(&bytes.Buffer{}, "one", []Cell{{"gcra", "shared", 1}}, Options{}); err != nil {
+			if err := CompareGrid(&bytes.Buffer{}, "one", []Cell{{Algorithm: "gcra", Topology: "shared", AdmittedRatio: 1}}, Options{}); err != nil {
 				t.Error(err)
 			}
 		})
