@@ -143,7 +143,7 @@ func svgFonts(svg []byte) []byte {
 // digits. gonum's PNG canvas kerns every pair, and Liberation Sans kerns
 // "11" so tightly that "113" reads "1l3"; each run of text that does not
 // cross a digit pair is drawn on its own, one after the other.
-type digitsApart struct{ canvas }
+type digitsApart struct{ vg.CanvasSizer }
 
 // FillString implements vg.Canvas.
 func (c digitsApart) FillString(f font.Face, pt vg.Point, s string) {
@@ -151,13 +151,13 @@ func (c digitsApart) FillString(f font.Face, pt vg.Point, s string) {
 	prev := rune(-1)
 	for i, r := range s {
 		if isDigit(prev) && isDigit(r) {
-			c.canvas.FillString(f, pt, s[start:i])
+			c.CanvasSizer.FillString(f, pt, s[start:i])
 			pt.X += f.Width(s[start:i])
 			start = i
 		}
 		prev = r
 	}
-	c.canvas.FillString(f, pt, s[start:])
+	c.CanvasSizer.FillString(f, pt, s[start:])
 }
 
 func isDigit(r rune) bool { return r >= '0' && r <= '9' }
