@@ -187,9 +187,21 @@ func (s sideNote) flowed(width vg.Length) []string {
 	return out
 }
 
+// headingLines is the heading wrapped to width, on at most two lines.
+func (s sideNote) headingLines(width vg.Length) []string {
+	lines := wrapText(headingStyle, s.heading, width)
+	if len(lines) > 2 {
+		lines = append(lines[:1], strings.Join(lines[1:], " ")) // truncated when drawn
+	}
+	if len(lines) == 0 {
+		lines = []string{""}
+	}
+	return lines
+}
+
 // height is how tall the note is at width.
 func (s sideNote) height(width vg.Length) vg.Length {
-	h := lineHeight(headingStyle) + vg.Length(len(s.flowed(width)))*lineHeight(noteStyle)
+	h := vg.Length(len(s.headingLines(width)))*lineHeight(headingStyle) + vg.Length(len(s.flowed(width)))*lineHeight(noteStyle)
 	h += vg.Length(len(s.legend)) * lineHeight(legendStyle)
 	return h + vg.Points(4)
 }
@@ -198,7 +210,12 @@ func (s sideNote) height(width vg.Length) vg.Length {
 func (s sideNote) draw(c draw.Canvas) {
 	width := c.Max.X - c.Min.X
 	y := c.Max.Y - vg.Length(headingStyle.FontExtents().Ascent)
-	c.FillText(headingStyle, vg.Point{X: c.Min.X, Y: y}, truncate(headingStyle, s.heading, width))
+	for i, line := range s.headingLines(width) {
+		if i > 0 {
+			y -= lineHeight(headingStyle)
+		}
+		c.FillText(headingStyle, vg.Point{X: c.Min.X, Y: y}, truncate(headingStyle, line, width))
+	}
 	fits := func(sty draw.TextStyle) bool {
 		return y-lineHeight(sty) >= c.Min.Y-vg.Length(sty.FontExtents().Descent)
 	}
@@ -272,6 +289,11 @@ func drawStack(dc draw.Canvas, side vg.Length, panels []panel) {
 	}
 	for i, p := range panels {
 		if p.plot == nil { // a row the other run of a pair has and this one not
+			x := stack.Max.X - right
+			p.side.draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+				Min: vg.Point{X: x + sideGap, Y: tiles[i].Min.Y},
+				Max: vg.Point{X: dc.Max.X, Y: tiles[i].Max.Y},
+			}})
 			continue
 		}
 		da := p.plot.DataCanvas(tiles[i])

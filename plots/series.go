@@ -683,7 +683,10 @@ type latencyData struct {
 	max      float64
 }
 
-func newLatencyData(d *timelineData) *latencyData {
+// newLatencyData returns d's latency per step, or nil when there is none
+// to draw: no step with a p99, or, unless always, none that waited
+// noticeably longer than the store's round trip.
+func newLatencyData(d *timelineData, always bool) *latencyData {
 	l := &latencyData{p50: make([]float64, d.nSteps), p99: make([]float64, d.nSteps), has: make([]bool, d.nSteps)}
 	anyP99 := false
 	for _, row := range d.r.Timeline {
@@ -700,7 +703,7 @@ func newLatencyData(d *timelineData) *latencyData {
 	// A flat round trip says nothing the subtitle does not: the panel is
 	// drawn only when some step waited noticeably longer than the store's
 	// round trip (a queue, a latency spike, retries' back-off).
-	if !anyP99 || l.max <= d.r.RTTMs*1.2+0.05 {
+	if !anyP99 || (!always && l.max <= d.r.RTTMs*1.2+0.05) {
 		return nil
 	}
 	return l

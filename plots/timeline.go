@@ -123,7 +123,7 @@ func newAxes(d *timelineData) axes {
 	if s := newStateData(d.r, d.stepS); s != nil {
 		ax.stateMax = math.Max(1, s.max*1.08)
 	}
-	if l := newLatencyData(d); l != nil {
+	if l := newLatencyData(d, false); l != nil {
 		ax.latencyMax = math.Max(l.max, d.r.RTTMs) * 1.1
 	}
 	return ax
@@ -187,7 +187,7 @@ func figurePanels(d *timelineData, ax axes, width vg.Length, used map[string]boo
 		}
 	}
 	if ax.latencyMax > 0 {
-		if l := newLatencyData(d); l != nil {
+		if l := newLatencyData(d, true); l != nil {
 			panels = append(panels, latencyPanel(d, l, ax.latencyMax))
 		}
 	}
