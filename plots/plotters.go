@@ -264,3 +264,66 @@ func (boundaryLines) Thumbnail(c *draw.Canvas) {
 	x := (c.Min.X + c.Max.X) / 2
 	c.StrokeLine2(boundaryStyle, x, c.Min.Y, x, c.Max.Y)
 }
+
+// overFill shades, step by step, where a count v rose above a limit: the
+// requests the limiter should not have let through, in the colour of
+// trouble, between the limit line and the count.
+type overFill struct {
+	ts, v []float64
+	limit float64
+}
+
+// over reports whether v passes limit anywhere (by more than rounding).
+func (o overFill) over() bool {
+	for _, x := range o.v {
+		if x > o.limit+1e-9 {
+			return true
+		}
+	}
+	return false
+}
+
+// Plot implements plot.Plotter.
+func (o overFill) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	for i, x := range o.v {
+		if !(x > o.limit+1e-9) || i+1 >= len(o.ts) {
+			continue
+		}
+		x0, x1 := trX(o.ts[i]), trX(o.ts[i+1])
+		y0, y1 := trY(o.limit), min(trY(x), c.Max.Y)
+		c.FillPolygon(overColour, []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
+	}
+}
+
+var overColour = withAlpha(vermillion, 0x48)
+
+// lineLabel writes a horizontal line's value at the right end of the
+// data, just above it, so a limit can be read without the axis.
+type lineLabel struct {
+	y    float64
+	text string
+}
+
+// Plot implements plot.Plotter.
+func (l lineLabel) Plot(c draw.Canvas, p *plot.Plot) {
+	_, trY := p.Transforms(&c)
+	y := trY(l.y)
+	sty := textStyle(sizeNote-0.5, true, textGrey)
+	sty.XAlign = draw.XRight
+	if y+vg.Points(10) > c.Max.Y { // no room above: below the line
+		sty.YAlign = draw.YTop
+		y -= vg.Points(2)
+	} else {
+		y += vg.Points(1.5)
+	}
+	// A white backing, so the value reads over the data.
+	w, ext := sty.Width(l.text), sty.FontExtents()
+	x0, x1 := c.Max.X-vg.Points(3)-w-vg.Points(1.5), c.Max.X-vg.Points(1.5)
+	yb := y
+	if sty.YAlign == draw.YTop {
+		yb = y - vg.Length(ext.Height)
+	}
+	c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{{X: x0, Y: yb}, {X: x1, Y: yb}, {X: x1, Y: yb + vg.Length(ext.Height)}, {X: x0, Y: yb + vg.Length(ext.Height)}})
+	c.FillText(sty, vg.Point{X: c.Max.X - vg.Points(3), Y: y}, l.text)
+}

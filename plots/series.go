@@ -224,6 +224,10 @@ func (d *timelineData) byClient(perClient map[string][]counts) []traffic {
 			t.notes = append(t.notes, "key "+c.Key)
 		}
 		t.notes = append(t.notes, admittedNotes(t.total, c.IdealAllowed, c.MaxAllowed1s, true)...)
+		if t.total.retries > 0 {
+			// What retrying won: the lesson of a retry storm.
+			t.notes[len(t.notes)-1] += fmt.Sprintf(", %s admitted", thousands(c.RetriesAllowed))
+		}
 		out = append(out, t)
 	}
 	return out

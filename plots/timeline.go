@@ -286,9 +286,10 @@ const (
 	serLimit        = "limit"
 	serRefill       = "refill"
 	serBoundary     = "boundary"
+	serOver         = "over"
 )
 
-var trafficOrder = []string{serAllowed, serRejected, serFailedOpen, serFailedClosed, serRetries, serShared, serRolling, serLimit, serRefill, serBoundary}
+var trafficOrder = []string{serAllowed, serRejected, serFailedOpen, serFailedClosed, serRetries, serShared, serRolling, serLimit, serOver, serRefill, serBoundary}
 
 // seriesLabel is what the legend calls a series in d's figure.
 func seriesLabel(d *timelineData, name string) string {
@@ -314,6 +315,8 @@ func seriesLabel(d *timelineData, name string) string {
 		return d.ref.limitLabel()
 	case serRefill:
 		return d.ref.refillLabel()
+	case serOver:
+		return fmt.Sprintf("over the limit in the last %s", d.ref.per())
 	case serBoundary:
 		return fmt.Sprintf("fixed-window boundaries (every %s s)", trimFloat(d.ref.boundaryS))
 	}
@@ -348,7 +351,7 @@ func trafficLine(name string, xy plotter.XYs) *plotter.Line {
 		l.LineStyle = draw.LineStyle{Color: colLimit, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
 	case serRefill:
 		l.StepStyle = plotter.NoStep
-		l.LineStyle = draw.LineStyle{Color: grey, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1.5), vg.Points(2)}}
+		l.LineStyle = draw.LineStyle{Color: textGrey, Width: vg.Points(1.1), Dashes: []vg.Length{vg.Points(1.5), vg.Points(2)}}
 	}
 	return l
 }
@@ -362,6 +365,8 @@ func trafficThumb(name string) plot.Thumbnailer {
 		return hatchSwatch{colFailedClosed, -1}
 	case serBoundary:
 		return boundaryLines{}
+	case serOver:
+		return swatch{fill: overColour}
 	}
 	return trafficLine(name, nil)
 }
@@ -426,9 +431,22 @@ func trafficPlot(d *timelineData, t traffic, top float64, logScale bool, used ma
 	}
 	if d.ref.limit > 0 {
 		n := float64(limitKeys(t))
-		line(serLimit, plotter.XYs{{X: 0, Y: d.ref.limit * n}, {X: d.endS, Y: d.ref.limit * n}})
+		limit := d.ref.limit * n
+		// What the limiter let through beyond what the limit allows, in
+		// the last window's length: the excess a fixed window's boundary,
+		// per-server jars or a split brain let through.
+		count := rolling(served, d.ref.k)
+		if t.share != nil {
+			count = rolling(values(t.share.steps, servedOf), d.ref.k)
+		}
+		if o := (overFill{ts: ts, v: count, limit: limit}); o.over() {
+			add(serOver, o)
+		}
+		line(serLimit, plotter.XYs{{X: 0, Y: limit}, {X: d.endS, Y: limit}})
+		p.Add(lineLabel{y: limit, text: countLabel(limit)})
 		if d.ref.refill > 0 {
 			line(serRefill, plotter.XYs{{X: 0, Y: d.ref.refill * n}, {X: d.endS, Y: d.ref.refill * n}})
+			p.Add(lineLabel{y: d.ref.refill * n, text: countLabel(d.ref.refill * n)})
 		}
 	}
 
