@@ -411,6 +411,18 @@ func trafficPlot(d *timelineData, t traffic, top float64, logScale bool, used ma
 		line(serShared, stepLine(ts, rolling(values(t.share.steps, servedOf), d.ref.k)))
 	}
 	served := values(t.steps, servedOf)
+	// What the limiter let through beyond what the limit allows in the
+	// last window's length — the excess a fixed window's boundary,
+	// per-server jars or a split brain let through — under the counts.
+	if d.ref.limit > 0 {
+		count := rolling(served, d.ref.k)
+		if t.share != nil {
+			count = rolling(values(t.share.steps, servedOf), d.ref.k)
+		}
+		if o := (overFill{ts: ts, v: count, limit: d.ref.limit * float64(limitKeys(t))}); o.over() {
+			add(serOver, o)
+		}
+	}
 	line(serAllowed, stepLine(ts, served))
 	// The fail policy's decisions, hatched over what they are part of.
 	if fo := values(t.steps, func(c counts) int64 { return c.failedOpen }); t.total.failedOpen > 0 {
@@ -432,16 +444,6 @@ func trafficPlot(d *timelineData, t traffic, top float64, logScale bool, used ma
 	if d.ref.limit > 0 {
 		n := float64(limitKeys(t))
 		limit := d.ref.limit * n
-		// What the limiter let through beyond what the limit allows, in
-		// the last window's length: the excess a fixed window's boundary,
-		// per-server jars or a split brain let through.
-		count := rolling(served, d.ref.k)
-		if t.share != nil {
-			count = rolling(values(t.share.steps, servedOf), d.ref.k)
-		}
-		if o := (overFill{ts: ts, v: count, limit: limit}); o.over() {
-			add(serOver, o)
-		}
 		line(serLimit, plotter.XYs{{X: 0, Y: limit}, {X: d.endS, Y: limit}})
 		p.Add(lineLabel{y: limit, text: countLabel(limit)})
 		if d.ref.refill > 0 {
