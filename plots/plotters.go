@@ -265,18 +265,18 @@ func (boundaryLines) Thumbnail(c *draw.Canvas) {
 	c.StrokeLine2(boundaryStyle, x, c.Min.Y, x, c.Max.Y)
 }
 
-// overFill shades, step by step, where a count v rose above a limit: the
-// requests the limiter should not have let through, in the colour of
-// trouble, between the limit line and the count.
+// overFill shades, step by step, where a count rose above what the limit
+// allows — from lo[i] up to hi[i] wherever hi[i] > lo[i] — in the colour
+// of trouble: the requests the limiter should not have let through.
 type overFill struct {
-	ts, v []float64
-	limit float64
+	ts, lo, hi []float64
 }
 
-// over reports whether v passes limit anywhere (by more than rounding).
+// over reports whether the count passes the limit anywhere (by more than
+// rounding).
 func (o overFill) over() bool {
-	for _, x := range o.v {
-		if x > o.limit+1e-9 {
+	for i := range o.hi {
+		if o.hi[i] > o.lo[i]+1e-9 {
 			return true
 		}
 	}
@@ -286,17 +286,17 @@ func (o overFill) over() bool {
 // Plot implements plot.Plotter.
 func (o overFill) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
-	for i, x := range o.v {
-		if !(x > o.limit+1e-9) || i+1 >= len(o.ts) {
+	for i := range o.hi {
+		if !(o.hi[i] > o.lo[i]+1e-9) || i+1 >= len(o.ts) {
 			continue
 		}
 		x0, x1 := trX(o.ts[i]), trX(o.ts[i+1])
-		y0, y1 := trY(o.limit), min(trY(x), c.Max.Y)
+		y0, y1 := trY(o.lo[i]), min(trY(o.hi[i]), c.Max.Y)
 		c.FillPolygon(overColour, []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
 	}
 }
 
-var overColour = withAlpha(vermillion, 0x48)
+var overColour = withAlpha(vermillion, 0x78)
 
 // lineLabel writes a horizontal line's value at the right end of the
 // data, just above it, so a limit can be read without the axis.

@@ -111,3 +111,49 @@ func rolling(v []float64, k int) []float64 {
 	}
 	return out
 }
+
+// over returns, step by step, the band of a count that the limit does not
+// allow: from lo[i] to hi[i] where hi[i] > lo[i].
+//
+// For a window algorithm the count is the rolling count over the window,
+// and what passes the limit per window is over.
+//
+// For a token bucket or GCRA a one-second window is too short: a split
+// brain admitting 20/s against a refill of 10/s never passes burst + rate
+// in any one second, yet it admits twice what it should. So the steps'
+// admissions are replayed through one exact bucket, full at the start:
+// in a step it can admit at most what it held plus a step's refill, and
+// anything past that is over. The replay is generous — it caps at the
+// burst only at a step's end — so an exact limiter never shows over;
+// what shows was let through by copies that each thought they had tokens
+// (jars per server, a race, the two sides of a partition).
+func (ref reference) over(served []float64, burst, ratePerS, stepS float64, keys int) (lo, hi []float64) {
+	n := float64(keys)
+	lo, hi = make([]float64, len(served)), make([]float64, len(served))
+	if ref.kind != "bucket" {
+		count := rolling(served, ref.k)
+		for i := range count {
+			lo[i], hi[i] = ref.limit*n, count[i]
+		}
+		return lo, hi
+	}
+	level := burst * n
+	for i, s := range served {
+		// What the step began with, and what flowed in during it: tokens
+		// spent in the step make room for the refill, so the burst caps
+		// only what is left at its end.
+		room := level + ratePerS*stepS*n
+		hi[i] = s
+		lo[i] = math.Min(s, room)
+		level = math.Min(burst*n, math.Max(0, room-s))
+	}
+	return lo, hi
+}
+
+// overLabel says what the over band is, for the legend.
+func (ref reference) overLabel() string {
+	if ref.kind == "bucket" {
+		return "admitted beyond what one exact bucket holds"
+	}
+	return fmt.Sprintf("over the limit in the last %s", ref.per())
+}

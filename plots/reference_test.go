@@ -191,3 +191,55 @@ func TestRunawayKeepsTheQuietKeys(t *testing.T) {
 		}
 	}
 }
+
+// overBand reports whether any panel of r draws the over-the-limit band.
+func overBand(t *testing.T, r *sim.Result) []string {
+	t.Helper()
+	d := arranged(t, r, "client")
+	var over []string
+	for _, p := range d.panels {
+		count := values(p.steps, servedOf)
+		if p.share != nil {
+			count = values(p.share.steps, servedOf)
+		}
+		lo, hi := d.ref.over(count, float64(r.Limit.Burst), r.Limit.RatePerS, d.stepS, limitKeys(p))
+		if (overFill{lo: lo, hi: hi}).over() {
+			over = append(over, p.name)
+		}
+	}
+	return over
+}
+
+// The band says "the limiter let through what the limit does not
+// allow": never on a run an exact limiter decided, always where copies of
+// the state each admitted.
+func TestOverBandOnlyWhereTheLimitWasBroken(t *testing.T) {
+	tests := []struct {
+		scenario, algorithm string
+		topology            sim.TopologyKind
+		want                []string
+	}{
+		{"runaway-healthcheck", "token-bucket", sim.Shared, nil},
+		{"runaway-healthcheck", "gcra", sim.Shared, nil},
+		{"runaway-healthcheck", "sliding-log", sim.Shared, nil},
+		{"runaway-healthcheck", "token-bucket", sim.Local, []string{"bastion-1…8 ×8"}},
+		{"nat", "token-bucket", sim.Shared, nil},
+		{"rack-drain", "token-bucket", sim.Shared, nil},
+		{"retry-storm", "token-bucket", sim.Shared, nil},
+		{"window-boundary", "sliding-log", sim.Shared, nil},
+		{"window-boundary", "token-bucket", sim.Shared, nil},
+		{"window-boundary", "fixed-window", sim.Shared, []string{"boundary"}},
+		{"partition", "token-bucket", "", []string{"app", "batch"}},
+	}
+	for _, tt := range tests {
+		r := builtin(t, tt.scenario, func(sc *sim.Scenario) {
+			sc.Limit.Algorithm = tt.algorithm
+			if tt.topology != "" {
+				sc.Topology.Kind = tt.topology
+			}
+		})
+		if got := overBand(t, r); !slices.Equal(got, tt.want) {
+			t.Errorf("%s %s on %s: over the limit in %v, want %v", tt.scenario, tt.algorithm, r.Topology, got, tt.want)
+		}
+	}
+}

@@ -316,7 +316,7 @@ func seriesLabel(d *timelineData, name string) string {
 	case serRefill:
 		return d.ref.refillLabel()
 	case serOver:
-		return fmt.Sprintf("over the limit in the last %s", d.ref.per())
+		return d.ref.overLabel()
 	case serBoundary:
 		return fmt.Sprintf("fixed-window boundaries (every %s s)", trimFloat(d.ref.boundaryS))
 	}
@@ -411,19 +411,22 @@ func trafficPlot(d *timelineData, t traffic, top float64, logScale bool, used ma
 		line(serShared, stepLine(ts, rolling(values(t.share.steps, servedOf), d.ref.k)))
 	}
 	served := values(t.steps, servedOf)
-	// What the limiter let through beyond what the limit allows in the
-	// last window's length — the excess a fixed window's boundary,
-	// per-server jars or a split brain let through — under the counts.
+	line(serAllowed, stepLine(ts, served))
+	// What the limiter let through beyond what the limit allows (see
+	// reference.over) — the excess a fixed window's boundary, per-server
+	// jars or a split brain let through — over the allowed fill and under
+	// the fail policy's hatching.
 	if d.ref.limit > 0 {
-		count := rolling(served, d.ref.k)
+		count := served
 		if t.share != nil {
-			count = rolling(values(t.share.steps, servedOf), d.ref.k)
+			count = values(t.share.steps, servedOf)
 		}
-		if o := (overFill{ts: ts, v: count, limit: d.ref.limit * float64(limitKeys(t))}); o.over() {
+		l := d.r.Limit
+		lo, hi := d.ref.over(count, float64(l.Burst), l.RatePerS, d.stepS, limitKeys(t))
+		if o := (overFill{ts: ts, lo: lo, hi: hi}); o.over() {
 			add(serOver, o)
 		}
 	}
-	line(serAllowed, stepLine(ts, served))
 	// The fail policy's decisions, hatched over what they are part of.
 	if fo := values(t.steps, func(c counts) int64 { return c.failedOpen }); t.total.failedOpen > 0 {
 		add(serFailedOpen, hatchFill{ts: ts, v: fo, colour: colFailedOpen, dir: +1})
