@@ -2,6 +2,7 @@ package algorithms
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -363,4 +364,23 @@ func genAny(t *rapid.T, name string) Algorithm {
 		return genBucket(t, name)
 	}
 	return genWindowed(t, name)
+}
+
+// TestPropertySlidingLogInPlaceIsStep: stepping a state in place decides
+// exactly as Step does, request by request, backwards clocks included, and
+// leaves the same log.
+func TestPropertySlidingLogInPlaceIsStep(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		alg := genWindowed(t, "sliding-log").(*SlidingLog)
+		reqs := genRequests(t, rapid.Bool().Draw(t, "backwards"))
+		var pure, inPlace State
+		for i, r := range reqs {
+			var want Decision
+			pure, want = alg.Step(pure, r.at, r.cost)
+			got := alg.StepInPlace(&inPlace, r.at, r.cost)
+			if got != want || !slices.Equal(pure.Log, inPlace.Log) {
+				t.Fatalf("request %d (%+v): in place %+v with log %v, Step %+v with log %v", i, r, got, inPlace.Log, want, pure.Log)
+			}
+		}
+	})
 }

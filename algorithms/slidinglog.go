@@ -48,8 +48,24 @@ func (l *SlidingLog) Params() Params { return Params{Rate: l.rate, Window: l.win
 func (l *SlidingLog) Limit() int64 { return l.limit }
 
 // Step forgets the instants that left the window and logs the request if
-// what remains leaves room.
+// what remains leaves room. It never writes into prev's log: an admitted
+// request copies it, O(Limit), so that prev stays valid for whoever holds
+// it (a racy store's second reader).
 func (l *SlidingLog) Step(prev State, now Time, cost int64) (State, Decision) {
+	return l.step(prev, now, cost, false)
+}
+
+// StepInPlace is Step for a caller that owns st and never reads an
+// earlier state again: it decides as Step does, but appends to st's log
+// where it lies and lets expired entries fall off its front, so a request
+// costs O(log Limit + cost) amortized instead of a copy of the log.
+func (l *SlidingLog) StepInPlace(st *State, now Time, cost int64) Decision {
+	next, d := l.step(*st, now, cost, true)
+	*st = next
+	return d
+}
+
+func (l *SlidingLog) step(prev State, now Time, cost int64, inPlace bool) (State, Decision) {
 	cost = cleanCost(cost)
 	cutoff := int64(now) - l.w // entries at or before cutoff have left the window
 	expired := sort.Search(len(prev.Log), func(i int) bool { return prev.Log[i] > cutoff })
@@ -67,6 +83,9 @@ func (l *SlidingLog) Step(prev State, now Time, cost int64) (State, Decision) {
 			return State{}, d
 		}
 		d.ResetAfter = micros(live[len(live)-1] + l.w - int64(now))
+		if inPlace {
+			return State{Log: live}, d
+		}
 		// The three-index slice keeps a later append from writing into
 		// prev's backing array.
 		return State{Log: live[:len(live):len(live)]}, d
@@ -79,8 +98,15 @@ func (l *SlidingLog) Step(prev State, now Time, cost int64) (State, Decision) {
 	if len(live) > 0 {
 		at = max(at, live[len(live)-1])
 	}
-	log := make([]int64, len(live), len(live)+int(cost))
-	copy(log, live)
+	var log []int64
+	if inPlace {
+		// Appending past the end reuses the array until it is full, then
+		// moves only the live entries: amortized O(1) per entry.
+		log = live
+	} else {
+		log = make([]int64, len(live), len(live)+int(cost))
+		copy(log, live)
+	}
 	for range cost {
 		log = append(log, at)
 	}

@@ -57,7 +57,7 @@ func Evaluate(file string, e *Expectation, r *sim.Result) ([]Outcome, error) {
 		if len(kinds) == 0 {
 			return "no findings"
 		}
-		return "findings " + strings.Join(kinds, ", ")
+		return strings.Join(kinds, ", ")
 	}
 	switch e.Figure {
 	case "lesson":

@@ -2,11 +2,14 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/ratelim/ratelim/algorithms"
 )
 
 // A whole simulation, reported per simulated request, beside one
@@ -60,6 +63,33 @@ func BenchmarkSimulateRedis(b *testing.B) {
 			sc.Duration = time.Second
 			sc.Clients[0].Traffic = []Traffic{{Pattern: Constant, Rate: perSecond(2000)}}
 			sc.Topology.Store = st
+			var requests int64
+			for b.Loop() {
+				r, err := Run(context.Background(), sc, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				requests += r.Requests
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(requests), "ns/request")
+		})
+	}
+}
+
+// A window algorithm's run, per simulated request, at limits from 10² to
+// 10⁵ per window: the cost must not grow with the limit. The sliding window
+// itself is O(1); the run's exact limiter (a sliding log, one entry per
+// admitted request) is what could grow.
+//
+//	go test -run '^$' -bench 'WindowLimit' ./sim
+func BenchmarkWindowLimit(b *testing.B) {
+	for _, limit := range []int64{100, 1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("limit=%d", limit), func(b *testing.B) {
+			sc := hammer(Shared, 1, RoundRobin)
+			sc.Duration = 5 * time.Second
+			sc.Limit = Limit{Algorithm: "sliding-window", Params: algorithms.Params{Rate: perSecond(limit), Window: time.Second}, Key: KeyAuto}
+			// Twice the limit: half admitted, the log full all run.
+			sc.Clients[0].Traffic = []Traffic{{Pattern: Constant, Rate: perSecond(2 * limit)}}
 			var requests int64
 			for b.Loop() {
 				r, err := Run(context.Background(), sc, Options{})

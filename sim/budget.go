@@ -51,13 +51,14 @@ func Estimate(sc Scenario) int64 {
 // Bytes a run needs, measured on the recorder's structures (go test -run
 // TestMemoryEstimateIsAnUpperBound ./sim checks them against the heap).
 const (
-	bytesPerClient   = 3*(histExact+58*histSub)*8 + 4096 // two latency histograms and their copy in the result, the client's run
-	bytesPerCell     = 800                               // a step of a client: counts and quantiles, its timeline row, its JSON (measured ~700)
-	bytesPerStep     = 2 * 48                            // the step's end event in the queue (grown by doubling)
-	bytesPerSample   = 72                                // a key's state in one copy at one step, and its JSON
-	bytesPerKey      = 512                               // a limiter key's run, ideal state and store entry
-	bytesPerLogEntry = 8 * 2                             // a sliding log's timestamp, in the limiter and in the exact one
-	bytesBase        = 4 << 20                           // the run's fixed structures
+	bytesPerClient    = 4096             // the client's run, its result and snapshot
+	bytesPerHistBlock = histBlock*8 + 16 // one block of a latency histogram, and its index
+	bytesPerCell      = 800              // a step of a client: counts and quantiles, its timeline row, its JSON (measured ~700)
+	bytesPerStep      = 2 * 48           // the step's end event in the queue (grown by doubling)
+	bytesPerSample    = 72               // a key's state in one copy at one step, and its JSON
+	bytesPerKey       = 512              // a limiter key's run, ideal state and store entry
+	bytesPerLogEntry  = 8 * 2            // a sliding log's timestamp, in the limiter and in the exact one
+	bytesBase         = 4 << 20          // the run's fixed structures
 )
 
 // MemoryEstimate returns about how many bytes a run of sc needs at its
@@ -80,7 +81,7 @@ func MemoryEstimate(sc Scenario) int64 {
 		copies = 2
 	}
 	total := int64(bytesBase)
-	total = satAdd(total, satMul(clients, bytesPerClient))
+	total = satAdd(total, satMul(clients, satAdd(bytesPerClient, satMul(2*histBlocksUsed(sc), bytesPerHistBlock))))
 	total = satAdd(total, satMul(keys, bytesPerKey))
 	total = satAdd(total, satMul(steps, satAdd(bytesPerStep, satMul(clients, bytesPerCell))))
 	total = satAdd(total, satMul(satMul(steps, keys), satMul(copies, bytesPerSample)))
@@ -92,6 +93,18 @@ func MemoryEstimate(sc Scenario) int64 {
 		total = satAdd(total, satMul(min(Estimate(sc), satMul(keys, perKey)), bytesPerLogEntry))
 	}
 	return total
+}
+
+// histBlocksUsed bounds the blocks one of a client's two latency
+// histograms allocates. Latency is the round trip, plus a leaky bucket's
+// queueing and a latency fault's added delay: without those a request
+// takes 0 (decided locally) or one round trip, a block or two; with them it
+// may take any value, and every block is counted.
+func histBlocksUsed(sc Scenario) int64 {
+	if sc.Limit.Algorithm == "leaky-bucket" || len(sc.Faults) > 0 {
+		return histBlocks
+	}
+	return 2
 }
 
 func distinctKeys(sc Scenario) map[string]bool {

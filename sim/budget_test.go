@@ -127,7 +127,7 @@ func TestMemoryIsRefusedUpFront(t *testing.T) {
 		{"100h at 1s × 10,000 clients", 100 * time.Hour, time.Second, 10_000},
 		{"1000h at 1ms", 1000 * time.Hour, time.Millisecond, 1},
 		{"1000000h at 1µs", 1_000_000 * time.Hour, time.Microsecond, 1},
-		{"100,000 clients", 30 * time.Second, time.Second, 100_000},
+		{"1,000,000 clients", 30 * time.Second, time.Second, 1_000_000},
 	}
 	for _, tt := range tests {
 		sc := hammer(Shared, 1, RoundRobin)

@@ -10,28 +10,38 @@ import (
 )
 
 // histogram counts latencies in µs in log-linear buckets: exact below 256 µs,
-// then 128 buckets per doubling (under 1% error), in fixed memory whatever
-// the number of requests. Round trips such as 500 µs fall on a bucket edge
-// and are reported exactly.
+// then 128 buckets per doubling (under 1% error), whatever the number of
+// requests. Round trips such as 500 µs fall on a bucket edge and are
+// reported exactly.
+//
+// The 7,680 buckets are kept in blocks of 128, each allocated when a
+// latency first falls in it: a client whose requests all take one round
+// trip holds one block (1 KiB), not 60 KiB, and clearing the histogram at
+// every step costs the blocks it used, not all of them.
 type histogram struct {
-	counts []int64
-	n      int64
+	blocks [histBlocks]*[histBlock]int64
+	// used are the indexes of the allocated blocks, for reset.
+	used []uint8
+	n    int64
 }
 
 const (
-	histExact = 256 // values below are their own bucket
-	histSub   = 128 // buckets per doubling above
-	histShift = 7   // log2(histSub)
+	histExact   = 256 // values below are their own bucket
+	histSub     = 128 // buckets per doubling above
+	histShift   = 7   // log2(histSub)
+	histBuckets = histExact + 58*histSub
+	histBlock   = 128
+	histBlocks  = histBuckets / histBlock
 )
 
-func newHistogram() *histogram { return &histogram{counts: make([]int64, histExact+58*histSub)} }
+func newHistogram() *histogram { return &histogram{} }
 
 func histIndex(v int64) int {
 	if v < histExact {
 		return int(max(v, 0))
 	}
 	e := bits.Len64(uint64(v)) - histShift - 1 // v >> e is in [histSub, 2·histSub)
-	return histExact + (e-1)*histSub + int(v>>e) - histSub
+	return min(histExact+(e-1)*histSub+int(v>>e)-histSub, histBuckets-1)
 }
 
 func histValue(i int) int64 {
@@ -44,7 +54,14 @@ func histValue(i int) int64 {
 }
 
 func (h *histogram) add(v int64) {
-	h.counts[histIndex(v)]++
+	i := histIndex(v)
+	b := h.blocks[i/histBlock]
+	if b == nil {
+		b = new([histBlock]int64)
+		h.blocks[i/histBlock] = b
+		h.used = append(h.used, uint8(i/histBlock))
+	}
+	b[i%histBlock]++
 	h.n++
 }
 
@@ -57,20 +74,28 @@ func (h *histogram) quantile(q float64) int64 {
 	rank := int64(q*float64(h.n) + 0.9999999)
 	rank = min(max(rank, 1), h.n)
 	var seen int64
-	for i, c := range h.counts {
-		seen += c
-		if seen >= rank {
-			return histValue(i)
+	for bi, b := range h.blocks {
+		if b == nil {
+			continue
+		}
+		for j, c := range b {
+			seen += c
+			if seen >= rank {
+				return histValue(bi*histBlock + j)
+			}
 		}
 	}
-	return histValue(len(h.counts) - 1)
+	return histValue(histBuckets - 1)
 }
 
+// reset empties the histogram, keeping its blocks for the next step.
 func (h *histogram) reset() {
 	if h.n == 0 {
 		return
 	}
-	clear(h.counts)
+	for _, bi := range h.used {
+		clear(h.blocks[bi][:])
+	}
 	h.n = 0
 }
 
@@ -125,6 +150,12 @@ func (c *counts) add(o counts) {
 	c.FalseDenies += o.FalseDenies
 }
 
+// inPlaceStepper is an algorithm that can step a state its caller owns
+// without copying it (the sliding log, whose state is a log).
+type inPlaceStepper interface {
+	StepInPlace(st *algorithms.State, now algorithms.Time, cost int64) algorithms.Decision
+}
+
 // record writes down one request's outcome.
 func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decision, latency int64) {
 	c := s.clients[client]
@@ -148,7 +179,12 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decis
 	// The exact limiter sees the same arrival on the true clock.
 	k := &s.keys[c.key]
 	var ideal algorithms.Decision
-	k.ideal, ideal = s.ideal.Step(k.ideal, algorithms.Time(t), cost)
+	if ip, ok := s.ideal.(inPlaceStepper); ok {
+		// The key's ideal state is the recorder's alone: no copy.
+		ideal = ip.StepInPlace(&k.ideal, algorithms.Time(t), cost)
+	} else {
+		k.ideal, ideal = s.ideal.Step(k.ideal, algorithms.Time(t), cost)
+	}
 	if ideal.Allowed {
 		o.IdealAllowed = 1
 		c.idealPeak.add(t, 1)

@@ -1,5 +1,10 @@
 package sim
 
+import (
+	"math"
+	"strconv"
+)
+
 // Schema names the Result's JSON contract. Fields may be added to it, never
 // renamed or removed: CI pipelines parse it.
 const Schema = "ratelim.result/v1"
@@ -158,6 +163,20 @@ type ExpectationResult struct {
 	Text string  `json:"text"`
 	OK   bool    `json:"ok"`
 	Got  float64 `json:"got"`
+	// Found, for a claim about the findings (finding: or lesson:), names
+	// the kinds the run found, which says more than Got's count.
+	Found string `json:"found,omitempty"`
+}
+
+// GotText is what the expectation got, for people: Found, or Got.
+func (e ExpectationResult) GotText() string {
+	if e.Found != "" {
+		return e.Found
+	}
+	if e.Got == math.Trunc(e.Got) && math.Abs(e.Got) < 1e15 {
+		return strconv.FormatInt(int64(e.Got), 10)
+	}
+	return strconv.FormatFloat(e.Got, 'f', 3, 64)
 }
 
 // Totals adds up every key's figures: the run as a whole. Its

@@ -64,7 +64,7 @@ func (m Model) gaugeGeometry(w int) gaugeGeometry {
 		for _, c := range groups[0].copies {
 			g.labelW = max(g.labelW, len(copyLabel(c.Copy, short)))
 		}
-		room := w - g.keyW - 1
+		room := w - 2*m.perRow() - g.keyW - 1
 		g.perLine = min(n, max(1, (room+2)/(g.labelW+minBar+g.numW+2+2)))
 		g.barW = min(maxBar, (room-2*(g.perLine-1))/g.perLine-g.labelW-g.numW-2)
 		g.linesPerKey = (n + g.perLine - 1) / g.perLine
@@ -88,38 +88,110 @@ func copyLabel(name string, short bool) string {
 	return name
 }
 
+// followed are the keys' gauges in the order the STORE section shows
+// them: the selected row's key first, then the keys of rows never
+// rejected (the contrast: the scheduler's full bucket beside the
+// bastions' empty ones), then the others in the order their rows are
+// listed.
+func (m Model) followed(rows []series) []keyGroup {
+	groups := m.keyGroups()
+	at := map[string]int{}
+	for i, g := range groups {
+		at[g.key] = i
+	}
+	out := make([]keyGroup, 0, len(groups))
+	seen := map[string]bool{}
+	add := func(key string) {
+		if i, ok := at[key]; ok && !seen[key] {
+			seen[key] = true
+			out = append(out, groups[i])
+		}
+	}
+	if len(rows) > 0 {
+		add(rows[m.selected(rows)].key)
+	}
+	for _, r := range rows {
+		if r.total.Rejected == 0 {
+			add(r.key)
+		}
+	}
+	for _, r := range rows {
+		add(r.key)
+	}
+	for _, g := range groups {
+		add(g.key)
+	}
+	return out
+}
+
 // gaugeLines are the gauges' title, then whole keys' gauges in the lines
-// the layout gives them.
+// the layout gives them, the selected row's key first and marked.
 func (m Model) gaugeLines(l layout) []string {
 	geo := m.gaugeGeometry(l.width)
-	groups := m.keyGroups()
-	shown := min(len(groups), l.keyLines/geo.linesPerKey)
+	rows := m.rows()
+	groups := m.followed(rows)
+	shown := min(len(groups), l.keyLines/(geo.linesPerKey*m.perRow()))
 	detail := "what each copy of the limiter state would still admit now"
+	if len(rows) > 0 {
+		detail = "following ▸ " + rows[m.selected(rows)].name + " · what each copy would still admit now"
+	}
 	if shown < len(groups) {
-		detail = fmt.Sprintf("%d of %d keys · ", shown, len(groups)) + detail
+		detail = fmt.Sprintf("%d of %d keys · ", max(shown, 1), len(groups)) + detail
 	}
 	lines := []string{m.title("STORE", detail, l.width)}
-	for _, g := range groups[:shown] {
+	var b Model
+	bGroups := map[string]keyGroup{}
+	bGeo := geo
+	if m.vs != nil {
+		b = m.other()
+		for _, g := range b.keyGroups() {
+			bGroups[g.key] = g
+		}
+		bGeo = b.gaugeGeometry(l.width)
+		bGeo.keyW = geo.keyW
+	}
+	tagA, tagB := m.tags()
+	line := func(m Model, geo gaugeGeometry, g keyGroup, copies []sim.StateNow, first, mark bool, tag string) string {
+		name := ""
+		if first {
+			name = truncMiddle(g.key, geo.keyW)
+		}
+		cells := make([]string, 0, geo.perLine)
+		for _, c := range copies {
+			cells = append(cells, m.gauge(c, geo))
+		}
+		lead := "  "
+		name = padRight(name, geo.keyW)
+		if tag == "B" {
+			name = strings.Repeat(" ", geo.keyW)
+		}
+		if mark && first {
+			lead, name = m.st.selected.Render("▸")+" ", m.st.selected.Render(name)
+		}
+		if tag != "" {
+			if first {
+				lead += m.st.bold.Render(tag) + " "
+			} else {
+				lead += "  "
+			}
+		}
+		return trunc(lead+name+" "+strings.Join(cells, "  "), l.width)
+	}
+	copyLines := func(m Model, geo gaugeGeometry, g keyGroup, mark bool, tag string) {
 		for i := 0; i < len(g.copies); i += geo.perLine {
-			name := ""
-			if i == 0 {
-				name = truncMiddle(g.key, geo.keyW)
-			}
-			cells := make([]string, 0, geo.perLine)
-			for _, c := range g.copies[i:min(len(g.copies), i+geo.perLine)] {
-				cells = append(cells, m.gauge(c, geo))
-			}
-			lines = append(lines, trunc(padRight(name, geo.keyW)+" "+strings.Join(cells, "  "), l.width))
+			lines = append(lines, line(m, geo, g, g.copies[i:min(len(g.copies), i+geo.perLine)], i == 0, mark, tag))
+		}
+	}
+	for gi, g := range groups[:shown] {
+		copyLines(m, geo, g, gi == 0, tagA)
+		if bg, ok := bGroups[g.key]; ok {
+			copyLines(b, bGeo, bg, false, tagB)
 		}
 	}
 	if shown == 0 && l.keyLines > 0 && len(groups) > 0 {
 		// Not one key's gauges fit whole: the first key's first line.
 		g := groups[0]
-		cells := []string{}
-		for _, c := range g.copies[:min(len(g.copies), geo.perLine)] {
-			cells = append(cells, m.gauge(c, geo))
-		}
-		lines = append(lines, trunc(padRight(truncMiddle(g.key, geo.keyW), geo.keyW)+" "+strings.Join(cells, "  "), l.width))
+		lines = append(lines, line(m, geo, g, g.copies[:min(len(g.copies), geo.perLine)], true, true, tagA))
 	}
 	return lines
 }

@@ -86,6 +86,14 @@ func TestGoldenFrames(t *testing.T) {
 		m := at(t, send(t, newTestModel(t, many(), true), size(80, 24)), 8*time.Second)
 		checkGolden(t, "local-many-80x24", send(t, m, keyMsg("down")).View())
 	})
+	t.Run("versus-fail-open-closed-80x24", func(t *testing.T) {
+		m := at(t, send(t, versus(t), size(80, 24)), 25*time.Second)
+		checkGolden(t, "versus-fail-open-closed-80x24", m.View())
+	})
+	t.Run("versus-fail-open-closed-160x48", func(t *testing.T) {
+		m := at(t, send(t, versus(t), size(160, 48)), 30*time.Second)
+		checkGolden(t, "versus-fail-open-closed-160x48", m.View())
+	})
 	t.Run("fail-closed-shared-100x30", func(t *testing.T) {
 		sc := splitBrain()
 		sc.Topology.Kind, sc.Topology.OnError = sim.Shared, store.FailClosed

@@ -39,12 +39,17 @@ func (m Model) runLine(w int) string {
 	sc := m.sc
 	items := []string{
 		m.st.title.Render(trunc(sc.Name, 24)),
+	}
+	if m.vs != nil {
+		items = append(items, m.st.bold.Render("A")+" "+m.vs.labels[0]+m.st.dim.Render(" vs ")+m.st.bold.Render("B")+" "+m.vs.labels[1])
+	}
+	items = append(items,
 		m.st.bold.Render(sc.Limit.Algorithm),
-		m.st.bold.Render(string(sc.Topology.Kind)) + " on " + storeName(sc),
+		m.st.bold.Render(string(sc.Topology.Kind))+" on "+storeName(sc),
 		plural(sc.Servers, "server"),
 		fmt.Sprintf("seed %d", sc.Seed),
 		string(sc.Balancer),
-	}
+	)
 	if sc.Topology.Kind != sim.Local {
 		items = append(items, "rtt "+sc.Topology.RTT.String())
 	}
@@ -141,12 +146,20 @@ func (m Model) bannerLine(texts []string, w int) []string {
 
 // banners describe the faults in force, as the snapshot says, in words
 // from the scenario: which servers reach which copy, what the policy does.
+// Side by side, a fault the second run takes otherwise (another policy,
+// another topology) says what it does there too.
 func (m Model) banners() []string {
 	var out []string
 	for _, a := range m.snap.Active {
 		for _, f := range m.sc.Faults {
 			if string(f.Kind) == a.Kind && f.Start.Seconds() == a.StartS && f.End.Seconds() == a.EndS {
-				out = append(out, faultBanner(m.sc, f, m.player.Now()))
+				text := faultBanner(m.sc, f, m.player.Now())
+				if m.vs != nil {
+					if b := faultBanner(m.vs.sc, f, m.player.Now()); b != text {
+						text = "A " + text + "  ·  B " + b
+					}
+				}
+				out = append(out, text)
 				break
 			}
 		}

@@ -14,6 +14,7 @@ type keyMap struct {
 	Restart, Algorithm, Topology key.Binding
 	Up, Down, PageUp, PageDown   key.Binding
 	Home, End, Help, Close, Quit key.Binding
+	ByKey, Events                key.Binding
 	footer, footerShort          []footerItem
 	// helpRows are the overlay's rows: bindings that share a description
 	// share a row.
@@ -35,22 +36,24 @@ func newKeyMap() keyMap {
 		Restart:   b([]string{"r"}, "r", "restart from t=0"),
 		Algorithm: b([]string{"a"}, "a", "next algorithm, restart"),
 		Topology:  b([]string{"t"}, "t", "next topology, restart"),
-		Up:        b([]string{"up", "k"}, "↑↓ k j", "scroll the clients"),
-		Down:      b([]string{"down", "j"}, "", "scroll the clients down"),
-		PageUp:    b([]string{"pgup"}, "pgup pgdn", "a page of clients"),
-		PageDown:  b([]string{"pgdown"}, "", "a page of clients down"),
-		Home:      b([]string{"home"}, "home end", "first, last client"),
-		End:       b([]string{"end"}, "", "last client"),
+		Up:        b([]string{"up", "k"}, "↑↓ k j", "select; STORE follows"),
+		Down:      b([]string{"down", "j"}, "", "select the next row"),
+		PageUp:    b([]string{"pgup"}, "pgup pgdn", "a page of rows"),
+		PageDown:  b([]string{"pgdown"}, "", "a page of rows down"),
+		Home:      b([]string{"home"}, "home end", "first, last row"),
+		End:       b([]string{"end"}, "", "last row"),
+		ByKey:     b([]string{"tab"}, "tab", "rows per client / per key"),
+		Events:    b([]string{"e"}, "e", "verdict / events, at end"),
 		Help:      b([]string{"?"}, "? esc", "this help; esc closes it"),
 		Close:     b([]string{"esc"}, "", "close the help"),
 		Quit:      b([]string{"q", "ctrl+c"}, "q", "quit"),
 	}
-	k.footer = []footerItem{{"space", "pause"}, {"+/-", "speed"}, {"→", "step"}, {"r", "restart"},
-		{"a", "algorithm"}, {"t", "topology"}, {"↑↓", "scroll"}, {"?", "help"}, {"q", "quit"}}
-	k.footerShort = []footerItem{{"spc", "pause"}, {"+-", "speed"}, {"→", "step"}, {"r", "restart"},
-		{"a", "alg"}, {"t", "topo"}, {"↑↓", "scroll"}, {"?", "help"}, {"q", "quit"}}
+	k.footer = []footerItem{{"space", "pause"}, {"+/-", "speed"}, {"→", "step"}, {"↑↓", "select"}, {"tab", "per key"},
+		{"r", "restart"}, {"a", "algorithm"}, {"t", "topology"}, {"?", "help"}, {"q", "quit"}}
+	k.footerShort = []footerItem{{"spc", "pause"}, {"+-", "speed"}, {"→", "step"}, {"↑↓", "select"}, {"tab", "keys"},
+		{"r", "restart"}, {"a", "alg"}, {"t", "topo"}, {"?", "help"}, {"q", "quit"}}
 	k.helpRows = [][]key.Binding{{k.Pause}, {k.Faster, k.Slower}, {k.Step}, {k.Up, k.Down}, {k.PageUp, k.PageDown},
-		{k.Home, k.End}, {k.Restart}, {k.Algorithm}, {k.Topology}, {k.Help, k.Close}, {k.Quit}}
+		{k.Home, k.End}, {k.ByKey}, {k.Events}, {k.Restart}, {k.Algorithm}, {k.Topology}, {k.Help, k.Close}, {k.Quit}}
 	return k
 }
 
@@ -97,34 +100,20 @@ func (m Model) helpBox() string {
 	b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top, left, "   ", right) + "\n\n")
 	b.WriteString(m.st.section.Render("reading the screen") + "\n")
 	adm := m.st.allowed.Render("▂▄▆█")
-	over := m.st.over.Render("█")
-	fo := m.st.failedOpen.Render("▆")
-	rej := m.st.rejected.Render("▂▄█")
-	fc := m.st.failedClosed.Render("█")
-	overText, foText, rejText, fcText := "orange", "yellow", "red: share of the step's requests rejected", "magenta"
-	if m.st.noColor {
-		over, fo, fc = string(glyphOver), string(glyphFailedOpen), string(glyphFailedClosed)
-		rej = string(shades)
-		overText, foText, fcText = "", "", ""
-		rejText = "share of the step's requests rejected (░ under ⅓, ▓ over ⅔)"
-	}
+	over := m.st.over.Render(string(glyphOver))
+	fo := m.st.failedOpen.Render(string(glyphFailedOpen))
+	rej := m.st.rejected.Render(string(shades))
+	fc := m.st.failedClosed.Render(string(glyphFailedClosed))
 	lines := []string{
-		"one cell per step, the newest on the right; · nothing sent",
-		"admitted " + adm + "  a full cell is the limit's rate per step",
-		"         " + over + " " + join(overText, "1.5× the limit's rate or more"),
-		"         " + fo + " " + join(foText, "mostly failed open: admitted, store unreachable"),
-		"rejected " + rej + " " + rejText,
-		"         " + fc + " " + join(fcText, "mostly failed closed"),
-		"admit/s  the last whole step's admissions per second, × the limit",
+		"strips   a cell per step from t=0, more steps a cell as the run grows",
+		"admitted " + adm + " the limit's rate fills a cell   " + over + " over what the limit allows",
+		"         " + fo + " failed open: admitted while the store was unreachable",
+		"rejected " + rej + "  share of the cell's requests rejected   " + fc + " failed closed",
+		"over     a bucket: past burst + rate × time; a window: past its limit",
+		"admit/s  last step's admissions a second × the limit; done: peak1s × exact",
+		"exact    what one exact limiter would have admitted on the same arrivals",
 		"gauges   what each copy of the limiter state would still admit now",
 	}
 	b.WriteString(strings.Join(lines, "\n"))
 	return m.st.help.Render(b.String())
-}
-
-func join(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + ": " + b
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -80,6 +81,18 @@ func (m Model) advance(until time.Duration) Model {
 		m.note("the run stopped: %v", err)
 	}
 	m.snap = m.player.Snapshot()
+	m.hist.update(m.snap, m.sc.Step.Seconds(), m.player.Result)
+	if m.vs != nil {
+		vs, err := versusTo(m.vs, m)
+		m.vs = vs
+		if err != nil && m.err == nil {
+			m.err = err
+			m.note("the B run stopped: %v", err)
+		}
+	}
+	if m.player.Done() && m.verdict == nil && m.err == nil {
+		m.verdict = newVerdict(m.player.Result(), m.expect, m.pristine)
+	}
 	return m
 }
 
@@ -124,14 +137,16 @@ func (m Model) onKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m = m.advance((m.clock/m.sc.Step + 1) * m.sc.Step)
 		}
 	case key.Matches(msg, k.Restart):
-		m = m.restart(m.sc, fmt.Sprintf("restart: %s, %s on %s", m.sc.Limit.Algorithm, m.sc.Topology.Kind, storeName(m.sc)))
+		m = m.restart(m.sc, fmt.Sprintf("restart: %s, %s on %s", m.sc.Limit.Algorithm, m.sc.Topology.Kind, storeName(m.sc)), m.pristine)
+	case m.vs != nil && (key.Matches(msg, k.Algorithm) || key.Matches(msg, k.Topology)):
+		m.note("%v", errVersusKeys)
 	case key.Matches(msg, k.Algorithm):
 		from := m.sc.Limit.Algorithm
 		if m.triedAlg != "" {
 			from = m.triedAlg
 		}
 		sc, why := withAlgorithm(m.sc, next(algorithms.Names(), from))
-		m = m.restart(sc, why)
+		m = m.restart(sc, why, false)
 		if m.sc.Limit.Algorithm != sc.Limit.Algorithm {
 			m.triedAlg = sc.Limit.Algorithm
 		}
@@ -142,37 +157,88 @@ func (m Model) onKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		sc := m.sc
 		sc.Topology.Kind = next(topologies, from)
-		m = m.restart(sc, "topology → "+string(sc.Topology.Kind))
+		m = m.restart(sc, "topology → "+string(sc.Topology.Kind), false)
 		if m.sc.Topology.Kind != sc.Topology.Kind {
 			m.triedTopo = sc.Topology.Kind
 		}
 	case key.Matches(msg, k.Up):
-		m.scroll = m.clampScroll(m.scroll - 1)
+		m = m.selectRow(func(i, _ int) int { return i - 1 })
 	case key.Matches(msg, k.Down):
-		m.scroll = m.clampScroll(m.scroll + 1)
+		m = m.selectRow(func(i, _ int) int { return i + 1 })
 	case key.Matches(msg, k.PageUp):
-		m.scroll = m.clampScroll(m.scroll - max(1, m.plan().clientRows))
+		m = m.selectRow(func(i, page int) int { return i - page })
 	case key.Matches(msg, k.PageDown):
-		m.scroll = m.clampScroll(m.scroll + max(1, m.plan().clientRows))
+		m = m.selectRow(func(i, page int) int { return i + page })
 	case key.Matches(msg, k.Home):
-		m.scroll = 0
+		m = m.selectRow(func(int, int) int { return 0 })
 	case key.Matches(msg, k.End):
-		m.scroll = m.clampScroll(len(m.snap.Clients))
+		m = m.selectRow(func(int, int) int { return math.MaxInt })
+	case key.Matches(msg, k.ByKey):
+		m = m.toggleByKey()
+	case key.Matches(msg, k.Events):
+		m.showLog = !m.showLog
 	}
 	return m, nil
+}
+
+// selectRow moves the selection to to(i, page) of the rows as listed (i
+// the selected row's index, page the rows on screen), kept within them,
+// and scrolls as little as shows it.
+func (m Model) selectRow(to func(i, page int) int) Model {
+	rows := m.rows()
+	if len(rows) == 0 {
+		return m
+	}
+	page := max(1, m.plan().clientRows/m.perRow())
+	i := min(max(to(m.selected(rows), page), 0), len(rows)-1)
+	m.sel = rows[i].name
+	m.scroll = m.firstRow(rows, page)
+	return m
+}
+
+// toggleByKey switches between a row per client and a row per key,
+// keeping what is selected: a client's key, or a key's first client.
+func (m Model) toggleByKey() Model {
+	rows := m.rows()
+	var key string
+	if len(rows) > 0 {
+		key = rows[m.selected(rows)].key
+	}
+	m.byKey = !m.byKey
+	m.sel = key
+	if !m.byKey {
+		for _, r := range m.rows() {
+			if r.key == key {
+				m.sel = r.name
+				break
+			}
+		}
+	}
+	m.scroll = m.firstRow(m.rows(), m.plan().clientRows/m.perRow())
+	return m
 }
 
 // restart plays sc from t=0 in a new Player and logs what changed. A
 // scenario the simulator refuses leaves the run playing as it was, with
 // the reason in the log.
-func (m Model) restart(sc sim.Scenario, what string) Model {
+func (m Model) restart(sc sim.Scenario, what string, pristine bool) Model {
 	p, err := sim.NewPlayer(m.ctx, sc, m.simOpts)
 	if err != nil {
 		m.note("%s: cannot play it: %v", what, err)
 		return m
 	}
-	closeErr := m.player.Close()
-	m.player, m.sc, m.clock, m.err, m.notes = p, sc, 0, nil, nil
+	var vs *versusRun
+	if m.vs != nil {
+		vs, err = newVersus(m.ctx, m.vs.sc, m.simOpts, m.vs.labels)
+		if err != nil {
+			m.note("%s: cannot play the B run: %v", what, errors.Join(err, p.Close()))
+			return m
+		}
+	}
+	closeErr := errors.Join(m.player.Close(), m.closeVersus())
+	m.player, m.sc, m.clock, m.err, m.notes, m.vs = p, sc, 0, nil, nil, vs
+	m.hist, m.verdict, m.pristine = history{}, nil, pristine
+	m.hist.update(p.Snapshot(), sc.Step.Seconds(), p.Result)
 	m.triedAlg, m.triedTopo = "", ""
 	m.snap = p.Snapshot()
 	m.note("%s, from t=0", what)

@@ -13,7 +13,7 @@ type styles struct {
 
 	title, section, dim, bold lipgloss.Style
 	banner, paused, done      lipgloss.Style
-	note, errText             lipgloss.Style
+	note, errText, selected   lipgloss.Style
 
 	allowed, over, rejected      lipgloss.Style
 	failedOpen, failedClosed     lipgloss.Style
@@ -32,30 +32,45 @@ func newStyles(r *lipgloss.Renderer, noColor bool) styles {
 	}
 	s := func() lipgloss.Style { return r.NewStyle() }
 	fg := func(c string) lipgloss.Style { return s().Foreground(lipgloss.Color(c)) }
+	// The palette is Okabe and Ito's, told apart with every common colour
+	// vision deficiency: blue admitted, vermillion over the limit, orange
+	// rejected, yellow failed open, reddish purple failed closed. Each of
+	// those also has a glyph of its own, so colour is never the only
+	// thing that says which it is.
+	const (
+		blue       = "#0072B2"
+		skyBlue    = "#56B4E9"
+		green      = "#009E73"
+		yellow     = "#F0E442"
+		orange     = "#E69F00"
+		vermillion = "#D55E00"
+		purple     = "#CC79A7"
+	)
 	return styles{
-		noColor: noColor,
-		title:   s().Bold(true),
-		section: s().Bold(true).Foreground(lipgloss.Color("75")),
-		dim:     fg("243"),
-		bold:    s().Bold(true),
-		banner:  s().Bold(true).Foreground(lipgloss.Color("231")).Background(lipgloss.Color("160")),
-		paused:  s().Bold(true).Foreground(lipgloss.Color("214")),
-		done:    s().Bold(true).Foreground(lipgloss.Color("42")),
-		note:    fg("81"),
-		errText: s().Bold(true).Foreground(lipgloss.Color("203")),
+		noColor:  noColor,
+		title:    s().Bold(true),
+		section:  s().Bold(true).Foreground(lipgloss.Color(skyBlue)),
+		dim:      fg("243"),
+		bold:     s().Bold(true),
+		selected: s().Bold(true).Foreground(lipgloss.Color(skyBlue)),
+		banner:   s().Bold(true).Foreground(lipgloss.Color("231")).Background(lipgloss.Color(vermillion)),
+		paused:   s().Bold(true).Foreground(lipgloss.Color(orange)),
+		done:     s().Bold(true).Foreground(lipgloss.Color(green)),
+		note:     fg(skyBlue),
+		errText:  s().Bold(true).Foreground(lipgloss.Color(vermillion)),
 
-		allowed:      fg("42"),
-		over:         fg("208"),
-		rejected:     fg("196"),
-		failedOpen:   fg("226"),
-		failedClosed: fg("201"),
-		gaugeFull:    fg("42"),
-		gaugeLow:     fg("214"),
-		gaugeNo:      fg("196"),
+		allowed:      fg(blue),
+		over:         s().Bold(true).Foreground(lipgloss.Color(vermillion)),
+		rejected:     fg(orange),
+		failedOpen:   fg(yellow),
+		failedClosed: fg(purple),
+		gaugeFull:    fg(blue),
+		gaugeLow:     fg(orange),
+		gaugeNo:      fg(vermillion),
 		gaugeEmpty:   fg("238"),
 		timePast:     fg("252"),
-		timeFault:    fg("208"),
-		help:         s().Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.Color("75")).Padding(0, 1),
+		timeFault:    fg(vermillion),
+		help:         s().Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.Color(skyBlue)).Padding(0, 1),
 	}
 }
 
@@ -68,9 +83,9 @@ var (
 
 const (
 	glyphIdle         = '·' // a step in which the client sent nothing
-	glyphOver         = '▲' // no colour: admitted 1.5× the limit's rate or more
-	glyphFailedOpen   = 'o' // no colour: mostly admitted by the fail-open policy
-	glyphFailedClosed = 'x' // no colour: mostly rejected by the fail-closed policy
+	glyphOver         = '▲' // admitted more than the limit allows
+	glyphFailedOpen   = 'o' // mostly admitted by the fail-open policy
+	glyphFailedClosed = 'x' // mostly rejected by the fail-closed policy
 	glyphGaugeFull    = '█'
 	glyphGaugeEmpty   = '░'
 )

@@ -29,6 +29,8 @@ import (
 // Options configure the player.
 type Options struct {
 	// In and Out are the terminal; nil means standard input and output.
+	// An In that is a file but not a terminal (stdin from /dev/null or a
+	// pipe) is replaced by /dev/tty, the controlling terminal.
 	In  io.Reader
 	Out io.Writer
 	// Speed is virtual seconds played per wall second: 0 means 1, and
@@ -43,6 +45,17 @@ type Options struct {
 	// AltScreen draws on the terminal's alternate screen, which leaves the
 	// shell's scrollback as it was on exit.
 	AltScreen bool
+	// Expect, if set, checks the scenario's expectations on the finished
+	// run, for the verdict (cmd passes the file's expect: lines). It is
+	// not called for a run the viewer changed with a or t.
+	Expect func(*sim.Result) []sim.ExpectationResult
+	// Versus, if set, is a second scenario played beside the first, in
+	// the same frame, on the same scale and by the same clock: the same
+	// traffic under another policy, algorithm or topology (ratelim sim
+	// --vs). Labels name the two ("on_error=fail-open",
+	// "on_error=fail-closed"); empty, they are A and B.
+	Versus *sim.Scenario
+	Labels [2]string
 }
 
 // frame is the wall time between two frames.
@@ -74,10 +87,12 @@ func Run(ctx context.Context, sc sim.Scenario, opts Options) (err error) {
 		// The player of the first run; a restart closed it already.
 		err = errors.Join(err, m.Close())
 	}()
-	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(out)}
-	if opts.In != nil {
-		popts = append(popts, tea.WithInput(opts.In))
+	in, closeIn, err := input(opts.In, openTTY)
+	if err != nil {
+		return err
 	}
+	defer func() { err = errors.Join(err, closeIn()) }()
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(out), tea.WithInput(in)}
 	if opts.AltScreen {
 		popts = append(popts, tea.WithAltScreen())
 	}
@@ -107,9 +122,22 @@ type Model struct {
 	last    time.Time // the previous tick's time; zero before the first
 	width   int
 	height  int
-	scroll  int // the first client row shown
-	notes   []sim.LogEntry
-	err     error // what stopped the run, if something did
+	scroll  int    // the first row shown, as far as the selection allows
+	sel     string // the selected row's name: a client, or a key in the per-key view
+	byKey   bool   // whether the rows are keys (every client sharing one added up)
+	showLog bool   // whether a finished run shows its events rather than its verdict
+	hist    history
+	verdict *verdict // once the run is done
+	expect  func(*sim.Result) []sim.ExpectationResult
+	// pristine reports whether the scenario plays as given (not changed
+	// with a or t), so that its expectations apply.
+	pristine bool
+	notes    []sim.LogEntry
+	vs       *versusRun // the second run of a side-by-side, or nil
+	// fullRate, when set, is the rate that fills a strip's cell: the
+	// first run's, while the Model draws the second (see other).
+	fullRate float64
+	err      error // what stopped the run, if something did
 	// tried are the algorithm and topology last asked for with a and t,
 	// when the run they asked for could not be built: the next press
 	// moves on from there, not from what is playing.
@@ -138,17 +166,27 @@ func newModel(ctx context.Context, sc sim.Scenario, opts Options, r *lipgloss.Re
 	if speed <= 0 || math.IsNaN(speed) {
 		speed = 1
 	}
-	return Model{
+	m := Model{
 		ctx: ctx, sc: sc, simOpts: opts.Sim, player: p, snap: p.Snapshot(), speed: speed,
 		width: 80, height: 24, st: newStyles(r, opts.NoColor), keys: newKeyMap(),
-	}, nil
+		expect: opts.Expect, pristine: true,
+	}
+	m.hist.update(m.snap, sc.Step.Seconds(), p.Result)
+	if opts.Versus != nil {
+		v, err := newVersus(ctx, *opts.Versus, opts.Sim, opts.Labels)
+		if err != nil {
+			return Model{}, errors.Join(err, p.Close())
+		}
+		m.vs = v
+	}
+	return m, nil
 }
 
 // Close releases the run's stores, and says if their keys could not be
 // deleted. Closing twice is harmless.
 func (m Model) Close() error {
 	if m.player != nil {
-		return m.player.Close()
+		return errors.Join(m.player.Close(), m.closeVersus())
 	}
 	return nil
 }
@@ -170,7 +208,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.onTick(time.Time(msg)), tick()
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		m.scroll = m.clampScroll(m.scroll)
+		m.scroll = m.firstRow(m.rows(), m.plan().clientRows/m.perRow())
 		return m, nil
 	case tea.KeyMsg:
 		return m.onKey(msg)

@@ -349,42 +349,126 @@ func many() sim.Scenario {
 	return sc
 }
 
-func TestClientsScroll(t *testing.T) {
+// selectedLine is the frame's row marked as selected, and its index.
+func selectedLine(view string) (string, int) {
+	for i, l := range lines(view) {
+		if strings.HasPrefix(l, "▸ ") && i < len(lines(view)) {
+			return l, i
+		}
+	}
+	return "", -1
+}
+
+func TestTheSelectionMovesAndTheRowsFollowIt(t *testing.T) {
 	m := newTestModel(t, many(), true)
 	m = send(t, m, size(80, 24))
 	rows := m.plan().clientRows
-	firstRow := func(m Model) string { return lines(m.View())[5] }
+	top := m.plan().header + 2 // the first row's line, under the title and the heads
+	if m.plan().ruler {
+		top++
+	}
 	if !strings.Contains(m.View(), fmt.Sprintf("1–%d of 43 ↑↓", rows)) {
 		t.Fatalf("the clients' title does not say which are shown:\n%s", m.View())
 	}
-	if !strings.HasPrefix(firstRow(m), "bastion-1 ") {
-		t.Fatalf("first row %q", firstRow(m))
+	// Before anything is rejected the rows are in the scenario's order,
+	// the first selected.
+	if l, _ := selectedLine(m.View()); !strings.HasPrefix(l, "▸ bastion-1 ") {
+		t.Fatalf("selected at the start: %q, want bastion-1", l)
 	}
 	m = send(t, m, keyMsg("down"))
-	if !strings.HasPrefix(firstRow(m), "bastion-2 ") {
-		t.Fatalf("after ↓ the first row is %q, want bastion-2", firstRow(m))
+	if l, _ := selectedLine(m.View()); !strings.HasPrefix(l, "▸ bastion-2 ") {
+		t.Fatalf("after ↓ the selected row is %q, want bastion-2", l)
 	}
-	m = send(t, m, keyMsg("up"), keyMsg("up"), keyMsg("pgdown"))
-	if m.scroll != rows {
-		t.Fatalf("pgdown scrolled to %d, want %d", m.scroll, rows)
+	if !strings.Contains(m.View(), "following ▸ bastion-2") {
+		t.Fatalf("the STORE section does not follow the selection:\n%s", m.View())
 	}
-	for range 20 {
+	m = send(t, m, keyMsg("j"), keyMsg("k"), keyMsg("up"))
+	if l, _ := selectedLine(m.View()); !strings.HasPrefix(l, "▸ bastion-1 ") {
+		t.Fatalf("after j k ↑ the selected row is %q, want bastion-1", l)
+	}
+	for range 3 {
 		m = send(t, m, keyMsg("pgdown"))
+		l, i := selectedLine(m.View())
+		if i < top || i >= top+rows || l == "" {
+			t.Fatalf("after pgdown the selected row is off screen (line %d):\n%s", i, m.View())
+		}
 	}
-	if want := 43 - rows; m.scroll != want || !strings.Contains(m.View(), fmt.Sprintf("%d–43 of 43", want+1)) {
-		t.Fatalf("scrolled past the end: first %d, want %d\n%s", m.scroll, want, m.View())
+	m = send(t, m, keyMsg("end"))
+	if l, _ := selectedLine(m.View()); !strings.HasPrefix(l, "▸ office…ent-39") {
+		t.Fatalf("after end the selected row is %q, want the last client, its name cut in the middle", l)
 	}
-	if !strings.HasPrefix(lines(m.View())[5+rows-1], "office…ent-39") {
-		t.Fatalf("last row %q, want the last client, its name cut in the middle", lines(m.View())[5+rows-1])
+	if want := 43 - rows; !strings.Contains(m.View(), fmt.Sprintf("%d–43 of 43", want+1)) {
+		t.Fatalf("after end the title does not show the last rows:\n%s", m.View())
 	}
 	m = send(t, m, keyMsg("pgup"), keyMsg("home"))
-	if m.scroll != 0 {
-		t.Fatalf("home scrolled to %d", m.scroll)
+	if l, i := selectedLine(m.View()); !strings.HasPrefix(l, "▸ bastion-1 ") || i != top {
+		t.Fatalf("after home the selected row is %q on line %d", l, i)
 	}
-	// A taller terminal shows every client, and the scroll follows.
+	// A taller terminal shows every client.
 	m = send(t, m, keyMsg("end"), size(160, 90))
-	if m.scroll != 0 || m.plan().clientRows != 43 {
-		t.Fatalf("at 160×90: first %d, %d rows", m.scroll, m.plan().clientRows)
+	if m.firstRow(m.rows(), m.plan().clientRows) != 0 || m.plan().clientRows != 43 {
+		t.Fatalf("at 160×90: first %d, %d rows", m.firstRow(m.rows(), m.plan().clientRows), m.plan().clientRows)
+	}
+}
+
+func TestRejectedRowsComeFirstInTheOrderOfTheirFirstRejection(t *testing.T) {
+	m := at(t, send(t, newTestModel(t, many(), true), size(80, 24)), 8*time.Second)
+	rows := m.rows()
+	seenClean := false
+	last := -1
+	for _, r := range rows {
+		first := -1
+		for st, row := range r.steps {
+			if row.Rejected > 0 {
+				first = st
+				break
+			}
+		}
+		switch {
+		case first < 0:
+			seenClean = true
+		case seenClean:
+			t.Fatalf("%s, rejected at step %d, comes after a row never rejected", r.name, first)
+		case first < last:
+			t.Fatalf("%s, first rejected at step %d, comes after one first rejected at %d", r.name, first, last)
+		default:
+			last = first
+		}
+	}
+	if !seenClean || last < 0 {
+		t.Fatalf("the test wants rows rejected and rows not (last %d, clean %v)", last, seenClean)
+	}
+}
+
+func TestTabShowsARowPerKeyAndKeepsTheSelection(t *testing.T) {
+	m := at(t, send(t, newTestModel(t, many(), true), size(100, 40)), 5*time.Second)
+	m = send(t, m, keyMsg("end"))
+	client := m.rows()[m.selected(m.rows())]
+	m = send(t, m, keyMsg("tab"))
+	if !m.byKey || !strings.Contains(m.View(), "KEYS ") {
+		t.Fatalf("tab does not show the keys:\n%s", m.View())
+	}
+	keys := m.rows()
+	if len(keys) != m.keyCount() {
+		t.Fatalf("%d key rows, %d keys", len(keys), m.keyCount())
+	}
+	sel := keys[m.selected(keys)]
+	if sel.key != client.key {
+		t.Fatalf("selected key %q, want %s's key %q", sel.key, client.name, client.key)
+	}
+	// A key's row adds up its clients.
+	var sent int64
+	for _, c := range m.snap.Clients {
+		if c.Key == sel.key {
+			sent += c.Total.Sent
+		}
+	}
+	if sel.total.Sent != sent || sel.clients < 2 {
+		t.Fatalf("key %s: sent %d from %d clients, its clients sent %d", sel.key, sel.total.Sent, sel.clients, sent)
+	}
+	m = send(t, m, keyMsg("tab"))
+	if back := m.rows()[m.selected(m.rows())]; m.byKey || back.key != client.key {
+		t.Fatalf("tab back selects %s (key %s), want a client of key %s", back.name, back.key, client.key)
 	}
 }
 
@@ -487,5 +571,84 @@ func TestRunStopsWhenTheContextIsDone(t *testing.T) {
 	err := Run(ctx, splitBrain(), Options{In: r, Out: &bytes.Buffer{}, NoColor: true})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Run after the context's deadline returned %v", err)
+	}
+}
+
+// versus is the store-outage demo failing open (A) beside the same run
+// failing closed (B).
+func versus(t *testing.T) Model {
+	t.Helper()
+	a := splitBrain()
+	a.Topology.Kind = sim.Shared
+	b := a
+	b.Topology.OnError = store.FailClosed
+	m, err := NewModel(a, Options{NoColor: true, Versus: &b, Labels: [2]string{"on_error=fail-open", "on_error=fail-closed"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := m.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return m
+}
+
+func TestVersusPlaysBothRunsByOneClock(t *testing.T) {
+	m := at(t, send(t, versus(t), size(100, 30)), 25*time.Second)
+	if m.player.Now() != 25*time.Second || m.vs.player.Now() != 25*time.Second {
+		t.Fatalf("A at %s, B at %s, want both at 25s", m.player.Now(), m.vs.player.Now())
+	}
+	view := m.View()
+	if !strings.Contains(lines(view)[0], "A on_error=fail-open vs B on_error=fail-closed") {
+		t.Fatalf("the header does not name the two runs:\n%s", view)
+	}
+	if !strings.Contains(lines(view)[2], "A STORE DOWN — failing open · until 27s  ·  B STORE DOWN — failing closed") {
+		t.Fatalf("the banner does not say what the outage does to each run:\n%s", view)
+	}
+	// Each client's A line, then its B line: bastion-1 fails open in A
+	// (o) and closed in B (x) during the outage.
+	var a, b string
+	for i, l := range lines(view) {
+		if a == "" && strings.HasPrefix(l, "▸ A bastion-1 ") && i+1 < len(lines(view)) {
+			a, b = l, lines(view)[i+1]
+		}
+	}
+	if !strings.ContainsRune(a, glyphFailedOpen) || strings.ContainsRune(a, glyphFailedClosed) {
+		t.Fatalf("bastion-1's A line should fail open and not closed: %q", a)
+	}
+	if !strings.HasPrefix(b, "  B ") || !strings.ContainsRune(b, glyphFailedClosed) || strings.ContainsRune(b, glyphFailedOpen) {
+		t.Fatalf("bastion-1's B line should follow it and fail closed: %q", b)
+	}
+	// Done, the verdict has both runs' headlines.
+	m = at(t, m, 30*time.Second)
+	m = send(t, m, size(160, 48))
+	v := flat(m.View())
+	if !strings.Contains(v, "A on_error=fail-open") || !strings.Contains(v, "B on_error=fail-closed") ||
+		!strings.Contains(v, flat(sim.Headline(m.vs.player.Result()))) || !strings.Contains(v, flat(sim.Headline(m.player.Result()))) {
+		t.Fatalf("the verdict lacks a run's headline:\n%s", m.View())
+	}
+	// r restarts both.
+	m = send(t, m, keyMsg("r"))
+	if m.player.Now() != 0 || m.vs.player.Now() != 0 {
+		t.Fatalf("after r: A at %s, B at %s", m.player.Now(), m.vs.player.Now())
+	}
+	// a and t would change one run of two: refused, in the log.
+	m = send(t, m, keyMsg("a"))
+	if m.sc.Limit.Algorithm != "token-bucket" || !strings.Contains(flat(m.View()), "with --vs, quit and choose both") {
+		t.Fatalf("a with --vs: %s\n%s", m.sc.Limit.Algorithm, m.View())
+	}
+}
+
+func TestVersusFramesFit(t *testing.T) {
+	m := send(t, versus(t), size(80, 24))
+	m.speed = 20
+	m, wall := play(t, m, t0, 1)
+	for !m.player.Done() {
+		m, wall = play(t, m, wall, 1)
+		for _, s := range [][2]int{{80, 24}, {160, 48}, {60, 16}} {
+			m = send(t, m, size(s[0], s[1]))
+			checkFits(t, fmt.Sprintf("versus at %s", m.player.Now()), m.View(), s[0], s[1])
+		}
 	}
 }

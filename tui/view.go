@@ -8,16 +8,20 @@ import (
 )
 
 // layout is how a frame shares the terminal's lines: the header on top,
-// the footer at the bottom, and between them the clients, the gauges and
-// the event log, each under a title line.
+// the footer at the bottom, and between them the rows (clients or keys),
+// the gauges, a chart of the selected row when there is room, and the
+// event log or, once the run is done, its verdict; each under a title.
 type layout struct {
 	width, height int
 	header        int // lines
+	ruler         bool
 	clientRows    int
 	keys          bool // whether the gauges are drawn
 	keyLines      int
-	log           bool // whether the event log is drawn
-	logRows       int
+	chart         bool
+	chartRows     int
+	bottom        bool // whether the log or the verdict is drawn
+	bottomRows    int
 }
 
 // minWidth and minHeight are the smallest terminal drawn as designed;
@@ -27,49 +31,110 @@ const (
 	minHeight = 8
 )
 
-// plan lays the frame out for the terminal's size: every client if they
-// fit (else a scrolling window of them), whole keys' gauges up to about a
-// third of what is left, and the rest for the log.
+// Shares of the lines: the log wants a few lines at least, the verdict
+// more, and the log no more than logMax; a chart is drawn only when it
+// gets minChart lines, and none taller than maxChart.
+const (
+	logMin     = 3
+	verdictMin = 6
+	logMax     = 10
+	minChart   = 4
+	maxChart   = 32
+)
+
+// plan lays the frame out for the terminal's size. The rows come first,
+// as many as fit once the log (or verdict) and one key's gauges have
+// their minimum; what is left goes to the log or verdict up to what it
+// has to say, then the gauges up to every key, then a chart of the
+// selected row, then the log again.
 func (m Model) plan() layout {
 	l := layout{width: max(m.width, minWidth), height: max(m.height, minHeight)}
 	l.header = 2 + max(1, min(len(m.snap.Active), 2))
-	rest := l.height - l.header - 1 - 2 // the footer, the clients' title and column heads
+	rest := l.height - l.header - 1 - 2 // the footer, the rows' title and column heads
 	if rest < 1 {
 		return l
 	}
+	l.ruler = len(m.sc.Faults) > 0 && rest >= 8
+	if l.ruler {
+		rest--
+	}
 	perKey := m.gaugeGeometry(l.width).linesPerKey
-	keyNeed := perKey * m.keyCount()
-	l.keys = keyNeed > 0 && rest >= 3
-	l.log = rest >= 5
+	keyNeed := perKey * m.keyCount() * m.perRow()
+	l.keys = keyNeed > 0 && rest >= 4
 	if l.keys {
 		rest--
 	}
-	if l.log {
+	l.bottom = rest >= 6
+	if l.bottom {
 		rest--
-		l.logRows = min(max(rest/4, 1), 8)
 	}
-	if l.keys {
-		l.keyLines = min(keyNeed, max(perKey, (rest-l.logRows)/3/perKey*perKey), rest-l.logRows-1)
-		if l.keyLines >= perKey {
-			l.keyLines = l.keyLines / perKey * perKey
+	bottomNeed, bottomMin, bottomMax := 0, 0, 0
+	if l.bottom {
+		bottomNeed = m.bottomNeed(l.width)
+		bottomMin, bottomMax = min(bottomNeed, logMin), logMax
+		if m.showVerdict() {
+			bottomMin, bottomMax = min(bottomNeed, verdictMin), bottomNeed
 		}
+		bottomMin = max(bottomMin, 1)
 	}
-	l.clientRows = min(len(m.snap.Clients), rest-l.logRows-l.keyLines)
-	spare := rest - l.logRows - l.keyLines - l.clientRows
-	if l.keys && l.keyLines >= perKey {
-		grow := min(spare, keyNeed-l.keyLines) / perKey * perKey
+	keyMin := 0
+	if l.keys {
+		keyMin = perKey * m.perRow()
+	}
+	l.clientRows = max(0, min(m.rowCount()*m.perRow(), rest-bottomMin-keyMin))
+	l.clientRows -= l.clientRows % m.perRow() // whole rows, both runs' lines
+	l.bottomRows, l.keyLines = bottomMin, keyMin
+	spare := rest - l.clientRows - bottomMin - keyMin
+	if spare < 0 {
+		// Not even the minimums fit: the gauges go first, then the log.
+		l.keyLines = max(0, l.keyLines+spare)
+		l.bottomRows = max(0, rest-l.clientRows-l.keyLines)
+		return l
+	}
+	grow := min(spare, max(0, min(bottomNeed, bottomMax)-l.bottomRows))
+	l.bottomRows += grow
+	spare -= grow
+	if l.keys {
+		grow = min(spare, keyNeed-l.keyLines) / (perKey * m.perRow()) * perKey * m.perRow()
 		l.keyLines += grow
 		spare -= grow
 	}
-	if l.log {
-		l.logRows += spare
+	if spare >= minChart+1 && m.rowCount() > 0 {
+		l.chart, l.chartRows = true, min(spare-1, maxChart)
+		spare -= l.chartRows + 1
+	}
+	if l.bottom {
+		l.bottomRows += spare
 	}
 	return l
 }
 
-// clampScroll keeps the first client row shown within the clients.
-func (m Model) clampScroll(first int) int {
-	return max(0, min(first, len(m.snap.Clients)-m.plan().clientRows))
+// rowCount is how many rows the table has.
+func (m Model) rowCount() int {
+	if m.byKey {
+		return m.keyCount()
+	}
+	return len(m.snap.Clients)
+}
+
+// showVerdict reports whether the bottom pane is the verdict.
+func (m Model) showVerdict() bool { return m.verdict != nil && !m.showLog }
+
+// bottomNeed is how many lines the bottom pane has to show: the verdict's,
+// or every log entry's.
+func (m Model) bottomNeed(w int) int {
+	if m.showVerdict() {
+		n := len(m.verdictBody(w))
+		if m.vs != nil {
+			n += len(m.other().verdictBody(w)) + 2 // each under its run's label
+		}
+		return n
+	}
+	n := 0
+	for _, e := range m.events() {
+		n += len(m.logEntry(e, w))
+	}
+	return n
 }
 
 // View draws the frame: never wider than the terminal nor taller.
@@ -85,7 +150,13 @@ func (m Model) View() string {
 		if l.keys {
 			lines = append(lines, m.gaugeLines(l)...)
 		}
-		if l.log {
+		if l.chart {
+			lines = append(lines, m.chartLines(l)...)
+		}
+		switch {
+		case l.bottom && m.showVerdict():
+			lines = append(lines, m.verdictLines(l)...)
+		case l.bottom:
 			lines = append(lines, m.logLines(l)...)
 		}
 	}

@@ -364,7 +364,7 @@ func fillExpectations(file *scenarios.File, r *sim.Result) (failed, skipped int,
 			return 0, 0, usageError{err}
 		}
 		for _, o := range outs {
-			r.Expectations = append(r.Expectations, sim.ExpectationResult{Text: o.Claim(), OK: o.OK, Got: o.Got})
+			r.Expectations = append(r.Expectations, sim.ExpectationResult{Text: o.Claim(), OK: o.OK, Got: o.Got, Found: o.GotText})
 			if !o.OK {
 				failed++
 			}
@@ -392,7 +392,7 @@ func writeExpectations(w io.Writer, r *sim.Result, skipped int) {
 	fmt.Fprintln(w)
 	for _, e := range r.Expectations {
 		if !e.OK {
-			fmt.Fprintf(w, "  FAIL %s (got %s)\n", e.Text, strconv.FormatFloat(e.Got, 'g', -1, 64))
+			fmt.Fprintf(w, "  FAIL %s (got %s)\n", e.Text, e.GotText())
 		}
 	}
 }

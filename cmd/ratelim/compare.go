@@ -95,6 +95,9 @@ func compareRun(ctx context.Context, opts *compareOptions) error {
 	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
 		return err
 	}
+	if opts.Plot.format == "gif" {
+		return badInput("--plot: compare draws a still grid; write it as .png or .svg")
+	}
 	simOpts, err := opts.Limits.options()
 	if err != nil {
 		return err

@@ -2,11 +2,14 @@ package main
 
 import (
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/ratelim/ratelim/plots"
+	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -20,7 +23,7 @@ type plotFlags struct {
 
 func addPlotFlags(cmd *cobra.Command, p *plotFlags) {
 	f := cmd.Flags()
-	f.StringVar(&p.Path, "plot", "", "also draw the run to this file: .png or .svg")
+	f.StringVar(&p.Path, "plot", "", "also draw the run to this file: .png, .svg or .gif (the timeline animated)")
 	f.Float64Var(&p.Width, "plot-width", 0, "plot width in inches (default: fits the content)")
 	f.Float64Var(&p.Height, "plot-height", 0, "plot height in inches (default: fits the panels)")
 }
@@ -39,9 +42,14 @@ func (p *plotFlags) check() error {
 	if p.Path == "" {
 		return nil
 	}
-	format, err := plots.FormatFor(p.Path)
-	if err != nil {
-		return badInput("--plot: %v", err)
+	// An animation is drawn here from the plots' PNG frames, so plots
+	// does not know the extension.
+	format := "gif"
+	if ext := filepath.Ext(p.Path); !strings.EqualFold(ext, ".gif") {
+		var err error
+		if format, err = plots.FormatFor(p.Path); err != nil {
+			return badInput("--plot: unknown image format %q (want .png, .svg or .gif)", ext)
+		}
 	}
 	if p.Width < 0 || p.Height < 0 {
 		return badInput("--plot-width and --plot-height must not be negative")
@@ -67,10 +75,16 @@ func (p *plotFlags) render(draw func(io.Writer) error) error {
 }
 
 func renderTimeline(w io.Writer, r *sim.Result, p plotFlags) error {
+	if p.format == "gif" {
+		return report.GIF(w, r, report.GIFOptions{Plot: p.options()})
+	}
 	return plots.Timeline(w, r, p.options())
 }
 
 func renderCompare(w io.Writer, scenario string, cells []Cell, p plotFlags) error {
+	if p.format == "gif" {
+		return badInput("--plot: compare draws a still grid; write it as .png or .svg")
+	}
 	grid := make([]plots.Cell, len(cells))
 	for i, c := range cells {
 		grid[i] = plots.Cell{Algorithm: c.Algorithm, Topology: c.Topology, AdmittedRatio: c.AdmittedRatio}

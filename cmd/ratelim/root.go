@@ -75,6 +75,7 @@ split-brain, outage), and shows what each client experienced.
 	root.AddCommand(newCmdSim(s, nil))
 	root.AddCommand(newCmdCompare(s, nil))
 	root.AddCommand(newCmdCheck(s, nil))
+	root.AddCommand(newCmdReport(s, nil))
 	root.AddCommand(newCmdServe(s, nil))
 	root.AddCommand(newCmdLoad(s, nil))
 	return root

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,7 +96,8 @@ The same scenario and seed always give the same output, byte for byte.`,
 	f.BoolVar(&opts.Wide, "wide", false, "the table with every column (by default those that are all zero are left out, to fit 80 columns)")
 	addLimitFlags(f, &opts.Limits, false)
 	f.BoolVar(&opts.TUI, "tui", false, "play the run live in the terminal (space pause, +/- speed, q quit)")
-	f.Float64Var(&opts.Speed, "speed", 1, "with --tui: virtual seconds per second at the start")
+	opts.Speed = 1
+	f.Var((*speedFlag)(&opts.Speed), "speed", "with --tui: virtual seconds per second at the start, or max (as fast as the screen follows)")
 	f.BoolVar(&opts.Live, "live", false, "also run it for real: in-process servers on loopback, real HTTP, for the scenario's duration; print both and the difference")
 	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: run it again so changed and show both side by side, e.g. --vs on_error=fail-closed (repeat for several fields)")
 	addOverrideFlags(cmd, &opts.over)
@@ -102,6 +105,32 @@ The same scenario and seed always give the same output, byte for byte.`,
 	cmd.Flags().StringVar(&opts.Plot.By, "by", "client", "plot one panel per client or per key")
 	return cmd
 }
+
+// speedFlag is --speed: a positive number of virtual seconds per wall
+// second, or max.
+type speedFlag float64
+
+func (s *speedFlag) String() string {
+	if math.IsInf(float64(*s), 1) {
+		return "max"
+	}
+	return strconv.FormatFloat(float64(*s), 'g', -1, 64)
+}
+
+func (s *speedFlag) Set(v string) error {
+	if v == "max" {
+		*s = speedFlag(math.Inf(1))
+		return nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
+		return fmt.Errorf("want a positive number of virtual seconds per second, or max")
+	}
+	*s = speedFlag(f)
+	return nil
+}
+
+func (s *speedFlag) Type() string { return "speed" }
 
 // visit records which override flags were given on cmd, and their values.
 func (o *overrides) visit(cmd *cobra.Command) {
@@ -167,8 +196,8 @@ func simRun(ctx context.Context, opts *simOptions) error {
 		if opts.Live {
 			return badInput("--vs and --live do not go together (run load twice)")
 		}
-		if opts.TUI || opts.Plot.Path != "" {
-			return badInput("--vs draws tables, JSON and CSV so far: not with --tui or --plot")
+		if opts.Plot.Path != "" {
+			return badInput("--vs draws tables, JSON, CSV and the TUI so far: not --plot")
 		}
 		if scB, err = vs.apply(sc); err != nil {
 			return err
@@ -184,12 +213,26 @@ func simRun(ctx context.Context, opts *simOptions) error {
 		if !opts.OutIsTerminal {
 			return badInput("--tui needs a terminal, and stdout is not one (use --format table|json|csv, or --plot FILE)")
 		}
-		if opts.Speed <= 0 {
+		if !(opts.Speed > 0) {
 			return badInput("--speed: must be positive (got %g)", opts.Speed)
 		}
 		_, noColor := os.LookupEnv("NO_COLOR")
-		err := tui.Run(ctx, sc, tui.Options{In: opts.In, Out: opts.Out, Speed: opts.Speed, NoColor: noColor,
-			Sim: simOpts, AltScreen: true})
+		topts := tui.Options{In: opts.In, Out: opts.Out, Speed: opts.Speed, NoColor: noColor, Sim: simOpts, AltScreen: true}
+		if len(opts.over.set) == 0 {
+			// The verdict at the end checks the file's expectations, which
+			// hold for the scenario as written.
+			topts.Expect = func(r *sim.Result) []sim.ExpectationResult {
+				if _, _, err := fillExpectations(file, r); err != nil {
+					return nil
+				}
+				return r.Expectations
+			}
+		}
+		if vs != nil {
+			topts.Versus = &scB
+			topts.Labels[0], topts.Labels[1] = vs.labels(sc, scB)
+		}
+		err := tui.Run(ctx, sc, topts)
 		return setupOrErr(scenarioLabel(file), err)
 	}
 	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table")
@@ -200,7 +243,7 @@ func simRun(ctx context.Context, opts *simOptions) error {
 		return err
 	}
 	if vs != nil {
-		return simVersus(ctx, opts, file, r, scB, vs, simOpts)
+		return simVersus(ctx, opts, file, r, sc, scB, vs, simOpts)
 	}
 	// The file's expectations hold for the scenario as written: flags that
 	// change it make them meaningless.

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"encoding/xml"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,7 +110,7 @@ func TestSimBadInputExitsTwo(t *testing.T) {
 		{[]string{"sim", "runaway-healthcheck", "--on-error", "fail-sideways"}, []string{"--on-error"}},
 		{[]string{"sim", "runaway-healthcheck", "--duration", "soon"}, []string{"--duration"}},
 		{[]string{"sim", "partition", "--servers", "2"}, []string{"--servers: faults[0] partitions", "want 4 servers"}},
-		{[]string{"sim", "runaway-healthcheck", "--plot", "out.gif"}, []string{".gif", ".png or .svg"}},
+		{[]string{"sim", "runaway-healthcheck", "--plot", "out.jpg"}, []string{".jpg", ".png, .svg or .gif"}},
 		{[]string{"sim", "runaway-healthcheck", "--plot", filepath.Join(dir, "no", "such", "dir", "p.png")}, []string{"p.png"}},
 		{[]string{"sim"}, []string{"scenario name or file"}},
 		{[]string{"sim", "partition", "--tui"}, []string{"--tui needs a terminal", "--format", "--plot"}},
@@ -245,5 +246,25 @@ func TestSimTableFits80Columns(t *testing.T) {
 	_, out, _ := runArgs("sim", "nat")
 	if strings.Contains(out, "fail-open") || strings.Contains(out, "retries") {
 		t.Errorf("nat has no faults and no retries, and its table shows those columns anyway:\n%s", out)
+	}
+}
+
+func TestSpeedFlag(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{{"1", 1, true}, {"0.5", 0.5, true}, {"max", math.Inf(1), true}, {"0", 0, false}, {"-2", 0, false}, {"NaN", 0, false}, {"Inf", 0, false}, {"fast", 0, false}} {
+		var s speedFlag
+		err := s.Set(tt.in)
+		if (err == nil) != tt.ok || (tt.ok && float64(s) != tt.want) {
+			t.Errorf("--speed %s: %v, %v; want %v (ok %v)", tt.in, float64(s), err, tt.want, tt.ok)
+		}
+		if tt.ok && tt.in != "0.5" && s.String() != tt.in {
+			t.Errorf("--speed %s prints as %q", tt.in, s.String())
+		}
+	}
+	if code, _, errOut := runArgs("sim", "nat", "--tui", "--speed", "fast"); code != exitBadInput || !strings.Contains(errOut, "or max") {
+		t.Errorf("--speed fast: exit %d, %q; want %d naming max", code, errOut, exitBadInput)
 	}
 }

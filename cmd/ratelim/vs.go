@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,40 +59,48 @@ func (v *versus) apply(sc sim.Scenario) (sim.Scenario, error) {
 	return next, nil
 }
 
-// labels name the two runs by the fields that differ, as each run has
-// them: "on-error=fail-open" and "on-error=fail-closed".
-func (v *versus) labels(a, b *sim.Result) (string, string) {
+// labels name the two runs by the fields that differ, as each scenario
+// has them: "on-error=fail-open" and "on-error=fail-closed".
+func (v *versus) labels(a, b sim.Scenario) (string, string) {
 	var la, lb []string
 	for _, name := range v.order {
-		la = append(la, name+"="+resultSetting(a, name))
-		lb = append(lb, name+"="+resultSetting(b, name))
+		la = append(la, name+"="+scenarioSetting(a, name))
+		lb = append(lb, name+"="+scenarioSetting(b, name))
 	}
 	return strings.Join(la, " "), strings.Join(lb, " ")
 }
 
-// resultSetting is the value r ran with for an override name.
-func resultSetting(r *sim.Result, name string) string {
+// scenarioSetting is sc's value for an override name, as a flag would
+// give it; a store URL without its password.
+func scenarioSetting(sc sim.Scenario, name string) string {
 	switch name {
 	case "algorithm":
-		return r.Algorithm
+		return sc.Limit.Algorithm
 	case "topology":
-		return r.Topology
+		return string(sc.Topology.Kind)
 	case "store":
-		return r.Store
+		st := sc.Topology.Store
+		if st == "" {
+			return "memory"
+		}
+		if u, err := url.Parse(st); err == nil && u.Scheme != "" {
+			return u.Redacted()
+		}
+		return st
 	case "servers":
-		return strconv.Itoa(r.Servers)
+		return strconv.Itoa(sc.Servers)
 	case "balancer":
-		return r.Balancer
+		return string(sc.Balancer)
 	case "key":
-		return r.Limit.Key
+		return string(sc.Limit.Key)
 	case "seed":
-		return strconv.FormatUint(r.Seed, 10)
+		return strconv.FormatUint(sc.Seed, 10)
 	case "duration":
-		return strconv.FormatFloat(r.DurationS, 'f', -1, 64) + "s"
+		return sc.Duration.String()
 	case "on-error":
-		return r.OnError
+		return string(sc.Topology.OnError)
 	case "rtt":
-		return strconv.FormatFloat(r.RTTMs, 'f', -1, 64) + "ms"
+		return sc.Topology.RTT.String()
 	}
 	return "?"
 }
@@ -150,7 +159,7 @@ func change(a, b int64) string {
 // simVersus finishes `sim --vs`: a, already run, against sc changed by vs.
 // The file's expectations are checked on a, the scenario as written (when
 // no other flag changed it).
-func simVersus(ctx context.Context, opts *simOptions, file *scenarios.File, a *sim.Result, scB sim.Scenario, vs *versus, simOpts sim.Options) error {
+func simVersus(ctx context.Context, opts *simOptions, file *scenarios.File, a *sim.Result, scA, scB sim.Scenario, vs *versus, simOpts sim.Options) error {
 	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table")
 	simOpts.Progress = progress.update
 	b, err := sim.Run(ctx, scB, simOpts)
@@ -164,7 +173,7 @@ func simVersus(ctx context.Context, opts *simOptions, file *scenarios.File, a *s
 			return err
 		}
 	}
-	labelA, labelB := vs.labels(a, b)
+	labelA, labelB := vs.labels(scA, scB)
 	switch opts.Format {
 	case "json":
 		// Two ratelim.result/v1 objects, the scenario's run first.

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ratelim/ratelim/plots"
+	"github.com/ratelim/ratelim/report"
+	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/sim"
+)
+
+// reportOptions are `ratelim report`'s flags.
+type reportOptions struct {
+	streams
+	Scenario string
+	// Output is the file to write, or "-" for Out.
+	Output string
+	// Image is the figure's format inside the page: png or svg.
+	Image  string
+	Limits runLimits
+	Plot   plotFlags
+	// ErrIsTerminal says whether ErrOut is a terminal, where progress goes.
+	ErrIsTerminal bool
+
+	over overrides
+}
+
+func newCmdReport(s streams, runF func(*reportOptions) error) *cobra.Command {
+	opts := &reportOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
+	cmd := &cobra.Command{
+		Use:   "report SCENARIO|FILE -o FILE.html",
+		Short: "Write one run as a self-contained HTML page: lesson, plot, table, expectations, source",
+		Long: `Run a scenario (a built-in name, or a YAML file) as 'ratelim sim' does and
+write what it shows as one HTML file, for a design review, a ticket or a CI
+artefact: the lesson and every finding, the timeline plot, a table of what
+each client and each shared key experienced, the scenario's expectations as
+evaluated, the faults and events, the run's settings, and the scenario's
+YAML.
+
+The page is one file with nothing to fetch: its styles are inline and the
+plot is embedded, so it opens from file:// with no server and no network.
+The same scenario and seed give the same file, byte for byte, so a report
+can be committed and diffed. Flags override the scenario as for 'sim'; the
+file's expectations are then not evaluated (they hold for the scenario as
+written), and the page says so.`,
+		Example: `  ratelim report runaway-healthcheck -o runaway.html
+  ratelim report partition --topology local -o partition-local.html
+  ratelim report my-scenario.yaml --image svg -o - > report.html`,
+		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Scenario = args[0]
+			opts.over.visit(cmd)
+			if runF != nil {
+				return runF(opts)
+			}
+			return reportRun(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Output, "output", "o", "", "the HTML file to write, or - for standard output (required)")
+	f.StringVar(&opts.Image, "image", "png", "the plot inside the page: png (looks the same everywhere) or svg (sharp at any zoom, in the viewer's fonts)")
+	f.Float64Var(&opts.Plot.Width, "plot-width", 0, "plot width in inches (default: fits the content)")
+	f.Float64Var(&opts.Plot.Height, "plot-height", 0, "plot height in inches (default: fits the panels)")
+	f.StringVar(&opts.Plot.By, "by", "client", "plot one panel per client or per key")
+	addLimitFlags(f, &opts.Limits, false)
+	addOverrideFlags(cmd, &opts.over)
+	return cmd
+}
+
+func reportRun(ctx context.Context, opts *reportOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if opts.Output == "" {
+		return badInput("-o: say where to write the report (a file such as report.html, or - for standard output)")
+	}
+	if opts.Image != "png" && opts.Image != "svg" {
+		return badInput("--image: unknown format %q (want png or svg)", opts.Image)
+	}
+	if opts.Plot.By != "client" && opts.Plot.By != "key" {
+		return badInput("--by: unknown %q (want client or key)", opts.Plot.By)
+	}
+	if opts.Plot.Width < 0 || opts.Plot.Height < 0 {
+		return badInput("--plot-width and --plot-height must not be negative")
+	}
+	opts.Plot.format = opts.Image
+	simOpts, err := opts.Limits.options()
+	if err != nil {
+		return err
+	}
+	file, sc, err := opts.loadScenario(opts.Scenario, opts.over)
+	if err != nil {
+		return err
+	}
+	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal)
+	simOpts.Progress = progress.update
+	r, err := sim.Run(ctx, sc, simOpts)
+	progress.done()
+	if err := runError(opts.ErrOut, scenarioLabel(file), err); err != nil {
+		return err
+	}
+	note := ""
+	if len(opts.over.set) == 0 {
+		_, skipped, err := fillExpectations(file, r)
+		if err != nil {
+			return err
+		}
+		if skipped > 0 {
+			check := "ratelim check"
+			if opts.Scenario != "-" {
+				check += " " + shellWord(opts.Scenario)
+			}
+			note = fmt.Sprintf("%d more need other runs (with: …): %s runs them.", skipped, check)
+		}
+	} else if len(file.Expect) > 0 {
+		note = fmt.Sprintf("The scenario's %d expectations were not evaluated: flags changed the scenario, and they hold for it as written.", len(file.Expect))
+	}
+	var plot bytes.Buffer
+	if err := plots.Timeline(&plot, r, opts.Plot.options()); err != nil {
+		return usageError{err}
+	}
+	ropts := report.Options{
+		Summary:    sc.Summary,
+		Source:     file.Source,
+		SourceName: sourceName(file),
+		Plot:       report.Image{Format: opts.Image, Data: plot.Bytes()},
+		Command:    reportCommand(opts),
+		ExpectNote: note,
+	}
+	write := func(w io.Writer) error { return report.HTML(w, r, ropts) }
+	if opts.Output == "-" {
+		return write(opts.Out)
+	}
+	if err := writeFileAtomic(opts.Output, write); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Out, "%s: %s\n", opts.Output, sim.Headline(r))
+	return nil
+}
+
+// sourceName says where a scenario's YAML came from, for the page.
+func sourceName(f *scenarios.File) string {
+	if f.Path != "" {
+		return f.Path
+	}
+	return "built-in " + f.Scenario.Name
+}
+
+// reportCommand is the `ratelim sim` line that reproduces the report's
+// run: the scenario and the override flags given, in a fixed order, so
+// the page does not depend on the order they were typed in.
+func reportCommand(opts *reportOptions) string {
+	parts := []string{"ratelim", "sim", shellWord(opts.Scenario)}
+	names := make([]string, 0, len(opts.over.set))
+	for n := range opts.over.set {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		parts = append(parts, "--"+n, shellWord(opts.over.set[n]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellWord quotes s for a POSIX shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

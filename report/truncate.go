@@ -1,0 +1,140 @@
+package report
+
+import (
+	"math"
+	"slices"
+
+	"github.com/ratelim/ratelim/sim"
+)
+
+// Truncate returns the part of r that had happened by t seconds: what a
+// plot of the run drawn at instant t would show. It is how an animation's
+// frames are made from one finished run, with no second simulation.
+//
+// The recorder's resolution is a step, so Truncate keeps whole steps: t is
+// rounded down to a multiple of r.StepS (a step that has not ended is not
+// known yet), and the result's DurationS is that instant. Then
+//
+//   - timeline rows are those of the kept steps;
+//   - each state series keeps the samples taken by then (a sample is the
+//     state at the end of its step);
+//   - events are those logged by then, and faults those begun by then,
+//     a fault still running ending at the cut;
+//   - each client's sent, allowed, rejected, failed-open, failed-closed
+//     and retries are recomputed from its kept rows, each key's from its
+//     clients, and Requests from the clients' sent.
+//
+// What cannot be recomputed from the steps is zeroed rather than left
+// wrong: the exact figures (max_allowed_1s, the exact limiter's
+// admissions, false allows and denies, retries_allowed) need the request
+// times, and the latency summary the requests' latencies; a reader of the
+// Result treats zero as "not known", as it does for a result without the
+// comparison. Expectations, evaluated on the whole run, are dropped.
+// Findings are kept: they are the run's lesson, which an animation keeps
+// in view from its first frame.
+//
+// t at or past the end (or NaN, or a result without a positive step)
+// returns a copy of r with nothing dropped. r is not
+// modified, and nothing of the returned Result shares memory with it.
+func Truncate(r *sim.Result, t float64) *sim.Result {
+	out := *r
+	out.Limit.Defaulted = slices.Clone(r.Limit.Defaulted)
+	out.Findings = slices.Clone(r.Findings)
+	if math.IsNaN(t) || t >= r.DurationS || !(r.StepS > 0) {
+		return deepCopy(&out, r)
+	}
+	// A hair of tolerance: steps are sums of float seconds.
+	const eps = 1e-9
+	steps := math.Floor(max(t, 0)/r.StepS + eps)
+	cut := steps * r.StepS
+	out.DurationS = cut
+	out.Expectations = nil
+
+	out.Timeline = nil
+	for _, row := range r.Timeline {
+		if row.TS+r.StepS <= cut+eps {
+			out.Timeline = append(out.Timeline, row)
+		}
+	}
+	out.State = nil
+	for _, s := range r.State {
+		n := min(len(s.TS), len(s.Remaining))
+		keep := 0
+		for keep < n && s.TS[keep] <= cut+eps {
+			keep++
+		}
+		out.State = append(out.State, sim.StateSeries{Key: s.Key, Copy: s.Copy,
+			TS: slices.Clone(s.TS[:keep]), Remaining: slices.Clone(s.Remaining[:keep])})
+	}
+	out.Events = nil
+	for _, e := range r.Events {
+		if e.TS <= cut+eps {
+			out.Events = append(out.Events, e)
+		}
+	}
+	out.Faults = nil
+	for _, f := range r.Faults {
+		if f.StartS < cut {
+			f.EndS = min(f.EndS, cut)
+			out.Faults = append(out.Faults, f)
+		}
+	}
+
+	byName := make(map[string]int, len(r.Clients))
+	out.Clients = make([]sim.ClientResult, len(r.Clients))
+	for i, c := range r.Clients {
+		byName[c.Name] = i
+		out.Clients[i] = sim.ClientResult{Name: c.Name, Key: c.Key}
+	}
+	for _, row := range out.Timeline {
+		i, ok := byName[row.Client]
+		if !ok {
+			continue
+		}
+		c := &out.Clients[i]
+		c.Sent += row.Sent
+		c.Allowed += row.Allowed
+		c.Rejected += row.Rejected
+		c.FailedOpen += row.FailedOpen
+		c.FailedClosed += row.FailedClosed
+		c.Retries += row.Retries
+	}
+	out.Requests = 0
+	byKey := make(map[string]int, len(r.Keys))
+	out.Keys = make([]sim.KeyResult, len(r.Keys))
+	for i, k := range r.Keys {
+		byKey[k.Key] = i
+		out.Keys[i] = sim.KeyResult{Key: k.Key}
+	}
+	for _, c := range out.Clients {
+		out.Requests += c.Sent
+		i, ok := byKey[c.Key]
+		if !ok {
+			continue
+		}
+		k := &out.Keys[i]
+		k.Clients++
+		k.Sent += c.Sent
+		k.Allowed += c.Allowed
+		k.Rejected += c.Rejected
+		k.FailedOpen += c.FailedOpen
+		k.FailedClosed += c.FailedClosed
+	}
+	return &out
+}
+
+// deepCopy fills out's slices with copies of r's, so that the copy of a
+// result Truncate returns whole shares nothing with it either.
+func deepCopy(out, r *sim.Result) *sim.Result {
+	out.Clients = slices.Clone(r.Clients)
+	out.Keys = slices.Clone(r.Keys)
+	out.Timeline = slices.Clone(r.Timeline)
+	out.Faults = slices.Clone(r.Faults)
+	out.Events = slices.Clone(r.Events)
+	out.Expectations = slices.Clone(r.Expectations)
+	out.State = nil
+	for _, s := range r.State {
+		out.State = append(out.State, sim.StateSeries{Key: s.Key, Copy: s.Copy, TS: slices.Clone(s.TS), Remaining: slices.Clone(s.Remaining)})
+	}
+	return out
+}
