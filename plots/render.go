@@ -13,6 +13,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/ratelim/ratelim/sim"
 )
 
 // Options says how big a figure is, in which format, and how Timeline
@@ -29,6 +31,13 @@ type Options struct {
 	// By is what Timeline draws a panel for: "client" (the default), or
 	// "key", which adds up the clients sharing a limiter key.
 	By string
+	// Layout, when set, is the result whose figure Timeline lays r out
+	// as: the same clients put in one panel, the same y ranges, the same
+	// State and Latency panels. An animation passes the whole run, so that
+	// each frame (the run cut short) keeps the last frame's layout instead
+	// of, say, putting every client in one panel while all are still at
+	// zero. Nil: r's own.
+	Layout *sim.Result
 }
 
 // by returns the validated grouping of Timeline's panels.

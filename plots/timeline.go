@@ -61,7 +61,10 @@ func Timeline(w io.Writer, r *sim.Result, opts Options) error {
 	if err != nil {
 		return err
 	}
-	d.arrange(d.signatures())
+	ax, err := layOut(d, opts.Layout, by)
+	if err != nil {
+		return err
+	}
 	width := opts.Width
 	if width == 0 {
 		width = 10 * vg.Inch
@@ -69,7 +72,6 @@ func Timeline(w io.Writer, r *sim.Result, opts Options) error {
 	if width < 0 || opts.Height < 0 {
 		return fmt.Errorf("plots: figure size %v × %v is not positive", width, opts.Height)
 	}
-	ax := newAxes(d)
 	used := map[string]bool{}
 	panels := figurePanels(d, ax, width, used)
 	h := runHeader(d, ax.log, used)
@@ -90,6 +92,51 @@ func Timeline(w io.Writer, r *sim.Result, opts Options) error {
 		h.draw(inner)
 		drawStack(draw.Crop(inner, 0, 0, 0, -(hh+panelGap)), sideWidth(width), panels)
 	})
+}
+
+// layOut arranges d's panels and returns their y ranges: d's own, or,
+// with a layout result, that result's (see Options.Layout).
+func layOut(d *timelineData, layout *sim.Result, by string) (axes, error) {
+	if layout == nil {
+		d.arrange(d.signatures())
+		return newAxes(d), nil
+	}
+	dl, err := newTimelineData(layout, by)
+	if err != nil {
+		return axes{}, fmt.Errorf("plots: the layout result: %s", strings.TrimPrefix(err.Error(), "plots: "))
+	}
+	dl.arrange(dl.signatures())
+	// A client is grouped with those it is grouped with in the layout;
+	// those the layout folded into "others" are folded again by fold,
+	// which decides from the names alone.
+	group := map[string]int{}
+	for i, t := range dl.panels {
+		if t.count > 1 {
+			for _, m := range t.members {
+				group[m] = i
+			}
+		}
+	}
+	sigs := make([]string, len(d.all))
+	for i, t := range d.all {
+		if g, ok := group[t.name]; ok {
+			sigs[i] = fmt.Sprint("layout ", g)
+		} else {
+			sigs[i] = "only " + t.name
+		}
+	}
+	// Folding must not depend on the frame's figures either: the layout
+	// kept the panels it kept.
+	d.panels = fold(collapse(d.all, sigs), d.by, d.nSteps)
+	var names []string
+	for _, t := range d.panels {
+		names = append(names, t.name)
+	}
+	ax := rowAxes(dl, names)
+	for i, t := range d.panels { // a frame's data past the layout's: still drawn
+		ax.tops[i] = math.Max(ax.tops[i], panelTop(d, t))
+	}
+	return ax, nil
 }
 
 // minPanel is the least height a panel is drawn in.

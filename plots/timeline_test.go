@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -319,5 +320,59 @@ func TestTimelineWithHundredsOfClientsStaysReadable(t *testing.T) {
 	}
 	if h := img.Bounds().Dy(); h > 30*96 {
 		t.Errorf("the 300-client figure is %d pixels high", h)
+	}
+}
+
+// With a Layout, a run cut short (an animation's frame) is drawn as the
+// whole run is: at 2 s every bastion and the scheduler are still at zero,
+// alike, yet they keep the panels of the whole run, and the same axes.
+func TestTimelineLayoutKeepsTheWholeRunsPanels(t *testing.T) {
+	full := builtin(t, "runaway-healthcheck", nil)
+	cut := *full
+	cut.Timeline = nil
+	for _, row := range full.Timeline {
+		if row.TS < 2 {
+			cut.Timeline = append(cut.Timeline, row)
+		}
+	}
+	cut.Clients = slices.Clone(full.Clients)
+	for i := range cut.Clients {
+		c := &cut.Clients[i]
+		c.Sent, c.Allowed, c.Rejected, c.MaxAllowed1s, c.IdealAllowed, c.IdealMaxAllowed1s = 0, 0, 0, 0, 0, 0
+		if c.Name == "dashboard" {
+			c.Sent, c.Allowed = 4, 4
+		}
+	}
+	panelsOf := func(r *sim.Result, layout *sim.Result) []string {
+		d, err := newTimelineData(r, "client")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := layOut(d, layout, "client"); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, p := range d.panels {
+			names = append(names, p.name)
+		}
+		return names
+	}
+	want := panelsOf(full, nil)
+	if got := panelsOf(&cut, nil); slices.Equal(got, want) {
+		t.Fatalf("on its own the cut run draws %v too: the test shows nothing", got)
+	}
+	if got := panelsOf(&cut, full); !slices.Equal(got, want) {
+		t.Errorf("the cut run laid out as the whole run draws %v, want %v", got, want)
+	}
+	var a, b bytes.Buffer
+	if err := Timeline(&a, full, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Timeline(&b, &cut, Options{Layout: full}); err != nil {
+		t.Fatal(err)
+	}
+	ia, ib := checkPNG(t, "full", a.Bytes(), 0, 0), checkPNG(t, "cut", b.Bytes(), 0, 0)
+	if ia.Bounds() != ib.Bounds() {
+		t.Errorf("the cut run is %v, the whole run %v: a frame would jump", ib.Bounds(), ia.Bounds())
 	}
 }
