@@ -707,7 +707,7 @@ func newLatencyData(d *timelineData, always bool) *latencyData {
 	// A flat round trip says nothing the subtitle does not: the panel is
 	// drawn only when some step waited noticeably longer than the store's
 	// round trip (a queue, a latency spike, retries' back-off).
-	if !anyP99 || (!always && l.max <= d.r.RTTMs*1.2+0.05) {
+	if !always && (!anyP99 || l.max <= d.r.RTTMs*1.2+0.05) {
 		return nil
 	}
 	return l

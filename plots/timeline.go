@@ -229,9 +229,11 @@ func figurePanels(d *timelineData, ax axes, width vg.Length, used map[string]boo
 		panels = append(panels, panel{plot: p, height: max(tall, note.height(noteWidth(width))+0.2*vg.Inch), side: note})
 	}
 	if ax.stateMax > 0 {
-		if s := newStateData(r, d.stepS); s != nil {
-			panels = append(panels, statePanel(d, s, ax.stateMax, width))
+		s := newStateData(r, d.stepS)
+		if s == nil { // laid out as a run with state (Options.Layout)
+			s = &stateData{}
 		}
+		panels = append(panels, statePanel(d, s, ax.stateMax, width))
 	}
 	if ax.latencyMax > 0 {
 		if l := newLatencyData(d, true); l != nil {
