@@ -3,6 +3,7 @@ package plots
 import (
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/plot"
@@ -283,16 +284,30 @@ func (o overFill) over() bool {
 	return false
 }
 
-// Plot implements plot.Plotter.
+// Plot implements plot.Plotter. Each run of steps over the limit is one
+// polygon, stepping along its top and bottom: rectangles side by side
+// would show their seams through a translucent fill.
 func (o overFill) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
-	for i := range o.hi {
-		if !(o.hi[i] > o.lo[i]+1e-9) || i+1 >= len(o.ts) {
+	isOver := func(i int) bool { return i+1 < len(o.ts) && o.hi[i] > o.lo[i]+1e-9 }
+	for i := 0; i < len(o.hi); i++ {
+		if !isOver(i) {
 			continue
 		}
-		x0, x1 := trX(o.ts[i]), trX(o.ts[i+1])
-		y0, y1 := trY(o.lo[i]), min(trY(o.hi[i]), c.Max.Y)
-		c.FillPolygon(overColour, []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
+		j := i
+		for j < len(o.hi) && isOver(j) {
+			j++
+		}
+		var top, bottom []vg.Point
+		for k := i; k < j; k++ {
+			x0, x1 := trX(o.ts[k]), trX(o.ts[k+1])
+			yt, yb := min(trY(o.hi[k]), c.Max.Y), trY(o.lo[k])
+			top = append(top, vg.Point{X: x0, Y: yt}, vg.Point{X: x1, Y: yt})
+			bottom = append(bottom, vg.Point{X: x0, Y: yb}, vg.Point{X: x1, Y: yb})
+		}
+		slices.Reverse(bottom)
+		c.FillPolygon(overColour, append(top, bottom...))
+		i = j
 	}
 }
 

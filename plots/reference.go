@@ -131,9 +131,15 @@ func (ref reference) over(served []float64, burst, ratePerS, stepS float64, keys
 	n := float64(keys)
 	lo, hi = make([]float64, len(served)), make([]float64, len(served))
 	if ref.kind != "bucket" {
+		// A queue draining at the rate can let one more go in a window
+		// than rate × window (one at each end): not an excess.
+		slack := 0.0
+		if ref.kind == "leaky" {
+			slack = n
+		}
 		count := rolling(served, ref.k)
 		for i := range count {
-			lo[i], hi[i] = ref.limit*n, count[i]
+			lo[i], hi[i] = ref.limit*n+slack, count[i]
 		}
 		return lo, hi
 	}
