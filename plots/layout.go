@@ -202,7 +202,9 @@ func (s sideNote) headingLines(width vg.Length) []string {
 // height is how tall the note is at width.
 func (s sideNote) height(width vg.Length) vg.Length {
 	h := vg.Length(len(s.headingLines(width)))*lineHeight(headingStyle) + vg.Length(len(s.flowed(width)))*lineHeight(noteStyle)
-	h += vg.Length(len(s.legend)) * lineHeight(legendStyle)
+	for _, e := range s.legend {
+		h += vg.Length(len(legendLines(e.label, width))) * lineHeight(legendStyle)
+	}
 	return h + vg.Points(4)
 }
 
@@ -231,13 +233,32 @@ func (s sideNote) draw(c draw.Canvas) {
 		c.FillText(noteStyle, vg.Point{X: c.Min.X, Y: y}, truncate(noteStyle, line, width))
 	}
 	for _, e := range s.legend {
-		if !fits(legendStyle) {
-			break
+		for i, line := range legendLines(e.label, width) {
+			if !fits(legendStyle) {
+				return
+			}
+			y -= lineHeight(legendStyle)
+			line = truncate(legendStyle, line, width-vg.Points(thumbW+4))
+			if i == 0 {
+				drawEntry(c, c.Min.X, y, legendEntry{label: line, thumb: e.thumb})
+				continue
+			}
+			c.FillText(legendStyle, vg.Point{X: c.Min.X + vg.Points(thumbW+4), Y: y}, line)
 		}
-		y -= lineHeight(legendStyle)
-		e.label = truncate(legendStyle, e.label, width-vg.Points(thumbW+4))
-		drawEntry(c, c.Min.X, y, e)
 	}
+}
+
+// legendLines is a side note's legend label wrapped beside its thumbnail,
+// on at most two lines.
+func legendLines(label string, width vg.Length) []string {
+	lines := wrapText(legendStyle, label, width-vg.Points(thumbW+4))
+	if len(lines) > 2 {
+		lines = append(lines[:1], strings.Join(lines[1:], " ")) // truncated when drawn
+	}
+	if len(lines) == 0 {
+		lines = []string{""}
+	}
+	return lines
 }
 
 // panel is one plot of a stack and the note beside it.
