@@ -243,3 +243,29 @@ func TestOverBandOnlyWhereTheLimitWasBroken(t *testing.T) {
 		}
 	}
 }
+
+// A leaky bucket's admissions are drawn when they leave its queue: cron's
+// burst of 30 at 7 s is admitted 20 at once (the queue) but served 10 a
+// second, the smoothing the queue is for.
+func TestLeakyBucketDrawnAtDeparture(t *testing.T) {
+	r := mustRun(t, leaky())
+	d := arranged(t, r, "client")
+	if !d.leaky {
+		t.Fatal("a leaky bucket's result is not drawn at departures")
+	}
+	for _, p := range d.panels {
+		if p.name != "cron" {
+			continue
+		}
+		admitted := slices.Max(values(p.steps, func(c counts) int64 { return c.allowed }))
+		served := slices.Max(values(p.steps, servedOf))
+		if admitted != 20 || served > 11 {
+			t.Errorf("cron: at most %g admitted and %g served in a step, want 20 admitted and about 10 served", admitted, served)
+		}
+	}
+	// Another algorithm: served is what was allowed.
+	d = arranged(t, mustRun(t, localFour()), "client")
+	if d.leaky || d.panels[0].total.served != d.panels[0].total.allowed {
+		t.Errorf("a token bucket's served %d, allowed %d", d.panels[0].total.served, d.panels[0].total.allowed)
+	}
+}

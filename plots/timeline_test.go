@@ -251,6 +251,14 @@ func TestTimelineLatencyPanelOnlyWhenSomethingWaited(t *testing.T) {
 	if has(r) {
 		t.Error("a run where nothing waited drew a latency panel")
 	}
+	// Every request paid the store's round trip and no more: a flat line
+	// the subtitle already states.
+	if has(builtin(t, "store-outage", nil)) {
+		t.Error("a run whose latency is the round trip throughout drew a latency panel")
+	}
+	if !has(mustRun(t, splitBrain())) {
+		t.Error("a latency spike drew no latency panel")
+	}
 }
 
 func TestTimelineRefusesWhatItCannotDraw(t *testing.T) {
