@@ -318,6 +318,9 @@ var overColour = withAlpha(vermillion, 0x78)
 type lineLabel struct {
 	y    float64
 	text string
+	// below puts the label under the line (the refill's, so that it never
+	// meets the limit's label above the limit line).
+	below bool
 }
 
 // Plot implements plot.Plotter.
@@ -326,7 +329,7 @@ func (l lineLabel) Plot(c draw.Canvas, p *plot.Plot) {
 	y := trY(l.y)
 	sty := textStyle(sizeNote-0.5, true, textGrey)
 	sty.XAlign = draw.XRight
-	if y+vg.Points(10) > c.Max.Y { // no room above: below the line
+	if l.below || y+vg.Points(10) > c.Max.Y { // no room above: below the line
 		sty.YAlign = draw.YTop
 		y -= vg.Points(2)
 	} else {

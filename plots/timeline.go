@@ -159,14 +159,20 @@ type axes struct {
 func newAxes(d *timelineData) axes {
 	ax := axes{tops: make([]float64, len(d.panels))}
 	top, low := 1.0, math.Max(d.ref.limit, 1)
+	sliver := false
 	for i, t := range d.panels {
 		ax.tops[i] = panelTop(d, t)
+		own := 0.0
 		for _, s := range t.steps {
 			low = math.Max(low, float64(s.served))
+			own = math.Max(own, float64(s.sent))
 		}
 		top = math.Max(top, ax.tops[i])
+		// A light user behind a NAT: its own requests are a sliver at the
+		// foot of the key's count, and its rejections would be invisible.
+		sliver = sliver || (t.share != nil && own > 0 && own*8 < ax.tops[i])
 	}
-	ax.log = top > 8*low && top > 20
+	ax.log = top > 20 && (top > 8*low || sliver)
 	if s := newStateData(d.r, d.stepS); s != nil {
 		ax.stateMax = math.Max(1, s.max*1.08)
 	}
@@ -500,7 +506,7 @@ func trafficPlot(d *timelineData, t traffic, top float64, logScale bool, used ma
 		p.Add(lineLabel{y: limit, text: countLabel(limit)})
 		if d.ref.refill > 0 {
 			line(serRefill, plotter.XYs{{X: 0, Y: d.ref.refill * n}, {X: d.endS, Y: d.ref.refill * n}})
-			p.Add(lineLabel{y: d.ref.refill * n, text: countLabel(d.ref.refill * n)})
+			p.Add(lineLabel{y: d.ref.refill * n, text: countLabel(d.ref.refill * n), below: true})
 		}
 	}
 
