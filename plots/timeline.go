@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -173,6 +174,14 @@ func newAxes(d *timelineData) axes {
 		sliver = sliver || (t.share != nil && own > 0 && own*8 < ax.tops[i])
 	}
 	ax.log = top > 20 && (top > 8*low || sliver)
+	// Panels of about one size share their range, so that clients can be
+	// compared by height (retry-storm's three policies); panels that
+	// differ more keep their own, or the small ones would lie flat.
+	if least := slices.Min(ax.tops); least > 0 && top <= 2*least {
+		for i := range ax.tops {
+			ax.tops[i] = top
+		}
+	}
 	if s := newStateData(d.r, d.stepS); s != nil {
 		ax.stateMax = math.Max(1, s.max*1.08)
 	}
