@@ -103,6 +103,9 @@ func TestSVGTextFitsInAWiderFont(t *testing.T) {
 		}},
 		{"nat-by-key", func(b *bytes.Buffer) error { return Timeline(b, nat, Options{Format: "svg", By: "key"}) }},
 		{"nat-narrow", func(b *bytes.Buffer) error { return Timeline(b, nat, Options{Format: "svg", Width: 6 * vg.Inch}) }},
+		{"vs", func(b *bytes.Buffer) error {
+			return TimelineVs(b, goldenResult(), nat, "a-long-label=with-a-value", "another-label=and-its-value", Options{Format: "svg", Width: 9 * vg.Inch})
+		}},
 		{"grid", func(b *bytes.Buffer) error {
 			cells := compareCells()
 			cells[0].Why = "admitted 4.00× what one exact limiter would on the same arrivals: 4 servers, each with its own jar, and a long tail"
