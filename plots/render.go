@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -150,23 +151,48 @@ func svgFonts(svg []byte) []byte {
 
 // digitsApart is a canvas that draws text without kerning between two
 // digits. gonum's PNG canvas kerns every pair, and Liberation Sans kerns
-// "11" so tightly that "113" reads "1l3"; each run of text that does not
-// cross a digit pair is drawn on its own, one after the other.
+// "11" so tightly (by 0.07 em) that "113" reads "1l3". So text is drawn
+// in pieces split between every two digits, each piece where the one
+// before ends as the canvas itself measures it (in its pixels, as it
+// draws): a piece measured in the font's own units would drift from
+// where the canvas put the one before. (A zero-width character between
+// the digits would break the kerning pair too, but the PNG canvas draws
+// it as a hairline.)
 type digitsApart struct{ vg.CanvasSizer }
 
 // FillString implements vg.Canvas.
 func (c digitsApart) FillString(f font.Face, pt vg.Point, s string) {
-	start := 0
-	prev := rune(-1)
+	pieces := splitDigitPairs(s)
+	if len(pieces) == 1 {
+		c.CanvasSizer.FillString(f, pt, s)
+		return
+	}
+	advance := f.Width
+	if d, ok := c.CanvasSizer.(interface{ DPI() float64 }); ok {
+		face := f.FontFace(d.DPI())
+		defer face.Close()
+		advance = func(s string) vg.Length {
+			return vg.Length(float64(xfont.MeasureString(face, s)) / 64 / d.DPI() * 72)
+		}
+	}
+	for _, p := range pieces {
+		c.CanvasSizer.FillString(f, pt, p)
+		pt.X += advance(p)
+	}
+}
+
+// splitDigitPairs splits s between every two digits.
+func splitDigitPairs(s string) []string {
+	var out []string
+	start, prev := 0, rune(-1)
 	for i, r := range s {
 		if isDigit(prev) && isDigit(r) {
-			c.CanvasSizer.FillString(f, pt, s[start:i])
-			pt.X += f.Width(s[start:i])
+			out = append(out, s[start:i])
 			start = i
 		}
 		prev = r
 	}
-	c.CanvasSizer.FillString(f, pt, s[start:])
+	return append(out, s[start:])
 }
 
 func isDigit(r rune) bool { return r >= '0' && r <= '9' }

@@ -9,11 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // rasterize renders svg with rsvg-convert under a fontconfig that knows
@@ -136,8 +138,8 @@ func TestSVGTextFitsInAWiderFont(t *testing.T) {
 	}
 }
 
-// digitsApart draws a run of digits one piece per digit pair, so that no
-// pair is kerned; text without adjacent digits goes through whole.
+// digitsApart draws text in pieces split between every two digits, so
+// that no pair is kerned, each piece where the one before ends.
 func TestDigitsApartSplitsDigitPairs(t *testing.T) {
 	tests := []struct {
 		in   string
@@ -152,15 +154,56 @@ func TestDigitsApartSplitsDigitPairs(t *testing.T) {
 	for _, tt := range tests {
 		rec := &textRecorder{}
 		digitsApart{rec}.FillString(face, vg.Point{}, tt.in)
-		if strings.Join(rec.got, "|") != strings.Join(tt.want, "|") {
+		if !slices.Equal(rec.got, tt.want) {
 			t.Errorf("%q drawn as %q, want %q", tt.in, rec.got, tt.want)
 		}
-		// Each piece starts where the one before ends, unkerned.
 		for i := 1; i < len(rec.at); i++ {
 			if want := rec.at[i-1] + face.Width(rec.got[i-1]); rec.at[i] != want {
 				t.Errorf("%q: piece %d at %v, want %v", tt.in, i, rec.at[i], want)
 			}
 		}
+	}
+}
+
+// On the PNG canvas, "11" drawn apart is as wide as two ones, where
+// kerned it is narrower, and a long text's digits land where they would
+// unsplit (no drift): its width matches the unkerned measure.
+func TestDigitsApartOnThePNGCanvas(t *testing.T) {
+	ink := func(s string, apart bool) (left, right int) {
+		c := vgimg.NewWith(vgimg.UseWH(6*vg.Inch, 0.5*vg.Inch), vgimg.UseDPI(96))
+		var cv vg.CanvasSizer = c
+		if apart {
+			cv = digitsApart{c}
+		}
+		dc := draw.New(cv)
+		dc.FillText(textStyle(14, false, black), vg.Point{X: 4, Y: 10}, s)
+		img := c.Image()
+		left, right = -1, -1
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+				if r, _, _, _ := img.At(x, y).RGBA(); r < 0x8000 {
+					if left < 0 {
+						left = x
+					}
+					right = x
+					break
+				}
+			}
+		}
+		return left, right
+	}
+	_, kerned := ink("11", false)
+	_, apart := ink("11", true)
+	if apart <= kerned {
+		t.Errorf("\"11\" drawn apart ends at %d px, kerned at %d: the pair is still kerned", apart, kerned)
+	}
+	// A long text with one pair: drawn apart, it ends where the whole text
+	// ends plus the pair's kerning, not pixels away.
+	long := "all clients on the shared key, in the last 10 s"
+	_, whole := ink(long, false)
+	_, split := ink(long, true)
+	if d := split - whole; d < 0 || d > 2 {
+		t.Errorf("drawn apart, the text ends %d px from where it ends whole: the pieces drift", d)
 	}
 }
 
