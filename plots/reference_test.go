@@ -118,7 +118,16 @@ func TestRollingCountShowsTheBoundaryBurst(t *testing.T) {
 // nat: every office panel says its limit is shared, with whom, and who
 // used it; the sync tool is named as the one that took most.
 func TestSharedKeyIsSaidAndDrawn(t *testing.T) {
-	d := arranged(t, builtin(t, "nat", nil), "client")
+	r := builtin(t, "nat", nil)
+	// A panel per key: the NAT's key draws its biggest user inside it.
+	k := arranged(t, r, "key")
+	if p := k.panels[0]; p.name != "203.0.113.7" || p.topUser == nil || p.topUser.name != "sync-tool" {
+		t.Errorf("by key, the first panel is %q with top user %+v; want 203.0.113.7, the sync-tool", p.name, p.topUser)
+	}
+	if p := k.panels[1]; p.topUser != nil {
+		t.Errorf("by key, %s (one client) draws a top user", p.name)
+	}
+	d := arranged(t, r, "client")
 	for _, p := range d.panels {
 		notes := strings.Join(p.notes, "\n")
 		switch {

@@ -54,6 +54,8 @@ type traffic struct {
 	// share is set when the panel's one key is shared with other
 	// clients: what the limit counts is theirs and its together.
 	share *keyShare
+	// topUser is, on a key's panel, the client admitted most of it.
+	topUser *topUser
 	// figures are the client's (or key's) totals, names left out: equal
 	// figures and steps make two clients one panel.
 	figures string
@@ -74,6 +76,13 @@ type keyShare struct {
 	// top is the client that was admitted most of the key's allowance.
 	top        string
 	topAllowed int64
+}
+
+// topUser is the client of a key that was admitted most of its
+// allowance, and its counts per step.
+type topUser struct {
+	name  string
+	steps []counts
 }
 
 // timelineData is everything Timeline draws, taken from a Result.
@@ -285,6 +294,19 @@ func (d *timelineData) byKey(perClient map[string][]counts) []traffic {
 			}
 		}
 		t.total = sumCounts(t.steps)
+		// Who used the key's allowance: its biggest user, drawn inside it.
+		if len(names) > 1 {
+			var top sim.ClientResult
+			for _, c := range d.r.Clients {
+				if c.Key == k.Key && c.Allowed > top.Allowed {
+					top = c
+				}
+			}
+			if top.Allowed > 0 {
+				t.topUser = &topUser{name: top.Name, steps: perClient[top.Name]}
+				t.notes = append(t.notes, fmt.Sprintf("%s took %s of the %s admitted", top.Name, thousands(top.Allowed), thousands(t.total.allowed)))
+			}
+		}
 		fig := k
 		fig.Key = ""
 		t.figures = fmt.Sprint(fig)

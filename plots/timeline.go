@@ -351,9 +351,10 @@ const (
 	serRefill       = "refill"
 	serBoundary     = "boundary"
 	serOver         = "over"
+	serTop          = "top"
 )
 
-var trafficOrder = []string{serAllowed, serRejected, serFailedOpen, serFailedClosed, serRetries, serShared, serRolling, serLimit, serOver, serRefill, serBoundary}
+var trafficOrder = []string{serAllowed, serTop, serRejected, serFailedOpen, serFailedClosed, serRetries, serShared, serRolling, serLimit, serOver, serRefill, serBoundary}
 
 // seriesLabel is what the legend calls a series in d's figure.
 func seriesLabel(d *timelineData, name string) string {
@@ -363,6 +364,8 @@ func seriesLabel(d *timelineData, name string) string {
 			return "served per step (as it left the queue)"
 		}
 		return "allowed per step"
+	case serTop:
+		return "of which the key's biggest user (named beside)"
 	case serRejected:
 		return "rejected per step"
 	case serFailedOpen:
@@ -405,6 +408,9 @@ func trafficLine(name string, xy plotter.XYs) *plotter.Line {
 		l.LineStyle = draw.LineStyle{Color: colRejected, Width: vg.Points(1.1)}
 	case serRetries:
 		l.LineStyle = draw.LineStyle{Color: colRetries, Width: vg.Points(1.1), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}
+	case serTop:
+		l.LineStyle = draw.LineStyle{Color: colRolling, Width: vg.Points(1)}
+		l.FillColor = withAlpha(colRolling, 0x50)
 	case serShared:
 		l.LineStyle = draw.LineStyle{Color: colShared, Width: vg.Points(1)}
 		l.FillColor = withAlpha(colShared, 0x30)
@@ -476,6 +482,9 @@ func trafficPlot(d *timelineData, t traffic, top float64, logScale bool, used ma
 	}
 	served := values(t.steps, servedOf)
 	line(serAllowed, stepLine(ts, served))
+	if t.topUser != nil {
+		line(serTop, stepLine(ts, values(t.topUser.steps, servedOf)))
+	}
 	// What the limiter let through beyond what the limit allows (see
 	// reference.over) — the excess a fixed window's boundary, per-server
 	// jars or a split brain let through — over the allowed fill and under
