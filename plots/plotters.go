@@ -329,7 +329,8 @@ func (l lineLabel) Plot(c draw.Canvas, p *plot.Plot) {
 	y := trY(l.y)
 	sty := textStyle(sizeNote-0.5, true, textGrey)
 	sty.XAlign = draw.XRight
-	if l.below || y+vg.Points(10) > c.Max.Y { // no room above: below the line
+	below := l.below && y-vg.Points(10) >= c.Min.Y // no room below: above
+	if below || y+vg.Points(10) > c.Max.Y {        // no room above: below the line
 		sty.YAlign = draw.YTop
 		y -= vg.Points(2)
 	} else {
