@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ratelim/ratelim/sim"
@@ -14,25 +17,62 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// dump renders a parsed file for a golden: every field of the Scenario,
-// one client or fault per line, then the expectations as they read.
+// dump renders a parsed file for a golden: every field of the Scenario
+// that is set, one per line as path=value, then the expectations as they
+// read. Fields left at their zero value are not written, so adding a field
+// to a struct changes no golden until a file sets it.
 func dump(f *File) []byte {
+	var lines []string
+	stable(reflect.ValueOf(f.Scenario), "", &lines)
 	var b bytes.Buffer
-	sc := f.Scenario
-	fmt.Fprintf(&b, "name: %s\nsummary: %s\n", sc.Name, sc.Summary)
-	fmt.Fprintf(&b, "duration: %s seed: %d step: %s servers: %d balancer: %s\n", sc.Duration, sc.Seed, sc.Step, sc.Servers, sc.Balancer)
-	fmt.Fprintf(&b, "limit: %+v\n", sc.Limit)
-	fmt.Fprintf(&b, "topology: %+v\n", sc.Topology)
-	for _, c := range sc.Clients {
-		fmt.Fprintf(&b, "client: %+v\n", c)
-	}
-	for _, ft := range sc.Faults {
-		fmt.Fprintf(&b, "fault: %+v\n", ft)
+	for _, l := range lines {
+		b.WriteString(l + "\n")
 	}
 	for _, e := range f.Expect {
 		fmt.Fprintf(&b, "expect (line %d): %s\n", e.Line, e.Text)
 	}
 	return b.Bytes()
+}
+
+// stable appends v's set leaves as "path=value": structs by field name,
+// slices by index, maps by sorted key; a value with a String method (a
+// rate, a duration) is a leaf.
+func stable(v reflect.Value, path string, out *[]string) {
+	if path != "" && v.IsZero() {
+		return
+	}
+	if _, ok := v.Interface().(fmt.Stringer); ok {
+		*out = append(*out, fmt.Sprintf("%s=%v", path, v.Interface()))
+		return
+	}
+	join := func(name string) string {
+		if path == "" {
+			return name
+		}
+		return path + "." + name
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Type().Field(i); f.IsExported() {
+				stable(v.Field(i), join(f.Name), out)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			stable(v.Index(i), fmt.Sprintf("%s[%d]", path, i), out)
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+		for _, k := range keys {
+			stable(v.MapIndex(k), fmt.Sprintf("%s[%v]", path, k), out)
+		}
+	case reflect.Pointer, reflect.Interface:
+		stable(v.Elem(), path, out)
+	default:
+		*out = append(*out, fmt.Sprintf("%s=%v", path, v.Interface()))
+	}
 }
 
 // TestBuiltinGolden pins what each built-in parses to, defaults included:
