@@ -37,17 +37,19 @@ type legendEntry struct {
 	thumb plot.Thumbnailer
 }
 
-// header is a figure's title block: a bold title, a subtitle of settings,
-// and a legend laid out in as many rows as it needs.
+// header is a figure's title block: a bold title, the run's lesson in a
+// line (or a few), a subtitle of settings, and a legend, each wrapped in
+// as many rows as it needs.
 type header struct {
-	title, subtitle string
-	legend          []legendEntry
+	title, headline, subtitle string
+	legend                    []legendEntry
 }
 
 var (
 	titleStyle    = textStyle(sizeTitle, true, black)
 	subtitleStyle = textStyle(sizeSubtitle, false, textGrey)
 	legendStyle   = textStyle(sizeNote+0.5, false, black)
+	headlineStyle = textStyle(sizeHeadline, false, black)
 	headingStyle  = textStyle(sizeLabel, true, black)
 	noteStyle     = textStyle(sizeNote, false, textGrey)
 )
@@ -78,27 +80,43 @@ func (h header) legendRows(width vg.Length) [][]legendEntry {
 }
 
 func entryWidth(e legendEntry) vg.Length {
-	return vg.Points(thumbW+4) + legendStyle.Width(e.label) + vg.Points(14)
+	return vg.Points(thumbW+4) + textWidth(legendStyle, e.label) + vg.Points(14)
 }
 
 // height is how tall the header is when drawn width wide.
 func (h header) height(width vg.Length) vg.Length {
-	ht := lineHeight(titleStyle)
-	for range wrapText(subtitleStyle, h.subtitle, width) {
-		ht += lineHeight(subtitleStyle)
+	var ht vg.Length
+	for _, b := range h.blocks() {
+		ht += vg.Length(len(wrapText(b.sty, b.text, width))) * lineHeight(b.sty)
 	}
 	ht += vg.Points(3) + vg.Length(len(h.legendRows(width)))*lineHeight(legendStyle)*1.2
 	return ht
 }
 
+// textBlock is a run of wrapped text in one style.
+type textBlock struct {
+	sty  draw.TextStyle
+	text string
+}
+
+// blocks are the header's texts, top down.
+func (h header) blocks() []textBlock {
+	out := []textBlock{{titleStyle, h.title}}
+	if h.headline != "" {
+		out = append(out, textBlock{headlineStyle, h.headline})
+	}
+	return append(out, textBlock{subtitleStyle, h.subtitle})
+}
+
 // draw draws the header from the top of c down.
 func (h header) draw(c draw.Canvas) {
 	width := c.Max.X - c.Min.X
-	y := c.Max.Y - lineHeight(titleStyle)
-	c.FillText(titleStyle, vg.Point{X: c.Min.X, Y: y}, truncate(titleStyle, h.title, width))
-	for _, line := range wrapText(subtitleStyle, h.subtitle, width) {
-		y -= lineHeight(subtitleStyle)
-		c.FillText(subtitleStyle, vg.Point{X: c.Min.X, Y: y}, line)
+	y := c.Max.Y
+	for _, b := range h.blocks() {
+		for _, line := range wrapText(b.sty, b.text, width) {
+			y -= lineHeight(b.sty)
+			c.FillText(b.sty, vg.Point{X: c.Min.X, Y: y}, line)
+		}
 	}
 	y -= vg.Points(3)
 	for _, row := range h.legendRows(width) {
@@ -155,13 +173,38 @@ func (s sideNote) flowed(width vg.Length) []string {
 			out = wrap(n)
 		}
 	}
-	return append(out, s.lines...)
+	for _, line := range s.lines {
+		// A long line wraps, its continuation indented, rather than lose
+		// its end: the end of "shared by 11 clients on ip 203.0.113.7"
+		// is the point.
+		for i, part := range wrapText(noteStyle, line, width-vg.Points(6)) {
+			if i > 0 {
+				part = "  " + part
+			}
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// headingLines is the heading wrapped to width, on at most two lines.
+func (s sideNote) headingLines(width vg.Length) []string {
+	lines := wrapText(headingStyle, s.heading, width)
+	if len(lines) > 2 {
+		lines = append(lines[:1], strings.Join(lines[1:], " ")) // truncated when drawn
+	}
+	if len(lines) == 0 {
+		lines = []string{""}
+	}
+	return lines
 }
 
 // height is how tall the note is at width.
 func (s sideNote) height(width vg.Length) vg.Length {
-	h := lineHeight(headingStyle) + vg.Length(len(s.flowed(width)))*lineHeight(noteStyle)
-	h += vg.Length(len(s.legend)) * lineHeight(legendStyle)
+	h := vg.Length(len(s.headingLines(width)))*lineHeight(headingStyle) + vg.Length(len(s.flowed(width)))*lineHeight(noteStyle)
+	for _, e := range s.legend {
+		h += vg.Length(len(legendLines(e.label, width))) * lineHeight(legendStyle)
+	}
 	return h + vg.Points(4)
 }
 
@@ -169,7 +212,12 @@ func (s sideNote) height(width vg.Length) vg.Length {
 func (s sideNote) draw(c draw.Canvas) {
 	width := c.Max.X - c.Min.X
 	y := c.Max.Y - vg.Length(headingStyle.FontExtents().Ascent)
-	c.FillText(headingStyle, vg.Point{X: c.Min.X, Y: y}, truncate(headingStyle, s.heading, width))
+	for i, line := range s.headingLines(width) {
+		if i > 0 {
+			y -= lineHeight(headingStyle)
+		}
+		c.FillText(headingStyle, vg.Point{X: c.Min.X, Y: y}, truncate(headingStyle, line, width))
+	}
 	fits := func(sty draw.TextStyle) bool {
 		return y-lineHeight(sty) >= c.Min.Y-vg.Length(sty.FontExtents().Descent)
 	}
@@ -185,13 +233,32 @@ func (s sideNote) draw(c draw.Canvas) {
 		c.FillText(noteStyle, vg.Point{X: c.Min.X, Y: y}, truncate(noteStyle, line, width))
 	}
 	for _, e := range s.legend {
-		if !fits(legendStyle) {
-			break
+		for i, line := range legendLines(e.label, width) {
+			if !fits(legendStyle) {
+				return
+			}
+			y -= lineHeight(legendStyle)
+			line = truncate(legendStyle, line, width-vg.Points(thumbW+4))
+			if i == 0 {
+				drawEntry(c, c.Min.X, y, legendEntry{label: line, thumb: e.thumb})
+				continue
+			}
+			c.FillText(legendStyle, vg.Point{X: c.Min.X + vg.Points(thumbW+4), Y: y}, line)
 		}
-		y -= lineHeight(legendStyle)
-		e.label = truncate(legendStyle, e.label, width-vg.Points(thumbW+4))
-		drawEntry(c, c.Min.X, y, e)
 	}
+}
+
+// legendLines is a side note's legend label wrapped beside its thumbnail,
+// on at most two lines.
+func legendLines(label string, width vg.Length) []string {
+	lines := wrapText(legendStyle, label, width-vg.Points(thumbW+4))
+	if len(lines) > 2 {
+		lines = append(lines[:1], strings.Join(lines[1:], " ")) // truncated when drawn
+	}
+	if len(lines) == 0 {
+		lines = []string{""}
+	}
+	return lines
 }
 
 // panel is one plot of a stack and the note beside it.
@@ -201,22 +268,17 @@ type panel struct {
 	side   sideNote
 }
 
-// drawStack draws h at the top of dc and the panels under it, their data
-// areas aligned on one time axis.
+// drawStack draws the panels down dc, each with its side note in a
+// column side wide at the right, their data areas aligned on one time
+// axis.
 //
 // plot.Align with draw.Tiles does this alignment for a grid of equal
 // tiles; the panels here have different heights (the State panel needs
 // room for its legend), so the same two steps are done by hand: measure
 // each plot's data area inside its tile, then crop every tile so that all
 // data areas start and end at the same x.
-func drawStack(dc draw.Canvas, h header, panels []panel) {
-	inner := draw.Crop(dc, margin, -margin, margin, -margin)
-	width := inner.Max.X - inner.Min.X
-	side := sideWidth(dc.Max.X - dc.Min.X)
-	hh := h.height(width)
-	h.draw(inner)
-
-	stack := draw.Crop(inner, 0, -side, 0, -(hh + panelGap))
+func drawStack(dc draw.Canvas, side vg.Length, panels []panel) {
+	stack := draw.Crop(dc, 0, -side, 0, 0)
 	var want vg.Length
 	for _, p := range panels {
 		want += p.height
@@ -239,21 +301,43 @@ func drawStack(dc draw.Canvas, h header, panels []panel) {
 
 	var left, right vg.Length
 	for i, p := range panels {
+		if p.plot == nil {
+			continue
+		}
 		da := p.plot.DataCanvas(tiles[i])
 		left = max(left, da.Min.X-tiles[i].Min.X)
 		right = max(right, tiles[i].Max.X-da.Max.X)
 	}
 	for i, p := range panels {
+		if p.plot == nil { // a row the other run of a pair has and this one not
+			x := stack.Max.X - right
+			p.side.draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+				Min: vg.Point{X: x + sideGap, Y: tiles[i].Min.Y},
+				Max: vg.Point{X: dc.Max.X, Y: tiles[i].Max.Y},
+			}})
+			continue
+		}
 		da := p.plot.DataCanvas(tiles[i])
 		tiles[i] = draw.Crop(tiles[i], left-(da.Min.X-tiles[i].Min.X), -(right - (tiles[i].Max.X - da.Max.X)), 0, 0)
 		p.plot.Draw(tiles[i])
 		da = p.plot.DataCanvas(tiles[i])
 		p.side.draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
 			Min: vg.Point{X: da.Max.X + sideGap, Y: da.Min.Y},
-			Max: vg.Point{X: inner.Max.X, Y: da.Max.Y},
+			Max: vg.Point{X: dc.Max.X, Y: da.Max.Y},
 		}})
 	}
 }
+
+// widthSlack is how much wider than Liberation Sans (whose metrics lay
+// out every text here) a text may be drawn. An SVG names its fonts and
+// the viewer picks one: where Liberation Sans (or Arial, with the same
+// metrics) is missing, DejaVu Sans is the common stand-in, and it is up
+// to about 15% wider. Text is fitted as if it were that wide, so it stays
+// inside the figure in either.
+const widthSlack = 1.16
+
+// textWidth is the width to fit s in: its width in sty, with slack.
+func textWidth(sty draw.TextStyle, s string) vg.Length { return sty.Width(s) * widthSlack }
 
 // wrapText breaks s into lines no wider than width, at spaces.
 func wrapText(sty draw.TextStyle, s string, width vg.Length) []string {
@@ -265,7 +349,7 @@ func wrapText(sty draw.TextStyle, s string, width vg.Length) []string {
 		if line != "" {
 			try = line + " " + w
 		}
-		if line != "" && sty.Width(try) > width {
+		if line != "" && textWidth(sty, try) > width {
 			lines = append(lines, line)
 			line = w
 			continue
@@ -280,13 +364,13 @@ func wrapText(sty draw.TextStyle, s string, width vg.Length) []string {
 
 // truncate shortens s with an ellipsis until it fits width.
 func truncate(sty draw.TextStyle, s string, width vg.Length) string {
-	if sty.Width(s) <= width {
+	if textWidth(sty, s) <= width {
 		return s
 	}
 	r := []rune(s)
 	for len(r) > 1 {
 		r = r[:len(r)-1]
-		if t := string(r) + "…"; sty.Width(t) <= width {
+		if t := string(r) + "…"; textWidth(sty, t) <= width {
 			return t
 		}
 	}

@@ -3,6 +3,7 @@ package plots
 import (
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/plot"
@@ -73,7 +74,7 @@ func (f faultLanes) Plot(c draw.Canvas, p *plot.Plot) {
 		c.FillPolygon(withAlpha(faultColour(sp.Kind), 0xb0), box)
 		c.StrokeLines(draw.LineStyle{Color: faultColour(sp.Kind), Width: vg.Points(0.75)}, append(box, box[0]))
 		lbl := f.label(sp)
-		from, _ := labelSpan(float64(x0+vg.Points(3)), float64(sty.Width(lbl)), float64(c.Min.X), float64(c.Max.X))
+		from, _ := labelSpan(float64(x0+vg.Points(3)), float64(textWidth(sty, lbl)), float64(c.Min.X), float64(c.Max.X))
 		c.FillText(sty, vg.Point{X: vg.Length(from), Y: (y0 + y1) / 2}, lbl)
 	}
 }
@@ -168,4 +169,180 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 	if s.line != nil {
 		c.StrokeLines(draw.LineStyle{Color: s.line, Width: vg.Points(0.75)}, append(box, box[0]))
 	}
+}
+
+// hatchSpacing is the distance between a hatch's lines.
+const hatchSpacing = 4.5 // points
+
+// hatchFill fills v[i] from 0 up over each step ts[i]–ts[i+1] with a pale
+// wash of colour and diagonal lines (dir +1: rising, -1: falling), over
+// whatever is drawn under it: the requests the fail policy decided stand
+// out from those the limiter did, in colour and, for a reader who cannot
+// tell the colours apart or a grey-scale print, in texture. The lines are
+// laid on one grid for the whole panel, so neighbouring steps join up.
+type hatchFill struct {
+	ts, v  []float64
+	colour color.Color
+	dir    int
+}
+
+// Plot implements plot.Plotter.
+func (h hatchFill) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	edge := draw.LineStyle{Color: h.colour, Width: vg.Points(1.2)}
+	for i, v := range h.v {
+		if !(v > 0) || i+1 >= len(h.ts) {
+			continue
+		}
+		r := vg.Rectangle{
+			Min: vg.Point{X: trX(h.ts[i]), Y: trY(0)},
+			Max: vg.Point{X: trX(h.ts[i+1]), Y: min(trY(v), c.Max.Y)},
+		}
+		if r.Max.X <= r.Min.X || r.Max.Y <= r.Min.Y {
+			continue
+		}
+		c.FillPolygon(withAlpha(h.colour, 0x50), []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
+		hatch(c, r, h.colour, h.dir)
+		c.StrokeLine2(edge, r.Min.X, r.Max.Y, r.Max.X, r.Max.Y)
+	}
+}
+
+// hatch draws diagonal lines across r: y = x − k·s (dir +1) or
+// y = k·s − x (dir −1) for every whole k, clipped to r.
+func hatch(c draw.Canvas, r vg.Rectangle, colour color.Color, dir int) {
+	sty := draw.LineStyle{Color: colour, Width: vg.Points(1.1)}
+	s := vg.Points(hatchSpacing)
+	if dir >= 0 {
+		for k := math.Floor(float64((r.Min.X - r.Max.Y) / s)); vg.Length(k)*s <= r.Max.X-r.Min.Y; k++ {
+			off := vg.Length(k) * s // y = x − off
+			x0, x1 := max(r.Min.X, r.Min.Y+off), min(r.Max.X, r.Max.Y+off)
+			if x1 > x0 {
+				c.StrokeLine2(sty, x0, x0-off, x1, x1-off)
+			}
+		}
+		return
+	}
+	for k := math.Floor(float64((r.Min.X + r.Min.Y) / s)); vg.Length(k)*s <= r.Max.X+r.Max.Y; k++ {
+		off := vg.Length(k) * s // y = off − x
+		x0, x1 := max(r.Min.X, off-r.Max.Y), min(r.Max.X, off-r.Min.Y)
+		if x1 > x0 {
+			c.StrokeLine2(sty, x0, off-x0, x1, off-x1)
+		}
+	}
+}
+
+// hatchSwatch is the legend thumbnail of a hatchFill.
+type hatchSwatch struct {
+	colour color.Color
+	dir    int
+}
+
+// Thumbnail implements plot.Thumbnailer.
+func (h hatchSwatch) Thumbnail(c *draw.Canvas) {
+	r := c.Rectangle
+	c.FillPolygon(withAlpha(h.colour, 0x50), []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
+	hatch(*c, r, h.colour, h.dir)
+}
+
+// boundaryLines marks every multiple of a fixed window's length: where
+// its count resets, and where a burst either side of a boundary gets
+// twice the limit through.
+type boundaryLines struct{ every float64 }
+
+var boundaryStyle = draw.LineStyle{Color: withAlpha(black, 0x70), Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
+
+// Plot implements plot.Plotter.
+func (b boundaryLines) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	for i := 1.0; i*b.every < p.X.Max; i++ {
+		x := trX(i * b.every)
+		c.StrokeLine2(boundaryStyle, x, c.Min.Y, x, c.Max.Y)
+	}
+}
+
+// Thumbnail implements plot.Thumbnailer.
+func (boundaryLines) Thumbnail(c *draw.Canvas) {
+	x := (c.Min.X + c.Max.X) / 2
+	c.StrokeLine2(boundaryStyle, x, c.Min.Y, x, c.Max.Y)
+}
+
+// overFill shades, step by step, where a count rose above what the limit
+// allows — from lo[i] up to hi[i] wherever hi[i] > lo[i] — in the colour
+// of trouble: the requests the limiter should not have let through.
+type overFill struct {
+	ts, lo, hi []float64
+}
+
+// over reports whether the count passes the limit anywhere (by more than
+// rounding).
+func (o overFill) over() bool {
+	for i := range o.hi {
+		if o.hi[i] > o.lo[i]+1e-9 {
+			return true
+		}
+	}
+	return false
+}
+
+// Plot implements plot.Plotter. Each run of steps over the limit is one
+// polygon, stepping along its top and bottom: rectangles side by side
+// would show their seams through a translucent fill.
+func (o overFill) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	isOver := func(i int) bool { return i+1 < len(o.ts) && o.hi[i] > o.lo[i]+1e-9 }
+	for i := 0; i < len(o.hi); i++ {
+		if !isOver(i) {
+			continue
+		}
+		j := i
+		for j < len(o.hi) && isOver(j) {
+			j++
+		}
+		var top, bottom []vg.Point
+		for k := i; k < j; k++ {
+			x0, x1 := trX(o.ts[k]), trX(o.ts[k+1])
+			yt, yb := min(trY(o.hi[k]), c.Max.Y), trY(o.lo[k])
+			top = append(top, vg.Point{X: x0, Y: yt}, vg.Point{X: x1, Y: yt})
+			bottom = append(bottom, vg.Point{X: x0, Y: yb}, vg.Point{X: x1, Y: yb})
+		}
+		slices.Reverse(bottom)
+		c.FillPolygon(overColour, append(top, bottom...))
+		i = j
+	}
+}
+
+var overColour = withAlpha(vermillion, 0x78)
+
+// lineLabel writes a horizontal line's value at the right end of the
+// data, just above it, so a limit can be read without the axis.
+type lineLabel struct {
+	y    float64
+	text string
+	// below puts the label under the line (the refill's, so that it never
+	// meets the limit's label above the limit line).
+	below bool
+}
+
+// Plot implements plot.Plotter.
+func (l lineLabel) Plot(c draw.Canvas, p *plot.Plot) {
+	_, trY := p.Transforms(&c)
+	y := trY(l.y)
+	sty := textStyle(sizeNote-0.5, true, textGrey)
+	sty.XAlign = draw.XRight
+	below := l.below && y-vg.Points(10) >= c.Min.Y // no room below: above
+	if below || y+vg.Points(10) > c.Max.Y {        // no room above: below the line
+		sty.YAlign = draw.YTop
+		y -= vg.Points(2)
+	} else {
+		y += vg.Points(1.5)
+	}
+	// A white backing, so the value reads over the data.
+	w, ext := sty.Width(l.text), sty.FontExtents()
+	x0, x1 := c.Max.X-vg.Points(3)-w-vg.Points(1.5), c.Max.X-vg.Points(1.5)
+	yb := y
+	if sty.YAlign == draw.YTop {
+		yb = y - vg.Length(ext.Height)
+	}
+	c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{{X: x0, Y: yb}, {X: x1, Y: yb}, {X: x1, Y: yb + vg.Length(ext.Height)}, {X: x0, Y: yb + vg.Length(ext.Height)}})
+	c.FillText(sty, vg.Point{X: c.Max.X - vg.Points(3), Y: y}, l.text)
 }

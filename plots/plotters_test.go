@@ -2,9 +2,14 @@ package plots
 
 import (
 	"bytes"
+	"image/color"
+	"math"
 	"slices"
 	"sync"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
@@ -90,10 +95,59 @@ func TestDrawingIsSafeConcurrently(t *testing.T) {
 			if !bytes.Equal(b.Bytes(), want.Bytes()) {
 				t.Error("a concurrent draw differs")
 			}
-			if err := CompareGrid(&bytes.Buffer{}, "one", []Cell{{"gcra", "shared", 1}}, Options{}); err != nil {
+			if err := CompareGrid(&bytes.Buffer{}, "one", []Cell{{Algorithm: "gcra", Topology: "shared", AdmittedRatio: 1}}, Options{}); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// hatch's lines stay inside their rectangle, join up across neighbours
+// (one grid for the panel) and are there at all.
+func TestHatchStaysInside(t *testing.T) {
+	for _, tt := range []struct {
+		r   vg.Rectangle
+		dir int
+	}{
+		{vg.Rectangle{Min: vg.Point{X: 0, Y: 0}, Max: vg.Point{X: 40, Y: 10}}, +1},
+		{vg.Rectangle{Min: vg.Point{X: 13, Y: 7}, Max: vg.Point{X: 15, Y: 90}}, -1},
+		{vg.Rectangle{Min: vg.Point{X: 100, Y: 50}, Max: vg.Point{X: 180, Y: 51}}, +1},
+	} {
+		rec := &lineRecorder{}
+		hatch(draw.Canvas{Canvas: rec}, tt.r, black, tt.dir)
+		if len(rec.lines) == 0 {
+			t.Errorf("%v: no hatch lines", tt.r)
+		}
+		const eps = 1e-6
+		for _, l := range rec.lines {
+			for _, p := range l {
+				if p.X < tt.r.Min.X-eps || p.X > tt.r.Max.X+eps || p.Y < tt.r.Min.Y-eps || p.Y > tt.r.Max.Y+eps {
+					t.Errorf("%v dir %d: a hatch line reaches %v", tt.r, tt.dir, p)
+				}
+			}
+			if dx, dy := l[1].X-l[0].X, l[1].Y-l[0].Y; math.Abs(float64(dx)-float64(dy)*float64(tt.dir)) > eps {
+				t.Errorf("%v dir %d: line %v is not diagonal", tt.r, tt.dir, l)
+			}
+		}
+	}
+}
+
+// lineRecorder is a canvas that records the lines stroked on it.
+type lineRecorder struct {
+	vg.Canvas
+	lines [][2]vg.Point
+}
+
+func (r *lineRecorder) SetLineWidth(vg.Length)             {}
+func (r *lineRecorder) SetLineDash([]vg.Length, vg.Length) {}
+func (r *lineRecorder) SetColor(color.Color)               {}
+func (r *lineRecorder) Stroke(p vg.Path) {
+	var pts []vg.Point
+	for _, c := range p {
+		pts = append(pts, c.Pos)
+	}
+	if len(pts) == 2 {
+		r.lines = append(r.lines, [2]vg.Point{pts[0], pts[1]})
+	}
 }

@@ -1,16 +1,21 @@
 package plots
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"io"
 	"path/filepath"
 	"strings"
 
+	xfont "golang.org/x/image/font"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/ratelim/ratelim/sim"
 )
 
 // Options says how big a figure is, in which format, and how Timeline
@@ -27,6 +32,24 @@ type Options struct {
 	// By is what Timeline draws a panel for: "client" (the default), or
 	// "key", which adds up the clients sharing a limiter key.
 	By string
+	// Layout, when set, is the result whose figure Timeline lays r out
+	// as: the same clients put in one panel, the same y ranges, the same
+	// State and Latency panels. An animation passes the whole run, so that
+	// each frame (the run cut short) keeps the last frame's layout instead
+	// of, say, putting every client in one panel while all are still at
+	// zero. Nil: r's own.
+	Layout *sim.Result
+}
+
+// by returns the validated grouping of Timeline's panels.
+func (o Options) by() (string, error) {
+	switch by := strings.ToLower(o.By); by {
+	case "":
+		return "client", nil
+	case "client", "key":
+		return by, nil
+	}
+	return "", fmt.Errorf("plots: cannot draw a panel per %q (want client or key)", o.By)
 }
 
 // format returns the validated output format.
@@ -82,6 +105,9 @@ func render(out io.Writer, format string, w, h vg.Length, paint func(draw.Canvas
 	}
 	c := newCanvas(format, w, h)
 	dc := draw.New(c)
+	if format == "png" {
+		dc = draw.New(digitsApart{c})
+	}
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -95,8 +121,78 @@ func render(out io.Writer, format string, w, h vg.Length, paint func(draw.Canvas
 	if err != nil {
 		return err
 	}
+	if format == "svg" {
+		var b bytes.Buffer
+		if _, err := c.WriteTo(&b); err != nil {
+			return fmt.Errorf("plots: write %s: %w", format, err)
+		}
+		if _, err := out.Write(svgFonts(b.Bytes())); err != nil {
+			return fmt.Errorf("plots: write %s: %w", format, err)
+		}
+		return nil
+	}
 	if _, err := c.WriteTo(out); err != nil {
 		return fmt.Errorf("plots: write %s: %w", format, err)
 	}
 	return nil
 }
+
+// svgFonts gives every text of an SVG written by vgsvg fallbacks for its
+// font, which vgsvg names alone ("Liberation Sans"): a viewer without it
+// would pick its default, often a serif. Arial and Helvetica have
+// Liberation Sans's metrics; sans-serif is whatever the viewer has, which
+// widthSlack leaves room for. Kerning is turned off: Liberation Sans (as
+// Arial) kerns "11" so tightly that it reads "1l", and a figure is mostly
+// numbers.
+func svgFonts(svg []byte) []byte {
+	return bytes.ReplaceAll(svg, []byte("font-family:Liberation Sans;"),
+		[]byte("font-family:'Liberation Sans',Arial,Helvetica,sans-serif;font-kerning:none;"))
+}
+
+// digitsApart is a canvas that draws text without kerning between two
+// digits. gonum's PNG canvas kerns every pair, and Liberation Sans kerns
+// "11" so tightly (by 0.07 em) that "113" reads "1l3". So text is drawn
+// in pieces split between every two digits, each piece where the one
+// before ends as the canvas itself measures it (in its pixels, as it
+// draws): a piece measured in the font's own units would drift from
+// where the canvas put the one before. (A zero-width character between
+// the digits would break the kerning pair too, but the PNG canvas draws
+// it as a hairline.)
+type digitsApart struct{ vg.CanvasSizer }
+
+// FillString implements vg.Canvas.
+func (c digitsApart) FillString(f font.Face, pt vg.Point, s string) {
+	pieces := splitDigitPairs(s)
+	if len(pieces) == 1 {
+		c.CanvasSizer.FillString(f, pt, s)
+		return
+	}
+	advance := f.Width
+	if d, ok := c.CanvasSizer.(interface{ DPI() float64 }); ok {
+		face := f.FontFace(d.DPI())
+		defer face.Close()
+		advance = func(s string) vg.Length {
+			return vg.Length(float64(xfont.MeasureString(face, s)) / 64 / d.DPI() * 72)
+		}
+	}
+	for _, p := range pieces {
+		c.CanvasSizer.FillString(f, pt, p)
+		pt.X += advance(p)
+	}
+}
+
+// splitDigitPairs splits s between every two digits.
+func splitDigitPairs(s string) []string {
+	var out []string
+	start, prev := 0, rune(-1)
+	for i, r := range s {
+		if isDigit(prev) && isDigit(r) {
+			out = append(out, s[start:i])
+			start = i
+		}
+		prev = r
+	}
+	return append(out, s[start:])
+}
+
+func isDigit(r rune) bool { return r >= '0' && r <= '9' }

@@ -1,11 +1,8 @@
 package plots
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
-	"strings"
 
 	"gonum.org/v1/plot/plotter"
 
@@ -24,8 +21,12 @@ const maxPanels = 12
 // counts is what happened to one panel's requests in one step.
 // failedOpen is part of allowed and failedClosed part of rejected, as in
 // sim.TimelineRow.
+//
+// served is what left the limiter in the step: for a leaky bucket, the
+// admissions in the step their queue let them go (sim.TimelineRow.Served);
+// for every other algorithm the same as allowed.
 type counts struct {
-	sent, allowed, rejected, failedOpen, failedClosed, retries int64
+	sent, allowed, rejected, failedOpen, failedClosed, retries, served int64
 }
 
 func (c *counts) add(o counts) {
@@ -35,31 +36,67 @@ func (c *counts) add(o counts) {
 	c.failedOpen += o.failedOpen
 	c.failedClosed += o.failedClosed
 	c.retries += o.retries
+	c.served += o.served
 }
 
-// traffic is one traffic panel: a client, a key, or the fold of those
-// that did not get a panel of their own.
+// traffic is one traffic panel: a client, a key, clients with the same
+// figures step by step, or the fold of those that did not get a panel of
+// their own.
 type traffic struct {
 	name    string   // the panel's heading
 	notes   []string // lines under the heading: what to read off the panel
 	lead    string   // what the members are ("2 clients:")
-	members []string // the clients of a key, or those folded into "others"
+	members []string // the clients of a key, of a group, or folded into "others"
 	keys    []string // the limiter keys the panel's traffic is spread over
 	folded  bool     // the "others" panel
-	steps   []counts // one per step
+	steps   []counts // one per step (each client's, for a group)
 	total   counts
+	// share is set when the panel's one key is shared with other
+	// clients: what the limit counts is theirs and its together.
+	share *keyShare
+	// topUser is, on a key's panel, the client admitted most of it.
+	topUser *topUser
+	// figures are the client's (or key's) totals, names left out: equal
+	// figures and steps make two clients one panel.
+	figures string
+	// count is how many clients (or keys) have exactly these figures each
+	// (see collapse); 0 or 1 for one.
+	count int
+}
+
+// keyShare is a limiter key that several clients share: a NAT's IP, an
+// orchestrator's one API key. The limit holds them all together, so a
+// client's panel draws the key's count beside its own, and says who used
+// the shared quota.
+type keyShare struct {
+	key     string
+	clients []string
+	steps   []counts // all the key's clients, per step
+	total   counts
+	// top is the client that was admitted most of the key's allowance.
+	top        string
+	topAllowed int64
+}
+
+// topUser is the client of a key that was admitted most of its
+// allowance, and its counts per step.
+type topUser struct {
+	name  string
+	steps []counts
 }
 
 // timelineData is everything Timeline draws, taken from a Result.
 type timelineData struct {
-	r         *sim.Result
-	stepS     float64
-	nSteps    int
-	endS      float64 // the time axis runs from 0 to endS
-	by        string  // "client" or "key"
-	panels    []traffic
-	groups    int // clients (or keys) before folding
-	limitStep float64
+	r      *sim.Result
+	stepS  float64
+	nSteps int
+	endS   float64   // the time axis runs from 0 to endS
+	by     string    // "client" or "key"
+	all    []traffic // every client (or key), before grouping and folding
+	panels []traffic
+	ref    reference
+	// leaky is set when admissions are drawn when they leave the queue.
+	leaky bool
 }
 
 // stepIndex returns the step a timeline row's start time falls in.
@@ -83,14 +120,20 @@ func newTimelineData(r *sim.Result, by string) (*timelineData, error) {
 	if !(r.StepS > 0) || math.IsInf(r.StepS, 0) {
 		return nil, fmt.Errorf("plots: the result's step is %gs; want a positive step", r.StepS)
 	}
-	d := &timelineData{r: r, stepS: r.StepS, by: by, limitStep: r.Limit.RatePerS * r.StepS}
+	d := &timelineData{r: r, stepS: r.StepS, by: by}
 	maxTS := -1.0
+	var served int64
 	for _, row := range r.Timeline {
 		if math.IsNaN(row.TS) || math.IsInf(row.TS, 0) || row.TS < 0 {
 			return nil, fmt.Errorf("plots: timeline row of %q starts at %gs", row.Client, row.TS)
 		}
 		maxTS = math.Max(maxTS, row.TS)
+		served += row.Served
 	}
+	// A leaky bucket admits a request when it joins the queue and lets it
+	// go later, at the rate: drawn when they leave, its smoothing shows. A
+	// result that does not count departures is drawn at decisions.
+	d.leaky = r.Algorithm == "leaky-bucket" && served > 0
 	d.nSteps = int(math.Ceil(r.DurationS/r.StepS - 1e-9))
 	if maxTS >= 0 {
 		d.nSteps = max(d.nSteps, d.stepIndex(maxTS)+1)
@@ -117,35 +160,109 @@ func newTimelineData(r *sim.Result, by string) (*timelineData, error) {
 		if !ok {
 			continue // a row of no listed client: nothing to hang it on
 		}
-		steps[d.stepIndex(row.TS)].add(counts{row.Sent, row.Allowed, row.Rejected, row.FailedOpen, row.FailedClosed, row.Retries})
+		out := row.Allowed
+		if d.leaky {
+			out = row.Served
+		}
+		steps[d.stepIndex(row.TS)].add(counts{row.Sent, row.Allowed, row.Rejected, row.FailedOpen, row.FailedClosed, row.Retries, out})
 	}
+	d.ref = newReference(d)
 
-	var all []traffic
 	switch by {
 	case "key":
-		all = d.byKey(perClient)
+		d.all = d.byKey(perClient)
 	default:
-		all = d.byClient(perClient)
+		d.all = d.byClient(perClient)
 	}
-	d.groups = len(all)
-	d.panels = fold(all, d.by, d.nSteps)
 	return d, nil
 }
 
+// arrange groups d's panels and folds them: clients whose signatures
+// (sigs[i] for d.all[i]) are equal share one panel, and past maxPanels
+// the rest are added up into "others".
+func (d *timelineData) arrange(sigs []string) {
+	d.panels = fold(collapse(d.all, sigs), d.by, d.nSteps)
+}
+
+// signatures returns, for each of d.all, a string equal for two panels
+// exactly when they have the same figures step by step and in total (and,
+// on a shared key, the same key: its count is drawn too).
+func (d *timelineData) signatures() []string {
+	sigs := make([]string, len(d.all))
+	for i, t := range d.all {
+		sigs[i] = fmt.Sprint(t.steps, t.figures)
+		if t.share != nil {
+			sigs[i] += "|" + t.share.key
+		}
+	}
+	return sigs
+}
+
 func (d *timelineData) byClient(perClient map[string][]counts) []traffic {
+	// The keys several clients share, with their count per step.
+	byKey := map[string]*keyShare{}
+	for _, c := range d.r.Clients {
+		ks := byKey[c.Key]
+		if ks == nil {
+			ks = &keyShare{key: c.Key, steps: make([]counts, d.nSteps)}
+			byKey[c.Key] = ks
+		}
+		ks.clients = append(ks.clients, c.Name)
+		for i, s := range perClient[c.Name] {
+			ks.steps[i].add(s)
+		}
+		ks.total.add(sumCounts(perClient[c.Name]))
+		if c.Allowed > ks.topAllowed {
+			ks.top, ks.topAllowed = c.Name, c.Allowed
+		}
+	}
 	var out []traffic
 	for _, c := range d.r.Clients {
 		t := traffic{name: c.Name, keys: []string{c.Key}, steps: perClient[c.Name]}
-		for _, s := range t.steps {
-			t.total.add(s)
-		}
-		if c.Key != c.Name && c.Key != "" {
+		t.total = sumCounts(t.steps)
+		fig := c
+		fig.Name, fig.Key = "", ""
+		t.figures = fmt.Sprint(fig)
+		if ks := byKey[c.Key]; c.Key != "" && len(ks.clients) > 1 {
+			t.share = ks
+			t.notes = append(t.notes, d.shareNotes(c.Name, ks)...)
+		} else if c.Key != c.Name && c.Key != "" {
 			t.notes = append(t.notes, "key "+c.Key)
 		}
 		t.notes = append(t.notes, admittedNotes(t.total, c.IdealAllowed, c.MaxAllowed1s, true)...)
+		if t.total.retries > 0 {
+			// What retrying won: the lesson of a retry storm.
+			t.notes[len(t.notes)-1] += fmt.Sprintf(", %s admitted", thousands(c.RetriesAllowed))
+		}
 		out = append(out, t)
 	}
 	return out
+}
+
+// shareNotes say that a client's limit is shared, with how many, and who
+// used most of it.
+func (d *timelineData) shareNotes(client string, ks *keyShare) []string {
+	kind := d.r.Limit.Key
+	if kind == "" || kind == "auto" {
+		kind = "key"
+	}
+	notes := []string{fmt.Sprintf("limit shared by %d clients on %s %s", len(ks.clients), kind, ks.key)}
+	if ks.total.allowed > 0 {
+		who := ks.top
+		if who == client {
+			who = "it"
+		}
+		notes = append(notes, fmt.Sprintf("%s took %s of the key's %s admitted", who, thousands(ks.topAllowed), thousands(ks.total.allowed)))
+	}
+	return notes
+}
+
+func sumCounts(steps []counts) counts {
+	var t counts
+	for _, s := range steps {
+		t.add(s)
+	}
+	return t
 }
 
 func (d *timelineData) byKey(perClient map[string][]counts) []traffic {
@@ -176,9 +293,23 @@ func (d *timelineData) byKey(perClient map[string][]counts) []traffic {
 				t.steps[i].add(s)
 			}
 		}
-		for _, s := range t.steps {
-			t.total.add(s)
+		t.total = sumCounts(t.steps)
+		// Who used the key's allowance: its biggest user, drawn inside it.
+		if len(names) > 1 {
+			var top sim.ClientResult
+			for _, c := range d.r.Clients {
+				if c.Key == k.Key && c.Allowed > top.Allowed {
+					top = c
+				}
+			}
+			if top.Allowed > 0 {
+				t.topUser = &topUser{name: top.Name, steps: perClient[top.Name]}
+				t.notes = append(t.notes, fmt.Sprintf("%s took %s of the %s admitted", top.Name, thousands(top.Allowed), thousands(t.total.allowed)))
+			}
 		}
+		fig := k
+		fig.Key = ""
+		t.figures = fmt.Sprint(fig)
 		if len(names) != 1 || names[0] != k.Key {
 			t.members = names
 			t.lead = fmt.Sprintf("%d %s:", len(names), plural(len(names), "client", "clients"))
@@ -214,69 +345,6 @@ func admittedNotes(t counts, ideal, peak int64, exact bool) []string {
 	return notes
 }
 
-// fold keeps at most maxPanels panels. Past that, maxPanels-1 keep their
-// own and the rest are added up into one "others" panel, which names them.
-//
-// Which ones keep a panel: clients generated from one template
-// (bastion-1 … bastion-16) look alike, so each family — the name without
-// its trailing digits — gets a panel in turn, in order of first
-// appearance, until the panels run out. Sixteen bastions and a scheduler
-// give bastion-1 … bastion-10, the scheduler, and "others: 6 clients".
-func fold(all []traffic, by string, nSteps int) []traffic {
-	if len(all) <= maxPanels {
-		return all
-	}
-	budget := maxPanels - 1
-	var families []string
-	members := map[string][]int{}
-	for i, t := range all {
-		f := strings.TrimRight(t.name, "0123456789")
-		if _, ok := members[f]; !ok {
-			families = append(families, f)
-		}
-		members[f] = append(members[f], i)
-	}
-	keep := make([]bool, len(all))
-	for round, kept := 0, 0; kept < budget; round++ {
-		progressed := false
-		for _, f := range families {
-			if round < len(members[f]) && kept < budget {
-				keep[members[f][round]] = true
-				kept++
-				progressed = true
-			}
-		}
-		if !progressed {
-			break
-		}
-	}
-	var out []traffic
-	others := traffic{steps: make([]counts, nSteps), folded: true}
-	for i, t := range all {
-		if keep[i] {
-			out = append(out, t)
-			continue
-		}
-		others.members = append(others.members, t.name)
-		for _, k := range t.keys {
-			if !slices.Contains(others.keys, k) {
-				others.keys = append(others.keys, k)
-			}
-		}
-		for j, s := range t.steps {
-			others.steps[j].add(s)
-		}
-		others.total.add(t.total)
-	}
-	noun := plural(len(others.members), by, by+"s")
-	others.name = fmt.Sprintf("others: %d %s", len(others.members), noun)
-	others.notes = admittedNotes(others.total, 0, 0, false)
-	if len(others.keys) > 1 {
-		others.notes = append(others.notes, fmt.Sprintf("limit line × %d keys", len(others.keys)))
-	}
-	return append(out, others)
-}
-
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
@@ -284,10 +352,10 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// values returns one figure of every step of t.
-func values(t traffic, f func(counts) int64) []float64 {
-	v := make([]float64, len(t.steps))
-	for i, s := range t.steps {
+// values returns one figure of every step.
+func values(steps []counts, f func(counts) int64) []float64 {
+	v := make([]float64, len(steps))
+	for i, s := range steps {
 		v[i] = float64(f(s))
 	}
 	return v
@@ -324,148 +392,4 @@ func stepRuns(ts, v []float64, keep func(i int) bool) []plotter.XYs {
 		i = j
 	}
 	return runs
-}
-
-// stateLine is one drawn line of the State panel: one key's remaining
-// allowance in one store copy, or in several when their series are
-// identical (per-server jars that are all empty, say) and would otherwise
-// hide each other.
-type stateLine struct {
-	key, copy string
-	same      [][2]string   // the other (key, copy) series it stands for
-	runs      []plotter.XYs // broken where the store did not answer
-}
-
-// stateData is what the State panel draws.
-type stateData struct {
-	lines      []stateLine
-	hidden     int      // lines past maxStateLines, not drawn
-	keys       []string // shown, busiest first
-	copies     []string // in order of appearance
-	totalKeys  int
-	unanswered bool // some samples are missing: the store did not answer
-	max        float64
-}
-
-// maxStateKeys and maxStateLines cap the State panel: past a dozen or two
-// lines it is a scribble, and its legend would not fit.
-const (
-	maxStateKeys  = 8
-	maxStateLines = 16
-)
-
-func newStateData(r *sim.Result) *stateData {
-	if len(r.State) == 0 {
-		return nil
-	}
-	s := &stateData{}
-	sent := map[string]int64{}
-	order := map[string]int{}
-	var keys []string
-	addKey := func(k string) {
-		if _, ok := order[k]; !ok {
-			order[k] = len(keys)
-			keys = append(keys, k)
-		}
-	}
-	for _, k := range r.Keys {
-		addKey(k.Key)
-		sent[k.Key] += k.Sent
-	}
-	seenCopy := map[string]bool{}
-	hasState := map[string]bool{}
-	for _, ser := range r.State {
-		addKey(ser.Key)
-		hasState[ser.Key] = true
-		if !seenCopy[ser.Copy] {
-			seenCopy[ser.Copy] = true
-			s.copies = append(s.copies, ser.Copy)
-		}
-	}
-	keys = slices.DeleteFunc(keys, func(k string) bool { return !hasState[k] })
-	s.totalKeys = len(keys)
-	// Busiest first; ties keep the result's order.
-	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(sent[b], sent[a]) })
-	if len(keys) > maxStateKeys {
-		keys = keys[:maxStateKeys]
-	}
-	s.keys = keys
-
-	type series struct {
-		ts  []float64
-		rem []int64
-	}
-	byKeyCopy := map[[2]string]series{}
-	for _, ser := range r.State {
-		n := min(len(ser.TS), len(ser.Remaining))
-		byKeyCopy[[2]string{ser.Key, ser.Copy}] = series{ser.TS[:n], ser.Remaining[:n]}
-	}
-	var drawn []series
-	for _, k := range keys { // lines in key order, then copy order
-		for _, cp := range s.copies {
-			ser, ok := byKeyCopy[[2]string{k, cp}]
-			if !ok {
-				continue
-			}
-			same := slices.IndexFunc(drawn, func(o series) bool {
-				return slices.Equal(o.ts, ser.ts) && slices.Equal(o.rem, ser.rem)
-			})
-			if same >= 0 {
-				s.lines[same].same = append(s.lines[same].same, [2]string{k, cp})
-				continue
-			}
-			if len(s.lines) == maxStateLines {
-				s.hidden++
-				continue
-			}
-			line := stateLine{key: k, copy: cp}
-			var run plotter.XYs
-			for i, rem := range ser.rem {
-				if rem < 0 {
-					s.unanswered = true
-					if len(run) > 0 {
-						line.runs = append(line.runs, run)
-						run = nil
-					}
-					continue
-				}
-				run = append(run, plotter.XY{X: ser.ts[i], Y: float64(rem)})
-				s.max = math.Max(s.max, float64(rem))
-			}
-			if len(run) > 0 {
-				line.runs = append(line.runs, run)
-			}
-			drawn = append(drawn, ser)
-			s.lines = append(s.lines, line)
-		}
-	}
-	return s
-}
-
-// latencyData is the per-step latency of the worst client: the only
-// honest way to combine per-client percentiles without the requests.
-type latencyData struct {
-	p50, p99 []float64
-	has      []bool // the step had requests
-	max      float64
-}
-
-func newLatencyData(d *timelineData) *latencyData {
-	l := &latencyData{p50: make([]float64, d.nSteps), p99: make([]float64, d.nSteps), has: make([]bool, d.nSteps)}
-	anyP99 := false
-	for _, row := range d.r.Timeline {
-		if row.Sent == 0 {
-			continue
-		}
-		i := d.stepIndex(row.TS)
-		l.has[i] = true
-		l.p50[i] = math.Max(l.p50[i], row.P50Ms)
-		l.p99[i] = math.Max(l.p99[i], row.P99Ms)
-		l.max = math.Max(l.max, math.Max(row.P99Ms, row.P50Ms))
-		anyP99 = anyP99 || row.P99Ms > 0
-	}
-	if !anyP99 {
-		return nil
-	}
-	return l
 }

@@ -101,6 +101,7 @@ func textStyle(size vg.Length, bold bool, c color.Color) text.Style {
 // Font sizes, in points.
 const (
 	sizeTitle    = 13
+	sizeHeadline = 10.5
 	sizeSubtitle = 9
 	sizeLabel    = 9
 	sizeTick     = 8

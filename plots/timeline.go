@@ -3,8 +3,10 @@ package plots
 import (
 	"errors"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -21,20 +23,29 @@ import (
 //   - a Faults lane, when there are faults: each fault a labelled bar, its
 //     window shaded down through every panel below;
 //   - one panel per client (or per limiter key, with Options.By "key"):
-//     requests allowed, rejected, and the parts of those the fail policy
-//     decided while the store was failing, retries, and the configured
-//     limit per step. At most 12 panels: past that the remaining clients
-//     are added up into one "others" panel that names them;
+//     requests allowed and rejected per step, hatched where the fail
+//     policy decided them while the store was failing, retries, and the
+//     yardstick of the limit: a rolling count of what was admitted in the
+//     last window's length against the most the limit allows in that
+//     length (see reference), with a fixed window's boundaries marked.
+//     Where clients share a limiter key (users behind one NAT), their
+//     panels draw the key's count too and say who used the shared quota.
+//     Clients with the same figures step by step share one panel
+//     ("bastion-1…8 ×8"); past 12 panels the rest are added up into one
+//     "others" panel that names them;
 //   - a State panel: each key's remaining allowance in each copy of the
-//     store ("shared", "server-0", "primary", "replica"), so per-server
-//     jars, or a split brain's two copies drifting apart, show as
-//     separate lines. At most the 8 busiest keys, and it says so;
-//   - a Latency panel, when any request waited: the worst client's p50
-//     and p99 in each step, in milliseconds.
+//     store ("shared", "server-0", "primary", "replica"), as steps, so a
+//     window's reset shows as a cliff and per-server jars or a split
+//     brain's two copies as lines that part. Past 8 kinds of key it keeps
+//     the busiest and the least busy, the contrast that is often the point;
+//   - a Latency panel, when some step waited noticeably longer than the
+//     store's round trip: the worst client's p50 and p99, in milliseconds.
 //
 // The title names the scenario, algorithm, topology, store, servers and
-// seed. Counts use a log scale when rejections dwarf admissions, so that
-// the admitted line can still be read against the limit.
+// seed; under it, the run's lesson (sim.Headline) and its settings. Counts
+// use a log scale when rejections dwarf admissions, so that the admitted
+// line can still be read against the limit. A leaky bucket's admissions
+// are drawn when they leave its queue, so its smoothing shows.
 func Timeline(w io.Writer, r *sim.Result, opts Options) error {
 	if r == nil {
 		return errors.New("plots: no result to draw")
@@ -43,15 +54,15 @@ func Timeline(w io.Writer, r *sim.Result, opts Options) error {
 	if err != nil {
 		return err
 	}
-	by := strings.ToLower(opts.By)
-	switch by {
-	case "":
-		by = "client"
-	case "client", "key":
-	default:
-		return fmt.Errorf("plots: cannot draw a panel per %q (want client or key)", opts.By)
+	by, err := opts.by()
+	if err != nil {
+		return err
 	}
 	d, err := newTimelineData(r, by)
+	if err != nil {
+		return err
+	}
+	ax, err := layOut(d, opts.Layout, by)
 	if err != nil {
 		return err
 	}
@@ -62,7 +73,9 @@ func Timeline(w io.Writer, r *sim.Result, opts Options) error {
 	if width < 0 || opts.Height < 0 {
 		return fmt.Errorf("plots: figure size %v × %v is not positive", width, opts.Height)
 	}
-	h, panels := timelineFigure(d, width)
+	used := map[string]bool{}
+	panels := figurePanels(d, ax, width, used)
+	h := runHeader(d, ax.log, used)
 	fixed := 2*margin + h.height(width-2*margin) + panelGap
 	height := opts.Height
 	if height == 0 {
@@ -74,37 +87,145 @@ func Timeline(w io.Writer, r *sim.Result, opts Options) error {
 	if least := fixed + vg.Length(len(panels))*(minPanel+panelGap); height < least {
 		return fmt.Errorf("plots: a figure %.1fin high has no room for %d panels (want at least %.1fin)", height/vg.Inch, len(panels), least/vg.Inch)
 	}
-	return render(w, format, width, height, func(dc draw.Canvas) { drawStack(dc, h, panels) })
+	return render(w, format, width, height, func(dc draw.Canvas) {
+		inner := draw.Crop(dc, margin, -margin, margin, -margin)
+		hh := h.height(inner.Max.X - inner.Min.X)
+		h.draw(inner)
+		drawStack(draw.Crop(inner, 0, 0, 0, -(hh+panelGap)), sideWidth(width), panels)
+	})
+}
+
+// layOut arranges d's panels and returns their y ranges: d's own, or,
+// with a layout result, that result's (see Options.Layout).
+func layOut(d *timelineData, layout *sim.Result, by string) (axes, error) {
+	if layout == nil {
+		d.arrange(d.signatures())
+		return newAxes(d), nil
+	}
+	dl, err := newTimelineData(layout, by)
+	if err != nil {
+		return axes{}, fmt.Errorf("plots: the layout result: %s", strings.TrimPrefix(err.Error(), "plots: "))
+	}
+	dl.arrange(dl.signatures())
+	// A client is grouped with those it is grouped with in the layout;
+	// those the layout folded into "others" are folded again by fold,
+	// which decides from the names alone.
+	group := map[string]int{}
+	for i, t := range dl.panels {
+		if t.count > 1 {
+			for _, m := range t.members {
+				group[m] = i
+			}
+		}
+	}
+	sigs := make([]string, len(d.all))
+	for i, t := range d.all {
+		if g, ok := group[t.name]; ok {
+			sigs[i] = fmt.Sprint("layout ", g)
+		} else {
+			sigs[i] = "only " + t.name
+		}
+	}
+	// Folding must not depend on the frame's figures either: the layout
+	// kept the panels it kept.
+	d.panels = fold(collapse(d.all, sigs), d.by, d.nSteps)
+	var names []string
+	for _, t := range d.panels {
+		names = append(names, t.name)
+	}
+	ax := rowAxes(dl, names)
+	for i, t := range d.panels { // a frame's data past the layout's: still drawn
+		ax.tops[i] = math.Max(ax.tops[i], panelTop(d, t))
+	}
+	return ax, nil
 }
 
 // minPanel is the least height a panel is drawn in.
 const minPanel = 0.3 * vg.Inch
 
-// timelineFigure builds the title block and the panels of d for a figure
-// width wide.
-func timelineFigure(d *timelineData, width vg.Length) (header, []panel) {
+// axes are the y ranges of a figure's panels, decided before any is drawn
+// so that two runs side by side can share them.
+type axes struct {
+	tops       []float64 // each traffic panel's top
+	log        bool      // counts on a log scale
+	stateMax   float64   // the State panel's top; 0: no State panel
+	latencyMax float64   // the Latency panel's top; 0: no Latency panel
+}
+
+// newAxes returns the y ranges of d's panels.
+//
+// One kind of y axis for every traffic panel: a log scale when what was
+// sent dwarfs what was admitted, so the admitted line can still be read
+// against the limit. Each panel has its own range.
+func newAxes(d *timelineData) axes {
+	ax := axes{tops: make([]float64, len(d.panels))}
+	top, low := 1.0, math.Max(d.ref.limit, 1)
+	sliver := false
+	for i, t := range d.panels {
+		ax.tops[i] = panelTop(d, t)
+		own := 0.0
+		for _, s := range t.steps {
+			low = math.Max(low, float64(s.served))
+			own = math.Max(own, float64(s.sent))
+		}
+		top = math.Max(top, ax.tops[i])
+		// A light user behind a NAT: its own requests are a sliver at the
+		// foot of the key's count, and its rejections would be invisible.
+		sliver = sliver || (t.share != nil && own > 0 && own*8 < ax.tops[i])
+	}
+	ax.log = top > 20 && (top > 8*low || sliver)
+	// Panels of about one size share their range, so that clients can be
+	// compared by height (retry-storm's three policies); panels that
+	// differ more keep their own, or the small ones would lie flat.
+	if least := slices.Min(ax.tops); least > 0 && top <= 2*least {
+		for i := range ax.tops {
+			ax.tops[i] = top
+		}
+	}
+	if s := newStateData(d.r, d.stepS); s != nil {
+		ax.stateMax = math.Max(1, s.max*1.08)
+	}
+	if l := newLatencyData(d, false); l != nil {
+		ax.latencyMax = math.Max(l.max, d.r.RTTMs) * 1.1
+	}
+	return ax
+}
+
+// panelTop is the highest thing a traffic panel draws.
+func panelTop(d *timelineData, t traffic) float64 {
+	top := math.Max(1, d.ref.limit*float64(limitKeys(t)))
+	for _, s := range t.steps {
+		top = math.Max(top, float64(max(s.sent, s.retries, s.served, s.allowed)))
+	}
+	for _, v := range rolling(values(t.steps, servedOf), d.ref.k) {
+		top = math.Max(top, v)
+	}
+	if t.share != nil {
+		for _, v := range rolling(values(t.share.steps, servedOf), d.ref.k) {
+			top = math.Max(top, v)
+		}
+	}
+	return top
+}
+
+// limitKeys is how many keys' limits a panel's traffic may use: one for
+// a client or for a group of alike clients (each has its own), the number
+// of keys for "others".
+func limitKeys(t traffic) int {
+	if t.count > 1 {
+		return 1
+	}
+	return max(len(t.keys), 1)
+}
+
+// figurePanels builds the panels of d for a figure width wide, on the
+// ranges of ax, noting in used which traffic series they draw.
+func figurePanels(d *timelineData, ax axes, width vg.Length, used map[string]bool) []panel {
 	r := d.r
 	var panels []panel
 	if len(r.Faults) > 0 {
 		panels = append(panels, faultsPanel(d, width))
 	}
-
-	// One kind of y axis for every traffic panel: a log scale when what
-	// was sent dwarfs what was admitted, so the admitted line can still be
-	// read against the limit. Each panel has its own range.
-	tops := make([]float64, len(d.panels))
-	top, low := 1.0, math.Max(d.limitStep, 1)
-	for i, t := range d.panels {
-		tops[i] = math.Max(1, d.limitStep*float64(max(len(t.keys), 1)))
-		for _, s := range t.steps {
-			tops[i] = math.Max(tops[i], float64(max(s.sent, s.retries)))
-			low = math.Max(low, float64(s.allowed))
-		}
-		top = math.Max(top, tops[i])
-	}
-	logScale := top > 8*low && top > 20
-
-	used := map[string]bool{}
 	h := len(d.panels)
 	tall := 1.1 * vg.Inch
 	switch {
@@ -114,19 +235,25 @@ func timelineFigure(d *timelineData, width vg.Length) (header, []panel) {
 		tall = 1.35 * vg.Inch
 	}
 	for i, t := range d.panels {
-		p := trafficPlot(d, t, tops[i], logScale, used)
+		p := trafficPlot(d, t, ax.tops[i], ax.log, used)
 		heading := t.name
-		if d.by == "key" && !t.folded {
+		if d.by == "key" && !t.folded && t.count <= 1 {
 			heading = "key " + t.name
 		}
 		note := sideNote{heading: heading, lead: t.lead, names: t.members, lines: t.notes}
 		panels = append(panels, panel{plot: p, height: max(tall, note.height(noteWidth(width))+0.2*vg.Inch), side: note})
 	}
-	if s := newStateData(r); s != nil {
-		panels = append(panels, statePanel(d, s, width))
+	if ax.stateMax > 0 {
+		s := newStateData(r, d.stepS)
+		if s == nil { // laid out as a run with state (Options.Layout)
+			s = &stateData{}
+		}
+		panels = append(panels, statePanel(d, s, ax.stateMax, width))
 	}
-	if l := newLatencyData(d); l != nil {
-		panels = append(panels, latencyPanel(d, l))
+	if ax.latencyMax > 0 {
+		if l := newLatencyData(d, true); l != nil {
+			panels = append(panels, latencyPanel(d, l, ax.latencyMax))
+		}
 	}
 
 	// Only the bottom panel labels the shared time axis.
@@ -134,13 +261,22 @@ func timelineFigure(d *timelineData, width vg.Length) (header, []panel) {
 	last.X.Tick.Marker = timeTicks{}
 	last.X.Label.Text = "time (s)"
 	panels[len(panels)-1].height += 0.4 * vg.Inch
+	return panels
+}
 
-	hd := header{
-		title:    fmt.Sprintf("%s · %s · %s on %s · %d %s · seed %d", or(r.Scenario, "unnamed scenario"), r.Algorithm, r.Topology, r.Store, r.Servers, plural(r.Servers, "server", "servers"), r.Seed),
+// runHeader is the title block of one run: what ran, what it teaches, its
+// settings, and the legend of the series drawn.
+func runHeader(d *timelineData, logScale bool, used map[string]bool) header {
+	return header{
+		title:    runTitle(d.r),
+		headline: sim.Headline(d.r),
 		subtitle: subtitle(d, logScale),
-		legend:   trafficLegend(used),
+		legend:   trafficLegend(d, used),
 	}
-	return hd, panels
+}
+
+func runTitle(r *sim.Result) string {
+	return fmt.Sprintf("%s · %s · %s on %s · %d %s · seed %d", or(r.Scenario, "unnamed scenario"), r.Algorithm, r.Topology, r.Store, r.Servers, plural(r.Servers, "server", "servers"), r.Seed)
 }
 
 func or(s, otherwise string) string {
@@ -157,9 +293,9 @@ func subtitle(d *timelineData, logScale bool) string {
 	var parts []string
 	rate := fmt.Sprintf("%s/s", trimFloat(l.RatePerS))
 	switch {
-	case l.WindowS > 0:
-		parts = append(parts, fmt.Sprintf("limit %s per %s window (%s)", trimFloat(l.RatePerS*l.WindowS), trimFloat(l.WindowS)+"s", rate))
-	case r.Algorithm == "leaky-bucket":
+	case d.ref.kind == "window":
+		parts = append(parts, fmt.Sprintf("limit %s per %s window (%s)", trimFloat(l.RatePerS*math.Max(l.WindowS, d.ref.windowS)), trimFloat(math.Max(l.WindowS, d.ref.windowS))+"s", rate))
+	case d.ref.kind == "leaky":
 		parts = append(parts, fmt.Sprintf("drains %s, queue %d", rate, l.Burst))
 	default:
 		parts = append(parts, fmt.Sprintf("limit %s, burst %d", rate, l.Burst))
@@ -200,18 +336,65 @@ func timePlot(d *timelineData, yTicks plot.Ticker) *plot.Plot {
 	return p
 }
 
-// The names of the series in the shared legend, which lists only those
-// drawn somewhere.
+// The series of a traffic panel, in the order of the shared legend, which
+// lists only those drawn somewhere. Their labels depend on the run (see
+// seriesLabel).
 const (
 	serAllowed      = "allowed"
 	serRejected     = "rejected"
-	serFailedOpen   = "failed open (part of allowed)"
-	serFailedClosed = "failed closed (part of rejected)"
+	serFailedOpen   = "failed open"
+	serFailedClosed = "failed closed"
 	serRetries      = "retries"
-	serLimit        = "limit (rate × step)"
+	serShared       = "shared"
+	serRolling      = "rolling"
+	serLimit        = "limit"
+	serRefill       = "refill"
+	serBoundary     = "boundary"
+	serOver         = "over"
+	serTop          = "top"
 )
 
-var trafficOrder = []string{serAllowed, serRejected, serFailedOpen, serFailedClosed, serRetries, serLimit}
+var trafficOrder = []string{serAllowed, serTop, serRejected, serFailedOpen, serFailedClosed, serRetries, serShared, serRolling, serLimit, serOver, serRefill, serBoundary}
+
+// seriesLabel is what the legend calls a series in d's figure.
+func seriesLabel(d *timelineData, name string) string {
+	switch name {
+	case serAllowed:
+		if d.leaky {
+			return "served per step (as it left the queue)"
+		}
+		return "allowed per step"
+	case serTop:
+		return "of which the key's biggest user (named beside)"
+	case serRejected:
+		return "rejected per step"
+	case serFailedOpen:
+		return "failed open: admitted unchecked (part of allowed)"
+	case serFailedClosed:
+		return "failed closed: refused unchecked (part of rejected)"
+	case serRetries:
+		return "retries per step"
+	case serShared:
+		return fmt.Sprintf("all clients on the shared key, in the last %s", d.ref.per())
+	case serRolling:
+		return d.ref.rollingLabel()
+	case serLimit:
+		return d.ref.limitLabel()
+	case serRefill:
+		return d.ref.refillLabel()
+	case serOver:
+		return d.ref.overLabel()
+	case serBoundary:
+		return fmt.Sprintf("fixed-window boundaries (every %s s)", trimFloat(d.ref.boundaryS))
+	}
+	return name
+}
+
+// Colours of the series that have no meaning of their own elsewhere.
+var (
+	colRolling = color.NRGBA{0x00, 0x4d, 0x38, 0xff} // a dark bluish green: admitted, added up
+	colShared  = color.NRGBA{0x70, 0x70, 0x70, 0xff}
+)
 
 // trafficLine returns a line of a traffic panel in its series' style; the
 // shared legend draws its thumbnails from the same lines, without points.
@@ -223,30 +406,54 @@ func trafficLine(name string, xy plotter.XYs) *plotter.Line {
 		l.FillColor = withAlpha(colAllowed, 0x38)
 	case serRejected:
 		l.LineStyle = draw.LineStyle{Color: colRejected, Width: vg.Points(1.1)}
-	case serFailedOpen:
-		// A wide translucent band under the line it is part of, like a
-		// highlighter: both stay visible where they coincide.
-		l.LineStyle = draw.LineStyle{Color: withAlpha(colFailedOpen, 0xa0), Width: vg.Points(6)}
-	case serFailedClosed:
-		l.LineStyle = draw.LineStyle{Color: withAlpha(colFailedClosed, 0xa0), Width: vg.Points(6)}
 	case serRetries:
 		l.LineStyle = draw.LineStyle{Color: colRetries, Width: vg.Points(1.1), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}
+	case serTop:
+		l.LineStyle = draw.LineStyle{Color: colRolling, Width: vg.Points(1)}
+		l.FillColor = withAlpha(colRolling, 0x50)
+	case serShared:
+		l.LineStyle = draw.LineStyle{Color: colShared, Width: vg.Points(1)}
+		l.FillColor = withAlpha(colShared, 0x30)
+	case serRolling:
+		l.LineStyle = draw.LineStyle{Color: colRolling, Width: vg.Points(2)}
 	case serLimit:
 		l.StepStyle = plotter.NoStep
-		l.LineStyle = draw.LineStyle{Color: colLimit, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
+		l.LineStyle = draw.LineStyle{Color: colLimit, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
+	case serRefill:
+		l.StepStyle = plotter.NoStep
+		l.LineStyle = draw.LineStyle{Color: textGrey, Width: vg.Points(1.1), Dashes: []vg.Length{vg.Points(1.5), vg.Points(2)}}
 	}
 	return l
 }
 
-func trafficLegend(used map[string]bool) []legendEntry {
+// trafficThumb is the legend's thumbnail of a series.
+func trafficThumb(name string) plot.Thumbnailer {
+	switch name {
+	case serFailedOpen:
+		return hatchSwatch{colFailedOpen, +1}
+	case serFailedClosed:
+		return hatchSwatch{colFailedClosed, -1}
+	case serBoundary:
+		return boundaryLines{}
+	case serOver:
+		return swatch{fill: overColour}
+	}
+	return trafficLine(name, nil)
+}
+
+func trafficLegend(d *timelineData, used map[string]bool) []legendEntry {
 	var out []legendEntry
 	for _, name := range trafficOrder {
 		if used[name] {
-			out = append(out, legendEntry{label: name, thumb: trafficLine(name, nil)})
+			out = append(out, legendEntry{label: seriesLabel(d, name), thumb: trafficThumb(name)})
 		}
 	}
 	return out
 }
+
+// servedOf is what left the limiter in a step: allowed, or for a leaky
+// bucket what left its queue.
+func servedOf(c counts) int64 { return c.served }
 
 // trafficPlot draws one traffic panel, noting in used which series it drew.
 func trafficPlot(d *timelineData, t traffic, top float64, logScale bool, used map[string]bool) *plot.Plot {
@@ -256,24 +463,69 @@ func trafficPlot(d *timelineData, t traffic, top float64, logScale bool, used ma
 	}
 	p := timePlot(d, yTicks)
 	ts := d.stepTimes()
-	add := func(name string, xys ...plotter.XYs) {
+	add := func(name string, pl plot.Plotter) {
+		p.Add(pl)
+		used[name] = true
+	}
+	line := func(name string, xys ...plotter.XYs) {
 		for _, xy := range xys {
-			p.Add(trafficLine(name, xy))
-			used[name] = true
+			add(name, trafficLine(name, xy))
 		}
 	}
-	fo, fc := values(t, func(c counts) int64 { return c.failedOpen }), values(t, func(c counts) int64 { return c.failedClosed })
-	add(serFailedOpen, stepRuns(ts, fo, func(i int) bool { return fo[i] > 0 })...)
-	add(serFailedClosed, stepRuns(ts, fc, func(i int) bool { return fc[i] > 0 })...)
-	add(serAllowed, stepLine(ts, values(t, func(c counts) int64 { return c.allowed })))
-	if t.total.rejected > 0 {
-		add(serRejected, stepLine(ts, values(t, func(c counts) int64 { return c.rejected })))
+	if d.ref.boundaryS > 0 && d.ref.k >= 2 && d.endS/d.ref.boundaryS <= 100 {
+		add(serBoundary, boundaryLines{every: d.ref.boundaryS})
 	}
-	re := values(t, func(c counts) int64 { return c.retries })
-	add(serRetries, stepRuns(ts, re, func(i int) bool { return re[i] > 0 })...)
-	if d.limitStep > 0 {
-		limit := d.limitStep * float64(max(len(t.keys), 1))
-		add(serLimit, plotter.XYs{{X: 0, Y: limit}, {X: d.endS, Y: limit}})
+	// Behind everything, the shared key's count: the client's own fill
+	// sits at its foot, and what rises above it is its neighbours'.
+	if t.share != nil {
+		line(serShared, stepLine(ts, rolling(values(t.share.steps, servedOf), d.ref.k)))
+	}
+	served := values(t.steps, servedOf)
+	line(serAllowed, stepLine(ts, served))
+	if t.topUser != nil {
+		line(serTop, stepLine(ts, values(t.topUser.steps, servedOf)))
+	}
+	// What the limiter let through beyond what the limit allows (see
+	// reference.over) — the excess a fixed window's boundary, per-server
+	// jars or a split brain let through — over the allowed fill and under
+	// the fail policy's hatching.
+	if d.ref.limit > 0 {
+		count := served
+		if t.share != nil {
+			count = values(t.share.steps, servedOf)
+		}
+		l := d.r.Limit
+		lo, hi := d.ref.over(count, float64(l.Burst), l.RatePerS, d.stepS, limitKeys(t))
+		if o := (overFill{ts: ts, lo: lo, hi: hi}); o.over() {
+			add(serOver, o)
+		}
+	}
+	// The fail policy's decisions, hatched over what they are part of.
+	if fo := values(t.steps, func(c counts) int64 { return c.failedOpen }); t.total.failedOpen > 0 {
+		add(serFailedOpen, hatchFill{ts: ts, v: fo, colour: colFailedOpen, dir: +1})
+	}
+	if fc := values(t.steps, func(c counts) int64 { return c.failedClosed }); t.total.failedClosed > 0 {
+		add(serFailedClosed, hatchFill{ts: ts, v: fc, colour: colFailedClosed, dir: -1})
+	}
+	if t.total.rejected > 0 {
+		line(serRejected, stepLine(ts, values(t.steps, func(c counts) int64 { return c.rejected })))
+	}
+	re := values(t.steps, func(c counts) int64 { return c.retries })
+	line(serRetries, stepRuns(ts, re, func(i int) bool { return re[i] > 0 })...)
+	// When the window spans several steps, the per-step counts cannot be
+	// read against it: their rolling sum can.
+	if d.ref.k > 1 && t.total.served > 0 {
+		line(serRolling, stepLine(ts, rolling(served, d.ref.k)))
+	}
+	if d.ref.limit > 0 {
+		n := float64(limitKeys(t))
+		limit := d.ref.limit * n
+		line(serLimit, plotter.XYs{{X: 0, Y: limit}, {X: d.endS, Y: limit}})
+		p.Add(lineLabel{y: limit, text: countLabel(limit)})
+		if d.ref.refill > 0 {
+			line(serRefill, plotter.XYs{{X: 0, Y: d.ref.refill * n}, {X: d.endS, Y: d.ref.refill * n}})
+			p.Add(lineLabel{y: d.ref.refill * n, text: countLabel(d.ref.refill * n), below: true})
+		}
 	}
 
 	p.X.Min, p.X.Max = 0, d.endS
@@ -284,158 +536,6 @@ func trafficPlot(d *timelineData, t traffic, top float64, logScale bool, used ma
 	} else {
 		p.Y.Max = top * 1.06
 	}
-	p.Y.Label.Text = "req / step"
+	p.Y.Label.Text = "requests"
 	return p
-}
-
-// faultsPanel draws the faults as labelled bars in lanes.
-func faultsPanel(d *timelineData, width vg.Length) panel {
-	label := func(sp sim.FaultSpan) string {
-		s := sp.Kind
-		if sp.Detail != "" {
-			s += ": " + sp.Detail
-		}
-		return s
-	}
-	// Where a label ends, in seconds, on a data area about this wide.
-	dataW := width - 2*margin - sideWidth(width) - sideGap - 0.6*vg.Inch
-	perPoint := d.endS / math.Max(float64(dataW), 1)
-	sty := textStyle(sizeNote, false, black)
-	lane, lanes := assignLanes(d.r.Faults, func(sp sim.FaultSpan) (float64, float64) {
-		return labelSpan(sp.StartS, float64(sty.Width(label(sp))+vg.Points(6))*perPoint, 0, d.endS)
-	})
-	p := timePlot(d, nil)
-	p.Add(faultLanes{faults: d.r.Faults, lane: lane, lanes: lanes, label: label})
-	p.X.Min, p.X.Max = 0, d.endS
-	p.Y.Min, p.Y.Max = 0, float64(lanes)
-	p.HideY()
-	return panel{
-		plot:   p,
-		height: 0.12*vg.Inch + vg.Length(lanes)*0.24*vg.Inch,
-		side:   sideNote{heading: "Faults", lines: []string{"shaded in every panel"}},
-	}
-}
-
-// statePanel draws each shown key's remaining allowance per store copy.
-func statePanel(d *timelineData, s *stateData, width vg.Length) panel {
-	p := timePlot(d, countTicks{})
-	// Line i gets the i-th colour and the i-th dash pattern (7 colours and
-	// 4 patterns make 28 distinct lines). Where two lines coincide for a
-	// while, the dashed one lets the other show through its gaps.
-	style := func(i int) draw.LineStyle {
-		return draw.LineStyle{Color: seriesPalette[i%len(seriesPalette)], Width: vg.Points(1.4), Dashes: seriesDashes[i%len(seriesDashes)]}
-	}
-	oneKey, oneCopy := len(s.keys) == 1, len(s.copies) == 1
-	note := sideNote{heading: "State"}
-	switch {
-	case oneKey:
-		note.heading = "State of key " + s.keys[0]
-		note.lines = append(note.lines, "remaining per store copy")
-	case oneCopy:
-		note.lines = append(note.lines, "remaining per key in the "+s.copies[0]+" store")
-	default:
-		note.lines = append(note.lines, "remaining per key and store copy")
-	}
-	if len(s.keys) < s.totalKeys {
-		note.lines = append(note.lines, fmt.Sprintf("the %d busiest of %d keys shown", len(s.keys), s.totalKeys))
-	}
-	if s.hidden > 0 {
-		note.lines = append(note.lines, fmt.Sprintf("%d more %s not drawn", s.hidden, plural(s.hidden, "line", "lines")))
-	}
-	if s.unanswered {
-		note.lines = append(note.lines, "gaps: the store did not answer")
-	}
-	for i, line := range s.lines {
-		for _, run := range line.runs {
-			p.Add(&plotter.Line{XYs: run, LineStyle: style(i)})
-		}
-		name := func(key, cp string) string {
-			switch {
-			case oneKey:
-				return cp
-			case oneCopy:
-				return key
-			}
-			return key + " · " + cp
-		}
-		label := name(line.key, line.copy)
-		if n := len(line.same); n > 0 {
-			all := label
-			for _, o := range line.same {
-				all += " = " + name(o[0], o[1])
-			}
-			label += fmt.Sprintf(" (+%d the same)", n)
-			if n <= 3 && legendStyle.Width(all) <= noteWidth(width)-vg.Points(thumbW+4) {
-				label = all
-			}
-		}
-		note.legend = append(note.legend, legendEntry{label: label, thumb: &plotter.Line{LineStyle: style(i)}})
-	}
-	p.X.Min, p.X.Max = 0, d.endS
-	p.Y.Min, p.Y.Max = 0, math.Max(1, s.max*1.08)
-	p.Y.Label.Text = "remaining (req)"
-	return panel{plot: p, height: max(1.5*vg.Inch, note.height(noteWidth(width))+0.15*vg.Inch), side: note}
-}
-
-// latencyPanel draws the worst client's p50 and p99 in each step.
-func latencyPanel(d *timelineData, l *latencyData) panel {
-	p := timePlot(d, plot.DefaultTicks{})
-	ts := d.stepTimes()
-	has := func(i int) bool { return l.has[i] }
-	p50 := draw.LineStyle{Color: colP50, Width: vg.Points(1.2)}
-	p99 := draw.LineStyle{Color: colP99, Width: vg.Points(3)}
-	rtt := draw.LineStyle{Color: grey, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(2)}}
-	note := sideNote{heading: "Latency", lines: []string{"the worst client in each step"}}
-	if d.r.RTTMs > 0 {
-		p.Add(&plotter.Line{XYs: plotter.XYs{{X: 0, Y: d.r.RTTMs}, {X: d.endS, Y: d.r.RTTMs}}, LineStyle: rtt})
-	}
-	// p99 under p50, wider: where they are equal both still show.
-	for _, run := range stepRuns(ts, l.p99, has) {
-		p.Add(&plotter.Line{XYs: run, StepStyle: plotter.PostStep, LineStyle: p99})
-	}
-	for _, run := range stepRuns(ts, l.p50, has) {
-		p.Add(&plotter.Line{XYs: run, StepStyle: plotter.PostStep, LineStyle: p50})
-	}
-	note.legend = append(note.legend,
-		legendEntry{label: "p50", thumb: &plotter.Line{LineStyle: p50}},
-		legendEntry{label: "p99", thumb: &plotter.Line{LineStyle: p99}})
-	if d.r.RTTMs > 0 {
-		note.legend = append(note.legend, legendEntry{label: "store round trip", thumb: &plotter.Line{LineStyle: rtt}})
-	}
-	p.X.Min, p.X.Max = 0, d.endS
-	p.Y.Min, p.Y.Max = 0, math.Max(l.max, d.r.RTTMs)*1.1
-	if p.Y.Max <= 0 {
-		p.Y.Max = 1
-	}
-	p.Y.Label.Text = "latency (ms)"
-	return panel{plot: p, height: 1.5 * vg.Inch, side: note}
-}
-
-// timeTicks marks the time axis every 1, 2 or 5 × 10ⁿ seconds, 5 to 12
-// marks in all, with a minor mark between.
-type timeTicks struct{}
-
-// Ticks implements plot.Ticker.
-func (timeTicks) Ticks(min, max float64) []plot.Tick {
-	span := max - min
-	if !(span > 0) {
-		return nil
-	}
-	step := math.Pow10(int(math.Floor(math.Log10(span / 10))))
-	for _, m := range []float64{1, 2, 5, 10, 20, 50} {
-		if span/(step*m) <= 12 {
-			step *= m
-			break
-		}
-	}
-	var ticks []plot.Tick
-	for i := math.Ceil(min / step * 2); i/2*step <= max+step*1e-9; i++ {
-		v := i / 2 * step
-		if math.Mod(i, 2) == 0 {
-			ticks = append(ticks, plot.Tick{Value: v, Label: trimFloat(v)})
-		} else {
-			ticks = append(ticks, plot.Tick{Value: v})
-		}
-	}
-	return ticks
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -176,13 +177,17 @@ func TestTimelineDrawsEveryRun(t *testing.T) {
 			for _, f := range r.Faults {
 				want = append(want, f.Kind)
 			}
-			want = append(want, r.Scenario, r.Algorithm, r.Topology, "limit (rate × step)", "time (s)")
+			want = append(want, r.Scenario, r.Algorithm, r.Topology, "time (s)")
 			checkSVG(t, tc.name, b.Bytes(), want)
 			all := strings.Join(texts(b.Bytes()), "\n")
 			for _, w := range want {
 				if !strings.Contains(all, w) {
 					t.Errorf("no <text> says %q", w)
 				}
+			}
+			// The lesson is under the title, wrapped over lines.
+			if words := strings.Join(strings.Fields(strings.Join(texts(b.Bytes()), " ")), " "); !strings.Contains(words, sim.Headline(r)) {
+				t.Errorf("the figure does not say its headline %q", sim.Headline(r))
 			}
 			if review != "" {
 				if err := os.WriteFile(filepath.Join(review, tc.name+".svg"), b.Bytes(), 0o644); err != nil {
@@ -200,15 +205,17 @@ func TestTimelineSaysWhatItLeftOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := strings.Join(texts(b.Bytes()), "\n")
-	// 16 bastions and a scheduler: 10 bastions, the scheduler, and the
-	// other 6 folded into one panel that says so.
-	for _, want := range []string{"others: 6 clients", "scheduler", "bastion-10", "busiest of 17 keys shown"} {
+	// 16 bastions in the same loop, each on its own key, have the same
+	// figures step by step: one panel that says so and names them all,
+	// beside the scheduler's; and the State panel draws their 16 keys as
+	// one line, beside the scheduler's.
+	for _, want := range []string{"bastion-1…16 ×16", "16 alike, step by step:", "bastion-16", "each of them:", "scheduler", "alike)"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the 17-client figure does not say %q", want)
 		}
 	}
-	if strings.Contains(all, "others: 6 clients") && !strings.Contains(all, "bastion-16") {
-		t.Error("the others panel does not name bastion-16")
+	if strings.Contains(all, "others:") {
+		t.Error("the 17-client figure folds clients: two panels need no fold")
 	}
 }
 
@@ -244,6 +251,14 @@ func TestTimelineLatencyPanelOnlyWhenSomethingWaited(t *testing.T) {
 	if has(r) {
 		t.Error("a run where nothing waited drew a latency panel")
 	}
+	// Every request paid the store's round trip and no more: a flat line
+	// the subtitle already states.
+	if has(builtin(t, "store-outage", nil)) {
+		t.Error("a run whose latency is the round trip throughout drew a latency panel")
+	}
+	if !has(mustRun(t, splitBrain())) {
+		t.Error("a latency spike drew no latency panel")
+	}
 }
 
 func TestTimelineRefusesWhatItCannotDraw(t *testing.T) {
@@ -263,7 +278,7 @@ func TestTimelineRefusesWhatItCannotDraw(t *testing.T) {
 		{"by", r, Options{By: "server"}, `plots: cannot draw a panel per "server" (want client or key)`},
 		{"negative size", r, Options{Width: -1}, "plots: figure size"},
 		{"huge", r, Options{Width: 1000 * vg.Inch, Height: 10 * vg.Inch}, "too big"},
-		{"too short", mustRun(t, runaway()), Options{Height: 3 * vg.Inch}, "plots: a figure 3.0in high has no room for 14 panels"},
+		{"too short", mustRun(t, runaway()), Options{Height: 1 * vg.Inch}, "plots: a figure 1.0in high has no room for 4 panels"},
 	}
 	for _, tt := range tests {
 		err := Timeline(io.Discard, tt.r, tt.opts)
@@ -276,21 +291,29 @@ func TestTimelineRefusesWhatItCannotDraw(t *testing.T) {
 func TestTimelineWithHundredsOfClientsStaysReadable(t *testing.T) {
 	r := &sim.Result{Scenario: "crowd", Algorithm: "gcra", Topology: "shared", Store: "memory", Servers: 1, DurationS: 10, StepS: 1,
 		Limit: sim.LimitResult{RatePerS: 5, Burst: 5}}
+	// Every device sends a different number of requests, so no two are
+	// alike; their states are of 20 kinds.
 	for i := range 300 {
 		name := fmt.Sprintf("device-%03d", i)
-		r.Clients = append(r.Clients, sim.ClientResult{Name: name, Key: name, Sent: 50, Allowed: 50})
-		r.Keys = append(r.Keys, sim.KeyResult{Key: name, Sent: 50, Allowed: 50})
+		sent := int64(50 + i)
+		r.Clients = append(r.Clients, sim.ClientResult{Name: name, Key: name, Sent: sent, Allowed: 50})
+		r.Keys = append(r.Keys, sim.KeyResult{Key: name, Sent: sent, Allowed: 50})
 		for s := range 10 {
-			r.Timeline = append(r.Timeline, sim.TimelineRow{TS: float64(s), Client: name, Sent: 5, Allowed: 5})
+			row := sim.TimelineRow{TS: float64(s), Client: name, Sent: 5, Allowed: 5}
+			if s == 9 {
+				row.Sent += int64(i)
+				row.Rejected = int64(i)
+			}
+			r.Timeline = append(r.Timeline, row)
 		}
-		r.State = append(r.State, sim.StateSeries{Key: name, Copy: "shared", TS: []float64{1, 2}, Remaining: []int64{int64(i % 5), 0}})
+		r.State = append(r.State, sim.StateSeries{Key: name, Copy: "shared", TS: []float64{1, 2}, Remaining: []int64{int64(i % 20), 0}})
 	}
 	var b bytes.Buffer
 	if err := Timeline(&b, r, Options{Format: "svg"}); err != nil {
 		t.Fatal(err)
 	}
 	all := strings.Join(texts(b.Bytes()), "\n")
-	for _, want := range []string{"others: 289 clients", "more", "the 8 busiest of 300 keys shown"} {
+	for _, want := range []string{"others: 289 clients", "more", "5 busiest, 3 least busy of 300 keys"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the 300-client figure does not say %q", want)
 		}
@@ -305,5 +328,59 @@ func TestTimelineWithHundredsOfClientsStaysReadable(t *testing.T) {
 	}
 	if h := img.Bounds().Dy(); h > 30*96 {
 		t.Errorf("the 300-client figure is %d pixels high", h)
+	}
+}
+
+// With a Layout, a run cut short (an animation's frame) is drawn as the
+// whole run is: at 2 s every bastion and the scheduler are still at zero,
+// alike, yet they keep the panels of the whole run, and the same axes.
+func TestTimelineLayoutKeepsTheWholeRunsPanels(t *testing.T) {
+	full := builtin(t, "runaway-healthcheck", nil)
+	cut := *full
+	cut.Timeline = nil
+	for _, row := range full.Timeline {
+		if row.TS < 2 {
+			cut.Timeline = append(cut.Timeline, row)
+		}
+	}
+	cut.Clients = slices.Clone(full.Clients)
+	for i := range cut.Clients {
+		c := &cut.Clients[i]
+		c.Sent, c.Allowed, c.Rejected, c.MaxAllowed1s, c.IdealAllowed, c.IdealMaxAllowed1s = 0, 0, 0, 0, 0, 0
+		if c.Name == "dashboard" {
+			c.Sent, c.Allowed = 4, 4
+		}
+	}
+	panelsOf := func(r *sim.Result, layout *sim.Result) []string {
+		d, err := newTimelineData(r, "client")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := layOut(d, layout, "client"); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, p := range d.panels {
+			names = append(names, p.name)
+		}
+		return names
+	}
+	want := panelsOf(full, nil)
+	if got := panelsOf(&cut, nil); slices.Equal(got, want) {
+		t.Fatalf("on its own the cut run draws %v too: the test shows nothing", got)
+	}
+	if got := panelsOf(&cut, full); !slices.Equal(got, want) {
+		t.Errorf("the cut run laid out as the whole run draws %v, want %v", got, want)
+	}
+	var a, b bytes.Buffer
+	if err := Timeline(&a, full, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Timeline(&b, &cut, Options{Layout: full}); err != nil {
+		t.Fatal(err)
+	}
+	ia, ib := checkPNG(t, "full", a.Bytes(), 0, 0), checkPNG(t, "cut", b.Bytes(), 0, 0)
+	if ia.Bounds() != ib.Bounds() {
+		t.Errorf("the cut run is %v, the whole run %v: a frame would jump", ib.Bounds(), ia.Bounds())
 	}
 }

@@ -1,0 +1,202 @@
+package plots
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/ratelim/ratelim/sim"
+)
+
+// What the State and Latency panels draw, taken from a Result.
+
+// stateLine is one drawn line of the State panel: one key's remaining
+// allowance in one store copy, or in several when their series are
+// identical (per-server jars that are all empty, say) and would otherwise
+// hide each other.
+type stateLine struct {
+	key, copy string
+	same      [][2]string   // the other (key, copy) series it stands for
+	runs      []plotter.XYs // broken where the store did not answer
+}
+
+// stateData is what the State panel draws.
+type stateData struct {
+	lines  []stateLine
+	hidden int      // lines past maxStateLines, not drawn
+	keys   []string // shown, busiest first
+	copies []string // in order of appearance
+	// totalKeys is every key with state; busiest and quietest, how many of
+	// the busiest and of the least busy kinds of key are shown when not
+	// all are (0 when all are).
+	totalKeys, busiest, quietest int
+	unanswered                   bool // some samples are missing: the store did not answer
+	max                          float64
+}
+
+// maxStateKeys and maxStateLines cap the State panel: past a dozen or two
+// lines it is a scribble, and its legend would not fit. quietStateKeys of
+// the shown keys are the least busy: the contrast (a scheduler's bucket
+// full while a runaway's is empty) is often the lesson.
+const (
+	maxStateKeys   = 8
+	quietStateKeys = 3
+	maxStateLines  = 16
+)
+
+func newStateData(r *sim.Result, stepS float64) *stateData {
+	if len(r.State) == 0 {
+		return nil
+	}
+	s := &stateData{}
+	sent := map[string]int64{}
+	order := map[string]int{}
+	var keys []string
+	addKey := func(k string) {
+		if _, ok := order[k]; !ok {
+			order[k] = len(keys)
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range r.Keys {
+		addKey(k.Key)
+		sent[k.Key] += k.Sent
+	}
+	seenCopy := map[string]bool{}
+	hasState := map[string]bool{}
+	for _, ser := range r.State {
+		addKey(ser.Key)
+		hasState[ser.Key] = true
+		if !seenCopy[ser.Copy] {
+			seenCopy[ser.Copy] = true
+			s.copies = append(s.copies, ser.Copy)
+		}
+	}
+	keys = slices.DeleteFunc(keys, func(k string) bool { return !hasState[k] })
+	s.totalKeys = len(keys)
+	// Busiest first; ties keep the result's order.
+	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(sent[b], sent[a]) })
+
+	type series struct {
+		ts  []float64
+		rem []int64
+	}
+	byKeyCopy := map[[2]string]series{}
+	for _, ser := range r.State {
+		n := min(len(ser.TS), len(ser.Remaining))
+		byKeyCopy[[2]string{ser.Key, ser.Copy}] = series{ser.TS[:n], ser.Remaining[:n]}
+	}
+	// Keys whose every copy says the same (eight runaways, each held to
+	// its own bucket) are one kind of key: choose among kinds, so that
+	// eight identical lines do not crowd out the one that differs.
+	sig := func(k string) string {
+		var b strings.Builder
+		for _, cp := range s.copies {
+			ser := byKeyCopy[[2]string{k, cp}]
+			fmt.Fprint(&b, cp, ser.ts, ser.rem, ";")
+		}
+		return b.String()
+	}
+	var kinds []string // the first key of each kind, busiest first
+	seenSig := map[string]bool{}
+	for _, k := range keys {
+		if g := sig(k); !seenSig[g] {
+			seenSig[g] = true
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) > maxStateKeys {
+		s.busiest, s.quietest = maxStateKeys-quietStateKeys, quietStateKeys
+		chosen := append(slices.Clip(kinds[:s.busiest]), kinds[len(kinds)-s.quietest:]...)
+		keys = slices.DeleteFunc(keys, func(k string) bool {
+			g := sig(k)
+			return !slices.ContainsFunc(chosen, func(c string) bool { return sig(c) == g })
+		})
+	}
+	s.keys = keys
+
+	var drawn []series
+	for _, k := range keys { // lines in key order, then copy order
+		for _, cp := range s.copies {
+			ser, ok := byKeyCopy[[2]string{k, cp}]
+			if !ok {
+				continue
+			}
+			same := slices.IndexFunc(drawn, func(o series) bool {
+				return slices.Equal(o.ts, ser.ts) && slices.Equal(o.rem, ser.rem)
+			})
+			if same >= 0 {
+				s.lines[same].same = append(s.lines[same].same, [2]string{k, cp})
+				continue
+			}
+			if len(s.lines) == maxStateLines {
+				s.hidden++
+				continue
+			}
+			line := stateLine{key: k, copy: cp}
+			var run plotter.XYs
+			for i, rem := range ser.rem {
+				if rem < 0 {
+					s.unanswered = true
+					if len(run) > 0 {
+						line.runs = append(line.runs, run)
+						run = nil
+					}
+					continue
+				}
+				// A sample is the state at the end of its step: held
+				// over the step it ends, drawn as a step, so that a
+				// window's reset is a cliff and not a slope.
+				if len(run) == 0 {
+					run = append(run, plotter.XY{X: math.Max(0, ser.ts[i]-stepS), Y: float64(rem)})
+				}
+				run = append(run, plotter.XY{X: ser.ts[i], Y: float64(rem)})
+				s.max = math.Max(s.max, float64(rem))
+			}
+			if len(run) > 0 {
+				line.runs = append(line.runs, run)
+			}
+			drawn = append(drawn, ser)
+			s.lines = append(s.lines, line)
+		}
+	}
+	return s
+}
+
+// latencyData is the per-step latency of the worst client: the only
+// honest way to combine per-client percentiles without the requests.
+type latencyData struct {
+	p50, p99 []float64
+	has      []bool // the step had requests
+	max      float64
+}
+
+// newLatencyData returns d's latency per step, or nil when there is none
+// to draw: no step with a p99, or, unless always, none that waited
+// noticeably longer than the store's round trip.
+func newLatencyData(d *timelineData, always bool) *latencyData {
+	l := &latencyData{p50: make([]float64, d.nSteps), p99: make([]float64, d.nSteps), has: make([]bool, d.nSteps)}
+	anyP99 := false
+	for _, row := range d.r.Timeline {
+		if row.Sent == 0 {
+			continue
+		}
+		i := d.stepIndex(row.TS)
+		l.has[i] = true
+		l.p50[i] = math.Max(l.p50[i], row.P50Ms)
+		l.p99[i] = math.Max(l.p99[i], row.P99Ms)
+		l.max = math.Max(l.max, math.Max(row.P99Ms, row.P50Ms))
+		anyP99 = anyP99 || row.P99Ms > 0
+	}
+	// A flat round trip says nothing the subtitle does not: the panel is
+	// drawn only when some step waited noticeably longer than the store's
+	// round trip (a queue, a latency spike, retries' back-off).
+	if !always && (!anyP99 || l.max <= d.r.RTTMs*1.2+0.05) {
+		return nil
+	}
+	return l
+}
