@@ -77,6 +77,9 @@ func GIF(w io.Writer, r *sim.Result, opts GIFOptions) error {
 	}
 	popts := opts.Plot
 	popts.Format = "png"
+	// Every frame laid out as the whole run: early frames, where every
+	// client is still at zero, would otherwise fold all into one panel.
+	popts.Layout = r
 	// The last frame first: it fixes the size every frame is drawn at
 	// (the y-axes change as the counts grow; the figure must not) and
 	// the palette.

@@ -81,6 +81,25 @@ func renderTimeline(w io.Writer, r *sim.Result, p plotFlags) error {
 	return plots.Timeline(w, r, p.options())
 }
 
+// cellWhy is why a grid cell is as hot as it is: its run's headline, or
+// for an over-admission only the reason, which cells that differ only in
+// the ratio then share as one footnote.
+func cellWhy(r *sim.Result) string {
+	if len(r.Findings) == 0 {
+		return sim.Headline(r)
+	}
+	f := r.Findings[0]
+	if _, reason, ok := strings.Cut(f.Text, ": "); ok && f.Kind == sim.FindingOverAdmitted {
+		return reason
+	}
+	return f.Text
+}
+
+// renderVersus draws two runs side by side on shared y axes, for --vs.
+func renderVersus(w io.Writer, a, b *sim.Result, labelA, labelB string, p plotFlags) error {
+	return plots.TimelineVs(w, a, b, labelA, labelB, p.options())
+}
+
 func renderCompare(w io.Writer, scenario string, cells []Cell, p plotFlags) error {
 	if p.format == "gif" {
 		return badInput("--plot: compare draws a still grid; write it as .png or .svg")
@@ -88,6 +107,9 @@ func renderCompare(w io.Writer, scenario string, cells []Cell, p plotFlags) erro
 	grid := make([]plots.Cell, len(cells))
 	for i, c := range cells {
 		grid[i] = plots.Cell{Algorithm: c.Algorithm, Topology: c.Topology, AdmittedRatio: c.AdmittedRatio}
+		if c.Result != nil {
+			grid[i].Why = cellWhy(c.Result)
+		}
 	}
 	return plots.CompareGrid(w, scenario+": admitted ÷ exact limiter", grid, p.options())
 }

@@ -196,8 +196,8 @@ func simRun(ctx context.Context, opts *simOptions) error {
 		if opts.Live {
 			return badInput("--vs and --live do not go together (run load twice)")
 		}
-		if opts.Plot.Path != "" {
-			return badInput("--vs draws tables, JSON, CSV and the TUI so far: not --plot")
+		if opts.Plot.format == "gif" {
+			return badInput("--plot: --vs draws a still side by side; write it as .png or .svg")
 		}
 		if scB, err = vs.apply(sc); err != nil {
 			return err

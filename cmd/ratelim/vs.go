@@ -174,6 +174,9 @@ func simVersus(ctx context.Context, opts *simOptions, file *scenarios.File, a *s
 		}
 	}
 	labelA, labelB := vs.labels(scA, scB)
+	if err := opts.Plot.render(func(w io.Writer) error { return renderVersus(w, a, b, labelA, labelB, opts.Plot) }); err != nil {
+		return err
+	}
 	switch opts.Format {
 	case "json":
 		// Two ratelim.result/v1 objects, the scenario's run first.

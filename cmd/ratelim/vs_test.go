@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,5 +63,29 @@ func TestSimVersusBadInput(t *testing.T) {
 		if code != exitBadInput || !strings.Contains(errOut, tt.msg) {
 			t.Errorf("%q: exit %d, %q; want %d saying %q", tt.args, code, errOut, exitBadInput, tt.msg)
 		}
+	}
+}
+
+func TestSimVersusPlot(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vs.png")
+	code, _, errOut := runArgs("sim", "store-outage", "--vs", "on_error=fail-closed", "--plot", path, "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("the side by side is not a PNG: %v", err)
+	}
+	// Two columns: wider than tall for two panels and the state.
+	if b := img.Bounds(); b.Dx() <= b.Dy() {
+		t.Errorf("side by side is %v: want two columns, wider than tall", b)
+	}
+	if code, _, errOut := runArgs("sim", "store-outage", "--vs", "on_error=fail-closed", "--plot", filepath.Join(t.TempDir(), "vs.gif")); code != exitBadInput || !strings.Contains(errOut, "still side by side") {
+		t.Errorf("--vs --plot .gif: exit %d, %q; want bad input", code, errOut)
 	}
 }
