@@ -26,14 +26,14 @@ func faultsPanel(d *timelineData, width vg.Length) panel {
 	}
 	// Where a label ends, in seconds, on a data area about this wide.
 	dataW := width - 2*margin - sideWidth(width) - sideGap - 0.6*vg.Inch
-	perPoint := d.endS / math.Max(float64(dataW), 1)
+	perPoint := d.axisS / math.Max(float64(dataW), 1)
 	sty := textStyle(sizeNote, false, black)
 	lane, lanes := assignLanes(d.r.Faults, func(sp sim.FaultSpan) (float64, float64) {
-		return labelSpan(sp.StartS, float64(textWidth(sty, label(sp))+vg.Points(6))*perPoint, 0, d.endS)
+		return labelSpan(sp.StartS, float64(textWidth(sty, label(sp))+vg.Points(6))*perPoint, 0, d.axisS)
 	})
 	p := timePlot(d, nil)
 	p.Add(faultLanes{faults: d.r.Faults, lane: lane, lanes: lanes, label: label})
-	p.X.Min, p.X.Max = 0, d.endS
+	p.X.Min, p.X.Max = 0, d.axisS
 	p.Y.Min, p.Y.Max = 0, float64(lanes)
 	p.HideY()
 	return panel{
@@ -98,7 +98,7 @@ func statePanel(d *timelineData, s *stateData, top float64, width vg.Length) pan
 		}
 		note.legend = append(note.legend, legendEntry{label: label, thumb: &plotter.Line{LineStyle: style(i)}})
 	}
-	p.X.Min, p.X.Max = 0, d.endS
+	p.X.Min, p.X.Max = 0, d.axisS
 	p.Y.Min, p.Y.Max = 0, top
 	p.Y.Label.Text = "remaining (req)"
 	return panel{plot: p, height: max(1.5*vg.Inch, note.height(noteWidth(width))+0.15*vg.Inch), side: note}
@@ -114,7 +114,7 @@ func latencyPanel(d *timelineData, l *latencyData, top float64) panel {
 	rtt := draw.LineStyle{Color: grey, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(2)}}
 	note := sideNote{heading: "Latency", lines: []string{"the worst client in each step"}}
 	if d.r.RTTMs > 0 {
-		p.Add(&plotter.Line{XYs: plotter.XYs{{X: 0, Y: d.r.RTTMs}, {X: d.endS, Y: d.r.RTTMs}}, LineStyle: rtt})
+		p.Add(&plotter.Line{XYs: plotter.XYs{{X: 0, Y: d.r.RTTMs}, {X: d.axisS, Y: d.r.RTTMs}}, LineStyle: rtt})
 	}
 	// p99 under p50, wider: where they are equal both still show.
 	for _, run := range stepRuns(ts, l.p99, has) {
@@ -129,7 +129,7 @@ func latencyPanel(d *timelineData, l *latencyData, top float64) panel {
 	if d.r.RTTMs > 0 {
 		note.legend = append(note.legend, legendEntry{label: "store round trip", thumb: &plotter.Line{LineStyle: rtt}})
 	}
-	p.X.Min, p.X.Max = 0, d.endS
+	p.X.Min, p.X.Max = 0, d.axisS
 	p.Y.Min, p.Y.Max = 0, math.Max(top, 1e-3)
 	p.Y.Label.Text = "latency (ms)"
 	return panel{plot: p, height: 1.5 * vg.Inch, side: note}

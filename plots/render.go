@@ -39,6 +39,10 @@ type Options struct {
 	// of, say, putting every client in one panel while all are still at
 	// zero. Nil: r's own.
 	Layout *sim.Result
+	// AxisEndS, when after the result's end, is where the time axis ends:
+	// a frame of an animation draws its run so far on the whole run's
+	// axis, the data stopping at the frame's instant.
+	AxisEndS float64
 }
 
 // by returns the validated grouping of Timeline's panels.

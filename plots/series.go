@@ -90,7 +90,10 @@ type timelineData struct {
 	r      *sim.Result
 	stepS  float64
 	nSteps int
-	endS   float64   // the time axis runs from 0 to endS
+	endS   float64 // the data runs from 0 to endS
+	// axisS is where the time axis ends: endS, or later for a frame of
+	// an animation that shares the whole run's axis (Options.AxisEndS).
+	axisS  float64
 	by     string    // "client" or "key"
 	all    []traffic // every client (or key), before grouping and folding
 	panels []traffic
@@ -149,6 +152,7 @@ func newTimelineData(r *sim.Result, by string) (*timelineData, error) {
 	if r.DurationS > float64(d.nSteps-1)*d.stepS && r.DurationS < d.endS {
 		d.endS = r.DurationS
 	}
+	d.axisS = d.endS
 
 	// One row of counts per client, per step.
 	perClient := make(map[string][]counts, len(r.Clients))

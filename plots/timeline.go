@@ -62,6 +62,7 @@ func Timeline(w io.Writer, r *sim.Result, opts Options) error {
 	if err != nil {
 		return err
 	}
+	d.axisS = max(d.axisS, opts.AxisEndS)
 	ax, err := layOut(d, opts.Layout, by)
 	if err != nil {
 		return err
@@ -326,7 +327,7 @@ func trimFloat(v float64) string { return fmt.Sprintf("%.4g", v) }
 // the bottom panel labels it) and the fault windows shaded.
 func timePlot(d *timelineData, yTicks plot.Ticker) *plot.Plot {
 	p := newPlot()
-	p.X.Min, p.X.Max = 0, d.endS
+	p.X.Min, p.X.Max = 0, d.axisS
 	p.X.Tick.Marker = unlabelled{timeTicks{}}
 	p.Y.Tick.Marker = yTicks
 	if len(d.r.Faults) > 0 {
@@ -472,7 +473,7 @@ func trafficPlot(d *timelineData, t traffic, top float64, logScale bool, used ma
 			add(name, trafficLine(name, xy))
 		}
 	}
-	if d.ref.boundaryS > 0 && d.ref.k >= 2 && d.endS/d.ref.boundaryS <= 100 {
+	if d.ref.boundaryS > 0 && d.ref.k >= 2 && d.axisS/d.ref.boundaryS <= 100 {
 		add(serBoundary, boundaryLines{every: d.ref.boundaryS})
 	}
 	// Behind everything, the shared key's count: the client's own fill
@@ -520,15 +521,15 @@ func trafficPlot(d *timelineData, t traffic, top float64, logScale bool, used ma
 	if d.ref.limit > 0 {
 		n := float64(limitKeys(t))
 		limit := d.ref.limit * n
-		line(serLimit, plotter.XYs{{X: 0, Y: limit}, {X: d.endS, Y: limit}})
+		line(serLimit, plotter.XYs{{X: 0, Y: limit}, {X: d.axisS, Y: limit}})
 		p.Add(lineLabel{y: limit, text: countLabel(limit)})
 		if d.ref.refill > 0 {
-			line(serRefill, plotter.XYs{{X: 0, Y: d.ref.refill * n}, {X: d.endS, Y: d.ref.refill * n}})
+			line(serRefill, plotter.XYs{{X: 0, Y: d.ref.refill * n}, {X: d.axisS, Y: d.ref.refill * n}})
 			p.Add(lineLabel{y: d.ref.refill * n, text: countLabel(d.ref.refill * n), below: true})
 		}
 	}
 
-	p.X.Min, p.X.Max = 0, d.endS
+	p.X.Min, p.X.Max = 0, d.axisS
 	p.Y.Min = 0
 	if logScale {
 		p.Y.Scale = log1pScale{}

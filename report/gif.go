@@ -80,6 +80,7 @@ func GIF(w io.Writer, r *sim.Result, opts GIFOptions) error {
 	// Every frame laid out as the whole run: early frames, where every
 	// client is still at zero, would otherwise fold all into one panel.
 	popts.Layout = r
+	popts.AxisEndS = r.DurationS
 	// The last frame first: it fixes the size every frame is drawn at
 	// (the y-axes change as the counts grow; the figure must not) and
 	// the palette.
@@ -200,17 +201,15 @@ func (s *frameSource) take(i int) drawnFrame {
 func (s *frameSource) stop() { close(s.done) }
 
 // frameResult is what frame t of an animation of r draws: r truncated at
-// t, with the whole run's duration back, so that every frame has the same
-// time axis and the run is seen unrolling across it rather than the axis
-// stretching under it; and the instant in the title ("partition at 12 s"),
-// so that a viewer, or a slide's audience, knows where the run is. The
-// price of the fixed axis, until package plots can be told where the data
-// stops: past the cut the traffic panels draw zero, a flat line that the
-// animation's front sweeps along.
+// t, with the instant in the title ("partition at 12 s"), so that a
+// viewer, or a slide's audience, knows where the run is. Drawn with
+// plots.Options.AxisEndS at the run's end, every frame has the same time
+// axis and the run is seen unrolling across it, its data stopping at t,
+// rather than the axis stretching under it.
 func frameResult(r *sim.Result, t float64) *sim.Result {
 	f := Truncate(r, t)
-	f.Scenario = fmt.Sprintf("%s at %s s", r.Scenario, strconv.FormatFloat(f.DurationS, 'f', -1, 64))
-	f.DurationS = r.DurationS
+	// Rounded to the µs: a cut is a sum of float steps (2.3000000000000003).
+	f.Scenario = fmt.Sprintf("%s at %s s", r.Scenario, strconv.FormatFloat(math.Round(f.DurationS*1e6)/1e6, 'f', -1, 64))
 	return f
 }
 
