@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"math"
 	"regexp"
-	"strconv"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/ratelim/ratelim/sim"
