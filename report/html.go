@@ -56,7 +56,7 @@ type Options struct {
 var pageText string
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"num": thousands,
+	"num": sim.Thousands,
 	"ms":  func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) },
 	// Event times are to the microsecond; a reader wants milliseconds.
 	"sec": func(v float64) string { return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) + " s" },
@@ -223,7 +223,7 @@ func meta(r *sim.Result, command string) []metaItem {
 		{"duration", f(r.DurationS) + " s"},
 		{"step", f(r.StepS) + " s"},
 		{"seed", strconv.FormatUint(r.Seed, 10)},
-		{"requests", thousands(r.Requests)},
+		{"requests", sim.Thousands(r.Requests)},
 	}
 	if len(r.Limit.Defaulted) > 0 {
 		items = append(items, metaItem{"defaulted", strings.Join(r.Limit.Defaulted, ", ") + " (the algorithm was set by a flag)"})
@@ -251,29 +251,19 @@ func limitText(r *sim.Result) string {
 	switch {
 	case l.WindowS > 0: // a window algorithm: the result carries no window otherwise
 		return fmt.Sprintf("%s per %s s window (%s)", strconv.FormatFloat(l.RatePerS*l.WindowS, 'f', -1, 64),
-			strconv.FormatFloat(l.WindowS, 'f', -1, 64), rate)
+			strconv.FormatFloat(l.WindowS, 'f', -1, 64), rate) + defaultedText(l)
 	case r.Algorithm == "leaky-bucket":
-		return fmt.Sprintf("drains %s, queue %d", rate, l.Burst)
+		return fmt.Sprintf("drains %s, queue %d", rate, l.Burst) + defaultedText(l)
 	}
-	return fmt.Sprintf("%s, burst %d", rate, l.Burst)
+	return fmt.Sprintf("%s, burst %d", rate, l.Burst) + defaultedText(l)
 }
 
-// thousands writes n with comma separators: 20,000.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
+// defaultedText notes the parameters a flag's algorithm got by default.
+func defaultedText(l sim.LimitResult) string {
+	if len(l.Defaulted) == 0 {
+		return ""
 	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return " (" + strings.Join(l.Defaulted, " and ") + " by default: the scenario sets none)"
 }
 
 func plural(n int) string {

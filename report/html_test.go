@@ -213,11 +213,3 @@ func TestHTMLErrors(t *testing.T) {
 		t.Error("no error for a figure it cannot inline")
 	}
 }
-
-func TestThousands(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 20000: "20,000", 1234567: "1,234,567", -4500: "-4,500"} {
-		if got := thousands(n); got != want {
-			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -197,7 +198,7 @@ func checkMemoryEstimate(t *testing.T, edit func(*Scenario)) {
 		}
 		r := p.Result()
 		var out strings.Builder
-		if err := WriteJSON(&out, r); err != nil {
+		if err := json.NewEncoder(&out).Encode(r); err != nil {
 			t.Fatal(err)
 		}
 		runtime.GC()

@@ -145,7 +145,7 @@ func failedFindings(r *Result) []Finding {
 		}
 		text := fmt.Sprintf("%s failed closed %s", requests(t.FailedClosed), during)
 		if len(entitled) > 0 {
-			text += fmt.Sprintf(": %s, under %s limit, lost %s", nameList(entitled), their(len(entitled)), thousands(lost))
+			text += fmt.Sprintf(": %s, under %s limit, lost %s", nameList(entitled), their(len(entitled)), Thousands(lost))
 		}
 		out = append(out, Finding{Kind: FindingFailedClosed, Value: float64(t.FailedClosed), Text: text})
 	}
@@ -153,7 +153,7 @@ func failedFindings(r *Result) []Finding {
 		top := slices.MaxFunc(r.Clients, func(a, b ClientResult) int { return cmp.Compare(a.FailedOpen, b.FailedOpen) })
 		text := fmt.Sprintf("%s failed open, admitted unchecked %s", requests(t.FailedOpen), during)
 		if top.FailedOpen < t.FailedOpen {
-			text += fmt.Sprintf("; %s were %s's", thousands(top.FailedOpen), top.Name)
+			text += fmt.Sprintf("; %s were %s's", Thousands(top.FailedOpen), top.Name)
 		}
 		out = append(out, Finding{Kind: FindingFailedOpen, Client: top.Name, Value: float64(t.FailedOpen), Text: text})
 	}
@@ -192,7 +192,7 @@ func worstWindow(r *Result) (Finding, bool) {
 			who = names[0]
 		}
 		text := fmt.Sprintf("%s got %s admitted within 1 s, %s an exact limiter's worst second (%s)",
-			who, thousands(k.MaxAllowed1s), times(ratio), thousands(k.IdealMaxAllowed1s))
+			who, Thousands(k.MaxAllowed1s), times(ratio), Thousands(k.IdealMaxAllowed1s))
 		if r.Algorithm == "fixed-window" {
 			text += ": " + fixedWindowReason
 		}
@@ -318,7 +318,7 @@ func lostUnderShare(r *Result) []Finding {
 		text := fmt.Sprintf("%s lost %s sending under %s share of key %s (%s/s ÷ %d clients)",
 			nameList(losers), requests(lost), their(len(losers)), k.Key, strconv.FormatFloat(r.Limit.RatePerS, 'f', -1, 64), len(names))
 		if !slices.Contains(losers, top.Name) && top.Allowed > 0 {
-			text += fmt.Sprintf("; %s took %s of its %s admitted", top.Name, thousands(top.Allowed), thousands(k.Allowed))
+			text += fmt.Sprintf("; %s took %s of its %s admitted", top.Name, Thousands(top.Allowed), Thousands(k.Allowed))
 		}
 		out = append(out, Finding{Kind: FindingLostUnderShare, Key: k.Key, Value: float64(lost), Text: text})
 	}
@@ -345,7 +345,7 @@ func retriesWasted(r *Result) []Finding {
 		text := fmt.Sprintf("%s sent %s and %s admitted: retrying at once won nothing", c.Name, plural64(c.Retries, "retry", "retries"),
 			admittedCount(c.RetriesAllowed))
 		if bestShare > wastedShare && best.Name != c.Name {
-			text += fmt.Sprintf(" (%s: %s of %s)", best.Name, thousands(best.RetriesAllowed), thousands(best.Retries))
+			text += fmt.Sprintf(" (%s: %s of %s)", best.Name, Thousands(best.RetriesAllowed), Thousands(best.Retries))
 		}
 		out = append(out, Finding{Kind: FindingRetriesWasted, Client: c.Name, Value: float64(c.Retries - c.RetriesAllowed), Text: text})
 	}
@@ -442,7 +442,7 @@ func plural64(n int64, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return thousands(n) + " " + many
+	return Thousands(n) + " " + many
 }
 
 func admittedCount(n int64) string {
@@ -452,7 +452,7 @@ func admittedCount(n int64) string {
 	case 1:
 		return "1 was"
 	}
-	return thousands(n) + " were"
+	return Thousands(n) + " were"
 }
 
 // percent is part of whole as "99%", or "<1%" and ">99%" near the ends so
@@ -475,8 +475,8 @@ func times(ratio float64) string { return fmt.Sprintf("%.2f×", ratio) }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
-// thousands writes n with thin separators every three digits: 158,008.
-func thousands(n int64) string {
+// Thousands writes n with a comma every three digits: 158,008.
+func Thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

@@ -196,40 +196,8 @@ func TestFindingsWords(t *testing.T) {
 		n    int64
 		want string
 	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {158008, "158,008"}, {-1234567, "-1,234,567"}} {
-		if got := thousands(tt.n); got != tt.want {
-			t.Errorf("thousands(%d) = %q, want %q", tt.n, got, tt.want)
-		}
-	}
-}
-
-func TestWrap(t *testing.T) {
-	text := "office-1…10 lost 75 requests sending under their share of key 203.0.113.7 (20/s ÷ 11 clients)"
-	lines := Wrap(text, 30)
-	for _, l := range lines {
-		if n := len([]rune(l)); n > 30 {
-			t.Errorf("line %q is %d runes, want at most 30", l, n)
-		}
-	}
-	if got := strings.Join(lines, " "); got != text {
-		t.Errorf("rejoined %q, want %q", got, text)
-	}
-	if got := Wrap("a-very-long-word b", 5); !slices.Equal(got, []string{"a-very-long-word", "b"}) {
-		t.Errorf("a word longer than the width: %q", got)
-	}
-	for _, tt := range []struct {
-		text  string
-		width int
-		want  []string
-	}{
-		{"", 10, []string{""}},
-		{"  ", 10, []string{""}},
-		{"short", 10, []string{"short"}},
-		{"one two three four", 9, []string{"one two", "three", "four"}},
-		{"a verylongword b", 4, []string{"a", "verylongword", "b"}},
-		{"2× the limit", 6, []string{"2× the", "limit"}}, // runes, not bytes
-	} {
-		if got := Wrap(tt.text, tt.width); !slices.Equal(got, tt.want) {
-			t.Errorf("Wrap(%q, %d) = %q, want %q", tt.text, tt.width, got, tt.want)
+		if got := Thousands(tt.n); got != tt.want {
+			t.Errorf("Thousands(%d) = %q, want %q", tt.n, got, tt.want)
 		}
 	}
 }

@@ -263,30 +263,6 @@ func TestEveryTopologyOnEveryStoreDecidesAlike(t *testing.T) {
 	}
 }
 
-func TestWriteTableSaysWhatToNotice(t *testing.T) {
-	var b strings.Builder
-	if err := WriteTable(&b, mustRun(t, hammer(Local, 4, RoundRobin))); err != nil {
-		t.Fatal(err)
-	}
-	// The findings wrap at 80 columns: read the table as words.
-	out := strings.Join(strings.Fields(b.String()), " ")
-	for _, want := range []string{"hammer · token-bucket · local on memory · 4 servers", "limit 10/s burst 20", "admitted 4.00× what one exact limiter would", "4 servers, each with its own jar"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q:\n%s", want, out)
-		}
-	}
-	var c strings.Builder
-	if err := WriteCSV(&c, mustRun(t, hammer(Shared, 1, RoundRobin))); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(c.String()), "\n")
-	// 10 steps of the one client, then 10 of its key's state in the one copy.
-	if len(lines) != 21 || lines[0] != strings.Join(CSVHeader(), ",") || !strings.HasPrefix(lines[1], "hammer,token-bucket,shared,1,fail-open,1,client,0,c,k,,1000,") ||
-		!strings.HasPrefix(lines[11], "hammer,token-bucket,shared,1,fail-open,1,state,1,,k,shared,") {
-		t.Errorf("CSV: %d lines, starting %q / %q", len(lines), lines[0], lines[1])
-	}
-}
-
 func TestPlayerFrameByFrameGivesRunsResult(t *testing.T) {
 	sc := hammer(SplitBrain, 4, Random)
 	sc.Clients[0].Traffic = []Traffic{{Pattern: Poisson, Rate: perSecond(200)}}

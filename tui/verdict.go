@@ -30,7 +30,7 @@ func newVerdict(r *sim.Result, expect func(*sim.Result) []sim.ExpectationResult,
 	v := &verdict{result: r, headline: sim.Headline(r), findings: r.Findings}
 	switch {
 	case v.headline == "":
-		v.headline = sim.Notice(r)
+		v.headline = sim.Headline(r)
 	case len(v.findings) > 0 && v.findings[0].Text == v.headline:
 		v.findings = v.findings[1:]
 	}

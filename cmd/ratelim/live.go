@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ratelim/ratelim/live"
+	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -276,7 +277,7 @@ func writeLoadResult(w io.Writer, sc sim.Scenario, res *live.LoadResult, format 
 		enc.SetEscapeHTML(false)
 		return enc.Encode(res)
 	case "csv":
-		return sim.WriteCSV(w, res.Result)
+		return report.WriteCSV(w, res.Result)
 	}
 	if err := writeResult(w, res.Result, "table", quiet, wide); err != nil {
 		return err
@@ -362,7 +363,7 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 		return err
 	}
 	fmt.Fprintln(opts.Out, "\nSIMULATED")
-	if err := sim.WriteTableWith(opts.Out, simulated, sim.TableOptions{Wide: opts.Wide}); err != nil {
+	if err := report.WriteTableWith(opts.Out, simulated, report.TableOptions{Wide: opts.Wide}); err != nil {
 		return err
 	}
 	fmt.Fprintln(opts.Out, "\nDIFFERENCE (allowed: live, simulated on the arrivals as sent, and as scheduled)")

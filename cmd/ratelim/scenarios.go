@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
-	"github.com/ratelim/ratelim/sim"
 )
 
 type scenariosOptions struct {
@@ -79,7 +79,7 @@ func scenariosRun(opts *scenariosOptions) error {
 		if err != nil {
 			return err
 		}
-		for i, line := range sim.Wrap(f.Scenario.Summary, 80-width-2) {
+		for i, line := range report.Wrap(f.Scenario.Summary, 80-width-2) {
 			name := n
 			if i > 0 {
 				name = ""

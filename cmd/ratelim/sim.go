@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/tui"
@@ -270,14 +271,14 @@ func simRun(ctx context.Context, opts *simOptions) error {
 func writeResult(w io.Writer, r *sim.Result, format string, quiet, wide bool) error {
 	switch format {
 	case "json":
-		return sim.WriteJSON(w, r)
+		return report.WriteJSON(w, r)
 	case "csv":
-		return sim.WriteCSV(w, r)
+		return report.WriteCSV(w, r)
 	}
 	if quiet {
-		return sim.WriteTableRows(w, r)
+		return report.WriteTableRows(w, r)
 	}
-	return sim.WriteTableWith(w, r, sim.TableOptions{Wide: wide})
+	return report.WriteTableWith(w, r, report.TableOptions{Wide: wide})
 }
 
 // progress reports a long run's virtual time on a terminal's stderr, once a

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -114,7 +115,7 @@ func writeVersus(w io.Writer, a, b *sim.Result, labelA, labelB string, wide bool
 		r     *sim.Result
 	}{{labelA, a}, {labelB, b}} {
 		fmt.Fprintf(w, "── %s ──\n", run.label)
-		if err := sim.WriteTableWith(w, run.r, sim.TableOptions{Wide: wide}); err != nil {
+		if err := report.WriteTableWith(w, run.r, report.TableOptions{Wide: wide}); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
@@ -187,11 +188,11 @@ func simVersus(ctx context.Context, opts *simOptions, file *scenarios.File, a *s
 	case "csv":
 		// One header: the rows say which run they are (the CSV's columns
 		// name the run's settings).
-		if err := sim.WriteCSV(opts.Out, a); err != nil {
+		if err := report.WriteCSV(opts.Out, a); err != nil {
 			return err
 		}
 		var rest bytes.Buffer
-		if err := sim.WriteCSV(&rest, b); err != nil {
+		if err := report.WriteCSV(&rest, b); err != nil {
 			return err
 		}
 		_, body, _ := bytes.Cut(rest.Bytes(), []byte("\n"))

@@ -1,4 +1,4 @@
-package sim
+package report
 
 import (
 	"encoding/csv"
@@ -10,10 +10,15 @@ import (
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
+
+	"github.com/ratelim/ratelim/sim"
 )
 
-// WriteJSON writes r as one indented ratelim.result/v1 object.
-func WriteJSON(w io.Writer, r *Result) error {
+// This file writes a Result for a terminal and for scripts: the table,
+// its findings, the CSV and the JSON. The HTML page is in html.go.
+
+// WriteJSON writes r as one indented ratelim.result/v1 object (sim.Schema).
+func WriteJSON(w io.Writer, r *sim.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
@@ -35,7 +40,7 @@ var csvHeader = []string{"scenario", "algorithm", "topology", "servers", "on_err
 // WriteCSV writes r's timeline, a row per client per step, then its state
 // series, a row per key per store copy per step; the columns are
 // CSVHeader.
-func WriteCSV(w io.Writer, r *Result) error {
+func WriteCSV(w io.Writer, r *sim.Result) error {
 	cw := csv.NewWriter(w)
 	cw.Write(csvHeader)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -75,10 +80,10 @@ type TableOptions struct {
 
 // WriteTable writes r for people: a header naming the run, one aligned row
 // per client, and what the run teaches (its findings).
-func WriteTable(w io.Writer, r *Result) error { return WriteTableWith(w, r, TableOptions{}) }
+func WriteTable(w io.Writer, r *sim.Result) error { return WriteTableWith(w, r, TableOptions{}) }
 
 // WriteTableWith is WriteTable with options.
-func WriteTableWith(w io.Writer, r *Result, opts TableOptions) error {
+func WriteTableWith(w io.Writer, r *sim.Result, opts TableOptions) error {
 	mode := ""
 	if r.Live {
 		mode = " · LIVE over HTTP"
@@ -100,10 +105,10 @@ func WriteTableWith(w io.Writer, r *Result, opts TableOptions) error {
 // WriteFindings writes r's first n findings for an 80-column terminal: the
 // headline, then the others each after a "·", wrapped with a hanging
 // indent.
-func WriteFindings(w io.Writer, r *Result, n int) error {
+func WriteFindings(w io.Writer, r *sim.Result, n int) error {
 	findings := r.Findings
 	if len(findings) == 0 {
-		findings = Findings(r)
+		findings = sim.Findings(r)
 	}
 	for i, f := range findings[:min(n, len(findings))] {
 		first, rest := "", "  "
@@ -153,7 +158,7 @@ func Wrap(text string, width int) []string {
 // keyedText says how the limit is keyed: "keyed by ip"; auto names what
 // it picks, the first identity each request has.
 func keyedText(key string) string {
-	if key == string(KeyAuto) {
+	if key == string(sim.KeyAuto) {
 		return "keyed by caller (api-key, else user, else ip)"
 	}
 	return "keyed by " + key
@@ -162,41 +167,43 @@ func keyedText(key string) string {
 // WriteTableRows writes the table's header row and one row per client,
 // aligned, every column: the table without its title and notice, for
 // scripts.
-func WriteTableRows(w io.Writer, r *Result) error { return writeRows(w, r, TableOptions{Wide: true}) }
+func WriteTableRows(w io.Writer, r *sim.Result) error {
+	return writeRows(w, r, TableOptions{Wide: true})
+}
 
 // tableColumn is one column of the client table.
 type tableColumn struct {
 	name string
-	cell func(c ClientResult) string
+	cell func(c sim.ClientResult) string
 	// says is whether the column tells anything on r; a column that does
 	// not is left out of a table that is not wide.
-	says func(r *Result) bool
+	says func(r *sim.Result) bool
 }
 
-func anyClient(f func(c ClientResult) bool) func(r *Result) bool {
-	return func(r *Result) bool { return slices.ContainsFunc(r.Clients, f) }
+func anyClient(f func(c sim.ClientResult) bool) func(r *sim.Result) bool {
+	return func(r *sim.Result) bool { return slices.ContainsFunc(r.Clients, f) }
 }
 
-func always(*Result) bool { return true }
+func always(*sim.Result) bool { return true }
 
 var tableColumns = []tableColumn{
-	{"sent", func(c ClientResult) string { return itoa(c.Sent) }, always},
-	{"allowed", func(c ClientResult) string { return itoa(c.Allowed) }, always},
-	{"rejected", func(c ClientResult) string { return itoa(c.Rejected) }, always},
-	{"fail-open", func(c ClientResult) string { return itoa(c.FailedOpen) }, anyClient(func(c ClientResult) bool { return c.FailedOpen != 0 })},
-	{"fail-closed", func(c ClientResult) string { return itoa(c.FailedClosed) }, anyClient(func(c ClientResult) bool { return c.FailedClosed != 0 })},
-	{"retries", func(c ClientResult) string { return itoa(c.Retries) }, anyClient(func(c ClientResult) bool { return c.Retries != 0 })},
-	{"peak/1s", func(c ClientResult) string { return itoa(c.MaxAllowed1s) }, always},
-	{"ideal", func(c ClientResult) string { return itoa(c.IdealAllowed) }, always},
-	{"p99 ms", func(c ClientResult) string { return strconv.FormatFloat(c.LatencyMs.P99, 'f', -1, 64) },
-		func(r *Result) bool {
-			return slices.ContainsFunc(r.Clients, func(c ClientResult) bool { return c.LatencyMs.P99 > r.RTTMs })
+	{"sent", func(c sim.ClientResult) string { return itoa(c.Sent) }, always},
+	{"allowed", func(c sim.ClientResult) string { return itoa(c.Allowed) }, always},
+	{"rejected", func(c sim.ClientResult) string { return itoa(c.Rejected) }, always},
+	{"fail-open", func(c sim.ClientResult) string { return itoa(c.FailedOpen) }, anyClient(func(c sim.ClientResult) bool { return c.FailedOpen != 0 })},
+	{"fail-closed", func(c sim.ClientResult) string { return itoa(c.FailedClosed) }, anyClient(func(c sim.ClientResult) bool { return c.FailedClosed != 0 })},
+	{"retries", func(c sim.ClientResult) string { return itoa(c.Retries) }, anyClient(func(c sim.ClientResult) bool { return c.Retries != 0 })},
+	{"peak/1s", func(c sim.ClientResult) string { return itoa(c.MaxAllowed1s) }, always},
+	{"ideal", func(c sim.ClientResult) string { return itoa(c.IdealAllowed) }, always},
+	{"p99 ms", func(c sim.ClientResult) string { return strconv.FormatFloat(c.LatencyMs.P99, 'f', -1, 64) },
+		func(r *sim.Result) bool {
+			return slices.ContainsFunc(r.Clients, func(c sim.ClientResult) bool { return c.LatencyMs.P99 > r.RTTMs })
 		}},
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-func writeRows(w io.Writer, r *Result, opts TableOptions) error {
+func writeRows(w io.Writer, r *sim.Result, opts TableOptions) error {
 	width := len("client")
 	for _, c := range r.Clients {
 		width = max(width, len(c.Name))
@@ -222,26 +229,3 @@ func writeRows(w io.Writer, r *Result, opts TableOptions) error {
 	}
 	return tw.Flush()
 }
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-func limitText(r *Result) string {
-	rate := strconv.FormatFloat(r.Limit.RatePerS, 'f', -1, 64) + "/s"
-	text := fmt.Sprintf("%s burst %d", rate, r.Limit.Burst)
-	if r.Limit.WindowS > 0 {
-		text = fmt.Sprintf("%s per %gs window", rate, r.Limit.WindowS)
-	}
-	if len(r.Limit.Defaulted) > 0 {
-		text += " (" + strings.Join(r.Limit.Defaulted, " and ") + " by default: the scenario sets none)"
-	}
-	return text
-}
-
-// Notice is Headline, the one line that says what a run shows; kept for
-// callers written before findings.
-func Notice(r *Result) string { return Headline(r) }

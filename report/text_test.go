@@ -1,0 +1,90 @@
+package report
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/store"
+)
+
+// hammer is one client at 1000/s against 10/s burst 20 for 10 s, on
+// servers of the given topology.
+func hammer(kind sim.TopologyKind, servers int) sim.Scenario {
+	return sim.Scenario{
+		Name: "hammer", Duration: 10 * time.Second, Step: time.Second, Seed: 1,
+		Servers: servers, Balancer: sim.RoundRobin,
+		Limit:    sim.Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Burst: 20}, Key: sim.KeyAuto},
+		Topology: sim.Topology{Kind: kind, RTT: 500 * time.Microsecond, OnError: store.FailOpen, Clock: sim.ServerClock, PrimaryStopsAfter: sim.Never},
+		Clients:  []sim.Client{{Name: "c", APIKey: "k", Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: algorithms.Rate{N: 1000, Per: time.Second}}}, Retry: sim.Retry{Policy: sim.RetryNone}}},
+	}
+}
+
+func runScenario(t *testing.T, sc sim.Scenario) *sim.Result {
+	t.Helper()
+	r, err := sim.Run(context.Background(), sc, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestWriteTableSaysWhatToNotice(t *testing.T) {
+	var b strings.Builder
+	if err := WriteTable(&b, runScenario(t, hammer(sim.Local, 4))); err != nil {
+		t.Fatal(err)
+	}
+	// The findings wrap at 80 columns: read the table as words.
+	out := strings.Join(strings.Fields(b.String()), " ")
+	for _, want := range []string{"hammer · token-bucket · local on memory · 4 servers", "limit 10/s, burst 20", "admitted 4.00× what one exact limiter would", "4 servers, each with its own jar"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	var c strings.Builder
+	if err := WriteCSV(&c, runScenario(t, hammer(sim.Shared, 1))); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(c.String()), "\n")
+	// 10 steps of the one client, then 10 of its key's state in the one copy.
+	if len(lines) != 21 || lines[0] != strings.Join(CSVHeader(), ",") || !strings.HasPrefix(lines[1], "hammer,token-bucket,shared,1,fail-open,1,client,0,c,k,,1000,") ||
+		!strings.HasPrefix(lines[11], "hammer,token-bucket,shared,1,fail-open,1,state,1,,k,shared,") {
+		t.Errorf("CSV: %d lines, starting %q / %q", len(lines), lines[0], lines[1])
+	}
+}
+
+func TestWrap(t *testing.T) {
+	text := "office-1…10 lost 75 requests sending under their share of key 203.0.113.7 (20/s ÷ 11 clients)"
+	lines := Wrap(text, 30)
+	for _, l := range lines {
+		if n := len([]rune(l)); n > 30 {
+			t.Errorf("line %q is %d runes, want at most 30", l, n)
+		}
+	}
+	if got := strings.Join(lines, " "); got != text {
+		t.Errorf("rejoined %q, want %q", got, text)
+	}
+	if got := Wrap("a-very-long-word b", 5); !slices.Equal(got, []string{"a-very-long-word", "b"}) {
+		t.Errorf("a word longer than the width: %q", got)
+	}
+	for _, tt := range []struct {
+		text  string
+		width int
+		want  []string
+	}{
+		{"", 10, []string{""}},
+		{"  ", 10, []string{""}},
+		{"short", 10, []string{"short"}},
+		{"one two three four", 9, []string{"one two", "three", "four"}},
+		{"a verylongword b", 4, []string{"a", "verylongword", "b"}},
+		{"2× the limit", 6, []string{"2× the", "limit"}}, // runes, not bytes
+	} {
+		if got := Wrap(tt.text, tt.width); !slices.Equal(got, tt.want) {
+			t.Errorf("Wrap(%q, %d) = %q, want %q", tt.text, tt.width, got, tt.want)
+		}
+	}
+}
