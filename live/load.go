@@ -199,7 +199,9 @@ func Load(ctx context.Context, sc sim.Scenario, opts LoadOptions) (*LoadResult, 
 		budget = DefaultMaxRequests
 	}
 	if est := sim.Estimate(sc); est > budget {
-		return nil, &sim.SetupError{Err: fmt.Errorf("%s would send about %d requests for real, more than %d (raise --max-requests, or shorten the scenario)", sc.Name, est, budget)}
+		return nil, &sim.TooBigError{Err: sim.ErrBudget, Scenario: sc.Name, Option: "MaxRequests",
+			Detail: fmt.Sprintf("would send about %s requests for real, more than %s", sim.Thousands(est), sim.Thousands(budget)),
+			Advice: "shorten the scenario or lower its rates"}
 	}
 	if opts.Balancer == "" {
 		opts.Balancer = sc.Balancer

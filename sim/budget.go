@@ -34,6 +34,30 @@ var ErrMemory = errors.New("over the memory bound")
 // was told to give it. Commands exit with a code of their own for it.
 func IsTooBig(err error) bool { return errors.Is(err, ErrBudget) || errors.Is(err, ErrMemory) }
 
+// TooBigError is a run refused, or stopped, for its size: what it would
+// take against the bound, what in the scenario to change, and the bound
+// of Options that raising is the other way out. errors.Is(err, ErrBudget)
+// or ErrMemory tells which bound.
+type TooBigError struct {
+	Err      error // ErrBudget or ErrMemory
+	Scenario string
+	// Detail is what the run would take, against the bound: "would send
+	// about 3,000,000 requests, more than 1,000,000".
+	Detail string
+	// Advice is what to change in the scenario.
+	Advice string
+	// Option is the Options field whose bound the run passed:
+	// "MaxRequests" or "MaxMemory". The message ends "or raise
+	// Options.MaxRequests": a command names its flag instead.
+	Option string
+}
+
+func (e *TooBigError) Error() string {
+	return fmt.Sprintf("%v: %s %s (%s, or raise Options.%s)", e.Err, e.Scenario, e.Detail, e.Advice, e.Option)
+}
+
+func (e *TooBigError) Unwrap() error { return e.Err }
+
 // Estimate returns how many requests sc's traffic sends, retries not
 // counted: what the request budget is checked against before a run. It
 // saturates at math.MaxInt64 rather than wrap, whatever the rates and
@@ -123,7 +147,9 @@ func checkSize(sc Scenario, opts Options) (int64, error) {
 		budget = DefaultMaxRequests
 	}
 	if est := Estimate(sc); est > budget {
-		return 0, fmt.Errorf("%w: %s would send about %s requests, more than %s (shorten the scenario or lower its rates, or raise --max-requests)", ErrBudget, sc.Name, count(est), count(budget))
+		return 0, &TooBigError{Err: ErrBudget, Scenario: sc.Name, Option: "MaxRequests",
+			Detail: fmt.Sprintf("would send about %s requests, more than %s", Thousands(est), Thousands(budget)),
+			Advice: "shorten the scenario or lower its rates"}
 	}
 	bound := opts.MaxMemory
 	if bound <= 0 {
@@ -131,23 +157,24 @@ func checkSize(sc Scenario, opts Options) (int64, error) {
 	}
 	if need := MemoryEstimate(sc); need > bound {
 		steps := satAdd(int64(sc.Duration/sc.Step), 1)
-		return 0, fmt.Errorf("%w: %s would need about %s of memory, more than %s: %s steps of %s × %s (use a longer step, a shorter duration or fewer clients, or raise --max-memory)",
-			ErrMemory, sc.Name, Bytes(need), Bytes(bound), count(steps), sc.Step, count(int64(len(sc.Clients)))+" client"+plural(len(sc.Clients)))
+		return 0, &TooBigError{Err: ErrMemory, Scenario: sc.Name, Option: "MaxMemory",
+			Detail: fmt.Sprintf("would need about %s of memory, more than %s: %s steps of %s × %s client%s",
+				Bytes(need), Bytes(bound), Thousands(steps), sc.Step, Thousands(int64(len(sc.Clients))), plural(len(sc.Clients))),
+			Advice: "use a longer step, a shorter duration or fewer clients"}
 	}
 	return budget, nil
 }
 
 // budgetSpent is the error of a run whose retries took it past its budget.
 func budgetSpent(name string, sent, retries, budget int64) error {
-	return fmt.Errorf("%w: %s sent %s requests, %s of them retries, and would send more than %s (a retry policy multiplies the traffic: lower retry.max or use backoff, or raise --max-requests)", ErrBudget, name, count(sent), count(retries), count(budget))
+	return &TooBigError{Err: ErrBudget, Scenario: name, Option: "MaxRequests",
+		Detail: fmt.Sprintf("sent %s requests, %s of them retries, and would send more than %s", Thousands(sent), Thousands(retries), Thousands(budget)),
+		Advice: "a retry policy multiplies the traffic: lower retry.max or use backoff"}
 }
 
 // Bytes writes n bytes for a person, in powers of 1024: 512 B, 3.2 MiB,
 // 14 GiB.
 func Bytes(n int64) string { return humanize.IBytes(uint64(max(n, 0))) }
-
-// count writes n with thousands separators: 50,000,000.
-func count(n int64) string { return humanize.Comma(n) }
 
 // saturate converts f to an int64, math.MaxInt64 for anything at or above
 // it (or NaN), 0 below 0.

@@ -139,7 +139,8 @@ func TestMemoryIsRefusedUpFront(t *testing.T) {
 			continue
 		}
 		var se *SetupError
-		if !errors.As(err, &se) || !strings.Contains(err.Error(), "--max-memory") || !strings.Contains(err.Error(), "iB of memory") {
+		var tb *TooBigError
+		if !errors.As(err, &se) || !errors.As(err, &tb) || tb.Option != "MaxMemory" || !strings.Contains(err.Error(), "raise Options.MaxMemory") || !strings.Contains(err.Error(), "iB of memory") {
 			t.Errorf("%s: %q is not a setup error that gives the figure and the flag", tt.name, err)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dustin/go-humanize"
 )
 
 // The lessons a run can show. Each is computed from the Result's figures
@@ -476,19 +478,4 @@ func times(ratio float64) string { return fmt.Sprintf("%.2f×", ratio) }
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
 // Thousands writes n with a comma every three digits: 158,008.
-func Thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, d := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(d)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func Thousands(n int64) string { return humanize.Comma(n) }

@@ -125,7 +125,15 @@ func run(ctx context.Context, args []string, s streams) int {
 		fmt.Fprintln(s.ErrOut, "ratelim: interrupted")
 		return code
 	}
-	fmt.Fprintf(s.ErrOut, "ratelim: %v\n", err)
+	msg := err.Error()
+	// A bound of the library's options is a flag here.
+	var tb *sim.TooBigError
+	if errors.As(err, &tb) {
+		if flag, ok := map[string]string{"MaxRequests": "--max-requests", "MaxMemory": "--max-memory"}[tb.Option]; ok {
+			msg = strings.Replace(msg, "raise Options."+tb.Option, "raise "+flag, 1)
+		}
+	}
+	fmt.Fprintf(s.ErrOut, "ratelim: %s\n", msg)
 	if code == exitBadInput {
 		fmt.Fprintln(s.ErrOut, "Run 'ratelim --help' for usage.")
 	}
