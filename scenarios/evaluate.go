@@ -52,7 +52,14 @@ func Evaluate(file string, e *Expectation, r *sim.Result) ([]Outcome, error) {
 	found := func() string {
 		var kinds []string
 		for _, f := range r.Findings {
-			kinds = append(kinds, string(f.Kind))
+			k := string(f.Kind)
+			switch {
+			case f.Client != "":
+				k += " (" + f.Client + ")"
+			case f.Key != "":
+				k += " (key " + f.Key + ")"
+			}
+			kinds = append(kinds, k)
 		}
 		if len(kinds) == 0 {
 			return "no findings"

@@ -197,10 +197,21 @@ func (d *decoder) findingExpectation(f *fields, fv *yaml.Node, sc *sim.Scenario)
 	}
 	cv, hasClient := f.values["client"]
 	kv, hasKey := f.values["key"]
+	about := sim.FindingSubject(e.Finding)
 	switch {
 	case d.failed():
 	case hasClient && hasKey:
 		d.failf(f.keys["key"], f.field("key"), "an expectation is about a client or a key, not both (want one of them)")
+	case hasClient && about != "client", hasKey && about != "key":
+		field := "client"
+		if hasKey {
+			field = "key"
+		}
+		want := "no client: or key:, it is about the whole run"
+		if about != "" {
+			want = "about a " + about + ": " + about + ": NAME"
+		}
+		d.failf(f.keys[field], f.field(field), "a %s finding is not about a %s (want %s)", e.Finding, field, want)
 	case hasClient:
 		e.Client = d.subject(cv, f.field("client"), "client", namesOf(sc))
 	case hasKey:

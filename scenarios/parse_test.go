@@ -140,6 +140,8 @@ func TestParseErrors(t *testing.T) {
 		{"unknown finding", base + "expect:\n  - {finding: over-admited}\n", "t.yaml:7: expect[0].finding: ", `did you mean "over-admitted"?`},
 		{"finding with a figure", base + "expect:\n  - {finding: exact, rejected: {max: 0}}\n", "t.yaml:7: expect[0].rejected: ", "has no figure to bound"},
 		{"finding about no such client", base + "expect:\n  - {finding: retries-wasted, client: b}\n", "t.yaml:7: expect[0].client: ", `"b" matches no client`},
+		{"finding about a client, of a key's kind", base + "expect:\n  - {finding: lost-under-share, client: a}\n", "t.yaml:7: expect[0].client: ", "a lost-under-share finding is not about a client (want about a key: key: NAME)"},
+		{"finding about a key, of the run's kind", base + "expect:\n  - {finding: isolated, key: a}\n", "t.yaml:7: expect[0].key: ", "it is about the whole run"},
 		{"finding over a span", base + "expect:\n  - {finding: exact, during: {from: 1s}}\n", "t.yaml:7: expect[0].during: ", "has no figure to bound"},
 		{"unknown lesson", "lesson: boundary\n" + base, "t.yaml:1: lesson: ", `unknown finding "boundary" (want failed-closed, failed-open`},
 		{"lesson not a name", "lesson: [exact]\n" + base, "t.yaml:1: lesson: ", "a finding"},

@@ -22,6 +22,10 @@ const (
 	// FailedOpen: the store was unreachable and the fail-open policy
 	// admitted requests unchecked. Value: the requests admitted so.
 	FindingFailedOpen FindingKind = "failed-open"
+	// Queued: a leaky bucket made admitted requests wait in its queue
+	// instead of refusing them. Value: the longest wait at the 99th
+	// percentile, in seconds.
+	FindingQueued FindingKind = "queued"
 	// WorstWindow: the most a key admitted within one second, against the
 	// most an exact limiter admitted within one second on the same
 	// arrivals. A fixed window's boundary shows here even when the run's
@@ -57,8 +61,20 @@ const (
 func FindingKinds() []FindingKind { return slices.Clone(findingKinds) }
 
 var findingKinds = []FindingKind{
-	FindingFailedClosed, FindingFailedOpen, FindingWorstWindow, FindingOverAdmitted,
+	FindingFailedClosed, FindingFailedOpen, FindingQueued, FindingWorstWindow, FindingOverAdmitted,
 	FindingCopiesDiverged, FindingLostUnderShare, FindingRetriesWasted, FindingIsolated, FindingExact,
+}
+
+// FindingSubject says what a finding of kind is about: "client" (its
+// Client is set), "key" (its Key is set), or "" (the run as a whole).
+func FindingSubject(kind FindingKind) string {
+	switch kind {
+	case FindingFailedOpen, FindingQueued, FindingRetriesWasted:
+		return "client"
+	case FindingWorstWindow, FindingCopiesDiverged, FindingLostUnderShare:
+		return "key"
+	}
+	return ""
 }
 
 // Thresholds below which a difference is noise, not a lesson.
@@ -84,6 +100,9 @@ const fixedWindowReason = "a fixed window lets a second burst through at its bou
 func Findings(r *Result) []Finding {
 	var out []Finding
 	out = append(out, failedFindings(r)...)
+	if f, ok := queued(r); ok {
+		out = append(out, f)
+	}
 	worst, worstOK := worstWindow(r)
 	over, overOK, topological := overAdmitted(r)
 	// A boundary burst is the lesson even when the total is as over: it
@@ -103,9 +122,10 @@ func Findings(r *Result) []Finding {
 	if f, ok := copiesDiverged(r); ok {
 		out = append(out, f)
 	}
-	out = append(out, lostUnderShare(r)...)
+	shared := lostUnderShare(r)
+	out = append(out, shared...)
 	out = append(out, retriesWasted(r)...)
-	if f, ok := isolated(r); ok {
+	if f, ok := isolated(r, len(shared) > 0); ok {
 		out = append(out, f)
 	}
 	if len(out) == 0 {
@@ -162,6 +182,29 @@ func failedFindings(r *Result) []Finding {
 	return out
 }
 
+// minQueueWait is the wait in a leaky bucket's queue, beyond the round
+// trip, that is worth a finding.
+const minQueueWait = 0.1 // seconds
+
+// queued is a leaky bucket's lesson: what it admits, it delays.
+func queued(r *Result) (Finding, bool) {
+	if r.Algorithm != "leaky-bucket" {
+		return Finding{}, false
+	}
+	var worst ClientResult
+	for _, c := range r.Clients {
+		if c.LatencyMs.P99 > worst.LatencyMs.P99 {
+			worst = c
+		}
+	}
+	wait := (worst.LatencyMs.P99 - r.RTTMs) / 1000
+	if wait < minQueueWait {
+		return Finding{}, false
+	}
+	text := fmt.Sprintf("%s's admitted requests waited up to %.1f s in the queue (p99): a leaky bucket delays a burst to its rate instead of letting it through", worst.Name, wait)
+	return Finding{Kind: FindingQueued, Client: worst.Name, Value: math.Round(wait*1000) / 1000, Text: text}, true
+}
+
 // outageText names when the store could not be reached: "while the store
 // was down (10–20s)".
 func outageText(r *Result) string {
@@ -195,7 +238,7 @@ func worstWindow(r *Result) (Finding, bool) {
 		}
 		text := fmt.Sprintf("%s got %s admitted within 1 s, %s an exact limiter's worst second (%s)",
 			who, Thousands(k.MaxAllowed1s), times(ratio), Thousands(k.IdealMaxAllowed1s))
-		if r.Algorithm == "fixed-window" {
+		if r.Algorithm == "fixed-window" && topologyCause(r) == "" {
 			text += ": " + fixedWindowReason
 		}
 		best, found = Finding{Kind: FindingWorstWindow, Key: k.Key, Value: round2(ratio), Text: text}, true
@@ -203,8 +246,8 @@ func worstWindow(r *Result) (Finding, bool) {
 	return best, found
 }
 
-// overAdmitted is the run's total against an exact limiter's, and whether
-// the store topology is the reason.
+// overAdmitted is the run's total against an exact limiter's, and
+// whether the store topology is the reason.
 func overAdmitted(r *Result) (f Finding, ok, topological bool) {
 	t := r.Totals()
 	if t.IdealAllowed == 0 {
@@ -215,28 +258,78 @@ func overAdmitted(r *Result) (f Finding, ok, topological bool) {
 		return Finding{}, false, false
 	}
 	text := fmt.Sprintf("admitted %s what one exact limiter would on the same arrivals", times(ratio))
-	hasFault := func(kind FaultKind) bool {
-		return slices.ContainsFunc(r.Faults, func(f FaultSpan) bool { return f.Kind == string(kind) })
-	}
-	topological = true
-	switch {
-	case r.Topology == string(Local) && r.Servers > 1:
-		text += fmt.Sprintf(": %d servers, each with its own jar", r.Servers)
-	case r.Topology == string(Racy):
-		text += ": servers read the same state before either wrote it back"
-	case r.Topology == string(SplitBrain) && hasFault(Partition):
-		text += ": each side of the partition counted in its own copy"
-	default:
-		topological = false
-	}
-	switch {
-	case topological:
-	case t.FailedOpen > 0:
-		text += fmt.Sprintf(": %s failed open", requests(t.FailedOpen))
-	case r.Algorithm == "fixed-window":
-		text += ": " + fixedWindowReason
+	reason, topological := overCause(r)
+	if reason != "" {
+		text += ": " + reason
 	}
 	return Finding{Kind: FindingOverAdmitted, Value: round2(ratio), Text: text}, true, topological
+}
+
+// overCause names what made r admit more than an exact limiter, only where
+// the figures bear it out: requests failed open that account for at least
+// half the excess; jars or a race only with more than one server to hold
+// them; a split brain only with a partition to split it; a fixed window's
+// boundary only when nothing in the topology explains it instead.
+func overCause(r *Result) (reason string, topological bool) {
+	t := r.Totals()
+	if excess := t.Allowed - t.IdealAllowed; t.FailedOpen > 0 && 2*t.FailedOpen >= excess {
+		return "the requests that failed open were admitted unchecked", false
+	}
+	if reason := topologyCause(r); reason != "" {
+		return reason, true
+	}
+	if r.Algorithm == "fixed-window" {
+		return fixedWindowReason, false
+	}
+	return "", false
+}
+
+// topologyCause is the store topology's part in an over-admission, if it
+// can have one on r.
+func topologyCause(r *Result) string {
+	switch {
+	case r.Topology == string(Local) && r.Servers > 1:
+		return fmt.Sprintf("%d servers, each with its own jar", r.Servers)
+	case r.Topology == string(Racy) && r.Servers > 1:
+		return "servers read the same state before either wrote it back"
+	case r.Topology == string(SplitBrain):
+		for _, f := range r.Faults {
+			if f.Kind != string(Partition) {
+				continue
+			}
+			text := "each side of the partition counted in its own copy"
+			if key, x := fastestDuring(r, f.StartS, f.EndS); x >= 1.2 {
+				text += fmt.Sprintf("; during it (%g–%gs) key %s was admitted %.1f× the limit's rate", f.StartS, f.EndS, key, x)
+			}
+			return text
+		}
+	}
+	return ""
+}
+
+// fastestDuring is the key admitted the most against the limit's rate
+// between from and to (seconds), and how many times the rate.
+func fastestDuring(r *Result, from, to float64) (string, float64) {
+	if !(r.Limit.RatePerS > 0) || to <= from {
+		return "", 0
+	}
+	keyOf := make(map[string]string, len(r.Clients))
+	for _, c := range r.Clients {
+		keyOf[c.Name] = c.Key
+	}
+	allowed := map[string]int64{}
+	for _, row := range r.Timeline {
+		if row.TS >= from-1e-9 && row.TS < to-1e-9 {
+			allowed[keyOf[row.Client]] += row.Allowed
+		}
+	}
+	best, bestX := "", 0.0
+	for _, k := range r.Keys {
+		if x := float64(allowed[k.Key]) / (to - from) / r.Limit.RatePerS; x > bestX {
+			best, bestX = k.Key, x
+		}
+	}
+	return best, bestX
 }
 
 func copiesDiverged(r *Result) (Finding, bool) {
@@ -317,10 +410,10 @@ func lostUnderShare(r *Result) []Finding {
 		if len(losers) == 0 {
 			continue
 		}
-		text := fmt.Sprintf("%s lost %s sending under %s share of key %s (%s/s ÷ %d clients)",
+		text := fmt.Sprintf("%s had %s refused sending under %s share of key %s (%s/s ÷ %d clients)",
 			nameList(losers), requests(lost), their(len(losers)), k.Key, strconv.FormatFloat(r.Limit.RatePerS, 'f', -1, 64), len(names))
 		if !slices.Contains(losers, top.Name) && top.Allowed > 0 {
-			text += fmt.Sprintf("; %s took %s of its %s admitted", top.Name, Thousands(top.Allowed), Thousands(k.Allowed))
+			text += fmt.Sprintf("; %s took %s of the key's %s admitted", top.Name, Thousands(top.Allowed), Thousands(k.Allowed))
 		}
 		out = append(out, Finding{Kind: FindingLostUnderShare, Key: k.Key, Value: float64(lost), Text: text})
 	}
@@ -344,27 +437,37 @@ func retriesWasted(r *Result) []Finding {
 		if c.Retries < minRetries || float64(c.RetriesAllowed) > wastedShare*float64(c.Retries) {
 			continue
 		}
-		text := fmt.Sprintf("%s sent %s and %s admitted: retrying at once won nothing", c.Name, plural64(c.Retries, "retry", "retries"),
-			admittedCount(c.RetriesAllowed))
+		won := "won almost nothing"
+		if c.RetriesAllowed == 0 {
+			won = "won nothing"
+		}
+		text := fmt.Sprintf("%s sent %s and %s admitted: retrying %s", c.Name, plural64(c.Retries, "retry", "retries"),
+			admittedCount(c.RetriesAllowed), won)
 		if bestShare > wastedShare && best.Name != c.Name {
-			text += fmt.Sprintf(" (%s: %s of %s)", best.Name, Thousands(best.RetriesAllowed), Thousands(best.Retries))
+			text += fmt.Sprintf(" (%s got %s of its %s retries admitted)", best.Name, Thousands(best.RetriesAllowed), Thousands(best.Retries))
 		}
 		out = append(out, Finding{Kind: FindingRetriesWasted, Client: c.Name, Value: float64(c.Retries - c.RetriesAllowed), Text: text})
 	}
 	return out
 }
 
-func isolated(r *Result) (Finding, bool) {
+// isolated is the lesson of a per-caller key: some clients held down hard
+// while those on other keys lost nothing. Not where neighbours on a held
+// key lost too (that is lost-under-share, the opposite lesson).
+func isolated(r *Result, shared bool) (Finding, bool) {
+	if shared {
+		return Finding{}, false
+	}
 	heldKeys := map[string]bool{}
 	var held []string
-	var heldLost, heldSent int64
+	lo, hi := 1.0, 0.0 // the shares of their requests the held had refused
 	for _, c := range r.Clients {
 		refused := c.Rejected - c.FailedClosed
 		if c.Sent > 0 && float64(refused) >= heldShare*float64(c.Sent) {
 			held = append(held, c.Name)
 			heldKeys[c.Key] = true
-			heldLost += refused
-			heldSent += c.Sent
+			share := float64(refused) / float64(c.Sent)
+			lo, hi = min(lo, share), max(hi, share)
 		}
 	}
 	var spared []string
@@ -376,8 +479,12 @@ func isolated(r *Result) (Finding, bool) {
 	if len(held) == 0 || len(spared) == 0 {
 		return Finding{}, false
 	}
-	text := fmt.Sprintf("%s lost %s of %s requests; %s, on other keys, lost none",
-		nameList(held), percent(heldLost, heldSent), their(len(held)), nameList(spared))
+	refusedText := percentOf(lo)
+	if percentOf(hi) != refusedText {
+		refusedText = strings.TrimSuffix(percentOf(lo), "%") + "–" + percentOf(hi)
+	}
+	text := fmt.Sprintf("%s had %s of %s requests refused; %s, on other keys, lost none",
+		nameList(held), refusedText, their(len(held)), nameList(spared))
 	return Finding{Kind: FindingIsolated, Value: float64(len(spared)), Text: text}, true
 }
 
@@ -456,6 +563,9 @@ func admittedCount(n int64) string {
 	}
 	return Thousands(n) + " were"
 }
+
+// percentOf is a share as percent does it.
+func percentOf(share float64) string { return percent(int64(math.Round(share*1e6)), 1e6) }
 
 // percent is part of whole as "99%", or "<1%" and ">99%" near the ends so
 // that a rounded figure never claims all or nothing.

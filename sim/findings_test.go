@@ -107,7 +107,7 @@ func TestFindings(t *testing.T) {
 				ClientResult{Name: "office-3", Key: "nat", Sent: 10, Allowed: 9, Rejected: 1, IdealAllowed: 9, MaxAllowed1s: 2, IdealMaxAllowed1s: 2},
 				ClientResult{Name: "sync", Key: "nat", Sent: 500, Allowed: 70, Rejected: 430, IdealAllowed: 70, MaxAllowed1s: 10, IdealMaxAllowed1s: 10}),
 			want: []FindingKind{FindingLostUnderShare},
-			text: "office-1…3 lost 6 requests sending under their share of key nat (10/s ÷ 4 clients); sync took 70 of its 94 admitted",
+			text: "office-1…3 had 6 requests refused sending under their share of key nat (10/s ÷ 4 clients); sync took 70 of the key's 94 admitted",
 		},
 		{
 			name: "a client alone on its key has no share to lose",
@@ -120,12 +120,68 @@ func TestFindings(t *testing.T) {
 				ClientResult{Name: "eager", Key: "e", Sent: 300, Allowed: 80, Rejected: 220, Retries: 200, RetriesAllowed: 1, IdealAllowed: 80, MaxAllowed1s: 10, IdealMaxAllowed1s: 10},
 				ClientResult{Name: "patient", Key: "p", Sent: 150, Allowed: 100, Rejected: 50, Retries: 50, RetriesAllowed: 40, IdealAllowed: 100, MaxAllowed1s: 10, IdealMaxAllowed1s: 10}),
 			want: []FindingKind{FindingRetriesWasted},
-			text: "eager sent 200 retries and 1 was admitted: retrying at once won nothing (patient: 40 of 50)",
+			text: "eager sent 200 retries and 1 was admitted: retrying won almost nothing (patient got 40 of its 50 retries admitted)",
 		},
 		{
 			name: "nine retries are too few to judge",
 			r:    result(Shared, 1, ClientResult{Name: "eager", Key: "e", Sent: 20, Allowed: 11, Rejected: 9, Retries: 9, IdealAllowed: 11, MaxAllowed1s: 10, IdealMaxAllowed1s: 10}),
 			want: []FindingKind{FindingExact},
+		},
+		{
+			name: "a leaky bucket's queue",
+			r: func() *Result {
+				r := result(Shared, 1, ClientResult{Name: "rack", Key: "r", Sent: 40, Allowed: 40, IdealAllowed: 40, MaxAllowed1s: 40, IdealMaxAllowed1s: 40, LatencyMs: LatencySummary{P50: 4000.5, P99: 7800.5}})
+				r.Algorithm, r.RTTMs = "leaky-bucket", 0.5
+				return r
+			}(),
+			want: []FindingKind{FindingQueued},
+			text: "rack's admitted requests waited up to 7.8 s in the queue (p99)",
+		},
+		{
+			name: "a token bucket's round trip is no queue",
+			r: func() *Result {
+				r := result(Shared, 1, ClientResult{Name: "rack", Key: "r", Sent: 40, Allowed: 40, IdealAllowed: 40, MaxAllowed1s: 40, IdealMaxAllowed1s: 40, LatencyMs: LatencySummary{P50: 0.5, P99: 50}})
+				r.RTTMs = 0.5
+				return r
+			}(),
+			want: []FindingKind{FindingExact},
+		},
+		{
+			name: "a race needs two servers: on one, a fixed window's boundary is the cause",
+			r: func() *Result {
+				r := result(Racy, 1, ClientResult{Name: "b", Key: "b", Sent: 200, Allowed: 200, IdealAllowed: 100, MaxAllowed1s: 200, IdealMaxAllowed1s: 100})
+				r.Algorithm = "fixed-window"
+				return r
+			}(),
+			want: []FindingKind{FindingWorstWindow, FindingOverAdmitted},
+			text: "a fixed window lets a second burst through",
+		},
+		{
+			name: "requests failed open explain the excess, whatever the topology",
+			r: func() *Result {
+				r := result(Racy, 2, ClientResult{Name: "s", Key: "s", Sent: 3000, Allowed: 1200, Rejected: 1800, FailedOpen: 1000, IdealAllowed: 300, MaxAllowed1s: 100, IdealMaxAllowed1s: 30})
+				r.Faults = []FaultSpan{{Kind: string(Outage), StartS: 10, EndS: 20}}
+				r.Findings = nil
+				return r
+			}(),
+			want: []FindingKind{FindingFailedOpen, FindingOverAdmitted},
+		},
+		{
+			name: "clients held to different degrees are given as a range",
+			r: result(Shared, 1,
+				ClientResult{Name: "bastion", Key: "b", Sent: 1000, Allowed: 10, Rejected: 990, IdealAllowed: 10, MaxAllowed1s: 5, IdealMaxAllowed1s: 5},
+				ClientResult{Name: "cron", Key: "c", Sent: 42, Allowed: 10, Rejected: 32, IdealAllowed: 10, MaxAllowed1s: 10, IdealMaxAllowed1s: 10},
+				ClientResult{Name: "web", Key: "w", Sent: 50, Allowed: 50, IdealAllowed: 50, MaxAllowed1s: 5, IdealMaxAllowed1s: 5}),
+			want: []FindingKind{FindingIsolated},
+			text: "bastion and cron had 76–99% of their requests refused; web, on other keys, lost none",
+		},
+		{
+			name: "no isolation where neighbours on the held key lost too",
+			r: result(Shared, 1,
+				ClientResult{Name: "office", Key: "nat", Sent: 10, Allowed: 8, Rejected: 2, IdealAllowed: 8, MaxAllowed1s: 2, IdealMaxAllowed1s: 2},
+				ClientResult{Name: "sync", Key: "nat", Sent: 500, Allowed: 70, Rejected: 430, IdealAllowed: 70, MaxAllowed1s: 10, IdealMaxAllowed1s: 10},
+				ClientResult{Name: "home", Key: "home", Sent: 30, Allowed: 30, IdealAllowed: 30, MaxAllowed1s: 3, IdealMaxAllowed1s: 3}),
+			want: []FindingKind{FindingLostUnderShare},
 		},
 		{
 			name: "a runaway held while the others lose nothing",
@@ -134,7 +190,7 @@ func TestFindings(t *testing.T) {
 				ClientResult{Name: "bastion-2", Key: "b2", Sent: 20000, Allowed: 250, Rejected: 19750, IdealAllowed: 250, MaxAllowed1s: 60, IdealMaxAllowed1s: 60},
 				ClientResult{Name: "scheduler", Key: "s", Sent: 42, Allowed: 42, IdealAllowed: 42, MaxAllowed1s: 42, IdealMaxAllowed1s: 42}),
 			want: []FindingKind{FindingIsolated},
-			text: "bastion-1 and bastion-2 lost 99% of their requests; scheduler, on other keys, lost none",
+			text: "bastion-1 and bastion-2 had 99% of their requests refused; scheduler, on other keys, lost none",
 		},
 	}
 	for _, tt := range tests {
