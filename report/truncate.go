@@ -98,6 +98,7 @@ func Truncate(r *sim.Result, t float64) *sim.Result {
 		c.FailedOpen += row.FailedOpen
 		c.FailedClosed += row.FailedClosed
 		c.Retries += row.Retries
+		c.RetriesAllowed += row.RetriesAllowed
 	}
 	out.Requests = 0
 	byKey := make(map[string]int, len(r.Keys))

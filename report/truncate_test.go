@@ -23,7 +23,7 @@ func tiny() *sim.Result {
 		Timeline: []sim.TimelineRow{
 			{TS: 0, Client: "a", Sent: 10, Allowed: 5, Rejected: 5},
 			{TS: 0, Client: "b", Sent: 10, Allowed: 10},
-			{TS: 1, Client: "a", Sent: 10, Allowed: 4, Rejected: 6, FailedOpen: 2, Retries: 1},
+			{TS: 1, Client: "a", Sent: 10, Allowed: 4, Rejected: 6, FailedOpen: 2, Retries: 1, RetriesAllowed: 1},
 			{TS: 1, Client: "b", Sent: 10, Allowed: 10},
 			{TS: 2, Client: "a", Sent: 10, Allowed: 3, Rejected: 7, Retries: 2},
 			{TS: 2, Client: "b", Sent: 10, Allowed: 10},
@@ -55,7 +55,7 @@ func TestTruncate(t *testing.T) {
 			key: sim.KeyResult{Key: "k", Clients: 2, Sent: 20, Allowed: 15, Rejected: 5}},
 		{name: "mid-step rounds down, a running fault ends at the cut", at: 2.7, duration: 2, rows: 4, samples: 2, events: 2,
 			faults: []sim.FaultSpan{{Kind: "outage", StartS: 1.5, EndS: 2}},
-			a:      sim.ClientResult{Name: "a", Key: "k", Sent: 20, Allowed: 9, Rejected: 11, FailedOpen: 2, Retries: 1},
+			a:      sim.ClientResult{Name: "a", Key: "k", Sent: 20, Allowed: 9, Rejected: 11, FailedOpen: 2, Retries: 1, RetriesAllowed: 1},
 			b:      sim.ClientResult{Name: "b", Key: "k", Sent: 20, Allowed: 20},
 			key:    sim.KeyResult{Key: "k", Clients: 2, Sent: 40, Allowed: 29, Rejected: 11, FailedOpen: 2}},
 		{name: "negative is the start", at: -5, duration: 0,
@@ -137,7 +137,7 @@ func TestTruncateRecomputesTheSimulatorsTotals(t *testing.T) {
 		for i, c := range got.Clients {
 			w := r.Clients[i]
 			if c.Sent != w.Sent || c.Allowed != w.Allowed || c.Rejected != w.Rejected || c.FailedOpen != w.FailedOpen ||
-				c.FailedClosed != w.FailedClosed || c.Retries != w.Retries {
+				c.FailedClosed != w.FailedClosed || c.Retries != w.Retries || c.RetriesAllowed != w.RetriesAllowed {
 				t.Errorf("%s: client %s recomputed as %+v, the run's %+v", name, c.Name, c, w)
 			}
 		}

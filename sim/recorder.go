@@ -132,6 +132,8 @@ type counts struct {
 	// Served counts admissions in the step they leave the queue: a
 	// leaky bucket's delay moves them later.
 	Served int64
+	// RetriesAllowed are the retries admitted: what retrying won.
+	RetriesAllowed int64
 	// IdealAllowed, FalseAllows and FalseDenies compare with the exact
 	// limiter fed the same arrivals.
 	IdealAllowed, FalseAllows, FalseDenies int64
@@ -145,6 +147,7 @@ func (c *counts) add(o counts) {
 	c.FailedClosed += o.FailedClosed
 	c.Retries += o.Retries
 	c.Served += o.Served
+	c.RetriesAllowed += o.RetriesAllowed
 	c.IdealAllowed += o.IdealAllowed
 	c.FalseAllows += o.FalseAllows
 	c.FalseDenies += o.FalseDenies
@@ -201,7 +204,7 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decis
 		k.peak.add(t, 1)
 	}
 	if attempt > 0 && o.Allowed == 1 {
-		c.retriesAllowed++
+		o.RetriesAllowed = 1
 	}
 	if o.Allowed == 1 {
 		// Served when the queue lets it go; after the run's end, in no
@@ -318,7 +321,7 @@ func (s *sim) result() *Result {
 		r.Clients = append(r.Clients, ClientResult{
 			Name: c.Name, Key: s.keys[c.key].name,
 			Sent: t.Sent, Allowed: t.Allowed, Rejected: t.Rejected,
-			FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed, Retries: t.Retries, RetriesAllowed: c.retriesAllowed,
+			FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed, Retries: t.Retries, RetriesAllowed: t.RetriesAllowed,
 			MaxAllowed1s: c.peak.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: c.idealPeak.peak,
 			FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
 			LatencyMs: LatencySummary{P50: millis(c.hist.quantile(0.5)), P99: millis(c.hist.quantile(0.99))},
@@ -340,7 +343,7 @@ func (s *sim) result() *Result {
 			r.Timeline = append(r.Timeline, TimelineRow{
 				TS: seconds(int64(step) * s.stepLen), Client: c.Name,
 				Sent: sc.Sent, Allowed: sc.Allowed, Rejected: sc.Rejected,
-				FailedOpen: sc.FailedOpen, FailedClosed: sc.FailedClosed, Retries: sc.Retries, Served: sc.Served,
+				FailedOpen: sc.FailedOpen, FailedClosed: sc.FailedClosed, Retries: sc.Retries, RetriesAllowed: sc.RetriesAllowed, Served: sc.Served,
 				P50Ms: millis(s.stepP50[step*len(s.clients)+ci]), P99Ms: millis(s.stepP99[step*len(s.clients)+ci]),
 			})
 		}

@@ -131,6 +131,8 @@ type TimelineRow struct {
 	FailedOpen   int64   `json:"failed_open"`
 	FailedClosed int64   `json:"failed_closed"`
 	Retries      int64   `json:"retries"`
+	// RetriesAllowed are the retries admitted in this step.
+	RetriesAllowed int64 `json:"retries_allowed"`
 	// Served are the admissions that left the queue in this step, which
 	// for a leaky bucket is later than they were decided (Allowed counts
 	// them when decided); for every other algorithm it equals Allowed. A

@@ -172,8 +172,6 @@ type clientRun struct {
 	peak      peakWindow
 	idealPeak peakWindow
 	total     counts
-	// retriesAllowed are the retries admitted: what retrying won.
-	retriesAllowed int64
 }
 
 type keyRun struct {
