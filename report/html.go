@@ -99,6 +99,8 @@ type pageData struct {
 	Total      *sim.KeyResult
 	Cols       columns
 	SharedKeys bool
+	// Exact names the limiter the run is measured against.
+	Exact string
 	ExpectLine string
 	ExpectNote string
 	Meta       []metaItem
@@ -157,6 +159,7 @@ func newPageData(r *sim.Result, opts Options) (*pageData, error) {
 	for _, k := range r.Keys {
 		d.SharedKeys = d.SharedKeys || k.Clients > 1
 	}
+	d.Exact = exactLimiter(r)
 	d.ExpectLine = expectLine(r.Expectations)
 	d.Meta = meta(r, opts.Command)
 	return d, nil
@@ -278,4 +281,14 @@ func or(s, otherwise string) string {
 		return otherwise
 	}
 	return s
+}
+
+// exactLimiter names what ideal_allowed counts for r's algorithm: the
+// token bucket itself for the bucket algorithms (GCRA and the leaky bucket
+// admit as it does), a sliding log for the window algorithms.
+func exactLimiter(r *sim.Result) string {
+	if r.Limit.WindowS > 0 {
+		return "one atomic sliding log of the same limit"
+	}
+	return "one atomic token bucket of the same rate and burst"
 }
