@@ -100,7 +100,7 @@ type pageData struct {
 	Cols       columns
 	SharedKeys bool
 	// Exact names the limiter the run is measured against.
-	Exact string
+	Exact      string
 	ExpectLine string
 	ExpectNote string
 	Meta       []metaItem

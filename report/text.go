@@ -35,14 +35,21 @@ func WriteJSON(w io.Writer, r *sim.Result) error {
 func CSVHeader() []string { return slices.Clone(csvHeader) }
 
 var csvHeader = []string{"scenario", "algorithm", "topology", "servers", "on_error", "seed", "series", "t_s", "client", "key", "copy",
-	"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "served", "p50_ms", "p99_ms", "remaining"}
+	"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "served", "p50_ms", "p99_ms", "remaining", "run"}
 
 // WriteCSV writes r's timeline, a row per client per step, then its state
 // series, a row per key per store copy per step; the columns are
 // CSVHeader.
-func WriteCSV(w io.Writer, r *sim.Result) error {
+func WriteCSV(w io.Writer, r *sim.Result) error { return WriteCSVRun(w, r, "", true) }
+
+// WriteCSVRun is WriteCSV with every row's last column, run, naming the
+// run (a --vs side's label, "on-error=fail-closed"), and the header only if
+// asked for: the runs of a comparison, one after another under one header.
+func WriteCSVRun(w io.Writer, r *sim.Result, label string, header bool) error {
 	cw := csv.NewWriter(w)
-	cw.Write(csvHeader)
+	if header {
+		cw.Write(csvHeader)
+	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	run := []string{r.Scenario, r.Algorithm, r.Topology, strconv.Itoa(r.Servers), r.OnError, strconv.FormatUint(r.Seed, 10)}
@@ -53,7 +60,7 @@ func WriteCSV(w io.Writer, r *sim.Result) error {
 	row := make([]string, 0, len(csvHeader))
 	for _, t := range r.Timeline {
 		row = append(append(row[:0], run...), "client", f(t.TS), t.Client, keyOf[t.Client], "", i(t.Sent), i(t.Allowed), i(t.Rejected),
-			i(t.FailedOpen), i(t.FailedClosed), i(t.Retries), i(t.Served), f(t.P50Ms), f(t.P99Ms), "")
+			i(t.FailedOpen), i(t.FailedClosed), i(t.Retries), i(t.Served), f(t.P50Ms), f(t.P99Ms), "", label)
 		cw.Write(row)
 	}
 	for _, s := range r.State {
@@ -62,7 +69,7 @@ func WriteCSV(w io.Writer, r *sim.Result) error {
 			if j < len(s.Remaining) && s.Remaining[j] >= 0 {
 				remaining = i(s.Remaining[j])
 			}
-			row = append(append(row[:0], run...), "state", f(ts), "", s.Key, s.Copy, "", "", "", "", "", "", "", "", "", remaining)
+			row = append(append(row[:0], run...), "state", f(ts), "", s.Key, s.Copy, "", "", "", "", "", "", "", "", "", remaining, label)
 			cw.Write(row)
 		}
 	}

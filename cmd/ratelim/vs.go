@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -121,7 +120,13 @@ func writeVersus(w io.Writer, a, b *sim.Result, labelA, labelB string, wide bool
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "── A %s vs B %s ──\n", labelA, labelB)
-	return writeVersusRows(w, a, b)
+	if err := writeVersusRows(w, a, b); err != nil {
+		return err
+	}
+	if differ := arrivalsDiffer(a, b); differ != "" {
+		fmt.Fprintf(w, "\nnote: the two runs' traffic differs (%s): the seed, and a random balancer, draw from the run's one random source, so compare what each admitted, not request by request\n", differ)
+	}
+	return nil
 }
 
 // writeVersusRows is, per client, what each run allowed and refused
@@ -143,6 +148,19 @@ func writeVersusRows(w io.Writer, a, b *sim.Result) error {
 	return tw.Flush()
 }
 
+// arrivalsDiffer names the first client whose first tries differ between
+// a and b ("office-1 sent 23, then 32"), or "" when the traffic is the same.
+func arrivalsDiffer(a, b *sim.Result) string {
+	for i, ca := range a.Clients {
+		if i < len(b.Clients) {
+			if fa, fb := ca.Sent-ca.Retries, b.Clients[i].Sent-b.Clients[i].Retries; fa != fb {
+				return fmt.Sprintf("%s's first tries: %d, then %d", ca.Name, fa, fb)
+			}
+		}
+	}
+	return ""
+}
+
 // change is b against a as a signed count and, where a is not 0, a
 // percentage: "-50 (-33%)".
 func change(a, b int64) string {
@@ -155,6 +173,19 @@ func change(a, b int64) string {
 		s += fmt.Sprintf(" (%+.0f%%)", 100*float64(d)/float64(a))
 	}
 	return s
+}
+
+// VersusSchema names `sim --vs --format json`: one object whose runs are
+// two ratelim.result/v1 results, the scenario's first.
+const VersusSchema = "ratelim.versus/v1"
+
+type versusJSON struct {
+	Schema string `json:"schema"`
+	// Changed are the --vs settings, by override name.
+	Changed map[string]string `json:"changed"`
+	// Labels name the two runs, as the table and the plot do.
+	Labels [2]string      `json:"labels"`
+	Runs   [2]*sim.Result `json:"runs"`
 }
 
 // simVersus finishes `sim --vs`: a, already run, against sc changed by vs.
@@ -180,24 +211,16 @@ func simVersus(ctx context.Context, opts *simOptions, file *scenarios.File, a *s
 	}
 	switch opts.Format {
 	case "json":
-		// Two ratelim.result/v1 objects, the scenario's run first.
 		enc := json.NewEncoder(opts.Out)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode([]*sim.Result{a, b})
+		return enc.Encode(versusJSON{Schema: VersusSchema, Changed: vs.set, Labels: [2]string{labelA, labelB}, Runs: [2]*sim.Result{a, b}})
 	case "csv":
-		// One header: the rows say which run they are (the CSV's columns
-		// name the run's settings).
-		if err := report.WriteCSV(opts.Out, a); err != nil {
+		// One header; each row's run column is its side's label.
+		if err := report.WriteCSVRun(opts.Out, a, labelA, true); err != nil {
 			return err
 		}
-		var rest bytes.Buffer
-		if err := report.WriteCSV(&rest, b); err != nil {
-			return err
-		}
-		_, body, _ := bytes.Cut(rest.Bytes(), []byte("\n"))
-		_, err := opts.Out.Write(body)
-		return err
+		return report.WriteCSVRun(opts.Out, b, labelB, false)
 	}
 	if opts.Quiet {
 		return writeVersusRows(opts.Out, a, b)

@@ -30,19 +30,36 @@ func TestSimVersus(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("json: exit %d: %s", code, errOut)
 	}
-	var runs []sim.Result
-	if err := json.Unmarshal([]byte(out), &runs); err != nil {
+	var vs struct {
+		Schema  string
+		Changed map[string]string
+		Labels  []string
+		Runs    []sim.Result
+	}
+	if err := json.Unmarshal([]byte(out), &vs); err != nil {
 		t.Fatalf("json: %v", err)
 	}
-	if len(runs) != 2 || runs[0].OnError != "fail-open" || runs[1].OnError != "fail-closed" || runs[0].Schema != sim.Schema || runs[1].Findings[0].Kind != sim.FindingFailedClosed {
-		t.Errorf("json: want the file's run then the fail-closed one, each a %s", sim.Schema)
+	runs := vs.Runs
+	if vs.Schema != VersusSchema || vs.Changed["on-error"] != "fail-closed" || len(vs.Labels) != 2 || vs.Labels[1] != "on-error=fail-closed" ||
+		len(runs) != 2 || runs[0].OnError != "fail-open" || runs[1].OnError != "fail-closed" || runs[0].Schema != sim.Schema || runs[1].Findings[0].Kind != sim.FindingFailedClosed {
+		t.Errorf("json: %s, changed %v, labels %v; want %s with the file's run then the fail-closed one, each a %s", vs.Schema, vs.Changed, vs.Labels, VersusSchema, sim.Schema)
 	}
 
 	_, one, _ := runArgs("sim", "store-outage", "--format", "csv")
 	code, out, _ = runArgs("sim", "store-outage", "--vs", "on_error=fail-closed", "--format", "csv")
 	lines, oneLines := strings.Split(strings.TrimSpace(out), "\n"), strings.Split(strings.TrimSpace(one), "\n")
-	if code != exitOK || len(lines) != 2*len(oneLines)-1 || strings.Count(out, "scenario,") != 1 || !strings.Contains(out, ",fail-closed,") {
+	if code != exitOK || len(lines) != 2*len(oneLines)-1 || strings.Count(out, "scenario,") != 1 || !strings.HasSuffix(lines[1], ",on-error=fail-open") || !strings.HasSuffix(lines[len(lines)-1], ",on-error=fail-closed") {
 		t.Errorf("csv: %d lines for %d of one run, want one header and both runs' rows", len(lines), len(oneLines))
+	}
+}
+
+// A --vs that changes the traffic says so: a random balancer draws from
+// the run's one random source.
+func TestSimVersusSaysWhenTheTrafficDiffers(t *testing.T) {
+	_, same, _ := runArgs("sim", "store-outage", "--vs", "on_error=fail-closed")
+	_, differ, _ := runArgs("sim", "nat", "--vs", "balancer=random")
+	if strings.Contains(same, "traffic differs") || !strings.Contains(differ, "note: the two runs' traffic differs (office-1's first tries:") {
+		t.Errorf("the note on traffic: want it for nat's random balancer only:\n%s", differ)
 	}
 }
 
