@@ -124,7 +124,11 @@ func writeVersus(w io.Writer, a, b *sim.Result, labelA, labelB string, wide bool
 		return err
 	}
 	if differ := arrivalsDiffer(a, b); differ != "" {
-		fmt.Fprintf(w, "\nnote: the two runs' traffic differs (%s): the seed, and a random balancer, draw from the run's one random source, so compare what each admitted, not request by request\n", differ)
+		note := fmt.Sprintf("note: the two runs' traffic differs (%s): the seed, and a random balancer, draw from the run's one random source, so compare what each admitted, not request by request", differ)
+		fmt.Fprintln(w)
+		for _, line := range report.Wrap(note, 80) {
+			fmt.Fprintln(w, line)
+		}
 	}
 	return nil
 }
