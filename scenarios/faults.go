@@ -134,7 +134,7 @@ func (d *decoder) fault(f *fields, sc *sim.Scenario) sim.Fault {
 			d.failf(f.node, f.field("rtt"), "missing: the round trip during the spike (want e.g. rtt: 50ms)")
 			return ft
 		}
-		ft.RTT = d.nonNegative(v, f.field("rtt"), "50ms")
+		ft.RTT = d.roundTrip(v, f.field("rtt"), "50ms")
 	case sim.ClockSkew:
 		if !f.has("offset") && !f.has("drift") {
 			d.failf(f.node, f.path, "a clock skew needs an offset, a drift or both (want e.g. offset: 2s or drift: 0.01)")

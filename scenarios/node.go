@@ -432,6 +432,19 @@ func (d *decoder) nonNegative(n *yaml.Node, field, example string) time.Duration
 	return v
 }
 
+// MaxRTT bounds a round trip to the store: past a minute no request
+// would wait for its limiter, and the figures would mean nothing.
+const MaxRTT = time.Minute
+
+// roundTrip reads a round trip: 0 to MaxRTT.
+func (d *decoder) roundTrip(n *yaml.Node, field, example string) time.Duration {
+	v := d.nonNegative(n, field, example)
+	if !d.failed() && v > MaxRTT {
+		d.failf(n, field, "%s is longer than any store round trip a limiter could wait for (want at most %s, e.g. %s)", short(n.Value), MaxRTT, example)
+	}
+	return v
+}
+
 // rate reads N/s, N/m, N/h, N/<duration> or a bare N (per second), as
 // algorithms.ParseRate does; zero allows 0 (a ramp may start from nothing).
 func (d *decoder) rate(n *yaml.Node, field string, zero bool) algorithms.Rate {

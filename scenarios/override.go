@@ -111,7 +111,7 @@ func Override(sc sim.Scenario, values map[string]string, field func(name string)
 		case "on-error":
 			sc.Topology.OnError = store.Policy(d.choice(n, f, "policy", []string{string(store.FailOpen), string(store.FailClosed)}))
 		case "rtt":
-			sc.Topology.RTT = d.nonNegative(n, f, "500us")
+			sc.Topology.RTT = d.roundTrip(n, f, "500us")
 		}
 		if d.failed() {
 			return sc, d.err

@@ -303,7 +303,7 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 		t.RTT = 0
 	}
 	if v, ok := f.values["rtt"]; ok {
-		t.RTT = d.nonNegative(v, "topology.rtt", "500us")
+		t.RTT = d.roundTrip(v, "topology.rtt", "500us")
 	}
 	if v, ok := f.values["on_error"]; ok {
 		t.OnError = store.Policy(d.choice(v, "topology.on_error", "policy", []string{string(store.FailOpen), string(store.FailClosed)}))

@@ -136,6 +136,7 @@ func TestParseErrors(t *testing.T) {
 		// Expectations.
 		{"two figures", base + "expect:\n  - {client: a, rejected: {max: 0}, allowed: {min: 1}}\n", "t.yaml:7: expect[0].allowed: ", "a second figure after rejected"},
 		{"no figure", base + "expect:\n  - {client: a}\n", "t.yaml:7: expect[0]: ", "no figure to check"},
+		{"round trip too long", strings.Replace(base, "limit:", "topology: {kind: shared, rtt: 100000h}\nlimit:", 1), "t.yaml:3: topology.rtt: ", "want at most 1m0s"},
 		// Findings and the lesson.
 		{"unknown finding", base + "expect:\n  - {finding: over-admited}\n", "t.yaml:7: expect[0].finding: ", `did you mean "over-admitted"?`},
 		{"finding with a figure", base + "expect:\n  - {finding: exact, rejected: {max: 0}}\n", "t.yaml:7: expect[0].rejected: ", "has no figure to bound"},
