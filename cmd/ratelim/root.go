@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -134,7 +135,11 @@ func run(ctx context.Context, args []string, s streams) int {
 		}
 	}
 	fmt.Fprintf(s.ErrOut, "ratelim: %s\n", msg)
-	if code == exitBadInput {
+	// The usage hint helps with a command line, not with a file's
+	// content or a store that cannot be reached.
+	var fileErr *scenarios.Error
+	inFile := errors.As(err, &fileErr) && fileErr.File != ""
+	if code == exitBadInput && !inFile && !errors.As(err, new(*sim.SetupError)) {
 		fmt.Fprintln(s.ErrOut, "Run 'ratelim --help' for usage.")
 	}
 	var ie *sim.InternalError
