@@ -89,7 +89,7 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 	if err != nil {
 		return err
 	}
-	files, err := checkFiles(opts.Paths)
+	files, err := checkFiles(opts.Paths, opts.In)
 	if err != nil {
 		return err
 	}
@@ -215,8 +215,8 @@ func fileIndex(files []*scenarios.File, label string) int {
 }
 
 // checkFiles opens what the arguments name: files, directories of *.yaml,
-// or, with none, every built-in.
-func checkFiles(paths []string) ([]*scenarios.File, error) {
+// - for a scenario on stdin, or, with none, every built-in.
+func checkFiles(paths []string, stdin io.Reader) ([]*scenarios.File, error) {
 	var names []string
 	if len(paths) == 0 {
 		names = scenarios.Builtin()
@@ -238,7 +238,17 @@ func checkFiles(paths []string) ([]*scenarios.File, error) {
 	}
 	var files []*scenarios.File
 	for _, n := range names {
-		f, err := scenarios.Open(n)
+		var f *scenarios.File
+		var err error
+		if n == "-" {
+			if stdin == nil {
+				return nil, badInput("-: no standard input to read the scenario from")
+			}
+			f, err = scenarios.Read("stdin", stdin)
+			stdin = nil // read once
+		} else {
+			f, err = scenarios.Open(n)
+		}
 		if err != nil {
 			return nil, usageError{err}
 		}
@@ -331,6 +341,9 @@ func writeJUnitFile(path string, order []string, suites map[string][]checkLine) 
 }
 
 func writeFileAtomic(path string, write func(io.Writer) error) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return badInput("cannot write %s: it is a directory (want a file name, e.g. inside it)", path)
+	}
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
 	if err != nil {

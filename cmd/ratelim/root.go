@@ -28,11 +28,12 @@ const (
 const exitCodesHelp = `Exit status:
   0    success
   1    ratelim check: an expectation failed
-  2    bad input: a flag, file, name or parameter (the message says which)
+  2    bad input: a flag, file, name or parameter (the message says which),
+       or an output path that cannot be created
   3    refused as too big: over --max-requests or --max-memory (the message
        gives the estimate and how to shrink the run)
   4    internal or environment error: a store lost mid-run, an output that
-       could not be written, a bug in ratelim
+       failed part way, a bug in ratelim
   130  interrupted (Ctrl-C or SIGTERM); stores were cleaned up first`
 
 // streams are a command's input and outputs, injected so that commands run

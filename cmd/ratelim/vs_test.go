@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"image/png"
 	"os"
@@ -104,5 +106,19 @@ func TestSimVersusPlot(t *testing.T) {
 	}
 	if code, _, errOut := runArgs("sim", "store-outage", "--vs", "on_error=fail-closed", "--plot", filepath.Join(t.TempDir(), "vs.gif")); code != exitBadInput || !strings.Contains(errOut, "still side by side") {
 		t.Errorf("--vs --plot .gif: exit %d, %q; want bad input", code, errOut)
+	}
+}
+
+// check reads a scenario from stdin given as -, as sim does; a directory
+// as an output is refused by name, not by a rename's error.
+func TestCheckStdinAndOutputDirectory(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"check", "-"}, streams{In: strings.NewReader(smallScenario), Out: &out, ErrOut: &errOut})
+	if code != exitOK || !strings.Contains(out.String(), "stdin:") || !strings.Contains(out.String(), "2 passed, 0 failed") {
+		t.Errorf("check -: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	code, _, stderr := runArgs("report", "nat", "-o", t.TempDir())
+	if code != exitBadInput || !strings.Contains(stderr, "it is a directory") || strings.Contains(stderr, "rename") {
+		t.Errorf("report -o DIR: exit %d, %q; want bad input naming the directory", code, stderr)
 	}
 }
