@@ -97,11 +97,17 @@ func WriteTableWith(w io.Writer, r *sim.Result, opts TableOptions) error {
 	}
 	fmt.Fprintf(w, "%s · %s · %s on %s · %d server%s · seed %d · %gs%s\n", r.Scenario, r.Algorithm, r.Topology, r.Store,
 		r.Servers, plural(r.Servers), r.Seed, r.DurationS, mode)
-	fmt.Fprintf(w, "limit %s, %s", limitText(r), keyedText(r.Limit.Key))
+	limit := fmt.Sprintf("limit %s, %s", limitText(r), keyedText(r.Limit.Key))
 	for _, f := range r.Faults {
-		fmt.Fprintf(w, " · %s %g–%gs", f.Kind, f.StartS, f.EndS)
+		limit += fmt.Sprintf(" · %s %g–%gs", f.Kind, f.StartS, f.EndS)
 	}
-	fmt.Fprint(w, "\n\n")
+	for i, line := range Wrap(limit, 78) {
+		if i > 0 {
+			line = "  " + line
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintln(w)
 	if err := writeRows(w, r, opts); err != nil {
 		return err
 	}

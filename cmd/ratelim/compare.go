@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -214,9 +215,11 @@ func writeCompareTable(w io.Writer, sc sim.Scenario, cells []Cell, algs, topos [
 			fmt.Fprintln(w)
 		}
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(w, "\n* marks each matrix's worst cell")
 	for _, line := range compareFindings(sc, cells) {
-		fmt.Fprintln(w, line)
+		for _, l := range report.Wrap(line, 80) {
+			fmt.Fprintln(w, l)
+		}
 	}
 	return nil
 }
@@ -307,7 +310,7 @@ func compareFindings(sc sim.Scenario, cells []Cell) []string {
 	}
 	for _, c := range cells {
 		if c.Topology == string(sim.Shared) && (c.FailedOpen > 0 || c.FailedClosed > 0) {
-			line := fmt.Sprintf("on the shared store, %d requests (%s) failed open and %d failed closed while it was unreachable", c.FailedOpen, c.Algorithm, c.FailedClosed)
+			line := fmt.Sprintf("on the shared store, %s requests (%s) failed open and %s failed closed while it was unreachable", sim.Thousands(c.FailedOpen), c.Algorithm, sim.Thousands(c.FailedClosed))
 			if failOpen {
 				line += ": failing open is what lets the peaks through"
 			}
