@@ -1,13 +1,16 @@
 package report
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 )
@@ -85,6 +88,40 @@ func TestWrap(t *testing.T) {
 	} {
 		if got := Wrap(tt.text, tt.width); !slices.Equal(got, tt.want) {
 			t.Errorf("Wrap(%q, %d) = %q, want %q", tt.text, tt.width, got, tt.want)
+		}
+	}
+}
+
+// WriteJSON streams the timeline, and its bytes are json.Encoder's on the
+// whole result: every built-in, and names that JSON must escape.
+func TestWriteJSONIsTheEncodersBytes(t *testing.T) {
+	var results []*sim.Result
+	for _, name := range scenarios.Builtin() {
+		f, err := scenarios.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, runScenario(t, f.Scenario))
+	}
+	odd := hammer(sim.Shared, 1)
+	odd.Clients[0].Name = `a "<b>" & \ é`
+	results = append(results, runScenario(t, odd))
+	empty := *results[0]
+	empty.Timeline = nil
+	results = append(results, &empty)
+	for _, r := range results {
+		var want, got bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteJSON(&got, r); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%s: streamed JSON differs from the encoder's (%d vs %d bytes)", r.Scenario, got.Len(), want.Len())
 		}
 	}
 }

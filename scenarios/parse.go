@@ -38,7 +38,7 @@ type File struct {
 // teach anything.
 const (
 	MaxServers  = 1024
-	MaxClients  = 10_000  // after count expands them
+	MaxClients  = 100_000 // after count expands them
 	MaxPatterns = 100_000 // traffic patterns over all expanded clients
 	MaxCost     = 1_000_000
 	MaxRetries  = 1_000

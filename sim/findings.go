@@ -223,6 +223,7 @@ func outageText(r *Result) string {
 func worstWindow(r *Result) (Finding, bool) {
 	var best Finding
 	found := false
+	byKey := clientsByKey(r)
 	for _, k := range r.Keys {
 		// A key that failed open is explained by that finding.
 		if k.IdealMaxAllowed1s == 0 || k.MaxAllowed1s-k.IdealMaxAllowed1s < 2 || k.FailedOpen > 0 {
@@ -233,8 +234,8 @@ func worstWindow(r *Result) (Finding, bool) {
 			continue
 		}
 		who := "key " + k.Key
-		if names := clientsOf(r, k.Key); len(names) == 1 {
-			who = names[0]
+		if members := byKey[k.Key]; len(members) == 1 {
+			who = r.Clients[members[0]].Name
 		}
 		text := fmt.Sprintf("%s got %s admitted within 1 s, %s an exact limiter's worst second (%s)",
 			who, Thousands(k.MaxAllowed1s), times(ratio), Thousands(k.IdealMaxAllowed1s))
@@ -385,19 +386,18 @@ func copiesDiverged(r *Result) (Finding, bool) {
 
 func lostUnderShare(r *Result) []Finding {
 	var out []Finding
+	byKey := clientsByKey(r)
 	for _, k := range r.Keys {
-		names := clientsOf(r, k.Key)
-		if len(names) < 2 || r.DurationS <= 0 {
+		members := byKey[k.Key]
+		if len(members) < 2 || r.DurationS <= 0 {
 			continue
 		}
-		share := r.Limit.RatePerS / float64(len(names))
+		share := r.Limit.RatePerS / float64(len(members))
 		var losers []string
 		var lost int64
 		var top ClientResult
-		for _, c := range r.Clients {
-			if c.Key != k.Key {
-				continue
-			}
+		for _, i := range members {
+			c := r.Clients[i]
 			if c.Allowed > top.Allowed {
 				top = c
 			}
@@ -411,7 +411,7 @@ func lostUnderShare(r *Result) []Finding {
 			continue
 		}
 		text := fmt.Sprintf("%s had %s refused sending under %s share of key %s (%s/s ÷ %d clients)",
-			nameList(losers), requests(lost), their(len(losers)), k.Key, strconv.FormatFloat(r.Limit.RatePerS, 'f', -1, 64), len(names))
+			nameList(losers), requests(lost), their(len(losers)), k.Key, strconv.FormatFloat(r.Limit.RatePerS, 'f', -1, 64), len(members))
 		if !slices.Contains(losers, top.Name) && top.Allowed > 0 {
 			text += fmt.Sprintf("; %s took %s of the key's %s admitted", top.Name, Thousands(top.Allowed), Thousands(k.Allowed))
 		}
@@ -488,15 +488,15 @@ func isolated(r *Result, shared bool) (Finding, bool) {
 	return Finding{Kind: FindingIsolated, Value: float64(len(spared)), Text: text}, true
 }
 
-// clientsOf names the clients on key, in the result's order.
-func clientsOf(r *Result, key string) []string {
-	var names []string
-	for _, c := range r.Clients {
-		if c.Key == key {
-			names = append(names, c.Name)
-		}
+// clientsByKey indexes r's clients by limiter key, in the result's order:
+// one pass, so that findings over keys cost clients + keys, not their
+// product (100,000 clients on their own keys).
+func clientsByKey(r *Result) map[string][]int {
+	out := make(map[string][]int, len(r.Keys))
+	for i, c := range r.Clients {
+		out[c.Key] = append(out[c.Key], i)
 	}
-	return names
+	return out
 }
 
 var numbered = regexp.MustCompile(`^(.*?)(\d+)$`)
