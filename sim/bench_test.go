@@ -102,3 +102,29 @@ func BenchmarkWindowLimit(b *testing.B) {
 		})
 	}
 }
+
+// One frame's Snapshot of a 10,000-client run, half way through: what a
+// live view pays per frame (20 frames a second leaves 50 ms).
+//
+//	go test -run '^$' -bench Snapshot10k ./sim
+func BenchmarkSnapshot10k(b *testing.B) {
+	sc := hammer(Shared, 1, RoundRobin)
+	sc.Duration = 30 * time.Second
+	sc.Clients = make([]Client, 10_000)
+	for i := range sc.Clients {
+		sc.Clients[i] = Client{Name: fmt.Sprint("c", i), APIKey: fmt.Sprint("k", i), Traffic: []Traffic{{Pattern: Poisson, Rate: perSecond(1)}}, Retry: Retry{Policy: RetryNone}}
+	}
+	p, err := NewPlayer(context.Background(), sc, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Advance(15 * time.Second); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if snap := p.Snapshot(); len(snap.Clients) != len(sc.Clients) {
+			b.Fatal("a snapshot without every client")
+		}
+	}
+}

@@ -319,16 +319,8 @@ func (s *sim) result() *Result {
 	}
 	keyTotals := make([]counts, len(s.keys))
 	for _, c := range s.clients {
-		t := c.total
-		keyTotals[c.key].add(t)
-		r.Clients = append(r.Clients, ClientResult{
-			Name: c.Name, Key: s.keys[c.key].name,
-			Sent: t.Sent, Allowed: t.Allowed, Rejected: t.Rejected,
-			FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed, Retries: t.Retries, RetriesAllowed: t.RetriesAllowed,
-			MaxAllowed1s: c.peak.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: c.idealPeak.peak,
-			FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
-			LatencyMs: LatencySummary{P50: millis(c.hist.quantile(0.5)), P99: millis(c.hist.quantile(0.99))},
-		})
+		keyTotals[c.key].add(c.total)
+		r.Clients = append(r.Clients, s.clientResult(c))
 	}
 	for i, k := range s.keys {
 		t := keyTotals[i]
@@ -341,17 +333,36 @@ func (s *sim) result() *Result {
 		})
 	}
 	for step := range s.steps() {
-		for ci, c := range s.clients {
-			sc := s.stepCounts[step*len(s.clients)+ci]
-			r.Timeline = append(r.Timeline, TimelineRow{
-				TS: seconds(int64(step) * s.stepLen), Client: c.Name,
-				Sent: sc.Sent, Allowed: sc.Allowed, Rejected: sc.Rejected,
-				FailedOpen: sc.FailedOpen, FailedClosed: sc.FailedClosed, Retries: sc.Retries, RetriesAllowed: sc.RetriesAllowed, Served: sc.Served,
-				P50Ms: millis(s.stepP50[step*len(s.clients)+ci]), P99Ms: millis(s.stepP99[step*len(s.clients)+ci]),
-			})
+		for ci := range s.clients {
+			r.Timeline = append(r.Timeline, s.timelineRow(step, ci))
 		}
 	}
 	return r
+}
+
+// clientResult is client c's figures so far.
+func (s *sim) clientResult(c *clientRun) ClientResult {
+	t := c.total
+	return ClientResult{
+		Name: c.Name, Key: s.keys[c.key].name,
+		Sent: t.Sent, Allowed: t.Allowed, Rejected: t.Rejected,
+		FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed, Retries: t.Retries, RetriesAllowed: t.RetriesAllowed,
+		MaxAllowed1s: c.peak.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: c.idealPeak.peak,
+		FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
+		LatencyMs: LatencySummary{P50: millis(c.hist.quantile(0.5)), P99: millis(c.hist.quantile(0.99))},
+	}
+}
+
+// timelineRow is client ci's figures over step.
+func (s *sim) timelineRow(step, ci int) TimelineRow {
+	i := step*len(s.clients) + ci
+	sc := s.stepCounts[i]
+	return TimelineRow{
+		TS: seconds(int64(step) * s.stepLen), Client: s.clients[ci].Name,
+		Sent: sc.Sent, Allowed: sc.Allowed, Rejected: sc.Rejected,
+		FailedOpen: sc.FailedOpen, FailedClosed: sc.FailedClosed, Retries: sc.Retries, RetriesAllowed: sc.RetriesAllowed, Served: sc.Served,
+		P50Ms: millis(s.stepP50[i]), P99Ms: millis(s.stepP99[i]),
+	}
 }
 
 func storeName(s string) string {

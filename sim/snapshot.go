@@ -54,13 +54,17 @@ func (s *sim) logf(t int64, format string, args ...any) {
 func (s *sim) snapshot() Snapshot {
 	step := min(int(s.now/s.stepLen), s.steps()-1)
 	snap := Snapshot{TS: seconds(s.now), Step: step, Log: append([]LogEntry(nil), s.log...)}
-	r := s.result()
-	for ci, c := range r.Clients {
-		cs := ClientSnapshot{Name: c.Name, Key: c.Key, Total: c}
-		for st := max(0, step-recentSteps+1); st <= step; st++ {
-			cs.Recent = append(cs.Recent, r.Timeline[st*len(s.clients)+ci])
+	// Only what a frame draws: each client's totals and its last steps,
+	// not the whole Result (at 10,000 clients, every step of every one).
+	first := max(0, step-recentSteps+1)
+	snap.Clients = make([]ClientSnapshot, len(s.clients))
+	for ci, c := range s.clients {
+		total := s.clientResult(c)
+		cs := ClientSnapshot{Name: total.Name, Key: total.Key, Total: total, Recent: make([]TimelineRow, 0, step-first+1)}
+		for st := first; st <= step; st++ {
+			cs.Recent = append(cs.Recent, s.timelineRow(st, ci))
 		}
-		snap.Clients = append(snap.Clients, cs)
+		snap.Clients[ci] = cs
 	}
 	for _, k := range s.keys {
 		for i, cp := range s.copies {
