@@ -406,7 +406,11 @@ func writeExpectations(w io.Writer, r *sim.Result, skipped int) {
 	}
 	fmt.Fprintf(w, "\nexpect: %d of %d hold", ok, len(r.Expectations))
 	if skipped > 0 {
-		fmt.Fprintf(w, "; %d more need other runs (with: …): ratelim check", skipped)
+		verb := "need"
+		if skipped == 1 {
+			verb = "needs"
+		}
+		fmt.Fprintf(w, "; %d more %s other runs (with: …): ratelim check", skipped, verb)
 	}
 	fmt.Fprintln(w)
 	for _, e := range r.Expectations {
