@@ -392,6 +392,15 @@ func fillExpectations(file *scenarios.File, r *sim.Result) (failed, skipped int,
 	return failed, skipped, nil
 }
 
+// otherRuns says that n expectations were not checked because their with:
+// asks for other runs: "1 more needs other runs (with: …)".
+func otherRuns(n int) string {
+	if n == 1 {
+		return "1 more needs other runs (with: …)"
+	}
+	return fmt.Sprintf("%d more need other runs (with: …)", n)
+}
+
 // writeExpectations is the table's summary of r.Expectations: a count, and
 // each one that failed.
 func writeExpectations(w io.Writer, r *sim.Result, skipped int) {
@@ -406,11 +415,7 @@ func writeExpectations(w io.Writer, r *sim.Result, skipped int) {
 	}
 	fmt.Fprintf(w, "\nexpect: %d of %d hold", ok, len(r.Expectations))
 	if skipped > 0 {
-		verb := "need"
-		if skipped == 1 {
-			verb = "needs"
-		}
-		fmt.Fprintf(w, "; %d more %s other runs (with: …): ratelim check", skipped, verb)
+		fmt.Fprintf(w, "; %s: ratelim check", otherRuns(skipped))
 	}
 	fmt.Fprintln(w)
 	for _, e := range r.Expectations {

@@ -13,7 +13,8 @@ import (
 	"github.com/ratelim/ratelim/sim"
 )
 
-// plotFlags are --plot and its size, shared by sim and compare.
+// plotFlags are --plot, its size and --by, shared by sim, load, compare
+// and report (which takes the size and --by without --plot).
 type plotFlags struct {
 	Path          string
 	Width, Height float64 // inches; 0 for the plot's own default
@@ -22,10 +23,37 @@ type plotFlags struct {
 }
 
 func addPlotFlags(cmd *cobra.Command, p *plotFlags) {
+	cmd.Flags().StringVar(&p.Path, "plot", "", "also draw the run to this file: .png, .svg or .gif (the timeline animated)")
+	addPlotSizeFlags(cmd, p)
+}
+
+// addPlotSizeFlags declares --plot-width and --plot-height, for a command
+// that draws a plot whether or not it writes one to --plot.
+func addPlotSizeFlags(cmd *cobra.Command, p *plotFlags) {
 	f := cmd.Flags()
-	f.StringVar(&p.Path, "plot", "", "also draw the run to this file: .png, .svg or .gif (the timeline animated)")
 	f.Float64Var(&p.Width, "plot-width", 0, "plot width in inches (default: fits the content)")
 	f.Float64Var(&p.Height, "plot-height", 0, "plot height in inches (default: fits the panels)")
+}
+
+// addByFlag declares --by, a timeline's panel per client or per key.
+func addByFlag(cmd *cobra.Command, p *plotFlags) {
+	cmd.Flags().StringVar(&p.By, "by", "client", "plot one panel per client or per key")
+}
+
+// checkBy refuses a --by other than client or key.
+func (p *plotFlags) checkBy() error {
+	if p.By != "client" && p.By != "key" {
+		return badInput("--by: unknown %q (want client or key)", p.By)
+	}
+	return nil
+}
+
+// checkSize refuses a negative --plot-width or --plot-height.
+func (p *plotFlags) checkSize() error {
+	if p.Width < 0 || p.Height < 0 {
+		return badInput("--plot-width and --plot-height must not be negative")
+	}
+	return nil
 }
 
 // checkOutputFlags refuses a bad --format (table, json or csv) or --plot
@@ -51,8 +79,8 @@ func (p *plotFlags) check() error {
 			return badInput("--plot: unknown image format %q (want .png, .svg or .gif)", ext)
 		}
 	}
-	if p.Width < 0 || p.Height < 0 {
-		return badInput("--plot-width and --plot-height must not be negative")
+	if err := p.checkSize(); err != nil {
+		return err
 	}
 	p.format = format
 	return nil

@@ -66,9 +66,8 @@ written), and the page says so.`,
 	f := cmd.Flags()
 	f.StringVarP(&opts.Output, "output", "o", "", "the HTML file to write, or - for standard output (required)")
 	f.StringVar(&opts.Image, "image", "png", "the plot inside the page: png (looks the same everywhere) or svg (sharp at any zoom, in the viewer's fonts)")
-	f.Float64Var(&opts.Plot.Width, "plot-width", 0, "plot width in inches (default: fits the content)")
-	f.Float64Var(&opts.Plot.Height, "plot-height", 0, "plot height in inches (default: fits the panels)")
-	f.StringVar(&opts.Plot.By, "by", "client", "plot one panel per client or per key")
+	addPlotSizeFlags(cmd, &opts.Plot)
+	addByFlag(cmd, &opts.Plot)
 	addLimitFlags(f, &opts.Limits, false)
 	addOverrideFlags(cmd, &opts.over)
 	return cmd
@@ -84,11 +83,11 @@ func reportRun(ctx context.Context, opts *reportOptions) error {
 	if opts.Image != "png" && opts.Image != "svg" {
 		return badInput("--image: unknown format %q (want png or svg)", opts.Image)
 	}
-	if opts.Plot.By != "client" && opts.Plot.By != "key" {
-		return badInput("--by: unknown %q (want client or key)", opts.Plot.By)
+	if err := opts.Plot.checkBy(); err != nil {
+		return err
 	}
-	if opts.Plot.Width < 0 || opts.Plot.Height < 0 {
-		return badInput("--plot-width and --plot-height must not be negative")
+	if err := opts.Plot.checkSize(); err != nil {
+		return err
 	}
 	opts.Plot.format = opts.Image
 	simOpts, err := opts.Limits.options()
@@ -99,11 +98,8 @@ func reportRun(ctx context.Context, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal)
-	simOpts.Progress = progress.update
-	r, err := sim.Run(ctx, sc, simOpts)
-	progress.done()
-	if err := runError(opts.ErrOut, scenarioLabel(file), err); err != nil {
+	r, err := runScenario(ctx, opts.ErrOut, opts.ErrIsTerminal, scenarioLabel(file), sc, simOpts)
+	if err != nil {
 		return err
 	}
 	note := ""
@@ -117,7 +113,7 @@ func reportRun(ctx context.Context, opts *reportOptions) error {
 			if opts.Scenario != "-" {
 				check += " " + shellWord(opts.Scenario)
 			}
-			note = fmt.Sprintf("%d more need other runs (with: …): %s runs them.", skipped, check)
+			note = fmt.Sprintf("%s: %s runs them.", otherRuns(skipped), check)
 		}
 	} else if len(file.Expect) > 0 {
 		note = fmt.Sprintf("The scenario's %d expectations were not evaluated: flags changed the scenario, and they hold for it as written.", len(file.Expect))

@@ -103,7 +103,7 @@ The same scenario and seed always give the same output, byte for byte.`,
 	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: run it again so changed and show both side by side, e.g. --vs on_error=fail-closed (repeat for several fields)")
 	addOverrideFlags(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
-	cmd.Flags().StringVar(&opts.Plot.By, "by", "client", "plot one panel per client or per key")
+	addByFlag(cmd, &opts.Plot)
 	return cmd
 }
 
@@ -177,8 +177,8 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
 		return err
 	}
-	if opts.Plot.By != "client" && opts.Plot.By != "key" {
-		return badInput("--by: unknown %q (want client or key)", opts.Plot.By)
+	if err := opts.Plot.checkBy(); err != nil {
+		return err
 	}
 	simOpts, err := opts.Limits.options()
 	if err != nil {
@@ -236,15 +236,10 @@ func simRun(ctx context.Context, opts *simOptions) error {
 		err := tui.Run(ctx, sc, topts)
 		return setupOrErr(scenarioLabel(file), err)
 	}
-	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table")
-	simOpts.Progress = progress.update
-	r, err := sim.Run(ctx, sc, simOpts)
-	progress.done()
-	if err := runError(opts.ErrOut, scenarioLabel(file), err); err != nil {
+	showProgress := opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table"
+	r, err := runScenario(ctx, opts.ErrOut, showProgress, scenarioLabel(file), sc, simOpts)
+	if err != nil {
 		return err
-	}
-	if vs != nil {
-		return simVersus(ctx, opts, file, r, sc, scB, vs, simOpts)
 	}
 	// The file's expectations hold for the scenario as written: flags that
 	// change it make them meaningless.
@@ -253,6 +248,9 @@ func simRun(ctx context.Context, opts *simOptions) error {
 		if _, skipped, err = fillExpectations(file, r); err != nil {
 			return err
 		}
+	}
+	if vs != nil {
+		return simVersus(ctx, opts, file, r, skipped, sc, scB, vs, simOpts)
 	}
 	if err := opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, r, opts.Plot) }); err != nil {
 		return err
@@ -289,6 +287,19 @@ type progress struct {
 	started time.Time
 	shown   bool
 	last    time.Time
+}
+
+// runScenario runs sc, showing its progress on errOut if asked, and sorts
+// a failure as runError does (a run that left keys in its store is kept).
+func runScenario(ctx context.Context, errOut io.Writer, showProgress bool, label string, sc sim.Scenario, simOpts sim.Options) (*sim.Result, error) {
+	progress := newProgress(errOut, showProgress)
+	simOpts.Progress = progress.update
+	r, err := sim.Run(ctx, sc, simOpts)
+	progress.done()
+	if err := runError(errOut, label, err); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 func newProgress(w io.Writer, enabled bool) *progress {

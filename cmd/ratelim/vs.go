@@ -192,22 +192,13 @@ type versusJSON struct {
 	Runs   [2]*sim.Result `json:"runs"`
 }
 
-// simVersus finishes `sim --vs`: a, already run, against sc changed by vs.
-// The file's expectations are checked on a, the scenario as written (when
-// no other flag changed it).
-func simVersus(ctx context.Context, opts *simOptions, file *scenarios.File, a *sim.Result, scA, scB sim.Scenario, vs *versus, simOpts sim.Options) error {
-	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table")
-	simOpts.Progress = progress.update
-	b, err := sim.Run(ctx, scB, simOpts)
-	progress.done()
-	if err := runError(opts.ErrOut, scenarioLabel(file), err); err != nil {
+// simVersus finishes `sim --vs`: a, already run (its expectations checked,
+// skipped of them needing other runs), against scA changed by vs, scB.
+func simVersus(ctx context.Context, opts *simOptions, file *scenarios.File, a *sim.Result, skipped int, scA, scB sim.Scenario, vs *versus, simOpts sim.Options) error {
+	showProgress := opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table"
+	b, err := runScenario(ctx, opts.ErrOut, showProgress, scenarioLabel(file), scB, simOpts)
+	if err != nil {
 		return err
-	}
-	skipped := 0
-	if len(opts.over.set) == 0 {
-		if _, skipped, err = fillExpectations(file, a); err != nil {
-			return err
-		}
 	}
 	labelA, labelB := vs.labels(scA, scB)
 	if err := opts.Plot.render(func(w io.Writer) error { return renderVersus(w, a, b, labelA, labelB, opts.Plot) }); err != nil {
