@@ -78,15 +78,9 @@ func Timeline(w io.Writer, r *sim.Result, opts Options) error {
 	panels := figurePanels(d, ax, width, used)
 	h := runHeader(d, ax.log, used)
 	fixed := 2*margin + h.height(width-2*margin) + panelGap
-	height := opts.Height
-	if height == 0 {
-		height = fixed
-		for _, p := range panels {
-			height += p.height + panelGap
-		}
-	}
-	if least := fixed + vg.Length(len(panels))*(minPanel+panelGap); height < least {
-		return fmt.Errorf("plots: a figure %.1fin high has no room for %d panels (want at least %.1fin)", height/vg.Inch, len(panels), least/vg.Inch)
+	height, err := figureHeight(opts.Height, fixed, panels, "panels")
+	if err != nil {
+		return err
 	}
 	return render(w, format, width, height, func(dc draw.Canvas) {
 		inner := draw.Crop(dc, margin, -margin, margin, -margin)
@@ -94,6 +88,24 @@ func Timeline(w io.Writer, r *sim.Result, opts Options) error {
 		h.draw(inner)
 		drawStack(draw.Crop(inner, 0, 0, 0, -(hh+panelGap)), sideWidth(width), panels)
 	})
+}
+
+// figureHeight is a figure's height: the one asked for, or, for 0, fixed
+// (margins and headings) plus each panel's own. A height that leaves a
+// panel (a row of them, side by side) under minPanel is an error naming
+// what (panels, rows) did not fit.
+func figureHeight(asked, fixed vg.Length, panels []panel, what string) (vg.Length, error) {
+	height := asked
+	if height == 0 {
+		height = fixed
+		for _, p := range panels {
+			height += p.height + panelGap
+		}
+	}
+	if least := fixed + vg.Length(len(panels))*(minPanel+panelGap); height < least {
+		return 0, fmt.Errorf("plots: a figure %.1fin high has no room for %d %s (want at least %.1fin)", height/vg.Inch, len(panels), what, least/vg.Inch)
+	}
+	return height, nil
 }
 
 // layOut arranges d's panels and returns their y ranges: d's own, or,

@@ -80,21 +80,14 @@ func TimelineVs(w io.Writer, a, b *sim.Result, labelA, labelB string, opts Optio
 		subtitle: commonParts(runTitle(a)+" · "+subtitle(da, shared.log), runTitle(b)+" · "+subtitle(db, shared.log)) + " · left and right share each row's y axis",
 		legend:   pairLegend(da, db, usedA, usedB, labelA, labelB),
 	}
-	ca := header{title: labelA, headline: sim.Headline(a)}
-	cb := header{title: labelB, headline: sim.Headline(b)}
-	ca.title, cb.title = "left: "+labelA, "right: "+labelB
+	ca := header{title: "left: " + labelA, headline: sim.Headline(a)}
+	cb := header{title: "right: " + labelB, headline: sim.Headline(b)}
 	colHead := max(ca.columnHeight(colW), cb.columnHeight(colW))
 
 	fixed := 2*margin + h.height(width-2*margin) + panelGap + colHead + panelGap
-	height := opts.Height
-	if height == 0 {
-		height = fixed
-		for _, p := range pa {
-			height += p.height + panelGap
-		}
-	}
-	if least := fixed + vg.Length(len(pa))*(minPanel+panelGap); height < least {
-		return fmt.Errorf("plots: a figure %.1fin high has no room for %d rows (want at least %.1fin)", height/vg.Inch, len(pa), least/vg.Inch)
+	height, err := figureHeight(opts.Height, fixed, pa, "rows")
+	if err != nil {
+		return err
 	}
 	return render(w, format, width, height, func(dc draw.Canvas) {
 		inner := draw.Crop(dc, margin, -margin, margin, -margin)
