@@ -98,13 +98,17 @@ const fixedWindowReason = "a fixed window lets a second burst through at its bou
 // Findings computes what r teaches, most telling first (the order of
 // FindingKinds); never empty: a run with nothing to say finds it exact.
 func Findings(r *Result) []Finding {
+	// Once, for the findings that read them: the totals, and what the
+	// topology can explain (a split brain's reads the whole timeline).
+	t := r.Totals()
+	topology := topologyCause(r)
 	var out []Finding
-	out = append(out, failedFindings(r)...)
+	out = append(out, failedFindings(r, t)...)
 	if f, ok := queued(r); ok {
 		out = append(out, f)
 	}
-	worst, worstOK := worstWindow(r)
-	over, overOK, topological := overAdmitted(r)
+	worst, worstOK := worstWindow(r, topology != "")
+	over, overOK, topological := overAdmitted(r, t, topology)
 	// A boundary burst is the lesson even when the total is as over: it
 	// says where the excess went. Jars per server, a race or a split
 	// brain explain the worst second as well as the total.
@@ -130,7 +134,7 @@ func Findings(r *Result) []Finding {
 	}
 	if len(out) == 0 {
 		ratio := 1.0
-		if t := r.Totals(); t.IdealAllowed > 0 {
+		if t.IdealAllowed > 0 {
 			ratio = float64(t.Allowed) / float64(t.IdealAllowed)
 		}
 		out = append(out, Finding{Kind: FindingExact, Value: round2(ratio),
@@ -150,9 +154,8 @@ func Headline(r *Result) string {
 	return ""
 }
 
-func failedFindings(r *Result) []Finding {
+func failedFindings(r *Result, t KeyResult) []Finding {
 	var out []Finding
-	t := r.Totals()
 	during := outageText(r)
 	if t.FailedClosed > 0 {
 		var entitled []string
@@ -220,7 +223,10 @@ func outageText(r *Result) string {
 	return "while the store was unreachable (" + strings.Join(spans, ", ") + ")"
 }
 
-func worstWindow(r *Result) (Finding, bool) {
+// worstWindow is the key admitted the most in one second against an
+// exact limiter; the fixed window is named as the reason only when the
+// topology does not explain it instead.
+func worstWindow(r *Result, topologyExplains bool) (Finding, bool) {
 	var best Finding
 	found := false
 	byKey := clientsByKey(r)
@@ -239,7 +245,7 @@ func worstWindow(r *Result) (Finding, bool) {
 		}
 		text := fmt.Sprintf("%s got %s admitted within 1 s, %s an exact limiter's worst second (%s)",
 			who, Thousands(k.MaxAllowed1s), times(ratio), Thousands(k.IdealMaxAllowed1s))
-		if r.Algorithm == "fixed-window" && topologyCause(r) == "" {
+		if r.Algorithm == "fixed-window" && !topologyExplains {
 			text += ": " + fixedWindowReason
 		}
 		best, found = Finding{Kind: FindingWorstWindow, Key: k.Key, Value: round2(ratio), Text: text}, true
@@ -249,8 +255,7 @@ func worstWindow(r *Result) (Finding, bool) {
 
 // overAdmitted is the run's total against an exact limiter's, and
 // whether the store topology is the reason.
-func overAdmitted(r *Result) (f Finding, ok, topological bool) {
-	t := r.Totals()
+func overAdmitted(r *Result, t KeyResult, topology string) (f Finding, ok, topological bool) {
 	if t.IdealAllowed == 0 {
 		return Finding{}, false, false
 	}
@@ -259,7 +264,7 @@ func overAdmitted(r *Result) (f Finding, ok, topological bool) {
 		return Finding{}, false, false
 	}
 	text := fmt.Sprintf("admitted %s what one exact limiter would on the same arrivals", times(ratio))
-	reason, topological := overCause(r)
+	reason, topological := overCause(r, t, topology)
 	if reason != "" {
 		text += ": " + reason
 	}
@@ -271,13 +276,12 @@ func overAdmitted(r *Result) (f Finding, ok, topological bool) {
 // half the excess; jars or a race only with more than one server to hold
 // them; a split brain only with a partition to split it; a fixed window's
 // boundary only when nothing in the topology explains it instead.
-func overCause(r *Result) (reason string, topological bool) {
-	t := r.Totals()
+func overCause(r *Result, t KeyResult, topology string) (reason string, topological bool) {
 	if excess := t.Allowed - t.IdealAllowed; t.FailedOpen > 0 && 2*t.FailedOpen >= excess {
 		return "the requests that failed open were admitted unchecked", false
 	}
-	if reason := topologyCause(r); reason != "" {
-		return reason, true
+	if topology != "" {
+		return topology, true
 	}
 	if r.Algorithm == "fixed-window" {
 		return fixedWindowReason, false
