@@ -148,7 +148,7 @@ func checkSize(sc Scenario, opts Options) (int64, error) {
 	}
 	if est := Estimate(sc); est > budget {
 		return 0, &TooBigError{Err: ErrBudget, Scenario: sc.Name, Option: "MaxRequests",
-			Detail: fmt.Sprintf("would send about %s requests, more than %s", Thousands(est), Thousands(budget)),
+			Detail: fmt.Sprintf("would send %s, more than %s", aboutRequests(est), Thousands(budget)),
 			Advice: "shorten the scenario or lower its rates"}
 	}
 	bound := opts.MaxMemory
@@ -170,6 +170,16 @@ func budgetSpent(name string, sent, retries, budget int64) error {
 	return &TooBigError{Err: ErrBudget, Scenario: name, Option: "MaxRequests",
 		Detail: fmt.Sprintf("sent %s requests, %s of them retries, and would send more than %s", Thousands(sent), Thousands(retries), Thousands(budget)),
 		Advice: "a retry policy multiplies the traffic: lower retry.max or use backoff"}
+}
+
+// aboutRequests is an estimate of requests for a message: "about 1,234
+// requests", or, where the estimate saturated, not the ceiling as if it
+// were a count.
+func aboutRequests(n int64) string {
+	if n == math.MaxInt64 {
+		return "over 9.2 × 10^18 requests (the estimate saturated)"
+	}
+	return "about " + Thousands(n) + " requests"
 }
 
 // Bytes writes n bytes for a person, in powers of 1024: 512 B, 3.2 MiB,

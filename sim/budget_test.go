@@ -264,3 +264,13 @@ func TestCleanupErrorsAreReported(t *testing.T) {
 		t.Fatalf("second Close = %v; want nil", err)
 	}
 }
+
+// A saturated estimate is not printed as if it were a count.
+func TestAboutRequests(t *testing.T) {
+	if got := aboutRequests(160_102); got != "about 160,102 requests" {
+		t.Errorf("aboutRequests(160102) = %q", got)
+	}
+	if got := aboutRequests(math.MaxInt64); strings.Contains(got, "9,223") || !strings.Contains(got, "saturated") {
+		t.Errorf("aboutRequests(MaxInt64) = %q, want it said to have saturated, not the ceiling as a count", got)
+	}
+}
