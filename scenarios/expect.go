@@ -116,22 +116,11 @@ func (d *decoder) expectation(n *yaml.Node, p string, sc *sim.Scenario) Expectat
 	if d.failed() {
 		return e
 	}
-	// The subject.
-	cv, hasClient := f.values["client"]
-	kv, hasKey := f.values["key"]
-	fv, isFinding := f.values["finding"]
-	switch {
-	case isFinding:
+	if fv, isFinding := f.values["finding"]; isFinding {
 		return d.findingExpectation(f, fv, sc)
-	case hasClient && hasKey:
-		d.failf(f.keys["key"], f.field("key"), "an expectation is about a client or a key, not both (want one of them)")
-	case hasClient:
-		e.Client = d.subject(cv, f.field("client"), "client", namesOf(sc))
-	case hasKey:
-		e.Key = d.subject(kv, f.field("key"), "key", keysOf(sc))
-	default:
-		d.failf(f.node, f.field("client"), "missing: whose figure is it? (want client: NAME or key: KEY; a glob such as \"bastion-*\" matches several)")
 	}
+	// The subject.
+	d.expectSubject(f, &e, sc, "")
 	if d.failed() {
 		return e
 	}
@@ -195,27 +184,8 @@ func (d *decoder) findingExpectation(f *fields, fv *yaml.Node, sc *sim.Scenario)
 			d.failf(f.keys[name], f.field(name), "a finding is about the whole run and has no figure to bound (want finding: with client:, key: or with: only)")
 		}
 	}
-	cv, hasClient := f.values["client"]
-	kv, hasKey := f.values["key"]
-	about := sim.FindingSubject(e.Finding)
-	switch {
-	case d.failed():
-	case hasClient && hasKey:
-		d.failf(f.keys["key"], f.field("key"), "an expectation is about a client or a key, not both (want one of them)")
-	case hasClient && about != "client", hasKey && about != "key":
-		field := "client"
-		if hasKey {
-			field = "key"
-		}
-		want := "no client: or key:, it is about the whole run"
-		if about != "" {
-			want = "about a " + about + ": " + about + ": NAME"
-		}
-		d.failf(f.keys[field], f.field(field), "a %s finding is not about a %s (want %s)", e.Finding, field, want)
-	case hasClient:
-		e.Client = d.subject(cv, f.field("client"), "client", namesOf(sc))
-	case hasKey:
-		e.Key = d.subject(kv, f.field("key"), "key", keysOf(sc))
+	if !d.failed() {
+		d.expectSubject(f, &e, sc, e.Finding)
 	}
 	if v, ok := f.values["with"]; ok && !d.failed() {
 		e.With = d.with(v, f.field("with"), sc)
@@ -224,6 +194,35 @@ func (d *decoder) findingExpectation(f *fields, fv *yaml.Node, sc *sim.Scenario)
 		e.Text = e.render()
 	}
 	return e
+}
+
+// expectSubject reads an expectation's client: or key: into e. A figure's
+// (finding "") must name one; a finding's may, if its kind is about a
+// client or a key (sim.FindingSubject), and then only that one.
+func (d *decoder) expectSubject(f *fields, e *Expectation, sc *sim.Scenario, finding sim.FindingKind) {
+	cv, hasClient := f.values["client"]
+	kv, hasKey := f.values["key"]
+	about := sim.FindingSubject(finding) // for a finding: what it may name
+	switch {
+	case hasClient && hasKey:
+		d.failf(f.keys["key"], f.field("key"), "an expectation is about a client or a key, not both (want one of them)")
+	case finding != "" && (hasClient && about != "client" || hasKey && about != "key"):
+		field := "client"
+		if hasKey {
+			field = "key"
+		}
+		want := "no client: or key:, it is about the whole run"
+		if about != "" {
+			want = "about a " + about + ": " + about + ": NAME"
+		}
+		d.failf(f.keys[field], f.field(field), "a %s finding is not about a %s (want %s)", finding, field, want)
+	case hasClient:
+		e.Client = d.subject(cv, f.field("client"), "client", namesOf(sc))
+	case hasKey:
+		e.Key = d.subject(kv, f.field("key"), "key", keysOf(sc))
+	case finding == "":
+		d.failf(f.node, f.field("client"), "missing: whose figure is it? (want client: NAME or key: KEY; a glob such as \"bastion-*\" matches several)")
+	}
 }
 
 // lesson reads the top-level lesson: the kind of finding that must lead.
