@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,7 +70,7 @@ func (v *versus) labels(a, b sim.Scenario) (string, string) {
 }
 
 // scenarioSetting is sc's value for an override name, as a flag would
-// give it; a store URL without its password.
+// give it; a store as compare names it (never a URL's password).
 func scenarioSetting(sc sim.Scenario, name string) string {
 	switch name {
 	case "algorithm":
@@ -79,14 +78,7 @@ func scenarioSetting(sc sim.Scenario, name string) string {
 	case "topology":
 		return string(sc.Topology.Kind)
 	case "store":
-		st := sc.Topology.Store
-		if st == "" {
-			return "memory"
-		}
-		if u, err := url.Parse(st); err == nil && u.Scheme != "" {
-			return u.Redacted()
-		}
-		return st
+		return storeLabel(sc.Topology.Store)
 	case "servers":
 		return strconv.Itoa(sc.Servers)
 	case "balancer":
