@@ -27,15 +27,7 @@ func BenchmarkSimulateSharedMemory(b *testing.B) {
 		sc.Clients = append(sc.Clients, Client{Name: string(rune('a' + i)), APIKey: string(rune('a' + i)),
 			Traffic: []Traffic{{Pattern: Constant, Rate: perSecond(25_000)}}})
 	}
-	var requests int64
-	for b.Loop() {
-		r, err := Run(context.Background(), sc, Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		requests += r.Requests
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(requests), "ns/request")
+	requests := benchRun(b, sc)
 	b.ReportMetric(float64(requests)/float64(b.N), "requests/run")
 }
 
@@ -63,15 +55,7 @@ func BenchmarkSimulateRedis(b *testing.B) {
 			sc.Duration = time.Second
 			sc.Clients[0].Traffic = []Traffic{{Pattern: Constant, Rate: perSecond(2000)}}
 			sc.Topology.Store = st
-			var requests int64
-			for b.Loop() {
-				r, err := Run(context.Background(), sc, Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				requests += r.Requests
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(requests), "ns/request")
+			benchRun(b, sc)
 		})
 	}
 }
@@ -90,15 +74,7 @@ func BenchmarkWindowLimit(b *testing.B) {
 			sc.Limit = Limit{Algorithm: "sliding-window", Params: algorithms.Params{Rate: perSecond(limit), Window: time.Second}, Key: KeyAuto}
 			// Twice the limit: half admitted, the log full all run.
 			sc.Clients[0].Traffic = []Traffic{{Pattern: Constant, Rate: perSecond(2 * limit)}}
-			var requests int64
-			for b.Loop() {
-				r, err := Run(context.Background(), sc, Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				requests += r.Requests
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(requests), "ns/request")
+			benchRun(b, sc)
 		})
 	}
 }
@@ -127,4 +103,20 @@ func BenchmarkSnapshot10k(b *testing.B) {
 			b.Fatal("a snapshot without every client")
 		}
 	}
+}
+
+// benchRun simulates sc once per iteration, reports the time per
+// simulated request, and returns the requests simulated in all.
+func benchRun(b *testing.B, sc Scenario) int64 {
+	b.Helper()
+	var requests int64
+	for b.Loop() {
+		r, err := Run(context.Background(), sc, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		requests += r.Requests
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(requests), "ns/request")
+	return requests
 }
