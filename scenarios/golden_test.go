@@ -75,6 +75,25 @@ func stable(v reflect.Value, path string, out *[]string) {
 	}
 }
 
+// golden compares got with the golden file at path, or with -update
+// writes it.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./scenarios -update creates it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from its golden file (go test ./scenarios -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
 // TestBuiltinGolden pins what each built-in parses to, defaults included:
 // a change in the loader that changes a scenario shows here.
 func TestBuiltinGolden(t *testing.T) {
@@ -84,21 +103,7 @@ func TestBuiltinGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := dump(f)
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test ./scenarios -update creates it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from its golden file (go test ./scenarios -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
-			}
+			golden(t, filepath.Join("testdata", name+".golden"), dump(f))
 		})
 	}
 }
@@ -121,21 +126,7 @@ func TestBuiltinFindingsGolden(t *testing.T) {
 			for _, fd := range r.Findings {
 				fmt.Fprintf(&b, "%s client=%q key=%q value=%g\n  %s\n", fd.Kind, fd.Client, fd.Key, fd.Value, fd.Text)
 			}
-			got := b.Bytes()
-			path := filepath.Join("testdata", name+".findings.golden")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test ./scenarios -update creates it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s's findings differ from the golden file (go test ./scenarios -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
-			}
+			golden(t, filepath.Join("testdata", name+".findings.golden"), b.Bytes())
 		})
 	}
 }
