@@ -182,9 +182,9 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decis
 	// The exact limiter sees the same arrival on the true clock.
 	k := &s.keys[c.key]
 	var ideal algorithms.Decision
-	if ip, ok := s.ideal.(inPlaceStepper); ok {
+	if s.idealInPlace != nil {
 		// The key's ideal state is the recorder's alone: no copy.
-		ideal = ip.StepInPlace(&k.ideal, algorithms.Time(t), cost)
+		ideal = s.idealInPlace.StepInPlace(&k.ideal, algorithms.Time(t), cost)
 	} else {
 		k.ideal, ideal = s.ideal.Step(k.ideal, algorithms.Time(t), cost)
 	}

@@ -184,20 +184,23 @@ type keyRun struct {
 }
 
 type sim struct {
-	sc       Scenario
-	alg      algorithms.Algorithm
-	ideal    algorithms.Algorithm
-	rng      *mrand.Rand
-	queue    eventQueue
-	seq      uint64
-	duration int64
-	stepLen  int64
-	clients  []*clientRun
-	keys     []keyRun
-	rr       int
-	requests int64 // sent so far, retries counted
-	retries  int64
-	budget   int64 // the most requests the run may send
+	sc    Scenario
+	alg   algorithms.Algorithm
+	ideal algorithms.Algorithm
+	// idealInPlace is ideal when it can step the recorder's own state in
+	// place (a sliding log): asked once here, not per request.
+	idealInPlace inPlaceStepper
+	rng          *mrand.Rand
+	queue        eventQueue
+	seq          uint64
+	duration     int64
+	stepLen      int64
+	clients      []*clientRun
+	keys         []keyRun
+	rr           int
+	requests     int64 // sent so far, retries counted
+	retries      int64
+	budget       int64 // the most requests the run may send
 
 	// The store copies and how servers reach them.
 	now        int64 // virtual time reached
@@ -296,6 +299,7 @@ func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) 
 	if s.policy == "" {
 		s.policy = store.FailOpen
 	}
+	s.idealInPlace, _ = s.ideal.(inPlaceStepper)
 	s.setupClients()
 	steps := s.steps()
 	s.stepCounts = make([]counts, steps*len(s.clients))
