@@ -82,11 +82,19 @@ func Timeline(w io.Writer, r *sim.Result, opts Options) error {
 	if err != nil {
 		return err
 	}
+	return renderFigure(w, format, width, height, h, func(body draw.Canvas) {
+		drawStack(body, sideWidth(width), panels)
+	})
+}
+
+// renderFigure draws a figure of width × height: its header h inside the
+// margins, and body below it.
+func renderFigure(w io.Writer, format string, width, height vg.Length, h header, body func(draw.Canvas)) error {
 	return render(w, format, width, height, func(dc draw.Canvas) {
 		inner := draw.Crop(dc, margin, -margin, margin, -margin)
 		hh := h.height(inner.Max.X - inner.Min.X)
 		h.draw(inner)
-		drawStack(draw.Crop(inner, 0, 0, 0, -(hh+panelGap)), sideWidth(width), panels)
+		body(draw.Crop(inner, 0, 0, 0, -(hh + panelGap)))
 	})
 }
 

@@ -89,16 +89,12 @@ func TimelineVs(w io.Writer, a, b *sim.Result, labelA, labelB string, opts Optio
 	if err != nil {
 		return err
 	}
-	return render(w, format, width, height, func(dc draw.Canvas) {
-		inner := draw.Crop(dc, margin, -margin, margin, -margin)
-		hh := h.height(inner.Max.X - inner.Min.X)
-		h.draw(inner)
-		body := draw.Crop(inner, 0, 0, 0, -(hh + panelGap))
+	return renderFigure(w, format, width, height, h, func(body draw.Canvas) {
 		left := draw.Crop(body, 0, -(colW + colGap), 0, 0)
 		right := draw.Crop(body, colW+colGap, 0, 0, 0)
 		// A rule between the columns: two runs, not one wide one.
 		mid := body.Min.X + colW + colGap/2
-		dc.StrokeLine2(draw.LineStyle{Color: gridGrey, Width: vg.Points(1)}, mid, body.Min.Y, mid, body.Max.Y)
+		body.StrokeLine2(draw.LineStyle{Color: gridGrey, Width: vg.Points(1)}, mid, body.Min.Y, mid, body.Max.Y)
 		for _, col := range []struct {
 			c      draw.Canvas
 			head   header
