@@ -180,7 +180,7 @@ func bucketScenario(kind sim.TopologyKind, servers int) sim.Scenario {
 	return sim.Scenario{
 		Name: "hammer", Duration: 10 * time.Second, Step: time.Second, Seed: 1, Servers: servers, Balancer: sim.RoundRobin,
 		Limit:    sim.Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: algorithms.Rate{N: 20, Per: time.Second}, Burst: 10}, Key: sim.KeyAPIKey},
-		Topology: sim.Topology{Kind: kind, OnError: store.FailOpen, Clock: sim.ServerClock, PrimaryStopsAfter: sim.Never},
+		Topology: sim.Topology{Kind: kind, OnError: store.FailOpen, Clock: sim.ServerClock, PrimaryStopsAfter: sim.PrimaryNeverStops},
 	}
 }
 

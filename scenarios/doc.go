@@ -110,7 +110,7 @@
 //	topology.clock       server
 //	replication_lag      0
 //	failover_after       0
-//	primary_stops_after  never (sim.Never)
+//	primary_stops_after  never (sim.PrimaryNeverStops)
 //	count                1
 //	traffic start        0
 //	traffic stop         0, which means the end of the run

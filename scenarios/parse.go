@@ -285,7 +285,7 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 		Store:             DefaultStore,
 		OnError:           store.FailOpen,
 		Clock:             sim.ServerClock,
-		PrimaryStopsAfter: sim.Never,
+		PrimaryStopsAfter: sim.PrimaryNeverStops,
 	}
 	if !present {
 		t.RTT = DefaultRTT
@@ -322,7 +322,7 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 	}
 	if v, ok := f.values["primary_stops_after"]; ok {
 		if v.Kind == yaml.ScalarNode && v.Value == "never" {
-			t.PrimaryStopsAfter = sim.Never
+			t.PrimaryStopsAfter = sim.PrimaryNeverStops
 		} else {
 			t.PrimaryStopsAfter = d.nonNegative(v, "topology.primary_stops_after", "15s or never")
 		}
@@ -334,7 +334,7 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 		set := map[string]bool{
 			"replication_lag":     t.ReplicationLag != 0,
 			"failover_after":      t.FailoverAfter != 0,
-			"primary_stops_after": t.PrimaryStopsAfter != sim.Never,
+			"primary_stops_after": t.PrimaryStopsAfter != sim.PrimaryNeverStops,
 		}
 		for _, name := range f.order {
 			if set[name] {

@@ -50,7 +50,7 @@ clients:
 			RTT:               500 * time.Microsecond,
 			OnError:           store.FailOpen,
 			Clock:             sim.ServerClock,
-			PrimaryStopsAfter: sim.Never,
+			PrimaryStopsAfter: sim.PrimaryNeverStops,
 		},
 		Clients: []sim.Client{{
 			Name:    "a",
@@ -88,7 +88,7 @@ func TestDefaultRTTDependsOnKind(t *testing.T) {
 // they may stay when the kind is another (DESIGN.md's example does this).
 func TestSplitBrainDefaultsAllowedElsewhere(t *testing.T) {
 	f := mustParse(t, base+"topology:\n  kind: racy\n  replication_lag: 0s\n  failover_after: 0\n  primary_stops_after: never\n")
-	if tp := f.Scenario.Topology; tp.Kind != sim.Racy || tp.PrimaryStopsAfter != sim.Never {
+	if tp := f.Scenario.Topology; tp.Kind != sim.Racy || tp.PrimaryStopsAfter != sim.PrimaryNeverStops {
 		t.Errorf("topology %+v", tp)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/topology"
 )
 
 // Scenario is everything a run needs: traffic, limiter, topology, faults.
@@ -28,12 +29,12 @@ type Scenario struct {
 }
 
 // Balancer is how requests are spread over the API servers.
-type Balancer string
+type Balancer = topology.Balancer
 
 const (
-	RoundRobin Balancer = "round-robin" // each request to the next server in turn
-	Random     Balancer = "random"      // each request to a server drawn at random
-	KeyHash    Balancer = "key-hash"    // each limiter key always to the same server
+	RoundRobin = topology.RoundRobin // each request to the next server in turn
+	Random     = topology.Random     // each request to a server drawn at random
+	KeyHash    = topology.KeyHash    // each limiter key always to the same server
 )
 
 // Limit is the limiter every server applies.
@@ -80,13 +81,13 @@ const (
 )
 
 // TopologyKind is where the counter lives.
-type TopologyKind string
+type TopologyKind = topology.Kind
 
 const (
-	Local      TopologyKind = "local"       // a jar per server: N servers admit N × the limit
-	Shared     TopologyKind = "shared"      // one atomic store, one round trip per decision
-	Racy       TopologyKind = "racy"        // one store, read at t and written at t + RTT
-	SplitBrain TopologyKind = "split-brain" // a primary and a replica that a partition separates
+	Local      = topology.Local      // a jar per server: N servers admit N × the limit
+	Shared     = topology.Shared     // one atomic store, one round trip per decision
+	Racy       = topology.Racy       // one store, read at t and written at t + RTT
+	SplitBrain = topology.SplitBrain // a primary and a replica that a partition separates
 )
 
 // ClockSource says whose clock a decision uses.
@@ -97,9 +98,11 @@ const (
 	StoreClock  ClockSource = "store"  // the store's own, as a Lua script calling TIME does
 )
 
-// Never is the PrimaryStopsAfter of a primary that keeps taking writes for
-// the whole partition.
-const Never time.Duration = -1
+// PrimaryNeverStops is the PrimaryStopsAfter of a primary that keeps taking
+// writes for the whole partition (the zero value, 0, is one that stops at
+// once). It was called Never, which algorithms.Never, a retry-after of
+// forever, made read as its opposite.
+const PrimaryNeverStops = topology.PrimaryNeverStops
 
 // Topology is where the limiter's state lives and how the servers reach it.
 type Topology struct {
@@ -112,7 +115,7 @@ type Topology struct {
 	// Split-brain only.
 	ReplicationLag    time.Duration // how far the replica trails the primary
 	FailoverAfter     time.Duration // cut-off servers see errors this long, then use the replica
-	PrimaryStopsAfter time.Duration // when the isolated primary stops taking writes; Never
+	PrimaryStopsAfter time.Duration // when the isolated primary stops taking writes; PrimaryNeverStops
 }
 
 // Client is one source of requests.

@@ -16,7 +16,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	mrand "math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/topology"
 )
 
 // Options tune a run without changing its scenario.
@@ -197,29 +197,28 @@ type sim struct {
 	stepLen      int64
 	clients      []*clientRun
 	keys         []keyRun
-	rr           int
 	requests     int64 // sent so far, retries counted
 	retries      int64
 	budget       int64 // the most requests the run may send
 
 	// The store copies and how servers reach them.
-	now        int64 // virtual time reached
-	copies     []copyStore
-	copyNames  []string
-	closers    []func() error
-	racy       []*store.Racy // per copy, racy topology only
-	pending    []store.Pending
-	freeSlots  []int32
-	policy     store.Policy
-	serverSide []int // split-brain: 0 for groups[0] (keeps the primary), 1 otherwise
+	now       int64 // virtual time reached
+	copies    []copyStore
+	copyNames []string
+	closers   []func() error
+	racy      []*store.Racy // per copy, racy topology only
+	pending   []store.Pending
+	freeSlots []int32
+	policy    store.Policy
+	// topo routes each server to the copy it reaches, under the faults in
+	// force; spread is the balancer.
+	topo   *topology.Topology
+	spread topology.Spreader
+	intn   func(int) int // rng.IntN, bound once
+	save   topology.SaveFunc
 
 	// Fault state, changed by fault events.
-	outage       int // active outages
-	partition    *Fault
 	latency      int64 // RTT during a latency fault, -1 when none
-	replicating  bool
-	replQueue    []replication
-	replHead     int
 	skews        []skew
 	stepCounts   []counts // steps × clients
 	stepP50      []int64
@@ -231,12 +230,6 @@ type sim struct {
 	faultResults []FaultSpan
 	log          []LogEntry
 	notes        []string // texts of scheduled log entries
-}
-
-type replication struct {
-	due int64
-	key int
-	st  algorithms.State
 }
 
 type skew struct {
@@ -340,9 +333,7 @@ func (s *sim) setupClients() {
 		if !ok {
 			k = len(s.keys)
 			index[name] = k
-			h := fnv.New64a()
-			h.Write([]byte(name))
-			s.keys = append(s.keys, keyRun{name: name, hash: h.Sum64(), peak: peakWindow{w: 1_000_000}, idealPeak: peakWindow{w: 1_000_000}})
+			s.keys = append(s.keys, keyRun{name: name, hash: topology.HashKey(name), peak: peakWindow{w: 1_000_000}, idealPeak: peakWindow{w: 1_000_000}})
 		}
 		s.keys[k].clients++
 		cr := &clientRun{Client: c, key: k, hist: newHistogram(), step: newHistogram(), peak: peakWindow{w: 1_000_000}, idealPeak: peakWindow{w: 1_000_000}}
@@ -382,17 +373,12 @@ func orAnonymous(id string) string {
 }
 
 func (s *sim) setupStores(ctx context.Context, prefix string) error {
-	names := []string{"shared"}
-	switch s.sc.Topology.Kind {
-	case Local:
-		names = names[:0]
-		for i := range s.sc.Servers {
-			names = append(names, fmt.Sprintf("server-%d", i))
-		}
-	case SplitBrain:
-		names = []string{"primary", "replica"}
-		s.replicating = true
-	}
+	tp := s.sc.Topology
+	s.topo = topology.New(topology.Config{Kind: tp.Kind, Servers: s.sc.Servers,
+		ReplicationLag: tp.ReplicationLag, FailoverAfter: tp.FailoverAfter, PrimaryStopsAfter: tp.PrimaryStopsAfter})
+	s.spread = topology.Spreader{Balancer: s.sc.Balancer, Servers: s.sc.Servers}
+	s.intn = s.rng.IntN
+	names := s.topo.Copies()
 	s.copyNames = names
 	kind := s.sc.Topology.Store
 	if kind == "" || kind == "memory" {
@@ -444,7 +430,6 @@ func (s *sim) close() error {
 }
 
 func (s *sim) setupFaults() {
-	s.serverSide = make([]int, s.sc.Servers)
 	for i, f := range s.sc.Faults {
 		start, end := int64(algorithms.At(f.Start)), int64(algorithms.At(f.End))
 		s.schedule(event{at: start, kind: evFaultStart, arg: int32(i)})
@@ -543,22 +528,6 @@ func (s *sim) handle(e event) error {
 	return nil
 }
 
-// pickServer is the balancer.
-func (s *sim) pickServer(key int) int {
-	n := s.sc.Servers
-	if n <= 1 {
-		return 0
-	}
-	switch s.sc.Balancer {
-	case Random:
-		return s.rng.IntN(n)
-	case KeyHash:
-		return int(s.keys[key].hash % uint64(n))
-	}
-	s.rr++
-	return (s.rr - 1) % n
-}
-
 // serverClock is what server's clock reads at true time t.
 func (s *sim) serverClock(server int, t int64) int64 {
 	for _, sk := range s.skews {
@@ -576,37 +545,10 @@ func (s *sim) rtt() int64 {
 	return int64(algorithms.At(s.sc.Topology.RTT))
 }
 
-// route returns the store copy server reaches at t, or -1 when it reaches
-// none (an outage, the cut-off side of a partition before failover, an
-// isolated primary that stopped taking writes).
-func (s *sim) route(server int, t int64) int {
-	kind := s.sc.Topology.Kind
-	if kind == Local {
-		return server // an in-process jar: no outage or partition reaches it
-	}
-	if s.outage > 0 {
-		return -1
-	}
-	if s.partition == nil {
-		return 0
-	}
-	start := int64(algorithms.At(s.partition.Start))
-	if s.serverSide[server] == 0 {
-		if stops := s.sc.Topology.PrimaryStopsAfter; stops != Never && stops >= 0 && t >= start+int64(algorithms.At(stops)) {
-			return -1
-		}
-		return 0
-	}
-	if kind != SplitBrain || t < start+int64(algorithms.At(s.sc.Topology.FailoverAfter)) {
-		return -1
-	}
-	return 1
-}
-
 func (s *sim) request(client int, t int64, cost int64, attempt int) error {
 	c := s.clients[client]
 	key := s.keys[c.key].name
-	server := s.pickServer(c.key)
+	server := s.spread.Pick(s.keys[c.key].hash, s.intn)
 	now := algorithms.Time(s.serverClock(server, t))
 	if s.sc.Topology.Clock == StoreClock {
 		// The store decides on its own clock, which is right; the
@@ -623,12 +565,12 @@ func (s *sim) request(client int, t int64, cost int64, attempt int) error {
 	var d store.Decision
 	var err error
 	latency := int64(0)
-	target := s.route(server, t)
-	if s.sc.Topology.Kind != Local {
+	target := s.topo.Route(server, algorithms.Time(t))
+	if s.topo.Remote() {
 		latency = s.rtt()
 	}
 	switch {
-	case target < 0:
+	case target == topology.Unreachable:
 		err = errStoreDown
 	case s.sc.Topology.Kind == Racy:
 		var p store.Pending
@@ -639,7 +581,7 @@ func (s *sim) request(client int, t int64, cost int64, attempt int) error {
 		}
 	default:
 		d, err = s.copies[target].Take(s.ctx, key, now, cost)
-		if err == nil && target == 0 && s.replicating && d.Allowed {
+		if err == nil && target == 0 && d.Allowed && s.topo.Replicates() {
 			if err := s.replicate(c.key, t); err != nil {
 				return err
 			}
@@ -683,65 +625,45 @@ func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, d sto
 	s.schedule(event{at: at + int64(algorithms.At(wait)), kind: evRetry, client: int32(client), arg: int32(attempt + 1), cost: cost})
 }
 
-// replicate queues the primary's new state for key towards the replica,
+// replicate sends the primary's new state for key towards the replica,
 // which receives it replication_lag later.
 func (s *sim) replicate(key int, t int64) error {
-	st, err := s.copies[0].Load(s.ctx, s.keys[key].name)
+	name := s.keys[key].name
+	st, err := s.copies[0].Load(s.ctx, name)
 	if err != nil {
 		return err
 	}
-	s.replQueue = append(s.replQueue, replication{due: t + int64(algorithms.At(s.sc.Topology.ReplicationLag)), key: key, st: st})
-	return s.applyReplication(t)
+	return s.topo.Replicate(name, st, algorithms.Time(t), s.saveReplica)
 }
 
-// applyReplication delivers to the replica every write due by t.
-func (s *sim) applyReplication(t int64) error {
-	for s.replHead < len(s.replQueue) && s.replQueue[s.replHead].due <= t {
-		r := s.replQueue[s.replHead]
-		if err := s.copies[1].Save(s.ctx, s.keys[r.key].name, r.st, time.Hour); err != nil {
-			return err
-		}
-		s.replHead++
-	}
-	if s.replHead > 1024 && s.replHead > len(s.replQueue)/2 {
-		s.replQueue = append(s.replQueue[:0], s.replQueue[s.replHead:]...)
-		s.replHead = 0
-	}
-	return nil
+// saveReplica writes a replicated state to the replica.
+func (s *sim) saveReplica(key string, st algorithms.State) error {
+	return s.copies[1].Save(s.ctx, key, st, time.Hour)
 }
 
 func (s *sim) faultStart(f Fault, t int64) error {
 	s.logf(t, "%s begins%s", f.Kind, faultDetail(f))
 	switch f.Kind {
 	case Outage:
-		s.outage++
+		s.topo.OutageStarts()
 	case Latency:
 		s.latency = int64(algorithms.At(f.RTT))
 	case Partition:
-		s.partition = &f
-		for i := range s.serverSide {
-			s.serverSide[i] = 1
-		}
+		var keep []int
 		if len(f.Groups) > 0 {
-			for _, srv := range f.Groups[0] {
-				if srv >= 0 && srv < len(s.serverSide) {
-					s.serverSide[srv] = 0
-				}
-			}
+			keep = f.Groups[0]
 		}
-		if s.replicating {
-			// What had reached the replica is all it will have: writes
-			// still in flight are lost with the link.
-			if err := s.applyReplication(t); err != nil {
-				return err
-			}
-			s.replQueue, s.replHead = s.replQueue[:0], 0
-			s.replicating = false
-			failover := t + int64(algorithms.At(s.sc.Topology.FailoverAfter))
-			s.schedule(event{at: failover, kind: evLog, arg: int32(len(s.notes))})
+		replicated := s.topo.Replicates()
+		// What had reached the replica is all it will have: writes still
+		// in flight are lost with the link.
+		if err := s.topo.PartitionStarts(algorithms.Time(t), keep, s.saveReplica); err != nil {
+			return err
+		}
+		if replicated {
+			s.schedule(event{at: int64(s.topo.FailoverAt()), kind: evLog, arg: int32(len(s.notes))})
 			s.notes = append(s.notes, "failover: the replica is promoted for the cut-off servers")
-			if stops := s.sc.Topology.PrimaryStopsAfter; stops >= 0 {
-				s.schedule(event{at: t + int64(algorithms.At(stops)), kind: evLog, arg: int32(len(s.notes))})
+			if stops, ok := s.topo.IsolatedPrimaryStopsAt(); ok {
+				s.schedule(event{at: int64(stops), kind: evLog, arg: int32(len(s.notes))})
 				s.notes = append(s.notes, "the isolated primary stops taking writes")
 			}
 		}
@@ -753,28 +675,27 @@ func (s *sim) faultEnd(f Fault, t int64) error {
 	s.logf(t, "%s ends", f.Kind)
 	switch f.Kind {
 	case Outage:
-		s.outage--
+		s.topo.OutageEnds()
 	case Latency:
 		s.latency = -1
 	case Partition:
-		s.partition = nil
-		for i := range s.serverSide {
-			s.serverSide[i] = 0
-		}
-		if s.sc.Topology.Kind == SplitBrain {
-			// Heal: the replica's writes during the partition are lost;
-			// it resynchronises from the primary and everyone is back on it.
+		// Heal: the replica's writes during the partition are lost; it
+		// resynchronises from the primary and everyone is back on it.
+		resync := func() error {
 			for _, k := range s.keys {
 				st, err := s.copies[0].Load(s.ctx, k.name)
 				if err != nil {
 					return err
 				}
-				if err := s.copies[1].Save(s.ctx, k.name, st, time.Hour); err != nil {
+				if err := s.saveReplica(k.name, st); err != nil {
 					return err
 				}
 			}
-			s.replicating = true
 			s.logf(t, "heal: the replica's writes are lost; every server is back on the primary")
+			return nil
+		}
+		if err := s.topo.PartitionEnds(resync); err != nil {
+			return err
 		}
 	}
 	return nil

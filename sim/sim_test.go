@@ -21,7 +21,7 @@ func hammer(kind TopologyKind, servers int, balancer Balancer) Scenario {
 		Name: "hammer", Duration: 10 * time.Second, Step: time.Second, Seed: 1,
 		Servers: servers, Balancer: balancer,
 		Limit:    Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: perSecond(10), Burst: 20}, Key: KeyAuto},
-		Topology: Topology{Kind: kind, RTT: 500 * time.Microsecond, OnError: store.FailOpen, Clock: ServerClock, PrimaryStopsAfter: Never},
+		Topology: Topology{Kind: kind, RTT: 500 * time.Microsecond, OnError: store.FailOpen, Clock: ServerClock, PrimaryStopsAfter: PrimaryNeverStops},
 		Clients:  []Client{{Name: "c", APIKey: "k", Traffic: []Traffic{{Pattern: Constant, Rate: perSecond(1000)}}, Retry: Retry{Policy: RetryNone}}},
 	}
 }
@@ -96,7 +96,7 @@ func TestFixedWindowDoubleBurstAtTheBoundary(t *testing.T) {
 	sc := Scenario{
 		Name: "boundary", Duration: 3 * time.Second, Step: 100 * time.Millisecond, Seed: 1, Servers: 1, Balancer: RoundRobin,
 		Limit:    Limit{Algorithm: "fixed-window", Params: algorithms.Params{Rate: perSecond(100), Window: time.Second}, Key: KeyAuto},
-		Topology: Topology{Kind: Shared, OnError: store.FailOpen, Clock: ServerClock, PrimaryStopsAfter: Never},
+		Topology: Topology{Kind: Shared, OnError: store.FailOpen, Clock: ServerClock, PrimaryStopsAfter: PrimaryNeverStops},
 		Clients: []Client{{Name: "c", APIKey: "k", Traffic: []Traffic{
 			{Pattern: Burst, Count: 100, At: 900 * time.Millisecond, Spread: 100 * time.Millisecond},
 			{Pattern: Burst, Count: 100, At: time.Second, Spread: 100 * time.Millisecond},

@@ -192,7 +192,7 @@ func faultBanner(sc sim.Scenario, f sim.Fault, now time.Duration) string {
 				other = fmt.Sprintf("cut off, %s until failover at %s", failing, secs(failover))
 			}
 		}
-		if stops := sc.Topology.PrimaryStopsAfter; stops != sim.Never && stops >= 0 && now >= f.Start+stops {
+		if stops := sc.Topology.PrimaryStopsAfter; stops != sim.PrimaryNeverStops && stops >= 0 && now >= f.Start+stops {
 			primary += " (stopped taking writes, " + failing + ")"
 		}
 		text := "PARTITION: " + serverList(keep) + " → " + primary

@@ -24,7 +24,7 @@ func splitBrain() sim.Scenario {
 		Servers: 4, Balancer: sim.RoundRobin,
 		Limit: sim.Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: perSecond(10), Burst: 20}, Key: sim.KeyAuto},
 		Topology: sim.Topology{Kind: sim.SplitBrain, RTT: 500 * time.Microsecond, OnError: store.FailOpen,
-			Clock: sim.ServerClock, PrimaryStopsAfter: sim.Never},
+			Clock: sim.ServerClock, PrimaryStopsAfter: sim.PrimaryNeverStops},
 		Clients: []sim.Client{
 			{Name: "bastion-1", APIKey: "bastion-1", Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: perSecond(100)}}},
 			{Name: "bastion-2", APIKey: "bastion-2", Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: perSecond(100), Start: 3 * time.Second}}},
