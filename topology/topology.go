@@ -47,8 +47,8 @@ type Config struct {
 	Kind    Kind
 	Servers int // at least 1
 	// Split-brain only.
-	ReplicationLag    time.Duration // how far the replica trails the primary
-	FailoverAfter     time.Duration // cut-off servers see errors this long, then use the replica
+	ReplicationLag time.Duration // how far the replica trails the primary
+	FailoverAfter  time.Duration // cut-off servers see errors this long, then use the replica
 	// PrimaryStopsAfter is how long into a partition the primary keeps
 	// taking writes from the servers that still reach it (a Redis with
 	// min-replicas-to-write stops when it loses its replica): 0 is at once,
