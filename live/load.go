@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -29,6 +28,7 @@ import (
 	"github.com/ratelim/ratelim/httplimit"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/topology"
 )
 
 // DefaultMaxRequests bounds a live run: real requests cost real time.
@@ -228,9 +228,12 @@ func Load(ctx context.Context, sc sim.Scenario, opts LoadOptions) (*LoadResult, 
 	// own too (a copy of it; theirs is left as it was).
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	l := &loader{sc: sc, opts: opts, targets: targets, client: client, sem: make(chan struct{}, opts.MaxInFlight),
-		rng: rand.New(rand.NewPCG(sc.Seed, 7)), lastReset: map[string]time.Time{}}
+		rng: rand.New(rand.NewPCG(sc.Seed, 7)), lastReset: map[string]time.Time{},
+		spread: topology.Spreader{Balancer: opts.Balancer, Servers: len(targets)}}
 	for _, c := range sc.Clients {
-		l.keys = append(l.keys, sim.KeyOf(c, sc.Limit.Key))
+		key := sim.KeyOf(c, sc.Limit.Key)
+		l.keys = append(l.keys, key)
+		l.keyHashes = append(l.keyHashes, topology.HashKey(key))
 	}
 	return l.run(ctx)
 }
@@ -271,11 +274,14 @@ type loader struct {
 	client  *http.Client
 	sem     chan struct{}
 	keys    []string
-	start   time.Time
-	seq     atomic.Uint64
-	rr      atomic.Uint64
+	// keyHashes place each client's key for a key-hash balancer, as the
+	// simulator places it.
+	keyHashes []uint64
+	start     time.Time
+	seq       atomic.Uint64
 
 	mu        sync.Mutex
+	spread    topology.Spreader // the simulator's balancer
 	rng       *rand.Rand
 	obs       []sim.Observation
 	lateness  []time.Duration // of each first try, sent minus scheduled
@@ -416,19 +422,12 @@ func (l *loader) playFaults(ctx context.Context) error {
 	return nil
 }
 
+// target is the server a client's request goes to: the simulator's balancer
+// over the targets.
 func (l *loader) target(client int) *url.URL {
-	n := len(l.targets)
-	switch l.opts.Balancer {
-	case sim.KeyHash:
-		h := fnv.New64a()
-		h.Write([]byte(l.keys[client]))
-		return l.targets[h.Sum64()%uint64(n)]
-	case sim.Random:
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return l.targets[l.rng.IntN(n)]
-	}
-	return l.targets[(l.rr.Add(1)-1)%uint64(n)]
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.targets[l.spread.Pick(l.keyHashes[client], l.rng.IntN)]
 }
 
 // send makes one request and, if it is rejected, the retries the client's

@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +26,7 @@ import (
 	"github.com/ratelim/ratelim/httplimit"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/topology"
 )
 
 // ServeOptions say what fleet of demo API servers to start.
@@ -126,9 +126,16 @@ type Fleet struct {
 	closers  []func() error
 	redis    *RedisServer // when the fleet started redis-server itself
 	embedded []*store.Redis
-	outage   atomic.Bool
-	side     []atomic.Int32 // split-brain: which copy each server uses
 	copies   []switchable
+	// topo says which copy each server reaches, as the simulator's does;
+	// mu guards it and healKeys. started is the fleet's clock's zero.
+	mu      sync.Mutex
+	topo    *topology.Topology
+	started time.Time
+	// healKeys are the keys written to the primary since the last heal
+	// (split-brain), which a heal copies to the replica; bounded, as every
+	// state keyed by client input is.
+	healKeys map[string]struct{}
 	wg       sync.WaitGroup
 	errs     chan error
 	// stopSweep, when set, stops the memory sweeper; Close calls it once.
@@ -160,7 +167,11 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	if opts.Store == "" {
 		opts.Store = sc.Topology.Store
 	}
-	f := &Fleet{opts: opts, errs: make(chan error, sc.Servers)}
+	tp := sc.Topology
+	f := &Fleet{opts: opts, errs: make(chan error, sc.Servers), started: time.Now(),
+		topo: topology.New(topology.Config{Kind: tp.Kind, Servers: sc.Servers, ReplicationLag: tp.ReplicationLag,
+			FailoverAfter: tp.FailoverAfter, PrimaryStopsAfter: tp.PrimaryStopsAfter}),
+		healKeys: map[string]struct{}{}}
 	if err := f.openStores(ctx, alg); err != nil {
 		f.Close(context.Background())
 		return nil, err
@@ -184,7 +195,6 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 		return nil, err
 	}
 	limit, window := httplimit.QuotaOf(alg)
-	f.side = make([]atomic.Int32, sc.Servers)
 	for i := range sc.Servers {
 		addr := net.JoinHostPort(host, "0")
 		if port != 0 {
@@ -328,13 +338,7 @@ func demoAPI(server int) http.Handler {
 // openStores builds the copies of the limiter state the topology needs.
 func (f *Fleet) openStores(ctx context.Context, alg algorithms.Algorithm) error {
 	sc := f.opts.Scenario
-	copies := 1
-	switch sc.Topology.Kind {
-	case sim.Local:
-		copies = sc.Servers
-	case sim.SplitBrain:
-		copies = 2
-	}
+	copies := len(f.topo.Copies())
 	urls := []string{f.opts.Store}
 	if sc.Topology.Kind == sim.SplitBrain && strings.Contains(f.opts.Store, ",") {
 		urls = strings.Split(f.opts.Store, ",")
@@ -407,34 +411,70 @@ func (f *Fleet) openStores(ctx context.Context, alg algorithms.Algorithm) error 
 	return nil
 }
 
-// limiterFor is server i's view of the store.
+// limiterFor is server i's view of the store: the copy the topology routes
+// it to at the moment of each request, as in the simulator.
 func (f *Fleet) limiterFor(i int, alg algorithms.Algorithm) store.Limiter {
-	sc := f.opts.Scenario
-	switch sc.Topology.Kind {
-	case sim.Local:
-		return f.down(f.copies[i], false)
-	case sim.Racy:
-		return f.down(store.NewRacy(alg, f.copies[0]), true)
-	case sim.SplitBrain:
-		return f.down(limiterFunc(func(ctx context.Context, key string, now algorithms.Time, cost int64) (store.Decision, error) {
-			return f.copies[f.side[i].Load()].Take(ctx, key, now, cost)
-		}), true)
+	if !f.topo.Remote() {
+		return f.copies[i] // a jar in the server's own memory: nothing takes it away
 	}
-	return f.down(f.copies[0], true)
-}
-
-// down makes l fail while an outage is on (for a remote store; a jar in
-// the server's own memory cannot be taken away).
-func (f *Fleet) down(l store.Limiter, remote bool) store.Limiter {
-	if !remote {
-		return l
+	var racy *store.Racy
+	if f.topo.Kind() == topology.Racy {
+		racy = store.NewRacy(alg, f.copies[0])
 	}
 	return limiterFunc(func(ctx context.Context, key string, now algorithms.Time, cost int64) (store.Decision, error) {
-		if f.outage.Load() {
-			return store.Decision{}, errors.New("store unreachable (outage)")
+		f.mu.Lock()
+		target := f.topo.Route(i, f.clock())
+		f.mu.Unlock()
+		switch {
+		case target == topology.Unreachable:
+			return store.Decision{}, errUnreachable
+		case racy != nil:
+			return racy.Take(ctx, key, now, cost)
 		}
-		return l.Take(ctx, key, now, cost)
+		d, err := f.copies[target].Take(ctx, key, now, cost)
+		if err == nil && target == 0 && d.Allowed {
+			err = f.replicate(ctx, key)
+		}
+		return d, err
 	})
+}
+
+// errUnreachable is what a server sees from a store the topology says it
+// cannot reach (an outage the fleet could not make real, a partition).
+var errUnreachable = errors.New("store unreachable (outage or partition)")
+
+// maxHealKeys bounds the keys a split brain remembers for its heal: past
+// it, a key's replica catches up on its next admission instead.
+const maxHealKeys = 100_000
+
+// clock is the fleet's time, from its start: the partition's timing
+// (failover_after, primary_stops_after) is measured on it.
+func (f *Fleet) clock() algorithms.Time { return algorithms.At(time.Since(f.started)) }
+
+// replicate sends key's new state on the primary towards the replica, which
+// receives it replication_lag later, as the simulator's split brain does.
+func (f *Fleet) replicate(ctx context.Context, key string) error {
+	f.mu.Lock()
+	on := f.topo.Replicates()
+	f.mu.Unlock()
+	if !on {
+		return nil
+	}
+	st, err := f.copies[0].Load(ctx, key)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.healKeys) < maxHealKeys {
+		f.healKeys[key] = struct{}{}
+	}
+	return f.topo.Replicate(ctx, key, st, f.clock(), f.saveReplica)
+}
+
+// saveReplica writes a replicated state to the replica.
+func (f *Fleet) saveReplica(ctx context.Context, key string, st algorithms.State) error {
+	return f.copies[1].Save(ctx, key, st, time.Hour)
 }
 
 type limiterFunc func(ctx context.Context, key string, now algorithms.Time, cost int64) (store.Decision, error)
@@ -446,8 +486,10 @@ func (fn limiterFunc) Take(ctx context.Context, key string, now algorithms.Time,
 // Fault applies a scenario fault for real, at its start or its end: an
 // outage stops the store (a redis-server the fleet started is killed and
 // restarted; miniredis is closed and restarted; other stores are cut off),
-// a partition switches the cut-off servers of a split-brain to the second
-// copy and back. Latency and clock-skew faults are the simulator's only.
+// a partition cuts the servers outside its first group off from the store
+// and, on a split brain, fails them over to the replica after
+// failover_after: the simulator's topology, applied on the fleet's clock.
+// Latency and clock-skew faults are the simulator's only.
 func (f *Fleet) Fault(fault sim.Fault, start bool) error {
 	switch fault.Kind {
 	case sim.Outage:
@@ -466,25 +508,44 @@ func (f *Fleet) Fault(fault sim.Fault, start bool) error {
 			}
 			return nil
 		}
-		f.outage.Store(start)
+		f.mu.Lock()
+		if start {
+			f.topo.OutageStarts()
+		} else {
+			f.topo.OutageEnds()
+		}
+		f.mu.Unlock()
 	case sim.Partition:
-		if f.opts.Scenario.Topology.Kind != sim.SplitBrain || len(f.copies) < 2 {
-			return nil
-		}
-		keep := map[int]bool{}
+		var keep []int
 		if len(fault.Groups) > 0 {
-			for _, s := range fault.Groups[0] {
-				keep[s] = true
-			}
+			keep = fault.Groups[0]
 		}
-		for i := range f.side {
-			if start && !keep[i] {
-				f.side[i].Store(1)
-			} else {
-				f.side[i].Store(0)
-			}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if start {
+			return f.topo.PartitionStarts(context.Background(), f.clock(), keep, f.saveReplica)
+		}
+		return f.topo.PartitionEnds(f.resync)
+	}
+	return nil
+}
+
+// resync is a split brain's heal: the replica's writes during the
+// partition are lost, each key the primary took since the last heal is
+// copied across, and replication resumes. f.mu is held.
+func (f *Fleet) resync() error {
+	ctx, cancel := context.WithTimeout(context.Background(), clearTimeout)
+	defer cancel()
+	for key := range f.healKeys {
+		st, err := f.copies[0].Load(ctx, key)
+		if err != nil {
+			return err
+		}
+		if err := f.copies[1].Save(ctx, key, st, time.Hour); err != nil {
+			return err
 		}
 	}
+	clear(f.healKeys)
 	return nil
 }
 

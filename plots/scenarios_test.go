@@ -21,7 +21,7 @@ func base(name string, kind sim.TopologyKind, servers int) sim.Scenario {
 		Name: name, Duration: 10 * time.Second, Step: time.Second, Seed: 1,
 		Servers: servers, Balancer: sim.RoundRobin,
 		Limit:    sim.Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: perSecond(10), Burst: 20}, Key: sim.KeyAuto},
-		Topology: sim.Topology{Kind: kind, RTT: 500 * time.Microsecond, OnError: store.FailOpen, Clock: sim.ServerClock, PrimaryStopsAfter: sim.Never},
+		Topology: sim.Topology{Kind: kind, RTT: 500 * time.Microsecond, OnError: store.FailOpen, Clock: sim.ServerClock, PrimaryStopsAfter: sim.PrimaryNeverStops},
 	}
 }
 

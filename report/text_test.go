@@ -22,7 +22,7 @@ func hammer(kind sim.TopologyKind, servers int) sim.Scenario {
 		Name: "hammer", Duration: 10 * time.Second, Step: time.Second, Seed: 1,
 		Servers: servers, Balancer: sim.RoundRobin,
 		Limit:    sim.Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Burst: 20}, Key: sim.KeyAuto},
-		Topology: sim.Topology{Kind: kind, RTT: 500 * time.Microsecond, OnError: store.FailOpen, Clock: sim.ServerClock, PrimaryStopsAfter: sim.Never},
+		Topology: sim.Topology{Kind: kind, RTT: 500 * time.Microsecond, OnError: store.FailOpen, Clock: sim.ServerClock, PrimaryStopsAfter: sim.PrimaryNeverStops},
 		Clients:  []sim.Client{{Name: "c", APIKey: "k", Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: algorithms.Rate{N: 1000, Per: time.Second}}}, Retry: sim.Retry{Policy: sim.RetryNone}}},
 	}
 }

@@ -95,11 +95,11 @@ func BenchmarkSnapshot10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer p.Close()
-	if err := p.Advance(15 * time.Second); err != nil {
+	if err := p.Advance(context.Background(), 15*time.Second); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if snap := p.Snapshot(); len(snap.Clients) != len(sc.Clients) {
+		if snap := p.Snapshot(context.Background()); len(snap.Clients) != len(sc.Clients) {
 			b.Fatal("a snapshot without every client")
 		}
 	}

@@ -194,7 +194,7 @@ func checkMemoryEstimate(t *testing.T, edit func(*Scenario)) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := p.Advance(sc.Duration); err != nil {
+		if err := p.Advance(context.Background(), sc.Duration); err != nil {
 			t.Fatal(err)
 		}
 		r := p.Result()

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"math/bits"
 	"slices"
 	"strings"
@@ -224,7 +225,7 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decis
 
 // endStep closes step i at t: per-step latency quantiles, and the state of
 // every key in every store copy.
-func (s *sim) endStep(i int, t int64) {
+func (s *sim) endStep(ctx context.Context, i int, t int64) {
 	for ci, c := range s.clients {
 		s.stepP50[i*len(s.clients)+ci] = c.step.quantile(0.5)
 		s.stepP99[i*len(s.clients)+ci] = c.step.quantile(0.99)
@@ -240,7 +241,7 @@ func (s *sim) endStep(i int, t int64) {
 	j := 0
 	for _, k := range s.keys {
 		for _, cp := range s.copies {
-			st, err := cp.Load(s.ctx, k.name)
+			st, err := cp.Load(ctx, k.name)
 			remaining := int64(-1) // unknown: the store did not answer
 			if err == nil {
 				// Peek a microsecond before the step's end: what the step

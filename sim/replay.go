@@ -34,10 +34,11 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 	if err := sc.check(); err != nil {
 		return nil, &SetupError{err}
 	}
-	s, err := newRecording(context.Background(), sc, Options{})
+	s, err := newRecording(sc, Options{})
 	if err != nil {
 		return nil, &SetupError{err}
 	}
+	ctx := context.Background() // a replay has no store to call
 	obs := append([]Observation(nil), observations...)
 	sort.SliceStable(obs, func(i, j int) bool {
 		if obs[i].At != obs[j].At {
@@ -52,13 +53,13 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 			continue
 		}
 		for ; step < s.steps() && t >= int64(step+1)*s.stepLen; step++ {
-			s.endStep(step, int64(step+1)*s.stepLen)
+			s.endStep(ctx, step, int64(step+1)*s.stepLen)
 		}
 		s.requests++
 		s.record(o.Client, t, max(o.Cost, 1), o.Attempt, o.Decision, int64(algorithms.At(o.Latency)))
 	}
 	for ; step < s.steps(); step++ {
-		s.endStep(step, min(int64(step+1)*s.stepLen, s.duration))
+		s.endStep(ctx, step, min(int64(step+1)*s.stepLen, s.duration))
 	}
 	for _, f := range sc.Faults {
 		s.faultResults = append(s.faultResults, SpanOf(f))

@@ -12,20 +12,13 @@ package sim
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
-	"github.com/ratelim/ratelim/store"
-	"github.com/ratelim/ratelim/topology"
 )
 
 // Options tune a run without changing its scenario.
@@ -49,23 +42,13 @@ type Options struct {
 	KeyPrefix string
 }
 
-// errStoreDown is what a server sees from a store that is out, or that a
-// partition has cut it off from.
-var errStoreDown = errors.New("store unreachable")
-
-// copyStore is one copy of the limiter state: a jar, the shared store, a
-// primary or a replica. Both store.Memory and store.Redis are one.
-type copyStore interface {
-	store.Limiter
-	store.KV
-}
-
 // SetupError is a run refused before it started: a scenario the simulator
 // cannot run, a request budget exceeded, a store that does not answer. The
 // user can act on it; a command exits with its bad-input code.
 type SetupError struct{ Err error }
 
 func (e *SetupError) Error() string { return e.Err.Error() }
+
 func (e *SetupError) Unwrap() error { return e.Err }
 
 // Run simulates sc from 0 to its duration and returns the Result. A run
@@ -77,7 +60,7 @@ func Run(ctx context.Context, sc Scenario, opts Options) (r *Result, err error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := p.Advance(sc.Duration); err != nil {
+	if err := p.Advance(ctx, sc.Duration); err != nil {
 		p.Close()
 		return nil, err
 	}
@@ -115,6 +98,7 @@ type CleanupError struct{ Err error }
 func (e *CleanupError) Error() string {
 	return fmt.Sprintf("the run finished, but its keys were not deleted from the store (they expire on their own): %v", e.Err)
 }
+
 func (e *CleanupError) Unwrap() error { return e.Err }
 
 // Player runs a simulation piece by piece, for a caller that drives time
@@ -122,8 +106,7 @@ func (e *CleanupError) Unwrap() error { return e.Err }
 // clock, Snapshot says where things stand. Played to the end it gives the
 // same Result as Run.
 type Player struct {
-	s   *sim
-	ctx context.Context
+	s *sim
 }
 
 // NewPlayer prepares sc to be played from 0. Close it when done: a run on
@@ -134,14 +117,15 @@ func NewPlayer(ctx context.Context, sc Scenario, opts Options) (p *Player, err e
 	if err != nil {
 		return nil, &SetupError{err}
 	}
-	return &Player{s: s, ctx: ctx}, nil
+	return &Player{s: s}, nil
 }
 
 // Advance processes every event up to virtual time until (capped at the
-// scenario's duration).
-func (p *Player) Advance(until time.Duration) (err error) {
+// scenario's duration). ctx bounds the store calls it makes, and
+// cancelling it stops the run where it is.
+func (p *Player) Advance(ctx context.Context, until time.Duration) (err error) {
 	defer recoverInto(p.s.sc.Name, &err)
-	return p.s.runUntil(p.ctx, min(int64(algorithms.At(until)), p.s.duration))
+	return p.s.runUntil(ctx, min(int64(algorithms.At(until)), p.s.duration))
 }
 
 // Now is the virtual time reached.
@@ -154,567 +138,14 @@ func (p *Player) Done() bool { return p.s.now >= p.s.duration }
 // Its Findings are computed on the figures so far.
 func (p *Player) Result() *Result { return p.s.finalResult() }
 
-// Snapshot returns where the run stands.
-func (p *Player) Snapshot() Snapshot { return p.s.snapshot() }
+// Snapshot returns where the run stands; ctx bounds its reads of the
+// stores' state.
+func (p *Player) Snapshot(ctx context.Context) Snapshot { return p.s.snapshot(ctx) }
 
 // Close releases the stores, deleting what the run wrote to a Redis store;
 // a store that would not delete returns a *CleanupError. Closing twice is
 // harmless.
 func (p *Player) Close() error { return p.s.close() }
-
-type clientRun struct {
-	Client
-	key       int // index into sim.keys
-	streams   []*stream
-	cost      []int64 // per stream
-	hist      *histogram
-	step      *histogram
-	peak      peakWindow
-	idealPeak peakWindow
-	total     counts
-}
-
-type keyRun struct {
-	name      string
-	clients   int
-	hash      uint64
-	ideal     algorithms.State
-	peak      peakWindow
-	idealPeak peakWindow
-}
-
-type sim struct {
-	sc    Scenario
-	alg   algorithms.Algorithm
-	ideal algorithms.Algorithm
-	// idealInPlace is ideal when it can step the recorder's own state in
-	// place (a sliding log): asked once here, not per request.
-	idealInPlace inPlaceStepper
-	rng          *mrand.Rand
-	queue        eventQueue
-	seq          uint64
-	duration     int64
-	stepLen      int64
-	clients      []*clientRun
-	keys         []keyRun
-	requests     int64 // sent so far, retries counted
-	retries      int64
-	budget       int64 // the most requests the run may send
-
-	// The store copies and how servers reach them.
-	now       int64 // virtual time reached
-	copies    []copyStore
-	copyNames []string
-	closers   []func() error
-	racy      []*store.Racy // per copy, racy topology only
-	pending   []store.Pending
-	freeSlots []int32
-	policy    store.Policy
-	// topo routes each server to the copy it reaches, under the faults in
-	// force; spread is the balancer.
-	topo   *topology.Topology
-	spread topology.Spreader
-	intn   func(int) int // rng.IntN, bound once
-	save   topology.SaveFunc
-
-	// Fault state, changed by fault events.
-	latency      int64 // RTT during a latency fault, -1 when none
-	skews        []skew
-	stepCounts   []counts // steps × clients
-	stepP50      []int64
-	stepP99      []int64
-	stateSeries  []StateSeries
-	ctx          context.Context
-	progress     func(done, total time.Duration)
-	observe      func(Observation)
-	faultResults []FaultSpan
-	log          []LogEntry
-	notes        []string // texts of scheduled log entries
-}
-
-type skew struct {
-	server        int
-	start, end    int64
-	offset        int64
-	driftPerMicro float64
-}
-
-func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
-	if err := sc.check(); err != nil {
-		return nil, err
-	}
-	budget, err := checkSize(sc, opts)
-	if err != nil {
-		return nil, err
-	}
-	s, err := newRecording(ctx, sc, opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.setupStores(ctx, opts.KeyPrefix); err != nil {
-		s.close()
-		return nil, err
-	}
-	s.budget = budget
-	s.setupFaults()
-	for i := range s.steps() {
-		s.schedule(event{at: min(int64(i+1)*s.stepLen, s.duration), kind: evStepEnd, arg: int32(i)})
-	}
-	for ci, c := range s.clients {
-		for si := range c.streams {
-			s.scheduleArrival(ci, si)
-		}
-	}
-	return s, nil
-}
-
-// newRecording returns a sim with its clients, keys and recorder set up,
-// but no store and no events: what a run and a replay of observed requests
-// (a live load run) have in common.
-func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
-	alg, err := algorithms.New(sc.Limit.Algorithm, sc.Limit.Params)
-	if err != nil {
-		return nil, fmt.Errorf("limit.%w", err)
-	}
-	s := &sim{
-		sc:       sc,
-		alg:      alg,
-		ideal:    idealFor(alg),
-		rng:      newRand(sc.Seed),
-		duration: int64(algorithms.At(sc.Duration)),
-		stepLen:  int64(algorithms.At(sc.Step)),
-		latency:  -1,
-		policy:   sc.Topology.OnError,
-		ctx:      ctx,
-		progress: opts.Progress,
-		observe:  opts.Observe,
-	}
-	if s.policy == "" {
-		s.policy = store.FailOpen
-	}
-	s.idealInPlace, _ = s.ideal.(inPlaceStepper)
-	s.setupClients()
-	steps := s.steps()
-	s.stepCounts = make([]counts, steps*len(s.clients))
-	s.stepP50 = make([]int64, steps*len(s.clients))
-	s.stepP99 = make([]int64, steps*len(s.clients))
-	return s, nil
-}
-
-// idealFor is the exact limiter a run is measured against: the token bucket
-// itself for the bucket algorithms (GCRA and the leaky bucket admit exactly
-// as it does), and the sliding log of the same limit for the window
-// algorithms, which approximate it. One atomic copy, no round trip, the
-// true clock, no faults.
-func idealFor(alg algorithms.Algorithm) algorithms.Algorithm {
-	p := alg.Params()
-	var ideal algorithms.Algorithm
-	var err error
-	if p.Window > 0 {
-		ideal, err = algorithms.NewSlidingLog(p.Rate, p.Window)
-	} else {
-		ideal, err = algorithms.NewTokenBucket(p.Rate, p.Burst)
-	}
-	if err != nil {
-		return alg // the same parameters built alg, so this does not happen
-	}
-	return ideal
-}
-
-func (s *sim) steps() int {
-	return int((s.duration + s.stepLen - 1) / s.stepLen)
-}
-
-func (s *sim) setupClients() {
-	index := map[string]int{}
-	for _, c := range s.sc.Clients {
-		name := KeyOf(c, s.sc.Limit.Key)
-		k, ok := index[name]
-		if !ok {
-			k = len(s.keys)
-			index[name] = k
-			s.keys = append(s.keys, keyRun{name: name, hash: topology.HashKey(name), peak: peakWindow{w: 1_000_000}, idealPeak: peakWindow{w: 1_000_000}})
-		}
-		s.keys[k].clients++
-		cr := &clientRun{Client: c, key: k, hist: newHistogram(), step: newHistogram(), peak: peakWindow{w: 1_000_000}, idealPeak: peakWindow{w: 1_000_000}}
-		for _, tr := range c.Traffic {
-			cr.streams = append(cr.streams, newStream(tr, s.duration))
-			cr.cost = append(cr.cost, max(tr.Cost, 1))
-		}
-		s.clients = append(s.clients, cr)
-	}
-}
-
-// KeyOf is the limiter key of c's requests when the limit keys by by: for
-// auto, the API key, else the user, else the IP. A client without that
-// identity is "(none)", as all such clients share one key.
-func KeyOf(c Client, by KeyBy) string {
-	switch by {
-	case KeyAPIKey:
-		return orAnonymous(c.APIKey)
-	case KeyUser:
-		return orAnonymous(c.User)
-	case KeyIP:
-		return orAnonymous(c.IP)
-	}
-	for _, id := range []string{c.APIKey, c.User, c.IP} {
-		if id != "" {
-			return id
-		}
-	}
-	return orAnonymous(c.Name)
-}
-
-func orAnonymous(id string) string {
-	if id == "" {
-		return "(none)"
-	}
-	return id
-}
-
-func (s *sim) setupStores(ctx context.Context, prefix string) error {
-	tp := s.sc.Topology
-	s.topo = topology.New(topology.Config{Kind: tp.Kind, Servers: s.sc.Servers,
-		ReplicationLag: tp.ReplicationLag, FailoverAfter: tp.FailoverAfter, PrimaryStopsAfter: tp.PrimaryStopsAfter})
-	s.spread = topology.Spreader{Balancer: s.sc.Balancer, Servers: s.sc.Servers}
-	s.intn = s.rng.IntN
-	names := s.topo.Copies()
-	s.copyNames = names
-	kind := s.sc.Topology.Store
-	if kind == "" || kind == "memory" {
-		for range names {
-			s.copies = append(s.copies, store.NewMemory(s.alg))
-		}
-	} else {
-		if prefix == "" {
-			var b [6]byte
-			rand.Read(b[:])
-			prefix = "ratelim-sim:" + hex.EncodeToString(b[:]) + ":"
-		}
-		url := kind
-		if kind == "miniredis" {
-			url = store.Embedded
-		}
-		base, err := store.OpenRedis(ctx, s.alg, store.RedisOptions{URL: url, Prefix: prefix})
-		if err != nil {
-			return err
-		}
-		s.closers = append(s.closers, func() error {
-			// A run deletes what it wrote, so runs never see each other.
-			_, err := base.WithPrefix(prefix).Clear(context.Background())
-			base.Close()
-			return err
-		})
-		for _, n := range names {
-			s.copies = append(s.copies, base.WithPrefix(prefix+n+":"))
-		}
-	}
-	if s.sc.Topology.Kind == Racy {
-		for _, c := range s.copies {
-			s.racy = append(s.racy, store.NewRacy(s.alg, c))
-		}
-	}
-	return nil
-}
-
-func (s *sim) close() error {
-	var errs []error
-	for _, c := range s.closers {
-		errs = append(errs, c())
-	}
-	s.closers = nil
-	if err := errors.Join(errs...); err != nil {
-		return &CleanupError{err}
-	}
-	return nil
-}
-
-func (s *sim) setupFaults() {
-	for i, f := range s.sc.Faults {
-		start, end := int64(algorithms.At(f.Start)), int64(algorithms.At(f.End))
-		s.schedule(event{at: start, kind: evFaultStart, arg: int32(i)})
-		s.schedule(event{at: end, kind: evFaultEnd, arg: int32(i)})
-		if f.Kind == ClockSkew {
-			servers := f.Servers
-			if len(servers) == 0 {
-				for i := range s.sc.Servers {
-					servers = append(servers, i)
-				}
-			}
-			for _, srv := range servers {
-				s.skews = append(s.skews, skew{server: srv, start: start, end: end, offset: int64(algorithms.At(f.Offset)), driftPerMicro: f.Drift})
-			}
-		}
-		s.faultResults = append(s.faultResults, SpanOf(f))
-	}
-}
-
-// SpanOf is how a Result reports fault f: its kind, window and, in words,
-// its details.
-func SpanOf(f Fault) FaultSpan {
-	span := FaultSpan{Kind: string(f.Kind), StartS: f.Start.Seconds(), EndS: f.End.Seconds()}
-	switch f.Kind {
-	case Partition:
-		var parts []string
-		for _, g := range f.Groups {
-			parts = append(parts, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(g)), ","), "[]"))
-		}
-		span.Detail = "groups " + strings.Join(parts, " | ")
-	case Latency:
-		span.Detail = "rtt " + f.RTT.String()
-	case ClockSkew:
-		span.Detail = fmt.Sprintf("servers %v offset %s drift %g", f.Servers, f.Offset, f.Drift)
-	}
-	return span
-}
-
-func (s *sim) scheduleArrival(client, streamIndex int) {
-	at, ok := s.clients[client].streams[streamIndex].next(s.rng)
-	if !ok {
-		return
-	}
-	s.schedule(event{at: at, kind: evArrival, client: int32(client), arg: int32(streamIndex)})
-}
-
-func (s *sim) schedule(e event) {
-	s.seq++
-	e.seq = s.seq
-	s.queue.push(e)
-}
-
-// runUntil processes the events due by until, in order, and leaves the
-// clock there.
-func (s *sim) runUntil(ctx context.Context, until int64) error {
-	for n := 0; s.queue.len() > 0 && s.queue.peek().at <= until; n++ {
-		if n&4095 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		e := s.queue.pop()
-		s.now = e.at
-		if err := s.handle(e); err != nil {
-			return err
-		}
-	}
-	s.now = max(s.now, until)
-	return nil
-}
-
-func (s *sim) handle(e event) error {
-	switch e.kind {
-	case evArrival:
-		c := s.clients[e.client]
-		if err := s.request(int(e.client), e.at, c.cost[e.arg], 0); err != nil {
-			return err
-		}
-		s.scheduleArrival(int(e.client), int(e.arg))
-	case evRetry:
-		return s.request(int(e.client), e.at, e.cost, int(e.arg))
-	case evWrite:
-		p := s.pending[e.arg]
-		s.pending[e.arg] = store.Pending{}
-		s.freeSlots = append(s.freeSlots, e.arg)
-		if err := p.Write(s.ctx); err != nil && !errors.Is(err, errStoreDown) {
-			return err
-		}
-	case evStepEnd:
-		s.endStep(int(e.arg), e.at)
-	case evLog:
-		s.logf(e.at, "%s", s.notes[e.arg])
-	case evFaultStart:
-		return s.faultStart(s.sc.Faults[e.arg], e.at)
-	case evFaultEnd:
-		return s.faultEnd(s.sc.Faults[e.arg], e.at)
-	}
-	return nil
-}
-
-// serverClock is what server's clock reads at true time t.
-func (s *sim) serverClock(server int, t int64) int64 {
-	for _, sk := range s.skews {
-		if sk.server == server && t >= sk.start && t < sk.end {
-			return t + sk.offset + int64(sk.driftPerMicro*float64(t-sk.start))
-		}
-	}
-	return t
-}
-
-func (s *sim) rtt() int64 {
-	if s.latency >= 0 {
-		return s.latency
-	}
-	return int64(algorithms.At(s.sc.Topology.RTT))
-}
-
-func (s *sim) request(client int, t int64, cost int64, attempt int) error {
-	c := s.clients[client]
-	key := s.keys[c.key].name
-	server := s.spread.Pick(s.keys[c.key].hash, s.intn)
-	now := algorithms.Time(s.serverClock(server, t))
-	if s.sc.Topology.Clock == StoreClock {
-		// The store decides on its own clock, which is right; the
-		// server's skew does not reach the decision.
-		now = algorithms.Time(t)
-	}
-	s.requests++
-	if attempt > 0 {
-		s.retries++
-	}
-	if s.budget > 0 && s.requests > s.budget {
-		return budgetSpent(s.sc.Name, s.requests-1, s.retries, s.budget)
-	}
-	var d store.Decision
-	var err error
-	latency := int64(0)
-	target := s.topo.Route(server, algorithms.Time(t))
-	if s.topo.Remote() {
-		latency = s.rtt()
-	}
-	switch {
-	case target == topology.Unreachable:
-		err = errStoreDown
-	case s.sc.Topology.Kind == Racy:
-		var p store.Pending
-		p, err = s.racy[target].Read(s.ctx, key, now, cost)
-		if err == nil {
-			d = store.Decision{Decision: p.Decision}
-			s.scheduleWrite(p, t+latency)
-		}
-	default:
-		d, err = s.copies[target].Take(s.ctx, key, now, cost)
-		if err == nil && target == 0 && d.Allowed && s.topo.Replicates() {
-			if err := s.replicate(c.key, t); err != nil {
-				return err
-			}
-		}
-	}
-	if err != nil {
-		if !errors.Is(err, errStoreDown) {
-			return fmt.Errorf("sim: the %s store failed: %w", s.sc.Topology.Store, err)
-		}
-		d = s.policy.Decide(err)
-	}
-	latency += int64(algorithms.At(d.Delay))
-	s.record(client, t, cost, attempt, d, latency)
-	if s.observe != nil {
-		s.observe(Observation{Client: client, At: algorithms.Time(t).Duration(), Cost: cost, Attempt: attempt, Decision: d, Latency: algorithms.Time(latency).Duration(), Seq: uint64(s.requests)})
-	}
-	if !d.Allowed && d.Policy == "" {
-		s.scheduleRetry(client, t+latency, cost, attempt, d)
-	}
-	return nil
-}
-
-func (s *sim) scheduleWrite(p store.Pending, at int64) {
-	var slot int32
-	if n := len(s.freeSlots); n > 0 {
-		slot = s.freeSlots[n-1]
-		s.freeSlots = s.freeSlots[:n-1]
-		s.pending[slot] = p
-	} else {
-		slot = int32(len(s.pending))
-		s.pending = append(s.pending, p)
-	}
-	s.schedule(event{at: at, kind: evWrite, arg: slot})
-}
-
-func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, d store.Decision) {
-	wait, again := s.clients[client].Retry.Wait(attempt, d.RetryAfter, s.rng.Int64N)
-	if !again {
-		return
-	}
-	s.schedule(event{at: at + int64(algorithms.At(wait)), kind: evRetry, client: int32(client), arg: int32(attempt + 1), cost: cost})
-}
-
-// replicate sends the primary's new state for key towards the replica,
-// which receives it replication_lag later.
-func (s *sim) replicate(key int, t int64) error {
-	name := s.keys[key].name
-	st, err := s.copies[0].Load(s.ctx, name)
-	if err != nil {
-		return err
-	}
-	return s.topo.Replicate(name, st, algorithms.Time(t), s.saveReplica)
-}
-
-// saveReplica writes a replicated state to the replica.
-func (s *sim) saveReplica(key string, st algorithms.State) error {
-	return s.copies[1].Save(s.ctx, key, st, time.Hour)
-}
-
-func (s *sim) faultStart(f Fault, t int64) error {
-	s.logf(t, "%s begins%s", f.Kind, faultDetail(f))
-	switch f.Kind {
-	case Outage:
-		s.topo.OutageStarts()
-	case Latency:
-		s.latency = int64(algorithms.At(f.RTT))
-	case Partition:
-		var keep []int
-		if len(f.Groups) > 0 {
-			keep = f.Groups[0]
-		}
-		replicated := s.topo.Replicates()
-		// What had reached the replica is all it will have: writes still
-		// in flight are lost with the link.
-		if err := s.topo.PartitionStarts(algorithms.Time(t), keep, s.saveReplica); err != nil {
-			return err
-		}
-		if replicated {
-			s.schedule(event{at: int64(s.topo.FailoverAt()), kind: evLog, arg: int32(len(s.notes))})
-			s.notes = append(s.notes, "failover: the replica is promoted for the cut-off servers")
-			if stops, ok := s.topo.IsolatedPrimaryStopsAt(); ok {
-				s.schedule(event{at: int64(stops), kind: evLog, arg: int32(len(s.notes))})
-				s.notes = append(s.notes, "the isolated primary stops taking writes")
-			}
-		}
-	}
-	return nil
-}
-
-func (s *sim) faultEnd(f Fault, t int64) error {
-	s.logf(t, "%s ends", f.Kind)
-	switch f.Kind {
-	case Outage:
-		s.topo.OutageEnds()
-	case Latency:
-		s.latency = -1
-	case Partition:
-		// Heal: the replica's writes during the partition are lost; it
-		// resynchronises from the primary and everyone is back on it.
-		resync := func() error {
-			for _, k := range s.keys {
-				st, err := s.copies[0].Load(s.ctx, k.name)
-				if err != nil {
-					return err
-				}
-				if err := s.saveReplica(k.name, st); err != nil {
-					return err
-				}
-			}
-			s.logf(t, "heal: the replica's writes are lost; every server is back on the primary")
-			return nil
-		}
-		if err := s.topo.PartitionEnds(resync); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// faultDetail describes a fault for the log.
-func faultDetail(f Fault) string {
-	switch f.Kind {
-	case Partition:
-		return fmt.Sprintf(": servers %v keep the primary, the rest are cut off", f.Groups[0])
-	case Latency:
-		return fmt.Sprintf(": round trip %s", f.RTT)
-	case ClockSkew:
-		return fmt.Sprintf(": servers %v off by %s, drifting %g s/s", f.Servers, f.Offset, f.Drift)
-	case Outage:
-		return ": every store call fails"
-	}
-	return ""
-}
 
 // RunAll runs every scenario, on up to workers goroutines at once (0 means
 // one per core), and returns the results and errors in the scenarios'

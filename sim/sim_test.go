@@ -275,10 +275,10 @@ func TestPlayerFrameByFrameGivesRunsResult(t *testing.T) {
 	defer p.Close()
 	sawBanner := false
 	for !p.Done() {
-		if err := p.Advance(p.Now() + 33*time.Millisecond); err != nil {
+		if err := p.Advance(context.Background(), p.Now()+33*time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
-		snap := p.Snapshot()
+		snap := p.Snapshot(context.Background())
 		if len(snap.Active) > 0 && snap.Active[0].Kind == "partition" {
 			sawBanner = true
 			if snap.TS < 3 || snap.TS >= 6 {
@@ -296,7 +296,7 @@ func TestPlayerFrameByFrameGivesRunsResult(t *testing.T) {
 	if !sawBanner {
 		t.Fatal("no snapshot showed the partition")
 	}
-	log := p.Snapshot().Log
+	log := p.Snapshot(context.Background()).Log
 	var texts []string
 	for _, e := range log {
 		texts = append(texts, e.Text)

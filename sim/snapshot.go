@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ratelim/ratelim/algorithms"
@@ -51,7 +52,7 @@ func (s *sim) logf(t int64, format string, args ...any) {
 	s.log = append(s.log, LogEntry{TS: seconds(t), Text: fmt.Sprintf(format, args...)})
 }
 
-func (s *sim) snapshot() Snapshot {
+func (s *sim) snapshot(ctx context.Context) Snapshot {
 	step := min(int(s.now/s.stepLen), s.steps()-1)
 	snap := Snapshot{TS: seconds(s.now), Step: step, Log: append([]LogEntry(nil), s.log...)}
 	// Only what a frame draws: each client's totals and its last steps,
@@ -68,7 +69,7 @@ func (s *sim) snapshot() Snapshot {
 	}
 	for _, k := range s.keys {
 		for i, cp := range s.copies {
-			st, err := cp.Load(s.ctx, k.name)
+			st, err := cp.Load(ctx, k.name)
 			now := StateNow{Key: k.name, Copy: s.copyNames[i], Remaining: -1}
 			if err == nil {
 				_, d := s.alg.Step(st, algorithms.Time(s.now), 0)

@@ -1,6 +1,10 @@
 package topology
 
-import "github.com/ratelim/ratelim/algorithms"
+import (
+	"context"
+
+	"github.com/ratelim/ratelim/algorithms"
+)
 
 // replicator is a split brain's asynchronous replication: each state the
 // primary writes reaches the replica lag later, in the order written. A
@@ -25,11 +29,11 @@ func (r *replicator) push(key string, st algorithms.State, at algorithms.Time) {
 }
 
 // deliver saves every write due by at, oldest first.
-func (r *replicator) deliver(at algorithms.Time, save SaveFunc) error {
+func (r *replicator) deliver(ctx context.Context, at algorithms.Time, save SaveFunc) error {
 	for r.head < len(r.queue) && r.queue[r.head].due <= at {
 		w := r.queue[r.head]
 		if save != nil {
-			if err := save(w.key, w.st); err != nil {
+			if err := save(ctx, w.key, w.st); err != nil {
 				return err
 			}
 		}

@@ -17,6 +17,7 @@
 package topology
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -151,7 +152,7 @@ func (t *Topology) OutageEnds() { t.outages = max(t.outages-1, 0) }
 // time at. On a split brain, the writes already due reach the replica
 // (through save) and those still in flight are lost with the link; the
 // replica takes no more until the partition heals.
-func (t *Topology) PartitionStarts(at algorithms.Time, keep []int, save SaveFunc) error {
+func (t *Topology) PartitionStarts(ctx context.Context, at algorithms.Time, keep []int, save SaveFunc) error {
 	t.partitioned, t.partitionStart = true, at
 	for i := range t.cutOff {
 		t.cutOff[i] = true
@@ -164,7 +165,7 @@ func (t *Topology) PartitionStarts(at algorithms.Time, keep []int, save SaveFunc
 	if !t.replication.on {
 		return nil
 	}
-	err := t.replication.deliver(at, save)
+	err := t.replication.deliver(ctx, at, save)
 	t.replication.drop()
 	t.replication.on = false
 	return err
@@ -215,13 +216,13 @@ func (t *Topology) Replicates() bool { return t.replication.on }
 // Replicate sends key's new primary state st, written at time at, towards
 // the replica, which receives it ReplicationLag later, and hands save the
 // writes due by at.
-func (t *Topology) Replicate(key string, st algorithms.State, at algorithms.Time, save SaveFunc) error {
+func (t *Topology) Replicate(ctx context.Context, key string, st algorithms.State, at algorithms.Time, save SaveFunc) error {
 	if !t.replication.on {
 		return nil
 	}
 	t.replication.push(key, st, at)
-	return t.replication.deliver(at, save)
+	return t.replication.deliver(ctx, at, save)
 }
 
 // SaveFunc writes a key's state to the replica.
-type SaveFunc func(key string, st algorithms.State) error
+type SaveFunc func(ctx context.Context, key string, st algorithms.State) error

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -76,7 +77,7 @@ func TestRoute(t *testing.T) {
 			check("outage (one of two over)", sec(2), tc.outage)
 			tp.OutageEnds()
 			check("after the outages", sec(3), tc.healthy)
-			if err := tp.PartitionStarts(sec(10), []int{0, 1, 99}, nil); err != nil {
+			if err := tp.PartitionStarts(context.Background(), sec(10), []int{0, 1, 99}, nil); err != nil {
 				t.Fatal(err)
 			}
 			check("partition +1 s", sec(11), tc.at11)
@@ -126,9 +127,10 @@ type saved struct {
 // partition delivers what is due and loses the rest; heal resyncs and
 // resumes.
 func TestReplication(t *testing.T) {
+	ctx := context.Background()
 	tp := New(Config{Kind: SplitBrain, Servers: 2, ReplicationLag: 100 * time.Millisecond})
 	var got []saved
-	save := func(key string, st algorithms.State) error {
+	save := func(_ context.Context, key string, st algorithms.State) error {
 		got = append(got, saved{key, st.N})
 		return nil
 	}
@@ -140,12 +142,12 @@ func TestReplication(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(tp.Replicate("a", st(1), ms(0), save))
-	must(tp.Replicate("b", st(2), ms(50), save))
+	must(tp.Replicate(ctx, "a", st(1), ms(0), save))
+	must(tp.Replicate(ctx, "b", st(2), ms(50), save))
 	if len(got) != 0 {
 		t.Fatalf("delivered before the lag: %v", got)
 	}
-	must(tp.Replicate("a", st(3), ms(120), save)) // a@0 is due at 100
+	must(tp.Replicate(ctx, "a", st(3), ms(120), save)) // a@0 is due at 100
 	if want := []saved{{"a", 1}}; !slices.Equal(got, want) {
 		t.Fatalf("at 120 ms delivered %v, want %v", got, want)
 	}
@@ -153,26 +155,26 @@ func TestReplication(t *testing.T) {
 		t.Errorf("in flight %d, want 2", tp.InFlight())
 	}
 	// The link is cut at 160 ms: b@50 (due 150) arrives, a@120 is lost.
-	must(tp.PartitionStarts(ms(160), []int{0}, save))
+	must(tp.PartitionStarts(ctx, ms(160), []int{0}, save))
 	if want := []saved{{"a", 1}, {"b", 2}}; !slices.Equal(got, want) {
 		t.Fatalf("at the cut delivered %v, want %v", got, want)
 	}
 	if tp.Replicates() || tp.InFlight() != 0 {
 		t.Errorf("after the cut: replicates %v, in flight %d", tp.Replicates(), tp.InFlight())
 	}
-	must(tp.Replicate("c", st(9), ms(500), save)) // nothing is sent during the partition
+	must(tp.Replicate(ctx, "c", st(9), ms(500), save)) // nothing is sent during the partition
 	resynced := false
 	must(tp.PartitionEnds(func() error { resynced = true; return nil }))
 	if !resynced || !tp.Replicates() {
 		t.Errorf("heal: resynced %v, replicates %v", resynced, tp.Replicates())
 	}
-	must(tp.Replicate("d", st(4), ms(1000), save))
-	must(tp.Replicate("d", st(5), ms(1100), save))
+	must(tp.Replicate(ctx, "d", st(4), ms(1000), save))
+	must(tp.Replicate(ctx, "d", st(5), ms(1100), save))
 	if want := []saved{{"a", 1}, {"b", 2}, {"d", 4}}; !slices.Equal(got, want) {
 		t.Fatalf("after heal delivered %v, want %v", got, want)
 	}
 	boom := errors.New("replica down")
-	if err := tp.Replicate("e", st(6), ms(5000), func(string, algorithms.State) error { return boom }); !errors.Is(err, boom) {
+	if err := tp.Replicate(ctx, "e", st(6), ms(5000), func(context.Context, string, algorithms.State) error { return boom }); !errors.Is(err, boom) {
 		t.Errorf("a failed save returned %v, want it passed on", err)
 	}
 }
@@ -180,9 +182,10 @@ func TestReplication(t *testing.T) {
 // TestReplicationQueueStaysSmall: a long run holds only the writes in
 // flight, not every write ever sent.
 func TestReplicationQueueStaysSmall(t *testing.T) {
+	ctx := context.Background()
 	tp := New(Config{Kind: SplitBrain, Servers: 2, ReplicationLag: time.Millisecond})
 	for i := range 100_000 {
-		if err := tp.Replicate("k", algorithms.State{}, algorithms.Time(i*100), func(string, algorithms.State) error { return nil }); err != nil {
+		if err := tp.Replicate(ctx, "k", algorithms.State{}, algorithms.Time(i*100), func(context.Context, string, algorithms.State) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}

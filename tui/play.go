@@ -76,11 +76,11 @@ func ceilTo(d, step time.Duration) time.Duration {
 // advance plays up to virtual time until and takes the frame.
 func (m Model) advance(until time.Duration) Model {
 	m.clock = min(until, m.sc.Duration)
-	if err := m.player.Advance(m.clock); err != nil {
+	if err := m.player.Advance(m.ctx, m.clock); err != nil {
 		m.err = err
 		m.note("the run stopped: %v", err)
 	}
-	m.snap = m.player.Snapshot()
+	m.snap = m.player.Snapshot(m.ctx)
 	m.hist.update(m.snap, m.sc.Step.Seconds(), m.player.Result)
 	if m.vs != nil {
 		vs, err := versusTo(m.vs, m)
@@ -238,9 +238,9 @@ func (m Model) restart(sc sim.Scenario, what string, pristine bool) Model {
 	closeErr := errors.Join(m.player.Close(), m.closeVersus())
 	m.player, m.sc, m.clock, m.err, m.notes, m.vs = p, sc, 0, nil, nil, vs
 	m.hist, m.verdict, m.pristine = history{}, nil, pristine
-	m.hist.update(p.Snapshot(), sc.Step.Seconds(), p.Result)
+	m.hist.update(p.Snapshot(m.ctx), sc.Step.Seconds(), p.Result)
 	m.triedAlg, m.triedTopo = "", ""
-	m.snap = p.Snapshot()
+	m.snap = p.Snapshot(m.ctx)
 	m.note("%s, from t=0", what)
 	if closeErr != nil {
 		m.note("the previous run: %v", closeErr)

@@ -167,7 +167,7 @@ func newModel(ctx context.Context, sc sim.Scenario, opts Options, r *lipgloss.Re
 		speed = 1
 	}
 	m := Model{
-		ctx: ctx, sc: sc, simOpts: opts.Sim, player: p, snap: p.Snapshot(), speed: speed,
+		ctx: ctx, sc: sc, simOpts: opts.Sim, player: p, snap: p.Snapshot(ctx), speed: speed,
 		width: 80, height: 24, st: newStyles(r, opts.NoColor), keys: newKeyMap(),
 		expect: opts.Expect, pristine: true,
 	}

@@ -32,7 +32,7 @@ func newVersus(ctx context.Context, sc sim.Scenario, opts sim.Options, labels [2
 	if labels[1] == "" {
 		labels[1] = "B"
 	}
-	v := &versusRun{sc: sc, player: p, snap: p.Snapshot(), labels: labels}
+	v := &versusRun{sc: sc, player: p, snap: p.Snapshot(ctx), labels: labels}
 	v.hist.update(v.snap, sc.Step.Seconds(), p.Result)
 	return v, nil
 }
@@ -42,8 +42,8 @@ func newVersus(ctx context.Context, sc sim.Scenario, opts sim.Options, labels [2
 // did.
 func versusTo(v *versusRun, m Model) (*versusRun, error) {
 	next := *v
-	err := next.player.Advance(min(m.clock, next.sc.Duration))
-	next.snap = next.player.Snapshot()
+	err := next.player.Advance(m.ctx, min(m.clock, next.sc.Duration))
+	next.snap = next.player.Snapshot(m.ctx)
 	next.hist.update(next.snap, next.sc.Step.Seconds(), next.player.Result)
 	if m.player.Done() && next.verdict == nil && err == nil {
 		// The file's expectations are for the scenario as written: the
