@@ -26,10 +26,10 @@ func goldenResult() *sim.Result {
 		Limit:    sim.LimitResult{RatePerS: 10, Burst: 10, Key: "auto"},
 		Balancer: "round-robin", OnError: "fail-open", Clock: "server", RTTMs: 0.5,
 		Clients: []sim.ClientResult{
-			{Name: "web", Key: "shop", Sent: 120, Allowed: 52, Rejected: 68, MaxAllowed1s: 14, IdealAllowed: 40, LatencyMs: sim.LatencySummary{P50: 0.5, P99: 0.5}},
-			{Name: "mobile", Key: "shop", Sent: 30, Allowed: 18, Rejected: 12, FailedOpen: 4, Retries: 6, MaxAllowed1s: 6, IdealAllowed: 20, LatencyMs: sim.LatencySummary{P50: 0.5, P99: 3}},
+			{Name: "web", Key: "shop", Counts: sim.Counts{Sent: 120, Allowed: 52, Rejected: 68}, MaxAllowed1s: 14, IdealAllowed: 40, LatencyMs: sim.LatencySummary{P50: 0.5, P99: 0.5}},
+			{Name: "mobile", Key: "shop", Counts: sim.Counts{Sent: 30, Allowed: 18, Rejected: 12, FailedOpen: 4}, Retries: 6, MaxAllowed1s: 6, IdealAllowed: 20, LatencyMs: sim.LatencySummary{P50: 0.5, P99: 3}},
 		},
-		Keys: []sim.KeyResult{{Key: "shop", Clients: 2, Sent: 150, Allowed: 70, Rejected: 80, FailedOpen: 4, MaxAllowed1s: 20, IdealAllowed: 60}},
+		Keys: []sim.KeyResult{{Key: "shop", Clients: 2, Counts: sim.Counts{Sent: 150, Allowed: 70, Rejected: 80, FailedOpen: 4}, MaxAllowed1s: 20, IdealAllowed: 60}},
 		Faults: []sim.FaultSpan{
 			{Kind: "partition", StartS: 2, EndS: 4, Detail: "groups 0 | 1"},
 			{Kind: "outage", StartS: 4.5, EndS: 5},
@@ -42,8 +42,8 @@ func goldenResult() *sim.Result {
 	for i := range 6 {
 		ts := float64(i)
 		r.Timeline = append(r.Timeline,
-			sim.TimelineRow{TS: ts, Client: "web", Sent: web[i], Allowed: webOK[i], Rejected: web[i] - webOK[i], P50Ms: 0.5, P99Ms: 0.5},
-			sim.TimelineRow{TS: ts, Client: "mobile", Sent: mob[i], Allowed: mobOK[i], Rejected: mob[i] - mobOK[i], P50Ms: 0.5, P99Ms: 0.5})
+			sim.TimelineRow{TS: ts, Client: "web", Counts: sim.Counts{Sent: web[i], Allowed: webOK[i], Rejected: web[i] - webOK[i]}, P50Ms: 0.5, P99Ms: 0.5},
+			sim.TimelineRow{TS: ts, Client: "mobile", Counts: sim.Counts{Sent: mob[i], Allowed: mobOK[i], Rejected: mob[i] - mobOK[i]}, P50Ms: 0.5, P99Ms: 0.5})
 	}
 	r.Timeline[9].FailedOpen, r.Timeline[9].Retries, r.Timeline[9].P99Ms = 4, 6, 3 // mobile at 4 s
 	r.State = []sim.StateSeries{

@@ -296,10 +296,10 @@ func TestTimelineWithHundredsOfClientsStaysReadable(t *testing.T) {
 	for i := range 300 {
 		name := fmt.Sprintf("device-%03d", i)
 		sent := int64(50 + i)
-		r.Clients = append(r.Clients, sim.ClientResult{Name: name, Key: name, Sent: sent, Allowed: 50})
-		r.Keys = append(r.Keys, sim.KeyResult{Key: name, Sent: sent, Allowed: 50})
+		r.Clients = append(r.Clients, sim.ClientResult{Name: name, Key: name, Counts: sim.Counts{Sent: sent, Allowed: 50}})
+		r.Keys = append(r.Keys, sim.KeyResult{Key: name, Counts: sim.Counts{Sent: sent, Allowed: 50}})
 		for s := range 10 {
-			row := sim.TimelineRow{TS: float64(s), Client: name, Sent: 5, Allowed: 5}
+			row := sim.TimelineRow{TS: float64(s), Client: name, Counts: sim.Counts{Sent: 5, Allowed: 5}}
 			if s == 9 {
 				row.Sent += int64(i)
 				row.Rejected = int64(i)

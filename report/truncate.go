@@ -92,11 +92,7 @@ func Truncate(r *sim.Result, t float64) *sim.Result {
 			continue
 		}
 		c := &out.Clients[i]
-		c.Sent += row.Sent
-		c.Allowed += row.Allowed
-		c.Rejected += row.Rejected
-		c.FailedOpen += row.FailedOpen
-		c.FailedClosed += row.FailedClosed
+		c.Counts.Add(row.Counts)
 		c.Retries += row.Retries
 		c.RetriesAllowed += row.RetriesAllowed
 	}
@@ -115,11 +111,7 @@ func Truncate(r *sim.Result, t float64) *sim.Result {
 		}
 		k := &out.Keys[i]
 		k.Clients++
-		k.Sent += c.Sent
-		k.Allowed += c.Allowed
-		k.Rejected += c.Rejected
-		k.FailedOpen += c.FailedOpen
-		k.FailedClosed += c.FailedClosed
+		k.Counts.Add(c.Counts)
 	}
 	return &out
 }

@@ -151,11 +151,7 @@ func spanCounts(r *sim.Result, span *Span, of func(sim.TimelineRow) bool) (sum s
 		if !of(row) || row.TS < from || row.TS >= to {
 			continue
 		}
-		sum.Sent += row.Sent
-		sum.Allowed += row.Allowed
-		sum.Rejected += row.Rejected
-		sum.FailedOpen += row.FailedOpen
-		sum.FailedClosed += row.FailedClosed
+		sum.Counts.Add(row.Counts)
 		sum.Retries += row.Retries
 	}
 	return sum, math.Min(to, r.DurationS) - from
@@ -203,7 +199,7 @@ func clientFigure(e *Expectation, c sim.ClientResult, r *sim.Result, of func(sim
 	case "p99_ms":
 		return c.LatencyMs.P99
 	}
-	row := sim.TimelineRow{Sent: c.Sent, Allowed: c.Allowed, Rejected: c.Rejected, FailedOpen: c.FailedOpen, FailedClosed: c.FailedClosed, Retries: c.Retries}
+	row := sim.TimelineRow{Counts: c.Counts, Retries: c.Retries}
 	return fromRow(e.Figure, row, r.DurationS)
 }
 
@@ -212,7 +208,7 @@ func clientFigure(e *Expectation, c sim.ClientResult, r *sim.Result, of func(sim
 // figures a KeyResult has).
 func keyFigure(e *Expectation, k sim.KeyResult, r *sim.Result, of func(sim.TimelineRow) bool) float64 {
 	return clientFigure(e, sim.ClientResult{
-		Sent: k.Sent, Allowed: k.Allowed, Rejected: k.Rejected, FailedOpen: k.FailedOpen, FailedClosed: k.FailedClosed,
+		Counts:       k.Counts,
 		MaxAllowed1s: k.MaxAllowed1s, IdealAllowed: k.IdealAllowed, FalseAllows: k.FalseAllows, FalseDenies: k.FalseDenies,
 	}, r, of)
 }

@@ -11,17 +11,17 @@ func TestEvaluateClientsKeysGlobsAndSpans(t *testing.T) {
 		Scenario:  "t",
 		DurationS: 10,
 		Clients: []sim.ClientResult{
-			{Name: "bastion-1", Key: "b1", Sent: 100, Allowed: 30, MaxAllowed1s: 12},
-			{Name: "bastion-2", Key: "b2", Sent: 100, Allowed: 50, MaxAllowed1s: 20},
-			{Name: "office", Key: "nat", Sent: 10, Allowed: 10, MaxAllowed1s: 3},
+			{Name: "bastion-1", Key: "b1", Counts: sim.Counts{Sent: 100, Allowed: 30}, MaxAllowed1s: 12},
+			{Name: "bastion-2", Key: "b2", Counts: sim.Counts{Sent: 100, Allowed: 50}, MaxAllowed1s: 20},
+			{Name: "office", Key: "nat", Counts: sim.Counts{Sent: 10, Allowed: 10}, MaxAllowed1s: 3},
 		},
 		Keys: []sim.KeyResult{
-			{Key: "b1", Sent: 100, Allowed: 30, MaxAllowed1s: 12},
-			{Key: "b2", Sent: 100, Allowed: 50, MaxAllowed1s: 20},
-			{Key: "nat", Sent: 10, Allowed: 10, MaxAllowed1s: 3},
+			{Key: "b1", Counts: sim.Counts{Sent: 100, Allowed: 30}, MaxAllowed1s: 12},
+			{Key: "b2", Counts: sim.Counts{Sent: 100, Allowed: 50}, MaxAllowed1s: 20},
+			{Key: "nat", Counts: sim.Counts{Sent: 10, Allowed: 10}, MaxAllowed1s: 3},
 		},
 		Timeline: []sim.TimelineRow{
-			{TS: 0, Client: "office", Allowed: 4}, {TS: 1, Client: "office", Allowed: 6},
+			{TS: 0, Client: "office", Counts: sim.Counts{Allowed: 4}}, {TS: 1, Client: "office", Counts: sim.Counts{Allowed: 6}},
 		},
 	}
 	max := func(v float64) *float64 { return &v }

@@ -49,25 +49,25 @@ func TestFindings(t *testing.T) {
 	}{
 		{
 			name: "exact when nothing stands out",
-			r:    result(Shared, 1, ClientResult{Name: "a", Key: "a", Sent: 50, Allowed: 50, IdealAllowed: 50, MaxAllowed1s: 20, IdealMaxAllowed1s: 20}),
+			r:    result(Shared, 1, ClientResult{Name: "a", Key: "a", Counts: Counts{Sent: 50, Allowed: 50}, IdealAllowed: 50, MaxAllowed1s: 20, IdealMaxAllowed1s: 20}),
 			want: []FindingKind{FindingExact},
 			text: "admitted 1.00× what one exact limiter would",
 		},
 		{
 			name: "jars per server over-admit, and the topology is the reason",
-			r:    result(Local, 4, ClientResult{Name: "a", Key: "a", Sent: 1000, Allowed: 400, Rejected: 600, IdealAllowed: 100, MaxAllowed1s: 80, IdealMaxAllowed1s: 20}),
+			r:    result(Local, 4, ClientResult{Name: "a", Key: "a", Counts: Counts{Sent: 1000, Allowed: 400, Rejected: 600}, IdealAllowed: 100, MaxAllowed1s: 80, IdealMaxAllowed1s: 20}),
 			want: []FindingKind{FindingOverAdmitted, FindingWorstWindow},
 			text: "4.00× what one exact limiter would on the same arrivals: 4 servers, each with its own jar",
 		},
 		{
 			name: "4% over is noise",
-			r:    result(Local, 4, ClientResult{Name: "a", Key: "a", Sent: 104, Allowed: 104, IdealAllowed: 100, MaxAllowed1s: 21, IdealMaxAllowed1s: 20}),
+			r:    result(Local, 4, ClientResult{Name: "a", Key: "a", Counts: Counts{Sent: 104, Allowed: 104}, IdealAllowed: 100, MaxAllowed1s: 21, IdealMaxAllowed1s: 20}),
 			want: []FindingKind{FindingExact},
 		},
 		{
 			name: "a fixed window's boundary leads even when the total is as over",
 			r: func() *Result {
-				r := result(Shared, 1, ClientResult{Name: "b", Key: "b", Sent: 200, Allowed: 200, IdealAllowed: 100, MaxAllowed1s: 200, IdealMaxAllowed1s: 100})
+				r := result(Shared, 1, ClientResult{Name: "b", Key: "b", Counts: Counts{Sent: 200, Allowed: 200}, IdealAllowed: 100, MaxAllowed1s: 200, IdealMaxAllowed1s: 100})
 				r.Algorithm = "fixed-window"
 				return r
 			}(),
@@ -78,8 +78,8 @@ func TestFindings(t *testing.T) {
 			name: "failed open leads, and the worst second it explains is not repeated",
 			r: func() *Result {
 				r := result(Shared, 2,
-					ClientResult{Name: "scraper", Key: "s", Sent: 3000, Allowed: 1200, Rejected: 1800, FailedOpen: 1000, IdealAllowed: 300, MaxAllowed1s: 100, IdealMaxAllowed1s: 30},
-					ClientResult{Name: "mobile", Key: "m", Sent: 150, Allowed: 150, FailedOpen: 50, IdealAllowed: 150, MaxAllowed1s: 5, IdealMaxAllowed1s: 5})
+					ClientResult{Name: "scraper", Key: "s", Counts: Counts{Sent: 3000, Allowed: 1200, Rejected: 1800, FailedOpen: 1000}, IdealAllowed: 300, MaxAllowed1s: 100, IdealMaxAllowed1s: 30},
+					ClientResult{Name: "mobile", Key: "m", Counts: Counts{Sent: 150, Allowed: 150, FailedOpen: 50}, IdealAllowed: 150, MaxAllowed1s: 5, IdealMaxAllowed1s: 5})
 				r.Faults = []FaultSpan{{Kind: string(Outage), StartS: 10, EndS: 20}}
 				return r
 			}(),
@@ -90,8 +90,8 @@ func TestFindings(t *testing.T) {
 			name: "failed closed names who was under its limit",
 			r: func() *Result {
 				r := result(Shared, 2,
-					ClientResult{Name: "scraper", Key: "s", Sent: 3000, Allowed: 200, Rejected: 2800, FailedClosed: 1000, IdealAllowed: 300, MaxAllowed1s: 30, IdealMaxAllowed1s: 30},
-					ClientResult{Name: "mobile", Key: "m", Sent: 150, Allowed: 100, Rejected: 50, FailedClosed: 50, IdealAllowed: 150, MaxAllowed1s: 5, IdealMaxAllowed1s: 5})
+					ClientResult{Name: "scraper", Key: "s", Counts: Counts{Sent: 3000, Allowed: 200, Rejected: 2800, FailedClosed: 1000}, IdealAllowed: 300, MaxAllowed1s: 30, IdealMaxAllowed1s: 30},
+					ClientResult{Name: "mobile", Key: "m", Counts: Counts{Sent: 150, Allowed: 100, Rejected: 50, FailedClosed: 50}, IdealAllowed: 150, MaxAllowed1s: 5, IdealMaxAllowed1s: 5})
 				r.Faults = []FaultSpan{{Kind: string(Outage), StartS: 10, EndS: 20}}
 				return r
 			}(),
@@ -102,35 +102,35 @@ func TestFindings(t *testing.T) {
 		{
 			name: "a neighbour on a shared key takes the quota",
 			r: result(Shared, 1,
-				ClientResult{Name: "office-1", Key: "nat", Sent: 10, Allowed: 8, Rejected: 2, IdealAllowed: 8, MaxAllowed1s: 2, IdealMaxAllowed1s: 2},
-				ClientResult{Name: "office-2", Key: "nat", Sent: 10, Allowed: 7, Rejected: 3, IdealAllowed: 7, MaxAllowed1s: 2, IdealMaxAllowed1s: 2},
-				ClientResult{Name: "office-3", Key: "nat", Sent: 10, Allowed: 9, Rejected: 1, IdealAllowed: 9, MaxAllowed1s: 2, IdealMaxAllowed1s: 2},
-				ClientResult{Name: "sync", Key: "nat", Sent: 500, Allowed: 70, Rejected: 430, IdealAllowed: 70, MaxAllowed1s: 10, IdealMaxAllowed1s: 10}),
+				ClientResult{Name: "office-1", Key: "nat", Counts: Counts{Sent: 10, Allowed: 8, Rejected: 2}, IdealAllowed: 8, MaxAllowed1s: 2, IdealMaxAllowed1s: 2},
+				ClientResult{Name: "office-2", Key: "nat", Counts: Counts{Sent: 10, Allowed: 7, Rejected: 3}, IdealAllowed: 7, MaxAllowed1s: 2, IdealMaxAllowed1s: 2},
+				ClientResult{Name: "office-3", Key: "nat", Counts: Counts{Sent: 10, Allowed: 9, Rejected: 1}, IdealAllowed: 9, MaxAllowed1s: 2, IdealMaxAllowed1s: 2},
+				ClientResult{Name: "sync", Key: "nat", Counts: Counts{Sent: 500, Allowed: 70, Rejected: 430}, IdealAllowed: 70, MaxAllowed1s: 10, IdealMaxAllowed1s: 10}),
 			want: []FindingKind{FindingLostUnderShare},
 			text: "office-1…3 had 6 requests refused sending under their share of key nat (10/s ÷ 4 clients); sync took 70 of the key's 94 admitted",
 		},
 		{
 			name: "a client alone on its key has no share to lose",
-			r:    result(Shared, 1, ClientResult{Name: "a", Key: "a", Sent: 10, Allowed: 8, Rejected: 2, IdealAllowed: 8, MaxAllowed1s: 8, IdealMaxAllowed1s: 8}),
+			r:    result(Shared, 1, ClientResult{Name: "a", Key: "a", Counts: Counts{Sent: 10, Allowed: 8, Rejected: 2}, IdealAllowed: 8, MaxAllowed1s: 8, IdealMaxAllowed1s: 8}),
 			want: []FindingKind{FindingExact},
 		},
 		{
 			name: "retries that win nothing, against the retrier that did best",
 			r: result(Shared, 1,
-				ClientResult{Name: "eager", Key: "e", Sent: 300, Allowed: 80, Rejected: 220, Retries: 200, RetriesAllowed: 1, IdealAllowed: 80, MaxAllowed1s: 10, IdealMaxAllowed1s: 10},
-				ClientResult{Name: "patient", Key: "p", Sent: 150, Allowed: 100, Rejected: 50, Retries: 50, RetriesAllowed: 40, IdealAllowed: 100, MaxAllowed1s: 10, IdealMaxAllowed1s: 10}),
+				ClientResult{Name: "eager", Key: "e", Counts: Counts{Sent: 300, Allowed: 80, Rejected: 220}, Retries: 200, RetriesAllowed: 1, IdealAllowed: 80, MaxAllowed1s: 10, IdealMaxAllowed1s: 10},
+				ClientResult{Name: "patient", Key: "p", Counts: Counts{Sent: 150, Allowed: 100, Rejected: 50}, Retries: 50, RetriesAllowed: 40, IdealAllowed: 100, MaxAllowed1s: 10, IdealMaxAllowed1s: 10}),
 			want: []FindingKind{FindingRetriesWasted},
 			text: "eager sent 200 retries and 1 was admitted: retrying won almost nothing (patient got 40 of its 50 retries admitted)",
 		},
 		{
 			name: "nine retries are too few to judge",
-			r:    result(Shared, 1, ClientResult{Name: "eager", Key: "e", Sent: 20, Allowed: 11, Rejected: 9, Retries: 9, IdealAllowed: 11, MaxAllowed1s: 10, IdealMaxAllowed1s: 10}),
+			r:    result(Shared, 1, ClientResult{Name: "eager", Key: "e", Counts: Counts{Sent: 20, Allowed: 11, Rejected: 9}, Retries: 9, IdealAllowed: 11, MaxAllowed1s: 10, IdealMaxAllowed1s: 10}),
 			want: []FindingKind{FindingExact},
 		},
 		{
 			name: "a leaky bucket's queue",
 			r: func() *Result {
-				r := result(Shared, 1, ClientResult{Name: "rack", Key: "r", Sent: 40, Allowed: 40, IdealAllowed: 40, MaxAllowed1s: 40, IdealMaxAllowed1s: 40, LatencyMs: LatencySummary{P50: 4000.5, P99: 7800.5}})
+				r := result(Shared, 1, ClientResult{Name: "rack", Key: "r", Counts: Counts{Sent: 40, Allowed: 40}, IdealAllowed: 40, MaxAllowed1s: 40, IdealMaxAllowed1s: 40, LatencyMs: LatencySummary{P50: 4000.5, P99: 7800.5}})
 				r.Algorithm, r.RTTMs = "leaky-bucket", 0.5
 				return r
 			}(),
@@ -140,7 +140,7 @@ func TestFindings(t *testing.T) {
 		{
 			name: "a token bucket's round trip is no queue",
 			r: func() *Result {
-				r := result(Shared, 1, ClientResult{Name: "rack", Key: "r", Sent: 40, Allowed: 40, IdealAllowed: 40, MaxAllowed1s: 40, IdealMaxAllowed1s: 40, LatencyMs: LatencySummary{P50: 0.5, P99: 50}})
+				r := result(Shared, 1, ClientResult{Name: "rack", Key: "r", Counts: Counts{Sent: 40, Allowed: 40}, IdealAllowed: 40, MaxAllowed1s: 40, IdealMaxAllowed1s: 40, LatencyMs: LatencySummary{P50: 0.5, P99: 50}})
 				r.RTTMs = 0.5
 				return r
 			}(),
@@ -149,7 +149,7 @@ func TestFindings(t *testing.T) {
 		{
 			name: "a race needs two servers: on one, a fixed window's boundary is the cause",
 			r: func() *Result {
-				r := result(Racy, 1, ClientResult{Name: "b", Key: "b", Sent: 200, Allowed: 200, IdealAllowed: 100, MaxAllowed1s: 200, IdealMaxAllowed1s: 100})
+				r := result(Racy, 1, ClientResult{Name: "b", Key: "b", Counts: Counts{Sent: 200, Allowed: 200}, IdealAllowed: 100, MaxAllowed1s: 200, IdealMaxAllowed1s: 100})
 				r.Algorithm = "fixed-window"
 				return r
 			}(),
@@ -159,7 +159,7 @@ func TestFindings(t *testing.T) {
 		{
 			name: "requests failed open explain the excess, whatever the topology",
 			r: func() *Result {
-				r := result(Racy, 2, ClientResult{Name: "s", Key: "s", Sent: 3000, Allowed: 1200, Rejected: 1800, FailedOpen: 1000, IdealAllowed: 300, MaxAllowed1s: 100, IdealMaxAllowed1s: 30})
+				r := result(Racy, 2, ClientResult{Name: "s", Key: "s", Counts: Counts{Sent: 3000, Allowed: 1200, Rejected: 1800, FailedOpen: 1000}, IdealAllowed: 300, MaxAllowed1s: 100, IdealMaxAllowed1s: 30})
 				r.Faults = []FaultSpan{{Kind: string(Outage), StartS: 10, EndS: 20}}
 				r.Findings = nil
 				return r
@@ -169,26 +169,26 @@ func TestFindings(t *testing.T) {
 		{
 			name: "clients held to different degrees are given as a range",
 			r: result(Shared, 1,
-				ClientResult{Name: "bastion", Key: "b", Sent: 1000, Allowed: 10, Rejected: 990, IdealAllowed: 10, MaxAllowed1s: 5, IdealMaxAllowed1s: 5},
-				ClientResult{Name: "cron", Key: "c", Sent: 42, Allowed: 10, Rejected: 32, IdealAllowed: 10, MaxAllowed1s: 10, IdealMaxAllowed1s: 10},
-				ClientResult{Name: "web", Key: "w", Sent: 50, Allowed: 50, IdealAllowed: 50, MaxAllowed1s: 5, IdealMaxAllowed1s: 5}),
+				ClientResult{Name: "bastion", Key: "b", Counts: Counts{Sent: 1000, Allowed: 10, Rejected: 990}, IdealAllowed: 10, MaxAllowed1s: 5, IdealMaxAllowed1s: 5},
+				ClientResult{Name: "cron", Key: "c", Counts: Counts{Sent: 42, Allowed: 10, Rejected: 32}, IdealAllowed: 10, MaxAllowed1s: 10, IdealMaxAllowed1s: 10},
+				ClientResult{Name: "web", Key: "w", Counts: Counts{Sent: 50, Allowed: 50}, IdealAllowed: 50, MaxAllowed1s: 5, IdealMaxAllowed1s: 5}),
 			want: []FindingKind{FindingIsolated},
 			text: "bastion and cron had 76–99% of their requests refused; web, on other keys, lost none",
 		},
 		{
 			name: "no isolation where neighbours on the held key lost too",
 			r: result(Shared, 1,
-				ClientResult{Name: "office", Key: "nat", Sent: 10, Allowed: 8, Rejected: 2, IdealAllowed: 8, MaxAllowed1s: 2, IdealMaxAllowed1s: 2},
-				ClientResult{Name: "sync", Key: "nat", Sent: 500, Allowed: 70, Rejected: 430, IdealAllowed: 70, MaxAllowed1s: 10, IdealMaxAllowed1s: 10},
-				ClientResult{Name: "home", Key: "home", Sent: 30, Allowed: 30, IdealAllowed: 30, MaxAllowed1s: 3, IdealMaxAllowed1s: 3}),
+				ClientResult{Name: "office", Key: "nat", Counts: Counts{Sent: 10, Allowed: 8, Rejected: 2}, IdealAllowed: 8, MaxAllowed1s: 2, IdealMaxAllowed1s: 2},
+				ClientResult{Name: "sync", Key: "nat", Counts: Counts{Sent: 500, Allowed: 70, Rejected: 430}, IdealAllowed: 70, MaxAllowed1s: 10, IdealMaxAllowed1s: 10},
+				ClientResult{Name: "home", Key: "home", Counts: Counts{Sent: 30, Allowed: 30}, IdealAllowed: 30, MaxAllowed1s: 3, IdealMaxAllowed1s: 3}),
 			want: []FindingKind{FindingLostUnderShare},
 		},
 		{
 			name: "a runaway held while the others lose nothing",
 			r: result(Shared, 4,
-				ClientResult{Name: "bastion-1", Key: "b1", Sent: 20000, Allowed: 250, Rejected: 19750, IdealAllowed: 250, MaxAllowed1s: 60, IdealMaxAllowed1s: 60},
-				ClientResult{Name: "bastion-2", Key: "b2", Sent: 20000, Allowed: 250, Rejected: 19750, IdealAllowed: 250, MaxAllowed1s: 60, IdealMaxAllowed1s: 60},
-				ClientResult{Name: "scheduler", Key: "s", Sent: 42, Allowed: 42, IdealAllowed: 42, MaxAllowed1s: 42, IdealMaxAllowed1s: 42}),
+				ClientResult{Name: "bastion-1", Key: "b1", Counts: Counts{Sent: 20000, Allowed: 250, Rejected: 19750}, IdealAllowed: 250, MaxAllowed1s: 60, IdealMaxAllowed1s: 60},
+				ClientResult{Name: "bastion-2", Key: "b2", Counts: Counts{Sent: 20000, Allowed: 250, Rejected: 19750}, IdealAllowed: 250, MaxAllowed1s: 60, IdealMaxAllowed1s: 60},
+				ClientResult{Name: "scheduler", Key: "s", Counts: Counts{Sent: 42, Allowed: 42}, IdealAllowed: 42, MaxAllowed1s: 42, IdealMaxAllowed1s: 42}),
 			want: []FindingKind{FindingIsolated},
 			text: "bastion-1 and bastion-2 had 99% of their requests refused; scheduler, on other keys, lost none",
 		},
@@ -207,7 +207,7 @@ func TestFindings(t *testing.T) {
 }
 
 func TestCopiesDiverged(t *testing.T) {
-	r := result(SplitBrain, 4, ClientResult{Name: "a", Key: "a", Sent: 100, Allowed: 50, Rejected: 50, IdealAllowed: 50, MaxAllowed1s: 10, IdealMaxAllowed1s: 10})
+	r := result(SplitBrain, 4, ClientResult{Name: "a", Key: "a", Counts: Counts{Sent: 100, Allowed: 50, Rejected: 50}, IdealAllowed: 50, MaxAllowed1s: 10, IdealMaxAllowed1s: 10})
 	r.State = []StateSeries{
 		{Key: "a", Copy: "primary", TS: []float64{1, 2, 3}, Remaining: []int64{20, 5, 0}},
 		{Key: "a", Copy: "replica", TS: []float64{1, 2, 3}, Remaining: []int64{20, 15, -1}}, // -1: unreadable, not a gap

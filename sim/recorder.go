@@ -129,7 +129,8 @@ func (p *peakWindow) add(at int64, cost int64) {
 
 // counts are one client's figures over a step or a run.
 type counts struct {
-	Sent, Allowed, Rejected, FailedOpen, FailedClosed, Retries int64
+	Counts
+	Retries int64
 	// Served counts admissions in the step they leave the queue: a
 	// leaky bucket's delay moves them later.
 	Served int64
@@ -141,11 +142,7 @@ type counts struct {
 }
 
 func (c *counts) add(o counts) {
-	c.Sent += o.Sent
-	c.Allowed += o.Allowed
-	c.Rejected += o.Rejected
-	c.FailedOpen += o.FailedOpen
-	c.FailedClosed += o.FailedClosed
+	c.Counts.Add(o.Counts)
 	c.Retries += o.Retries
 	c.Served += o.Served
 	c.RetriesAllowed += o.RetriesAllowed
@@ -327,8 +324,7 @@ func (s *sim) result() *Result {
 		t := keyTotals[i]
 		r.Keys = append(r.Keys, KeyResult{
 			Key: k.name, Clients: k.clients,
-			Sent: t.Sent, Allowed: t.Allowed, Rejected: t.Rejected,
-			FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed,
+			Counts:       Counts{Sent: t.Sent, Allowed: t.Allowed, Rejected: t.Rejected, FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed},
 			MaxAllowed1s: k.peak.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: k.idealPeak.peak,
 			FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
 		})
@@ -346,8 +342,7 @@ func (s *sim) clientResult(c *clientRun) ClientResult {
 	t := c.total
 	return ClientResult{
 		Name: c.Name, Key: s.keys[c.key].name,
-		Sent: t.Sent, Allowed: t.Allowed, Rejected: t.Rejected,
-		FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed, Retries: t.Retries, RetriesAllowed: t.RetriesAllowed,
+		Counts: t.Counts, Retries: t.Retries, RetriesAllowed: t.RetriesAllowed,
 		MaxAllowed1s: c.peak.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: c.idealPeak.peak,
 		FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
 		LatencyMs: LatencySummary{P50: millis(c.hist.quantile(0.5)), P99: millis(c.hist.quantile(0.99))},
@@ -360,8 +355,7 @@ func (s *sim) timelineRow(step, ci int) TimelineRow {
 	sc := s.stepCounts[i]
 	return TimelineRow{
 		TS: seconds(int64(step) * s.stepLen), Client: s.clients[ci].Name,
-		Sent: sc.Sent, Allowed: sc.Allowed, Rejected: sc.Rejected,
-		FailedOpen: sc.FailedOpen, FailedClosed: sc.FailedClosed, Retries: sc.Retries, RetriesAllowed: sc.RetriesAllowed, Served: sc.Served,
+		Counts: sc.Counts, Retries: sc.Retries, RetriesAllowed: sc.RetriesAllowed, Served: sc.Served,
 		P50Ms: millis(s.stepP50[i]), P99Ms: millis(s.stepP99[i]),
 	}
 }

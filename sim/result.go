@@ -76,16 +76,35 @@ type LimitResult struct {
 	Defaulted []string `json:"defaulted,omitempty"`
 }
 
+// Counts are what happened to a set of requests: a client's, a key's, a
+// step's. Every request sent is either allowed or rejected. Those the
+// store could not decide are counted again by the policy that decided
+// instead: failed open among the allowed (let through unchecked), failed
+// closed among the rejected. Embedded in the results, its fields sit where
+// they always were in the v1 JSON.
+type Counts struct {
+	Sent         int64 `json:"sent"`
+	Allowed      int64 `json:"allowed"`
+	Rejected     int64 `json:"rejected"`
+	FailedOpen   int64 `json:"failed_open"`
+	FailedClosed int64 `json:"failed_closed"`
+}
+
+// Add adds o's counts to c's.
+func (c *Counts) Add(o Counts) {
+	c.Sent += o.Sent
+	c.Allowed += o.Allowed
+	c.Rejected += o.Rejected
+	c.FailedOpen += o.FailedOpen
+	c.FailedClosed += o.FailedClosed
+}
+
 // ClientResult is what one client experienced over the run.
 type ClientResult struct {
-	Name         string `json:"name"`
-	Key          string `json:"key"`
-	Sent         int64  `json:"sent"`
-	Allowed      int64  `json:"allowed"`
-	Rejected     int64  `json:"rejected"`
-	FailedOpen   int64  `json:"failed_open"`
-	FailedClosed int64  `json:"failed_closed"`
-	Retries      int64  `json:"retries"`
+	Name string `json:"name"`
+	Key  string `json:"key"`
+	Counts
+	Retries int64 `json:"retries"`
 	// RetriesAllowed are the retries admitted (failed open included):
 	// what retrying won.
 	RetriesAllowed int64 `json:"retries_allowed"`
@@ -107,30 +126,22 @@ type LatencySummary struct {
 
 // KeyResult aggregates every client sharing one limiter key.
 type KeyResult struct {
-	Key               string `json:"key"`
-	Clients           int    `json:"clients"`
-	Sent              int64  `json:"sent"`
-	Allowed           int64  `json:"allowed"`
-	Rejected          int64  `json:"rejected"`
-	FailedOpen        int64  `json:"failed_open"`
-	FailedClosed      int64  `json:"failed_closed"`
-	MaxAllowed1s      int64  `json:"max_allowed_1s"`
-	IdealAllowed      int64  `json:"ideal_allowed"`
-	IdealMaxAllowed1s int64  `json:"ideal_max_allowed_1s"`
-	FalseAllows       int64  `json:"false_allows"`
-	FalseDenies       int64  `json:"false_denies"`
+	Key     string `json:"key"`
+	Clients int    `json:"clients"`
+	Counts
+	MaxAllowed1s      int64 `json:"max_allowed_1s"`
+	IdealAllowed      int64 `json:"ideal_allowed"`
+	IdealMaxAllowed1s int64 `json:"ideal_max_allowed_1s"`
+	FalseAllows       int64 `json:"false_allows"`
+	FalseDenies       int64 `json:"false_denies"`
 }
 
 // TimelineRow is one client's figures over one step, starting at TS.
 type TimelineRow struct {
-	TS           float64 `json:"t_s"`
-	Client       string  `json:"client"`
-	Sent         int64   `json:"sent"`
-	Allowed      int64   `json:"allowed"`
-	Rejected     int64   `json:"rejected"`
-	FailedOpen   int64   `json:"failed_open"`
-	FailedClosed int64   `json:"failed_closed"`
-	Retries      int64   `json:"retries"`
+	TS     float64 `json:"t_s"`
+	Client string  `json:"client"`
+	Counts
+	Retries int64 `json:"retries"`
 	// RetriesAllowed are the retries admitted in this step.
 	RetriesAllowed int64 `json:"retries_allowed"`
 	// Served are the admissions that left the queue in this step, which
@@ -187,11 +198,7 @@ func (r *Result) Totals() KeyResult {
 	t := KeyResult{Key: "(all)"}
 	for _, k := range r.Keys {
 		t.Clients += k.Clients
-		t.Sent += k.Sent
-		t.Allowed += k.Allowed
-		t.Rejected += k.Rejected
-		t.FailedOpen += k.FailedOpen
-		t.FailedClosed += k.FailedClosed
+		t.Counts.Add(k.Counts)
 		t.IdealAllowed += k.IdealAllowed
 		t.FalseAllows += k.FalseAllows
 		t.FalseDenies += k.FalseDenies

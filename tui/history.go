@@ -98,22 +98,14 @@ func keySeries(snap sim.Snapshot, h history) []series {
 }
 
 func addResult(to *sim.ClientResult, c sim.ClientResult) {
-	to.Sent += c.Sent
-	to.Allowed += c.Allowed
-	to.Rejected += c.Rejected
-	to.FailedOpen += c.FailedOpen
-	to.FailedClosed += c.FailedClosed
+	to.Counts.Add(c.Counts)
 	to.Retries += c.Retries
 	to.IdealAllowed += c.IdealAllowed
 	to.MaxAllowed1s = max(to.MaxAllowed1s, c.MaxAllowed1s)
 }
 
 func addRow(to *sim.TimelineRow, r sim.TimelineRow) {
-	to.Sent += r.Sent
-	to.Allowed += r.Allowed
-	to.Rejected += r.Rejected
-	to.FailedOpen += r.FailedOpen
-	to.FailedClosed += r.FailedClosed
+	to.Counts.Add(r.Counts)
 	to.Retries += r.Retries
 	to.Served += r.Served
 }

@@ -31,7 +31,7 @@ func TestStrideCompressesAsTheRunGrows(t *testing.T) {
 func steps(allowed []int64, failedOpen ...int64) []sim.TimelineRow {
 	rows := make([]sim.TimelineRow, len(allowed))
 	for i, a := range allowed {
-		rows[i] = sim.TimelineRow{TS: float64(i), Sent: a + 1, Allowed: a}
+		rows[i] = sim.TimelineRow{TS: float64(i), Counts: sim.Counts{Sent: a + 1, Allowed: a}}
 		if i < len(failedOpen) {
 			rows[i].FailedOpen = failedOpen[i]
 		}
