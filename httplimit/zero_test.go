@@ -36,6 +36,22 @@ func TestZeroMetricsRecordsNothing(t *testing.T) {
 	}
 }
 
+// TestNewRefusesAMemoryThatCannotDecide: a zero Memory (or a nil one)
+// fails every Take, so behind the default fail-open policy it would admit
+// every request; New says so instead.
+func TestNewRefusesAMemoryThatCannotDecide(t *testing.T) {
+	for name, l := range map[string]store.Limiter{
+		"zero Memory":    &store.Memory{},
+		"NewMemory(nil)": store.NewMemory(nil),
+		"nil *Memory":    (*store.Memory)(nil),
+	} {
+		_, err := New(Config{Limiter: l})
+		if err == nil || !strings.Contains(err.Error(), "no algorithm") {
+			t.Errorf("%s: New returned %v, want an error saying the Memory has no algorithm", name, err)
+		}
+	}
+}
+
 // TestZeroAlgorithmAnswers429 puts each algorithm's zero value behind the
 // middleware: every request is refused, with header fields that are whole,
 // finite numbers (its RetryAfter is algorithms.Never, sent as whole seconds).
