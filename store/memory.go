@@ -219,9 +219,10 @@ func (m *Memory) cutoff(now algorithms.Time) algorithms.Time {
 const minTime = algorithms.Time(-1 << 63)
 
 // Take decides one request atomically: no other decision on key runs between
-// this one's read and write. It never fails but for a negative cost: a new
-// key that finds the store full evicts another (see [MemoryOptions.MaxKeys]),
-// and on a Memory with no algorithm, which cannot decide.
+// this one's read and write. It fails only for a negative cost and on a
+// Memory with no algorithm, which cannot decide; never for want of room: a
+// new key that finds the store full evicts another (see
+// [MemoryOptions.MaxKeys]).
 func (m *Memory) Take(_ context.Context, key string, now algorithms.Time, cost int64) (Decision, error) {
 	if err := checkCost(cost); err != nil {
 		return Decision{}, err
