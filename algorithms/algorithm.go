@@ -269,3 +269,21 @@ func micros(us int64) time.Duration {
 }
 
 func cleanCost(cost int64) int64 { return max(cost, 0) }
+
+// unbuilt is the step of a limiter's zero value, one no constructor
+// filled in: a limit of zero that never refills. Every request of positive
+// cost is refused for good (RetryAfter Never, since no wait makes room that
+// does not exist); a peek passes, as it does on any exhausted limiter,
+// admitting nothing. prev comes back as it was: nothing was admitted, and
+// a state is only ever moved forward by a limiter that can count.
+//
+// Refusing is what a user who forgot the constructor should meet: a limiter
+// that admitted everything would hide the mistake behind full throughput,
+// and the parameters a working one needs (a rate, a burst or a window) are
+// not there to divide by.
+func unbuilt(prev State, cost int64) (State, Decision) {
+	if cleanCost(cost) == 0 {
+		return prev, Decision{Allowed: true}
+	}
+	return prev, Decision{RetryAfter: Never}
+}

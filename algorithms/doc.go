@@ -24,8 +24,12 @@
 //   - [GCRA]: the token bucket kept as one theoretical arrival time.
 //   - [LeakyBucket]: a queue drained at the rate; delays instead of rejecting.
 //
-// Two rules hold for all of them. The zero State is a key never seen, so a
+// Three rules hold for all of them. The zero State is a key never seen, so a
 // store that lost a key (or let it expire) starts it fresh. A clock that goes
 // backwards (a skewed server) never refills a bucket, never opens a window
 // early, never overflows and never panics: state only ever moves forward.
+// And a limiter's zero value, one declared without its constructor
+// (var tb algorithms.TokenBucket), is a limit of zero: it refuses every
+// request of positive cost with RetryAfter [Never], rather than dividing by
+// the rate or window it was never given.
 package algorithms

@@ -18,6 +18,11 @@ import "time"
 // State: T is the start of the window being counted (µs) and N its count. A
 // clock that goes backwards keeps counting in the recorded window, so it
 // never starts a window early.
+//
+// The zero FixedWindow has windows of no length and a limit of 0: it refuses
+// every request of positive cost, with Limit 0, Remaining 0 and RetryAfter
+// [Never], and lets a peek (cost 0) through, admitting nothing. Build a
+// working one with [NewFixedWindow].
 type FixedWindow struct {
 	rate   Rate
 	window time.Duration
@@ -46,6 +51,9 @@ func (f *FixedWindow) Limit() int64 { return f.limit }
 
 // Step counts the request in its window if the window has room.
 func (f *FixedWindow) Step(prev State, now Time, cost int64) (State, Decision) {
+	if f.w == 0 { // the zero value: windowLimit never builds a window below 1µs
+		return unbuilt(prev, cost)
+	}
 	cost = cleanCost(cost)
 	next := prev
 	if start := floorDiv(int64(now), f.w) * f.w; start > prev.T {

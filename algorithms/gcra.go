@@ -19,6 +19,11 @@ package algorithms
 // interval of a third of a second is exact. The zero State is a TAT long
 // past: a full bucket. When the clock goes backwards the TAT stays put and
 // looks further ahead, so a skewed server is refused more, never less.
+//
+// The zero GCRA has no emission interval to push the TAT by: like the zero
+// [TokenBucket] it refuses every request of positive cost, with Limit 0,
+// Remaining 0 and RetryAfter [Never], and lets a peek (cost 0) through.
+// Build a working one with [NewGCRA].
 type GCRA struct{ tat }
 
 // NewGCRA returns a GCRA limiter admitting rate with bursts up to burst.
@@ -36,6 +41,9 @@ func (g *GCRA) Name() string { return "gcra" }
 // Step admits the request if the TAT it would push to stays within Burst
 // emission intervals of now.
 func (g *GCRA) Step(prev State, now Time, cost int64) (State, Decision) {
+	if g.unbuilt() {
+		return unbuilt(prev, cost)
+	}
 	next, d, _ := g.step(prev, now, cost)
 	return next, d
 }
@@ -61,6 +69,10 @@ func newTAT(rate Rate, burst int64) (tat, error) {
 }
 
 func (t tat) Params() Params { return Params{Rate: t.rate, Burst: t.burst} }
+
+// unbuilt reports whether t is the zero value: newTAT never builds a period
+// below 1µs, and step divides by the rate.
+func (t tat) unbuilt() bool { return t.per == 0 }
 
 // step decides a request and also returns the backlog ahead of it (in
 // 1/rate.N µs) before it was added: the leaky bucket's queueing delay.

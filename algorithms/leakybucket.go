@@ -17,6 +17,11 @@ package algorithms
 // with the same numbers (the "leaky bucket as a meter" is the token bucket);
 // what differs is when they are served. The state is GCRA's: T, with the
 // remainder N, is when the queue will be empty.
+//
+// The zero LeakyBucket is a queue of no places that never drains: it refuses
+// every request of positive cost, with Limit 0, Remaining 0 and RetryAfter
+// [Never], and lets a peek (cost 0) through with no Delay. Build a working
+// one with [NewLeakyBucket].
 type LeakyBucket struct{ tat }
 
 // NewLeakyBucket returns a leaky bucket that queues up to burst requests and
@@ -35,6 +40,9 @@ func (b *LeakyBucket) Name() string { return "leaky-bucket" }
 // Step queues the request if the bucket has room for it; Delay says how long
 // it waits behind the requests already queued.
 func (b *LeakyBucket) Step(prev State, now Time, cost int64) (State, Decision) {
+	if b.unbuilt() {
+		return unbuilt(prev, cost)
+	}
 	next, d, backlog := b.step(prev, now, cost)
 	if d.Allowed {
 		d.Delay = micros(ceilDiv(backlog, b.rate.N))

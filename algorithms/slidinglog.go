@@ -21,6 +21,11 @@ import (
 // of cost; it never holds more than Limit. A clock that goes backwards logs
 // the request at the newest instant already logged, so the log stays sorted
 // and entries never expire early.
+//
+// The zero SlidingLog has a window of no length and a limit of 0: it refuses
+// every request of positive cost, with Limit 0, Remaining 0 and RetryAfter
+// [Never], and lets a peek (cost 0) through, admitting nothing. Build a
+// working one with [NewSlidingLog].
 type SlidingLog struct {
 	rate   Rate
 	window time.Duration
@@ -66,6 +71,9 @@ func (l *SlidingLog) StepInPlace(st *State, now Time, cost int64) Decision {
 }
 
 func (l *SlidingLog) step(prev State, now Time, cost int64, inPlace bool) (State, Decision) {
+	if l.w == 0 { // the zero value: windowLimit never builds a window below 1µs
+		return unbuilt(prev, cost)
+	}
 	cost = cleanCost(cost)
 	cutoff := int64(now) - l.w // entries at or before cutoff have left the window
 	expired := sort.Search(len(prev.Log), func(i int) bool { return prev.Log[i] > cutoff })

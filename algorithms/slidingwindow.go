@@ -23,6 +23,11 @@ import "time"
 //
 // State: T is the start of the current window (µs), N its count and Prev the
 // previous window's count. All arithmetic is scaled by Window, so it is exact.
+//
+// The zero SlidingWindow has windows of no length and a limit of 0: it
+// refuses every request of positive cost, with Limit 0, Remaining 0 and
+// RetryAfter [Never], and lets a peek (cost 0) through, admitting nothing.
+// Build a working one with [NewSlidingWindow].
 type SlidingWindow struct {
 	rate   Rate
 	window time.Duration
@@ -51,6 +56,9 @@ func (s *SlidingWindow) Limit() int64 { return s.limit }
 
 // Step admits the request if the weighted estimate leaves room for it.
 func (s *SlidingWindow) Step(prev State, now Time, cost int64) (State, Decision) {
+	if s.w == 0 { // the zero value: windowLimit never builds a window below 1µs
+		return unbuilt(prev, cost)
+	}
 	cost = cleanCost(cost)
 	w, limit := s.w, s.limit
 	next := State{T: prev.T, N: prev.N, Prev: prev.Prev}

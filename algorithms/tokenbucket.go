@@ -21,6 +21,11 @@ package algorithms
 // microseconds and one microsecond refills Rate.N units. Counting the deficit
 // rather than the tokens makes the zero State a full bucket; counting in
 // those units makes every refill exact integer arithmetic.
+//
+// The zero TokenBucket holds no tokens and earns none, as x/time/rate's zero
+// Limiter: it refuses every request of positive cost, with Limit 0,
+// Remaining 0 and RetryAfter [Never], and lets a peek (cost 0) through,
+// admitting nothing. Build a working one with [NewTokenBucket].
 type TokenBucket struct {
 	rate     Rate
 	burst    int64
@@ -49,6 +54,9 @@ func (b *TokenBucket) Params() Params { return Params{Rate: b.rate, Burst: b.bur
 
 // Step takes cost tokens from the bucket if it holds them.
 func (b *TokenBucket) Step(prev State, now Time, cost int64) (State, Decision) {
+	if b.per == 0 { // the zero value: NewTokenBucket never builds a period below 1µs
+		return unbuilt(prev, cost)
+	}
 	cost = cleanCost(cost)
 	last, deficit := prev.T, prev.N
 	if elapsed := int64(now) - last; elapsed > 0 {

@@ -39,6 +39,9 @@ const (
 //
 // One Metrics may be shared by several middlewares: they add to the same
 // series.
+//
+// The zero Metrics, like a nil *Metrics, records nothing: it has no series
+// and is registered nowhere. Build one with [NewMetrics].
 type Metrics struct {
 	requests [numOutcomes]prometheus.Counter // by outcome
 	store    prometheus.Histogram
@@ -92,14 +95,17 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
+// count and observeStore check the series, not just m: a zero Metrics
+// (&httplimit.Metrics{}) has none, and a metric nobody can scrape is not
+// worth a panic on a request.
 func (m *Metrics) count(o outcome) {
-	if m != nil {
+	if m != nil && m.requests[o] != nil {
 		m.requests[o].Inc()
 	}
 }
 
 func (m *Metrics) observeStore(d time.Duration) {
-	if m != nil {
+	if m != nil && m.store != nil {
 		m.store.Observe(d.Seconds())
 	}
 }

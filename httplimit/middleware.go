@@ -98,12 +98,17 @@ type Config struct {
 //   - the request's context ended first: the handler is not called (a 503
 //     is written for whoever is still listening).
 //
-// New reports an error for a configuration it cannot run: no Limiter, an
+// New reports an error for a configuration it cannot run: no Limiter (or a
+// [store.Memory] with no algorithm, such as the zero Memory, which could
+// never decide and would leave every request to the fail policy), an
 // unknown OnError, a negative Limit or Window, a PolicyName that is not
 // printable ASCII.
 func New(cfg Config) (func(http.Handler) http.Handler, error) {
 	if cfg.Limiter == nil {
 		return nil, errors.New("httplimit: Config.Limiter is nil (want a store, e.g. store.NewMemory(alg))")
+	}
+	if m, ok := cfg.Limiter.(*store.Memory); ok && (m == nil || m.Algorithm() == nil) {
+		return nil, errors.New("httplimit: Config.Limiter is a store.Memory with no algorithm (want store.NewServerMemory(alg))")
 	}
 	policy := cfg.OnError
 	if policy == "" {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"hash/maphash"
 	"sort"
 	"sync"
@@ -27,9 +28,17 @@ const shardCount = 64
 // for any order of instants, as the simulator needs; a server builds one
 // with [NewServerMemory] or [NewMemoryWith], which forgets full keys as it
 // goes and holds at most MaxKeys.
+//
+// The zero Memory is an empty store with the zero options and no algorithm.
+// As a [KV] it is ready to use: Load, Save, Len, Keys, Stats and Sweep work
+// on it, and it keeps every key Saved to it, since without an algorithm it
+// cannot tell when a state is back to full. But it has nothing to decide
+// with, so its Take fails with an error saying so, rather than admitting or
+// refusing on no grounds; behind [WithPolicy] (as package httplimit puts
+// every store) the fail policy then decides every request. Build a limiter
+// with [NewMemory].
 type Memory struct {
 	alg      algorithms.Algorithm
-	seed     maphash.Seed
 	forget   bool
 	grace    algorithms.Time
 	perShard int // the most keys one shard holds; 0 for no bound
@@ -117,7 +126,7 @@ const rebuildAt = 256
 
 type memoryShard struct {
 	mu   sync.Mutex
-	keys map[string]*memoryEntry
+	keys map[string]*memoryEntry // nil in a zero Memory until the shard's first key (init)
 	// walk holds the same entries as keys, in the order the sweep visits
 	// them; entry.at is an entry's index in walk. A removal moves the last
 	// entry into the hole, so that removing costs O(1).
@@ -140,6 +149,15 @@ type memoryEntry struct {
 	at      int             // index in the shard's walk
 }
 
+// init readies a shard of a zero Memory for its first key; on one that is
+// ready (every shard a constructor built) it does nothing. sh.mu is held.
+func (sh *memoryShard) init() {
+	if sh.keys == nil {
+		sh.keys = make(map[string]*memoryEntry)
+		sh.now = minTime
+	}
+}
+
 // NewMemory returns an empty in-process store deciding with alg that keeps
 // every key until [Memory.Sweep] forgets it: the zero [MemoryOptions]. Its
 // decisions are exact whatever order instants come in, which is what the
@@ -158,23 +176,36 @@ func NewServerMemory(alg algorithms.Algorithm) *Memory {
 // NewMemoryWith returns an empty in-process store deciding with alg and
 // bounding its keys as opts say.
 func NewMemoryWith(alg algorithms.Algorithm, opts MemoryOptions) *Memory {
-	m := &Memory{alg: alg, seed: maphash.MakeSeed(), forget: opts.Forget, grace: algorithms.At(max(opts.Grace, 0))}
+	m := &Memory{alg: alg, forget: opts.Forget, grace: algorithms.At(max(opts.Grace, 0))}
 	if opts.MaxKeys > 0 {
 		m.perShard = (opts.MaxKeys + shardCount - 1) / shardCount
 	}
 	for i := range m.shards {
-		m.shards[i].keys = make(map[string]*memoryEntry)
-		m.shards[i].now = minTime
+		m.shards[i].init()
 	}
 	return m
 }
 
-// Algorithm returns the algorithm the store decides with.
+// Algorithm returns the algorithm the store decides with: nil for the zero
+// Memory.
 func (m *Memory) Algorithm() algorithms.Algorithm { return m.alg }
 
+// shardSeed spreads keys over shards. One seed for the process, not one per
+// store, so that a zero Memory hashes without being initialised: keys
+// chosen to pile onto one shard still need a seed no client can see.
+var shardSeed = maphash.MakeSeed()
+
 func (m *Memory) shard(key string) *memoryShard {
-	return &m.shards[maphash.String(m.seed, key)&(shardCount-1)]
+	return &m.shards[maphash.String(shardSeed, key)&(shardCount-1)]
 }
+
+// errNoAlgorithm is what Take answers on a Memory built without an
+// algorithm: the zero Memory, or NewMemory(nil).
+var errNoAlgorithm = errors.New("store: Memory has no algorithm to decide with (build it with store.NewMemory(alg))")
+
+// expiresNever is the expiry of a state no algorithm can read: a Memory
+// without one keeps it until it is overwritten.
+const expiresNever = algorithms.Time(1<<63 - 1)
 
 // cutoff is the instant before which a key full since then may be
 // forgotten, at now: Grace earlier, saturating rather than wrapping.
@@ -188,14 +219,20 @@ func (m *Memory) cutoff(now algorithms.Time) algorithms.Time {
 const minTime = algorithms.Time(-1 << 63)
 
 // Take decides one request atomically: no other decision on key runs between
-// this one's read and write. It never fails but for a negative cost: a new
-// key that finds the store full evicts another (see [MemoryOptions.MaxKeys]).
+// this one's read and write. It fails only for a negative cost and on a
+// Memory with no algorithm, which cannot decide; never for want of room: a
+// new key that finds the store full evicts another (see
+// [MemoryOptions.MaxKeys]).
 func (m *Memory) Take(_ context.Context, key string, now algorithms.Time, cost int64) (Decision, error) {
 	if err := checkCost(cost); err != nil {
 		return Decision{}, err
 	}
+	if m.alg == nil {
+		return Decision{}, errNoAlgorithm
+	}
 	sh := m.shard(key)
 	sh.mu.Lock()
+	sh.init()
 	sh.now = max(sh.now, now)
 	look := 1
 	e := sh.keys[key]
@@ -235,11 +272,16 @@ func (m *Memory) Load(_ context.Context, key string) (algorithms.State, error) {
 func (m *Memory) Save(_ context.Context, key string, st algorithms.State, _ time.Duration) error {
 	// A saved state is taken at its word: it expires when a peek says it
 	// has reset. Peeking at its own time is enough for every algorithm.
-	at := algorithms.Time(max(st.T, lastLogged(st)))
-	_, d := m.alg.Step(st, at, 0)
+	expires := expiresNever
+	if m.alg != nil {
+		at := algorithms.Time(max(st.T, lastLogged(st)))
+		_, d := m.alg.Step(st, at, 0)
+		expires = at + algorithms.At(d.ResetAfter)
+	}
 	sh := m.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	sh.init()
 	look := 1
 	e := sh.keys[key]
 	if e == nil {
@@ -247,7 +289,7 @@ func (m *Memory) Save(_ context.Context, key string, st algorithms.State, _ time
 		look++
 	}
 	e.state = st
-	e.expires = at + algorithms.At(d.ResetAfter)
+	e.expires = expires
 	if m.forget {
 		// Save is given no instant, and a state's own may be in the
 		// future (GCRA's is the theoretical arrival time): sweep at the

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"slices"
 	"sync"
@@ -291,5 +293,126 @@ func TestBoundedMemoryUnderConcurrency(t *testing.T) {
 	wg.Wait()
 	if l := m.Len(); l > maxKeys {
 		t.Errorf("held %d keys, want at most %d", l, maxKeys)
+	}
+}
+
+// TestZeroMemory steps a zero Memory, and one built with no algorithm,
+// through the documented behaviour: a KV that keeps what it is given, a
+// Take that fails with errNoAlgorithm, and so a fail policy deciding.
+func TestZeroMemory(t *testing.T) {
+	ctx := context.Background()
+	saved := algorithms.State{T: 7, N: 3, Log: []int64{5, 7}}
+	for _, tc := range []struct {
+		name string
+		m    *Memory
+	}{
+		{"zero", &Memory{}},
+		{"NewMemory(nil)", NewMemory(nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.m
+			if m.Algorithm() != nil {
+				t.Errorf("Algorithm() = %v, want nil", m.Algorithm())
+			}
+			steps := []struct {
+				what string
+				do   func() error
+			}{
+				{"Load of a key never seen", func() error {
+					st, err := m.Load(ctx, "a")
+					if err != nil || !reflect.DeepEqual(st, algorithms.State{}) {
+						return fmt.Errorf("got %+v, %v; want the zero State", st, err)
+					}
+					return nil
+				}},
+				{"Take", func() error {
+					d, err := m.Take(ctx, "a", 0, 1)
+					if !errors.Is(err, errNoAlgorithm) || d != (Decision{}) {
+						return fmt.Errorf("got %+v, %v; want errNoAlgorithm", d, err)
+					}
+					return nil
+				}},
+				{"Take of cost 0", func() error {
+					if _, err := m.Take(ctx, "a", 0, 0); !errors.Is(err, errNoAlgorithm) {
+						return fmt.Errorf("got %v; want errNoAlgorithm", err)
+					}
+					return nil
+				}},
+				{"Take of a negative cost", func() error {
+					if _, err := m.Take(ctx, "a", 0, -1); err == nil || errors.Is(err, errNoAlgorithm) {
+						return fmt.Errorf("got %v; want the negative-cost error", err)
+					}
+					return nil
+				}},
+				{"Take through a fail-closed policy", func() error {
+					d, err := WithPolicy(m, FailClosed).Take(ctx, "a", 0, 1)
+					if err != nil || d.Allowed || d.Policy != FailClosed || !errors.Is(d.Err, errNoAlgorithm) {
+						return fmt.Errorf("got %+v, %v; want a fail-closed rejection naming errNoAlgorithm", d, err)
+					}
+					return nil
+				}},
+				{"Len after failed Takes", func() error {
+					if n := m.Len(); n != 0 {
+						return fmt.Errorf("got %d keys; want 0: a Take that cannot decide stores nothing", n)
+					}
+					return nil
+				}},
+				{"Save", func() error { return m.Save(ctx, "b", saved, time.Second) }},
+				{"Load after Save", func() error {
+					st, err := m.Load(ctx, "b")
+					if err != nil || !reflect.DeepEqual(st, saved) {
+						return fmt.Errorf("got %+v, %v; want %+v", st, err, saved)
+					}
+					return nil
+				}},
+				{"Sweep far in the future", func() error {
+					if n := m.Sweep(algorithms.At(1000 * time.Hour)); n != 0 {
+						return fmt.Errorf("forgot %d keys; want 0: with no algorithm no state is known to be full", n)
+					}
+					return nil
+				}},
+				{"Keys, Len and Stats", func() error {
+					keys, stats := m.Keys(), m.Stats()
+					if !slices.Equal(keys, []string{"b"}) || m.Len() != 1 || stats != (MemoryStats{Keys: 1}) {
+						return fmt.Errorf("got keys %v, len %d, stats %+v; want [b], 1, {Keys:1}", keys, m.Len(), stats)
+					}
+					return nil
+				}},
+			}
+			for i, s := range steps {
+				if err := s.do(); err != nil {
+					t.Fatalf("step %d (%s): %v", i, s.what, err)
+				}
+			}
+		})
+	}
+}
+
+// TestZeroMemoryConcurrently is for the race detector: a zero Memory's
+// shards are readied by whichever goroutine reaches them first.
+func TestZeroMemoryConcurrently(t *testing.T) {
+	var m Memory
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				key := fmt.Sprint("k", i)
+				if err := m.Save(ctx, key, algorithms.State{T: int64(g)}, 0); err != nil {
+					t.Error(err)
+				}
+				if _, err := m.Load(ctx, key); err != nil {
+					t.Error(err)
+				}
+				if _, err := m.Take(ctx, key, 0, 1); !errors.Is(err, errNoAlgorithm) {
+					t.Errorf("Take: %v, want errNoAlgorithm", err)
+				}
+				m.Len()
+			}
+		})
+	}
+	wg.Wait()
+	if n := m.Len(); n != 200 {
+		t.Fatalf("Len() = %d after 8 goroutines saved the same 200 keys; want 200", n)
 	}
 }
