@@ -21,51 +21,96 @@ import (
 
 // WriteJSON writes r as one indented ratelim.result/v1 object (sim.Schema).
 //
-// The timeline, steps × clients rows, is written a row at a time rather
+// The arrays that grow with a run (clients, keys, the timeline of steps ×
+// clients rows, the state series) are written an element at a time rather
 // than encoded whole: at 100,000 clients × 30 steps the whole encoding
 // would be a second copy of the result, gigabytes, in memory. The bytes
 // are those json.Encoder (two-space indent, no HTML escaping) writes.
 func WriteJSON(w io.Writer, r *sim.Result) error {
+	streamed, err := streamJSON(w, r)
+	if err != nil || streamed {
+		return err
+	}
+	// A layout streamJSON does not know: the whole, encoded at once.
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// streamJSON is WriteJSON's streaming: it writes nothing and returns false
+// when the encoder's layout is not the one it cuts.
+func streamJSON(w io.Writer, r *sim.Result) (bool, error) {
 	rest := *r
-	rest.Timeline = nil
+	// Each streamed array leaves a hole, "null", in the encoding of the
+	// rest; an empty one is left to the encoder, which writes [].
+	type hole struct {
+		field string
+		n     int
+		elem  func(i int) any
+	}
+	var holes []hole
+	if len(r.Clients) > 0 {
+		rest.Clients = nil
+		holes = append(holes, hole{"clients", len(r.Clients), func(i int) any { return &r.Clients[i] }})
+	}
+	if len(r.Keys) > 0 {
+		rest.Keys = nil
+		holes = append(holes, hole{"keys", len(r.Keys), func(i int) any { return &r.Keys[i] }})
+	}
+	if len(r.Timeline) > 0 {
+		rest.Timeline = nil
+		holes = append(holes, hole{"timeline", len(r.Timeline), func(i int) any { return &r.Timeline[i] }})
+	}
+	if len(r.State) > 0 {
+		rest.State = nil
+		holes = append(holes, hole{"state", len(r.State), func(i int) any { return &r.State[i] }})
+	}
 	var head bytes.Buffer
 	enc := json.NewEncoder(&head)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(&rest); err != nil {
-		return err
+		return false, err
 	}
-	const hole = "\n  \"timeline\": null,\n"
-	before, after, ok := bytes.Cut(head.Bytes(), []byte(hole))
-	if !ok || len(r.Timeline) == 0 {
-		// No timeline to stream (or a layout this does not know): whole.
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(r)
+	// Cut the rest at its holes first, so that a layout this does not
+	// know is found before anything is written: then the whole is
+	// encoded instead.
+	var parts [][]byte
+	text := head.Bytes()
+	for _, h := range holes {
+		// A top-level field is the only text at two spaces' indent, and
+		// the holes come in the Result's field order.
+		before, after, ok := bytes.Cut(text, []byte("\n  \""+h.field+"\": null,"))
+		if !ok {
+			return false, nil
+		}
+		parts = append(parts, before)
+		text = after
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.Write(before)
-	bw.WriteString("\n  \"timeline\": [\n")
-	var row bytes.Buffer
-	renc := json.NewEncoder(&row)
-	renc.SetIndent("    ", "  ")
-	renc.SetEscapeHTML(false)
-	for i := range r.Timeline {
-		row.Reset()
-		if err := renc.Encode(&r.Timeline[i]); err != nil {
-			return err
+	var elem bytes.Buffer
+	eenc := json.NewEncoder(&elem)
+	eenc.SetIndent("    ", "  ")
+	eenc.SetEscapeHTML(false)
+	for hi, h := range holes {
+		bw.Write(parts[hi])
+		bw.WriteString("\n  \"" + h.field + "\": [\n")
+		for i := range h.n {
+			elem.Reset()
+			if err := eenc.Encode(h.elem(i)); err != nil {
+				return true, err
+			}
+			bw.WriteString("    ")
+			bw.Write(bytes.TrimSuffix(elem.Bytes(), []byte("\n")))
+			if i < h.n-1 {
+				bw.WriteString(",\n")
+			}
 		}
-		bw.WriteString("    ")
-		bw.Write(bytes.TrimSuffix(row.Bytes(), []byte("\n")))
-		if i < len(r.Timeline)-1 {
-			bw.WriteString(",\n")
-		} else {
-			bw.WriteString("\n  ],\n")
-		}
+		bw.WriteString("\n  ],")
 	}
-	bw.Write(after)
-	return bw.Flush()
+	bw.Write(text)
+	return true, bw.Flush()
 }
 
 // CSVHeader returns the CSV's columns. One header serves both kinds of row,

@@ -73,9 +73,10 @@ type sim struct {
 	// Fault state, changed by fault events.
 	latency      int64 // RTT during a latency fault, -1 when none
 	skews        []skew
-	stepCounts   []counts // steps × clients
-	stepP50      []int64
-	stepP99      []int64
+	// timeline is the Result's timeline itself, steps × clients rows,
+	// written as requests are recorded: a run keeps one copy of it, not a
+	// recorder's and then the Result's.
+	timeline []TimelineRow
 	stateSeries  []StateSeries
 	progress     func(done, total time.Duration)
 	observe      func(Observation)
@@ -139,9 +140,13 @@ func newRecording(sc Scenario, opts Options) (*sim, error) {
 	s.idealInPlace, _ = s.ideal.(inPlaceStepper)
 	s.setupClients()
 	steps := s.steps()
-	s.stepCounts = make([]counts, steps*len(s.clients))
-	s.stepP50 = make([]int64, steps*len(s.clients))
-	s.stepP99 = make([]int64, steps*len(s.clients))
+	s.timeline = make([]TimelineRow, steps*len(s.clients))
+	for st := range steps {
+		ts := seconds(int64(st) * s.stepLen)
+		for ci, c := range s.clients {
+			s.timeline[st*len(s.clients)+ci].TS, s.timeline[st*len(s.clients)+ci].Client = ts, c.Name
+		}
+	}
 	return s, nil
 }
 
