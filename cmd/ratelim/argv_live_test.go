@@ -85,6 +85,16 @@ func TestLoadArgvToPlan(t *testing.T) {
 				t.Errorf("load options\n%+v, want\n%+v", p.loadPlan.load, want)
 			}
 		}},
+		{line: "load nat --max-in-flight 1 --max-requests 1", check: func(t *testing.T, p *parsed) {
+			if lo := p.loadPlan.load; lo.MaxInFlight != 1 || lo.MaxRequests != 1 {
+				t.Errorf("load options %+v, want 1 in flight and at most 1 request", lo)
+			}
+		}},
+		{line: "load nat --max-in-flight 10000", check: func(t *testing.T, p *parsed) {
+			if lo := p.loadPlan.load; lo.MaxInFlight != 10000 {
+				t.Errorf("load options %+v, want 10000 in flight", lo)
+			}
+		}},
 		{line: "load nat", check: func(t *testing.T, p *parsed) {
 			want := live.LoadOptions{MaxInFlight: live.DefaultMaxInFlight, MaxRequests: live.DefaultMaxRequests}
 			if !reflect.DeepEqual(p.loadPlan.load, want) || !reflect.DeepEqual(p.loadPlan.sc, builtin(t, "nat")) {
@@ -126,8 +136,15 @@ func TestLoadRefusesBadFlags(t *testing.T) {
 		{"load nat --format xml", exitBadInput, []string{"--format", `"xml"`}},
 		{"load nat --plot x.jpg", exitBadInput, []string{"--plot", `".jpg"`}},
 		{"load nat --plot x.png --plot-width -1", exitBadInput, []string{"--plot-width"}},
+		{"load nat --plot x.png --plot-height NaN", exitBadInput, []string{"--plot-height", "(got NaN)"}},
 		{"load nat --max-in-flight many", exitBadInput, []string{"--max-in-flight", `"many"`}},
+		// live.Load would read 0 or less as its default, silently.
+		{"load nat --max-in-flight 0", exitBadInput, []string{"--max-in-flight", "want 1 to 10000", "(got 0)"}},
+		{"load nat --max-in-flight -4", exitBadInput, []string{"--max-in-flight", "(got -4)"}},
+		{"load nat --max-in-flight 10001", exitBadInput, []string{"--max-in-flight", "(got 10001)"}},
 		{"load nat --max-requests lots", exitBadInput, []string{"--max-requests", `"lots"`}},
+		{"load nat --max-requests 0", exitBadInput, []string{"--max-requests", "at least 1", "(got 0)"}},
+		{"load nat --max-requests -5", exitBadInput, []string{"--max-requests", "at least 1", "(got -5)"}},
 		{"load nat --faults=perhaps", exitBadInput, []string{"--faults", `"perhaps"`}},
 		{"load nat --servers 0", exitBadInput, []string{"--servers"}},
 		{"load nat --key face", exitBadInput, []string{"--key"}},

@@ -145,7 +145,12 @@ func TestSimRefusesBadFlags(t *testing.T) {
 		{"sim nat --vs seed=2 --live", exitBadInput, []string{"--vs and --live"}},
 		{"sim nat --vs seed=2 --plot x.gif", exitBadInput, []string{"--plot", ".png or .svg"}},
 		{"sim nat --plot out.jpg", exitBadInput, []string{"--plot", `".jpg"`}},
-		{"sim nat --plot out.png --plot-width -1", exitBadInput, []string{"--plot-width"}},
+		{"sim nat --plot out.png --plot-width -1", exitBadInput, []string{"--plot-width", "0 (the plot's own size) or 1 to 120 inches", "(got -1)"}},
+		{"sim nat --plot out.png --plot-width NaN", exitBadInput, []string{"--plot-width", "(got NaN)"}},
+		{"sim nat --plot out.png --plot-width +Inf", exitBadInput, []string{"--plot-width", "(got +Inf)"}},
+		{"sim nat --plot out.png --plot-width 121", exitBadInput, []string{"--plot-width", "120 inches"}},
+		{"sim nat --plot out.svg --plot-height 1e-300", exitBadInput, []string{"--plot-height", "(got 1e-300)"}},
+		{"sim nat --plot out.gif --plot-height 0.5", exitBadInput, []string{"--plot-height", "(got 0.5)"}},
 		{"sim nat --plot out.png --plot-height wide", exitBadInput, []string{"--plot-height", `"wide"`}},
 		{"sim nat --by server", exitBadInput, []string{"--by", `"server"`}},
 	})
@@ -212,6 +217,22 @@ func TestReportArgvToOptions(t *testing.T) {
 					set: map[string]string{"algorithm": "gcra", "topology": "local", "store": "memory", "servers": "2", "balancer": "key-hash", "key": "user", "seed": "9", "duration": "3s", "on-error": "fail-closed", "rtt": "2ms"}}
 			}},
 		})
+}
+
+// The plot's sizes are taken from 1 to 120 inches, and 0 for its own.
+func TestPlotSizesAtTheirBounds(t *testing.T) {
+	for _, line := range []string{
+		"sim nat --plot out.png --plot-width 1 --plot-height 120",
+		"sim nat --plot out.png --plot-width 120 --plot-height 1",
+		"sim nat --plot out.svg --plot-width 0 --plot-height 0",
+		"compare nat --plot grid.png --plot-width 120",
+		"report nat -o nat.html --plot-width 1 --plot-height 120",
+		"load nat --plot live.png --plot-width 120 --plot-height 1",
+	} {
+		if p := parseArgs("", argv(line)...); p.code != exitOK {
+			t.Errorf("%s: exit %d, stderr %q; want it taken", line, p.code, p.stderr)
+		}
+	}
 }
 
 func TestCompareArgvToPlan(t *testing.T) {
@@ -288,6 +309,7 @@ func TestCompareRefusesBadFlags(t *testing.T) {
 		{"compare nat --on-error maybe", exitBadInput, []string{"--on-error"}},
 		{"compare nat --store redis://", exitBadInput, []string{"--store"}},
 		{"compare nat --plot grid.png --plot-width -2", exitBadInput, []string{"--plot-width"}},
+		{"compare nat --plot grid.png --plot-height Inf", exitBadInput, []string{"--plot-height", "(got +Inf)"}},
 	})
 }
 
@@ -309,6 +331,8 @@ func TestReportRefusesBadFlags(t *testing.T) {
 		{"report nat -o x.html --image gif", exitBadInput, []string{"--image", `"gif"`}},
 		{"report nat -o x.html --by server", exitBadInput, []string{"--by"}},
 		{"report nat -o x.html --plot-width -1", exitBadInput, []string{"--plot-width"}},
+		{"report nat -o x.html --plot-height NaN", exitBadInput, []string{"--plot-height", "(got NaN)"}},
+		{"report nat -o x.html --plot-width 1000", exitBadInput, []string{"--plot-width", "(got 1000)"}},
 		{"report nat -o x.html --max-requests 0", exitBadInput, []string{"--max-requests"}},
 		{"report nat -o x.html --max-memory x", exitBadInput, []string{"--max-memory"}},
 		{"report nat -o x.html --servers 0", exitBadInput, []string{"--servers"}},

@@ -182,6 +182,11 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
+// maxInFlight is the most --max-in-flight takes. Each request in flight
+// holds a connection, a file descriptor and a loopback port: past ten
+// thousand a run measures the machine, not the limiter.
+const maxInFlight = 10_000
+
 type loadOptions struct {
 	streams
 	Scenario    string
@@ -252,6 +257,13 @@ type loadPlan struct {
 func planLoad(opts *loadOptions) (*loadPlan, error) {
 	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
 		return nil, err
+	}
+	// live.Load reads 0 as its default; a flag says what it means.
+	if opts.MaxInFlight < 1 || opts.MaxInFlight > maxInFlight {
+		return nil, badInput("--max-in-flight: want 1 to %d requests in flight (got %d)", maxInFlight, opts.MaxInFlight)
+	}
+	if opts.MaxRequests < 1 {
+		return nil, badInput("--max-requests: must be at least 1 (got %d)", opts.MaxRequests)
 	}
 	file, sc, err := opts.loadScenario(opts.Scenario, opts.over)
 	if err != nil {
