@@ -321,6 +321,11 @@ func TestCheckRefusesBadFlags(t *testing.T) {
 		{"check --max-memory 0", exitBadInput, []string{"--max-memory"}},
 		{"check --parallel -3", exitBadInput, []string{"--parallel"}},
 		{"check --servers 2", exitBadInput, []string{"unknown flag: --servers"}},
+		// --store is read as the file's field, as sim's is: a URL with no
+		// host would otherwise dial go-redis's default, localhost:6379.
+		{"check --store redis://", exitBadInput, []string{"--store", "no host"}},
+		{"check nat --store bogus", exitBadInput, []string{"--store", `"bogus"`, "redis+cluster://"}},
+		{"check nat --store http://cache:6379", exitBadInput, []string{"--store", `"http"`}},
 	})
 }
 

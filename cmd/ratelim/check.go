@@ -107,6 +107,13 @@ func planCheck(opts *checkOptions) (*checkPlan, error) {
 	p := &checkPlan{files: files, simOpts: simOpts}
 	for _, f := range files {
 		label := scenarioLabel(f)
+		base := f.Scenario
+		if opts.Store != "" {
+			// Read as the file's topology.store is, and as sim's --store.
+			if base, err = scenarios.Override(base, map[string]string{"store": opts.Store}, scenarios.FlagField); err != nil {
+				return nil, usageError{err}
+			}
+		}
 		groups := map[string]*checkJob{}
 		var order []string
 		for i := range f.Expect {
@@ -120,11 +127,7 @@ func planCheck(opts *checkOptions) (*checkPlan, error) {
 		}
 		for _, id := range order {
 			job := groups[id]
-			sc := f.Scenario
-			if opts.Store != "" {
-				sc.Topology.Store = opts.Store
-			}
-			sc, err := scenarios.Override(sc, job.with, func(name string) string { return "with." + name })
+			sc, err := scenarios.Override(base, job.with, func(name string) string { return "with." + name })
 			if err != nil {
 				return nil, usageError{fmt.Errorf("%s:%d: %w", label, job.exps[0].Line, err)}
 			}
