@@ -22,6 +22,9 @@ func TestServeArgvToOptions(t *testing.T) {
 			{line: "serve nat --trusted-proxies 127.0.0.1/32,10.0.0.0/8 --trusted-proxies ::1", want: func(o *serveOptions) {
 				o.TrustedProxies = []string{"127.0.0.1/32", "10.0.0.0/8", "::1"}
 			}},
+			{line: "serve store-outage --store redis-server", want: func(o *serveOptions) {
+				o.Scenario, o.over.store, o.over.set = "store-outage", "redis-server", map[string]string{"store": "redis-server"}
+			}},
 			{line: "serve runaway-healthcheck --algorithm gcra --topology local --store miniredis --servers 4 --balancer random --key api-key --seed 3 --duration 1m --on-error fail-closed --rtt 1ms", want: func(o *serveOptions) {
 				o.Scenario = "runaway-healthcheck"
 				o.over = overrides{algorithm: "gcra", topology: "local", store: "miniredis", servers: 4, balancer: "random", key: "api-key", seed: 3, duration: "1m", onError: "fail-closed", rtt: "1ms",
@@ -64,6 +67,16 @@ func TestServeArgvToPlan(t *testing.T) {
 			sc.Servers = 3
 			want := live.ServeOptions{Scenario: sc, Listen: "127.0.0.1:0", AllowRemote: true, Control: "127.0.0.1:9000",
 				TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}}
+			if !reflect.DeepEqual(p.servePlan.fleet, want) {
+				t.Errorf("fleet options\n%+v, want\n%+v", p.servePlan.fleet, want)
+			}
+		}},
+		// A redis-server of the fleet's own is the fleet's store, not
+		// the scenario's: a file cannot name one.
+		{line: "serve store-outage --store redis-server --servers 2", check: func(t *testing.T, p *parsed) {
+			sc := builtin(t, "store-outage")
+			sc.Servers = 2
+			want := live.ServeOptions{Scenario: sc, Store: "redis-server", Listen: "127.0.0.1:8080", Control: "127.0.0.1:0"}
 			if !reflect.DeepEqual(p.servePlan.fleet, want) {
 				t.Errorf("fleet options\n%+v, want\n%+v", p.servePlan.fleet, want)
 			}
@@ -127,6 +140,9 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{"serve nat --duration 1ns", exitBadInput, []string{"--duration"}},
 		{"serve nat --algorithm nope", exitBadInput, []string{"--algorithm"}},
 		{"serve nat --plot x.png", exitBadInput, []string{"unknown flag: --plot"}},
+		{"serve nat --store redis-cluster", exitBadInput, []string{"--store", `"redis-cluster"`}},
+		// Only serve starts a redis-server of its own.
+		{"sim nat --store redis-server", exitBadInput, []string{"--store", `"redis-server"`}},
 	})
 }
 

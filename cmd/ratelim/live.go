@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"net/netip"
@@ -96,7 +98,16 @@ type servePlan struct {
 // planServe checks opts and opens the scenario, starting nothing. The
 // addresses are checked by live.Serve, which knows what it can listen on.
 func planServe(opts *serveOptions) (*servePlan, error) {
-	file, sc, err := opts.loadScenario(opts.Scenario, opts.over)
+	over, fleetStore := opts.over, ""
+	if over.set["store"] == fleetRedis {
+		// A redis-server the fleet starts and owns, so that an outage can
+		// stop it, is the fleet's and not a store a scenario can name:
+		// it goes to live.Serve, not through the file's field.
+		fleetStore = fleetRedis
+		over.set = maps.Clone(over.set)
+		delete(over.set, "store")
+	}
+	file, sc, err := opts.loadScenario(opts.Scenario, over)
 	if err != nil {
 		return nil, err
 	}
@@ -104,9 +115,12 @@ func planServe(opts *serveOptions) (*servePlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &servePlan{file: file, fleet: live.ServeOptions{Scenario: sc, Listen: opts.Listen, AllowRemote: opts.AllowRemote,
+	return &servePlan{file: file, fleet: live.ServeOptions{Scenario: sc, Store: fleetStore, Listen: opts.Listen, AllowRemote: opts.AllowRemote,
 		Control: opts.Control, TrustedProxies: proxies}}, nil
 }
+
+// fleetRedis is serve's --store for a redis-server of the fleet's own.
+const fleetRedis = "redis-server"
 
 func serveRun(ctx context.Context, opts *serveOptions) error {
 	if ctx == nil {
@@ -126,7 +140,7 @@ func serveRun(ctx context.Context, opts *serveOptions) error {
 		return setupOrErr(scenarioLabel(file), err)
 	}
 	fmt.Fprintf(opts.Out, "%s: %d server%s, %s on %s, %s %s, on error %s\n", sc.Name, len(fleet.URLs), plural(len(fleet.URLs)),
-		sc.Topology.Kind, storeLabel(sc.Topology.Store), sc.Limit.Algorithm, sc.Limit.Params.Rate, sc.Topology.OnError)
+		sc.Topology.Kind, storeLabel(cmp.Or(so.Store, sc.Topology.Store)), sc.Limit.Algorithm, sc.Limit.Params.Rate, sc.Topology.OnError)
 	for i, u := range fleet.URLs {
 		fmt.Fprintf(opts.Out, "  server %d  %s/api   %s/metrics\n", i, u, u)
 	}
