@@ -81,22 +81,39 @@ type checkLine struct {
 	outcome scenarios.Outcome
 }
 
-func checkRun(ctx context.Context, opts *checkOptions) error {
+// checkPlan is what `ratelim check` runs: a scenario per job, each job
+// one file's expectations that share a with:.
+type checkPlan struct {
+	files   []*scenarios.File
+	jobs    []checkJob
+	scs     []sim.Scenario
+	simOpts sim.Options
+}
+
+// planCheck checks opts, opens the files and makes each job's scenario,
+// running nothing.
+func planCheck(opts *checkOptions) (*checkPlan, error) {
 	if err := checkFormat(opts.Format, "text", "json"); err != nil {
-		return err
+		return nil, err
 	}
 	simOpts, err := opts.Limits.options()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	files, err := checkFiles(opts.Paths, opts.In)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var jobs []checkJob
-	var scs []sim.Scenario
+	p := &checkPlan{files: files, simOpts: simOpts}
 	for _, f := range files {
 		label := scenarioLabel(f)
+		base := f.Scenario
+		if opts.Store != "" {
+			// Read as the file's topology.store is, and as sim's --store.
+			if base, err = scenarios.Override(base, map[string]string{"store": opts.Store}, scenarios.FlagField); err != nil {
+				return nil, usageError{err}
+			}
+		}
 		groups := map[string]*checkJob{}
 		var order []string
 		for i := range f.Expect {
@@ -110,18 +127,23 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 		}
 		for _, id := range order {
 			job := groups[id]
-			sc := f.Scenario
-			if opts.Store != "" {
-				sc.Topology.Store = opts.Store
-			}
-			sc, err := scenarios.Override(sc, job.with, func(name string) string { return "with." + name })
+			sc, err := scenarios.Override(base, job.with, func(name string) string { return "with." + name })
 			if err != nil {
-				return usageError{fmt.Errorf("%s:%d: %w", label, job.exps[0].Line, err)}
+				return nil, usageError{fmt.Errorf("%s:%d: %w", label, job.exps[0].Line, err)}
 			}
-			jobs = append(jobs, *job)
-			scs = append(scs, sc)
+			p.jobs = append(p.jobs, *job)
+			p.scs = append(p.scs, sc)
 		}
 	}
+	return p, nil
+}
+
+func checkRun(ctx context.Context, opts *checkOptions) error {
+	p, err := planCheck(opts)
+	if err != nil {
+		return err
+	}
+	files, jobs, scs, simOpts := p.files, p.jobs, p.scs, p.simOpts
 	results, errs := sim.RunAll(ctx, scs, simOpts, opts.Limits.Workers)
 	var lines []checkLine
 	suites := map[string][]checkLine{}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/report"
+	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -89,47 +90,66 @@ type Cell struct {
 	worstPeakClient string
 }
 
-func compareRun(ctx context.Context, opts *compareOptions) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
+// comparePlan is what `ratelim compare` runs: one scenario per cell, in
+// the cells' order (algorithm by algorithm, each on every topology).
+type comparePlan struct {
+	file    *scenarios.File
+	base    sim.Scenario
+	scs     []sim.Scenario
+	cells   []Cell
+	simOpts sim.Options
+}
+
+// planCompare checks opts and makes each cell's scenario, running nothing.
+func planCompare(opts *compareOptions) (*comparePlan, error) {
 	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
-		return err
+		return nil, err
 	}
 	if opts.Plot.format == "gif" {
-		return badInput("--plot: compare draws a still grid; write it as .png or .svg")
+		return nil, badInput("--plot: compare draws a still grid; write it as .png or .svg")
 	}
 	simOpts, err := opts.Limits.options()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, a := range opts.Algorithms {
 		if !contains(algorithms.Names(), a) {
-			return badInput("--algorithms: unknown algorithm %q (want %s)", a, strings.Join(algorithms.Names(), ", "))
+			return nil, badInput("--algorithms: unknown algorithm %q (want %s)", a, strings.Join(algorithms.Names(), ", "))
 		}
 	}
 	for _, t := range opts.Topologies {
 		if !contains(allTopologies, t) {
-			return badInput("--topologies: unknown topology %q (want %s)", t, strings.Join(allTopologies, ", "))
+			return nil, badInput("--topologies: unknown topology %q (want %s)", t, strings.Join(allTopologies, ", "))
 		}
 	}
 	file, base, err := opts.loadScenario(opts.Scenario, opts.over)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var scs []sim.Scenario
-	var cells []Cell
+	p := &comparePlan{file: file, base: base, simOpts: simOpts}
 	for _, a := range opts.Algorithms {
 		for _, t := range opts.Topologies {
 			sc, err := sim.WithAlgorithm(base, a)
 			if err != nil {
-				return badInput("%s: --algorithms %s: the scenario's limit does not suit it: %v", scenarioLabel(file), a, err)
+				return nil, badInput("%s: --algorithms %s: the scenario's limit does not suit it: %v", scenarioLabel(file), a, err)
 			}
 			sc.Topology.Kind = sim.TopologyKind(t)
-			scs = append(scs, sc)
-			cells = append(cells, Cell{Algorithm: a, Topology: t})
+			p.scs = append(p.scs, sc)
+			p.cells = append(p.cells, Cell{Algorithm: a, Topology: t})
 		}
 	}
+	return p, nil
+}
+
+func compareRun(ctx context.Context, opts *compareOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	p, err := planCompare(opts)
+	if err != nil {
+		return err
+	}
+	file, base, scs, cells, simOpts := p.file, p.base, p.scs, p.cells, p.simOpts
 	results, errs := sim.RunAll(ctx, scs, simOpts, opts.Limits.Workers)
 	for i, err := range errs {
 		label := fmt.Sprintf("%s with %s on %s", scenarioLabel(file), cells[i].Algorithm, cells[i].Topology)

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"net/netip"
@@ -23,6 +25,7 @@ import (
 
 	"github.com/ratelim/ratelim/live"
 	"github.com/ratelim/ratelim/report"
+	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -85,33 +88,64 @@ yours, under a key prefix of its own that is deleted at exit.`,
 	return cmd
 }
 
+// servePlan is what `ratelim serve` starts: the fleet's options, but for
+// the logger, and the file they came from.
+type servePlan struct {
+	file  *scenarios.File
+	fleet live.ServeOptions
+}
+
+// planServe checks opts and opens the scenario, starting nothing. The
+// addresses are checked by live.Serve, which knows what it can listen on.
+func planServe(opts *serveOptions) (*servePlan, error) {
+	over, fleetStore := opts.over, ""
+	if over.set["store"] == fleetRedis {
+		// A redis-server the fleet starts and owns, so that an outage can
+		// stop it, is the fleet's and not a store a scenario can name:
+		// it goes to live.Serve, not through the file's field.
+		fleetStore = fleetRedis
+		over.set = maps.Clone(over.set)
+		delete(over.set, "store")
+	}
+	file, sc, err := opts.loadScenario(opts.Scenario, over)
+	if err != nil {
+		return nil, err
+	}
+	proxies, err := parseTrustedProxies(opts.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	return &servePlan{file: file, fleet: live.ServeOptions{Scenario: sc, Store: fleetStore, Listen: opts.Listen, AllowRemote: opts.AllowRemote,
+		Control: opts.Control, TrustedProxies: proxies}}, nil
+}
+
+// fleetRedis is serve's --store for a redis-server of the fleet's own.
+const fleetRedis = "redis-server"
+
 func serveRun(ctx context.Context, opts *serveOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	file, sc, err := opts.loadScenario(opts.Scenario, opts.over)
+	p, err := planServe(opts)
 	if err != nil {
 		return err
 	}
-	proxies, err := parseTrustedProxies(opts.TrustedProxies)
-	if err != nil {
-		return err
-	}
+	file, sc := p.file, p.fleet.Scenario
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger := slog.New(slog.NewTextHandler(opts.ErrOut, nil))
-	fleet, err := live.Serve(ctx, live.ServeOptions{Scenario: sc, Listen: opts.Listen, AllowRemote: opts.AllowRemote,
-		Control: opts.Control, TrustedProxies: proxies, Logger: logger})
+	so := p.fleet
+	so.Logger = slog.New(slog.NewTextHandler(opts.ErrOut, nil))
+	fleet, err := live.Serve(ctx, so)
 	if err != nil {
 		return setupOrErr(scenarioLabel(file), err)
 	}
 	fmt.Fprintf(opts.Out, "%s: %d server%s, %s on %s, %s %s, on error %s\n", sc.Name, len(fleet.URLs), plural(len(fleet.URLs)),
-		sc.Topology.Kind, storeLabel(sc.Topology.Store), sc.Limit.Algorithm, sc.Limit.Params.Rate, sc.Topology.OnError)
+		sc.Topology.Kind, storeLabel(cmp.Or(so.Store, sc.Topology.Store)), sc.Limit.Algorithm, sc.Limit.Params.Rate, sc.Topology.OnError)
 	for i, u := range fleet.URLs {
 		fmt.Fprintf(opts.Out, "  server %d  %s/api   %s/metrics\n", i, u, u)
 	}
 	fmt.Fprintf(opts.Out, "  control   %s (faults: ratelim load ... --control %s --token %s)\n", fleet.ControlURL, fleet.ControlURL, fleet.Token)
-	if sc.Limit.Key == sim.KeyIP && len(proxies) == 0 {
+	if sc.Limit.Key == sim.KeyIP && len(so.TrustedProxies) == 0 {
 		fmt.Fprintln(opts.Out, "  keyed by ip, and no --trusted-proxies: X-Forwarded-For is ignored, so every local client is 127.0.0.1")
 	}
 	fmt.Fprintln(opts.Out, "ctrl-c stops them")
@@ -161,6 +195,11 @@ func unjoin(err error) []error {
 	}
 	return []error{err}
 }
+
+// maxInFlight is the most --max-in-flight takes. Each request in flight
+// holds a connection, a file descriptor and a loopback port: past ten
+// thousand a run measures the machine, not the limiter.
+const maxInFlight = 10_000
 
 type loadOptions struct {
 	streams
@@ -219,32 +258,58 @@ duration in real time. Targets must be on this machine unless
 	return cmd
 }
 
-func loadRun(ctx context.Context, opts *loadOptions) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
+// loadPlan is what `ratelim load` runs: the scenario as the flags change
+// it, and the load run's options.
+type loadPlan struct {
+	file *scenarios.File
+	sc   sim.Scenario
+	load live.LoadOptions
+}
+
+// planLoad checks opts and opens the scenario, sending nothing. The
+// targets are checked by live.Load, before it sends a request.
+func planLoad(opts *loadOptions) (*loadPlan, error) {
 	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
-		return err
+		return nil, err
+	}
+	// live.Load reads 0 as its default; a flag says what it means.
+	if opts.MaxInFlight < 1 || opts.MaxInFlight > maxInFlight {
+		return nil, badInput("--max-in-flight: want 1 to %d requests in flight (got %d)", maxInFlight, opts.MaxInFlight)
+	}
+	if opts.MaxRequests < 1 {
+		return nil, badInput("--max-requests: must be at least 1 (got %d)", opts.MaxRequests)
 	}
 	file, sc, err := opts.loadScenario(opts.Scenario, opts.over)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	lo := live.LoadOptions{Targets: opts.Targets, AllowRemote: opts.AllowRemote, MaxInFlight: opts.MaxInFlight, MaxRequests: opts.MaxRequests}
 	if opts.Faults && len(sc.Faults) > 0 {
 		// A fleet started by 'ratelim serve' takes the faults on its
 		// control listener, for all its servers: they share the store.
 		if opts.Control == "" || opts.Token == "" {
-			return badInput("%s has faults: give --control URL --token TOKEN as 'ratelim serve' printed them, or --faults=false to run without", scenarioLabel(file))
+			return nil, badInput("%s has faults: give --control URL --token TOKEN as 'ratelim serve' printed them, or --faults=false to run without", scenarioLabel(file))
 		}
 		if err := checkLoopbackURL("--control", opts.Control); err != nil {
-			return err
+			return nil, err
 		}
 		lo.OnFault = live.RemoteFaults(&http.Client{Timeout: 5 * time.Second}, opts.Control, opts.Token)
 	}
-	res, err := live.Load(ctx, sc, lo)
+	return &loadPlan{file: file, sc: sc, load: lo}, nil
+}
+
+func loadRun(ctx context.Context, opts *loadOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	p, err := planLoad(opts)
+	if err != nil {
+		return err
+	}
+	file, sc := p.file, p.sc
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := live.Load(ctx, sc, p.load)
 	if err != nil {
 		return setupOrErr(scenarioLabel(file), err)
 	}

@@ -48,10 +48,27 @@ func (p *plotFlags) checkBy() error {
 	return nil
 }
 
-// checkSize refuses a negative --plot-width or --plot-height.
+// A plot's side is 0 (the plot's own default) or from minPlotInches to
+// maxPlotInches. The most is plots' own bound (a PNG 120in a side is
+// already 100 megapixels), checked here before a run rather than after
+// it; below an inch no figure fits, and a size under a pixel would be an
+// image of none.
+const (
+	minPlotInches = 1
+	maxPlotInches = 120
+)
+
+// checkSize refuses a --plot-width or --plot-height that is not 0 or a
+// size from minPlotInches to maxPlotInches: negative, NaN and infinite
+// ones too.
 func (p *plotFlags) checkSize() error {
-	if p.Width < 0 || p.Height < 0 {
-		return badInput("--plot-width and --plot-height must not be negative")
+	for _, side := range []struct {
+		flag   string
+		inches float64
+	}{{"--plot-width", p.Width}, {"--plot-height", p.Height}} {
+		if side.inches != 0 && !(side.inches >= minPlotInches && side.inches <= maxPlotInches) {
+			return badInput("%s: want 0 (the plot's own size) or %d to %d inches (got %g)", side.flag, minPlotInches, maxPlotInches, side.inches)
+		}
 	}
 	return nil
 }

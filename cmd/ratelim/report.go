@@ -73,31 +73,49 @@ written), and the page says so.`,
 	return cmd
 }
 
-func reportRun(ctx context.Context, opts *reportOptions) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
+// reportPlan is what `ratelim report` runs: the scenario as the flags
+// change it, and the simulator's bounds.
+type reportPlan struct {
+	file    *scenarios.File
+	sc      sim.Scenario
+	simOpts sim.Options
+}
+
+// planReport checks opts and opens the scenario, running nothing.
+func planReport(opts *reportOptions) (*reportPlan, error) {
 	if opts.Output == "" {
-		return badInput("-o: say where to write the report (a file such as report.html, or - for standard output)")
+		return nil, badInput("-o: say where to write the report (a file such as report.html, or - for standard output)")
 	}
 	if opts.Image != "png" && opts.Image != "svg" {
-		return badInput("--image: unknown format %q (want png or svg)", opts.Image)
+		return nil, badInput("--image: unknown format %q (want png or svg)", opts.Image)
 	}
 	if err := opts.Plot.checkBy(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := opts.Plot.checkSize(); err != nil {
-		return err
+		return nil, err
 	}
 	opts.Plot.format = opts.Image
 	simOpts, err := opts.Limits.options()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	file, sc, err := opts.loadScenario(opts.Scenario, opts.over)
 	if err != nil {
+		return nil, err
+	}
+	return &reportPlan{file: file, sc: sc, simOpts: simOpts}, nil
+}
+
+func reportRun(ctx context.Context, opts *reportOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	p, err := planReport(opts)
+	if err != nil {
 		return err
 	}
+	file, sc, simOpts := p.file, p.sc, p.simOpts
 	r, err := runScenario(ctx, opts.ErrOut, opts.ErrIsTerminal, scenarioLabel(file), sc, simOpts)
 	if err != nil {
 		return err

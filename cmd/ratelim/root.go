@@ -54,7 +54,21 @@ func badInput(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
-func newRootCmd(s streams) *cobra.Command {
+// runners are what the commands run their options with; a nil one is the
+// command's own. Tests replace them to see what a command line would run,
+// through the real flags and exit codes, without running it.
+type runners struct {
+	algorithms func(*algorithmsOptions) error
+	scenarios  func(*scenariosOptions) error
+	sim        func(*simOptions) error
+	compare    func(*compareOptions) error
+	check      func(*checkOptions) error
+	report     func(*reportOptions) error
+	serve      func(*serveOptions) error
+	load       func(*loadOptions) error
+}
+
+func newRootCmd(s streams, r runners) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "ratelim",
 		Short: "Study rate limiters: every algorithm, every place the counter can live",
@@ -72,14 +86,14 @@ split-brain, outage), and shows what each client experienced.
 	root.SetIn(s.In)
 	// A bad flag is bad input, like any other.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newCmdAlgorithms(s, nil))
-	root.AddCommand(newCmdScenarios(s, nil))
-	root.AddCommand(newCmdSim(s, nil))
-	root.AddCommand(newCmdCompare(s, nil))
-	root.AddCommand(newCmdCheck(s, nil))
-	root.AddCommand(newCmdReport(s, nil))
-	root.AddCommand(newCmdServe(s, nil))
-	root.AddCommand(newCmdLoad(s, nil))
+	root.AddCommand(newCmdAlgorithms(s, r.algorithms))
+	root.AddCommand(newCmdScenarios(s, r.scenarios))
+	root.AddCommand(newCmdSim(s, r.sim))
+	root.AddCommand(newCmdCompare(s, r.compare))
+	root.AddCommand(newCmdCheck(s, r.check))
+	root.AddCommand(newCmdReport(s, r.report))
+	root.AddCommand(newCmdServe(s, r.serve))
+	root.AddCommand(newCmdLoad(s, r.load))
 	return root
 }
 
@@ -116,7 +130,12 @@ func isTerminal(w io.Writer) bool {
 // SIGTERM: the commands then stop, delete what they wrote to a store, and
 // return its error.
 func run(ctx context.Context, args []string, s streams) int {
-	root := newRootCmd(s)
+	return runWith(ctx, args, s, runners{})
+}
+
+// runWith is run with the commands' runners replaced by r's.
+func runWith(ctx context.Context, args []string, s streams, r runners) int {
+	root := newRootCmd(s, r)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	code := exitCode(ctx, err)

@@ -170,53 +170,76 @@ func (o overrides) apply(sc *sim.Scenario) error {
 	return nil
 }
 
+// simPlan is what `ratelim sim` runs: the scenario as the flags change
+// it, the --vs one beside it, and the simulator's bounds.
+type simPlan struct {
+	file    *scenarios.File
+	sc      sim.Scenario
+	vs      *versus
+	scB     sim.Scenario // the --vs run, when vs is not nil
+	simOpts sim.Options
+}
+
+// planSim checks opts and opens the scenario, running nothing: every flag
+// is refused here, before a run starts.
+func planSim(opts *simOptions) (*simPlan, error) {
+	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
+		return nil, err
+	}
+	if err := opts.Plot.checkBy(); err != nil {
+		return nil, err
+	}
+	simOpts, err := opts.Limits.options()
+	if err != nil {
+		return nil, err
+	}
+	vs, err := parseVersus(opts.Vs)
+	if err != nil {
+		return nil, err
+	}
+	file, sc, err := opts.loadScenario(opts.Scenario, opts.over)
+	if err != nil {
+		return nil, err
+	}
+	p := &simPlan{file: file, sc: sc, vs: vs, simOpts: simOpts}
+	if vs != nil {
+		if opts.Live {
+			return nil, badInput("--vs and --live do not go together (run load twice)")
+		}
+		if opts.Plot.format == "gif" {
+			return nil, badInput("--plot: --vs draws a still side by side; write it as .png or .svg")
+		}
+		if p.scB, err = vs.apply(sc); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Live && opts.TUI {
+		return nil, badInput("--live and --tui do not go together")
+	}
+	if opts.TUI {
+		if !opts.OutIsTerminal {
+			return nil, badInput("--tui needs a terminal, and stdout is not one (use --format table|json|csv, or --plot FILE)")
+		}
+		if !(opts.Speed > 0) {
+			return nil, badInput("--speed: must be positive (got %g)", opts.Speed)
+		}
+	}
+	return p, nil
+}
+
 func simRun(ctx context.Context, opts *simOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
-		return err
-	}
-	if err := opts.Plot.checkBy(); err != nil {
-		return err
-	}
-	simOpts, err := opts.Limits.options()
+	p, err := planSim(opts)
 	if err != nil {
 		return err
 	}
-	vs, err := parseVersus(opts.Vs)
-	if err != nil {
-		return err
-	}
-	file, sc, err := opts.loadScenario(opts.Scenario, opts.over)
-	if err != nil {
-		return err
-	}
-	var scB sim.Scenario
-	if vs != nil {
-		if opts.Live {
-			return badInput("--vs and --live do not go together (run load twice)")
-		}
-		if opts.Plot.format == "gif" {
-			return badInput("--plot: --vs draws a still side by side; write it as .png or .svg")
-		}
-		if scB, err = vs.apply(sc); err != nil {
-			return err
-		}
-	}
+	file, sc, vs, scB, simOpts := p.file, p.sc, p.vs, p.scB, p.simOpts
 	if opts.Live {
-		if opts.TUI {
-			return badInput("--live and --tui do not go together")
-		}
 		return simLive(ctx, opts, scenarioLabel(file), sc)
 	}
 	if opts.TUI {
-		if !opts.OutIsTerminal {
-			return badInput("--tui needs a terminal, and stdout is not one (use --format table|json|csv, or --plot FILE)")
-		}
-		if !(opts.Speed > 0) {
-			return badInput("--speed: must be positive (got %g)", opts.Speed)
-		}
 		_, noColor := os.LookupEnv("NO_COLOR")
 		topts := tui.Options{In: opts.In, Out: opts.Out, Speed: opts.Speed, NoColor: noColor, Sim: simOpts, AltScreen: true}
 		if len(opts.over.set) == 0 {

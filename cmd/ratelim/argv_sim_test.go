@@ -1,0 +1,347 @@
+package main
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/store"
+)
+
+func TestSimArgvToOptions(t *testing.T) {
+	scenario := func(name string) func(*simOptions) { return func(o *simOptions) { o.Scenario = name } }
+	testArgv(t, newCmdSim(streams{}, nil),
+		func() simOptions {
+			return simOptions{Scenario: "nat", Format: "table", Limits: defaultLimits(), Speed: 1, Plot: plotFlags{By: "client"}, over: noOverrides()}
+		},
+		func(p *parsed) *simOptions { return p.sim },
+		[]argvCase[simOptions]{
+			{line: "sim nat"},
+			{line: "sim my-scenario.yaml", want: scenario("my-scenario.yaml"), code: exitBadInput},
+			{line: "sim window-boundary --algorithm gcra --servers 3 --format json --vs servers=1", want: func(o *simOptions) {
+				o.Scenario, o.Format, o.Vs = "window-boundary", "json", []string{"servers=1"}
+				o.over.algorithm, o.over.servers = "gcra", 3
+				o.over.set = map[string]string{"algorithm": "gcra", "servers": "3"}
+			}},
+			{line: "sim nat --format csv -q --wide", want: func(o *simOptions) { o.Format, o.Quiet, o.Wide = "csv", true, true }},
+			{line: "sim nat --quiet", want: func(o *simOptions) { o.Quiet = true }},
+			{line: "sim nat --max-requests 500 --max-memory 64MiB", want: func(o *simOptions) { o.Limits.MaxRequests, o.Limits.MaxMemory = 500, "64MiB" }},
+			{line: "sim nat --tui --speed max", code: exitBadInput, want: func(o *simOptions) { o.TUI, o.Speed = true, float64(speedMax()) }},
+			{line: "sim nat --speed 2.5", want: func(o *simOptions) { o.Speed = 2.5 }},
+			{line: "sim nat --live", want: func(o *simOptions) { o.Live = true }},
+			{line: "sim store-outage --vs on_error=fail-closed --vs seed=3", want: func(o *simOptions) {
+				o.Scenario, o.Vs = "store-outage", []string{"on_error=fail-closed", "seed=3"}
+			}},
+			{line: "sim nat --topology local --store miniredis --balancer random --key ip --seed 7 --duration 10s --on-error fail-closed --rtt 1ms", want: func(o *simOptions) {
+				o.over = overrides{topology: "local", store: "miniredis", balancer: "random", key: "ip", seed: 7, duration: "10s", onError: "fail-closed", rtt: "1ms",
+					set: map[string]string{"topology": "local", "store": "miniredis", "balancer": "random", "key": "ip", "seed": "7", "duration": "10s", "on-error": "fail-closed", "rtt": "1ms"}}
+			}},
+			// A flag given its default value is still given: it overrides.
+			{line: "sim nat --seed 0", want: func(o *simOptions) { o.over.set = map[string]string{"seed": "0"} }},
+			{line: "sim nat --plot out.png --plot-width 8 --plot-height 5.5 --by key", want: func(o *simOptions) {
+				o.Plot = plotFlags{Path: "out.png", Width: 8, Height: 5.5, By: "key"}
+			}},
+		})
+}
+
+// speedMax is --speed max.
+func speedMax() speedFlag {
+	var s speedFlag
+	s.Set("max")
+	return s
+}
+
+func TestSimArgvToPlan(t *testing.T) {
+	testPlans(t, []planCase{
+		{line: "sim nat", check: func(t *testing.T, p *parsed) {
+			// No flag: the scenario as its file has it.
+			if !reflect.DeepEqual(p.simPlan.sc, builtin(t, "nat")) || p.simPlan.vs != nil || boundsOf(p.simPlan.simOpts) != defaultBounds {
+				t.Errorf("plan %+v, want nat as built in, no --vs, default bounds", p.simPlan)
+			}
+		}},
+		{line: "sim window-boundary --algorithm gcra --servers 3 --format json --vs servers=1", check: func(t *testing.T, p *parsed) {
+			a, b := p.simPlan.sc, p.simPlan.scB
+			if a.Limit.Algorithm != "gcra" || a.Servers != 3 || b.Limit.Algorithm != "gcra" || b.Servers != 1 {
+				t.Errorf("runs %s on %d servers vs %s on %d; want gcra on 3 vs gcra on 1", a.Limit.Algorithm, a.Servers, b.Limit.Algorithm, b.Servers)
+			}
+			if want := map[string]string{"servers": "1"}; !reflect.DeepEqual(p.simPlan.vs.set, want) {
+				t.Errorf("--vs %v, want %v", p.simPlan.vs.set, want)
+			}
+		}},
+		{line: "sim nat --topology local --store miniredis --balancer random --key ip --seed 7 --duration 10s --on-error fail-closed --rtt 1ms", check: func(t *testing.T, p *parsed) {
+			sc := p.simPlan.sc
+			got := []any{sc.Topology.Kind, sc.Topology.Store, sc.Balancer, sc.Limit.Key, sc.Seed, sc.Duration, sc.Topology.OnError, sc.Topology.RTT}
+			want := []any{sim.Local, "miniredis", sim.Random, sim.KeyIP, uint64(7), 10 * time.Second, store.FailClosed, time.Millisecond}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("scenario fields %v, want %v", got, want)
+			}
+		}},
+		{line: "sim nat --max-requests 500 --max-memory 64MiB", check: func(t *testing.T, p *parsed) {
+			if want := (simBounds{500, 64 << 20}); boundsOf(p.simPlan.simOpts) != want {
+				t.Errorf("simulator options %+v, want %+v", p.simPlan.simOpts, want)
+			}
+		}},
+		{line: "sim nat --max-memory 8GB", check: func(t *testing.T, p *parsed) {
+			if p.simPlan.simOpts.MaxMemory != 8e9 {
+				t.Errorf("--max-memory 8GB is %d bytes, want 8e9", p.simPlan.simOpts.MaxMemory)
+			}
+		}},
+		{line: "sim -", stdin: smallScenario, check: func(t *testing.T, p *parsed) {
+			if p.simPlan.sc.Name != "small" || p.simPlan.file.Path != "stdin" {
+				t.Errorf("read %q from %q, want small from stdin", p.simPlan.sc.Name, p.simPlan.file.Path)
+			}
+		}},
+	})
+}
+
+func TestSimRefusesBadFlags(t *testing.T) {
+	testRefusals(t, []refusal{
+		{"sim", exitBadInput, []string{"scenario name or file"}},
+		{"sim nat extra", exitBadInput, []string{"got 2 arguments"}},
+		{"sim nat --no-such-flag", exitBadInput, []string{"unknown flag: --no-such-flag"}},
+		{"sim nat -x", exitBadInput, []string{"unknown shorthand flag: 'x'"}},
+		{"sim nat --format xml", exitBadInput, []string{"--format", `"xml"`, "table, json or csv"}},
+		{"sim nat --quiet=maybe", exitBadInput, []string{"--quiet", `"maybe"`}},
+		{"sim nat --wide=2", exitBadInput, []string{"--wide", `"2"`}},
+		{"sim nat --servers abc", exitBadInput, []string{"--servers", `"abc"`}},
+		{"sim nat --servers 0", exitBadInput, []string{"--servers"}},
+		{"sim nat --servers -1", exitBadInput, []string{"--servers"}},
+		{"sim nat --servers 1025", exitBadInput, []string{"--servers", "1024"}},
+		{"sim nat --servers 99999999999999999999", exitBadInput, []string{"--servers", "out of range"}},
+		{"sim partition --servers 2", exitBadInput, []string{"--servers", "partition"}},
+		{"sim nat --seed -1", exitBadInput, []string{"--seed", `"-1"`}},
+		{"sim nat --seed 18446744073709551616", exitBadInput, []string{"--seed", "out of range"}},
+		{"sim nat --duration soon", exitBadInput, []string{"--duration", `"soon"`}},
+		{"sim nat --duration 1ns", exitBadInput, []string{"--duration", "microsecond"}},
+		{"sim nat --duration 0s", exitBadInput, []string{"--duration"}},
+		{"sim nat --duration -5s", exitBadInput, []string{"--duration"}},
+		{"sim nat --duration 8761h", exitBadInput, []string{"--duration", "a year"}},
+		{"sim nat --rtt 1ns", exitBadInput, []string{"--rtt"}},
+		{"sim nat --rtt slow", exitBadInput, []string{"--rtt", `"slow"`}},
+		{"sim nat --algorithm nope", exitBadInput, []string{"--algorithm", `"nope"`}},
+		{"sim nat --topology mesh", exitBadInput, []string{"--topology", `"mesh"`}},
+		{"sim nat --store redis://", exitBadInput, []string{"--store", "no host"}},
+		{"sim nat --store bogus", exitBadInput, []string{"--store", `"bogus"`}},
+		{"sim nat --balancer sideways", exitBadInput, []string{"--balancer", `"sideways"`}},
+		{"sim nat --key face", exitBadInput, []string{"--key", `"face"`}},
+		{"sim nat --on-error maybe", exitBadInput, []string{"--on-error", `"maybe"`}},
+		{"sim nat --max-requests 0", exitBadInput, []string{"--max-requests", "at least 1"}},
+		{"sim nat --max-requests -5", exitBadInput, []string{"--max-requests", "at least 1"}},
+		{"sim nat --max-requests lots", exitBadInput, []string{"--max-requests", `"lots"`}},
+		{"sim nat --max-memory lots", exitBadInput, []string{"--max-memory", `"lots"`}},
+		{"sim nat --max-memory 1KB", exitBadInput, []string{"--max-memory", "too little"}},
+		{"sim nat --speed 0", exitBadInput, []string{"--speed", "positive"}},
+		{"sim nat --speed fast", exitBadInput, []string{"--speed", "or max"}},
+		{"sim nat --tui", exitBadInput, []string{"--tui needs a terminal"}},
+		{"sim nat --tui --live", exitBadInput, []string{"--live and --tui"}},
+		{"sim nat --vs servers", exitBadInput, []string{"--vs", "FIELD=VALUE"}},
+		{"sim nat --vs colour=red", exitBadInput, []string{"--vs", `"colour"`}},
+		{"sim nat --vs seed=1 --vs seed=2", exitBadInput, []string{"--vs", "seed given twice"}},
+		{"sim nat --vs servers=5000", exitBadInput, []string{"--vs servers", "1024"}},
+		{"sim nat --vs seed=2 --live", exitBadInput, []string{"--vs and --live"}},
+		{"sim nat --vs seed=2 --plot x.gif", exitBadInput, []string{"--plot", ".png or .svg"}},
+		{"sim nat --plot out.jpg", exitBadInput, []string{"--plot", `".jpg"`}},
+		{"sim nat --plot out.png --plot-width -1", exitBadInput, []string{"--plot-width", "0 (the plot's own size) or 1 to 120 inches", "(got -1)"}},
+		{"sim nat --plot out.png --plot-width NaN", exitBadInput, []string{"--plot-width", "(got NaN)"}},
+		{"sim nat --plot out.png --plot-width +Inf", exitBadInput, []string{"--plot-width", "(got +Inf)"}},
+		{"sim nat --plot out.png --plot-width 121", exitBadInput, []string{"--plot-width", "120 inches"}},
+		{"sim nat --plot out.svg --plot-height 1e-300", exitBadInput, []string{"--plot-height", "(got 1e-300)"}},
+		{"sim nat --plot out.gif --plot-height 0.5", exitBadInput, []string{"--plot-height", "(got 0.5)"}},
+		{"sim nat --plot out.png --plot-height wide", exitBadInput, []string{"--plot-height", `"wide"`}},
+		{"sim nat --by server", exitBadInput, []string{"--by", `"server"`}},
+	})
+}
+
+func TestCompareArgvToOptions(t *testing.T) {
+	testArgv(t, newCmdCompare(streams{}, nil),
+		func() compareOptions {
+			// Every algorithm and every topology.
+			return compareOptions{Scenario: "nat", Algorithms: algorithms.Names(), Topologies: []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)},
+				Format: "table", Limits: defaultLimits(), over: noOverrides()}
+		},
+		func(p *parsed) *compareOptions { return p.compare },
+		[]argvCase[compareOptions]{
+			{line: "compare nat"},
+			{line: "compare nat --algorithms gcra,sliding-log --topologies local --format csv", want: func(o *compareOptions) {
+				o.Algorithms, o.Topologies, o.Format = []string{"gcra", "sliding-log"}, []string{"local"}, "csv"
+			}},
+			{line: "compare nat --algorithms gcra --algorithms fixed-window", want: func(o *compareOptions) { o.Algorithms = []string{"gcra", "fixed-window"} }},
+			{line: "compare nat --max-requests 9 --max-memory 1GiB --parallel 3", want: func(o *compareOptions) {
+				o.Limits = runLimits{MaxRequests: 9, MaxMemory: "1GiB", Workers: 3}
+			}},
+			{line: "compare nat --store miniredis --servers 2 --seed 5 --duration 2s --on-error fail-open", want: func(o *compareOptions) {
+				o.over = overrides{store: "miniredis", servers: 2, seed: 5, duration: "2s", onError: "fail-open",
+					set: map[string]string{"store": "miniredis", "servers": "2", "seed": "5", "duration": "2s", "on-error": "fail-open"}}
+			}},
+			{line: "compare nat --plot grid.svg --plot-width 10 --plot-height 4", want: func(o *compareOptions) {
+				o.Plot = plotFlags{Path: "grid.svg", Width: 10, Height: 4}
+			}},
+		})
+}
+
+func TestCheckArgvToOptions(t *testing.T) {
+	limits := defaultLimits()
+	testArgv(t, newCmdCheck(streams{}, nil),
+		func() checkOptions { return checkOptions{Paths: []string{}, Format: "text", Limits: limits} },
+		func(p *parsed) *checkOptions { return p.check },
+		[]argvCase[checkOptions]{
+			{line: "check"},
+			{line: "check nat window-boundary --format json", want: func(o *checkOptions) { o.Paths, o.Format = []string{"nat", "window-boundary"}, "json" }},
+			{line: "check nat --junit report.xml --store miniredis", want: func(o *checkOptions) { o.Paths, o.JUnit, o.Store = []string{"nat"}, "report.xml", "miniredis" }},
+			{line: "check nat --max-requests 100000 --max-memory 2GB --parallel 1", want: func(o *checkOptions) {
+				o.Paths, o.Limits = []string{"nat"}, runLimits{MaxRequests: 100000, MaxMemory: "2GB", Workers: 1}
+			}},
+		})
+}
+
+func TestReportArgvToOptions(t *testing.T) {
+	testArgv(t, newCmdReport(streams{}, nil),
+		func() reportOptions {
+			return reportOptions{Scenario: "nat", Output: "nat.html", Image: "png", Limits: defaultLimits(), Plot: plotFlags{By: "client"}, over: noOverrides()}
+		},
+		func(p *parsed) *reportOptions { return p.report },
+		[]argvCase[reportOptions]{
+			{line: "report nat -o nat.html"},
+			{line: "report nat", code: exitBadInput, want: func(o *reportOptions) { o.Output = "" }},
+			{line: "report nat --output - --image svg --by key", want: func(o *reportOptions) { o.Output, o.Image, o.Plot.By = "-", "svg", "key" }},
+			{line: "report nat -o nat.html --plot-width 9 --plot-height 12", want: func(o *reportOptions) { o.Plot.Width, o.Plot.Height = 9, 12 }},
+			{line: "report nat -o nat.html --max-requests 50000 --max-memory 128MiB", want: func(o *reportOptions) {
+				o.Limits.MaxRequests, o.Limits.MaxMemory = 50000, "128MiB"
+			}},
+			{line: "report nat -o nat.html --algorithm gcra --topology local --store memory --servers 2 --balancer key-hash --key user --seed 9 --duration 3s --on-error fail-closed --rtt 2ms", want: func(o *reportOptions) {
+				o.over = overrides{algorithm: "gcra", topology: "local", store: "memory", servers: 2, balancer: "key-hash", key: "user", seed: 9, duration: "3s", onError: "fail-closed", rtt: "2ms",
+					set: map[string]string{"algorithm": "gcra", "topology": "local", "store": "memory", "servers": "2", "balancer": "key-hash", "key": "user", "seed": "9", "duration": "3s", "on-error": "fail-closed", "rtt": "2ms"}}
+			}},
+		})
+}
+
+// The plot's sizes are taken from 1 to 120 inches, and 0 for its own.
+func TestPlotSizesAtTheirBounds(t *testing.T) {
+	for _, line := range []string{
+		"sim nat --plot out.png --plot-width 1 --plot-height 120",
+		"sim nat --plot out.png --plot-width 120 --plot-height 1",
+		"sim nat --plot out.svg --plot-width 0 --plot-height 0",
+		"compare nat --plot grid.png --plot-width 120",
+		"report nat -o nat.html --plot-width 1 --plot-height 120",
+		"load nat --plot live.png --plot-width 120 --plot-height 1",
+	} {
+		if p := parseArgs("", argv(line)...); p.code != exitOK {
+			t.Errorf("%s: exit %d, stderr %q; want it taken", line, p.code, p.stderr)
+		}
+	}
+}
+
+func TestCompareArgvToPlan(t *testing.T) {
+	testPlans(t, []planCase{
+		{line: "compare nat --algorithms gcra,sliding-log --topologies local,shared --servers 2 --seed 5", check: func(t *testing.T, p *parsed) {
+			var got []string
+			for i, c := range p.comparePl.cells {
+				sc := p.comparePl.scs[i]
+				got = append(got, fmt.Sprintf("%s/%s=%s/%s/%d/%d", c.Algorithm, c.Topology, sc.Limit.Algorithm, sc.Topology.Kind, sc.Servers, sc.Seed))
+			}
+			want := []string{"gcra/local=gcra/local/2/5", "gcra/shared=gcra/shared/2/5", "sliding-log/local=sliding-log/local/2/5", "sliding-log/shared=sliding-log/shared/2/5"}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("cells %v, want %v", got, want)
+			}
+		}},
+		{line: "compare nat", check: func(t *testing.T, p *parsed) {
+			if n, want := len(p.comparePl.cells), len(algorithms.Names())*4; n != want || boundsOf(p.comparePl.simOpts) != defaultBounds {
+				t.Errorf("%d cells with %+v, want %d with the default bounds", n, p.comparePl.simOpts, want)
+			}
+		}},
+	})
+}
+
+func TestCheckArgvToPlan(t *testing.T) {
+	testPlans(t, []planCase{
+		{line: "check", check: func(t *testing.T, p *parsed) {
+			if len(p.checkPlan.files) != len(scenarios.Builtin()) || boundsOf(p.checkPlan.simOpts) != defaultBounds {
+				t.Errorf("%d files with %+v, want every built-in with the default bounds", len(p.checkPlan.files), p.checkPlan.simOpts)
+			}
+		}},
+		{line: "check nat --store miniredis --max-requests 777", check: func(t *testing.T, p *parsed) {
+			for _, sc := range p.checkPlan.scs {
+				if sc.Topology.Store != "miniredis" {
+					t.Errorf("%s runs on %q, want miniredis", sc.Name, sc.Topology.Store)
+				}
+			}
+			if p.checkPlan.simOpts.MaxRequests != 777 || len(p.checkPlan.scs) == 0 {
+				t.Errorf("%d runs with %+v, want some with MaxRequests 777", len(p.checkPlan.scs), p.checkPlan.simOpts)
+			}
+		}},
+		{line: "check -", stdin: smallScenario, check: func(t *testing.T, p *parsed) {
+			if len(p.checkPlan.files) != 1 || scenarioLabel(p.checkPlan.files[0]) != "stdin" {
+				t.Errorf("files %v, want stdin alone", p.checkPlan.files)
+			}
+		}},
+	})
+}
+
+func TestReportArgvToPlan(t *testing.T) {
+	testPlans(t, []planCase{
+		{line: "report nat -o nat.html --image svg --servers 3 --max-requests 1000", check: func(t *testing.T, p *parsed) {
+			if p.reportPlan.sc.Servers != 3 || p.reportPlan.simOpts.MaxRequests != 1000 {
+				t.Errorf("plan %+v, want 3 servers and MaxRequests 1000", p.reportPlan)
+			}
+		}},
+	})
+}
+
+func TestCompareRefusesBadFlags(t *testing.T) {
+	testRefusals(t, []refusal{
+		{"compare", exitBadInput, []string{"scenario name or file"}},
+		{"compare nat --algorithm gcra", exitBadInput, []string{"unknown flag: --algorithm"}},
+		{"compare nat --algorithms nope", exitBadInput, []string{"--algorithms", `"nope"`}},
+		{"compare nat --topologies mesh", exitBadInput, []string{"--topologies", `"mesh"`}},
+		{"compare nat --format yaml", exitBadInput, []string{"--format", `"yaml"`}},
+		{"compare nat --plot grid.gif", exitBadInput, []string{"--plot", "still grid"}},
+		{"compare nat --parallel -1", exitBadInput, []string{"--parallel"}},
+		{"compare nat --parallel many", exitBadInput, []string{"--parallel", `"many"`}},
+		{"compare nat --max-requests 0", exitBadInput, []string{"--max-requests"}},
+		{"compare nat --max-memory 1B", exitBadInput, []string{"--max-memory"}},
+		{"compare nat --servers 0", exitBadInput, []string{"--servers"}},
+		{"compare nat --seed x", exitBadInput, []string{"--seed"}},
+		{"compare nat --duration 1ns", exitBadInput, []string{"--duration"}},
+		{"compare nat --on-error maybe", exitBadInput, []string{"--on-error"}},
+		{"compare nat --store redis://", exitBadInput, []string{"--store"}},
+		{"compare nat --plot grid.png --plot-width -2", exitBadInput, []string{"--plot-width"}},
+		{"compare nat --plot grid.png --plot-height Inf", exitBadInput, []string{"--plot-height", "(got +Inf)"}},
+	})
+}
+
+func TestCheckRefusesBadFlags(t *testing.T) {
+	testRefusals(t, []refusal{
+		{"check --format json5", exitBadInput, []string{"--format", `"json5"`, "text or json"}},
+		{"check --junit", exitBadInput, []string{"--junit", "needs an argument"}},
+		{"check --max-requests 0", exitBadInput, []string{"--max-requests"}},
+		{"check --max-memory 0", exitBadInput, []string{"--max-memory"}},
+		{"check --parallel -3", exitBadInput, []string{"--parallel"}},
+		{"check --servers 2", exitBadInput, []string{"unknown flag: --servers"}},
+		// --store is read as the file's field, as sim's is: a URL with no
+		// host would otherwise dial go-redis's default, localhost:6379.
+		{"check --store redis://", exitBadInput, []string{"--store", "no host"}},
+		{"check nat --store bogus", exitBadInput, []string{"--store", `"bogus"`, "redis+cluster://"}},
+		{"check nat --store http://cache:6379", exitBadInput, []string{"--store", `"http"`}},
+	})
+}
+
+func TestReportRefusesBadFlags(t *testing.T) {
+	testRefusals(t, []refusal{
+		{"report nat", exitBadInput, []string{"-o", "report.html"}},
+		{"report nat -o", exitBadInput, []string{"-o", "needs an argument"}},
+		{"report nat -o x.html --image gif", exitBadInput, []string{"--image", `"gif"`}},
+		{"report nat -o x.html --by server", exitBadInput, []string{"--by"}},
+		{"report nat -o x.html --plot-width -1", exitBadInput, []string{"--plot-width"}},
+		{"report nat -o x.html --plot-height NaN", exitBadInput, []string{"--plot-height", "(got NaN)"}},
+		{"report nat -o x.html --plot-width 1000", exitBadInput, []string{"--plot-width", "(got 1000)"}},
+		{"report nat -o x.html --max-requests 0", exitBadInput, []string{"--max-requests"}},
+		{"report nat -o x.html --max-memory x", exitBadInput, []string{"--max-memory"}},
+		{"report nat -o x.html --servers 0", exitBadInput, []string{"--servers"}},
+		{"report nat -o x.html --rtt 1ns", exitBadInput, []string{"--rtt"}},
+		{"report nat -o x.html --plot x.png", exitBadInput, []string{"unknown flag: --plot"}},
+	})
+}
