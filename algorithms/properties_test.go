@@ -384,3 +384,22 @@ func TestPropertySlidingLogInPlaceIsStep(t *testing.T) {
 		}
 	})
 }
+
+// TestPropertyTokenBucketInPlaceIsStep: the token bucket stepped in place
+// decides as Step does and reaches the same state, backwards clocks and
+// costs over the burst included.
+func TestPropertyTokenBucketInPlaceIsStep(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		alg := genBucket(t, "token-bucket").(*TokenBucket)
+		reqs := genRequests(t, rapid.Bool().Draw(t, "backwards"))
+		var pure, inPlace State
+		for i, r := range reqs {
+			var want Decision
+			pure, want = alg.Step(pure, r.at, r.cost)
+			got := alg.StepInPlace(&inPlace, r.at, r.cost)
+			if got != want || pure.T != inPlace.T || pure.N != inPlace.N {
+				t.Fatalf("request %d (%+v): in place %+v at %+v, Step %+v at %+v", i, r, got, inPlace, want, pure)
+			}
+		}
+	})
+}

@@ -57,36 +57,53 @@ func (b *TokenBucket) Step(prev State, now Time, cost int64) (State, Decision) {
 	if b.per == 0 { // the zero value: NewTokenBucket never builds a period below 1µs
 		return unbuilt(prev, cost)
 	}
+	st := State{T: prev.T, N: prev.N}
+	d := b.StepInPlace(&st, now, cost)
+	return st, d
+}
+
+// StepInPlace is Step for a caller that owns st: it decides as Step does
+// and moves st on where it lies, without copying a State in and out (what
+// a simulator's exact limiter, stepped once per request, is spared).
+func (b *TokenBucket) StepInPlace(st *State, now Time, cost int64) Decision {
+	if b.per == 0 {
+		_, d := unbuilt(*st, cost)
+		return d
+	}
 	cost = cleanCost(cost)
-	last, deficit := prev.T, prev.N
+	last, deficit := st.T, st.N
 	if elapsed := int64(now) - last; elapsed > 0 {
 		// A clock that went backwards (elapsed < 0) earns nothing and
 		// leaves last where it was, so the bucket never refills twice.
 		deficit = refill(deficit, elapsed, b.rate.N)
 		last = int64(now)
 	}
+	st.T = last
 	// behind is how far now trails last when the clock went backwards;
 	// waits are measured from last, where the deficit was counted.
 	behind := last - int64(now)
 	d := Decision{Limit: b.burst}
 	if cost > b.burst {
+		st.N = deficit
 		d.Remaining = (b.capacity - deficit) / b.per
 		d.RetryAfter = Never
 		d.ResetAfter = micros(behind + ceilDiv(deficit, b.rate.N))
-		return State{T: last, N: deficit}, d
+		return d
 	}
 	need := cost * b.per
 	if deficit+need > b.capacity {
+		st.N = deficit
 		d.Remaining = (b.capacity - deficit) / b.per
 		d.RetryAfter = micros(behind + ceilDiv(deficit+need-b.capacity, b.rate.N))
 		d.ResetAfter = micros(behind + ceilDiv(deficit, b.rate.N))
-		return State{T: last, N: deficit}, d
+		return d
 	}
 	deficit += need
+	st.N = deficit
 	d.Allowed = true
 	d.Remaining = (b.capacity - deficit) / b.per
 	d.ResetAfter = micros(behind + ceilDiv(deficit, b.rate.N))
-	return State{T: last, N: deficit}, d
+	return d
 }
 
 // refill returns the deficit left after elapsed µs at n units per µs,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -110,6 +111,8 @@ func BenchmarkSnapshot10k(b *testing.B) {
 func benchRun(b *testing.B, sc Scenario) int64 {
 	b.Helper()
 	var requests int64
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	for b.Loop() {
 		r, err := Run(context.Background(), sc, Options{})
 		if err != nil {
@@ -117,6 +120,10 @@ func benchRun(b *testing.B, sc Scenario) int64 {
 		}
 		requests += r.Requests
 	}
+	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(requests), "ns/request")
+	// A run's setup allocates (clients, the timeline); a request should
+	// not: this is what the steady state costs, setup spread over it.
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(requests), "allocs/request")
 	return requests
 }

@@ -5,7 +5,7 @@ const (
 	evArrival    uint8 = iota // a client's traffic stream sends a request; arg: stream
 	evRetry                   // a client sends a rejected request again; arg: attempt
 	evWrite                   // a racy read-modify-write's write lands; arg: pending slot
-	evStepEnd                 // the recorder closes a step; arg: step
+	evStepEnd                 // the recorder closes a step; arg: step (never queued: see sim.nextStepEnd)
 	evFaultStart              // arg: fault index
 	evFaultEnd
 	evLog // a log entry falls due; arg: index into notes
@@ -40,15 +40,18 @@ func (q *eventQueue) peek() event { return q.items[0] }
 
 func (q *eventQueue) push(e event) {
 	q.items = append(q.items, e)
+	// Sift up with a hole: parents move down into it, and e is written
+	// once, where it belongs.
 	i := len(q.items) - 1
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !q.items[i].before(q.items[parent]) {
+		if !e.before(q.items[parent]) {
 			break
 		}
-		q.items[i], q.items[parent] = q.items[parent], q.items[i]
+		q.items[i] = q.items[parent]
 		i = parent
 	}
+	q.items[i] = e
 }
 
 func (q *eventQueue) pop() event {
@@ -56,20 +59,38 @@ func (q *eventQueue) pop() event {
 	last := len(q.items) - 1
 	q.items[0] = q.items[last]
 	q.items = q.items[:last]
+	q.down()
+	return top
+}
+
+// replaceTop puts e in the place of the earliest event: a pop and a push
+// for the price of one sift down.
+func (q *eventQueue) replaceTop(e event) {
+	q.items[0] = e
+	q.down()
+}
+
+// down sifts the top down to its place, with a hole as push does.
+func (q *eventQueue) down() {
+	n := len(q.items)
+	if n == 0 {
+		return
+	}
+	e := q.items[0]
 	i := 0
 	for {
-		l, r := 2*i+1, 2*i+2
-		smallest := i
-		if l < last && q.items[l].before(q.items[smallest]) {
-			smallest = l
+		child := 2*i + 1
+		if child >= n {
+			break
 		}
-		if r < last && q.items[r].before(q.items[smallest]) {
-			smallest = r
+		if r := child + 1; r < n && q.items[r].before(q.items[child]) {
+			child = r
 		}
-		if smallest == i {
-			return top
+		if !q.items[child].before(e) {
+			break
 		}
-		q.items[i], q.items[smallest] = q.items[smallest], q.items[i]
-		i = smallest
+		q.items[i] = q.items[child]
+		i = child
 	}
+	q.items[i] = e
 }

@@ -67,16 +67,22 @@ type sim struct {
 	// force; spread is the balancer.
 	topo   *topology.Topology
 	spread topology.Spreader
-	intn   func(int) int // rng.IntN, bound once
+	intn   func(int) int     // rng.IntN, bound once
+	int64n func(int64) int64 // rng.Int64N, bound once
 	save   topology.SaveFunc
 
 	// Fault state, changed by fault events.
-	latency      int64 // RTT during a latency fault, -1 when none
-	skews        []skew
+	latency int64 // RTT during a latency fault, -1 when none
+	skews   []skew
 	// timeline is the Result's timeline itself, steps × clients rows,
 	// written as requests are recorded: a run keeps one copy of it, not a
 	// recorder's and then the Result's.
 	timeline []TimelineRow
+	// stepsEnded are the steps closed so far; step i's end event has
+	// sequence number stepSeq0 + i.
+	stepsEnded   int
+	stepSeq0     uint64
+	nSteps       int
 	stateSeries  []StateSeries
 	progress     func(done, total time.Duration)
 	observe      func(Observation)
@@ -103,9 +109,12 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	}
 	s.budget = budget
 	s.setupFaults()
-	for i := range s.steps() {
-		s.schedule(event{at: min(int64(i+1)*s.stepLen, s.duration), kind: evStepEnd, arg: int32(i)})
-	}
+	// The step ends are events like the others, in order, but kept out
+	// of the heap: there are as many as steps, all known now, and in the
+	// heap they would deepen every sift. Their sequence numbers are
+	// reserved here, so that ties are broken exactly as if they were in.
+	s.stepSeq0 = s.seq + 1
+	s.seq += uint64(s.steps())
 	for ci, c := range s.clients {
 		for si := range c.streams {
 			s.scheduleArrival(ci, si)
@@ -138,6 +147,7 @@ func newRecording(sc Scenario, opts Options) (*sim, error) {
 		s.policy = store.FailOpen
 	}
 	s.idealInPlace, _ = s.ideal.(inPlaceStepper)
+	s.nSteps = int((s.duration + s.stepLen - 1) / s.stepLen)
 	s.setupClients()
 	steps := s.steps()
 	s.timeline = make([]TimelineRow, steps*len(s.clients))
@@ -170,9 +180,9 @@ func idealFor(alg algorithms.Algorithm) algorithms.Algorithm {
 	return ideal
 }
 
-func (s *sim) steps() int {
-	return int((s.duration + s.stepLen - 1) / s.stepLen)
-}
+// steps is how many steps the run has: its duration in steps, the last
+// one possibly short.
+func (s *sim) steps() int { return s.nSteps }
 
 func (s *sim) setupClients() {
 	index := map[string]int{}
@@ -238,13 +248,33 @@ func (s *sim) schedule(e event) {
 // runUntil processes the events due by until, in order, and leaves the
 // clock there.
 func (s *sim) runUntil(ctx context.Context, until int64) error {
-	for n := 0; s.queue.len() > 0 && s.queue.peek().at <= until; n++ {
+	for n := 0; ; n++ {
 		if n&4095 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		e := s.queue.pop()
+		stepEnd, more := s.nextStepEnd()
+		if s.queue.len() == 0 || (more && stepEnd.before(s.queue.peek())) {
+			if !more || stepEnd.at > until {
+				break
+			}
+			s.now = stepEnd.at
+			s.stepsEnded++
+			s.endStep(ctx, int(stepEnd.arg), stepEnd.at)
+			continue
+		}
+		e := s.queue.peek()
+		if e.at > until {
+			break
+		}
 		s.now = e.at
-		if err := s.handle(ctx, e); err != nil {
+		var err error
+		if e.kind == evArrival {
+			err = s.arrive(ctx, e)
+		} else {
+			s.queue.pop()
+			err = s.handle(ctx, e)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -252,14 +282,41 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 	return nil
 }
 
+// nextStepEnd is the event of the next step to end, if any is left.
+func (s *sim) nextStepEnd() (event, bool) {
+	i := s.stepsEnded
+	if i >= s.steps() {
+		return event{}, false
+	}
+	return event{at: min(int64(i+1)*s.stepLen, s.duration), seq: s.stepSeq0 + uint64(i), kind: evStepEnd, arg: int32(i)}, true
+}
+
+// arrive handles the arrival at the top of the queue, a client's first
+// try, and puts its stream's next arrival in its place: the commonest
+// event costs one sift of the heap, not a pop and a push. Whatever the
+// request schedules comes after it (at its time or later, with a later
+// sequence number), so it is still the top when it is replaced.
+func (s *sim) arrive(ctx context.Context, e event) error {
+	c := s.clients[e.client]
+	if err := s.request(ctx, int(e.client), e.at, c.cost[e.arg], 0); err != nil {
+		return err
+	}
+	if top := s.queue.peek(); top.seq != e.seq {
+		panic(fmt.Sprintf("sim: an event was scheduled before the one being handled (seq %d at %d µs, before seq %d at %d µs)", top.seq, top.at, e.seq, e.at))
+	}
+	at, ok := c.streams[e.arg].next(s.rng)
+	if !ok {
+		s.queue.pop()
+		return nil
+	}
+	s.seq++
+	s.queue.replaceTop(event{at: at, seq: s.seq, kind: evArrival, client: e.client, arg: e.arg})
+	return nil
+}
+
+// handle handles every event but an arrival (arrive's).
 func (s *sim) handle(ctx context.Context, e event) error {
 	switch e.kind {
-	case evArrival:
-		c := s.clients[e.client]
-		if err := s.request(ctx, int(e.client), e.at, c.cost[e.arg], 0); err != nil {
-			return err
-		}
-		s.scheduleArrival(int(e.client), int(e.arg))
 	case evRetry:
 		return s.request(ctx, int(e.client), e.at, e.cost, int(e.arg))
 	case evWrite:
@@ -269,8 +326,6 @@ func (s *sim) handle(ctx context.Context, e event) error {
 		if err := p.Write(ctx); err != nil && !errors.Is(err, errStoreDown) {
 			return err
 		}
-	case evStepEnd:
-		s.endStep(ctx, int(e.arg), e.at)
 	case evLog:
 		s.logf(e.at, "%s", s.notes[e.arg])
 	case evFaultStart:
@@ -341,7 +396,11 @@ func (s *sim) request(ctx context.Context, client int, t int64, cost int64, atte
 }
 
 func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, d store.Decision) {
-	wait, again := s.clients[client].Retry.Wait(attempt, d.RetryAfter, s.rng.Int64N)
+	r := s.clients[client].Retry
+	if r.Policy == RetryNone || r.Policy == "" {
+		return // gives up: Wait would say so, after its bookkeeping
+	}
+	wait, again := r.Wait(attempt, d.RetryAfter, s.int64n)
 	if !again {
 		return
 	}

@@ -32,6 +32,7 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 		ReplicationLag: tp.ReplicationLag, FailoverAfter: tp.FailoverAfter, PrimaryStopsAfter: tp.PrimaryStopsAfter})
 	s.spread = topology.Spreader{Balancer: s.sc.Balancer, Servers: s.sc.Servers}
 	s.intn = s.rng.IntN
+	s.int64n = s.rng.Int64N
 	names := s.topo.Copies()
 	s.copyNames = names
 	kind := s.sc.Topology.Store

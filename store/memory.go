@@ -38,7 +38,11 @@ const shardCount = 64
 // every store) the fail policy then decides every request. Build a limiter
 // with [NewMemory].
 type Memory struct {
-	alg      algorithms.Algorithm
+	alg algorithms.Algorithm
+	// bucket is alg when it is the token bucket, whose state (two
+	// integers, no log) can be stepped where the entry lies: nothing a
+	// Load handed out shares it.
+	bucket   *algorithms.TokenBucket
 	forget   bool
 	grace    algorithms.Time
 	perShard int // the most keys one shard holds; 0 for no bound
@@ -177,6 +181,7 @@ func NewServerMemory(alg algorithms.Algorithm) *Memory {
 // bounding its keys as opts say.
 func NewMemoryWith(alg algorithms.Algorithm, opts MemoryOptions) *Memory {
 	m := &Memory{alg: alg, forget: opts.Forget, grace: algorithms.At(max(opts.Grace, 0))}
+	m.bucket, _ = alg.(*algorithms.TokenBucket)
 	if opts.MaxKeys > 0 {
 		m.perShard = (opts.MaxKeys + shardCount - 1) / shardCount
 	}
@@ -241,7 +246,11 @@ func (m *Memory) Take(_ context.Context, key string, now algorithms.Time, cost i
 		look++
 	}
 	var d algorithms.Decision
-	e.state, d = m.alg.Step(e.state, now, cost)
+	if m.bucket != nil {
+		d = m.bucket.StepInPlace(&e.state, now, cost)
+	} else {
+		e.state, d = m.alg.Step(e.state, now, cost)
+	}
 	// expires ≥ now, so the sweep below never forgets e itself.
 	e.expires = now + algorithms.At(d.ResetAfter)
 	if m.forget {
