@@ -63,20 +63,23 @@ func BenchmarkSimulateRedis(b *testing.B) {
 
 // A window algorithm's run, per simulated request, at limits from 10² to
 // 10⁵ per window: the cost must not grow with the limit. The sliding window
-// itself is O(1); the run's exact limiter (a sliding log, one entry per
-// admitted request) is what could grow.
+// itself is O(1); the run's exact limiter, and the sliding log as the
+// algorithm itself (one entry per admitted request, in the memory store),
+// are what could grow.
 //
 //	go test -run '^$' -bench 'WindowLimit' ./sim
 func BenchmarkWindowLimit(b *testing.B) {
-	for _, limit := range []int64{100, 1_000, 10_000, 100_000} {
-		b.Run(fmt.Sprintf("limit=%d", limit), func(b *testing.B) {
-			sc := hammer(Shared, 1, RoundRobin)
-			sc.Duration = 5 * time.Second
-			sc.Limit = Limit{Algorithm: "sliding-window", Params: algorithms.Params{Rate: perSecond(limit), Window: time.Second}, Key: KeyAuto}
-			// Twice the limit: half admitted, the log full all run.
-			sc.Clients[0].Traffic = []Traffic{{Pattern: Constant, Rate: perSecond(2 * limit)}}
-			benchRun(b, sc)
-		})
+	for _, alg := range []string{"sliding-window", "sliding-log"} {
+		for _, limit := range []int64{100, 1_000, 10_000, 100_000} {
+			b.Run(fmt.Sprintf("%s/limit=%d", alg, limit), func(b *testing.B) {
+				sc := hammer(Shared, 1, RoundRobin)
+				sc.Duration = 5 * time.Second
+				sc.Limit = Limit{Algorithm: alg, Params: algorithms.Params{Rate: perSecond(limit), Window: time.Second}, Key: KeyAuto}
+				// Twice the limit: half admitted, the log full all run.
+				sc.Clients[0].Traffic = []Traffic{{Pattern: Constant, Rate: perSecond(2 * limit)}}
+				benchRun(b, sc)
+			})
+		}
 	}
 }
 

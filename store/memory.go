@@ -39,10 +39,14 @@ const shardCount = 64
 // with [NewMemory].
 type Memory struct {
 	alg algorithms.Algorithm
-	// bucket is alg when it is the token bucket, whose state (two
-	// integers, no log) can be stepped where the entry lies: nothing a
-	// Load handed out shares it.
-	bucket   *algorithms.TokenBucket
+	// inPlace is alg when it can step an entry's state where it lies (the
+	// token bucket, the sliding log): no State copied in and out, and a
+	// sliding log appended to rather than copied whole, which would cost
+	// O(limit) per admission. It is safe because no one else can write
+	// into an entry's log: Load hands out, and Save keeps, logs whose
+	// capacity ends at their length, so an append to either side moves to
+	// an array of its own.
+	inPlace inPlaceStepper
 	forget   bool
 	grace    algorithms.Time
 	perShard int // the most keys one shard holds; 0 for no bound
@@ -181,7 +185,7 @@ func NewServerMemory(alg algorithms.Algorithm) *Memory {
 // bounding its keys as opts say.
 func NewMemoryWith(alg algorithms.Algorithm, opts MemoryOptions) *Memory {
 	m := &Memory{alg: alg, forget: opts.Forget, grace: algorithms.At(max(opts.Grace, 0))}
-	m.bucket, _ = alg.(*algorithms.TokenBucket)
+	m.inPlace, _ = alg.(inPlaceStepper)
 	if opts.MaxKeys > 0 {
 		m.perShard = (opts.MaxKeys + shardCount - 1) / shardCount
 	}
@@ -246,8 +250,8 @@ func (m *Memory) Take(_ context.Context, key string, now algorithms.Time, cost i
 		look++
 	}
 	var d algorithms.Decision
-	if m.bucket != nil {
-		d = m.bucket.StepInPlace(&e.state, now, cost)
+	if m.inPlace != nil {
+		d = m.inPlace.StepInPlace(&e.state, now, cost)
 	} else {
 		e.state, d = m.alg.Step(e.state, now, cost)
 	}
@@ -267,9 +271,22 @@ func (m *Memory) Load(_ context.Context, key string) (algorithms.State, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if e := sh.keys[key]; e != nil {
-		return e.state, nil
+		return capped(e.state), nil
 	}
 	return algorithms.State{}, nil
+}
+
+// inPlaceStepper is an algorithm that steps a state its caller owns where
+// it lies (algorithms.TokenBucket, algorithms.SlidingLog).
+type inPlaceStepper interface {
+	StepInPlace(st *algorithms.State, now algorithms.Time, cost int64) algorithms.Decision
+}
+
+// capped is st with its log's capacity cut to its length: an append to
+// the copy then never writes into the array it shares with the original.
+func capped(st algorithms.State) algorithms.State {
+	st.Log = st.Log[:len(st.Log):len(st.Log)]
+	return st
 }
 
 // Save replaces key's state, whatever was decided since it was loaded: the
@@ -297,7 +314,7 @@ func (m *Memory) Save(_ context.Context, key string, st algorithms.State, _ time
 		e = m.insert(sh, key, sh.now)
 		look++
 	}
-	e.state = st
+	e.state = capped(st) // the caller's log stays the caller's
 	e.expires = expires
 	if m.forget {
 		// Save is given no instant, and a state's own may be in the

@@ -416,3 +416,56 @@ func TestZeroMemoryConcurrently(t *testing.T) {
 		t.Fatalf("Len() = %d after 8 goroutines saved the same 200 keys; want 200", n)
 	}
 }
+
+// TestMemoryInPlaceLogSharesNothing: the memory store appends to a
+// sliding log where it lies, and still no log it handed out (Load) or was
+// given (Save) changes: what a racy read and a replica, holding such logs
+// while the primary goes on admitting, rely on.
+func TestMemoryInPlaceLogSharesNothing(t *testing.T) {
+	ctx := context.Background()
+	alg, err := algorithms.NewSlidingLog(algorithms.Rate{N: 100, Per: time.Second}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	primary, replica := NewMemory(alg), NewMemory(alg)
+	at := func(i int) algorithms.Time { return algorithms.Time(i * 1000) } // 1 ms apart
+	for i := range 10 {
+		if _, err := primary.Take(ctx, "k", at(i), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loaded, err := primary.Load(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(loaded.Log)
+	// The replica gets the primary's state, then both admit on.
+	if err := replica.Save(ctx, "k", loaded, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	for i := 10; i < 40; i++ {
+		if _, err := primary.Take(ctx, "k", at(i), 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := replica.Take(ctx, "k", at(i)+500, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(loaded.Log, want) {
+		t.Errorf("a loaded log changed under its holder: %v, was %v", loaded.Log, want)
+	}
+	p, _ := primary.Load(ctx, "k")
+	r, _ := replica.Load(ctx, "k")
+	if len(p.Log) != 40 || len(r.Log) != 40 {
+		t.Fatalf("logs of %d and %d entries, want 40 each", len(p.Log), len(r.Log))
+	}
+	for i := range 40 {
+		wantP, wantR := int64(at(i)), int64(at(i))
+		if i >= 10 {
+			wantR += 500
+		}
+		if p.Log[i] != wantP || r.Log[i] != wantR {
+			t.Fatalf("entry %d: primary %d (want %d), replica %d (want %d): one wrote into the other's log", i, p.Log[i], wantP, r.Log[i], wantR)
+		}
+	}
+}
