@@ -18,13 +18,14 @@ import (
 func TestServeRefusesAddressesOffLoopback(t *testing.T) {
 	sc := bucketScenario(sim.Shared, 1)
 	for _, tt := range []struct {
-		opts ServeOptions
-		want string
+		opts   ServeOptions
+		option string // the field the error names
+		want   string
 	}{
-		{ServeOptions{Listen: "0.0.0.0:0"}, "--allow-remote"},
-		{ServeOptions{Listen: ":0"}, "not a loopback"},
-		{ServeOptions{Listen: "127.0.0.1:0", Control: "0.0.0.0:0"}, "--control"},
-		{ServeOptions{Listen: "127.0.0.1:0", Control: ":0", AllowRemote: true}, "--control"},
+		{ServeOptions{Listen: "0.0.0.0:0"}, "Listen", "set AllowRemote"},
+		{ServeOptions{Listen: ":0"}, "Listen", "not a loopback"},
+		{ServeOptions{Listen: "127.0.0.1:0", Control: "0.0.0.0:0"}, "Control", "not a loopback"},
+		{ServeOptions{Listen: "127.0.0.1:0", Control: ":0", AllowRemote: true}, "Control", "not a loopback"},
 	} {
 		tt.opts.Scenario = sc
 		f, err := Serve(context.Background(), tt.opts)
@@ -33,8 +34,9 @@ func TestServeRefusesAddressesOffLoopback(t *testing.T) {
 			t.Errorf("%+v: served, want refused", tt.opts)
 			continue
 		}
-		if !errors.As(err, new(*sim.SetupError)) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("listen %q control %q: %v, want a setup error saying %q", tt.opts.Listen, tt.opts.Control, err, tt.want)
+		var oe *OptionError
+		if !errors.As(err, new(*sim.SetupError)) || !errors.As(err, &oe) || oe.Option != tt.option || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("listen %q control %q: %v, want a setup error about %s saying %q", tt.opts.Listen, tt.opts.Control, err, tt.option, tt.want)
 		}
 	}
 }

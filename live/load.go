@@ -243,16 +243,16 @@ func Load(ctx context.Context, sc sim.Scenario, opts LoadOptions) (*LoadResult, 
 // an attack.
 func checkTargets(raw []string, allowRemote bool) ([]*url.URL, error) {
 	if len(raw) == 0 {
-		return nil, &sim.SetupError{Err: errors.New("--target: no target given (want e.g. http://127.0.0.1:8080)")}
+		return nil, optionError("Targets", "no target given (want e.g. http://127.0.0.1:8080)")
 	}
 	var out []*url.URL
 	for _, r := range raw {
 		u, err := url.Parse(strings.TrimSpace(r))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, &sim.SetupError{Err: fmt.Errorf("--target: %q is not an http URL (want e.g. http://127.0.0.1:8080)", r)}
+			return nil, optionError("Targets", "%q is not an http URL (want e.g. http://127.0.0.1:8080)", r)
 		}
 		if !allowRemote && !isLoopback(u.Hostname()) {
-			return nil, &sim.SetupError{Err: fmt.Errorf("--target: %s is not a loopback address; load runs target this machine only (pass --allow-remote to a server you own)", u.Host)}
+			return nil, optionError("Targets", "%s is not a loopback address; load runs target this machine only (set AllowRemote for a server you own)", u.Host)
 		}
 		out = append(out, u)
 	}

@@ -179,16 +179,16 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	host, portText, err := net.SplitHostPort(opts.Listen)
 	if err != nil {
 		f.Close(context.Background())
-		return nil, &sim.SetupError{Err: fmt.Errorf("--listen: %q is not host:port (want e.g. 127.0.0.1:8080)", opts.Listen)}
+		return nil, optionError("Listen", "%q is not host:port (want e.g. 127.0.0.1:8080)", opts.Listen)
 	}
 	port, err := strconv.Atoi(portText)
 	if err != nil || port < 0 || port > 65535 {
 		f.Close(context.Background())
-		return nil, &sim.SetupError{Err: fmt.Errorf("--listen: port %q is not a port number", portText)}
+		return nil, optionError("Listen", "port %q is not a port number", portText)
 	}
 	if !opts.AllowRemote && !isLoopback(host) {
 		f.Close(context.Background())
-		return nil, &sim.SetupError{Err: fmt.Errorf("--listen: %q is not a loopback address: the fleet would take requests from other machines (want 127.0.0.1:PORT, or --allow-remote to mean it)", opts.Listen)}
+		return nil, optionError("Listen", "%q is not a loopback address: the fleet would take requests from other machines (want 127.0.0.1:PORT, or set AllowRemote to mean it)", opts.Listen)
 	}
 	if err := f.listenControl(opts.Control); err != nil {
 		f.Close(context.Background())
@@ -203,7 +203,7 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
 			f.Close(context.Background())
-			return nil, &sim.SetupError{Err: fmt.Errorf("--listen: server %d: %w", i, err)}
+			return nil, optionError("Listen", "server %d: %w", i, err)
 		}
 		reg := prometheus.NewRegistry()
 		metrics, err := httplimit.NewMetrics(reg)
@@ -262,11 +262,11 @@ func (f *Fleet) serve(srv *http.Server, ln net.Listener) {
 func (f *Fleet) listenControl(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil || !isLoopback(host) {
-		return &sim.SetupError{Err: fmt.Errorf("--control: %q is not a loopback host:port (want e.g. 127.0.0.1:0)", addr)}
+		return optionError("Control", "%q is not a loopback host:port (want e.g. 127.0.0.1:0)", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return &sim.SetupError{Err: fmt.Errorf("--control: %w", err)}
+		return optionError("Control", "%w", err)
 	}
 	var b [16]byte
 	rand.Read(b[:])
@@ -343,7 +343,7 @@ func (f *Fleet) openStores(ctx context.Context, alg algorithms.Algorithm) error 
 	if sc.Topology.Kind == sim.SplitBrain && strings.Contains(f.opts.Store, ",") {
 		urls = strings.Split(f.opts.Store, ",")
 		if len(urls) != 2 {
-			return &sim.SetupError{Err: fmt.Errorf("--store: split-brain takes two Redis URLs separated by a comma (got %d)", len(urls))}
+			return optionError("Store", "split-brain takes two Redis URLs separated by a comma (got %d)", len(urls))
 		}
 	}
 	var b [4]byte

@@ -85,12 +85,14 @@ func TestLoadBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"load", path, "--target", "http://10.9.8.7:8080"}, "not a loopback address"},
-		{[]string{"load", path}, "no target"},
-		{[]string{"load", path, "--target", "nonsense"}, "not an http URL"},
-		{[]string{"serve", path, "--listen", "nowhere"}, "--listen"},
-		{[]string{"serve", path, "--listen", "0.0.0.0:0"}, "--allow-remote"},
-		{[]string{"serve", path, "--listen", "127.0.0.1:0", "--control", "0.0.0.0:0"}, "--control"},
+		// live names its options' fields (Targets, AllowRemote); the
+		// command names its flags.
+		{[]string{"load", path, "--target", "http://10.9.8.7:8080"}, ": --target: 10.9.8.7:8080 is not a loopback address; load runs target this machine only (pass --allow-remote for a server you own)"},
+		{[]string{"load", path}, ": --target: no target"},
+		{[]string{"load", path, "--target", "nonsense"}, ": --target: \"nonsense\" is not an http URL"},
+		{[]string{"serve", path, "--listen", "nowhere"}, ": --listen: "},
+		{[]string{"serve", path, "--listen", "0.0.0.0:0"}, "or pass --allow-remote to mean it"},
+		{[]string{"serve", path, "--listen", "127.0.0.1:0", "--control", "0.0.0.0:0"}, ": --control: "},
 		{[]string{"serve", path, "--trusted-proxies", "everyone"}, "--trusted-proxies"},
 		{[]string{"load", "store-outage", "--target", "http://127.0.0.1:1"}, "--control URL --token TOKEN"},
 		{[]string{"load", "store-outage", "--target", "http://127.0.0.1:1", "--control", "http://10.0.0.1:1", "--token", "t"}, "not on this machine"},

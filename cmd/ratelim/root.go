@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/ratelim/ratelim/live"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -153,6 +154,14 @@ func runWith(ctx context.Context, args []string, s streams, r runners) int {
 		if flag, ok := map[string]string{"MaxRequests": "--max-requests", "MaxMemory": "--max-memory"}[tb.Option]; ok {
 			msg = strings.Replace(msg, "raise Options."+tb.Option, "raise "+flag, 1)
 		}
+	}
+	// So is a field of live's options.
+	var oe *live.OptionError
+	if errors.As(err, &oe) {
+		if flag, ok := map[string]string{"Targets": "--target", "Listen": "--listen", "Control": "--control", "Store": "--store"}[oe.Option]; ok {
+			msg = strings.Replace(msg, oe.Option+": ", flag+": ", 1)
+		}
+		msg = strings.ReplaceAll(msg, "set AllowRemote", "pass --allow-remote")
 	}
 	fmt.Fprintf(s.ErrOut, "ratelim: %s\n", msg)
 	// The usage hint helps with a command line, not with a file's
