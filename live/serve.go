@@ -382,10 +382,7 @@ func (f *Fleet) openStores(ctx context.Context, alg algorithms.Algorithm) error 
 			f.embedded = append(f.embedded, r)
 		}
 		// Where, for the operator, without a password the URL may hold.
-		where := kind
-		if u, err := url.Parse(kind); err == nil && u.Host != "" {
-			where = u.Redacted()
-		}
+		where := store.Redacted(kind)
 		f.closers = append(f.closers, func() error {
 			// Bounded: a store that went away at the end must not hold
 			// the fleet's exit. Its keys then wait for their TTLs.

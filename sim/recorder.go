@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/bits"
 	"slices"
-	"strings"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/store"
@@ -284,7 +283,7 @@ func (s *sim) result() *Result {
 		Scenario:  sc.Name,
 		Algorithm: s.alg.Name(),
 		Topology:  string(sc.Topology.Kind),
-		Store:     storeName(sc.Topology.Store),
+		Store:     store.KindOf(sc.Topology.Store),
 		Servers:   sc.Servers,
 		Seed:      sc.Seed,
 		DurationS: sc.Duration.Seconds(),
@@ -355,20 +354,6 @@ func (s *sim) clientResult(c *clientRun) ClientResult {
 
 // timelineRow is client ci's figures over step.
 func (s *sim) timelineRow(step, ci int) TimelineRow { return s.timeline[step*len(s.clients)+ci] }
-
-func storeName(s string) string {
-	if s == "" {
-		return "memory"
-	}
-	if strings.HasPrefix(s, "redis") {
-		// A URL may carry a password: name the kind, not the URL.
-		if strings.Contains(s, "cluster") {
-			return "redis-cluster"
-		}
-		return "redis"
-	}
-	return s
-}
 
 // defaultedOf names the parameters of l filled by default that the
 // algorithm name reads.

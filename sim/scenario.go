@@ -118,6 +118,10 @@ type Topology struct {
 	PrimaryStopsAfter time.Duration // when the isolated primary stops taking writes; PrimaryNeverStops
 }
 
+// StoreLabel names the store s (a Topology.Store) for a person to read:
+// its kind, or its URL without the password (store.Redacted).
+func StoreLabel(s string) string { return store.Redacted(s) }
+
 // Client is one source of requests.
 type Client struct {
 	Name string

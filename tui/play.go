@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -280,16 +278,4 @@ func withAlgorithm(sc sim.Scenario, name string) (sim.Scenario, string) {
 
 // storeName is the store the scenario's state lives in, a Redis URL
 // without its password.
-func storeName(sc sim.Scenario) string {
-	switch s := sc.Topology.Store; {
-	case s == "":
-		return "memory"
-	case strings.HasPrefix(s, "redis"):
-		if u, err := url.Parse(s); err == nil {
-			return u.Redacted()
-		}
-		return "redis"
-	default:
-		return s
-	}
-}
+func storeName(sc sim.Scenario) string { return sim.StoreLabel(sc.Topology.Store) }

@@ -16,6 +16,7 @@ import (
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/store"
 )
 
 var allTopologies = []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)}
@@ -194,7 +195,7 @@ func (c *Cell) summarise(r *sim.Result) {
 }
 
 func writeCompareTable(w io.Writer, sc sim.Scenario, cells []Cell, algs, topos []string) error {
-	fmt.Fprintf(w, "%s · %d server%s · seed %d · %s · store %s\n", sc.Name, sc.Servers, plural(sc.Servers), sc.Seed, sc.Duration, storeLabel(sc.Topology.Store))
+	fmt.Fprintf(w, "%s · %d server%s · seed %d · %s · store %s\n", sc.Name, sc.Servers, plural(sc.Servers), sc.Seed, sc.Duration, store.Redacted(sc.Topology.Store))
 	matrices := []struct {
 		title  string
 		value  func(Cell) float64
@@ -367,16 +368,6 @@ func writeCompareCSV(w io.Writer, cells []Cell) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-func storeLabel(s string) string {
-	if s == "" {
-		return "memory"
-	}
-	if strings.Contains(s, "@") {
-		return "redis" // never print a URL's password
-	}
-	return s
 }
 
 func plural(n int) string {

@@ -27,6 +27,7 @@ import (
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/store"
 )
 
 type serveOptions struct {
@@ -140,7 +141,7 @@ func serveRun(ctx context.Context, opts *serveOptions) error {
 		return setupOrErr(scenarioLabel(file), err)
 	}
 	fmt.Fprintf(opts.Out, "%s: %d server%s, %s on %s, %s %s, on error %s\n", sc.Name, len(fleet.URLs), plural(len(fleet.URLs)),
-		sc.Topology.Kind, storeLabel(cmp.Or(so.Store, sc.Topology.Store)), sc.Limit.Algorithm, sc.Limit.Params.Rate, sc.Topology.OnError)
+		sc.Topology.Kind, store.Redacted(cmp.Or(so.Store, sc.Topology.Store)), sc.Limit.Algorithm, sc.Limit.Params.Rate, sc.Topology.OnError)
 	for i, u := range fleet.URLs {
 		fmt.Fprintf(opts.Out, "  server %d  %s/api   %s/metrics\n", i, u, u)
 	}
@@ -395,13 +396,13 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 		}
 	}()
 	if opts.ErrIsTerminal && !opts.Quiet {
-		fmt.Fprintf(opts.ErrOut, "running %s for real for %s on %d servers, store %s...\n", sc.Name, sc.Duration, len(fleet.URLs), storeLabel(storeKind))
+		fmt.Fprintf(opts.ErrOut, "running %s for real for %s on %d servers, store %s...\n", sc.Name, sc.Duration, len(fleet.URLs), store.Redacted(storeKind))
 	}
 	res, err := live.Load(ctx, sc, live.LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault, MaxRequests: opts.Limits.MaxRequests})
 	if err != nil {
 		return setupOrErr(label, err)
 	}
-	res.Store = storeLabel(storeKind)
+	res.Store = store.Redacted(storeKind)
 	simulated, err := sim.Run(ctx, sc, sim.Options{MaxRequests: opts.Limits.MaxRequests})
 	if err := runError(opts.ErrOut, label, err); err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/store"
 )
 
 // versus is a --vs: the settings (override name → value, as typed) that
@@ -78,7 +79,7 @@ func scenarioSetting(sc sim.Scenario, name string) string {
 	case "topology":
 		return string(sc.Topology.Kind)
 	case "store":
-		return storeLabel(sc.Topology.Store)
+		return store.Redacted(sc.Topology.Store)
 	case "servers":
 		return strconv.Itoa(sc.Servers)
 	case "balancer":
