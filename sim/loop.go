@@ -337,8 +337,41 @@ func (s *sim) handle(ctx context.Context, e event) error {
 }
 
 func (s *sim) request(ctx context.Context, client int, t int64, cost int64, attempt int) error {
+	p, err := s.prepare(client, t, cost, attempt)
+	if err != nil {
+		return err
+	}
+	d, err := s.decide(ctx, &p)
+	if err != nil {
+		return err
+	}
+	s.finish(&p, d)
+	return nil
+}
+
+// pending is a request on its way to a decision: who sent it, when, and
+// where it goes.
+type pending struct {
+	client  int
+	t       int64 // true time
+	cost    int64
+	attempt int
+	key     int             // index into sim.keys
+	now     algorithms.Time // the clock the decision is made on
+	target  int             // the copy it reaches, or topology.Unreachable
+	latency int64           // the round trip, before any queueing delay
+	seq     uint64          // the run's request count when it was sent
+	// retrySeq, when not 0, is the sequence number reserved for its retry:
+	// a batch decides after scheduling later events, and the retry must
+	// still order as if it had been scheduled first.
+	retrySeq uint64
+}
+
+// prepare is what happens to a request before the store sees it: the
+// balancer picks its server, the server reads its clock, the topology says
+// which copy it reaches, and the run's request budget is charged.
+func (s *sim) prepare(client int, t int64, cost int64, attempt int) (pending, error) {
 	c := s.clients[client]
-	key := s.keys[c.key].name
 	server := s.spread.Pick(s.keys[c.key].hash, s.intn)
 	now := algorithms.Time(s.serverClock(server, t))
 	if s.sc.Topology.Clock == StoreClock {
@@ -351,51 +384,72 @@ func (s *sim) request(ctx context.Context, client int, t int64, cost int64, atte
 		s.retries++
 	}
 	if s.budget > 0 && s.requests > s.budget {
-		return budgetSpent(s.sc.Name, s.requests-1, s.retries, s.budget)
+		return pending{}, budgetSpent(s.sc.Name, s.requests-1, s.retries, s.budget)
 	}
+	p := pending{client: client, t: t, cost: cost, attempt: attempt, key: c.key, now: now,
+		target: s.topo.Route(server, algorithms.Time(t)), seq: uint64(s.requests)}
+	if s.topo.Remote() {
+		p.latency = s.rtt()
+	}
+	return p, nil
+}
+
+// decide asks the copy p reaches for its decision: a racy read (its write
+// lands a round trip later), or an atomic take, replicated on a split
+// brain.
+func (s *sim) decide(ctx context.Context, p *pending) (store.Decision, error) {
+	key := s.keys[p.key].name
 	var d store.Decision
 	var err error
-	latency := int64(0)
-	target := s.topo.Route(server, algorithms.Time(t))
-	if s.topo.Remote() {
-		latency = s.rtt()
-	}
 	switch {
-	case target == topology.Unreachable:
+	case p.target == topology.Unreachable:
 		err = errStoreDown
 	case s.sc.Topology.Kind == Racy:
-		var p store.Pending
-		p, err = s.racy[target].Read(ctx, key, now, cost)
+		var w store.Pending
+		w, err = s.racy[p.target].Read(ctx, key, p.now, p.cost)
 		if err == nil {
-			d = store.Decision{Decision: p.Decision}
-			s.scheduleWrite(p, t+latency)
+			d = store.Decision{Decision: w.Decision}
+			s.scheduleWrite(w, p.t+p.latency)
 		}
 	default:
-		d, err = s.copies[target].Take(ctx, key, now, cost)
-		if err == nil && target == 0 && d.Allowed && s.topo.Replicates() {
-			if err := s.replicate(ctx, c.key, t); err != nil {
-				return err
+		d, err = s.copies[p.target].Take(ctx, key, p.now, p.cost)
+		if err == nil && p.target == 0 && d.Allowed && s.topo.Replicates() {
+			if err := s.replicate(ctx, p.key, p.t); err != nil {
+				return d, err
 			}
 		}
 	}
+	return s.policyFor(d, err)
+}
+
+// policyFor is d, or when the store could not decide, what the fail policy
+// says; any other error ends the run.
+func (s *sim) policyFor(d store.Decision, err error) (store.Decision, error) {
 	if err != nil {
 		if !errors.Is(err, errStoreDown) {
-			return fmt.Errorf("sim: the %s store failed: %w", s.sc.Topology.Store, err)
+			return d, fmt.Errorf("sim: the %s store failed: %w", store.Redacted(s.sc.Topology.Store), err)
 		}
 		d = s.policy.Decide(err)
 	}
-	latency += int64(algorithms.At(d.Delay))
-	s.record(client, t, cost, attempt, d, latency)
-	if s.observe != nil {
-		s.observe(Observation{Client: client, At: algorithms.Time(t).Duration(), Cost: cost, Attempt: attempt, Decision: d, Latency: algorithms.Time(latency).Duration(), Seq: uint64(s.requests)})
-	}
-	if !d.Allowed && d.Policy == "" {
-		s.scheduleRetry(client, t+latency, cost, attempt, d)
-	}
-	return nil
+	return d, nil
 }
 
-func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, d store.Decision) {
+// finish is what follows a decision: it is recorded, observed, and a
+// rejected request is retried as its client's policy says.
+func (s *sim) finish(p *pending, d store.Decision) {
+	latency := p.latency + int64(algorithms.At(d.Delay))
+	s.record(p.client, p.t, p.cost, p.attempt, d, latency)
+	if s.observe != nil {
+		s.observe(Observation{Client: p.client, At: algorithms.Time(p.t).Duration(), Cost: p.cost, Attempt: p.attempt, Decision: d, Latency: algorithms.Time(latency).Duration(), Seq: p.seq})
+	}
+	if !d.Allowed && d.Policy == "" {
+		s.scheduleRetry(p.client, p.t+latency, p.cost, p.attempt, d, p.retrySeq)
+	}
+}
+
+// scheduleRetry schedules the retry of a rejected request, if its client
+// makes one, with sequence number seq (0: the next one).
+func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, d store.Decision, seq uint64) {
 	r := s.clients[client].Retry
 	if r.Policy == RetryNone || r.Policy == "" {
 		return // gives up: Wait would say so, after its bookkeeping
@@ -404,5 +458,11 @@ func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, d sto
 	if !again {
 		return
 	}
-	s.schedule(event{at: at + int64(algorithms.At(wait)), kind: evRetry, client: int32(client), arg: int32(attempt + 1), cost: cost})
+	e := event{at: at + int64(algorithms.At(wait)), kind: evRetry, client: int32(client), arg: int32(attempt + 1), cost: cost}
+	if seq == 0 {
+		s.schedule(e)
+		return
+	}
+	e.seq = seq
+	s.queue.push(e)
 }
