@@ -83,6 +83,7 @@ type sim struct {
 	stepsEnded   int
 	stepSeq0     uint64
 	nSteps       int
+	batch        batcher
 	stateSeries  []StateSeries
 	progress     func(done, total time.Duration)
 	observe      func(Observation)
@@ -109,6 +110,7 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	}
 	s.budget = budget
 	s.setupFaults()
+	s.setupBatches()
 	// The step ends are events like the others, in order, but kept out
 	// of the heap: there are as many as steps, all known now, and in the
 	// heap they would deepen every sift. Their sequence numbers are
@@ -268,7 +270,9 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 		}
 		s.now = e.at
 		var err error
-		if e.kind == evArrival {
+		if s.batch.on && (e.kind == evArrival || e.kind == evRetry) {
+			err = s.runBatch(ctx, until)
+		} else if e.kind == evArrival {
 			err = s.arrive(ctx, e)
 		} else {
 			s.queue.pop()

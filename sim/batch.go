@@ -1,0 +1,163 @@
+package sim
+
+// Batches: on a Redis store, one round trip per simulated request is what
+// makes a run crawl. Requests that no earlier decision in the batch can
+// have caused are decided together, in one pipeline, and everything else
+// happens in the order a request-by-request run does it: the same random
+// draws, the same sequence numbers' order, the same Result, byte for byte.
+//
+// Why that is exact: Redis runs a pipeline's scripts one after another, in
+// order, each atomic, so two requests on one key are decided as they would
+// be one by one. What a decision can cause is a retry, and a retry comes a
+// round trip (the latency) after its request at the earliest; a client
+// that never retries causes nothing. So a batch may hold every request up
+// to the first instant a retry of one of its members could be due.
+
+import (
+	"context"
+	"math"
+
+	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/topology"
+)
+
+// batchTaker is a store copy that decides several requests in one round
+// trip (store.Redis).
+type batchTaker interface {
+	TakeBatch(ctx context.Context, reqs []store.TakeRequest, out []store.TakeResult)
+}
+
+// maxBatch bounds a batch: past a few hundred requests a pipeline saves
+// nothing more, and a batch is memory held.
+const maxBatch = 512
+
+// batcher is the state of the batch being gathered.
+type batcher struct {
+	on      bool // every copy takes batches, and the topology allows them
+	pending []pending
+	reqs    [][]store.TakeRequest // per copy
+	index   [][]int               // per copy: the pending each request is
+	out     []store.TakeResult
+}
+
+// setupBatches turns batching on when it can change nothing but speed: the
+// copies are Redis, and a decision touches one copy once (not the racy
+// read-then-write, not a split brain's replication).
+func (s *sim) setupBatches() {
+	kind := s.topo.Kind()
+	if kind != topology.Shared && kind != topology.Local {
+		return
+	}
+	for _, c := range s.copies {
+		if _, ok := c.(batchTaker); !ok {
+			return
+		}
+	}
+	s.batch.on = true
+	s.batch.reqs = make([][]store.TakeRequest, len(s.copies))
+	s.batch.index = make([][]int, len(s.copies))
+}
+
+// batchable reports whether e can join a batch: a client's request, but
+// not a backoff retrier's, whose jitter is drawn after its decision and
+// before its stream's next arrival.
+func (s *sim) batchable(e event) bool {
+	if e.kind != evArrival && e.kind != evRetry {
+		return false
+	}
+	return s.clients[e.client].Retry.Policy != RetryBackoff
+}
+
+// runBatch handles the events from the top of the queue that can be
+// decided together, at least one, and leaves the clock at the last.
+func (s *sim) runBatch(ctx context.Context, until int64) error {
+	b := &s.batch
+	b.pending = b.pending[:0]
+	// horizon is the first instant a retry of a member could be due: a
+	// request from then on may be one, or follow one.
+	horizon := int64(math.MaxInt64)
+	for len(b.pending) < maxBatch && s.queue.len() > 0 {
+		e := s.queue.peek()
+		if e.at > until || e.at >= horizon || !s.batchable(e) {
+			break
+		}
+		if stepEnd, more := s.nextStepEnd(); more && stepEnd.before(e) {
+			break // the step's end reads the store: it must see the batch decided
+		}
+		s.queue.pop()
+		s.now = e.at
+		cost, attempt := e.cost, int(e.arg)
+		if e.kind == evArrival {
+			cost, attempt = s.clients[e.client].cost[e.arg], 0
+		}
+		p, err := s.prepare(int(e.client), e.at, cost, attempt)
+		if err != nil {
+			return err
+		}
+		// Its retry orders as if scheduled now, before what follows.
+		s.seq++
+		p.retrySeq = s.seq
+		b.pending = append(b.pending, p)
+		if r := s.clients[p.client].Retry.Policy; r != RetryNone && r != "" {
+			horizon = min(horizon, p.t+p.latency)
+		}
+		if e.kind == evArrival {
+			if at, ok := s.clients[e.client].streams[e.arg].next(s.rng); ok {
+				s.schedule(event{at: at, kind: evArrival, client: e.client, arg: e.arg})
+			}
+		}
+	}
+	if len(b.pending) == 0 {
+		// The top could not join even an empty batch (a backoff retrier):
+		// it goes alone, the usual way.
+		e := s.queue.peek()
+		s.now = e.at
+		if e.kind == evArrival {
+			return s.arrive(ctx, e)
+		}
+		s.queue.pop()
+		return s.handle(ctx, e)
+	}
+	return s.decideBatch(ctx)
+}
+
+// decideBatch decides the gathered requests, one pipeline per copy, and
+// finishes them in the order they were sent.
+func (s *sim) decideBatch(ctx context.Context) error {
+	b := &s.batch
+	for i := range b.reqs {
+		b.reqs[i], b.index[i] = b.reqs[i][:0], b.index[i][:0]
+	}
+	decisions := make([]store.Decision, len(b.pending))
+	errs := make([]error, len(b.pending))
+	for i := range b.pending {
+		p := &b.pending[i]
+		if p.target == topology.Unreachable {
+			errs[i] = errStoreDown
+			continue
+		}
+		b.reqs[p.target] = append(b.reqs[p.target], store.TakeRequest{Key: s.keys[p.key].name, Now: p.now, Cost: p.cost})
+		b.index[p.target] = append(b.index[p.target], i)
+	}
+	for c, reqs := range b.reqs {
+		if len(reqs) == 0 {
+			continue
+		}
+		if cap(b.out) < len(reqs) {
+			b.out = make([]store.TakeResult, maxBatch)
+		}
+		out := b.out[:len(reqs)]
+		s.copies[c].(batchTaker).TakeBatch(ctx, reqs, out)
+		for j, r := range out {
+			decisions[b.index[c][j]], errs[b.index[c][j]] = r.Decision, r.Err
+		}
+	}
+	for i := range b.pending {
+		d, err := s.policyFor(decisions[i], errs[i])
+		if err != nil {
+			return err
+		}
+		s.finish(&b.pending[i], d)
+	}
+	return nil
+}
