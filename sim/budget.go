@@ -72,17 +72,20 @@ func Estimate(sc Scenario) int64 {
 	return saturate(math.Ceil(total))
 }
 
-// Bytes a run needs, measured on the recorder's structures (go test -run
+// Bytes a run needs at its peak, measured on the recorder's structures and
+// doubled for the garbage collector, which lets the heap grow to twice
+// what is live before it collects (go test -run
 // TestMemoryEstimateIsAnUpperBound ./sim checks them against the heap).
+// The JSON is written a row at a time, so it adds nothing that grows.
 const (
-	bytesPerClient    = 4096             // the client's run, its result and snapshot
-	bytesPerHistBlock = histBlock*8 + 16 // one block of a latency histogram, and its index
-	bytesPerCell      = 800              // a step of a client: counts and quantiles, its timeline row, its JSON (measured ~700)
-	bytesPerStep      = 2 * 48           // the step's end event in the queue (grown by doubling)
-	bytesPerSample    = 72               // a key's state in one copy at one step, and its JSON
-	bytesPerKey       = 512              // a limiter key's run, ideal state and store entry
-	bytesPerLogEntry  = 8 * 2            // a sliding log's timestamp, in the limiter and in the exact one
-	bytesBase         = 4 << 20          // the run's fixed structures
+	bytesPerClient    = 12 << 10               // the client's run, its result, its latency histograms' index, its key's state series
+	bytesPerHistBlock = 2 * (histBlock*8 + 16) // one block of a latency histogram, and its index
+	bytesPerCell      = 2 * 128                // a step of a client: its timeline row (104 bytes), written as it is recorded
+	bytesPerStep      = 2 * 48                 // the step's end event in the queue (grown by doubling)
+	bytesPerSample    = 72                     // a key's state in one copy at one step, and its JSON
+	bytesPerKey       = 2048                   // a limiter key's run, ideal state, store entry and state series
+	bytesPerLogEntry  = 8 * 2                  // a sliding log's timestamp, in the limiter and in the exact one
+	bytesBase         = 4 << 20                // the run's fixed structures
 )
 
 // MemoryEstimate returns about how many bytes a run of sc needs at its
