@@ -231,6 +231,8 @@ type sim struct {
 	faultResults []FaultSpan
 	log          []LogEntry
 	notes        []string // texts of scheduled log entries
+
+	snaps snapshots // what the previous Snapshot built (snapshot.go)
 }
 
 type replication struct {
