@@ -88,8 +88,10 @@ func BenchmarkWindowLimit(b *testing.B) {
 // again is a Snapshot at the same instant as the previous one; frame one
 // after 50 ms of virtual time, what a frame at 1× plays (about 500
 // clients had a request); step one after a whole step, when every
-// client's last steps move on; frame-keys is frame with the state of 10
-// keys, not 10,000, as the TUI asks. The Advance between is not timed.
+// client's last steps move on (a new Recent each, its rows copied). The
+// view- cases ask as the TUI does, with SnapshotFor: the state of 10 keys,
+// not 10,000, and each client's last 2 steps, not 16 to 30. The Advance
+// between is not timed.
 func BenchmarkSnapshot10k(b *testing.B) {
 	sc := hammer(Shared, 1, RoundRobin)
 	sc.Duration = 30 * time.Second
@@ -104,9 +106,18 @@ func BenchmarkSnapshot10k(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		gap  time.Duration
-		keys bool
-	}{{"again", 0, false}, {"frame", 50 * time.Millisecond, false}, {"step", time.Second, false}, {"frame-keys", 50 * time.Millisecond, true}} {
+		view bool
+	}{
+		{"again", 0, false}, {"frame", 50 * time.Millisecond, false}, {"step", time.Second, false},
+		{"view-frame", 50 * time.Millisecond, true}, {"view-step", time.Second, true},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
+			snapshot := func(p *Player) Snapshot {
+				if tc.view {
+					return p.SnapshotFor(keys, 2)
+				}
+				return p.Snapshot()
+			}
 			var p *Player
 			start := func() {
 				if p != nil {
@@ -119,7 +130,7 @@ func BenchmarkSnapshot10k(b *testing.B) {
 				if err := p.Advance(15 * time.Second); err != nil {
 					b.Fatal(err)
 				}
-				p.Snapshot()
+				snapshot(p)
 			}
 			start()
 			defer func() { p.Close() }()
@@ -134,13 +145,7 @@ func BenchmarkSnapshot10k(b *testing.B) {
 					}
 					b.StartTimer()
 				}
-				snap := Snapshot{}
-				if tc.keys {
-					snap = p.SnapshotKeys(keys)
-				} else {
-					snap = p.Snapshot()
-				}
-				if len(snap.Clients) != len(sc.Clients) {
+				if len(snapshot(p).Clients) != len(sc.Clients) {
 					b.Fatal("a snapshot without every client")
 				}
 			}

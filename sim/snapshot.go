@@ -22,7 +22,7 @@ type Snapshot struct {
 	Clients []ClientSnapshot
 	// State is each key's remaining capacity in each store copy, now:
 	// every key, in the run's order of keys (by first client), each key's
-	// copies in the order Player.Copies names them. SnapshotKeys carries
+	// copies in the order Player.Copies names them. SnapshotFor carries
 	// the keys asked for alone.
 	State []StateNow
 	// Active are the faults in force.
@@ -58,19 +58,27 @@ type LogEntry struct {
 // recentSteps is how many steps of history a snapshot carries per client.
 const recentSteps = 60
 
-// SnapshotKeys is Snapshot with State for the named keys alone, in the
-// order Snapshot lists them; a name that is not one of the run's keys is
-// skipped, and nil asks for none. A view that shows a few keys of many
-// reads only those: reading a key costs a round trip per copy on a Redis
-// store. Everything else is Snapshot's.
-func (p *Player) SnapshotKeys(keys []string) Snapshot {
-	snap := p.s.snapshotClients()
+// SnapshotFor is Snapshot as a live view that keeps its own history asks
+// for it: State for the named keys alone, in the order Snapshot lists
+// them (a name that is not one of the run's keys is skipped, and nil asks
+// for none), and each client's Recent its last recent steps, the step in
+// progress the last of them (recent from 1 to the 60 Snapshot carries;
+// out of that range, 60). A view that shows a few keys of many reads only
+// those, and one that has the steps before its previous frame asks for
+// the steps since: on a Redis store reading a key is a round trip per
+// copy, and once a step ends every client's Recent is new, its rows
+// copied. Everything else is Snapshot's.
+func (p *Player) SnapshotFor(keys []string, recent int) Snapshot {
+	if recent < 1 || recent > recentSteps {
+		recent = recentSteps
+	}
+	snap := p.s.snapshotClients(recent)
 	snap.State = p.s.stateOf(p.s.keyIndexes(keys))
 	return snap
 }
 
 // State is the named keys' capacity left in each store copy, now: what
-// SnapshotKeys(keys) carries in its State, without the rest.
+// SnapshotFor(keys, …) carries in its State, without the rest.
 func (p *Player) State(keys []string) []StateNow { return p.s.stateOf(p.s.keyIndexes(keys)) }
 
 // Copies names the store copies of a Snapshot's State, in its order:
@@ -84,9 +92,10 @@ func (s *sim) logf(t int64, format string, args ...any) {
 
 // snapshots is what the previous Snapshot built, for the next to start
 // from, so that a Snapshot costs what changed since: the clients that had
-// a request, and every client's last steps once a step has ended; not the
-// run so far. Its clients are shared with the Snapshot returned and never
-// written again: each Snapshot that changes one gets a new slice.
+// a request, and every client's last steps once a step has ended (or the
+// steps asked for are not the previous Snapshot's); not the run so far.
+// Its clients are shared with the Snapshot returned and never written
+// again: each Snapshot that changes one gets a new slice.
 type snapshots struct {
 	taken bool
 	// ended is how many steps had ended at the previous Snapshot (their
@@ -110,7 +119,7 @@ func (s *sim) stepsEnded() int {
 }
 
 func (s *sim) snapshot() Snapshot {
-	snap := s.snapshotClients()
+	snap := s.snapshotClients(recentSteps)
 	all := make([]int, len(s.keys))
 	for i := range all {
 		all[i] = i
@@ -119,13 +128,14 @@ func (s *sim) snapshot() Snapshot {
 	return snap
 }
 
-// snapshotClients is the Snapshot without its State.
-func (s *sim) snapshotClients() Snapshot {
+// snapshotClients is the Snapshot without its State, with the last recent
+// steps of each client.
+func (s *sim) snapshotClients(recent int) Snapshot {
 	step := min(int(s.now/s.stepLen), s.steps()-1)
 	// The log is only ever appended to: the entries so far are the
 	// Snapshot's, capped so that appending to it copies them.
 	log := s.log[:len(s.log):len(s.log)]
-	snap := Snapshot{TS: seconds(s.now), Step: step, Clients: s.clientSnapshots(step), Log: log}
+	snap := Snapshot{TS: seconds(s.now), Step: step, Clients: s.clientSnapshots(step, recent), Log: log}
 	for i, f := range s.sc.Faults {
 		if s.now >= int64(algorithms.At(f.Start)) && s.now < int64(algorithms.At(f.End)) {
 			snap.Active = append(snap.Active, s.faultResults[i])
@@ -134,26 +144,28 @@ func (s *sim) snapshotClients() Snapshot {
 	return snap
 }
 
-// clientSnapshots are each client's totals and last steps, step in
+// clientSnapshots are each client's totals and last recent steps, step in
 // progress: only what a frame draws, not the whole Result (at 10,000
 // clients, every step of every one). A client is rebuilt when it had a
-// request since the previous Snapshot, or a step has ended since (its
-// last steps moved on); its rows of steps that had ended then are taken
-// from the previous Snapshot, the others from the recorder.
-func (s *sim) clientSnapshots(step int) []ClientSnapshot {
+// request since the previous Snapshot, or its last steps moved on (a step
+// has ended, or other steps are asked for); its rows of steps that had
+// ended then are taken from the previous Snapshot, the others from the
+// recorder.
+func (s *sim) clientSnapshots(step, recent int) []ClientSnapshot {
 	c := &s.snaps
 	ended := s.stepsEnded()
 	if !c.taken {
 		c.clients = make([]ClientSnapshot, len(s.clients))
 		c.sent = make([]int64, len(s.clients))
 	}
+	first := max(0, step-recent+1)
+	moved := !c.taken || ended != c.ended || first != c.first
 	var dirty []int
 	for ci, cr := range s.clients {
-		if !c.taken || ended != c.ended || cr.total.Sent != c.sent[ci] {
+		if moved || cr.total.Sent != c.sent[ci] {
 			dirty = append(dirty, ci)
 		}
 	}
-	first := max(0, step-recentSteps+1)
 	if len(dirty) == 0 {
 		return c.clients
 	}
@@ -170,17 +182,21 @@ func (s *sim) clientSnapshots(step int) []ClientSnapshot {
 			cs.Name, cs.Key = cs.Total.Name, cs.Total.Key
 			c.sent[ci] = cr.total.Sent
 		}
-		recent := rows[i*w : (i+1)*w : (i+1)*w]
-		st := first
-		if kept := min(c.ended, step+1) - first; c.taken && kept > 0 {
-			// The steps from first that had ended are in the previous
-			// Recent (first ≥ c.first), as they are now.
-			st += copy(recent[:kept], c.clients[ci].Recent[first-c.first:])
+		win := rows[i*w : (i+1)*w : (i+1)*w]
+		// The steps of the previous Recent that had ended then are as
+		// they are now: from lo to hi.
+		lo, hi := first, first
+		if c.taken {
+			lo, hi = max(first, c.first), min(c.ended, step+1)
 		}
-		for ; st <= step; st++ {
-			recent[st-first] = s.timelineRow(st, ci)
+		for st := first; st <= step; st++ {
+			if st == lo && lo < hi {
+				st += copy(win[lo-first:hi-first], c.clients[ci].Recent[lo-c.first:]) - 1
+				continue
+			}
+			win[st-first] = s.timelineRow(st, ci)
 		}
-		cs.Recent = recent
+		cs.Recent = win
 	}
 	c.taken, c.ended, c.first, c.clients = true, ended, first, out
 	return out

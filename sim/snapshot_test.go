@@ -75,7 +75,7 @@ func frames(sc sim.Scenario, seed uint64) []time.Duration {
 }
 
 // TestIncrementalSnapshotsEqualFromScratch plays each case frame by frame
-// and checks every Snapshot, SnapshotKeys and State against the snapshot
+// and checks every Snapshot, SnapshotFor and State against the snapshot
 // built from nothing at the same instant; then that no Snapshot returned
 // changed while the run went on.
 func TestIncrementalSnapshotsEqualFromScratch(t *testing.T) {
@@ -91,21 +91,29 @@ func TestIncrementalSnapshotsEqualFromScratch(t *testing.T) {
 				snap, copy sim.Snapshot
 			}
 			var held []kept
-			for i, at := range frames(sc, 1) {
+			rng := mrand.New(mrand.NewPCG(2, 7))
+			for _, at := range frames(sc, 1) {
 				if err := p.Advance(at); err != nil {
 					t.Fatal(err)
 				}
 				want := sim.SnapshotFromScratch(p)
 				var got sim.Snapshot
-				if i%3 == 2 {
-					// Every third frame as a view asks: some keys, in
-					// another order, one of them not the run's.
+				if rng.IntN(3) > 0 {
+					// Most frames as a view asks: some keys, in another
+					// order, one of them not the run's; and the last few
+					// steps, or any number (0 and 70 are 60).
 					keys := []string{"no-such-key"}
 					for j := len(want.State) - 1; j >= 0; j -= 2 {
 						keys = append(keys, want.State[j].Key)
 					}
-					got = p.SnapshotKeys(keys)
+					recent := []int{1, 2, 3, rng.IntN(62), 70}[rng.IntN(5)]
+					got = p.SnapshotFor(keys, recent)
 					want.State = slices.DeleteFunc(want.State, func(s sim.StateNow) bool { return !slices.Contains(keys, s.Key) })
+					if recent >= 1 {
+						for i, c := range want.Clients {
+							want.Clients[i].Recent = c.Recent[max(0, len(c.Recent)-recent):]
+						}
+					}
 					if state := p.State(keys); !reflect.DeepEqual(state, want.State) {
 						t.Fatalf("at %s, State(%q):\n got %+v\nwant %+v", p.Now(), keys, state, want.State)
 					}
