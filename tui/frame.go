@@ -129,8 +129,9 @@ func (r run) withRows(byKey bool) run {
 // closed, and the lock that gives them to one goroutine at a time: the
 // job in flight, or Close.
 type players struct {
-	mu   sync.Mutex
-	open []*sim.Player
+	mu     sync.Mutex
+	open   []*sim.Player
+	closed bool // by Close: a job that starts after does nothing
 }
 
 // closeAll closes every Player still open. Closing twice is harmless.
@@ -141,12 +142,12 @@ func (ps *players) closeAll() error {
 	for _, p := range ps.open {
 		errs = append(errs, p.Close())
 	}
-	ps.open = nil
+	ps.open, ps.closed = nil, true
 	return errors.Join(errs...)
 }
 
-// swap closes old and keeps new open, under the lock (a job's).
-func (ps *players) swap(old []*sim.Player, new ...*sim.Player) error {
+// swap closes old and keeps opened open, under the lock (a job's).
+func (ps *players) swap(old []*sim.Player, opened ...*sim.Player) error {
 	var errs []error
 	for _, p := range old {
 		if i := slices.Index(ps.open, p); i >= 0 {
@@ -154,9 +155,12 @@ func (ps *players) swap(old []*sim.Player, new ...*sim.Player) error {
 			errs = append(errs, p.Close())
 		}
 	}
-	ps.open = append(ps.open, new...)
+	ps.open = append(ps.open, opened...)
 	return errors.Join(errs...)
 }
+
+// closedMsg is what a job started after Close returns: nothing done.
+type closedMsg struct{}
 
 // frameMsg is a frame a job played: both runs side by side.
 type frameMsg struct {
@@ -199,6 +203,9 @@ func (m Model) frameJob() tea.Cmd {
 	return func() tea.Msg {
 		ps.mu.Lock()
 		defer ps.mu.Unlock()
+		if ps.closed {
+			return closedMsg{}
+		}
 		var msg frameMsg
 		msg.errA = a.player.Advance(until)
 		msg.a = a.take(byKey, keys)
@@ -230,6 +237,9 @@ func (m Model) stateJob(keys []string) tea.Cmd {
 	return func() tea.Msg {
 		ps.mu.Lock()
 		defer ps.mu.Unlock()
+		if ps.closed {
+			return closedMsg{}
+		}
 		msg := stateMsg{keys: keys, a: pa.State(keys)}
 		if pb != nil {
 			msg.b = pb.State(keys)
@@ -252,6 +262,9 @@ func (m Model) restartJob(req restartReq) tea.Cmd {
 	return func() tea.Msg {
 		ps.mu.Lock()
 		defer ps.mu.Unlock()
+		if ps.closed {
+			return closedMsg{}
+		}
 		msg := restartMsg{req: req}
 		p, err := sim.NewPlayer(ctx, req.sc, opts)
 		if err != nil {

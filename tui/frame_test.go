@@ -164,3 +164,23 @@ func TestRunPlaysOnItsOwnUntilQ(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAJobAfterCloseDoesNothing closes the Model while a restart is in
+// flight and not yet begun: the job opens no run that nothing would close.
+func TestAJobAfterCloseDoesNothing(t *testing.T) {
+	m := newTestModel(t, splitBrain(), true)
+	next, _ := m.Update(keyMsg("r"))
+	m = next.(Model)
+	if m.job == nil {
+		t.Fatal("r started no job")
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if msg := m.job(); msg != (closedMsg{}) || len(m.players.open) != 0 {
+		t.Fatalf("the job after Close returned %T and left %d runs open", msg, len(m.players.open))
+	}
+	if m = send(t, m, closedMsg{}); m.job != nil {
+		t.Fatal("its message left a job in flight")
+	}
+}

@@ -249,7 +249,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m, quit = m.onKey(msg); quit != nil {
 			return m, quit
 		}
-	case frameMsg, stateMsg, restartMsg:
+	case frameMsg, stateMsg, restartMsg, closedMsg:
 		m = m.apply(msg)
 	default:
 		return m, nil
