@@ -83,10 +83,19 @@ func BenchmarkWindowLimit(b *testing.B) {
 	}
 }
 
-// One frame's Snapshot of a 10,000-client run, half way through: what a
-// live view pays per frame (20 frames a second leaves 50 ms).
+// Snapshots of a 10,000-client run half way through, each client a
+// Poisson 1/s on its own key: what a live view pays per frame (20 frames
+// a second leave 50 ms).
 //
 //	go test -run '^$' -bench Snapshot10k ./sim
+//
+// again is a Snapshot at the same instant as the previous one; frame one
+// after 50 ms of virtual time, what a frame at 1× plays (about 500
+// clients had a request); step one after a whole step, when every
+// client's last steps move on (a new Recent each, its rows copied). The
+// view- cases ask as the TUI does, with SnapshotFor: the state of 10 keys,
+// not 10,000, and each client's last 2 steps, not 16 to 30. The Advance
+// between is not timed.
 func BenchmarkSnapshot10k(b *testing.B) {
 	sc := hammer(Shared, 1, RoundRobin)
 	sc.Duration = 30 * time.Second
@@ -94,18 +103,57 @@ func BenchmarkSnapshot10k(b *testing.B) {
 	for i := range sc.Clients {
 		sc.Clients[i] = Client{Name: fmt.Sprint("c", i), APIKey: fmt.Sprint("k", i), Traffic: []Traffic{{Pattern: Poisson, Rate: perSecond(1)}}, Retry: Retry{Policy: RetryNone}}
 	}
-	p, err := NewPlayer(context.Background(), sc, Options{})
-	if err != nil {
-		b.Fatal(err)
+	keys := make([]string, 10)
+	for i := range keys {
+		keys[i] = fmt.Sprint("k", i*997)
 	}
-	defer p.Close()
-	if err := p.Advance(context.Background(), 15*time.Second); err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		if snap := p.Snapshot(context.Background()); len(snap.Clients) != len(sc.Clients) {
-			b.Fatal("a snapshot without every client")
-		}
+	for _, tc := range []struct {
+		name string
+		gap  time.Duration
+		view bool
+	}{
+		{"again", 0, false}, {"frame", 50 * time.Millisecond, false}, {"step", time.Second, false},
+		{"view-frame", 50 * time.Millisecond, true}, {"view-step", time.Second, true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			snapshot := func(p *Player) Snapshot {
+				if tc.view {
+					return p.SnapshotFor(context.Background(), keys, 2)
+				}
+				return p.Snapshot(context.Background())
+			}
+			var p *Player
+			start := func() {
+				if p != nil {
+					p.Close()
+				}
+				var err error
+				if p, err = NewPlayer(context.Background(), sc, Options{}); err != nil {
+					b.Fatal(err)
+				}
+				if err := p.Advance(context.Background(), 15 * time.Second); err != nil {
+					b.Fatal(err)
+				}
+				snapshot(p)
+			}
+			start()
+			defer func() { p.Close() }()
+			for b.Loop() {
+				if tc.gap > 0 {
+					b.StopTimer()
+					if p.Now()+tc.gap > sc.Duration {
+						start()
+					}
+					if err := p.Advance(context.Background(), p.Now() + tc.gap); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				if len(snapshot(p).Clients) != len(sc.Clients) {
+					b.Fatal("a snapshot without every client")
+				}
+			}
+		})
 	}
 }
 

@@ -78,9 +78,9 @@ type sim struct {
 	// written as requests are recorded: a run keeps one copy of it, not a
 	// recorder's and then the Result's.
 	timeline []TimelineRow
-	// stepsEnded are the steps closed so far; step i's end event has
+	// stepsClosed are the steps closed so far; step i's end event has
 	// sequence number stepSeq0 + i.
-	stepsEnded   int
+	stepsClosed  int
 	stepSeq0     uint64
 	nSteps       int
 	batch        batcher
@@ -90,6 +90,8 @@ type sim struct {
 	faultResults []FaultSpan
 	log          []LogEntry
 	notes        []string // texts of scheduled log entries
+
+	snaps snapshots // what the previous Snapshot built (snapshot.go)
 }
 
 func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
@@ -260,7 +262,7 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 				break
 			}
 			s.now = stepEnd.at
-			s.stepsEnded++
+			s.stepsClosed++
 			s.endStep(ctx, int(stepEnd.arg), stepEnd.at)
 			continue
 		}
@@ -288,7 +290,7 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 
 // nextStepEnd is the event of the next step to end, if any is left.
 func (s *sim) nextStepEnd() (event, bool) {
-	i := s.stepsEnded
+	i := s.stepsClosed
 	if i >= s.steps() {
 		return event{}, false
 	}

@@ -61,10 +61,10 @@ func (m Model) chartFor(s series, w int) chart {
 			continue
 		}
 		best := 0.0
-		for end := i * k; end < min(len(played), (i+1)*k); end++ {
+		for end := i * k; end < min(played.len(), (i+1)*k); end++ {
 			sum := 0.0
 			for st := max(0, end-perWindow+1); st <= end; st++ {
-				sum += float64(played[st].Allowed)
+				sum += float64(played.at(st).Allowed)
 			}
 			best = math.Max(best, sum)
 		}
@@ -99,7 +99,7 @@ func (m Model) chartTop(l layout) float64 {
 	if len(rows) == 0 {
 		return 0
 	}
-	c := m.chartFor(rows[m.selected(rows)], chartWidth(l, m.sc.Duration))
+	c := m.chartFor(m.withSteps(rows[m.selected(rows)]), chartWidth(l, m.sc.Duration))
 	top := c.line * 2
 	for _, v := range c.values {
 		if !math.IsNaN(v) {
@@ -116,7 +116,7 @@ func (m Model) chartOf(l layout, tag string, scale float64) []string {
 	if len(rows) == 0 || l.chartRows < 3 {
 		return nil
 	}
-	s := rows[m.selected(rows)]
+	s := m.withSteps(rows[m.selected(rows)])
 	c := m.chartFor(s, chartWidth(l, m.sc.Duration))
 	w := chartWidth(l, m.sc.Duration)
 	cw := max(1, w/max(len(c.values), 1)) // characters per cell: a short run fills the width too

@@ -8,11 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
-
-	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/sim"
-	"github.com/ratelim/ratelim/store"
 )
 
 // column is one figure of a row, right-aligned.
@@ -38,12 +34,16 @@ type clientTable struct {
 const overLimit = 1.5
 
 // rows are the table's rows for the view chosen, clients or keys, the
-// telling ones first (see telling).
-func (m Model) rows() []series {
-	if m.byKey {
-		return telling(keySeries(m.snap, m.hist))
+// telling ones first (see telling): the frame's, worked out when it was
+// taken.
+func (m Model) rows() []series { return m.run.rows }
+
+// withSteps is s with its steps, a key's added up from its clients'.
+func (m Model) withSteps(s series) series {
+	if s.steps.len() == 0 && len(s.members) > 0 {
+		s.steps = sumSteps(s.members, s.key, m.snap, m.hist)
 	}
-	return telling(clientSeries(m.snap, m.hist))
+	return s
 }
 
 // exercises reports which of the optional figures the scenario can make
@@ -60,16 +60,14 @@ func (m Model) exercises() (failOpen, failClosed, retries bool) {
 			storeCanFail = true
 		}
 	}
-	closed := topo.OnError == store.FailClosed
+	closed := topo.FailsClosed()
 	failOpen, failClosed = storeCanFail && !closed, storeCanFail && closed
 	for _, c := range m.sc.Clients {
 		retries = retries || (c.Retry.Policy != "" && c.Retry.Policy != sim.RetryNone)
 	}
-	for _, c := range m.snap.Clients {
-		failOpen = failOpen || c.Total.FailedOpen > 0
-		failClosed = failClosed || c.Total.FailedClosed > 0
-		retries = retries || c.Total.Retries > 0
-	}
+	failOpen = failOpen || m.stats.failedOpen
+	failClosed = failClosed || m.stats.failedClosed
+	retries = retries || m.stats.retries
 	if m.vs != nil {
 		// Side by side, a column either run needs.
 		o, c, r := m.other().exercises()
@@ -79,16 +77,15 @@ func (m Model) exercises() (failOpen, failClosed, retries bool) {
 }
 
 func (m Model) clientTable(w int, rows []series) clientTable {
-	longest := len("client")
-	widest := int64(0)
-	for _, r := range rows {
-		longest = max(longest, lipgloss.Width(r.name))
-		widest = max(widest, r.total.Sent)
+	// The widest name and count of every row, not only those shown, so
+	// that the columns stay put as the rows scroll.
+	longest := max(len("client"), m.info.nameW)
+	if m.byKey {
+		longest = max(len("client"), m.info.keyW)
 	}
+	widest := m.widest
 	if m.vs != nil {
-		for _, r := range m.other().rows() {
-			widest = max(widest, r.total.Sent)
-		}
+		widest = max(widest, m.vs.widest)
 	}
 	t := clientTable{nameW: min(longest, max(8, w/6)), gutter: 2}
 	if m.vs != nil {
@@ -154,28 +151,23 @@ func (m Model) clientTable(w int, rows []series) clientTable {
 
 // played is the steps the strips draw: those played, with the step in
 // progress once it has begun.
-func (m Model) played(s series) []sim.TimelineRow {
+func (m Model) played(s series) stepRows {
 	rows := s.steps
-	if n := len(rows); n > 1 && rows[n-1].TS >= m.snap.TS {
-		rows = rows[:n-1] // a step just begun has nothing to show yet
+	if n := rows.len(); n > 1 && rows.at(n-1).TS >= m.snap.TS {
+		rows = rows.head(n - 1) // a step just begun has nothing to show yet
 	}
 	return rows
 }
 
 // strideFor is the steps per cell for the run so far in w cells.
-func (m Model) strideFor(w int) int {
-	n := 0
-	if len(m.snap.Clients) > 0 {
-		n = len(m.played(series{steps: m.histOf(0)}))
-	}
-	return stride(n, w)
-}
+func (m Model) strideFor(w int) int { return stride(m.playedSteps(), w) }
 
-func (m Model) histOf(ci int) []sim.TimelineRow {
-	if ci < len(m.hist.steps) {
-		return m.hist.steps[ci]
+// playedSteps is how many steps the strips draw.
+func (m Model) playedSteps() int {
+	if len(m.snap.Clients) == 0 {
+		return 0
 	}
-	return nil
+	return m.played(series{steps: m.hist.of(0, m.snap)}).len()
 }
 
 // cellText is the virtual time one cell of the strips spans: 2s, 0.3s.
@@ -214,23 +206,30 @@ func (m Model) clientLines(l layout) []string {
 		lines = append(lines, m.ruler(t, k))
 	}
 	sel := m.selected(rows)
+	shown := rows[first:min(n, first+visible)]
 	var b Model
 	others := map[string]series{}
 	if m.vs != nil {
 		b = m.other()
+		names := map[string]bool{}
+		for _, s := range shown {
+			names[s.name] = true
+		}
 		for _, r := range b.rows() {
-			others[r.name] = r
+			if names[r.name] {
+				others[r.name] = r
+			}
 		}
 	}
 	tagA, tagB := m.tags()
-	for i, s := range rows[first:min(n, first+visible)] {
-		lines = append(lines, m.clientRow(t, s, k, first+i == sel, tagA, l.width))
+	for i, s := range shown {
+		lines = append(lines, m.clientRow(t, m.withSteps(s), k, first+i == sel, tagA, l.width))
 		if m.vs != nil {
 			o, ok := others[s.name]
 			if !ok {
 				o = series{name: s.name}
 			}
-			lines = append(lines, b.clientRow(t, o, k, false, tagB, l.width))
+			lines = append(lines, b.clientRow(t, b.withSteps(o), k, false, tagB, l.width))
 		}
 	}
 	return lines
@@ -242,7 +241,7 @@ func (m Model) ruler(t clientTable, k int) string {
 		return ""
 	}
 	stepS := m.sc.Step.Seconds()
-	n := len(m.played(series{steps: m.histOf(0)}))
+	n := m.playedSteps()
 	var b strings.Builder
 	for c := 0; c*k < n && c < t.sparkW; c++ {
 		from, to := float64(c*k)*stepS, float64(min((c+1)*k, n))*stepS
@@ -373,8 +372,8 @@ func level(f float64) rune {
 func (m Model) rateCell(s series) string {
 	stepS := m.sc.Step.Seconds()
 	now := m.snap.TS
-	for i := len(s.steps) - 1; i >= 0; i-- {
-		r := s.steps[i]
+	for i := s.steps.len() - 1; i >= 0; i-- {
+		r := s.steps.at(i)
 		end := math.Min(r.TS+stepS, m.sc.Duration.Seconds())
 		if end > now+1e-9 {
 			continue // the step in progress
@@ -399,7 +398,7 @@ func (m Model) rateCell(s series) string {
 // overAt reports whether step i of the row admitted more than the limit
 // allows (see cells).
 func (m Model) overAt(s series, i int) bool {
-	cs := cells(s.steps[:i+1], 1, m.sc.Step.Seconds(), newAllowance(m.sc.Limit))
+	cs := cells(s.steps.head(i+1), 1, m.sc.Step.Seconds(), newAllowance(m.sc.Limit))
 	return cs[i].over
 }
 
@@ -432,16 +431,11 @@ func (m Model) peakCell(s series) string {
 func limitText(sc sim.Scenario) string {
 	p := sc.Limit.Params
 	text := "limit " + p.Rate.String()
-	for _, info := range algorithms.Catalog() {
-		if info.Name != sc.Limit.Algorithm {
-			continue
-		}
-		if slices.Contains(info.Params, "burst") {
-			text += fmt.Sprintf(" burst %d", p.Burst)
-		}
-		if slices.Contains(info.Params, "window") {
-			text += " window " + p.Window.String()
-		}
+	if sc.Limit.Reads("burst") {
+		text += fmt.Sprintf(" burst %d", p.Burst)
+	}
+	if sc.Limit.Reads("window") {
+		text += " window " + p.Window.String()
 	}
 	key := string(sc.Limit.Key)
 	if key == "" {

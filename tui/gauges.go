@@ -3,10 +3,9 @@ package tui
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/charmbracelet/lipgloss"
 
 	"github.com/ratelim/ratelim/sim"
 )
@@ -31,6 +30,8 @@ type keyGroup struct {
 	copies []sim.StateNow
 }
 
+// keyGroups are the keys whose state the frame carries: those the gauges
+// show (gaugeKeys), not every key of the run.
 func (m Model) keyGroups() []keyGroup {
 	var groups []keyGroup
 	for _, s := range m.snap.State {
@@ -42,27 +43,27 @@ func (m Model) keyGroups() []keyGroup {
 	return groups
 }
 
-func (m Model) keyCount() int { return len(m.keyGroups()) }
+// keyCount is how many keys the run has.
+func (m Model) keyCount() int { return len(m.info.keys) }
 
+// gaugeGeometry sizes the gauges for every key of the run (the widest
+// key's name, every copy), and their figures for the widest the frame
+// carries: every key has the same limit.
 func (m Model) gaugeGeometry(w int) gaugeGeometry {
-	groups := m.keyGroups()
-	if len(groups) == 0 {
+	if m.keyCount() == 0 || len(m.info.copies) == 0 {
 		return gaugeGeometry{linesPerKey: 1}
 	}
-	longest, limit := len("key"), int64(1)
-	for _, g := range groups {
-		longest = max(longest, lipgloss.Width(g.key))
-		for _, c := range g.copies {
-			limit = max(limit, c.Limit, c.Remaining)
-		}
+	longest, limit := max(len("key"), m.info.keyW), int64(1)
+	for _, c := range m.snap.State {
+		limit = max(limit, c.Limit, c.Remaining)
 	}
-	n := len(groups[0].copies)
+	n := len(m.info.copies)
 	g := gaugeGeometry{keyW: min(longest, max(8, w/6)), numW: 2*len(strconv.FormatInt(limit, 10)) + 1}
 	fits := func(short bool) gaugeGeometry {
 		g := g
 		g.short = short
-		for _, c := range groups[0].copies {
-			g.labelW = max(g.labelW, len(copyLabel(c.Copy, short)))
+		for _, c := range m.info.copies {
+			g.labelW = max(g.labelW, len(copyLabel(c, short)))
 		}
 		room := w - 2*m.perRow() - g.keyW - 1
 		g.perLine = min(n, max(1, (room+2)/(g.labelW+minBar+g.numW+2+2)))
@@ -88,40 +89,68 @@ func copyLabel(name string, short bool) string {
 	return name
 }
 
-// followed are the keys' gauges in the order the STORE section shows
+// followed are the first n keys in the order the STORE section shows
 // them: the selected row's key first, then the keys of rows never
 // rejected (the contrast: the scheduler's full bucket beside the
 // bastions' empty ones), then the others in the order their rows are
 // listed.
-func (m Model) followed(rows []series) []keyGroup {
-	groups := m.keyGroups()
-	at := map[string]int{}
-	for i, g := range groups {
-		at[g.key] = i
-	}
-	out := make([]keyGroup, 0, len(groups))
+func (m Model) followed(rows []series, n int) []string {
+	out := make([]string, 0, n)
 	seen := map[string]bool{}
 	add := func(key string) {
-		if i, ok := at[key]; ok && !seen[key] {
+		if len(out) < n && !seen[key] {
 			seen[key] = true
-			out = append(out, groups[i])
+			out = append(out, key)
 		}
 	}
 	if len(rows) > 0 {
 		add(rows[m.selected(rows)].key)
 	}
 	for _, r := range rows {
+		if len(out) == n {
+			return out
+		}
 		if r.total.Rejected == 0 {
 			add(r.key)
 		}
 	}
 	for _, r := range rows {
+		if len(out) == n {
+			return out
+		}
 		add(r.key)
 	}
-	for _, g := range groups {
-		add(g.key)
+	for _, k := range m.info.keys {
+		add(k)
 	}
 	return out
+}
+
+// shownKeys is how many keys' gauges the layout has lines for, of how
+// many keys: at least one, whose first line is drawn when no whole key
+// fits.
+func (m Model) shownKeys(l layout, geo gaugeGeometry) (shown, of int) {
+	of = m.keyCount()
+	return min(of, l.keyLines/(geo.linesPerKey*m.perRow())), of
+}
+
+// gaugeKeys are the keys the gauges show, whose state a frame reads: at
+// least the first, when the run has keys.
+func (m Model) gaugeKeys() []string {
+	l := m.plan()
+	shown, _ := m.shownKeys(l, m.gaugeGeometry(l.width))
+	return m.followed(m.rows(), max(shown, 1))
+}
+
+// keysRead reports whether the frame carries the state of every key the
+// gauges show.
+func (m Model) keysRead() bool {
+	for _, k := range m.gaugeKeys() {
+		if !slices.Contains(m.loaded, k) {
+			return false
+		}
+	}
+	return true
 }
 
 // gaugeLines are the gauges' title, then whole keys' gauges in the lines
@@ -129,14 +158,25 @@ func (m Model) followed(rows []series) []keyGroup {
 func (m Model) gaugeLines(l layout) []string {
 	geo := m.gaugeGeometry(l.width)
 	rows := m.rows()
-	groups := m.followed(rows)
-	shown := min(len(groups), l.keyLines/(geo.linesPerKey*m.perRow()))
+	shown, keys := m.shownKeys(l, geo)
+	// The keys to show whose state the frame carries: all of them, but
+	// for a frame between a new selection and its state.
+	byKey := map[string]keyGroup{}
+	for _, g := range m.keyGroups() {
+		byKey[g.key] = g
+	}
+	var groups []keyGroup
+	for _, k := range m.followed(rows, max(shown, 1)) {
+		if g, ok := byKey[k]; ok {
+			groups = append(groups, g)
+		}
+	}
 	detail := "what each copy of the limiter state would still admit now"
 	if len(rows) > 0 {
 		detail = "following ▸ " + rows[m.selected(rows)].name + " · what each copy would still admit now"
 	}
-	if shown < len(groups) {
-		detail = fmt.Sprintf("%d of %d keys · ", max(shown, 1), len(groups)) + detail
+	if shown < keys {
+		detail = fmt.Sprintf("%d of %d keys · ", max(shown, 1), keys) + detail
 	}
 	lines := []string{m.title("STORE", detail, l.width)}
 	var b Model
@@ -182,8 +222,12 @@ func (m Model) gaugeLines(l layout) []string {
 			lines = append(lines, line(m, geo, g, g.copies[i:min(len(g.copies), i+geo.perLine)], i == 0, mark, tag))
 		}
 	}
-	for gi, g := range groups[:shown] {
-		copyLines(m, geo, g, gi == 0, tagA)
+	selKey := ""
+	if len(rows) > 0 {
+		selKey = rows[m.selected(rows)].key
+	}
+	for gi, g := range groups[:min(shown, len(groups))] {
+		copyLines(m, geo, g, gi == 0 && (selKey == "" || g.key == selKey), tagA)
 		if bg, ok := bGroups[g.key]; ok {
 			copyLines(b, bGeo, bg, false, tagB)
 		}

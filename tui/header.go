@@ -9,7 +9,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/ratelim/ratelim/sim"
-	"github.com/ratelim/ratelim/store"
 )
 
 // headerLines are the frame's first n lines: what is playing, the clock
@@ -67,13 +66,13 @@ func (m Model) runLine(w int) string {
 // clockLine is the virtual clock, the run's timeline with the faults on
 // it, the speed and whether it plays.
 func (m Model) clockLine(w int) string {
-	clock := fmt.Sprintf("t=%.1fs / %ss", m.player.Now().Seconds(), strconv.FormatFloat(m.sc.Duration.Seconds(), 'f', -1, 64))
+	clock := fmt.Sprintf("t=%.1fs / %ss", m.now.Seconds(), strconv.FormatFloat(m.sc.Duration.Seconds(), 'f', -1, 64))
 	speed := m.st.bold.Render(speedLabel(m.speed))
 	var state string
 	switch {
 	case m.err != nil:
 		state = m.st.errText.Render("■ stopped — r restart, q quit")
-	case m.player.Done():
+	case m.done:
 		state = m.st.done.Render("■ done — r restart, q quit")
 	case m.paused:
 		state = m.st.paused.Render("❚❚ PAUSED")
@@ -91,7 +90,7 @@ func (m Model) clockLine(w int) string {
 // timeline is the run from 0 to its duration in w cells: played, to come,
 // and the cells in which a fault is scheduled.
 func (m Model) timeline(w int) string {
-	now := m.player.Now()
+	now := m.now
 	var b strings.Builder
 	for i := range w {
 		from := time.Duration(float64(m.sc.Duration) * float64(i) / float64(w))
@@ -119,7 +118,7 @@ func (m Model) timeline(w int) string {
 
 // quietLine is the banner line when no fault is in force.
 func (m Model) quietLine() string {
-	now := m.player.Now()
+	now := m.now
 	var nextFault *sim.Fault
 	for i, f := range m.sc.Faults {
 		if f.Start > now && (nextFault == nil || f.Start < nextFault.Start) {
@@ -153,9 +152,9 @@ func (m Model) banners() []string {
 	for _, a := range m.snap.Active {
 		for _, f := range m.sc.Faults {
 			if string(f.Kind) == a.Kind && f.Start.Seconds() == a.StartS && f.End.Seconds() == a.EndS {
-				text := faultBanner(m.sc, f, m.player.Now())
+				text := faultBanner(m.sc, f, m.now)
 				if m.vs != nil {
-					if b := faultBanner(m.vs.sc, f, m.player.Now()); b != text {
+					if b := faultBanner(m.vs.sc, f, m.now); b != text {
 						text = "A " + text + "  ·  B " + b
 					}
 				}
@@ -169,12 +168,8 @@ func (m Model) banners() []string {
 
 // faultBanner says what fault f, in force at now, does to sc's servers.
 func faultBanner(sc sim.Scenario, f sim.Fault, now time.Duration) string {
-	policy := sc.Topology.OnError
-	if policy == "" {
-		policy = store.FailOpen
-	}
 	failing := "failing open"
-	if policy == store.FailClosed {
+	if sc.Topology.FailsClosed() {
 		failing = "failing closed"
 	}
 	local := sc.Topology.Kind == sim.Local

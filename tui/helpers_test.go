@@ -54,12 +54,17 @@ func newTestModel(t *testing.T, sc sim.Scenario, noColor bool) Model {
 // t0 is the wall time of the first tick in every test.
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// send updates m with msgs in turn.
+// send updates m with msgs in turn, each with the jobs it starts run to
+// the end, here, as the program would run them on their own goroutines.
 func send(t *testing.T, m Model, msgs ...tea.Msg) Model {
 	t.Helper()
 	for _, msg := range msgs {
 		next, _ := m.Update(msg)
 		m = next.(Model)
+		for m.job != nil {
+			next, _ = m.Update(m.job())
+			m = next.(Model)
+		}
 	}
 	return m
 }

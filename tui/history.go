@@ -5,47 +5,143 @@ import (
 	"math"
 	"slices"
 
-	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/sim"
 )
 
-// history is every step a run has played, per client, gathered from the
-// snapshots: a snapshot carries only the last steps, and a strip that
-// shows the whole run needs them all. It costs what the simulator's own
+// history is every step a run has played, per client: the steps that
+// ended, gathered from the snapshots (a snapshot carries only the last
+// steps, and a strip that shows the whole run needs them all); the step
+// in progress is the snapshot's own. It costs what the simulator's own
 // timeline costs, steps × clients rows.
+//
+// A history is never written once built. The next frame's is built from
+// it, off the UI goroutine while this one is drawn, by appending to its
+// rows past their ends and copying only the slices' headers; and only
+// when a step has ended.
 type history struct {
-	steps [][]sim.TimelineRow // per client (the snapshot's order), per step from 0
+	ended [][]sim.TimelineRow // per client (the snapshot's order), per step from 0
+	// first is each client's first ended step with a rejection, and how
+	// many it rejected; step -1 while none has.
+	first []rejection
+	steps int // how many steps have ended: every client's rows
 }
 
-// update adds what snap says of the steps played. A frame that played more
-// steps than a snapshot carries leaves a gap, filled from the run's Result
-// (the whole timeline so far); that happens only at high speeds on long
-// runs, once a frame.
-func (h *history) update(snap sim.Snapshot, stepS float64, result func() *sim.Result) {
-	if len(h.steps) != len(snap.Clients) {
-		h.steps = make([][]sim.TimelineRow, len(snap.Clients))
+// rejection is a row's first step with a rejection and how many that
+// step rejected; step math.MaxInt for a row never rejected.
+type rejection struct {
+	step int
+	n    int64
+}
+
+var neverRejected = rejection{step: math.MaxInt}
+
+// next is h with the steps snap says have ended. A frame that played
+// more steps than a snapshot carries leaves a gap, filled from the run's
+// Result (the whole timeline so far); that happens only at high speeds on
+// long runs, once a frame.
+func (h history) next(snap sim.Snapshot, stepS float64, result func() *sim.Result) history {
+	n := len(snap.Clients)
+	switch {
+	case len(h.ended) != n:
+		h = history{ended: make([][]sim.TimelineRow, n), first: make([]rejection, n)}
+		for i := range h.first {
+			h.first[i].step = -1
+		}
+	case h.steps == snap.Step:
+		return h
+	default:
+		h.ended, h.first = slices.Clone(h.ended), slices.Clone(h.first)
 	}
+	h.steps = snap.Step
 	var r *sim.Result
 	for ci, c := range snap.Clients {
 		if len(c.Recent) == 0 {
 			continue
 		}
+		rows := h.ended[ci]
+		had := len(rows)
 		first := stepIndex(c.Recent[0].TS, stepS)
-		if first > len(h.steps[ci]) {
+		if first > len(rows) {
 			if r == nil {
 				r = result()
 			}
-			n := len(snap.Clients)
-			for st := len(h.steps[ci]); st < first && st*n+ci < len(r.Timeline); st++ {
-				h.steps[ci] = append(h.steps[ci], r.Timeline[st*n+ci])
+			for st := len(rows); st < first && st*n+ci < len(r.Timeline); st++ {
+				rows = append(rows, r.Timeline[st*n+ci])
 			}
 		}
-		h.steps[ci] = append(h.steps[ci][:min(first, len(h.steps[ci]))], c.Recent...)
+		if from, to := len(rows)-first, snap.Step-first; from >= 0 && to > from {
+			rows = append(rows, c.Recent[from:to]...)
+		}
+		if h.first[ci].step < 0 {
+			for st := had; st < len(rows); st++ {
+				if rows[st].Rejected > 0 {
+					h.first[ci] = rejection{st, rows[st].Rejected}
+					break
+				}
+			}
+		}
+		h.ended[ci] = rows
 	}
+	return h
+}
+
+// of is client ci's steps: those ended, then the snapshot's step in
+// progress.
+func (h history) of(ci int, snap sim.Snapshot) stepRows {
+	var s stepRows
+	if ci < len(h.ended) {
+		s.ended = h.ended[ci]
+	}
+	if recent := snap.Clients[ci].Recent; len(recent) > 0 {
+		s.last = &recent[len(recent)-1]
+	}
+	return s
+}
+
+// rejectedAt is client ci's first rejection, in the steps ended or the
+// step in progress.
+func (h history) rejectedAt(ci int, snap sim.Snapshot) rejection {
+	if ci < len(h.first) && h.first[ci].step >= 0 {
+		return h.first[ci]
+	}
+	if recent := snap.Clients[ci].Recent; len(recent) > 0 && recent[len(recent)-1].Rejected > 0 {
+		return rejection{snap.Step, recent[len(recent)-1].Rejected}
+	}
+	return neverRejected
 }
 
 // stepIndex is the step that starts at ts.
 func stepIndex(ts, stepS float64) int { return int(math.Round(ts / stepS)) }
+
+// stepRows are a row's figures per step from step 0: the steps that
+// ended, then the step in progress. They are read where they are, never
+// copied whole: a long run has many steps.
+type stepRows struct {
+	ended []sim.TimelineRow
+	last  *sim.TimelineRow // the step in progress; nil for none
+}
+
+func (s stepRows) len() int {
+	if s.last == nil {
+		return len(s.ended)
+	}
+	return len(s.ended) + 1
+}
+
+func (s stepRows) at(i int) sim.TimelineRow {
+	if i < len(s.ended) {
+		return s.ended[i]
+	}
+	return *s.last
+}
+
+// head is the first n steps.
+func (s stepRows) head(n int) stepRows {
+	if n <= len(s.ended) {
+		return stepRows{ended: s.ended[:n]}
+	}
+	return s
+}
 
 // series is one row of the table: a client, or in the per-key view a
 // limiter key with every client that shares it.
@@ -54,44 +150,75 @@ type series struct {
 	key     string
 	clients int // the clients it adds up: 1 for a client's row
 	total   sim.ClientResult
-	steps   []sim.TimelineRow // from step 0, the last possibly in progress
+	members []int // the clients it adds up, by index in the snapshot
+	first   rejection
+	// steps are from step 0, the last possibly in progress: a client's
+	// from the start, a key's added up when its row is drawn (withSteps).
+	steps stepRows
+}
+
+// rowsOf are the table's rows for the view chosen, clients or keys, the
+// telling ones first (see telling).
+func rowsOf(snap sim.Snapshot, h history, info *runInfo, byKey bool) []series {
+	if byKey {
+		return telling(keySeries(snap, h, info))
+	}
+	return telling(clientSeries(snap, h, info))
 }
 
 // clientSeries are the clients' rows in the snapshot's order.
-func clientSeries(snap sim.Snapshot, h history) []series {
+func clientSeries(snap sim.Snapshot, h history, info *runInfo) []series {
 	out := make([]series, len(snap.Clients))
 	for i, c := range snap.Clients {
-		out[i] = series{name: c.Name, key: c.Key, clients: 1, total: c.Total}
-		if i < len(h.steps) {
-			out[i].steps = h.steps[i]
-		}
+		out[i] = series{name: c.Name, key: c.Key, clients: 1, total: c.Total,
+			members: info.self[i : i+1], first: h.rejectedAt(i, snap), steps: h.of(i, snap)}
 	}
 	return out
 }
 
 // keySeries are the keys' rows, each the sum of its clients, in the order
-// of the keys' first clients.
-func keySeries(snap sim.Snapshot, h history) []series {
-	var out []series
-	index := map[string]int{}
-	for ci, c := range snap.Clients {
-		i, ok := index[c.Key]
-		if !ok {
-			i = len(out)
-			index[c.Key] = i
-			out = append(out, series{name: c.Key, key: c.Key})
-		}
-		s := &out[i]
-		s.clients++
-		addResult(&s.total, c.Total)
-		if ci >= len(h.steps) {
-			continue
-		}
-		for st, row := range h.steps[ci] {
-			if st == len(s.steps) {
-				s.steps = append(s.steps, sim.TimelineRow{TS: row.TS, Client: c.Key})
+// of the keys' first clients. Their steps are added up when drawn.
+func keySeries(snap sim.Snapshot, h history, info *runInfo) []series {
+	out := make([]series, len(info.keys))
+	for k, key := range info.keys {
+		s := series{name: key, key: key, members: info.members[k], first: neverRejected}
+		for _, ci := range s.members {
+			s.clients++
+			addResult(&s.total, snap.Clients[ci].Total)
+			// A client rejected later rejected nothing in the key's first
+			// rejected step: the key's count there is its first ones'.
+			switch r := h.rejectedAt(ci, snap); {
+			case r.step < s.first.step:
+				s.first = r
+			case r.step == s.first.step && r != neverRejected:
+				s.first.n += r.n
 			}
-			addRow(&s.steps[st], row)
+		}
+		out[k] = s
+	}
+	return out
+}
+
+// sumSteps are the steps of the clients members added up, as a key's row
+// draws them.
+func sumSteps(members []int, key string, snap sim.Snapshot, h history) stepRows {
+	var out stepRows
+	for i, ci := range members {
+		rows := h.of(ci, snap)
+		if i == 0 {
+			out.ended = make([]sim.TimelineRow, len(rows.ended))
+			for st, r := range rows.ended {
+				out.ended[st] = sim.TimelineRow{TS: r.TS, Client: key}
+			}
+			if rows.last != nil {
+				out.last = &sim.TimelineRow{TS: rows.last.TS, Client: key}
+			}
+		}
+		for st := range min(len(rows.ended), len(out.ended)) {
+			addRow(&out.ended[st], rows.ended[st])
+		}
+		if rows.last != nil && out.last != nil {
+			addRow(out.last, *rows.last)
 		}
 	}
 	return out
@@ -116,37 +243,26 @@ func addRow(to *sim.TimelineRow, r sim.TimelineRow) {
 // them. The order changes only when a row is first rejected, so the rows
 // do not shuffle while the viewer reads them.
 func telling(rows []series) []series {
-	first := func(s series) (int, int64) {
-		for st, r := range s.steps {
-			if r.Rejected > 0 {
-				return st, r.Rejected
-			}
-		}
-		return math.MaxInt, 0
-	}
 	type ranked struct {
-		s        series
-		step     int
-		rejected int64
-		index    int
+		first rejection
+		index int
 	}
 	rs := make([]ranked, len(rows))
 	for i, s := range rows {
-		st, n := first(s)
-		rs[i] = ranked{s, st, n, i}
+		rs[i] = ranked{s.first, i}
 	}
-	slices.SortStableFunc(rs, func(a, b ranked) int {
+	slices.SortFunc(rs, func(a, b ranked) int {
 		switch {
-		case a.step != b.step:
-			return cmp.Compare(a.step, b.step)
-		case a.rejected != b.rejected:
-			return cmp.Compare(b.rejected, a.rejected)
+		case a.first.step != b.first.step:
+			return cmp.Compare(a.first.step, b.first.step)
+		case a.first.n != b.first.n:
+			return cmp.Compare(b.first.n, a.first.n)
 		}
 		return cmp.Compare(a.index, b.index)
 	})
 	out := make([]series, len(rs))
 	for i, r := range rs {
-		out[i] = r.s
+		out[i] = rows[r.index]
 	}
 	return out
 }
@@ -189,11 +305,7 @@ type allowance struct {
 
 func newAllowance(l sim.Limit) allowance {
 	a := allowance{rate: l.Params.Rate.PerSecond(), burst: float64(l.Params.Burst), window: l.Params.Window.Seconds()}
-	for _, info := range algorithms.Catalog() {
-		if info.Name == l.Algorithm && slices.Contains(info.Params, "window") {
-			a.windowed = a.window > 0
-		}
-	}
+	a.windowed = l.Reads("window") && a.window > 0
 	return a
 }
 
@@ -227,13 +339,14 @@ const (
 // window's length, ending in the cell, may hold more than the limit per
 // window; and the cell must itself have taken more than its share of the
 // rate, so that an empty cell after a boundary burst is not marked.
-func cells(rows []sim.TimelineRow, k int, stepS float64, a allowance) []cell {
-	out := make([]cell, 0, (len(rows)+k-1)/k)
-	for i := 0; i < len(rows); i += k {
-		c := cell{TimelineRow: rows[i]}
+func cells(rows stepRows, k int, stepS float64, a allowance) []cell {
+	n := rows.len()
+	out := make([]cell, 0, (n+k-1)/k)
+	for i := 0; i < n; i += k {
+		c := cell{TimelineRow: rows.at(i)}
 		c.Sent, c.Allowed, c.Rejected, c.FailedOpen, c.FailedClosed, c.Retries, c.Served = 0, 0, 0, 0, 0, 0, 0
-		for _, r := range rows[i:min(len(rows), i+k)] {
-			addRow(&c.TimelineRow, r)
+		for j := i; j < min(n, i+k); j++ {
+			addRow(&c.TimelineRow, rows.at(j))
 			c.steps++
 		}
 		out = append(out, c)

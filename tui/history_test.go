@@ -81,7 +81,7 @@ func TestCellsMarkWhatTheLimitDoesNotAllow(t *testing.T) {
 		{"100 a window, spread, is the limit", steps(repeat(30, 10)), 1, 0.1, window, strings.Repeat(".", 30)},
 	}
 	for _, tt := range tests {
-		if got := overs(cells(tt.rows, tt.k, tt.stepS, tt.a)); got != tt.want {
+		if got := overs(cells(stepRows{ended: tt.rows}, tt.k, tt.stepS, tt.a)); got != tt.want {
 			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)
 		}
 	}

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -49,21 +47,24 @@ func slower(speed float64) float64 {
 	return speed
 }
 
-// onTick plays the wall time since the previous tick, times the speed. The
-// first tick only sets the clock going: the time is the tick message's, so
-// that a test decides it.
+// onTick moves the clock on by the wall time since the previous tick,
+// times the speed; the job that plays the runs to it starts from Update.
+// The first tick only sets the clock going: the time is the tick
+// message's, so that a test decides it. A tick while a job is in flight
+// moves nothing: when the simulation cannot keep up, the player slows
+// down rather than jumping ahead.
 func (m Model) onTick(now time.Time) Model {
 	last := m.last
 	m.last = now
-	if m.paused || m.err != nil || m.player.Done() || last.IsZero() {
+	if m.paused || m.err != nil || m.done || last.IsZero() || m.job != nil {
 		return m
 	}
 	wall := min(max(now.Sub(last), 0), maxFrameGap)
 	if math.IsInf(m.speed, 1) {
 		stride := max(m.sc.Step, m.sc.Duration/maxFrames)
-		return m.advance(ceilTo(m.clock+stride, m.sc.Step))
+		return m.playTo(ceilTo(m.clock+stride, m.sc.Step))
 	}
-	return m.advance(m.clock + time.Duration(float64(wall)*m.speed))
+	return m.playTo(m.clock + time.Duration(float64(wall)*m.speed))
 }
 
 // ceilTo rounds d up to a multiple of step.
@@ -71,44 +72,29 @@ func ceilTo(d, step time.Duration) time.Duration {
 	return (d + step - 1) / step * step
 }
 
-// advance plays up to virtual time until and takes the frame.
-func (m Model) advance(until time.Duration) Model {
+// playTo sets the clock to until, within the run: the next frame job
+// plays the runs there.
+func (m Model) playTo(until time.Duration) Model {
 	m.clock = min(until, m.sc.Duration)
-	if err := m.player.Advance(m.ctx, m.clock); err != nil {
-		m.err = err
-		m.note("the run stopped: %v", err)
-	}
-	m.snap = m.player.Snapshot(m.ctx)
-	m.hist.update(m.snap, m.sc.Step.Seconds(), m.player.Result)
-	if m.vs != nil {
-		vs, err := versusTo(m.vs, m)
-		m.vs = vs
-		if err != nil && m.err == nil {
-			m.err = err
-			m.note("the B run stopped: %v", err)
-		}
-	}
-	if m.player.Done() && m.verdict == nil && m.err == nil {
-		m.verdict = newVerdict(m.player.Result(), m.expect, m.pristine)
-	}
 	return m
 }
 
 // note adds a line of the player's own to the event log, at the virtual
 // time reached.
 func (m *Model) note(format string, args ...any) {
-	m.notes = append(m.notes, sim.LogEntry{TS: m.player.Now().Seconds(), Text: fmt.Sprintf(format, args...)})
+	m.notes = append(m.notes, sim.LogEntry{TS: m.now.Seconds(), Text: fmt.Sprintf(format, args...)})
 }
 
-func (m Model) onKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+// onKey answers a key; the command it returns is tea.Quit or nil. A key
+// that restarts (r, a, t) while a job is in flight, or a restart waits,
+// waits its turn: the restart starts from the run the job leaves.
+func (m Model) onKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
 		// Keys typed faster than the terminal is read (a held +) come in
 		// one message: each is a key press.
 		var cmd tea.Cmd
 		for _, r := range msg.Runes {
-			var next tea.Model
-			next, cmd = m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
-			m = next.(Model)
+			m, cmd = m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
 			if cmd != nil {
 				return m, cmd // only quit returns a command
 			}
@@ -116,6 +102,11 @@ func (m Model) onKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	}
 	k := m.keys
+	restarts := key.Matches(msg, k.Restart) || key.Matches(msg, k.Algorithm) || key.Matches(msg, k.Topology)
+	if restarts && (m.job != nil || m.restart != nil) {
+		m.queued = append(m.queued, msg)
+		return m, nil
+	}
 	switch {
 	case key.Matches(msg, k.Quit):
 		return m, tea.Quit
@@ -131,11 +122,11 @@ func (m Model) onKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.speed = slower(m.speed)
 	case key.Matches(msg, k.Step):
 		m.paused = true
-		if m.err == nil && !m.player.Done() {
-			m = m.advance((m.clock/m.sc.Step + 1) * m.sc.Step)
+		if m.err == nil && !m.done {
+			m = m.playTo((m.clock/m.sc.Step + 1) * m.sc.Step)
 		}
 	case key.Matches(msg, k.Restart):
-		m = m.restart(m.sc, fmt.Sprintf("restart: %s, %s on %s", m.sc.Limit.Algorithm, m.sc.Topology.Kind, storeName(m.sc)), m.pristine)
+		m.restart = &restartReq{sc: m.sc, what: fmt.Sprintf("restart: %s, %s on %s", m.sc.Limit.Algorithm, m.sc.Topology.Kind, storeName(m.sc)), pristine: m.pristine}
 	case m.vs != nil && (key.Matches(msg, k.Algorithm) || key.Matches(msg, k.Topology)):
 		m.note("%v", errVersusKeys)
 	case key.Matches(msg, k.Algorithm):
@@ -143,11 +134,15 @@ func (m Model) onKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		if m.triedAlg != "" {
 			from = m.triedAlg
 		}
-		sc, why := withAlgorithm(m.sc, next(algorithms.Names(), from))
-		m = m.restart(sc, why, false)
-		if m.sc.Limit.Algorithm != sc.Limit.Algorithm {
-			m.triedAlg = sc.Limit.Algorithm
+		name := next(sim.Algorithms(), from)
+		sc, why, err := withAlgorithm(m.sc, name)
+		if err != nil {
+			// The limit does not suit it: no run to build.
+			m.note("%s: cannot play it: limit.%v", why, err)
+			m.triedAlg = name
+			break
 		}
+		m.restart = &restartReq{sc: sc, what: why, alg: true}
 	case key.Matches(msg, k.Topology):
 		from := m.sc.Topology.Kind
 		if m.triedTopo != "" {
@@ -155,10 +150,7 @@ func (m Model) onKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		sc := m.sc
 		sc.Topology.Kind = next(topologies, from)
-		m = m.restart(sc, "topology → "+string(sc.Topology.Kind), false)
-		if m.sc.Topology.Kind != sc.Topology.Kind {
-			m.triedTopo = sc.Topology.Kind
-		}
+		m.restart = &restartReq{sc: sc, what: "topology → " + string(sc.Topology.Kind), topo: true}
 	case key.Matches(msg, k.Up):
 		m = m.selectRow(func(i, _ int) int { return i - 1 })
 	case key.Matches(msg, k.Down):
@@ -203,6 +195,12 @@ func (m Model) toggleByKey() Model {
 		key = rows[m.selected(rows)].key
 	}
 	m.byKey = !m.byKey
+	m.run = m.run.withRows(m.byKey)
+	if m.vs != nil {
+		b := *m.vs
+		b.run = b.withRows(m.byKey)
+		m.vs = &b
+	}
 	m.sel = key
 	if !m.byKey {
 		for _, r := range m.rows() {
@@ -216,32 +214,36 @@ func (m Model) toggleByKey() Model {
 	return m
 }
 
-// restart plays sc from t=0 in a new Player and logs what changed. A
-// scenario the simulator refuses leaves the run playing as it was, with
-// the reason in the log.
-func (m Model) restart(sc sim.Scenario, what string, pristine bool) Model {
-	p, err := sim.NewPlayer(m.ctx, sc, m.simOpts)
-	if err != nil {
-		m.note("%s: cannot play it: %v", what, err)
+// restarted is m after a restart job: the new runs from t=0, with what
+// changed in the log; or, for a scenario the simulator refused, the run
+// playing as it was, with the reason in the log.
+func (m Model) restarted(msg restartMsg) Model {
+	req := msg.req
+	if msg.err != nil || msg.errB != nil {
+		if msg.err != nil {
+			m.note("%s: cannot play it: %v", req.what, msg.err)
+		} else {
+			m.note("%s: cannot play the B run: %v", req.what, msg.errB)
+		}
+		if req.alg {
+			m.triedAlg = req.sc.Limit.Algorithm
+		}
+		if req.topo {
+			m.triedTopo = req.sc.Topology.Kind
+		}
 		return m
 	}
-	var vs *versusRun
+	m.run, m.vs = msg.a.withRows(m.byKey), msg.b
 	if m.vs != nil {
-		vs, err = newVersus(m.ctx, m.vs.sc, m.simOpts, m.vs.labels)
-		if err != nil {
-			m.note("%s: cannot play the B run: %v", what, errors.Join(err, p.Close()))
-			return m
-		}
+		b := *m.vs
+		b.run = b.withRows(m.byKey)
+		m.vs = &b
 	}
-	closeErr := errors.Join(m.player.Close(), m.closeVersus())
-	m.player, m.sc, m.clock, m.err, m.notes, m.vs = p, sc, 0, nil, nil, vs
-	m.hist, m.verdict, m.pristine = history{}, nil, pristine
-	m.hist.update(p.Snapshot(m.ctx), sc.Step.Seconds(), p.Result)
+	m.clock, m.err, m.notes, m.pristine = 0, nil, nil, req.pristine
 	m.triedAlg, m.triedTopo = "", ""
-	m.snap = p.Snapshot(m.ctx)
-	m.note("%s, from t=0", what)
-	if closeErr != nil {
-		m.note("the previous run: %v", closeErr)
+	m.note("%s, from t=0", req.what)
+	if msg.closeErr != nil {
+		m.note("the previous run: %v", msg.closeErr)
 	}
 	return m
 }
@@ -256,24 +258,23 @@ func next[T comparable](list []T, from T) T {
 }
 
 // withAlgorithm is sc limited by the named algorithm, what the scenario's
-// limit lacks filled by algorithms.WithDefaults, the rule every command
-// uses; the reason says what was filled. A limit the algorithm still
-// refuses is left for the restart to refuse, in the log.
-func withAlgorithm(sc sim.Scenario, name string) (sim.Scenario, string) {
-	p, filled := algorithms.WithDefaults(name, sc.Limit.Params)
+// limit lacks filled by sim.WithAlgorithm, the rule every command uses;
+// the reason says what was filled. A limit the algorithm still refuses
+// is an error, and sc as it was.
+func withAlgorithm(sc sim.Scenario, name string) (sim.Scenario, string, error) {
 	why := "algorithm → " + name
-	for _, f := range filled {
-		switch f {
-		case "window":
-			sc.Limit.DefaultWindow = true
-			why += " (window 1s: the scenario sets none)"
-		case "burst":
-			sc.Limit.DefaultBurst = true
-			why += fmt.Sprintf(" (burst %d, one second of the rate: the scenario sets none)", p.Burst)
-		}
+	next, err := sim.WithAlgorithm(sc, name)
+	if err != nil {
+		return sc, why, err
 	}
-	sc.Limit.Algorithm, sc.Limit.Params = name, p
-	return sc, why
+	// What was filled is what the scenario's limit did not say was.
+	if next.Limit.DefaultWindow && !sc.Limit.DefaultWindow {
+		why += " (window 1s: the scenario sets none)"
+	}
+	if next.Limit.DefaultBurst && !sc.Limit.DefaultBurst {
+		why += fmt.Sprintf(" (burst %d, one second of the rate: the scenario sets none)", next.Limit.Params.Burst)
+	}
+	return next, why, nil
 }
 
 // storeName is the store the scenario's state lives in, a Redis URL

@@ -7,7 +7,10 @@
 //
 // The simulator is the producer and this package only draws: a frame is a
 // [sim.Snapshot] taken from a [sim.Player] after advancing it, and nothing
-// else of the simulator is read. Played to the end, the run is the same one
+// else of the simulator is read. The advancing and the snapshot are a
+// job, a tea.Cmd run off the UI goroutine, one at a time (frame.go): on a
+// Redis store they are round trips, and the frame on screen stays
+// responsive meanwhile. Played to the end, the run is the same one
 // `ratelim sim` reports.
 package tui
 
@@ -84,7 +87,8 @@ func Run(ctx context.Context, sc sim.Scenario, opts Options) (err error) {
 		return err
 	}
 	defer func() {
-		// The player of the first run; a restart closed it already.
+		// Every run opened, once the job in flight (if one is) is done;
+		// the final Model's close below closes the same.
 		err = errors.Join(err, m.Close())
 	}()
 	in, closeIn, err := input(opts.In, openTTY)
@@ -98,7 +102,7 @@ func Run(ctx context.Context, sc sim.Scenario, opts Options) (err error) {
 	}
 	final, err := tea.NewProgram(m, popts...).Run()
 	if fm, ok := final.(Model); ok {
-		err = errors.Join(err, fm.Close()) // the player of the last restart
+		err = errors.Join(err, fm.Close())
 	}
 	if err != nil && ctx.Err() != nil && errors.Is(err, tea.ErrProgramKilled) {
 		return ctx.Err()
@@ -108,27 +112,39 @@ func Run(ctx context.Context, sc sim.Scenario, opts Options) (err error) {
 
 // Model is the player's state: a bubbletea model. Update it with messages
 // and read it with View; a test drives it with tea.WindowSizeMsg, key
-// messages and the ticks Init and Update schedule.
+// messages and the ticks Init and Update schedule, and runs the job in
+// flight (job) itself.
 type Model struct {
 	ctx     context.Context
-	sc      sim.Scenario // what plays: the scenario as given, or with the algorithm or topology the viewer chose
 	simOpts sim.Options
-	player  *sim.Player
-	snap    sim.Snapshot // the frame drawn
-	clock   time.Duration
-	speed   float64 // virtual seconds per wall second; +Inf is max
-	paused  bool
-	help    bool
-	last    time.Time // the previous tick's time; zero before the first
-	width   int
-	height  int
-	scroll  int    // the first row shown, as far as the selection allows
-	sel     string // the selected row's name: a client, or a key in the per-key view
-	byKey   bool   // whether the rows are keys (every client sharing one added up)
-	showLog bool   // whether a finished run shows its events rather than its verdict
-	hist    history
-	verdict *verdict // once the run is done
-	expect  func(*sim.Result) []sim.ExpectationResult
+	// run is what plays: the scenario as given, or with the algorithm or
+	// topology the viewer chose; its Player and the frame drawn.
+	run
+	players *players // every Player opened, for the jobs and Close
+	// job is the tea.Cmd in flight, whose message clears it: one at a
+	// time. queued are keys that need the Players (r, a, t) pressed while
+	// one was, and restart the restart asked for, to start when none is.
+	job     tea.Cmd
+	queued  []tea.KeyMsg
+	restart *restartReq
+	// loaded are the keys whose state the frame carries; refreshed
+	// reports whether they were read again since the last message that
+	// could change them (a selection moved while paused), so that keys
+	// whose geometry moves the keys shown are read once, not forever.
+	loaded    []string
+	refreshed bool
+	clock     time.Duration // where the viewer wants the run: the Players catch up
+	speed     float64       // virtual seconds per wall second; +Inf is max
+	paused    bool
+	help      bool
+	last      time.Time // the previous tick's time; zero before the first
+	width     int
+	height    int
+	scroll    int    // the first row shown, as far as the selection allows
+	sel       string // the selected row's name: a client, or a key in the per-key view
+	byKey     bool   // whether the rows are keys (every client sharing one added up)
+	showLog   bool   // whether a finished run shows its events rather than its verdict
+	expect    func(*sim.Result) []sim.ExpectationResult
 	// pristine reports whether the scenario plays as given (not changed
 	// with a or t), so that its expectations apply.
 	pristine bool
@@ -157,6 +173,8 @@ func NewModel(sc sim.Scenario, opts Options) (Model, error) {
 	return newModel(context.Background(), sc, opts, r)
 }
 
+// newModel opens the runs and takes their first frames here, before the
+// program starts: nothing is drawn yet.
 func newModel(ctx context.Context, sc sim.Scenario, opts Options, r *lipgloss.Renderer) (Model, error) {
 	p, err := sim.NewPlayer(ctx, sc, opts.Sim)
 	if err != nil {
@@ -167,28 +185,42 @@ func newModel(ctx context.Context, sc sim.Scenario, opts Options, r *lipgloss.Re
 		speed = 1
 	}
 	m := Model{
-		ctx: ctx, sc: sc, simOpts: opts.Sim, player: p, snap: p.Snapshot(ctx), speed: speed,
-		width: 80, height: 24, st: newStyles(r, opts.NoColor), keys: newKeyMap(),
+		ctx: ctx, simOpts: opts.Sim, run: startRun(ctx, sc, p, false, nil), players: &players{open: []*sim.Player{p}},
+		speed: speed, width: 80, height: 24, st: newStyles(r, opts.NoColor), keys: newKeyMap(),
 		expect: opts.Expect, pristine: true,
 	}
-	m.hist.update(m.snap, sc.Step.Seconds(), p.Result)
 	if opts.Versus != nil {
-		v, err := newVersus(ctx, *opts.Versus, opts.Sim, opts.Labels)
+		v, err := newVersus(ctx, *opts.Versus, opts.Sim, opts.Labels, false, nil)
 		if err != nil {
 			return Model{}, errors.Join(err, p.Close())
 		}
 		m.vs = v
+		m.players.open = append(m.players.open, v.player)
 	}
-	return m, nil
+	return m.settle(), nil
 }
 
-// Close releases the run's stores, and says if their keys could not be
-// deleted. Closing twice is harmless.
-func (m Model) Close() error {
-	if m.player != nil {
-		return errors.Join(m.player.Close(), m.closeVersus())
+// settle runs the jobs m waits for, here and now: reading the state of
+// the keys shown, which the first frame needs to know how many it shows.
+func (m Model) settle() Model {
+	for range 3 {
+		var job tea.Cmd
+		if m, job = m.next(); job == nil {
+			break
+		}
+		m = m.apply(job())
 	}
-	return nil
+	return m
+}
+
+// Close releases the runs' stores, and says if their keys could not be
+// deleted; it waits for the job in flight. Closing twice is harmless, and
+// closes what every copy of the Model opened.
+func (m Model) Close() error {
+	if m.players == nil {
+		return nil
+	}
+	return m.players.closeAll()
 }
 
 // tickMsg is one frame's wall time.
@@ -201,17 +233,89 @@ func tick() tea.Cmd {
 // Init starts the frames.
 func (m Model) Init() tea.Cmd { return tick() }
 
-// Update plays a frame on a tick, resizes on a window size, and answers keys.
+// Update moves the clock on a tick, resizes on a window size, answers
+// keys and applies what a job did; then starts the job the Model waits
+// for, if none is in flight.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tickMsg:
-		return m.onTick(time.Time(msg)), tick()
+		m, cmd = m.onTick(time.Time(msg)), tick()
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.scroll = m.firstRow(m.rows(), m.plan().clientRows/m.perRow())
-		return m, nil
 	case tea.KeyMsg:
-		return m.onKey(msg)
+		var quit tea.Cmd
+		if m, quit = m.onKey(msg); quit != nil {
+			return m, quit
+		}
+	case frameMsg, stateMsg, restartMsg, closedMsg:
+		m = m.apply(msg)
+	default:
+		return m, nil
+	}
+	if _, ok := msg.(stateMsg); !ok {
+		m.refreshed = false
+	}
+	m, job := m.next()
+	return m, tea.Batch(cmd, job)
+}
+
+// next starts the job m waits for when none is in flight: the restart
+// asked for, then the keys queued, then playing the runs to the clock,
+// then reading the state of keys the gauges show that the frame lacks.
+func (m Model) next() (Model, tea.Cmd) {
+	for m.job == nil {
+		switch {
+		case m.restart != nil:
+			m.job = m.restartJob(*m.restart)
+			m.restart = nil
+		case len(m.queued) > 0:
+			k := m.queued[0]
+			m.queued = m.queued[1:]
+			m, _ = m.onKey(k)
+			continue
+		case m.err == nil && !m.done && m.clock.Truncate(time.Microsecond) > m.now:
+			// The Players' clocks are in microseconds, the wall's not.
+			m.job = m.frameJob()
+		case !m.refreshed && !m.keysRead():
+			m.job = m.stateJob(m.gaugeKeys())
+		default:
+			return m, nil
+		}
+		return m, m.job
 	}
 	return m, nil
+}
+
+// apply is m with what a job did.
+func (m Model) apply(msg tea.Msg) Model {
+	m.job = nil
+	switch msg := msg.(type) {
+	case frameMsg:
+		m.run = msg.a.withRows(m.byKey)
+		if msg.errA != nil {
+			m.err = msg.errA
+			m.note("the run stopped: %v", msg.errA)
+		}
+		if msg.b != nil {
+			b := *msg.b
+			b.run = b.withRows(m.byKey)
+			m.vs = &b
+			if msg.errB != nil && m.err == nil {
+				m.err = msg.errB
+				m.note("the B run stopped: %v", msg.errB)
+			}
+		}
+	case stateMsg:
+		m.snap.State, m.loaded, m.refreshed = msg.a, msg.keys, true
+		if m.vs != nil {
+			b := *m.vs
+			b.snap.State = msg.b
+			m.vs = &b
+		}
+	case restartMsg:
+		m = m.restarted(msg)
+	}
+	return m
 }

@@ -418,8 +418,8 @@ func TestRejectedRowsComeFirstInTheOrderOfTheirFirstRejection(t *testing.T) {
 	last := -1
 	for _, r := range rows {
 		first := -1
-		for st, row := range r.steps {
-			if row.Rejected > 0 {
+		for st := range r.steps.len() {
+			if r.steps.at(st).Rejected > 0 {
 				first = st
 				break
 			}

@@ -1,0 +1,43 @@
+package sim
+
+import (
+	"context"
+
+	"github.com/ratelim/ratelim/algorithms"
+)
+
+// SnapshotFromScratch is p's Snapshot built from nothing, as Snapshot was
+// before it kept anything between calls: the oracle the incremental one
+// is checked against (snapshot_test.go).
+func SnapshotFromScratch(p *Player) Snapshot {
+	s := p.s
+	step := min(int(s.now/s.stepLen), s.steps()-1)
+	snap := Snapshot{TS: seconds(s.now), Step: step, Log: append([]LogEntry(nil), s.log...)}
+	first := max(0, step-recentSteps+1)
+	snap.Clients = make([]ClientSnapshot, len(s.clients))
+	for ci, c := range s.clients {
+		total := s.clientResult(c)
+		cs := ClientSnapshot{Name: total.Name, Key: total.Key, Total: total, Recent: make([]TimelineRow, 0, step-first+1)}
+		for st := first; st <= step; st++ {
+			cs.Recent = append(cs.Recent, s.timelineRow(st, ci))
+		}
+		snap.Clients[ci] = cs
+	}
+	for _, k := range s.keys {
+		for i, cp := range s.copies {
+			st, err := cp.Load(context.Background(), k.name)
+			now := StateNow{Key: k.name, Copy: s.copyNames[i], Remaining: -1}
+			if err == nil {
+				_, d := s.alg.Step(st, algorithms.Time(s.now), 0)
+				now.Remaining, now.Limit = d.Remaining, d.Limit
+			}
+			snap.State = append(snap.State, now)
+		}
+	}
+	for i, f := range s.sc.Faults {
+		if s.now >= int64(algorithms.At(f.Start)) && s.now < int64(algorithms.At(f.End)) {
+			snap.Active = append(snap.Active, s.faultResults[i])
+		}
+	}
+	return snap
+}
