@@ -81,7 +81,7 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 		if e.at > until || e.at >= horizon || !s.batchable(e) {
 			break
 		}
-		if stepEnd, more := s.nextStepEnd(); more && stepEnd.before(e) {
+		if s.stepEndBefore(e) {
 			break // the step's end reads the store: it must see the batch decided
 		}
 		s.queue.pop()

@@ -131,7 +131,7 @@ func BenchmarkSnapshot10k(b *testing.B) {
 				if p, err = NewPlayer(context.Background(), sc, Options{}); err != nil {
 					b.Fatal(err)
 				}
-				if err := p.Advance(context.Background(), 15 * time.Second); err != nil {
+				if err := p.Advance(context.Background(), 15*time.Second); err != nil {
 					b.Fatal(err)
 				}
 				snapshot(p)
@@ -144,7 +144,7 @@ func BenchmarkSnapshot10k(b *testing.B) {
 					if p.Now()+tc.gap > sc.Duration {
 						start()
 					}
-					if err := p.Advance(context.Background(), p.Now() + tc.gap); err != nil {
+					if err := p.Advance(context.Background(), p.Now()+tc.gap); err != nil {
 						b.Fatal(err)
 					}
 					b.StartTimer()

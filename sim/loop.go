@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	mrand "math/rand/v2"
 	"time"
 
@@ -57,6 +58,7 @@ type sim struct {
 	// The store copies and how servers reach them.
 	now       int64 // virtual time reached
 	copies    []copyStore
+	jars      []*jar // the copies, when they are the run's own memory
 	copyNames []string
 	closers   []func() error
 	racy      []*store.Racy // per copy, racy topology only
@@ -81,6 +83,8 @@ type sim struct {
 	// stepsClosed are the steps closed so far; step i's end event has
 	// sequence number stepSeq0 + i.
 	stepsClosed  int
+	stepEndAt    int64 // the next step's end, MaxInt64 when none is left
+	stepEndSeq   uint64
 	stepSeq0     uint64
 	nSteps       int
 	batch        batcher
@@ -119,6 +123,7 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	// reserved here, so that ties are broken exactly as if they were in.
 	s.stepSeq0 = s.seq + 1
 	s.seq += uint64(s.steps())
+	s.nextStepEndAt()
 	for ci, c := range s.clients {
 		for si := range c.streams {
 			s.scheduleArrival(ci, si)
@@ -256,17 +261,23 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 		if n&4095 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		stepEnd, more := s.nextStepEnd()
-		if s.queue.len() == 0 || (more && stepEnd.before(s.queue.peek())) {
-			if !more || stepEnd.at > until {
-				break
+		// The next step's end, or the queue's earliest event: whichever
+		// comes first by (time, sequence number).
+		var top *event
+		if s.queue.len() > 0 {
+			top = &s.queue.items[0]
+		}
+		if top == nil || s.stepEndAt < top.at || (s.stepEndAt == top.at && s.stepEndSeq < top.seq) {
+			if s.stepEndAt > until {
+				break // none left by until (none at all: MaxInt64)
 			}
-			s.now = stepEnd.at
+			s.now = s.stepEndAt
+			s.endStep(ctx, s.stepsClosed, s.stepEndAt)
 			s.stepsClosed++
-			s.endStep(ctx, int(stepEnd.arg), stepEnd.at)
+			s.nextStepEndAt()
 			continue
 		}
-		e := s.queue.peek()
+		e := *top
 		if e.at > until {
 			break
 		}
@@ -288,13 +299,20 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 	return nil
 }
 
-// nextStepEnd is the event of the next step to end, if any is left.
-func (s *sim) nextStepEnd() (event, bool) {
+// nextStepEndAt sets stepEndAt and stepEndSeq to the end of the next step
+// to close, or stepEndAt to MaxInt64 when none is left.
+func (s *sim) nextStepEndAt() {
 	i := s.stepsClosed
 	if i >= s.steps() {
-		return event{}, false
+		s.stepEndAt = math.MaxInt64
+		return
 	}
-	return event{at: min(int64(i+1)*s.stepLen, s.duration), seq: s.stepSeq0 + uint64(i), kind: evStepEnd, arg: int32(i)}, true
+	s.stepEndAt, s.stepEndSeq = min(int64(i+1)*s.stepLen, s.duration), s.stepSeq0+uint64(i)
+}
+
+// stepEndBefore reports whether the next step's end comes before e.
+func (s *sim) stepEndBefore(e event) bool {
+	return s.stepEndAt < e.at || (s.stepEndAt == e.at && s.stepEndSeq < e.seq)
 }
 
 // arrive handles the arrival at the top of the queue, a client's first
@@ -416,6 +434,13 @@ func (s *sim) decide(ctx context.Context, p *pending) (store.Decision, error) {
 		if err == nil {
 			d = store.Decision{Decision: w.Decision}
 			s.scheduleWrite(w, p.t+p.latency)
+		}
+	case s.jars != nil:
+		d = store.Decision{Decision: s.jars[p.target].take(p.key, p.now, p.cost)}
+		if p.target == 0 && d.Allowed && s.topo.Replicates() {
+			if err := s.replicate(ctx, p.key, p.t); err != nil {
+				return d, err
+			}
 		}
 	default:
 		d, err = s.copies[p.target].Take(ctx, key, p.now, p.cost)

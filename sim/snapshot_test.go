@@ -203,7 +203,7 @@ func TestOldSnapshotsMayBeReadWhileTheRunGoesOn(t *testing.T) {
 	}()
 	var want int64
 	for !p.Done() {
-		if err := p.Advance(context.Background(), p.Now() + 50*time.Millisecond); err != nil {
+		if err := p.Advance(context.Background(), p.Now()+50*time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
 		s := p.Snapshot(context.Background())

@@ -38,7 +38,9 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 	kind := s.sc.Topology.Store
 	if kind == "" || kind == "memory" {
 		for range names {
-			s.copies = append(s.copies, store.NewMemory(s.alg))
+			j := newJar(s.alg, s.keys)
+			s.jars = append(s.jars, j)
+			s.copies = append(s.copies, j)
 		}
 	} else {
 		if prefix == "" {

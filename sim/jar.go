@@ -1,0 +1,81 @@
+package sim
+
+import (
+	"context"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
+)
+
+// jar is a copy of the limiter state in the simulator's own memory: what
+// the memory store is for a run, without what a store shared by server
+// goroutines needs. The run knows its keys in advance and numbers them, so
+// a key's state is a slice element, not a string hashed into a locked map;
+// a decision is the algorithm's step on it, as store.Memory's is (a run
+// never forgets a key, so a jar decides exactly as store.Memory built by
+// store.NewMemory does).
+//
+// A sliding log is appended to where it lies. Load hands out, and Save
+// keeps, logs whose capacity ends at their length, so a racy read or a
+// replica never shares an array the jar appends to (store.Memory's rule).
+type jar struct {
+	alg     algorithms.Algorithm
+	inPlace inPlaceStepper // alg, when it steps a state in place
+	states  []algorithms.State
+	index   map[string]int // key name → its state, for the by-name calls
+}
+
+func newJar(alg algorithms.Algorithm, keys []keyRun) *jar {
+	j := &jar{alg: alg, states: make([]algorithms.State, len(keys)), index: make(map[string]int, len(keys))}
+	j.inPlace, _ = alg.(inPlaceStepper)
+	for i, k := range keys {
+		j.index[k.name] = i
+	}
+	return j
+}
+
+// take decides a request on the run's key id.
+func (j *jar) take(id int, now algorithms.Time, cost int64) algorithms.Decision {
+	if j.inPlace != nil {
+		return j.inPlace.StepInPlace(&j.states[id], now, cost)
+	}
+	var d algorithms.Decision
+	j.states[id], d = j.alg.Step(j.states[id], now, cost)
+	return d
+}
+
+// slot is key's index, added if the run did not know it.
+func (j *jar) slot(key string) int {
+	i, ok := j.index[key]
+	if !ok {
+		i = len(j.states)
+		j.index[key] = i
+		j.states = append(j.states, algorithms.State{})
+	}
+	return i
+}
+
+func (j *jar) Take(_ context.Context, key string, now algorithms.Time, cost int64) (store.Decision, error) {
+	return store.Decision{Decision: j.take(j.slot(key), now, cost)}, nil
+}
+
+func (j *jar) Load(_ context.Context, key string) (algorithms.State, error) {
+	i, ok := j.index[key]
+	if !ok {
+		return algorithms.State{}, nil
+	}
+	return capped(j.states[i]), nil
+}
+
+func (j *jar) Save(_ context.Context, key string, st algorithms.State, _ time.Duration) error {
+	j.states[j.slot(key)] = capped(st)
+	return nil
+}
+
+// capped is st with its log's capacity cut to its length: an append to
+// the copy then never writes into the array it shares with the original.
+func capped(st algorithms.State) algorithms.State {
+	st.Log = st.Log[:len(st.Log):len(st.Log)]
+	return st
+}
