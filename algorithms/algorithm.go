@@ -69,6 +69,15 @@ type State struct {
 	Log []int64
 }
 
+// Capped is st with its log's capacity cut to its length: an append to
+// either copy then moves to an array of its own, never writing into the
+// one they share. A store that appends to its logs in place hands out,
+// and keeps, capped states.
+func (st State) Capped() State {
+	st.Log = st.Log[:len(st.Log):len(st.Log)]
+	return st
+}
+
 // Algorithm is one rate limiter with its parameters fixed.
 type Algorithm interface {
 	// Name is the algorithm's name, as `ratelim algorithms` lists it.

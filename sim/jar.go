@@ -65,17 +65,10 @@ func (j *jar) Load(_ context.Context, key string) (algorithms.State, error) {
 	if !ok {
 		return algorithms.State{}, nil
 	}
-	return capped(j.states[i]), nil
+	return j.states[i].Capped(), nil
 }
 
 func (j *jar) Save(_ context.Context, key string, st algorithms.State, _ time.Duration) error {
-	j.states[j.slot(key)] = capped(st)
+	j.states[j.slot(key)] = st.Capped()
 	return nil
-}
-
-// capped is st with its log's capacity cut to its length: an append to
-// the copy then never writes into the array it shares with the original.
-func capped(st algorithms.State) algorithms.State {
-	st.Log = st.Log[:len(st.Log):len(st.Log)]
-	return st
 }

@@ -46,7 +46,7 @@ type Memory struct {
 	// into an entry's log: Load hands out, and Save keeps, logs whose
 	// capacity ends at their length, so an append to either side moves to
 	// an array of its own.
-	inPlace inPlaceStepper
+	inPlace  inPlaceStepper
 	forget   bool
 	grace    algorithms.Time
 	perShard int // the most keys one shard holds; 0 for no bound
@@ -271,7 +271,7 @@ func (m *Memory) Load(_ context.Context, key string) (algorithms.State, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if e := sh.keys[key]; e != nil {
-		return capped(e.state), nil
+		return e.state.Capped(), nil
 	}
 	return algorithms.State{}, nil
 }
@@ -280,13 +280,6 @@ func (m *Memory) Load(_ context.Context, key string) (algorithms.State, error) {
 // it lies (algorithms.TokenBucket, algorithms.SlidingLog).
 type inPlaceStepper interface {
 	StepInPlace(st *algorithms.State, now algorithms.Time, cost int64) algorithms.Decision
-}
-
-// capped is st with its log's capacity cut to its length: an append to
-// the copy then never writes into the array it shares with the original.
-func capped(st algorithms.State) algorithms.State {
-	st.Log = st.Log[:len(st.Log):len(st.Log)]
-	return st
 }
 
 // Save replaces key's state, whatever was decided since it was loaded: the
@@ -314,7 +307,7 @@ func (m *Memory) Save(_ context.Context, key string, st algorithms.State, _ time
 		e = m.insert(sh, key, sh.now)
 		look++
 	}
-	e.state = capped(st) // the caller's log stays the caller's
+	e.state = st.Capped() // the caller's log stays the caller's
 	e.expires = expires
 	if m.forget {
 		// Save is given no instant, and a state's own may be in the
