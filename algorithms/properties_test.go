@@ -366,39 +366,30 @@ func genAny(t *rapid.T, name string) Algorithm {
 	return genWindowed(t, name)
 }
 
-// TestPropertySlidingLogInPlaceIsStep: stepping a state in place decides
-// exactly as Step does, request by request, backwards clocks included, and
-// leaves the same log.
-func TestPropertySlidingLogInPlaceIsStep(t *testing.T) {
+// TestPropertyInPlaceIsStep: the limiters that step a state in place (the
+// sliding log, the token bucket) decide exactly as Step does, request by
+// request, backwards clocks and costs over the limit included, and reach
+// the same state, log and all.
+func TestPropertyInPlaceIsStep(t *testing.T) {
+	type inPlacer interface {
+		Algorithm
+		StepInPlace(st *State, now Time, cost int64) Decision
+	}
 	rapid.Check(t, func(t *rapid.T) {
-		alg := genWindowed(t, "sliding-log").(*SlidingLog)
-		reqs := genRequests(t, rapid.Bool().Draw(t, "backwards"))
-		var pure, inPlace State
-		for i, r := range reqs {
-			var want Decision
-			pure, want = alg.Step(pure, r.at, r.cost)
-			got := alg.StepInPlace(&inPlace, r.at, r.cost)
-			if got != want || !slices.Equal(pure.Log, inPlace.Log) {
-				t.Fatalf("request %d (%+v): in place %+v with log %v, Step %+v with log %v", i, r, got, inPlace.Log, want, pure.Log)
-			}
+		var alg inPlacer
+		if rapid.Bool().Draw(t, "log") {
+			alg = genWindowed(t, "sliding-log").(*SlidingLog)
+		} else {
+			alg = genBucket(t, "token-bucket").(*TokenBucket)
 		}
-	})
-}
-
-// TestPropertyTokenBucketInPlaceIsStep: the token bucket stepped in place
-// decides as Step does and reaches the same state, backwards clocks and
-// costs over the burst included.
-func TestPropertyTokenBucketInPlaceIsStep(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		alg := genBucket(t, "token-bucket").(*TokenBucket)
 		reqs := genRequests(t, rapid.Bool().Draw(t, "backwards"))
 		var pure, inPlace State
 		for i, r := range reqs {
 			var want Decision
 			pure, want = alg.Step(pure, r.at, r.cost)
 			got := alg.StepInPlace(&inPlace, r.at, r.cost)
-			if got != want || pure.T != inPlace.T || pure.N != inPlace.N {
-				t.Fatalf("request %d (%+v): in place %+v at %+v, Step %+v at %+v", i, r, got, inPlace, want, pure)
+			if got != want || pure.T != inPlace.T || pure.N != inPlace.N || pure.Prev != inPlace.Prev || !slices.Equal(pure.Log, inPlace.Log) {
+				t.Fatalf("%s, request %d (%+v): in place %+v at %+v, Step %+v at %+v", alg.Name(), i, r, got, inPlace, want, pure)
 			}
 		}
 	})

@@ -1,7 +1,6 @@
 package live
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -14,11 +13,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ratelim/ratelim/internal/syncbuf"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/sim"
@@ -51,28 +51,10 @@ func TestLoadDoesNotFollowRedirectsWithCallersClient(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer the servers' goroutines can log to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // The operator hears of a store failure once, and of its recovery, on
 // the fleet's Logger (stderr for ratelim serve).
 func TestServeLogsStoreFailureAndRecovery(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	sc := bucketScenario(sim.Shared, 1)
 	sc.Topology.OnError = store.FailOpen
 	f, err := Serve(context.Background(), ServeOptions{Scenario: sc, Logger: slog.New(slog.NewTextHandler(&logs, nil))})

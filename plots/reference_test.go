@@ -266,7 +266,7 @@ func TestLeakyBucketDrawnAtDeparture(t *testing.T) {
 		if p.name != "cron" {
 			continue
 		}
-		admitted := slices.Max(values(p.steps, func(c counts) int64 { return c.allowed }))
+		admitted := slices.Max(values(p.steps, func(c counts) int64 { return c.Allowed }))
 		served := slices.Max(values(p.steps, servedOf))
 		if admitted != 20 || served > 11 {
 			t.Errorf("cron: at most %g admitted and %g served in a step, want 20 admitted and about 10 served", admitted, served)
@@ -274,7 +274,7 @@ func TestLeakyBucketDrawnAtDeparture(t *testing.T) {
 	}
 	// Another algorithm: served is what was allowed.
 	d = arranged(t, mustRun(t, localFour()), "client")
-	if d.leaky || d.panels[0].total.served != d.panels[0].total.allowed {
-		t.Errorf("a token bucket's served %d, allowed %d", d.panels[0].total.served, d.panels[0].total.allowed)
+	if d.leaky || d.panels[0].total.served != d.panels[0].total.Allowed {
+		t.Errorf("a token bucket's served %d, allowed %d", d.panels[0].total.served, d.panels[0].total.Allowed)
 	}
 }

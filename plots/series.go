@@ -26,15 +26,12 @@ const maxPanels = 12
 // admissions in the step their queue let them go (sim.TimelineRow.Served);
 // for every other algorithm the same as allowed.
 type counts struct {
-	sent, allowed, rejected, failedOpen, failedClosed, retries, served int64
+	sim.Counts
+	retries, served int64
 }
 
 func (c *counts) add(o counts) {
-	c.sent += o.sent
-	c.allowed += o.allowed
-	c.rejected += o.rejected
-	c.failedOpen += o.failedOpen
-	c.failedClosed += o.failedClosed
+	c.Counts.Add(o.Counts)
 	c.retries += o.retries
 	c.served += o.served
 }
@@ -168,7 +165,7 @@ func newTimelineData(r *sim.Result, by string) (*timelineData, error) {
 		if d.leaky {
 			out = row.Served
 		}
-		steps[d.stepIndex(row.TS)].add(counts{row.Sent, row.Allowed, row.Rejected, row.FailedOpen, row.FailedClosed, row.Retries, out})
+		steps[d.stepIndex(row.TS)].add(counts{row.Counts, row.Retries, out})
 	}
 	d.ref = newReference(d)
 
@@ -251,12 +248,12 @@ func (d *timelineData) shareNotes(client string, ks *keyShare) []string {
 		kind = "key"
 	}
 	notes := []string{fmt.Sprintf("limit shared by %d clients on %s %s", len(ks.clients), kind, ks.key)}
-	if ks.total.allowed > 0 {
+	if ks.total.Allowed > 0 {
 		who := ks.top
 		if who == client {
 			who = "it"
 		}
-		notes = append(notes, fmt.Sprintf("%s took %s of the key's %s admitted", who, thousands(ks.topAllowed), thousands(ks.total.allowed)))
+		notes = append(notes, fmt.Sprintf("%s took %s of the key's %s admitted", who, thousands(ks.topAllowed), thousands(ks.total.Allowed)))
 	}
 	return notes
 }
@@ -308,7 +305,7 @@ func (d *timelineData) byKey(perClient map[string][]counts) []traffic {
 			}
 			if top.Allowed > 0 {
 				t.topUser = &topUser{name: top.Name, steps: perClient[top.Name]}
-				t.notes = append(t.notes, fmt.Sprintf("%s took %s of the %s admitted", top.Name, thousands(top.Allowed), thousands(t.total.allowed)))
+				t.notes = append(t.notes, fmt.Sprintf("%s took %s of the %s admitted", top.Name, thousands(top.Allowed), thousands(t.total.Allowed)))
 			}
 		}
 		fig := k
@@ -326,22 +323,22 @@ func (d *timelineData) byKey(perClient map[string][]counts) []traffic {
 
 // admittedNotes are the lines that say what a panel's totals mean.
 func admittedNotes(t counts, ideal, peak int64, exact bool) []string {
-	notes := []string{fmt.Sprintf("allowed %s of %s sent", thousands(t.allowed), thousands(t.sent))}
+	notes := []string{fmt.Sprintf("allowed %s of %s sent", thousands(t.Allowed), thousands(t.Sent))}
 	if exact {
 		// Zero is what a result without the comparison holds too: say
 		// nothing rather than something wrong.
 		if ideal > 0 {
-			notes = append(notes, fmt.Sprintf("%.2f× an exact limiter (%s)", float64(t.allowed)/float64(ideal), thousands(ideal)))
+			notes = append(notes, fmt.Sprintf("%.2f× an exact limiter (%s)", float64(t.Allowed)/float64(ideal), thousands(ideal)))
 		}
 		if peak > 0 {
 			notes = append(notes, fmt.Sprintf("peak %s in any 1 s", thousands(peak)))
 		}
 	}
-	if t.failedOpen > 0 {
-		notes = append(notes, "failed open "+thousands(t.failedOpen))
+	if t.FailedOpen > 0 {
+		notes = append(notes, "failed open "+thousands(t.FailedOpen))
 	}
-	if t.failedClosed > 0 {
-		notes = append(notes, "failed closed "+thousands(t.failedClosed))
+	if t.FailedClosed > 0 {
+		notes = append(notes, "failed closed "+thousands(t.FailedClosed))
 	}
 	if t.retries > 0 {
 		notes = append(notes, "retries "+thousands(t.retries))

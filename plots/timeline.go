@@ -187,7 +187,7 @@ func newAxes(d *timelineData) axes {
 		own := 0.0
 		for _, s := range t.steps {
 			low = math.Max(low, float64(s.served))
-			own = math.Max(own, float64(s.sent))
+			own = math.Max(own, float64(s.Sent))
 		}
 		top = math.Max(top, ax.tops[i])
 		// A light user behind a NAT: its own requests are a sliver at the
@@ -216,7 +216,7 @@ func newAxes(d *timelineData) axes {
 func panelTop(d *timelineData, t traffic) float64 {
 	top := math.Max(1, d.ref.limit*float64(limitKeys(t)))
 	for _, s := range t.steps {
-		top = math.Max(top, float64(max(s.sent, s.retries, s.served, s.allowed)))
+		top = math.Max(top, float64(max(s.Sent, s.retries, s.served, s.Allowed)))
 	}
 	for _, v := range rolling(values(t.steps, servedOf), d.ref.k) {
 		top = math.Max(top, v)
@@ -522,14 +522,14 @@ func trafficPlot(d *timelineData, t traffic, top float64, logScale bool, used ma
 		}
 	}
 	// The fail policy's decisions, hatched over what they are part of.
-	if fo := values(t.steps, func(c counts) int64 { return c.failedOpen }); t.total.failedOpen > 0 {
+	if fo := values(t.steps, func(c counts) int64 { return c.FailedOpen }); t.total.FailedOpen > 0 {
 		add(serFailedOpen, hatchFill{ts: ts, v: fo, colour: colFailedOpen, dir: +1})
 	}
-	if fc := values(t.steps, func(c counts) int64 { return c.failedClosed }); t.total.failedClosed > 0 {
+	if fc := values(t.steps, func(c counts) int64 { return c.FailedClosed }); t.total.FailedClosed > 0 {
 		add(serFailedClosed, hatchFill{ts: ts, v: fc, colour: colFailedClosed, dir: -1})
 	}
-	if t.total.rejected > 0 {
-		line(serRejected, stepLine(ts, values(t.steps, func(c counts) int64 { return c.rejected })))
+	if t.total.Rejected > 0 {
+		line(serRejected, stepLine(ts, values(t.steps, func(c counts) int64 { return c.Rejected })))
 	}
 	re := values(t.steps, func(c counts) int64 { return c.retries })
 	line(serRetries, stepRuns(ts, re, func(i int) bool { return re[i] > 0 })...)

@@ -1,14 +1,14 @@
 package tui
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ratelim/ratelim/internal/syncbuf"
 
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -119,32 +119,13 @@ func TestTheGaugesReadOnlyTheKeysShown(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer that the program writes on one goroutine
-// while a test reads it on another.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestRunPlaysOnItsOwnUntilQ runs the program, its jobs on their own
 // goroutines: the clock moves on frame after frame, and q quits while the
 // run plays.
 func TestRunPlaysOnItsOwnUntilQ(t *testing.T) {
 	in, keys := io.Pipe()
 	defer keys.Close()
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	errc := make(chan error, 1)
 	go func() {
 		errc <- Run(context.Background(), splitBrain(), Options{In: in, Out: out, NoColor: true, Speed: 10})

@@ -8,9 +8,10 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ratelim/ratelim/internal/syncbuf"
 
 	"github.com/ratelim/ratelim/live"
 )
@@ -118,25 +119,6 @@ faults:
   - {kind: outage, start: 500ms, end: 1500ms}
 `
 
-// lockedBuffer is a bytes.Buffer the fleet's goroutines can log to while
-// the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestLoadAppliesFaultsThroughControl: 'ratelim load' in "another process"
 // takes the control URL and token 'ratelim serve' printed and applies the
 // outage there (the fleet answers 503, fail-closed, and tells its operator
@@ -147,7 +129,7 @@ func TestLoadAppliesFaultsThroughControl(t *testing.T) {
 	defer cancel()
 	fleetc := make(chan *live.Fleet, 1)
 	var serveOut bytes.Buffer
-	var serveErr lockedBuffer
+	var serveErr syncbuf.Buffer
 	serveDone := make(chan error, 1)
 	go func() {
 		opts := &serveOptions{streams: streams{Out: &serveOut, ErrOut: &serveErr}, Scenario: path, Listen: "127.0.0.1:0", Control: "127.0.0.1:0",
