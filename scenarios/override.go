@@ -18,7 +18,7 @@ import (
 // the order they are applied. A with: spells on-error as on_error.
 func OverrideNames() []string { return slices.Clone(overrideNames) }
 
-var overrideNames = []string{"algorithm", "topology", "store", "servers", "balancer", "key", "seed", "duration", "on-error", "rtt"}
+var overrideNames = []string{"algorithm", "topology", "store", "servers", "balancer", "key", "seed", "duration", "step", "on-error", "rtt"}
 
 // Override returns sc with values (override name → the text as typed) in
 // place of its own. Each value is read by the code that reads the file's
@@ -108,6 +108,16 @@ func Override(sc sim.Scenario, values map[string]string, field func(name string)
 				}
 			}
 			sc.Faults = kept
+		case "step":
+			// The timeline's resolution: a longer step keeps a long run's
+			// timeline (steps × clients rows) small; every total is the same.
+			st := d.positive(n, f, "1s")
+			if !d.failed() && st > sc.Duration {
+				d.failf(n, f, "%s is longer than the duration %s (want at most the duration, e.g. 1s)", st, sc.Duration)
+			}
+			if !d.failed() {
+				sc.Step = st
+			}
 		case "on-error":
 			sc.Topology.OnError = store.Policy(d.choice(n, f, "policy", []string{string(store.FailOpen), string(store.FailClosed)}))
 		case "rtt":

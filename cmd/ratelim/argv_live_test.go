@@ -25,10 +25,10 @@ func TestServeArgvToOptions(t *testing.T) {
 			{line: "serve store-outage --store redis-server", want: func(o *serveOptions) {
 				o.Scenario, o.over.store, o.over.set = "store-outage", "redis-server", map[string]string{"store": "redis-server"}
 			}},
-			{line: "serve runaway-healthcheck --algorithm gcra --topology local --store miniredis --servers 4 --balancer random --key api-key --seed 3 --duration 1m --on-error fail-closed --rtt 1ms", want: func(o *serveOptions) {
+			{line: "serve runaway-healthcheck --algorithm gcra --topology local --store miniredis --servers 4 --balancer random --key api-key --seed 3 --duration 1m --step 2s --on-error fail-closed --rtt 1ms", want: func(o *serveOptions) {
 				o.Scenario = "runaway-healthcheck"
-				o.over = overrides{algorithm: "gcra", topology: "local", store: "miniredis", servers: 4, balancer: "random", key: "api-key", seed: 3, duration: "1m", onError: "fail-closed", rtt: "1ms",
-					set: map[string]string{"algorithm": "gcra", "topology": "local", "store": "miniredis", "servers": "4", "balancer": "random", "key": "api-key", "seed": "3", "duration": "1m", "on-error": "fail-closed", "rtt": "1ms"}}
+				o.over = overrides{algorithm: "gcra", topology: "local", store: "miniredis", servers: 4, balancer: "random", key: "api-key", seed: 3, duration: "1m", step: "2s", onError: "fail-closed", rtt: "1ms",
+					set: map[string]string{"algorithm": "gcra", "topology": "local", "store": "miniredis", "servers": "4", "balancer": "random", "key": "api-key", "seed": "3", "duration": "1m", "step": "2s", "on-error": "fail-closed", "rtt": "1ms"}}
 			}},
 		})
 }
@@ -53,9 +53,9 @@ func TestLoadArgvToOptions(t *testing.T) {
 			{line: "load nat --quiet --plot live.png --plot-width 7 --plot-height 3", want: func(o *loadOptions) {
 				o.Quiet, o.Plot = true, plotFlags{Path: "live.png", Width: 7, Height: 3}
 			}},
-			{line: "load nat --algorithm gcra --topology shared --store memory --servers 2 --balancer key-hash --key ip --seed 1 --duration 2s --on-error fail-open --rtt 100us", want: func(o *loadOptions) {
-				o.over = overrides{algorithm: "gcra", topology: "shared", store: "memory", servers: 2, balancer: "key-hash", key: "ip", seed: 1, duration: "2s", onError: "fail-open", rtt: "100us",
-					set: map[string]string{"algorithm": "gcra", "topology": "shared", "store": "memory", "servers": "2", "balancer": "key-hash", "key": "ip", "seed": "1", "duration": "2s", "on-error": "fail-open", "rtt": "100us"}}
+			{line: "load nat --algorithm gcra --topology shared --store memory --servers 2 --balancer key-hash --key ip --seed 1 --duration 2s --step 500ms --on-error fail-open --rtt 100us", want: func(o *loadOptions) {
+				o.over = overrides{algorithm: "gcra", topology: "shared", store: "memory", servers: 2, balancer: "key-hash", key: "ip", seed: 1, duration: "2s", step: "500ms", onError: "fail-open", rtt: "100us",
+					set: map[string]string{"algorithm": "gcra", "topology": "shared", "store": "memory", "servers": "2", "balancer": "key-hash", "key": "ip", "seed": "1", "duration": "2s", "step": "500ms", "on-error": "fail-open", "rtt": "100us"}}
 			}},
 		})
 }

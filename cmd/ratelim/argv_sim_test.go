@@ -36,9 +36,9 @@ func TestSimArgvToOptions(t *testing.T) {
 			{line: "sim store-outage --vs on_error=fail-closed --vs seed=3", want: func(o *simOptions) {
 				o.Scenario, o.Vs = "store-outage", []string{"on_error=fail-closed", "seed=3"}
 			}},
-			{line: "sim nat --topology local --store miniredis --balancer random --key ip --seed 7 --duration 10s --on-error fail-closed --rtt 1ms", want: func(o *simOptions) {
-				o.over = overrides{topology: "local", store: "miniredis", balancer: "random", key: "ip", seed: 7, duration: "10s", onError: "fail-closed", rtt: "1ms",
-					set: map[string]string{"topology": "local", "store": "miniredis", "balancer": "random", "key": "ip", "seed": "7", "duration": "10s", "on-error": "fail-closed", "rtt": "1ms"}}
+			{line: "sim nat --topology local --store miniredis --balancer random --key ip --seed 7 --duration 10s --step 2s --on-error fail-closed --rtt 1ms", want: func(o *simOptions) {
+				o.over = overrides{topology: "local", store: "miniredis", balancer: "random", key: "ip", seed: 7, duration: "10s", step: "2s", onError: "fail-closed", rtt: "1ms",
+					set: map[string]string{"topology": "local", "store": "miniredis", "balancer": "random", "key": "ip", "seed": "7", "duration": "10s", "step": "2s", "on-error": "fail-closed", "rtt": "1ms"}}
 			}},
 			// A flag given its default value is still given: it overrides.
 			{line: "sim nat --seed 0", want: func(o *simOptions) { o.over.set = map[string]string{"seed": "0"} }},
@@ -72,10 +72,10 @@ func TestSimArgvToPlan(t *testing.T) {
 				t.Errorf("--vs %v, want %v", p.simPlan.vs.set, want)
 			}
 		}},
-		{line: "sim nat --topology local --store miniredis --balancer random --key ip --seed 7 --duration 10s --on-error fail-closed --rtt 1ms", check: func(t *testing.T, p *parsed) {
+		{line: "sim nat --topology local --store miniredis --balancer random --key ip --seed 7 --duration 10s --step 2s --on-error fail-closed --rtt 1ms", check: func(t *testing.T, p *parsed) {
 			sc := p.simPlan.sc
-			got := []any{sc.Topology.Kind, sc.Topology.Store, sc.Balancer, sc.Limit.Key, sc.Seed, sc.Duration, sc.Topology.OnError, sc.Topology.RTT}
-			want := []any{sim.Local, "miniredis", sim.Random, sim.KeyIP, uint64(7), 10 * time.Second, store.FailClosed, time.Millisecond}
+			got := []any{sc.Topology.Kind, sc.Topology.Store, sc.Balancer, sc.Limit.Key, sc.Seed, sc.Duration, sc.Step, sc.Topology.OnError, sc.Topology.RTT}
+			want := []any{sim.Local, "miniredis", sim.Random, sim.KeyIP, uint64(7), 10 * time.Second, 2 * time.Second, store.FailClosed, time.Millisecond}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("scenario fields %v, want %v", got, want)
 			}
@@ -120,6 +120,9 @@ func TestSimRefusesBadFlags(t *testing.T) {
 		{"sim nat --duration 0s", exitBadInput, []string{"--duration"}},
 		{"sim nat --duration -5s", exitBadInput, []string{"--duration"}},
 		{"sim nat --duration 8761h", exitBadInput, []string{"--duration", "a year"}},
+		{"sim nat --step 0s", exitBadInput, []string{"--step", "not positive"}},
+		{"sim nat --step 1m", exitBadInput, []string{"--step", "longer than the duration 30s"}},
+		{"sim nat --duration 5s --step 10s", exitBadInput, []string{"--step", "longer than the duration 5s"}},
 		{"sim nat --rtt 1ns", exitBadInput, []string{"--rtt"}},
 		{"sim nat --rtt slow", exitBadInput, []string{"--rtt", `"slow"`}},
 		{"sim nat --algorithm nope", exitBadInput, []string{"--algorithm", `"nope"`}},
@@ -212,9 +215,9 @@ func TestReportArgvToOptions(t *testing.T) {
 			{line: "report nat -o nat.html --max-requests 50000 --max-memory 128MiB", want: func(o *reportOptions) {
 				o.Limits.MaxRequests, o.Limits.MaxMemory = 50000, "128MiB"
 			}},
-			{line: "report nat -o nat.html --algorithm gcra --topology local --store memory --servers 2 --balancer key-hash --key user --seed 9 --duration 3s --on-error fail-closed --rtt 2ms", want: func(o *reportOptions) {
-				o.over = overrides{algorithm: "gcra", topology: "local", store: "memory", servers: 2, balancer: "key-hash", key: "user", seed: 9, duration: "3s", onError: "fail-closed", rtt: "2ms",
-					set: map[string]string{"algorithm": "gcra", "topology": "local", "store": "memory", "servers": "2", "balancer": "key-hash", "key": "user", "seed": "9", "duration": "3s", "on-error": "fail-closed", "rtt": "2ms"}}
+			{line: "report nat -o nat.html --algorithm gcra --topology local --store memory --servers 2 --balancer key-hash --key user --seed 9 --duration 3s --step 100ms --on-error fail-closed --rtt 2ms", want: func(o *reportOptions) {
+				o.over = overrides{algorithm: "gcra", topology: "local", store: "memory", servers: 2, balancer: "key-hash", key: "user", seed: 9, duration: "3s", step: "100ms", onError: "fail-closed", rtt: "2ms",
+					set: map[string]string{"algorithm": "gcra", "topology": "local", "store": "memory", "servers": "2", "balancer": "key-hash", "key": "user", "seed": "9", "duration": "3s", "step": "100ms", "on-error": "fail-closed", "rtt": "2ms"}}
 			}},
 		})
 }

@@ -50,10 +50,10 @@ type simOptions struct {
 // apply reads: through scenarios.Override, so that a flag is checked
 // exactly as the file's field is.
 type overrides struct {
-	algorithm, topology, store, balancer, key, onError, rtt, duration string
-	servers                                                           int
-	seed                                                              uint64
-	set                                                               map[string]string
+	algorithm, topology, store, balancer, key, onError, rtt, duration, step string
+	servers                                                                 int
+	seed                                                                    uint64
+	set                                                                     map[string]string
 }
 
 func newCmdSim(s streams, runF func(*simOptions) error) *cobra.Command {
@@ -155,6 +155,7 @@ func addOverrideFlags(cmd *cobra.Command, o *overrides) {
 	f.StringVar(&o.key, "key", "", "limit by: auto, api-key, user or ip")
 	f.Uint64Var(&o.seed, "seed", 0, "random seed")
 	f.StringVar(&o.duration, "duration", "", "virtual duration, e.g. 30s")
+	f.StringVar(&o.step, "step", "", "the timeline's resolution, e.g. 1m for a week-long run (totals are the same at any step)")
 	f.StringVar(&o.onError, "on-error", "", "when the store fails: fail-open or fail-closed")
 	f.StringVar(&o.rtt, "rtt", "", "one store round trip, e.g. 500us")
 }
