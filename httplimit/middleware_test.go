@@ -1,7 +1,6 @@
 package httplimit
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -13,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ratelim/ratelim/internal/syncbuf"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -317,21 +318,10 @@ func histogramCount(name string, count int) string {
 }
 
 // logLines counts the records of each level a slog text handler wrote.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type logLines struct{ syncbuf.Buffer }
 
 func (l *logLines) count(level string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.buf.String(), "level="+level+" ")
+	return strings.Count(l.String(), "level="+level+" ")
 }
 
 func TestFailPolicies(t *testing.T) {
@@ -400,10 +390,10 @@ func TestFailPolicies(t *testing.T) {
 				t.Errorf("store histogram: %d series", got)
 			}
 			if w, i := logs.count("WARN"), logs.count("INFO"); w != 2 || i != 2 {
-				t.Errorf("logged %d warnings and %d recoveries, want 2 and 2:\n%s", w, i, logs.buf.String())
+				t.Errorf("logged %d warnings and %d recoveries, want 2 and 2:\n%s", w, i, logs.String())
 			}
-			if !strings.Contains(logs.buf.String(), "decided_by_policy=5") || !strings.Contains(logs.buf.String(), "connection refused") {
-				t.Errorf("log does not say how many were decided by policy or why:\n%s", logs.buf.String())
+			if !strings.Contains(logs.String(), "decided_by_policy=5") || !strings.Contains(logs.String(), "connection refused") {
+				t.Errorf("log does not say how many were decided by policy or why:\n%s", logs.String())
 			}
 		})
 	}

@@ -71,7 +71,6 @@ type sim struct {
 	spread topology.Spreader
 	intn   func(int) int     // rng.IntN, bound once
 	int64n func(int64) int64 // rng.Int64N, bound once
-	save   topology.SaveFunc
 
 	// Fault state, changed by fault events.
 	latency int64 // RTT during a latency fault, -1 when none
