@@ -53,8 +53,11 @@ func histValue(i int) int64 {
 	return sub << e
 }
 
-func (h *histogram) add(v int64) {
-	i := histIndex(v)
+func (h *histogram) add(v int64) { h.addAt(histIndex(v)) }
+
+// addAt counts one value in bucket i (histIndex's): a value counted in two
+// histograms is indexed once.
+func (h *histogram) addAt(i int) {
 	b := h.blocks[i/histBlock]
 	if b == nil {
 		b = new([histBlock]int64)
@@ -159,22 +162,24 @@ type inPlaceStepper interface {
 // record writes down one request's outcome.
 func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decision, latency int64) {
 	c := s.clients[client]
-	step := min(int(t/s.stepLen), s.steps()-1)
+	step := min(int(t/s.stepLen), s.nSteps-1)
 	row := &s.timeline[step*len(s.clients)+client]
-	var o counts
-	o.Sent = 1
+	allowed := d.Allowed
+	row.Sent++
+	c.total.Sent++
 	if attempt > 0 {
-		o.Retries = 1
+		row.Retries++
+		c.total.Retries++
 	}
 	switch {
 	case d.Policy == store.FailOpen:
-		o.FailedOpen, o.Allowed = 1, 1
+		allowed = true
+		row.FailedOpen++
+		c.total.FailedOpen++
 	case d.Policy == store.FailClosed:
-		o.FailedClosed, o.Rejected = 1, 1
-	case d.Allowed:
-		o.Allowed = 1
-	default:
-		o.Rejected = 1
+		allowed = false
+		row.FailedClosed++
+		c.total.FailedClosed++
 	}
 	// The exact limiter sees the same arrival on the true clock.
 	k := &s.keys[c.key]
@@ -186,39 +191,44 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decis
 		k.ideal, ideal = s.ideal.Step(k.ideal, algorithms.Time(t), cost)
 	}
 	if ideal.Allowed {
-		o.IdealAllowed = 1
+		c.total.IdealAllowed++
 		c.idealPeak.add(t, 1)
 		k.idealPeak.add(t, 1)
 	}
-	if o.Allowed == 1 && !ideal.Allowed {
-		o.FalseAllows = 1
-	}
-	if o.Allowed == 0 && ideal.Allowed {
-		o.FalseDenies = 1
-	}
-	if o.Allowed == 1 {
+	if allowed {
+		row.Allowed++
+		c.total.Allowed++
+		if !ideal.Allowed {
+			c.total.FalseAllows++
+		}
+		if attempt > 0 {
+			row.RetriesAllowed++
+			c.total.RetriesAllowed++
+		}
 		c.peak.add(t, 1)
 		k.peak.add(t, 1)
-	}
-	if attempt > 0 && o.Allowed == 1 {
-		o.RetriesAllowed = 1
-	}
-	if o.Allowed == 1 {
 		// Served when the queue lets it go; after the run's end, in no
 		// step at all.
-		if at := t + max(int64(algorithms.At(d.Delay)), 0); at < s.duration {
-			s.timeline[min(int(at/s.stepLen), s.steps()-1)*len(s.clients)+client].Served++
+		if d.Delay <= 0 {
+			if t < s.duration {
+				row.Served++
+			}
+		} else if at := t + int64(algorithms.At(d.Delay)); at < s.duration {
+			s.timeline[min(int(at/s.stepLen), s.nSteps-1)*len(s.clients)+client].Served++
 		}
+	} else {
+		if ideal.Allowed {
+			c.total.FalseDenies++
+		}
+		if c.total.Rejected == 0 {
+			s.logf(t, "%s: first rejection", c.Name)
+		}
+		row.Rejected++
+		c.total.Rejected++
 	}
-	if o.Rejected == 1 && c.total.Rejected == 0 {
-		s.logf(t, "%s: first rejection", c.Name)
-	}
-	row.Counts.Add(o.Counts)
-	row.Retries += o.Retries
-	row.RetriesAllowed += o.RetriesAllowed
-	c.total.add(o)
-	c.hist.add(latency)
-	c.step.add(latency)
+	i := histIndex(latency)
+	c.hist.addAt(i)
+	c.step.addAt(i)
 }
 
 // endStep closes step i at t: per-step latency quantiles, and the state of
