@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strings"
+	"time"
 
 	"github.com/dustin/go-humanize"
 
@@ -160,12 +162,46 @@ func checkSize(sc Scenario, opts Options) (int64, error) {
 	}
 	if need := MemoryEstimate(sc); need > bound {
 		steps := satAdd(int64(sc.Duration/sc.Step), 1)
+		advice := "use a longer step, a shorter duration or fewer clients"
+		if step, ok := stepThatFits(sc, bound); ok {
+			advice = fmt.Sprintf("use a longer step: %s fits, every total the same; or a shorter duration or fewer clients", shortDuration(step))
+		}
 		return 0, &TooBigError{Err: ErrMemory, Scenario: sc.Name, Option: "MaxMemory",
 			Detail: fmt.Sprintf("would need about %s of memory, more than %s: %s steps of %s × %s client%s",
 				Bytes(need), Bytes(bound), Thousands(steps), sc.Step, Thousands(int64(len(sc.Clients))), plural(len(sc.Clients))),
-			Advice: "use a longer step, a shorter duration or fewer clients"}
+			Advice: advice}
 	}
 	return budget, nil
+}
+
+// shortDuration is d as a person writes it: 6h, not 6h0m0s.
+func shortDuration(d time.Duration) string {
+	t := d.String()
+	if strings.HasSuffix(t, "m0s") {
+		t = strings.TrimSuffix(t, "0s")
+	}
+	if strings.HasSuffix(t, "h0m") {
+		t = strings.TrimSuffix(t, "0m")
+	}
+	return t
+}
+
+// stepThatFits is the finest of the usual steps, longer than sc's and at
+// most its duration, at which sc's memory estimate is within bound: what a
+// refused long run can ask for instead of giving up its length.
+func stepThatFits(sc Scenario, bound int64) (time.Duration, bool) {
+	for _, step := range []time.Duration{10 * time.Millisecond, 100 * time.Millisecond, time.Second, 10 * time.Second,
+		time.Minute, 10 * time.Minute, time.Hour, 6 * time.Hour, 24 * time.Hour} {
+		if step <= sc.Step || step > sc.Duration {
+			continue
+		}
+		coarse := sc
+		coarse.Step = step
+		if MemoryEstimate(coarse) <= bound {
+			return step, true
+		}
+	}
+	return 0, false
 }
 
 // budgetSpent is the error of a run whose retries took it past its budget.

@@ -145,6 +145,41 @@ func TestMemoryIsRefusedUpFront(t *testing.T) {
 	}
 }
 
+// A run refused for its memory says which longer step would fit, when one
+// does: the finest of the usual steps whose estimate is within the bound.
+func TestMemoryRefusalNamesAStepThatFits(t *testing.T) {
+	sc := hammer(Shared, 1, RoundRobin)
+	sc.Duration, sc.Step = 168*time.Hour, time.Second
+	sc.Clients = nil
+	for i := range 1000 {
+		sc.Clients = append(sc.Clients, Client{Name: fmt.Sprint("c", i), APIKey: fmt.Sprint("k", i), Traffic: []Traffic{{Pattern: Poisson, Rate: perSecond(1)}}, Retry: Retry{Policy: RetryNone}})
+	}
+	const bound = 1 << 30
+	_, err := checkSize(sc, Options{MaxRequests: 1 << 40, MaxMemory: bound})
+	if !errors.Is(err, ErrMemory) {
+		t.Fatalf("a week at 1s × 1,000 clients under 1 GiB: %v, want ErrMemory", err)
+	}
+	step, ok := stepThatFits(sc, bound)
+	if !ok || !strings.Contains(err.Error(), "use a longer step: "+shortDuration(step)+" fits") {
+		t.Fatalf("%q does not name the step that fits (%s, %v)", err, step, ok)
+	}
+	at := func(d time.Duration) int64 { c := sc; c.Step = d; return MemoryEstimate(c) }
+	if at(step) > bound || at(step) > MemoryEstimate(sc) {
+		t.Errorf("the step said to fit, %s, is estimated at %s, over %s", step, Bytes(at(step)), Bytes(bound))
+	}
+	if finer := time.Second * 10; step > finer && at(finer) <= bound {
+		t.Errorf("%s was named, but 10s fits too (%s)", step, Bytes(at(finer)))
+	}
+	if shortDuration(6*time.Hour) != "6h" || shortDuration(10*time.Minute) != "10m" || shortDuration(1500*time.Millisecond) != "1.5s" {
+		t.Errorf("shortDuration: %s %s %s", shortDuration(6*time.Hour), shortDuration(10*time.Minute), shortDuration(1500*time.Millisecond))
+	}
+	// Nothing fits a million clients at any step: the advice stays general.
+	sc.Clients = make([]Client, 1_000_000)
+	if _, ok := stepThatFits(sc, bound); ok {
+		t.Error("a step was said to fit a million clients in 1 GiB")
+	}
+}
+
 // The estimate must bound what a run really holds at its peak (its
 // structures, its Result and the Result's JSON), and not by so much that
 // it refuses runs this machine could do.
