@@ -16,6 +16,7 @@ package sim
 import (
 	"context"
 	"math"
+	"slices"
 
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/topology"
@@ -38,6 +39,10 @@ type batcher struct {
 	reqs    [][]store.TakeRequest // per copy
 	index   [][]int               // per copy: the pending each request is
 	out     []store.TakeResult
+	// decisions and errs are each pending's outcome, kept from batch to
+	// batch.
+	decisions []store.Decision
+	errs      []error
 }
 
 // setupBatches turns batching on when it can change nothing but speed: the
@@ -69,7 +74,8 @@ func (s *sim) batchable(e event) bool {
 }
 
 // runBatch handles the events from the top of the queue that can be
-// decided together, at least one, and leaves the clock at the last.
+// decided together, and leaves the clock at the last. The top must be
+// batchable and due before the next step's end: it is always taken.
 func (s *sim) runBatch(ctx context.Context, until int64) error {
 	b := &s.batch
 	b.pending = b.pending[:0]
@@ -98,25 +104,12 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 		s.seq++
 		p.retrySeq = s.seq
 		b.pending = append(b.pending, p)
-		if r := s.clients[p.client].Retry.Policy; r != RetryNone && r != "" {
+		if s.clients[p.client].Retry.retries() {
 			horizon = min(horizon, p.t+p.latency)
 		}
 		if e.kind == evArrival {
-			if at, ok := s.clients[e.client].streams[e.arg].next(s.rng); ok {
-				s.schedule(event{at: at, kind: evArrival, client: e.client, arg: e.arg})
-			}
+			s.scheduleArrival(int(e.client), int(e.arg))
 		}
-	}
-	if len(b.pending) == 0 {
-		// The top could not join even an empty batch (a backoff retrier):
-		// it goes alone, the usual way.
-		e := s.queue.peek()
-		s.now = e.at
-		if e.kind == evArrival {
-			return s.arrive(ctx, e)
-		}
-		s.queue.pop()
-		return s.handle(ctx, e)
 	}
 	return s.decideBatch(ctx)
 }
@@ -128,8 +121,10 @@ func (s *sim) decideBatch(ctx context.Context) error {
 	for i := range b.reqs {
 		b.reqs[i], b.index[i] = b.reqs[i][:0], b.index[i][:0]
 	}
-	decisions := make([]store.Decision, len(b.pending))
-	errs := make([]error, len(b.pending))
+	decisions := slices.Grow(b.decisions[:0], len(b.pending))[:len(b.pending)]
+	errs := slices.Grow(b.errs[:0], len(b.pending))[:len(b.pending)]
+	clear(errs)
+	b.decisions, b.errs = decisions, errs
 	for i := range b.pending {
 		p := &b.pending[i]
 		if p.target == topology.Unreachable {

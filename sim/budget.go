@@ -190,7 +190,7 @@ func shortDuration(d time.Duration) string {
 // most its duration, at which sc's memory estimate is within bound: what a
 // refused long run can ask for instead of giving up its length.
 func stepThatFits(sc Scenario, bound int64) (time.Duration, bool) {
-	for _, step := range []time.Duration{10 * time.Millisecond, 100 * time.Millisecond, time.Second, 10 * time.Second,
+	for _, step := range []time.Duration{100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond, 100 * time.Millisecond, time.Second, 10 * time.Second,
 		time.Minute, 10 * time.Minute, time.Hour, 6 * time.Hour, 24 * time.Hour} {
 		if step <= sc.Step || step > sc.Duration {
 			continue

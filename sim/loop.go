@@ -61,9 +61,9 @@ type sim struct {
 	jars      []*jar // the copies, when they are the run's own memory
 	copyNames []string
 	closers   []func() error
-	racy      []*store.Racy // per copy, racy topology only
-	pending   []store.Pending
-	freeSlots []int32
+	racy      []*store.Racy   // per copy, racy topology only
+	writes    []store.Pending // racy writes in flight, by slot
+	freeSlots []int32         // slots of writes that landed
 	policy    store.Policy
 	// topo routes each server to the copy it reaches, under the faults in
 	// force; spread is the balancer.
@@ -282,7 +282,7 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 		}
 		s.now = e.at
 		var err error
-		if s.batch.on && (e.kind == evArrival || e.kind == evRetry) {
+		if s.batch.on && s.batchable(e) {
 			err = s.runBatch(ctx, until)
 		} else if e.kind == evArrival {
 			err = s.arrive(ctx, e)
@@ -343,8 +343,8 @@ func (s *sim) handle(ctx context.Context, e event) error {
 	case evRetry:
 		return s.request(ctx, int(e.client), e.at, e.cost, int(e.arg))
 	case evWrite:
-		p := s.pending[e.arg]
-		s.pending[e.arg] = store.Pending{}
+		p := s.writes[e.arg]
+		s.writes[e.arg] = store.Pending{}
 		s.freeSlots = append(s.freeSlots, e.arg)
 		if err := p.Write(ctx); err != nil && !errors.Is(err, errStoreDown) {
 			return err
@@ -481,7 +481,7 @@ func (s *sim) finish(p *pending, d store.Decision) {
 // makes one, with sequence number seq (0: the next one).
 func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, d store.Decision, seq uint64) {
 	r := s.clients[client].Retry
-	if r.Policy == RetryNone || r.Policy == "" {
+	if !r.retries() {
 		return // gives up: Wait would say so, after its bookkeeping
 	}
 	wait, again := r.Wait(attempt, d.RetryAfter, s.int64n)

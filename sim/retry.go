@@ -6,6 +6,10 @@ import (
 	"github.com/ratelim/ratelim/algorithms"
 )
 
+// retries reports whether the client ever sends a rejected request again:
+// not with policy none, or none given.
+func (r Retry) retries() bool { return r.Policy != RetryNone && r.Policy != "" }
+
 // Wait is how long a client with this retry behaviour waits before sending
 // a rejected request again, for its attempt-th retry (from 0), given the
 // answer's Retry-After; false when it gives up instead. int64n draws a

@@ -112,15 +112,6 @@ type snapshots struct {
 	keyIndex map[string]int // key name → index in sim.keys
 }
 
-// stepsEnded is how many steps have ended by now: the rows of those are
-// final.
-func (s *sim) stepsEnded() int {
-	if s.now >= s.duration {
-		return s.steps()
-	}
-	return int(s.now / s.stepLen)
-}
-
 func (s *sim) snapshot(ctx context.Context) Snapshot {
 	snap := s.snapshotClients(recentSteps)
 	all := make([]int, len(s.keys))
@@ -156,7 +147,7 @@ func (s *sim) snapshotClients(recent int) Snapshot {
 // recorder.
 func (s *sim) clientSnapshots(step, recent int) []ClientSnapshot {
 	c := &s.snaps
-	ended := s.stepsEnded()
+	ended := s.stepsClosed // the rows of closed steps are final
 	if !c.taken {
 		c.clients = make([]ClientSnapshot, len(s.clients))
 		c.sent = make([]int64, len(s.clients))

@@ -91,10 +91,10 @@ func (s *sim) scheduleWrite(p store.Pending, at int64) {
 	if n := len(s.freeSlots); n > 0 {
 		slot = s.freeSlots[n-1]
 		s.freeSlots = s.freeSlots[:n-1]
-		s.pending[slot] = p
+		s.writes[slot] = p
 	} else {
-		slot = int32(len(s.pending))
-		s.pending = append(s.pending, p)
+		slot = int32(len(s.writes))
+		s.writes = append(s.writes, p)
 	}
 	s.schedule(event{at: at, kind: evWrite, arg: slot})
 }
