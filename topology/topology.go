@@ -172,8 +172,7 @@ func (t *Topology) PartitionStarts(ctx context.Context, at algorithms.Time, keep
 }
 
 // FailoverAt is when the cut-off servers of the partition in force start
-// on the replica, and IsolatedPrimaryStopsAt when the primary stops taking
-// writes (ok false: it never does).
+// on the replica (a split brain's; the others stay cut off).
 func (t *Topology) FailoverAt() algorithms.Time {
 	return t.partitionStart + algorithms.At(t.cfg.FailoverAfter)
 }
