@@ -53,10 +53,8 @@ func histValue(i int) int64 {
 	return sub << e
 }
 
-func (h *histogram) add(v int64) { h.addAt(histIndex(v)) }
-
-// addAt counts one value in bucket i (histIndex's): a value counted in two
-// histograms is indexed once.
+// addAt counts one value in bucket i, histIndex(value): a value counted in
+// two histograms is indexed once.
 func (h *histogram) addAt(i int) {
 	b := h.blocks[i/histBlock]
 	if b == nil {
