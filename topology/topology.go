@@ -130,7 +130,7 @@ func (t *Topology) Route(server int, at algorithms.Time) int {
 	if !t.partitioned {
 		return 0
 	}
-	if server < 0 || server >= len(t.cutOff) || !t.cutOff[server] {
+	if !t.CutOff(server) {
 		if stops := t.cfg.PrimaryStopsAfter; stops >= 0 && at >= t.partitionStart+algorithms.At(stops) {
 			return Unreachable
 		}
@@ -169,6 +169,16 @@ func (t *Topology) PartitionStarts(ctx context.Context, at algorithms.Time, keep
 	t.replication.drop()
 	t.replication.on = false
 	return err
+}
+
+// CutOff reports whether the partition in force has cut server off from
+// the primary: it is not in the partition's first group. With no
+// partition in force, or for a server the topology does not have, it
+// reports false. Being cut off is not where a server decides: local jars
+// ignore a partition, and on a split brain a cut-off server reaches the
+// replica after failover; see Route.
+func (t *Topology) CutOff(server int) bool {
+	return t.partitioned && server >= 0 && server < len(t.cutOff) && t.cutOff[server]
 }
 
 // FailoverAt is when the cut-off servers of the partition in force start

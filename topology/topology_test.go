@@ -80,6 +80,17 @@ func TestRoute(t *testing.T) {
 			if err := tp.PartitionStarts(context.Background(), sec(10), []int{0, 1, 99}, nil); err != nil {
 				t.Fatal(err)
 			}
+			cutOff := func(what string, want []bool) {
+				t.Helper()
+				var got []bool
+				for s := range 4 {
+					got = append(got, tp.CutOff(s))
+				}
+				if !slices.Equal(got, want) || tp.CutOff(-1) || tp.CutOff(4) {
+					t.Errorf("%s: cut off %v (servers -1, 4: %v, %v), want %v", what, got, tp.CutOff(-1), tp.CutOff(4), want)
+				}
+			}
+			cutOff("partition", []bool{false, false, true, true})
 			check("partition +1 s", sec(11), tc.at11)
 			check("partition +3 s", sec(13), tc.at13)
 			check("partition +6 s", sec(16), tc.at16)
@@ -87,6 +98,7 @@ func TestRoute(t *testing.T) {
 				t.Fatal(err)
 			}
 			check("healed", sec(20), tc.healthy)
+			cutOff("healed", []bool{false, false, false, false})
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/topology"
 )
 
 // headerLines are the frame's first n lines: what is playing, the clock
@@ -179,15 +181,16 @@ func faultBanner(sc sim.Scenario, f sim.Fault, now time.Duration) string {
 		if local {
 			return "PARTITION: no effect, each server has its own jar" + until
 		}
-		keep, cut := partitionSides(sc.Servers, f.Groups)
+		topo := partitioned(sc, f)
+		keep, cut := partitionSides(topo, sc.Servers)
 		primary, other := "store", "cut off, "+failing
 		if sc.Topology.Kind == sim.SplitBrain {
 			primary, other = "primary", "replica"
-			if failover := f.Start + sc.Topology.FailoverAfter; now < failover {
+			if failover := f.Start + topo.FailoverAt().Duration(); now < failover {
 				other = fmt.Sprintf("cut off, %s until failover at %s", failing, secs(failover))
 			}
 		}
-		if stops := sc.Topology.PrimaryStopsAfter; stops != sim.PrimaryNeverStops && stops >= 0 && now >= f.Start+stops {
+		if stops, ok := topo.IsolatedPrimaryStopsAt(); ok && now >= f.Start+stops.Duration() {
 			primary += " (stopped taking writes, " + failing + ")"
 		}
 		text := "PARTITION: " + serverList(keep) + " → " + primary
@@ -226,20 +229,33 @@ func faultBanner(sc sim.Scenario, f sim.Fault, now time.Duration) string {
 	return strings.ToUpper(string(f.Kind)) + until
 }
 
-// partitionSides are the servers that keep the primary (groups[0]) and the
-// others, as the simulator splits them.
-func partitionSides(servers int, groups [][]int) (keep, cut []int) {
-	in := map[int]bool{}
-	if len(groups) > 0 {
-		for _, s := range groups[0] {
-			in[s] = true
-		}
+// partitioned is sc's topology with partition f in force, built as the
+// simulator builds it (sim's setupStores), so that the header asks the
+// topology package who is cut off and when rather than repeating its
+// rules. The partition starts at the topology's instant 0: the instants
+// it answers (FailoverAt, IsolatedPrimaryStopsAt) are offsets from
+// f.Start, which keeps the header in time.Duration.
+func partitioned(sc sim.Scenario, f sim.Fault) *topology.Topology {
+	tp := sc.Topology
+	topo := topology.New(topology.Config{Kind: tp.Kind, Servers: sc.Servers,
+		ReplicationLag: tp.ReplicationLag, FailoverAfter: tp.FailoverAfter, PrimaryStopsAfter: tp.PrimaryStopsAfter})
+	var keep []int
+	if len(f.Groups) > 0 {
+		keep = f.Groups[0]
 	}
+	// With no replica to save to, starting a partition cannot fail.
+	_ = topo.PartitionStarts(context.Background(), 0, keep, nil)
+	return topo
+}
+
+// partitionSides are the servers that keep the primary and those cut off
+// from it, in order, as topo's partition in force splits them.
+func partitionSides(topo *topology.Topology, servers int) (keep, cut []int) {
 	for s := range servers {
-		if in[s] {
-			keep = append(keep, s)
-		} else {
+		if topo.CutOff(s) {
 			cut = append(cut, s)
+		} else {
+			keep = append(keep, s)
 		}
 	}
 	return keep, cut

@@ -310,6 +310,8 @@ func TestFaultBanners(t *testing.T) {
 			"PARTITION: servers 0,1 → primary (stopped taking writes, failing open), 2,3 → replica · until 20s"},
 		{"shared, fail-closed", func(sc *sim.Scenario) { sc.Topology.Kind, sc.Topology.OnError = sim.Shared, store.FailClosed }, partition, at(12),
 			"PARTITION: servers 0,1 → store, 2,3 → cut off, failing closed · until 20s"},
+		{"shared, the primary stops at once", func(sc *sim.Scenario) { sc.Topology.Kind, sc.Topology.PrimaryStopsAfter = sim.Shared, 0 }, partition, at(10),
+			"PARTITION: servers 0,1 → store (stopped taking writes, failing open), 2,3 → cut off, failing open · until 20s"},
 		{"one server cut off", nil, sim.Fault{Kind: sim.Partition, Start: 1, End: 2 * time.Second, Groups: [][]int{{0, 1, 2}}}, at(1),
 			"PARTITION: servers 0,1,2 → primary, 3 → replica · until 2s"},
 		{"local", func(sc *sim.Scenario) { sc.Topology.Kind = sim.Local }, partition, at(12),
