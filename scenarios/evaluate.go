@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -82,8 +83,8 @@ func Evaluate(file string, e *Expectation, r *sim.Result) ([]Outcome, error) {
 		}
 		return []Outcome{{Expectation: e, Subject: "finding", Got: got, OK: got > 0, GotText: found()}}, nil
 	}
-	if e.During != nil && !spanFigure(e.Figure) {
-		return nil, bad("%s cannot be taken over a span (want one of sent, allowed, rejected, failed_open, failed_closed, retries, allowed_rate with during)", e.Figure)
+	if e.During != nil && !slices.Contains(spanFigures, e.Figure) {
+		return nil, bad("%s cannot be taken over a span (want one of %s with during)", e.Figure, oneOf(spanFigures))
 	}
 	var outs []Outcome
 	if e.Client != "" {
@@ -91,7 +92,7 @@ func Evaluate(file string, e *Expectation, r *sim.Result) ([]Outcome, error) {
 			if !globMatch(e.Client, c.Name) {
 				continue
 			}
-			got := clientFigure(e, c, r, func(row sim.TimelineRow) bool { return row.Client == c.Name })
+			got := clientFigure(e, &c, r, func(row sim.TimelineRow) bool { return row.Client == c.Name })
 			outs = append(outs, Outcome{Expectation: e, Subject: c.Name, Got: got, OK: e.holds(got)})
 		}
 		if len(outs) == 0 {
@@ -109,7 +110,7 @@ func Evaluate(file string, e *Expectation, r *sim.Result) ([]Outcome, error) {
 				clients[c.Name] = true
 			}
 		}
-		got := keyFigure(e, k, r, func(row sim.TimelineRow) bool { return clients[row.Client] })
+		got := keyFigure(e, &k, r, func(row sim.TimelineRow) bool { return clients[row.Client] })
 		outs = append(outs, Outcome{Expectation: e, Subject: "key " + k.Key, Got: got, OK: e.holds(got)})
 	}
 	if len(outs) == 0 {
@@ -133,84 +134,6 @@ func clientNames(r *sim.Result) string {
 		names = append(names, c.Name)
 	}
 	return oneOf(names)
-}
-
-func spanFigure(figure string) bool {
-	switch figure {
-	case "sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "allowed_rate":
-		return true
-	}
-	return false
-}
-
-// spanCounts adds up the timeline rows of the subject within span (a row
-// counts if its step starts in it).
-func spanCounts(r *sim.Result, span *Span, of func(sim.TimelineRow) bool) (sum sim.TimelineRow, seconds float64) {
-	from, to := span.From.Seconds(), span.To.Seconds()
-	for _, row := range r.Timeline {
-		if !of(row) || row.TS < from || row.TS >= to {
-			continue
-		}
-		sum.Counts.Add(row.Counts)
-		sum.Retries += row.Retries
-	}
-	return sum, math.Min(to, r.DurationS) - from
-}
-
-func fromRow(figure string, row sim.TimelineRow, seconds float64) float64 {
-	switch figure {
-	case "sent":
-		return float64(row.Sent)
-	case "allowed":
-		return float64(row.Allowed)
-	case "rejected":
-		return float64(row.Rejected)
-	case "failed_open":
-		return float64(row.FailedOpen)
-	case "failed_closed":
-		return float64(row.FailedClosed)
-	case "retries":
-		return float64(row.Retries)
-	case "allowed_rate":
-		if seconds <= 0 {
-			return 0
-		}
-		return float64(row.Allowed) / seconds
-	}
-	return math.NaN()
-}
-
-func clientFigure(e *Expectation, c sim.ClientResult, r *sim.Result, of func(sim.TimelineRow) bool) float64 {
-	if e.During != nil {
-		row, secs := spanCounts(r, e.During, of)
-		return fromRow(e.Figure, row, secs)
-	}
-	switch e.Figure {
-	case "max_allowed_1s":
-		return float64(c.MaxAllowed1s)
-	case "ideal_allowed":
-		return float64(c.IdealAllowed)
-	case "false_allows":
-		return float64(c.FalseAllows)
-	case "false_denies":
-		return float64(c.FalseDenies)
-	case "p50_ms":
-		return c.LatencyMs.P50
-	case "p99_ms":
-		return c.LatencyMs.P99
-	}
-	row := sim.TimelineRow{Counts: c.Counts, Retries: c.Retries}
-	return fromRow(e.Figure, row, r.DurationS)
-}
-
-// keyFigure is clientFigure for a limiter key: a key's figures are those
-// of the clients sharing it, added up (the parser allows a key only the
-// figures a KeyResult has).
-func keyFigure(e *Expectation, k sim.KeyResult, r *sim.Result, of func(sim.TimelineRow) bool) float64 {
-	return clientFigure(e, sim.ClientResult{
-		Counts:       k.Counts,
-		MaxAllowed1s: k.MaxAllowed1s, IdealAllowed: k.IdealAllowed, FalseAllows: k.FalseAllows, FalseDenies: k.FalseDenies,
-	}, r, of)
 }
 
 // holds reports whether got is within e's bounds. Equality allows for

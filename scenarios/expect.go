@@ -67,22 +67,6 @@ type Span struct {
 	From, To time.Duration
 }
 
-// figures are the names an expectation may bound: the fields of a client's
-// result (sim.ClientResult), allowed_rate (allowed per second over the
-// run or the span) and the latency percentiles in milliseconds.
-var figures = []string{
-	"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries",
-	"max_allowed_1s", "ideal_allowed", "allowed_rate", "p50_ms", "p99_ms",
-	"false_allows", "false_denies",
-}
-
-// keyFigures are those a limiter key has too (sim.KeyResult).
-var keyFigures = []string{"sent", "allowed", "rejected", "failed_open", "failed_closed", "max_allowed_1s", "ideal_allowed", "allowed_rate", "false_allows", "false_denies"}
-
-// spanFigures are those the timeline has per step, and so can be taken over
-// a span of the run (during:).
-var spanFigures = []string{"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "allowed_rate"}
-
 // withFlags are the flags an expectation's with: may set.
 var withFlags = []string{"algorithm", "topology", "store", "servers", "seed", "duration", "on_error"}
 
