@@ -15,19 +15,10 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
-	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/internal/scenariotest"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 )
-
-func builtin(t *testing.T, name string) sim.Scenario {
-	t.Helper()
-	f, err := scenarios.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f.Scenario
-}
 
 var loopbackProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
@@ -67,7 +58,7 @@ func TestSimAndLiveAgree(t *testing.T) {
 	for _, name := range []string{"runaway-healthcheck", "store-outage"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			sc := builtin(t, name)
+			sc := scenariotest.Builtin(t, name)
 			sc.Topology.Kind = sim.Shared
 			fleet := startFleet(t, sc, "memory")
 			live, err := Load(context.Background(), sc, LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault})
@@ -102,7 +93,7 @@ func TestSimAndLiveAgree(t *testing.T) {
 }
 
 func TestObservedScenarioReplaysFirstTries(t *testing.T) {
-	sc := builtin(t, "retry-storm")
+	sc := scenariotest.Builtin(t, "retry-storm")
 	obs := []sim.Observation{
 		{Client: 0, At: 2 * time.Second, Cost: 1, Seq: 3},
 		{Client: 0, At: time.Second, Cost: 1, Seq: 1},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/scenariotest"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -23,7 +24,7 @@ func BenchmarkFrameRunawayHealthcheck(b *testing.B) {
 		speed float64
 	}{{80, 24, 1}, {160, 48, 1}, {160, 48, math.Inf(1)}} {
 		b.Run(fmt.Sprintf("%dx%d-%s", tc.w, tc.h, speedLabel(tc.speed)), func(b *testing.B) {
-			benchFrames(b, builtin(b, "runaway-healthcheck"), tc.w, tc.h, tc.speed, true)
+			benchFrames(b, scenariotest.Builtin(b, "runaway-healthcheck"), tc.w, tc.h, tc.speed, true)
 		})
 	}
 }

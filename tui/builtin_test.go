@@ -7,19 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratelim/ratelim/internal/scenariotest"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
-
-// builtin is the named built-in scenario, as `ratelim sim NAME` plays it.
-func builtin(t testing.TB, name string) sim.Scenario {
-	t.Helper()
-	f, err := scenarios.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f.Scenario
-}
 
 // rowLine is the frame's line for the row named name (selected or not),
 // or "".
@@ -88,7 +79,7 @@ func TestEveryBuiltinShowsItsLessonAt80x24(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sc := builtin(t, tt.name)
+			sc := scenariotest.Builtin(t, tt.name)
 			m := at(t, send(t, newTestModel(t, sc, true), size(80, 24)), sc.Duration)
 			view := m.View()
 			checkFits(t, tt.name, view, 80, 24)
@@ -105,7 +96,7 @@ func TestEveryBuiltinShowsItsLessonAt80x24(t *testing.T) {
 // TestNatShowsTheSyncToolWhileItRuns: mid-run, while the sync tool
 // floods the office's address, its row is on screen at 80×24.
 func TestNatShowsTheSyncToolWhileItRuns(t *testing.T) {
-	m := at(t, send(t, newTestModel(t, builtin(t, "nat"), true), size(80, 24)), 15*time.Second)
+	m := at(t, send(t, newTestModel(t, scenariotest.Builtin(t, "nat"), true), size(80, 24)), 15*time.Second)
 	if l, _ := selectedLine(m.View()); !strings.HasPrefix(l, "▸ sync-tool ") {
 		t.Fatalf("at 15s the selected first row is %q, want sync-tool:\n%s", l, m.View())
 	}
@@ -129,7 +120,7 @@ func TestGoldenBuiltinFrames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sc := builtin(t, tt.scenario)
+			sc := scenariotest.Builtin(t, tt.scenario)
 			m := at(t, send(t, newTestModel(t, sc, true), size(tt.w, tt.h)), tt.at)
 			for _, k := range tt.keys {
 				m = send(t, m, keyMsg(k))
@@ -147,7 +138,7 @@ func TestEveryBuiltinFitsEverySizeAtEveryFrame(t *testing.T) {
 	sizes := [][2]int{{80, 24}, {160, 48}, {60, 16}, {40, 10}, {120, 30}}
 	for _, name := range scenarios.Builtin() {
 		for _, noColor := range []bool{true, false} {
-			m := newTestModel(t, builtin(t, name), noColor)
+			m := newTestModel(t, scenariotest.Builtin(t, name), noColor)
 			m.speed = 20
 			m, wall := play(t, m, t0, 1)
 			for !m.player.Done() {

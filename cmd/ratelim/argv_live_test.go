@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/ratelim/ratelim/internal/scenariotest"
 	"github.com/ratelim/ratelim/live"
 )
 
@@ -63,7 +64,7 @@ func TestLoadArgvToOptions(t *testing.T) {
 func TestServeArgvToPlan(t *testing.T) {
 	testPlans(t, []planCase{
 		{line: "serve nat --listen 127.0.0.1:0 --control 127.0.0.1:9000 --allow-remote --trusted-proxies 127.0.0.1,10.1.2.3/8 --servers 3", check: func(t *testing.T, p *parsed) {
-			sc := builtin(t, "nat")
+			sc := scenariotest.Builtin(t, "nat")
 			sc.Servers = 3
 			want := live.ServeOptions{Scenario: sc, Listen: "127.0.0.1:0", AllowRemote: true, Control: "127.0.0.1:9000",
 				TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}}
@@ -74,7 +75,7 @@ func TestServeArgvToPlan(t *testing.T) {
 		// A redis-server of the fleet's own is the fleet's store, not
 		// the scenario's: a file cannot name one.
 		{line: "serve store-outage --store redis-server --servers 2", check: func(t *testing.T, p *parsed) {
-			sc := builtin(t, "store-outage")
+			sc := scenariotest.Builtin(t, "store-outage")
 			sc.Servers = 2
 			want := live.ServeOptions{Scenario: sc, Store: "redis-server", Listen: "127.0.0.1:8080", Control: "127.0.0.1:0"}
 			if !reflect.DeepEqual(p.servePlan.fleet, want) {
@@ -82,7 +83,7 @@ func TestServeArgvToPlan(t *testing.T) {
 			}
 		}},
 		{line: "serve nat", check: func(t *testing.T, p *parsed) {
-			want := live.ServeOptions{Scenario: builtin(t, "nat"), Listen: "127.0.0.1:8080", Control: "127.0.0.1:0"}
+			want := live.ServeOptions{Scenario: scenariotest.Builtin(t, "nat"), Listen: "127.0.0.1:8080", Control: "127.0.0.1:0"}
 			if !reflect.DeepEqual(p.servePlan.fleet, want) {
 				t.Errorf("fleet options\n%+v, want\n%+v", p.servePlan.fleet, want)
 			}
@@ -110,7 +111,7 @@ func TestLoadArgvToPlan(t *testing.T) {
 		}},
 		{line: "load nat", check: func(t *testing.T, p *parsed) {
 			want := live.LoadOptions{MaxInFlight: live.DefaultMaxInFlight, MaxRequests: live.DefaultMaxRequests}
-			if !reflect.DeepEqual(p.loadPlan.load, want) || !reflect.DeepEqual(p.loadPlan.sc, builtin(t, "nat")) {
+			if !reflect.DeepEqual(p.loadPlan.load, want) || !reflect.DeepEqual(p.loadPlan.sc, scenariotest.Builtin(t, "nat")) {
 				t.Errorf("load options\n%+v, want\n%+v, and nat as built in", p.loadPlan.load, want)
 			}
 		}},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/scenariotest"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
@@ -59,7 +60,7 @@ func TestSimArgvToPlan(t *testing.T) {
 	testPlans(t, []planCase{
 		{line: "sim nat", check: func(t *testing.T, p *parsed) {
 			// No flag: the scenario as its file has it.
-			if !reflect.DeepEqual(p.simPlan.sc, builtin(t, "nat")) || p.simPlan.vs != nil || boundsOf(p.simPlan.simOpts) != defaultBounds {
+			if !reflect.DeepEqual(p.simPlan.sc, scenariotest.Builtin(t, "nat")) || p.simPlan.vs != nil || boundsOf(p.simPlan.simOpts) != defaultBounds {
 				t.Errorf("plan %+v, want nat as built in, no --vs, default bounds", p.simPlan)
 			}
 		}},

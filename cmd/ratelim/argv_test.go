@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -209,16 +208,6 @@ func testPlans(t *testing.T, cases []planCase) {
 			tt.check(t, p)
 		})
 	}
-}
-
-// builtin is a built-in scenario as its file has it.
-func builtin(t *testing.T, name string) sim.Scenario {
-	t.Helper()
-	f, err := scenarios.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f.Scenario
 }
 
 // simBounds are the simulator's options the flags set; the others (a
