@@ -96,15 +96,16 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 		if e.kind == evArrival {
 			cost, attempt = s.clients[e.client].cost[e.arg], 0
 		}
-		p, err := s.prepare(int(e.client), e.at, cost, attempt)
-		if err != nil {
+		b.pending = append(b.pending, pending{})
+		p := &b.pending[len(b.pending)-1]
+		if err := s.prepare(p, int(e.client), e.at, cost, attempt); err != nil {
+			b.pending = b.pending[:len(b.pending)-1]
 			return err
 		}
 		// Its retry orders as if scheduled now, before what follows.
 		s.seq++
 		p.retrySeq = s.seq
-		b.pending = append(b.pending, p)
-		if s.clients[p.client].Retry.retries() {
+		if s.clients[p.client].retries {
 			horizon = min(horizon, p.t+p.latency)
 		}
 		if e.kind == evArrival {
@@ -148,11 +149,12 @@ func (s *sim) decideBatch(ctx context.Context) error {
 		}
 	}
 	for i := range b.pending {
-		d, err := s.policyFor(decisions[i], errs[i])
-		if err != nil {
-			return err
+		if errs[i] != nil {
+			if err := s.policyFor(&decisions[i], errs[i]); err != nil {
+				return err
+			}
 		}
-		s.finish(&b.pending[i], d)
+		s.finish(&b.pending[i], &decisions[i])
 	}
 	return nil
 }

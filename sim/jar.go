@@ -22,6 +22,7 @@ import (
 type jar struct {
 	alg     algorithms.Algorithm
 	inPlace inPlaceStepper // alg, when it steps a state in place
+	admit   admitter       // alg, when it can give its verdict alone
 	states  []algorithms.State
 	index   map[string]int // key name → its state, for the by-name calls
 }
@@ -29,14 +30,26 @@ type jar struct {
 func newJar(alg algorithms.Algorithm, keys []keyRun) *jar {
 	j := &jar{alg: alg, states: make([]algorithms.State, len(keys)), index: make(map[string]int, len(keys))}
 	j.inPlace, _ = alg.(inPlaceStepper)
+	j.admit, _ = alg.(admitter)
 	for i, k := range keys {
 		j.index[k.name] = i
 	}
 	return j
 }
 
-// take decides a request on the run's key id.
-func (j *jar) take(id int, now algorithms.Time, cost int64) algorithms.Decision {
+// take decides a request on the run's key id. Unless whole, the decision
+// may carry its verdict alone (Allowed, and Delay): what the simulator
+// reads of a request that no one observes and that no client's
+// Retry-After waits on.
+func (j *jar) take(id int, now algorithms.Time, cost int64, whole bool) algorithms.Decision {
+	if j.admit != nil {
+		st := &j.states[id]
+		allowed := j.admit.Admit(st, now, cost)
+		if !whole {
+			return algorithms.Decision{Allowed: allowed}
+		}
+		return j.admit.DecisionAfter(*st, now, cost, allowed)
+	}
 	if j.inPlace != nil {
 		return j.inPlace.StepInPlace(&j.states[id], now, cost)
 	}
@@ -57,7 +70,7 @@ func (j *jar) slot(key string) int {
 }
 
 func (j *jar) Take(_ context.Context, key string, now algorithms.Time, cost int64) (store.Decision, error) {
-	return store.Decision{Decision: j.take(j.slot(key), now, cost)}, nil
+	return store.Decision{Decision: j.take(j.slot(key), now, cost, true)}, nil
 }
 
 func (j *jar) Load(_ context.Context, key string) (algorithms.State, error) {

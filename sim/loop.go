@@ -26,6 +26,9 @@ type clientRun struct {
 	peak      peakWindow
 	idealPeak peakWindow
 	total     counts
+	// retries and waitsRetryAfter are its Retry.Policy read once, not
+	// compared as a string per rejected request.
+	retries, waitsRetryAfter bool
 }
 
 type keyRun struct {
@@ -44,6 +47,7 @@ type sim struct {
 	// idealInPlace is ideal when it can step the recorder's own state in
 	// place (a sliding log): asked once here, not per request.
 	idealInPlace inPlaceStepper
+	idealAdmit   admitter // ideal, when it can give its verdict alone
 	rng          *mrand.Rand
 	queue        eventQueue
 	seq          uint64
@@ -155,6 +159,7 @@ func newRecording(sc Scenario, opts Options) (*sim, error) {
 		s.policy = store.FailOpen
 	}
 	s.idealInPlace, _ = s.ideal.(inPlaceStepper)
+	s.idealAdmit, _ = s.ideal.(admitter)
 	s.nSteps = int((s.duration + s.stepLen - 1) / s.stepLen)
 	s.setupClients()
 	steps := s.steps()
@@ -203,7 +208,8 @@ func (s *sim) setupClients() {
 			s.keys = append(s.keys, keyRun{name: name, hash: topology.HashKey(name), peak: peakWindow{w: 1_000_000}, idealPeak: peakWindow{w: 1_000_000}})
 		}
 		s.keys[k].clients++
-		cr := &clientRun{Client: c, key: k, hist: newHistogram(), step: newHistogram(), peak: peakWindow{w: 1_000_000}, idealPeak: peakWindow{w: 1_000_000}}
+		cr := &clientRun{Client: c, key: k, hist: newHistogram(), step: newHistogram(), peak: peakWindow{w: 1_000_000}, idealPeak: peakWindow{w: 1_000_000},
+			retries: c.Retry.retries(), waitsRetryAfter: c.Retry.Policy == RetryAfter}
 		for _, tr := range c.Traffic {
 			cr.streams = append(cr.streams, newStream(tr, s.duration))
 			cr.cost = append(cr.cost, max(tr.Cost, 1))
@@ -360,15 +366,17 @@ func (s *sim) handle(ctx context.Context, e event) error {
 }
 
 func (s *sim) request(ctx context.Context, client int, t int64, cost int64, attempt int) error {
-	p, err := s.prepare(client, t, cost, attempt)
-	if err != nil {
+	// p and d live here and are filled in where they lie: they are copied
+	// nowhere on the way (the commonest path of a run).
+	var p pending
+	if err := s.prepare(&p, client, t, cost, attempt); err != nil {
 		return err
 	}
-	d, err := s.decide(ctx, &p)
-	if err != nil {
+	var d store.Decision
+	if err := s.decide(ctx, &p, &d); err != nil {
 		return err
 	}
-	s.finish(&p, d)
+	s.finish(&p, &d)
 	return nil
 }
 
@@ -393,7 +401,7 @@ type pending struct {
 // prepare is what happens to a request before the store sees it: the
 // balancer picks its server, the server reads its clock, the topology says
 // which copy it reaches, and the run's request budget is charged.
-func (s *sim) prepare(client int, t int64, cost int64, attempt int) (pending, error) {
+func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int) error {
 	c := s.clients[client]
 	server := s.spread.Pick(s.keys[c.key].hash, s.intn)
 	now := algorithms.Time(s.serverClock(server, t))
@@ -407,84 +415,83 @@ func (s *sim) prepare(client int, t int64, cost int64, attempt int) (pending, er
 		s.retries++
 	}
 	if s.budget > 0 && s.requests > s.budget {
-		return pending{}, budgetSpent(s.sc.Name, s.requests-1, s.retries, s.budget)
+		return budgetSpent(s.sc.Name, s.requests-1, s.retries, s.budget)
 	}
-	p := pending{client: client, t: t, cost: cost, attempt: attempt, key: c.key, now: now,
+	*p = pending{client: client, t: t, cost: cost, attempt: attempt, key: c.key, now: now,
 		target: s.topo.Route(server, algorithms.Time(t)), seq: uint64(s.requests)}
 	if s.topo.Remote() {
 		p.latency = s.rtt()
 	}
-	return p, nil
+	return nil
 }
 
-// decide asks the copy p reaches for its decision: a racy read (its write
-// lands a round trip later), or an atomic take, replicated on a split
-// brain.
-func (s *sim) decide(ctx context.Context, p *pending) (store.Decision, error) {
-	key := s.keys[p.key].name
-	var d store.Decision
+// decide asks the copy p reaches for its decision, into d: a racy read
+// (its write lands a round trip later), or an atomic take, replicated on a
+// split brain.
+func (s *sim) decide(ctx context.Context, p *pending, d *store.Decision) error {
 	var err error
 	switch {
 	case p.target == topology.Unreachable:
 		err = errStoreDown
 	case s.sc.Topology.Kind == Racy:
 		var w store.Pending
-		w, err = s.racy[p.target].Read(ctx, key, p.now, p.cost)
+		w, err = s.racy[p.target].Read(ctx, s.keys[p.key].name, p.now, p.cost)
 		if err == nil {
-			d = store.Decision{Decision: w.Decision}
+			*d = store.Decision{Decision: w.Decision}
 			s.scheduleWrite(w, p.t+p.latency)
 		}
 	case s.jars != nil:
-		d = store.Decision{Decision: s.jars[p.target].take(p.key, p.now, p.cost)}
+		// The whole decision only for whom reads more than its verdict.
+		whole := s.observe != nil || s.clients[p.client].waitsRetryAfter
+		d.Decision = s.jars[p.target].take(p.key, p.now, p.cost, whole)
 		if p.target == 0 && d.Allowed && s.topo.Replicates() {
-			if err := s.replicate(ctx, p.key, p.t); err != nil {
-				return d, err
-			}
+			return s.replicate(ctx, p.key, p.t)
 		}
+		return nil
 	default:
-		d, err = s.copies[p.target].Take(ctx, key, p.now, p.cost)
+		*d, err = s.copies[p.target].Take(ctx, s.keys[p.key].name, p.now, p.cost)
 		if err == nil && p.target == 0 && d.Allowed && s.topo.Replicates() {
-			if err := s.replicate(ctx, p.key, p.t); err != nil {
-				return d, err
-			}
+			return s.replicate(ctx, p.key, p.t)
 		}
 	}
-	return s.policyFor(d, err)
+	if err != nil {
+		return s.policyFor(d, err)
+	}
+	return nil
 }
 
-// policyFor is d, or when the store could not decide, what the fail policy
-// says; any other error ends the run.
-func (s *sim) policyFor(d store.Decision, err error) (store.Decision, error) {
-	if err != nil {
-		if !errors.Is(err, errStoreDown) {
-			return d, fmt.Errorf("sim: the %s store failed: %w", store.Redacted(s.sc.Topology.Store), err)
-		}
-		d = s.policy.Decide(err)
+// policyFor is what to do when the store could not decide: d becomes what
+// the fail policy says when the store is down; any other error ends the
+// run.
+func (s *sim) policyFor(d *store.Decision, err error) error {
+	if !errors.Is(err, errStoreDown) {
+		return fmt.Errorf("sim: the %s store failed: %w", store.Redacted(s.sc.Topology.Store), err)
 	}
-	return d, nil
+	*d = s.policy.Decide(err)
+	return nil
 }
 
 // finish is what follows a decision: it is recorded, observed, and a
 // rejected request is retried as its client's policy says.
-func (s *sim) finish(p *pending, d store.Decision) {
+func (s *sim) finish(p *pending, d *store.Decision) {
 	latency := p.latency + int64(algorithms.At(d.Delay))
 	s.record(p.client, p.t, p.cost, p.attempt, d, latency)
 	if s.observe != nil {
-		s.observe(Observation{Client: p.client, At: algorithms.Time(p.t).Duration(), Cost: p.cost, Attempt: p.attempt, Decision: d, Latency: algorithms.Time(latency).Duration(), Seq: p.seq})
+		s.observe(Observation{Client: p.client, At: algorithms.Time(p.t).Duration(), Cost: p.cost, Attempt: p.attempt, Decision: *d, Latency: algorithms.Time(latency).Duration(), Seq: p.seq})
 	}
 	if !d.Allowed && d.Policy == "" {
-		s.scheduleRetry(p.client, p.t+latency, p.cost, p.attempt, d, p.retrySeq)
+		s.scheduleRetry(p.client, p.t+latency, p.cost, p.attempt, d.RetryAfter, p.retrySeq)
 	}
 }
 
 // scheduleRetry schedules the retry of a rejected request, if its client
 // makes one, with sequence number seq (0: the next one).
-func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, d store.Decision, seq uint64) {
-	r := s.clients[client].Retry
-	if !r.retries() {
+func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, retryAfter time.Duration, seq uint64) {
+	c := s.clients[client]
+	if !c.retries {
 		return // gives up: Wait would say so, after its bookkeeping
 	}
-	wait, again := r.Wait(attempt, d.RetryAfter, s.int64n)
+	wait, again := c.Retry.Wait(attempt, retryAfter, s.int64n)
 	if !again {
 		return
 	}

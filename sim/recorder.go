@@ -157,8 +157,17 @@ type inPlaceStepper interface {
 	StepInPlace(st *algorithms.State, now algorithms.Time, cost int64) algorithms.Decision
 }
 
+// admitter is an algorithm that can give a decision's verdict alone, and
+// the rest of the decision afterwards from the state it left (the token
+// bucket): the verdict is all the exact limiter needs, and all most
+// requests' decisions are read for.
+type admitter interface {
+	Admit(st *algorithms.State, now algorithms.Time, cost int64) bool
+	DecisionAfter(st algorithms.State, now algorithms.Time, cost int64, allowed bool) algorithms.Decision
+}
+
 // record writes down one request's outcome.
-func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decision, latency int64) {
+func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Decision, latency int64) {
 	c := s.clients[client]
 	step := min(int(t/s.stepLen), s.nSteps-1)
 	row := &s.timeline[step*len(s.clients)+client]
@@ -181,14 +190,20 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decis
 	}
 	// The exact limiter sees the same arrival on the true clock.
 	k := &s.keys[c.key]
-	var ideal algorithms.Decision
-	if s.idealInPlace != nil {
-		// The key's ideal state is the recorder's alone: no copy.
-		ideal = s.idealInPlace.StepInPlace(&k.ideal, algorithms.Time(t), cost)
-	} else {
+	var idealAllowed bool
+	switch {
+	case s.idealAdmit != nil:
+		// The key's ideal state is the recorder's alone: no copy, and
+		// only the verdict.
+		idealAllowed = s.idealAdmit.Admit(&k.ideal, algorithms.Time(t), cost)
+	case s.idealInPlace != nil:
+		idealAllowed = s.idealInPlace.StepInPlace(&k.ideal, algorithms.Time(t), cost).Allowed
+	default:
+		var ideal algorithms.Decision
 		k.ideal, ideal = s.ideal.Step(k.ideal, algorithms.Time(t), cost)
+		idealAllowed = ideal.Allowed
 	}
-	if ideal.Allowed {
+	if idealAllowed {
 		c.total.IdealAllowed++
 		c.idealPeak.add(t, 1)
 		k.idealPeak.add(t, 1)
@@ -196,7 +211,7 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decis
 	if allowed {
 		row.Allowed++
 		c.total.Allowed++
-		if !ideal.Allowed {
+		if !idealAllowed {
 			c.total.FalseAllows++
 		}
 		if attempt > 0 {
@@ -215,7 +230,7 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d store.Decis
 			s.timeline[min(int(at/s.stepLen), s.nSteps-1)*len(s.clients)+client].Served++
 		}
 	} else {
-		if ideal.Allowed {
+		if idealAllowed {
 			c.total.FalseDenies++
 		}
 		if c.total.Rejected == 0 {
