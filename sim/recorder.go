@@ -102,29 +102,31 @@ func (h *histogram) reset() {
 
 // peakWindow tracks the most admissions in any window of length w, exactly,
 // from admission times that arrive in order: a queue of the admissions still
-// inside the window ending at the latest one.
+// inside the window ending at the latest one, kept in a ring that grows to
+// the busiest window's count and is never moved about otherwise.
 type peakWindow struct {
-	w     int64
-	times []int64 // a ring: the admissions within w of the latest
-	head  int
-	peak  int64
+	w    int64
+	ring []int64 // the admissions within w of the latest; a power of two long
+	head int     // the oldest, in ring
+	n    int     // how many
+	peak int64
 }
 
-func (p *peakWindow) add(at int64, cost int64) {
-	for range cost {
-		p.times = append(p.times, at)
+func (p *peakWindow) add(at int64) {
+	mask := len(p.ring) - 1
+	for p.n > 0 && p.ring[p.head] <= at-p.w {
+		p.head = (p.head + 1) & mask
+		p.n--
 	}
-	for p.head < len(p.times) && p.times[p.head] <= at-p.w {
-		p.head++
+	if p.n == len(p.ring) {
+		grown := make([]int64, max(2*len(p.ring), 16))
+		copy(grown, p.ring[p.head:])
+		copy(grown[len(p.ring)-p.head:], p.ring[:p.head])
+		p.ring, p.head, mask = grown, 0, len(grown)-1
 	}
-	if n := int64(len(p.times) - p.head); n > p.peak {
-		p.peak = n
-	}
-	// Compact now and then so that memory follows the window, not the run.
-	if p.head > 1024 && p.head > len(p.times)/2 {
-		p.times = append(p.times[:0], p.times[p.head:]...)
-		p.head = 0
-	}
+	p.ring[(p.head+p.n)&mask] = at
+	p.n++
+	p.peak = max(p.peak, int64(p.n))
 }
 
 // counts are one client's figures over a step or a run.
@@ -205,8 +207,11 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Deci
 	}
 	if idealAllowed {
 		c.total.IdealAllowed++
-		c.idealPeak.add(t, 1)
-		k.idealPeak.add(t, 1)
+		c.idealPeak.add(t)
+		if k.clients > 1 {
+			// A key of one client has that client's peaks (keyResult).
+			k.idealPeak.add(t)
+		}
 	}
 	if allowed {
 		row.Allowed++
@@ -218,8 +223,10 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Deci
 			row.RetriesAllowed++
 			c.total.RetriesAllowed++
 		}
-		c.peak.add(t, 1)
-		k.peak.add(t, 1)
+		c.peak.add(t)
+		if k.clients > 1 {
+			k.peak.add(t)
+		}
 		// Served when the queue lets it go; after the run's end, in no
 		// step at all.
 		if d.Delay <= 0 {
@@ -341,16 +348,25 @@ func (s *sim) result() *Result {
 		r.State = []StateSeries{}
 	}
 	keyTotals := make([]counts, len(s.keys))
+	peaks := make([]*clientRun, len(s.keys)) // whose peak windows a key's are
 	for _, c := range s.clients {
 		keyTotals[c.key].add(c.total)
+		if s.keys[c.key].clients == 1 {
+			peaks[c.key] = c
+		}
 		r.Clients = append(r.Clients, s.clientResult(c))
 	}
-	for i, k := range s.keys {
+	for i := range s.keys {
+		k := &s.keys[i]
+		peak, idealPeak := &k.peak, &k.idealPeak
+		if c := peaks[i]; c != nil {
+			peak, idealPeak = &c.peak, &c.idealPeak
+		}
 		t := keyTotals[i]
 		r.Keys = append(r.Keys, KeyResult{
 			Key: k.name, Clients: k.clients,
 			Counts:       Counts{Sent: t.Sent, Allowed: t.Allowed, Rejected: t.Rejected, FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed},
-			MaxAllowed1s: k.peak.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: k.idealPeak.peak,
+			MaxAllowed1s: peak.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: idealPeak.peak,
 			FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
 		})
 	}
