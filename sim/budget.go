@@ -156,15 +156,12 @@ func checkSize(sc Scenario, opts Options) (int64, error) {
 			Detail: fmt.Sprintf("would send %s, more than %s", aboutRequests(est), Thousands(budget)),
 			Advice: "shorten the scenario or lower its rates"}
 	}
-	bound := opts.MaxMemory
-	if bound <= 0 {
-		bound = DefaultMaxMemory
-	}
+	bound := memoryBound(opts)
 	if need := MemoryEstimate(sc); need > bound {
 		steps := satAdd(int64(sc.Duration/sc.Step), 1)
 		advice := "use a longer step, a shorter duration or fewer clients"
 		if step, ok := stepThatFits(sc, bound); ok {
-			advice = fmt.Sprintf("use a longer step: %s fits, every total the same; or a shorter duration or fewer clients", shortDuration(step))
+			advice = fmt.Sprintf("use a longer step: %s fits, every total the same; or a shorter duration or fewer clients", ShortDuration(step))
 		}
 		return 0, &TooBigError{Err: ErrMemory, Scenario: sc.Name, Option: "MaxMemory",
 			Detail: fmt.Sprintf("would need about %s of memory, more than %s: %s steps of %s × %s client%s",
@@ -174,8 +171,16 @@ func checkSize(sc Scenario, opts Options) (int64, error) {
 	return budget, nil
 }
 
-// shortDuration is d as a person writes it: 6h, not 6h0m0s.
-func shortDuration(d time.Duration) string {
+// memoryBound is the bytes a run may be estimated to need.
+func memoryBound(opts Options) int64 {
+	if opts.MaxMemory <= 0 {
+		return DefaultMaxMemory
+	}
+	return opts.MaxMemory
+}
+
+// ShortDuration is d as a person writes it: 6h, not 6h0m0s.
+func ShortDuration(d time.Duration) string {
 	t := d.String()
 	if strings.HasSuffix(t, "m0s") {
 		t = strings.TrimSuffix(t, "0s")

@@ -160,7 +160,7 @@ func TestMemoryRefusalNamesAStepThatFits(t *testing.T) {
 		t.Fatalf("a week at 1s × 1,000 clients under 1 GiB: %v, want ErrMemory", err)
 	}
 	step, ok := stepThatFits(sc, bound)
-	if !ok || !strings.Contains(err.Error(), "use a longer step: "+shortDuration(step)+" fits") {
+	if !ok || !strings.Contains(err.Error(), "use a longer step: "+ShortDuration(step)+" fits") {
 		t.Fatalf("%q does not name the step that fits (%s, %v)", err, step, ok)
 	}
 	at := func(d time.Duration) int64 { c := sc; c.Step = d; return MemoryEstimate(c) }
@@ -170,8 +170,8 @@ func TestMemoryRefusalNamesAStepThatFits(t *testing.T) {
 	if finer := time.Second * 10; step > finer && at(finer) <= bound {
 		t.Errorf("%s was named, but 10s fits too (%s)", step, Bytes(at(finer)))
 	}
-	if shortDuration(6*time.Hour) != "6h" || shortDuration(10*time.Minute) != "10m" || shortDuration(1500*time.Millisecond) != "1.5s" {
-		t.Errorf("shortDuration: %s %s %s", shortDuration(6*time.Hour), shortDuration(10*time.Minute), shortDuration(1500*time.Millisecond))
+	if ShortDuration(6*time.Hour) != "6h" || ShortDuration(10*time.Minute) != "10m" || ShortDuration(1500*time.Millisecond) != "1.5s" {
+		t.Errorf("ShortDuration: %s %s %s", ShortDuration(6*time.Hour), ShortDuration(10*time.Minute), ShortDuration(1500*time.Millisecond))
 	}
 	// Nothing fits a million clients at any step: the advice stays general.
 	sc.Clients = make([]Client, 1_000_000)

@@ -106,12 +106,24 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 		return nil, err
 	}
 	budget, err := checkSize(sc, opts)
+	var coarsened string
+	if errors.Is(err, ErrMemory) && opts.FitStep {
+		if step, ok := stepThatFits(sc, memoryBound(opts)); ok {
+			coarsened = fmt.Sprintf("the timeline's step is %s, not %s: at %s the run would need about %s of memory, more than %s (every total is the same at any step)",
+				ShortDuration(step), ShortDuration(sc.Step), ShortDuration(sc.Step), Bytes(MemoryEstimate(sc)), Bytes(memoryBound(opts)))
+			sc.Step = step
+			budget, err = checkSize(sc, opts)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	s, err := newRecording(sc, opts)
 	if err != nil {
 		return nil, err
+	}
+	if coarsened != "" {
+		s.logf(0, "%s", coarsened)
 	}
 	if err := s.setupStores(ctx, opts.KeyPrefix); err != nil {
 		s.close()

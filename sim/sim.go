@@ -30,6 +30,11 @@ type Options struct {
 	// MaxMemory refuses, before it starts, a run estimated to need more
 	// bytes (MemoryEstimate); 0 means DefaultMaxMemory.
 	MaxMemory int64
+	// FitStep, when a run's memory estimate is over MaxMemory, lengthens
+	// its step to the finest usual one that fits instead of refusing it
+	// (the run's log says so): the timeline is coarser, every total the
+	// same. A run whose step was asked for leaves it false and is refused.
+	FitStep bool
 	// Progress, if set, is called at the end of every step with the
 	// virtual time reached and the scenario's duration.
 	Progress func(done, total time.Duration)

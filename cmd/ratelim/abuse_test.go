@@ -59,9 +59,9 @@ func TestHostileInputEndsInAnExitCode(t *testing.T) {
 		{"retries", []string{"sim", storm, "--max-requests", "5000"}, exitTooBig, []string{"retries", "retry.max"}},
 		{"retries", []string{"compare", storm, "--max-requests", "5000"}, exitTooBig, []string{"retries"}},
 		// Steps × clients: the memory a run needs is refused up front.
-		{"memory", []string{"sim", scenarioWith(t, "long.yaml", "duration: 5s\n", "duration: 1000h\nstep: 1ms\n"), "--max-requests", "9000000000000000000"}, exitTooBig, []string{"of memory", "steps of 1ms", "--max-memory"}},
-		{"memory", []string{"sim", scenarioWith(t, "fine.yaml", "duration: 5s\n", "duration: 8760h\nstep: 1us\n"), "--max-requests", "9000000000000000000"}, exitTooBig, []string{"of memory"}},
-		{"memory", []string{"sim", "runaway-healthcheck", "--duration", "24h", "--max-memory", "64MiB"}, exitTooBig, []string{"of memory", "more than 64 MiB"}},
+		{"memory", []string{"sim", scenarioWith(t, "long.yaml", "duration: 5s\n", "duration: 1000h\nstep: 1ms\n"), "--step", "1ms", "--max-requests", "9000000000000000000"}, exitTooBig, []string{"of memory", "steps of 1ms", "--max-memory"}},
+		{"memory", []string{"sim", scenarioWith(t, "fine.yaml", "duration: 5s\n", "duration: 8760h\nstep: 1us\n"), "--step", "1us", "--max-requests", "9000000000000000000"}, exitTooBig, []string{"of memory"}},
+		{"memory", []string{"sim", "runaway-healthcheck", "--duration", "24h", "--step", "1s", "--max-memory", "64MiB"}, exitTooBig, []string{"of memory", "more than 64 MiB"}},
 		{"memory", []string{"check", writeScenario(t, "check-long.yaml", strings.Replace(smallScenario, "duration: 5s\n", "duration: 1h\nstep: 10ms\n", 1)), "--max-memory", "64MiB"}, exitTooBig, []string{"of memory"}},
 		// Flags are read by the file's own readers, with the file's bounds.
 		{"flags", []string{"sim", "runaway-healthcheck", "--duration", "1ns"}, exitBadInput, []string{"--duration", "microsecond"}},

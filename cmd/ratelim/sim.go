@@ -194,6 +194,11 @@ func planSim(opts *simOptions) (*simPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A run too big for memory at its file's step is run at a coarser one,
+	// and says so; a step asked for on the command line is kept, and such
+	// a run refused.
+	_, stepAsked := opts.over.set["step"]
+	simOpts.FitStep = !stepAsked
 	vs, err := parseVersus(opts.Vs)
 	if err != nil {
 		return nil, err
@@ -264,6 +269,12 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	r, err := runScenario(ctx, opts.ErrOut, showProgress, scenarioLabel(file), sc, simOpts)
 	if err != nil {
 		return err
+	}
+	if step := time.Duration(r.StepS * float64(time.Second)); step != sc.Step {
+		// The simulator coarsened it (FitStep); its log says why, and so
+		// does stderr, where a table's reader will see it.
+		fmt.Fprintf(opts.ErrOut, "ratelim: %s: the timeline's step is %s, not %s, to fit --max-memory %s (every total is the same at any step; --step %s refuses instead)\n",
+			scenarioLabel(file), sim.ShortDuration(step), sim.ShortDuration(sc.Step), opts.Limits.MaxMemory, sim.ShortDuration(sc.Step))
 	}
 	// The file's expectations hold for the scenario as written: flags that
 	// change it make them meaningless.

@@ -6,11 +6,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/sim"
 )
 
 // writeScenario writes a small scenario file and returns its path.
@@ -266,5 +269,41 @@ func TestSpeedFlag(t *testing.T) {
 	}
 	if code, _, errOut := runArgs("sim", "nat", "--tui", "--speed", "fast"); code != exitBadInput || !strings.Contains(errOut, "or max") {
 		t.Errorf("--speed fast: exit %d, %q; want %d naming max", code, errOut, exitBadInput)
+	}
+}
+
+// A run too big for memory at its file's step runs at a coarser one and
+// says so, with every total the same as at that step asked for; asked for
+// on the command line, the fine step is kept and the run refused.
+func TestSimCoarsensAStepThatDoesNotFit(t *testing.T) {
+	args := []string{"sim", "runaway-healthcheck", "--duration", "6h", "--max-memory", "64MiB", "--format", "json"}
+	code, out, errOut := runArgs(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r sim.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.StepS <= 1 {
+		t.Fatalf("step %gs: not coarsened", r.StepS)
+	}
+	step := sim.ShortDuration(time.Duration(r.StepS * float64(time.Second)))
+	if want := "the timeline's step is " + step + ", not 1s"; !strings.Contains(errOut, want) || len(r.Events) == 0 || !strings.Contains(r.Events[0].Text, want) {
+		t.Errorf("neither stderr %q nor the log's first entry says %q", errOut, want)
+	}
+	code, asked, errOut := runArgs(append(args, "--step", step)...)
+	if code != 0 {
+		t.Fatalf("--step %s: exit %d: %s", step, code, errOut)
+	}
+	var at sim.Result
+	if err := json.Unmarshal([]byte(asked), &at); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(r.Clients, at.Clients) || !reflect.DeepEqual(r.Timeline, at.Timeline) {
+		t.Errorf("coarsened to %s, the run differs from one at --step %s", step, step)
+	}
+	if code, _, errOut := runArgs(append(args, "--step", "1s")...); code != exitTooBig || !strings.Contains(errOut, "of memory") {
+		t.Errorf("--step 1s: exit %d, %q; want the memory refusal", code, errOut)
 	}
 }
