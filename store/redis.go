@@ -181,16 +181,60 @@ type TakeResult struct {
 	Err      error
 }
 
-// TakeBatch decides reqs, each as Take would, in one pipeline: one round
-// trip for them all instead of one each. Each script still runs
-// atomically on its own key, in order, so requests on different keys
-// decide exactly as they would one by one; out[i] is reqs[i]'s result (out
-// must be as long as reqs). A script the server does not have cached is
-// run again alone, which loads it.
+// TakeBatch decides reqs, each as Take would, in pipelines: one round
+// trip for many instead of one each. Each script still runs atomically on
+// its own key, in order, so requests on different keys decide exactly as
+// they would one by one; out[i] is reqs[i]'s result (out must be as long
+// as reqs). A script the server does not have cached is run again alone,
+// which loads it.
+//
+// A large batch is split by key into two pipelines on two connections,
+// run at once: every key's requests stay in one pipeline, in order, so
+// each key sees the same sequence of scripts, and the client's encoding
+// and decoding of one half overlaps the server's running of the other
+// (alone, a pipeline keeps the two waiting on each other, and Redis runs
+// one script at a time either way).
 func (r *Redis) TakeBatch(ctx context.Context, reqs []TakeRequest, out []TakeResult) {
+	if len(reqs) < 2*minShardedBatch {
+		r.takeBatch(ctx, reqs, out, nil)
+		return
+	}
+	shard := make([]bool, len(reqs)) // true: the second pipeline's
+	for i, q := range reqs {
+		shard[i] = keyShard(q.Key)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.takeBatch(ctx, reqs, out, func(i int) bool { return shard[i] })
+	}()
+	r.takeBatch(ctx, reqs, out, func(i int) bool { return !shard[i] })
+	<-done
+}
+
+// minShardedBatch is the smallest half-batch worth a second pipeline: below
+// it the goroutine and the second round trip cost more than they overlap.
+const minShardedBatch = 16
+
+// keyShard is which of two pipelines a key's requests go to: FNV-1a of
+// the key, its lowest bit.
+func keyShard(key string) bool {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint64(key[i])) * 1099511628211
+	}
+	return h&1 == 1
+}
+
+// takeBatch decides, in one pipeline, the requests of reqs that mine
+// accepts (all of them when mine is nil), into out.
+func (r *Redis) takeBatch(ctx context.Context, reqs []TakeRequest, out []TakeResult, mine func(int) bool) {
 	pipe := r.client.Pipeline()
 	cmds := make([]*redis.Cmd, len(reqs))
 	for i, q := range reqs {
+		if mine != nil && !mine(i) {
+			continue
+		}
 		if err := checkCost(q.Cost); err != nil {
 			out[i] = TakeResult{Err: err}
 			continue
