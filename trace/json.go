@@ -52,8 +52,10 @@ type jsonMatch struct {
 // jsonExtractor finds the values of fields named by dotted paths in JSON
 // objects. A path's dots separate nested objects' keys, but a key may
 // itself hold dots: "a.b.c" finds {"a":{"b":{"c":1}}}, {"a.b":{"c":1}} and
-// {"a.b.c":1}. When a line has a field twice, the last one counts, as for
-// encoding/json.
+// {"a.b.c":1}. When a path matches more than once in a line, the last
+// match counts: {"a":1,"a":2} gives 2, as encoding/json does, and
+// {"a.b":1,"a":{"b":2}} gives 2 (encoding/json would not look inside
+// "a"'s object when a later "a" replaces it; this keeps what it found).
 type jsonExtractor struct {
 	paths   []string
 	vals    [maxJSONFields]jsonValue

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -303,30 +304,27 @@ func parseNumber(b []byte, unit time.Duration) (int64, error) {
 		neg = s[0] == '-'
 		s = s[1:]
 	}
-	ip, fp := s, []byte(nil)
-	for i, c := range s {
-		if c == '.' {
-			ip, fp = s[:i], s[i+1:]
-			break
+	if bytes.IndexAny(s, "eE") >= 0 {
+		f, err := strconv.ParseFloat(string(b), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, fmt.Errorf("time %q is not a number %s", b, want)
 		}
-		if c == 'e' || c == 'E' {
-			f, err := strconv.ParseFloat(string(b), 64)
-			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				return 0, fmt.Errorf("time %q is not a number %s", b, want)
-			}
-			ns := f * float64(unit)
-			if ns < math.MinInt64 || ns >= math.MaxInt64 {
-				return 0, fmt.Errorf("time %q: %v", b, errTimeRange)
-			}
-			return int64(ns), nil
-		}
-	}
-	n, ok := digits(ip)
-	if !ok {
-		if len(ip) > 18 {
+		ns := f * float64(unit)
+		if ns < math.MinInt64 || ns >= math.MaxInt64 {
 			return 0, fmt.Errorf("time %q: %v", b, errTimeRange)
 		}
+		return int64(ns), nil
+	}
+	ip, fp := s, []byte(nil)
+	if i := bytes.IndexByte(s, '.'); i >= 0 {
+		ip, fp = s[:i], s[i+1:]
+	}
+	if len(ip) == 0 || len(bytes.Trim(ip, "0123456789")) > 0 {
 		return 0, fmt.Errorf("time %q is not a number %s", b, want)
+	}
+	n, err := strconv.ParseInt(string(ip), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("time %q: %v", b, errTimeRange)
 	}
 	var frac int64
 	if fp != nil {
@@ -351,7 +349,7 @@ func parseNumber(b []byte, unit time.Duration) (int64, error) {
 // written in any of the ways a logger writes one: RFC 3339, the common log
 // format's, or a number of units since 1970.
 func (c *timeCache) parseAnyTime(b []byte, unit time.Duration) (int64, error) {
-	if len(b) >= 20 && b[4] == '-' {
+	if len(b) >= 10 && b[4] == '-' {
 		return c.parseRFC3339(b)
 	}
 	if len(b) >= 26 && b[2] == '/' {

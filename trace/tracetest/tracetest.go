@@ -48,6 +48,8 @@ func Options(f trace.Format) trace.Options {
 // given (out of time order if they are). A key must not hold a space, a
 // quote, a backslash, a comma, '&', '#', '%', '+' or a control character,
 // which not every format holds as it is; "" (and "-") read back as no key.
+// A record without a method is written as a malformed request line, which
+// in an ALB log cannot hold the key: it reads back without one.
 func Write(w io.Writer, f trace.Format, recs []trace.Record) error {
 	var b []byte
 	if f == trace.CSV {
