@@ -84,7 +84,7 @@ func TestJSONAgainstEncodingJSON(t *testing.T) {
 		checkJSON(t, line)
 	}
 	for _, s := range []string{
-		`{"a":"\ud83d\ude00\ud800x\udc00"}`, `{"a":"\u00e9\"\\\/\b\f\n\r\t"}`, 
+		`{"a":"\ud83d\ude00\ud800x\udc00"}`, `{"a":"\u00e9\"\\\/\b\f\n\r\t"}`,
 		`{"a":{"b":{"c":"deep"}}}`, `{"a":1,"b":2,"a":3}`, `{"a.b":{"c":"dotted"}}`, `{"a.b.c":"flat"}`, `{"a":[{"b":1}],"b":-0.5e+3}`,
 		`{}`, ` {"a" : null } `, `{"a":01}`, `{"a":-}`, `{"a":1.}`, `{"a":.5}`, `{"a":"x` + "\x01" + `"}`, `{"a":1,}`, `{,}`, `{"a"}`,
 	} {
