@@ -61,7 +61,7 @@ type jsonExtractor struct {
 	paths   []string
 	vals    [maxJSONFields]jsonValue
 	scratch [maxJSONFields][]byte // unescaped strings
-	matches []jsonMatch // a stack; see object
+	matches []jsonMatch           // a stack; see object
 	keybuf  []byte
 	b       []byte
 	i       int

@@ -135,7 +135,6 @@ type Reader struct {
 	methods map[string]bool
 	prefix  []byte // PathPrefix
 
-	src    io.Reader
 	closer []io.Closer
 	br     *bufio.Reader
 	long   []byte // a line longer than br's buffer, gathered

@@ -304,7 +304,7 @@ func parseNumber(b []byte, unit time.Duration) (int64, error) {
 		neg = s[0] == '-'
 		s = s[1:]
 	}
-	if bytes.IndexAny(s, "eE") >= 0 {
+	if bytes.ContainsAny(s, "eE") {
 		f, err := strconv.ParseFloat(string(b), 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return 0, fmt.Errorf("time %q is not a number %s", b, want)
