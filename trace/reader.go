@@ -381,7 +381,10 @@ func (r *Reader) readLine() ([]byte, error) {
 
 // Next returns the next request in arrival order, and io.EOF after the
 // last. A line that cannot be read is a *LineError (unless Options.SkipBad
-// skips it); once Next has returned an error, it returns it again.
+// skips it); once Next has returned an error, it returns it again. A log
+// with no line that reads as a request (empty, or every line bad) is an
+// error in place of io.EOF, with SkipBad too; one whose requests are all
+// filtered out is not, only empty.
 func (r *Reader) Next() (Record, error) {
 	for r.err == nil {
 		if p := r.queue.peek(); p != nil && (r.eof || p.at <= satSub(r.maxAt, r.reorder)) {
