@@ -198,3 +198,29 @@ func randomValue(rng *rand.Rand, depth int) string {
 		return []string{`"plain"`, `""`, `"esc\"aped\\"`, `"\u00e9\ud83d\ude00"`, `"tab\tnl\n"`, `"\ud800"`, `"é"`}[rng.IntN(7)]
 	}
 }
+
+// TestWordHasStop checks the 8-bytes-at-once test against the table, on
+// words made of bytes near the edges it tests.
+func TestWordHasStop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	edges := []byte{0, 1, 0x1f, 0x20, 0x21, '"' - 1, '"', '"' + 1, '\\' - 1, '\\', '\\' + 1, 0x7f, 0x80, 0x9f, 0xa0, 0xdc, 0xff, 'a'}
+	for range 200000 {
+		var w [8]byte
+		want := false
+		for i := range w {
+			if rng.IntN(3) == 0 {
+				w[i] = edges[rng.IntN(len(edges))]
+			} else {
+				w[i] = byte(rng.IntN(256))
+			}
+			want = want || strStop[w[i]]
+		}
+		x := uint64(0)
+		for i := 7; i >= 0; i-- {
+			x = x<<8 | uint64(w[i])
+		}
+		if got := wordHasStop(x); got != want {
+			t.Fatalf("wordHasStop(% x) = %v, want %v", w, got, want)
+		}
+	}
+}
