@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"github.com/ratelim/ratelim/internal/clientip"
 )
 
 // KeyFunc names the limiter key a request counts against: every request
@@ -17,7 +19,7 @@ type KeyFunc func(*http.Request) string
 const (
 	KeyPrefixAPIKey = "key:"
 	KeyPrefixUser   = "user:"
-	KeyPrefixIP     = "ip:"
+	KeyPrefixIP     = clientip.Prefix
 )
 
 // KeyOptions configure [KeyBy].
@@ -131,13 +133,13 @@ func (k ipKeyer) isTrusted(a netip.Addr) bool {
 }
 
 func (k ipKeyer) key(r *http.Request) string {
-	peer, ok := parseHop(r.RemoteAddr)
+	peer, ok := clientip.ParseHop(r.RemoteAddr)
 	if !ok {
 		// Not an IP peer (a Unix socket, a test's made-up address):
 		// every such request shares the raw value's bucket.
 		return KeyPrefixIP + r.RemoteAddr
 	}
-	return k.format(k.client(peer, r.Header.Values("X-Forwarded-For")))
+	return clientip.Key(k.client(peer, r.Header.Values("X-Forwarded-For")), k.v6bits)
 }
 
 // client walks the X-Forwarded-For values from the right, starting at peer.
@@ -155,7 +157,7 @@ func (k ipKeyer) client(peer netip.Addr, xff []string) netip.Addr {
 			} else {
 				line, entry = "", line
 			}
-			hop, ok := parseHop(strings.TrimSpace(entry))
+			hop, ok := clientip.ParseHop(strings.TrimSpace(entry))
 			if !ok {
 				return last
 			}
@@ -166,38 +168,4 @@ func (k ipKeyer) client(peer netip.Addr, xff []string) netip.Addr {
 		}
 	}
 	return last
-}
-
-// parseHop reads an address as RemoteAddr and X-Forwarded-For carry it: an
-// IP address, or an IP address and port ("192.0.2.1:443", "[2001:db8::1]:443").
-// The zone is dropped and an IPv4-mapped address unmapped.
-func parseHop(s string) (netip.Addr, bool) {
-	var a netip.Addr
-	// "[v6]:port" or "v4:port" have a port; a bare IPv6 address has two
-	// colons or more. Choosing first saves parsing twice.
-	if strings.HasPrefix(s, "[") || strings.Count(s, ":") == 1 {
-		ap, err := netip.ParseAddrPort(s)
-		if err != nil {
-			return netip.Addr{}, false
-		}
-		a = ap.Addr()
-	} else {
-		var err error
-		if a, err = netip.ParseAddr(s); err != nil {
-			return netip.Addr{}, false
-		}
-	}
-	return a.WithZone("").Unmap(), true
-}
-
-// format returns the key of a client's address: "ip:" and the address, or
-// for IPv6 the network of v6bits it is in.
-func (k ipKeyer) format(a netip.Addr) string {
-	b := make([]byte, 0, 64)
-	b = append(b, KeyPrefixIP...)
-	if a.Is4() || k.v6bits >= 128 {
-		return string(a.AppendTo(b))
-	}
-	p, _ := a.Prefix(k.v6bits)
-	return string(p.AppendTo(b))
 }

@@ -1,0 +1,149 @@
+package trace
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+)
+
+// slot indexes the parts of a request a JSONL or CSV log has fields for.
+const (
+	slotTime = iota
+	slotMethod
+	slotPath
+	slotStatus
+	slotKey
+	numSlots
+)
+
+// columns are the fields a structured (JSONL or CSV) parser looks for,
+// by slot: their names, and whether a line must have them.
+type columns struct {
+	names    [numSlots]string // "" for a part the log does not have
+	required [numSlots]bool
+	unit     time.Duration
+	kind     keyKind
+	times    timeCache
+}
+
+func newColumns(f Format, fields Fields, k Key) (columns, error) {
+	t, method, path, st, unit, err := fields.resolve()
+	if err != nil {
+		return columns{}, err
+	}
+	c := columns{unit: unit, kind: k.kind}
+	for s, fn := range [...]fieldName{slotTime: t, slotMethod: method, slotPath: path, slotStatus: st} {
+		c.names[s], c.required[s] = fn.name, fn.required
+	}
+	switch k.kind {
+	case keyQuery:
+		if path.name == "" {
+			return columns{}, fmt.Errorf("trace: key %s reads the path field's query string, but the path field is %q (none)", k, fields.Path)
+		}
+		c.names[slotKey] = path.name
+	case keyField, keyAddr:
+		c.names[slotKey] = k.name
+	default:
+		return columns{}, fmt.Errorf("trace: key %s is not a key of a %s log", k, f)
+	}
+	return c, nil
+}
+
+// finish fills p from the values found in a line. have[s] reports whether
+// the line has the field of slot s at all.
+func (c *columns) finish(p *parsed, vals *[numSlots][]byte, have *[numSlots]bool, numericTime bool) error {
+	for s := range numSlots {
+		if !have[s] && c.required[s] {
+			return fmt.Errorf("no %q field (want the request's %s there)", c.names[s], [...]string{"time", "method", "path", "status"}[s])
+		}
+	}
+	var err error
+	tv := vals[slotTime]
+	if numericTime {
+		p.at, err = parseNumber(tv, c.unit)
+	} else {
+		p.at, err = c.times.parseAnyTime(tv, c.unit)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.names[slotTime], err)
+	}
+	if p.status, err = status(vals[slotStatus]); err != nil {
+		return fmt.Errorf("%s: %w", c.names[slotStatus], err)
+	}
+	p.method = vals[slotMethod]
+	if absent(p.method) {
+		p.method = nil
+	}
+	p.target = vals[slotPath]
+	if absent(p.target) {
+		p.target = nil
+	} else if bytes.Contains(p.target, schemeSep) {
+		if t := originForm(p.target); t != nil {
+			p.target = t
+		}
+	}
+	p.keyv = vals[slotKey]
+	if c.kind == keyQuery {
+		p.keyv = p.target
+	}
+	return nil
+}
+
+// jsonlParser reads JSON lines with an extractor that looks for the
+// columns' fields.
+type jsonlParser struct {
+	columns
+	ex   jsonExtractor
+	slot [numSlots]int // the extractor's slot of each of ours, or -1
+}
+
+func newJSONLParser(fields Fields, k Key) (*jsonlParser, error) {
+	c, err := newColumns(JSONL, fields, k)
+	if err != nil {
+		return nil, err
+	}
+	j := &jsonlParser{columns: c}
+	for s, name := range c.names {
+		j.slot[s] = -1
+		if name == "" {
+			continue
+		}
+		// Two parts may share a field (the key is the path for a query
+		// key); the extractor looks for each field once.
+		for es, p := range j.ex.paths {
+			if p == name {
+				j.slot[s] = es
+			}
+		}
+		if j.slot[s] < 0 {
+			j.slot[s] = len(j.ex.paths)
+			j.ex.paths = append(j.ex.paths, name)
+		}
+	}
+	return j, nil
+}
+
+func (j *jsonlParser) parse(line []byte, p *parsed) error {
+	if err := j.ex.extract(line); err != nil {
+		return err
+	}
+	var vals [numSlots][]byte
+	var have [numSlots]bool
+	numericTime := false
+	for s, es := range j.slot {
+		if es < 0 {
+			continue
+		}
+		v := j.ex.vals[es]
+		switch v.kind {
+		case jsonNone, jsonNull:
+			continue
+		case jsonNested:
+			return fmt.Errorf("%s is %s (want a string or a number)", j.names[s], v.kind)
+		case jsonNumber:
+			numericTime = numericTime || s == slotTime
+		}
+		vals[s], have[s] = v.b, true
+	}
+	return j.finish(p, &vals, &have, numericTime)
+}
