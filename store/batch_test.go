@@ -41,10 +41,10 @@ func TestTakeBatchIsTakeInOrder(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(len(info.Name))))
 			now := algorithms.Time(1_000_000)
 			for range 40 {
-				reqs := make([]TakeRequest, rng.IntN(30)+1)
+				reqs := make([]TakeRequest, rng.IntN(80)+1) // from 32, two pipelines
 				for i := range reqs {
 					now += algorithms.Time(rng.IntN(20_000))
-					reqs[i] = TakeRequest{Key: fmt.Sprintf("k%d", rng.IntN(3)), Now: now, Cost: int64(rng.IntN(3))}
+					reqs[i] = TakeRequest{Key: fmt.Sprintf("k%d", rng.IntN(6)), Now: now, Cost: int64(rng.IntN(3))}
 				}
 				out := make([]TakeResult, len(reqs))
 				batched.TakeBatch(ctx, reqs, out)

@@ -65,6 +65,10 @@ type Redis struct {
 	opts     RedisOptions
 	embedded *miniredis.Miniredis
 	derived  bool // made by WithPrefix: the connection belongs to another
+	// loaded is set once the twin is known to be in the server's script
+	// cache (TakeBatch); shared with the stores WithPrefix makes, which
+	// talk to the same server.
+	loaded *atomic.Bool
 }
 
 // OpenRedis connects to the Redis opts.URL names (starting an embedded one
@@ -75,7 +79,7 @@ func OpenRedis(ctx context.Context, alg algorithms.Algorithm, opts RedisOptions)
 	if err != nil {
 		return nil, err
 	}
-	r := &Redis{script: sc, opts: opts}
+	r := &Redis{script: sc, opts: opts, loaded: new(atomic.Bool)}
 	switch {
 	case opts.URL == "" || opts.URL == Embedded:
 		r.embedded = miniredis.NewMiniRedis()
@@ -199,6 +203,21 @@ func (r *Redis) TakeBatch(ctx context.Context, reqs []TakeRequest, out []TakeRes
 		r.takeBatch(ctx, reqs, out, nil)
 		return
 	}
+	// A script missing from the server's cache fails with NOSCRIPT and is
+	// run again alone, after its pipeline. With two pipelines at once, the
+	// other's rerun could load it halfway through this one, and a key's
+	// later request then run before its earlier one's rerun: so the script
+	// is loaded first, once: a NOSCRIPT seen later (the server restarted,
+	// or its cache was flushed) has it loaded again before the next
+	// sharded batch. Only a flush during a batch could still reorder a
+	// key's requests.
+	if !r.loaded.Load() {
+		if err := r.script.lua.Load(ctx, r.client).Err(); err != nil {
+			r.takeBatch(ctx, reqs, out, nil)
+			return
+		}
+		r.loaded.Store(true)
+	}
 	shard := make([]bool, len(reqs)) // true: the second pipeline's
 	for i, q := range reqs {
 		shard[i] = keyShard(q.Key)
@@ -248,6 +267,7 @@ func (r *Redis) takeBatch(ctx context.Context, reqs []TakeRequest, out []TakeRes
 		}
 		reply, err := cmd.Int64Slice()
 		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			r.loaded.Store(false)
 			out[i].Decision, out[i].Err = r.Take(ctx, reqs[i].Key, reqs[i].Now, reqs[i].Cost)
 			continue
 		}
