@@ -337,43 +337,40 @@ func fastestDuring(r *Result, from, to float64) (string, float64) {
 	return best, bestX
 }
 
+// copyGap is the widest disagreement between a key's copies of the state
+// at a step's end: the first key (in the run's order) to reach the widest
+// spread, at the first step it did.
+type copyGap struct {
+	key      string
+	keyIndex int
+	copies   int
+	spread   int64
+	at       float64
+}
+
+// see takes in one key's copies at one step's end (lo and hi, the least
+// and most remaining among those that answered; hi < 0 when none did),
+// seen in any order of steps and keys that keeps each key's steps in
+// order.
+func (g *copyGap) see(key string, keyIndex, copies int, lo, hi int64, at float64) {
+	if hi < 0 {
+		return
+	}
+	if spread := hi - lo; spread > g.spread || (spread == g.spread && spread > 0 && keyIndex < g.keyIndex) {
+		*g = copyGap{key, keyIndex, copies, spread, at}
+	}
+}
+
 func copiesDiverged(r *Result) (Finding, bool) {
 	limit := r.Limit.Burst
 	if r.Limit.WindowS > 0 {
 		limit = int64(r.Limit.RatePerS * r.Limit.WindowS)
 	}
 	threshold := max(2, limit/10)
-	type gap struct {
-		key    string
-		copies int
-		spread int64
-		at     float64
-	}
-	var worst gap
-	byKey := map[string][]StateSeries{}
-	var order []string
-	for _, s := range r.State {
-		if _, ok := byKey[s.Key]; !ok {
-			order = append(order, s.Key)
-		}
-		byKey[s.Key] = append(byKey[s.Key], s)
-	}
-	for _, key := range order {
-		series := byKey[key]
-		if len(series) < 2 {
-			continue
-		}
-		for i := range series[0].Remaining {
-			lo, hi := int64(math.MaxInt64), int64(-1)
-			for _, s := range series {
-				if i < len(s.Remaining) && s.Remaining[i] >= 0 {
-					lo, hi = min(lo, s.Remaining[i]), max(hi, s.Remaining[i])
-				}
-			}
-			if hi >= 0 && hi-lo > worst.spread {
-				worst = gap{key, len(series), hi - lo, series[0].TS[i]}
-			}
-		}
+	worst := r.copyGap
+	if worst == nil {
+		// A Result read back from its JSON: the gap from its series.
+		worst = gapOfSeries(r.State)
 	}
 	if worst.spread < threshold {
 		return Finding{}, false
@@ -386,6 +383,35 @@ func copiesDiverged(r *Result) (Finding, bool) {
 		text += ", each side of the split counting alone"
 	}
 	return Finding{Kind: FindingCopiesDiverged, Key: worst.key, Value: float64(worst.spread), Text: text}, true
+}
+
+// gapOfSeries is the copyGap of a run's state series.
+func gapOfSeries(state []StateSeries) *copyGap {
+	worst := &copyGap{}
+	byKey := map[string][]StateSeries{}
+	var order []string
+	for _, s := range state {
+		if _, ok := byKey[s.Key]; !ok {
+			order = append(order, s.Key)
+		}
+		byKey[s.Key] = append(byKey[s.Key], s)
+	}
+	for ki, key := range order {
+		series := byKey[key]
+		if len(series) < 2 {
+			continue
+		}
+		for i := range series[0].Remaining {
+			lo, hi := int64(math.MaxInt64), int64(-1)
+			for _, s := range series {
+				if i < len(s.Remaining) && s.Remaining[i] >= 0 {
+					lo, hi = min(lo, s.Remaining[i]), max(hi, s.Remaining[i])
+				}
+			}
+			worst.see(key, ki, len(series), lo, hi, series[0].TS[i])
+		}
+	}
+	return worst
 }
 
 func lostUnderShare(r *Result) []Finding {

@@ -92,6 +92,8 @@ type sim struct {
 	nSteps       int
 	batch        batcher
 	stateSeries  []StateSeries
+	keepState    func(key string) bool // Options.StateOf
+	copyGap      copyGap               // the copies' widest disagreement so far
 	progress     func(done, total time.Duration)
 	observe      func(Observation)
 	faultResults []FaultSpan
@@ -156,16 +158,17 @@ func newRecording(sc Scenario, opts Options) (*sim, error) {
 		return nil, fmt.Errorf("limit.%w", err)
 	}
 	s := &sim{
-		sc:       sc,
-		alg:      alg,
-		ideal:    idealFor(alg),
-		rng:      newRand(sc.Seed),
-		duration: int64(algorithms.At(sc.Duration)),
-		stepLen:  int64(algorithms.At(sc.Step)),
-		latency:  -1,
-		policy:   sc.Topology.OnError,
-		progress: opts.Progress,
-		observe:  opts.Observe,
+		sc:        sc,
+		alg:       alg,
+		ideal:     idealFor(alg),
+		rng:       newRand(sc.Seed),
+		duration:  int64(algorithms.At(sc.Duration)),
+		stepLen:   int64(algorithms.At(sc.Step)),
+		latency:   -1,
+		policy:    sc.Topology.OnError,
+		progress:  opts.Progress,
+		observe:   opts.Observe,
+		keepState: opts.StateOf,
 	}
 	if s.policy == "" {
 		s.policy = store.FailOpen

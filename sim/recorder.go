@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -252,7 +253,9 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Deci
 }
 
 // endStep closes step i at t: per-step latency quantiles, and the state of
-// every key in every store copy.
+// every key in every store copy: kept in the state series for the keys
+// Options.StateOf chooses, and seen by the copies' widest disagreement (a
+// finding) whether kept or not.
 func (s *sim) endStep(ctx context.Context, i int, t int64) {
 	for ci, c := range s.clients {
 		row := &s.timeline[i*len(s.clients)+ci]
@@ -260,14 +263,23 @@ func (s *sim) endStep(ctx context.Context, i int, t int64) {
 		c.step.reset()
 	}
 	if s.stateSeries == nil {
-		for _, k := range s.keys {
-			for _, name := range s.copyNames {
-				s.stateSeries = append(s.stateSeries, StateSeries{Key: k.name, Copy: name})
+		s.stateSeries = []StateSeries{}
+		for ki, k := range s.keys {
+			if s.stateKept(ki) {
+				for _, name := range s.copyNames {
+					s.stateSeries = append(s.stateSeries, StateSeries{Key: k.name, Copy: name})
+				}
 			}
 		}
 	}
+	multi := len(s.copies) > 1
 	j := 0
-	for _, k := range s.keys {
+	for ki, k := range s.keys {
+		kept := s.stateKept(ki)
+		if !kept && !multi {
+			continue // nothing to keep, and one copy cannot disagree
+		}
+		lo, hi := int64(math.MaxInt64), int64(-1)
 		for _, cp := range s.copies {
 			st, err := cp.Load(ctx, k.name)
 			remaining := int64(-1) // unknown: the store did not answer
@@ -276,17 +288,26 @@ func (s *sim) endStep(ctx context.Context, i int, t int64) {
 				// left, before a window that ends with it resets.
 				_, d := s.alg.Step(st, algorithms.Time(t-1), 0)
 				remaining = d.Remaining
+				lo, hi = min(lo, remaining), max(hi, remaining)
 			}
-			ser := &s.stateSeries[j]
-			ser.TS = append(ser.TS, seconds(t))
-			ser.Remaining = append(ser.Remaining, remaining)
-			j++
+			if kept {
+				ser := &s.stateSeries[j]
+				ser.TS = append(ser.TS, seconds(t))
+				ser.Remaining = append(ser.Remaining, remaining)
+				j++
+			}
+		}
+		if multi {
+			s.copyGap.see(k.name, ki, len(s.copies), lo, hi, seconds(t))
 		}
 	}
 	if s.progress != nil {
 		s.progress(algorithms.Time(t).Duration(), s.sc.Duration)
 	}
 }
+
+// stateKept reports whether the state series keep key ki's state.
+func (s *sim) stateKept(ki int) bool { return s.keepState == nil || s.keepState(s.keys[ki].name) }
 
 func seconds(us int64) float64 { return float64(us) / 1e6 }
 
@@ -334,6 +355,7 @@ func (s *sim) result() *Result {
 		Requests:     s.requests,
 		Faults:       s.faultResults,
 		State:        s.stateSeries,
+		copyGap:      new(s.copyGap),
 		Clients:      make([]ClientResult, 0, len(s.clients)),
 		Keys:         make([]KeyResult, 0, len(s.keys)),
 		Timeline:     s.timeline,

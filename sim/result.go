@@ -44,6 +44,10 @@ type Result struct {
 	// [Findings]), most telling first. Added to v1: a reader that does
 	// not know the field loses nothing else.
 	Findings []Finding `json:"findings"`
+	// copyGap is the copies' widest disagreement, as the run saw it at
+	// its step ends whether its state series kept them or not; nil for
+	// a Result read back from its JSON, whose findings read the series.
+	copyGap *copyGap
 }
 
 // Finding is one lesson a run's figures show, stated for a person (Text)

@@ -35,6 +35,13 @@ type Options struct {
 	// (the run's log says so): the timeline is coarser, every total the
 	// same. A run whose step was asked for leaves it false and is refused.
 	FitStep bool
+	// StateOf, if set, chooses the keys whose state the Result's state
+	// series keep, a sample per step and store copy; nil keeps every
+	// key's, what the JSON and CSV show. A table shows none
+	// (func(string) bool { return false }): a run on one copy of the
+	// state then reads no state at its step ends. Findings are the same
+	// whatever it chooses.
+	StateOf func(key string) bool
 	// Progress, if set, is called at the end of every step with the
 	// virtual time reached and the scenario's duration.
 	Progress func(done, total time.Duration)
