@@ -167,10 +167,8 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	if opts.Store == "" {
 		opts.Store = sc.Topology.Store
 	}
-	tp := sc.Topology
 	f := &Fleet{opts: opts, errs: make(chan error, sc.Servers), started: time.Now(),
-		topo: topology.New(topology.Config{Kind: tp.Kind, Servers: sc.Servers, ReplicationLag: tp.ReplicationLag,
-			FailoverAfter: tp.FailoverAfter, PrimaryStopsAfter: tp.PrimaryStopsAfter}),
+		topo:     sim.NewTopology(sc),
 		healKeys: map[string]struct{}{}}
 	if err := f.openStores(ctx, alg); err != nil {
 		f.Close(context.Background())

@@ -26,10 +26,17 @@ type copyStore interface {
 	store.KV
 }
 
-func (s *sim) setupStores(ctx context.Context, prefix string) error {
-	tp := s.sc.Topology
-	s.topo = topology.New(topology.Config{Kind: tp.Kind, Servers: s.sc.Servers,
+// NewTopology is sc's topology as the simulator routes it: the one place a
+// scenario becomes a topology.Config, for the simulator, the live fleet
+// and the TUI's header alike.
+func NewTopology(sc Scenario) *topology.Topology {
+	tp := sc.Topology
+	return topology.New(topology.Config{Kind: tp.Kind, Servers: sc.Servers,
 		ReplicationLag: tp.ReplicationLag, FailoverAfter: tp.FailoverAfter, PrimaryStopsAfter: tp.PrimaryStopsAfter})
+}
+
+func (s *sim) setupStores(ctx context.Context, prefix string) error {
+	s.topo = NewTopology(s.sc)
 	s.spread = topology.Spreader{Balancer: s.sc.Balancer, Servers: s.sc.Servers}
 	s.intn = s.rng.IntN
 	s.int64n = s.rng.Int64N

@@ -236,9 +236,7 @@ func faultBanner(sc sim.Scenario, f sim.Fault, now time.Duration) string {
 // it answers (FailoverAt, IsolatedPrimaryStopsAt) are offsets from
 // f.Start, which keeps the header in time.Duration.
 func partitioned(sc sim.Scenario, f sim.Fault) *topology.Topology {
-	tp := sc.Topology
-	topo := topology.New(topology.Config{Kind: tp.Kind, Servers: sc.Servers,
-		ReplicationLag: tp.ReplicationLag, FailoverAfter: tp.FailoverAfter, PrimaryStopsAfter: tp.PrimaryStopsAfter})
+	topo := sim.NewTopology(sc)
 	var keep []int
 	if len(f.Groups) > 0 {
 		keep = f.Groups[0]
