@@ -169,18 +169,8 @@ func (e *jsonExtractor) object(from, to, depth int) error {
 		if err != nil {
 			return err
 		}
-		e.ws()
-		if e.i >= len(e.b) {
-			return e.syntax(`"," or "}"`)
-		}
-		switch e.b[e.i] {
-		case ',':
-			e.i++
-		case '}':
-			e.i++
-			return nil
-		default:
-			return e.syntax(`"," or "}"`)
+		if done, err := e.afterMember('}'); done || err != nil {
+			return err
 		}
 	}
 }
@@ -259,20 +249,27 @@ func (e *jsonExtractor) array(depth int) error {
 		if err := e.value(0, 0, 0, depth); err != nil {
 			return err
 		}
-		e.ws()
-		if e.i >= len(e.b) {
-			return e.syntax(`"," or "]"`)
+		if done, err := e.afterMember(']'); done || err != nil {
+			return err
 		}
+	}
+}
+
+// afterMember reads what follows an object's or array's member: a ',' and
+// another member to come, or close, the container's end (done).
+func (e *jsonExtractor) afterMember(close byte) (done bool, err error) {
+	e.ws()
+	if e.i < len(e.b) {
 		switch e.b[e.i] {
 		case ',':
 			e.i++
-		case ']':
+			return false, nil
+		case close:
 			e.i++
-			return nil
-		default:
-			return e.syntax(`"," or "]"`)
+			return true, nil
 		}
 	}
+	return false, e.syntax(`"," or "` + string(close) + `"`)
 }
 
 func (e *jsonExtractor) literal(want string) error {
