@@ -199,9 +199,10 @@ func planSim(opts *simOptions) (*simPlan, error) {
 	// a run refused.
 	_, stepAsked := opts.over.set["step"]
 	simOpts.FitStep = !stepAsked
-	if opts.Format == "table" && !opts.TUI {
-		// A table shows no state series: a run on one copy of the state
-		// then reads none at its step ends (the findings are the same).
+	if opts.Format == "table" && !opts.TUI && opts.Plot.Path == "" {
+		// A table shows no state series (a plot and the TUI do): a run on
+		// one copy of the state then reads none at its step ends (the
+		// findings are the same).
 		simOpts.StateOf = func(string) bool { return false }
 	}
 	vs, err := parseVersus(opts.Vs)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"math"
@@ -305,5 +306,29 @@ func TestSimCoarsensAStepThatDoesNotFit(t *testing.T) {
 	}
 	if code, _, errOut := runArgs(append(args, "--step", "1s")...); code != exitTooBig || !strings.Contains(errOut, "of memory") {
 		t.Errorf("--step 1s: exit %d, %q; want the memory refusal", code, errOut)
+	}
+}
+
+// A table keeps no state series, but a plot drawn beside it draws the
+// State panel: the picture is the one drawn beside the JSON, which keeps
+// them all.
+func TestSimPlotBesideATableHasItsState(t *testing.T) {
+	dir := t.TempDir()
+	table, js := filepath.Join(dir, "table.png"), filepath.Join(dir, "json.png")
+	for _, args := range [][]string{{"sim", "partition", "-q", "--plot", table}, {"sim", "partition", "--format", "json", "--plot", js}} {
+		if code, _, errOut := runArgs(args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+	a, err := os.ReadFile(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Error("the plot drawn beside the table differs from the one beside the JSON")
 	}
 }
