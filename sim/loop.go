@@ -345,7 +345,7 @@ func (s *sim) arrive(ctx context.Context, e event) error {
 	if err := s.request(ctx, int(e.client), e.at, c.cost[e.arg], 0); err != nil {
 		return err
 	}
-	if top := s.queue.peek(); top.seq != e.seq {
+	if top := &s.queue.items[0]; top.seq != e.seq {
 		panic(fmt.Sprintf("sim: an event was scheduled before the one being handled (seq %d at %d µs, before seq %d at %d µs)", top.seq, top.at, e.seq, e.at))
 	}
 	at, ok := c.streams[e.arg].next(s.rng)
