@@ -18,26 +18,24 @@ import (
 
 type clientRun struct {
 	Client
-	key       int // index into sim.keys
-	streams   []*stream
-	cost      []int64 // per stream
-	hist      *histogram
-	step      *histogram
-	peak      peakWindow
-	idealPeak peakWindow
-	total     counts
+	key     int // index into sim.keys
+	streams []*stream
+	cost    []int64 // per stream
+	hist    *histogram
+	step    *histogram
+	peaks   peakPair
+	total   counts
 	// retries and waitsRetryAfter are its Retry.Policy read once, not
 	// compared as a string per rejected request.
 	retries, waitsRetryAfter bool
 }
 
 type keyRun struct {
-	name      string
-	clients   int
-	hash      uint64
-	ideal     algorithms.State
-	peak      peakWindow
-	idealPeak peakWindow
+	name    string
+	clients int
+	hash    uint64
+	ideal   algorithms.State
+	peaks   peakPair
 }
 
 type sim struct {
@@ -220,10 +218,10 @@ func (s *sim) setupClients() {
 		if !ok {
 			k = len(s.keys)
 			index[name] = k
-			s.keys = append(s.keys, keyRun{name: name, hash: topology.HashKey(name), peak: peakWindow{w: 1_000_000}, idealPeak: peakWindow{w: 1_000_000}})
+			s.keys = append(s.keys, keyRun{name: name, hash: topology.HashKey(name), peaks: newPeakPair()})
 		}
 		s.keys[k].clients++
-		cr := &clientRun{Client: c, key: k, hist: newHistogram(), step: newHistogram(), peak: peakWindow{w: 1_000_000}, idealPeak: peakWindow{w: 1_000_000},
+		cr := &clientRun{Client: c, key: k, hist: newHistogram(), step: newHistogram(), peaks: newPeakPair(),
 			retries: c.Retry.retries(), waitsRetryAfter: c.Retry.Policy == RetryAfter}
 		for _, tr := range c.Traffic {
 			cr.streams = append(cr.streams, newStream(tr, s.duration))

@@ -35,3 +35,32 @@ func TestPropertyPeakWindowIsTheBusiestWindow(t *testing.T) {
 		}
 	})
 }
+
+// A pair of peak windows that share one ring until they disagree against
+// two windows kept apart from the start.
+func TestPropertyPeakPairIsTwoWindows(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 300).Draw(t, "n")
+		pair := newPeakPair()
+		pair.actual.w = rapid.Int64Range(1, 100).Draw(t, "w")
+		actual, ideal := peakWindow{w: pair.actual.w}, peakWindow{w: pair.actual.w}
+		var at int64
+		for i := range n {
+			at += rapid.Int64Range(0, 10).Draw(t, "gap")
+			a, id := rapid.Bool().Draw(t, "allowed"), rapid.Bool().Draw(t, "ideal")
+			if i < n/2 {
+				id = a // agreeing for a while, as most runs do
+			}
+			pair.add(at, a, id)
+			if a {
+				actual.add(at)
+			}
+			if id {
+				ideal.add(at)
+			}
+		}
+		if pair.actual.peak != actual.peak || pair.idealPeak() != ideal.peak {
+			t.Fatalf("pair %d/%d, apart %d/%d", pair.actual.peak, pair.idealPeak(), actual.peak, ideal.peak)
+		}
+	})
+}

@@ -130,6 +130,45 @@ func (p *peakWindow) add(at int64) {
 	p.peak = max(p.peak, int64(p.n))
 }
 
+// peakPair are the peak windows of what was admitted and of what the exact
+// limiter would have admitted. Until the two first disagree they have seen
+// the same admissions, so one ring serves both; at the first disagreement
+// the ideal's is copied from it and each goes its own way.
+type peakPair struct {
+	actual, ideal peakWindow
+	split         bool
+}
+
+func newPeakPair() peakPair { return peakPair{actual: peakWindow{w: 1_000_000}} }
+
+func (p *peakPair) add(at int64, allowed, ideal bool) {
+	if !p.split {
+		if allowed == ideal {
+			if allowed {
+				p.actual.add(at)
+			}
+			return
+		}
+		p.split = true
+		p.ideal = p.actual
+		p.ideal.ring = slices.Clone(p.actual.ring)
+	}
+	if allowed {
+		p.actual.add(at)
+	}
+	if ideal {
+		p.ideal.add(at)
+	}
+}
+
+// idealPeak is the exact limiter's peak.
+func (p *peakPair) idealPeak() int64 {
+	if !p.split {
+		return p.actual.peak
+	}
+	return p.ideal.peak
+}
+
 // counts are one client's figures over a step or a run.
 type counts struct {
 	Counts
@@ -208,11 +247,11 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Deci
 	}
 	if idealAllowed {
 		c.total.IdealAllowed++
-		c.idealPeak.add(t)
-		if k.clients > 1 {
-			// A key of one client has that client's peaks (keyResult).
-			k.idealPeak.add(t)
-		}
+	}
+	c.peaks.add(t, allowed, idealAllowed)
+	if k.clients > 1 {
+		// A key of one client has that client's peaks (keyResult).
+		k.peaks.add(t, allowed, idealAllowed)
 	}
 	if allowed {
 		row.Allowed++
@@ -223,10 +262,6 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Deci
 		if attempt > 0 {
 			row.RetriesAllowed++
 			c.total.RetriesAllowed++
-		}
-		c.peak.add(t)
-		if k.clients > 1 {
-			k.peak.add(t)
 		}
 		// Served when the queue lets it go; after the run's end, in no
 		// step at all.
@@ -380,15 +415,15 @@ func (s *sim) result() *Result {
 	}
 	for i := range s.keys {
 		k := &s.keys[i]
-		peak, idealPeak := &k.peak, &k.idealPeak
+		pp := &k.peaks
 		if c := peaks[i]; c != nil {
-			peak, idealPeak = &c.peak, &c.idealPeak
+			pp = &c.peaks
 		}
 		t := keyTotals[i]
 		r.Keys = append(r.Keys, KeyResult{
 			Key: k.name, Clients: k.clients,
 			Counts:       Counts{Sent: t.Sent, Allowed: t.Allowed, Rejected: t.Rejected, FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed},
-			MaxAllowed1s: peak.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: idealPeak.peak,
+			MaxAllowed1s: pp.actual.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: pp.idealPeak(),
 			FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
 		})
 	}
@@ -407,7 +442,7 @@ func (s *sim) clientResult(c *clientRun) ClientResult {
 	return ClientResult{
 		Name: c.Name, Key: s.keys[c.key].name,
 		Counts: t.Counts, Retries: t.Retries, RetriesAllowed: t.RetriesAllowed,
-		MaxAllowed1s: c.peak.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: c.idealPeak.peak,
+		MaxAllowed1s: c.peaks.actual.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: c.peaks.idealPeak(),
 		FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
 		LatencyMs: LatencySummary{P50: millis(c.hist.quantile(0.5)), P99: millis(c.hist.quantile(0.99))},
 	}
