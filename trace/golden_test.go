@@ -49,25 +49,34 @@ func TestGolden(t *testing.T) {
 			defer r.Close()
 			var b strings.Builder
 			fmt.Fprintf(&b, "# %s --format %s --key %s\n# line\tat\tkey\tmethod\tpath\tstatus\n", g.file, g.format, g.key)
-			var last time.Time
-			for {
-				rec, err := r.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				if rec.At.Before(last) {
-					t.Errorf("line %d at %v comes after %v", rec.Line, rec.At, last)
-				}
-				last = rec.At
+			eachInOrder(t, r, func(rec trace.Record) {
 				fmt.Fprintf(&b, "%d\t%s\t%q\t%q\t%q\t%d\n", rec.Line, rec.At.Format(time.RFC3339Nano), rec.Key, rec.Method, rec.Path, rec.Status)
-			}
+			})
 			st := r.Stats()
 			fmt.Fprintf(&b, "# lines %d, requests %d, keyless %d, filtered %d, bad %d\n", st.Lines, st.Requests, st.Keyless, st.Filtered, st.Bad)
 			checkGolden(t, filepath.Join("testdata", g.name+".golden"), b.String())
 		})
+	}
+}
+
+// eachInOrder hands each of r's records to f, to the end, failing t on an
+// error or on a record earlier than the one before.
+func eachInOrder(t *testing.T, r *trace.Reader, f func(trace.Record)) {
+	t.Helper()
+	var last time.Time
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.At.Before(last) {
+			t.Fatalf("line %d at %v comes after %v", rec.Line, rec.At, last)
+		}
+		last = rec.At
+		f(rec)
 	}
 }
 

@@ -2,7 +2,6 @@ package trace_test
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -52,26 +51,14 @@ func TestStreamTenMillion(t *testing.T) {
 	var maxHeap uint64
 	start := time.Now()
 	count := 0
-	var last time.Time
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rec.At.Before(last) {
-			t.Fatalf("line %d at %v after %v", rec.Line, rec.At, last)
-		}
-		last = rec.At
+	eachInOrder(t, r, func(rec trace.Record) {
 		peaks.Add(rec.Key, rec.At)
 		count++
 		if count%1_000_000 == 0 {
 			runtime.ReadMemStats(&ms)
 			maxHeap = max(maxHeap, ms.HeapInuse)
 		}
-	}
+	})
 	elapsed := time.Since(start)
 	if count != n {
 		t.Errorf("%d records, want %d", count, n)
