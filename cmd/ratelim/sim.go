@@ -74,6 +74,10 @@ second. --store miniredis runs the real Lua scripts in an embedded Redis
 --store redis://host:port a real server (one round trip, ~50 µs on loopback);
 both give the same decisions as memory, and are there for fidelity.
 
+A run estimated to need more than --max-memory at its file's step runs at
+the finest coarser step that fits (every total the same) and says so on
+stderr; with --step given, it is refused instead.
+
 The same scenario and seed always give the same output, byte for byte.`,
 		Example: `  ratelim sim runaway-healthcheck
   ratelim sim runaway-healthcheck --topology local --servers 8
