@@ -280,7 +280,9 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	if err != nil {
 		return err
 	}
-	if step := time.Duration(r.StepS * float64(time.Second)); step != sc.Step {
+	// StepS is seconds in a float; the simulator's steps are whole
+	// microseconds, so rounding to one gives the step back exactly.
+	if step := time.Duration(math.Round(r.StepS*1e6)) * time.Microsecond; step != sc.Step {
 		// The simulator coarsened it (FitStep); its log says why, and so
 		// does stderr, where a table's reader will see it.
 		fmt.Fprintf(opts.ErrOut, "ratelim: %s: the timeline's step is %s, not %s, to fit --max-memory %s (every total is the same at any step; --step %s refuses instead)\n",

@@ -307,6 +307,11 @@ func TestSimCoarsensAStepThatDoesNotFit(t *testing.T) {
 	if code, _, errOut := runArgs(append(args, "--step", "1s")...); code != exitTooBig || !strings.Contains(errOut, "of memory") {
 		t.Errorf("--step 1s: exit %d, %q; want the memory refusal", code, errOut)
 	}
+	// A step that fits is kept and goes unremarked, one of a whole number
+	// of microseconds that a float of seconds does not hold exactly too.
+	if code, _, errOut := runArgs("sim", "runaway-healthcheck", "--step", "1.000001s", "-q"); code != 0 || errOut != "" {
+		t.Errorf("--step 1.000001s: exit %d, stderr %q; want 0 and nothing", code, errOut)
+	}
 }
 
 // A table keeps no state series, but a plot drawn beside it draws the
