@@ -20,17 +20,13 @@ import (
 // keeps, logs whose capacity ends at their length, so a racy read or a
 // replica never shares an array the jar appends to (store.Memory's rule).
 type jar struct {
-	alg     algorithms.Algorithm
-	inPlace inPlaceStepper // alg, when it steps a state in place
-	admit   admitter       // alg, when it can give its verdict alone
-	states  []algorithms.State
-	index   map[string]int // key name → its state, for the by-name calls
+	step   stepper
+	states []algorithms.State
+	index  map[string]int // key name → its state, for the by-name calls
 }
 
 func newJar(alg algorithms.Algorithm, keys []keyRun) *jar {
-	j := &jar{alg: alg, states: make([]algorithms.State, len(keys)), index: make(map[string]int, len(keys))}
-	j.inPlace, _ = alg.(inPlaceStepper)
-	j.admit, _ = alg.(admitter)
+	j := &jar{step: newStepper(alg), states: make([]algorithms.State, len(keys)), index: make(map[string]int, len(keys))}
 	for i, k := range keys {
 		j.index[k.name] = i
 	}
@@ -42,20 +38,10 @@ func newJar(alg algorithms.Algorithm, keys []keyRun) *jar {
 // reads of a request that no one observes and that no client's
 // Retry-After waits on.
 func (j *jar) take(id int, now algorithms.Time, cost int64, whole bool) algorithms.Decision {
-	if j.admit != nil {
-		st := &j.states[id]
-		allowed := j.admit.Admit(st, now, cost)
-		if !whole {
-			return algorithms.Decision{Allowed: allowed}
-		}
-		return j.admit.DecisionAfter(*st, now, cost, allowed)
+	if !whole && j.step.admit != nil {
+		return algorithms.Decision{Allowed: j.step.admit.Admit(&j.states[id], now, cost)}
 	}
-	if j.inPlace != nil {
-		return j.inPlace.StepInPlace(&j.states[id], now, cost)
-	}
-	var d algorithms.Decision
-	j.states[id], d = j.alg.Step(j.states[id], now, cost)
-	return d
+	return j.step.whole(&j.states[id], now, cost)
 }
 
 // slot is key's index, added if the run did not know it.

@@ -39,23 +39,20 @@ type keyRun struct {
 }
 
 type sim struct {
-	sc    Scenario
-	alg   algorithms.Algorithm
-	ideal algorithms.Algorithm
-	// idealInPlace is ideal when it can step the recorder's own state in
-	// place (a sliding log): asked once here, not per request.
-	idealInPlace inPlaceStepper
-	idealAdmit   admitter // ideal, when it can give its verdict alone
-	rng          *mrand.Rand
-	queue        eventQueue
-	seq          uint64
-	duration     int64
-	stepLen      int64
-	clients      []*clientRun
-	keys         []keyRun
-	requests     int64 // sent so far, retries counted
-	retries      int64
-	budget       int64 // the most requests the run may send
+	sc        Scenario
+	alg       algorithms.Algorithm
+	ideal     algorithms.Algorithm
+	idealStep stepper // ideal, asked once how it steps the recorder's own state
+	rng       *mrand.Rand
+	queue     eventQueue
+	seq       uint64
+	duration  int64
+	stepLen   int64
+	clients   []*clientRun
+	keys      []keyRun
+	requests  int64 // sent so far, retries counted
+	retries   int64
+	budget    int64 // the most requests the run may send
 
 	// The store copies and how servers reach them.
 	now       int64 // virtual time reached
@@ -171,8 +168,7 @@ func newRecording(sc Scenario, opts Options) (*sim, error) {
 	if s.policy == "" {
 		s.policy = store.FailOpen
 	}
-	s.idealInPlace, _ = s.ideal.(inPlaceStepper)
-	s.idealAdmit, _ = s.ideal.(admitter)
+	s.idealStep = newStepper(s.ideal)
 	s.nSteps = int((s.duration + s.stepLen - 1) / s.stepLen)
 	s.setupClients()
 	steps := s.steps()

@@ -193,21 +193,6 @@ func (c *counts) add(o counts) {
 	c.FalseDenies += o.FalseDenies
 }
 
-// inPlaceStepper is an algorithm that can step a state its caller owns
-// without copying it (the sliding log, whose state is a log).
-type inPlaceStepper interface {
-	StepInPlace(st *algorithms.State, now algorithms.Time, cost int64) algorithms.Decision
-}
-
-// admitter is an algorithm that can give a decision's verdict alone, and
-// the rest of the decision afterwards from the state it left (the token
-// bucket): the verdict is all the exact limiter needs, and all most
-// requests' decisions are read for.
-type admitter interface {
-	Admit(st *algorithms.State, now algorithms.Time, cost int64) bool
-	DecisionAfter(st algorithms.State, now algorithms.Time, cost int64, allowed bool) algorithms.Decision
-}
-
 // record writes down one request's outcome.
 func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Decision, latency int64) {
 	c := s.clients[client]
@@ -232,18 +217,13 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Deci
 	}
 	// The exact limiter sees the same arrival on the true clock.
 	k := &s.keys[c.key]
+	// The key's ideal state is the recorder's alone, and only its verdict
+	// is read.
 	var idealAllowed bool
-	switch {
-	case s.idealAdmit != nil:
-		// The key's ideal state is the recorder's alone: no copy, and
-		// only the verdict.
-		idealAllowed = s.idealAdmit.Admit(&k.ideal, algorithms.Time(t), cost)
-	case s.idealInPlace != nil:
-		idealAllowed = s.idealInPlace.StepInPlace(&k.ideal, algorithms.Time(t), cost).Allowed
-	default:
-		var ideal algorithms.Decision
-		k.ideal, ideal = s.ideal.Step(k.ideal, algorithms.Time(t), cost)
-		idealAllowed = ideal.Allowed
+	if is := &s.idealStep; is.admit != nil {
+		idealAllowed = is.admit.Admit(&k.ideal, algorithms.Time(t), cost)
+	} else {
+		idealAllowed = is.whole(&k.ideal, algorithms.Time(t), cost).Allowed
 	}
 	if idealAllowed {
 		c.total.IdealAllowed++
