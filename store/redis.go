@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/url"
 	"strconv"
 	"strings"
@@ -235,14 +236,14 @@ func (r *Redis) TakeBatch(ctx context.Context, reqs []TakeRequest, out []TakeRes
 // it the goroutine and the second round trip cost more than they overlap.
 const minShardedBatch = 16
 
-// keyShard is which of two pipelines a key's requests go to: FNV-1a of
-// the key, its lowest bit.
+// keyShard is which of two pipelines a key's requests go to: the low bit of
+// the key's FNV-1a, the hash topology.HashKey spreads keys over servers by
+// (store sits below topology, so it asks hash/fnv itself). It runs only on
+// a batch bound for Redis, where a script costs microseconds.
 func keyShard(key string) bool {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(key); i++ {
-		h = (h ^ uint64(key[i])) * 1099511628211
-	}
-	return h&1 == 1
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return h.Sum64()&1 == 1
 }
 
 // takeBatch decides, in one pipeline, the requests of reqs that mine
