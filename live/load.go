@@ -307,7 +307,7 @@ func (l *loader) run(ctx context.Context) (*LoadResult, error) {
 	}()
 	var requests sync.WaitGroup
 	lastProgress := time.Now()
-	sim.Arrivals(l.sc, func(a sim.Arrival) bool {
+	feedErr := sim.Arrivals(l.sc, func(a sim.Arrival) bool {
 		if time.Since(l.start) >= l.sc.Duration {
 			l.mu.Lock()
 			l.audit.NotSent++
@@ -352,6 +352,9 @@ func (l *loader) run(ctx context.Context) (*LoadResult, error) {
 	}
 	cancel()
 	wg.Wait()
+	if feedErr != nil {
+		return nil, feedErr
+	}
 	select {
 	case err := <-faultErr:
 		return nil, err

@@ -94,7 +94,10 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 		s.now = e.at
 		cost, attempt := e.cost, int(e.arg)
 		if e.kind == evArrival {
-			cost, attempt = s.clients[e.client].cost[e.arg], 0
+			attempt = 0
+			if e.arg >= 0 {
+				cost = s.clients[e.client].cost[e.arg]
+			}
 		}
 		b.pending = append(b.pending, pending{})
 		p := &b.pending[len(b.pending)-1]
@@ -108,8 +111,12 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 		if s.clients[p.client].retries {
 			horizon = min(horizon, p.t+p.latency)
 		}
-		if e.kind == evArrival {
+		if e.kind == evArrival && e.arg >= 0 {
 			s.scheduleArrival(int(e.client), int(e.arg))
+		} else if e.kind == evArrival {
+			if err := s.scheduleFeed(int(-1 - e.arg)); err != nil {
+				return err
+			}
 		}
 	}
 	return s.decideBatch(ctx)

@@ -71,6 +71,9 @@ func Estimate(sc Scenario) int64 {
 			total += newStream(tr, int64(algorithms.At(sc.Duration))).estimate()
 		}
 	}
+	for _, f := range sc.Feeds {
+		total += float64(f.Requests)
+	}
 	return saturate(math.Ceil(total))
 }
 

@@ -58,8 +58,12 @@ func (sc *Scenario) check() error {
 	if t.RTT < 0 {
 		return bad("topology.rtt", "must not be negative (got %s)", t.RTT)
 	}
+	fed, err := sc.checkFeeds()
+	if err != nil {
+		return err
+	}
 	for i, c := range sc.Clients {
-		if len(c.Traffic) == 0 {
+		if len(c.Traffic) == 0 && !fed[i] {
 			return bad(fmt.Sprintf("clients[%d].traffic", i), "client %q sends nothing", c.Name)
 		}
 	}

@@ -49,6 +49,7 @@ type sim struct {
 	duration  int64
 	stepLen   int64
 	clients   []*clientRun
+	feeds     []*feedRun
 	keys      []keyRun
 	requests  int64 // sent so far, retries counted
 	retries   int64
@@ -140,6 +141,10 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 		for si := range c.streams {
 			s.scheduleArrival(ci, si)
 		}
+	}
+	if err := s.openFeeds(); err != nil {
+		s.close()
+		return nil, err
 	}
 	return s, nil
 }
@@ -336,11 +341,26 @@ func (s *sim) stepEndBefore(e event) bool {
 // sequence number), so it is still the top when it is replaced.
 func (s *sim) arrive(ctx context.Context, e event) error {
 	c := s.clients[e.client]
-	if err := s.request(ctx, int(e.client), e.at, c.cost[e.arg], 0); err != nil {
+	cost := e.cost
+	if e.arg >= 0 {
+		cost = c.cost[e.arg]
+	}
+	if err := s.request(ctx, int(e.client), e.at, cost, 0); err != nil {
 		return err
 	}
 	if top := &s.queue.items[0]; top.seq != e.seq {
 		panic(fmt.Sprintf("sim: an event was scheduled before the one being handled (seq %d at %d µs, before seq %d at %d µs)", top.seq, top.at, e.seq, e.at))
+	}
+	if e.arg < 0 {
+		next, ok, err := s.feeds[-1-e.arg].next(int(-1-e.arg), s.duration)
+		if !ok {
+			s.queue.pop()
+			return err
+		}
+		s.seq++
+		next.seq = s.seq
+		s.queue.replaceTop(next)
+		return nil
 	}
 	at, ok := c.streams[e.arg].next(s.rng)
 	if !ok {

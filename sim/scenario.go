@@ -25,7 +25,10 @@ type Scenario struct {
 	// Clients are already expanded: a YAML client with count: 8 is eight
 	// Clients here, {i} replaced by 1..8.
 	Clients []Client
-	Faults  []Fault
+	// Feeds send for clients from outside the simulator (an access log
+	// replayed), beside or instead of their Traffic.
+	Feeds  []Feed
+	Faults []Fault
 }
 
 // Balancer is how requests are spread over the API servers.

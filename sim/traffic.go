@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -186,11 +187,12 @@ type Arrival struct {
 	Cost   int64
 }
 
-// Arrivals calls yield with every request sc's traffic sends, in time order
-// (ties in the order the simulator breaks them), drawing random gaps from a
-// source seeded as a run's is; it stops early when yield returns false. A
-// live load run replays these on the wall clock.
-func Arrivals(sc Scenario, yield func(Arrival) bool) {
+// Arrivals calls yield with every request sc's traffic sends, its feeds'
+// included, in time order (ties in the order the simulator breaks them),
+// drawing random gaps from a source seeded as a run's is; it stops early
+// when yield returns false. A live load run replays these on the wall
+// clock. The error is a feed's that could not be read.
+func Arrivals(sc Scenario, yield func(Arrival) bool) error {
 	rng := newRand(sc.Seed)
 	duration := int64(algorithms.At(sc.Duration))
 	var q eventQueue
@@ -219,11 +221,43 @@ func Arrivals(sc Scenario, yield func(Arrival) bool) {
 			push(ci, si)
 		}
 	}
+	var feeds []*feedRun
+	defer func() {
+		for _, f := range feeds {
+			f.r.Close()
+		}
+	}()
+	pushFeed := func(i int) error {
+		e, ok, err := feeds[i].next(i, duration)
+		if ok {
+			seq++
+			e.seq = seq
+			q.push(e)
+		}
+		return err
+	}
+	for i, f := range sc.Feeds {
+		r, err := f.Open()
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Name, err)
+		}
+		feeds = append(feeds, &feedRun{Feed: f, r: r})
+		if err := pushFeed(i); err != nil {
+			return err
+		}
+	}
 	for q.len() > 0 {
 		e := q.pop()
 		if !yield(Arrival{Client: int(e.client), At: algorithms.Time(e.at).Duration(), Cost: e.cost}) {
-			return
+			return nil
+		}
+		if e.arg < 0 {
+			if err := pushFeed(int(-1 - e.arg)); err != nil {
+				return err
+			}
+			continue
 		}
 		push(int(e.client), int(e.arg))
 	}
+	return nil
 }
