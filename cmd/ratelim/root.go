@@ -67,6 +67,7 @@ type runners struct {
 	report     func(*reportOptions) error
 	serve      func(*serveOptions) error
 	load       func(*loadOptions) error
+	replay     func(*replayOptions) error
 }
 
 func newRootCmd(s streams, r runners) *cobra.Command {
@@ -90,6 +91,7 @@ split-brain, outage), and shows what each client experienced.
 	root.AddCommand(newCmdAlgorithms(s, r.algorithms))
 	root.AddCommand(newCmdScenarios(s, r.scenarios))
 	root.AddCommand(newCmdSim(s, r.sim))
+	root.AddCommand(newCmdReplay(s, r.replay))
 	root.AddCommand(newCmdCompare(s, r.compare))
 	root.AddCommand(newCmdCheck(s, r.check))
 	root.AddCommand(newCmdReport(s, r.report))

@@ -1,0 +1,639 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/replay"
+	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/trace"
+)
+
+// replayOptions are `ratelim replay`'s flags.
+type replayOptions struct {
+	streams
+	Log    string
+	Format string
+	Quiet  bool
+	Top    int
+	Limits runLimits
+	Plot   plotFlags
+	// ErrIsTerminal says whether ErrOut is a terminal, where progress goes.
+	ErrIsTerminal bool
+
+	LogFormat  string
+	Key        string
+	Fields     []string
+	TimeUnit   string
+	IPv6Prefix int
+	Reorder    time.Duration
+	From       string
+	Until      string
+	Paths      []string
+	PathGlob   string
+	Methods    []string
+	Only       string
+	SkipBad    bool
+	MaxKeys    int
+
+	Rate      string
+	Burst     int64
+	Window    string
+	Speed     float64
+	Suggest   bool
+	Quantiles []float64
+	Vs        []string
+	Redact    bool
+	Salt      string
+
+	over overrides
+}
+
+// replayOverrides are the scenario overrides replay takes, as sim does;
+// its --key is the log's key, and its duration is the log's.
+var replayOverrides = []string{"algorithm", "topology", "store", "servers", "balancer", "seed", "step", "on-error", "rtt"}
+
+// replayLimitFields are what --vs may change beside the overrides.
+var replayLimitFields = []string{"limit", "burst", "window"}
+
+func newCmdReplay(s streams, runF func(*replayOptions) error) *cobra.Command {
+	opts := &replayOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
+	cmd := &cobra.Command{
+		Use:   "replay LOG",
+		Short: "Replay an access log through a limit: whom it would have throttled, when, and how much",
+		Long: `Replay a real access log through a rate limit before it goes live: one client
+per key of the log (client address, user, API key, ...), each sending the
+key's requests at the log's own times, through any algorithm and topology.
+It prints, per key, the requests, how many the limit would have refused, the
+first refusal and the worst minute (log time, UTC), and the key's peak: the
+most requests in any window of the limit's period; the most-throttled keys
+first, then the totals.
+
+LOG is a file, plain or gzipped, or - for standard input (kept in a
+temporary file while it runs, to be read once per run). Its format is
+--log-format, else guessed from its name and first line: combined
+(nginx/Apache), jsonl, csv (with a header) or alb (AWS ALB). Lines a few
+seconds out of order are put in order (--reorder); a bad line stops the
+replay with file:line and what is wrong, unless --skip-bad counts it.
+
+--suggest measures every key's peaks and prints the limits that would have
+left 99%, 99.9% and 100% of keys untouched (--quantile to choose), each
+replayed to show what it would have refused in total. --vs FIELD=VALUE runs
+a second limit beside the first (limit, burst, window, algorithm, topology,
+servers, ...). --redact names keys by a salted hash in every output, so the
+report can be shared; give --salt to make it the same from run to run.
+
+Memory grows with the log's distinct keys, not its lines. The same log and
+flags give the same output, byte for byte.`,
+		Example: `  ratelim replay access.log --limit 100/m --burst 20
+  ratelim replay access.log.gz --limit 10/s --key query:api_key --path /api/
+  ratelim replay requests.jsonl --key api_key --limit 600/m --suggest
+  ratelim replay access.log --limit 100/m --vs limit=200/m --vs burst=50
+  ratelim replay access.log --limit 100/m --topology local --servers 8
+  zcat access.log.gz | ratelim replay - --limit 5/s --format json`,
+		Args: exactArgs(1, "an access log (a file, or - for standard input)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Log = args[0]
+			opts.over.set = map[string]string{}
+			cmd.Flags().Visit(func(f *pflag.Flag) {
+				if slices.Contains(replayOverrides, f.Name) && f.Name != "algorithm" {
+					opts.over.set[f.Name] = f.Value.String()
+				}
+			})
+			if runF != nil {
+				return runF(opts)
+			}
+			return replayRun(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Format, "format", "table", "output: table, json (ratelim.replay/v1) or csv (a row per key)")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress")
+	f.IntVar(&opts.Top, "top", replay.DefaultTop, "keys the table lists, most throttled first (0: all)")
+	addLimitFlags(f, &opts.Limits, true)
+	f.IntVar(&opts.MaxKeys, "max-keys", 1_000_000, "refuse a log with more distinct keys than this")
+
+	f.StringVar(&opts.LogFormat, "log-format", "", "the log's format: combined, jsonl, csv or alb (default: from its name and first line)")
+	f.StringVar(&opts.Key, "key", "", "what a request is keyed by: ip, user, ua, path, query:NAME (combined, alb); FIELD, ip:FIELD, query:NAME (jsonl, csv); default ip, or the field key")
+	f.StringArrayVar(&opts.Fields, "field", nil, "jsonl/csv: PART=NAME, where the log keeps time, method, path or status (e.g. --field time=ts); - for none")
+	f.StringVar(&opts.TimeUnit, "time-unit", "", "jsonl/csv: what a numeric time counts: s (default), ms, us or ns")
+	f.IntVar(&opts.IPv6Prefix, "ipv6-prefix", 64, "leading bits of an IPv6 address that name a client (128: the whole address)")
+	f.DurationVar(&opts.Reorder, "reorder", trace.DefaultReorder, "how far out of time order lines may be (0: none allowed)")
+	f.StringVar(&opts.From, "from", "", "replay only requests at or after this time (RFC 3339, or 2006-01-02 15:04:05 in UTC)")
+	f.StringVar(&opts.Until, "until", "", "replay only requests before this time")
+	f.StringArrayVar(&opts.Paths, "path", nil, "replay only requests whose path starts with this")
+	f.StringVar(&opts.PathGlob, "path-glob", "", "replay only requests whose path matches this glob (* within a segment)")
+	f.StringSliceVar(&opts.Methods, "method", nil, "replay only requests with these methods (e.g. POST,PUT)")
+	f.StringVar(&opts.Only, "only", "", "replay only this key's requests")
+	f.BoolVar(&opts.SkipBad, "skip-bad", false, "count lines that cannot be read and go on, instead of stopping at the first")
+
+	f.StringVar(&opts.Rate, "limit", "", "the limit per key, e.g. 100/m (required)")
+	f.Int64Var(&opts.Burst, "burst", 0, "token bucket, GCRA, leaky bucket: the burst (default: the limit's count, 100 for 100/m)")
+	f.StringVar(&opts.Window, "window", "", "window algorithms: the window (default: the limit's period, 1m for 100/m)")
+	f.Float64Var(&opts.Speed, "speed", 1, "play the log this many times faster: 60 plays an hour in a minute (the limit sees 60× the rate)")
+	f.BoolVar(&opts.Suggest, "suggest", false, "print the limits that would have left 99%, 99.9% and 100% of keys untouched, each replayed")
+	f.Float64SliceVar(&opts.Quantiles, "quantile", trace.DefaultQuantiles, "with --suggest: the shares of keys to leave untouched")
+	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: replay a second limit beside the first, e.g. --vs limit=200/m (FIELD: limit, burst, window, "+strings.Join(replayOverrides, ", ")+")")
+	f.BoolVar(&opts.Redact, "redact", false, "name keys by a salted hash in every output")
+	f.StringVar(&opts.Salt, "salt", "", "with --redact: the salt (default: a random one, so hashes differ from run to run)")
+
+	o := &opts.over
+	f.StringVar(&o.algorithm, "algorithm", "token-bucket", "limiter: "+strings.Join(algorithms.Names(), ", "))
+	f.StringVar(&o.topology, "topology", "", "where the counter lives: local, shared (default), racy or split-brain")
+	f.StringVar(&o.store, "store", "", "memory (default), miniredis or redis://host:port")
+	f.IntVar(&o.servers, "servers", 0, "number of API servers (default 1)")
+	f.StringVar(&o.balancer, "balancer", "", "round-robin (default), random or key-hash")
+	f.Uint64Var(&o.seed, "seed", 0, "random seed (default 1)")
+	f.StringVar(&o.step, "step", "", "the timeline's resolution (default: the finest of 1s, 10s, 1m, ... giving at most 1,500 steps)")
+	f.StringVar(&o.onError, "on-error", "", "when the store fails: fail-open (default) or fail-closed")
+	f.StringVar(&o.rtt, "rtt", "", "one store round trip (default 0)")
+	addPlotFlags(cmd, &opts.Plot)
+	return cmd
+}
+
+// replayPlan is what `ratelim replay` runs, every flag checked.
+type replayPlan struct {
+	src       replay.Source
+	limit     sim.Limit
+	vs        map[string]string // --vs: the second run's fields
+	vsOrder   []string
+	simOpts   sim.Options
+	peaks     *trace.Peaks
+	redact    func(string) string
+	quantiles []float64
+}
+
+func planReplay(opts *replayOptions) (*replayPlan, error) {
+	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
+		return nil, err
+	}
+	if opts.Top < 0 {
+		return nil, badInput("--top: must be 0 (all) or more (got %d)", opts.Top)
+	}
+	if opts.MaxKeys < 1 {
+		return nil, badInput("--max-keys: must be at least 1 (got %d)", opts.MaxKeys)
+	}
+	simOpts, err := opts.Limits.options()
+	if err != nil {
+		return nil, err
+	}
+	_, stepAsked := opts.over.set["step"]
+	simOpts.FitStep = !stepAsked
+	if opts.Plot.Path == "" {
+		simOpts.StateOf = func(string) bool { return false }
+	}
+	p := &replayPlan{simOpts: simOpts}
+	if p.src, err = opts.source(); err != nil {
+		return nil, err
+	}
+	if opts.Rate == "" {
+		return nil, badInput("--limit: required: the limit per key to replay the log through (want e.g. --limit 100/m)")
+	}
+	if p.limit, err = replayLimit(opts.over.algorithm, opts.Rate, opts.Burst, opts.Window, "--"); err != nil {
+		return nil, err
+	}
+	if p.vs, p.vsOrder, err = parseReplayVs(opts.Vs); err != nil {
+		return nil, err
+	}
+	if opts.Suggest {
+		for _, q := range opts.Quantiles {
+			if !(q > 0 && q <= 1) {
+				return nil, badInput("--quantile: %g is not a share of keys in (0, 1] (want e.g. 0.99)", q)
+			}
+		}
+		p.quantiles = opts.Quantiles
+		if len(p.vs) > 0 {
+			return nil, badInput("--suggest and --vs do not go together (suggest first, then compare two of its limits with --vs)")
+		}
+		pp := p.limit.Params
+		if p.peaks, err = trace.NewPeaks(replay.PeakWindow(pp), pp.Rate.N, pp.Rate.Per); err != nil {
+			return nil, badInput("--limit: %v", err)
+		}
+	} else {
+		// The peak column is measured at the limit, suggest or not.
+		pp := p.limit.Params
+		p.peaks, _ = trace.NewPeaks(replay.PeakWindow(pp), pp.Rate.N, pp.Rate.Per)
+	}
+	if opts.Salt != "" && !opts.Redact {
+		return nil, badInput("--salt: only with --redact")
+	}
+	if opts.Redact {
+		salt := []byte(opts.Salt)
+		if len(salt) == 0 {
+			salt = make([]byte, 16)
+			rand.Read(salt)
+			fmt.Fprintln(opts.ErrOut, "ratelim: --redact: keys are hashed with a random salt; give --salt to get the same names from run to run")
+		}
+		p.redact = redactor(salt)
+	}
+	return p, nil
+}
+
+// redactor names a key by the first 12 hex digits of its HMAC-SHA256
+// under salt: the same key the same name throughout a report, and no
+// way back to the key without the salt (an IPv4 address, with only 2³²
+// of them, would be found from an unsalted hash).
+func redactor(salt []byte) func(string) string {
+	return func(key string) string {
+		m := hmac.New(sha256.New, salt)
+		m.Write([]byte(key))
+		return "key-" + hex.EncodeToString(m.Sum(nil))[:12]
+	}
+}
+
+// replayLimit builds the limit from --limit, --burst and --window (or
+// their --vs forms, prefix naming them), the burst defaulting to the
+// rate's count and the window to its period.
+func replayLimit(algorithm, rateText string, burst int64, windowText, prefix string) (sim.Limit, error) {
+	rate, err := algorithms.ParseRate(rateText)
+	if err != nil {
+		return sim.Limit{}, badInput("%slimit: %v", prefix, err)
+	}
+	if rate.N < 1 {
+		return sim.Limit{}, badInput("%slimit: %s admits nothing (want at least 1 request a period)", prefix, rate)
+	}
+	p := algorithms.Params{Rate: rate, Burst: burst}
+	if burst < 0 {
+		return sim.Limit{}, badInput("%sburst: must be positive (got %d)", prefix, burst)
+	}
+	if burst == 0 {
+		p.Burst = rate.N
+	}
+	uses := map[string]bool{}
+	for _, info := range algorithms.Catalog() {
+		if info.Name == algorithm {
+			for _, name := range info.Params {
+				uses[name] = true
+			}
+		}
+	}
+	if uses["window"] {
+		p.Window = rate.Per
+		if windowText != "" {
+			w, err := time.ParseDuration(windowText)
+			if err != nil || w < time.Millisecond || w > 366*24*time.Hour || w%time.Microsecond != 0 {
+				return sim.Limit{}, badInput("%swindow: %q is not a window from 1ms to 366 days in whole microseconds (want e.g. 1m)", prefix, windowText)
+			}
+			p.Window = w
+		}
+	} else if windowText != "" {
+		return sim.Limit{}, badInput("%swindow: %s has no window (want it with fixed-window, sliding-window or sliding-log)", prefix, algorithm)
+	}
+	if !uses["burst"] {
+		p.Burst = 0
+	}
+	if _, err := algorithms.New(algorithm, p); err != nil {
+		return sim.Limit{}, badInput("%s%v", prefix, err)
+	}
+	return sim.Limit{Algorithm: algorithm, Params: p, Key: sim.KeyAuto}, nil
+}
+
+// parseReplayVs reads replay's --vs FIELD=VALUE flags.
+func parseReplayVs(flags []string) (map[string]string, []string, error) {
+	if len(flags) == 0 {
+		return nil, nil, nil
+	}
+	known := append(slices.Clone(replayLimitFields), replayOverrides...)
+	set := map[string]string{}
+	var order []string
+	for _, f := range flags {
+		name, value, ok := strings.Cut(f, "=")
+		name = strings.ReplaceAll(strings.TrimSpace(name), "_", "-")
+		value = strings.TrimSpace(value)
+		switch {
+		case !ok || name == "" || value == "":
+			return nil, nil, badInput("--vs %q: want FIELD=VALUE, e.g. --vs limit=200/m (FIELD one of %s)", f, strings.Join(known, ", "))
+		case !slices.Contains(known, name):
+			return nil, nil, badInput("--vs %q: unknown field %q (want one of %s)", f, name, strings.Join(known, ", "))
+		}
+		if _, dup := set[name]; dup {
+			return nil, nil, badInput("--vs: %s given twice (want each field once)", name)
+		}
+		set[name] = value
+		order = append(order, name)
+	}
+	return set, order, nil
+}
+
+// source reads the log's flags into what replay reads.
+func (opts *replayOptions) source() (replay.Source, error) {
+	src := replay.Source{Path: opts.Log, Speed: opts.Speed, Only: opts.Only}
+	if !(opts.Speed > 0) || opts.Speed > 1e9 {
+		return src, badInput("--speed: must be a positive number of log seconds per run second, at most 1e9 (got %g)", opts.Speed)
+	}
+	if opts.Log != "-" {
+		if st, err := os.Stat(opts.Log); err != nil {
+			return src, badInput("%s: %v", opts.Log, errors.Unwrap(err))
+		} else if st.IsDir() {
+			return src, badInput("%s: a directory, not a log", opts.Log)
+		}
+	}
+	t := &src.Trace
+	t.Stdin = opts.In
+	formatName := opts.LogFormat
+	if formatName == "" {
+		formatName = guessLogFormat(opts.Log)
+	}
+	var err error
+	if t.Format, err = trace.ParseFormat(formatName); err != nil {
+		return src, badInput("--log-format: %v", err)
+	}
+	keySpec := opts.Key
+	if keySpec == "" {
+		// Named, so that every output says what the keys are.
+		keySpec = map[trace.Format]string{trace.Combined: "ip", trace.ALB: "ip", trace.JSONL: "key", trace.CSV: "key"}[t.Format]
+	}
+	if t.Key, err = trace.ParseKey(t.Format, keySpec); err != nil {
+		return src, badInput("--key: %v", err)
+	}
+	for _, fv := range opts.Fields {
+		part, name, ok := strings.Cut(fv, "=")
+		if !ok || strings.TrimSpace(name) == "" {
+			return src, badInput("--field %q: want PART=NAME, e.g. --field time=ts (PART one of time, method, path, status)", fv)
+		}
+		name = strings.TrimSpace(name)
+		switch strings.TrimSpace(part) {
+		case "time", "timestamp":
+			t.Fields.Time = name
+		case "method":
+			t.Fields.Method = name
+		case "path":
+			t.Fields.Path = name
+		case "status":
+			t.Fields.Status = name
+		default:
+			return src, badInput("--field %q: unknown part %q (want time, method, path or status; the key is --key)", fv, part)
+		}
+	}
+	if opts.TimeUnit != "" {
+		if t.Fields.TimeUnit, err = trace.ParseTimeUnit(opts.TimeUnit); err != nil {
+			return src, badInput("--time-unit: %v", err)
+		}
+	}
+	if opts.IPv6Prefix < 1 || opts.IPv6Prefix > 128 {
+		return src, badInput("--ipv6-prefix: must be 1 to 128 (got %d)", opts.IPv6Prefix)
+	}
+	t.IPv6PrefixLen = opts.IPv6Prefix
+	switch {
+	case opts.Reorder < 0 || opts.Reorder > time.Hour:
+		return src, badInput("--reorder: must be 0 to 1h (got %s)", opts.Reorder)
+	case opts.Reorder == 0:
+		t.Reorder = -1 // strict order
+	default:
+		t.Reorder = opts.Reorder
+	}
+	if t.From, err = parseWhen("--from", opts.From); err != nil {
+		return src, err
+	}
+	if t.Until, err = parseWhen("--until", opts.Until); err != nil {
+		return src, err
+	}
+	if !t.From.IsZero() && !t.Until.IsZero() && !t.Until.After(t.From) {
+		return src, badInput("--until: %s is not after --from %s", opts.Until, opts.From)
+	}
+	switch len(opts.Paths) {
+	case 0:
+	case 1:
+		t.PathPrefix = opts.Paths[0]
+	default:
+		return src, badInput("--path: given %d times (want one prefix; --path-glob matches several)", len(opts.Paths))
+	}
+	t.PathGlob = opts.PathGlob
+	t.Methods = opts.Methods
+	t.SkipBad = opts.SkipBad
+	return src, nil
+}
+
+// parseWhen reads --from or --until: RFC 3339, or a date and time in UTC.
+func parseWhen(flag, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, time.DateTime, "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02T15:04", time.DateOnly} {
+		if t, err := time.ParseInLocation(layout, strings.TrimSpace(s), time.UTC); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, badInput("%s: %q is not a time (want RFC 3339, e.g. 2026-11-24T10:00:00Z, or 2026-11-24 10:00:00 in UTC)", flag, s)
+}
+
+// guessLogFormat names a log's format from its name (.jsonl, .ndjson,
+// .json, .csv, with or without .gz), else from its first line: a JSON
+// object, an ALB entry (a request type and an RFC 3339 time), or else the
+// combined format.
+func guessLogFormat(path string) string {
+	base := strings.TrimSuffix(strings.ToLower(filepath.Base(path)), ".gz")
+	switch filepath.Ext(base) {
+	case ".jsonl", ".ndjson", ".json":
+		return "jsonl"
+	case ".csv":
+		return "csv"
+	}
+	if path == "-" {
+		return "combined"
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "combined" // the reader says why it cannot open it
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	var in io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return "combined"
+		}
+		defer zr.Close()
+		in = zr
+	}
+	line, _ := bufio.NewReaderSize(in, 64<<10).ReadSlice('\n')
+	text := strings.TrimSpace(string(line))
+	if strings.HasPrefix(text, "{") {
+		return "jsonl"
+	}
+	fields := strings.Fields(text)
+	if len(fields) > 2 && slices.Contains([]string{"http", "https", "h2", "grpcs", "ws", "wss"}, fields[0]) {
+		if _, err := time.Parse(time.RFC3339Nano, fields[1]); err == nil {
+			return "alb"
+		}
+	}
+	return "combined"
+}
+
+func replayRun(ctx context.Context, opts *replayOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	p, err := planReplay(opts)
+	if err != nil {
+		return err
+	}
+	label := opts.Log
+	if label == "-" {
+		label = "stdin"
+	}
+	showProgress := opts.ErrIsTerminal && !opts.Quiet
+	scanProgress := func(lines int) {}
+	if showProgress {
+		scanProgress = func(lines int) {
+			fmt.Fprintf(opts.ErrOut, "\rreading %s: %s lines ", label, sim.Thousands(int64(lines)))
+		}
+	}
+	log, err := replay.Scan(p.src, replay.ScanOptions{Peaks: p.peaks, MaxKeys: opts.MaxKeys, Progress: scanProgress})
+	if showProgress {
+		fmt.Fprint(opts.ErrOut, "\r\033[K")
+	}
+	if err != nil {
+		return replayInputError(err)
+	}
+	defer log.Close()
+	if len(log.Keys) == 0 {
+		return badInput("%s: none of its %s requests has a key (%s): there is nothing to limit (want another --key)", label, sim.Thousands(log.Requests), keyName(opts))
+	}
+	sc := log.Scenario(p.limit, p.redact)
+	if err := opts.over.apply(&sc); err != nil {
+		return err
+	}
+	rep := &replay.Report{Log: log}
+	labelA := "a"
+	var scB sim.Scenario
+	if p.vs != nil {
+		if scB, err = p.versus(sc); err != nil {
+			return err
+		}
+		var la, lb []string
+		for _, name := range p.vsOrder {
+			la = append(la, name+"="+replaySetting(sc, name))
+			lb = append(lb, name+"="+replaySetting(scB, name))
+		}
+		labelA = strings.Join(la, " ")
+		scB.Name = "replay (" + strings.Join(lb, " ") + ")"
+		sc.Name = "replay (" + labelA + ")"
+	}
+	progress := newProgress(opts.ErrOut, showProgress)
+	simOpts := p.simOpts
+	simOpts.Progress = progress.update
+	runA, err := log.Replay(ctx, labelA, sc, simOpts)
+	progress.done()
+	if err := runError(opts.ErrOut, label, err); err != nil {
+		return err
+	}
+	rep.Runs = append(rep.Runs, runA)
+	if p.vs != nil {
+		runB, err := log.Replay(ctx, strings.TrimSuffix(strings.TrimPrefix(scB.Name, "replay ("), ")"), scB, p.simOpts)
+		if err := runError(opts.ErrOut, label, err); err != nil {
+			return err
+		}
+		rep.Runs = append(rep.Runs, runB)
+	}
+	if p.quantiles != nil {
+		rep.Suggestions, err = log.Suggest(ctx, sc, p.quantiles, p.simOpts, opts.Limits.Workers)
+		if err := runError(opts.ErrOut, label, err); err != nil {
+			return err
+		}
+	}
+	if len(rep.Runs) == 2 {
+		err = opts.Plot.render(func(w io.Writer) error {
+			return renderVersus(w, rep.Runs[0].Result, rep.Runs[1].Result, rep.Runs[0].Label, rep.Runs[1].Label, opts.Plot)
+		})
+	} else {
+		err = opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, runA.Result, opts.Plot) })
+	}
+	if err != nil {
+		return err
+	}
+	switch opts.Format {
+	case "json":
+		return replay.WriteJSON(opts.Out, rep)
+	case "csv":
+		return replay.WriteCSV(opts.Out, rep)
+	}
+	return replay.WriteTable(opts.Out, rep, replay.TableOptions{Top: opts.Top})
+}
+
+func keyName(opts *replayOptions) string {
+	if opts.Key != "" {
+		return "--key " + opts.Key
+	}
+	return "the format's default key"
+}
+
+// replayInputError is a log that cannot be replayed (a bad line, no
+// request, a file that cannot be read): the user's to fix, and a run
+// refused before it started, so no usage hint follows it.
+func replayInputError(err error) error {
+	return usageError{&sim.SetupError{Err: err}}
+}
+
+// versus is the --vs run's scenario: sc with the limit's fields and the
+// overrides the flags give.
+func (p *replayPlan) versus(sc sim.Scenario) (sim.Scenario, error) {
+	over := map[string]string{}
+	for name, v := range p.vs {
+		if !slices.Contains(replayLimitFields, name) {
+			over[name] = v
+		}
+	}
+	next, err := scenarios.Override(sc, over, func(name string) string { return "--vs " + name })
+	if err != nil {
+		return sc, usageError{err}
+	}
+	params := sc.Limit.Params
+	rate := params.Rate.String()
+	if v, ok := p.vs["limit"]; ok {
+		rate = v
+	}
+	burst := params.Burst
+	if v, ok := p.vs["burst"]; ok {
+		if burst, err = strconv.ParseInt(v, 10, 64); err != nil || burst < 1 {
+			return sc, badInput("--vs burst: %q is not a positive whole number", v)
+		}
+	} else if _, ok := p.vs["limit"]; ok && burst == params.Rate.N {
+		burst = 0 // it was the default: the new limit's count
+	}
+	window := ""
+	if v, ok := p.vs["window"]; ok {
+		window = v
+	} else if params.Window > 0 && params.Window != params.Rate.Per {
+		window = params.Window.String()
+	}
+	lim, err := replayLimit(next.Limit.Algorithm, rate, burst, window, "--vs ")
+	if err != nil {
+		return sc, err
+	}
+	next.Limit.Algorithm, next.Limit.Params = lim.Algorithm, lim.Params
+	return next, nil
+}
+
+// replaySetting is sc's value of a --vs field, for labels.
+func replaySetting(sc sim.Scenario, name string) string {
+	switch name {
+	case "limit":
+		return sc.Limit.Params.Rate.String()
+	case "burst":
+		return strconv.FormatInt(sc.Limit.Params.Burst, 10)
+	case "window":
+		return sim.ShortDuration(sc.Limit.Params.Window)
+	}
+	return scenarioSetting(sc, name)
+}

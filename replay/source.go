@@ -1,0 +1,275 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"time"
+
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/trace"
+)
+
+// Source is an access log to replay and how to read it.
+type Source struct {
+	// Path names the log; "-" is standard input (Trace.Stdin when set).
+	Path  string
+	Trace trace.Options
+	// Speed compresses the log's time: at 10, an hour of the log is six
+	// minutes of the run, and a limit of 100/m sees ten times the log's
+	// rate. 0 means 1.
+	Speed float64
+	// Start is where in the run the log's origin falls.
+	Start time.Duration
+	// Only, when set, keeps the requests of this key alone (the key as
+	// Trace.Key reads it).
+	Only string
+}
+
+// Log is a log read once through: its keys and its span, what a run needs
+// to know before it starts. Reading it again (each run does) gives the
+// same requests, from Path, or from the copy of standard input kept in a
+// temporary file; Close removes that copy.
+type Log struct {
+	Source
+	// Keys are the log's keys in the order of their first request, with
+	// how many requests each made; requests without a key are not among
+	// them (see Keyless).
+	Keys []KeyCount
+	// Origin is the log's instant that is the run's Start: Trace.From
+	// when set, else the first request's time.
+	Origin time.Time
+	// First and Last are the first and the last request's times.
+	First, Last time.Time
+	// Requests are the requests kept, keyless ones included.
+	Requests int64
+	// Stats are the reader's counts over the whole log.
+	Stats trace.Stats
+	// Skipped are the first bad lines skipped (Trace.SkipBad).
+	Skipped []*trace.LineError
+	// Peaks are each key's peaks, when ScanOptions.Peaks asked for them.
+	Peaks []trace.KeyPeak
+
+	index map[string]int32 // key → its index in Keys
+	spool string           // the copy of standard input, removed by Close
+}
+
+// KeyCount is a key of a log and its request count.
+type KeyCount struct {
+	Key      string
+	Requests int64
+}
+
+// ScanOptions tune Scan.
+type ScanOptions struct {
+	// Peaks, when set, measures every key's peaks as the log is read.
+	Peaks *trace.Peaks
+	// MaxKeys refuses a log with more distinct keys (0: no bound).
+	MaxKeys int
+	// Progress, if set, is called every so many lines with the lines and
+	// the bytes read so far.
+	Progress func(lines int)
+}
+
+// ErrNoRequests is a log with no request left to replay.
+var ErrNoRequests = errors.New("no request to replay")
+
+// Scan reads src through once and returns what a replay of it needs to
+// know up front. Standard input is copied to a temporary file as it is
+// read, for the runs to read again; Close the Log to remove it.
+func Scan(src Source, opts ScanOptions) (*Log, error) {
+	if src.Speed == 0 {
+		src.Speed = 1
+	}
+	if !(src.Speed > 0) || math.IsInf(src.Speed, 0) {
+		return nil, fmt.Errorf("speed: %g is not a positive number (want e.g. 1, or 60 to play an hour in a minute)", src.Speed)
+	}
+	l := &Log{Source: src, index: map[string]int32{}}
+	topts := src.Trace
+	if src.Path == "-" {
+		spool, err := os.CreateTemp("", "ratelim-stdin-*.log")
+		if err != nil {
+			return nil, fmt.Errorf("standard input is kept in a temporary file to be read again, and none could be made: %w", err)
+		}
+		l.spool = spool.Name()
+		in := topts.Stdin
+		if in == nil {
+			in = os.Stdin
+		}
+		topts.Stdin = io.TeeReader(in, spool)
+		defer spool.Close()
+	}
+	r, err := trace.Open(src.Path, topts)
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	defer r.Close()
+	for n := 1; ; n++ {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		if opts.Progress != nil && n%(1<<20) == 0 {
+			opts.Progress(r.Stats().Lines)
+		}
+		if src.Only != "" && rec.Key != src.Only {
+			continue
+		}
+		if l.Requests == 0 {
+			l.First = rec.At
+		}
+		l.Last = rec.At
+		l.Requests++
+		if rec.Key == "" {
+			continue
+		}
+		i, ok := l.index[rec.Key]
+		if !ok {
+			if opts.MaxKeys > 0 && len(l.Keys) >= opts.MaxKeys {
+				l.Close()
+				return nil, fmt.Errorf("%s: more than %d distinct keys (want fewer: filter the log by --path or --method, or raise --max-keys)", name(src.Path), opts.MaxKeys)
+			}
+			i = int32(len(l.Keys))
+			l.index[rec.Key] = i
+			l.Keys = append(l.Keys, KeyCount{Key: rec.Key})
+		}
+		l.Keys[i].Requests++
+		if opts.Peaks != nil {
+			opts.Peaks.Add(rec.Key, rec.At)
+		}
+	}
+	l.Stats = r.Stats()
+	_, l.Skipped = r.Skipped()
+	if l.Requests == 0 {
+		l.Close()
+		what := "every request was filtered out"
+		switch {
+		case l.Stats.Requests == 0:
+			what = "no line of it is a request"
+		case src.Only != "":
+			what = fmt.Sprintf("no request has the key %q", src.Only)
+		}
+		return nil, fmt.Errorf("%s: %w: %s", name(src.Path), ErrNoRequests, what)
+	}
+	l.Origin = l.First
+	if !src.Trace.From.IsZero() {
+		l.Origin = src.Trace.From
+	}
+	if opts.Peaks != nil {
+		l.Peaks = opts.Peaks.Keys()
+	}
+	return l, nil
+}
+
+func name(path string) string {
+	if path == "-" {
+		return "stdin"
+	}
+	return path
+}
+
+// Close removes the copy of standard input, if any.
+func (l *Log) Close() error {
+	if l.spool == "" {
+		return nil
+	}
+	err := os.Remove(l.spool)
+	l.spool = ""
+	return err
+}
+
+// At is where in the run a request of the log at t falls.
+func (l *Log) At(t time.Time) time.Duration {
+	if l.Speed == 1 {
+		return l.Start + max(t.Sub(l.Origin), 0)
+	}
+	d := float64(t.Sub(l.Origin)) / l.Speed
+	return l.Start + time.Duration(min(max(d, 0), float64(math.MaxInt64/2)))
+}
+
+// Wall is the log's instant a moment d of the run stands for: At's inverse.
+func (l *Log) Wall(d time.Duration) time.Time {
+	if l.Speed == 1 {
+		return l.Origin.Add(d - l.Start)
+	}
+	return l.Origin.Add(time.Duration(float64(d-l.Start) * l.Speed))
+}
+
+// Span is how long a run must last to replay every request: from 0 to
+// just past the last one.
+func (l *Log) Span() time.Duration { return l.At(l.Last) + time.Microsecond }
+
+// open reads the log again, from its copy for standard input.
+func (l *Log) open() (*trace.Reader, error) {
+	if l.spool != "" {
+		opts := l.Trace
+		opts.Stdin = nil
+		return trace.Open(l.spool, opts)
+	}
+	return trace.Open(l.Path, l.Trace)
+}
+
+// KeysFeed is a feed of the log's keyed requests, each key's to its own
+// client: key i of Keys is client first+i.
+func (l *Log) KeysFeed(first int) sim.Feed {
+	var n int64
+	for _, k := range l.Keys {
+		n += k.Requests
+	}
+	return sim.Feed{Name: name(l.Path), FirstClient: first, Clients: len(l.Keys), Requests: n, Open: func() (sim.FeedReader, error) {
+		r, err := l.open()
+		if err != nil {
+			return nil, err
+		}
+		return &feedReader{l: l, r: r, first: first}, nil
+	}}
+}
+
+// ClientFeed is a feed of every request the log keeps (those of Only, if
+// set), keyless ones included, all for one client.
+func (l *Log) ClientFeed(client int) sim.Feed {
+	return sim.Feed{Name: name(l.Path), FirstClient: client, Clients: 1, Requests: l.Requests, Open: func() (sim.FeedReader, error) {
+		r, err := l.open()
+		if err != nil {
+			return nil, err
+		}
+		return &feedReader{l: l, r: r, first: client, one: true}, nil
+	}}
+}
+
+type feedReader struct {
+	l     *Log
+	r     *trace.Reader
+	first int
+	one   bool // every request to client first
+}
+
+func (f *feedReader) Next() (sim.Arrival, error) {
+	for {
+		rec, err := f.r.Next()
+		if err != nil {
+			return sim.Arrival{}, err
+		}
+		if f.l.Only != "" && rec.Key != f.l.Only {
+			continue
+		}
+		client := f.first
+		if !f.one {
+			i, ok := f.l.index[rec.Key]
+			if !ok {
+				continue // keyless; or the log changed since it was scanned
+			}
+			client += int(i)
+		}
+		return sim.Arrival{Client: client, At: f.l.At(rec.At), Cost: 1}, nil
+	}
+}
+
+func (f *feedReader) Close() error { return f.r.Close() }
