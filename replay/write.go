@@ -80,9 +80,9 @@ type clock struct{ layout, minute string }
 
 func newClock(l *Log) clock {
 	if l.First.UTC().Format(time.DateOnly) == l.Last.UTC().Format(time.DateOnly) {
-		return clock{"15:04:05.000", "15:04"}
+		return clock{"15:04:05.999", "15:04"}
 	}
-	return clock{"01-02 15:04:05", "01-02 15:04"}
+	return clock{"01-02 15:04:05.999", "01-02 15:04"}
 }
 
 func percent(part, whole int64) string {

@@ -1,0 +1,387 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/trace"
+	"github.com/ratelim/ratelim/trace/tracetest"
+)
+
+var logStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// randomLog writes a JSONL log of n requests from keys key-0 … key-(k−1)
+// at random instants (µs apart at the least) over span, in time order,
+// and returns its path.
+func randomLog(t *testing.T, seed uint64, n, keys int, span time.Duration) (string, []trace.Record) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	recs := make([]trace.Record, n)
+	at := logStart
+	mean := span / time.Duration(n)
+	for i := range recs {
+		// Bursts of a key and quiet spells, so that limits bite.
+		if rng.IntN(4) == 0 {
+			at = at.Add(time.Duration(rng.Int64N(int64(4 * mean))))
+		}
+		recs[i] = trace.Record{At: at.Truncate(time.Microsecond), Key: fmt.Sprintf("key-%d", rng.IntN(keys)*rng.IntN(2)), Method: "GET", Path: "/api", Status: 200}
+	}
+	var b bytes.Buffer
+	if err := tracetest.Write(&b, trace.JSONL, recs); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, recs
+}
+
+func scan(t *testing.T, path string, limit sim.Limit) *Log {
+	t.Helper()
+	p := limit.Params
+	peaks, err := trace.NewPeaks(PeakWindow(p), p.Rate.N, p.Rate.Per)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Scan(Source{Path: path, Trace: tracetest.Options(trace.JSONL)}, ScanOptions{Peaks: peaks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func replayRun(t *testing.T, l *Log, sc sim.Scenario) *Run {
+	t.Helper()
+	run, err := l.Replay(context.Background(), "a", sc, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// direct is what one exact limiter does to each key of recs, stepped
+// here by hand: the figures a replay on one atomic store must give.
+func direct(t *testing.T, alg algorithms.Algorithm, recs []trace.Record) map[string]KeyReport {
+	t.Helper()
+	states := map[string]algorithms.State{}
+	out := map[string]KeyReport{}
+	minutes := map[string]map[int64]int64{}
+	for _, r := range recs {
+		if r.Key == "" {
+			continue
+		}
+		st, d := alg.Step(states[r.Key], algorithms.At(r.At.Sub(logStart)), 1)
+		states[r.Key] = st
+		k := out[r.Key]
+		k.Key = r.Key
+		k.Requests++
+		if !d.Allowed {
+			if k.Rejected == 0 {
+				k.FirstRejected = r.At
+			}
+			k.Rejected++
+			if minutes[r.Key] == nil {
+				minutes[r.Key] = map[int64]int64{}
+			}
+			m := r.At.Unix() / 60
+			minutes[r.Key][m]++
+			if c := minutes[r.Key][m]; c > k.WorstMinuteRejected || (c == k.WorstMinuteRejected && m*60 < k.WorstMinute.Unix()) {
+				k.WorstMinute, k.WorstMinuteRejected = time.Unix(m*60, 0).UTC(), c
+			}
+		}
+		out[r.Key] = k
+	}
+	return out
+}
+
+// A replay on one atomic store refuses, per key, exactly the requests one
+// limiter stepped by hand over the log refuses, and dates the first and
+// the worst minute as it does.
+func TestReplayIsTheLimiterOverTheLog(t *testing.T) {
+	for _, tc := range []struct {
+		algorithm string
+		params    algorithms.Params
+	}{
+		{"token-bucket", algorithms.Params{Rate: algorithms.Rate{N: 30, Per: time.Minute}, Burst: 5}},
+		{"sliding-log", algorithms.Params{Rate: algorithms.Rate{N: 40, Per: time.Minute}, Window: time.Minute}},
+		{"fixed-window", algorithms.Params{Rate: algorithms.Rate{N: 3, Per: time.Second}, Window: time.Second}},
+		{"gcra", algorithms.Params{Rate: algorithms.Rate{N: 2, Per: time.Second}, Burst: 4}},
+	} {
+		t.Run(tc.algorithm, func(t *testing.T) {
+			path, recs := randomLog(t, 7, 6000, 9, 20*time.Minute)
+			limit := sim.Limit{Algorithm: tc.algorithm, Params: tc.params}
+			l := scan(t, path, limit)
+			run := replayRun(t, l, l.Scenario(limit, nil))
+			alg, err := algorithms.New(tc.algorithm, tc.params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := direct(t, alg, recs)
+			if len(run.Keys) != len(want) {
+				t.Fatalf("%d keys replayed, want %d", len(run.Keys), len(want))
+			}
+			var rejected int64
+			for _, got := range run.Keys {
+				w := want[got.Key]
+				if got.Requests != w.Requests || got.Rejected != w.Rejected || !got.FirstRejected.Equal(w.FirstRejected) ||
+					!got.WorstMinute.Equal(w.WorstMinute) || got.WorstMinuteRejected != w.WorstMinuteRejected {
+					t.Errorf("%s: replay %+v\nwant %+v", got.Key, got, w)
+				}
+				rejected += got.Rejected
+			}
+			if rejected == 0 || rejected == int64(len(recs)) {
+				t.Fatalf("%d of %d rejected: the limit tests nothing", rejected, len(recs))
+			}
+		})
+	}
+}
+
+// keyedLog writes a log whose keys' peaks are known: key k sends three
+// bursts of k+1 requests (each at one instant), 5 minutes apart, so its
+// most in any 1s window is k+1, and at 1/s, which refills a whole bucket
+// between bursts, the smallest burst that admits them all is k+1.
+func keyedLog(t *testing.T, keys int) string {
+	t.Helper()
+	var recs []trace.Record
+	for s := 0; s < 900; s += 300 {
+		for k := range keys {
+			at := logStart.Add(time.Duration(s)*time.Second + time.Duration(k)*time.Millisecond)
+			for range k + 1 {
+				recs = append(recs, trace.Record{At: at, Key: fmt.Sprintf("k%03d", k), Method: "GET", Path: "/", Status: 200})
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := tracetest.Write(&b, trace.JSONL, recs); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "keyed.jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The suggested limits are the known peaks' quantiles, and replayed they
+// leave exactly the keys they promise untouched: the 100% limit refuses
+// nothing, and one request less a window throttles the keys at the peak.
+func TestSuggestedLimitsAreExact(t *testing.T) {
+	const keys = 200
+	path := keyedLog(t, keys)
+	for _, tc := range []struct {
+		algorithm string
+		params    algorithms.Params
+	}{
+		{"token-bucket", algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}, Burst: 1}},
+		{"sliding-log", algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}, Window: time.Second}},
+	} {
+		t.Run(tc.algorithm, func(t *testing.T) {
+			limit := sim.Limit{Algorithm: tc.algorithm, Params: tc.params}
+			l := scan(t, path, limit)
+			sc := l.Scenario(limit, nil)
+			got, err := l.Suggest(context.Background(), sc, []float64{0.5, 0.99, 0.999, 1}, sim.Options{}, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Key k peaks at k+1: the q-quantile is ⌈q·200⌉.
+			for i, want := range []int{100, 198, 200, 200} {
+				s := got[i]
+				if s.InWindow != want || s.Burst != int64(want) || s.Untouched != want {
+					t.Errorf("q %g: peak %d burst %d untouched %d, want %d each", s.Quantile, s.InWindow, s.Burst, s.Untouched, want)
+				}
+				if throttled := s.Run.Totals.Throttled; throttled != keys-want {
+					t.Errorf("q %g: replayed, %d keys throttled, want %d", s.Quantile, throttled, keys-want)
+				}
+			}
+			if r := got[3].Run.Totals.Rejected; r != 0 {
+				t.Errorf("the 100%% limit rejected %d requests", r)
+			}
+			// One less than the 100% limit throttles the busiest key.
+			tight := sc
+			if tc.params.Window > 0 {
+				tight.Limit.Params.Rate.N = int64(got[3].InWindow - 1)
+			} else {
+				tight.Limit.Params.Burst = got[3].Burst - 1
+			}
+			if run := replayRun(t, l, tight); run.Totals.Throttled != 1 || run.Keys[0].Key != "k199" {
+				t.Errorf("one under the 100%% limit: %d keys throttled, first %s (want 1, k199)", run.Totals.Throttled, run.Keys[0].Key)
+			}
+		})
+	}
+}
+
+func writeAll(t *testing.T, rep *Report) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteTable(&b, rep, TableOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCSV(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func report(t *testing.T, src Source, limit sim.Limit, redact func(string) string) string {
+	t.Helper()
+	p := limit.Params
+	peaks, _ := trace.NewPeaks(PeakWindow(p), p.Rate.N, p.Rate.Per)
+	l, err := Scan(src, ScanOptions{Peaks: peaks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	run := replayRun(t, l, l.Scenario(limit, redact))
+	return writeAll(t, &Report{Log: l, Runs: []*Run{run}})
+}
+
+var sampleLimit = sim.Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: algorithms.Rate{N: 100, Per: time.Minute}, Burst: 20}}
+
+func sampleSource() Source {
+	k, _ := trace.ParseKey(trace.Combined, "ip")
+	return Source{Path: filepath.Join("testdata", "access.log"), Trace: trace.Options{Format: trace.Combined, Key: k}}
+}
+
+// The same log and limit give the same bytes; standard input gives what
+// the file does (its copy removed at Close).
+func TestReplayIsDeterministicAndReadsStdin(t *testing.T) {
+	src := sampleSource()
+	a, b := report(t, src, sampleLimit, nil), report(t, src, sampleLimit, nil)
+	if a != b {
+		t.Fatal("two replays of one log differ")
+	}
+	data, err := os.ReadFile(src.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin := src
+	stdin.Path = "-"
+	stdin.Trace.Stdin = bytes.NewReader(data)
+	got := report(t, stdin, sampleLimit, nil)
+	if want := strings.ReplaceAll(a, src.Path, "stdin"); got != want {
+		t.Fatalf("from stdin:\n%s\nwant\n%s", got, want)
+	}
+	stdin.Trace.Stdin = bytes.NewReader(data)
+	l, err := Scan(stdin, ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spool := l.spool
+	if _, err := os.Stat(spool); err != nil {
+		t.Fatalf("the copy of stdin: %v", err)
+	}
+	l.Close()
+	if _, err := os.Stat(spool); !os.IsNotExist(err) {
+		t.Fatalf("the copy of stdin is left after Close: %v", err)
+	}
+}
+
+// Redacted, no key appears in any output, and one salt names a key the
+// same way every time.
+func TestRedactHidesEveryKey(t *testing.T) {
+	hash := func(salt string) func(string) string {
+		return func(k string) string { return "h-" + fmt.Sprint(len(salt)) + "-" + fmt.Sprint(len(k)) + strings.Map(func(r rune) rune { return 'a' + (r*7+rune(len(salt)))%26 }, k) }
+	}
+	src := sampleSource()
+	out := report(t, src, sampleLimit, hash("salt"))
+	for _, key := range []string{"203.0.113.9", "198.51.100.23", "2001:db8:7", "192.0.2.1"} {
+		if strings.Contains(out, key) {
+			t.Errorf("a redacted report names %s", key)
+		}
+	}
+	if out != report(t, src, sampleLimit, hash("salt")) {
+		t.Error("one salt, two reports")
+	}
+}
+
+// Played faster, a log's requests come closer together, and a report
+// still dates them in the log's time.
+func TestSpeedCompressesTimeAndReportsLogTime(t *testing.T) {
+	src := sampleSource()
+	l, err := Scan(src, ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast := src
+	fast.Speed = 6
+	lf, err := Scan(fast, ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := lf.Span(), (l.Span()-time.Microsecond)/6+time.Microsecond; got != want {
+		t.Errorf("span at 6×: %s, want %s", got, want)
+	}
+	run := replayRun(t, lf, lf.Scenario(sampleLimit, nil))
+	slow := replayRun(t, l, l.Scenario(sampleLimit, nil))
+	if run.Totals.Rejected <= slow.Totals.Rejected {
+		t.Errorf("at 6× %d rejected, at 1× %d: six times the rate should be refused more", run.Totals.Rejected, slow.Totals.Rejected)
+	}
+	first := run.Keys[0].FirstRejected
+	if first.Before(lf.First) || first.After(lf.Last) {
+		t.Errorf("first refusal at %s, outside the log's %s–%s", first, lf.First, lf.Last)
+	}
+}
+
+func TestScanErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := `192.0.2.1 - - [01/Mar/2026:12:00:00 +0000] "GET / HTTP/1.1" 200 1 "-" "-"` + "\n"
+	bad := `192.0.2.1 - - [01/Mar/2026:12:00:01 +0000] "GET / HTTP/1.1" OK 1 "-" "-"` + "\n"
+	k, _ := trace.ParseKey(trace.Combined, "ip")
+	opts := trace.Options{Format: trace.Combined, Key: k}
+	for _, tc := range []struct {
+		name, text string
+		skip       bool
+		only       string
+		want       string
+	}{
+		{"bad line", good + bad + good, false, "", "bad.log:2: status"},
+		{"empty", "", false, "", "no requests in it"},
+		{"only bad", bad + bad, true, "", "bad.log:1: status"},
+		{"no such key", good, false, "ip:192.0.2.2", `no request has the key "ip:192.0.2.2"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := opts
+			o.SkipBad = tc.skip
+			_, err := Scan(Source{Path: write("bad.log", tc.text), Trace: o, Only: tc.only}, ScanOptions{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one saying %q", err, tc.want)
+			}
+		})
+	}
+	o := opts
+	o.SkipBad = true
+	l, err := Scan(Source{Path: write("skip.log", good+bad+good), Trace: o}, ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Stats.Bad != 1 || l.Requests != 2 || len(l.Skipped) != 1 || l.Skipped[0].Line != 2 {
+		t.Fatalf("skip-bad: %d bad, %d requests, skipped %v", l.Stats.Bad, l.Requests, l.Skipped)
+	}
+	if _, err := Scan(Source{Path: write("many.log", good+strings.Replace(good, "192.0.2.1", "192.0.2.2", 1)), Trace: opts}, ScanOptions{MaxKeys: 1}); err == nil || !strings.Contains(err.Error(), "more than 1 distinct keys") {
+		t.Fatalf("max keys: %v", err)
+	}
+	if _, err := Scan(Source{Path: write("x.log", good), Trace: opts, Speed: -1}, ScanOptions{}); err == nil {
+		t.Fatal("a negative speed was taken")
+	}
+}
