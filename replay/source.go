@@ -26,6 +26,10 @@ type Source struct {
 	// Only, when set, keeps the requests of this key alone (the key as
 	// Trace.Key reads it).
 	Only string
+	// Open, when set, reads the log instead of Path, which then only
+	// names it: a log a program makes or fetches, read again from the
+	// start at each call.
+	Open func() (io.Reader, error)
 }
 
 // Log is a log read once through: its keys and its span, what a run needs
@@ -88,7 +92,7 @@ func Scan(src Source, opts ScanOptions) (*Log, error) {
 	}
 	l := &Log{Source: src, index: map[string]int32{}}
 	topts := src.Trace
-	if src.Path == "-" {
+	if src.Path == "-" && src.Open == nil {
 		spool, err := os.CreateTemp("", "ratelim-stdin-*.log")
 		if err != nil {
 			return nil, fmt.Errorf("standard input is kept in a temporary file to be read again, and none could be made: %w", err)
@@ -101,7 +105,7 @@ func Scan(src Source, opts ScanOptions) (*Log, error) {
 		topts.Stdin = io.TeeReader(in, spool)
 		defer spool.Close()
 	}
-	r, err := trace.Open(src.Path, topts)
+	r, err := l.openWith(topts)
 	if err != nil {
 		l.Close()
 		return nil, err
@@ -213,7 +217,22 @@ func (l *Log) open() (*trace.Reader, error) {
 		opts.Stdin = nil
 		return trace.Open(l.spool, opts)
 	}
-	return trace.Open(l.Path, l.Trace)
+	return l.openWith(l.Trace)
+}
+
+func (l *Log) openWith(opts trace.Options) (*trace.Reader, error) {
+	if l.Source.Open != nil {
+		in, err := l.Source.Open()
+		if err != nil {
+			return nil, err
+		}
+		r, err := trace.NewReader(in, name(l.Path), opts)
+		if c, ok := in.(io.Closer); ok && err != nil {
+			c.Close()
+		}
+		return r, err
+	}
+	return trace.Open(l.Path, opts)
 }
 
 // KeysFeed is a feed of the log's keyed requests, each key's to its own
