@@ -294,7 +294,9 @@ func TestReplayIsDeterministicAndReadsStdin(t *testing.T) {
 // same way every time.
 func TestRedactHidesEveryKey(t *testing.T) {
 	hash := func(salt string) func(string) string {
-		return func(k string) string { return "h-" + fmt.Sprint(len(salt)) + "-" + fmt.Sprint(len(k)) + strings.Map(func(r rune) rune { return 'a' + (r*7+rune(len(salt)))%26 }, k) }
+		return func(k string) string {
+			return "h-" + fmt.Sprint(len(salt)) + "-" + fmt.Sprint(len(k)) + strings.Map(func(r rune) rune { return 'a' + (r*7+rune(len(salt)))%26 }, k)
+		}
 	}
 	src := sampleSource()
 	out := report(t, src, sampleLimit, hash("salt"))

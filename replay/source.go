@@ -153,11 +153,11 @@ func Scan(src Source, opts ScanOptions) (*Log, error) {
 	_, l.Skipped = r.Skipped()
 	if l.Requests == 0 {
 		l.Close()
-		what := "every request was filtered out"
+		what := "no line of it is a request"
 		switch {
-		case l.Stats.Requests == 0:
-			what = "no line of it is a request"
-		case src.Only != "":
+		case l.Stats.Filtered > 0:
+			what = fmt.Sprintf("every request was filtered out (%s of them, by time, path or method)", thousands(int64(l.Stats.Filtered)))
+		case l.Stats.Requests > 0 && src.Only != "":
 			what = fmt.Sprintf("no request has the key %q", src.Only)
 		}
 		return nil, fmt.Errorf("%s: %w: %s", name(src.Path), ErrNoRequests, what)

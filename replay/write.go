@@ -96,8 +96,13 @@ func percent(part, whole int64) string {
 func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 	l := rep.Log
 	ck := newClock(l)
-	fmt.Fprintf(w, "replay of %s: %s requests from %s keys, %s to %s UTC\n", name(l.Path), thousands(l.Requests), thousands(int64(len(l.Keys))),
-		l.First.UTC().Format(time.DateTime), l.Last.UTC().Format(time.DateTime))
+	last := l.Last.UTC().Format(time.DateTime)
+	if ck.minute == "15:04" {
+		last = l.Last.UTC().Format(time.TimeOnly)
+	}
+	fmt.Fprintf(w, "replay of %s\n", name(l.Path))
+	fmt.Fprintf(w, "  %s requests from %s keys, %s to %s UTC\n", thousands(l.Requests), thousands(int64(len(l.Keys))),
+		l.First.UTC().Format(time.DateTime), last)
 	fmt.Fprintf(w, "  %s log, keyed by %s", l.Trace.Format, keySpec(l))
 	if l.Speed != 1 {
 		fmt.Fprintf(w, ", played at %g×", l.Speed)
@@ -131,9 +136,9 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 			// Side by side, the first refusal is left to the JSON and CSV:
 			// the table fits a terminal.
 			run := string(rune('A' + i))
-			head = append(head, "REJECTED "+run, "% "+run, "WORST MINUTE "+run)
+			head = append(head, "REJECTED "+run, "WORST MINUTE "+run)
 		} else {
-			head = append(head, "REJECTED", "%", "FIRST REJECTED", "WORST MINUTE")
+			head = append(head, "REJECTED", "%", "FIRST 429", "WORST MINUTE")
 		}
 	}
 	hasPeaks := len(l.Peaks) > 0
@@ -164,9 +169,9 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 				firstAt = kr.FirstRejected.Format(ck.layout)
 				worst = fmt.Sprintf("%s (%s)", kr.WorstMinute.Format(ck.minute), thousands(kr.WorstMinuteRejected))
 			}
-			row = append(row, thousands(kr.Rejected), percent(kr.Rejected, kr.Requests))
+			row = append(row, thousands(kr.Rejected))
 			if !vs {
-				row = append(row, firstAt)
+				row = append(row, percent(kr.Rejected, kr.Requests), firstAt)
 			}
 			row = append(row, worst)
 		}
@@ -184,10 +189,11 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 	}
 	total := []string{"TOTAL", thousands(first.Totals.Requests)}
 	for _, run := range rep.Runs {
-		total = append(total, thousands(run.Totals.Rejected), percent(run.Totals.Rejected, run.Totals.Requests), "")
+		total = append(total, thousands(run.Totals.Rejected))
 		if !vs {
-			total = append(total, "")
+			total = append(total, percent(run.Totals.Rejected, run.Totals.Requests), "")
 		}
+		total = append(total, "")
 	}
 	tw.add(total...)
 	if err := tw.write(w); err != nil {
@@ -213,23 +219,33 @@ func writeSuggestions(w io.Writer, rep *Report) error {
 	p := run.Scenario.Limit.Params
 	fmt.Fprintln(w)
 	if p.Window > 0 {
-		fmt.Fprintf(w, "Limits that leave keys untouched (each key's most requests in any %s, every placement of the window):\n", sim.ShortDuration(run.PeakWindow))
+		fmt.Fprintf(w, "Limits that leave a share of keys untouched, from each key's peak in any %s,\n", sim.ShortDuration(run.PeakWindow))
 	} else {
-		fmt.Fprintf(w, "Limits that leave keys untouched (each key's smallest burst at %s, and its most requests in any %s):\n", p.Rate, sim.ShortDuration(run.PeakWindow))
+		fmt.Fprintf(w, "Bursts that leave a share of keys untouched at %s, from each key's requests,\n", p.Rate)
+	}
+	window := p.Window > 0
+	lim := run.Scenario.Limit
+	if window {
+		fmt.Fprintf(w, "each replayed by %s (window %s) to count what it would refuse:\n", lim.Algorithm, sim.ShortDuration(p.Window))
+	} else {
+		fmt.Fprintf(w, "each replayed by %s to count what it would refuse:\n", lim.Algorithm)
 	}
 	var tw table
-	tw.add([]string{"UNTOUCHED", "KEYS", "PEAK/" + sim.ShortDuration(run.PeakWindow), "BURST", "REPLAYED WITH", "REJECTED", "%", "THROTTLED"}...)
+	peak := "PEAK/" + sim.ShortDuration(run.PeakWindow)
+	if window {
+		tw.add("UNTOUCHED", "KEYS", peak, "LIMIT", "REJECTED", "%", "THROTTLED")
+	} else {
+		tw.add("UNTOUCHED", "KEYS", "BURST", "REJECTED", "%", "THROTTLED")
+	}
 	for _, s := range rep.Suggestions {
-		lim := run.Scenario.Limit
-		lim.Params = s.Params
-		tw.add([]string{
-			fmt.Sprintf("%g%%", 100*s.Quantile),
-			fmt.Sprintf("%s of %s", thousands(int64(s.Untouched)), thousands(int64(len(rep.Log.Keys)))),
-			thousands(int64(s.InWindow)), thousands(s.Burst),
-			LimitText(lim),
-			thousands(s.Run.Totals.Rejected), percent(s.Run.Totals.Rejected, s.Run.Totals.Requests),
-			fmt.Sprintf("%s keys", thousands(int64(s.Run.Totals.Throttled))),
-		}...)
+		row := []string{fmt.Sprintf("%g%%", 100*s.Quantile), fmt.Sprintf("%s of %s", thousands(int64(s.Untouched)), thousands(int64(len(rep.Log.Keys))))}
+		if window {
+			row = append(row, thousands(int64(s.InWindow)), s.Params.Rate.String())
+		} else {
+			row = append(row, thousands(s.Burst))
+		}
+		row = append(row, thousands(s.Run.Totals.Rejected), percent(s.Run.Totals.Rejected, s.Run.Totals.Requests), keysText(s.Run.Totals.Throttled))
+		tw.add(row...)
 	}
 	return tw.write(w)
 }
@@ -429,3 +445,10 @@ func WriteCSV(w io.Writer, rep *Report) error {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func keysText(n int) string {
+	if n == 1 {
+		return "1 key"
+	}
+	return thousands(int64(n)) + " keys"
+}

@@ -515,7 +515,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 		return err
 	}
 	rep := &replay.Report{Log: log}
-	labelA := "a"
+	labelA := replay.LimitText(sc.Limit)
 	var scB sim.Scenario
 	if p.vs != nil {
 		if scB, err = p.versus(sc); err != nil {

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sampleLog is the sample access log package replay's tests make.
+var sampleLog = filepath.Join("..", "..", "replay", "testdata", "access.log")
+
+func TestReplaySample(t *testing.T) {
+	for _, tc := range []struct {
+		golden string
+		args   []string
+	}{
+		{"replay-sample.table", []string{"--limit", "100/m", "--burst", "20"}},
+		{"replay-sample-suggest.table", []string{"--limit", "100/m", "--algorithm", "sliding-window", "--suggest", "--quantile", "0.9,1", "--top", "5"}},
+		{"replay-sample-vs.table", []string{"--limit", "100/m", "--burst", "20", "--vs", "topology=local", "--vs", "servers=4", "--top", "5"}},
+		{"replay-sample.json", []string{"--limit", "100/m", "--burst", "20", "--suggest", "--format", "json"}},
+		{"replay-sample.csv", []string{"--limit", "100/m", "--burst", "20", "--format", "csv"}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			code, out, errOut := runArgs(append([]string{"replay", sampleLog}, tc.args...)...)
+			if code != exitOK || errOut != "" {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			golden(t, tc.golden, []byte(out))
+			if strings.HasSuffix(tc.golden, ".table") {
+				width := 80
+				if strings.Contains(tc.golden, "-vs") {
+					width = 100 // two runs side by side
+				}
+				for _, line := range strings.Split(out, "\n") {
+					if n := len([]rune(line)); n > width {
+						t.Errorf("line of %d columns: %q", n, line)
+					}
+				}
+			}
+			if strings.HasSuffix(tc.golden, ".json") {
+				var doc struct {
+					Schema string `json:"schema"`
+				}
+				if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Schema != "ratelim.replay/v1" {
+					t.Fatalf("schema %q, %v", doc.Schema, err)
+				}
+			}
+		})
+	}
+}
+
+// The sample's lesson, asserted and not only pinned: the health-check
+// loop and the export are throttled, the people and the phones are not.
+func TestReplaySampleThrottlesTheLoop(t *testing.T) {
+	code, out, _ := runArgs("replay", sampleLog, "--limit", "100/m", "--burst", "20", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	var doc struct {
+		Runs []struct {
+			Keys []struct {
+				Key      string `json:"key"`
+				Requests int64  `json:"requests"`
+				Rejected int64  `json:"rejected"`
+			} `json:"keys"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	keys := doc.Runs[0].Keys
+	if keys[0].Key != "ip:203.0.113.9" || keys[1].Key != "ip:198.51.100.23" {
+		t.Fatalf("most throttled: %s, %s", keys[0].Key, keys[1].Key)
+	}
+	// 1,200 requests over 4 minutes at 100/m with a burst of 20: about
+	// 20 + 400 admitted.
+	if k := keys[0]; k.Requests != 1200 || k.Rejected < 770 || k.Rejected > 790 {
+		t.Errorf("the loop: %d of %d rejected, want about 780", k.Rejected, k.Requests)
+	}
+	for _, k := range keys[2:] {
+		if k.Rejected != 0 {
+			t.Errorf("%s: %d rejected, want none", k.Key, k.Rejected)
+		}
+	}
+}
+
+func TestReplayStdinAndRedact(t *testing.T) {
+	data, err := os.ReadFile(sampleLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), args, streams{In: bytes.NewReader(data), Out: &out, ErrOut: &errOut})
+		return code, out.String(), errOut.String()
+	}
+	_, fromFile, _ := runArgs("replay", sampleLog, "--limit", "100/m", "--format", "csv")
+	code, fromStdin, errOut := stdin("replay", "-", "--limit", "100/m", "--format", "csv")
+	if code != exitOK || fromStdin != fromFile {
+		t.Fatalf("stdin: exit %d, stderr %q; same as the file: %v", code, errOut, fromStdin == fromFile)
+	}
+	redacted := func(salt string) string {
+		code, out, errOut := runArgs("replay", sampleLog, "--limit", "100/m", "--redact", "--salt", salt, "--top", "0")
+		if code != exitOK || errOut != "" {
+			t.Fatalf("exit %d, stderr %q", code, errOut)
+		}
+		return out
+	}
+	a := redacted("s1")
+	for _, ip := range []string{"203.0.113.9", "198.51.100.23", "2001:db8:7:1", "192.0.2.1"} {
+		if strings.Contains(a, ip) {
+			t.Errorf("a redacted report names %s", ip)
+		}
+	}
+	if a != redacted("s1") || a == redacted("s2") {
+		t.Error("one salt must give one report, another salt another")
+	}
+	code, _, errOut = runArgs("replay", sampleLog, "--limit", "100/m", "--redact", "--format", "csv")
+	if code != exitOK || !strings.Contains(errOut, "random salt") {
+		t.Errorf("--redact without --salt: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestReplayBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.log")
+	os.WriteFile(bad, []byte(`192.0.2.1 - - [01/Mar/2026:12:00:00 +0000] "GET / HTTP/1.1" 200 1 "-" "-"
+192.0.2.1 - - [01/Mar/2026:12:00:01 +0000] "GET / HTTP/1.1" OK 1 "-" "-"
+`), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+		hint bool // the usage hint follows
+	}{
+		{[]string{"replay", sampleLog}, "--limit: required", true},
+		{[]string{"replay", sampleLog, "--limit", "fast"}, "--limit:", true},
+		{[]string{"replay", sampleLog, "--limit", "0/s"}, "a rate must be positive", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--burst", "-3"}, "--burst: must be positive", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--window", "1m"}, "token-bucket has no window", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--algorithm", "sliding-log", "--window", "soon"}, "--window:", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--key", "cookie"}, "--key:", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--log-format", "xml"}, "--log-format:", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--from", "yesterday"}, "--from:", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--from", "2026-11-24 10:05", "--until", "2026-11-24 10:00"}, "is not after --from", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--speed", "0"}, "--speed:", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "colour=red"}, `unknown field "colour"`, true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "burst=lots"}, "--vs burst:", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "servers=100000"}, "--vs servers", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--suggest", "--quantile", "2"}, "--quantile:", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--salt", "x"}, "--salt: only with --redact", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--top", "-1"}, "--top:", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--servers", "0"}, "servers", true},
+		{[]string{"replay", filepath.Join(dir, "none.log"), "--limit", "1/s"}, "none.log: no such file", true},
+		{[]string{"replay", dir, "--limit", "1/s"}, "a directory", true},
+		{[]string{"replay", bad, "--limit", "1/s"}, "bad.log:2: status", false},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--only", "ip:10.0.0.1"}, `no request has the key "ip:10.0.0.1"`, false},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--path", "/nowhere"}, "every request was filtered out", false},
+	} {
+		t.Run(strings.Join(tc.args[2:], " "), func(t *testing.T) {
+			code, out, errOut := runArgs(tc.args...)
+			if code != exitBadInput || !strings.Contains(errOut, tc.want) || out != "" {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d saying %q", code, out, errOut, exitBadInput, tc.want)
+			}
+			if hint := strings.Contains(errOut, "--help"); hint != tc.hint {
+				t.Errorf("usage hint %v, want %v: %q", hint, tc.hint, errOut)
+			}
+			if strings.Contains(errOut, "goroutine") {
+				t.Errorf("a stack trace: %q", errOut)
+			}
+		})
+	}
+	code, out, errOut := runArgs("replay", bad, "--limit", "1/s", "--skip-bad")
+	if code != exitOK || !strings.Contains(out, "1 bad lines skipped, the first: "+bad+":2: status") {
+		t.Fatalf("--skip-bad: exit %d, stderr %q, out:\n%s", code, errOut, out)
+	}
+}
+
+func TestReplayGuessesTheFormat(t *testing.T) {
+	for _, tc := range []struct{ name, file, want string }{
+		{"jsonl by name", "x.jsonl", "jsonl"},
+		{"csv by name, gzipped", "x.csv.gz", "csv"},
+		{"alb by line", filepath.Join("..", "..", "trace", "testdata", "alb.log"), "alb"},
+		{"jsonl by line", filepath.Join("..", "..", "trace", "testdata", "requests.jsonl"), "jsonl"},
+		{"combined", sampleLog, "combined"},
+		{"stdin", "-", "combined"},
+	} {
+		if got := guessLogFormat(tc.file); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	code, out, errOut := runArgs("replay", filepath.Join("..", "..", "trace", "testdata", "alb.log"), "--limit", "1/s", "--format", "csv")
+	if code != exitOK || !strings.HasPrefix(out, "run,key,") {
+		t.Fatalf("an ALB log: exit %d, stderr %q", code, errOut)
+	}
+}
