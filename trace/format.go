@@ -1,7 +1,13 @@
 package trace
 
 import (
+	"bufio"
+	"compress/gzip"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -136,4 +142,50 @@ func ParseTimeUnit(s string) (time.Duration, error) {
 		return time.Nanosecond, nil
 	}
 	return 0, fmt.Errorf("%q is not a time unit (want s, ms, us or ns)", s)
+}
+
+// GuessFormat names the format of the log at path from its name (.jsonl,
+// .ndjson, .json, .csv, with or without .gz), else from its first line,
+// gzipped or not: a JSON object is JSONL, an ALB entry (a request type and
+// an RFC 3339 time) is ALB, and anything else, standard input ("-") and a
+// file that cannot be read included, is Combined, whose reader then says
+// what is wrong.
+func GuessFormat(path string) Format {
+	base := strings.TrimSuffix(strings.ToLower(filepath.Base(path)), ".gz")
+	switch filepath.Ext(base) {
+	case ".jsonl", ".ndjson", ".json":
+		return JSONL
+	case ".csv":
+		return CSV
+	}
+	if path == "-" {
+		return Combined
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Combined
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	var in io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return Combined
+		}
+		defer zr.Close()
+		in = zr
+	}
+	line, _ := bufio.NewReaderSize(in, 64<<10).ReadSlice('\n')
+	text := strings.TrimSpace(string(line))
+	if strings.HasPrefix(text, "{") {
+		return JSONL
+	}
+	fields := strings.Fields(text)
+	if len(fields) > 2 && slices.Contains([]string{"http", "https", "h2", "grpcs", "ws", "wss"}, fields[0]) {
+		if _, err := time.Parse(time.RFC3339Nano, fields[1]); err == nil {
+			return ALB
+		}
+	}
+	return Combined
 }

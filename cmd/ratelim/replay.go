@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -12,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -351,7 +348,7 @@ func (opts *replayOptions) source() (replay.Source, error) {
 	t.Stdin = opts.In
 	formatName := opts.LogFormat
 	if formatName == "" {
-		formatName = guessLogFormat(opts.Log)
+		formatName = trace.GuessFormat(opts.Log).String()
 	}
 	var err error
 	if t.Format, err = trace.ParseFormat(formatName); err != nil {
@@ -434,50 +431,6 @@ func parseWhen(flag, s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, badInput("%s: %q is not a time (want RFC 3339, e.g. 2026-11-24T10:00:00Z, or 2026-11-24 10:00:00 in UTC)", flag, s)
-}
-
-// guessLogFormat names a log's format from its name (.jsonl, .ndjson,
-// .json, .csv, with or without .gz), else from its first line: a JSON
-// object, an ALB entry (a request type and an RFC 3339 time), or else the
-// combined format.
-func guessLogFormat(path string) string {
-	base := strings.TrimSuffix(strings.ToLower(filepath.Base(path)), ".gz")
-	switch filepath.Ext(base) {
-	case ".jsonl", ".ndjson", ".json":
-		return "jsonl"
-	case ".csv":
-		return "csv"
-	}
-	if path == "-" {
-		return "combined"
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "combined" // the reader says why it cannot open it
-	}
-	defer f.Close()
-	br := bufio.NewReader(f)
-	var in io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return "combined"
-		}
-		defer zr.Close()
-		in = zr
-	}
-	line, _ := bufio.NewReaderSize(in, 64<<10).ReadSlice('\n')
-	text := strings.TrimSpace(string(line))
-	if strings.HasPrefix(text, "{") {
-		return "jsonl"
-	}
-	fields := strings.Fields(text)
-	if len(fields) > 2 && slices.Contains([]string{"http", "https", "h2", "grpcs", "ws", "wss"}, fields[0]) {
-		if _, err := time.Parse(time.RFC3339Nano, fields[1]); err == nil {
-			return "alb"
-		}
-	}
-	return "combined"
 }
 
 func replayRun(ctx context.Context, opts *replayOptions) error {

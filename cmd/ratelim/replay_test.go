@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ratelim/ratelim/trace"
 )
 
 // sampleLog is the sample access log package replay's tests make.
@@ -188,7 +190,7 @@ func TestReplayGuessesTheFormat(t *testing.T) {
 		{"combined", sampleLog, "combined"},
 		{"stdin", "-", "combined"},
 	} {
-		if got := guessLogFormat(tc.file); got != tc.want {
+		if got := trace.GuessFormat(tc.file).String(); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
 	}
