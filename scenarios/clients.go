@@ -8,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ratelim/ratelim/replay"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -77,7 +78,9 @@ func (d *decoder) clients(n *yaml.Node, sc *sim.Scenario) []sim.Client {
 			d.failf(f.node, f.field("traffic"), "missing: the client sends nothing (want e.g. traffic: {pattern: constant, rate: 5/s})")
 			return nil
 		}
+		d.logsRead = d.logsRead[:0]
 		c.Traffic = d.traffic(tv, f.field("traffic"), sc)
+		logs := append([]*replay.Log(nil), d.logsRead...)
 		c.Retry = sim.Retry{Policy: sim.RetryNone}
 		if v, ok := f.values["retry"]; ok {
 			c.Retry = d.retry(v, f.field("retry"))
@@ -105,6 +108,13 @@ func (d *decoder) clients(n *yaml.Node, sc *sim.Scenario) []sim.Client {
 				return nil
 			}
 			owner[e.Name] = i
+			for _, l := range logs {
+				if len(sc.Feeds) >= MaxFeeds {
+					d.failf(tv, f.field("traffic"), "more than %d logs replayed in all, counting each client of count (want fewer)", MaxFeeds)
+					return nil
+				}
+				sc.Feeds = append(sc.Feeds, l.ClientFeed(len(out)))
+			}
 			out = append(out, e)
 		}
 	}
@@ -161,7 +171,23 @@ func example(name string) string {
 
 var trafficFields = []string{"pattern", "rate", "from", "to", "count", "at", "spread", "on", "off", "start", "stop", "cost"}
 
-var patterns = []string{string(sim.Constant), string(sim.Poisson), string(sim.Burst), string(sim.Ramp), string(sim.OnOff)}
+var patterns = []string{string(sim.Constant), string(sim.Poisson), string(sim.Burst), string(sim.Ramp), string(sim.OnOff), "trace"}
+
+// isTracePattern reports whether n is {pattern: trace, ...}: a log's
+// requests, read by traceLog, not a pattern the simulator generates.
+func isTracePattern(n *yaml.Node) bool {
+	n = resolve(n)
+	if n.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "pattern" {
+			v := resolve(n.Content[i+1])
+			return v.Kind == yaml.ScalarNode && v.Value == "trace"
+		}
+	}
+	return false
+}
 
 // patternFields are the fields each pattern reads; patternNeeds those it
 // cannot do without.
@@ -193,6 +219,10 @@ func (d *decoder) traffic(n *yaml.Node, path string, sc *sim.Scenario) []sim.Tra
 	n = resolve(n)
 	switch n.Kind {
 	case yaml.MappingNode:
+		if isTracePattern(n) {
+			d.traceLog(n, path, tracePatternField, 0)
+			return nil
+		}
 		return []sim.Traffic{d.pattern(n, path, sc)}
 	case yaml.SequenceNode:
 		if len(n.Content) == 0 {
@@ -201,6 +231,13 @@ func (d *decoder) traffic(n *yaml.Node, path string, sc *sim.Scenario) []sim.Tra
 		}
 		out := make([]sim.Traffic, 0, len(n.Content))
 		for j, item := range n.Content {
+			if isTracePattern(item) {
+				d.traceLog(item, index(path, j), tracePatternField, 0)
+				if d.failed() {
+					return nil
+				}
+				continue
+			}
 			out = append(out, d.pattern(item, index(path, j), sc))
 			if d.failed() {
 				return nil

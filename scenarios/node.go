@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"github.com/ratelim/ratelim/replay"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -27,6 +29,13 @@ type decoder struct {
 	file     string
 	err      *Error
 	patterns int // traffic patterns read, aliases counted each time
+	// logs says whether a trace may read its log, from logDir when its
+	// path is relative: a file read from disk may, one parsed from
+	// memory (a built-in, a fuzzed input) may not.
+	logs     bool
+	logDir   string
+	feeds    int           // logs read, for MaxFeeds
+	logsRead []*replay.Log // the logs of the client being read (pattern trace)
 }
 
 // failf records an error at n (its line) for field, unless one is recorded.

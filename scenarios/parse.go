@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/replay"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 )
@@ -94,12 +95,17 @@ func Load(path string) (*File, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(path, f)
+	return read(path, f, filepath.Dir(path))
 }
 
 // Read reads a scenario from r, at most MaxFileSize bytes of it; name is
 // what errors call it (a path, or "stdin").
 func Read(name string, r io.Reader) (*File, error) {
+	return read(name, r, ".")
+}
+
+// read is Read, a trace's relative log path taken from logDir.
+func read(name string, r io.Reader, logDir string) (*File, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
@@ -107,14 +113,20 @@ func Read(name string, r io.Reader) (*File, error) {
 	if len(data) > MaxFileSize {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("larger than %d MB (want a scenario file, a few KB)", MaxFileSize>>20)}
 	}
-	return Parse(name, data)
+	return parse(name, data, &decoder{file: name, logs: true, logDir: logDir})
 }
 
 // Parse reads a scenario from data; filename is what errors and a missing
 // name: are taken from. Every error is an *Error that names the line and
 // the field. Parse never panics, whatever data holds.
+//
+// A trace: in data is refused: Parse reads nothing but data (Load and
+// Read read a trace's log).
 func Parse(filename string, data []byte) (*File, error) {
-	d := &decoder{file: filename}
+	return parse(filename, data, &decoder{file: filename})
+}
+
+func parse(filename string, data []byte, d *decoder) (*File, error) {
 	f := d.parse(data)
 	if d.err != nil {
 		return nil, d.err
@@ -124,7 +136,7 @@ func Parse(filename string, data []byte) (*File, error) {
 	return f, nil
 }
 
-var topFields = []string{"name", "summary", "lesson", "duration", "seed", "step", "servers", "balancer", "limit", "topology", "clients", "faults", "expect"}
+var topFields = []string{"name", "summary", "lesson", "trace", "duration", "seed", "step", "servers", "balancer", "limit", "topology", "clients", "faults", "expect"}
 
 const scenarioWant = "a mapping with name, duration, limit and clients"
 
@@ -157,8 +169,33 @@ func (d *decoder) parse(data []byte) *File {
 	if n, ok := top.values["summary"]; ok {
 		sc.Summary = strings.TrimSpace(d.text(n, "summary", "what the scenario shows"))
 	}
+	var log *replay.Log
+	var logRetry sim.Retry
+	if n, ok := top.values["trace"]; ok {
+		var tf *fields
+		log, tf = d.traceLog(n, "trace", traceFields, MaxClients)
+		if d.failed() {
+			return nil
+		}
+		logRetry = sim.Retry{Policy: sim.RetryNone}
+		if v, ok := tf.values["retry"]; ok {
+			logRetry = d.retry(v, tf.field("retry"))
+		}
+	}
+	_, stepGiven := top.values["step"]
 	if n, ok := top.values["duration"]; ok {
 		sc.Duration = d.runDuration(n, "duration")
+	} else if log != nil {
+		// As long as the log, at the step the file gives or one that
+		// keeps the timeline to a few thousand steps.
+		step := replay.StepFor(log.Span())
+		if stepGiven {
+			step = d.positive(top.values["step"], "step", "1s")
+		}
+		sc.Duration = durationOfTrace(log, step)
+		if !stepGiven {
+			sc.Step = step
+		}
 	} else {
 		d.failf(top.node, "duration", "missing (want e.g. duration: 30s)")
 	}
@@ -196,11 +233,17 @@ func (d *decoder) parse(data []byte) *File {
 	}
 	if n, ok := top.values["clients"]; ok {
 		sc.Clients = d.clients(n, &sc)
-	} else {
+	} else if log == nil {
 		d.failf(top.node, "clients", "missing (want at least one client, e.g. - {name: web, api_key: web, traffic: {pattern: constant, rate: 5/s}})")
 	}
 	if d.failed() {
 		return nil
+	}
+	if log != nil {
+		d.traceClients(log, logRetry, top.values["trace"], &sc)
+		if d.failed() {
+			return nil
+		}
 	}
 	// An optional list may be left empty (faults: with every entry
 	// commented out).

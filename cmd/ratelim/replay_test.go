@@ -199,3 +199,17 @@ func TestReplayGuessesTheFormat(t *testing.T) {
 		t.Fatalf("an ALB log: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// A scenario file with a top-level trace runs like any other, its
+// expectations checked (the sample's, beside its log).
+func TestSimOfATraceScenario(t *testing.T) {
+	file := filepath.Join("..", "..", "replay", "testdata", "access.yaml")
+	code, out, errOut := runArgs("sim", file)
+	if code != exitOK || !strings.Contains(out, "expect: 3 of 3 hold") || !strings.Contains(out, "ip:203.0.113.9") {
+		t.Fatalf("exit %d, stderr %q, out:\n%s", code, errOut, out)
+	}
+	code, out, errOut = runArgs("check", file)
+	if code != exitOK {
+		t.Fatalf("check: exit %d, stderr %q, out:\n%s", code, errOut, out)
+	}
+}
