@@ -126,6 +126,34 @@ func fold(all []traffic, by string, nSteps int) []traffic {
 			break
 		}
 	}
+	return foldUnkept(all, keep, by, nSteps)
+}
+
+// focusOn gives the panels named in focus one each, in focus's order (at
+// most maxPanels-1 of them), and adds up the rest into "others".
+func focusOn(all []traffic, focus []string, by string, nSteps int) []traffic {
+	rank := map[string]int{}
+	for i, name := range focus {
+		if _, dup := rank[name]; !dup && len(rank) < maxPanels-1 {
+			rank[name] = i
+		}
+	}
+	keep := make([]bool, len(all))
+	for i, t := range all {
+		_, keep[i] = rank[t.name]
+	}
+	out := foldUnkept(all, keep, by, nSteps)
+	kept := out[:len(out)]
+	if n := len(out); n > 0 && out[n-1].folded {
+		kept = out[:n-1]
+	}
+	slices.SortStableFunc(kept, func(a, b traffic) int { return rank[a.name] - rank[b.name] })
+	return out
+}
+
+// foldUnkept keeps the panels keep says, in order, and adds up the rest
+// into one "others" panel after them (none when every panel is kept).
+func foldUnkept(all []traffic, keep []bool, by string, nSteps int) []traffic {
 	var out []traffic
 	others := traffic{steps: make([]counts, nSteps), folded: true}
 	for i, t := range all {
@@ -150,6 +178,9 @@ func fold(all []traffic, by string, nSteps int) []traffic {
 			}
 			others.total.add(t.total)
 		}
+	}
+	if len(others.members) == 0 {
+		return out
 	}
 	noun := plural(len(others.members), by, by+"s")
 	others.name = fmt.Sprintf("others: %d %s", len(others.members), noun)

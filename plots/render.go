@@ -39,6 +39,12 @@ type Options struct {
 	// of, say, putting every client in one panel while all are still at
 	// zero. Nil: r's own.
 	Layout *sim.Result
+	// Focus, when set, names the clients (or keys, with By "key") that
+	// Timeline gives a panel each, in this order, at most 11; every other
+	// is added up into one "others" panel. A replay of an access log names
+	// its most throttled keys, so that hundreds of untouched ones do not
+	// bury them.
+	Focus []string
 	// AxisEndS, when after the result's end, is where the time axis ends:
 	// a frame of an animation draws its run so far on the whole run's
 	// axis, the data stopping at the frame's instant.

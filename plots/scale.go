@@ -83,6 +83,9 @@ func countLabel(v float64) string {
 	case a >= 1e4 || (a >= 1e3 && math.Mod(a, 1e3) == 0):
 		return strconv.FormatFloat(v/1e3, 'f', -1, 64) + "k"
 	}
+	if v != math.Trunc(v) {
+		return strconv.FormatFloat(v, 'g', 4, 64) // a rate's share of a step: 1.667, not 1.6666666666666667
+	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 

@@ -92,6 +92,7 @@ type timelineData struct {
 	// an animation that shares the whole run's axis (Options.AxisEndS).
 	axisS  float64
 	by     string    // "client" or "key"
+	focus  []string  // Options.Focus
 	all    []traffic // every client (or key), before grouping and folding
 	panels []traffic
 	ref    reference
@@ -182,6 +183,10 @@ func newTimelineData(r *sim.Result, by string) (*timelineData, error) {
 // (sigs[i] for d.all[i]) are equal share one panel, and past maxPanels
 // the rest are added up into "others".
 func (d *timelineData) arrange(sigs []string) {
+	if len(d.focus) > 0 {
+		d.panels = focusOn(d.all, d.focus, d.by, d.nSteps)
+		return
+	}
 	d.panels = fold(collapse(d.all, sigs), d.by, d.nSteps)
 }
 

@@ -63,6 +63,7 @@ func Timeline(w io.Writer, r *sim.Result, opts Options) error {
 		return err
 	}
 	d.axisS = max(d.axisS, opts.AxisEndS)
+	d.focus = opts.Focus
 	ax, err := layOut(d, opts.Layout, by)
 	if err != nil {
 		return err
@@ -312,7 +313,7 @@ func subtitle(d *timelineData, logScale bool) string {
 	r := d.r
 	l := r.Limit
 	var parts []string
-	rate := fmt.Sprintf("%s/s", trimFloat(l.RatePerS))
+	rate := sim.RateText(l.RatePerS)
 	switch {
 	case d.ref.kind == "window":
 		parts = append(parts, fmt.Sprintf("limit %s per %s window (%s)", trimFloat(l.RatePerS*math.Max(l.WindowS, d.ref.windowS)), trimFloat(math.Max(l.WindowS, d.ref.windowS))+"s", rate))

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -44,7 +45,7 @@ func (l *Log) Scenario(limit sim.Limit, redact func(string) string) sim.Scenario
 		limit.Key = sim.KeyAuto
 	}
 	sc := sim.Scenario{
-		Name:     "replay",
+		Name:     "replay of " + filepath.Base(name(l.Path)),
 		Summary:  fmt.Sprintf("%s replayed: %s requests from %d keys", name(l.Path), thousands(l.Requests), len(l.Keys)),
 		Duration: duration,
 		Seed:     1,

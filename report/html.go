@@ -250,7 +250,7 @@ func meta(r *sim.Result, command string) []metaItem {
 // limitText says what the limit is, in the algorithm's own terms.
 func limitText(r *sim.Result) string {
 	l := r.Limit
-	rate := rateText(l.RatePerS)
+	rate := sim.RateText(l.RatePerS)
 	switch {
 	case l.WindowS > 0: // a window algorithm: the result carries no window otherwise
 		return fmt.Sprintf("%s per %s s window (%s)", strconv.FormatFloat(l.RatePerS*l.WindowS, 'f', -1, 64),
@@ -259,21 +259,6 @@ func limitText(r *sim.Result) string {
 		return fmt.Sprintf("drains %s, queue %d", rate, l.Burst) + defaultedText(l)
 	}
 	return fmt.Sprintf("%s, burst %d", rate, l.Burst) + defaultedText(l)
-}
-
-// rateText writes a rate the result keeps per second in the unit it was
-// most likely given in: 100/m, not 1.6666666666666667/s.
-func rateText(perS float64) string {
-	for _, u := range []struct {
-		seconds float64
-		unit    string
-	}{{1, "/s"}, {60, "/m"}, {3600, "/h"}, {86400, "/d"}} {
-		n := perS * u.seconds
-		if r := math.Round(n); r >= 1 && math.Abs(n-r) < 1e-9*r {
-			return strconv.FormatFloat(r, 'f', -1, 64) + u.unit
-		}
-	}
-	return strconv.FormatFloat(perS, 'g', 4, 64) + "/s"
 }
 
 // defaultedText notes the parameters a flag's algorithm got by default.

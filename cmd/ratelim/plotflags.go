@@ -19,7 +19,10 @@ type plotFlags struct {
 	Path          string
 	Width, Height float64 // inches; 0 for the plot's own default
 	By            string
-	format        string
+	// Focus are the clients that get a panel each, the rest folded
+	// (plots.Options.Focus): replay's most throttled keys.
+	Focus  []string
+	format string
 }
 
 func addPlotFlags(cmd *cobra.Command, p *plotFlags) {
@@ -104,7 +107,7 @@ func (p *plotFlags) check() error {
 }
 
 func (p *plotFlags) options() plots.Options {
-	return plots.Options{Width: vg.Length(p.Width) * vg.Inch, Height: vg.Length(p.Height) * vg.Inch, Format: p.format, By: p.By}
+	return plots.Options{Width: vg.Length(p.Width) * vg.Inch, Height: vg.Length(p.Height) * vg.Inch, Format: p.format, By: p.By, Focus: p.Focus}
 }
 
 // render writes the plot to p.Path, if one was asked for. An unwritable

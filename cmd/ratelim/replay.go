@@ -505,6 +505,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 			return err
 		}
 	}
+	opts.Plot.Focus = plotFocus(rep.Runs)
 	if len(rep.Runs) == 2 {
 		err = opts.Plot.render(func(w io.Writer) error {
 			return renderVersus(w, rep.Runs[0].Result, rep.Runs[1].Result, rep.Runs[0].Label, rep.Runs[1].Label, opts.Plot)
@@ -522,6 +523,28 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 		return replay.WriteCSV(opts.Out, rep)
 	}
 	return replay.WriteTable(opts.Out, rep, replay.TableOptions{Top: opts.Top})
+}
+
+// plotFocus are the keys a replay's plot gives a panel each: those any
+// run throttled, most refused first, else the busiest; the rest are
+// added up into one panel, so that the throttled stand out.
+func plotFocus(runs []*replay.Run) []string {
+	var focus []string
+	seen := map[string]bool{}
+	for _, run := range runs {
+		for _, k := range run.Keys {
+			if k.Rejected > 0 && !seen[k.Key] {
+				seen[k.Key] = true
+				focus = append(focus, k.Key)
+			}
+		}
+	}
+	if len(focus) == 0 {
+		for _, k := range runs[0].Keys {
+			focus = append(focus, k.Key)
+		}
+	}
+	return focus[:min(len(focus), 8)]
 }
 
 func keyName(opts *replayOptions) string {
