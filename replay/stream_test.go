@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,8 @@ import (
 	"github.com/ratelim/ratelim/trace/tracetest"
 )
 
-// TestReplayTenMillionLines replays a log of 10⁷ lines (~1 GB of text,
+// TestReplayTenMillionLines replays a log of 10⁷ lines (RATELIM_REPLAY_LINES
+// to choose) (~1 GB of text,
 // made as it is read, never held) through a limit, and checks that memory
 // stays bounded by the keys — their clients and the timeline of at most
 // 1,500 steps — not by the lines.
@@ -27,10 +29,12 @@ func TestReplayTenMillionLines(t *testing.T) {
 	if raceEnabled {
 		t.Skip("too slow under the race detector")
 	}
-	const (
-		n    = 10_000_000
-		keys = 1_000
-	)
+	const keys = 1_000
+	n := 10_000_000
+	// RATELIM_REPLAY_LINES=100000000 replays 10⁸ (about 3 minutes here).
+	if v, err := strconv.Atoi(os.Getenv("RATELIM_REPLAY_LINES")); err == nil && v >= keys {
+		n = v
+	}
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	// 1000 requests a second in all, a key's every second on average; key
 	// 0 sends ten times its share.
@@ -63,7 +67,7 @@ func TestReplayTenMillionLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	elapsed := time.Since(start)
-	if run.Totals.Requests != n || run.Totals.Keys != keys {
+	if run.Totals.Requests != int64(n) || run.Totals.Keys != keys {
 		t.Fatalf("%d requests from %d keys replayed, want %d from %d", run.Totals.Requests, run.Totals.Keys, n, keys)
 	}
 	if top := run.Keys[0]; top.Key != "k0" || top.Rejected == 0 {
@@ -82,7 +86,7 @@ func TestReplayTenMillionLines(t *testing.T) {
 		t.Errorf("heap in use reached %d MB, want under %d MB", maxHeap>>20, bound>>20)
 	}
 	t.Logf("%d lines scanned in %v and replayed in %v more (%.0f lines/s over both passes); %d steps of %s; heap in use at most %.0f MB; RSS %s",
-		n, scanned.Round(time.Millisecond), (elapsed - scanned).Round(time.Millisecond), 2*n/elapsed.Seconds(),
+		n, scanned.Round(time.Millisecond), (elapsed - scanned).Round(time.Millisecond), 2*float64(n)/elapsed.Seconds(),
 		len(run.Result.Timeline)/keys, sim.ShortDuration(sc.Step), float64(maxHeap)/(1<<20), rss())
 }
 
