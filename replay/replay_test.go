@@ -3,7 +3,9 @@ package replay
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -53,7 +55,7 @@ func scan(t *testing.T, path string, limit sim.Limit) *Log {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := Scan(Source{Path: path, Trace: tracetest.Options(trace.JSONL)}, ScanOptions{Peaks: peaks})
+	l, err := Scan(context.Background(), Source{Path: path, Trace: tracetest.Options(trace.JSONL)}, ScanOptions{Peaks: peaks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +242,7 @@ func report(t *testing.T, src Source, limit sim.Limit, redact func(string) strin
 	t.Helper()
 	p := limit.Params
 	peaks, _ := trace.NewPeaks(PeakWindow(p), p.Rate.N, p.Rate.Per)
-	l, err := Scan(src, ScanOptions{Peaks: peaks})
+	l, err := Scan(context.Background(), src, ScanOptions{Peaks: peaks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +278,7 @@ func TestReplayIsDeterministicAndReadsStdin(t *testing.T) {
 		t.Fatalf("from stdin:\n%s\nwant\n%s", got, want)
 	}
 	stdin.Trace.Stdin = bytes.NewReader(data)
-	l, err := Scan(stdin, ScanOptions{})
+	l, err := Scan(context.Background(), stdin, ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,13 +316,13 @@ func TestRedactHidesEveryKey(t *testing.T) {
 // still dates them in the log's time.
 func TestSpeedCompressesTimeAndReportsLogTime(t *testing.T) {
 	src := sampleSource()
-	l, err := Scan(src, ScanOptions{})
+	l, err := Scan(context.Background(), src, ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fast := src
 	fast.Speed = 6
-	lf, err := Scan(fast, ScanOptions{})
+	lf, err := Scan(context.Background(), fast, ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +367,7 @@ func TestScanErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := opts
 			o.SkipBad = tc.skip
-			_, err := Scan(Source{Path: write("bad.log", tc.text), Trace: o, Only: tc.only}, ScanOptions{})
+			_, err := Scan(context.Background(), Source{Path: write("bad.log", tc.text), Trace: o, Only: tc.only}, ScanOptions{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want one saying %q", err, tc.want)
 			}
@@ -373,17 +375,30 @@ func TestScanErrors(t *testing.T) {
 	}
 	o := opts
 	o.SkipBad = true
-	l, err := Scan(Source{Path: write("skip.log", good+bad+good), Trace: o}, ScanOptions{})
+	l, err := Scan(context.Background(), Source{Path: write("skip.log", good+bad+good), Trace: o}, ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if l.Stats.Bad != 1 || l.Requests != 2 || len(l.Skipped) != 1 || l.Skipped[0].Line != 2 {
 		t.Fatalf("skip-bad: %d bad, %d requests, skipped %v", l.Stats.Bad, l.Requests, l.Skipped)
 	}
-	if _, err := Scan(Source{Path: write("many.log", good+strings.Replace(good, "192.0.2.1", "192.0.2.2", 1)), Trace: opts}, ScanOptions{MaxKeys: 1}); err == nil || !strings.Contains(err.Error(), "more than 1 distinct keys") {
+	if _, err := Scan(context.Background(), Source{Path: write("many.log", good+strings.Replace(good, "192.0.2.1", "192.0.2.2", 1)), Trace: opts}, ScanOptions{MaxKeys: 1}); err == nil || !strings.Contains(err.Error(), "more than 1 distinct keys") {
 		t.Fatalf("max keys: %v", err)
 	}
-	if _, err := Scan(Source{Path: write("x.log", good), Trace: opts, Speed: -1}, ScanOptions{}); err == nil {
+	if _, err := Scan(context.Background(), Source{Path: write("x.log", good), Trace: opts, Speed: -1}, ScanOptions{}); err == nil {
 		t.Fatal("a negative speed was taken")
+	}
+}
+
+func TestScanStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	src := Source{Path: "endless.log", Trace: tracetest.Options(trace.Combined), Open: func() (io.Reader, error) {
+		return tracetest.NewReader(trace.Combined, 1<<40, func(i int) trace.Record {
+			return trace.Record{At: logStart.Add(time.Duration(i) * time.Millisecond), Key: "k", Method: "GET", Path: "/", Status: 200}
+		}), nil
+	}}
+	if _, err := Scan(ctx, src, ScanOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -81,9 +82,9 @@ type ScanOptions struct {
 var ErrNoRequests = errors.New("no request to replay")
 
 // Scan reads src through once and returns what a replay of it needs to
-// know up front. Standard input is copied to a temporary file as it is
+// know up front; cancelling ctx stops it. Standard input is copied to a temporary file as it is
 // read, for the runs to read again; Close the Log to remove it.
-func Scan(src Source, opts ScanOptions) (*Log, error) {
+func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 	if src.Speed == 0 {
 		src.Speed = 1
 	}
@@ -120,8 +121,14 @@ func Scan(src Source, opts ScanOptions) (*Log, error) {
 			l.Close()
 			return nil, err
 		}
-		if opts.Progress != nil && n%(1<<20) == 0 {
-			opts.Progress(r.Stats().Lines)
+		if n%(1<<12) == 0 {
+			if err := ctx.Err(); err != nil {
+				l.Close()
+				return nil, err
+			}
+			if opts.Progress != nil && n%(1<<20) == 0 {
+				opts.Progress(r.Stats().Lines)
+			}
 		}
 		if src.Only != "" && rec.Key != src.Only {
 			continue

@@ -56,7 +56,7 @@ func TestReplayTenMillionLines(t *testing.T) {
 		maxHeap = max(maxHeap, ms.HeapInuse)
 	}
 	start := time.Now()
-	l, err := Scan(src, ScanOptions{Progress: func(int) { sample() }})
+	l, err := Scan(context.Background(), src, ScanOptions{Progress: func(int) { sample() }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ package scenarios
 // known; each run then reads it again.
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -150,7 +151,7 @@ func (d *decoder) traceLog(n *yaml.Node, path string, known []string, maxKeys in
 		d.failf(f.values["until"], f.field("until"), "%s is not after from %s", t.Until.Format(time.RFC3339), t.From.Format(time.RFC3339))
 		return nil, f
 	}
-	l, err := replay.Scan(src, replay.ScanOptions{MaxKeys: maxKeys})
+	l, err := replay.Scan(context.Background(), src, replay.ScanOptions{MaxKeys: maxKeys})
 	if err != nil {
 		d.failf(fv, f.field("file"), "%s", strings.TrimPrefix(err.Error(), "trace: "))
 		return nil, f

@@ -452,7 +452,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 			fmt.Fprintf(opts.ErrOut, "\rreading %s: %s lines ", label, sim.Thousands(int64(lines)))
 		}
 	}
-	log, err := replay.Scan(p.src, replay.ScanOptions{Peaks: p.peaks, MaxKeys: opts.MaxKeys, Progress: scanProgress})
+	log, err := replay.Scan(ctx, p.src, replay.ScanOptions{Peaks: p.peaks, MaxKeys: opts.MaxKeys, Progress: scanProgress})
 	if showProgress {
 		fmt.Fprint(opts.ErrOut, "\r\033[K")
 	}
