@@ -62,7 +62,7 @@ func TestReplayTenMillionLines(t *testing.T) {
 	}
 	scanned := time.Since(start)
 	sc := l.Scenario(limit, nil)
-	run, err := l.Replay(context.Background(), "a", sc, sim.Options{StateOf: func(string) bool { return false }, Progress: func(time.Duration, time.Duration) { sample() }})
+	run, err := l.Replay(context.Background(), "a", sc, sim.Options{MaxRequests: int64(n) + 1, StateOf: func(string) bool { return false }, Progress: func(time.Duration, time.Duration) { sample() }})
 	if err != nil {
 		t.Fatal(err)
 	}

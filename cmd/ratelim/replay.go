@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -61,6 +62,9 @@ type replayOptions struct {
 	Vs        []string
 	Redact    bool
 	Salt      string
+	// maxRequestsSet says --max-requests was given; else a replay's
+	// budget is its log's requests and sim.DefaultMaxRequests more.
+	maxRequestsSet bool
 
 	over overrides
 }
@@ -110,6 +114,7 @@ flags give the same output, byte for byte.`,
 		Args: exactArgs(1, "an access log (a file, or - for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Log = args[0]
+			opts.maxRequestsSet = cmd.Flags().Changed("max-requests")
 			opts.over.set = map[string]string{}
 			cmd.Flags().Visit(func(f *pflag.Flag) {
 				if slices.Contains(replayOverrides, f.Name) && f.Name != "algorithm" {
@@ -463,6 +468,11 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 	if len(log.Keys) == 0 {
 		return badInput("%s: none of its %s requests has a key (%s): there is nothing to limit (want another --key)", label, sim.Thousands(log.Requests), keyName(opts))
 	}
+	if !opts.maxRequestsSet {
+		// A log's requests are known: the budget is for what its clients'
+		// retries add, not a bound on the log's length.
+		p.simOpts.MaxRequests = satAdd(log.Requests, sim.DefaultMaxRequests)
+	}
 	sc := log.Scenario(p.limit, p.redact)
 	if err := opts.over.apply(&sc); err != nil {
 		return err
@@ -612,4 +622,12 @@ func replaySetting(sc sim.Scenario, name string) string {
 		return sim.ShortDuration(sc.Limit.Params.Window)
 	}
 	return scenarioSetting(sc, name)
+}
+
+// satAdd is a + b, at most math.MaxInt64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

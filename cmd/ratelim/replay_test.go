@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,5 +212,29 @@ func TestSimOfATraceScenario(t *testing.T) {
 	code, out, errOut = runArgs("check", file)
 	if code != exitOK {
 		t.Fatalf("check: exit %d, stderr %q, out:\n%s", code, errOut, out)
+	}
+}
+
+// A log is replayed whatever its length unless --max-requests says less.
+func TestReplayRequestBudget(t *testing.T) {
+	code, _, errOut := runArgs("replay", sampleLog, "--limit", "100/m", "--max-requests", "1000")
+	if code != exitTooBig || !strings.Contains(errOut, "--max-requests") {
+		t.Fatalf("--max-requests 1000 on 2,119 requests: exit %d, stderr %q", code, errOut)
+	}
+	// Memory grows with keys: 3,000 of them do not fit in 16 MiB.
+	var b strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&b, "10.0.%d.%d - - [01/Mar/2026:12:00:00 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\"\n", i/256, i%256)
+	}
+	many := filepath.Join(t.TempDir(), "many.log")
+	if err := os.WriteFile(many, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runArgs("replay", many, "--limit", "100/m", "--max-memory", "16MiB")
+	if code != exitTooBig || !strings.Contains(errOut, "--max-memory") {
+		t.Fatalf("3,000 keys in 16 MiB: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut = runArgs("replay", many, "--limit", "100/m"); code != exitOK {
+		t.Fatalf("3,000 keys: exit %d, stderr %q", code, errOut)
 	}
 }
