@@ -21,9 +21,9 @@ import (
 
 var logStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// randomLog writes a JSONL log of n requests from keys key-0 … key-(k−1)
-// at random instants (µs apart at the least) over span, in time order,
-// and returns its path.
+// randomLog writes a JSONL log of n requests at random instants over
+// about span, in time order, half of them from key-0 and the rest from
+// key-0 … key-(k−1), and returns its path and the requests.
 func randomLog(t *testing.T, seed uint64, n, keys int, span time.Duration) (string, []trace.Record) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -37,15 +37,22 @@ func randomLog(t *testing.T, seed uint64, n, keys int, span time.Duration) (stri
 		}
 		recs[i] = trace.Record{At: at.Truncate(time.Microsecond), Key: fmt.Sprintf("key-%d", rng.IntN(keys)*rng.IntN(2)), Method: "GET", Path: "/api", Status: 200}
 	}
+	return writeLog(t, "log.jsonl", recs), recs
+}
+
+// writeLog writes recs as a JSONL log named name in a new directory and
+// returns its path.
+func writeLog(t *testing.T, name string, recs []trace.Record) string {
+	t.Helper()
 	var b bytes.Buffer
 	if err := tracetest.Write(&b, trace.JSONL, recs); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "log.jsonl")
+	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return path, recs
+	return path
 }
 
 func scan(t *testing.T, path string, limit sim.Limit) *Log {
@@ -164,15 +171,7 @@ func keyedLog(t *testing.T, keys int) string {
 			}
 		}
 	}
-	var b bytes.Buffer
-	if err := tracetest.Write(&b, trace.JSONL, recs); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "keyed.jsonl")
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeLog(t, "keyed.jsonl", recs)
 }
 
 // The suggested limits are the known peaks' quantiles, and replayed they

@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -87,19 +86,5 @@ func TestReplayTenMillionLines(t *testing.T) {
 	}
 	t.Logf("%d lines scanned in %v and replayed in %v more (%.0f lines/s over both passes); %d steps of %s; heap in use at most %.0f MB; RSS %s",
 		n, scanned.Round(time.Millisecond), (elapsed - scanned).Round(time.Millisecond), 2*float64(n)/elapsed.Seconds(),
-		len(run.Result.Timeline)/keys, sim.ShortDuration(sc.Step), float64(maxHeap)/(1<<20), rss())
-}
-
-// rss is the process's resident set, from /proc (Linux), or "unknown".
-func rss() string {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return "unknown"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
+		len(run.Result.Timeline)/keys, sim.ShortDuration(sc.Step), float64(maxHeap)/(1<<20), tracetest.RSS())
 }

@@ -2,9 +2,7 @@ package trace_test
 
 import (
 	"fmt"
-	"os"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -75,19 +73,5 @@ func TestStreamTenMillion(t *testing.T) {
 		t.Errorf("heap in use reached %d MB, want under %d MB", maxHeap>>20, bound>>20)
 	}
 	t.Logf("%d lines in %v (%.0f lines/s, generator included); heap in use: %.1f MB before, at most %.1f MB during; RSS %s",
-		count, elapsed.Round(time.Millisecond), float64(count)/elapsed.Seconds(), float64(base)/(1<<20), float64(maxHeap)/(1<<20), rss())
-}
-
-// rss is the process's resident set, from /proc (Linux), or "unknown".
-func rss() string {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return "unknown"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
+		count, elapsed.Round(time.Millisecond), float64(count)/elapsed.Seconds(), float64(base)/(1<<20), float64(maxHeap)/(1<<20), tracetest.RSS())
 }

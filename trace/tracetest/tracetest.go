@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -271,4 +272,19 @@ func (g *generator) Read(p []byte) (int, error) {
 	n := copy(p, g.buf[g.off:])
 	g.off += n
 	return n, nil
+}
+
+// RSS is the process's resident set, from /proc (Linux), or "unknown":
+// what a test of a log too large to hold reports beside its heap.
+func RSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }
