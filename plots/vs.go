@@ -47,6 +47,7 @@ func TimelineVs(w io.Writer, a, b *sim.Result, labelA, labelB string, opts Optio
 	if err != nil {
 		return err
 	}
+	da.focus, db.focus = opts.Focus, opts.Focus
 	pairSignatures(da, db)
 	width := opts.Width
 	if width == 0 {

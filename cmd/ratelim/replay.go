@@ -478,7 +478,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 		return err
 	}
 	rep := &replay.Report{Log: log}
-	labelA := replay.LimitText(sc.Limit)
+	labelA, labelB := replay.LimitText(sc.Limit), ""
 	var scB sim.Scenario
 	if p.vs != nil {
 		if scB, err = p.versus(sc); err != nil {
@@ -489,9 +489,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 			la = append(la, name+"="+replaySetting(sc, name))
 			lb = append(lb, name+"="+replaySetting(scB, name))
 		}
-		labelA = strings.Join(la, " ")
-		scB.Name = "replay (" + strings.Join(lb, " ") + ")"
-		sc.Name = "replay (" + labelA + ")"
+		labelA, labelB = strings.Join(la, " "), strings.Join(lb, " ")
 	}
 	progress := newProgress(opts.ErrOut, showProgress)
 	simOpts := p.simOpts
@@ -503,7 +501,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 	}
 	rep.Runs = append(rep.Runs, runA)
 	if p.vs != nil {
-		runB, err := log.Replay(ctx, strings.TrimSuffix(strings.TrimPrefix(scB.Name, "replay ("), ")"), scB, p.simOpts)
+		runB, err := log.Replay(ctx, labelB, scB, p.simOpts)
 		if err := runError(opts.ErrOut, label, err); err != nil {
 			return err
 		}
