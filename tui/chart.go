@@ -242,4 +242,14 @@ func niceCeil(v float64) float64 {
 }
 
 // num writes a chart figure: 10, 2.5, 1200.
-func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// num writes a chart figure: whole as it is, a fraction to four figures
+// (1.667, not 1.6666666666666667), a large one to the unit.
+func num(v float64) string {
+	switch {
+	case v == math.Trunc(v):
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case math.Abs(v) >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
