@@ -104,6 +104,22 @@ type Params struct {
 	// Window is the window length of fixed-window, sliding-log and
 	// sliding-window. The limit per window is Rate × Window.
 	Window time.Duration
+
+	// Origin is the wall-clock instant that Time 0 stands for, in
+	// microseconds since the Unix epoch. The six exact algorithms never
+	// read it: their arithmetic depends only on differences of instants. A
+	// peer model that keeps wall-clock time the way its library does
+	// (redis_rate's float seconds since 2017, a window aligned to the
+	// clock's minutes) computes with Origin + now, so that its rounding is
+	// the rounding it has at today's magnitudes. A live server, whose Time
+	// is already Unix microseconds, leaves it 0.
+	Origin Time
+	// Delay and NoDelay are nginx limit_req's delay=N and nodelay: of the
+	// requests over the rate (at most Burst), the first Delay pass at once
+	// and the rest are held back to the rate; NoDelay passes them all at
+	// once. Only the nginx-limit-req model reads them.
+	Delay   int64
+	NoDelay bool
 }
 
 // Info describes one algorithm for people: what `ratelim algorithms` prints.
@@ -114,11 +130,32 @@ type Info struct {
 	Bad    string                          // its known flaw
 	Memory string                          // what it stores per key
 	Build  func(Params) (Algorithm, error) // builds it; New(Name, p) is the same
+	// Peer is set for a model of a limiter library people deploy, nil for
+	// the six exact algorithms: where it comes from and what it does that
+	// the exact algorithm of its family does not.
+	Peer *Provenance
 }
 
-// Catalog lists the algorithms in teaching order: a copy, which the
-// caller may change.
-func Catalog() []Info { return slices.Clone(catalog) }
+// Provenance says which library a peer model reproduces, from which of its
+// files, and with what behaviour, flaws included.
+type Provenance struct {
+	Library string // the module or project, e.g. "github.com/go-redis/redis_rate/v10"
+	Version string // the version modelled, e.g. "v10.0.1"
+	Source  string // the file and function modelled, e.g. "lua.go (allowN script)"
+	Family  string // the exact algorithm it is a variant of, e.g. "gcra"
+	Quirk   string // what it does that Family does not, in a sentence
+	// Clock is "store" when the library reads its store's clock (Redis
+	// TIME) rather than the API server's, so a skewed server does not move
+	// it; "" for the caller's clock.
+	Clock string
+}
+
+// Catalog lists the algorithms in teaching order, then the peer models: a
+// copy, which the caller may change.
+func Catalog() []Info { return slices.Concat(catalog, peerCatalog) }
+
+// Exact lists the six exact algorithms alone, in teaching order.
+func Exact() []Info { return slices.Clone(catalog) }
 
 var catalog = []Info{
 	{Name: "token-bucket", Params: []string{"rate", "burst"}, Memory: "2 integers",
@@ -147,13 +184,29 @@ var catalog = []Info{
 		Build: func(p Params) (Algorithm, error) { return NewSlidingWindow(p.Rate, p.Window) }},
 }
 
-// Names returns the algorithms' names in teaching order.
+// Names returns the algorithms' names in teaching order, then the peer
+// models'.
 func Names() []string {
-	names := make([]string, len(catalog))
-	for i, info := range catalog {
+	all := Catalog()
+	names := make([]string, len(all))
+	for i, info := range all {
 		names[i] = info.Name
 	}
 	return names
+}
+
+// ExactNames returns the six exact algorithms' names in teaching order: what
+// compare runs unless told otherwise.
+func ExactNames() []string { return Names()[:len(catalog)] }
+
+// Lookup returns the named algorithm's Info.
+func Lookup(name string) (Info, bool) {
+	for _, info := range Catalog() {
+		if info.Name == name {
+			return info, true
+		}
+	}
+	return Info{}, false
 }
 
 // WithDefaults returns p completed for the algorithm name by the one rule
@@ -166,7 +219,7 @@ func Names() []string {
 // the algorithm does not read is left as it is.
 func WithDefaults(name string, p Params) (Params, []string) {
 	var filled []string
-	for _, info := range catalog {
+	for _, info := range Catalog() {
 		if info.Name != name {
 			continue
 		}
@@ -187,10 +240,8 @@ func WithDefaults(name string, p Params) (Params, []string) {
 // New builds the named algorithm from p. An unknown name or a parameter out
 // of range is an error that names the parameter.
 func New(name string, p Params) (Algorithm, error) {
-	for _, info := range catalog {
-		if info.Name == name {
-			return info.Build(p)
-		}
+	if info, ok := Lookup(name); ok {
+		return info.Build(p)
 	}
 	names := Names()
 	sort.Strings(names)
