@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -151,9 +152,14 @@ type switchable interface {
 // Serve starts the fleet and returns once every server listens.
 func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	sc := opts.Scenario
+	// Params.Origin stays 0: a live server's instants are Unix
+	// microseconds already.
 	alg, err := algorithms.New(sc.Limit.Algorithm, sc.Limit.Params)
 	if err != nil {
 		return nil, &sim.SetupError{Err: fmt.Errorf("limit.%w", err)}
+	}
+	if err := sim.PeerStore(sc.Limit.Algorithm, cmp.Or(opts.Store, sc.Topology.Store)); err != nil {
+		return nil, &sim.SetupError{Err: fmt.Errorf("topology.store: %w", err)}
 	}
 	if opts.Listen == "" {
 		opts.Listen = "127.0.0.1:0"

@@ -55,6 +55,9 @@ func (l *Log) Scenario(limit sim.Limit, redact func(string) string) sim.Scenario
 		Limit:    limit,
 		Topology: sim.Topology{Kind: sim.Shared, OnError: store.FailOpen, Clock: sim.ServerClock, PrimaryStopsAfter: sim.PrimaryNeverStops},
 		Clients:  make([]sim.Client, len(l.Keys)),
+		// The log's own time: a peer that aligns windows to the clock
+		// aligns them as it would have on the day.
+		WallClock: l.Wall(0),
 	}
 	for i, k := range l.Keys {
 		id := k.Key

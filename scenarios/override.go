@@ -18,7 +18,7 @@ import (
 // the order they are applied. A with: spells on-error as on_error.
 func OverrideNames() []string { return slices.Clone(overrideNames) }
 
-var overrideNames = []string{"algorithm", "topology", "store", "servers", "balancer", "key", "seed", "duration", "step", "on-error", "rtt"}
+var overrideNames = []string{"algorithm", "topology", "store", "servers", "balancer", "key", "seed", "duration", "step", "on-error", "rtt", "wall-clock"}
 
 // Override returns sc with values (override name → the text as typed) in
 // place of its own. Each value is read by the code that reads the file's
@@ -122,10 +122,19 @@ func Override(sc sim.Scenario, values map[string]string, field func(name string)
 			sc.Topology.OnError = store.Policy(d.choice(n, f, "policy", []string{string(store.FailOpen), string(store.FailClosed)}))
 		case "rtt":
 			sc.Topology.RTT = d.roundTrip(n, f, "500us")
+		case "wall-clock":
+			sc.WallClock = d.wallClock(n, f)
 		}
 		if d.failed() {
 			return sc, d.err
 		}
+	}
+	if err := sim.PeerStore(sc.Limit.Algorithm, sc.Topology.Store); err != nil {
+		name := "algorithm"
+		if _, ok := given["store"]; ok {
+			name = "store"
+		}
+		return sc, &Error{Field: field(name), Msg: err.Error()}
 	}
 	return sc, nil
 }

@@ -136,7 +136,7 @@ func parse(filename string, data []byte, d *decoder) (*File, error) {
 	return f, nil
 }
 
-var topFields = []string{"name", "summary", "lesson", "trace", "duration", "seed", "step", "servers", "balancer", "limit", "topology", "clients", "faults", "expect"}
+var topFields = []string{"name", "summary", "lesson", "trace", "duration", "seed", "step", "servers", "balancer", "wall_clock", "limit", "topology", "clients", "faults", "expect"}
 
 const scenarioWant = "a mapping with name, duration, limit and clients"
 
@@ -213,6 +213,13 @@ func (d *decoder) parse(data []byte) *File {
 	if n, ok := top.values["servers"]; ok {
 		sc.Servers = int(d.integer(n, "servers", 1, MaxServers, "4"))
 	}
+	if n, ok := top.values["wall_clock"]; ok {
+		sc.WallClock = d.wallClock(n, "wall_clock")
+	} else if log != nil {
+		// A log's own time: a peer that aligns windows to the clock
+		// aligns them as it would have on the day.
+		sc.WallClock = log.Wall(0)
+	}
 	if n, ok := top.values["balancer"]; ok {
 		sc.Balancer = sim.Balancer(d.choice(n, "balancer", "balancer", []string{string(sim.RoundRobin), string(sim.Random), string(sim.KeyHash)}))
 	}
@@ -229,6 +236,14 @@ func (d *decoder) parse(data []byte) *File {
 	}
 	sc.Topology = d.topology(top.values["topology"], top.keys["topology"] != nil, top.node)
 	if d.failed() {
+		return nil
+	}
+	if err := sim.PeerStore(sc.Limit.Algorithm, sc.Topology.Store); err != nil {
+		at := top.values["topology"]
+		if at == nil {
+			at = top.node
+		}
+		d.failf(at, "topology.store", "%v", err)
 		return nil
 	}
 	if n, ok := top.values["clients"]; ok {
@@ -266,7 +281,7 @@ func (d *decoder) parse(data []byte) *File {
 	return &File{Scenario: sc, Expect: expect}
 }
 
-var limitFields = []string{"algorithm", "rate", "burst", "window", "key"}
+var limitFields = []string{"algorithm", "rate", "burst", "window", "key", "delay", "nodelay"}
 
 func (d *decoder) limit(n *yaml.Node) sim.Limit {
 	f := d.record(n, "limit", limitFields, "a mapping with algorithm, rate and burst or window")
@@ -284,6 +299,12 @@ func (d *decoder) limit(n *yaml.Node) sim.Limit {
 	}
 	if v, ok := f.values["window"]; ok {
 		lim.Params.Window = d.positive(v, "limit.window", "1s")
+	}
+	if v, ok := f.values["delay"]; ok {
+		lim.Params.Delay = d.integer(v, "limit.delay", 0, 1<<50, "8")
+	}
+	if v, ok := f.values["nodelay"]; ok {
+		lim.Params.NoDelay = d.boolean(v, "limit.nodelay")
 	}
 	if v, ok := f.values["key"]; ok {
 		lim.Key = sim.KeyBy(d.choice(v, "limit.key", "key", []string{string(sim.KeyAuto), string(sim.KeyAPIKey), string(sim.KeyUser), string(sim.KeyIP)}))

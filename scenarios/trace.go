@@ -234,3 +234,15 @@ func durationOfTrace(l *replay.Log, step time.Duration) time.Duration {
 	span := l.Span()
 	return min(((span+step-1)/step)*step, MaxDuration)
 }
+
+// wallClock reads the instant virtual time 0 stands for, as a trace's
+// from and until are read, between the Unix epoch and the year 3000: a
+// peer that keeps float seconds since an epoch loses its sub-microsecond
+// rounding, which is what the setting is for, far beyond that.
+func (d *decoder) wallClock(n *yaml.Node, field string) time.Time {
+	t := d.instant(n, field)
+	if !d.failed() && (t.Before(time.Unix(0, 0)) || t.Year() >= 3000) {
+		d.failf(n, field, "%s is out of range (want an instant from 1970 to 2999, e.g. 2026-12-01T00:00:00Z)", t.Format(time.RFC3339))
+	}
+	return t
+}

@@ -8,6 +8,18 @@ import (
 	"github.com/ratelim/ratelim/store"
 )
 
+// PeerStore returns an error if algorithm is a peer model and store is a
+// Redis: a peer has no Lua twin of ratelim's (the libraries that run in
+// Redis run their own scripts, with their own state), so it runs on the
+// memory store, whose one atomic step per decision is what a script gives.
+func PeerStore(algorithm, storeName string) error {
+	info, ok := algorithms.Lookup(algorithm)
+	if !ok || info.Peer == nil || storeName == "" || storeName == "memory" {
+		return nil
+	}
+	return fmt.Errorf("%s is a model of %s and runs on the memory store only, which decides as one atomic script would (want store: memory)", algorithm, info.Peer.Library)
+}
+
 // check refuses a Scenario the simulator cannot run. Package scenarios has
 // already said the same with file and line for a scenario read from YAML;
 // this is for one built in Go, and names the field.
@@ -44,6 +56,9 @@ func (sc *Scenario) check() error {
 	}
 	if t.Store != "" && t.Store != "memory" && t.Store != "miniredis" && !strings.HasPrefix(t.Store, "redis") {
 		return bad("topology.store", "unknown store %q (want memory, miniredis or redis://host:port)", t.Store)
+	}
+	if err := PeerStore(sc.Limit.Algorithm, t.Store); err != nil {
+		return bad("topology.store", "%v", err)
 	}
 	switch t.OnError {
 	case "", store.FailOpen, store.FailClosed:

@@ -153,7 +153,7 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 // but no store and no events: what a run and a replay of observed requests
 // (a live load run) have in common.
 func newRecording(sc Scenario, opts Options) (*sim, error) {
-	alg, err := algorithms.New(sc.Limit.Algorithm, sc.Limit.Params)
+	alg, err := sc.NewAlgorithm()
 	if err != nil {
 		return nil, fmt.Errorf("limit.%w", err)
 	}
@@ -172,6 +172,12 @@ func newRecording(sc Scenario, opts Options) (*sim, error) {
 	}
 	if s.policy == "" {
 		s.policy = store.FailOpen
+	}
+	if info, ok := algorithms.Lookup(alg.Name()); ok && info.Peer != nil && info.Peer.Clock == "store" {
+		// The library reads its store's clock (a script calling Redis
+		// TIME) whatever the scenario says: a skewed server does not
+		// move its decisions, and the result says whose clock it was.
+		s.sc.Topology.Clock = StoreClock
 	}
 	s.idealStep = newStepper(s.ideal)
 	s.nSteps = int((s.duration + s.stepLen - 1) / s.stepLen)

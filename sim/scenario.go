@@ -29,6 +29,33 @@ type Scenario struct {
 	// replayed), beside or instead of their Traffic.
 	Feeds  []Feed
 	Faults []Fault
+	// WallClock is the wall-clock instant that virtual time 0 stands for.
+	// Only a peer model that keeps wall-clock time (redis_rate's float
+	// seconds since 2017, envoy's windows aligned to the clock's minutes)
+	// reads it; the zero time means DefaultWallClock.
+	WallClock time.Time
+}
+
+// DefaultWallClock is the wall-clock instant virtual time 0 stands for
+// unless a scenario says otherwise: a fixed recent one, so that a peer
+// that stores float seconds since an epoch rounds as it does today, and
+// the same scenario gives the same bytes every day.
+var DefaultWallClock = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+// Origin is WallClock (or DefaultWallClock) as the algorithms' Params.Origin.
+func (sc *Scenario) Origin() algorithms.Time {
+	if sc.WallClock.IsZero() {
+		return algorithms.FromTime(DefaultWallClock)
+	}
+	return algorithms.FromTime(sc.WallClock)
+}
+
+// NewAlgorithm builds the scenario's limiter, its Params.Origin set to
+// the scenario's wall clock.
+func (sc *Scenario) NewAlgorithm() (algorithms.Algorithm, error) {
+	p := sc.Limit.Params
+	p.Origin = sc.Origin()
+	return algorithms.New(sc.Limit.Algorithm, p)
 }
 
 // Balancer is how requests are spread over the API servers.
@@ -59,6 +86,9 @@ type Limit struct {
 func WithAlgorithm(sc Scenario, name string) (Scenario, error) {
 	p, filled := algorithms.WithDefaults(name, sc.Limit.Params)
 	if _, err := algorithms.New(name, p); err != nil {
+		return sc, err
+	}
+	if err := PeerStore(name, sc.Topology.Store); err != nil {
 		return sc, err
 	}
 	sc.Limit.Algorithm, sc.Limit.Params = name, p

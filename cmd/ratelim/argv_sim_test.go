@@ -41,6 +41,10 @@ func TestSimArgvToOptions(t *testing.T) {
 				o.over = overrides{topology: "local", store: "miniredis", balancer: "random", key: "ip", seed: 7, duration: "10s", step: "2s", onError: "fail-closed", rtt: "1ms",
 					set: map[string]string{"topology": "local", "store": "miniredis", "balancer": "random", "key": "ip", "seed": "7", "duration": "10s", "step": "2s", "on-error": "fail-closed", "rtt": "1ms"}}
 			}},
+			{line: "sim nat --algorithm redis_rate --wall-clock 2026-11-24T10:00:00Z", want: func(o *simOptions) {
+				o.over.algorithm, o.over.wallClock = "redis_rate", "2026-11-24T10:00:00Z"
+				o.over.set = map[string]string{"algorithm": "redis_rate", "wall-clock": "2026-11-24T10:00:00Z"}
+			}},
 			// A flag given its default value is still given: it overrides.
 			{line: "sim nat --seed 0", want: func(o *simOptions) { o.over.set = map[string]string{"seed": "0"} }},
 			{line: "sim nat --plot out.png --plot-width 8 --plot-height 5.5 --by key", want: func(o *simOptions) {
@@ -164,7 +168,7 @@ func TestCompareArgvToOptions(t *testing.T) {
 	testArgv(t, newCmdCompare(streams{}, nil),
 		func() compareOptions {
 			// Every algorithm and every topology.
-			return compareOptions{Scenario: "nat", Algorithms: algorithms.Names(), Topologies: []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)},
+			return compareOptions{Scenario: "nat", Algorithms: []string{"exact"}, Topologies: []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)},
 				Format: "table", Limits: defaultLimits(), over: noOverrides()}
 		},
 		func(p *parsed) *compareOptions { return p.compare },
@@ -220,6 +224,9 @@ func TestReportArgvToOptions(t *testing.T) {
 				o.over = overrides{algorithm: "gcra", topology: "local", store: "memory", servers: 2, balancer: "key-hash", key: "user", seed: 9, duration: "3s", step: "100ms", onError: "fail-closed", rtt: "2ms",
 					set: map[string]string{"algorithm": "gcra", "topology": "local", "store": "memory", "servers": "2", "balancer": "key-hash", "key": "user", "seed": "9", "duration": "3s", "step": "100ms", "on-error": "fail-closed", "rtt": "2ms"}}
 			}},
+			{line: "report nat -o nat.html --wall-clock 2026-11-24T10:00:00Z", want: func(o *reportOptions) {
+				o.over.wallClock, o.over.set = "2026-11-24T10:00:00Z", map[string]string{"wall-clock": "2026-11-24T10:00:00Z"}
+			}},
 		})
 }
 
@@ -253,7 +260,7 @@ func TestCompareArgvToPlan(t *testing.T) {
 			}
 		}},
 		{line: "compare nat", check: func(t *testing.T, p *parsed) {
-			if n, want := len(p.comparePl.cells), len(algorithms.Names())*4; n != want || boundsOf(p.comparePl.simOpts) != defaultBounds {
+			if n, want := len(p.comparePl.cells), len(algorithms.ExactNames())*4; n != want || boundsOf(p.comparePl.simOpts) != defaultBounds {
 				t.Errorf("%d cells with %+v, want %d with the default bounds", n, p.comparePl.simOpts, want)
 			}
 		}},

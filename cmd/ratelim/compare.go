@@ -64,7 +64,7 @@ The worst cell of each matrix is marked with *. The store is memory unless
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&opts.Algorithms, "algorithms", algorithms.Names(), "algorithms to compare, comma-separated")
+	f.StringSliceVar(&opts.Algorithms, "algorithms", []string{"exact"}, "algorithms to compare, comma-separated; exact (the six), peers (the libraries modelled) and all name groups")
 	f.StringSliceVar(&opts.Topologies, "topologies", allTopologies, "topologies to compare, comma-separated")
 	f.StringVar(&opts.Format, "format", "table", "output: table, json or csv (one row per cell)")
 	addLimitFlags(f, &opts.Limits, true)
@@ -113,9 +113,10 @@ func planCompare(opts *compareOptions) (*comparePlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts.Algorithms = expandAlgorithms(opts.Algorithms)
 	for _, a := range opts.Algorithms {
 		if !contains(algorithms.Names(), a) {
-			return nil, badInput("--algorithms: unknown algorithm %q (want %s)", a, strings.Join(algorithms.Names(), ", "))
+			return nil, badInput("--algorithms: unknown algorithm %q (want exact, peers, all or some of %s)", a, strings.Join(algorithms.Names(), ", "))
 		}
 	}
 	for _, t := range opts.Topologies {
@@ -140,6 +141,36 @@ func planCompare(opts *compareOptions) (*comparePlan, error) {
 		}
 	}
 	return p, nil
+}
+
+// expandAlgorithms replaces the group names exact, peers and all by the
+// algorithms they stand for, keeping the order given and dropping repeats.
+func expandAlgorithms(names []string) []string {
+	var out []string
+	add := func(n string) {
+		if !contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	for _, n := range names {
+		switch n {
+		case "exact":
+			for _, a := range algorithms.ExactNames() {
+				add(a)
+			}
+		case "peers":
+			for _, a := range algorithms.Names()[len(algorithms.ExactNames()):] {
+				add(a)
+			}
+		case "all":
+			for _, a := range algorithms.Names() {
+				add(a)
+			}
+		default:
+			add(n)
+		}
+	}
+	return out
 }
 
 func compareRun(ctx context.Context, opts *compareOptions) error {

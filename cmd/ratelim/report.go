@@ -70,6 +70,7 @@ written), and the page says so.`,
 	addByFlag(cmd, &opts.Plot)
 	addLimitFlags(f, &opts.Limits, false)
 	addOverrideFlags(cmd, &opts.over)
+	addWallClockFlag(cmd, &opts.over)
 	return cmd
 }
 

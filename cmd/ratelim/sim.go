@@ -50,10 +50,10 @@ type simOptions struct {
 // apply reads: through scenarios.Override, so that a flag is checked
 // exactly as the file's field is.
 type overrides struct {
-	algorithm, topology, store, balancer, key, onError, rtt, duration, step string
-	servers                                                                 int
-	seed                                                                    uint64
-	set                                                                     map[string]string
+	algorithm, topology, store, balancer, key, onError, rtt, duration, step, wallClock string
+	servers                                                                            int
+	seed                                                                               uint64
+	set                                                                                map[string]string
 }
 
 func newCmdSim(s streams, runF func(*simOptions) error) *cobra.Command {
@@ -106,6 +106,7 @@ The same scenario and seed always give the same output, byte for byte.`,
 	f.BoolVar(&opts.Live, "live", false, "also run it for real: in-process servers on loopback, real HTTP, for the scenario's duration; print both and the difference")
 	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: run it again so changed and show both side by side, e.g. --vs on_error=fail-closed (repeat for several fields)")
 	addOverrideFlags(cmd, &opts.over)
+	addWallClockFlag(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
 	addByFlag(cmd, &opts.Plot)
 	return cmd
@@ -162,6 +163,12 @@ func addOverrideFlags(cmd *cobra.Command, o *overrides) {
 	f.StringVar(&o.step, "step", "", "the timeline's resolution, e.g. 1m for a week-long run (totals are the same at any step)")
 	f.StringVar(&o.onError, "on-error", "", "when the store fails: fail-open or fail-closed")
 	f.StringVar(&o.rtt, "rtt", "", "one store round trip, e.g. 500us")
+}
+
+// addWallClockFlag declares --wall-clock for the commands that run on the
+// virtual clock (a live run is on the real one).
+func addWallClockFlag(cmd *cobra.Command, o *overrides) {
+	cmd.Flags().StringVar(&o.wallClock, "wall-clock", "", "the wall-clock instant virtual time 0 stands for (default "+sim.DefaultWallClock.Format(time.RFC3339)+"); read by the peer models that keep wall-clock time, e.g. redis_rate")
 }
 
 // apply changes sc by the flags that were given, each refused as the

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
@@ -94,6 +95,8 @@ func scenarioSetting(sc sim.Scenario, name string) string {
 		return string(sc.Topology.OnError)
 	case "rtt":
 		return sc.Topology.RTT.String()
+	case "wall-clock":
+		return sc.WallClock.Format(time.RFC3339Nano)
 	}
 	return "?"
 }
