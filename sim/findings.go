@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/dustin/go-humanize"
+
+	"github.com/ratelim/ratelim/algorithms"
 )
 
 // The lessons a run can show. Each is computed from the Result's figures
@@ -51,6 +53,12 @@ const (
 	// other keys lost nothing: the key kept the trouble where it began.
 	// Value: the clients that lost nothing.
 	FindingIsolated FindingKind = "isolated"
+	// Peer: a model of a library people deploy (redis_rate, envoy's
+	// ratelimit, ...) decided otherwise than one exact limiter of the same
+	// limit on the same arrivals, with nothing in the topology or the
+	// store's failures to explain it: the library's own behaviour, which
+	// the finding names. Value: the requests decided otherwise.
+	FindingPeer FindingKind = "peer"
 	// Exact: none of the above: the limiter admitted what an exact one
 	// would have. Value: the admitted ratio.
 	FindingExact FindingKind = "exact"
@@ -61,7 +69,7 @@ const (
 func FindingKinds() []FindingKind { return slices.Clone(findingKinds) }
 
 var findingKinds = []FindingKind{
-	FindingFailedClosed, FindingFailedOpen, FindingQueued, FindingWorstWindow, FindingOverAdmitted,
+	FindingFailedClosed, FindingFailedOpen, FindingQueued, FindingPeer, FindingWorstWindow, FindingOverAdmitted,
 	FindingCopiesDiverged, FindingLostUnderShare, FindingRetriesWasted, FindingIsolated, FindingExact,
 }
 
@@ -107,6 +115,9 @@ func Findings(r *Result) []Finding {
 	if f, ok := queued(r); ok {
 		out = append(out, f)
 	}
+	if f, ok := peerFinding(r, t, topology); ok {
+		out = append(out, f)
+	}
 	worst, worstOK := worstWindow(r, topology != "")
 	over, overOK, topological := overAdmitted(r, t, topology)
 	// A boundary burst is the lesson even when the total is as over: it
@@ -115,7 +126,7 @@ func Findings(r *Result) []Finding {
 	if worstOK && (!overOK || (!topological && worst.Value >= over.Value)) {
 		out = append(out, worst)
 		worstOK = false
-		over.Text = strings.TrimSuffix(over.Text, ": "+fixedWindowReason) // said once is enough
+		over.Text = strings.TrimSuffix(over.Text, ": "+algorithmReason(r)) // said once is enough
 	}
 	if overOK {
 		out = append(out, over)
@@ -245,8 +256,8 @@ func worstWindow(r *Result, topologyExplains bool) (Finding, bool) {
 		}
 		text := fmt.Sprintf("%s got %s admitted within 1 s, %s an exact limiter's worst second (%s)",
 			who, Thousands(k.MaxAllowed1s), times(ratio), Thousands(k.IdealMaxAllowed1s))
-		if r.Algorithm == "fixed-window" && !topologyExplains {
-			text += ": " + fixedWindowReason
+		if reason := algorithmReason(r); reason != "" && !topologyExplains {
+			text += ": " + reason
 		}
 		best, found = Finding{Kind: FindingWorstWindow, Key: k.Key, Value: round2(ratio), Text: text}, true
 	}
@@ -283,10 +294,47 @@ func overCause(r *Result, t KeyResult, topology string) (reason string, topologi
 	if topology != "" {
 		return topology, true
 	}
+	return algorithmReason(r), false
+}
+
+// algorithmReason is what in r's algorithm itself lets more through than
+// an exact limiter: a fixed window's boundary, or a peer library's
+// known behaviour; "" for the others.
+func algorithmReason(r *Result) string {
 	if r.Algorithm == "fixed-window" {
-		return fixedWindowReason, false
+		return fixedWindowReason
 	}
-	return "", false
+	if p := peerOf(r); p != nil {
+		return r.Algorithm + " " + p.Quirk
+	}
+	return ""
+}
+
+// peerOf is the provenance of r's algorithm when it models a library.
+func peerOf(r *Result) *algorithms.Provenance {
+	if info, ok := algorithms.Lookup(r.Algorithm); ok {
+		return info.Peer
+	}
+	return nil
+}
+
+// peerFinding says what a peer model decided otherwise than one exact
+// limiter, where neither the topology nor the store's failures can be the
+// cause: with them out of the way, every difference is the library's.
+func peerFinding(r *Result, t KeyResult, topology string) (Finding, bool) {
+	p := peerOf(r)
+	if p == nil || topology != "" || t.FailedOpen+t.FailedClosed > 0 || t.FalseDenies+t.FalseAllows == 0 {
+		return Finding{}, false
+	}
+	var did []string
+	if t.FalseDenies > 0 {
+		did = append(did, fmt.Sprintf("refused %s that one exact limiter of the same limit admitted", requests(t.FalseDenies)))
+	}
+	if t.FalseAllows > 0 {
+		did = append(did, fmt.Sprintf("admitted %s that it refused", requests(t.FalseAllows)))
+	}
+	text := fmt.Sprintf("%s (%s %s) %s: %s", r.Algorithm, p.Library, p.Version, strings.Join(did, ", and "), p.Quirk)
+	return Finding{Kind: FindingPeer, Value: float64(t.FalseDenies + t.FalseAllows), Text: text}, true
 }
 
 // topologyCause is the store topology's part in an over-admission, if it
