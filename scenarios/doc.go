@@ -32,11 +32,15 @@
 //	step: 1s                      # the timeline's resolution
 //	servers: 4                    # API servers, numbered from 0; 1 to 1024
 //	balancer: round-robin         # round-robin | random | key-hash
+//	wall_clock: 2026-12-01T00:00:00Z  # the instant virtual 0 stands for (the default;
+//	                              # a trace's is its log's); read by the peer models
+//	                              # that keep wall-clock time (redis_rate, envoy)
 //	limit:
 //	  algorithm: token-bucket     # any name from `ratelim algorithms`
 //	  rate: 10/s                  # N/s, N/m, N/h, N/500ms; a bare N is per second
 //	  burst: 50                   # bucket size: token-bucket, gcra, leaky-bucket
 //	  window: 1s                  # fixed-window, sliding-log, sliding-window
+//	  delay: 8                    # nginx-limit-req only: delay=8, or nodelay: true
 //	  key: auto                   # auto (api_key, else user, else ip) | api-key | user | ip
 //	topology:
 //	  kind: shared                # local | shared | racy | split-brain

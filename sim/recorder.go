@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/store"
@@ -366,6 +367,7 @@ func (s *sim) result() *Result {
 		Balancer:     string(sc.Balancer),
 		OnError:      string(s.policy),
 		Clock:        string(sc.Topology.Clock),
+		WallClock:    wallClockOf(s.alg.Name(), sc),
 		RTTMs:        millis(int64(algorithms.At(sc.Topology.RTT))),
 		Requests:     s.requests,
 		Faults:       s.faultResults,
@@ -433,6 +435,15 @@ func (s *sim) timelineRow(step, ci int) TimelineRow { return s.timeline[step*len
 
 // defaultedOf names the parameters of l filled by default that the
 // algorithm name reads.
+// wallClockOf is sc's wall clock for the Result when the algorithm is a
+// peer model, the only ones that read it.
+func wallClockOf(algorithm string, sc Scenario) string {
+	if info, ok := algorithms.Lookup(algorithm); !ok || info.Peer == nil {
+		return ""
+	}
+	return time.UnixMicro(int64(sc.Origin())).UTC().Format(time.RFC3339Nano)
+}
+
 func defaultedOf(name string, l Limit) []string {
 	var out []string
 	for _, info := range algorithms.Catalog() {

@@ -27,6 +27,11 @@ type Result struct {
 	OnError   string      `json:"on_error"`
 	Clock     string      `json:"clock"`
 	RTTMs     float64     `json:"rtt_ms"`
+	// WallClock is the wall-clock instant virtual time 0 stood for, in
+	// RFC 3339, on a run of a peer model that reads it (redis_rate's
+	// float seconds, envoy's clock-aligned windows); empty otherwise.
+	// Added to v1.
+	WallClock string `json:"wall_clock,omitempty"`
 	// Live is set on the Result of a live run (`ratelim load`): the
 	// figures were measured over real HTTP, not simulated.
 	Live bool `json:"live,omitempty"`
