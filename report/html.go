@@ -257,6 +257,10 @@ func limitText(r *sim.Result) string {
 			strconv.FormatFloat(l.WindowS, 'f', -1, 64), rate) + defaultedText(l)
 	case r.Algorithm == "leaky-bucket":
 		return fmt.Sprintf("drains %s, queue %d", rate, l.Burst) + defaultedText(l)
+	case l.NoDelay:
+		return fmt.Sprintf("%s, burst %d nodelay", rate, l.Burst) + defaultedText(l)
+	case l.Delay > 0:
+		return fmt.Sprintf("%s, burst %d delay=%d", rate, l.Burst, l.Delay) + defaultedText(l)
 	}
 	return fmt.Sprintf("%s, burst %d", rate, l.Burst) + defaultedText(l)
 }

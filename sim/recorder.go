@@ -363,6 +363,8 @@ func (s *sim) result() *Result {
 			// Only the defaults the algorithm reads: a window filled
 			// for one algorithm means nothing to another.
 			Defaulted: defaultedOf(s.alg.Name(), sc.Limit),
+			Delay:     p.Delay,
+			NoDelay:   p.NoDelay,
 		},
 		Balancer:     string(sc.Balancer),
 		OnError:      string(s.policy),

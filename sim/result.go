@@ -83,6 +83,10 @@ type LimitResult struct {
 	// the algorithm was chosen by a flag (window 1 s, burst one second of
 	// the rate), not written in the scenario.
 	Defaulted []string `json:"defaulted,omitempty"`
+	// Delay and NoDelay are nginx limit_req's delay= and nodelay, on a
+	// run of the nginx-limit-req model. Added to v1.
+	Delay   int64 `json:"delay,omitempty"`
+	NoDelay bool  `json:"nodelay,omitempty"`
 }
 
 // Counts are what happened to a set of requests: a client's, a key's, a
