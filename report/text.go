@@ -13,7 +13,6 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
-	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -187,7 +186,7 @@ func WriteTableWith(w io.Writer, r *sim.Result, opts TableOptions) error {
 	fmt.Fprintf(w, "%s · %s · %s on %s · %d server%s · seed %d · %gs%s\n", r.Scenario, r.Algorithm, r.Topology, r.Store,
 		r.Servers, plural(r.Servers), r.Seed, r.DurationS, mode)
 	limit := fmt.Sprintf("limit %s, %s", limitText(r), keyedText(r.Limit.Key))
-	if p := peerOf(r.Algorithm); p != nil {
+	if p := sim.PeerOf(r.Algorithm); p != nil {
 		limit += fmt.Sprintf(" · models %s %s", p.Library, p.Version)
 	}
 	for _, f := range r.Faults {
@@ -258,15 +257,6 @@ func Wrap(text string, width int) []string {
 		lines = append(lines, line.String())
 	}
 	return lines
-}
-
-// peerOf is the provenance of a peer model's name, nil for an exact
-// algorithm.
-func peerOf(algorithm string) *algorithms.Provenance {
-	if info, ok := algorithms.Lookup(algorithm); ok {
-		return info.Peer
-	}
-	return nil
 }
 
 // keyedText says how the limit is keyed: "keyed by ip"; auto names what

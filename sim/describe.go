@@ -14,6 +14,16 @@ import (
 // cycles through.
 func Algorithms() []string { return algorithms.Names() }
 
+// PeerOf is the provenance of the named algorithm when it models a
+// library people deploy (which library, version and file, its quirk),
+// nil for one of the six exact algorithms or an unknown name.
+func PeerOf(algorithm string) *algorithms.Provenance {
+	if info, ok := algorithms.Lookup(algorithm); ok {
+		return info.Peer
+	}
+	return nil
+}
+
 // Reads reports whether l's algorithm reads the named parameter ("rate",
 // "burst" or "window"): a bucket has no window, a window algorithm no
 // burst. An unknown algorithm reads none.

@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/dustin/go-humanize"
-
-	"github.com/ratelim/ratelim/algorithms"
 )
 
 // The lessons a run can show. Each is computed from the Result's figures
@@ -304,25 +302,17 @@ func algorithmReason(r *Result) string {
 	if r.Algorithm == "fixed-window" {
 		return fixedWindowReason
 	}
-	if p := peerOf(r); p != nil {
+	if p := PeerOf(r.Algorithm); p != nil {
 		return r.Algorithm + " " + p.Quirk
 	}
 	return ""
-}
-
-// peerOf is the provenance of r's algorithm when it models a library.
-func peerOf(r *Result) *algorithms.Provenance {
-	if info, ok := algorithms.Lookup(r.Algorithm); ok {
-		return info.Peer
-	}
-	return nil
 }
 
 // peerFinding says what a peer model decided otherwise than one exact
 // limiter, where neither the topology nor the store's failures can be the
 // cause: with them out of the way, every difference is the library's.
 func peerFinding(r *Result, t KeyResult, topology string) (Finding, bool) {
-	p := peerOf(r)
+	p := PeerOf(r.Algorithm)
 	if p == nil || topology != "" || t.FailedOpen+t.FailedClosed > 0 || t.FalseDenies+t.FalseAllows == 0 {
 		return Finding{}, false
 	}
