@@ -13,11 +13,11 @@ import (
 // Redis run their own scripts, with their own state), so it runs on the
 // memory store, whose one atomic step per decision is what a script gives.
 func PeerStore(algorithm, storeName string) error {
-	info, ok := algorithms.Lookup(algorithm)
-	if !ok || info.Peer == nil || storeName == "" || storeName == "memory" {
+	p := PeerOf(algorithm)
+	if p == nil || storeName == "" || storeName == "memory" {
 		return nil
 	}
-	return fmt.Errorf("%s is a model of %s and runs on the memory store only, which decides as one atomic script would (want store: memory)", algorithm, info.Peer.Library)
+	return fmt.Errorf("%s is a model of %s and runs on the memory store only, which decides as one atomic script would (want store: memory)", algorithm, p.Library)
 }
 
 // check refuses a Scenario the simulator cannot run. Package scenarios has

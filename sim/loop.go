@@ -173,7 +173,7 @@ func newRecording(sc Scenario, opts Options) (*sim, error) {
 	if s.policy == "" {
 		s.policy = store.FailOpen
 	}
-	if info, ok := algorithms.Lookup(alg.Name()); ok && info.Peer != nil && info.Peer.Clock == "store" {
+	if p := PeerOf(alg.Name()); p != nil && p.Clock == "store" {
 		// The library reads its store's clock (a script calling Redis
 		// TIME) whatever the scenario says: a skewed server does not
 		// move its decisions, and the result says whose clock it was.

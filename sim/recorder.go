@@ -440,7 +440,7 @@ func (s *sim) timelineRow(step, ci int) TimelineRow { return s.timeline[step*len
 // wallClockOf is sc's wall clock for the Result when the algorithm is a
 // peer model, the only ones that read it.
 func wallClockOf(algorithm string, sc Scenario) string {
-	if info, ok := algorithms.Lookup(algorithm); !ok || info.Peer == nil {
+	if PeerOf(algorithm) == nil {
 		return ""
 	}
 	return time.UnixMicro(int64(sc.Origin())).UTC().Format(time.RFC3339Nano)
