@@ -63,10 +63,11 @@ import (
 // What the model leaves out: one limit_req per location (with several, the
 // earlier ones only look, NGX_AGAIN, and are written later by account at its
 // own ngx_current_msec; the longest delay wins); dry run; the zone's
-// eviction of nodes idle 60 s whose excess has leaked away, after which the
-// key starts again at excess 0 (the model keeps every node, which decides
-// the same unless the leak is within 1000 of the excess); the status, which
-// is 503 unless limit_req_status says otherwise.
+// eviction (ngx_http_limit_req_expire, when another key needs a node) of
+// nodes idle 60 s whose excess has leaked away, after which the key starts
+// again at excess 0 (the model keeps every node, which decides the same
+// unless the leak has passed the excess by less than 1000); the status,
+// which is 503 unless limit_req_status says otherwise.
 //
 // Cost: nginx counts one request at a time. A cost c is c requests at the
 // same instant, all admitted or none: excess max(0, last_excess − leak +
