@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -359,5 +360,124 @@ func TestRedisRateDisagreesWithTheExactGCRA(t *testing.T) {
 	t.Logf("over %d decisions redis_rate refused %d that the exact GCRA admitted, and admitted %d that it refused", total, refused, admitted)
 	if refused == 0 || admitted != 0 {
 		t.Errorf("refused %d, admitted %d: want some refusals and no extra admission", refused, admitted)
+	}
+}
+
+// TestRedisRateEdges steps the model through the cases that are not a
+// plain admission, with the script's figures worked out by hand at 1/s,
+// burst 2, in 2026 (spacing 2^-24 s, so whole and half seconds are exact).
+func TestRedisRateEdges(t *testing.T) {
+	p := Params{Rate: Rate{1, time.Second}, Burst: 2, Origin: origin2026}
+	m := must(NewRedisRate(p))
+	tests := []struct {
+		name string
+		prev State
+		at   Time
+		cost int64
+		want Decision
+		same bool // the state must come back unchanged
+	}{
+		{"a new key admits and resets after one interval", State{}, s1, 1,
+			Decision{Allowed: true, Limit: 2, Remaining: 1, ResetAfter: time.Second}, false},
+		{"a peek on a new key writes nothing", State{}, s1, 0,
+			Decision{Allowed: true, Limit: 2, Remaining: 2}, true},
+		{"a peek on a full key writes nothing", tatAt(p, 3*s1), s1, 0,
+			Decision{Allowed: true, Limit: 2, Remaining: 0, ResetAfter: 2 * time.Second}, true},
+		{"a full key refuses until the next interval", tatAt(p, 3*s1), s1, 1,
+			Decision{Limit: 2, RetryAfter: time.Second, ResetAfter: 2 * time.Second}, true},
+		// (cost − burst) intervals, though no wait will do: the library says so.
+		{"a cost above burst gets a finite Retry-After", State{}, s1, 5,
+			Decision{Limit: 2, RetryAfter: 3 * time.Second}, true},
+		{"a huge cost's Retry-After overflows to Never", State{}, s1, math.MaxInt64,
+			Decision{Limit: 2, RetryAfter: Never}, true},
+		{"a clock gone back past the burst refuses even a peek", tatAt(p, 10*s1), s1, 0,
+			Decision{Limit: 2, RetryAfter: 7 * time.Second, ResetAfter: 9 * time.Second}, true},
+		{"a clock gone back a little finds the TAT further ahead", tatAt(p, 2*s1), s1 / 2, 1,
+			Decision{Limit: 2, RetryAfter: 500 * time.Millisecond, ResetAfter: 1500 * time.Millisecond}, true},
+		{"a state of another algorithm (Prev 0) is a new key", State{T: 5, N: 7}, s1, 1,
+			Decision{Allowed: true, Limit: 2, Remaining: 1, ResetAfter: time.Second}, false},
+		{"negative cost is a peek", State{}, s1, -3,
+			Decision{Allowed: true, Limit: 2, Remaining: 2}, true},
+	}
+	for _, tt := range tests {
+		next, d := m.Step(tt.prev, tt.at, tt.cost)
+		if d != tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.name, d, tt.want)
+		}
+		if tt.same && !reflect.DeepEqual(next, tt.prev) {
+			t.Errorf("%s: state moved from %+v to %+v", tt.name, tt.prev, next)
+		}
+		if !tt.same && (next.Prev != 1 || next.T < int64(tt.at)) {
+			t.Errorf("%s: state %+v, want a TAT at or after now", tt.name, next)
+		}
+	}
+	// Extreme instants and states do not panic.
+	for _, at := range []Time{math.MinInt64, -1, math.MaxInt64} {
+		for _, prev := range []State{{}, {T: math.MaxInt64, N: int64(math.Float64bits(math.Inf(1))), Prev: 1}, {N: -1, Prev: 1}} {
+			m.Step(prev, at, 1)
+		}
+	}
+}
+
+// tatAt is the state the script leaves when its TAT is Origin + at.
+func tatAt(p Params, at Time) State {
+	m := must(NewRedisRate(p)).(*RedisRate)
+	tat := m.luaNow(at)
+	return State{T: m.instant(tat), N: int64(math.Float64bits(tat)), Prev: 1}
+}
+
+func TestRedisRateParams(t *testing.T) {
+	p := Params{Rate: Rate{3, time.Second}, Burst: 5, Window: time.Minute, Origin: origin2026}
+	got := must(NewRedisRate(p)).Params()
+	if want := (Params{Rate: p.Rate, Burst: 5, Origin: origin2026}); got != want {
+		t.Errorf("Params() = %+v, want %+v", got, want)
+	}
+	bad := []struct {
+		p     Params
+		param string
+	}{
+		{Params{Rate: Rate{0, time.Second}, Burst: 1}, "rate"},
+		{Params{Rate: Rate{1, time.Nanosecond}, Burst: 1}, "rate"},
+		{Params{Rate: Rate{1, time.Second}}, "burst"},
+		{Params{Rate: Rate{1, time.Hour}, Burst: 1 << 30}, "burst"},
+	}
+	for _, b := range bad {
+		var pe *ParamError
+		if _, err := NewRedisRate(b.p); !errors.As(err, &pe) || pe.Param != b.param {
+			t.Errorf("NewRedisRate(%+v) = %v, want a ParamError on %s", b.p, err, b.param)
+		}
+	}
+	var zero RedisRate
+	if next, d := zero.Step(State{N: 9, Prev: 1}, s1, 1); d != (Decision{RetryAfter: Never}) || !reflect.DeepEqual(next, State{N: 9, Prev: 1}) {
+		t.Errorf("zero RedisRate: %+v, %+v; want a refusal for good, state untouched", d, next)
+	}
+}
+
+// TestRedisRateDuration checks the 14 digits against strconv's printing,
+// where the shortcut cannot decide and where it can.
+func TestRedisRateDuration(t *testing.T) {
+	m := must(NewRedisRate(Params{Rate: Rate{1, time.Second}, Burst: 1})).(*RedisRate)
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range 200_000 {
+		x := math.Ldexp(float64(rng.Int64N(1<<40)), -24-rng.IntN(10)) // on a grid, as the script's figures are
+		if i%2 == 0 {
+			x = rng.Float64() * 4000
+		}
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 14, 64), 64)
+		if got, want := m.duration(x), time.Duration(f*float64(time.Second)); got != want {
+			t.Fatalf("duration(%v) = %v, want %v", x, got, want)
+		}
+	}
+}
+
+func TestRedisRateStepDoesNotAllocate(t *testing.T) {
+	m := must(NewRedisRate(Params{Rate: Rate{100, time.Minute}, Burst: 100, Origin: origin2026}))
+	var st State
+	now := Time(0)
+	if n := testing.AllocsPerRun(1000, func() {
+		now += 1234
+		st, _ = m.Step(st, now, 1)
+	}); n != 0 {
+		t.Errorf("Step allocates %v times", n)
 	}
 }
