@@ -54,7 +54,7 @@ import (
 // (its TTL is one unit from its last hit): the model counts in Prev. A
 // step back further lands on a key the model takes to have expired: it
 // counts from zero and remembers nothing. The zero State is a key never
-// seen.
+// seen (all counts 0), at any window, Time 0's or another.
 //
 // The zero EnvoyRatelimit refuses every request of positive cost; build
 // one with [NewEnvoyRatelimit].
@@ -140,6 +140,11 @@ func (e *EnvoyRatelimit) Step(prev State, now Time, cost int64) (State, Decision
 	var after int64
 	next := prev
 	switch {
+	case prev.T == 0 && prev.N == 0 && prev.Prev == 0:
+		// A key never seen, whatever the window: its start may be
+		// before Time 0 when Origin is not on a unit's boundary.
+		next = State{T: window, N: cost}
+		after = cost
 	case window == prev.T:
 		after = satAdd(prev.N, cost)
 		next.N = after
