@@ -24,17 +24,21 @@ import (
 //	diff              = now − allow_at
 //	remaining         = diff / emission_interval   refused if remaining < 0
 //
-// The quirk is rounding at ties. Nine years after 2017, now is about 2.9e8
-// seconds, where a double's spacing is 2⁻²⁴ s (59.6 ns), and an emission
-// interval such as 1/3 s is not a multiple of it: adding five increments
-// and taking off the burst offset lands a few ulps away from where exact
-// arithmetic does. At 3/s with burst 5, five requests at one instant should
-// all pass, and the exact GCRA admits them; here the fifth finds diff =
-// −5.96e-08 s and is refused with Retry-After 59 ns, while the next
-// microsecond admits it. Which side a tie falls on depends on the instant,
-// so it refuses, never admits, a request the exact GCRA would take, now and
-// then (the tests count how often), and Remaining, which is the truncated
-// remaining (4.999… → 4), can be one below the exact figure.
+// The quirk is rounding at ties. Eight or nine years after 2017, now is
+// about 2.5e8 to 2.9e8 seconds, where a double's spacing is 2⁻²⁵ s (29.8
+// ns, until 2025-07-05, when now passed 2²⁸ s) or 2⁻²⁴ s (59.6 ns, until
+// 2034), and an emission interval such as 1/3 s or 0.1 s is not a multiple
+// of it: each increment added to the TAT rounds to the grid, the same way
+// every time, and five of them minus the burst offset land a few spacings
+// away from now. Where they round up, a burst at one instant on a new key
+// loses its last request, which the exact GCRA admits: at 3/s with burst 5
+// in 2025 the fifth finds diff = −2 × 2⁻²⁵ s and is refused with
+// Retry-After 59 ns; in 2026 3/s rounds down and passes, but 10/s, 100/m
+// and 7/500ms with burst 5 refuse the fifth (10/s: Retry-After 119 ns). A
+// microsecond later it passes. Over random sequences the model refuses,
+// never admits, a request the exact GCRA would take, about 1.6 times in a
+// thousand (the tests count it), and Remaining, the truncated remaining
+// (4.999… → 4), can be one below the exact figure.
 //
 // The replies are what the script returns: allowed (the cost), remaining
 // truncated to an integer by Redis, and retry_after and reset_after as

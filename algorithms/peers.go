@@ -8,11 +8,11 @@ package algorithms
 var peerCatalog = []Info{
 	{Name: "redis_rate", Params: []string{"rate", "burst"}, Memory: "1 double (the TAT) in Redis",
 		Good:  "GCRA in one Lua script: atomic, one key, Redis's clock for every server",
-		Bad:   "float seconds since 2017 round at ties: now and then refuses a request the exact GCRA admits (Retry-After 59ns)",
+		Bad:   "float seconds since 2017 round at ties: now and then refuses a request the exact GCRA admits (Retry-After of ~100ns)",
 		Build: func(p Params) (Algorithm, error) { return NewRedisRate(p) },
 		Peer: &Provenance{Library: "github.com/go-redis/redis_rate/v10", Version: "v10.0.1", Source: "lua.go (allowN script), rate.go (AllowN, dur)",
 			Family: "gcra", Clock: "store",
-			Quirk: "doubles of seconds since 2017 (spacing 59.6ns today): at 3/s burst 5 the fifth request at one instant is refused, Retry-After 59ns; a cost above burst gets a finite Retry-After"}},
+			Quirk: "doubles of seconds since 2017 round at ties: a burst at one instant loses its last request (3/s burst 5 in 2025: Retry-After 59ns; 10/s burst 5 in 2026: 119ns); a cost above burst gets a finite Retry-After"}},
 	{Name: "envoy-ratelimit", Params: []string{"rate", "window"}, Memory: "1 counter per key and window (INCRBY + EXPIRE)",
 		Good:  "one pipelined INCRBY per request; windows of a clock unit, shared by every replica",
 		Bad:   "2 × limit across a window boundary; refused hits are counted, so retries keep a key over its limit",
