@@ -70,7 +70,7 @@ func BenchmarkDecisionXTimeRateAllowNParallel(b *testing.B) {
 // The other five, for the README's table: what each decision costs.
 func BenchmarkStep(b *testing.B) {
 	p := algorithms.Params{Rate: algorithms.Rate{N: benchRate, Per: time.Second}, Burst: 50, Window: 50 * time.Millisecond}
-	for _, name := range algorithms.Names() {
+	for _, name := range algorithms.ExactNames() {
 		alg, err := algorithms.New(name, p)
 		if err != nil {
 			b.Fatal(err)

@@ -7,14 +7,14 @@ import (
 	"github.com/ratelim/ratelim/algorithms"
 )
 
-// Every limiter is built by name from the same Params, reading only the
+// Every exact limiter is built by name from the same Params, reading only the
 // fields its Catalog entry lists, and stepped from the zero State, a key
 // never seen. Five requests arrive at once: the buckets let their burst of
 // 2 through (the leaky bucket admits 2 into its queue, to be served 500ms
 // apart), the windows their limit of 2 per second.
 func ExampleNew() {
 	p := algorithms.Params{Rate: algorithms.Rate{N: 2, Per: time.Second}, Burst: 2, Window: time.Second}
-	for _, info := range algorithms.Catalog() {
+	for _, info := range algorithms.Exact() {
 		alg, err := algorithms.New(info.Name, p)
 		if err != nil {
 			panic(err)

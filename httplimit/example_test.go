@@ -119,7 +119,7 @@ func ExampleNew_fixedWindow() {
 // is the sustained rate.
 func ExampleQuotaOf() {
 	p := algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Burst: 50, Window: time.Minute}
-	for _, name := range algorithms.Names() {
+	for _, name := range algorithms.ExactNames() {
 		alg, err := algorithms.New(name, p)
 		if err != nil {
 			panic(err)

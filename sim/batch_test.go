@@ -74,7 +74,7 @@ func runJSON(t interface {
 // retry, would show here.
 func TestPropertyBatchedRedisDecidesAsMemory(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		algorithm := rapid.SampledFrom(algorithms.Names()).Draw(t, "algorithm")
+		algorithm := rapid.SampledFrom(algorithms.ExactNames()).Draw(t, "algorithm")
 		params, _ := algorithms.WithDefaults(algorithm, algorithms.Params{Rate: algorithms.Rate{N: rapid.Int64Range(1, 50).Draw(t, "rate"), Per: time.Second}, Burst: rapid.Int64Range(1, 20).Draw(t, "burst")})
 		sc := sim.Scenario{
 			Name: "batch", Duration: time.Second, Step: 250 * time.Millisecond, Seed: rapid.Uint64().Draw(t, "seed"),

@@ -9,10 +9,12 @@ import (
 	"github.com/ratelim/ratelim/store"
 )
 
-// Algorithms are the names a Limit's Algorithm may be, in teaching order:
-// what a view that switches a scenario's algorithm (with WithAlgorithm)
-// cycles through.
-func Algorithms() []string { return algorithms.Names() }
+// Algorithms are the six exact algorithms' names, in teaching order: what
+// a view that switches a scenario's algorithm (with WithAlgorithm) cycles
+// through. A Limit's Algorithm may also be a peer model's
+// (algorithms.Names lists every one); a view cycling from one starts again
+// at the first exact algorithm.
+func Algorithms() []string { return algorithms.ExactNames() }
 
 // PeerOf is the provenance of the named algorithm when it models a
 // library people deploy (which library, version and file, its quirk),

@@ -23,7 +23,7 @@ func TestTakeBatchIsTakeInOrder(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, url := range urls {
-		for _, info := range algorithms.Catalog() {
+		for _, info := range algorithms.Exact() {
 			p, _ := algorithms.WithDefaults(info.Name, algorithms.Params{Rate: algorithms.Rate{N: 20, Per: time.Second}, Burst: 5})
 			alg, err := algorithms.New(info.Name, p)
 			if err != nil {

@@ -85,7 +85,7 @@ func TestRedisCluster(t *testing.T) {
 	}
 	url := startCluster(t)
 	ctx := context.Background()
-	for _, name := range algorithms.Names() {
+	for _, name := range algorithms.ExactNames() {
 		alg, err := algorithms.New(name, algorithms.Params{Rate: algorithms.Rate{N: 7, Per: time.Second}, Burst: 5, Window: time.Second})
 		if err != nil {
 			t.Fatal(err)

@@ -272,7 +272,7 @@ func luaDifferentialAll(t *testing.T, c *redis.Client, prefix string, maxLen int
 	ctx := context.Background()
 	stats := &luaStats{}
 	var seq int
-	for _, name := range algorithms.Names() {
+	for _, name := range algorithms.ExactNames() {
 		t.Run(name, func(t *testing.T) {
 			rapid.Check(t, func(rt *rapid.T) {
 				alg := luaDrawAlgorithm(rt, name)
@@ -357,7 +357,7 @@ func TestLuaEdgeCases(t *testing.T) {
 		"peeks only":        {{0, 0}, {5, 0}, {unix, 0}, {unix, -3}},
 	}
 	n := 0
-	for _, name := range algorithms.Names() {
+	for _, name := range algorithms.ExactNames() {
 		for _, p := range params {
 			alg, err := algorithms.New(name, p)
 			if err != nil {
@@ -378,7 +378,7 @@ func TestLuaEdgeCases(t *testing.T) {
 func luaAlgorithms(t *testing.T) []algorithms.Algorithm {
 	t.Helper()
 	var algs []algorithms.Algorithm
-	for _, name := range algorithms.Names() {
+	for _, name := range algorithms.ExactNames() {
 		alg, err := algorithms.New(name, algorithms.Params{
 			Rate: algorithms.Rate{N: 3, Per: time.Second}, Burst: 2, Window: time.Second,
 		})
@@ -497,8 +497,22 @@ func TestScriptForUnknownAlgorithm(t *testing.T) {
 			t.Errorf("scriptFor(%s): %v", alg.Name(), err)
 		}
 	}
-	if len(luaTwins) != len(algorithms.Names()) {
-		t.Errorf("embedded %d scripts, want one per algorithm (%v)", len(luaTwins), algorithms.Names())
+	// A peer model has no twin of ratelim's: the libraries that run in
+	// Redis run their own scripts, on their own state.
+	for _, info := range algorithms.Catalog() {
+		if info.Peer == nil {
+			continue
+		}
+		alg, err := info.Build(algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Burst: 5, Window: time.Second})
+		if err != nil {
+			t.Fatalf("%s: %v", info.Name, err)
+		}
+		if s, err := scriptFor(alg); err == nil {
+			t.Errorf("scriptFor(%s) = %+v, want an error: a peer has no Lua twin", info.Name, s)
+		}
+	}
+	if len(luaTwins) != len(algorithms.ExactNames()) {
+		t.Errorf("embedded %d scripts, want one per algorithm (%v)", len(luaTwins), algorithms.ExactNames())
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/report"
 )
 
 type algorithmsOptions struct {
@@ -42,23 +43,40 @@ func algorithmsRun(opts *algorithmsOptions) error {
 		for _, a := range all {
 			width = max(width, len(a.Name))
 		}
+		// Each entry for an 80-column terminal: the name and its
+		// parameters, then lines under a mark (+ good, - bad, ! quirk),
+		// each wrapped under its own text.
+		line := func(name, mark, text string) {
+			lead := fmt.Sprintf("%-*s  ", width, name)
+			if mark != "" {
+				lead += mark + " "
+			}
+			indent := strings.Repeat(" ", len(lead))
+			if name != "" {
+				indent = strings.Repeat(" ", width+2)
+			}
+			for _, part := range report.Wrap(text, 80-len(lead)) {
+				fmt.Fprintf(opts.Out, "%s%s\n", lead, part)
+				lead = indent
+			}
+		}
 		peers := false
 		for i, a := range all {
-			if a.Peer != nil && !peers {
-				peers = true
-				fmt.Fprintf(opts.Out, "\nPeer models: limiter libraries people deploy, as they decide (flaws included),\neach checked against the library itself or its source's arithmetic.\n")
-			}
 			if i > 0 {
 				fmt.Fprintln(opts.Out)
 			}
-			fmt.Fprintf(opts.Out, "%-*s  params: %s; per key: %s\n", width, a.Name, strings.Join(a.Params, ", "), a.Memory)
-			fmt.Fprintf(opts.Out, "%-*s  + %s\n", width, "", a.Good)
-			fmt.Fprintf(opts.Out, "%-*s  - %s\n", width, "", a.Bad)
+			if a.Peer != nil && !peers {
+				peers = true
+				fmt.Fprintf(opts.Out, "Peer models: limiter libraries people deploy, deciding as they do,\nflaws included; each checked against the library or its source.\n\n")
+			}
+			line(a.Name, "", fmt.Sprintf("params: %s; per key: %s", strings.Join(a.Params, ", "), a.Memory))
+			line("", "+", a.Good)
+			line("", "-", a.Bad)
 			if p := a.Peer; p != nil {
-				fmt.Fprintf(opts.Out, "%-*s  models %s %s, %s; a %s variant\n", width, "", p.Library, p.Version, p.Source, p.Family)
-				fmt.Fprintf(opts.Out, "%-*s  ! %s\n", width, "", p.Quirk)
+				line("", "!", p.Quirk)
+				line("", "=", fmt.Sprintf("models %s %s, %s; a %s variant", p.Library, p.Version, p.Source, p.Family))
 				if p.Clock == "store" {
-					fmt.Fprintf(opts.Out, "%-*s  decides on the store's clock (a server's skew does not reach it)\n", width, "")
+					line("", "=", "decides on the store's clock: a server's skew does not reach it")
 				}
 			}
 		}

@@ -1,0 +1,90 @@
+package algorithms
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// genPeer draws a peer model with parameters every peer accepts: a rate
+// per second or per minute (all nginx can express), the same length of
+// window (a unit of envoy's), a burst, and an Origin anywhere from 2000 to
+// 2100, where the float-keeping peers round differently.
+func genPeer(t *rapid.T) Algorithm {
+	var peers []Info
+	for _, info := range Catalog() {
+		if info.Peer != nil {
+			peers = append(peers, info)
+		}
+	}
+	info := rapid.SampledFrom(peers).Draw(t, "peer")
+	per := rapid.SampledFrom([]time.Duration{time.Second, time.Minute}).Draw(t, "rate.Per")
+	p := Params{
+		Rate:   Rate{N: rapid.Int64Range(1, 1000).Draw(t, "rate.N"), Per: per},
+		Burst:  rapid.Int64Range(1, 100).Draw(t, "burst"),
+		Window: per,
+		Origin: FromTime(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)) + Time(rapid.Int64Range(0, 100*365*24*3600*1_000_000).Draw(t, "origin")),
+	}
+	a, err := info.Build(p)
+	if err != nil {
+		t.Fatalf("%s with %+v: %v", info.Name, p, err)
+	}
+	return a
+}
+
+// What every peer model must do, whatever the library it models does with
+// its numbers: step purely (prev untouched, the same answer twice), never
+// panic on a clock that steps back or a cost past its burst, admit a fresh
+// key's first request, and give a decision a server can answer with: no
+// Retry-After on an admission, nothing negative.
+func TestPropertyPeersStepPurelyAndSanely(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		alg := genPeer(t)
+		var st State
+		_, first := alg.Step(st, 0, 1)
+		if !first.Allowed {
+			t.Fatalf("%s refused a fresh key's first request: %+v", alg.Name(), first)
+		}
+		for i, r := range genRequests(t, true) {
+			cost := rapid.SampledFrom([]int64{0, 1, 1, 1, 2, alg.Params().Burst + 2}).Draw(t, "cost")
+			before := st
+			before.Log = append([]int64(nil), st.Log...)
+			next, d := alg.Step(st, r.at, cost)
+			if !reflect.DeepEqual(before, st) {
+				t.Fatalf("%s: step %d changed the state it was given: %+v, now %+v", alg.Name(), i, before, st)
+			}
+			again, d2 := alg.Step(st, r.at, cost)
+			if !reflect.DeepEqual(next, again) || d != d2 {
+				t.Fatalf("%s: step %d twice gave %+v %+v, then %+v %+v", alg.Name(), i, next, d, again, d2)
+			}
+			if d.Allowed && d.RetryAfter != 0 {
+				t.Fatalf("%s: step %d admitted with Retry-After %v", alg.Name(), i, d.RetryAfter)
+			}
+			if d.Remaining < 0 || d.RetryAfter < 0 || d.ResetAfter < 0 || d.Delay < 0 {
+				t.Fatalf("%s: step %d gave a negative figure: %+v", alg.Name(), i, d)
+			}
+			st = next
+		}
+	})
+}
+
+// A peer's zero value, declared without its constructor, refuses what it
+// cannot count rather than panicking on the parameters it was never given.
+func TestPeerZeroValuesDoNotPanic(t *testing.T) {
+	for _, info := range Catalog() {
+		if info.Peer == nil {
+			continue
+		}
+		alg, err := info.Build(Params{Rate: Rate{N: 10, Per: time.Second}, Burst: 5, Window: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		zero := reflect.New(reflect.TypeOf(alg).Elem()).Interface().(Algorithm)
+		_, d := zero.Step(State{}, 1_000_000, 1)
+		if d.Allowed {
+			t.Errorf("%s: the zero value admitted a request: %+v", info.Name, d)
+		}
+	}
+}
