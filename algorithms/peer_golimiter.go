@@ -33,7 +33,9 @@ import "time"
 // The quirks, with numbers:
 //
 //   - 2 × Tokens within a short span: with 100 per second, a key first hit
-//     at 0 may take 100 at 0.999s and 100 more at 1.000s, its tick.
+//     at 0.3s ticks at 1.3s; 150 requests 1µs before the tick and 150 at it
+//     get 99 + 100 through, where the token bucket (burst 100) and the
+//     sliding log admit 100.
 //   - fillRate is float64(Interval) / float64(Tokens), nanoseconds per
 //     token, though the code multiplies it by ticks as tokens per tick. A
 //     tick therefore earns Interval/Tokens tokens, which is the whole bucket

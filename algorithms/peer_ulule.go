@@ -17,9 +17,10 @@ package algorithms
 // period does, wherever the clock is.
 //
 // The boundary flaw is still there. With 100 per second, a key first hit
-// at 0 may send 100 requests at 0.999s and 100 more at 1.000001s, when its
-// counter has expired: 200 pass within 2ms, as at an aligned boundary,
-// except that the boundary is the key's, not the clock's.
+// at 0.3s has the window (0.3s, 1.3s]; 150 requests at 1.3s and 150 more at
+// 1.300001s get 99 + 100 through within 1µs, as at an aligned boundary,
+// except that the boundary is the key's, not the clock's (the aligned
+// fixed window and the sliding log admit 100).
 //
 // Refused hits count. ulule increments before it checks (Reached is
 // count > limit after the increment), so a client that keeps knocking on a

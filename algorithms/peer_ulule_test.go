@@ -384,6 +384,11 @@ func TestUluleEdges(t *testing.T) {
 	if _, d = u.Step(st, -(1 << 60), -3); !d.Allowed {
 		t.Errorf("negative cost is a peek: %+v", d)
 	}
+}
+
+// TestWinPeersParamErrors: both peers take their limit from rate × window,
+// and refuse what windowLimit refuses, naming the parameter.
+func TestWinPeersParamErrors(t *testing.T) {
 	for _, tt := range []struct {
 		p    algorithms.Params
 		want string
