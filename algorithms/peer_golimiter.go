@@ -66,8 +66,13 @@ import "time"
 // State: T is the key's first hit (µs), N is availableTokens, and Prev is
 // lastTick + 1, so that the zero State is a key never seen (a tick counts
 // at most 2^64 / 1000, so the +1 cannot overflow). The sweeper, which
-// deletes a bucket idle for SweepMinTTL, is the store's business, not the
-// model's.
+// deletes a bucket idle for SweepMinTTL (12 h by default), is the store's
+// business, not the model's. ResetAfter is the next tick, as the library
+// says, but unlike every other limiter's it is not when the state becomes
+// that of a key never seen: the ticks stay anchored at the first hit. The
+// simulator's store forgets nothing, so it decides as the library does; a
+// server store that forgets full keys (ratelim serve) re-anchors an idle
+// key's ticks at its next hit, as the library's sweeper does, but sooner.
 //
 // The zero GoLimiter refuses every request of positive cost, as unbuilt
 // limiters do. Build one with [NewGoLimiter].

@@ -39,11 +39,14 @@ package algorithms
 // Reset is whole seconds. ulule's Context reports Reset as the window's
 // expiration in Unix seconds, rounded down (time.Time.Unix), and its
 // middleware sends that as X-RateLimit-Reset; it sends no Retry-After.
-// ResetAfter and RetryAfter are what a client reading that header computes,
-// Reset × 1s − now, and 0 when that is not positive: up to a second before
-// the window really ends, so a refused client that waits what they say may
-// be refused again, and a refusal in a window's last fraction of a second
-// says RetryAfter 0. The exact wall-clock instant matters, so the model
+// RetryAfter is what a client reading that header computes, Reset × 1s −
+// now, and 0 when that is not positive: up to a second before the window
+// really ends, so a refused client that waits what it says may be refused
+// again, and a refusal in a window's last fraction of a second says
+// RetryAfter 0. ResetAfter is the truth the store needs (a store that
+// forgets a key once ResetAfter has passed must change no decision): the
+// first microsecond after the counter's expiration, 0 for a key with no
+// live counter. The exact wall-clock instant matters, so the model
 // computes with Params.Origin + now. ([Ulule.Reset] gives the header's
 // value itself.)
 //
@@ -133,7 +136,12 @@ func (u *Ulule) Step(prev State, now Time, cost int64) (State, Decision) {
 			next = State{T: int64(now), N: cost, Prev: 1}
 		}
 	}
-	d := Decision{Limit: u.limit, ResetAfter: micros(floorDiv(expNs, 1e9)*1e6 - wall)}
+	d := Decision{Limit: u.limit}
+	if live || cost > 0 {
+		// The counter is gone the first microsecond after its
+		// expiration: from then on the key decides as one never seen.
+		d.ResetAfter = micros(floorDiv(expNs, 1000) + 1 - wall)
+	}
 	reached := count > u.limit // common.GetContextFromState
 	if !reached {
 		d.Remaining = u.limit - count
@@ -146,7 +154,9 @@ func (u *Ulule) Step(prev State, now Time, cost int64) (State, Decision) {
 	case cost > u.limit:
 		d.RetryAfter = Never
 	default:
-		d.RetryAfter = d.ResetAfter
+		// What a client reading X-RateLimit-Reset waits: the
+		// header's whole second, not the window's end.
+		d.RetryAfter = micros(floorDiv(expNs, 1e9)*1e6 - wall)
 	}
 	return next, d
 }

@@ -143,16 +143,15 @@ func ululeDifferential(t *testing.T, c winConfig) {
 			reached = d.Remaining == 0 && prev.N > limit
 		}
 		wall := int64(winBubbleOrigin + now)
-		wantResetAfter := max(lc.Reset*1_000_000-wall, 0)
-		if lc.Limit != d.Limit || lc.Remaining != d.Remaining || lc.Reset != reset || lc.Reached != reached ||
-			d.ResetAfter != time.Duration(wantResetAfter)*time.Microsecond {
+		headerWait := time.Duration(max(lc.Reset*1_000_000-wall, 0)) * time.Microsecond
+		if lc.Limit != d.Limit || lc.Remaining != d.Remaining || lc.Reset != reset || lc.Reached != reached {
 			t.Fatalf("decision %d (key %s, t=%dµs, cost %d, state %+v): ulule %+v, model %+v reset %d",
 				i, keys[k], now, cost, prev, lc, d, reset)
 		}
 		switch {
 		case d.Allowed && d.RetryAfter != 0,
 			!d.Allowed && cost > limit && d.RetryAfter != algorithms.Never,
-			!d.Allowed && cost <= limit && d.RetryAfter != d.ResetAfter:
+			!d.Allowed && cost <= limit && d.RetryAfter != headerWait:
 			t.Fatalf("decision %d: retry-after %v with %+v", i, d.RetryAfter, d)
 		}
 		switch {
@@ -309,27 +308,27 @@ func TestUluleSteps(t *testing.T) {
 	for i, s := range []step{
 		// A peek on a key never seen: no window yet; one would end at
 		// 1.3s, whose Reset rounds down to 1s.
-		{at: 300 * ms, cost: 0, allowed: true, remaining: 3, reset: 700 * time.Millisecond},
+		{at: 300 * ms, cost: 0, allowed: true, remaining: 3, reset: 0},
 		// The first hit starts the window (0.3s, 1.3s]; Reset says 1s.
-		{at: 300 * ms, cost: 1, allowed: true, remaining: 2, reset: 700 * time.Millisecond},
-		{at: 400 * ms, cost: 2, allowed: true, remaining: 0, reset: 600 * time.Millisecond},
-		{at: 500 * ms, cost: 1, allowed: false, remaining: 0, retry: 500 * time.Millisecond, reset: 500 * time.Millisecond},
+		{at: 300 * ms, cost: 1, allowed: true, remaining: 2, reset: time.Second + time.Microsecond},
+		{at: 400 * ms, cost: 2, allowed: true, remaining: 0, reset: 900*time.Millisecond + time.Microsecond},
+		{at: 500 * ms, cost: 1, allowed: false, remaining: 0, retry: 500 * time.Millisecond, reset: 800*time.Millisecond + time.Microsecond},
 		// A cost over the limit can never pass, and is counted too.
-		{at: 500 * ms, cost: 4, allowed: false, remaining: 0, retry: algorithms.Never, reset: 500 * time.Millisecond},
+		{at: 500 * ms, cost: 4, allowed: false, remaining: 0, retry: algorithms.Never, reset: 800*time.Millisecond + time.Microsecond},
 		// Past the header's Reset but inside the window: the header
 		// says 0, the window says no.
-		{at: 1200 * ms, cost: 1, allowed: false, remaining: 0, retry: 0, reset: 0},
+		{at: 1200 * ms, cost: 1, allowed: false, remaining: 0, retry: 0, reset: 100*time.Millisecond + time.Microsecond},
 		// The window's last instant still counts.
-		{at: 1300 * ms, cost: 1, allowed: false, remaining: 0},
+		{at: 1300 * ms, cost: 1, allowed: false, remaining: 0, reset: time.Microsecond},
 		// A peek sees the count over the limit and changes nothing.
-		{at: 1300 * ms, cost: 0, allowed: true, remaining: 0},
+		{at: 1300 * ms, cost: 0, allowed: true, remaining: 0, reset: time.Microsecond},
 		// The clock steps back before the first hit: still the same window.
-		{at: 100 * ms, cost: 1, allowed: false, remaining: 0, retry: 900 * time.Millisecond, reset: 900 * time.Millisecond},
+		{at: 100 * ms, cost: 1, allowed: false, remaining: 0, retry: 900 * time.Millisecond, reset: 1200*time.Millisecond + time.Microsecond},
 		// 1µs past the expiration: a new window (1.300001s, 2.300001s].
-		{at: 1300*ms + 1, cost: 2, allowed: true, remaining: 1, reset: 700*time.Millisecond - time.Microsecond},
+		{at: 1300*ms + 1, cost: 2, allowed: true, remaining: 1, reset: time.Second + time.Microsecond},
 		// A cost over the limit on an expired window starts a window anyway.
-		{at: 5 * 1000 * ms, cost: 5, allowed: false, remaining: 0, retry: algorithms.Never, reset: time.Second},
-		{at: 5*1000*ms + 1, cost: 1, allowed: false, remaining: 0, retry: time.Second - time.Microsecond, reset: time.Second - time.Microsecond},
+		{at: 5 * 1000 * ms, cost: 5, allowed: false, remaining: 0, retry: algorithms.Never, reset: time.Second + time.Microsecond},
+		{at: 5*1000*ms + 1, cost: 1, allowed: false, remaining: 0, retry: time.Second - time.Microsecond, reset: time.Second},
 	} {
 		prev := st
 		var d algorithms.Decision
@@ -347,17 +346,21 @@ func TestUluleSteps(t *testing.T) {
 }
 
 // TestUluleWallClockRounding: the same first hit at 0 on a clock whose
-// origin is half a second past a whole one reports Reset 1.5s − 0.5s later.
+// origin is half a second past a whole one reports Reset 1.5s − 0.5s later:
+// a refused client comes back when the header says, half a second early.
 func TestUluleWallClockRounding(t *testing.T) {
 	p := algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}, Window: time.Second}
 	whole := winMust(algorithms.NewUlule(p))
 	p.Origin = 1_700_000_000_500_000
 	half := winMust(algorithms.NewUlule(p))
-	if _, d := whole.Step(algorithms.State{}, 0, 1); d.ResetAfter != time.Second {
-		t.Errorf("origin on a whole second: reset after %v, want 1s", d.ResetAfter)
+	// A second request, refused: it waits what X-RateLimit-Reset says.
+	st, _ := whole.Step(algorithms.State{}, 0, 1)
+	if _, d := whole.Step(st, 0, 1); d.RetryAfter != time.Second {
+		t.Errorf("origin on a whole second: retry after %v, want 1s", d.RetryAfter)
 	}
-	if _, d := half.Step(algorithms.State{}, 0, 1); d.ResetAfter != 500*time.Millisecond {
-		t.Errorf("origin half a second past: reset after %v, want 500ms", d.ResetAfter)
+	st, _ = half.Step(algorithms.State{}, 0, 1)
+	if _, d := half.Step(st, 0, 1); d.RetryAfter != 500*time.Millisecond || d.ResetAfter != time.Second+time.Microsecond {
+		t.Errorf("origin half a second past: retry after %v, reset after %v; want 500ms (the header's whole second) and 1.000001s (the window's end)", d.RetryAfter, d.ResetAfter)
 	}
 	if r := half.Reset(algorithms.State{}, 0); r != 1_700_000_001 {
 		t.Errorf("Reset = %d, want 1700000001", r)

@@ -23,9 +23,18 @@ import (
 // than Grace earlier than one the store has already seen. Saves (a racy
 // read-modify-write's second half) are mixed in, with the state the exact
 // store would have after the step.
+// forgettable are the algorithms whose state is, once ResetAfter has
+// passed, that of a key never seen: all but go-limiter, whose ticks stay
+// anchored at a key's first hit until the library's own sweeper deletes
+// the key after SweepMinTTL (12 h idle by default), so that forgetting it
+// sooner moves its ticks (see algorithms.GoLimiter).
+func forgettable() []string {
+	return slices.DeleteFunc(algorithms.Names(), func(name string) bool { return name == "go-limiter" })
+}
+
 func TestForgettingChangesNoDecision(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		name := rapid.SampledFrom(algorithms.Names()).Draw(rt, "algorithm")
+		name := rapid.SampledFrom(forgettable()).Draw(rt, "algorithm")
 		p := algorithms.Params{
 			Rate:   algorithms.Rate{N: rapid.Int64Range(1, 50).Draw(rt, "rate"), Per: rapid.SampledFrom([]time.Duration{time.Second, 3 * time.Second}).Draw(rt, "per")},
 			Burst:  rapid.Int64Range(1, 8).Draw(rt, "burst"),
