@@ -67,8 +67,8 @@ const (
 func FindingKinds() []FindingKind { return slices.Clone(findingKinds) }
 
 var findingKinds = []FindingKind{
-	FindingFailedClosed, FindingFailedOpen, FindingQueued, FindingPeer, FindingWorstWindow, FindingOverAdmitted,
-	FindingCopiesDiverged, FindingLostUnderShare, FindingRetriesWasted, FindingIsolated, FindingExact,
+	FindingFailedClosed, FindingFailedOpen, FindingQueued, FindingWorstWindow, FindingOverAdmitted,
+	FindingCopiesDiverged, FindingLostUnderShare, FindingRetriesWasted, FindingIsolated, FindingPeer, FindingExact,
 }
 
 // FindingSubject says what a finding of kind is about: "client" (its
@@ -113,9 +113,6 @@ func Findings(r *Result) []Finding {
 	if f, ok := queued(r); ok {
 		out = append(out, f)
 	}
-	if f, ok := peerFinding(r, t, topology); ok {
-		out = append(out, f)
-	}
 	worst, worstOK := worstWindow(r, topology != "")
 	over, overOK, topological := overAdmitted(r, t, topology)
 	// A boundary burst is the lesson even when the total is as over: it
@@ -139,6 +136,11 @@ func Findings(r *Result) []Finding {
 	out = append(out, shared...)
 	out = append(out, retriesWasted(r)...)
 	if f, ok := isolated(r, len(shared) > 0); ok {
+		out = append(out, f)
+	}
+	// Last of the lessons: what the library did otherwise is about the
+	// library, where the others are about the traffic and the topology.
+	if f, ok := peerFinding(r, t, topology); ok {
 		out = append(out, f)
 	}
 	if len(out) == 0 {
@@ -296,14 +298,14 @@ func overCause(r *Result, t KeyResult, topology string) (reason string, topologi
 }
 
 // algorithmReason is what in r's algorithm itself lets more through than
-// an exact limiter: a fixed window's boundary, or a peer library's
-// known behaviour; "" for the others.
+// an exact limiter: a fixed window's boundary, a peer's of that family
+// too; "" for the others (a peer's own quirk is its finding).
 func algorithmReason(r *Result) string {
 	if r.Algorithm == "fixed-window" {
 		return fixedWindowReason
 	}
-	if p := PeerOf(r.Algorithm); p != nil {
-		return r.Algorithm + " " + p.Quirk
+	if p := PeerOf(r.Algorithm); p != nil && p.Family == "fixed-window" {
+		return fixedWindowReason
 	}
 	return ""
 }
@@ -321,9 +323,13 @@ func peerFinding(r *Result, t KeyResult, topology string) (Finding, bool) {
 		did = append(did, fmt.Sprintf("refused %s that one exact limiter of the same limit admitted", requests(t.FalseDenies)))
 	}
 	if t.FalseAllows > 0 {
-		did = append(did, fmt.Sprintf("admitted %s that it refused", requests(t.FalseAllows)))
+		what := "that one exact limiter of the same limit refused"
+		if len(did) > 0 {
+			what = "that it refused"
+		}
+		did = append(did, fmt.Sprintf("admitted %s %s", requests(t.FalseAllows), what))
 	}
-	text := fmt.Sprintf("%s (%s %s) %s: %s", r.Algorithm, p.Library, p.Version, strings.Join(did, ", and "), p.Quirk)
+	text := fmt.Sprintf("%s %s: %s", r.Algorithm, strings.Join(did, ", and "), p.Quirk)
 	return Finding{Kind: FindingPeer, Value: float64(t.FalseDenies + t.FalseAllows), Text: text}, true
 }
 
