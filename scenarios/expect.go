@@ -58,7 +58,7 @@ type Expectation struct {
 	During *Span
 	// With are flags to run the scenario with before checking, by their
 	// YAML names (algorithm, topology, store, servers, seed, duration,
-	// on_error), values as written; nil for none.
+	// on_error, wall_clock), values as written; nil for none.
 	With map[string]string
 }
 
@@ -68,7 +68,7 @@ type Span struct {
 }
 
 // withFlags are the flags an expectation's with: may set.
-var withFlags = []string{"algorithm", "topology", "store", "servers", "seed", "duration", "on_error"}
+var withFlags = []string{"algorithm", "topology", "store", "servers", "seed", "duration", "on_error", "wall_clock"}
 
 var (
 	expectFields = append([]string{"client", "key", "during", "with", "finding"}, figures...)
@@ -383,6 +383,8 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 			d.runDuration(v, fl)
 		case "on_error":
 			d.choice(v, fl, "policy", []string{"fail-open", "fail-closed"})
+		case "wall_clock":
+			d.wallClock(v, fl)
 		}
 		if d.failed() {
 			return nil
