@@ -148,6 +148,13 @@ type Provenance struct {
 	// TIME) rather than the API server's, so a skewed server does not move
 	// it; "" for the caller's clock.
 	Clock string
+	// Write is how the library writes a key's state to a shared store:
+	// "" when one atomic operation reads and writes it (a Lua script, an
+	// INCRBY, a mutex in process), so that servers sharing it never race;
+	// "cas" when it reads, decides, then writes with a compare-and-swap
+	// that fails if another server wrote in between, and starts again
+	// (throttled, up to ten times, then an error).
+	Write string
 }
 
 // Catalog lists the algorithms in teaching order, then the peer models: a

@@ -27,7 +27,7 @@ var peerCatalog = []Info{
 		Peer: &Provenance{Library: "github.com/throttled/throttled/v2", Version: "v2.15.0",
 			Source: "rate.go (GCRARateLimiterCtx.RateLimitCtx), store/memstore", Family: "gcra",
 			Quirk: "emission interval truncated to whole ns (3/s runs at 3.000000003/s); a refusal for quantity > MaxBurst+1 never sets ttl, so it reports a full bucket and no Retry-After; a peek writes max(TAT, now) back",
-			Clock: "store"}},
+			Clock: "store", Write: "cas"}},
 	{Name: "ulule-limiter", Params: []string{"rate", "window"}, Memory: "3 integers (first hit, count, a marker)",
 		Good:  "one counter per key, started by the key's first hit: keys' windows do not all turn over at once",
 		Bad:   "2 × limit across a key's window end; refused hits count; X-RateLimit-Reset rounds down to the second",

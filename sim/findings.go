@@ -202,7 +202,7 @@ const minQueueWait = 0.1 // seconds
 
 // queued is a leaky bucket's lesson: what it admits, it delays.
 func queued(r *Result) (Finding, bool) {
-	if r.Algorithm != "leaky-bucket" {
+	if p := PeerOf(r.Algorithm); r.Algorithm != "leaky-bucket" && (p == nil || p.Family != "leaky-bucket") {
 		return Finding{}, false
 	}
 	var worst ClientResult
@@ -228,8 +228,17 @@ func outageText(r *Result) string {
 			spans = append(spans, fmt.Sprintf("%g–%gs", f.StartS, f.EndS))
 		}
 	}
-	if len(spans) == 0 {
+	cas := ""
+	if p := PeerOf(r.Algorithm); p != nil && p.Write == "cas" && r.Topology == string(Racy) {
+		cas = fmt.Sprintf("when %s's compare-and-swap found the key changed %d times in a row, servers contending for it", r.Algorithm, maxCASAttempts)
+	}
+	switch {
+	case len(spans) == 0 && cas != "":
+		return cas
+	case len(spans) == 0:
 		return "while the store was unreachable"
+	case cas != "":
+		return "while the store was unreachable (" + strings.Join(spans, ", ") + ") or " + cas
 	}
 	return "while the store was unreachable (" + strings.Join(spans, ", ") + ")"
 }

@@ -64,7 +64,14 @@ type sim struct {
 	racy      []*store.Racy   // per copy, racy topology only
 	writes    []store.Pending // racy writes in flight, by slot
 	freeSlots []int32         // slots of writes that landed
-	policy    store.Policy
+	// raceless is set when the racy topology's algorithm is a library
+	// whose store decides atomically (a script, an INCRBY): it cannot
+	// race, and decides on the racy topology as on the shared one. cas
+	// is set when its write is a compare-and-swap (throttled): a request
+	// waits for its swap, in casWaits by the write's slot.
+	raceless, cas bool
+	casWaits      []casWait
+	policy        store.Policy
 	// topo routes each server to the copy it reaches, under the faults in
 	// force; spread is the balancer.
 	topo   *topology.Topology
@@ -128,6 +135,7 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 		return nil, err
 	}
 	s.budget = budget
+	s.setWrites()
 	s.setupFaults()
 	s.setupBatches()
 	// The step ends are events like the others, in order, but kept out
@@ -387,6 +395,9 @@ func (s *sim) handle(ctx context.Context, e event) error {
 		p := s.writes[e.arg]
 		s.writes[e.arg] = store.Pending{}
 		s.freeSlots = append(s.freeSlots, e.arg)
+		if s.cas {
+			return s.swap(ctx, p, s.takeCASWait(e.arg), e.at)
+		}
 		if err := p.Write(ctx); err != nil && !errors.Is(err, errStoreDown) {
 			return err
 		}
@@ -411,7 +422,9 @@ func (s *sim) request(ctx context.Context, client int, t int64, cost int64, atte
 	if err := s.decide(ctx, &p, &d); err != nil {
 		return err
 	}
-	s.finish(&p, &d)
+	if !p.deferred {
+		s.finish(&p, &d)
+	}
 	return nil
 }
 
@@ -431,6 +444,8 @@ type pending struct {
 	// a batch decides after scheduling later events, and the retry must
 	// still order as if it had been scheduled first.
 	retrySeq uint64
+	server   int  // the API server the balancer chose
+	deferred bool // decided later, when its compare-and-swap lands
 }
 
 // prepare is what happens to a request before the store sees it: the
@@ -453,7 +468,7 @@ func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int) 
 		return budgetSpent(s.sc.Name, s.requests-1, s.retries, s.budget)
 	}
 	*p = pending{client: client, t: t, cost: cost, attempt: attempt, key: c.key, now: now,
-		target: s.topo.Route(server, algorithms.Time(t)), seq: uint64(s.requests)}
+		target: s.topo.Route(server, algorithms.Time(t)), seq: uint64(s.requests), server: server}
 	if s.topo.Remote() {
 		p.latency = s.rtt()
 	}
@@ -468,12 +483,24 @@ func (s *sim) decide(ctx context.Context, p *pending, d *store.Decision) error {
 	switch {
 	case p.target == topology.Unreachable:
 		err = errStoreDown
+	case s.sc.Topology.Kind == Racy && s.raceless:
+		*d, err = s.racy[p.target].Take(ctx, s.keys[p.key].name, p.now, p.cost)
 	case s.sc.Topology.Kind == Racy:
 		var w store.Pending
 		w, err = s.racy[p.target].Read(ctx, s.keys[p.key].name, p.now, p.cost)
 		if err == nil {
 			*d = store.Decision{Decision: w.Decision}
-			s.scheduleWrite(w, p.t+p.latency)
+			switch {
+			case s.cas && w.Decision.Allowed:
+				// Decided only when its swap lands.
+				p.deferred = true
+				s.scheduleCAS(w, *p, 1, p.t+p.latency)
+				return nil
+			case s.cas:
+				// A refusal swaps nothing: decided now.
+			default:
+				s.scheduleWrite(w, p.t+p.latency)
+			}
 		}
 	case s.jars != nil:
 		// The whole decision only for whom reads more than its verdict.
@@ -509,13 +536,20 @@ func (s *sim) policyFor(d *store.Decision, err error) error {
 // finish is what follows a decision: it is recorded, observed, and a
 // rejected request is retried as its client's policy says.
 func (s *sim) finish(p *pending, d *store.Decision) {
-	latency := p.latency + int64(algorithms.At(d.Delay))
-	s.record(p.client, p.t, p.cost, p.attempt, d, latency)
+	s.conclude(p, d, p.t, p.latency)
+}
+
+// conclude records p's decision d as taken at instant at, the request
+// having waited latency for it (before any queueing delay), observes it,
+// and schedules the retry of a rejection.
+func (s *sim) conclude(p *pending, d *store.Decision, at, latency int64) {
+	latency += int64(algorithms.At(d.Delay))
+	s.record(p.client, at, p.cost, p.attempt, d, latency)
 	if s.observe != nil {
-		s.observe(Observation{Client: p.client, At: algorithms.Time(p.t).Duration(), Cost: p.cost, Attempt: p.attempt, Decision: *d, Latency: algorithms.Time(latency).Duration(), Seq: p.seq})
+		s.observe(Observation{Client: p.client, At: algorithms.Time(at).Duration(), Cost: p.cost, Attempt: p.attempt, Decision: *d, Latency: algorithms.Time(latency).Duration(), Seq: p.seq})
 	}
 	if !d.Allowed && d.Policy == "" {
-		s.scheduleRetry(p.client, p.t+latency, p.cost, p.attempt, d.RetryAfter, p.retrySeq)
+		s.scheduleRetry(p.client, at+latency, p.cost, p.attempt, d.RetryAfter, p.retrySeq)
 	}
 }
 

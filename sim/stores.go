@@ -93,7 +93,7 @@ func (s *sim) close() error {
 	return nil
 }
 
-func (s *sim) scheduleWrite(p store.Pending, at int64) {
+func (s *sim) scheduleWrite(p store.Pending, at int64) int32 {
 	var slot int32
 	if n := len(s.freeSlots); n > 0 {
 		slot = s.freeSlots[n-1]
@@ -104,6 +104,7 @@ func (s *sim) scheduleWrite(p store.Pending, at int64) {
 		s.writes = append(s.writes, p)
 	}
 	s.schedule(event{at: at, kind: evWrite, arg: slot})
+	return slot
 }
 
 // replicate sends the primary's new state for key towards the replica,

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 
 	"github.com/ratelim/ratelim/algorithms"
 )
@@ -37,6 +38,7 @@ type Pending struct {
 	Decision algorithms.Decision
 	kv       KV
 	key      string
+	read     algorithms.State // what the decision was taken on
 	next     algorithms.State
 }
 
@@ -50,7 +52,7 @@ func (r *Racy) Read(ctx context.Context, key string, now algorithms.Time, cost i
 		return Pending{}, err
 	}
 	next, d := r.alg.Step(st, now, cost)
-	return Pending{Decision: d, kv: r.kv, key: key, next: next}, nil
+	return Pending{Decision: d, kv: r.kv, key: key, read: st, next: next}, nil
 }
 
 // Write stores the state the decision computed, overwriting whatever was
@@ -61,6 +63,26 @@ func (p Pending) Write(ctx context.Context) error {
 		return nil
 	}
 	return p.kv.Save(ctx, p.key, p.next, ttl(p.Decision))
+}
+
+// CompareAndWrite stores the state the decision computed only if the key
+// still holds the state the decision was taken on, and reports whether it
+// did: a compare-and-swap, as throttled's stores do (memstore under a
+// mutex, Redis in a script), which a write by another server in between
+// makes fail, so that the caller reads again and decides anew. A rejected
+// request writes nothing and reports true: there was nothing to swap.
+func (p Pending) CompareAndWrite(ctx context.Context) (bool, error) {
+	if !p.Decision.Allowed {
+		return true, nil
+	}
+	cur, err := p.kv.Load(ctx, p.key)
+	if err != nil {
+		return false, err
+	}
+	if cur.T != p.read.T || cur.N != p.read.N || cur.Prev != p.read.Prev || !slices.Equal(cur.Log, p.read.Log) {
+		return false, nil
+	}
+	return true, p.kv.Save(ctx, p.key, p.next, ttl(p.Decision))
 }
 
 // Take reads, runs Gap, and writes.

@@ -1,0 +1,104 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
+)
+
+// maxCASAttempts is how many times throttled's GCRARateLimiterCtx reads,
+// decides and tries to swap before it gives up with an error (its
+// maxCASAttempts, rate.go).
+const maxCASAttempts = 10
+
+// casWait is a request whose admission waits for its compare-and-swap to
+// land: the request, and how many swaps it has tried.
+type casWait struct {
+	p     pending
+	tries int
+}
+
+// errCASExhausted is the error a compare-and-swap limiter gives when every
+// attempt found the key changed under it; the fail policy answers it.
+var errCASExhausted = fmt.Errorf("failed to store the updated rate limit state after %d compare-and-swap attempts", maxCASAttempts)
+
+// setWrites reads how the run's algorithm writes a shared store, for the
+// racy topology, where it matters: a library whose store decides in one
+// atomic operation cannot race, and one that swaps retries instead of
+// overwriting.
+func (s *sim) setWrites() {
+	p := PeerOf(s.alg.Name())
+	if p == nil || s.sc.Topology.Kind != Racy {
+		return
+	}
+	switch p.Write {
+	case "cas":
+		s.cas = true
+		s.logf(0, "%s writes with a compare-and-swap: a request whose key another server wrote since its read reads again (at most %d tries)", s.alg.Name(), maxCASAttempts)
+	default:
+		s.raceless = true
+		s.logf(0, "%s reads and writes its store in one atomic operation: servers sharing it cannot race, so it decides as on the shared topology", s.alg.Name())
+	}
+}
+
+// scheduleCAS sends w's compare-and-swap, to land at at, with the request
+// p waiting for it, on its tries-th attempt.
+func (s *sim) scheduleCAS(w store.Pending, p pending, tries int, at int64) {
+	slot := s.scheduleWrite(w, at)
+	for int(slot) >= len(s.casWaits) {
+		s.casWaits = append(s.casWaits, casWait{})
+	}
+	s.casWaits[slot] = casWait{p: p, tries: tries}
+}
+
+// takeCASWait returns the request waiting on slot's swap, and frees it.
+func (s *sim) takeCASWait(slot int32) casWait {
+	cw := s.casWaits[slot]
+	s.casWaits[slot] = casWait{}
+	return cw
+}
+
+// swap lands w's compare-and-swap at at. If the key is as the request read
+// it, the admission stands; if another server wrote it since, the request
+// reads again on its server's clock now and, still admitted, tries another
+// swap a round trip later, up to maxCASAttempts, after which the fail
+// policy answers the library's error.
+func (s *sim) swap(ctx context.Context, w store.Pending, cw casWait, at int64) error {
+	p := &cw.p
+	var d store.Decision
+	swapped, err := w.CompareAndWrite(ctx)
+	switch {
+	case err != nil:
+		if !errors.Is(err, errStoreDown) {
+			return err
+		}
+		d = s.policy.Decide(err)
+	case swapped:
+		d = store.Decision{Decision: w.Decision}
+	case cw.tries >= maxCASAttempts:
+		d = s.policy.Decide(errCASExhausted)
+	default:
+		now := algorithms.Time(s.serverClock(p.server, at))
+		if s.sc.Topology.Clock == StoreClock {
+			now = algorithms.Time(at)
+		}
+		again, err := s.racy[p.target].Read(ctx, s.keys[p.key].name, now, p.cost)
+		if err != nil {
+			if !errors.Is(err, errStoreDown) {
+				return err
+			}
+			d = s.policy.Decide(err)
+			break
+		}
+		if again.Decision.Allowed {
+			s.scheduleCAS(again, *p, cw.tries+1, at+s.rtt())
+			return nil
+		}
+		d = store.Decision{Decision: again.Decision}
+	}
+	s.conclude(p, &d, at, at-p.t)
+	return nil
+}
