@@ -295,7 +295,10 @@ func (d *decoder) limit(n *yaml.Node) sim.Limit {
 		d.failf(f.node, "limit.rate", "missing (want e.g. rate: 10/s)")
 	}
 	if v, ok := f.values["burst"]; ok {
-		lim.Params.Burst = d.integer(v, "limit.burst", 1, 1<<50, "50")
+		lim.Params.Burst = d.integer(v, "limit.burst", 0, 1<<50, "50")
+		if !d.failed() && lim.Params.Burst == 0 && lim.Algorithm != "nginx-limit-req" {
+			d.failf(v, "limit.burst", "0 is too small (want at least 1); burst: 0, nginx's default, is for nginx-limit-req alone")
+		}
 	}
 	if v, ok := f.values["window"]; ok {
 		lim.Params.Window = d.positive(v, "limit.window", "1s")
