@@ -94,7 +94,7 @@ func NewEnvoyRatelimit(p Params) (*EnvoyRatelimit, error) {
 		}
 	}
 	if divider == 0 {
-		return nil, &ParamError{"window", fmt.Sprintf("envoy counts per second, minute, hour, day, week, month (30 days) or year (365 days): want 1s, 1m, 1h, 24h, 168h, 720h or 8760h (got %s)", p.Window)}
+		return nil, &ParamError{"window", fmt.Sprintf("%s is not a unit envoy counts in: a second, minute, hour, day, week, month (30 days) or year (365 days) (want 1s, 1m, 1h, 24h, 168h, 720h or 8760h)", p.Window)}
 	}
 	w := divider * 1_000_000
 	if hi, _ := bits.Mul64(uint64(p.Rate.N), uint64(w)); hi >= uint64(per) {

@@ -233,8 +233,8 @@ func TestEnvoyRatelimitParams(t *testing.T) {
 		param string
 		msg   string
 	}{
-		{algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}, Window: 2 * time.Second}, "window", "want 1s, 1m, 1h, 24h, 168h, 720h or 8760h (got 2s)"},
-		{algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}}, "window", "(got 0s)"},
+		{algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}, Window: 2 * time.Second}, "window", "2s is not a unit envoy counts in"},
+		{algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}}, "window", "0s is not a unit"},
 		{algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Minute}, Window: time.Second}, "window", "less than one request per window"},
 		{algorithms.Params{Rate: algorithms.Rate{N: 0, Per: time.Second}, Window: time.Second}, "rate", "must be positive"},
 		{algorithms.Params{Rate: algorithms.Rate{N: 1 << 40, Per: time.Second}, Window: time.Hour}, "rate", "uint32"},

@@ -119,7 +119,7 @@ func NewNginxLimitReq(p Params) (*NginxLimitReq, error) {
 		return nil, &ParamError{"delay", fmt.Sprintf("%d is too large (want delay × 1000 ≤ 2^50)", p.Delay)}
 	}
 	if p.Delay > 0 && p.NoDelay {
-		return nil, &ParamError{"delay", fmt.Sprintf("delay=%d and nodelay both set (nginx keeps whichever is written last): want one", p.Delay)}
+		return nil, &ParamError{"delay", fmt.Sprintf("delay=%d and nodelay both set; nginx keeps whichever is written last (want one of them)", p.Delay)}
 	}
 	delay := p.Delay * 1000
 	if p.NoDelay {

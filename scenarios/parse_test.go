@@ -96,6 +96,14 @@ func TestParseErrors(t *testing.T) {
 		// Limit parameters, as algorithms.New judges them.
 		{"burst zero", "name: t\nduration: 30s\nlimit:\n  rate: 10/s\n  burst: 0\n", "t.yaml:5: limit.burst: ", "0 is too small (want at least 1)"},
 		{"burst missing", "name: t\nduration: 30s\nlimit:\n  rate: 10/s\n", "t.yaml:4: limit.burst: ", "missing: token-bucket needs a burst"},
+		// The peers' own parameters, and where they may not run.
+		{"nginx rate per hour", "name: t\nduration: 30s\nlimit:\n  algorithm: nginx-limit-req\n  rate: 5000/h\n  burst: 5\n", "t.yaml:5: limit.rate: ", "(r/s, r/m)"},
+		{"nginx delay and nodelay", "name: t\nduration: 30s\nlimit:\n  algorithm: nginx-limit-req\n  rate: 1/s\n  burst: 5\n  delay: 3\n  nodelay: true\n", "t.yaml:7: limit.delay: ", "nodelay"},
+		{"nodelay not a boolean", "name: t\nduration: 30s\nlimit:\n  algorithm: nginx-limit-req\n  rate: 1/s\n  burst: 5\n  nodelay: yes please\n", "t.yaml:7: limit.nodelay: ", "true or false"},
+		{"envoy window not a unit", "name: t\nduration: 30s\nlimit:\n  algorithm: envoy-ratelimit\n  rate: 10/s\n  window: 2s\n", "t.yaml:6: limit.window: ", "2s is not a unit envoy counts in"},
+		{"peer on miniredis", "name: t\nduration: 30s\nlimit: {algorithm: redis_rate, rate: 10/s, burst: 5}\ntopology: {store: miniredis}\n", "t.yaml:4: topology.store: ", "memory store only"},
+		{"wall clock not a time", "name: t\nduration: 30s\nwall_clock: noon\nlimit: {rate: 10/s, burst: 5}\n", "t.yaml:3: wall_clock: ", "is not a time"},
+		{"wall clock before 1970", "name: t\nduration: 30s\nwall_clock: 1969-07-20T20:17:00Z\nlimit: {rate: 10/s, burst: 5}\n", "t.yaml:3: wall_clock: ", "out of range"},
 		{"burst too large for the rate", "name: t\nduration: 30s\nlimit:\n  rate: 1/h\n  burst: 1000000000000\n", "t.yaml:5: limit.burst: ", "too large for this rate's period"},
 		{"window missing", "name: t\nduration: 30s\nlimit:\n  algorithm: fixed-window\n  rate: 10/s\n", "t.yaml:4: limit.window: ", "missing: fixed-window needs a window"},
 		{"window too short for the rate", "name: t\nduration: 30s\nlimit:\n  algorithm: sliding-log\n  rate: 1/m\n  window: 1s\n", "t.yaml:6: limit.window: ", "admits less than one request per window"},
