@@ -99,14 +99,14 @@ func NewEnvoyRatelimit(p Params) (*EnvoyRatelimit, error) {
 	w := divider * 1_000_000
 	if hi, _ := bits.Mul64(uint64(p.Rate.N), uint64(w)); hi >= uint64(per) {
 		// The quotient would not even fit in 64 bits.
-		return nil, &ParamError{"rate", fmt.Sprintf("%s × %s is over envoy's requests_per_unit, a uint32", p.Rate, p.Window)}
+		return nil, &ParamError{"rate", fmt.Sprintf("%s × %s is over envoy's requests_per_unit, a uint32 (want at most 4294967295 a window)", p.Rate, p.Window)}
 	}
 	limit := mulDiv(uint64(p.Rate.N), uint64(w), uint64(per))
 	switch {
 	case limit < 1:
 		return nil, &ParamError{"window", fmt.Sprintf("%s at %s admits less than one request per window (want rate × window ≥ 1)", p.Window, p.Rate)}
 	case limit > math.MaxUint32:
-		return nil, &ParamError{"rate", fmt.Sprintf("%s × %s is %d, over envoy's requests_per_unit, a uint32", p.Rate, p.Window, limit)}
+		return nil, &ParamError{"rate", fmt.Sprintf("%s × %s is %d, over envoy's requests_per_unit, a uint32 (want at most 4294967295 a window)", p.Rate, p.Window, limit)}
 	}
 	return &EnvoyRatelimit{
 		p:       Params{Rate: p.Rate, Window: p.Window, Origin: p.Origin},

@@ -107,13 +107,13 @@ func NewNginxLimitReq(p Params) (*NginxLimitReq, error) {
 		return nil, err
 	}
 	if p.Burst < 0 {
-		return nil, &ParamError{"burst", fmt.Sprintf("must be at least 0 (got %d; 0 is nginx's default, no burst=)", p.Burst)}
+		return nil, &ParamError{"burst", fmt.Sprintf("%d is negative (want 0, nginx's default with no burst=, or more)", p.Burst)}
 	}
 	if p.Burst > maxExact/1000 {
 		return nil, &ParamError{"burst", fmt.Sprintf("%d is too large (want burst × 1000 ≤ 2^50)", p.Burst)}
 	}
 	if p.Delay < 0 {
-		return nil, &ParamError{"delay", fmt.Sprintf("must be at least 0 (got %d; 0 is nginx's default, no delay=)", p.Delay)}
+		return nil, &ParamError{"delay", fmt.Sprintf("%d is negative (want 0, nginx's default with no delay=, or more)", p.Delay)}
 	}
 	if p.Delay > maxExact/1000 {
 		return nil, &ParamError{"delay", fmt.Sprintf("%d is too large (want delay × 1000 ≤ 2^50)", p.Delay)}

@@ -277,9 +277,9 @@ func TestNginxParamErrors(t *testing.T) {
 		{"negative rate", algorithms.Params{Rate: perSecond(-1)}, "rate", "must be positive"},
 		{"sub-µs period", algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Nanosecond}}, "rate", "at least 1µs"},
 		{"too fast", algorithms.Params{Rate: perSecond(math.MaxInt64)}, "rate", "too fast"},
-		{"negative burst", algorithms.Params{Rate: perSecond(1), Burst: -1}, "burst", "at least 0"},
+		{"negative burst", algorithms.Params{Rate: perSecond(1), Burst: -1}, "burst", "is negative (want 0"},
 		{"huge burst", algorithms.Params{Rate: perSecond(1), Burst: 1 << 50}, "burst", "too large"},
-		{"negative delay", algorithms.Params{Rate: perSecond(1), Burst: 5, Delay: -2}, "delay", "at least 0"},
+		{"negative delay", algorithms.Params{Rate: perSecond(1), Burst: 5, Delay: -2}, "delay", "is negative (want 0"},
 		{"huge delay", algorithms.Params{Rate: perSecond(1), Burst: 5, Delay: 1 << 50}, "delay", "too large"},
 		{"delay and nodelay", algorithms.Params{Rate: perSecond(1), Burst: 5, Delay: 2, NoDelay: true}, "delay", "nodelay"},
 	}

@@ -81,7 +81,7 @@ func NewThrottled(p Params) (*Throttled, error) {
 	}
 	emission := int64(p.Rate.Per / time.Duration(p.Rate.N))
 	if emission <= 0 {
-		return nil, &ParamError{"rate", fmt.Sprintf("%s has an emission interval under 1ns (throttled's PerDuration truncates it to 0)", p.Rate)}
+		return nil, &ParamError{"rate", fmt.Sprintf("%s has an emission interval under 1ns, which throttled's PerDuration truncates to 0 (want at most 10^9 a second)", p.Rate)}
 	}
 	if err := checkBurst(p.Burst, per); err != nil {
 		return nil, err
