@@ -119,7 +119,7 @@ func NewEnvoyRatelimit(p Params) (*EnvoyRatelimit, error) {
 func (e *EnvoyRatelimit) Name() string { return "envoy-ratelimit" }
 
 // Params returns the rate, window and origin.
-func (e *EnvoyRatelimit) Params() Params { return e.p }
+func (e *EnvoyRatelimit) Params() Params { return onlyRead(e.p, "window") }
 
 // Limit returns requests_per_unit.
 func (e *EnvoyRatelimit) Limit() int64 { return e.limit }

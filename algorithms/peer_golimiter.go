@@ -100,7 +100,7 @@ func NewGoLimiter(p Params) (*GoLimiter, error) {
 func (g *GoLimiter) Name() string { return "go-limiter" }
 
 // Params returns the rate, window and origin.
-func (g *GoLimiter) Params() Params { return g.p }
+func (g *GoLimiter) Params() Params { return onlyRead(g.p, "window") }
 
 // Limit returns Config.Tokens: the requests admitted per interval.
 func (g *GoLimiter) Limit() int64 { return int64(g.tokens) }

@@ -162,7 +162,7 @@ func nginxRate(r Rate) (int64, error) {
 func (l *NginxLimitReq) Name() string { return "nginx-limit-req" }
 
 // Params returns the parameters it was built with, Origin included.
-func (l *NginxLimitReq) Params() Params { return l.p }
+func (l *NginxLimitReq) Params() Params { return onlyRead(l.p, "burst", "delay") }
 
 // Step is ngx_http_limit_req_lookup with account set (one limit_req), then
 // ngx_http_limit_req_account's delay.

@@ -107,7 +107,7 @@ func NewRedisRate(p Params) (*RedisRate, error) {
 func (r *RedisRate) Name() string { return "redis_rate" }
 
 // Params returns the rate, burst and origin.
-func (r *RedisRate) Params() Params { return r.p }
+func (r *RedisRate) Params() Params { return onlyRead(r.p, "burst") }
 
 // Step runs the allowN script's arithmetic on prev's TAT at Origin + now.
 func (r *RedisRate) Step(prev State, now Time, cost int64) (State, Decision) {

@@ -98,7 +98,7 @@ func NewThrottled(p Params) (*Throttled, error) {
 func (g *Throttled) Name() string { return "throttled" }
 
 // Params returns the rate, burst and origin.
-func (g *Throttled) Params() Params { return g.p }
+func (g *Throttled) Params() Params { return onlyRead(g.p, "burst") }
 
 // fastMicros bounds Origin + now for the int64 path: ±2^52 µs (142 years
 // either side of 1970) keeps every nanosecond sum below 2^63.

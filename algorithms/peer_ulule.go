@@ -90,7 +90,7 @@ func NewUlule(p Params) (*Ulule, error) {
 func (u *Ulule) Name() string { return "ulule-limiter" }
 
 // Params returns the rate, window and origin.
-func (u *Ulule) Params() Params { return u.p }
+func (u *Ulule) Params() Params { return onlyRead(u.p, "window") }
 
 // Limit returns ulule's Rate.Limit: the requests admitted per window.
 func (u *Ulule) Limit() int64 { return u.limit }

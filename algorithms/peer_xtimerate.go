@@ -85,7 +85,7 @@ func NewXTimeRate(p Params) (*XTimeRate, error) {
 func (x *XTimeRate) Name() string { return "x-time-rate" }
 
 // Params returns the rate, burst and origin.
-func (x *XTimeRate) Params() Params { return x.p }
+func (x *XTimeRate) Params() Params { return onlyRead(x.p, "burst") }
 
 // Step is lim.AllowN(t, cost) on the limiter prev describes.
 func (x *XTimeRate) Step(prev State, now Time, cost int64) (State, Decision) {

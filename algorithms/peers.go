@@ -61,3 +61,24 @@ var peerCatalog = []Info{
 			Family: "leaky-bucket",
 			Quirk:  "a key's first request is free (excess 0), so burst=B admits B+1 at once; rate and excess are integer 1/1000s on a ms clock (100r/m leaks 1666/s, not 1666.67)"}},
 }
+
+// onlyRead is p with the parameters a limiter does not read cleared, as the
+// six exact algorithms' Params leave them: a scenario may carry a window
+// and a burst for whichever algorithm a flag picks, and what reads the
+// Params (the simulator's exact limiter, the result's limit) tells a
+// window algorithm from a bucket by them. Rate and Origin are always kept;
+// "burst", "window" and "delay" (Delay and NoDelay) are kept if named.
+func onlyRead(p Params, reads ...string) Params {
+	kept := Params{Rate: p.Rate, Origin: p.Origin}
+	for _, r := range reads {
+		switch r {
+		case "burst":
+			kept.Burst = p.Burst
+		case "window":
+			kept.Window = p.Window
+		case "delay":
+			kept.Delay, kept.NoDelay = p.Delay, p.NoDelay
+		}
+	}
+	return kept
+}

@@ -88,3 +88,28 @@ func TestPeerZeroValuesDoNotPanic(t *testing.T) {
 		}
 	}
 }
+
+// A limiter's Params hold what it reads and nothing else, whatever it was
+// built with: the simulator picks the exact limiter to measure against by
+// them (a window means a sliding log), and the result prints them.
+func TestParamsHoldWhatTheLimiterReads(t *testing.T) {
+	p := Params{Rate: Rate{N: 10, Per: time.Second}, Burst: 5, Window: time.Second, Delay: 2, Origin: 7}
+	for _, info := range Catalog() {
+		alg, err := info.Build(p)
+		if err != nil {
+			t.Fatalf("%s: %v", info.Name, err)
+		}
+		got := alg.Params()
+		reads := func(name string) bool {
+			for _, r := range info.Params {
+				if r == name {
+					return true
+				}
+			}
+			return false
+		}
+		if got.Rate != p.Rate || (got.Burst != 0) != reads("burst") || (got.Window != 0) != reads("window") {
+			t.Errorf("%s reads %v but its Params are %+v", info.Name, info.Params, got)
+		}
+	}
+}

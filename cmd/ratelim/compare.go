@@ -360,6 +360,18 @@ func compareFindings(sc sim.Scenario, cells []Cell) []string {
 			lines = append(lines, fmt.Sprintf("%s lets %s the exact one-second peak through (%s), on the atomic store: the algorithm, not the topology", c.Algorithm, ratioText(c.PeakRatio), c.worstPeakClient))
 		}
 	}
+	// What a library did otherwise than the exact algorithm of its family,
+	// on the atomic store, in its own words (its run's peer finding).
+	for _, c := range cells {
+		if c.Topology != string(sim.Shared) || sim.PeerOf(c.Algorithm) == nil || c.Result == nil {
+			continue
+		}
+		for _, f := range c.Result.Findings {
+			if f.Kind == sim.FindingPeer {
+				lines = append(lines, f.Text)
+			}
+		}
+	}
 	for _, c := range cells {
 		if c.Topology == string(sim.Shared) && (c.FailedOpen > 0 || c.FailedClosed > 0) {
 			line := fmt.Sprintf("on the shared store, %s requests (%s) failed open and %s failed closed while it was unreachable", sim.Thousands(c.FailedOpen), c.Algorithm, sim.Thousands(c.FailedClosed))
