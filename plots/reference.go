@@ -3,6 +3,8 @@ package plots
 import (
 	"fmt"
 	"math"
+
+	"github.com/ratelim/ratelim/sim"
 )
 
 // reference is what a traffic panel measures admissions against: the most
@@ -44,13 +46,15 @@ func newReference(d *timelineData) reference {
 	l := d.r.Limit
 	ref := reference{kind: "bucket"}
 	w := 1.0 // a bucket's rate is per second
-	switch d.r.Algorithm {
+	switch family(d.r.Algorithm) {
 	case "fixed-window", "sliding-log", "sliding-window":
 		ref.kind = "window"
 		if l.WindowS > 0 {
 			w = l.WindowS
 		}
-		if d.r.Algorithm == "fixed-window" {
+		// Boundaries where the clock puts them: not a peer's whose
+		// windows start at each key's first hit (ulule, go-limiter).
+		if d.r.Algorithm == "fixed-window" || d.r.Algorithm == "envoy-ratelimit" {
 			ref.boundaryS = w
 		}
 	case "leaky-bucket":
@@ -162,4 +166,14 @@ func (ref reference) overLabel() string {
 		return "admitted beyond what one exact bucket holds"
 	}
 	return fmt.Sprintf("over the limit in the last %s", ref.per())
+}
+
+// family is the exact algorithm a run's limiter is drawn as: itself, or
+// for a model of a library, the algorithm it is a variant of (nginx's
+// limit_req is a leaky bucket, envoy's a fixed window).
+func family(algorithm string) string {
+	if p := sim.PeerOf(algorithm); p != nil {
+		return p.Family
+	}
+	return algorithm
 }
