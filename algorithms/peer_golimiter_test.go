@@ -157,7 +157,7 @@ func goLimiterDifferential(t *testing.T, c winConfig) {
 	keys := []string{"a", "b", "c"}
 	states := make([]algorithms.State, len(keys))
 	now := algorithms.Time(0)
-	counts := map[string]int{}
+	var counts tally
 	for i := range peerWinDecisions {
 		gap, cost := winArrivals(rng, c, limit)
 		time.Sleep(time.Duration(gap) * time.Microsecond)
@@ -206,19 +206,9 @@ func goLimiterDifferential(t *testing.T, c winConfig) {
 			t.Fatalf("decision %d (key %s, t=%dµs, cost %d): go-limiter holds %d of %d tokens, model state %+v",
 				i, keys[k], now, cost, remaining, tokens, next)
 		}
-		switch {
-		case cost == 0:
-			counts["peek"]++
-		case d.Allowed:
-			counts["admitted"]++
-		default:
-			counts["refused"]++
-		}
+		counts.add(cost, d.Allowed)
 	}
-	t.Logf("%d decisions: %v", peerWinDecisions, counts)
-	if counts["admitted"] == 0 || counts["refused"] == 0 {
-		t.Fatalf("the traffic exercised too little: %v", counts)
-	}
+	counts.check(t, fmt.Sprintf("%d decisions", peerWinDecisions))
 }
 
 // go-limiter's tick beside the exact token bucket and sliding log, 100 per

@@ -3,6 +3,7 @@ package algorithms_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"testing"
@@ -58,7 +59,7 @@ func TestThrottledMatchesTheLibrary(t *testing.T) {
 			t.Fatal(err)
 		}
 		var st algorithms.State
-		var allowed, refused int
+		var counts tally
 		for i, r := range peerRequests(c, uint64(100+ci), peerDecisions) {
 			clock = time.UnixMicro(int64(c.origin + r.at))
 			limited, res, err := lim.RateLimitCtx(ctx, "key", int(r.cost))
@@ -92,13 +93,9 @@ func TestThrottledMatchesTheLibrary(t *testing.T) {
 				t.Fatalf("%v burst %d origin %d, request %d (t=%d cost=%d): model's TAT %d (state %+v), store's %d",
 					c.rate, c.burst, c.origin, i, r.at, r.cost, want, st, stored)
 			}
-			if got.Allowed {
-				allowed++
-			} else {
-				refused++
-			}
+			counts.add(r.cost, got.Allowed)
 		}
-		t.Logf("%v burst %d origin %d: %d decisions agree (%d admitted, %d refused)", c.rate, c.burst, c.origin, allowed+refused, allowed, refused)
+		counts.check(t, fmt.Sprintf("%v burst %d origin %d", c.rate, c.burst, c.origin))
 	}
 }
 

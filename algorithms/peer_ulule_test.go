@@ -111,7 +111,7 @@ func ululeDifferential(t *testing.T, c winConfig) {
 	keys := []string{"a", "b", "c"}
 	states := make([]algorithms.State, len(keys))
 	now := algorithms.Time(0)
-	counts := map[string]int{}
+	var counts tally
 	for i := range peerWinDecisions {
 		gap, cost := winArrivals(rng, c, limit)
 		time.Sleep(time.Duration(gap) * time.Microsecond)
@@ -154,19 +154,9 @@ func ululeDifferential(t *testing.T, c winConfig) {
 			!d.Allowed && cost <= limit && d.RetryAfter != headerWait:
 			t.Fatalf("decision %d: retry-after %v with %+v", i, d.RetryAfter, d)
 		}
-		switch {
-		case cost == 0:
-			counts["peek"]++
-		case d.Allowed:
-			counts["admitted"]++
-		default:
-			counts["refused"]++
-		}
+		counts.add(cost, d.Allowed)
 	}
-	t.Logf("%d decisions: %v", peerWinDecisions, counts)
-	if counts["admitted"] == 0 || counts["refused"] == 0 {
-		t.Fatalf("the traffic exercised too little: %v", counts)
-	}
+	counts.check(t, fmt.Sprintf("%d decisions", peerWinDecisions))
 }
 
 // ulule's quirks beside ratelim's fixed window (aligned to the clock) and

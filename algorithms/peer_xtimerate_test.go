@@ -2,6 +2,7 @@ package algorithms_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -115,7 +116,7 @@ func TestXTimeRateMatchesTheLibrary(t *testing.T) {
 		}
 		lim := rate.NewLimiter(rate.Limit(c.rate.PerSecond()), int(c.burst))
 		var st algorithms.State
-		var allowed, refused int
+		var counts tally
 		for i, r := range peerRequests(c, uint64(ci), peerDecisions) {
 			at := time.UnixMicro(int64(c.origin + r.at))
 			var want algorithms.Decision
@@ -144,13 +145,9 @@ func TestXTimeRateMatchesTheLibrary(t *testing.T) {
 				t.Fatalf("%v burst %d, request %d (t=%d cost=%d): model state %v tokens at %d, library %v at %v",
 					c.rate, c.burst, i, r.at, r.cost, tokens, st.T, libTokens, last)
 			}
-			if got.Allowed {
-				allowed++
-			} else {
-				refused++
-			}
+			counts.add(r.cost, got.Allowed)
 		}
-		t.Logf("%v burst %d origin %d: %d decisions agree (%d admitted, %d refused)", c.rate, c.burst, c.origin, allowed+refused, allowed, refused)
+		counts.check(t, fmt.Sprintf("%v burst %d origin %d", c.rate, c.burst, c.origin))
 	}
 }
 
