@@ -189,6 +189,12 @@ func WriteTableWith(w io.Writer, r *sim.Result, opts TableOptions) error {
 	if p := sim.PeerOf(r.Algorithm); p != nil {
 		limit += fmt.Sprintf(" · models %s %s", p.Library, p.Version)
 	}
+	switch {
+	case r.Limit.Shadow && r.Limit.ShadowUntilS > 0:
+		limit += fmt.Sprintf(" · shadow until %gs, enforced after", r.Limit.ShadowUntilS)
+	case r.Limit.Shadow:
+		limit += " · shadow mode: decides, counts, refuses nothing"
+	}
 	for _, f := range r.Faults {
 		limit += fmt.Sprintf(" · %s %g–%gs", f.Kind, f.StartS, f.EndS)
 	}

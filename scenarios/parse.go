@@ -281,7 +281,7 @@ func (d *decoder) parse(data []byte) *File {
 	return &File{Scenario: sc, Expect: expect}
 }
 
-var limitFields = []string{"algorithm", "rate", "burst", "window", "key", "delay", "nodelay"}
+var limitFields = []string{"algorithm", "rate", "burst", "window", "key", "delay", "nodelay", "shadow"}
 
 func (d *decoder) limit(n *yaml.Node) sim.Limit {
 	f := d.record(n, "limit", limitFields, "a mapping with algorithm, rate and burst or window")
@@ -308,6 +308,9 @@ func (d *decoder) limit(n *yaml.Node) sim.Limit {
 	}
 	if v, ok := f.values["nodelay"]; ok {
 		lim.Params.NoDelay = d.boolean(v, "limit.nodelay")
+	}
+	if v, ok := f.values["shadow"]; ok {
+		lim.Shadow, lim.ShadowUntil = d.shadow(v, "limit.shadow")
 	}
 	if v, ok := f.values["key"]; ok {
 		lim.Key = sim.KeyBy(d.choice(v, "limit.key", "key", []string{string(sim.KeyAuto), string(sim.KeyAPIKey), string(sim.KeyUser), string(sim.KeyIP)}))
@@ -442,4 +445,22 @@ func (d *decoder) storeName(n *yaml.Node, field string) string {
 	}
 	d.failf(n, field, "%s", unknown("store", s, []string{"memory", "miniredis", "redis://host:port", "redis+cluster://host:port,host:port"}))
 	return ""
+}
+
+// shadow reads a limit's shadow mode: true (or false) for the whole run,
+// or {until: 10s}, shadow until then and enforced from then on.
+func (d *decoder) shadow(n *yaml.Node, field string) (bool, time.Duration) {
+	if n.Kind == yaml.ScalarNode {
+		return d.boolean(n, field), 0
+	}
+	f := d.record(n, field, []string{"until"}, "true, or a mapping {until: 10s}")
+	if d.failed() {
+		return false, 0
+	}
+	v, ok := f.values["until"]
+	if !ok {
+		d.failf(f.node, field+".until", "missing (want e.g. shadow: {until: 10s}, or shadow: true for the whole run)")
+		return false, 0
+	}
+	return true, d.positive(v, field+".until", "10s")
 }

@@ -57,6 +57,10 @@ const (
 	// store's failures to explain it: the library's own behaviour, which
 	// the finding names. Value: the requests decided otherwise.
 	FindingPeer FindingKind = "peer"
+	// Shadow: the limit ran in shadow mode (a dark launch) and would have
+	// refused requests it let through: whom it would have throttled, and
+	// how many. Value: the requests it would have refused.
+	FindingShadow FindingKind = "shadow"
 	// Exact: none of the above: the limiter admitted what an exact one
 	// would have. Value: the admitted ratio.
 	FindingExact FindingKind = "exact"
@@ -67,7 +71,7 @@ const (
 func FindingKinds() []FindingKind { return slices.Clone(findingKinds) }
 
 var findingKinds = []FindingKind{
-	FindingFailedClosed, FindingFailedOpen, FindingQueued, FindingWorstWindow, FindingOverAdmitted,
+	FindingFailedClosed, FindingFailedOpen, FindingShadow, FindingQueued, FindingWorstWindow, FindingOverAdmitted,
 	FindingCopiesDiverged, FindingLostUnderShare, FindingRetriesWasted, FindingIsolated, FindingPeer, FindingExact,
 }
 
@@ -75,7 +79,7 @@ var findingKinds = []FindingKind{
 // Client is set), "key" (its Key is set), or "" (the run as a whole).
 func FindingSubject(kind FindingKind) string {
 	switch kind {
-	case FindingFailedOpen, FindingQueued, FindingRetriesWasted:
+	case FindingFailedOpen, FindingQueued, FindingRetriesWasted, FindingShadow:
 		return "client"
 	case FindingWorstWindow, FindingCopiesDiverged, FindingLostUnderShare:
 		return "key"
@@ -110,6 +114,9 @@ func Findings(r *Result) []Finding {
 	topology := topologyCause(r)
 	var out []Finding
 	out = append(out, failedFindings(r, t)...)
+	if f, ok := shadowFinding(r, t); ok {
+		out = append(out, f)
+	}
 	if f, ok := queued(r); ok {
 		out = append(out, f)
 	}
@@ -299,6 +306,9 @@ func overAdmitted(r *Result, t KeyResult, topology string) (f Finding, ok, topol
 func overCause(r *Result, t KeyResult, topology string) (reason string, topological bool) {
 	if excess := t.Allowed - t.IdealAllowed; t.FailedOpen > 0 && 2*t.FailedOpen >= excess {
 		return "the requests that failed open were admitted unchecked", false
+	}
+	if excess := t.Allowed - t.IdealAllowed; t.WouldReject > 0 && 2*t.WouldReject >= excess {
+		return "the limit was in shadow mode, refusing nothing", false
 	}
 	if topology != "" {
 		return topology, true
@@ -672,3 +682,29 @@ func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
 // Thousands writes n with a comma every three digits: 158,008.
 func Thousands(n int64) string { return humanize.Comma(n) }
+
+// shadowFinding is what a limit in shadow mode would have done: the
+// requests it would have refused, and whose, the most first.
+func shadowFinding(r *Result, t KeyResult) (Finding, bool) {
+	if !r.Limit.Shadow || t.WouldReject == 0 {
+		return Finding{}, false
+	}
+	var hit []ClientResult
+	for _, c := range r.Clients {
+		if c.WouldReject > 0 {
+			hit = append(hit, c)
+		}
+	}
+	slices.SortStableFunc(hit, func(a, b ClientResult) int { return cmp.Compare(b.WouldReject, a.WouldReject) })
+	var names []string
+	for _, c := range hit {
+		names = append(names, c.Name)
+	}
+	when := "in shadow mode"
+	if r.Limit.ShadowUntilS > 0 {
+		when = fmt.Sprintf("in shadow mode until %gs", r.Limit.ShadowUntilS)
+	}
+	text := fmt.Sprintf("%s, the limit would have refused %s and let them through (%s of them %s's): it would throttle %s",
+		when, requests(t.WouldReject), Thousands(hit[0].WouldReject), hit[0].Name, nameList(names))
+	return Finding{Kind: FindingShadow, Client: hit[0].Name, Value: float64(t.WouldReject), Text: text}, true
+}

@@ -543,14 +543,28 @@ func (s *sim) finish(p *pending, d *store.Decision) {
 // having waited latency for it (before any queueing delay), observes it,
 // and schedules the retry of a rejection.
 func (s *sim) conclude(p *pending, d *store.Decision, at, latency int64) {
+	shadowed := s.shadow(d, p.t)
 	latency += int64(algorithms.At(d.Delay))
-	s.record(p.client, at, p.cost, p.attempt, d, latency)
+	s.record(p.client, at, p.cost, p.attempt, d, latency, shadowed)
 	if s.observe != nil {
 		s.observe(Observation{Client: p.client, At: algorithms.Time(at).Duration(), Cost: p.cost, Attempt: p.attempt, Decision: *d, Latency: algorithms.Time(latency).Duration(), Seq: p.seq})
 	}
 	if !d.Allowed && d.Policy == "" {
 		s.scheduleRetry(p.client, at+latency, p.cost, p.attempt, d.RetryAfter, p.retrySeq)
 	}
+}
+
+// shadow lets through a request the limiter refused at true time t while
+// the limit is in shadow mode, and reports whether it did. A decision the
+// fail policy took is left as it is: shadow mode is about what the limit
+// would do, and a store that cannot be reached decides nothing.
+func (s *sim) shadow(d *store.Decision, t int64) bool {
+	l := &s.sc.Limit
+	if !l.Shadow || d.Allowed || d.Policy != "" || (l.ShadowUntil > 0 && t >= int64(algorithms.At(l.ShadowUntil))) {
+		return false
+	}
+	d.Allowed, d.RetryAfter = true, 0
+	return true
 }
 
 // scheduleRetry schedules the retry of a rejected request, if its client

@@ -195,13 +195,17 @@ func (c *counts) add(o counts) {
 }
 
 // record writes down one request's outcome.
-func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Decision, latency int64) {
+func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Decision, latency int64, shadowed bool) {
 	c := s.clients[client]
 	step := min(int(t/s.stepLen), s.nSteps-1)
 	row := &s.timeline[step*len(s.clients)+client]
 	allowed := d.Allowed
 	row.Sent++
 	c.total.Sent++
+	if shadowed {
+		row.WouldReject++
+		c.total.WouldReject++
+	}
 	if attempt > 0 {
 		row.Retries++
 		c.total.Retries++
@@ -362,9 +366,11 @@ func (s *sim) result() *Result {
 			Key:      string(sc.Limit.Key),
 			// Only the defaults the algorithm reads: a window filled
 			// for one algorithm means nothing to another.
-			Defaulted: defaultedOf(s.alg.Name(), sc.Limit),
-			Delay:     p.Delay,
-			NoDelay:   p.NoDelay,
+			Defaulted:    defaultedOf(s.alg.Name(), sc.Limit),
+			Delay:        p.Delay,
+			NoDelay:      p.NoDelay,
+			Shadow:       sc.Limit.Shadow,
+			ShadowUntilS: sc.Limit.ShadowUntil.Seconds(),
 		},
 		Balancer:     string(sc.Balancer),
 		OnError:      string(s.policy),
@@ -406,7 +412,7 @@ func (s *sim) result() *Result {
 		t := keyTotals[i]
 		r.Keys = append(r.Keys, KeyResult{
 			Key: k.name, Clients: k.clients,
-			Counts:       Counts{Sent: t.Sent, Allowed: t.Allowed, Rejected: t.Rejected, FailedOpen: t.FailedOpen, FailedClosed: t.FailedClosed},
+			Counts:       t.Counts,
 			MaxAllowed1s: pp.actual.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: pp.idealPeak(),
 			FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
 		})

@@ -87,6 +87,11 @@ type LimitResult struct {
 	// run of the nginx-limit-req model. Added to v1.
 	Delay   int64 `json:"delay,omitempty"`
 	NoDelay bool  `json:"nodelay,omitempty"`
+	// Shadow is set when the limit ran in shadow mode: it decided and
+	// counted (would_reject) but refused nothing, for the whole run or
+	// until ShadowUntilS, when it began to enforce. Added to v1.
+	Shadow       bool    `json:"shadow,omitempty"`
+	ShadowUntilS float64 `json:"shadow_until_s,omitempty"`
 }
 
 // Counts are what happened to a set of requests: a client's, a key's, a
@@ -101,6 +106,9 @@ type Counts struct {
 	Rejected     int64 `json:"rejected"`
 	FailedOpen   int64 `json:"failed_open"`
 	FailedClosed int64 `json:"failed_closed"`
+	// WouldReject are the requests a limit in shadow mode would have
+	// refused and let through: counted among the allowed. Added to v1.
+	WouldReject int64 `json:"would_reject,omitempty"`
 }
 
 // Add adds o's counts to c's.
@@ -110,6 +118,7 @@ func (c *Counts) Add(o Counts) {
 	c.Rejected += o.Rejected
 	c.FailedOpen += o.FailedOpen
 	c.FailedClosed += o.FailedClosed
+	c.WouldReject += o.WouldReject
 }
 
 // ClientResult is what one client experienced over the run.

@@ -72,6 +72,12 @@ type Limit struct {
 	Algorithm string            // a name from algorithms.Names()
 	Params    algorithms.Params // rate, burst, window
 	Key       KeyBy
+	// Shadow runs the limit in shadow mode (a dark launch): every request
+	// is decided and counted, those it would refuse are let through and
+	// counted as would_reject. With ShadowUntil set, the limit enforces
+	// from that instant of the run on; 0 is shadow for the whole run.
+	Shadow      bool
+	ShadowUntil time.Duration
 	// DefaultWindow and DefaultBurst say that WithAlgorithm filled that
 	// parameter by algorithms.WithDefaults rather than the scenario giving
 	// it: the run's header says so.
