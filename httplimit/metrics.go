@@ -28,6 +28,9 @@ const (
 	// Config.MaxKeyBytes, answered 431 (or 400) before the limiter was
 	// asked; the handler did not run.
 	DecisionKeyTooLong = "key_too_long"
+	// DecisionWouldReject: the limit is in shadow mode (Config.Shadow)
+	// and would have answered 429; the handler ran.
+	DecisionWouldReject = "would_reject"
 )
 
 // Metrics are the middleware's Prometheus metrics:
@@ -57,10 +60,11 @@ const (
 	failedClosed
 	canceled
 	keyTooLong
+	wouldReject
 	numOutcomes
 )
 
-var outcomeLabels = [numOutcomes]string{DecisionAllowed, DecisionRejected, DecisionFailedOpen, DecisionFailedClosed, DecisionCanceled, DecisionKeyTooLong}
+var outcomeLabels = [numOutcomes]string{DecisionAllowed, DecisionRejected, DecisionFailedOpen, DecisionFailedClosed, DecisionCanceled, DecisionKeyTooLong, DecisionWouldReject}
 
 // storeBuckets run from 10 µs (an in-process store) to about 2.6 s (a
 // store timing out), ×4 a step: where a memory store, a Redis round trip on
@@ -74,7 +78,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ratelim_requests_total",
-		Help: "Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first), key_too_long (431 or 400: a key longer than the bound, never given to the store).",
+		Help: "Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first), key_too_long (431 or 400: a key longer than the bound, never given to the store), would_reject (shadow mode: a 429 it did not send).",
 	}, []string{"decision"})
 	store := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "ratelim_store_seconds",

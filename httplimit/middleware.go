@@ -22,6 +22,11 @@ import (
 // checked from one it did.
 const DecidedByHeader = "X-RateLimit-Decided-By"
 
+// ShadowHeader is set to "would-reject" on a request a limit in shadow
+// mode ([Config.Shadow]) would have answered 429 and let through: what a
+// dark launch logs to see whom a new limit would throttle.
+const ShadowHeader = "X-RateLimit-Shadow"
+
 // DefaultMaxKeyBytes is the longest key [Config.MaxKeyBytes] accepts when
 // left 0: room for the usual API keys (a UUID, a 64-byte hex token, a JWT's
 // subject) with the "key:" prefix, and small enough that a million keys
@@ -72,6 +77,13 @@ type Config struct {
 	// the store; time.Now when nil. It is the one clock this package
 	// reads: tests pass a fixed one.
 	Clock func() time.Time
+	// Shadow runs the limit in shadow mode, a dark launch: every request
+	// is decided and counted as enforcing would, none is refused, and one
+	// that would have been gets ShadowHeader: would-reject (and counts as
+	// would_reject in Metrics). No RateLimit fields are written: clients
+	// should not pace themselves by a limit that is not enforced. The
+	// fail policy still decides when the store fails.
+	Shadow bool
 	// Metrics, if set, counts requests by decision and times the store.
 	Metrics *Metrics
 	// Logger hears when the store starts failing and when it recovers,
@@ -146,6 +158,7 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 		clock:   cfg.Clock,
 		metrics: cfg.Metrics,
 		log:     cfg.Logger,
+		shadow:  cfg.Shadow,
 	}
 	if l.key == nil {
 		l.key = KeyBy(KeyOptions{})
@@ -168,6 +181,7 @@ type limiter struct {
 	clock   func() time.Time
 	metrics *Metrics
 	log     *slog.Logger
+	shadow  bool // Config.Shadow
 
 	failing  atomic.Bool  // the last decision was the fail policy's
 	byPolicy atomic.Int64 // requests the policy decided since failing was set
@@ -217,6 +231,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.storeHealthy()
+	if h.shadow {
+		if !d.Allowed {
+			w.Header().Set(ShadowHeader, "would-reject")
+			h.metrics.count(wouldReject)
+		} else {
+			h.metrics.count(allowed)
+		}
+		h.next.ServeHTTP(w, r)
+		return
+	}
 	f, retryAfter := h.quota.fieldsFor(d.Decision)
 	h.quota.write(w.Header(), f)
 	if !d.Allowed {

@@ -279,7 +279,7 @@ func TestMetricsExposition(t *testing.T) {
 		get(h)
 	}
 	want := `
-# HELP ratelim_requests_total Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first), key_too_long (431 or 400: a key longer than the bound, never given to the store).
+# HELP ratelim_requests_total Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first), key_too_long (431 or 400: a key longer than the bound, never given to the store), would_reject (shadow mode: a 429 it did not send).
 # TYPE ratelim_requests_total counter
 ratelim_requests_total{decision="allowed"} 2
 ratelim_requests_total{decision="canceled"} 0
@@ -287,6 +287,7 @@ ratelim_requests_total{decision="failed_closed"} 0
 ratelim_requests_total{decision="failed_open"} 0
 ratelim_requests_total{decision="key_too_long"} 0
 ratelim_requests_total{decision="rejected"} 3
+ratelim_requests_total{decision="would_reject"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratelim_requests_total"); err != nil {
 		t.Error(err)
@@ -485,5 +486,47 @@ func TestPolicyDecisionsSayWhoDecided(t *testing.T) {
 		if got := rec.Header().Get(DecidedByHeader); got != string(p) {
 			t.Errorf("%s: %s = %q", p, DecidedByHeader, got)
 		}
+	}
+}
+
+// In shadow mode nothing is refused: the handler runs for every request,
+// the ones the limit would have refused say so in ShadowHeader and count
+// as would_reject, and no RateLimit field tells a client to slow down.
+func TestShadowModeRefusesNothing(t *testing.T) {
+	alg := tokenBucket(t, algorithms.Rate{N: 1, Per: time.Hour}, 2)
+	m, reg := newMetrics(t)
+	next := &counting{}
+	h := mustNew(t, Config{Limiter: store.NewMemory(alg), Clock: newClock().Now, Metrics: m, Shadow: true}, next)
+	var shadowed int
+	for i := range 5 {
+		rec := get(h)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("request %d: %d, want 200 in shadow mode", i, rec.Code)
+		}
+		if rec.Header().Get("RateLimit") != "" || rec.Header().Get("RateLimit-Policy") != "" {
+			t.Errorf("request %d wrote RateLimit fields in shadow mode: %v", i, rec.Header())
+		}
+		if v := rec.Header().Get(ShadowHeader); v == "would-reject" {
+			shadowed++
+		} else if v != "" {
+			t.Errorf("request %d: %s %q", i, ShadowHeader, v)
+		}
+	}
+	if shadowed != 3 || next.calls.Load() != 5 {
+		t.Errorf("%d would-be refusals and %d handled, want 3 (a burst of 2 of 5) and 5", shadowed, next.calls.Load())
+	}
+	want := `
+# HELP ratelim_requests_total Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first), key_too_long (431 or 400: a key longer than the bound, never given to the store), would_reject (shadow mode: a 429 it did not send).
+# TYPE ratelim_requests_total counter
+ratelim_requests_total{decision="allowed"} 2
+ratelim_requests_total{decision="canceled"} 0
+ratelim_requests_total{decision="failed_closed"} 0
+ratelim_requests_total{decision="failed_open"} 0
+ratelim_requests_total{decision="key_too_long"} 0
+ratelim_requests_total{decision="rejected"} 0
+ratelim_requests_total{decision="would_reject"} 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratelim_requests_total"); err != nil {
+		t.Error(err)
 	}
 }

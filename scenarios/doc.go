@@ -41,6 +41,8 @@
 //	  burst: 50                   # bucket size: token-bucket, gcra, leaky-bucket
 //	  window: 1s                  # fixed-window, sliding-log, sliding-window
 //	  delay: 8                    # nginx-limit-req only: delay=8, or nodelay: true
+//	  shadow: {until: 15s}        # shadow mode (decide, count would_reject, refuse
+//	                              # nothing) until 15s, then enforce; true: the whole run
 //	  key: auto                   # auto (api_key, else user, else ip) | api-key | user | ip
 //	topology:
 //	  kind: shared                # local | shared | racy | split-brain
