@@ -1,8 +1,11 @@
 package algorithms_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/ratelim/ratelim/algorithms"
 )
 
 // tally counts what a differential test's decisions were, so that the test
@@ -34,5 +37,25 @@ func (c tally) check(t *testing.T, what string) {
 	t.Logf("%s: %v", what, c)
 	if c.admitted == 0 || c.refused == 0 {
 		t.Fatalf("%s: the traffic exercised too little: %v", what, c)
+	}
+}
+
+// paramCase is a parameter set a constructor must refuse, and the
+// parameter its ParamError must name.
+type paramCase struct {
+	p    algorithms.Params
+	want string
+}
+
+// wantParamErrors fails the test for each case build accepts, or refuses
+// without a ParamError naming the parameter.
+func wantParamErrors[A any](t *testing.T, name string, build func(algorithms.Params) (A, error), cases []paramCase) {
+	t.Helper()
+	for _, c := range cases {
+		_, err := build(c.p)
+		var pe *algorithms.ParamError
+		if !errors.As(err, &pe) || pe.Param != c.want {
+			t.Errorf("%s(%+v) = %v, want a ParamError for %s", name, c.p, err, c.want)
+		}
 	}
 }

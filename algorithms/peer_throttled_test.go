@@ -2,7 +2,6 @@ package algorithms_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -281,23 +280,13 @@ func TestThrottledEdges(t *testing.T) {
 		t.Errorf("peek at 10 s stored TAT %d, want %d", throttledTAT(later, origin2026), want)
 	}
 
-	bad := []struct {
-		p    algorithms.Params
-		want string
-	}{
+	wantParamErrors(t, "NewThrottled", algorithms.NewThrottled, []paramCase{
 		{algorithms.Params{Rate: algorithms.Rate{N: 0, Per: time.Second}, Burst: 1}, "rate"},
 		{algorithms.Params{Rate: algorithms.Rate{N: 1, Per: 0}, Burst: 1}, "rate"},
 		{algorithms.Params{Rate: algorithms.Rate{N: 2000, Per: time.Microsecond}, Burst: 1}, "rate"}, // 0.5 ns apart
 		{algorithms.Params{Rate: tenPerSecond, Burst: 0}, "burst"},
 		{algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Hour}, Burst: 1 << 40}, "burst"},
-	}
-	for _, b := range bad {
-		_, err := algorithms.NewThrottled(b.p)
-		var pe *algorithms.ParamError
-		if !errors.As(err, &pe) || pe.Param != b.want {
-			t.Errorf("NewThrottled(%+v) = %v, want a ParamError for %s", b.p, err, b.want)
-		}
-	}
+	})
 	if got := g.Params(); got != (algorithms.Params{Rate: tenPerSecond, Burst: 3, Origin: origin2026}) {
 		t.Errorf("Params() = %+v", got)
 	}

@@ -1,7 +1,6 @@
 package algorithms_test
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -263,22 +262,12 @@ func TestXTimeRateEdges(t *testing.T) {
 		t.Errorf("2 at 1.1 s: %+v, want refused with 100ms to wait", d)
 	}
 
-	bad := []struct {
-		p    algorithms.Params
-		want string
-	}{
+	wantParamErrors(t, "NewXTimeRate", algorithms.NewXTimeRate, []paramCase{
 		{algorithms.Params{Rate: algorithms.Rate{N: 0, Per: time.Second}, Burst: 1}, "rate"},
 		{algorithms.Params{Rate: algorithms.Rate{N: 1, Per: 0}, Burst: 1}, "rate"},
 		{algorithms.Params{Rate: tenPerSecond, Burst: 0}, "burst"},
 		{algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Hour}, Burst: 1 << 40}, "burst"},
-	}
-	for _, b := range bad {
-		_, err := algorithms.NewXTimeRate(b.p)
-		var pe *algorithms.ParamError
-		if !errors.As(err, &pe) || pe.Param != b.want {
-			t.Errorf("NewXTimeRate(%+v) = %v, want a ParamError for %s", b.p, err, b.want)
-		}
-	}
+	})
 	if got := x.Params(); got != (algorithms.Params{Rate: tenPerSecond, Burst: 3, Origin: origin2026}) {
 		t.Errorf("Params() = %+v", got)
 	}
