@@ -28,18 +28,18 @@ func faultsPanel(d *timelineData, width vg.Length) panel {
 	dataW := width - 2*margin - sideWidth(width) - sideGap - 0.6*vg.Inch
 	perPoint := d.axisS / math.Max(float64(dataW), 1)
 	sty := textStyle(sizeNote, false, black)
-	lane, lanes := assignLanes(d.r.Faults, func(sp sim.FaultSpan) (float64, float64) {
+	lane, lanes := assignLanes(d.spans, func(sp sim.FaultSpan) (float64, float64) {
 		return labelSpan(sp.StartS, float64(textWidth(sty, label(sp))+vg.Points(6))*perPoint, 0, d.axisS)
 	})
 	p := timePlot(d, nil)
-	p.Add(faultLanes{faults: d.r.Faults, lane: lane, lanes: lanes, label: label})
+	p.Add(faultLanes{faults: d.spans, lane: lane, lanes: lanes, label: label})
 	p.X.Min, p.X.Max = 0, d.axisS
 	p.Y.Min, p.Y.Max = 0, float64(lanes)
 	p.HideY()
 	return panel{
 		plot:   p,
 		height: 0.12*vg.Inch + vg.Length(lanes)*0.24*vg.Inch,
-		side:   sideNote{heading: "Faults", lines: []string{"shaded in every panel"}},
+		side:   sideNote{heading: lanesHeading(d), lines: []string{"shaded in every panel"}},
 	}
 }
 
@@ -162,4 +162,13 @@ func (timeTicks) Ticks(min, max float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+// lanesHeading names the lane of spans: Faults, or Shadow mode when the
+// limit's shadow mode is all there is.
+func lanesHeading(d *timelineData) string {
+	if len(d.r.Faults) == 0 && len(d.spans) > 0 {
+		return "Shadow mode"
+	}
+	return "Faults"
 }

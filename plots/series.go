@@ -84,7 +84,10 @@ type topUser struct {
 
 // timelineData is everything Timeline draws, taken from a Result.
 type timelineData struct {
-	r      *sim.Result
+	r *sim.Result
+	// spans are the run's faults, and a limit's shadow mode as one more
+	// span: each is shaded in every panel and labelled in the Faults lane.
+	spans  []sim.FaultSpan
 	stepS  float64
 	nSteps int
 	endS   float64 // the data runs from 0 to endS
@@ -121,7 +124,7 @@ func newTimelineData(r *sim.Result, by string) (*timelineData, error) {
 	if !(r.StepS > 0) || math.IsInf(r.StepS, 0) {
 		return nil, fmt.Errorf("plots: the result's step is %gs; want a positive step", r.StepS)
 	}
-	d := &timelineData{r: r, stepS: r.StepS, by: by}
+	d := &timelineData{r: r, stepS: r.StepS, by: by, spans: spansOf(r)}
 	maxTS := -1.0
 	var served int64
 	for _, row := range r.Timeline {
@@ -398,4 +401,20 @@ func stepRuns(ts, v []float64, keep func(i int) bool) []plotter.XYs {
 		i = j
 	}
 	return runs
+}
+
+// spansOf is r's faults, and its limit's shadow mode as a span of kind
+// "shadow" from 0 to when it began to enforce (the end of the run if it
+// never did): what a dark launch's picture must show beside its data.
+func spansOf(r *sim.Result) []sim.FaultSpan {
+	if !r.Limit.Shadow {
+		return r.Faults
+	}
+	end := r.DurationS
+	detail := "the limit decides and counts, refuses nothing"
+	if u := r.Limit.ShadowUntilS; u > 0 && u < end {
+		end = u
+		detail = fmt.Sprintf("nothing refused until %gs, enforced after", u)
+	}
+	return append([]sim.FaultSpan{{Kind: "shadow", StartS: 0, EndS: end, Detail: detail}}, r.Faults...)
 }

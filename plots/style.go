@@ -67,6 +67,8 @@ func faultColour(kind string) color.Color {
 		return skyBlue
 	case "clock-skew":
 		return reddishPurple
+	case "shadow":
+		return skyBlue
 	}
 	return orange
 }

@@ -245,7 +245,7 @@ func limitKeys(t traffic) int {
 func figurePanels(d *timelineData, ax axes, width vg.Length, used map[string]bool) []panel {
 	r := d.r
 	var panels []panel
-	if len(r.Faults) > 0 {
+	if len(d.spans) > 0 {
 		panels = append(panels, faultsPanel(d, width))
 	}
 	h := len(d.panels)
@@ -351,8 +351,8 @@ func timePlot(d *timelineData, yTicks plot.Ticker) *plot.Plot {
 	p.X.Min, p.X.Max = 0, d.axisS
 	p.X.Tick.Marker = unlabelled{timeTicks{}}
 	p.Y.Tick.Marker = yTicks
-	if len(d.r.Faults) > 0 {
-		p.Add(faultShade{d.r.Faults})
+	if len(d.spans) > 0 {
+		p.Add(faultShade{d.spans})
 	}
 	p.Add(gridLines{x: timeTicks{}, y: yTicks})
 	return p

@@ -221,7 +221,7 @@ func rowAxes(d *timelineData, rows []string) axes {
 func columnPanels(d *timelineData, rows []string, ax axes, faults bool, width vg.Length, used map[string]bool) []panel {
 	var panels []panel
 	if faults {
-		if len(d.r.Faults) > 0 {
+		if len(d.spans) > 0 {
 			panels = append(panels, faultsPanel(d, width))
 		} else {
 			panels = append(panels, panel{height: 0.36 * vg.Inch, side: sideNote{heading: "Faults", lines: []string{"none in this run"}}})
