@@ -67,6 +67,7 @@ func TestEveryBuiltinShowsItsLessonAt80x24(t *testing.T) {
 				strings.HasSuffix(rowLine(v, "eager"), " "+strconv.FormatInt(m.snap.Clients[0].Total.Retries, 10))
 		}},
 		{"rack-drain", "drain-rack-2's row", func(m Model, v string) bool { return rowLine(v, "drain-rack-2") != "" }},
+		{"dark-launch", "the batch job's row", func(m Model, v string) bool { return rowLine(v, "batch-job") != "" }},
 	}
 	names := map[string]bool{}
 	for _, tt := range tests {

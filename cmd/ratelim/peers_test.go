@@ -88,12 +88,3 @@ func TestWallClockIsBounded(t *testing.T) {
 		}
 	}
 }
-
-// The dark launch under docs/policies: shadow mode, then enforcement, and
-// the shadow finding naming whom the limit would throttle.
-func TestDarkLaunchExampleHolds(t *testing.T) {
-	code, out, errOut := runArgs("check", filepath.Join("..", "..", "docs", "policies"))
-	if code != exitOK || !strings.Contains(out, "finding shadow about batch-job") {
-		t.Fatalf("ratelim check docs/policies: exit %d\n%s%s", code, out, errOut)
-	}
-}
