@@ -77,6 +77,11 @@ type Config struct {
 	// the store; time.Now when nil. It is the one clock this package
 	// reads: tests pass a fixed one.
 	Clock func() time.Time
+	// Cost is what a request spends of its key's quota: a search 5, a
+	// write 10, by route or method; nil spends 1 on every request. A cost
+	// of 0 passes without spending (the limiter peeks); one below 0 counts
+	// as 0. The RateLimit fields count in the same units.
+	Cost func(*http.Request) int64
 	// Shadow runs the limit in shadow mode, a dark launch: every request
 	// is decided and counted as enforcing would, none is refused, and one
 	// that would have been gets ShadowHeader: would-reject (and counts as
@@ -97,7 +102,8 @@ type Config struct {
 //	srv := &http.Server{Handler: limit(mux), ReadHeaderTimeout: 5 * time.Second}
 //
 // For each request it takes the key (an empty key passes unlimited), asks
-// the limiter at the Clock's instant for one unit of quota, and then:
+// the limiter at the Clock's instant for the request's cost (Config.Cost;
+// one unit without it), and then:
 //
 //   - admitted: sets the RateLimit fields, waits the decision's Delay if
 //     any (leaky-bucket), and calls the handler;
@@ -159,6 +165,7 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 		metrics: cfg.Metrics,
 		log:     cfg.Logger,
 		shadow:  cfg.Shadow,
+		cost:    cfg.Cost,
 	}
 	if l.key == nil {
 		l.key = KeyBy(KeyOptions{})
@@ -181,7 +188,8 @@ type limiter struct {
 	clock   func() time.Time
 	metrics *Metrics
 	log     *slog.Logger
-	shadow  bool // Config.Shadow
+	shadow  bool                      // Config.Shadow
+	cost    func(*http.Request) int64 // Config.Cost; nil for 1
 
 	failing  atomic.Bool  // the last decision was the fail policy's
 	byPolicy atomic.Int64 // requests the policy decided since failing was set
@@ -205,7 +213,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	start := h.clock()
-	d, err := h.take.Take(ctx, key, algorithms.FromTime(start), 1)
+	cost := int64(1)
+	if h.cost != nil {
+		cost = max(h.cost(r), 0)
+	}
+	d, err := h.take.Take(ctx, key, algorithms.FromTime(start), cost)
 	if h.metrics != nil {
 		h.metrics.observeStore(h.clock().Sub(start))
 	}

@@ -530,3 +530,35 @@ ratelim_requests_total{decision="would_reject"} 3
 		t.Error(err)
 	}
 }
+
+// A cost function spends a request's weight of the quota: with a bucket of
+// 10, two searches at 5 spend it all and the next request of any cost is
+// refused; a free request (cost 0) still passes, spending nothing, and a
+// negative cost counts as 0.
+func TestCostSpendsItsWeight(t *testing.T) {
+	alg := tokenBucket(t, algorithms.Rate{N: 1, Per: time.Hour}, 10)
+	cost := func(r *http.Request) int64 {
+		switch r.Header.Get("X-Op") {
+		case "search":
+			return 5
+		case "free":
+			return 0
+		case "broken":
+			return -3
+		}
+		return 1
+	}
+	h := mustNew(t, Config{Limiter: store.NewMemory(alg), Clock: newClock().Now, Cost: cost}, &counting{})
+	for i, step := range []struct {
+		op   string
+		code int
+	}{
+		{"search", http.StatusOK}, {"search", http.StatusOK},
+		{"", http.StatusTooManyRequests}, {"search", http.StatusTooManyRequests},
+		{"free", http.StatusOK}, {"broken", http.StatusOK},
+	} {
+		if rec := get(h, "X-Op", step.op); rec.Code != step.code {
+			t.Errorf("request %d (%q): %d, want %d", i, step.op, rec.Code, step.code)
+		}
+	}
+}

@@ -71,7 +71,10 @@ type sim struct {
 	// waits for its swap, in casWaits by the write's slot.
 	raceless, cas bool
 	casWaits      []casWait
-	policy        store.Policy
+	// weighted is set once a request costs more than 1: the Result then
+	// gives the quota asked for and given (cost_sent, cost_allowed).
+	weighted bool
+	policy   store.Policy
 	// topo routes each server to the copy it reaches, under the faults in
 	// force; spread is the balancer.
 	topo   *topology.Topology

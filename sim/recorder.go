@@ -206,6 +206,15 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Deci
 		row.WouldReject++
 		c.total.WouldReject++
 	}
+	// Counted always, given in the Result only if some request cost more
+	// than 1 (a feed's costs are known as they arrive).
+	s.weighted = s.weighted || cost > 1
+	row.CostSent += cost
+	c.total.CostSent += cost
+	if allowedAfterPolicy(d) {
+		row.CostAllowed += cost
+		c.total.CostAllowed += cost
+	}
 	if attempt > 0 {
 		row.Retries++
 		c.total.Retries++
@@ -423,7 +432,24 @@ func (s *sim) result() *Result {
 		// (at 100,000 clients × 30 steps, 300 MB saved).
 		r.Timeline = slices.Clone(s.timeline)
 	}
+	if !s.weighted {
+		unweigh(r)
+	}
 	return r
+}
+
+// unweigh clears the costs of a Result whose every request cost 1: its
+// costs are its counts, and left out they keep its JSON as it was.
+func unweigh(r *Result) {
+	for i := range r.Clients {
+		r.Clients[i].CostSent, r.Clients[i].CostAllowed = 0, 0
+	}
+	for i := range r.Keys {
+		r.Keys[i].CostSent, r.Keys[i].CostAllowed = 0, 0
+	}
+	for i := range r.Timeline {
+		r.Timeline[i].CostSent, r.Timeline[i].CostAllowed = 0, 0
+	}
 }
 
 // clientResult is client c's figures so far.
@@ -443,6 +469,18 @@ func (s *sim) timelineRow(step, ci int) TimelineRow { return s.timeline[step*len
 
 // defaultedOf names the parameters of l filled by default that the
 // algorithm name reads.
+// allowedAfterPolicy reports whether d let its request through: the
+// limiter's verdict, or the fail policy's when it decided.
+func allowedAfterPolicy(d *store.Decision) bool {
+	switch d.Policy {
+	case store.FailOpen:
+		return true
+	case store.FailClosed:
+		return false
+	}
+	return d.Allowed
+}
+
 // wallClockOf is sc's wall clock for the Result when the algorithm is a
 // peer model, the only ones that read it.
 func wallClockOf(algorithm string, sc Scenario) string {

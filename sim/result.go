@@ -109,6 +109,12 @@ type Counts struct {
 	// WouldReject are the requests a limit in shadow mode would have
 	// refused and let through: counted among the allowed. Added to v1.
 	WouldReject int64 `json:"would_reject,omitempty"`
+	// CostSent and CostAllowed are the quota the requests asked for and
+	// were given, on a run where some request costs more than 1 (a search
+	// costing 5); 0 (and left out) on a run where each costs 1, whose
+	// costs are its counts. Added to v1.
+	CostSent    int64 `json:"cost_sent,omitempty"`
+	CostAllowed int64 `json:"cost_allowed,omitempty"`
 }
 
 // Add adds o's counts to c's.
@@ -119,6 +125,8 @@ func (c *Counts) Add(o Counts) {
 	c.FailedOpen += o.FailedOpen
 	c.FailedClosed += o.FailedClosed
 	c.WouldReject += o.WouldReject
+	c.CostSent += o.CostSent
+	c.CostAllowed += o.CostAllowed
 }
 
 // ClientResult is what one client experienced over the run.
