@@ -89,6 +89,10 @@ type Config struct {
 	// should not pace themselves by a limit that is not enforced. The
 	// fail policy still decides when the store fails.
 	Shadow bool
+	// ShadowUntil, when Shadow is set and this is not the zero time, ends
+	// shadow mode at that instant of the Clock: the limit enforces from
+	// then on, as a dark launch flipped to enforce does.
+	ShadowUntil time.Time
 	// Metrics, if set, counts requests by decision and times the store.
 	Metrics *Metrics
 	// Logger hears when the store starts failing and when it recovers,
@@ -157,15 +161,16 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 		return nil, err
 	}
 	l := &limiter{
-		take:    store.WithPolicy(cfg.Limiter, policy),
-		key:     cfg.Key,
-		maxKey:  maxKey,
-		quota:   newQuota(quoted, min(cfg.Limit, maxSFInteger), ceilSeconds(cfg.Window)),
-		clock:   cfg.Clock,
-		metrics: cfg.Metrics,
-		log:     cfg.Logger,
-		shadow:  cfg.Shadow,
-		cost:    cfg.Cost,
+		take:        store.WithPolicy(cfg.Limiter, policy),
+		key:         cfg.Key,
+		maxKey:      maxKey,
+		quota:       newQuota(quoted, min(cfg.Limit, maxSFInteger), ceilSeconds(cfg.Window)),
+		clock:       cfg.Clock,
+		metrics:     cfg.Metrics,
+		log:         cfg.Logger,
+		shadow:      cfg.Shadow,
+		shadowUntil: cfg.ShadowUntil,
+		cost:        cfg.Cost,
 	}
 	if l.key == nil {
 		l.key = KeyBy(KeyOptions{})
@@ -181,15 +186,16 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 
 // limiter is what every handler New's middleware wraps shares.
 type limiter struct {
-	take    store.Limiter
-	key     KeyFunc
-	maxKey  int // the longest key accepted, in bytes
-	quota   quota
-	clock   func() time.Time
-	metrics *Metrics
-	log     *slog.Logger
-	shadow  bool                      // Config.Shadow
-	cost    func(*http.Request) int64 // Config.Cost; nil for 1
+	take        store.Limiter
+	key         KeyFunc
+	maxKey      int // the longest key accepted, in bytes
+	quota       quota
+	clock       func() time.Time
+	metrics     *Metrics
+	log         *slog.Logger
+	shadow      bool                      // Config.Shadow
+	shadowUntil time.Time                 // Config.ShadowUntil
+	cost        func(*http.Request) int64 // Config.Cost; nil for 1
 
 	failing  atomic.Bool  // the last decision was the fail policy's
 	byPolicy atomic.Int64 // requests the policy decided since failing was set
@@ -243,7 +249,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.storeHealthy()
-	if h.shadow {
+	if h.shadow && (h.shadowUntil.IsZero() || start.Before(h.shadowUntil)) {
 		if !d.Allowed {
 			w.Header().Set(ShadowHeader, "would-reject")
 			h.metrics.count(wouldReject)

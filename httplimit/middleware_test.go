@@ -562,3 +562,19 @@ func TestCostSpendsItsWeight(t *testing.T) {
 		}
 	}
 }
+
+// A dark launch flipped to enforce: shadowed until an instant of the
+// Clock, the limit refuses from then on, RateLimit fields and all.
+func TestShadowUntilThenEnforce(t *testing.T) {
+	alg := tokenBucket(t, algorithms.Rate{N: 1, Per: time.Hour}, 1)
+	clk := newClock()
+	h := mustNew(t, Config{Limiter: store.NewMemory(alg), Clock: clk.Now, Shadow: true, ShadowUntil: t0.Add(time.Second)}, &counting{})
+	get(h)
+	if rec := get(h); rec.Code != http.StatusOK || rec.Header().Get(ShadowHeader) != "would-reject" {
+		t.Fatalf("before the flip: %d %v, want 200 with %s", rec.Code, rec.Header(), ShadowHeader)
+	}
+	clk.Advance(time.Second)
+	if rec := get(h); rec.Code != http.StatusTooManyRequests || rec.Header().Get(ShadowHeader) != "" || rec.Header().Get("RateLimit") == "" {
+		t.Fatalf("at the flip: %d %v, want a 429 with RateLimit fields and no %s", rec.Code, rec.Header(), ShadowHeader)
+	}
+}

@@ -45,6 +45,10 @@ const (
 	UserHeader      = "X-User"
 	ForwardedHeader = "X-Forwarded-For"
 	DecidedByHeader = httplimit.DecidedByHeader
+	// CostHeader carries a request's cost when it is more than 1 (a
+	// traffic pattern's cost:); the demo servers spend that much quota.
+	CostHeader   = "X-Ratelim-Cost"
+	ShadowHeader = httplimit.ShadowHeader
 )
 
 // LoadOptions tune a load run.
@@ -453,7 +457,7 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 			}
 			return
 		}
-		d, retryAfter, ok := l.do(ctx, a.Client, c)
+		d, retryAfter, shadowed, ok := l.do(ctx, a.Client, c, a.Cost)
 		latency := time.Since(l.start) - at
 		<-l.sem
 		if !ok && ctx.Err() != nil {
@@ -463,7 +467,7 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 		if attempt == 0 {
 			l.lateness = append(l.lateness, max(at-a.At, 0))
 		}
-		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: at, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Seq: seq})
+		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: at, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Shadowed: shadowed, Seq: seq})
 		l.mu.Unlock()
 		if d.Allowed || d.Policy != "" || !ok {
 			return
@@ -499,13 +503,16 @@ func (l *loader) int64n(n int64) int64 {
 // do sends one request and reads the decision from the answer: 2xx
 // admitted (or failed open, when the answer says a policy decided), 429
 // rejected, 503 failed closed.
-func (l *loader) do(ctx context.Context, client int, c sim.Client) (d store.Decision, retryAfter time.Duration, ok bool) {
+func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (d store.Decision, retryAfter time.Duration, shadowed, ok bool) {
 	u := *l.target(client)
 	u.Path = strings.TrimSuffix(u.Path, "/") + l.opts.Path
 	u.RawQuery = "client=" + url.QueryEscape(c.Name)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return d, 0, false
+		return d, 0, false, false
+	}
+	if cost > 1 {
+		req.Header.Set(CostHeader, strconv.FormatInt(cost, 10))
 	}
 	if c.APIKey != "" {
 		req.Header.Set(APIKeyHeader, c.APIKey)
@@ -523,7 +530,7 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client) (d store.Deci
 			l.audit.TransportErrors++
 			l.mu.Unlock()
 		}
-		return d, 0, false
+		return d, 0, false, false
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
@@ -543,11 +550,12 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client) (d store.Deci
 		if resp.Header.Get(DecidedByHeader) == string(store.FailOpen) {
 			d.Policy = store.FailOpen
 		}
+		shadowed = resp.Header.Get(ShadowHeader) == "would-reject"
 		l.mu.Lock()
 		delete(l.lastReset, l.keys[client])
 		l.mu.Unlock()
 	}
-	return d, retryAfter, true
+	return d, retryAfter, shadowed, true
 }
 
 // auditRejection checks a 429's headers against what a client relies on.

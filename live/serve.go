@@ -161,11 +161,7 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	if err := sim.PeerStore(sc.Limit.Algorithm, cmp.Or(opts.Store, sc.Topology.Store)); err != nil {
 		return nil, &sim.SetupError{Err: fmt.Errorf("topology.store: %w", err)}
 	}
-	if sc.Limit.Shadow {
-		// The middleware has shadow mode (httplimit.Config.Shadow); the
-		// fleet and the load run's audit of its headers do not yet.
-		return nil, &sim.SetupError{Err: errors.New("limit.shadow: serve and load do not run a limit in shadow mode yet (want it in sim, or without shadow:)")}
-	}
+
 	if opts.Listen == "" {
 		opts.Listen = "127.0.0.1:0"
 	}
@@ -228,7 +224,10 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 				Header: APIKeyHeader, UserHeader: UserHeader, TrustedProxies: opts.TrustedProxies,
 			}),
 			Limit: limit, Window: window, Metrics: metrics,
-			Logger: opts.Logger.With("server", i),
+			Logger:      opts.Logger.With("server", i),
+			Cost:        costOf,
+			Shadow:      sc.Limit.Shadow,
+			ShadowUntil: shadowUntil(f.started, sc.Limit.ShadowUntil),
 		})
 		if err != nil {
 			ln.Close()
@@ -677,3 +676,27 @@ func (f *Fleet) Close(ctx context.Context) error {
 
 // Err returns a channel that receives an error if a server stops serving.
 func (f *Fleet) Err() <-chan error { return f.errs }
+
+// costOf is what a request to the demo servers spends: its CostHeader
+// (what a load run sends for a traffic pattern's cost:), 1 when it has
+// none or one that is not a whole number from 1 to 2^50.
+func costOf(r *http.Request) int64 {
+	v := r.Header.Get(CostHeader)
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || n > 1<<50 {
+		return 1
+	}
+	return n
+}
+
+// shadowUntil is the instant a limit shadowed for until from the fleet's
+// start begins to enforce; the zero time (shadow for good) for 0.
+func shadowUntil(started time.Time, until time.Duration) time.Time {
+	if until <= 0 {
+		return time.Time{}
+	}
+	return started.Add(until)
+}

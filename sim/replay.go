@@ -19,6 +19,9 @@ type Observation struct {
 	Attempt  int // 0 for a first try, n for the n-th retry
 	Decision store.Decision
 	Latency  time.Duration
+	// Shadowed says the answer let the request through saying a limit in
+	// shadow mode would have refused it (X-RateLimit-Shadow).
+	Shadowed bool
 	// Seq orders observations made at the same instant: the order in
 	// which they were sent.
 	Seq uint64
@@ -56,7 +59,7 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 			s.endStep(ctx, step, int64(step+1)*s.stepLen)
 		}
 		s.requests++
-		s.record(o.Client, t, max(o.Cost, 1), o.Attempt, &o.Decision, int64(algorithms.At(o.Latency)), false)
+		s.record(o.Client, t, max(o.Cost, 1), o.Attempt, &o.Decision, int64(algorithms.At(o.Latency)), o.Shadowed)
 	}
 	for ; step < s.steps(); step++ {
 		s.endStep(ctx, step, min(int64(step+1)*s.stepLen, s.duration))
