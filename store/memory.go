@@ -250,13 +250,23 @@ func (m *Memory) Take(_ context.Context, key string, now algorithms.Time, cost i
 		look++
 	}
 	var d algorithms.Decision
+	expires := now
 	if m.inPlace != nil {
 		d = m.inPlace.StepInPlace(&e.state, now, cost)
 	} else {
+		prev := e.state
 		e.state, d = m.alg.Step(e.state, now, cost)
+		if !d.Allowed && sameCounters(prev, e.state) {
+			// A refusal that wrote nothing leaves the state as full,
+			// or not, as it was: a limiter that misreports the reset of
+			// such a refusal (throttled's for a cost over its burst
+			// says 0) must not make the store forget a key that is not
+			// back to full.
+			expires = max(expires, e.expires)
+		}
 	}
 	// expires ≥ now, so the sweep below never forgets e itself.
-	e.expires = now + algorithms.At(d.ResetAfter)
+	e.expires = max(expires, now+algorithms.At(d.ResetAfter))
 	if m.forget {
 		m.sweepSome(sh, now, look)
 	}
@@ -520,4 +530,10 @@ func (m *Memory) Keys() []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// sameCounters reports whether a and b hold the same counters and a log of
+// the same length: what a refusal, which appends nothing, leaves alike.
+func sameCounters(a, b algorithms.State) bool {
+	return a.T == b.T && a.N == b.N && a.Prev == b.Prev && len(a.Log) == len(b.Log)
 }
