@@ -46,7 +46,7 @@ func newReference(d *timelineData) reference {
 	l := d.r.Limit
 	ref := reference{kind: "bucket"}
 	w := 1.0 // a bucket's rate is per second
-	switch family(d.r.Algorithm) {
+	switch sim.Family(d.r.Algorithm) {
 	case "fixed-window", "sliding-log", "sliding-window":
 		ref.kind = "window"
 		if l.WindowS > 0 {
@@ -166,14 +166,4 @@ func (ref reference) overLabel() string {
 		return "admitted beyond what one exact bucket holds"
 	}
 	return fmt.Sprintf("over the limit in the last %s", ref.per())
-}
-
-// family is the exact algorithm a run's limiter is drawn as: itself, or
-// for a model of a library, the algorithm it is a variant of (nginx's
-// limit_req is a leaky bucket, envoy's a fixed window).
-func family(algorithm string) string {
-	if p := sim.PeerOf(algorithm); p != nil {
-		return p.Family
-	}
-	return algorithm
 }

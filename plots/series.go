@@ -137,7 +137,7 @@ func newTimelineData(r *sim.Result, by string) (*timelineData, error) {
 	// A leaky bucket admits a request when it joins the queue and lets it
 	// go later, at the rate: drawn when they leave, its smoothing shows. A
 	// result that does not count departures is drawn at decisions.
-	d.leaky = family(r.Algorithm) == "leaky-bucket" && served > 0
+	d.leaky = sim.Family(r.Algorithm) == "leaky-bucket" && served > 0
 	d.nSteps = int(math.Ceil(r.DurationS/r.StepS - 1e-9))
 	if maxTS >= 0 {
 		d.nSteps = max(d.nSteps, d.stepIndex(maxTS)+1)

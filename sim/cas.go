@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/store"
 )
 
@@ -81,11 +80,7 @@ func (s *sim) swap(ctx context.Context, w store.Pending, cw casWait, at int64) e
 	case cw.tries >= maxCASAttempts:
 		d = s.policy.Decide(errCASExhausted)
 	default:
-		now := algorithms.Time(s.serverClock(p.server, at))
-		if s.sc.Topology.Clock == StoreClock {
-			now = algorithms.Time(at)
-		}
-		again, err := s.racy[p.target].Read(ctx, s.keys[p.key].name, now, p.cost)
+		again, err := s.racy[p.target].Read(ctx, s.keys[p.key].name, s.decisionClock(p.server, at), p.cost)
 		if err != nil {
 			if !errors.Is(err, errStoreDown) {
 				return err

@@ -26,6 +26,16 @@ func PeerOf(algorithm string) *algorithms.Provenance {
 	return nil
 }
 
+// Family is the exact algorithm the named one is, or is a variant of: a
+// peer model's Provenance.Family (nginx's limit_req is a leaky bucket,
+// envoy's a fixed window), the name itself otherwise.
+func Family(algorithm string) string {
+	if p := PeerOf(algorithm); p != nil {
+		return p.Family
+	}
+	return algorithm
+}
+
 // Reads reports whether l's algorithm reads the named parameter ("rate",
 // "burst" or "window"): a bucket has no window, a window algorithm no
 // burst. An unknown algorithm reads none.

@@ -66,6 +66,16 @@ func (s *sim) serverClock(server int, t int64) int64 {
 	return t
 }
 
+// decisionClock is the instant a request that server sends at true time
+// t is decided at: the server's clock, or the store's own (the true time)
+// on a store clock, which no server's skew reaches.
+func (s *sim) decisionClock(server int, t int64) algorithms.Time {
+	if s.sc.Topology.Clock == StoreClock {
+		return algorithms.Time(t)
+	}
+	return algorithms.Time(s.serverClock(server, t))
+}
+
 func (s *sim) rtt() int64 {
 	if s.latency >= 0 {
 		return s.latency

@@ -209,7 +209,7 @@ const minQueueWait = 0.1 // seconds
 
 // queued is a leaky bucket's lesson: what it admits, it delays.
 func queued(r *Result) (Finding, bool) {
-	if p := PeerOf(r.Algorithm); r.Algorithm != "leaky-bucket" && (p == nil || p.Family != "leaky-bucket") {
+	if Family(r.Algorithm) != "leaky-bucket" {
 		return Finding{}, false
 	}
 	var worst ClientResult
@@ -320,10 +320,7 @@ func overCause(r *Result, t KeyResult, topology string) (reason string, topologi
 // an exact limiter: a fixed window's boundary, a peer's of that family
 // too; "" for the others (a peer's own quirk is its finding).
 func algorithmReason(r *Result) string {
-	if r.Algorithm == "fixed-window" {
-		return fixedWindowReason
-	}
-	if p := PeerOf(r.Algorithm); p != nil && p.Family == "fixed-window" {
+	if Family(r.Algorithm) == "fixed-window" {
 		return fixedWindowReason
 	}
 	return ""

@@ -457,12 +457,7 @@ type pending struct {
 func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int) error {
 	c := s.clients[client]
 	server := s.spread.Pick(s.keys[c.key].hash, s.intn)
-	now := algorithms.Time(s.serverClock(server, t))
-	if s.sc.Topology.Clock == StoreClock {
-		// The store decides on its own clock, which is right; the
-		// server's skew does not reach the decision.
-		now = algorithms.Time(t)
-	}
+	now := s.decisionClock(server, t)
 	s.requests++
 	if attempt > 0 {
 		s.retries++

@@ -206,15 +206,6 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Deci
 		row.WouldReject++
 		c.total.WouldReject++
 	}
-	// Counted always, given in the Result only if some request cost more
-	// than 1 (a feed's costs are known as they arrive).
-	s.weighted = s.weighted || cost > 1
-	row.CostSent += cost
-	c.total.CostSent += cost
-	if allowedAfterPolicy(d) {
-		row.CostAllowed += cost
-		c.total.CostAllowed += cost
-	}
 	if attempt > 0 {
 		row.Retries++
 		c.total.Retries++
@@ -228,6 +219,15 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Deci
 		allowed = false
 		row.FailedClosed++
 		c.total.FailedClosed++
+	}
+	// Counted always, given in the Result only if some request cost more
+	// than 1 (a feed's costs are known as they arrive).
+	s.weighted = s.weighted || cost > 1
+	row.CostSent += cost
+	c.total.CostSent += cost
+	if allowed {
+		row.CostAllowed += cost
+		c.total.CostAllowed += cost
 	}
 	// The exact limiter sees the same arrival on the true clock.
 	k := &s.keys[c.key]
@@ -467,20 +467,6 @@ func (s *sim) clientResult(c *clientRun) ClientResult {
 // timelineRow is client ci's figures over step.
 func (s *sim) timelineRow(step, ci int) TimelineRow { return s.timeline[step*len(s.clients)+ci] }
 
-// defaultedOf names the parameters of l filled by default that the
-// algorithm name reads.
-// allowedAfterPolicy reports whether d let its request through: the
-// limiter's verdict, or the fail policy's when it decided.
-func allowedAfterPolicy(d *store.Decision) bool {
-	switch d.Policy {
-	case store.FailOpen:
-		return true
-	case store.FailClosed:
-		return false
-	}
-	return d.Allowed
-}
-
 // wallClockOf is sc's wall clock for the Result when the algorithm is a
 // peer model, the only ones that read it.
 func wallClockOf(algorithm string, sc Scenario) string {
@@ -490,6 +476,8 @@ func wallClockOf(algorithm string, sc Scenario) string {
 	return time.UnixMicro(int64(sc.Origin())).UTC().Format(time.RFC3339Nano)
 }
 
+// defaultedOf names the parameters of l filled by default that the
+// algorithm name reads.
 func defaultedOf(name string, l Limit) []string {
 	var out []string
 	for _, info := range algorithms.Catalog() {
