@@ -45,6 +45,16 @@ type Decision struct {
 	// Delay is how long an admitted request waits before it is served. Only
 	// the leaky bucket, which queues instead of letting bursts through, sets it.
 	Delay time.Duration
+	// Binding is, on a key with several limits ([Multi]), which limit
+	// Limit and Remaining describe, by its index: the refusing one that
+	// asks the longest wait, else the one with the fewest requests left.
+	// BindingResetAfter is that limit's own reset (ResetAfter is the
+	// longest of all of them). Both are 0 on a single limit's decision.
+	Binding           int
+	BindingResetAfter time.Duration
+	// WouldReject is set on an admitted request that a limit in shadow
+	// mode ([Policy].Shadow) would have refused.
+	WouldReject bool
 }
 
 // State is what a limiter remembers about one key. Its fields mean different
@@ -67,14 +77,28 @@ type State struct {
 	Prev int64
 	// Log is the sliding log's admitted instants, oldest first.
 	Log []int64
+	// Sub holds one State per limit of a key with several ([Multi]), in
+	// the limits' order; the fields above are then unused.
+	Sub []State
 }
 
 // Capped is st with its log's capacity cut to its length: an append to
 // either copy then moves to an array of its own, never writing into the
 // one they share. A store that appends to its logs in place hands out,
 // and keeps, capped states.
+//
+// A State with Sub gets a Sub of its own, each capped: a store steps a
+// key's Sub in place ([Multi.StepInPlace]), so a copy handed out must not
+// share it.
 func (st State) Capped() State {
 	st.Log = st.Log[:len(st.Log):len(st.Log)]
+	if st.Sub != nil {
+		sub := make([]State, len(st.Sub))
+		for i, s := range st.Sub {
+			sub[i] = s.Capped()
+		}
+		st.Sub = sub
+	}
 	return st
 }
 

@@ -303,7 +303,7 @@ func (m *Memory) Save(_ context.Context, key string, st algorithms.State, _ time
 	// has reset. Peeking at its own time is enough for every algorithm.
 	expires := expiresNever
 	if m.alg != nil {
-		at := algorithms.Time(max(st.T, lastLogged(st)))
+		at := algorithms.Time(latestInstant(st))
 		_, d := m.alg.Step(st, at, 0)
 		expires = at + algorithms.At(d.ResetAfter)
 	}
@@ -329,11 +329,17 @@ func (m *Memory) Save(_ context.Context, key string, st algorithms.State, _ time
 	return nil
 }
 
-func lastLogged(st algorithms.State) int64 {
-	if len(st.Log) == 0 {
-		return 0
+// latestInstant is the latest instant st holds: its T, its log's newest
+// entry, or, for a key with several limits, the latest of theirs.
+func latestInstant(st algorithms.State) int64 {
+	at := st.T
+	if len(st.Log) > 0 {
+		at = max(at, st.Log[len(st.Log)-1])
 	}
-	return st.Log[len(st.Log)-1]
+	for _, sub := range st.Sub {
+		at = max(at, latestInstant(sub))
+	}
+	return at
 }
 
 // insert adds an entry for key, with the zero State, to sh, making room
@@ -535,5 +541,13 @@ func (m *Memory) Keys() []string {
 // sameCounters reports whether a and b hold the same counters and a log of
 // the same length: what a refusal, which appends nothing, leaves alike.
 func sameCounters(a, b algorithms.State) bool {
-	return a.T == b.T && a.N == b.N && a.Prev == b.Prev && len(a.Log) == len(b.Log)
+	if a.T != b.T || a.N != b.N || a.Prev != b.Prev || len(a.Log) != len(b.Log) || len(a.Sub) != len(b.Sub) {
+		return false
+	}
+	for i := range a.Sub {
+		if !sameCounters(a.Sub[i], b.Sub[i]) {
+			return false
+		}
+	}
+	return true
 }

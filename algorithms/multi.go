@@ -1,0 +1,226 @@
+package algorithms
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// MaxLimits is how many limits one key may have: APIs publish two or three
+// (per second, per hour, per day); eight leaves room and keeps a key's
+// decision one bounded step.
+const MaxLimits = 8
+
+// Multi is several limits on one key, as public APIs publish them: 10/s
+// with a burst of 20 and 1000 per hour, say. A request passes only if every
+// limit admits it, and a request that any limit refuses consumes nothing
+// from the limits that would have admitted it: otherwise a client held back
+// by its hourly quota would still drain its per-second bucket with requests
+// that never ran, and find it empty when the hour turned.
+//
+// Each limit keeps its own State, in State.Sub (one per limit, in order).
+// A step decides every limit on its own state at the same instant with the
+// same cost, then commits all of them if all admitted; if not, a limit that
+// refused keeps what its own refusal left (a refusal consumes nothing from
+// the exact algorithms; a peer model that counts refused hits counts it)
+// and a limit that would have admitted keeps its state untouched. On Redis
+// the store runs the same rule in one Lua script over all of a key's
+// limits, so the decision stays atomic.
+//
+// The Decision speaks for the whole key (see [Combine]): Retry-After is the
+// longest wait a refusing limit asks for; Remaining is the fewest requests
+// any limit has left, and Binding names that limit, the one a client meets
+// first; ResetAfter is when every limit is back to full.
+type Multi struct {
+	policies []Policy
+}
+
+// Policy is one named limit of a key.
+type Policy struct {
+	// Name names the limit in the RateLimit-Policy header: "burst",
+	// "hourly".
+	Name      string
+	Algorithm Algorithm
+	// Shadow runs the limit in shadow mode (a dark launch): it decides and
+	// counts, but what it would refuse passes, and the decision says
+	// WouldReject. With ShadowUntil set it enforces from that instant on;
+	// 0 shadows it for good. A shadowed limit's refusal commits nothing of
+	// the others and blocks nothing; the enforcing limits decide alone.
+	Shadow      bool
+	ShadowUntil Time
+}
+
+// shadowedAt reports whether p is in shadow mode at now.
+func (p *Policy) shadowedAt(now Time) bool {
+	return p.Shadow && (p.ShadowUntil == 0 || now < p.ShadowUntil)
+}
+
+// NewMulti builds the limits of one key. It wants 1 to [MaxLimits]
+// policies with distinct, non-empty names.
+func NewMulti(policies []Policy) (*Multi, error) {
+	if len(policies) == 0 || len(policies) > MaxLimits {
+		return nil, &ParamError{"limits", fmt.Sprintf("%d limits on one key (want 1 to %d)", len(policies), MaxLimits)}
+	}
+	seen := make(map[string]bool, len(policies))
+	for i, p := range policies {
+		if p.Name == "" {
+			return nil, &ParamError{"limits", fmt.Sprintf("limit %d has no name (want a name for the RateLimit-Policy header)", i+1)}
+		}
+		if seen[p.Name] {
+			return nil, &ParamError{"limits", fmt.Sprintf("two limits are named %q (want distinct names)", p.Name)}
+		}
+		seen[p.Name] = true
+		if p.Algorithm == nil {
+			return nil, &ParamError{"limits", fmt.Sprintf("limit %q has no algorithm", p.Name)}
+		}
+	}
+	return &Multi{policies: append([]Policy(nil), policies...)}, nil
+}
+
+// Name joins the limits' algorithm names with "+".
+func (m *Multi) Name() string {
+	parts := make([]string, len(m.policies))
+	for i, p := range m.policies {
+		parts[i] = p.Algorithm.Name()
+	}
+	return strings.Join(parts, "+")
+}
+
+// Params returns the first limit's parameters: the one a scenario lists
+// first, which the single-limit views (a run's header) describe.
+func (m *Multi) Params() Params { return m.policies[0].Algorithm.Params() }
+
+// Policies returns the limits, in order: a copy.
+func (m *Multi) Policies() []Policy { return append([]Policy(nil), m.policies...) }
+
+// Len is the number of limits.
+func (m *Multi) Len() int { return len(m.policies) }
+
+// Step decides one request on every limit at once; see [Multi]. The new
+// State's Sub is a slice of its own, never prev's.
+func (m *Multi) Step(prev State, now Time, cost int64) (State, Decision) {
+	next := State{Sub: make([]State, len(m.policies))}
+	copy(next.Sub, prev.Sub)
+	d := m.stepSubs(next.Sub, now, cost)
+	return next, d
+}
+
+// StepInPlace is Step on a state its caller owns, Sub stepped where it
+// lies: a store that keeps one State per key allocates its Sub once, not
+// on every request.
+func (m *Multi) StepInPlace(st *State, now Time, cost int64) Decision {
+	if len(st.Sub) != len(m.policies) {
+		sub := make([]State, len(m.policies))
+		copy(sub, st.Sub)
+		st.Sub = sub
+	}
+	return m.stepSubs(st.Sub, now, cost)
+}
+
+// stepSubs steps the limits' states in subs, len(subs) == m.Len(),
+// committing as [Multi] says.
+func (m *Multi) stepSubs(subs []State, now Time, cost int64) Decision {
+	var next [MaxLimits]State
+	var ds [MaxLimits]Decision
+	var shadow uint
+	allowed := true
+	for i := range m.policies {
+		p := &m.policies[i]
+		next[i], ds[i] = p.Algorithm.Step(subs[i], now, cost)
+		if p.shadowedAt(now) {
+			shadow |= 1 << i
+		} else {
+			allowed = allowed && ds[i].Allowed
+		}
+	}
+	for i := range m.policies {
+		switch {
+		case allowed || !ds[i].Allowed:
+			subs[i] = next[i]
+		default:
+			// Would have admitted, but another limit refused: this one
+			// keeps its state, and says what it has left without the
+			// request, as a peek does.
+			_, ds[i] = m.policies[i].Algorithm.Step(subs[i], now, 0)
+			ds[i].Allowed = true
+		}
+	}
+	return Combine(ds[:len(m.policies)], shadow)
+}
+
+// Combine is the decision a key with several limits gives, from each
+// limit's own decision at the same instant (a limit that would have
+// admitted a request another refused gives its peek), shadow having bit
+// i set when limit i is in shadow mode:
+//
+//   - Allowed when every enforcing limit admitted; WouldReject when it was
+//     and a shadowed limit refused;
+//   - refused: RetryAfter is the longest any refusing enforcing limit asks
+//     (the request passes none sooner), and that limit is the Binding one;
+//   - admitted: the Binding limit is the enforcing one with the fewest
+//     requests remaining (the first of those with the longest reset on a
+//     tie), and Delay the longest any limit queues the request;
+//   - Limit and Remaining are the Binding limit's, BindingResetAfter its
+//     reset, and ResetAfter the longest reset of all: when the whole key
+//     is back to full and a store may forget it.
+//
+// With every limit shadowed the request passes and all of them are
+// candidates to bind. The store's Redis path combines the Lua script's
+// per-limit replies with it, so the memory store and Redis decide alike.
+func Combine(ds []Decision, shadow uint) Decision {
+	if len(ds) == 0 {
+		return Decision{}
+	}
+	if shadow&(1<<len(ds)-1) == 1<<len(ds)-1 {
+		// Every limit shadowed: all of them speak, none refuses.
+		d := Combine(ds, 0)
+		if !d.Allowed {
+			d = Decision{Allowed: true, WouldReject: true, Limit: d.Limit, Remaining: d.Remaining,
+				ResetAfter: d.ResetAfter, Binding: d.Binding, BindingResetAfter: d.BindingResetAfter}
+		}
+		return d
+	}
+	allowed, wouldReject := true, false
+	for i, d := range ds {
+		if shadow&(1<<i) != 0 {
+			wouldReject = wouldReject || !d.Allowed
+		} else {
+			allowed = allowed && d.Allowed
+		}
+	}
+	b := -1
+	var reset, delay time.Duration
+	for i, d := range ds {
+		reset = max(reset, d.ResetAfter)
+		if shadow&(1<<i) != 0 {
+			continue
+		}
+		delay = max(delay, d.Delay)
+		switch {
+		case b < 0 && (allowed || !d.Allowed):
+			b = i
+		case b < 0:
+		case !allowed:
+			if !d.Allowed && d.RetryAfter > ds[b].RetryAfter {
+				b = i
+			}
+		case d.Remaining < ds[b].Remaining || (d.Remaining == ds[b].Remaining && d.ResetAfter > ds[b].ResetAfter):
+			b = i
+		}
+	}
+	out := Decision{
+		Allowed:           allowed,
+		Limit:             ds[b].Limit,
+		Remaining:         ds[b].Remaining,
+		ResetAfter:        reset,
+		Binding:           b,
+		BindingResetAfter: ds[b].ResetAfter,
+	}
+	if allowed {
+		out.Delay = delay
+		out.WouldReject = wouldReject
+	} else {
+		out.RetryAfter = ds[b].RetryAfter
+	}
+	return out
+}
