@@ -20,7 +20,14 @@ type Scenario struct {
 	Step     time.Duration
 	Servers  int
 	Balancer Balancer
-	Limit    Limit
+	// Limit is the key's limit, or the first of its limits when Also
+	// lists more.
+	Limit Limit
+	// Also are the key's further limits (a per-hour quota beside a
+	// per-second one): a request passes only if Limit and every one of
+	// these admit it, decided as one step ([algorithms.Multi]). Each is
+	// named, and so is Limit then; their Key is Limit's.
+	Also     []Limit
 	Topology Topology
 	// Clients are already expanded: a YAML client with count: 8 is eight
 	// Clients here, {i} replaced by 1..8.
@@ -51,11 +58,42 @@ func (sc *Scenario) Origin() algorithms.Time {
 }
 
 // NewAlgorithm builds the scenario's limiter, its Params.Origin set to
-// the scenario's wall clock.
+// the scenario's wall clock: with Also, an [algorithms.Multi] whose
+// shadowed limits enforce from their ShadowUntil in virtual time.
 func (sc *Scenario) NewAlgorithm() (algorithms.Algorithm, error) {
-	p := sc.Limit.Params
-	p.Origin = sc.Origin()
-	return algorithms.New(sc.Limit.Algorithm, p)
+	return sc.NewAlgorithmAt(0, sc.Origin())
+}
+
+// NewAlgorithmAt builds the scenario's limiter for a clock on which the
+// run starts at start (0 for the simulator; the fleet's start in Unix
+// microseconds for a live server, whose origin is then 0): it places the
+// instants at which shadowed limits of several begin to enforce.
+func (sc *Scenario) NewAlgorithmAt(start, origin algorithms.Time) (algorithms.Algorithm, error) {
+	if len(sc.Also) == 0 {
+		p := sc.Limit.Params
+		p.Origin = origin
+		return algorithms.New(sc.Limit.Algorithm, p)
+	}
+	limits := sc.Limits()
+	policies := make([]algorithms.Policy, len(limits))
+	for i, l := range limits {
+		p := l.Params
+		p.Origin = origin
+		alg, err := algorithms.New(l.Algorithm, p)
+		if err != nil {
+			return nil, err
+		}
+		policies[i] = algorithms.Policy{Name: l.Name, Algorithm: alg, Shadow: l.Shadow}
+		if l.Shadow && l.ShadowUntil > 0 {
+			policies[i].ShadowUntil = start + algorithms.At(l.ShadowUntil)
+		}
+	}
+	return algorithms.NewMulti(policies)
+}
+
+// Limits returns Limit and Also, in order: every limit of a key.
+func (sc *Scenario) Limits() []Limit {
+	return append([]Limit{sc.Limit}, sc.Also...)
 }
 
 // Balancer is how requests are spread over the API servers.
@@ -69,6 +107,10 @@ const (
 
 // Limit is the limiter every server applies.
 type Limit struct {
+	// Name names the limit among a key's several (Scenario.Also), as the
+	// RateLimit-Policy header does: "per-second", "hourly". "" for a key's
+	// only limit.
+	Name      string
 	Algorithm string            // a name from algorithms.Names()
 	Params    algorithms.Params // rate, burst, window
 	Key       KeyBy
