@@ -44,7 +44,7 @@ func faultsPanel(d *timelineData, width vg.Length) panel {
 }
 
 // statePanel draws each shown key's remaining allowance per store copy.
-func statePanel(d *timelineData, s *stateData, top float64, width vg.Length) panel {
+func statePanel(d *timelineData, s *stateData, v stateView, top float64, width vg.Length) panel {
 	p := timePlot(d, countTicks{})
 	// Line i gets the i-th colour and the i-th dash pattern (7 colours and
 	// 4 patterns make 28 distinct lines). Where two lines coincide for a
@@ -53,11 +53,16 @@ func statePanel(d *timelineData, s *stateData, top float64, width vg.Length) pan
 		return draw.LineStyle{Color: seriesPalette[i%len(seriesPalette)], Width: vg.Points(1.4), Dashes: seriesDashes[i%len(seriesDashes)]}
 	}
 	oneKey, oneCopy := len(s.keys) == 1, len(s.copies) == 1
-	note := sideNote{heading: "State"}
+	note := sideNote{heading: v.heading}
+	if v.policy != "" {
+		note.lines = append(note.lines, v.policy)
+	}
 	switch {
-	case oneKey:
+	case oneKey && v.policy == "":
 		note.heading = "State of key " + s.keys[0]
 		note.lines = append(note.lines, "remaining per store copy")
+	case oneKey:
+		note.lines = append(note.lines, "remaining of key "+s.keys[0]+" per store copy")
 	case oneCopy:
 		note.lines = append(note.lines, "remaining per key in the "+s.copies[0]+" store")
 	default:

@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot/plotter"
 
@@ -239,6 +240,7 @@ func (d *timelineData) byClient(perClient map[string][]counts) []traffic {
 			t.notes = append(t.notes, "key "+c.Key)
 		}
 		t.notes = append(t.notes, admittedNotes(t.total, c.IdealAllowed, c.MaxAllowed1s, true)...)
+		t.notes = append(t.notes, rejectedByNotes(d.r, c)...)
 		if t.total.retries > 0 {
 			// What retrying won: the lesson of a retry storm.
 			t.notes[len(t.notes)-1] += fmt.Sprintf(", %s admitted", thousands(c.RetriesAllowed))
@@ -327,6 +329,19 @@ func (d *timelineData) byKey(perClient map[string][]counts) []traffic {
 		out = append(out, t)
 	}
 	return out
+}
+
+// rejectedByNotes say which of a key's several limits refused the
+// client, and how often: "refused 1,400 by hourly, 0 by per-second".
+func rejectedByNotes(r *sim.Result, c sim.ClientResult) []string {
+	if len(r.Limit.Limits) == 0 || c.Rejected == 0 {
+		return nil
+	}
+	parts := make([]string, len(r.Limit.Limits))
+	for i, p := range r.Limit.Limits {
+		parts[i] = thousands(c.RejectedBy[p.Name]) + " by " + p.Name
+	}
+	return []string{"refused " + strings.Join(parts, ", ")}
 }
 
 // admittedNotes are the lines that say what a panel's totals mean.

@@ -48,6 +48,36 @@ const (
 	maxStateLines  = 16
 )
 
+// stateView is what one State panel draws from: the run's state series
+// for one of a key's several limits (each has a panel and a scale of its
+// own: an hourly quota of 1,000 would flatten a bucket of 20), or all of
+// them for a key with one limit.
+type stateView struct {
+	heading string // "State", or "State of hourly"
+	policy  string // the limit as people write it: "1,000 per 1h"; "" for one limit
+	r       *sim.Result
+}
+
+// stateViews splits r's state by limit; one view of r itself when its key
+// has one limit.
+func stateViews(r *sim.Result) []stateView {
+	if len(r.Limit.Limits) == 0 {
+		return []stateView{{heading: "State", r: r}}
+	}
+	views := make([]stateView, len(r.Limit.Limits))
+	for i, p := range r.Limit.Limits {
+		own := *r
+		own.State = nil
+		for _, ser := range r.State {
+			if ser.Limit == p.Name {
+				own.State = append(own.State, ser)
+			}
+		}
+		views[i] = stateView{heading: "State of " + p.Name, policy: sim.PolicyText(p), r: &own}
+	}
+	return views
+}
+
 func newStateData(r *sim.Result, stepS float64) *stateData {
 	if len(r.State) == 0 {
 		return nil

@@ -170,7 +170,7 @@ const minPanel = 0.3 * vg.Inch
 type axes struct {
 	tops       []float64 // each traffic panel's top
 	log        bool      // counts on a log scale
-	stateMax   float64   // the State panel's top; 0: no State panel
+	stateMax   []float64 // each State panel's top (stateViews); nil: no State panel
 	latencyMax float64   // the Latency panel's top; 0: no Latency panel
 }
 
@@ -204,8 +204,13 @@ func newAxes(d *timelineData) axes {
 			ax.tops[i] = top
 		}
 	}
-	if s := newStateData(d.r, d.stepS); s != nil {
-		ax.stateMax = math.Max(1, s.max*1.08)
+	for _, v := range stateViews(d.r) {
+		s := newStateData(v.r, d.stepS)
+		if s == nil {
+			ax.stateMax = nil
+			break
+		}
+		ax.stateMax = append(ax.stateMax, math.Max(1, s.max*1.08))
 	}
 	if l := newLatencyData(d, false); l != nil {
 		ax.latencyMax = math.Max(l.max, d.r.RTTMs) * 1.1
@@ -265,12 +270,15 @@ func figurePanels(d *timelineData, ax axes, width vg.Length, used map[string]boo
 		note := sideNote{heading: heading, lead: t.lead, names: t.members, lines: t.notes}
 		panels = append(panels, panel{plot: p, height: max(tall, note.height(noteWidth(width))+0.2*vg.Inch), side: note})
 	}
-	if ax.stateMax > 0 {
-		s := newStateData(r, d.stepS)
+	for i, v := range stateViews(r) {
+		if i >= len(ax.stateMax) {
+			break
+		}
+		s := newStateData(v.r, d.stepS)
 		if s == nil { // laid out as a run with state (Options.Layout)
 			s = &stateData{}
 		}
-		panels = append(panels, statePanel(d, s, ax.stateMax, width))
+		panels = append(panels, statePanel(d, s, v, ax.stateMax[i], width))
 	}
 	if ax.latencyMax > 0 {
 		if l := newLatencyData(d, true); l != nil {
@@ -315,6 +323,12 @@ func subtitle(d *timelineData, logScale bool) string {
 	var parts []string
 	rate := sim.RateText(l.RatePerS)
 	switch {
+	case len(l.Limits) > 0:
+		var each []string
+		for _, p := range l.Limits {
+			each = append(each, p.Name+" "+sim.PolicyText(p))
+		}
+		parts = append(parts, "limits "+strings.Join(each, " and "))
 	case d.ref.kind == "window":
 		parts = append(parts, fmt.Sprintf("limit %s per %s window (%s)", trimFloat(l.RatePerS*math.Max(l.WindowS, d.ref.windowS)), trimFloat(math.Max(l.WindowS, d.ref.windowS))+"s", rate))
 	case d.ref.kind == "leaky":

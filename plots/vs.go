@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot/vg"
@@ -63,7 +64,7 @@ func TimelineVs(w io.Writer, a, b *sim.Result, labelA, labelB string, opts Optio
 
 	rows := pairRows(da, db)
 	axA, axB := rowAxes(da, rows), rowAxes(db, rows)
-	shared := axes{log: axA.log || axB.log, stateMax: math.Max(axA.stateMax, axB.stateMax), latencyMax: math.Max(axA.latencyMax, axB.latencyMax)}
+	shared := axes{log: axA.log || axB.log, stateMax: maxEach(axA.stateMax, axB.stateMax), latencyMax: math.Max(axA.latencyMax, axB.latencyMax)}
 	for i := range rows {
 		shared.tops = append(shared.tops, math.Max(axA.tops[i], axB.tops[i]))
 	}
@@ -248,9 +249,12 @@ func columnPanels(d *timelineData, rows []string, ax axes, faults bool, width vg
 		note := sideNote{heading: heading, lead: t.lead, names: t.members, lines: t.notes}
 		panels = append(panels, panel{plot: p, height: max(tall, note.height(noteWidth(width))+0.2*vg.Inch), side: note})
 	}
-	if ax.stateMax > 0 {
-		if s := newStateData(d.r, d.stepS); s != nil {
-			panels = append(panels, statePanel(d, s, ax.stateMax, width))
+	for i, v := range stateViews(d.r) {
+		if i >= len(ax.stateMax) {
+			break
+		}
+		if s := newStateData(v.r, d.stepS); s != nil {
+			panels = append(panels, statePanel(d, s, v, ax.stateMax[i], width))
 		} else {
 			panels = append(panels, panel{height: 1.5 * vg.Inch, side: sideNote{heading: "State", lines: []string{"not recorded in this run"}}})
 		}
@@ -291,6 +295,18 @@ func pairLegend(da, db *timelineData, usedA, usedB map[string]bool, labelA, labe
 				legendEntry{label: labelA + ": " + la, thumb: trafficThumb(name)},
 				legendEntry{label: labelB + ": " + lb, thumb: trafficThumb(name)})
 		}
+	}
+	return out
+}
+
+// maxEach is the larger of a[i] and b[i] for each i, as long as the longer.
+func maxEach(a, b []float64) []float64 {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	out := slices.Clone(a)
+	for i, v := range b {
+		out[i] = math.Max(out[i], v)
 	}
 	return out
 }

@@ -157,7 +157,11 @@ func WriteCSVRun(w io.Writer, r *sim.Result, label string, header bool) error {
 			if j < len(s.Remaining) && s.Remaining[j] >= 0 {
 				remaining = i(s.Remaining[j])
 			}
-			row = append(append(row[:0], run...), "state", f(ts), "", s.Key, s.Copy, "", "", "", "", "", "", "", "", "", remaining, label)
+			copyName := s.Copy
+			if s.Limit != "" {
+				copyName += "/" + s.Limit // one of a key's several limits
+			}
+			row = append(append(row[:0], run...), "state", f(ts), "", s.Key, copyName, "", "", "", "", "", "", "", "", "", remaining, label)
 			cw.Write(row)
 		}
 	}
@@ -179,13 +183,40 @@ func WriteTable(w io.Writer, r *sim.Result) error { return WriteTableWith(w, r, 
 
 // WriteTableWith is WriteTable with options.
 func WriteTableWith(w io.Writer, r *sim.Result, opts TableOptions) error {
-	mode := ""
+	// Broken between its parts only, so that a long algorithm name (a
+	// key's several limits) moves the rest to a second line whole.
+	title := []string{r.Scenario, r.Algorithm, r.Topology + " on " + r.Store,
+		fmt.Sprintf("%d server%s", r.Servers, plural(r.Servers)), fmt.Sprintf("seed %d", r.Seed), fmt.Sprintf("%gs", r.DurationS)}
 	if r.Live {
-		mode = " · LIVE over HTTP"
+		title = append(title, "LIVE over HTTP")
 	}
-	fmt.Fprintf(w, "%s · %s · %s on %s · %d server%s · seed %d · %gs%s\n", r.Scenario, r.Algorithm, r.Topology, r.Store,
-		r.Servers, plural(r.Servers), r.Seed, r.DurationS, mode)
+	line := ""
+	for _, part := range title {
+		switch {
+		case line == "":
+			line = part
+		case utf8.RuneCountInString(line)+3+utf8.RuneCountInString(part) > 80: // 3: " · "
+			fmt.Fprintln(w, line)
+			line = "  · " + part
+		default:
+			line += " · " + part
+		}
+	}
+	fmt.Fprintln(w, line)
 	limit := fmt.Sprintf("limit %s, %s", limitText(r), keyedText(r.Limit.Key))
+	if len(r.Limit.Limits) > 0 {
+		parts := make([]string, len(r.Limit.Limits))
+		for i, p := range r.Limit.Limits {
+			parts[i] = fmt.Sprintf("%s %s", p.Name, sim.PolicyText(p))
+			switch {
+			case p.Shadow && p.ShadowUntilS > 0:
+				parts[i] += fmt.Sprintf(" (shadow until %gs)", p.ShadowUntilS)
+			case p.Shadow:
+				parts[i] += " (shadow)"
+			}
+		}
+		limit = fmt.Sprintf("limits %s; %s", strings.Join(parts, "; "), keyedText(r.Limit.Key))
+	}
 	if p := sim.PeerOf(r.Algorithm); p != nil {
 		limit += fmt.Sprintf(" · models %s %s", p.Library, p.Version)
 	}
@@ -322,6 +353,12 @@ func writeRows(w io.Writer, r *sim.Result, opts TableOptions) error {
 	for _, col := range tableColumns {
 		if opts.Wide || col.says(r) {
 			cols = append(cols, col)
+		}
+		if col.name == "rejected" {
+			// Several limits: whose refusals they were.
+			for _, p := range r.Limit.Limits {
+				cols = append(cols, tableColumn{name: "by " + p.Name, cell: func(c sim.ClientResult) string { return itoa(c.RejectedBy[p.Name]) }})
+			}
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -136,7 +136,7 @@ func parse(filename string, data []byte, d *decoder) (*File, error) {
 	return f, nil
 }
 
-var topFields = []string{"name", "summary", "lesson", "trace", "duration", "seed", "step", "servers", "balancer", "wall_clock", "limit", "topology", "clients", "faults", "expect"}
+var topFields = []string{"name", "summary", "lesson", "trace", "duration", "seed", "step", "servers", "balancer", "wall_clock", "limit", "limits", "topology", "clients", "faults", "expect"}
 
 const scenarioWant = "a mapping with name, duration, limit and clients"
 
@@ -226,9 +226,14 @@ func (d *decoder) parse(data []byte) *File {
 	if d.failed() {
 		return nil
 	}
-	if n, ok := top.values["limit"]; ok {
-		sc.Limit = d.limit(n)
-	} else {
+	switch n, ok := top.values["limit"]; {
+	case ok && top.keys["limits"] != nil:
+		d.failf(top.keys["limits"], "limits", "given with limit: (want limit: for one limit, or limits: for several, not both)")
+	case ok:
+		sc.Limit = d.limit(n, "limit")
+	case top.keys["limits"] != nil:
+		d.limits(top.values["limits"], &sc)
+	default:
 		d.failf(top.node, "limit", "missing (want e.g. limit: {algorithm: token-bucket, rate: 10/s, burst: 50})")
 	}
 	if d.failed() {
@@ -281,39 +286,42 @@ func (d *decoder) parse(data []byte) *File {
 	return &File{Scenario: sc, Expect: expect}
 }
 
-var limitFields = []string{"algorithm", "rate", "burst", "window", "key", "delay", "nodelay", "shadow"}
+var limitFields = []string{"name", "algorithm", "rate", "burst", "window", "key", "delay", "nodelay", "shadow"}
 
-func (d *decoder) limit(n *yaml.Node) sim.Limit {
-	f := d.record(n, "limit", limitFields, "a mapping with algorithm, rate and burst or window")
+func (d *decoder) limit(n *yaml.Node, path string) sim.Limit {
+	f := d.record(n, path, limitFields, "a mapping with algorithm, rate and burst or window")
 	lim := sim.Limit{Algorithm: DefaultAlgorithm, Key: sim.KeyAuto}
+	if v, ok := f.values["name"]; ok {
+		lim.Name = d.policyName(v, path+".name")
+	}
 	if v, ok := f.values["algorithm"]; ok {
-		lim.Algorithm = d.choice(v, "limit.algorithm", "algorithm", algorithms.Names())
+		lim.Algorithm = d.choice(v, path+".algorithm", "algorithm", algorithms.Names())
 	}
 	if v, ok := f.values["rate"]; ok {
-		lim.Params.Rate = d.rate(v, "limit.rate", false)
+		lim.Params.Rate = d.rate(v, path+".rate", false)
 	} else {
-		d.failf(f.node, "limit.rate", "missing (want e.g. rate: 10/s)")
+		d.failf(f.node, path+".rate", "missing (want e.g. rate: 10/s)")
 	}
 	if v, ok := f.values["burst"]; ok {
-		lim.Params.Burst = d.integer(v, "limit.burst", 0, 1<<50, "50")
+		lim.Params.Burst = d.integer(v, path+".burst", 0, 1<<50, "50")
 		if !d.failed() && lim.Params.Burst == 0 && lim.Algorithm != "nginx-limit-req" {
-			d.failf(v, "limit.burst", "0 is too small (want at least 1); burst: 0, nginx's default, is for nginx-limit-req alone")
+			d.failf(v, path+".burst", "0 is too small (want at least 1); burst: 0, nginx's default, is for nginx-limit-req alone")
 		}
 	}
 	if v, ok := f.values["window"]; ok {
-		lim.Params.Window = d.positive(v, "limit.window", "1s")
+		lim.Params.Window = d.positive(v, path+".window", "1s")
 	}
 	if v, ok := f.values["delay"]; ok {
-		lim.Params.Delay = d.integer(v, "limit.delay", 0, 1<<50, "8")
+		lim.Params.Delay = d.integer(v, path+".delay", 0, 1<<50, "8")
 	}
 	if v, ok := f.values["nodelay"]; ok {
-		lim.Params.NoDelay = d.boolean(v, "limit.nodelay")
+		lim.Params.NoDelay = d.boolean(v, path+".nodelay")
 	}
 	if v, ok := f.values["shadow"]; ok {
-		lim.Shadow, lim.ShadowUntil = d.shadow(v, "limit.shadow")
+		lim.Shadow, lim.ShadowUntil = d.shadow(v, path+".shadow")
 	}
 	if v, ok := f.values["key"]; ok {
-		lim.Key = sim.KeyBy(d.choice(v, "limit.key", "key", []string{string(sim.KeyAuto), string(sim.KeyAPIKey), string(sim.KeyUser), string(sim.KeyIP)}))
+		lim.Key = sim.KeyBy(d.choice(v, path+".key", "key", []string{string(sim.KeyAuto), string(sim.KeyAPIKey), string(sim.KeyUser), string(sim.KeyIP)}))
 	}
 	if d.failed() {
 		return lim
@@ -327,7 +335,7 @@ func (d *decoder) limit(n *yaml.Node) sim.Limit {
 		for _, p := range info.Params {
 			if !f.has(p) {
 				example := map[string]string{"rate": "rate: 10/s", "burst": "burst: 50", "window": "window: 1s"}[p]
-				d.failf(f.node, "limit."+p, "missing: %s needs a %s (want e.g. %s)", lim.Algorithm, p, example)
+				d.failf(f.node, path+"."+p, "missing: %s needs a %s (want e.g. %s)", lim.Algorithm, p, example)
 				return lim
 			}
 		}
@@ -339,12 +347,74 @@ func (d *decoder) limit(n *yaml.Node) sim.Limit {
 			if at == nil {
 				at = f.node
 			}
-			d.failf(at, "limit."+pe.Param, "%s", pe.Msg)
+			d.failf(at, path+"."+pe.Param, "%s", pe.Msg)
 		} else {
-			d.failf(f.node, "limit", "%v", err)
+			d.failf(f.node, path, "%v", err)
 		}
 	}
 	return lim
+}
+
+// limits reads a key's several limits, each a limit: mapping with a name,
+// into sc.Limit (the first) and sc.Also. They share the first's key.
+func (d *decoder) limits(n *yaml.Node, sc *sim.Scenario) {
+	const want = "a list of limits, each with a name, e.g. - {name: hourly, algorithm: fixed-window, rate: 1000/h, window: 1h}"
+	items := d.list(n, "limits", want)
+	if d.failed() {
+		return
+	}
+	if len(items) == 0 || len(items) > algorithms.MaxLimits {
+		d.failf(n, "limits", "%d limits (want 1 to %d)", len(items), algorithms.MaxLimits)
+		return
+	}
+	seen := map[string]int{}
+	for i, item := range items {
+		path := index("limits", i)
+		lim := d.limit(item, path)
+		if d.failed() {
+			return
+		}
+		f := d.record(item, path, limitFields, want)
+		if len(items) > 1 && lim.Name == "" {
+			d.failf(item, path+".name", "missing: a key's several limits are named for the RateLimit-Policy header (want e.g. name: hourly)")
+			return
+		}
+		if j, dup := seen[lim.Name]; dup && lim.Name != "" {
+			d.failf(f.values["name"], path+".name", "%q names limits[%d] too (want distinct names)", lim.Name, j)
+			return
+		}
+		seen[lim.Name] = i
+		if i == 0 {
+			sc.Limit = lim
+			continue
+		}
+		if v, ok := f.values["key"]; ok {
+			d.failf(v, path+".key", "a key's limits share the first one's key (want key: on limits[0] only)")
+			return
+		}
+		lim.Key = sc.Limit.Key
+		sc.Also = append(sc.Also, lim)
+	}
+}
+
+// policyName reads a limit's name: what RateLimit-Policy calls it, so
+// printable ASCII, at most 64 bytes.
+func (d *decoder) policyName(n *yaml.Node, field string) string {
+	name := d.text(n, field, "hourly")
+	if d.failed() {
+		return ""
+	}
+	if name == "" || len(name) > 64 {
+		d.failf(n, field, "%d bytes (want 1 to 64)", len(name))
+		return ""
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c > 0x7e {
+			d.failf(n, field, "%q has a character a header cannot carry (want printable ASCII)", name)
+			return ""
+		}
+	}
+	return name
 }
 
 var topologyFields = []string{"kind", "store", "rtt", "on_error", "clock", "replication_lag", "failover_after", "primary_stops_after"}

@@ -48,6 +48,19 @@ func (sc *Scenario) check() error {
 	if _, err := algorithms.New(sc.Limit.Algorithm, sc.Limit.Params); err != nil {
 		return fmt.Errorf("limit.%w", err)
 	}
+	for i, l := range sc.Also {
+		if _, err := algorithms.New(l.Algorithm, l.Params); err != nil {
+			return fmt.Errorf("also[%d].%w", i, err)
+		}
+		if l.Key != "" && l.Key != sc.Limit.Key {
+			return bad(fmt.Sprintf("also[%d].key", i), "%q is not the first limit's %q (want one key for all of a key's limits)", l.Key, sc.Limit.Key)
+		}
+	}
+	if len(sc.Also) > 0 {
+		if _, err := sc.NewAlgorithm(); err != nil {
+			return fmt.Errorf("also: %w", err)
+		}
+	}
 	t := sc.Topology
 	switch t.Kind {
 	case Local, Shared, Racy, SplitBrain:
@@ -57,8 +70,10 @@ func (sc *Scenario) check() error {
 	if t.Store != "" && t.Store != "memory" && t.Store != "miniredis" && !strings.HasPrefix(t.Store, "redis") {
 		return bad("topology.store", "unknown store %q (want memory, miniredis or redis://host:port)", t.Store)
 	}
-	if err := PeerStore(sc.Limit.Algorithm, t.Store); err != nil {
-		return bad("topology.store", "%v", err)
+	for _, l := range sc.Limits() {
+		if err := PeerStore(l.Algorithm, t.Store); err != nil {
+			return bad("topology.store", "%v", err)
+		}
 	}
 	switch t.OnError {
 	case "", store.FailOpen, store.FailClosed:

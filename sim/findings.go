@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dustin/go-humanize"
 )
@@ -61,6 +62,11 @@ const (
 	// refused requests it let through: whom it would have throttled, and
 	// how many. Value: the requests it would have refused.
 	FindingShadow FindingKind = "shadow"
+	// Quota: on a key with several limits, a client was refused mostly
+	// by one that is not the strictest per second: it kept within its
+	// per-second limit and ran out of a longer quota (an hourly one).
+	// Value: the requests that limit refused.
+	FindingQuota FindingKind = "quota"
 	// Exact: none of the above: the limiter admitted what an exact one
 	// would have. Value: the admitted ratio.
 	FindingExact FindingKind = "exact"
@@ -71,7 +77,7 @@ const (
 func FindingKinds() []FindingKind { return slices.Clone(findingKinds) }
 
 var findingKinds = []FindingKind{
-	FindingFailedClosed, FindingFailedOpen, FindingShadow, FindingQueued, FindingWorstWindow, FindingOverAdmitted,
+	FindingFailedClosed, FindingFailedOpen, FindingShadow, FindingQuota, FindingQueued, FindingWorstWindow, FindingOverAdmitted,
 	FindingCopiesDiverged, FindingLostUnderShare, FindingRetriesWasted, FindingIsolated, FindingPeer, FindingExact,
 }
 
@@ -79,7 +85,7 @@ var findingKinds = []FindingKind{
 // Client is set), "key" (its Key is set), or "" (the run as a whole).
 func FindingSubject(kind FindingKind) string {
 	switch kind {
-	case FindingFailedOpen, FindingQueued, FindingRetriesWasted, FindingShadow:
+	case FindingFailedOpen, FindingQueued, FindingRetriesWasted, FindingShadow, FindingQuota:
 		return "client"
 	case FindingWorstWindow, FindingCopiesDiverged, FindingLostUnderShare:
 		return "key"
@@ -115,6 +121,9 @@ func Findings(r *Result) []Finding {
 	var out []Finding
 	out = append(out, failedFindings(r, t)...)
 	if f, ok := shadowFinding(r, t); ok {
+		out = append(out, f)
+	}
+	if f, ok := quotaFinding(r); ok {
 		out = append(out, f)
 	}
 	if f, ok := queued(r); ok {
@@ -448,6 +457,7 @@ func copiesDiverged(r *Result) (Finding, bool) {
 // gapOfSeries is the copyGap of a run's state series.
 func gapOfSeries(state []StateSeries) *copyGap {
 	worst := &copyGap{}
+	state = byCopy(state)
 	byKey := map[string][]StateSeries{}
 	var order []string
 	for _, s := range state {
@@ -472,6 +482,37 @@ func gapOfSeries(state []StateSeries) *copyGap {
 		}
 	}
 	return worst
+}
+
+// byCopy folds the series of a key's several limits into one per key and
+// copy: at each instant the least any limit had left (unknown if one was),
+// the room of the key as a whole. Series of one limit are returned as
+// they are.
+func byCopy(state []StateSeries) []StateSeries {
+	var out []StateSeries
+	at := map[[2]string]int{}
+	for _, s := range state {
+		if s.Limit == "" {
+			out = append(out, s)
+			continue
+		}
+		id := [2]string{s.Key, s.Copy}
+		i, ok := at[id]
+		if !ok {
+			at[id] = len(out)
+			out = append(out, StateSeries{Key: s.Key, Copy: s.Copy, TS: s.TS, Remaining: slices.Clone(s.Remaining)})
+			continue
+		}
+		folded := out[i].Remaining
+		for j := range min(len(folded), len(s.Remaining)) {
+			if folded[j] < 0 || s.Remaining[j] < 0 {
+				folded[j] = -1
+			} else {
+				folded[j] = min(folded[j], s.Remaining[j])
+			}
+		}
+	}
+	return out
 }
 
 func lostUnderShare(r *Result) []Finding {
@@ -680,10 +721,78 @@ func round2(v float64) float64 { return math.Round(v*100) / 100 }
 // Thousands writes n with a comma every three digits: 158,008.
 func Thousands(n int64) string { return humanize.Comma(n) }
 
+// quotaFinding is the client that a key's longer quota held down the
+// most: refused mostly by a limit whose window is longer than the
+// shortest limit's, while the short one refused it little. The quota a
+// client meets only after minutes of traffic its per-second limit let
+// through is the lesson of publishing both.
+func quotaFinding(r *Result) (Finding, bool) {
+	limits := r.Limit.Limits
+	if len(limits) < 2 {
+		return Finding{}, false
+	}
+	horizon := func(p PolicyResult) float64 {
+		if p.WindowS > 0 {
+			return p.WindowS
+		}
+		return float64(max(p.Burst, 1)) / max(p.RatePerS, 1e-300) // a bucket's refill time
+	}
+	shortest := 0
+	for i, p := range limits {
+		if horizon(p) < horizon(limits[shortest]) {
+			shortest = i
+		}
+	}
+	best, bestLimit, bestN := -1, -1, int64(0)
+	for ci, c := range r.Clients {
+		for i, p := range limits {
+			n := c.RejectedBy[p.Name]
+			if i == shortest || n <= bestN || n <= c.RejectedBy[limits[shortest].Name] {
+				continue
+			}
+			best, bestLimit, bestN = ci, i, n
+		}
+	}
+	if best < 0 {
+		return Finding{}, false
+	}
+	c, p, s := r.Clients[best], limits[bestLimit], limits[shortest]
+	text := fmt.Sprintf("%s kept within %q (%s) but ran out of %q (%s): %s refused by %q, %s by %q",
+		c.Name, s.Name, PolicyText(s), p.Name, PolicyText(p), requests(bestN), p.Name, Thousands(c.RejectedBy[s.Name]), s.Name)
+	return Finding{Kind: FindingQuota, Client: c.Name, Value: float64(bestN), Text: text}, true
+}
+
+// PolicyText says one of a key's limits as people write it: "10/s, burst
+// 20", "1,000 per 1h".
+func PolicyText(p PolicyResult) string {
+	if p.WindowS > 0 {
+		w := time.Duration(p.WindowS * float64(time.Second))
+		return fmt.Sprintf("%s per %s", Thousands(int64(math.Round(p.RatePerS*p.WindowS))), ShortDuration(w))
+	}
+	return fmt.Sprintf("%s/s, burst %s", strconv.FormatFloat(p.RatePerS, 'g', 4, 64), Thousands(p.Burst))
+}
+
 // shadowFinding is what a limit in shadow mode would have done: the
 // requests it would have refused, and whose, the most first.
 func shadowFinding(r *Result, t KeyResult) (Finding, bool) {
-	if !r.Limit.Shadow || t.WouldReject == 0 {
+	shadowed := r.Limit.Shadow
+	limit, untilS := "the limit", r.Limit.ShadowUntilS
+	if len(r.Limit.Limits) > 0 {
+		// Several limits: name the shadowed ones.
+		var names []string
+		shadowed, untilS = false, 0
+		for _, p := range r.Limit.Limits {
+			if p.Shadow {
+				shadowed = true
+				names = append(names, strconv.Quote(p.Name))
+				untilS = max(untilS, p.ShadowUntilS)
+			}
+		}
+		if shadowed {
+			limit = "the " + nameList(names) + " limit"
+		}
+	}
+	if !shadowed || t.WouldReject == 0 {
 		return Finding{}, false
 	}
 	var hit []ClientResult
@@ -698,10 +807,10 @@ func shadowFinding(r *Result, t KeyResult) (Finding, bool) {
 		names = append(names, c.Name)
 	}
 	when := "in shadow mode"
-	if r.Limit.ShadowUntilS > 0 {
-		when = fmt.Sprintf("in shadow mode until %gs", r.Limit.ShadowUntilS)
+	if untilS > 0 {
+		when = fmt.Sprintf("in shadow mode until %gs", untilS)
 	}
-	text := fmt.Sprintf("%s, the limit would have refused %s and let them through (%s of them %s's): it would throttle %s",
-		when, requests(t.WouldReject), Thousands(hit[0].WouldReject), hit[0].Name, nameList(names))
+	text := fmt.Sprintf("%s, %s would have refused %s and let them through (%s of them %s's): it would throttle %s",
+		when, limit, requests(t.WouldReject), Thousands(hit[0].WouldReject), hit[0].Name, nameList(names))
 	return Finding{Kind: FindingShadow, Client: hit[0].Name, Value: float64(t.WouldReject), Text: text}, true
 }

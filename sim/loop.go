@@ -28,6 +28,9 @@ type clientRun struct {
 	// retries and waitsRetryAfter are its Retry.Policy read once, not
 	// compared as a string per rejected request.
 	retries, waitsRetryAfter bool
+	// rejectedBy counts its refusals by the limit that refused (the
+	// Decision's Binding), on a key with several limits; nil otherwise.
+	rejectedBy []int64
 }
 
 type keyRun struct {
@@ -210,6 +213,17 @@ func newRecording(sc Scenario, opts Options) (*sim, error) {
 // algorithms, which approximate it. One atomic copy, no round trip, the
 // true clock, no faults.
 func idealFor(alg algorithms.Algorithm) algorithms.Algorithm {
+	if m, ok := alg.(*algorithms.Multi); ok {
+		// Several limits: each one's exact limiter, decided together.
+		ps := m.Policies()
+		for i := range ps {
+			ps[i].Algorithm = idealFor(ps[i].Algorithm)
+		}
+		if ideal, err := algorithms.NewMulti(ps); err == nil {
+			return ideal
+		}
+		return alg
+	}
 	p := alg.Params()
 	var ideal algorithms.Algorithm
 	var err error
@@ -241,6 +255,9 @@ func (s *sim) setupClients() {
 		s.keys[k].clients++
 		cr := &clientRun{Client: c, key: k, hist: newHistogram(), step: newHistogram(), peaks: newPeakPair(),
 			retries: c.Retry.retries(), waitsRetryAfter: c.Retry.Policy == RetryAfter}
+		if len(s.sc.Also) > 0 {
+			cr.rejectedBy = make([]int64, 1+len(s.sc.Also))
+		}
 		for _, tr := range c.Traffic {
 			cr.streams = append(cr.streams, newStream(tr, s.duration))
 			cr.cost = append(cr.cost, max(tr.Cost, 1))
@@ -557,6 +574,11 @@ func (s *sim) conclude(p *pending, d *store.Decision, at, latency int64) {
 // fail policy took is left as it is: shadow mode is about what the limit
 // would do, and a store that cannot be reached decides nothing.
 func (s *sim) shadow(d *store.Decision, t int64) bool {
+	if len(s.sc.Also) > 0 {
+		// Several limits: the step itself let through what a shadowed
+		// one would have refused.
+		return d.WouldReject && d.Policy == ""
+	}
 	l := &s.sc.Limit
 	if !l.Shadow || d.Allowed || d.Policy != "" || (l.ShadowUntil > 0 && t >= int64(algorithms.At(l.ShadowUntil))) {
 		return false

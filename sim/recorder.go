@@ -275,6 +275,9 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Deci
 		}
 		row.Rejected++
 		c.total.Rejected++
+		if c.rejectedBy != nil && d.Policy == "" && d.Binding < len(c.rejectedBy) {
+			c.rejectedBy[d.Binding]++
+		}
 	}
 	i := histIndex(latency)
 	c.hist.addAt(i)
@@ -291,42 +294,79 @@ func (s *sim) endStep(ctx context.Context, i int, t int64) {
 		row.P50Ms, row.P99Ms = millis(c.step.quantile(0.5)), millis(c.step.quantile(0.99))
 		c.step.reset()
 	}
+	// A key with several limits has a series per limit, each following
+	// that limit's own room; the copies' gap is the key's as a whole.
+	var limits []Limit
+	var policies []algorithms.Policy
+	if m, ok := s.alg.(*algorithms.Multi); ok {
+		limits, policies = s.sc.Limits(), m.Policies()
+	}
+	perKey := max(len(limits), 1)
 	if s.stateSeries == nil {
 		s.stateSeries = []StateSeries{}
 		for ki, k := range s.keys {
 			if s.stateKept(ki) {
 				for _, name := range s.copyNames {
-					s.stateSeries = append(s.stateSeries, StateSeries{Key: k.name, Copy: name})
+					for li := range perKey {
+						ser := StateSeries{Key: k.name, Copy: name}
+						if limits != nil {
+							ser.Limit = limits[li].Name
+						}
+						s.stateSeries = append(s.stateSeries, ser)
+					}
 				}
 			}
 		}
 	}
-	multi := len(s.copies) > 1
+	copies := len(s.copies) > 1
 	j := 0
+	var each [algorithms.MaxLimits]int64
 	for ki, k := range s.keys {
 		kept := s.stateKept(ki)
-		if !kept && !multi {
+		if !kept && !copies {
 			continue // nothing to keep, and one copy cannot disagree
 		}
 		lo, hi := int64(math.MaxInt64), int64(-1)
 		for _, cp := range s.copies {
 			st, err := cp.Load(ctx, k.name)
 			remaining := int64(-1) // unknown: the store did not answer
+			for li := range perKey {
+				each[li] = -1
+			}
 			if err == nil {
 				// Peek a microsecond before the step's end: what the step
 				// left, before a window that ends with it resets.
-				_, d := s.alg.Step(st, algorithms.Time(t-1), 0)
-				remaining = d.Remaining
+				if policies != nil {
+					// The copies' gap is on the room of the key as a
+					// whole, the least any of its limits has left, as
+					// the series in the JSON give it back.
+					remaining = math.MaxInt64
+					for li, p := range policies {
+						var sub algorithms.State
+						if li < len(st.Sub) {
+							sub = st.Sub[li]
+						}
+						_, d := p.Algorithm.Step(sub, algorithms.Time(t-1), 0)
+						each[li] = d.Remaining
+						remaining = min(remaining, d.Remaining)
+					}
+				} else {
+					_, d := s.alg.Step(st, algorithms.Time(t-1), 0)
+					remaining = d.Remaining
+					each[0] = remaining
+				}
 				lo, hi = min(lo, remaining), max(hi, remaining)
 			}
 			if kept {
-				ser := &s.stateSeries[j]
-				ser.TS = append(ser.TS, seconds(t))
-				ser.Remaining = append(ser.Remaining, remaining)
-				j++
+				for li := range perKey {
+					ser := &s.stateSeries[j]
+					ser.TS = append(ser.TS, seconds(t))
+					ser.Remaining = append(ser.Remaining, each[li])
+					j++
+				}
 			}
 		}
-		if multi {
+		if copies {
 			s.copyGap.see(k.name, ki, len(s.copies), lo, hi, seconds(t))
 		}
 	}
@@ -375,7 +415,7 @@ func (s *sim) result() *Result {
 			Key:      string(sc.Limit.Key),
 			// Only the defaults the algorithm reads: a window filled
 			// for one algorithm means nothing to another.
-			Defaulted:    defaultedOf(s.alg.Name(), sc.Limit),
+			Defaulted:    defaultedOf(sc.Limit.Algorithm, sc.Limit),
 			Delay:        p.Delay,
 			NoDelay:      p.NoDelay,
 			Shadow:       sc.Limit.Shadow,
@@ -384,7 +424,7 @@ func (s *sim) result() *Result {
 		Balancer:     string(sc.Balancer),
 		OnError:      string(s.policy),
 		Clock:        string(sc.Topology.Clock),
-		WallClock:    wallClockOf(s.alg.Name(), sc),
+		WallClock:    wallClockOf(sc),
 		RTTMs:        millis(int64(algorithms.At(sc.Topology.RTT))),
 		Requests:     s.requests,
 		Faults:       s.faultResults,
@@ -396,6 +436,9 @@ func (s *sim) result() *Result {
 		Expectations: []ExpectationResult{},
 		Findings:     []Finding{},
 		Events:       append([]LogEntry{}, s.log...),
+	}
+	if len(sc.Also) > 0 {
+		r.Limit.Limits = policyResults(sc)
 	}
 	if r.Faults == nil {
 		r.Faults = []FaultSpan{}
@@ -460,8 +503,48 @@ func (s *sim) clientResult(c *clientRun) ClientResult {
 		Counts: t.Counts, Retries: t.Retries, RetriesAllowed: t.RetriesAllowed,
 		MaxAllowed1s: c.peaks.actual.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: c.peaks.idealPeak(),
 		FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
-		LatencyMs: LatencySummary{P50: millis(c.hist.quantile(0.5)), P99: millis(c.hist.quantile(0.99))},
+		LatencyMs:  LatencySummary{P50: millis(c.hist.quantile(0.5)), P99: millis(c.hist.quantile(0.99))},
+		RejectedBy: s.rejectedBy(c),
 	}
+}
+
+// rejectedBy is c's refusals by the name of the limit that refused, on a
+// key with several limits: every limit named, those that refused nothing
+// with 0, so that a reader sees which did not bind as well as which did.
+func (s *sim) rejectedBy(c *clientRun) map[string]int64 {
+	if c.rejectedBy == nil {
+		return nil
+	}
+	out := make(map[string]int64, len(c.rejectedBy))
+	for i, l := range s.sc.Limits() {
+		out[l.Name] = c.rejectedBy[i]
+	}
+	return out
+}
+
+// policyResults describes each of a key's several limits.
+func policyResults(sc Scenario) []PolicyResult {
+	limits := sc.Limits()
+	out := make([]PolicyResult, len(limits))
+	for i, l := range limits {
+		p := l.Params
+		out[i] = PolicyResult{
+			Name: l.Name, Algorithm: l.Algorithm,
+			RatePerS: p.Rate.PerSecond(), Burst: p.Burst, WindowS: p.Window.Seconds(),
+			Shadow: l.Shadow, ShadowUntilS: l.ShadowUntil.Seconds(),
+		}
+		if info, ok := algorithms.Lookup(l.Algorithm); ok {
+			// Only what the algorithm reads: a window means nothing to
+			// a bucket, a burst nothing to a window.
+			if !slices.Contains(info.Params, "burst") {
+				out[i].Burst = 0
+			}
+			if !slices.Contains(info.Params, "window") {
+				out[i].WindowS = 0
+			}
+		}
+	}
+	return out
 }
 
 // timelineRow is client ci's figures over step.
@@ -469,11 +552,13 @@ func (s *sim) timelineRow(step, ci int) TimelineRow { return s.timeline[step*len
 
 // wallClockOf is sc's wall clock for the Result when the algorithm is a
 // peer model, the only ones that read it.
-func wallClockOf(algorithm string, sc Scenario) string {
-	if PeerOf(algorithm) == nil {
-		return ""
+func wallClockOf(sc Scenario) string {
+	for _, l := range sc.Limits() {
+		if PeerOf(l.Algorithm) != nil {
+			return time.UnixMicro(int64(sc.Origin())).UTC().Format(time.RFC3339Nano)
+		}
 	}
-	return time.UnixMicro(int64(sc.Origin())).UTC().Format(time.RFC3339Nano)
+	return ""
 }
 
 // defaultedOf names the parameters of l filled by default that the

@@ -92,6 +92,23 @@ type LimitResult struct {
 	// until ShadowUntilS, when it began to enforce. Added to v1.
 	Shadow       bool    `json:"shadow,omitempty"`
 	ShadowUntilS float64 `json:"shadow_until_s,omitempty"`
+	// Limits lists every limit of a key that has several (a per-second
+	// and an hourly one), the first of them being the one the fields
+	// above describe; empty for one limit. Added to v1.
+	Limits []PolicyResult `json:"limits,omitempty"`
+}
+
+// PolicyResult is one of a key's several limits, named as the
+// RateLimit-Policy header names it.
+type PolicyResult struct {
+	Name      string  `json:"name"`
+	Algorithm string  `json:"algorithm"`
+	RatePerS  float64 `json:"rate_per_s"`
+	// Burst and WindowS are given when the algorithm reads them.
+	Burst        int64   `json:"burst,omitempty"`
+	WindowS      float64 `json:"window_s,omitempty"`
+	Shadow       bool    `json:"shadow,omitempty"`
+	ShadowUntilS float64 `json:"shadow_until_s,omitempty"`
 }
 
 // Counts are what happened to a set of requests: a client's, a key's, a
@@ -146,6 +163,11 @@ type ClientResult struct {
 	FalseAllows       int64          `json:"false_allows"`
 	FalseDenies       int64          `json:"false_denies"`
 	LatencyMs         LatencySummary `json:"latency_ms"`
+	// RejectedBy counts the refusals by the name of the limit that
+	// refused, on a key with several limits (each named, 0 included);
+	// absent for one limit. A refusal two limits agreed on is the one
+	// asking the longer wait's. Added to v1.
+	RejectedBy map[string]int64 `json:"rejected_by,omitempty"`
 }
 
 // LatencySummary is a latency distribution's median and 99th percentile.
@@ -187,8 +209,11 @@ type TimelineRow struct {
 // end of every step: how many unit requests it would still admit (the
 // tokens of a bucket, the room left in a window).
 type StateSeries struct {
-	Key       string    `json:"key"`
-	Copy      string    `json:"copy"` // "shared", "server-0", "primary", "replica"
+	Key  string `json:"key"`
+	Copy string `json:"copy"` // "shared", "server-0", "primary", "replica"
+	// Limit names which of a key's several limits the series follows;
+	// each has a series of its own. Absent for one limit. Added to v1.
+	Limit     string    `json:"limit,omitempty"`
 	TS        []float64 `json:"t_s"`
 	Remaining []int64   `json:"remaining"`
 }
