@@ -188,3 +188,55 @@ func benchDecisions(b *testing.B, goroutines int, keys []string, decide func(str
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 }
+
+// The cost of several policies beside one, on the memory store, the clock
+// fixed (both limits' steps and the headers, not time.Now, are measured):
+//
+//	go test -run '^$' -bench MiddlewarePolicies -benchmem ./httplimit
+//
+// "one" is today's single-quota path (Config.Limit and Window), a token
+// bucket; "multi=1" the same bucket as a Multi of one with Config.Policies;
+// "multi=2" that bucket and a fixed window of 10⁹ per second (a window
+// no run of the benchmark fills, on a clock that does not move), both
+// listed in RateLimit-Policy. "allowed" admits every request; "rejected" answers 429
+// from the bucket, long empty.
+func BenchmarkMiddlewarePolicies(b *testing.B) {
+	quiet := slog.New(slog.DiscardHandler)
+	clk := func() time.Time { return t0 }
+	for _, tc := range []struct {
+		name string
+		rate algorithms.Rate
+		want int
+	}{
+		{"allowed", algorithms.Rate{N: 1_000_000_000, Per: time.Second}, http.StatusOK},
+		{"rejected", algorithms.Rate{N: 1, Per: time.Hour}, http.StatusTooManyRequests},
+	} {
+		burst := int64(1_000_000_000)
+		if tc.want != http.StatusOK {
+			burst = 1
+		}
+		bucket, err := algorithms.NewTokenBucket(tc.rate, burst)
+		if err != nil {
+			b.Fatal(err)
+		}
+		window, err := algorithms.NewFixedWindow(algorithms.Rate{N: 1_000_000_000, Per: time.Second}, time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		one, _ := algorithms.NewMulti([]algorithms.Policy{{Name: "burst", Algorithm: bucket}})
+		two, _ := algorithms.NewMulti([]algorithms.Policy{{Name: "burst", Algorithm: bucket}, {Name: "window", Algorithm: window}})
+		limit, per := QuotaOf(bucket)
+		b.Run(tc.name+"/one", func(b *testing.B) {
+			h := mustNew(b, Config{Limiter: store.NewMemory(bucket), Limit: limit, Window: per, Clock: clk, Logger: quiet}, okHandler{})
+			get(h)
+			benchServe(b, h, tc.want)
+		})
+		for _, m := range []*algorithms.Multi{one, two} {
+			b.Run(fmt.Sprintf("%s/multi=%d", tc.name, m.Len()), func(b *testing.B) {
+				h := mustNew(b, Config{Limiter: store.NewMemory(m), Policies: QuotasOf(m), Clock: clk, Logger: quiet}, okHandler{})
+				get(h)
+				benchServe(b, h, tc.want)
+			})
+		}
+	}
+}

@@ -63,6 +63,26 @@
 // the end of the window (-11), and a rejection that claimed quota remained
 // would contradict itself. Reset is never negative.
 //
+// # Several limits on one key
+//
+// A key may have several limits, an [algorithms.Multi] ("burst" 10/s with
+// a burst of 20, "hourly" 1000 an hour): [Config.Policies], which
+// [QuotasOf] gives for the Multi, names them. Every answer then lists the
+// policies enforcing at that instant in one field, in order:
+//
+//	RateLimit-Policy: "burst";q=20;w=2, "hourly";q=1000;w=3600
+//	RateLimit: "hourly";r=3;t=2
+//
+// and RateLimit speaks for the binding one, the decision's Binding: on an
+// admission the one with the fewest requests left, with its own reset; on
+// a 429 the one that refused (the longest wait of those that did), r=0 and
+// t the Retry-After. The -06 trio carries the binding policy's numbers. A
+// policy in shadow mode is not listed while it is (clients must not pace by
+// a limit that is not enforced); a request it would have refused passes
+// with ShadowHeader and counts as would_reject. Each set of listed
+// policies has its RateLimit-Policy value made once, at [New]: a request
+// costs what a single limit's does. [ReadFields] reads both fields back.
+//
 // Answers decided by a fail policy carry no RateLimit fields: the limiter
 // did not decide, so any number would be invented, and the draft lets a
 // server omit the fields.

@@ -115,15 +115,7 @@ func (q quota) write(h http.Header, f fields) {
 	if policy == "" || f.limit != q.limit {
 		policy, limit = q.policy(f.limit), strconv.FormatInt(f.limit, 10)
 	}
-	remaining, reset := strconv.FormatInt(f.remaining, 10), strconv.FormatInt(f.reset, 10)
-	// One backing array for the five values: one allocation, not five.
-	v := [...]string{policy, q.quotedName + ";r=" + remaining + ";t=" + reset, limit, remaining, reset}
-	vs := v[:]
-	h[fieldPolicy] = vs[0:1:1]
-	h[fieldRateLimit] = vs[1:2:2]
-	h[fieldLimit] = vs[2:3:3]
-	h[fieldRemaining] = vs[3:4:4]
-	h[fieldReset] = vs[4:5:5]
+	setFields(h, policy, q.quotedName, limit, f.remaining, f.reset)
 }
 
 // quoteSFString quotes name as a Structured Field String (RFC 9651,

@@ -336,6 +336,8 @@ func TestReadRateLimit(t *testing.T) {
 		{"structured, no r", http.Header{"Ratelimit": {`"default";t=3`}}, 0, 0, false},
 		{"structured, malformed", http.Header{"Ratelimit": {`default;r=7`}}, 0, 0, false},
 		{"structured, a decimal", http.Header{"Ratelimit": {`"default";r=7.5`}}, 0, 0, false},
+		{"structured, r a Boolean", http.Header{"Ratelimit": {`"default";r;t=3`}}, 0, 0, false},
+		{"structured, never", http.Header{"Ratelimit": {`"default";r=0;t=9223372037`}}, 0, algorithms.Never, true},
 		{"older pair", http.Header{"Ratelimit-Remaining": {"4"}, "Ratelimit-Reset": {"2"}}, 4, 2 * time.Second, true},
 		{"older pair, bad reset", http.Header{"Ratelimit-Remaining": {"4"}, "Ratelimit-Reset": {"soon"}}, 4, 0, true},
 		{"older pair, negative", http.Header{"Ratelimit-Remaining": {"-1"}}, 0, 0, false},

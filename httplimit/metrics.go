@@ -28,8 +28,9 @@ const (
 	// Config.MaxKeyBytes, answered 431 (or 400) before the limiter was
 	// asked; the handler did not run.
 	DecisionKeyTooLong = "key_too_long"
-	// DecisionWouldReject: the limit is in shadow mode (Config.Shadow)
-	// and would have answered 429; the handler ran.
+	// DecisionWouldReject: the limit is in shadow mode (Config.Shadow),
+	// or one of several is (Config.Policies) and the others admitted, and
+	// it would have answered 429; the handler ran.
 	DecisionWouldReject = "would_reject"
 )
 

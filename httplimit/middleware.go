@@ -23,8 +23,9 @@ import (
 const DecidedByHeader = "X-RateLimit-Decided-By"
 
 // ShadowHeader is set to "would-reject" on a request a limit in shadow
-// mode ([Config.Shadow]) would have answered 429 and let through: what a
-// dark launch logs to see whom a new limit would throttle.
+// mode ([Config.Shadow], or one of several, [Config.Policies]) would have
+// answered 429 and let through: what a dark launch logs to see whom a new
+// limit would throttle.
 const ShadowHeader = "X-RateLimit-Shadow"
 
 // DefaultMaxKeyBytes is the longest key [Config.MaxKeyBytes] accepts when
@@ -93,6 +94,19 @@ type Config struct {
 	// shadow mode at that instant of the Clock: the limit enforces from
 	// then on, as a dark launch flipped to enforce does.
 	ShadowUntil time.Time
+	// Policies, when set, are a key's several named limits, the policies
+	// of an [algorithms.Multi] the Limiter runs, in its order ([QuotasOf]
+	// gives them); they replace Limit, Window, PolicyName, Shadow and
+	// ShadowUntil, which must then be left zero. Every answer lists the
+	// policies enforcing at that instant in one RateLimit-Policy field
+	// (`"burst";q=20;w=1, "hourly";q=1000;w=3600`), a policy in shadow
+	// mode left out; RateLimit names the binding one (the decision's
+	// Binding): on an admission with its remaining and its own reset, on
+	// a 429 the refusing one with r=0 and t the Retry-After. The -06 trio
+	// carries the binding policy's numbers. A request a shadowed policy
+	// would have refused gets ShadowHeader and counts as would_reject.
+	// While no policy enforces, no RateLimit fields are written.
+	Policies []Quota
 	// Metrics, if set, counts requests by decision and times the store.
 	Metrics *Metrics
 	// Logger hears when the store starts failing and when it recovers,
@@ -124,7 +138,10 @@ type Config struct {
 // [store.Memory] with no algorithm, such as the zero Memory, which could
 // never decide and would leave every request to the fail policy), an
 // unknown OnError, a negative Limit or Window, a PolicyName that is not
-// printable ASCII.
+// printable ASCII; with Policies, more than [algorithms.MaxLimits] of them,
+// one without a name or with a name twice or not printable ASCII, a Limit
+// below 1, a negative Window, any of the single-limit fields set beside
+// them, or a [store.Memory] whose algorithm has another number of limits.
 func New(cfg Config) (func(http.Handler) http.Handler, error) {
 	if cfg.Limiter == nil {
 		return nil, errors.New("httplimit: Config.Limiter is nil (want a store, e.g. store.NewMemory(alg))")
@@ -160,11 +177,31 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	var policies *policySet
+	if len(cfg.Policies) > 0 {
+		if err := checkPolicies(cfg); err != nil {
+			return nil, err
+		}
+		if policies, err = newPolicySet(cfg.Policies); err != nil {
+			return nil, err
+		}
+		if m, ok := cfg.Limiter.(*store.Memory); ok {
+			n := 1
+			if multi, ok := m.Algorithm().(*algorithms.Multi); ok {
+				n = multi.Len()
+			}
+			if n != len(cfg.Policies) {
+				return nil, fmt.Errorf("httplimit: Config.Policies has %d policies, the store's algorithm %s %d (want one per limit, in order)",
+					len(cfg.Policies), m.Algorithm().Name(), n)
+			}
+		}
+	}
 	l := &limiter{
 		take:        store.WithPolicy(cfg.Limiter, policy),
 		key:         cfg.Key,
 		maxKey:      maxKey,
 		quota:       newQuota(quoted, min(cfg.Limit, maxSFInteger), ceilSeconds(cfg.Window)),
+		policies:    policies,
 		clock:       cfg.Clock,
 		metrics:     cfg.Metrics,
 		log:         cfg.Logger,
@@ -190,6 +227,7 @@ type limiter struct {
 	key         KeyFunc
 	maxKey      int // the longest key accepted, in bytes
 	quota       quota
+	policies    *policySet // Config.Policies; nil for the single quota
 	clock       func() time.Time
 	metrics     *Metrics
 	log         *slog.Logger
@@ -219,11 +257,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	start := h.clock()
+	now := algorithms.FromTime(start)
 	cost := int64(1)
 	if h.cost != nil {
 		cost = max(h.cost(r), 0)
 	}
-	d, err := h.take.Take(ctx, key, algorithms.FromTime(start), cost)
+	d, err := h.take.Take(ctx, key, now, cost)
 	if h.metrics != nil {
 		h.metrics.observeStore(h.clock().Sub(start))
 	}
@@ -249,18 +288,24 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.storeHealthy()
-	if h.shadow && (h.shadowUntil.IsZero() || start.Before(h.shadowUntil)) {
-		if !d.Allowed {
-			w.Header().Set(ShadowHeader, "would-reject")
-			h.metrics.count(wouldReject)
-		} else {
-			h.metrics.count(allowed)
+	var retryAfter int64
+	if h.policies != nil {
+		retryAfter, _ = h.policies.write(w.Header(), d.Decision, now)
+	} else {
+		if h.shadow && (h.shadowUntil.IsZero() || start.Before(h.shadowUntil)) {
+			if !d.Allowed {
+				w.Header().Set(ShadowHeader, "would-reject")
+				h.metrics.count(wouldReject)
+			} else {
+				h.metrics.count(allowed)
+			}
+			h.next.ServeHTTP(w, r)
+			return
 		}
-		h.next.ServeHTTP(w, r)
-		return
+		var f fields
+		f, retryAfter = h.quota.fieldsFor(d.Decision)
+		h.quota.write(w.Header(), f)
 	}
-	f, retryAfter := h.quota.fieldsFor(d.Decision)
-	h.quota.write(w.Header(), f)
 	if !d.Allowed {
 		h.metrics.count(rejected)
 		writeError(w, http.StatusTooManyRequests, retryAfter, "rate limit exceeded")
@@ -271,7 +316,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeCanceled(w)
 		return
 	}
-	h.metrics.count(allowed)
+	if d.WouldReject {
+		// A limit of several in shadow mode would have refused it.
+		w.Header().Set(ShadowHeader, "would-reject")
+		h.metrics.count(wouldReject)
+	} else {
+		h.metrics.count(allowed)
+	}
 	h.next.ServeHTTP(w, r)
 }
 

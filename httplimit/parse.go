@@ -1,7 +1,9 @@
 package httplimit
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,11 +22,12 @@ func ReadRateLimit(h http.Header) (remaining int64, reset time.Duration, ok bool
 		if err != nil || len(items) == 0 {
 			return 0, 0, false
 		}
-		r, hasR := items[0].params["r"]
+		r, hasR := items[0].integer("r")
 		if !hasR || r < 0 {
 			return 0, 0, false
 		}
-		return r, time.Duration(max(items[0].params["t"], 0)) * time.Second, true
+		t, _ := items[0].integer("t")
+		return r, seconds(t), true
 	}
 	if v := h.Get("RateLimit-Remaining"); v != "" {
 		r, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
@@ -35,9 +38,108 @@ func ReadRateLimit(h http.Header) (remaining int64, reset time.Duration, ok bool
 		if err != nil || t < 0 {
 			t = 0
 		}
-		return r, time.Duration(t) * time.Second, true
+		return r, seconds(t), true
 	}
 	return 0, 0, false
+}
+
+// ErrNoFields is what [ReadFields] returns for an answer with no RateLimit
+// field: one the limiter did not decide (a fail policy, an exempt key), or
+// from a server that sends none.
+var ErrNoFields = errors.New("httplimit: no RateLimit field")
+
+// Reading is what a client reads in an answer's structured RateLimit
+// fields: the policy RateLimit names, with its r and t, and the policies
+// RateLimit-Policy lists.
+type Reading struct {
+	// Policy is the name of the policy RateLimit speaks for: the binding
+	// one, the one that refused a 429.
+	Policy string
+	// Remaining is its r, Reset its t (0 when absent).
+	Remaining int64
+	Reset     time.Duration
+	// Policies are RateLimit-Policy's members in order, Name, Limit (q)
+	// and Window (w, 0 when absent) set; nil when the answer has no
+	// RateLimit-Policy.
+	Policies []Quota
+}
+
+// Quota returns the quota RateLimit-Policy lists under the name RateLimit
+// gives, and reports whether it lists one.
+func (r Reading) Quota() (Quota, bool) {
+	for _, q := range r.Policies {
+		if q.Name == r.Policy {
+			return q, true
+		}
+	}
+	return Quota{}, false
+}
+
+// ReadFields reads an answer's RateLimit and RateLimit-Policy fields, each
+// parsed strictly as a Structured Field List (RFC 9651; a field sent on
+// several lines is one list, its lines joined by commas). RateLimit's
+// first member is the policy read; it must have an r of 0 or more, and a t,
+// if any, of 0 or more. Every RateLimit-Policy member must have a q of 0 or
+// more and a w, if any, above 0. The error is [ErrNoFields] when the answer
+// has no RateLimit field, and says what is wrong otherwise.
+func ReadFields(h http.Header) (Reading, error) {
+	v := joinedValues(h, fieldRateLimit)
+	if v == "" {
+		return Reading{}, ErrNoFields
+	}
+	items, err := parseSFList(v)
+	if err != nil {
+		return Reading{}, fmt.Errorf("httplimit: RateLimit %q: %v", v, err)
+	}
+	it := items[0]
+	r, hasR := it.integer("r")
+	t, hasT := it.integer("t")
+	if !hasR || r < 0 || t < 0 || (!hasT && it.booleans["t"]) {
+		return Reading{}, fmt.Errorf("httplimit: RateLimit %q: want r ≥ 0 and t, if any, ≥ 0", v)
+	}
+	rd := Reading{Policy: it.name, Remaining: r, Reset: seconds(t)}
+	if v := joinedValues(h, fieldPolicy); v != "" {
+		items, err := parseSFList(v)
+		if err != nil {
+			return rd, fmt.Errorf("httplimit: RateLimit-Policy %q: %v", v, err)
+		}
+		rd.Policies = make([]Quota, len(items))
+		for i, it := range items {
+			q, hasQ := it.integer("q")
+			w, hasW := it.integer("w")
+			if !hasQ || q < 0 || (hasW && w <= 0) || (!hasW && it.booleans["w"]) {
+				return rd, fmt.Errorf("httplimit: RateLimit-Policy %q: member %d wants q ≥ 0 and w, if any, > 0", v, i+1)
+			}
+			rd.Policies[i] = Quota{Name: it.name, Limit: q, Window: seconds(w)}
+		}
+	}
+	return rd, nil
+}
+
+// seconds is n whole seconds, 0 for n ≤ 0, capped at the longest
+// Duration: a Retry-After of a request that can never pass says
+// 9223372037 s, a nanosecond count past int64.
+func seconds(n int64) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	if n > math.MaxInt64/int64(time.Second) {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(n) * time.Second
+}
+
+// joinedValues is field's value, its lines joined as RFC 9110 joins a
+// list field's.
+func joinedValues(h http.Header, field string) string {
+	vs := h[field]
+	switch len(vs) {
+	case 0:
+		return ""
+	case 1:
+		return vs[0]
+	}
+	return strings.Join(vs, ", ")
 }
 
 // sfItem is one member of a Structured Field List whose bare item is a
@@ -45,14 +147,24 @@ func ReadRateLimit(h http.Header) (remaining int64, reset time.Duration, ok bool
 // RateLimit-Policy and RateLimit.
 type sfItem struct {
 	name   string
-	params map[string]int64
+	params map[string]int64 // a Boolean as 1 or 0, and in booleans
 	order  []string
+	// booleans are the parameters whose value is a Boolean, not an
+	// Integer: `;flag` or `;flag=?1`.
+	booleans map[string]bool
+}
+
+// integer returns the Integer parameter key, and reports whether it has
+// one (a Boolean is not one).
+func (it sfItem) integer(key string) (int64, bool) {
+	v, ok := it.params[key]
+	return v, ok && !it.booleans[key]
 }
 
 // parseSFList parses a Structured Field List (RFC 9651, sections 3.1 and
-// 4.2.1) of String items with Integer parameters, strictly: anything the
-// RFC's parser would fail on, or a bare item or parameter value of another
-// type, is an error.
+// 4.2.1) of String items with Integer or Boolean parameters, strictly:
+// anything the RFC's parser would fail on, or a bare item or parameter
+// value of another type, is an error.
 func parseSFList(s string) ([]sfItem, error) {
 	p := &sfParser{s: s}
 	p.skip(' ')
@@ -104,12 +216,25 @@ func (p *sfParser) item() (sfItem, error) {
 		if err != nil {
 			return sfItem{}, err
 		}
-		v := int64(1) // a Boolean true
-		if !p.eof() && p.s[p.i] == '=' {
+		v, boolean := int64(1), true // a bare key is a Boolean true
+		switch {
+		case strings.HasPrefix(p.s[p.i:], "=?1"), strings.HasPrefix(p.s[p.i:], "=?0"):
+			v = int64(p.s[p.i+2] - '0')
+			p.i += 3
+		case !p.eof() && p.s[p.i] == '=':
 			p.i++
 			if v, err = p.integer(); err != nil {
 				return sfItem{}, fmt.Errorf("parameter %s: %v", key, err)
 			}
+			boolean = false
+		}
+		if boolean {
+			if it.booleans == nil {
+				it.booleans = map[string]bool{}
+			}
+			it.booleans[key] = true
+		} else {
+			delete(it.booleans, key)
 		}
 		if _, dup := it.params[key]; !dup {
 			it.order = append(it.order, key)

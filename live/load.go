@@ -91,6 +91,20 @@ type Audit struct {
 	// earlier than the previous answer's for the same key while nothing
 	// had been admitted in between.
 	ResetWentBack int64 `json:"reset_went_back"`
+	// UnlistedPolicy: a 429 whose RateLimit names a policy its
+	// RateLimit-Policy does not list, or whose RateLimit fields do not
+	// parse (strictly, RFC 9651): a client cannot tell which limit to
+	// wait for. A 429 with neither field is not counted here.
+	UnlistedPolicy int64 `json:"unlisted_policy"`
+	// RetryBeforeReset: a 429 whose Retry-After is earlier than the t of
+	// the policy its RateLimit names: a client that waits what one says
+	// comes back before the other.
+	RetryBeforeReset int64 `json:"retry_before_reset"`
+	// RejectedBy counts the 429s by the policy their RateLimit names: on
+	// a key with several limits, which of them turned clients away. At
+	// most 64 names are kept (a server chooses them); the
+	// 429s naming others count under OtherPolicies.
+	RejectedBy map[string]int64 `json:"rejected_by,omitempty"`
 	// TransportErrors: requests that got no HTTP answer at all; they are
 	// recorded as rejected.
 	TransportErrors int64 `json:"transport_errors"`
@@ -120,7 +134,18 @@ func (a Audit) Lateness() string {
 }
 
 // Breaches is the number of answers that broke a header rule.
-func (a Audit) Breaches() int64 { return a.RejectedWithQuota + a.MissingRetryAfter + a.ResetWentBack }
+func (a Audit) Breaches() int64 {
+	return a.RejectedWithQuota + a.MissingRetryAfter + a.ResetWentBack + a.UnlistedPolicy + a.RetryBeforeReset
+}
+
+// maxRejectedBy bounds the policy names Audit.RejectedBy keeps: the names
+// come from the server's answers, and a key has at most
+// algorithms.MaxLimits limits.
+const maxRejectedBy = 64
+
+// OtherPolicies is the Audit.RejectedBy entry counting the 429s that named
+// a policy past the first maxRejectedBy names.
+const OtherPolicies = "(other)"
 
 // LoadResult is a live run's Result and its audit.
 type LoadResult struct {
@@ -542,7 +567,7 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 		l.audit.Redirects++
 		l.mu.Unlock()
 	case resp.StatusCode == http.StatusTooManyRequests:
-		l.auditRejection(client, resp.Header, retryAfter)
+		d.Binding = l.auditRejection(client, resp.Header, retryAfter)
 	case resp.StatusCode == http.StatusServiceUnavailable:
 		d.Policy = store.FailClosed
 	case resp.StatusCode < 300:
@@ -558,11 +583,36 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 	return d, retryAfter, shadowed, true
 }
 
-// auditRejection checks a 429's headers against what a client relies on.
-func (l *loader) auditRejection(client int, h http.Header, retryAfter time.Duration) {
+// auditRejection checks a 429's headers against what a client relies on,
+// counts it by the policy that refused, and returns that policy's index
+// among the scenario's limits (0 when it is not one of them), as the
+// simulator's decision gives it in Binding.
+func (l *loader) auditRejection(client int, h http.Header, retryAfter time.Duration) (binding int) {
 	remaining, reset, known := httplimit.ReadRateLimit(h)
+	rd, err := httplimit.ReadFields(h)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	switch {
+	case errors.Is(err, httplimit.ErrNoFields):
+		if len(h.Values("RateLimit-Policy")) > 0 {
+			l.audit.UnlistedPolicy++ // policies listed, none named
+		}
+	case err != nil:
+		l.audit.UnlistedPolicy++
+	default:
+		if _, listed := rd.Quota(); !listed {
+			l.audit.UnlistedPolicy++
+		}
+		if retryAfter < rd.Reset {
+			l.audit.RetryBeforeReset++
+		}
+		l.countRejectedBy(rd.Policy)
+		for i, lim := range l.sc.Limits() {
+			if lim.Name != "" && lim.Name == rd.Policy {
+				binding = i
+			}
+		}
+	}
 	if known && remaining > 0 {
 		l.audit.RejectedWithQuota++
 	}
@@ -577,6 +627,18 @@ func (l *loader) auditRejection(client int, h http.Header, retryAfter time.Durat
 		}
 		l.lastReset[key] = instant
 	}
+	return binding
+}
+
+// countRejectedBy counts a 429 that policy refused. l.mu is held.
+func (l *loader) countRejectedBy(policy string) {
+	if l.audit.RejectedBy == nil {
+		l.audit.RejectedBy = map[string]int64{}
+	}
+	if _, ok := l.audit.RejectedBy[policy]; !ok && len(l.audit.RejectedBy) >= maxRejectedBy {
+		policy = OtherPolicies
+	}
+	l.audit.RejectedBy[policy]++
 }
 
 func parseSeconds(v string) time.Duration {

@@ -104,8 +104,16 @@ func writeTimeoutFor(maxDelay time.Duration) time.Duration {
 }
 
 // maxDelayOf is the longest alg holds an admitted request: a leaky
-// bucket's full queue, burst ÷ rate; no other algorithm delays.
+// bucket's full queue, burst ÷ rate; no other algorithm delays. A key with
+// several limits is held as long as the longest of theirs.
 func maxDelayOf(alg algorithms.Algorithm) time.Duration {
+	if m, ok := alg.(*algorithms.Multi); ok {
+		var longest time.Duration
+		for _, p := range m.Policies() {
+			longest = max(longest, maxDelayOf(p.Algorithm))
+		}
+		return longest
+	}
 	if alg.Name() != "leaky-bucket" {
 		return 0
 	}
@@ -152,14 +160,25 @@ type switchable interface {
 // Serve starts the fleet and returns once every server listens.
 func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	sc := opts.Scenario
+	started := time.Now()
 	// Params.Origin stays 0: a live server's instants are Unix
 	// microseconds already.
-	alg, err := algorithms.New(sc.Limit.Algorithm, sc.Limit.Params)
-	if err != nil {
+	var alg algorithms.Algorithm
+	var err error
+	if len(sc.Also) > 0 {
+		// Several limits, one Multi: its shadowed limits enforce from
+		// their ShadowUntil after the fleet's start.
+		alg, err = sc.NewAlgorithmAt(algorithms.FromTime(started), 0)
+		if err != nil {
+			return nil, &sim.SetupError{Err: fmt.Errorf("also: %w", err)}
+		}
+	} else if alg, err = algorithms.New(sc.Limit.Algorithm, sc.Limit.Params); err != nil {
 		return nil, &sim.SetupError{Err: fmt.Errorf("limit.%w", err)}
 	}
-	if err := sim.PeerStore(sc.Limit.Algorithm, cmp.Or(opts.Store, sc.Topology.Store)); err != nil {
-		return nil, &sim.SetupError{Err: fmt.Errorf("topology.store: %w", err)}
+	for _, l := range sc.Limits() {
+		if err := sim.PeerStore(l.Algorithm, cmp.Or(opts.Store, sc.Topology.Store)); err != nil {
+			return nil, &sim.SetupError{Err: fmt.Errorf("topology.store: %w", err)}
+		}
 	}
 
 	if opts.Listen == "" {
@@ -174,7 +193,7 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	if opts.Store == "" {
 		opts.Store = sc.Topology.Store
 	}
-	f := &Fleet{opts: opts, errs: make(chan error, sc.Servers), started: time.Now(),
+	f := &Fleet{opts: opts, errs: make(chan error, sc.Servers), started: started,
 		topo:     sim.NewTopology(sc),
 		healKeys: map[string]struct{}{}}
 	if err := f.openStores(ctx, alg); err != nil {
@@ -199,7 +218,17 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 		f.Close(context.Background())
 		return nil, err
 	}
-	limit, window := httplimit.QuotaOf(alg)
+	quota := httplimit.Config{
+		Shadow:      sc.Limit.Shadow,
+		ShadowUntil: shadowUntil(f.started, sc.Limit.ShadowUntil),
+	}
+	if len(sc.Also) > 0 {
+		// Each limit's shadow mode is the Multi's: its decision says
+		// WouldReject, and the policies say which to leave unlisted.
+		quota = httplimit.Config{Policies: httplimit.QuotasOf(alg)}
+	} else {
+		quota.Limit, quota.Window = httplimit.QuotaOf(alg)
+	}
 	for i := range sc.Servers {
 		addr := net.JoinHostPort(host, "0")
 		if port != 0 {
@@ -223,11 +252,11 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 			Key: httplimit.KeyBy(httplimit.KeyOptions{
 				Header: APIKeyHeader, UserHeader: UserHeader, TrustedProxies: opts.TrustedProxies,
 			}),
-			Limit: limit, Window: window, Metrics: metrics,
-			Logger:      opts.Logger.With("server", i),
-			Cost:        costOf,
-			Shadow:      sc.Limit.Shadow,
-			ShadowUntil: shadowUntil(f.started, sc.Limit.ShadowUntil),
+			Limit: quota.Limit, Window: quota.Window, Policies: quota.Policies,
+			Shadow: quota.Shadow, ShadowUntil: quota.ShadowUntil,
+			Metrics: metrics,
+			Logger:  opts.Logger.With("server", i),
+			Cost:    costOf,
 		})
 		if err != nil {
 			ln.Close()
@@ -384,6 +413,10 @@ func (f *Fleet) openStores(ctx context.Context, alg algorithms.Algorithm) error 
 		keyPrefix := fmt.Sprintf("%s%d:", prefix, copyIndex)
 		r, err := store.OpenRedis(ctx, alg, store.RedisOptions{URL: addr, Prefix: keyPrefix, FailFast: true})
 		if err != nil {
+			if m, ok := alg.(*algorithms.Multi); ok {
+				return nil, &sim.SetupError{Err: fmt.Errorf("topology.store: %s cannot run a key with %d limits (%s): %w; run it on store: memory",
+					store.Redacted(kind), m.Len(), m.Name(), err)}
+			}
 			return nil, &sim.SetupError{Err: err}
 		}
 		if r.Embedded() != nil {

@@ -114,15 +114,20 @@ func MemoryEstimate(sc Scenario) int64 {
 	}
 	total := int64(bytesBase)
 	total = satAdd(total, satMul(clients, satAdd(bytesPerClient, satMul(2*histBlocksUsed(sc), bytesPerHistBlock))))
-	total = satAdd(total, satMul(keys, bytesPerKey))
+	// A key with several limits keeps a state, and a state series, per
+	// limit.
+	limits := int64(1 + len(sc.Also))
+	total = satAdd(total, satMul(satMul(keys, limits), bytesPerKey))
 	total = satAdd(total, satMul(steps, satAdd(bytesPerStep, satMul(clients, bytesPerCell))))
-	total = satAdd(total, satMul(satMul(steps, keys), satMul(copies, bytesPerSample)))
-	if p := sc.Limit.Params; p.Window > 0 {
-		// A window algorithm is measured against a sliding log, which
-		// keeps a timestamp per admitted request: at most the limit per
-		// key, and never more than the requests sent.
-		perKey := saturate(math.Ceil(p.Rate.PerSecond() * p.Window.Seconds()))
-		total = satAdd(total, satMul(min(Estimate(sc), satMul(keys, perKey)), bytesPerLogEntry))
+	total = satAdd(total, satMul(satMul(steps, keys), satMul(satMul(copies, limits), bytesPerSample)))
+	for _, l := range sc.Limits() {
+		if p := l.Params; p.Window > 0 {
+			// A window algorithm is measured against a sliding log, which
+			// keeps a timestamp per admitted request: at most the limit per
+			// key, and never more than the requests sent.
+			perKey := saturate(math.Ceil(p.Rate.PerSecond() * p.Window.Seconds()))
+			total = satAdd(total, satMul(min(Estimate(sc), satMul(keys, perKey)), bytesPerLogEntry))
+		}
 	}
 	return total
 }
@@ -133,8 +138,13 @@ func MemoryEstimate(sc Scenario) int64 {
 // takes 0 (decided locally) or one round trip, a block or two; with them it
 // may take any value, and every block is counted.
 func histBlocksUsed(sc Scenario) int64 {
-	if sc.Limit.Algorithm == "leaky-bucket" || len(sc.Faults) > 0 {
+	if len(sc.Faults) > 0 {
 		return histBlocks
+	}
+	for _, l := range sc.Limits() {
+		if l.Algorithm == "leaky-bucket" {
+			return histBlocks
+		}
 	}
 	return 2
 }

@@ -79,7 +79,7 @@ func (p Pending) CompareAndWrite(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if cur.T != p.read.T || cur.N != p.read.N || cur.Prev != p.read.Prev || !slices.Equal(cur.Log, p.read.Log) {
+	if !equalStates(cur, p.read) {
 		return false, nil
 	}
 	return true, p.kv.Save(ctx, p.key, p.next, ttl(p.Decision))
@@ -98,4 +98,27 @@ func (r *Racy) Take(ctx context.Context, key string, now algorithms.Time, cost i
 		return Decision{}, err
 	}
 	return Decision{Decision: p.Decision}, nil
+}
+
+// equalStates reports whether a and b hold the same numbers: a nil log and
+// an empty one are the same log, and a key with several limits compares
+// every limit's state, a missing one being the zero State (a store that
+// has never seen the key returns no Sub at all).
+func equalStates(a, b algorithms.State) bool {
+	if a.T != b.T || a.N != b.N || a.Prev != b.Prev || !slices.Equal(a.Log, b.Log) {
+		return false
+	}
+	for i := range max(len(a.Sub), len(b.Sub)) {
+		var x, y algorithms.State
+		if i < len(a.Sub) {
+			x = a.Sub[i]
+		}
+		if i < len(b.Sub) {
+			y = b.Sub[i]
+		}
+		if !equalStates(x, y) {
+			return false
+		}
+	}
+	return true
 }

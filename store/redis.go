@@ -58,8 +58,29 @@ func (o RedisOptions) tune(ro *redis.Options) {
 // that each decision is one atomic step inside the server: one round trip,
 // no race, whatever the number of API servers. Scripts are sent with EVALSHA
 // and re-sent with EVAL when the server answers NOSCRIPT (after a restart or
-// a SCRIPT FLUSH). Each key's state is one Redis key, so it works on a
-// cluster without hash tags.
+// a SCRIPT FLUSH). With one limit, each key's state is one Redis key, so it
+// works on a cluster without hash tags.
+//
+// A key with several limits ([algorithms.Multi]) keeps each limit's state
+// in a Redis key of its own, in that limit's twin's layout, and decides
+// them all in one script (lua/multi.lua): still one round trip, atomic.
+// Limit i of key K lives at
+//
+//	prefix + "{#" + K + "}:" + i
+//
+// The braces are a cluster hash tag: the cluster hashes only what lies
+// between the first "{" and the first "}" after it, so every limit of K
+// lands on one slot, which a script touching all of them needs. Whatever
+// bytes K holds, the tag is the same for all of K's limits: it ends at the
+// first "}" after the first "{", at the latest at the "}" the store puts
+// after K, and the keys differ only after that. The "#" keeps the tag
+// non-empty when K is empty or starts with "}" (an empty tag, "{}", counts
+// as none: the whole key would be hashed). The same holds under any prefix
+// except one whose first "{" is followed at once by "}", which OpenRedis
+// refuses for a Multi. The layout also keeps a Multi's keys apart from a
+// single-limit store's key K (prefix + K): none of them is K, and the
+// index after the tag names the limit by its place, so K is read back
+// unambiguously from any of them.
 type Redis struct {
 	client   redis.UniversalClient
 	script   *script
@@ -79,6 +100,11 @@ func OpenRedis(ctx context.Context, alg algorithms.Algorithm, opts RedisOptions)
 	sc, err := scriptFor(alg)
 	if err != nil {
 		return nil, err
+	}
+	if sc.limits != nil {
+		if err := multiPrefixError(opts.Prefix); err != nil {
+			return nil, err
+		}
 	}
 	r := &Redis{script: sc, opts: opts, loaded: new(atomic.Bool)}
 	switch {
@@ -164,12 +190,17 @@ func (r *Redis) Addr() string {
 // or to move its clock.
 func (r *Redis) Embedded() *miniredis.Miniredis { return r.embedded }
 
-// Take runs the Lua twin for key: one round trip, atomic.
+// Take runs the Lua twin for key (the multi script, for a key with several
+// limits): one round trip, atomic.
 func (r *Redis) Take(ctx context.Context, key string, now algorithms.Time, cost int64) (Decision, error) {
 	if err := checkCost(cost); err != nil {
 		return Decision{}, err
 	}
-	d, err := r.script.run(ctx, r.client, r.opts.Prefix+key, now, r.opts.StoreClock, cost)
+	keys, err := r.script.keys(r.opts.Prefix, key)
+	if err != nil {
+		return Decision{}, err
+	}
+	d, err := r.script.runKeys(ctx, r.client, keys, now, r.opts.StoreClock, cost)
 	return Decision{Decision: d}, err
 }
 
@@ -259,7 +290,12 @@ func (r *Redis) takeBatch(ctx context.Context, reqs []TakeRequest, out []TakeRes
 			out[i] = TakeResult{Err: err}
 			continue
 		}
-		cmds[i] = r.script.lua.EvalSha(ctx, pipe, []string{r.opts.Prefix + q.Key}, r.script.args(q.Now, r.opts.StoreClock, q.Cost)...)
+		keys, err := r.script.keys(r.opts.Prefix, q.Key)
+		if err != nil {
+			out[i] = TakeResult{Err: err}
+			continue
+		}
+		cmds[i] = r.script.lua.EvalSha(ctx, pipe, keys, r.script.args(q.Now, r.opts.StoreClock, q.Cost)...)
 	}
 	pipe.Exec(ctx) // each command carries its own error
 	for i, cmd := range cmds {
@@ -273,7 +309,7 @@ func (r *Redis) takeBatch(ctx context.Context, reqs []TakeRequest, out []TakeRes
 			continue
 		}
 		if err != nil {
-			out[i] = TakeResult{Err: fmt.Errorf("store: %s script on key %q: %w", r.script.name, r.opts.Prefix+reqs[i].Key, err)}
+			out[i] = TakeResult{Err: fmt.Errorf("store: %s script on key %q: %w", r.script.name, cmd.Args()[3], err)}
 			continue
 		}
 		d, err := r.script.decode(reply)
@@ -282,18 +318,62 @@ func (r *Redis) takeBatch(ctx context.Context, reqs []TakeRequest, out []TakeRes
 }
 
 // Load reads key's state in the twin's layout: the read of a hand-written
-// read-modify-write.
+// read-modify-write. A key with several limits reads every limit's key in
+// one MULTI (so the states are of one instant) into State.Sub, one per
+// limit, the zero State for a limit whose key is missing.
 func (r *Redis) Load(ctx context.Context, key string) (algorithms.State, error) {
+	if r.script.limits != nil {
+		return r.loadMulti(ctx, key)
+	}
 	return readState(ctx, r.client, r.opts.Prefix+key, r.script.name == "sliding-log")
+}
+
+func (r *Redis) loadMulti(ctx context.Context, key string) (algorithms.State, error) {
+	keys, err := r.script.keys(r.opts.Prefix, key)
+	if err != nil {
+		return algorithms.State{}, err
+	}
+	cmds := make([]redis.Cmder, len(keys))
+	_, err = r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = queueRead(ctx, p, k, r.script.limits[i].name == "sliding-log")
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return algorithms.State{}, fmt.Errorf("store: reading %s: %w", keys[0], err)
+	}
+	st := algorithms.State{Sub: make([]algorithms.State, len(keys))}
+	for i, cmd := range cmds {
+		if st.Sub[i], err = parseState(keys[i], cmd); err != nil {
+			return algorithms.State{}, err
+		}
+	}
+	return st, nil
 }
 
 // readState reads a twin's state at key: the sliding log's list of
 // instants, or every other algorithm's "T N P" string (lib/prelude.lua).
 // A missing key is the zero State.
 func readState(ctx context.Context, c redis.Cmdable, key string, slidingLog bool) (algorithms.State, error) {
-	var st algorithms.State
+	return parseState(key, queueRead(ctx, c, key, slidingLog))
+}
+
+// queueRead sends (or, on a pipeline, queues) the read of a twin's state
+// at key: LRANGE for the sliding log, GET for the others.
+func queueRead(ctx context.Context, c redis.Cmdable, key string, slidingLog bool) redis.Cmder {
 	if slidingLog {
-		log, err := c.LRange(ctx, key, 0, -1).Result()
+		return c.LRange(ctx, key, 0, -1)
+	}
+	return c.Get(ctx, key)
+}
+
+// parseState reads the State out of queueRead's command once it has run.
+func parseState(key string, cmd redis.Cmder) (algorithms.State, error) {
+	var st algorithms.State
+	switch cmd := cmd.(type) {
+	case *redis.StringSliceCmd:
+		log, err := cmd.Result()
 		if err != nil {
 			return st, fmt.Errorf("store: LRANGE %s: %w", key, err)
 		}
@@ -305,52 +385,95 @@ func readState(ctx context.Context, c redis.Cmdable, key string, slidingLog bool
 			st.Log = append(st.Log, at)
 		}
 		return st, nil
-	}
-	v, err := c.Get(ctx, key).Result()
-	if errors.Is(err, redis.Nil) {
-		return st, nil
-	}
-	if err != nil {
-		return st, fmt.Errorf("store: GET %s: %w", key, err)
-	}
-	fields := strings.Fields(v)
-	if len(fields) != 3 {
-		return st, fmt.Errorf("store: %s holds %q, not a limiter state (want \"T N P\")", key, v)
-	}
-	var n [3]int64
-	for i, f := range fields {
-		if n[i], err = strconv.ParseInt(f, 10, 64); err != nil {
+	case *redis.StringCmd:
+		v, err := cmd.Result()
+		if errors.Is(err, redis.Nil) {
+			return st, nil
+		}
+		if err != nil {
+			return st, fmt.Errorf("store: GET %s: %w", key, err)
+		}
+		fields := strings.Fields(v)
+		if len(fields) != 3 {
 			return st, fmt.Errorf("store: %s holds %q, not a limiter state (want \"T N P\")", key, v)
 		}
+		var n [3]int64
+		for i, f := range fields {
+			if n[i], err = strconv.ParseInt(f, 10, 64); err != nil {
+				return st, fmt.Errorf("store: %s holds %q, not a limiter state (want \"T N P\")", key, v)
+			}
+		}
+		return algorithms.State{T: n[0], N: n[1], Prev: n[2]}, nil
 	}
-	return algorithms.State{T: n[0], N: n[1], Prev: n[2]}, nil
+	return st, fmt.Errorf("store: reading %s: unexpected %T", key, cmd)
 }
 
 // Save writes st for key in the twin's layout, replacing what is there, with
-// ttl as its expiry: the write of a hand-written read-modify-write.
+// ttl as its expiry: the write of a hand-written read-modify-write. A key
+// with several limits writes each limit's state from st.Sub (a missing
+// one is the zero State) in one MULTI.
 func (r *Redis) Save(ctx context.Context, key string, st algorithms.State, ttl time.Duration) error {
+	if r.script.limits != nil {
+		return r.saveMulti(ctx, key, st, ttl)
+	}
 	k := r.opts.Prefix + key
 	var err error
 	if r.script.name == "sliding-log" {
 		_, err = r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Del(ctx, k)
-			if len(st.Log) == 0 {
-				return nil
-			}
-			log := make([]any, len(st.Log))
-			for i, at := range st.Log {
-				log[i] = at
-			}
-			p.RPush(ctx, k, log...)
-			p.PExpire(ctx, k, ttl)
+			queueSave(ctx, p, k, true, st, ttl)
 			return nil
 		})
 	} else {
-		err = r.client.Set(ctx, k, fmt.Sprintf("%d %d %d", st.T, st.N, st.Prev), ttl).Err()
+		err = queueSave(ctx, r.client, k, false, st, ttl)
 	}
 	if err != nil {
 		return fmt.Errorf("store: writing %s: %w", k, err)
 	}
+	return nil
+}
+
+func (r *Redis) saveMulti(ctx context.Context, key string, st algorithms.State, ttl time.Duration) error {
+	keys, err := r.script.keys(r.opts.Prefix, key)
+	if err != nil {
+		return err
+	}
+	if len(st.Sub) > len(keys) {
+		return fmt.Errorf("store: saving %d limits' states for %s, which has %d limits", len(st.Sub), r.script.name, len(keys))
+	}
+	_, err = r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			var sub algorithms.State
+			if i < len(st.Sub) {
+				sub = st.Sub[i]
+			}
+			queueSave(ctx, p, k, r.script.limits[i].name == "sliding-log", sub, ttl)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: writing %s: %w", keys[0], err)
+	}
+	return nil
+}
+
+// queueSave sends (or, on a pipeline, queues) the write of st at key in a
+// twin's layout: the sliding log's list replaced (a transaction's part:
+// DEL, RPUSH, PEXPIRE), or SET "T N P" with the ttl. It returns the error
+// of a write sent at once.
+func queueSave(ctx context.Context, c redis.Cmdable, key string, slidingLog bool, st algorithms.State, ttl time.Duration) error {
+	if !slidingLog {
+		return c.Set(ctx, key, fmt.Sprintf("%d %d %d", st.T, st.N, st.Prev), ttl).Err()
+	}
+	c.Del(ctx, key)
+	if len(st.Log) == 0 {
+		return nil
+	}
+	log := make([]any, len(st.Log))
+	for i, at := range st.Log {
+		log[i] = at
+	}
+	c.RPush(ctx, key, log...)
+	c.PExpire(ctx, key, ttl)
 	return nil
 }
 

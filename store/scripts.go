@@ -16,8 +16,11 @@ import (
 )
 
 // luaFS holds the Lua twins of the algorithms, one file per algorithm named
-// after it (lua/token-bucket.lua, ...). Each runs one Step atomically inside
-// Redis on one key; the ARGV contract is at the top of each file.
+// after it (lua/token-bucket.lua, ...), each one function that decides a
+// request on one key without writing and returns the reply with the commit
+// that writes it (see lib/prelude.lua); and lua/multi.lua, which runs them
+// all for the limits of one key. The ARGV contract is at the top of each
+// file.
 //
 //go:embed lua/*.lua lua/lib/*.lua
 var luaFS embed.FS
@@ -30,10 +33,23 @@ var luaLibs = map[string][]string{
 	"leaky-bucket": {"prelude", "tat"},
 }
 
-// luaTwins maps an algorithm's name to its parsed script, built once.
-var luaTwins = loadLuaTwins()
+// luaMulti is the file of the script for a key with several limits: not a
+// twin of one algorithm, so not in luaTwins.
+const luaMulti = "multi.lua"
 
-func loadLuaTwins() map[string]*redis.Script {
+// luaTwins maps an algorithm's name to its parsed script, built once; and
+// luaMultiScript is the script for every limit of a key at once.
+var luaTwins, luaMultiScript = loadLuaScripts()
+
+// luaStepName is the name of an algorithm's function in its twin:
+// token-bucket's is token_bucket.
+func luaStepName(alg string) string { return strings.ReplaceAll(alg, "-", "_") }
+
+// loadLuaScripts builds each twin's script, its libraries + its function +
+// lib/single.lua's driver, which calls the function on KEYS[1] and commits
+// at once; and the multi script, the libraries + all six functions +
+// multi.lua.
+func loadLuaScripts() (map[string]*redis.Script, *redis.Script) {
 	entries, err := luaFS.ReadDir("lua")
 	if err != nil {
 		panic(fmt.Sprintf("store: reading embedded Lua scripts: %v", err))
@@ -43,11 +59,15 @@ func loadLuaTwins() map[string]*redis.Script {
 		if err != nil {
 			panic(fmt.Sprintf("store: reading embedded %s: %v", name, err))
 		}
-		return string(src)
+		return string(src) + "\n"
 	}
+	driver := read("lib/single.lua")
 	twins := make(map[string]*redis.Script, len(entries))
+	var multi strings.Builder
+	multi.WriteString(read("lib/prelude.lua"))
+	multi.WriteString(read("lib/tat.lua"))
 	for _, e := range entries {
-		if e.IsDir() {
+		if e.IsDir() || e.Name() == luaMulti {
 			continue
 		}
 		name := strings.TrimSuffix(e.Name(), ".lua")
@@ -58,12 +78,15 @@ func loadLuaTwins() map[string]*redis.Script {
 		var src strings.Builder
 		for _, lib := range libs {
 			src.WriteString(read("lib/" + lib + ".lua"))
-			src.WriteString("\n")
 		}
-		src.WriteString(read(e.Name()))
+		twin := read(e.Name())
+		src.WriteString(twin)
+		src.WriteString(strings.ReplaceAll(driver, "STEP", luaStepName(name)))
 		twins[name] = redis.NewScript(src.String())
+		multi.WriteString(twin)
 	}
-	return twins
+	multi.WriteString(read(luaMulti))
+	return twins, redis.NewScript(multi.String())
 }
 
 // windowLimiter is what the window algorithms have beyond Algorithm: the
@@ -72,24 +95,34 @@ func loadLuaTwins() map[string]*redis.Script {
 type windowLimiter interface{ Limit() int64 }
 
 // script is an algorithm's Lua twin with the algorithm's parameters ready to
-// pass as ARGV[3:].
+// pass as ARGV[3:]; or, for a key with several limits ([algorithms.Multi]),
+// the multi script with each limit's twin in limits.
 type script struct {
 	name   string
 	lua    *redis.Script
 	params []any // ARGV[3:]: N, per µs, burst; or window µs, limit
 	limit  int64 // Decision.Limit: the burst, or the limit per window
+
+	// limits is set for a Multi: each limit's twin, in order (their
+	// name, params and limit make the limit's ARGV; their lua is not
+	// run), and shadow each limit's shadow_until (lua/multi.lua).
+	limits []*script
+	shadow []string
 }
 
 // scriptFor returns the Lua twin of alg, or an error if alg has none: only
 // the six algorithms of package algorithms have one, and a wrapper or any
-// other implementation of Algorithm would not match its twin.
+// other implementation of Algorithm would not match its twin. A Multi has
+// the multi script when every one of its limits has a twin.
 func scriptFor(alg algorithms.Algorithm) (*script, error) {
 	if alg == nil {
 		return nil, errors.New("store: no Lua script for a nil algorithm")
 	}
 	var params []any
 	var limit int64
-	switch alg.(type) {
+	switch alg := alg.(type) {
+	case *algorithms.Multi:
+		return multiScriptFor(alg)
 	case *algorithms.TokenBucket, *algorithms.GCRA, *algorithms.LeakyBucket:
 		p := alg.Params()
 		params = []any{p.Rate.N, int64(p.Rate.Per / time.Microsecond), p.Burst}
@@ -111,13 +144,82 @@ func scriptFor(alg algorithms.Algorithm) (*script, error) {
 	return &script{name: alg.Name(), lua: lua, params: params, limit: limit}, nil
 }
 
+// multiScriptFor returns the multi script for m's limits, each of which
+// must be one of the six algorithms with a twin.
+func multiScriptFor(m *algorithms.Multi) (*script, error) {
+	s := &script{name: m.Name(), lua: luaMultiScript}
+	for _, p := range m.Policies() {
+		if _, nested := p.Algorithm.(*algorithms.Multi); nested {
+			return nil, fmt.Errorf("store: limit %q of %s is itself several limits: Redis runs one level of limits per key", p.Name, m.Name())
+		}
+		sub, err := scriptFor(p.Algorithm)
+		if err != nil {
+			return nil, fmt.Errorf("store: limit %q of %s: %w", p.Name, m.Name(), err)
+		}
+		shadow := "" // enforcing
+		if p.Shadow {
+			shadow = strconv.FormatInt(int64(p.ShadowUntil), 10)
+		}
+		s.limits = append(s.limits, sub)
+		s.shadow = append(s.shadow, shadow)
+	}
+	return s, nil
+}
+
+// multiTag opens the hash tag of a Multi's limit keys; see [Redis].
+const multiTag = "{#"
+
+// keys returns the Redis keys of key under prefix: prefix+key for one
+// limit; for a Multi, one per limit, prefix + "{#" + key + "}:" + i with i
+// the limit's index, which hash to one cluster slot (see [Redis]).
+func (s *script) keys(prefix, key string) ([]string, error) {
+	if s.limits == nil {
+		return []string{prefix + key}, nil
+	}
+	if err := multiPrefixError(prefix); err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(s.limits))
+	base := prefix + multiTag + key + "}:"
+	for i := range keys {
+		keys[i] = base + strconv.Itoa(i)
+	}
+	return keys, nil
+}
+
+// multiPrefixError says why prefix cannot hold a Multi's keys: its first
+// "{" is followed at once by "}". Cluster then hashes the whole key (an
+// empty hash tag counts as none), and a key's limits would land on
+// different slots, where no script can reach them all. Any other prefix
+// works: a tag it opens closes, at the latest, at the "}" after the key.
+func multiPrefixError(prefix string) error {
+	if i := strings.IndexByte(prefix, '{'); i >= 0 && i+1 < len(prefix) && prefix[i+1] == '}' {
+		return fmt.Errorf("store: prefix %q holds an empty hash tag \"{}\": the limits of a key would hash to different cluster slots (want no \"{}\" before any other brace pair)", prefix)
+	}
+	return nil
+}
+
 // args returns the script's ARGV: now in µs, or "" to have the script read
 // the store's clock (Redis TIME) when storeClock is set; the cost, negative
-// counting as 0; then the algorithm's parameters.
+// counting as 0; then the algorithm's parameters, or, for a Multi, each
+// limit's algorithm, three parameters and shadow_until (lua/multi.lua).
 func (s *script) args(now algorithms.Time, storeClock bool, cost int64) []any {
 	at := ""
 	if !storeClock {
 		at = strconv.FormatInt(int64(now), 10)
+	}
+	if s.limits != nil {
+		argv := make([]any, 0, 2+5*len(s.limits))
+		argv = append(argv, at, max(cost, 0))
+		for i, l := range s.limits {
+			argv = append(argv, l.name)
+			argv = append(argv, l.params...)
+			for range 3 - len(l.params) {
+				argv = append(argv, 0)
+			}
+			argv = append(argv, s.shadow[i])
+		}
+		return argv
 	}
 	argv := make([]any, 0, 2+len(s.params))
 	argv = append(argv, at, max(cost, 0))
@@ -127,27 +229,61 @@ func (s *script) args(now algorithms.Time, storeClock bool, cost int64) []any {
 // run decides one request on key inside the store: EVALSHA, falling back to
 // EVAL when the server does not have the script cached (NOSCRIPT).
 func (s *script) run(ctx context.Context, c redis.Scripter, key string, now algorithms.Time, storeClock bool, cost int64) (algorithms.Decision, error) {
-	reply, err := s.lua.Run(ctx, c, []string{key}, s.args(now, storeClock, cost)...).Int64Slice()
+	keys, err := s.keys("", key)
 	if err != nil {
-		return algorithms.Decision{}, fmt.Errorf("store: %s script on key %q: %w", s.name, key, err)
+		return algorithms.Decision{}, err
+	}
+	return s.runKeys(ctx, c, keys, now, storeClock, cost)
+}
+
+// runKeys is run on the key's Redis keys, s.keys's.
+func (s *script) runKeys(ctx context.Context, c redis.Scripter, keys []string, now algorithms.Time, storeClock bool, cost int64) (algorithms.Decision, error) {
+	reply, err := s.lua.Run(ctx, c, keys, s.args(now, storeClock, cost)...).Int64Slice()
+	if err != nil {
+		return algorithms.Decision{}, fmt.Errorf("store: %s script on key %q: %w", s.name, keys[0], err)
 	}
 	return s.decode(reply)
 }
 
 // decode turns the script's reply {allowed, remaining, retry_after_us,
-// reset_after_us, delay_us} into a Decision.
+// reset_after_us, delay_us} into a Decision; a Multi's, one such reply
+// per limit and the shadow mask, into each limit's Decision, merged by
+// [algorithms.Combine] as the memory store's Multi merges them.
 func (s *script) decode(reply []int64) (algorithms.Decision, error) {
+	if s.limits != nil {
+		return s.decodeMulti(reply)
+	}
 	if len(reply) != 5 {
 		return algorithms.Decision{}, fmt.Errorf("store: %s script replied %d values, want 5", s.name, len(reply))
 	}
+	return decodeOne(reply, s.limit), nil
+}
+
+func decodeOne(reply []int64, limit int64) algorithms.Decision {
 	return algorithms.Decision{
 		Allowed:    reply[0] == 1,
-		Limit:      s.limit,
+		Limit:      limit,
 		Remaining:  reply[1],
 		RetryAfter: luaDuration(reply[2]),
 		ResetAfter: luaDuration(reply[3]),
 		Delay:      luaDuration(reply[4]),
-	}, nil
+	}
+}
+
+func (s *script) decodeMulti(reply []int64) (algorithms.Decision, error) {
+	n := len(s.limits)
+	if len(reply) != 5*n+1 {
+		return algorithms.Decision{}, fmt.Errorf("store: %s script replied %d values, want %d (5 per limit and the shadow mask)", s.name, len(reply), 5*n+1)
+	}
+	var ds [algorithms.MaxLimits]algorithms.Decision
+	for i, l := range s.limits {
+		ds[i] = decodeOne(reply[5*i:5*i+5], l.limit)
+	}
+	mask := reply[5*n]
+	if mask < 0 || mask >= 1<<n {
+		return algorithms.Decision{}, fmt.Errorf("store: %s script replied shadow mask %d, want 0 to %d", s.name, mask, 1<<n-1)
+	}
+	return algorithms.Combine(ds[:n], uint(mask)), nil
 }
 
 // luaDuration converts a script's µs to a Duration as the algorithms'

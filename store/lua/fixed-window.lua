@@ -13,32 +13,33 @@
 -- Every value here is an integer below 2^53, so doubles hold it exactly; the
 -- algorithms package keeps all state and intermediates below 2^50.
 
--- floordiv, ceildiv, quo, micros, int, num, key, now and cost come from
--- lib/prelude.lua, which the store prepends when it loads the script.
-local w, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
+-- floordiv, ceildiv, quo, micros, int, num, load_state and state_commit
+-- come from lib/prelude.lua, which the store prepends when it loads the
+-- script, appending lib/single.lua's driver after the function (multi.lua
+-- calls the function itself).
+local function fixed_window(key, now, cost, w, limit)
+  local start0, count0 = load_state(key)
+  local start, count = start0, count0
 
-local start0, count0 = load_state()
-local start, count = start0, count0
+  -- A clock that goes backwards keeps counting in the recorded window.
+  local current = floordiv(now, w) * w
+  if current > start then
+    start, count = current, 0
+  end
+  local finish = start + w
 
--- A clock that goes backwards keeps counting in the recorded window.
-local current = floordiv(now, w) * w
-if current > start then
-  start, count = current, 0
+  local allowed, remaining, retry = 0, 0, 0
+  local reset = micros(finish - now)
+  if count + cost > limit then
+    remaining = limit - count
+    retry = micros(finish - now)
+    if cost > limit then retry = -1 end
+  else
+    count = count + cost
+    allowed = 1
+    remaining = limit - count
+  end
+  if count == 0 then reset = 0 end
+
+  return {allowed, remaining, retry, reset, 0}, state_commit(key, start, count, 0, reset)
 end
-local finish = start + w
-
-local allowed, remaining, retry = 0, 0, 0
-local reset = micros(finish - now)
-if count + cost > limit then
-  remaining = limit - count
-  retry = micros(finish - now)
-  if cost > limit then retry = -1 end
-else
-  count = count + cost
-  allowed = 1
-  remaining = limit - count
-end
-if count == 0 then reset = 0 end
-
-save_state(start, count, 0, reset)
-return {allowed, remaining, retry, reset, 0}

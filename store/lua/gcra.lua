@@ -15,8 +15,12 @@
 -- exception is ahead * n for a TAT far in the past, which may be inexact but
 -- keeps its (negative) sign, which is all max(·, 0) looks at.
 
--- floordiv, ceildiv, quo, micros, int, num, key, now and cost come from
--- lib/prelude.lua, and allowed, remaining, retry, reset and delay from
--- lib/tat.lua, which decides the request: the store prepends both when
--- it loads the script.
-return {allowed, remaining, retry, reset, 0}
+-- floordiv, ceildiv, quo, micros, int, num, load_state and state_commit
+-- come from lib/prelude.lua, and tat_step, which decides the request, from
+-- lib/tat.lua: the store prepends both when it loads the script, and
+-- appends lib/single.lua's driver (multi.lua calls gcra itself).
+local function gcra(key, now, cost, n, per, burst)
+  local reply, commit = tat_step(key, now, cost, n, per, burst)
+  reply[5] = 0
+  return reply, commit
+end

@@ -17,8 +17,9 @@
 -- exception is ahead * n for a TAT far in the past, which may be inexact but
 -- keeps its (negative) sign, which is all max(·, 0) looks at.
 
--- floordiv, ceildiv, quo, micros, int, num, key, now and cost come from
--- lib/prelude.lua, and allowed, remaining, retry, reset and delay from
--- lib/tat.lua, which decides the request: the store prepends both when
--- it loads the script.
-return {allowed, remaining, retry, reset, delay}
+-- floordiv, ceildiv, quo, micros, int, num, load_state and state_commit
+-- come from lib/prelude.lua, and tat_step, which decides the request, from
+-- lib/tat.lua: the store prepends both when it loads the script, and
+-- appends lib/single.lua's driver (multi.lua calls leaky_bucket itself).
+-- The leaky bucket is tat_step as it is, delay included.
+local leaky_bucket = tat_step
