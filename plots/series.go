@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot/plotter"
@@ -102,6 +103,11 @@ type timelineData struct {
 	ref    reference
 	// leaky is set when admissions are drawn when they leave the queue.
 	leaky bool
+	// weighted is set when some request cost more than 1 (a search
+	// costing 5): the panels then count quota, what the limit counts,
+	// not requests, so that the limit's line and what it refused are in
+	// one unit.
+	weighted bool
 }
 
 // stepIndex returns the step a timeline row's start time falls in.
@@ -160,6 +166,7 @@ func newTimelineData(r *sim.Result, by string) (*timelineData, error) {
 	perClient := make(map[string][]counts, len(r.Clients))
 	for _, c := range r.Clients {
 		perClient[c.Name] = make([]counts, d.nSteps)
+		d.weighted = d.weighted || c.CostSent > 0
 	}
 	for _, row := range r.Timeline {
 		steps, ok := perClient[row.Client]
@@ -170,7 +177,14 @@ func newTimelineData(r *sim.Result, by string) (*timelineData, error) {
 		if d.leaky {
 			out = row.Served
 		}
-		steps[d.stepIndex(row.TS)].add(counts{row.Counts, row.Retries, out})
+		c := row.Counts
+		if d.weighted {
+			c.Sent, c.Allowed, c.Rejected = row.CostSent, row.CostAllowed, row.CostSent-row.CostAllowed
+			if !d.leaky {
+				out = row.CostAllowed
+			}
+		}
+		steps[d.stepIndex(row.TS)].add(counts{c, row.Retries, out})
 	}
 	d.ref = newReference(d)
 
@@ -239,7 +253,11 @@ func (d *timelineData) byClient(perClient map[string][]counts) []traffic {
 		} else if c.Key != c.Name && c.Key != "" {
 			t.notes = append(t.notes, "key "+c.Key)
 		}
-		t.notes = append(t.notes, admittedNotes(t.total, c.IdealAllowed, c.MaxAllowed1s, true)...)
+		if d.weighted {
+			t.notes = append(t.notes, costNotes(c)...)
+		} else {
+			t.notes = append(t.notes, admittedNotes(t.total, c.IdealAllowed, c.MaxAllowed1s, true)...)
+		}
 		t.notes = append(t.notes, rejectedByNotes(d.r, c)...)
 		if t.total.retries > 0 {
 			// What retrying won: the lesson of a retry storm.
@@ -329,6 +347,25 @@ func (d *timelineData) byKey(perClient map[string][]counts) []traffic {
 		out = append(out, t)
 	}
 	return out
+}
+
+// costNotes say what a client's requests cost on a weighted run, whose
+// panels count quota: the quota allowed of what was asked, and the
+// requests behind it, which a request count would have shown instead.
+func costNotes(c sim.ClientResult) []string {
+	notes := []string{fmt.Sprintf("allowed %s of %s quota asked", thousands(c.CostAllowed), thousands(c.CostSent))}
+	per := "cost 1 each"
+	if c.Sent > 0 && c.CostSent != c.Sent {
+		per = fmt.Sprintf("%s a request on average", strconv.FormatFloat(float64(c.CostSent)/float64(c.Sent), 'g', 3, 64))
+		if c.CostSent%c.Sent == 0 {
+			per = fmt.Sprintf("cost %d each", c.CostSent/c.Sent)
+		}
+	}
+	notes = append(notes, fmt.Sprintf("%s of %s requests, %s", thousands(c.Allowed), thousands(c.Sent), per))
+	if c.IdealAllowed > 0 {
+		notes = append(notes, fmt.Sprintf("%.2f× an exact limiter (%s)", float64(c.Allowed)/float64(c.IdealAllowed), thousands(c.IdealAllowed)))
+	}
+	return notes
 }
 
 // rejectedByNotes say which of a key's several limits refused the

@@ -399,10 +399,16 @@ func seriesLabel(d *timelineData, name string) string {
 		if d.leaky {
 			return "served per step (as it left the queue)"
 		}
+		if d.weighted {
+			return "quota allowed per step (requests × their cost)"
+		}
 		return "allowed per step"
 	case serTop:
 		return "of which the key's biggest user (named beside)"
 	case serRejected:
+		if d.weighted {
+			return "quota refused per step"
+		}
 		return "rejected per step"
 	case serFailedOpen:
 		return "failed open: admitted unchecked (part of allowed)"
@@ -573,5 +579,8 @@ func trafficPlot(d *timelineData, t traffic, top float64, logScale bool, used ma
 		p.Y.Max = top * 1.06
 	}
 	p.Y.Label.Text = "requests"
+	if d.weighted {
+		p.Y.Label.Text = "quota (cost)"
+	}
 	return p
 }

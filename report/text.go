@@ -334,6 +334,8 @@ var tableColumns = []tableColumn{
 	{"fail-open", func(c sim.ClientResult) string { return itoa(c.FailedOpen) }, anyClient(func(c sim.ClientResult) bool { return c.FailedOpen != 0 })},
 	{"fail-closed", func(c sim.ClientResult) string { return itoa(c.FailedClosed) }, anyClient(func(c sim.ClientResult) bool { return c.FailedClosed != 0 })},
 	{"retries", func(c sim.ClientResult) string { return itoa(c.Retries) }, anyClient(func(c sim.ClientResult) bool { return c.Retries != 0 })},
+	{"cost sent", func(c sim.ClientResult) string { return itoa(c.CostSent) }, anyClient(func(c sim.ClientResult) bool { return c.CostSent != 0 })},
+	{"cost allowed", func(c sim.ClientResult) string { return itoa(c.CostAllowed) }, anyClient(func(c sim.ClientResult) bool { return c.CostSent != 0 })},
 	{"peak/1s", func(c sim.ClientResult) string { return itoa(c.MaxAllowed1s) }, always},
 	{"ideal", func(c sim.ClientResult) string { return itoa(c.IdealAllowed) }, always},
 	{"p99 ms", func(c sim.ClientResult) string { return strconv.FormatFloat(c.LatencyMs.P99, 'f', -1, 64) },

@@ -12,7 +12,7 @@ import (
 	"github.com/ratelim/ratelim/sim"
 )
 
-var clientFields = []string{"name", "count", "api_key", "user", "ip", "traffic", "retry"}
+var clientFields = []string{"name", "count", "api_key", "user", "ip", "traffic", "retry", "cost"}
 
 const clientWant = "a mapping with name, api_key and traffic"
 
@@ -84,6 +84,18 @@ func (d *decoder) clients(n *yaml.Node, sc *sim.Scenario) []sim.Client {
 		c.Retry = sim.Retry{Policy: sim.RetryNone}
 		if v, ok := f.values["retry"]; ok {
 			c.Retry = d.retry(v, f.field("retry"))
+		}
+		// What each of the client's requests costs, unless its traffic
+		// pattern says otherwise (a search at 5 beside reads at 1 is two
+		// patterns); 1 when neither says.
+		cost := int64(1)
+		if v, ok := f.values["cost"]; ok {
+			cost = d.integer(v, f.field("cost"), 1, MaxCost, "5")
+		}
+		for i := range c.Traffic {
+			if c.Traffic[i].Cost == 0 {
+				c.Traffic[i].Cost = cost
+			}
 		}
 		if d.failed() {
 			return nil
@@ -254,7 +266,7 @@ func (d *decoder) traffic(n *yaml.Node, path string, sc *sim.Scenario) []sim.Tra
 }
 
 func (d *decoder) pattern(n *yaml.Node, path string, sc *sim.Scenario) sim.Traffic {
-	tr := sim.Traffic{Cost: 1}
+	tr := sim.Traffic{} // Cost 0 until the client's cost, or 1, fills it
 	if d.patterns++; d.patterns > MaxPatterns {
 		d.failf(resolve(n), path, "more than %d traffic patterns in all (want fewer)", MaxPatterns)
 		return tr

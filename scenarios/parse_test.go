@@ -114,6 +114,7 @@ func TestParseErrors(t *testing.T) {
 		{"limits second key", "name: t\nduration: 30s\nlimits:\n  - {name: a, rate: 10/s, burst: 5, key: ip}\n  - {name: b, rate: 1000/h, algorithm: fixed-window, window: 1h, key: user}\n", "t.yaml:5: limits[1].key: ", "limits[0] only"},
 		{"limits bad rate", "name: t\nduration: 30s\nlimits:\n  - {name: a, rate: 10/s, burst: 5}\n  - {name: b, rate: 0/h, algorithm: fixed-window, window: 1h}\n", "t.yaml:5: limits[1].rate: ", ""},
 		{"limits too many", "name: t\nduration: 30s\nlimits:\n" + strings.Repeat("  - {rate: 10/s, burst: 5}\n", 9), "t.yaml:4: limits: ", "9 limits"},
+		{"client cost zero", "name: t\nduration: 30s\nlimit: {rate: 10/s, burst: 5}\nclients:\n  - {name: a, ip: 10.0.0.1, cost: 0, traffic: {pattern: constant, rate: 1/s}}\n", "t.yaml:5: clients[0].cost: ", ""},
 		{"wall clock not a time", "name: t\nduration: 30s\nwall_clock: noon\nlimit: {rate: 10/s, burst: 5}\n", "t.yaml:3: wall_clock: ", "is not a time"},
 		{"wall clock before 1970", "name: t\nduration: 30s\nwall_clock: 1969-07-20T20:17:00Z\nlimit: {rate: 10/s, burst: 5}\n", "t.yaml:3: wall_clock: ", "out of range"},
 		{"burst too large for the rate", "name: t\nduration: 30s\nlimit:\n  rate: 1/h\n  burst: 1000000000000\n", "t.yaml:5: limit.burst: ", "too large for this rate's period"},

@@ -67,6 +67,11 @@ const (
 	// per-second limit and ran out of a longer quota (an hourly one).
 	// Value: the requests that limit refused.
 	FindingQuota FindingKind = "quota"
+	// Costly: a client was refused while it sent fewer requests a second
+	// than the limit's rate, because its requests cost more than 1 each
+	// (a search costing 5): the limit counts the work asked, not the
+	// requests. Value: the requests refused.
+	FindingCostly FindingKind = "costly"
 	// Exact: none of the above: the limiter admitted what an exact one
 	// would have. Value: the admitted ratio.
 	FindingExact FindingKind = "exact"
@@ -77,7 +82,7 @@ const (
 func FindingKinds() []FindingKind { return slices.Clone(findingKinds) }
 
 var findingKinds = []FindingKind{
-	FindingFailedClosed, FindingFailedOpen, FindingShadow, FindingQuota, FindingQueued, FindingWorstWindow, FindingOverAdmitted,
+	FindingFailedClosed, FindingFailedOpen, FindingShadow, FindingQuota, FindingCostly, FindingQueued, FindingWorstWindow, FindingOverAdmitted,
 	FindingCopiesDiverged, FindingLostUnderShare, FindingRetriesWasted, FindingIsolated, FindingPeer, FindingExact,
 }
 
@@ -85,7 +90,7 @@ var findingKinds = []FindingKind{
 // Client is set), "key" (its Key is set), or "" (the run as a whole).
 func FindingSubject(kind FindingKind) string {
 	switch kind {
-	case FindingFailedOpen, FindingQueued, FindingRetriesWasted, FindingShadow, FindingQuota:
+	case FindingFailedOpen, FindingQueued, FindingRetriesWasted, FindingShadow, FindingQuota, FindingCostly:
 		return "client"
 	case FindingWorstWindow, FindingCopiesDiverged, FindingLostUnderShare:
 		return "key"
@@ -124,6 +129,9 @@ func Findings(r *Result) []Finding {
 		out = append(out, f)
 	}
 	if f, ok := quotaFinding(r); ok {
+		out = append(out, f)
+	}
+	if f, ok := costlyFinding(r); ok {
 		out = append(out, f)
 	}
 	if f, ok := queued(r); ok {
@@ -720,6 +728,33 @@ func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
 // Thousands writes n with a comma every three digits: 158,008.
 func Thousands(n int64) string { return humanize.Comma(n) }
+
+// costlyFinding is the client most refused while sending fewer requests
+// a second than the limit's rate, its requests costing more than one unit
+// each: what a limit that counts requests would have let through, and the
+// backend would have paid for.
+func costlyFinding(r *Result) (Finding, bool) {
+	if r.DurationS <= 0 || r.Limit.RatePerS <= 0 {
+		return Finding{}, false
+	}
+	best := -1
+	for i, c := range r.Clients {
+		if c.CostSent <= c.Sent || c.Rejected == 0 || float64(c.Sent)/r.DurationS > r.Limit.RatePerS {
+			continue
+		}
+		if best < 0 || c.Rejected > r.Clients[best].Rejected {
+			best = i
+		}
+	}
+	if best < 0 {
+		return Finding{}, false
+	}
+	c := r.Clients[best]
+	text := fmt.Sprintf("%s was refused %s of %s though it sent %s, under the limit's %s: at a cost of %s a request it asked for %s of quota",
+		c.Name, Thousands(c.Rejected), requests(c.Sent), RateText(float64(c.Sent)/r.DurationS), RateText(r.Limit.RatePerS),
+		strconv.FormatFloat(float64(c.CostSent)/float64(c.Sent), 'g', 3, 64), RateText(float64(c.CostSent)/r.DurationS))
+	return Finding{Kind: FindingCostly, Client: c.Name, Value: float64(c.Rejected), Text: text}, true
+}
 
 // quotaFinding is the client that a key's longer quota held down the
 // most: refused mostly by a limit whose window is longer than the

@@ -69,6 +69,7 @@ func TestEveryBuiltinShowsItsLessonAt80x24(t *testing.T) {
 		{"rack-drain", "drain-rack-2's row", func(m Model, v string) bool { return rowLine(v, "drain-rack-2") != "" }},
 		{"dark-launch", "the batch job's row", func(m Model, v string) bool { return rowLine(v, "batch-job") != "" }},
 		{"api-quotas", "the sync job's row", func(m Model, v string) bool { return rowLine(v, "sync-job") != "" }},
+		{"expensive-search", "the search page's row", func(m Model, v string) bool { return rowLine(v, "search-page") != "" }},
 	}
 	names := map[string]bool{}
 	for _, tt := range tests {
