@@ -99,7 +99,7 @@ type Config struct {
 	// gives them); they replace Limit, Window, PolicyName, Shadow and
 	// ShadowUntil, which must then be left zero. Every answer lists the
 	// policies enforcing at that instant in one RateLimit-Policy field
-	// (`"burst";q=20;w=1, "hourly";q=1000;w=3600`), a policy in shadow
+	// (`"burst";q=20;w=2, "hourly";q=1000;w=3600`), a policy in shadow
 	// mode left out; RateLimit names the binding one (the decision's
 	// Binding): on an admission with its remaining and its own reset, on
 	// a 429 the refusing one with r=0 and t the Retry-After. The -06 trio

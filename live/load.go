@@ -81,72 +81,6 @@ type LoadOptions struct {
 	OnFault func(f sim.Fault, start bool) error
 }
 
-// Audit counts answers that break the rules a client relies on.
-type Audit struct {
-	// RejectedWithQuota: a 429 whose headers said quota remained.
-	RejectedWithQuota int64 `json:"rejected_with_quota"`
-	// MissingRetryAfter: a 429 without a Retry-After of at least 1 s.
-	MissingRetryAfter int64 `json:"missing_retry_after"`
-	// ResetWentBack: an answer whose reset instant was more than a second
-	// earlier than the previous answer's for the same key while nothing
-	// had been admitted in between.
-	ResetWentBack int64 `json:"reset_went_back"`
-	// UnlistedPolicy: a 429 whose RateLimit names a policy its
-	// RateLimit-Policy does not list, or whose RateLimit fields do not
-	// parse (strictly, RFC 9651): a client cannot tell which limit to
-	// wait for. A 429 with neither field is not counted here.
-	UnlistedPolicy int64 `json:"unlisted_policy"`
-	// RetryBeforeReset: a 429 whose Retry-After is earlier than the t of
-	// the policy its RateLimit names: a client that waits what one says
-	// comes back before the other.
-	RetryBeforeReset int64 `json:"retry_before_reset"`
-	// RejectedBy counts the 429s by the policy their RateLimit names: on
-	// a key with several limits, which of them turned clients away. At
-	// most 64 names are kept (a server chooses them); the
-	// 429s naming others count under OtherPolicies.
-	RejectedBy map[string]int64 `json:"rejected_by,omitempty"`
-	// TransportErrors: requests that got no HTTP answer at all; they are
-	// recorded as rejected.
-	TransportErrors int64 `json:"transport_errors"`
-	// Late: requests sent more than 10 ms after their scheduled time
-	// because MaxInFlight requests were already waiting.
-	Late int64 `json:"late"`
-	// NotSent: requests still unsent when the scenario's time was up; a
-	// run never outlasts its scenario, and a machine that cannot keep up
-	// says so here.
-	NotSent int64 `json:"not_sent"`
-	// Redirects: answers in 3xx. They are not followed: a redirect to
-	// another host would take the load off the targets it was given.
-	Redirects int64 `json:"redirects"`
-	// How late first tries left against their schedule, in ms: the
-	// median, the 99th percentile and the worst. A loaded machine shows
-	// here why a live run admits what it does; ObservedScenario replays
-	// the arrivals as they were.
-	LateP50Ms float64 `json:"late_p50_ms"`
-	LateP99Ms float64 `json:"late_p99_ms"`
-	LateMaxMs float64 `json:"late_max_ms"`
-}
-
-// Lateness says in one line how well the run kept its schedule.
-func (a Audit) Lateness() string {
-	return fmt.Sprintf("first tries late by %.1f ms median, %.1f ms p99, %.1f ms at worst; %d more than 10 ms late, %d not sent",
-		a.LateP50Ms, a.LateP99Ms, a.LateMaxMs, a.Late, a.NotSent)
-}
-
-// Breaches is the number of answers that broke a header rule.
-func (a Audit) Breaches() int64 {
-	return a.RejectedWithQuota + a.MissingRetryAfter + a.ResetWentBack + a.UnlistedPolicy + a.RetryBeforeReset
-}
-
-// maxRejectedBy bounds the policy names Audit.RejectedBy keeps: the names
-// come from the server's answers, and a key has at most
-// algorithms.MaxLimits limits.
-const maxRejectedBy = 64
-
-// OtherPolicies is the Audit.RejectedBy entry counting the 429s that named
-// a policy past the first maxRejectedBy names.
-const OtherPolicies = "(other)"
-
 // LoadResult is a live run's Result and its audit.
 type LoadResult struct {
 	*sim.Result
@@ -581,64 +515,6 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 		l.mu.Unlock()
 	}
 	return d, retryAfter, shadowed, true
-}
-
-// auditRejection checks a 429's headers against what a client relies on,
-// counts it by the policy that refused, and returns that policy's index
-// among the scenario's limits (0 when it is not one of them), as the
-// simulator's decision gives it in Binding.
-func (l *loader) auditRejection(client int, h http.Header, retryAfter time.Duration) (binding int) {
-	remaining, reset, known := httplimit.ReadRateLimit(h)
-	rd, err := httplimit.ReadFields(h)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch {
-	case errors.Is(err, httplimit.ErrNoFields):
-		if len(h.Values("RateLimit-Policy")) > 0 {
-			l.audit.UnlistedPolicy++ // policies listed, none named
-		}
-	case err != nil:
-		l.audit.UnlistedPolicy++
-	default:
-		if _, listed := rd.Quota(); !listed {
-			l.audit.UnlistedPolicy++
-		}
-		if retryAfter < rd.Reset {
-			l.audit.RetryBeforeReset++
-		}
-		l.countRejectedBy(rd.Policy)
-		for i, lim := range l.sc.Limits() {
-			if lim.Name != "" && lim.Name == rd.Policy {
-				binding = i
-			}
-		}
-	}
-	if known && remaining > 0 {
-		l.audit.RejectedWithQuota++
-	}
-	if retryAfter < time.Second {
-		l.audit.MissingRetryAfter++
-	}
-	if known {
-		key := l.keys[client]
-		instant := time.Now().Add(reset)
-		if prev, ok := l.lastReset[key]; ok && instant.Before(prev.Add(-time.Second)) {
-			l.audit.ResetWentBack++
-		}
-		l.lastReset[key] = instant
-	}
-	return binding
-}
-
-// countRejectedBy counts a 429 that policy refused. l.mu is held.
-func (l *loader) countRejectedBy(policy string) {
-	if l.audit.RejectedBy == nil {
-		l.audit.RejectedBy = map[string]int64{}
-	}
-	if _, ok := l.audit.RejectedBy[policy]; !ok && len(l.audit.RejectedBy) >= maxRejectedBy {
-		policy = OtherPolicies
-	}
-	l.audit.RejectedBy[policy]++
 }
 
 func parseSeconds(v string) time.Duration {
