@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -350,8 +351,22 @@ func writeLoadResult(w io.Writer, sc sim.Scenario, res *live.LoadResult, format 
 	}
 	if !quiet {
 		a := res.Audit
-		fmt.Fprintf(w, "headers: %d breach%s (429 with quota left %d, no Retry-After %d, reset went back %d); %d transport errors, %d redirects (not followed)\n",
-			a.Breaches(), pluralES(a.Breaches()), a.RejectedWithQuota, a.MissingRetryAfter, a.ResetWentBack, a.TransportErrors, a.Redirects)
+		fmt.Fprintf(w, "headers: %d breach%s (429 with quota left %d, no Retry-After %d, reset went back %d", a.Breaches(), pluralES(a.Breaches()),
+			a.RejectedWithQuota, a.MissingRetryAfter, a.ResetWentBack)
+		if len(sc.Also) > 0 || a.UnlistedPolicy+a.RetryBeforeReset > 0 {
+			fmt.Fprintf(w, ", 429 naming no listed policy %d, Retry-After before its reset %d", a.UnlistedPolicy, a.RetryBeforeReset)
+		}
+		fmt.Fprintf(w, "); %d transport errors, %d redirects (not followed)\n", a.TransportErrors, a.Redirects)
+		if len(sc.Also) > 0 && len(a.RejectedBy) > 0 {
+			// Which of a key's several limits turned clients away, as
+			// the 429s named them.
+			names := slices.Sorted(maps.Keys(a.RejectedBy))
+			parts := make([]string, len(names))
+			for i, n := range names {
+				parts[i] = fmt.Sprintf("%s %d", n, a.RejectedBy[n])
+			}
+			fmt.Fprintf(w, "429s by policy: %s\n", strings.Join(parts, ", "))
+		}
 		fmt.Fprintf(w, "schedule: %s", a.Lateness())
 		if len(sc.Faults) > 0 {
 			fmt.Fprintf(w, "; faults took effect up to %s late", res.FaultLateness(sc).Round(time.Millisecond))
