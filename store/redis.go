@@ -77,7 +77,8 @@ func (o RedisOptions) tune(ro *redis.Options) {
 // non-empty when K is empty or starts with "}" (an empty tag, "{}", counts
 // as none: the whole key would be hashed). The same holds under any prefix
 // except one whose first "{" is followed at once by "}", which OpenRedis
-// refuses for a Multi. The layout also keeps a Multi's keys apart from a
+// refuses for a Multi (and Take, Load and Save, under such a prefix
+// from WithPrefix). The layout also keeps a Multi's keys apart from a
 // single-limit store's key K (prefix + K): none of them is K, and the
 // index after the tag names the limit by its place, so K is read back
 // unambiguously from any of them.

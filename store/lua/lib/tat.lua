@@ -14,7 +14,9 @@
 -- and GCRA zeroes) and the commit that saves the new TAT. It was top-level
 -- code before the twins became functions, to save the 0.8 µs a call a
 -- function cost (INFO commandstats); a function is what lets multi.lua
--- decide several limits before writing any.
+-- decide several limits before writing any. Measured again when the twins
+-- became functions (redis-server 7.0, pipelined EVALSHA, old and new
+-- interleaved): about 1 µs more per call on the 6–11 µs a twin takes.
 local function tat_step(key, now, cost, n, per, burst)
   local capacity = burst * per
 
