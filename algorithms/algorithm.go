@@ -55,6 +55,10 @@ type Decision struct {
 	// WouldReject is set on an admitted request that a limit in shadow
 	// mode ([Policy].Shadow) would have refused.
 	WouldReject bool
+	// Lease names the lease an admitted request holds on a [Concurrency]
+	// limiter (its expiry instant), to give back with Release when the
+	// request completes; 0 for every other algorithm.
+	Lease Time
 }
 
 // State is what a limiter remembers about one key. Its fields mean different
@@ -183,7 +187,7 @@ type Provenance struct {
 
 // Catalog lists the algorithms in teaching order, then the peer models: a
 // copy, which the caller may change.
-func Catalog() []Info { return slices.Concat(catalog, peerCatalog) }
+func Catalog() []Info { return slices.Concat(catalog, limiterCatalog, peerCatalog) }
 
 // Exact lists the six exact algorithms alone, in teaching order.
 func Exact() []Info { return slices.Clone(catalog) }
@@ -215,8 +219,17 @@ var catalog = []Info{
 		Build: func(p Params) (Algorithm, error) { return NewSlidingWindow(p.Rate, p.Window) }},
 }
 
-// Names returns the algorithms' names in teaching order, then the peer
-// models'.
+// limiterCatalog lists the limiters that are not rate limiters: they bound
+// something else than requests per unit of time.
+var limiterCatalog = []Info{
+	{Name: "concurrency", Params: []string{"max_in_flight", "lease_ttl"}, Memory: "1 instant per request in flight",
+		Good:  "bounds requests in flight, whatever their rate or duration",
+		Bad:   "a crashed server's leases hold their slots until the TTL",
+		Build: func(p Params) (Algorithm, error) { return NewConcurrency(p.Burst, p.Window) }},
+}
+
+// Names returns the algorithms' names in teaching order, then the other
+// limiters', then the peer models'.
 func Names() []string {
 	all := Catalog()
 	names := make([]string, len(all))

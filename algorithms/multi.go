@@ -33,6 +33,9 @@ const MaxLimits = 8
 // first; ResetAfter is when every limit is back to full.
 type Multi struct {
 	policies []Policy
+	// inPlace[i] is policies[i]'s algorithm when it steps in place, nil
+	// otherwise: asked once, not on every request.
+	inPlace []inPlaceStep
 }
 
 // Policy is one named limit of a key.
@@ -74,7 +77,11 @@ func NewMulti(policies []Policy) (*Multi, error) {
 			return nil, &ParamError{"limits", fmt.Sprintf("limit %q has no algorithm", p.Name)}
 		}
 	}
-	return &Multi{policies: append([]Policy(nil), policies...)}, nil
+	m := &Multi{policies: append([]Policy(nil), policies...), inPlace: make([]inPlaceStep, len(policies))}
+	for i, p := range policies {
+		m.inPlace[i], _ = p.Algorithm.(inPlaceStep)
+	}
+	return m, nil
 }
 
 // Name joins the limits' algorithm names with "+".
@@ -100,7 +107,13 @@ func (m *Multi) Len() int { return len(m.policies) }
 // State's Sub is a slice of its own, never prev's.
 func (m *Multi) Step(prev State, now Time, cost int64) (State, Decision) {
 	next := State{Sub: make([]State, len(m.policies))}
-	copy(next.Sub, prev.Sub)
+	for i := range min(len(prev.Sub), len(next.Sub)) {
+		// Capped: a limit stepped in place appends to a log of its own,
+		// never past the end of prev's, which another may append to.
+		sub := prev.Sub[i]
+		sub.Log = sub.Log[:len(sub.Log):len(sub.Log)]
+		next.Sub[i] = sub
+	}
 	d := m.stepSubs(next.Sub, now, cost)
 	return next, d
 }
@@ -117,35 +130,85 @@ func (m *Multi) StepInPlace(st *State, now Time, cost int64) Decision {
 	return m.stepSubs(st.Sub, now, cost)
 }
 
+// Release gives back a completed request's lease on every limit that
+// holds leases ([Concurrency]); the others are left as they are. The new
+// State's Sub is a slice of its own.
+func (m *Multi) Release(prev State, now, lease Time, cost int64) State {
+	next := State{Sub: make([]State, len(m.policies))}
+	copy(next.Sub, prev.Sub)
+	for i, p := range m.policies {
+		if r, ok := p.Algorithm.(interface {
+			Release(State, Time, Time, int64) State
+		}); ok {
+			next.Sub[i] = r.Release(next.Sub[i], now, lease, cost)
+		}
+	}
+	return next
+}
+
 // stepSubs steps the limits' states in subs, len(subs) == m.Len(),
-// committing as [Multi] says.
+// committing as [Multi] says. It steps each limit where its state lies
+// (StepInPlace, for the algorithms that have it) and puts back, from a
+// copy, those that must not have moved: a key's request is almost always
+// admitted by all of its limits or refused by one, and copying each new
+// state out and back in cost more than the steps themselves. Its scratch
+// space is an array on the stack sized to the limits.
 func (m *Multi) stepSubs(subs []State, now Time, cost int64) Decision {
-	var next [MaxLimits]State
-	var ds [MaxLimits]Decision
+	switch n := len(m.policies); {
+	case n <= 2:
+		var saved [2]State
+		var ds [2]Decision
+		return m.stepInto(subs, saved[:n], ds[:n], now, cost)
+	case n <= 4:
+		var saved [4]State
+		var ds [4]Decision
+		return m.stepInto(subs, saved[:n], ds[:n], now, cost)
+	default:
+		var saved [MaxLimits]State
+		var ds [MaxLimits]Decision
+		return m.stepInto(subs, saved[:n], ds[:n], now, cost)
+	}
+}
+
+// inPlaceStep is an algorithm that steps a state where it lies, never
+// writing inside the log it was given (only past its end): a copy of the
+// State taken before is still the state before.
+type inPlaceStep interface {
+	StepInPlace(st *State, now Time, cost int64) Decision
+}
+
+// stepInto is stepSubs with its scratch space, saved and ds, given.
+func (m *Multi) stepInto(subs, saved []State, ds []Decision, now Time, cost int64) Decision {
 	var shadow uint
 	allowed := true
 	for i := range m.policies {
 		p := &m.policies[i]
-		next[i], ds[i] = p.Algorithm.Step(subs[i], now, cost)
+		saved[i] = subs[i]
+		if ip := m.inPlace[i]; ip != nil {
+			ds[i] = ip.StepInPlace(&subs[i], now, cost)
+		} else {
+			subs[i], ds[i] = p.Algorithm.Step(subs[i], now, cost)
+		}
 		if p.shadowedAt(now) {
 			shadow |= 1 << i
 		} else {
 			allowed = allowed && ds[i].Allowed
 		}
 	}
-	for i := range m.policies {
-		switch {
-		case allowed || !ds[i].Allowed:
-			subs[i] = next[i]
-		default:
+	if !allowed {
+		for i := range m.policies {
+			if !ds[i].Allowed {
+				continue // a refusal keeps what it left
+			}
 			// Would have admitted, but another limit refused: this one
 			// keeps its state, and says what it has left without the
 			// request, as a peek does.
+			subs[i] = saved[i]
 			_, ds[i] = m.policies[i].Algorithm.Step(subs[i], now, 0)
 			ds[i].Allowed = true
 		}
 	}
-	return Combine(ds[:len(m.policies)], shadow)
+	return Combine(ds, shadow)
 }
 
 // Combine is the decision a key with several limits gives, from each
@@ -219,6 +282,9 @@ func Combine(ds []Decision, shadow uint) Decision {
 	if allowed {
 		out.Delay = delay
 		out.WouldReject = wouldReject
+		for _, d := range ds {
+			out.Lease = max(out.Lease, d.Lease) // a concurrency limit's
+		}
 	} else {
 		out.RetryAfter = ds[b].RetryAfter
 	}

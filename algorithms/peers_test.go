@@ -100,15 +100,17 @@ func TestParamsHoldWhatTheLimiterReads(t *testing.T) {
 			t.Fatalf("%s: %v", info.Name, err)
 		}
 		got := alg.Params()
+		// The concurrency limiter's scenario names for Burst and Window.
+		alias := map[string]string{"max_in_flight": "burst", "lease_ttl": "window"}
 		reads := func(name string) bool {
 			for _, r := range info.Params {
-				if r == name {
+				if r == name || alias[r] == name {
 					return true
 				}
 			}
 			return false
 		}
-		if got.Rate != p.Rate || (got.Burst != 0) != reads("burst") || (got.Window != 0) != reads("window") {
+		if (got.Rate != p.Rate) == reads("rate") || (got.Burst != 0) != reads("burst") || (got.Window != 0) != reads("window") {
 			t.Errorf("%s reads %v but its Params are %+v", info.Name, info.Params, got)
 		}
 	}

@@ -459,14 +459,41 @@ func stepRuns(ts, v []float64, keep func(i int) bool) []plotter.XYs {
 // "shadow" from 0 to when it began to enforce (the end of the run if it
 // never did): what a dark launch's picture must show beside its data.
 func spansOf(r *sim.Result) []sim.FaultSpan {
-	if !r.Limit.Shadow {
+	var spans []sim.FaultSpan
+	shadow := func(name string, untilS float64) {
+		end := r.DurationS
+		detail := "the limit decides and counts, refuses nothing"
+		if name != "" {
+			detail = name + " decides and counts, refuses nothing"
+		}
+		if untilS > 0 && untilS < end {
+			end = untilS
+			detail = fmt.Sprintf("nothing refused until %gs, enforced after", untilS)
+			if name != "" {
+				detail = fmt.Sprintf("%s refuses nothing until %gs, enforced after", name, untilS)
+			}
+		}
+		spans = append(spans, sim.FaultSpan{Kind: "shadow", StartS: 0, EndS: end, Detail: detail})
+	}
+	if r.Limit.Shadow && len(r.Limit.Limits) == 0 {
+		shadow("", r.Limit.ShadowUntilS)
+	}
+	for _, p := range r.Limit.Limits {
+		if p.Shadow {
+			shadow(p.Name, p.ShadowUntilS)
+		}
+	}
+	spans = append(spans, r.Faults...)
+	// A crash that left leases held: the slots they hold until they
+	// expire are the lesson, longer than the crash itself.
+	for _, f := range r.Faults {
+		if f.Leaked > 0 && f.LeakedUntilS > f.StartS {
+			spans = append(spans, sim.FaultSpan{Kind: "leaked leases", StartS: f.StartS, EndS: math.Min(f.LeakedUntilS, r.DurationS),
+				Detail: fmt.Sprintf("%d held by requests that died with the server", f.Leaked)})
+		}
+	}
+	if spans == nil {
 		return r.Faults
 	}
-	end := r.DurationS
-	detail := "the limit decides and counts, refuses nothing"
-	if u := r.Limit.ShadowUntilS; u > 0 && u < end {
-		end = u
-		detail = fmt.Sprintf("nothing refused until %gs, enforced after", u)
-	}
-	return append([]sim.FaultSpan{{Kind: "shadow", StartS: 0, EndS: end, Detail: detail}}, r.Faults...)
+	return spans
 }

@@ -323,6 +323,8 @@ func subtitle(d *timelineData, logScale bool) string {
 	var parts []string
 	rate := sim.RateText(l.RatePerS)
 	switch {
+	case l.MaxInFlight > 0:
+		parts = append(parts, "limit "+sim.ConcurrencyText(l.MaxInFlight, l.LeaseTTLS))
 	case len(l.Limits) > 0:
 		var each []string
 		for _, p := range l.Limits {

@@ -252,6 +252,8 @@ func limitText(r *sim.Result) string {
 	l := r.Limit
 	rate := sim.RateText(l.RatePerS)
 	switch {
+	case l.MaxInFlight > 0:
+		return sim.ConcurrencyText(l.MaxInFlight, l.LeaseTTLS)
 	case l.WindowS > 0: // a window algorithm: the result carries no window otherwise
 		return fmt.Sprintf("%s per %s s window (%s)", strconv.FormatFloat(l.RatePerS*l.WindowS, 'f', -1, 64),
 			strconv.FormatFloat(l.WindowS, 'f', -1, 64), rate) + defaultedText(l)

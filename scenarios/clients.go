@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -12,7 +13,7 @@ import (
 	"github.com/ratelim/ratelim/sim"
 )
 
-var clientFields = []string{"name", "count", "api_key", "user", "ip", "traffic", "retry", "cost"}
+var clientFields = []string{"name", "count", "api_key", "user", "ip", "traffic", "retry", "cost", "service"}
 
 const clientWant = "a mapping with name, api_key and traffic"
 
@@ -84,6 +85,9 @@ func (d *decoder) clients(n *yaml.Node, sc *sim.Scenario) []sim.Client {
 		c.Retry = sim.Retry{Policy: sim.RetryNone}
 		if v, ok := f.values["retry"]; ok {
 			c.Retry = d.retry(v, f.field("retry"))
+		}
+		if v, ok := f.values["service"]; ok {
+			c.Service = d.service(v, f.field("service"))
 		}
 		// What each of the client's requests costs, unless its traffic
 		// pattern says otherwise (a search at 5 beside reads at 1 is two
@@ -415,4 +419,35 @@ func (d *decoder) retry(n *yaml.Node, path string) sim.Retry {
 		d.failf(at, field, "%s", fmt.Sprintf("the cap %s is below the base %s (want base ≤ cap)", ceiling, base))
 	}
 	return r
+}
+
+// maxService bounds a request's service time: a day is longer than any
+// request an API serves.
+const maxService = 24 * time.Hour
+
+// service reads how long a client's requests take to serve: a duration
+// (every request takes it) or {mean: 2s, dist: exponential}.
+func (d *decoder) service(n *yaml.Node, field string) sim.Service {
+	var sv sim.Service
+	if n.Kind == yaml.ScalarNode {
+		sv.Mean = d.nonNegative(n, field, "200ms")
+	} else {
+		f := d.record(n, field, []string{"mean", "dist"}, "a duration such as 200ms, or {mean: 200ms, dist: exponential}")
+		if d.failed() {
+			return sv
+		}
+		v, ok := f.values["mean"]
+		if !ok {
+			d.failf(f.node, field+".mean", "missing (want e.g. mean: 200ms)")
+			return sv
+		}
+		sv.Mean = d.nonNegative(v, field+".mean", "200ms")
+		if v, ok := f.values["dist"]; ok {
+			sv.Exponential = d.choice(v, field+".dist", "distribution", []string{"constant", "exponential"}) == "exponential"
+		}
+	}
+	if !d.failed() && sv.Mean > maxService {
+		d.failf(n, field, "%s is longer than any request is served (want at most %s)", sv.Mean, maxService)
+	}
+	return sv
 }

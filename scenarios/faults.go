@@ -13,7 +13,7 @@ import (
 
 var (
 	faultFields = []string{"kind", "start", "end", "groups", "rtt", "servers", "offset", "drift"}
-	faultKinds  = []string{string(sim.Partition), string(sim.Outage), string(sim.Latency), string(sim.ClockSkew)}
+	faultKinds  = []string{string(sim.Partition), string(sim.Outage), string(sim.Latency), string(sim.ClockSkew), string(sim.Crash)}
 	// kindFields are the fields each kind of fault reads besides kind,
 	// start and end.
 	kindFields = map[sim.FaultKind][]string{
@@ -21,6 +21,7 @@ var (
 		sim.Outage:    {},
 		sim.Latency:   {"rtt"},
 		sim.ClockSkew: {"servers", "offset", "drift"},
+		sim.Crash:     {"servers"},
 	}
 )
 
@@ -135,6 +136,20 @@ func (d *decoder) fault(f *fields, sc *sim.Scenario) sim.Fault {
 			return ft
 		}
 		ft.RTT = d.roundTrip(v, f.field("rtt"), "50ms")
+	case sim.Crash:
+		v, ok := f.values["servers"]
+		if !ok {
+			d.failf(f.node, f.field("servers"), "missing: the servers that crash (want e.g. servers: [1])")
+			return ft
+		}
+		ft.Servers = d.serverList(v, f.field("servers"), sc.Servers, map[int]string{})
+		switch {
+		case d.failed():
+		case len(ft.Servers) == 0:
+			d.failf(v, f.field("servers"), "empty (want the servers that crash, e.g. [1])")
+		case len(ft.Servers) >= sc.Servers:
+			d.failf(v, f.field("servers"), "every server crashes, and no one is left to serve (want fewer than the %d servers)", sc.Servers)
+		}
 	case sim.ClockSkew:
 		if !f.has("offset") && !f.has("drift") {
 			d.failf(f.node, f.path, "a clock skew needs an offset, a drift or both (want e.g. offset: 2s or drift: 0.01)")

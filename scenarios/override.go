@@ -129,10 +129,12 @@ func Override(sc sim.Scenario, values map[string]string, field func(name string)
 			return sc, d.err
 		}
 	}
-	if err := sim.PeerStore(sc.Limit.Algorithm, sc.Topology.Store); err != nil {
+	if err := sim.Placement(&sc); err != nil {
 		name := "algorithm"
 		if _, ok := given["store"]; ok {
 			name = "store"
+		} else if _, ok := given["topology"]; ok {
+			name = "topology"
 		}
 		return sc, &Error{Field: field(name), Msg: err.Error()}
 	}

@@ -243,12 +243,16 @@ func (d *decoder) parse(data []byte) *File {
 	if d.failed() {
 		return nil
 	}
-	if err := sim.PeerStore(sc.Limit.Algorithm, sc.Topology.Store); err != nil {
+	if err := sim.Placement(&sc); err != nil {
 		at := top.values["topology"]
 		if at == nil {
 			at = top.node
 		}
-		d.failf(at, "topology.store", "%v", err)
+		field := "topology.store"
+		if strings.HasPrefix(err.Error(), "concurrency") {
+			field = "topology.kind"
+		}
+		d.failf(at, field, "%v", err)
 		return nil
 	}
 	if n, ok := top.values["clients"]; ok {
@@ -286,7 +290,7 @@ func (d *decoder) parse(data []byte) *File {
 	return &File{Scenario: sc, Expect: expect}
 }
 
-var limitFields = []string{"name", "algorithm", "rate", "burst", "window", "key", "delay", "nodelay", "shadow"}
+var limitFields = []string{"name", "algorithm", "rate", "burst", "window", "key", "delay", "nodelay", "shadow", "max_in_flight", "lease_ttl"}
 
 func (d *decoder) limit(n *yaml.Node, path string) sim.Limit {
 	f := d.record(n, path, limitFields, "a mapping with algorithm, rate and burst or window")
@@ -299,8 +303,28 @@ func (d *decoder) limit(n *yaml.Node, path string) sim.Limit {
 	}
 	if v, ok := f.values["rate"]; ok {
 		lim.Params.Rate = d.rate(v, path+".rate", false)
-	} else {
+	} else if lim.Algorithm != "concurrency" {
 		d.failf(f.node, path+".rate", "missing (want e.g. rate: 10/s)")
+	}
+	if v, ok := f.values["max_in_flight"]; ok {
+		lim.Params.Burst = d.integer(v, path+".max_in_flight", 1, 1<<20, "20")
+	}
+	if v, ok := f.values["lease_ttl"]; ok {
+		lim.Params.Window = d.positive(v, path+".lease_ttl", "30s")
+	}
+	if !d.failed() && lim.Algorithm != "concurrency" {
+		for _, field := range []string{"max_in_flight", "lease_ttl"} {
+			if v, ok := f.values[field]; ok {
+				d.failf(v, path+"."+field, "is the concurrency limiter's (want algorithm: concurrency, or no %s)", field)
+			}
+		}
+	}
+	if !d.failed() && lim.Algorithm == "concurrency" {
+		for _, field := range []string{"rate", "burst", "window"} {
+			if v, ok := f.values[field]; ok {
+				d.failf(v, path+"."+field, "the concurrency limiter counts requests in flight, not a rate (want max_in_flight and lease_ttl)")
+			}
+		}
 	}
 	if v, ok := f.values["burst"]; ok {
 		lim.Params.Burst = d.integer(v, path+".burst", 0, 1<<50, "50")

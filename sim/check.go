@@ -20,6 +20,25 @@ func PeerStore(algorithm, storeName string) error {
 	return fmt.Errorf("%s is a model of %s and runs on the memory store only, which decides as one atomic script would (want store: memory)", algorithm, p.Library)
 }
 
+// Placement returns an error if one of sc's limits cannot run where sc
+// puts its state: a peer model off the memory store (PeerStore), or a
+// concurrency limit on a topology whose leases are not modelled (a racy
+// write or a replica would have to give a lease back too).
+func Placement(sc *Scenario) error {
+	for _, l := range sc.Limits() {
+		if err := PeerStore(l.Algorithm, sc.Topology.Store); err != nil {
+			return err
+		}
+		if l.Algorithm != "concurrency" {
+			continue
+		}
+		if k := sc.Topology.Kind; k != Local && k != Shared {
+			return fmt.Errorf("concurrency runs on the local or shared topology, not %s: a lease given back through a racy write or to a replica is not modelled (want topology: shared or local)", k)
+		}
+	}
+	return nil
+}
+
 // check refuses a Scenario the simulator cannot run. Package scenarios has
 // already said the same with file and line for a scenario read from YAML;
 // this is for one built in Go, and names the field.
@@ -70,10 +89,8 @@ func (sc *Scenario) check() error {
 	if t.Store != "" && t.Store != "memory" && t.Store != "miniredis" && !strings.HasPrefix(t.Store, "redis") {
 		return bad("topology.store", "unknown store %q (want memory, miniredis or redis://host:port)", t.Store)
 	}
-	for _, l := range sc.Limits() {
-		if err := PeerStore(l.Algorithm, t.Store); err != nil {
-			return bad("topology.store", "%v", err)
-		}
+	if err := Placement(sc); err != nil {
+		return bad("topology", "%v", err)
 	}
 	switch t.OnError {
 	case "", store.FailOpen, store.FailClosed:

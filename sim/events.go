@@ -8,7 +8,8 @@ const (
 	evStepEnd                 // the recorder closes a step; arg: step (never queued: see sim.nextStepEnd)
 	evFaultStart              // arg: fault index
 	evFaultEnd
-	evLog // a log entry falls due; arg: index into notes
+	evLog     // a log entry falls due; arg: index into notes
+	evRelease // an admitted request has been served and gives back its lease; arg: flight slot
 )
 
 // event is something that happens at a virtual instant. Ties are broken by

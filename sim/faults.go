@@ -18,6 +18,11 @@ type skew struct {
 }
 
 func (s *sim) setupFaults() {
+	for _, f := range s.sc.Faults {
+		if f.Kind == Crash && s.down == nil {
+			s.down = make([]bool, s.sc.Servers)
+		}
+	}
 	for i, f := range s.sc.Faults {
 		start, end := int64(algorithms.At(f.Start)), int64(algorithms.At(f.End))
 		s.schedule(event{at: start, kind: evFaultStart, arg: int32(i)})
@@ -52,6 +57,8 @@ func SpanOf(f Fault) FaultSpan {
 		span.Detail = "rtt " + f.RTT.String()
 	case ClockSkew:
 		span.Detail = fmt.Sprintf("servers %v offset %s drift %g", f.Servers, f.Offset, f.Drift)
+	case Crash:
+		span.Detail = fmt.Sprintf("servers %v", f.Servers)
 	}
 	return span
 }
@@ -83,13 +90,16 @@ func (s *sim) rtt() int64 {
 	return int64(algorithms.At(s.sc.Topology.RTT))
 }
 
-func (s *sim) faultStart(ctx context.Context, f Fault, t int64) error {
+func (s *sim) faultStart(ctx context.Context, i int, t int64) error {
+	f := s.sc.Faults[i]
 	s.logf(t, "%s begins%s", f.Kind, faultDetail(f))
 	switch f.Kind {
 	case Outage:
 		s.topo.OutageStarts()
 	case Latency:
 		s.latency = int64(algorithms.At(f.RTT))
+	case Crash:
+		s.crash(i, f.Servers, t)
 	case Partition:
 		var keep []int
 		if len(f.Groups) > 0 {
@@ -120,6 +130,10 @@ func (s *sim) faultEnd(ctx context.Context, f Fault, t int64) error {
 		s.topo.OutageEnds()
 	case Latency:
 		s.latency = -1
+	case Crash:
+		for _, srv := range f.Servers {
+			s.down[srv] = false
+		}
 	case Partition:
 		// Heal: the replica's writes during the partition are lost; it
 		// resynchronises from the primary and everyone is back on it.

@@ -797,9 +797,18 @@ func quotaFinding(r *Result) (Finding, bool) {
 	return Finding{Kind: FindingQuota, Client: c.Name, Value: float64(bestN), Text: text}, true
 }
 
+// ConcurrencyText says a concurrency limit: "at most 10 in flight, leases
+// of 20s".
+func ConcurrencyText(maxInFlight int64, leaseTTLS float64) string {
+	return fmt.Sprintf("at most %s in flight, leases of %s", Thousands(maxInFlight), ShortDuration(time.Duration(leaseTTLS*float64(time.Second))))
+}
+
 // PolicyText says one of a key's limits as people write it: "10/s, burst
 // 20", "1,000 per 1h".
 func PolicyText(p PolicyResult) string {
+	if p.MaxInFlight > 0 {
+		return ConcurrencyText(p.MaxInFlight, p.LeaseTTLS)
+	}
 	if p.WindowS > 0 {
 		w := time.Duration(p.WindowS * float64(time.Second))
 		return fmt.Sprintf("%s per %s", Thousands(int64(math.Round(p.RatePerS*p.WindowS))), ShortDuration(w))

@@ -67,6 +67,14 @@ type sim struct {
 	racy      []*store.Racy   // per copy, racy topology only
 	writes    []store.Pending // racy writes in flight, by slot
 	freeSlots []int32         // slots of writes that landed
+	// flights are the admitted requests that hold a lease until they are
+	// served, by slot (see lease.go); down, the servers a crash killed.
+	flights     []inFlight
+	freeFlights []int32
+	down        []bool
+	// idealLease is the lease the exact limiter's decision of the request
+	// being recorded took, 0 if none.
+	idealLease algorithms.Time
 	// raceless is set when the racy topology's algorithm is a library
 	// whose store decides atomically (a script, an INCRBY): it cannot
 	// race, and decides on the racy topology as on the shared one. cas
@@ -213,6 +221,9 @@ func newRecording(sc Scenario, opts Options) (*sim, error) {
 // algorithms, which approximate it. One atomic copy, no round trip, the
 // true clock, no faults.
 func idealFor(alg algorithms.Algorithm) algorithms.Algorithm {
+	if _, ok := alg.(*algorithms.Concurrency); ok {
+		return alg // exact already: one atomic copy is all it needs
+	}
 	if m, ok := alg.(*algorithms.Multi); ok {
 		// Several limits: each one's exact limiter, decided together.
 		ps := m.Policies()
@@ -423,8 +434,10 @@ func (s *sim) handle(ctx context.Context, e event) error {
 		}
 	case evLog:
 		s.logf(e.at, "%s", s.notes[e.arg])
+	case evRelease:
+		return s.release(ctx, e.arg, e.at)
 	case evFaultStart:
-		return s.faultStart(ctx, s.sc.Faults[e.arg], e.at)
+		return s.faultStart(ctx, int(e.arg), e.at)
 	case evFaultEnd:
 		return s.faultEnd(ctx, s.sc.Faults[e.arg], e.at)
 	}
@@ -474,6 +487,9 @@ type pending struct {
 func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int) error {
 	c := s.clients[client]
 	server := s.spread.Pick(s.keys[c.key].hash, s.intn)
+	if s.down != nil {
+		server = s.routeAround(server)
+	}
 	now := s.decisionClock(server, t)
 	s.requests++
 	if attempt > 0 {
@@ -561,6 +577,9 @@ func (s *sim) conclude(p *pending, d *store.Decision, at, latency int64) {
 	shadowed := s.shadow(d, p.t)
 	latency += int64(algorithms.At(d.Delay))
 	s.record(p.client, at, p.cost, p.attempt, d, latency, shadowed)
+	if (d.Allowed && d.Lease != 0 && d.Policy == "") || s.idealLease != 0 {
+		s.holdLease(p, d, at+latency)
+	}
 	if s.observe != nil {
 		s.observe(Observation{Client: p.client, At: algorithms.Time(at).Duration(), Cost: p.cost, Attempt: p.attempt, Decision: *d, Latency: algorithms.Time(latency).Duration(), Seq: p.seq})
 	}

@@ -234,10 +234,12 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Deci
 	// The key's ideal state is the recorder's alone, and only its verdict
 	// is read.
 	var idealAllowed bool
+	s.idealLease = 0
 	if is := &s.idealStep; is.admit != nil {
 		idealAllowed = is.admit.Admit(&k.ideal, algorithms.Time(t), cost)
 	} else {
-		idealAllowed = is.whole(&k.ideal, algorithms.Time(t), cost).Allowed
+		d := is.whole(&k.ideal, algorithms.Time(t), cost)
+		idealAllowed, s.idealLease = d.Allowed, d.Lease
 	}
 	if idealAllowed {
 		c.total.IdealAllowed++
@@ -437,6 +439,10 @@ func (s *sim) result() *Result {
 		Findings:     []Finding{},
 		Events:       append([]LogEntry{}, s.log...),
 	}
+	if sc.Limit.Algorithm == "concurrency" {
+		r.Limit.MaxInFlight, r.Limit.LeaseTTLS = sc.Limit.Params.Burst, sc.Limit.Params.Window.Seconds()
+		r.Limit.Burst, r.Limit.WindowS = 0, 0
+	}
 	if len(sc.Also) > 0 {
 		r.Limit.Limits = policyResults(sc)
 	}
@@ -532,6 +538,11 @@ func policyResults(sc Scenario) []PolicyResult {
 			Name: l.Name, Algorithm: l.Algorithm,
 			RatePerS: p.Rate.PerSecond(), Burst: p.Burst, WindowS: p.Window.Seconds(),
 			Shadow: l.Shadow, ShadowUntilS: l.ShadowUntil.Seconds(),
+		}
+		if l.Algorithm == "concurrency" {
+			out[i].MaxInFlight, out[i].LeaseTTLS = p.Burst, p.Window.Seconds()
+			out[i].Burst, out[i].WindowS = 0, 0
+			continue
 		}
 		if info, ok := algorithms.Lookup(l.Algorithm); ok {
 			// Only what the algorithm reads: a window means nothing to

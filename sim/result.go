@@ -92,6 +92,12 @@ type LimitResult struct {
 	// until ShadowUntilS, when it began to enforce. Added to v1.
 	Shadow       bool    `json:"shadow,omitempty"`
 	ShadowUntilS float64 `json:"shadow_until_s,omitempty"`
+	// MaxInFlight and LeaseTTLS are a concurrency limit's: the most
+	// requests of a key in flight at once, and how long a lease lasts
+	// when its request is never given back. Rate, burst and window are
+	// then 0. Added to v1.
+	MaxInFlight int64   `json:"max_in_flight,omitempty"`
+	LeaseTTLS   float64 `json:"lease_ttl_s,omitempty"`
 	// Limits lists every limit of a key that has several (a per-second
 	// and an hourly one), the first of them being the one the fields
 	// above describe; empty for one limit. Added to v1.
@@ -109,6 +115,9 @@ type PolicyResult struct {
 	WindowS      float64 `json:"window_s,omitempty"`
 	Shadow       bool    `json:"shadow,omitempty"`
 	ShadowUntilS float64 `json:"shadow_until_s,omitempty"`
+	// MaxInFlight and LeaseTTLS are given for a concurrency limit.
+	MaxInFlight int64   `json:"max_in_flight,omitempty"`
+	LeaseTTLS   float64 `json:"lease_ttl_s,omitempty"`
 }
 
 // Counts are what happened to a set of requests: a client's, a key's, a
@@ -224,6 +233,12 @@ type FaultSpan struct {
 	StartS float64 `json:"start_s"`
 	EndS   float64 `json:"end_s"`
 	Detail string  `json:"detail,omitempty"`
+	// Leaked and LeakedUntilS are, for a crash, the leases its servers
+	// held when they died mid-request, never given back, and when the last
+	// of them expired: the slots a concurrency limit lost meanwhile.
+	// Added to v1.
+	Leaked       int64   `json:"leaked,omitempty"`
+	LeakedUntilS float64 `json:"leaked_until_s,omitempty"`
 }
 
 // ExpectationResult is one `expect:` line evaluated on the run.

@@ -211,6 +211,20 @@ type Client struct {
 	// Traffic is one or more patterns, superposed.
 	Traffic []Traffic
 	Retry   Retry
+	// Service is how long the API takes to serve one of its admitted
+	// requests: what keeps a request in flight, and so what a
+	// concurrency limit counts. The zero Service serves at once.
+	Service Service
+}
+
+// Service is a distribution of service times.
+type Service struct {
+	// Mean is the average time to serve a request; 0 serves at once.
+	Mean time.Duration
+	// Exponential draws each time from an exponential distribution of
+	// that mean (a few slow requests among many quick ones), from the
+	// run's seeded source; otherwise every request takes Mean.
+	Exponential bool
 }
 
 // Pattern is the shape of a client's arrivals.
@@ -279,6 +293,11 @@ const (
 	Outage    FaultKind = "outage"     // every store call fails; the fail policy decides
 	Latency   FaultKind = "latency"    // the round trip becomes RTT
 	ClockSkew FaultKind = "clock-skew" // Servers' clocks are off by Offset and drift by Drift
+	// Crash kills Servers at Start, mid-request: what they were serving
+	// never completes, so a concurrency limit's leases they held are
+	// never given back and count in flight until their TTL. The load
+	// balancer routes around them until End, when they are back.
+	Crash FaultKind = "crash"
 )
 
 // Fault is something going wrong between Start and End.

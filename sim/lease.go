@@ -1,0 +1,168 @@
+package sim
+
+// Requests in flight: a concurrency limit's leases, given back when a
+// request has been served, and never when its server crashed first.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
+)
+
+// releaser is a copy of the state that can give a lease back: a jar, the
+// memory store, a Redis running the concurrency twin.
+type releaser interface {
+	Release(ctx context.Context, key string, now, lease algorithms.Time, cost int64) error
+}
+
+// inFlight is an admitted request that holds a lease until it is served.
+type inFlight struct {
+	key, target, server int
+	lease               algorithms.Time // 0: the request was refused, only the exact limiter admitted it
+	idealLease          algorithms.Time // the exact limiter's lease of the same request, 0 if it refused
+	cost                int64
+	lost                bool // its server crashed: it will never be served
+}
+
+// holdLease schedules the release of the lease an admitted request took,
+// when its client's service time after at has passed.
+//
+// The exact limiter the run is measured against takes leases too, on the
+// true clock, and gives them back at the same instant: a crash is a fault
+// it does not have, so what the leak costs shows as false denies.
+func (s *sim) holdLease(p *pending, d *store.Decision, at int64) {
+	done := at + s.serviceTime(p.client)
+	f := inFlight{key: p.key, target: p.target, server: p.server, idealLease: s.idealLease, cost: p.cost}
+	if d.Allowed && d.Policy == "" {
+		f.lease = d.Lease
+	}
+	var slot int32
+	if n := len(s.freeFlights); n > 0 {
+		slot = s.freeFlights[n-1]
+		s.freeFlights = s.freeFlights[:n-1]
+		s.flights[slot] = f
+	} else {
+		slot = int32(len(s.flights))
+		s.flights = append(s.flights, f)
+	}
+	s.schedule(event{at: done, kind: evRelease, arg: slot})
+}
+
+// serviceTime draws how long client's request takes to serve, in µs.
+func (s *sim) serviceTime(client int) int64 {
+	sv := s.clients[client].Service
+	mean := int64(algorithms.At(sv.Mean))
+	if !sv.Exponential || mean <= 0 {
+		return mean
+	}
+	// Inverse transform; capped at 50 means so that one draw in 10^21
+	// cannot hold a lease for ever.
+	u := s.rng.Float64()
+	return int64(math.Min(-math.Log(1-u), 50) * float64(mean))
+}
+
+// release gives back the lease of the request in slot, served at t,
+// unless its server crashed before it was.
+func (s *sim) release(ctx context.Context, slot int32, t int64) error {
+	f := s.flights[slot]
+	s.flights[slot] = inFlight{}
+	s.freeFlights = append(s.freeFlights, slot)
+	if f.idealLease != 0 {
+		if r, ok := s.ideal.(leaseHolder); ok {
+			k := &s.keys[f.key]
+			k.ideal = r.Release(k.ideal, algorithms.Time(t), f.idealLease, f.cost)
+		}
+	}
+	if f.lost || f.lease == 0 {
+		return nil
+	}
+	now := s.decisionClock(f.server, t)
+	if s.jars != nil {
+		s.jars[f.target].release(f.key, now, f.lease, f.cost)
+		return nil
+	}
+	if f.target < 0 || f.target >= len(s.copies) {
+		return nil // the store was unreachable: the lease expires on its own
+	}
+	r, ok := s.copies[f.target].(releaser)
+	if !ok {
+		return fmt.Errorf("sim: the %s store cannot release a lease", s.sc.Topology.Store)
+	}
+	if err := r.Release(ctx, s.keys[f.key].name, now, f.lease, f.cost); err != nil && !errors.Is(err, errStoreDown) {
+		return fmt.Errorf("sim: releasing a lease: %w", err)
+	}
+	return nil
+}
+
+// crash kills servers at t: the requests they were serving are lost, their
+// leases held until they expire; until the crash ends the balancer routes
+// around them.
+func (s *sim) crash(fault int, servers []int, t int64) {
+	lost := map[int]int64{}
+	var expires int64
+	for i := range s.flights {
+		f := &s.flights[i]
+		if f.lease == 0 || f.lost {
+			continue
+		}
+		for _, srv := range servers {
+			if f.server == srv {
+				f.lost = true
+				lost[srv] += f.cost
+				expires = max(expires, int64(f.lease))
+			}
+		}
+	}
+	var held int64
+	for _, srv := range servers {
+		s.down[srv] = true
+		held += lost[srv]
+	}
+	if held > 0 {
+		span := &s.faultResults[fault]
+		span.Leaked, span.LeakedUntilS = held, seconds(expires)
+		s.logf(t, "server %v crashed mid-request: %d lease%s held until they expire, the last at %s", servers, held, pluralS(held), ShortDuration(algorithms.Time(expires).Duration()))
+	} else {
+		s.logf(t, "server %v crashed, serving nothing that held a lease", servers)
+	}
+}
+
+func pluralS(n int64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// routeAround is server, or the next one up when it is down: a load
+// balancer's health check takes a crashed server out of rotation.
+func (s *sim) routeAround(server int) int {
+	n := len(s.down)
+	for i := 0; i < n && s.down[server]; i++ {
+		server = (server + 1) % n
+	}
+	return server
+}
+
+// release gives back cost leases named lease on the run's key id.
+func (j *jar) release(id int, now, lease algorithms.Time, cost int64) {
+	if r, ok := j.step.alg.(leaseHolder); ok {
+		j.states[id] = r.Release(j.states[id], now, lease, cost)
+	}
+}
+
+// Release is release by the key's name.
+func (j *jar) Release(_ context.Context, key string, now, lease algorithms.Time, cost int64) error {
+	j.release(j.slot(key), now, lease, cost)
+	return nil
+}
+
+// leaseHolder is an algorithm that hands out leases to give back
+// (algorithms.Concurrency, or a Multi with one).
+type leaseHolder interface {
+	Release(prev algorithms.State, now, lease algorithms.Time, cost int64) algorithms.State
+}
