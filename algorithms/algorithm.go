@@ -243,6 +243,15 @@ func Names() []string {
 // compare runs unless told otherwise.
 func ExactNames() []string { return Names()[:len(catalog)] }
 
+// PeerNames returns the peer models' names, in the order Names lists them.
+func PeerNames() []string {
+	names := make([]string, len(peerCatalog))
+	for i, info := range peerCatalog {
+		names[i] = info.Name
+	}
+	return names
+}
+
 // Lookup returns the named algorithm's Info.
 func Lookup(name string) (Info, bool) {
 	for _, info := range Catalog() {

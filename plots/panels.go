@@ -106,8 +106,11 @@ func statePanel(d *timelineData, s *stateData, v stateView, top float64, width v
 	p.X.Min, p.X.Max = 0, d.axisS
 	p.Y.Min, p.Y.Max = 0, top
 	p.Y.Label.Text = "remaining (req)"
-	if d.weighted {
+	switch {
+	case d.weighted:
 		p.Y.Label.Text = "remaining (quota)"
+	case d.r.Limit.MaxInFlight > 0:
+		p.Y.Label.Text = "free slots"
 	}
 	return panel{plot: p, height: max(1.5*vg.Inch, note.height(noteWidth(width))+0.15*vg.Inch), side: note}
 }

@@ -67,6 +67,11 @@ const (
 	// per-second limit and ran out of a longer quota (an hourly one).
 	// Value: the requests that limit refused.
 	FindingQuota FindingKind = "quota"
+	// Leaked: a server crashed mid-request holding a concurrency limit's
+	// leases, which nothing gave back until they expired: slots counted in
+	// flight though nothing ran, and requests refused that an exact
+	// limiter without the crash admitted. Value: those requests.
+	FindingLeaked FindingKind = "leaked"
 	// Costly: a client was refused while it sent fewer requests a second
 	// than the limit's rate, because its requests cost more than 1 each
 	// (a search costing 5): the limit counts the work asked, not the
@@ -82,7 +87,7 @@ const (
 func FindingKinds() []FindingKind { return slices.Clone(findingKinds) }
 
 var findingKinds = []FindingKind{
-	FindingFailedClosed, FindingFailedOpen, FindingShadow, FindingQuota, FindingCostly, FindingQueued, FindingWorstWindow, FindingOverAdmitted,
+	FindingFailedClosed, FindingFailedOpen, FindingLeaked, FindingShadow, FindingQuota, FindingCostly, FindingQueued, FindingWorstWindow, FindingOverAdmitted,
 	FindingCopiesDiverged, FindingLostUnderShare, FindingRetriesWasted, FindingIsolated, FindingPeer, FindingExact,
 }
 
@@ -90,7 +95,7 @@ var findingKinds = []FindingKind{
 // Client is set), "key" (its Key is set), or "" (the run as a whole).
 func FindingSubject(kind FindingKind) string {
 	switch kind {
-	case FindingFailedOpen, FindingQueued, FindingRetriesWasted, FindingShadow, FindingQuota, FindingCostly:
+	case FindingFailedOpen, FindingQueued, FindingRetriesWasted, FindingShadow, FindingQuota, FindingCostly, FindingLeaked:
 		return "client"
 	case FindingWorstWindow, FindingCopiesDiverged, FindingLostUnderShare:
 		return "key"
@@ -125,6 +130,9 @@ func Findings(r *Result) []Finding {
 	topology := topologyCause(r)
 	var out []Finding
 	out = append(out, failedFindings(r, t)...)
+	if f, ok := leakedFinding(r); ok {
+		out = append(out, f)
+	}
 	if f, ok := shadowFinding(r, t); ok {
 		out = append(out, f)
 	}
@@ -728,6 +736,43 @@ func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
 // Thousands writes n with a comma every three digits: 158,008.
 func Thousands(n int64) string { return humanize.Comma(n) }
+
+// leakedFinding is the crash whose leases cost the most: the requests an
+// exact limiter without it admitted and the run refused, and whose.
+func leakedFinding(r *Result) (Finding, bool) {
+	var crash *FaultSpan
+	for i := range r.Faults {
+		if f := &r.Faults[i]; f.Leaked > 0 && (crash == nil || f.Leaked > crash.Leaked) {
+			crash = f
+		}
+	}
+	if crash == nil {
+		return Finding{}, false
+	}
+	var denied int64
+	top := -1
+	for i, c := range r.Clients {
+		denied += c.FalseDenies
+		if c.FalseDenies > 0 && (top < 0 || c.FalseDenies > r.Clients[top].FalseDenies) {
+			top = i
+		}
+	}
+	if top < 0 {
+		return Finding{}, false
+	}
+	text := fmt.Sprintf("a crash at %gs (%s) left %s held that no request used until they expired at %s: %s refused that an exact limiter without it admitted, %s of them %s",
+		crash.StartS, crash.Detail, plural64(crash.Leaked, "lease", "leases"), ShortDuration(time.Duration(crash.LeakedUntilS*float64(time.Second)).Round(time.Millisecond)),
+		requests(denied), Thousands(r.Clients[top].FalseDenies), possessive(r.Clients[top].Name))
+	return Finding{Kind: FindingLeaked, Client: r.Clients[top].Name, Value: float64(denied), Text: text}, true
+}
+
+// possessive is name's: "batch-job's", "reports'".
+func possessive(name string) string {
+	if strings.HasSuffix(name, "s") {
+		return name + "'"
+	}
+	return name + "'s"
+}
 
 // costlyFinding is the client most refused while sending fewer requests
 // a second than the limit's rate, its requests costing more than one unit

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/store"
@@ -125,17 +126,10 @@ func (s *sim) crash(fault int, servers []int, t int64) {
 	if held > 0 {
 		span := &s.faultResults[fault]
 		span.Leaked, span.LeakedUntilS = held, seconds(expires)
-		s.logf(t, "server %v crashed mid-request: %d lease%s held until they expire, the last at %s", servers, held, pluralS(held), ShortDuration(algorithms.Time(expires).Duration()))
+		s.logf(t, "server %v crashed mid-request: %s held until they expire, the last at %s", servers, plural64(held, "lease", "leases"), ShortDuration(algorithms.Time(expires).Duration().Round(time.Millisecond)))
 	} else {
 		s.logf(t, "server %v crashed, serving nothing that held a lease", servers)
 	}
-}
-
-func pluralS(n int64) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // routeAround is server, or the next one up when it is down: a load

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
@@ -132,6 +133,12 @@ type Limit struct {
 // limit still does not suit it. Every command that switches a scenario's
 // algorithm goes through here, so they all run the same limit.
 func WithAlgorithm(sc Scenario, name string) (Scenario, error) {
+	if (name == "concurrency") != (sc.Limit.Algorithm == "concurrency") {
+		// One counts requests in flight, the others requests per unit of
+		// time: neither's numbers mean anything to the other.
+		return sc, fmt.Errorf("algorithm: %s counts requests %s and the scenario's %s requests %s (want a scenario written for it)",
+			name, countsWhat(name), sc.Limit.Algorithm, countsWhat(sc.Limit.Algorithm))
+	}
 	p, filled := algorithms.WithDefaults(name, sc.Limit.Params)
 	if _, err := algorithms.New(name, p); err != nil {
 		return sc, err
@@ -149,6 +156,14 @@ func WithAlgorithm(sc Scenario, name string) (Scenario, error) {
 		}
 	}
 	return sc, nil
+}
+
+// countsWhat is what an algorithm counts, for a message.
+func countsWhat(name string) string {
+	if name == "concurrency" {
+		return "in flight"
+	}
+	return "per unit of time"
 }
 
 // KeyBy says which identity of a request its limiter key is.

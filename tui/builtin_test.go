@@ -70,6 +70,7 @@ func TestEveryBuiltinShowsItsLessonAt80x24(t *testing.T) {
 		{"dark-launch", "the batch job's row", func(m Model, v string) bool { return rowLine(v, "batch-job") != "" }},
 		{"api-quotas", "the sync job's row", func(m Model, v string) bool { return rowLine(v, "sync-job") != "" }},
 		{"expensive-search", "the search page's row", func(m Model, v string) bool { return rowLine(v, "search-page") != "" }},
+		{"slow-endpoint", "the reports client's row", func(m Model, v string) bool { return rowLine(v, "reports") != "" }},
 	}
 	names := map[string]bool{}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -128,7 +129,13 @@ func planCompare(opts *compareOptions) (*comparePlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if base.Limit.Algorithm == "concurrency" && slices.Equal(opts.Algorithms, algorithms.ExactNames()) {
+		// The default, exact, are rate limiters: a concurrency scenario
+		// compares its own limiter across the topologies.
+		opts.Algorithms = []string{"concurrency"}
+	}
 	p := &comparePlan{file: file, base: base, simOpts: simOpts}
+	var skipped []string
 	for _, a := range opts.Algorithms {
 		for _, t := range opts.Topologies {
 			sc, err := sim.WithAlgorithm(base, a)
@@ -136,9 +143,31 @@ func planCompare(opts *compareOptions) (*comparePlan, error) {
 				return nil, badInput("%s: --algorithms %s: the scenario's limit does not suit it: %v", scenarioLabel(file), a, err)
 			}
 			sc.Topology.Kind = sim.TopologyKind(t)
+			if err := sim.Placement(&sc); err != nil {
+				skipped = append(skipped, a+" on "+t)
+				continue
+			}
 			p.scs = append(p.scs, sc)
 			p.cells = append(p.cells, Cell{Algorithm: a, Topology: t})
 		}
+	}
+	if len(p.cells) == 0 {
+		return nil, badInput("%s: no algorithm and topology asked for can run it (%s)", scenarioLabel(file), strings.Join(skipped, ", "))
+	}
+	if len(skipped) > 0 {
+		// The table is a grid: keep the topologies that ran. A topology
+		// refuses a concurrency limit, and every cell of a concurrency
+		// scenario is one, so whole columns go.
+		var kept []string
+		for _, t := range opts.Topologies {
+			if slices.ContainsFunc(p.cells, func(c Cell) bool { return c.Topology == t }) {
+				kept = append(kept, t)
+			}
+		}
+		opts.Topologies = kept
+	}
+	if len(skipped) > 0 && opts.ErrOut != nil {
+		fmt.Fprintf(opts.ErrOut, "ratelim: compare: left out %s: a concurrency limit runs on local and shared alone\n", strings.Join(skipped, ", "))
 	}
 	return p, nil
 }
@@ -159,11 +188,13 @@ func expandAlgorithms(names []string) []string {
 				add(a)
 			}
 		case "peers":
-			for _, a := range algorithms.Names()[len(algorithms.ExactNames()):] {
+			for _, a := range algorithms.PeerNames() {
 				add(a)
 			}
 		case "all":
-			for _, a := range algorithms.Names() {
+			// The rate limiters: the concurrency limiter counts requests
+			// in flight, and a rate scenario has none to compare.
+			for _, a := range append(algorithms.ExactNames(), algorithms.PeerNames()...) {
 				add(a)
 			}
 		default:

@@ -1,0 +1,112 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/topology"
+)
+
+// slow is a client at 20/s whose requests take 1 s each, against at most
+// 5 in flight: 20 would be in flight, 5 are.
+func slow(kind TopologyKind, servers int) Scenario {
+	sc := hammer(kind, servers, RoundRobin)
+	sc.Limit = Limit{Algorithm: "concurrency", Params: algorithms.Params{Burst: 5, Window: 30 * time.Second}, Key: KeyAuto}
+	sc.Clients[0].Traffic[0].Rate = perSecond(20)
+	sc.Clients[0].Service = Service{Mean: time.Second}
+	return sc
+}
+
+// At most 5 in flight, each for 1 s: every second 5 are admitted, as the
+// 5 before them complete. A request arrives every 50 ms, so each freed
+// slot is taken within 50 ms plus the round trip.
+func TestConcurrencyHoldsRequestsInFlight(t *testing.T) {
+	for _, kind := range []TopologyKind{Shared, Local} {
+		r := mustRun(t, slow(kind, 1))
+		c := r.Clients[0]
+		if c.Allowed != 50 || c.Sent != 200 {
+			t.Errorf("%s: allowed %d of %d, want 5 in flight × 10 s = 50 of 200", kind, c.Allowed, c.Sent)
+		}
+		if c.FalseDenies != 0 || c.FalseAllows != 0 {
+			t.Errorf("%s: %d false denies and %d false allows against the exact limiter, want none", kind, c.FalseDenies, c.FalseAllows)
+		}
+		for _, s := range r.State {
+			for i, free := range s.Remaining {
+				if free < 0 || free > 5 {
+					t.Fatalf("%s: %d free slots at %gs, want 0 to 5", kind, free, s.TS[i])
+				}
+			}
+		}
+		if r.Limit.MaxInFlight != 5 || r.Limit.LeaseTTLS != 30 || r.Limit.Burst != 0 || r.Limit.RatePerS != 0 {
+			t.Errorf("%s: limit %+v, want max_in_flight 5 and lease_ttl_s 30 alone", kind, r.Limit)
+		}
+	}
+}
+
+// Jars per server: each of 2 servers holds 5 of its own.
+func TestConcurrencyInJarsPerServer(t *testing.T) {
+	if c := mustRun(t, slow(Local, 2)).Clients[0]; c.Allowed != 100 {
+		t.Errorf("allowed %d, want 2 servers × 5 in flight × 10 s = 100", c.Allowed)
+	}
+}
+
+// A crash at 3.5 s kills the server key-hash sends the client to, which
+// holds all 5 leases (the balancer routes to the other while it is down,
+// which reaches the same store, where the leases still count). The
+// leases are never given back: nothing is admitted until they expire, 30 s
+// after they were taken, past the end of the run.
+func TestCrashLeaksLeasesUntilTheirTTL(t *testing.T) {
+	sc := slow(Shared, 2)
+	sc.Balancer = KeyHash
+	sc.Faults = []Fault{{Kind: Crash, Servers: []int{keyHashServer(sc)}, Start: 3500 * time.Millisecond, End: 4 * time.Second}}
+	r := mustRun(t, sc)
+	var before, after Counts
+	for _, row := range r.Timeline {
+		if row.TS < 3 {
+			before.Add(row.Counts)
+		} else if row.TS >= 4 {
+			after.Add(row.Counts)
+		}
+	}
+	if before.Allowed != 15 {
+		t.Errorf("before the crash: %d admitted, want 5 a second", before.Allowed)
+	}
+	if after.Allowed != 0 {
+		t.Errorf("after the crash: %d admitted, want none: the 5 leases leak till 33 s", after.Allowed)
+	}
+	f := r.Faults[0]
+	if f.Leaked != 5 || f.LeakedUntilS < 30 {
+		t.Errorf("the crash's span %+v, want 5 leaked until past 30 s", f)
+	}
+	if got := Findings(r)[0]; got.Kind != FindingLeaked {
+		t.Errorf("the lesson is %s, want leaked: %+v", got.Kind, Findings(r))
+	}
+
+	// With a lease of 2 s, the leak ends 2 s after the last lease was
+	// taken, and the client is admitted again.
+	sc.Limit.Params.Window = 2 * time.Second
+	r = mustRun(t, sc)
+	var late Counts
+	for _, row := range r.Timeline {
+		if row.TS >= 6 {
+			late.Add(row.Counts)
+		}
+	}
+	if late.Allowed == 0 {
+		t.Error("with a 2 s lease nothing was admitted after 6 s: the leak should have ended")
+	}
+}
+
+// keyHashServer is the server a key-hash balancer sends sc's only client to.
+func keyHashServer(sc Scenario) int {
+	return int(topology.HashKey(KeyOf(sc.Clients[0], sc.Limit.Key)) % uint64(sc.Servers))
+}
+
+func TestConcurrencyRefusedOnTopologiesWithoutLeases(t *testing.T) {
+	for _, kind := range []TopologyKind{Racy, SplitBrain} {
+		if _, err := Run(t.Context(), slow(kind, 2), Options{}); err == nil {
+			t.Errorf("a concurrency limit ran on %s", kind)
+		}
+	}
+}
