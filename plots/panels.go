@@ -112,6 +112,10 @@ func statePanel(d *timelineData, s *stateData, v stateView, top float64, width v
 	case d.r.Limit.MaxInFlight > 0:
 		p.Y.Label.Text = "free slots"
 	}
+	if d.r.Shedder != nil {
+		note.lines = append(note.lines, fmt.Sprintf("%s: the shedder's capacity left (normal leaves %s, sheddable %s)",
+			sim.FleetKey, thousands(d.r.Shedder.Reserve["normal"]), thousands(d.r.Shedder.Reserve["sheddable"])))
+	}
 	return panel{plot: p, height: max(1.5*vg.Inch, note.height(noteWidth(width))+0.15*vg.Inch), side: note}
 }
 

@@ -65,6 +65,11 @@ func newReference(d *timelineData) reference {
 	ref.k = max(1, int(math.Round(w/d.stepS)))
 	ref.windowS = float64(ref.k) * d.stepS
 	rate := l.RatePerS * ref.windowS
+	if onlyShed(d.r) {
+		// Every refusal was the load shedder's: the key's limit never
+		// bound, and its lines would only hide the fleet's lesson.
+		return ref
+	}
 	switch ref.kind {
 	case "window":
 		// The limit per window, stretched if the step is longer than it.
@@ -166,4 +171,18 @@ func (ref reference) overLabel() string {
 		return "admitted beyond what one exact bucket holds"
 	}
 	return fmt.Sprintf("over the limit in the last %s", ref.per())
+}
+
+// onlyShed reports whether r ran a load shedder and every request it
+// refused was the shedder's 503, none the limit's 429.
+func onlyShed(r *sim.Result) bool {
+	if r.Shedder == nil {
+		return false
+	}
+	for _, c := range r.Clients {
+		if c.Rejected != c.Shed {
+			return false
+		}
+	}
+	return true
 }

@@ -259,6 +259,9 @@ func (d *timelineData) byClient(perClient map[string][]counts) []traffic {
 			t.notes = append(t.notes, admittedNotes(t.total, c.IdealAllowed, c.MaxAllowed1s, true)...)
 		}
 		t.notes = append(t.notes, rejectedByNotes(d.r, c)...)
+		if c.Priority != "" {
+			t.notes = append(t.notes, fmt.Sprintf("priority %s: shed %s (503)", c.Priority, thousands(c.Shed)))
+		}
 		if t.total.retries > 0 {
 			// What retrying won: the lesson of a retry storm.
 			t.notes[len(t.notes)-1] += fmt.Sprintf(", %s admitted", thousands(c.RetriesAllowed))

@@ -411,6 +411,9 @@ func seriesLabel(d *timelineData, name string) string {
 		if d.weighted {
 			return "quota refused per step"
 		}
+		if onlyShed(d.r) {
+			return "shed per step (503: no capacity left at its priority)"
+		}
 		return "rejected per step"
 	case serFailedOpen:
 		return "failed open: admitted unchecked (part of allowed)"

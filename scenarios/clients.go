@@ -9,11 +9,12 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/replay"
 	"github.com/ratelim/ratelim/sim"
 )
 
-var clientFields = []string{"name", "count", "api_key", "user", "ip", "traffic", "retry", "cost", "service"}
+var clientFields = []string{"name", "count", "api_key", "user", "ip", "traffic", "retry", "cost", "service", "priority"}
 
 const clientWant = "a mapping with name, api_key and traffic"
 
@@ -85,6 +86,9 @@ func (d *decoder) clients(n *yaml.Node, sc *sim.Scenario) []sim.Client {
 		c.Retry = sim.Retry{Policy: sim.RetryNone}
 		if v, ok := f.values["retry"]; ok {
 			c.Retry = d.retry(v, f.field("retry"))
+		}
+		if v, ok := f.values["priority"]; ok {
+			c.Priority = d.choice(v, f.field("priority"), "priority", algorithms.Priorities)
 		}
 		if v, ok := f.values["service"]; ok {
 			c.Service = d.service(v, f.field("service"))

@@ -136,7 +136,7 @@ func parse(filename string, data []byte, d *decoder) (*File, error) {
 	return f, nil
 }
 
-var topFields = []string{"name", "summary", "lesson", "trace", "duration", "seed", "step", "servers", "balancer", "wall_clock", "limit", "limits", "topology", "clients", "faults", "expect"}
+var topFields = []string{"name", "summary", "lesson", "trace", "duration", "seed", "step", "servers", "balancer", "wall_clock", "limit", "limits", "shedder", "topology", "clients", "faults", "expect"}
 
 const scenarioWant = "a mapping with name, duration, limit and clients"
 
@@ -238,6 +238,12 @@ func (d *decoder) parse(data []byte) *File {
 	}
 	if d.failed() {
 		return nil
+	}
+	if n, ok := top.values["shedder"]; ok {
+		sc.Shedder = d.shedder(n)
+		if d.failed() {
+			return nil
+		}
 	}
 	sc.Topology = d.topology(top.values["topology"], top.keys["topology"] != nil, top.node)
 	if d.failed() {
@@ -419,6 +425,51 @@ func (d *decoder) limits(n *yaml.Node, sc *sim.Scenario) {
 		lim.Key = sc.Limit.Key
 		sc.Also = append(sc.Also, lim)
 	}
+}
+
+// shedder reads the fleet's load shedder:
+//
+//	shedder: {capacity: 1000/s, burst: 1000, reserve: {normal: 0.2, sheddable: 0.5}}
+func (d *decoder) shedder(n *yaml.Node) *sim.Shedder {
+	const want = "a mapping such as {capacity: 1000/s, burst: 1000, reserve: {normal: 0.2, sheddable: 0.5}}"
+	f := d.record(n, "shedder", []string{"capacity", "burst", "reserve"}, want)
+	if d.failed() {
+		return nil
+	}
+	sh := &sim.Shedder{Reserve: [3]float64{0, 0.2, 0.5}}
+	v, ok := f.values["capacity"]
+	if !ok {
+		d.failf(f.node, "shedder.capacity", "missing: what the fleet serves (want e.g. capacity: 1000/s)")
+		return nil
+	}
+	sh.Capacity = d.rate(v, "shedder.capacity", false)
+	sh.Burst = max(1, int64(sh.Capacity.PerSecond())) // a second of capacity
+	if v, ok := f.values["burst"]; ok {
+		sh.Burst = d.integer(v, "shedder.burst", 1, 1<<50, "1000")
+	}
+	if v, ok := f.values["reserve"]; ok {
+		r := d.record(v, "shedder.reserve", []string{"normal", "sheddable"}, "a mapping such as {normal: 0.2, sheddable: 0.5}")
+		if d.failed() {
+			return nil
+		}
+		for i, name := range []string{"normal", "sheddable"} {
+			if v, ok := r.values[name]; ok {
+				share := d.number(v, "shedder.reserve."+name, "0.2")
+				if !d.failed() && (share < 0 || share >= 1) {
+					d.failf(v, "shedder.reserve."+name, "%s is not a share of the capacity (want 0 to below 1, e.g. 0.2)", v.Value)
+				}
+				sh.Reserve[i+1] = share
+			}
+		}
+	}
+	if d.failed() {
+		return nil
+	}
+	if _, err := sh.New(); err != nil {
+		d.failf(f.node, "shedder", "%v", err)
+		return nil
+	}
+	return sh
 }
 
 // policyName reads a limit's name: what RateLimit-Policy calls it, so

@@ -89,6 +89,18 @@ func (sc *Scenario) check() error {
 	if t.Store != "" && t.Store != "memory" && t.Store != "miniredis" && !strings.HasPrefix(t.Store, "redis") {
 		return bad("topology.store", "unknown store %q (want memory, miniredis or redis://host:port)", t.Store)
 	}
+	for i, c := range sc.Clients {
+		if c.Priority != "" {
+			if _, err := algorithms.ParsePriority(c.Priority); err != nil {
+				return fmt.Errorf("clients[%d].%w", i, err)
+			}
+		}
+	}
+	if sc.Shedder != nil {
+		if _, err := sc.Shedder.New(); err != nil {
+			return fmt.Errorf("shedder.%w", err)
+		}
+	}
 	if err := Placement(sc); err != nil {
 		return bad("topology", "%v", err)
 	}

@@ -72,6 +72,10 @@ const (
 	// flight though nothing ran, and requests refused that an exact
 	// limiter without the crash admitted. Value: those requests.
 	FindingLeaked FindingKind = "leaked"
+	// Shed: the fleet's load shedder turned requests away with 503 for
+	// want of capacity, the lower priorities first: whose, and that the
+	// critical ones were kept. Value: the requests shed.
+	FindingShed FindingKind = "shed"
 	// Costly: a client was refused while it sent fewer requests a second
 	// than the limit's rate, because its requests cost more than 1 each
 	// (a search costing 5): the limit counts the work asked, not the
@@ -87,7 +91,7 @@ const (
 func FindingKinds() []FindingKind { return slices.Clone(findingKinds) }
 
 var findingKinds = []FindingKind{
-	FindingFailedClosed, FindingFailedOpen, FindingLeaked, FindingShadow, FindingQuota, FindingCostly, FindingQueued, FindingWorstWindow, FindingOverAdmitted,
+	FindingFailedClosed, FindingFailedOpen, FindingLeaked, FindingShed, FindingShadow, FindingQuota, FindingCostly, FindingQueued, FindingWorstWindow, FindingOverAdmitted,
 	FindingCopiesDiverged, FindingLostUnderShare, FindingRetriesWasted, FindingIsolated, FindingPeer, FindingExact,
 }
 
@@ -95,7 +99,7 @@ var findingKinds = []FindingKind{
 // Client is set), "key" (its Key is set), or "" (the run as a whole).
 func FindingSubject(kind FindingKind) string {
 	switch kind {
-	case FindingFailedOpen, FindingQueued, FindingRetriesWasted, FindingShadow, FindingQuota, FindingCostly, FindingLeaked:
+	case FindingFailedOpen, FindingQueued, FindingRetriesWasted, FindingShadow, FindingQuota, FindingCostly, FindingLeaked, FindingShed:
 		return "client"
 	case FindingWorstWindow, FindingCopiesDiverged, FindingLostUnderShare:
 		return "key"
@@ -131,6 +135,9 @@ func Findings(r *Result) []Finding {
 	var out []Finding
 	out = append(out, failedFindings(r, t)...)
 	if f, ok := leakedFinding(r); ok {
+		out = append(out, f)
+	}
+	if f, ok := shedFinding(r); ok {
 		out = append(out, f)
 	}
 	if f, ok := shadowFinding(r, t); ok {
@@ -764,6 +771,38 @@ func leakedFinding(r *Result) (Finding, bool) {
 		crash.StartS, crash.Detail, plural64(crash.Leaked, "lease", "leases"), ShortDuration(time.Duration(crash.LeakedUntilS*float64(time.Second)).Round(time.Millisecond)),
 		requests(denied), Thousands(r.Clients[top].FalseDenies), possessive(r.Clients[top].Name))
 	return Finding{Kind: FindingLeaked, Client: r.Clients[top].Name, Value: float64(denied), Text: text}, true
+}
+
+// shedFinding says what the load shedder turned away, by priority, and
+// whom it spared.
+func shedFinding(r *Result) (Finding, bool) {
+	if r.Shedder == nil {
+		return Finding{}, false
+	}
+	byPriority := map[string]int64{}
+	sent := map[string]int64{}
+	top := -1
+	var total int64
+	for i, c := range r.Clients {
+		byPriority[c.Priority] += c.Shed
+		sent[c.Priority] += c.Sent
+		total += c.Shed
+		if c.Shed > 0 && (top < 0 || c.Shed > r.Clients[top].Shed) {
+			top = i
+		}
+	}
+	if total == 0 {
+		return Finding{}, false
+	}
+	var parts []string
+	for _, p := range slices.Backward([]string{"critical", "normal", "sheddable"}) {
+		if sent[p] > 0 {
+			parts = append(parts, fmt.Sprintf("%s of %s %s", Thousands(byPriority[p]), Thousands(sent[p]), p))
+		}
+	}
+	text := fmt.Sprintf("the load shedder (%s a second) turned away %s with 503, the lower priorities first: %s; the most from %s",
+		Thousands(int64(r.Shedder.CapacityPerS)), requests(total), strings.Join(parts, ", "), r.Clients[top].Name)
+	return Finding{Kind: FindingShed, Client: r.Clients[top].Name, Value: float64(total), Text: text}, true
 }
 
 // possessive is name's: "batch-job's", "reports'".

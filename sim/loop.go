@@ -31,6 +31,8 @@ type clientRun struct {
 	// rejectedBy counts its refusals by the limit that refused (the
 	// Decision's Binding), on a key with several limits; nil otherwise.
 	rejectedBy []int64
+	// priority is its Priority, read once.
+	priority algorithms.Priority
 }
 
 type keyRun struct {
@@ -75,6 +77,9 @@ type sim struct {
 	// idealLease is the lease the exact limiter's decision of the request
 	// being recorded took, 0 if none.
 	idealLease algorithms.Time
+	// shedder is the fleet's load shedder and its state, nil without one.
+	shedder   *algorithms.Shedder
+	shedState algorithms.State
 	// raceless is set when the racy topology's algorithm is a library
 	// whose store decides atomically (a script, an INCRBY): it cannot
 	// race, and decides on the racy topology as on the shared one. cas
@@ -202,6 +207,11 @@ func newRecording(sc Scenario, opts Options) (*sim, error) {
 		s.sc.Topology.Clock = StoreClock
 	}
 	s.idealStep = newStepper(s.ideal)
+	if sc.Shedder != nil {
+		if s.shedder, err = sc.Shedder.New(); err != nil {
+			return nil, fmt.Errorf("shedder: %w", err)
+		}
+	}
 	s.nSteps = int((s.duration + s.stepLen - 1) / s.stepLen)
 	s.setupClients()
 	steps := s.steps()
@@ -268,6 +278,10 @@ func (s *sim) setupClients() {
 			retries: c.Retry.retries(), waitsRetryAfter: c.Retry.Policy == RetryAfter}
 		if len(s.sc.Also) > 0 {
 			cr.rejectedBy = make([]int64, 1+len(s.sc.Also))
+		}
+		cr.priority = algorithms.Normal
+		if c.Priority != "" {
+			cr.priority, _ = algorithms.ParsePriority(c.Priority) // check() vouched for it
 		}
 		for _, tr := range c.Traffic {
 			cr.streams = append(cr.streams, newStream(tr, s.duration))
@@ -575,8 +589,9 @@ func (s *sim) finish(p *pending, d *store.Decision) {
 // and schedules the retry of a rejection.
 func (s *sim) conclude(p *pending, d *store.Decision, at, latency int64) {
 	shadowed := s.shadow(d, p.t)
+	shed := s.shed(p, d, at)
 	latency += int64(algorithms.At(d.Delay))
-	s.record(p.client, at, p.cost, p.attempt, d, latency, shadowed)
+	s.record(p.client, at, p.cost, p.attempt, d, latency, shadowed, shed)
 	if (d.Allowed && d.Lease != 0 && d.Policy == "") || s.idealLease != 0 {
 		s.holdLease(p, d, at+latency)
 	}
@@ -586,6 +601,24 @@ func (s *sim) conclude(p *pending, d *store.Decision, at, latency int64) {
 	if !d.Allowed && d.Policy == "" {
 		s.scheduleRetry(p.client, at+latency, p.cost, p.attempt, d.RetryAfter, p.retrySeq)
 	}
+}
+
+// shed asks the fleet's load shedder whether a request the limit admitted
+// (or a fail-open let through) at true time at is served, and turns d into
+// its 503 if not. The shedder stands after the limit, as Stripe orders
+// them: what it weighs is the load that reaches the API, and a 503 has
+// spent the client's quota.
+func (s *sim) shed(p *pending, d *store.Decision, at int64) bool {
+	if s.shedder == nil || !d.Allowed {
+		return false
+	}
+	var sd algorithms.Decision
+	s.shedState, sd = s.shedder.StepPriority(s.shedState, algorithms.Time(at), p.cost, s.clients[p.client].priority)
+	if sd.Allowed {
+		return false
+	}
+	*d = store.Decision{Decision: algorithms.Decision{Limit: sd.Limit, RetryAfter: sd.RetryAfter, ResetAfter: sd.ResetAfter}}
+	return true
 }
 
 // shadow lets through a request the limiter refused at true time t while

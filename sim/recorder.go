@@ -195,7 +195,7 @@ func (c *counts) add(o counts) {
 }
 
 // record writes down one request's outcome.
-func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Decision, latency int64, shadowed bool) {
+func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Decision, latency int64, shadowed, shed bool) {
 	c := s.clients[client]
 	step := min(int(t/s.stepLen), s.nSteps-1)
 	row := &s.timeline[step*len(s.clients)+client]
@@ -205,6 +205,10 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Deci
 	if shadowed {
 		row.WouldReject++
 		c.total.WouldReject++
+	}
+	if shed {
+		row.Shed++
+		c.total.Shed++
 	}
 	if attempt > 0 {
 		row.Retries++
@@ -372,9 +376,31 @@ func (s *sim) endStep(ctx context.Context, i int, t int64) {
 			s.copyGap.see(k.name, ki, len(s.copies), lo, hi, seconds(t))
 		}
 	}
+	if s.shedder != nil && (s.keepState == nil || s.keepState(FleetKey)) {
+		s.sampleFleet(t)
+	}
 	if s.progress != nil {
 		s.progress(algorithms.Time(t).Duration(), s.sc.Duration)
 	}
+}
+
+// FleetKey is the key of the state series that follows a load shedder's
+// capacity: what the fleet could still take at once, which each priority
+// may use down to its reserve.
+const FleetKey = "(fleet)"
+
+// sampleFleet adds the load shedder's capacity left at the end of the
+// step ending at t to its state series.
+func (s *sim) sampleFleet(t int64) {
+	i := slices.IndexFunc(s.stateSeries, func(ser StateSeries) bool { return ser.Key == FleetKey })
+	if i < 0 {
+		s.stateSeries = append(s.stateSeries, StateSeries{Key: FleetKey, Copy: "shedder"})
+		i = len(s.stateSeries) - 1
+	}
+	_, d := s.shedder.Step(s.shedState, algorithms.Time(t-1), 0)
+	ser := &s.stateSeries[i]
+	ser.TS = append(ser.TS, seconds(t))
+	ser.Remaining = append(ser.Remaining, d.Remaining)
 }
 
 // stateKept reports whether the state series keep key ki's state.
@@ -446,6 +472,13 @@ func (s *sim) result() *Result {
 	if len(sc.Also) > 0 {
 		r.Limit.Limits = policyResults(sc)
 	}
+	if s.shedder != nil {
+		reserve := s.shedder.Reserve()
+		r.Shedder = &ShedderResult{CapacityPerS: sc.Shedder.Capacity.PerSecond(), Burst: sc.Shedder.Burst, Reserve: map[string]int64{}}
+		for i, name := range algorithms.Priorities {
+			r.Shedder.Reserve[name] = reserve[i]
+		}
+	}
 	if r.Faults == nil {
 		r.Faults = []FaultSpan{}
 	}
@@ -511,7 +544,16 @@ func (s *sim) clientResult(c *clientRun) ClientResult {
 		FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
 		LatencyMs:  LatencySummary{P50: millis(c.hist.quantile(0.5)), P99: millis(c.hist.quantile(0.99))},
 		RejectedBy: s.rejectedBy(c),
+		Priority:   s.priorityOf(c),
 	}
+}
+
+// priorityOf is c's priority on a run with a load shedder, "" otherwise.
+func (s *sim) priorityOf(c *clientRun) string {
+	if s.shedder == nil {
+		return ""
+	}
+	return c.priority.String()
 }
 
 // rejectedBy is c's refusals by the name of the limit that refused, on a

@@ -59,7 +59,7 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 			s.endStep(ctx, step, int64(step+1)*s.stepLen)
 		}
 		s.requests++
-		s.record(o.Client, t, max(o.Cost, 1), o.Attempt, &o.Decision, int64(algorithms.At(o.Latency)), o.Shadowed)
+		s.record(o.Client, t, max(o.Cost, 1), o.Attempt, &o.Decision, int64(algorithms.At(o.Latency)), o.Shadowed, false)
 	}
 	for ; step < s.steps(); step++ {
 		s.endStep(ctx, step, min(int64(step+1)*s.stepLen, s.duration))

@@ -32,6 +32,9 @@ type Result struct {
 	// float seconds, envoy's clock-aligned windows); empty otherwise.
 	// Added to v1.
 	WallClock string `json:"wall_clock,omitempty"`
+	// Shedder is the fleet's priority load shedder, on a run with one.
+	// Added to v1.
+	Shedder *ShedderResult `json:"shedder,omitempty"`
 	// Live is set on the Result of a live run (`ratelim load`): the
 	// figures were measured over real HTTP, not simulated.
 	Live bool `json:"live,omitempty"`
@@ -104,6 +107,15 @@ type LimitResult struct {
 	Limits []PolicyResult `json:"limits,omitempty"`
 }
 
+// ShedderResult is a load shedder's capacity and what each priority must
+// leave of it.
+type ShedderResult struct {
+	CapacityPerS float64 `json:"capacity_per_s"`
+	Burst        int64   `json:"burst"`
+	// Reserve is, by priority, the tokens of Burst it must leave.
+	Reserve map[string]int64 `json:"reserve"`
+}
+
 // PolicyResult is one of a key's several limits, named as the
 // RateLimit-Policy header names it.
 type PolicyResult struct {
@@ -135,6 +147,10 @@ type Counts struct {
 	// WouldReject are the requests a limit in shadow mode would have
 	// refused and let through: counted among the allowed. Added to v1.
 	WouldReject int64 `json:"would_reject,omitempty"`
+	// Shed are the requests the limit admitted and the fleet's load
+	// shedder turned away with 503 for want of capacity at their
+	// priority: counted among the rejected. Added to v1.
+	Shed int64 `json:"shed,omitempty"`
 	// CostSent and CostAllowed are the quota the requests asked for and
 	// were given, on a run where some request costs more than 1 (a search
 	// costing 5); 0 (and left out) on a run where each costs 1, whose
@@ -151,6 +167,7 @@ func (c *Counts) Add(o Counts) {
 	c.FailedOpen += o.FailedOpen
 	c.FailedClosed += o.FailedClosed
 	c.WouldReject += o.WouldReject
+	c.Shed += o.Shed
 	c.CostSent += o.CostSent
 	c.CostAllowed += o.CostAllowed
 }
@@ -172,6 +189,9 @@ type ClientResult struct {
 	FalseAllows       int64          `json:"false_allows"`
 	FalseDenies       int64          `json:"false_denies"`
 	LatencyMs         LatencySummary `json:"latency_ms"`
+	// Priority is the client's priority to the load shedder, on a run
+	// with one. Added to v1.
+	Priority string `json:"priority,omitempty"`
 	// RejectedBy counts the refusals by the name of the limit that
 	// refused, on a key with several limits (each named, 0 included);
 	// absent for one limit. A refusal two limits agreed on is the one

@@ -28,7 +28,11 @@ type Scenario struct {
 	// per-second one): a request passes only if Limit and every one of
 	// these admit it, decided as one step ([algorithms.Multi]). Each is
 	// named, and so is Limit then; their Key is Limit's.
-	Also     []Limit
+	Also []Limit
+	// Shedder, when set, is the fleet's priority load shedder: a request
+	// the limit admitted is then served only if the fleet has capacity
+	// for its priority, and answered 503 otherwise.
+	Shedder  *Shedder
 	Topology Topology
 	// Clients are already expanded: a YAML client with count: 8 is eight
 	// Clients here, {i} replaced by 1..8.
@@ -226,10 +230,37 @@ type Client struct {
 	// Traffic is one or more patterns, superposed.
 	Traffic []Traffic
 	Retry   Retry
+	// Priority is how much the client's requests matter to a load
+	// shedder (Scenario.Shedder): "critical", "normal" or "sheddable";
+	// "" is normal.
+	Priority string
 	// Service is how long the API takes to serve one of its admitted
 	// requests: what keeps a request in flight, and so what a
 	// concurrency limit counts. The zero Service serves at once.
 	Service Service
+}
+
+// Shedder is a priority load shedder over the whole fleet
+// ([algorithms.Shedder]): a token bucket of the fleet's capacity, of which
+// each priority must leave its reserve for those above it.
+type Shedder struct {
+	// Capacity is what the fleet serves a second, Burst what it absorbs
+	// at once.
+	Capacity algorithms.Rate
+	Burst    int64
+	// Reserve is, per priority (critical, normal, sheddable), the share
+	// of Burst its requests must leave: 0 for critical, 0.2 for normal
+	// (a fifth kept for critical traffic), 0.5 for sheddable.
+	Reserve [3]float64
+}
+
+// New builds the algorithm.
+func (s *Shedder) New() (*algorithms.Shedder, error) {
+	var reserve [3]int64
+	for i, share := range s.Reserve {
+		reserve[i] = algorithms.ReserveOf(s.Burst, share)
+	}
+	return algorithms.NewShedder(s.Capacity, s.Burst, reserve)
 }
 
 // Service is a distribution of service times.

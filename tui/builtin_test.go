@@ -71,6 +71,7 @@ func TestEveryBuiltinShowsItsLessonAt80x24(t *testing.T) {
 		{"api-quotas", "the sync job's row", func(m Model, v string) bool { return rowLine(v, "sync-job") != "" }},
 		{"expensive-search", "the search page's row", func(m Model, v string) bool { return rowLine(v, "search-page") != "" }},
 		{"slow-endpoint", "the reports client's row", func(m Model, v string) bool { return rowLine(v, "reports") != "" }},
+		{"black-friday", "the crawler's row", func(m Model, v string) bool { return rowLine(v, "crawler") != "" }},
 	}
 	names := map[string]bool{}
 	for _, tt := range tests {

@@ -1,0 +1,60 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/ratelim/ratelim/algorithms"
+)
+
+// A fleet of 100/s: critical traffic at 50/s, sheddable at 100/s. The
+// sheddable must leave half the bucket; the critical traffic is never shed,
+// and the fleet serves no more than its capacity.
+func TestShedderKeepsCriticalTraffic(t *testing.T) {
+	sc := hammer(Shared, 2, RoundRobin)
+	sc.Limit.Params = algorithms.Params{Rate: perSecond(1000), Burst: 1000}
+	sc.Shedder = &Shedder{Capacity: perSecond(100), Burst: 100, Reserve: [3]float64{0, 0.2, 0.5}}
+	sc.Clients = []Client{
+		{Name: "pay", APIKey: "pay", Priority: "critical", Traffic: []Traffic{{Pattern: Constant, Rate: perSecond(50)}}, Retry: Retry{Policy: RetryNone}},
+		{Name: "crawl", APIKey: "crawl", Priority: "sheddable", Traffic: []Traffic{{Pattern: Constant, Rate: perSecond(100)}}, Retry: Retry{Policy: RetryNone}},
+	}
+	r := mustRun(t, sc)
+	pay, crawl := r.Clients[0], r.Clients[1]
+	if pay.Rejected != 0 || pay.Shed != 0 {
+		t.Errorf("critical traffic refused %d (shed %d), want none", pay.Rejected, pay.Shed)
+	}
+	if crawl.Shed == 0 || crawl.Shed != crawl.Rejected {
+		t.Errorf("sheddable: shed %d of %d refused, want every refusal a 503", crawl.Shed, crawl.Rejected)
+	}
+	// burst + capacity × t: 100 + 100 × 10 s.
+	if served := pay.Allowed + crawl.Allowed; served > 1100 {
+		t.Errorf("the fleet served %d, more than its capacity of 1,100 in 10 s", served)
+	}
+	if r.Shedder == nil || r.Shedder.Reserve["sheddable"] != 50 || pay.Priority != "critical" {
+		t.Errorf("the result's shedder %+v and priority %q, want the reserves and the client's priority", r.Shedder, pay.Priority)
+	}
+	if f := Findings(r); f[0].Kind != FindingShed || f[0].Client != "crawl" {
+		t.Errorf("findings %+v, want shed about crawl first", f)
+	}
+	var fleet []int64
+	for _, s := range r.State {
+		if s.Key == FleetKey {
+			fleet = s.Remaining
+		}
+	}
+	if len(fleet) != 10 || fleet[9] < 50 || fleet[9] > 60 {
+		t.Errorf("the fleet's series %v, want it to settle at the sheddable reserve, 50", fleet)
+	}
+}
+
+func TestShedderRefusedByCheck(t *testing.T) {
+	sc := hammer(Shared, 1, RoundRobin)
+	sc.Clients[0].Priority = "urgent"
+	if _, err := Run(t.Context(), sc, Options{}); err == nil {
+		t.Error("an unknown priority ran")
+	}
+	sc = hammer(Shared, 1, RoundRobin)
+	sc.Shedder = &Shedder{Capacity: perSecond(100), Burst: 100, Reserve: [3]float64{0, 0.6, 0.5}}
+	if _, err := Run(t.Context(), sc, Options{}); err == nil {
+		t.Error("a sheddable reserve below the normal one ran")
+	}
+}
