@@ -110,3 +110,21 @@ func TestConcurrencyRefusedOnTopologiesWithoutLeases(t *testing.T) {
 		}
 	}
 }
+
+// A key's rate limit and its concurrency limit together, as Stripe runs
+// them: 20/s burst 20 and at most 5 in flight for 1 s each. The
+// concurrency limit binds (5 a second), and its refusals spend nothing of
+// the bucket; each lease is given back through the Multi.
+func TestConcurrencyBesideARateLimit(t *testing.T) {
+	sc := slow(Shared, 1)
+	sc.Limit = Limit{Name: "rate", Algorithm: "token-bucket", Params: algorithms.Params{Rate: perSecond(20), Burst: 20}, Key: KeyAuto}
+	sc.Also = []Limit{{Name: "in-flight", Algorithm: "concurrency", Params: algorithms.Params{Burst: 5, Window: 30 * time.Second}, Key: KeyAuto}}
+	r := mustRun(t, sc)
+	c := r.Clients[0]
+	if c.Allowed != 50 {
+		t.Errorf("allowed %d, want 5 in flight × 10 s = 50", c.Allowed)
+	}
+	if c.RejectedBy["in-flight"] != c.Rejected || c.RejectedBy["rate"] != 0 {
+		t.Errorf("rejected_by %v, want every refusal the concurrency limit's (the bucket refills faster than 5/s spends it)", c.RejectedBy)
+	}
+}
