@@ -31,6 +31,9 @@ type Source struct {
 	// names it: a log a program makes or fetches, read again from the
 	// start at each call.
 	Open func() (io.Reader, error)
+	// Costs price the requests by route, the first rule that matches
+	// each; a request none matches costs 1.
+	Costs []CostRule
 }
 
 // Log is a log read once through: its keys and its span, what a run needs
@@ -294,7 +297,7 @@ func (f *feedReader) Next() (sim.Arrival, error) {
 			}
 			client += int(i)
 		}
-		return sim.Arrival{Client: client, At: f.l.At(rec.At), Cost: 1}, nil
+		return sim.Arrival{Client: client, At: f.l.At(rec.At), Cost: costOf(f.l.Costs, rec)}, nil
 	}
 }
 

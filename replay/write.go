@@ -108,6 +108,9 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 		fmt.Fprintf(w, ", played at %g×", l.Speed)
 	}
 	fmt.Fprintln(w)
+	if len(l.Costs) > 0 {
+		fmt.Fprintf(w, "  requests priced by route: %s; any other costs 1\n", strings.Join(costTexts(l.Costs), ", "))
+	}
 	if kl := l.Stats.Keyless; kl > 0 && l.Only == "" {
 		fmt.Fprintf(w, "  %s requests without a key are not limited and not counted below\n", thousands(int64(kl)))
 	}
@@ -325,6 +328,9 @@ type (
 		Keyless      int     `json:"keyless"`
 		Filtered     int     `json:"filtered"`
 		SkippedLines int     `json:"skipped_lines"`
+		// Costs are the --cost rules requests were priced by, as given;
+		// absent when every request cost 1. Added to v1.
+		Costs []string `json:"costs,omitempty"`
 	}
 	jsonLimit struct {
 		Algorithm string  `json:"algorithm"`
@@ -399,7 +405,7 @@ func WriteJSON(w io.Writer, rep *Report) error {
 		File: name(l.Path), Format: l.Trace.Format.String(), Key: keySpec(l),
 		First: stamp(l.First), Last: stamp(l.Last), Speed: l.Speed,
 		Lines: l.Stats.Lines, Requests: l.Requests, Keys: len(l.Keys), Keyless: l.Stats.Keyless,
-		Filtered: l.Stats.Filtered, SkippedLines: l.Stats.Bad,
+		Filtered: l.Stats.Filtered, SkippedLines: l.Stats.Bad, Costs: costTexts(l.Costs),
 	}}
 	for _, run := range rep.Runs {
 		sc := run.Scenario
@@ -451,4 +457,13 @@ func keysText(n int) string {
 		return "1 key"
 	}
 	return thousands(int64(n)) + " keys"
+}
+
+// costTexts are rules as people write them: "GET /search*=5".
+func costTexts(rules []CostRule) []string {
+	var out []string
+	for _, r := range rules {
+		out = append(out, r.String())
+	}
+	return out
 }

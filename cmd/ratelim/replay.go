@@ -39,6 +39,7 @@ type replayOptions struct {
 	ErrIsTerminal bool
 
 	LogFormat  string
+	Costs      []string
 	Key        string
 	Fields     []string
 	TimeUnit   string
@@ -146,6 +147,7 @@ flags give the same output, byte for byte.`,
 	f.StringVar(&opts.PathGlob, "path-glob", "", "replay only requests whose path matches this glob (* within a segment)")
 	f.StringSliceVar(&opts.Methods, "method", nil, "replay only requests with these methods (e.g. POST,PUT)")
 	f.StringVar(&opts.Only, "only", "", "replay only this key's requests")
+	f.StringArrayVar(&opts.Costs, "cost", nil, "[METHOD ]GLOB=COST: what a route's requests cost of the quota, first match wins, others 1 (e.g. --cost 'GET /search*=5')")
 	f.BoolVar(&opts.SkipBad, "skip-bad", false, "count lines that cannot be read and go on, instead of stopping at the first")
 
 	f.StringVar(&opts.Rate, "limit", "", "the limit per key, e.g. 100/m (required)")
@@ -339,6 +341,13 @@ func parseReplayVs(flags []string) (map[string]string, []string, error) {
 // source reads the log's flags into what replay reads.
 func (opts *replayOptions) source() (replay.Source, error) {
 	src := replay.Source{Path: opts.Log, Speed: opts.Speed, Only: opts.Only}
+	for _, c := range opts.Costs {
+		rule, err := replay.ParseCostRule(c)
+		if err != nil {
+			return src, badInput("--cost: %v", err)
+		}
+		src.Costs = append(src.Costs, rule)
+	}
 	if !(opts.Speed > 0) || opts.Speed > 1e9 {
 		return src, badInput("--speed: must be a positive number of log seconds per run second, at most 1e9 (got %g)", opts.Speed)
 	}

@@ -1,0 +1,100 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/trace"
+	"github.com/ratelim/ratelim/trace/tracetest"
+)
+
+// A replay priced by route spends each request's cost: the same limiter
+// stepped by hand with the cost of the first rule that matches refuses
+// exactly what the replay refuses, and more than it does unpriced.
+func TestReplaySpendsEachRoutesCost(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 1))
+	paths := []string{"/api/items", "/api/search", "/api/export/1", "/api/cart"}
+	methods := []string{"GET", "GET", "GET", "POST"}
+	recs := make([]trace.Record, 3000)
+	at := logStart
+	for i := range recs {
+		at = at.Add(time.Duration(rng.Int64N(int64(200 * time.Millisecond)))).Truncate(time.Microsecond)
+		r := rng.IntN(len(paths))
+		recs[i] = trace.Record{At: at, Key: fmt.Sprintf("key-%d", rng.IntN(4)), Method: methods[r], Path: paths[r], Status: 200}
+	}
+	path := writeLog(t, "priced.jsonl", recs)
+	var rules []CostRule
+	for _, s := range []string{"GET /api/search=5", "/api/export/*=20", "POST=3"} {
+		r, err := ParseCostRule(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, r)
+	}
+	params := algorithms.Params{Rate: algorithms.Rate{N: 60, Per: time.Minute}, Burst: 40}
+	limit := sim.Limit{Algorithm: "token-bucket", Params: params}
+	replayed := func(costs []CostRule) map[string]int64 {
+		l, err := Scan(context.Background(), Source{Path: path, Trace: tracetest.Options(trace.JSONL), Costs: costs}, ScanOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		out := map[string]int64{}
+		for _, k := range replayRun(t, l, l.Scenario(limit, nil)).Keys {
+			out[k.Key] = k.Rejected
+		}
+		return out
+	}
+	priced, plain := replayed(rules), replayed(nil)
+
+	alg, _ := algorithms.New("token-bucket", params)
+	states := map[string]algorithms.State{}
+	want := map[string]int64{}
+	for _, r := range recs {
+		st, d := alg.Step(states[r.Key], algorithms.At(r.At.Sub(logStart)), costOf(rules, r))
+		states[r.Key] = st
+		if !d.Allowed {
+			want[r.Key]++
+		}
+	}
+	var morePriced bool
+	for key, n := range want {
+		if priced[key] != n {
+			t.Errorf("%s: the priced replay refused %d, the limiter stepped with each route's cost %d", key, priced[key], n)
+		}
+		morePriced = morePriced || priced[key] > plain[key]
+	}
+	if !morePriced {
+		t.Errorf("pricing refused no more than counting: priced %v, plain %v", priced, plain)
+	}
+}
+
+func TestParseCostRule(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want CostRule
+		err  bool
+	}{
+		{"GET /search*=5", CostRule{Method: "GET", Glob: "/search*", Cost: 5}, false},
+		{"/export/*=20", CostRule{Glob: "/export/*", Cost: 20}, false},
+		{"post=3", CostRule{Method: "POST", Cost: 3}, false},
+		{"GET /search", CostRule{}, true},
+		{"GET /search=0", CostRule{}, true},
+		{"GET /search=1e3", CostRule{}, true},
+		{"GET /[=2", CostRule{}, true},
+		{"GET /a /b=2", CostRule{}, true},
+	} {
+		got, err := ParseCostRule(tc.in)
+		if (err != nil) != tc.err || (!tc.err && got != tc.want) {
+			t.Errorf("ParseCostRule(%q) = %+v, %v; want %+v (error %v)", tc.in, got, err, tc.want, tc.err)
+		}
+		if !tc.err && got.String() != tc.in && got.String() != "POST=3" {
+			t.Errorf("%q reads back as %q", tc.in, got.String())
+		}
+	}
+}
