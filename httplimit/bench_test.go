@@ -27,7 +27,9 @@ import (
 //
 // "allowed" runs on the real clock (the live path: one time.Now per
 // request), with a rate no request reaches; "rejected" on a bucket long
-// empty, so every answer is a 429 with its body.
+// empty, so every answer is a 429 with its body; "in-flight" on a
+// concurrency limit no request reaches, each request taking a lease and
+// giving it back (one more time.Now, a context with a deadline).
 
 type okHandler struct{}
 
@@ -66,6 +68,13 @@ func BenchmarkMiddleware(b *testing.B) {
 		h := mustNew(b, Config{Limiter: store.NewMemory(empty), Logger: quiet}, okHandler{})
 		get(h)
 		benchServe(b, h, http.StatusTooManyRequests)
+	})
+	// A limit on requests in flight that every request fits under: each
+	// takes a lease and gives it back when the handler returns.
+	b.Run("in-flight", func(b *testing.B) {
+		inFlight, _ := algorithms.NewConcurrency(1<<20, time.Minute)
+		h := mustNew(b, Config{Limiter: store.NewMemory(inFlight), Logger: quiet}, okHandler{})
+		benchServe(b, h, http.StatusOK)
 	})
 }
 

@@ -109,6 +109,22 @@
 // way to return it. The queue's capacity bounds the wait to burst ÷ rate:
 // set the server's WriteTimeout above that.
 //
+// # Requests in flight
+//
+// A concurrency limit ([algorithms.Concurrency], alone or among a key's
+// several limits) bounds how many of a key's requests run at once rather
+// than how many arrive per window. Its RateLimit-Policy states q, the
+// most in flight, with no w ([QuotaOf]); r is the slots left. An admitted
+// request holds a lease, which the middleware gives back to the store
+// ([store.Releaser]) when the request is over: the handler returned or
+// panicked, or the client left, with a context of its own so that a gone
+// client does not cancel the release ([New] lists the cases). A lease the
+// store never hears of again (a crashed server, a store without Release,
+// a release that failed) expires by its TTL; until then the key has one
+// slot fewer. A refused request's Retry-After is at most a second, since
+// a slot frees whenever a request completes. [Metrics] counts the
+// releases, and those that failed.
+//
 // # Keys
 //
 // Who is limited is what [KeyFunc] returns; [KeyBy] gives the usual answer:

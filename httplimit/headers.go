@@ -145,7 +145,16 @@ func quoteSFString(name string) (string, error) {
 //     allows its limit, rate × window, per window;
 //   - a bucket (token-bucket, gcra, leaky-bucket) allows burst at once and
 //     then rate: its window is the time to refill an empty bucket, burst ÷
-//     rate, so that q/w is the sustained rate and q the burst.
+//     rate, so that q/w is the sustained rate and q the burst;
+//   - a limit on requests in flight (concurrency) allows max_in_flight
+//     at once, however long they last: q is that number and there is no
+//     window (0, so RateLimit-Policy has no w). Its lease TTL is not a
+//     window: a request gives its slot back when it is done, not when a
+//     period ends. RateLimit's r is then the slots left; its t on an
+//     admission is when the last lease held would expire if none came
+//     back, and on a 429 the Retry-After, which the limiter caps at
+//     [algorithms.MaxConcurrencyRetry] (1 s): a slot frees whenever a
+//     request completes, which it cannot foresee.
 //
 // An algorithm it does not know gives 0, 0: each decision's Limit, no
 // window.
@@ -154,6 +163,9 @@ func QuotaOf(alg algorithms.Algorithm) (limit int64, window time.Duration) {
 		return 0, 0
 	}
 	p := alg.Params()
+	if _, ok := alg.(*algorithms.Concurrency); ok {
+		return p.Burst, 0
+	}
 	if wl, ok := alg.(interface{ Limit() int64 }); ok && p.Window > 0 {
 		return wl.Limit(), p.Window
 	}

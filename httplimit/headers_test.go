@@ -307,6 +307,8 @@ func TestQuotaOf(t *testing.T) {
 		{"fixed-window", algorithms.Params{Rate: algorithms.Rate{N: 100, Per: time.Minute}, Window: time.Minute}, 100, time.Minute},
 		{"sliding-log", algorithms.Params{Rate: perSec(10), Window: 2 * time.Second}, 20, 2 * time.Second},
 		{"sliding-window", algorithms.Params{Rate: perSec(10), Window: 500 * time.Millisecond}, 5, 500 * time.Millisecond},
+		// In flight: q requests at once, no window (the lease TTL is none).
+		{"concurrency", algorithms.Params{Burst: 20, Window: 30 * time.Second}, 20, 0},
 	}
 	for _, tt := range tests {
 		alg, err := algorithms.New(tt.alg, tt.p)

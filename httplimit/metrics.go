@@ -34,12 +34,26 @@ const (
 	DecisionWouldReject = "would_reject"
 )
 
+// The values of the result label of ratelim_lease_releases_total.
+const (
+	// ReleaseReleased: a request done, its lease given back.
+	ReleaseReleased = "released"
+	// ReleaseFailed: the store failed to take the lease back (down, or
+	// slower than ReleaseTimeout); the lease is held until its TTL.
+	ReleaseFailed = "failed"
+)
+
 // Metrics are the middleware's Prometheus metrics:
 //
-//   - ratelim_requests_total{decision="allowed|rejected|failed_open|failed_closed|canceled|key_too_long"},
+//   - ratelim_requests_total{decision="allowed|rejected|failed_open|failed_closed|canceled|key_too_long|would_reject"},
 //     a counter of requests by what happened to them;
 //   - ratelim_store_seconds, a histogram of how long the limiter's Take took,
-//     failures included (a store timing out is the latency that matters).
+//     failures included (a store timing out is the latency that matters);
+//   - ratelim_lease_releases_total{result="released|failed"}, a counter of
+//     the leases of requests in flight given back when their request was
+//     done, and of the releases the store failed: 0 for a limit that
+//     hands out no leases. A store that cannot release at all counts
+//     nothing here (the log says so once).
 //
 // One Metrics may be shared by several middlewares: they add to the same
 // series.
@@ -49,7 +63,20 @@ const (
 type Metrics struct {
 	requests [numOutcomes]prometheus.Counter // by outcome
 	store    prometheus.Histogram
+	releases [numReleaseResults]prometheus.Counter // by releaseResult
 }
+
+// releaseResult is how giving back a lease went, an index into
+// Metrics.releases.
+type releaseResult int
+
+const (
+	released releaseResult = iota
+	releaseFailed
+	numReleaseResults
+)
+
+var releaseLabels = [numReleaseResults]string{ReleaseReleased, ReleaseFailed}
 
 // outcome is what happened to a request, an index into Metrics.requests.
 type outcome int
@@ -86,7 +113,11 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		Help:    "How long the rate limiter's store took to decide one request, failures included.",
 		Buckets: storeBuckets,
 	})
-	for _, c := range []prometheus.Collector{requests, store} {
+	releases := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ratelim_lease_releases_total",
+		Help: "Leases of requests in flight (a concurrency limit's) given back when the request was done, by result: released, or failed (the store did not take it back; it is held until its TTL).",
+	}, []string{"result"})
+	for _, c := range []prometheus.Collector{requests, store, releases} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("httplimit: registering metrics: %w", err)
 		}
@@ -97,15 +128,24 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	for o, label := range outcomeLabels {
 		m.requests[o] = requests.WithLabelValues(label)
 	}
+	for r, label := range releaseLabels {
+		m.releases[r] = releases.WithLabelValues(label)
+	}
 	return m, nil
 }
 
-// count and observeStore check the series, not just m: a zero Metrics
+// count, countRelease and observeStore check the series, not just m: a zero Metrics
 // (&httplimit.Metrics{}) has none, and a metric nobody can scrape is not
 // worth a panic on a request.
 func (m *Metrics) count(o outcome) {
 	if m != nil && m.requests[o] != nil {
 		m.requests[o].Inc()
+	}
+}
+
+func (m *Metrics) countRelease(r releaseResult) {
+	if m != nil && m.releases[r] != nil {
+		m.releases[r].Inc()
 	}
 }
 

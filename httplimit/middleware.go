@@ -34,6 +34,14 @@ const ShadowHeader = "X-RateLimit-Shadow"
 // held for a second cost no more than a few hundred megabytes.
 const DefaultMaxKeyBytes = 256
 
+// ReleaseTimeout bounds how long the middleware waits for the store to
+// take back a request's lease ([New] says when it gives one back). The
+// release runs after the request is done, often because the client left,
+// so it has a context of its own: the request's values, none of its
+// cancellation, and this deadline. A store that does not answer in time
+// leaves the lease to expire by its TTL.
+const ReleaseTimeout = time.Second
+
 // Config configures the middleware [New] builds. Only Limiter is required.
 type Config struct {
 	// Limiter decides each request: a store (store.NewServerMemory,
@@ -74,9 +82,10 @@ type Config struct {
 	// DefaultPolicyName when empty. Printable ASCII.
 	PolicyName string
 	// Clock is read once per request for the instant the limiter decides
-	// at, and once more after the decision when Metrics is set, to time
-	// the store; time.Now when nil. It is the one clock this package
-	// reads: tests pass a fixed one.
+	// at, once more after the decision when Metrics is set, to time the
+	// store, and, for a request that holds a lease, once more for the
+	// instant it is given back; time.Now when nil. It is the one clock
+	// this package reads: tests pass a fixed one.
 	Clock func() time.Time
 	// Cost is what a request spends of its key's quota: a search 5, a
 	// write 10, by route or method; nil spends 1 on every request. A cost
@@ -107,10 +116,13 @@ type Config struct {
 	// would have refused gets ShadowHeader and counts as would_reject.
 	// While no policy enforces, no RateLimit fields are written.
 	Policies []Quota
-	// Metrics, if set, counts requests by decision and times the store.
+	// Metrics, if set, counts requests by decision and times the store,
+	// and counts the leases given back and the releases that failed.
 	Metrics *Metrics
 	// Logger hears when the store starts failing and when it recovers,
-	// once per change, never once per request; slog.Default() when nil.
+	// once per change, never once per request; the same for giving back
+	// leases; and, once, that the store cannot give them back at all.
+	// slog.Default() when nil.
 	Logger *slog.Logger
 }
 
@@ -124,7 +136,8 @@ type Config struct {
 // one unit without it), and then:
 //
 //   - admitted: sets the RateLimit fields, waits the decision's Delay if
-//     any (leaky-bucket), and calls the handler;
+//     any (leaky-bucket), and calls the handler; if the decision carries a
+//     lease, gives it back when the request is over (below);
 //   - rejected: answers 429 Too Many Requests with Retry-After, the
 //     RateLimit fields (Remaining 0) and a one-line plain-text body;
 //   - the store failed: fail-open calls the handler, fail-closed answers
@@ -133,6 +146,31 @@ type Config struct {
 //     DecidedByHeader to the policy;
 //   - the request's context ended first: the handler is not called (a 503
 //     is written for whoever is still listening).
+//
+// A limit on requests in flight ([algorithms.Concurrency], alone
+// or among a key's several limits) admits a request with a lease,
+// Decision.Lease, that the request holds until it is done. The middleware
+// gives it back, with the Limiter's Release ([store.Releaser]) at the
+// Clock's instant and the request's cost, once the request is over, which
+// is:
+//
+//   - the handler returned;
+//   - the handler panicked: the lease is given back as the panic passes
+//     through, and the panic goes on to the server's recovery unchanged
+//     (http.ErrAbortHandler included);
+//   - the client disconnected, or the server is shutting down: the
+//     handler returns with its request's context done, and the release
+//     does not use that context but one of its own, which keeps the
+//     request's values and has [ReleaseTimeout] to finish;
+//   - an admitted request's leaky-bucket delay (a key with both limits)
+//     was cut short by its context.
+//
+// A Limiter that has no Release (a store wrapped by another, a Redis store
+// without the concurrency script) gives nothing back: each lease is held
+// until its TTL, so the key runs with fewer slots than it should; the
+// Logger hears it once. A release that fails is counted in Metrics and
+// logged once per run of failures; its lease, too, expires by its TTL.
+// Decisions without a lease (every other algorithm) cost nothing more.
 //
 // New reports an error for a configuration it cannot run: no Limiter (or a
 // [store.Memory] with no algorithm, such as the zero Memory, which could
@@ -196,8 +234,11 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 			}
 		}
 	}
+	rel, _ := cfg.Limiter.(store.Releaser)
 	l := &limiter{
 		take:        store.WithPolicy(cfg.Limiter, policy),
+		release:     rel,
+		storeType:   fmt.Sprintf("%T", cfg.Limiter),
 		key:         cfg.Key,
 		maxKey:      maxKey,
 		quota:       newQuota(quoted, min(cfg.Limit, maxSFInteger), ceilSeconds(cfg.Window)),
@@ -237,6 +278,12 @@ type limiter struct {
 
 	failing  atomic.Bool  // the last decision was the fail policy's
 	byPolicy atomic.Int64 // requests the policy decided since failing was set
+
+	release         store.Releaser // Config.Limiter's Release; nil if it has none
+	storeType       string         // Config.Limiter's type, for the log
+	noRelease       atomic.Bool    // the log heard that the store cannot release
+	releaseFailing  atomic.Bool    // the last release failed
+	releaseFailures atomic.Int64   // releases failed since releaseFailing was set
 }
 
 type handler struct {
@@ -288,6 +335,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.storeHealthy()
+	if d.Allowed && d.Lease != 0 {
+		// However the request ends: the handler returns or panics, the
+		// client leaves, the delay below is cut short.
+		defer h.giveBack(ctx, key, d.Lease, cost)
+	}
 	var retryAfter int64
 	if h.policies != nil {
 		retryAfter, _ = h.policies.write(w.Header(), d.Decision, now)
@@ -342,6 +394,35 @@ func (l *limiter) storeHealthy() {
 	if l.failing.Load() && l.failing.CompareAndSwap(true, false) {
 		l.log.Info("httplimit: rate limiter store recovered",
 			"decided_by_policy", l.byPolicy.Swap(0))
+	}
+}
+
+// giveBack releases the lease a request held, at the Clock's instant, with
+// a context that keeps rctx's values but not its end (the client may be
+// gone) and has ReleaseTimeout.
+func (l *limiter) giveBack(rctx context.Context, key string, lease algorithms.Time, cost int64) {
+	if l.release == nil {
+		if !l.noRelease.Load() && l.noRelease.CompareAndSwap(false, true) {
+			l.log.Warn("httplimit: the store cannot give back a lease (it has no Release): each is held until its TTL expires, and the key has fewer slots meanwhile",
+				"store", l.storeType)
+		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(rctx), ReleaseTimeout)
+	defer cancel()
+	err := l.release.Release(ctx, key, algorithms.FromTime(l.clock()), lease, cost)
+	if err != nil {
+		l.metrics.countRelease(releaseFailed)
+		l.releaseFailures.Add(1)
+		if !l.releaseFailing.Load() && l.releaseFailing.CompareAndSwap(false, true) {
+			l.log.Warn("httplimit: giving back a lease failed; it is held until its TTL expires (logged again only after a release succeeds)",
+				"err", err)
+		}
+		return
+	}
+	l.metrics.countRelease(released)
+	if l.releaseFailing.Load() && l.releaseFailing.CompareAndSwap(true, false) {
+		l.log.Info("httplimit: giving back leases works again", "failed", l.releaseFailures.Swap(0))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -49,7 +50,20 @@ const (
 	// traffic pattern's cost:); the demo servers spend that much quota.
 	CostHeader   = "X-Ratelim-Cost"
 	ShadowHeader = httplimit.ShadowHeader
+	// ServiceHeader carries how long the demo server is to take over the
+	// request, as a Go duration ("250ms", "2s"): a client's Service, drawn
+	// per request (see Load). A request that takes time stays in flight,
+	// which is what a concurrency limit counts.
+	ServiceHeader = "X-Ratelim-Service"
 )
+
+// MaxService is the longest a demo server holds a request, whatever its
+// ServiceHeader asks, and the longest Load asks for.
+const MaxService = 60 * time.Second
+
+// requestTimeout is how long a load run's own client waits for an answer
+// beyond the request's service time.
+const requestTimeout = 10 * time.Second
 
 // LoadOptions tune a load run.
 type LoadOptions struct {
@@ -69,7 +83,10 @@ type LoadOptions struct {
 	// Path is requested on every target; "" means /api.
 	Path string
 	// Client sends the requests; nil means one with keep-alive
-	// connections sized for MaxInFlight. Load never follows a redirect,
+	// connections sized for MaxInFlight, which waits 10 s for each answer
+	// beyond the service time it asked for. A client of the caller's
+	// keeps its own Timeout, which must then outlast the clients'
+	// service times. Load never follows a redirect,
 	// whatever the client's CheckRedirect says (Audit.Redirects counts
 	// them).
 	Client *http.Client
@@ -152,6 +169,23 @@ func ObservedScenario(sc sim.Scenario, res *LoadResult) sim.Scenario {
 
 // Load replays sc's clients against opts.Targets on the wall clock and
 // returns what they experienced.
+//
+// Each request carries its client's service time in ServiceHeader, for the
+// server to hold it that long: the client's Service.Mean, or, for an
+// exponential Service, a draw of that mean from the run's seeded source
+// (capped at 50 means, as the simulator's), at most MaxService; none for
+// a client served at once. Draws are per request sent, refused ones and
+// retries included, in the order the requests go out, which the wall
+// clock decides: the same seed gives the same distribution, not the same
+// sequence. The simulator draws only for the requests it admits. A run
+// waits for the answers to the requests it sent, so it may end up to the
+// longest service time after the scenario does.
+//
+// A crash fault (sim.Crash) takes its servers out of the balancer's
+// rotation from its start to its end, as the simulator's health check
+// does: a request picked for one of them goes to the next server up.
+// OnFault is what makes the servers abandon what they were serving
+// (Fleet.Fault).
 func Load(ctx context.Context, sc sim.Scenario, opts LoadOptions) (*LoadResult, error) {
 	targets, err := checkTargets(opts.Targets, opts.AllowRemote)
 	if err != nil {
@@ -176,13 +210,17 @@ func Load(ctx context.Context, sc sim.Scenario, opts LoadOptions) (*LoadResult, 
 		opts.Path = "/api"
 	}
 	var client *http.Client
+	timeouts := false // each request gets its own deadline
 	if opts.Client != nil {
 		c := *opts.Client
 		client = &c
 	} else {
 		transport := http.DefaultTransport.(*http.Transport).Clone()
 		transport.MaxIdleConnsPerHost = opts.MaxInFlight
-		client = &http.Client{Transport: transport, Timeout: 10 * time.Second}
+		// No Timeout: each request has a deadline of its own, its
+		// service time plus requestTimeout.
+		client = &http.Client{Transport: transport}
+		timeouts = true
 		defer transport.CloseIdleConnections()
 	}
 	// A redirect is an answer, counted in the audit, never a request to
@@ -190,7 +228,8 @@ func Load(ctx context.Context, sc sim.Scenario, opts LoadOptions) (*LoadResult, 
 	// checkTargets let through. This holds for a client of the caller's
 	// own too (a copy of it; theirs is left as it was).
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	l := &loader{sc: sc, opts: opts, targets: targets, client: client, sem: make(chan struct{}, opts.MaxInFlight),
+	l := &loader{sc: sc, opts: opts, targets: targets, client: client, timeouts: timeouts,
+		sem: make(chan struct{}, opts.MaxInFlight), down: make([]bool, len(targets)),
 		rng: rand.New(rand.NewPCG(sc.Seed, 7)), lastReset: map[string]time.Time{},
 		spread: topology.Spreader{Balancer: opts.Balancer, Servers: len(targets)}}
 	for _, c := range sc.Clients {
@@ -235,8 +274,11 @@ type loader struct {
 	opts    LoadOptions
 	targets []*url.URL
 	client  *http.Client
-	sem     chan struct{}
-	keys    []string
+	// timeouts says each request gets a deadline of its service time
+	// plus requestTimeout (Load's own client, which has no Timeout).
+	timeouts bool
+	sem      chan struct{}
+	keys     []string
 	// keyHashes place each client's key for a key-hash balancer, as the
 	// simulator places it.
 	keyHashes []uint64
@@ -245,6 +287,7 @@ type loader struct {
 
 	mu        sync.Mutex
 	spread    topology.Spreader // the simulator's balancer
+	down      []bool            // by target: crashed, out of rotation
 	rng       *rand.Rand
 	obs       []sim.Observation
 	lateness  []time.Duration // of each first try, sent minus scheduled
@@ -368,6 +411,15 @@ func (l *loader) playFaults(ctx context.Context) error {
 		}
 		l.mu.Lock()
 		l.events = append(l.events, sim.LogEntry{TS: time.Since(l.start).Seconds(), Text: fmt.Sprintf("%s %s", f.Kind, verb)})
+		if f.Kind == sim.Crash {
+			// Out of rotation from the crash, before the servers are
+			// told: nothing new is sent to a server about to go down.
+			for _, s := range f.Servers {
+				if s >= 0 && s < len(l.down) {
+					l.down[s] = e.start
+				}
+			}
+		}
 		l.mu.Unlock()
 		if l.opts.OnFault != nil {
 			if err := l.opts.OnFault(f, e.start); err != nil {
@@ -393,7 +445,31 @@ func (l *loader) playFaults(ctx context.Context) error {
 func (l *loader) target(client int) *url.URL {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.targets[l.spread.Pick(l.keyHashes[client], l.rng.IntN)]
+	server := l.spread.Pick(l.keyHashes[client], l.rng.IntN)
+	// Around a crashed server to the next one up, as the simulator's
+	// health check routes.
+	for i := 0; i < len(l.down) && l.down[server]; i++ {
+		server = (server + 1) % len(l.down)
+	}
+	return l.targets[server]
+}
+
+// serviceTime draws how long client c's request is to take at the server:
+// its Service's mean, or an exponential draw of that mean from the run's
+// source, capped at 50 means as the simulator caps it, and at MaxService.
+func (l *loader) serviceTime(c sim.Client) time.Duration {
+	mean := c.Service.Mean
+	if mean <= 0 {
+		return 0
+	}
+	d := mean
+	if c.Service.Exponential {
+		l.mu.Lock()
+		u := l.rng.Float64()
+		l.mu.Unlock()
+		d = time.Duration(math.Min(-math.Log(1-u), 50) * float64(mean))
+	}
+	return min(d, MaxService)
 }
 
 // send makes one request and, if it is rejected, the retries the client's
@@ -466,9 +542,19 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 	u := *l.target(client)
 	u.Path = strings.TrimSuffix(u.Path, "/") + l.opts.Path
 	u.RawQuery = "client=" + url.QueryEscape(c.Name)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	service := l.serviceTime(c)
+	reqCtx := ctx // ctx ending is the run ending; reqCtx's, the request timing out
+	if l.timeouts {
+		var cancel context.CancelFunc
+		reqCtx, cancel = context.WithTimeout(ctx, service+requestTimeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return d, 0, false, false
+	}
+	if service > 0 {
+		req.Header.Set(ServiceHeader, service.String())
 	}
 	if cost > 1 {
 		req.Header.Set(CostHeader, strconv.FormatInt(cost, 10))

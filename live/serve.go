@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -149,6 +150,21 @@ type Fleet struct {
 	errs     chan error
 	// stopSweep, when set, stops the memory sweeper; Close calls it once.
 	stopSweep func()
+
+	// lives[i] is server i's current life, closed when a crash fault
+	// kills it (its requests are abandoned) and replaced when it is back;
+	// down[i] says it is dead meanwhile. lifeMu guards both.
+	lifeMu sync.Mutex
+	lives  []chan struct{}
+	down   []bool
+	// inFlight[i] counts the requests server i's demo API is serving;
+	// peak is the most the fleet's servers served at once, all keys
+	// together; abandoned counts the lease units crashed servers never
+	// gave back.
+	inFlight  []atomic.Int64
+	running   atomic.Int64
+	peak      atomic.Int64
+	abandoned atomic.Int64
 }
 
 // switchable is a store copy that an outage can take down.
@@ -157,7 +173,12 @@ type switchable interface {
 	store.KV
 }
 
-// Serve starts the fleet and returns once every server listens.
+// Serve starts the fleet and returns once every server listens. Each
+// server's demo API holds a request for the time its ServiceHeader asks
+// (at most MaxService), so that a limit on requests in flight has
+// requests to count; a request whose decision carries a lease gives it
+// back when it is done (httplimit.New), unless its server crashed first
+// (Fault).
 func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	sc := opts.Scenario
 	started := time.Now()
@@ -195,7 +216,12 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	}
 	f := &Fleet{opts: opts, errs: make(chan error, sc.Servers), started: started,
 		topo:     sim.NewTopology(sc),
-		healKeys: map[string]struct{}{}}
+		healKeys: map[string]struct{}{},
+		lives:    make([]chan struct{}, sc.Servers), down: make([]bool, sc.Servers),
+		inFlight: make([]atomic.Int64, sc.Servers)}
+	for i := range f.lives {
+		f.lives[i] = make(chan struct{})
+	}
 	if err := f.openStores(ctx, alg); err != nil {
 		f.Close(context.Background())
 		return nil, err
@@ -247,7 +273,7 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 			return nil, err
 		}
 		mw, err := httplimit.New(httplimit.Config{
-			Limiter: f.limiterFor(i, alg),
+			Limiter: f.leasesOf(i, f.limiterFor(i, alg)),
 			OnError: sc.Topology.OnError,
 			Key: httplimit.KeyBy(httplimit.KeyOptions{
 				Header: APIKeyHeader, UserHeader: UserHeader, TrustedProxies: opts.TrustedProxies,
@@ -263,6 +289,14 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 			f.Close(context.Background())
 			return nil, err
 		}
+		if err := reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "ratelim_demo_in_flight",
+			Help: "Requests the demo API is serving at this instant (each held for its X-Ratelim-Service).",
+		}, func() float64 { return float64(f.inFlight[i].Load()) })); err != nil {
+			ln.Close()
+			f.Close(context.Background())
+			return nil, err
+		}
 		if mem, ok := f.memoryOf(i); ok {
 			if err := httplimit.RegisterMemoryStats(reg, mem.Stats); err != nil {
 				ln.Close()
@@ -274,7 +308,7 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		// Control is not served here: the API's clients must not reach it.
 		mux.Handle("/ratelim/", http.NotFoundHandler())
-		mux.Handle("/", mw(demoAPI(i)))
+		mux.Handle("/", f.alive(i, mw(f.demoAPI(i))))
 		f.URLs = append(f.URLs, "http://"+ln.Addr().String())
 		f.serve(newHTTPServer(mux, maxDelayOf(alg)), ln)
 	}
@@ -362,14 +396,6 @@ func (f *Fleet) sweepMemory() {
 			}
 		}
 	}()
-}
-
-// demoAPI is the API the limiter protects: it says which server answered.
-func demoAPI(server int) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintf(w, "ok from server %d\n", server)
-	})
 }
 
 // openStores builds the copies of the limiter state the topology needs.
@@ -527,9 +553,15 @@ func (fn limiterFunc) Take(ctx context.Context, key string, now algorithms.Time,
 // a partition cuts the servers outside its first group off from the store
 // and, on a split brain, fails them over to the replica after
 // failover_after: the simulator's topology, applied on the fleet's clock.
-// Latency and clock-skew faults are the simulator's only.
+// A crash kills its servers: each abandons the requests it is serving (their
+// connections cut, their leases never given back, held in the store until
+// their TTL, as Abandoned counts) and answers nothing until the crash ends;
+// the load run routes around them meanwhile. Latency and clock-skew faults
+// are the simulator's only.
 func (f *Fleet) Fault(fault sim.Fault, start bool) error {
 	switch fault.Kind {
+	case sim.Crash:
+		return f.crash(fault.Servers, start)
 	case sim.Outage:
 		switch {
 		case f.redis != nil && start:
@@ -589,7 +621,7 @@ func (f *Fleet) resync() error {
 
 // FaultPath is where a fleet takes a scenario's faults from a load run in
 // another process: POST with kind, start (1 or 0) and, for a partition,
-// groups ("0,1|2,3"), and the header Authorization: Bearer TOKEN. It is
+// groups ("0,1|2,3"), for a crash, servers ("1,2"), and the header Authorization: Bearer TOKEN. It is
 // served on the control listener only (Fleet.ControlURL, loopback), never
 // on an API port.
 const FaultPath = "/ratelim/fault"
@@ -620,9 +652,19 @@ func (f *Fleet) faultHandler() http.Handler {
 func parseFault(q url.Values) (sim.Fault, bool, error) {
 	f := sim.Fault{Kind: sim.FaultKind(q.Get("kind"))}
 	switch f.Kind {
-	case sim.Outage, sim.Partition, sim.Latency, sim.ClockSkew:
+	case sim.Outage, sim.Partition, sim.Latency, sim.ClockSkew, sim.Crash:
 	default:
 		return f, false, fmt.Errorf("unknown fault kind %q", f.Kind)
+	}
+	for _, n := range strings.Split(q.Get("servers"), ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		i, err := strconv.Atoi(n)
+		if err != nil {
+			return f, false, fmt.Errorf("servers: %q is not a server number", n)
+		}
+		f.Servers = append(f.Servers, i)
 	}
 	for _, g := range strings.Split(q.Get("groups"), "|") {
 		if g == "" {
@@ -661,6 +703,13 @@ func RemoteFaults(client *http.Client, control, token string) func(sim.Fault, bo
 		}
 		if len(groups) > 0 {
 			q.Set("groups", strings.Join(groups, "|"))
+		}
+		if f.Kind == sim.Crash {
+			var ns []string
+			for _, n := range f.Servers {
+				ns = append(ns, strconv.Itoa(n))
+			}
+			q.Set("servers", strings.Join(ns, ","))
 		}
 		req, err := http.NewRequest(http.MethodPost, strings.TrimSuffix(target, "/")+FaultPath+"?"+q.Encode(), nil)
 		if err != nil {

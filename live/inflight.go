@@ -1,0 +1,173 @@
+package live
+
+// Requests in flight on the demo servers: held for their service time,
+// their leases given back when they are done, and abandoned, leases and
+// all, when a crash fault kills their server.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/topology"
+)
+
+// lifeKey is the context key of the life (a channel, closed when the
+// server crashes) a request began in.
+type lifeKey struct{}
+
+// alive serves r on server i if it is up, recording in r's context the
+// life it began in, for the demo API to abandon it and leasesOf not to
+// give its lease back if the server crashes meanwhile. A dead server
+// answers nothing: the connection is cut, as a killed process's is.
+func (f *Fleet) alive(i int, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.lifeMu.Lock()
+		life, down := f.lives[i], f.down[i]
+		f.lifeMu.Unlock()
+		if down {
+			panic(http.ErrAbortHandler)
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), lifeKey{}, life)))
+	})
+}
+
+// crash kills servers (start) or brings them back: a killed server's
+// requests in flight are abandoned, their leases never given back, and it
+// serves nothing until it is back.
+func (f *Fleet) crash(servers []int, start bool) error {
+	f.lifeMu.Lock()
+	defer f.lifeMu.Unlock()
+	for _, s := range servers {
+		if s < 0 || s >= len(f.lives) {
+			return fmt.Errorf("crash: server %d is not one of the fleet's %d", s, len(f.lives))
+		}
+	}
+	for _, s := range servers {
+		switch {
+		case start && !f.down[s]:
+			close(f.lives[s])
+			f.down[s] = true
+		case !start && f.down[s]:
+			f.lives[s] = make(chan struct{})
+			f.down[s] = false
+		}
+	}
+	return nil
+}
+
+// dead reports whether life has ended: its server crashed.
+func dead(life chan struct{}) bool {
+	select {
+	case <-life:
+		return true
+	default:
+		return false
+	}
+}
+
+// leasesOf is lim with a Release that gives a lease back to the copy
+// server i's request reached, unless the server crashed during the
+// request; lim itself, with no Release, when a copy the server may reach
+// cannot give leases back (the middleware then says so once).
+func (f *Fleet) leasesOf(i int, lim store.Limiter) store.Limiter {
+	for _, c := range f.copies {
+		if _, ok := c.(store.Releaser); !ok {
+			return lim
+		}
+	}
+	return &leaseLimiter{Limiter: lim, f: f, server: i}
+}
+
+type leaseLimiter struct {
+	store.Limiter
+	f      *Fleet
+	server int
+}
+
+// Release gives back a lease taken through this server. The context is the
+// middleware's, with the request's values: a request whose server crashed
+// meanwhile holds its lease until the TTL.
+func (l *leaseLimiter) Release(ctx context.Context, key string, now, lease algorithms.Time, cost int64) error {
+	if life, ok := ctx.Value(lifeKey{}).(chan struct{}); ok && dead(life) {
+		l.f.abandoned.Add(cost)
+		return nil
+	}
+	f := l.f
+	target := l.server // a local topology: the server's own jar
+	if f.topo.Remote() {
+		f.mu.Lock()
+		target = f.topo.Route(l.server, f.clock())
+		f.mu.Unlock()
+		if target == topology.Unreachable {
+			return errUnreachable
+		}
+	}
+	if err := f.copies[target].(store.Releaser).Release(ctx, key, now, lease, cost); err != nil {
+		return err
+	}
+	if f.topo.Remote() && target == 0 {
+		return f.replicate(ctx, key)
+	}
+	return nil
+}
+
+// demoAPI is the API the limiter protects: it holds each request for its
+// ServiceHeader's time (none without one; at most MaxService) and says
+// which server answered. A client that leaves ends the wait; a crash of
+// the server abandons it (the connection is cut, nothing is written).
+func (f *Fleet) demoAPI(server int) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.inFlight[server].Add(1)
+		defer f.inFlight[server].Add(-1)
+		now := f.running.Add(1)
+		defer f.running.Add(-1)
+		for p := f.peak.Load(); now > p && !f.peak.CompareAndSwap(p, now); p = f.peak.Load() {
+		}
+		if d := serviceOf(r); d > 0 {
+			// The answer is written after the wait: the write deadline
+			// the server set at the request's start must allow for it.
+			http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d + writeTimeout))
+			life, _ := r.Context().Value(lifeKey{}).(chan struct{})
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				return
+			case <-life: // nil, and never ready, outside a fleet's server
+				panic(http.ErrAbortHandler)
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintf(w, "ok from server %d\n", server)
+	})
+}
+
+// serviceOf is how long the demo API holds r: its ServiceHeader, a Go
+// duration, at most MaxService; 0 without one, or with one that does not
+// parse or is not positive.
+func serviceOf(r *http.Request) time.Duration {
+	v := r.Header.Get(ServiceHeader)
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return min(d, MaxService)
+}
+
+// PeakInFlight is the most requests the fleet's demo API served at once
+// since it started, all servers and keys together: what a limit on
+// requests in flight bounds, measured where the requests are held.
+func (f *Fleet) PeakInFlight() int64 { return f.peak.Load() }
+
+// Abandoned is how many lease units the fleet's servers never gave back
+// because a crash fault killed them mid-request: held in the store until
+// their TTL.
+func (f *Fleet) Abandoned() int64 { return f.abandoned.Load() }
