@@ -80,6 +80,9 @@ type sim struct {
 	// shedder is the fleet's load shedder and its state, nil without one.
 	shedder   *algorithms.Shedder
 	shedState algorithms.State
+	// observed is set on a replay of what happened elsewhere, whose
+	// store and shedder states were not seen.
+	observed bool
 	// raceless is set when the racy topology's algorithm is a library
 	// whose store decides atomically (a script, an INCRBY): it cannot
 	// race, and decides on the racy topology as on the shared one. cas

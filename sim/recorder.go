@@ -376,7 +376,7 @@ func (s *sim) endStep(ctx context.Context, i int, t int64) {
 			s.copyGap.see(k.name, ki, len(s.copies), lo, hi, seconds(t))
 		}
 	}
-	if s.shedder != nil && (s.keepState == nil || s.keepState(FleetKey)) {
+	if s.shedder != nil && !s.observed && (s.keepState == nil || s.keepState(FleetKey)) {
 		s.sampleFleet(t)
 	}
 	if s.progress != nil {

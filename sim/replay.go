@@ -22,6 +22,9 @@ type Observation struct {
 	// Shadowed says the answer let the request through saying a limit in
 	// shadow mode would have refused it (X-RateLimit-Shadow).
 	Shadowed bool
+	// Shed says the answer was the load shedder's 503 (X-RateLimit-Shed),
+	// not the limit's 429: counted among the rejected, and as shed.
+	Shed bool
 	// Seq orders observations made at the same instant: the order in
 	// which they were sent.
 	Seq uint64
@@ -42,6 +45,7 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 		return nil, &SetupError{err}
 	}
 	ctx := context.Background() // a replay has no store to call
+	s.observed = true
 	obs := append([]Observation(nil), observations...)
 	sort.SliceStable(obs, func(i, j int) bool {
 		if obs[i].At != obs[j].At {
@@ -59,7 +63,7 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 			s.endStep(ctx, step, int64(step+1)*s.stepLen)
 		}
 		s.requests++
-		s.record(o.Client, t, max(o.Cost, 1), o.Attempt, &o.Decision, int64(algorithms.At(o.Latency)), o.Shadowed, false)
+		s.record(o.Client, t, max(o.Cost, 1), o.Attempt, &o.Decision, int64(algorithms.At(o.Latency)), o.Shadowed, o.Shed)
 	}
 	for ; step < s.steps(); step++ {
 		s.endStep(ctx, step, min(int64(step+1)*s.stepLen, s.duration))
