@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 
 	"github.com/ratelim/ratelim/algorithms"
 )
@@ -41,3 +43,34 @@ func (m *Memory) Release(_ context.Context, key string, now, lease algorithms.Ti
 	e.state = r.Release(e.state, now, lease, cost)
 	return nil
 }
+
+// Release gives back cost leases named lease on key at now, in one atomic
+// round trip: lib/release.lua's script, which on every Redis key holding
+// the key's leases (the concurrency twin's key; for a key with several
+// limits, each concurrency limit's) removes up to cost leases equal to
+// lease and forgets the expired ones, as [algorithms.Concurrency.Release]
+// does. With the store clock option, now is the store's (Redis TIME), as
+// in Take. On a store whose algorithm hands out no leases it does nothing,
+// and sends nothing.
+func (r *Redis) Release(ctx context.Context, key string, now, lease algorithms.Time, cost int64) error {
+	if err := checkCost(cost); err != nil {
+		return err
+	}
+	keys, err := r.script.leaseKeys(r.opts.Prefix, key)
+	if err != nil || len(keys) == 0 || lease == 0 {
+		return err
+	}
+	at := ""
+	if !r.opts.StoreClock {
+		at = strconv.FormatInt(int64(now), 10)
+	}
+	if err := luaReleaseScript.Run(ctx, r.client, keys, at, int64(lease), cost).Err(); err != nil {
+		return fmt.Errorf("store: releasing lease %d on key %q: %w", lease, keys[0], err)
+	}
+	return nil
+}
+
+var (
+	_ Releaser = (*Memory)(nil)
+	_ Releaser = (*Redis)(nil)
+)

@@ -508,7 +508,7 @@ func TestScriptForMulti(t *testing.T) {
 
 	two := perSecondAndHourly(t)
 	s, _ = scriptFor(two)
-	for _, bad := range [][]int64{{1, 2, 3, 4, 5}, make([]int64, 12), append(make([]int64, 10), 4)} {
+	for _, bad := range [][]int64{{1, 2, 3, 4, 5}, make([]int64, 11), make([]int64, 12), append(make([]int64, 12), 4)} {
 		if d, err := s.decode(bad); err == nil {
 			t.Errorf("decode(%v) = %+v, want an error", bad, d)
 		}

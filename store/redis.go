@@ -326,7 +326,7 @@ func (r *Redis) Load(ctx context.Context, key string) (algorithms.State, error) 
 	if r.script.limits != nil {
 		return r.loadMulti(ctx, key)
 	}
-	return readState(ctx, r.client, r.opts.Prefix+key, r.script.name == "sliding-log")
+	return readState(ctx, r.client, r.opts.Prefix+key, listLayout(r.script.name))
 }
 
 func (r *Redis) loadMulti(ctx context.Context, key string) (algorithms.State, error) {
@@ -337,7 +337,7 @@ func (r *Redis) loadMulti(ctx context.Context, key string) (algorithms.State, er
 	cmds := make([]redis.Cmder, len(keys))
 	_, err = r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
-			cmds[i] = queueRead(ctx, p, k, r.script.limits[i].name == "sliding-log")
+			cmds[i] = queueRead(ctx, p, k, listLayout(r.script.limits[i].name))
 		}
 		return nil
 	})
@@ -353,17 +353,18 @@ func (r *Redis) loadMulti(ctx context.Context, key string) (algorithms.State, er
 	return st, nil
 }
 
-// readState reads a twin's state at key: the sliding log's list of
-// instants, or every other algorithm's "T N P" string (lib/prelude.lua).
-// A missing key is the zero State.
-func readState(ctx context.Context, c redis.Cmdable, key string, slidingLog bool) (algorithms.State, error) {
-	return parseState(key, queueRead(ctx, c, key, slidingLog))
+// readState reads a twin's state at key: the list of instants of the
+// sliding log and the concurrency limiter (list, see listLayout), or every
+// other algorithm's "T N P" string (lib/prelude.lua). A missing key is the
+// zero State.
+func readState(ctx context.Context, c redis.Cmdable, key string, list bool) (algorithms.State, error) {
+	return parseState(key, queueRead(ctx, c, key, list))
 }
 
 // queueRead sends (or, on a pipeline, queues) the read of a twin's state
-// at key: LRANGE for the sliding log, GET for the others.
-func queueRead(ctx context.Context, c redis.Cmdable, key string, slidingLog bool) redis.Cmder {
-	if slidingLog {
+// at key: LRANGE for a list, GET for the others.
+func queueRead(ctx context.Context, c redis.Cmdable, key string, list bool) redis.Cmder {
+	if list {
 		return c.LRange(ctx, key, 0, -1)
 	}
 	return c.Get(ctx, key)
@@ -419,7 +420,7 @@ func (r *Redis) Save(ctx context.Context, key string, st algorithms.State, ttl t
 	}
 	k := r.opts.Prefix + key
 	var err error
-	if r.script.name == "sliding-log" {
+	if listLayout(r.script.name) {
 		_, err = r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			queueSave(ctx, p, k, true, st, ttl)
 			return nil
@@ -447,7 +448,7 @@ func (r *Redis) saveMulti(ctx context.Context, key string, st algorithms.State, 
 			if i < len(st.Sub) {
 				sub = st.Sub[i]
 			}
-			queueSave(ctx, p, k, r.script.limits[i].name == "sliding-log", sub, ttl)
+			queueSave(ctx, p, k, listLayout(r.script.limits[i].name), sub, ttl)
 		}
 		return nil
 	})
@@ -458,11 +459,11 @@ func (r *Redis) saveMulti(ctx context.Context, key string, st algorithms.State, 
 }
 
 // queueSave sends (or, on a pipeline, queues) the write of st at key in a
-// twin's layout: the sliding log's list replaced (a transaction's part:
-// DEL, RPUSH, PEXPIRE), or SET "T N P" with the ttl. It returns the error
-// of a write sent at once.
-func queueSave(ctx context.Context, c redis.Cmdable, key string, slidingLog bool, st algorithms.State, ttl time.Duration) error {
-	if !slidingLog {
+// twin's layout: a list replaced (a transaction's part: DEL, RPUSH,
+// PEXPIRE), or SET "T N P" with the ttl. It returns the error of a write
+// sent at once.
+func queueSave(ctx context.Context, c redis.Cmdable, key string, list bool, st algorithms.State, ttl time.Duration) error {
+	if !list {
 		return c.Set(ctx, key, fmt.Sprintf("%d %d %d", st.T, st.N, st.Prev), ttl).Err()
 	}
 	c.Del(ctx, key)

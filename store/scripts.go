@@ -16,11 +16,13 @@ import (
 )
 
 // luaFS holds the Lua twins of the algorithms, one file per algorithm named
-// after it (lua/token-bucket.lua, ...), each one function that decides a
-// request on one key without writing and returns the reply with the commit
-// that writes it (see lib/prelude.lua); and lua/multi.lua, which runs them
-// all for the limits of one key. The ARGV contract is at the top of each
-// file.
+// after it (lua/token-bucket.lua, ..., lua/concurrency.lua), each one
+// function that decides a request on one key without writing and returns
+// the reply with the commit that writes it (see lib/prelude.lua); and
+// lua/multi.lua, which runs them all for the limits of one key. The ARGV
+// contract is at the top of each file. The concurrency twin also holds
+// concurrency_release, which lib/release.lua's script runs to give a lease
+// back.
 //
 //go:embed lua/*.lua lua/lib/*.lua
 var luaFS embed.FS
@@ -37,9 +39,13 @@ var luaLibs = map[string][]string{
 // twin of one algorithm, so not in luaTwins.
 const luaMulti = "multi.lua"
 
-// luaTwins maps an algorithm's name to its parsed script, built once; and
-// luaMultiScript is the script for every limit of a key at once.
-var luaTwins, luaMultiScript = loadLuaScripts()
+// luaTwins maps an algorithm's name to its parsed script, built once;
+// luaMultiScript is the script for every limit of a key at once, and
+// luaReleaseScript the one that gives back a lease (lib/release.lua).
+var luaTwins, luaMultiScript, luaReleaseScript = loadLuaScripts()
+
+// luaConcurrency is the name of the twin that hands out leases.
+const luaConcurrency = "concurrency"
 
 // luaStepName is the name of an algorithm's function in its twin:
 // token-bucket's is token_bucket.
@@ -47,9 +53,10 @@ func luaStepName(alg string) string { return strings.ReplaceAll(alg, "-", "_") }
 
 // loadLuaScripts builds each twin's script, its libraries + its function +
 // lib/single.lua's driver, which calls the function on KEYS[1] and commits
-// at once; and the multi script, the libraries + all six functions +
-// multi.lua.
-func loadLuaScripts() (map[string]*redis.Script, *redis.Script) {
+// at once; the multi script, the libraries + every twin's functions +
+// multi.lua; and the release script, the prelude + concurrency.lua +
+// lib/release.lua.
+func loadLuaScripts() (twins map[string]*redis.Script, multi, release *redis.Script) {
 	entries, err := luaFS.ReadDir("lua")
 	if err != nil {
 		panic(fmt.Sprintf("store: reading embedded Lua scripts: %v", err))
@@ -62,10 +69,10 @@ func loadLuaScripts() (map[string]*redis.Script, *redis.Script) {
 		return string(src) + "\n"
 	}
 	driver := read("lib/single.lua")
-	twins := make(map[string]*redis.Script, len(entries))
-	var multi strings.Builder
-	multi.WriteString(read("lib/prelude.lua"))
-	multi.WriteString(read("lib/tat.lua"))
+	twins = make(map[string]*redis.Script, len(entries))
+	var all strings.Builder
+	all.WriteString(read("lib/prelude.lua"))
+	all.WriteString(read("lib/tat.lua"))
 	for _, e := range entries {
 		if e.IsDir() || e.Name() == luaMulti {
 			continue
@@ -83,10 +90,11 @@ func loadLuaScripts() (map[string]*redis.Script, *redis.Script) {
 		src.WriteString(twin)
 		src.WriteString(strings.ReplaceAll(driver, "STEP", luaStepName(name)))
 		twins[name] = redis.NewScript(src.String())
-		multi.WriteString(twin)
+		all.WriteString(twin)
 	}
-	multi.WriteString(read(luaMulti))
-	return twins, redis.NewScript(multi.String())
+	all.WriteString(read(luaMulti))
+	release = redis.NewScript(read("lib/prelude.lua") + read(luaConcurrency+".lua") + read("lib/release.lua"))
+	return twins, redis.NewScript(all.String()), release
 }
 
 // windowLimiter is what the window algorithms have beyond Algorithm: the
@@ -100,8 +108,11 @@ type windowLimiter interface{ Limit() int64 }
 type script struct {
 	name   string
 	lua    *redis.Script
-	params []any // ARGV[3:]: N, per µs, burst; or window µs, limit
-	limit  int64 // Decision.Limit: the burst, or the limit per window
+	params []any // ARGV[3:]: N, per µs, burst; or window µs, limit; or TTL µs, max, retry cap µs
+	limit  int64 // Decision.Limit: the burst, the limit per window, or the most in flight
+	// leases is set for the concurrency twin, whose reply carries a sixth
+	// value, the lease, and whose key Release gives leases back in.
+	leases bool
 
 	// limits is set for a Multi: each limit's twin, in order (their
 	// name, params and limit make the limit's ARGV; their lua is not
@@ -111,9 +122,10 @@ type script struct {
 }
 
 // scriptFor returns the Lua twin of alg, or an error if alg has none: only
-// the six algorithms of package algorithms have one, and a wrapper or any
-// other implementation of Algorithm would not match its twin. A Multi has
-// the multi script when every one of its limits has a twin.
+// the six exact algorithms of package algorithms and its concurrency
+// limiter have one, and a wrapper or any other implementation of Algorithm
+// would not match its twin. A Multi has the multi script when every one of
+// its limits has a twin.
 func scriptFor(alg algorithms.Algorithm) (*script, error) {
 	if alg == nil {
 		return nil, errors.New("store: no Lua script for a nil algorithm")
@@ -134,6 +146,10 @@ func scriptFor(alg algorithms.Algorithm) (*script, error) {
 		}
 		limit = wl.Limit()
 		params = []any{int64(alg.Params().Window / time.Microsecond), limit}
+	case *algorithms.Concurrency:
+		p := alg.Params()
+		params = []any{int64(p.Window / time.Microsecond), p.Burst, int64(algorithms.MaxConcurrencyRetry / time.Microsecond)}
+		limit = p.Burst
 	default:
 		return nil, fmt.Errorf("store: no Lua script for algorithm %q (%T): Redis runs only the built-in algorithms", alg.Name(), alg)
 	}
@@ -141,11 +157,11 @@ func scriptFor(alg algorithms.Algorithm) (*script, error) {
 	if !ok {
 		return nil, fmt.Errorf("store: no Lua script embedded for algorithm %q", alg.Name())
 	}
-	return &script{name: alg.Name(), lua: lua, params: params, limit: limit}, nil
+	return &script{name: alg.Name(), lua: lua, params: params, limit: limit, leases: alg.Name() == luaConcurrency}, nil
 }
 
 // multiScriptFor returns the multi script for m's limits, each of which
-// must be one of the six algorithms with a twin.
+// must be one of the algorithms with a twin.
 func multiScriptFor(m *algorithms.Multi) (*script, error) {
 	s := &script{name: m.Name(), lua: luaMultiScript}
 	for _, p := range m.Policies() {
@@ -186,6 +202,34 @@ func (s *script) keys(prefix, key string) ([]string, error) {
 	}
 	return keys, nil
 }
+
+// leaseKeys returns the Redis keys under prefix where key's leases live:
+// the key itself for the concurrency twin; for a Multi, its concurrency
+// limits' keys (some of s.keys's); none when no limit hands out leases.
+func (s *script) leaseKeys(prefix, key string) ([]string, error) {
+	if s.limits == nil {
+		if !s.leases {
+			return nil, nil
+		}
+		return []string{prefix + key}, nil
+	}
+	all, err := s.keys(prefix, key)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for i, l := range s.limits {
+		if l.leases {
+			keys = append(keys, all[i])
+		}
+	}
+	return keys, nil
+}
+
+// listLayout reports whether the twin of the algorithm named name keeps
+// its state as a LIST of instants (the sliding log's entries, the
+// concurrency limiter's leases) rather than a "T N P" string.
+func listLayout(name string) bool { return name == "sliding-log" || name == luaConcurrency }
 
 // multiPrefixError says why prefix cannot hold a Multi's keys: its first
 // "{" is followed at once by "}". Cluster then hashes the whole key (an
@@ -246,21 +290,27 @@ func (s *script) runKeys(ctx context.Context, c redis.Scripter, keys []string, n
 }
 
 // decode turns the script's reply {allowed, remaining, retry_after_us,
-// reset_after_us, delay_us} into a Decision; a Multi's, one such reply
+// reset_after_us, delay_us}, with the lease after them for the
+// concurrency twin, into a Decision; a Multi's, {..., delay_us, lease}
 // per limit and the shadow mask, into each limit's Decision, merged by
 // [algorithms.Combine] as the memory store's Multi merges them.
 func (s *script) decode(reply []int64) (algorithms.Decision, error) {
 	if s.limits != nil {
 		return s.decodeMulti(reply)
 	}
-	if len(reply) != 5 {
-		return algorithms.Decision{}, fmt.Errorf("store: %s script replied %d values, want 5", s.name, len(reply))
+	want := 5
+	if s.leases {
+		want = 6
+	}
+	if len(reply) != want {
+		return algorithms.Decision{}, fmt.Errorf("store: %s script replied %d values, want %d", s.name, len(reply), want)
 	}
 	return decodeOne(reply, s.limit), nil
 }
 
+// decodeOne reads one limit's reply: five values, or six with the lease.
 func decodeOne(reply []int64, limit int64) algorithms.Decision {
-	return algorithms.Decision{
+	d := algorithms.Decision{
 		Allowed:    reply[0] == 1,
 		Limit:      limit,
 		Remaining:  reply[1],
@@ -268,18 +318,26 @@ func decodeOne(reply []int64, limit int64) algorithms.Decision {
 		ResetAfter: luaDuration(reply[3]),
 		Delay:      luaDuration(reply[4]),
 	}
+	if len(reply) > 5 {
+		d.Lease = algorithms.Time(reply[5])
+	}
+	return d
 }
+
+// multiWidth is how many values the multi script replies per limit: the
+// five of every twin and the lease.
+const multiWidth = 6
 
 func (s *script) decodeMulti(reply []int64) (algorithms.Decision, error) {
 	n := len(s.limits)
-	if len(reply) != 5*n+1 {
-		return algorithms.Decision{}, fmt.Errorf("store: %s script replied %d values, want %d (5 per limit and the shadow mask)", s.name, len(reply), 5*n+1)
+	if len(reply) != multiWidth*n+1 {
+		return algorithms.Decision{}, fmt.Errorf("store: %s script replied %d values, want %d (%d per limit and the shadow mask)", s.name, len(reply), multiWidth*n+1, multiWidth)
 	}
 	var ds [algorithms.MaxLimits]algorithms.Decision
 	for i, l := range s.limits {
-		ds[i] = decodeOne(reply[5*i:5*i+5], l.limit)
+		ds[i] = decodeOne(reply[multiWidth*i:multiWidth*(i+1)], l.limit)
 	}
-	mask := reply[5*n]
+	mask := reply[multiWidth*n]
 	if mask < 0 || mask >= 1<<n {
 		return algorithms.Decision{}, fmt.Errorf("store: %s script replied shadow mask %d, want 0 to %d", s.name, mask, 1<<n-1)
 	}

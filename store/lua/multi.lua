@@ -1,7 +1,8 @@
 -- multi.lua: the Lua twin of algorithms.Multi.Step, every limit of one key
 -- decided in one atomic script: one round trip however many limits. The
--- store prepends lib/prelude.lua, lib/tat.lua and the six twins' functions
--- (token-bucket.lua, ...); it is not one of the twins, and has no driver.
+-- store prepends lib/prelude.lua, lib/tat.lua and every twin's functions
+-- (token-bucket.lua, ..., concurrency.lua); it is not one of the twins,
+-- and has no driver.
 --
 --   KEYS[i]  limit i's key, in that limit's twin's layout. The store names
 --            them so that they share a hash tag, hence one cluster slot
@@ -18,10 +19,12 @@
 --            runs before its epoch.
 --
 -- Returns limit 1's {allowed, remaining, retry_after_us, reset_after_us,
--- delay_us}, then limit 2's, ..., then the shadow mask used (bit i-1 set
--- when limit i was in shadow mode at now): the store's Go side merges them
--- with algorithms.Combine, the one rule for a key's decision, and needs the
--- mask because only the script knows now when it reads the store's clock.
+-- delay_us, lease} (the lease the concurrency twin took; 0 for every
+-- other limit, and for a peek), then limit 2's, ..., then the shadow mask
+-- used (bit i-1 set when limit i was in shadow mode at now): the store's
+-- Go side merges them with algorithms.Combine, the one rule for a key's
+-- decision, and needs the mask because only the script knows now when it
+-- reads the store's clock.
 --
 -- The rule (Multi.stepSubs): every limit steps on its own state at the same
 -- now with the same cost. If every enforcing limit admitted, every limit
@@ -36,6 +39,7 @@ local steps = {
   ['fixed-window'] = fixed_window,
   ['sliding-log'] = sliding_log,
   ['sliding-window'] = sliding_window,
+  ['concurrency'] = concurrency,
 }
 
 local now = script_now(ARGV[1])
@@ -72,7 +76,8 @@ for i = 1, limits do
     reply = step[i](KEYS[i], now, 0, a1[i], a2[i], a3[i])
     reply[1] = 1
   end
-  for j = 1, 5 do out[#out + 1] = reply[j] end
+  -- The lease is the concurrency twin's sixth value; 0 for the others.
+  for j = 1, 6 do out[#out + 1] = reply[j] or 0 end
 end
 out[#out + 1] = shadow
 return out
