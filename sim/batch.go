@@ -11,7 +11,10 @@ package sim
 // be one by one. What a decision can cause is a retry, and a retry comes a
 // round trip (the latency) after its request at the earliest; a client
 // that never retries causes nothing. So a batch may hold every request up
-// to the first instant a retry of one of its members could be due.
+// to the first instant a retry of one of its members could be due. A
+// concurrency limit's lease is the other thing a decision causes: given
+// back a round trip and a service time after its request, it too bounds
+// the batch.
 
 import (
 	"context"
@@ -64,13 +67,18 @@ func (s *sim) setupBatches() {
 }
 
 // batchable reports whether e can join a batch: a client's request, but
-// not a backoff retrier's, whose jitter is drawn after its decision and
-// before its stream's next arrival.
+// not one that draws from the run's random source after its decision and
+// before its stream's next arrival: a backoff retrier's jitter, or the
+// service time of a request holding a lease when it is drawn.
 func (s *sim) batchable(e event) bool {
 	if e.kind != evArrival && e.kind != evRetry {
 		return false
 	}
-	return s.clients[e.client].Retry.Policy != RetryBackoff
+	c := s.clients[e.client]
+	if s.holdsLeases && c.Service.Exponential && c.Service.Mean > 0 {
+		return false
+	}
+	return c.Retry.Policy != RetryBackoff
 }
 
 // runBatch handles the events from the top of the queue that can be
@@ -110,6 +118,11 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 		p.retrySeq = s.seq
 		if s.clients[p.client].retries {
 			horizon = min(horizon, p.t+p.latency)
+		}
+		if s.holdsLeases {
+			// Its lease comes back after its round trip and its service
+			// time at the earliest, and a release may admit what follows.
+			horizon = min(horizon, p.t+p.latency+s.leastServiceTime(p.client))
 		}
 		if e.kind == evArrival && e.arg >= 0 {
 			s.scheduleArrival(int(e.client), int(e.arg))

@@ -70,12 +70,19 @@ func runJSON(t interface {
 // sharing keys, retrying at once or after Retry-After, bursting, on every
 // algorithm and both batching topologies: the batched miniredis run is the
 // memory run, field for field. A batch that held a request past the first
-// instant a member's retry could be due, and so decided it before that
-// retry, would show here.
+// instant a member's retry or lease release could be due, and so decided it
+// before that retry or release, or that drew a random number out of turn,
+// would show here.
 func TestPropertyBatchedRedisDecidesAsMemory(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		algorithm := rapid.SampledFrom(algorithms.ExactNames()).Draw(t, "algorithm")
+		algorithm := rapid.SampledFrom(append(algorithms.ExactNames(), "concurrency")).Draw(t, "algorithm")
 		params, _ := algorithms.WithDefaults(algorithm, algorithms.Params{Rate: algorithms.Rate{N: rapid.Int64Range(1, 50).Draw(t, "rate"), Per: time.Second}, Burst: rapid.Int64Range(1, 20).Draw(t, "burst")})
+		if algorithm == "concurrency" {
+			// At most burst in flight, leases that outlive the run or
+			// expire inside it.
+			params = algorithms.Params{Burst: rapid.Int64Range(1, 8).Draw(t, "max_in_flight"),
+				Window: time.Duration(rapid.IntRange(50, 2000).Draw(t, "lease_ttl_ms")) * time.Millisecond}
+		}
 		sc := sim.Scenario{
 			Name: "batch", Duration: time.Second, Step: 250 * time.Millisecond, Seed: rapid.Uint64().Draw(t, "seed"),
 			Servers: rapid.IntRange(1, 3).Draw(t, "servers"), Balancer: rapid.SampledFrom([]sim.Balancer{sim.RoundRobin, sim.Random, sim.KeyHash}).Draw(t, "balancer"),
@@ -95,6 +102,12 @@ func TestPropertyBatchedRedisDecidesAsMemory(t *testing.T) {
 				c.Traffic = []sim.Traffic{{Pattern: sim.Burst, Count: rapid.IntRange(1, 40).Draw(t, "count"),
 					At: time.Duration(rapid.IntRange(0, 900).Draw(t, "at_ms")) * time.Millisecond, Spread: time.Duration(rapid.IntRange(0, 50).Draw(t, "spread_ms")) * time.Millisecond}}
 			}
+			if algorithm == "concurrency" {
+				// A fixed service time bounds a batch; a drawn one keeps
+				// the client's requests out of batches.
+				c.Service = sim.Service{Mean: time.Duration(rapid.IntRange(0, 400).Draw(t, "service_ms")) * time.Millisecond,
+					Exponential: rapid.Bool().Draw(t, "exponential")}
+			}
 			sc.Clients = append(sc.Clients, c)
 		}
 		want := runJSON(t, sc)
@@ -103,4 +116,30 @@ func TestPropertyBatchedRedisDecidesAsMemory(t *testing.T) {
 			t.Fatalf("the batched miniredis run differs from memory's:\n%s\n%s", got, want)
 		}
 	})
+}
+
+// TestBatchedRedisWaitsForLeases: one request in flight at most, each
+// served in 50 ms, sent every 100 ms. Every request finds the previous
+// one's lease given back, so all are admitted; a batch that gathered the
+// next request before deciding the previous one would refuse it.
+func TestBatchedRedisWaitsForLeases(t *testing.T) {
+	sc := sim.Scenario{
+		Name: "leases", Duration: 2 * time.Second, Step: time.Second, Seed: 1, Servers: 1, Balancer: sim.RoundRobin,
+		Limit:    sim.Limit{Algorithm: "concurrency", Params: algorithms.Params{Burst: 1, Window: 10 * time.Second}, Key: sim.KeyAPIKey},
+		Topology: sim.Topology{Kind: sim.Shared, OnError: store.FailOpen, Clock: sim.ServerClock, PrimaryStopsAfter: sim.PrimaryNeverStops},
+		Clients: []sim.Client{{Name: "c", APIKey: "k", Service: sim.Service{Mean: 50 * time.Millisecond},
+			Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: algorithms.Rate{N: 10, Per: time.Second}}}}},
+	}
+	want := runJSON(t, sc)
+	sc.Topology.Store = "miniredis"
+	if got := runJSON(t, sc); got != want {
+		t.Fatalf("the batched miniredis run differs from memory's:\n%s\n%s", got, want)
+	}
+	r, err := sim.Run(context.Background(), sc, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Clients[0]; c.Rejected != 0 || c.Allowed != 20 {
+		t.Errorf("memory run: %d allowed, %d rejected; want 20 and 0", c.Allowed, c.Rejected)
+	}
 }

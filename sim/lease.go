@@ -66,6 +66,15 @@ func (s *sim) serviceTime(client int) int64 {
 	return int64(math.Min(-math.Log(1-u), 50) * float64(mean))
 }
 
+// leastServiceTime is the shortest time client's request can take to
+// serve, in µs: its mean when fixed, 0 when exponential.
+func (s *sim) leastServiceTime(client int) int64 {
+	if sv := s.clients[client].Service; !sv.Exponential {
+		return max(int64(algorithms.At(sv.Mean)), 0)
+	}
+	return 0
+}
+
 // release gives back the lease of the request in slot, served at t,
 // unless its server crashed before it was.
 func (s *sim) release(ctx context.Context, slot int32, t int64) error {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	mrand "math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
@@ -74,6 +75,9 @@ type sim struct {
 	flights     []inFlight
 	freeFlights []int32
 	down        []bool
+	// holdsLeases is set when the limit or the exact limiter hands out
+	// leases (a concurrency limit): a decision then schedules a release.
+	holdsLeases bool
 	// idealLease is the lease the exact limiter's decision of the request
 	// being recorded took, 0 if none.
 	idealLease algorithms.Time
@@ -210,6 +214,7 @@ func newRecording(sc Scenario, opts Options) (*sim, error) {
 		s.sc.Topology.Clock = StoreClock
 	}
 	s.idealStep = newStepper(s.ideal)
+	s.holdsLeases = slices.ContainsFunc(sc.Limits(), func(l Limit) bool { return l.Algorithm == "concurrency" })
 	if sc.Shedder != nil {
 		if s.shedder, err = sc.Shedder.New(); err != nil {
 			return nil, fmt.Errorf("shedder: %w", err)
