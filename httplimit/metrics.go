@@ -32,6 +32,11 @@ const (
 	// or one of several is (Config.Policies) and the others admitted, and
 	// it would have answered 429; the handler ran.
 	DecisionWouldReject = "would_reject"
+	// DecisionShed: the limit let the request through and the load
+	// shedder (Config.Shedder) turned it away, answered 503; the handler
+	// did not run. Counted here only, whatever let it through (a
+	// fail-open store, a limit in shadow mode).
+	DecisionShed = "shed"
 )
 
 // The values of the result label of ratelim_lease_releases_total.
@@ -45,7 +50,7 @@ const (
 
 // Metrics are the middleware's Prometheus metrics:
 //
-//   - ratelim_requests_total{decision="allowed|rejected|failed_open|failed_closed|canceled|key_too_long|would_reject"},
+//   - ratelim_requests_total{decision="allowed|rejected|failed_open|failed_closed|canceled|key_too_long|would_reject|shed"},
 //     a counter of requests by what happened to them;
 //   - ratelim_store_seconds, a histogram of how long the limiter's Take took,
 //     failures included (a store timing out is the latency that matters);
@@ -89,10 +94,11 @@ const (
 	canceled
 	keyTooLong
 	wouldReject
+	shed
 	numOutcomes
 )
 
-var outcomeLabels = [numOutcomes]string{DecisionAllowed, DecisionRejected, DecisionFailedOpen, DecisionFailedClosed, DecisionCanceled, DecisionKeyTooLong, DecisionWouldReject}
+var outcomeLabels = [numOutcomes]string{DecisionAllowed, DecisionRejected, DecisionFailedOpen, DecisionFailedClosed, DecisionCanceled, DecisionKeyTooLong, DecisionWouldReject, DecisionShed}
 
 // storeBuckets run from 10 µs (an in-process store) to about 2.6 s (a
 // store timing out), ×4 a step: where a memory store, a Redis round trip on
@@ -106,7 +112,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ratelim_requests_total",
-		Help: "Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first), key_too_long (431 or 400: a key longer than the bound, never given to the store), would_reject (shadow mode: a 429 it did not send).",
+		Help: "Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first), key_too_long (431 or 400: a key longer than the bound, never given to the store), would_reject (shadow mode: a 429 it did not send), shed (503: let through by the limit, turned away by the load shedder).",
 	}, []string{"decision"})
 	store := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "ratelim_store_seconds",

@@ -116,6 +116,40 @@ type Config struct {
 	// would have refused gets ShadowHeader and counts as would_reject.
 	// While no policy enforces, no RateLimit fields are written.
 	Policies []Quota
+	// Shedder, if set, is the fleet's priority load shedder, which stands
+	// after the limit: a request the limit let through (admitted, let
+	// through by a fail-open store or by a limit in shadow mode) is
+	// served only if the shedder admits it at its Priority, at the same
+	// instant of the Clock and for the same Cost; otherwise it is
+	// answered 503 Service Unavailable with Retry-After (when the
+	// shedder's capacity would let it through at its priority, in whole
+	// seconds rounded up, at least 1), ShedHeader set to its priority, a
+	// one-line plain-text body, no call to the handler, and counted as
+	// DecisionShed. A 429 never reaches the shedder, and takes none of
+	// its capacity. A lease the limit gave the request is given back at
+	// once. The quota the limit spent is not: the request was admitted
+	// by its limit, as in the simulator.
+	//
+	// A shed answer carries no RateLimit fields. Its client's quota is
+	// not what refused it, so the limit's numbers (quota left) would say
+	// "come back now" on a refusal, inviting a client that paces itself
+	// by r straight back, and r=0 would be false about its limit and make
+	// a client wait for a reset that is not the reason. Retry-After is
+	// the one wait that holds; ShedHeader says why. An answer the
+	// fail-open policy let through keeps its DecidedByHeader when shed.
+	//
+	// A request whose key is empty, which passes unlimited, passes the
+	// shedder too: the exemption is the operator's (a health check).
+	//
+	// Share one Shedder among the middlewares of every server whose
+	// capacity it guards; nil sheds nothing, at no cost.
+	Shedder *Shedder
+	// Priority says how much a request matters to the Shedder; nil makes
+	// every request Normal. [PriorityFromHeader] reads it from a header,
+	// which only a header something trusted sets should be (its doc says
+	// why). A priority past Sheddable counts as Sheddable. Unused
+	// without a Shedder.
+	Priority func(*http.Request) algorithms.Priority
 	// Metrics, if set, counts requests by decision and times the store,
 	// and counts the leases given back and the releases that failed.
 	Metrics *Metrics
@@ -145,7 +179,10 @@ type Config struct {
 //     fields, since the limiter did not decide, and both set
 //     DecidedByHeader to the policy;
 //   - the request's context ended first: the handler is not called (a 503
-//     is written for whoever is still listening).
+//     is written for whoever is still listening);
+//   - let through, but shed by Config.Shedder: 503 Service Unavailable
+//     with Retry-After and ShedHeader, no RateLimit fields, no call to
+//     the handler (Config.Shedder says why and when).
 //
 // A limit on requests in flight ([algorithms.Concurrency], alone
 // or among a key's several limits) admits a request with a lease,
@@ -234,6 +271,9 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 			}
 		}
 	}
+	if cfg.Shedder != nil && cfg.Shedder.alg == nil {
+		return nil, errors.New("httplimit: Config.Shedder has no algorithm, and would shed every request (want httplimit.NewShedder(alg))")
+	}
 	rel, _ := cfg.Limiter.(store.Releaser)
 	l := &limiter{
 		take:        store.WithPolicy(cfg.Limiter, policy),
@@ -249,6 +289,8 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 		shadow:      cfg.Shadow,
 		shadowUntil: cfg.ShadowUntil,
 		cost:        cfg.Cost,
+		shedder:     cfg.Shedder,
+		priority:    cfg.Priority,
 	}
 	if l.key == nil {
 		l.key = KeyBy(KeyOptions{})
@@ -275,6 +317,8 @@ type limiter struct {
 	shadow      bool                      // Config.Shadow
 	shadowUntil time.Time                 // Config.ShadowUntil
 	cost        func(*http.Request) int64 // Config.Cost; nil for 1
+	shedder     *Shedder                  // Config.Shedder; nil sheds nothing
+	priority    func(*http.Request) algorithms.Priority
 
 	failing  atomic.Bool  // the last decision was the fail policy's
 	byPolicy atomic.Int64 // requests the policy decided since failing was set
@@ -325,6 +369,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.storeFailing(d)
 		w.Header().Set(DecidedByHeader, string(d.Policy))
 		if d.Allowed {
+			if h.shedder != nil && h.sheds(w, r, now, cost) {
+				return
+			}
 			h.metrics.count(failedOpen)
 			h.next.ServeHTTP(w, r)
 			return
@@ -340,11 +387,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// client leaves, the delay below is cut short.
 		defer h.giveBack(ctx, key, d.Lease, cost)
 	}
+	// The shedder weighs what would reach the handler, before any
+	// RateLimit field is written (a shed answer has none) and before a
+	// leaky bucket's delay (a request to be shed does not queue first).
+	if h.shedder != nil && (d.Allowed || h.shadowing(start)) && h.sheds(w, r, now, cost) {
+		return
+	}
 	var retryAfter int64
 	if h.policies != nil {
 		retryAfter, _ = h.policies.write(w.Header(), d.Decision, now)
 	} else {
-		if h.shadow && (h.shadowUntil.IsZero() || start.Before(h.shadowUntil)) {
+		if h.shadowing(start) {
 			if !d.Allowed {
 				w.Header().Set(ShadowHeader, "would-reject")
 				h.metrics.count(wouldReject)
@@ -376,6 +429,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.metrics.count(allowed)
 	}
 	h.next.ServeHTTP(w, r)
+}
+
+// shadowing reports whether the single limit is in shadow mode at start,
+// letting every request through.
+func (l *limiter) shadowing(start time.Time) bool {
+	return l.policies == nil && l.shadow && (l.shadowUntil.IsZero() || start.Before(l.shadowUntil))
 }
 
 // storeFailing notes a decision the fail policy took, and logs the first

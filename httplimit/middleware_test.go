@@ -562,7 +562,7 @@ func wantRequests(t *testing.T, reg *prometheus.Registry, counts map[string]int)
 	t.Helper()
 	labels := slices.Clone(outcomeLabels[:])
 	slices.Sort(labels)
-	want := "# HELP ratelim_requests_total Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first), key_too_long (431 or 400: a key longer than the bound, never given to the store), would_reject (shadow mode: a 429 it did not send).\n# TYPE ratelim_requests_total counter\n"
+	want := "# HELP ratelim_requests_total Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first), key_too_long (431 or 400: a key longer than the bound, never given to the store), would_reject (shadow mode: a 429 it did not send), shed (503: let through by the limit, turned away by the load shedder).\n# TYPE ratelim_requests_total counter\n"
 	for _, l := range labels {
 		want += fmt.Sprintf("ratelim_requests_total{decision=%q} %d\n", l, counts[l])
 	}
