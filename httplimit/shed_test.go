@@ -46,7 +46,7 @@ func TestShedderStepByStep(t *testing.T) {
 	m, _ := newMetrics(t)
 	next := &counting{}
 	h := mustNew(t, Config{Limiter: unlimited(t), Clock: clk.Now, Metrics: m,
-		Shedder: newShedder(t, algorithms.Rate{N: 1, Per: time.Second}, 10, [3]int64{0, 2, 5}),
+		Shedder:  newShedder(t, algorithms.Rate{N: 1, Per: time.Second}, 10, [3]int64{0, 2, 5}),
 		Priority: PriorityFromHeader(testPriorityHeader)}, next)
 	steps := []struct {
 		advance    time.Duration
