@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
-	"github.com/ratelim/ratelim/store"
 )
 
 // releaser is a copy of the state that can give a lease back: a jar, the
@@ -29,18 +28,20 @@ type inFlight struct {
 	lost                bool // its server crashed: it will never be served
 }
 
-// holdLease schedules the release of the lease an admitted request took,
-// when its client's service time after at has passed.
+// holdLease schedules the release of lease, the one an admitted request
+// took (0 if none), when its client's service time after at has passed;
+// at at itself when the request is not served (the load shedder turned it
+// away after the limit admitted it).
 //
 // The exact limiter the run is measured against takes leases too, on the
 // true clock, and gives them back at the same instant: a crash is a fault
 // it does not have, so what the leak costs shows as false denies.
-func (s *sim) holdLease(p *pending, d *store.Decision, at int64) {
-	done := at + s.serviceTime(p.client)
-	f := inFlight{key: p.key, target: p.target, server: p.server, idealLease: s.idealLease, cost: p.cost}
-	if d.Allowed && d.Policy == "" {
-		f.lease = d.Lease
+func (s *sim) holdLease(p *pending, lease algorithms.Time, at int64, served bool) {
+	done := at
+	if served {
+		done += s.serviceTime(p.client)
 	}
+	f := inFlight{key: p.key, target: p.target, server: p.server, lease: lease, idealLease: s.idealLease, cost: p.cost}
 	var slot int32
 	if n := len(s.freeFlights); n > 0 {
 		slot = s.freeFlights[n-1]
@@ -66,10 +67,11 @@ func (s *sim) serviceTime(client int) int64 {
 	return int64(math.Min(-math.Log(1-u), 50) * float64(mean))
 }
 
-// leastServiceTime is the shortest time client's request can take to
-// serve, in µs: its mean when fixed, 0 when exponential.
+// leastServiceTime is the shortest time client's request can hold its
+// lease, in µs: its service time when fixed, 0 when drawn or when a load
+// shedder may turn it away unserved.
 func (s *sim) leastServiceTime(client int) int64 {
-	if sv := s.clients[client].Service; !sv.Exponential {
+	if sv := s.clients[client].Service; !sv.Exponential && s.shedder == nil {
 		return max(int64(algorithms.At(sv.Mean)), 0)
 	}
 	return 0

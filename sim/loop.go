@@ -597,14 +597,21 @@ func (s *sim) finish(p *pending, d *store.Decision) {
 // and schedules the retry of a rejection.
 func (s *sim) conclude(p *pending, d *store.Decision, at, latency int64) {
 	shadowed := s.shadow(d, p.t)
+	// The lease the limit handed out, if it admitted: a request shed
+	// after it was admitted gives its lease back at once, as the
+	// middleware does.
+	var lease algorithms.Time
+	if d.Allowed && d.Policy == "" {
+		lease = d.Lease
+	}
 	shed := s.shed(p, d, at)
 	latency += int64(algorithms.At(d.Delay))
 	s.record(p.client, at, p.cost, p.attempt, d, latency, shadowed, shed)
-	if (d.Allowed && d.Lease != 0 && d.Policy == "") || s.idealLease != 0 {
-		s.holdLease(p, d, at+latency)
+	if lease != 0 || s.idealLease != 0 {
+		s.holdLease(p, lease, at+latency, !shed)
 	}
 	if s.observe != nil {
-		s.observe(Observation{Client: p.client, At: algorithms.Time(at).Duration(), Cost: p.cost, Attempt: p.attempt, Decision: *d, Latency: algorithms.Time(latency).Duration(), Seq: p.seq})
+		s.observe(Observation{Client: p.client, At: algorithms.Time(at).Duration(), Cost: p.cost, Attempt: p.attempt, Decision: *d, Latency: algorithms.Time(latency).Duration(), Shadowed: shadowed, Shed: shed, Seq: p.seq})
 	}
 	if !d.Allowed && d.Policy == "" {
 		s.scheduleRetry(p.client, at+latency, p.cost, p.attempt, d.RetryAfter, p.retrySeq)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
 )
@@ -56,5 +57,29 @@ func TestShedderRefusedByCheck(t *testing.T) {
 	sc.Shedder = &Shedder{Capacity: perSecond(100), Burst: 100, Reserve: [3]float64{0, 0.6, 0.5}}
 	if _, err := Run(t.Context(), sc, Options{}); err == nil {
 		t.Error("a sheddable reserve below the normal one ran")
+	}
+}
+
+// A request the concurrency limit admits and the shedder then turns away
+// is not served: its lease comes back at once, as the middleware gives it
+// back, and the next request finds the slot free. One in flight, 10/s
+// served in 50 ms, a fleet of 1/s: every refusal is the shedder's 503,
+// none the limit's 429. A shed request that kept its lease for its TTL
+// would fill the one slot for 10 s.
+func TestShedRequestGivesItsLeaseBack(t *testing.T) {
+	for _, store := range []string{"memory", "miniredis"} {
+		sc := hammer(Shared, 1, RoundRobin)
+		sc.Topology.Store = store
+		sc.Limit = Limit{Algorithm: "concurrency", Params: algorithms.Params{Burst: 1, Window: 10 * time.Second}, Key: KeyAPIKey}
+		sc.Shedder = &Shedder{Capacity: perSecond(1), Burst: 1}
+		sc.Clients = []Client{{Name: "c", APIKey: "c", Service: Service{Mean: 50 * time.Millisecond},
+			Traffic: []Traffic{{Pattern: Constant, Rate: perSecond(10)}}, Retry: Retry{Policy: RetryNone}}}
+		c := mustRun(t, sc).Clients[0]
+		if c.Shed == 0 || c.Rejected != c.Shed {
+			t.Errorf("%s: %d refused, %d of them shed; want every refusal shed, none by the limit", store, c.Rejected, c.Shed)
+		}
+		if want := int64(sc.Duration / time.Second); c.Allowed < want || c.Allowed > want+1 {
+			t.Errorf("%s: %d served, want about the fleet's 1/s over %s", store, c.Allowed, sc.Duration)
+		}
 	}
 }
