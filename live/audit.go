@@ -13,7 +13,8 @@ import (
 type Audit struct {
 	// RejectedWithQuota: a 429 whose headers said quota remained.
 	RejectedWithQuota int64 `json:"rejected_with_quota"`
-	// MissingRetryAfter: a 429 without a Retry-After of at least 1 s.
+	// MissingRetryAfter: a 429, or a load shedder's 503, without a
+	// Retry-After of at least 1 s.
 	MissingRetryAfter int64 `json:"missing_retry_after"`
 	// ResetWentBack: an answer whose reset instant was more than a second
 	// earlier than the previous answer's for the same key while nothing
@@ -120,6 +121,17 @@ func (l *loader) auditRejection(client int, h http.Header, retryAfter time.Durat
 		l.lastReset[key] = instant
 	}
 	return binding
+}
+
+// auditShed checks a load shedder's 503: it must say when to come back.
+// It carries no RateLimit fields (its client's quota did not refuse it),
+// so nothing else about it is a rule a client relies on.
+func (l *loader) auditShed(retryAfter time.Duration) {
+	if retryAfter < time.Second {
+		l.mu.Lock()
+		l.audit.MissingRetryAfter++
+		l.mu.Unlock()
+	}
 }
 
 // countRejectedBy counts a 429 that policy refused. l.mu is held.

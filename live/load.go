@@ -55,6 +55,12 @@ const (
 	// per request (see Load). A request that takes time stays in flight,
 	// which is what a concurrency limit counts.
 	ServiceHeader = "X-Ratelim-Service"
+	// PriorityHeader carries a client's priority (critical, normal,
+	// sheddable) when it has one; the demo servers' load shedder reads
+	// it. ShedHeader is how their 503 says the shedder, not a store
+	// failing closed, turned the request away.
+	PriorityHeader = "X-Ratelim-Priority"
+	ShedHeader     = httplimit.ShedHeader
 )
 
 // MaxService is the longest a demo server holds a request, whatever its
@@ -492,7 +498,7 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 			}
 			return
 		}
-		d, retryAfter, shadowed, ok := l.do(ctx, a.Client, c, a.Cost)
+		d, retryAfter, seen, ok := l.do(ctx, a.Client, c, a.Cost)
 		latency := time.Since(l.start) - at
 		<-l.sem
 		if !ok && ctx.Err() != nil {
@@ -502,7 +508,7 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 		if attempt == 0 {
 			l.lateness = append(l.lateness, max(at-a.At, 0))
 		}
-		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: at, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Shadowed: shadowed, Seq: seq})
+		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: at, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Shadowed: seen.shadowed, Shed: seen.shed, Seq: seq})
 		l.mu.Unlock()
 		if d.Allowed || d.Policy != "" || !ok {
 			return
@@ -535,10 +541,17 @@ func (l *loader) int64n(n int64) int64 {
 	return l.rng.Int64N(n)
 }
 
+// seen is what an answer said beyond its decision.
+type seen struct {
+	shadowed bool // let through, a limit in shadow mode would have refused it
+	shed     bool // the load shedder's 503
+}
+
 // do sends one request and reads the decision from the answer: 2xx
 // admitted (or failed open, when the answer says a policy decided), 429
-// rejected, 503 failed closed.
-func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (d store.Decision, retryAfter time.Duration, shadowed, ok bool) {
+// rejected, 503 shed when ShedHeader says so (a refusal the client may
+// retry after its Retry-After, as the simulator's), else failed closed.
+func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (d store.Decision, retryAfter time.Duration, saw seen, ok bool) {
 	u := *l.target(client)
 	u.Path = strings.TrimSuffix(u.Path, "/") + l.opts.Path
 	u.RawQuery = "client=" + url.QueryEscape(c.Name)
@@ -551,13 +564,16 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 	}
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return d, 0, false, false
+		return d, 0, saw, false
 	}
 	if service > 0 {
 		req.Header.Set(ServiceHeader, service.String())
 	}
 	if cost > 1 {
 		req.Header.Set(CostHeader, strconv.FormatInt(cost, 10))
+	}
+	if c.Priority != "" {
+		req.Header.Set(PriorityHeader, c.Priority)
 	}
 	if c.APIKey != "" {
 		req.Header.Set(APIKeyHeader, c.APIKey)
@@ -575,7 +591,7 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 			l.audit.TransportErrors++
 			l.mu.Unlock()
 		}
-		return d, 0, false, false
+		return d, 0, saw, false
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
@@ -588,6 +604,9 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 		l.mu.Unlock()
 	case resp.StatusCode == http.StatusTooManyRequests:
 		d.Binding = l.auditRejection(client, resp.Header, retryAfter)
+	case resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get(ShedHeader) != "":
+		saw.shed = true
+		l.auditShed(retryAfter)
 	case resp.StatusCode == http.StatusServiceUnavailable:
 		d.Policy = store.FailClosed
 	case resp.StatusCode < 300:
@@ -595,12 +614,12 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 		if resp.Header.Get(DecidedByHeader) == string(store.FailOpen) {
 			d.Policy = store.FailOpen
 		}
-		shadowed = resp.Header.Get(ShadowHeader) == "would-reject"
+		saw.shadowed = resp.Header.Get(ShadowHeader) == "would-reject"
 		l.mu.Lock()
 		delete(l.lastReset, l.keys[client])
 		l.mu.Unlock()
 	}
-	return d, retryAfter, shadowed, true
+	return d, retryAfter, saw, true
 }
 
 func parseSeconds(v string) time.Duration {

@@ -178,7 +178,8 @@ type switchable interface {
 // (at most MaxService), so that a limit on requests in flight has
 // requests to count; a request whose decision carries a lease gives it
 // back when it is done (httplimit.New), unless its server crashed first
-// (Fault).
+// (Fault). A scenario's load shedder is one for the fleet, after the
+// limit, reading each request's priority from PriorityHeader.
 func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	sc := opts.Scenario
 	started := time.Now()
@@ -195,6 +196,23 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 		}
 	} else if alg, err = algorithms.New(sc.Limit.Algorithm, sc.Limit.Params); err != nil {
 		return nil, &sim.SetupError{Err: fmt.Errorf("limit.%w", err)}
+	}
+	// One load shedder for the fleet: every server draws on the one
+	// capacity, as the simulator's fleet does.
+	var shedder *httplimit.Shedder
+	var priority func(*http.Request) algorithms.Priority
+	if sc.Shedder != nil {
+		a, err := sc.Shedder.New()
+		if err != nil {
+			return nil, &sim.SetupError{Err: fmt.Errorf("shedder: %w", err)}
+		}
+		if shedder, err = httplimit.NewShedder(a); err != nil {
+			return nil, &sim.SetupError{Err: fmt.Errorf("shedder: %w", err)}
+		}
+		// The demo trusts the priority its load generator sends: a real
+		// API derives it from what it knows (httplimit.PriorityFromHeader
+		// says why).
+		priority = httplimit.PriorityFromHeader(PriorityHeader)
 	}
 	for _, l := range sc.Limits() {
 		if err := sim.PeerStore(l.Algorithm, cmp.Or(opts.Store, sc.Topology.Store)); err != nil {
@@ -280,9 +298,11 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 			}),
 			Limit: quota.Limit, Window: quota.Window, Policies: quota.Policies,
 			Shadow: quota.Shadow, ShadowUntil: quota.ShadowUntil,
-			Metrics: metrics,
-			Logger:  opts.Logger.With("server", i),
-			Cost:    costOf,
+			Metrics:  metrics,
+			Logger:   opts.Logger.With("server", i),
+			Cost:     costOf,
+			Shedder:  shedder,
+			Priority: priority,
 		})
 		if err != nil {
 			ln.Close()
