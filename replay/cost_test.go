@@ -73,28 +73,3 @@ func TestReplaySpendsEachRoutesCost(t *testing.T) {
 		t.Errorf("pricing refused no more than counting: priced %v, plain %v", priced, plain)
 	}
 }
-
-func TestParseCostRule(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want CostRule
-		err  bool
-	}{
-		{"GET /search*=5", CostRule{Method: "GET", Glob: "/search*", Cost: 5}, false},
-		{"/export/*=20", CostRule{Glob: "/export/*", Cost: 20}, false},
-		{"post=3", CostRule{Method: "POST", Cost: 3}, false},
-		{"GET /search", CostRule{}, true},
-		{"GET /search=0", CostRule{}, true},
-		{"GET /search=1e3", CostRule{}, true},
-		{"GET /[=2", CostRule{}, true},
-		{"GET /a /b=2", CostRule{}, true},
-	} {
-		got, err := ParseCostRule(tc.in)
-		if (err != nil) != tc.err || (!tc.err && got != tc.want) {
-			t.Errorf("ParseCostRule(%q) = %+v, %v; want %+v (error %v)", tc.in, got, err, tc.want, tc.err)
-		}
-		if !tc.err && got.String() != tc.in && got.String() != "POST=3" {
-			t.Errorf("%q reads back as %q", tc.in, got.String())
-		}
-	}
-}
