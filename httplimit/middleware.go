@@ -105,9 +105,12 @@ type Config struct {
 	ShadowUntil time.Time
 	// Policies, when set, are a key's several named limits, the policies
 	// of an [algorithms.Multi] the Limiter runs, in its order ([QuotasOf]
-	// gives them); they replace Limit, Window, PolicyName, Shadow and
-	// ShadowUntil, which must then be left zero. Every answer lists the
-	// policies enforcing at that instant in one RateLimit-Policy field
+	// gives them); they replace Limit, Window and PolicyName, which must
+	// then be left zero. Shadow (and ShadowUntil) with Policies is the
+	// global switch, as envoy's global shadow mode: every policy in
+	// shadow mode at once, whatever each one's own, no RateLimit fields.
+	// Every answer lists the policies enforcing at that instant in one
+	// RateLimit-Policy field
 	// (`"burst";q=20;w=2, "hourly";q=1000;w=3600`), a policy in shadow
 	// mode left out; RateLimit names the binding one (the decision's
 	// Binding): on an admission with its remaining and its own reset, on
@@ -252,6 +255,9 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !cfg.Shadow && !cfg.ShadowUntil.IsZero() {
+		return nil, errors.New("httplimit: Config.ShadowUntil is set without Config.Shadow, and would do nothing (want Shadow: true, to shadow until then)")
+	}
 	var policies *policySet
 	if len(cfg.Policies) > 0 {
 		if err := checkPolicies(cfg); err != nil {
@@ -393,20 +399,22 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.shedder != nil && (d.Allowed || h.shadowing(start)) && h.sheds(w, r, now, cost) {
 		return
 	}
+	if h.shadowing(start) {
+		// Shadow mode for the middleware as a whole: no RateLimit
+		// fields, no delay, nobody refused.
+		if !d.Allowed || d.WouldReject {
+			w.Header().Set(ShadowHeader, "would-reject")
+			h.metrics.count(wouldReject)
+		} else {
+			h.metrics.count(allowed)
+		}
+		h.next.ServeHTTP(w, r)
+		return
+	}
 	var retryAfter int64
 	if h.policies != nil {
 		retryAfter, _ = h.policies.write(w.Header(), d.Decision, now)
 	} else {
-		if h.shadowing(start) {
-			if !d.Allowed {
-				w.Header().Set(ShadowHeader, "would-reject")
-				h.metrics.count(wouldReject)
-			} else {
-				h.metrics.count(allowed)
-			}
-			h.next.ServeHTTP(w, r)
-			return
-		}
 		var f fields
 		f, retryAfter = h.quota.fieldsFor(d.Decision)
 		h.quota.write(w.Header(), f)
@@ -431,10 +439,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.next.ServeHTTP(w, r)
 }
 
-// shadowing reports whether the single limit is in shadow mode at start,
-// letting every request through.
+// shadowing reports whether the middleware is in shadow mode at start
+// (Config.Shadow: the single limit, or every one of several), letting
+// every request through.
 func (l *limiter) shadowing(start time.Time) bool {
-	return l.policies == nil && l.shadow && (l.shadowUntil.IsZero() || start.Before(l.shadowUntil))
+	return l.shadow && (l.shadowUntil.IsZero() || start.Before(l.shadowUntil))
 }
 
 // storeFailing notes a decision the fail policy took, and logs the first

@@ -214,8 +214,6 @@ func checkPolicies(cfg Config) error {
 	switch {
 	case cfg.Limit != 0 || cfg.Window != 0 || cfg.PolicyName != "":
 		return errors.New("httplimit: Config.Policies replaces Limit, Window and PolicyName (want one or the other)")
-	case cfg.Shadow || !cfg.ShadowUntil.IsZero():
-		return errors.New("httplimit: Config.Policies sets each policy's shadow mode; Config.Shadow is for a single limit (want one or the other)")
 	}
 	return nil
 }

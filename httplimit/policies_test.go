@@ -172,7 +172,7 @@ func TestNewRejectsBadPolicies(t *testing.T) {
 		"too many":             {Policies: many},
 		"beside Limit":         {Policies: []Quota{q("a")}, Limit: 5},
 		"beside PolicyName":    {Policies: []Quota{q("a")}, PolicyName: "x"},
-		"beside Shadow":        {Policies: []Quota{q("a")}, Shadow: true},
+		"ShadowUntil alone":    {Policies: []Quota{q("a")}, ShadowUntil: time.Unix(1, 0)},
 		"one for a multi of 2": {Policies: []Quota{q("a")}, Limiter: store.NewMemory(multi)},
 		"two for one limit":    {Policies: []Quota{q("a"), q("b")}, Limiter: store.NewMemory(bucket)},
 	}
@@ -361,4 +361,43 @@ func readAnswerPolicies(t failer, status int, h http.Header) (Reading, int64, bo
 		t.Fatalf("Retry-After on a %d", status)
 	}
 	return rd, retryAfter, true
+}
+
+// The global shadow switch over several policies: Shadow with Policies
+// lets everything through with no RateLimit fields, marks what either
+// policy would have refused, and from ShadowUntil enforces both as they
+// are, the first refusal naming the policy that binds.
+func TestGlobalShadowOverPolicies(t *testing.T) {
+	bucket := tokenBucket(t, algorithms.Rate{N: 1, Per: time.Hour}, 2)
+	minute, err := algorithms.NewSlidingLog(algorithms.Rate{N: 3, Per: time.Minute}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	multi, err := algorithms.NewMulti([]algorithms.Policy{{Name: "burst", Algorithm: bucket}, {Name: "minute", Algorithm: minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := newClock()
+	m, reg := newMetrics(t)
+	next := &counting{}
+	h := mustNew(t, Config{Limiter: store.NewMemory(multi), Policies: QuotasOf(multi), Clock: clk.Now, Metrics: m,
+		Shadow: true, ShadowUntil: t0.Add(time.Second)}, next)
+	for i, wouldReject := range []bool{false, false, true, true} {
+		w := get(h)
+		if w.Code != http.StatusOK || (w.Header().Get(ShadowHeader) == "would-reject") != wouldReject {
+			t.Fatalf("shadowed request %d: %d %s %q; want 200, would-reject %v", i, w.Code, ShadowHeader, w.Header().Get(ShadowHeader), wouldReject)
+		}
+		if w.Header().Get("RateLimit") != "" || w.Header().Get("RateLimit-Policy") != "" {
+			t.Fatalf("shadowed request %d carries RateLimit fields: %v", i, w.Header())
+		}
+	}
+	clk.Advance(time.Second)
+	w := get(h)
+	if w.Code != http.StatusTooManyRequests || w.Header().Get(ShadowHeader) != "" || !strings.HasPrefix(w.Header().Get("RateLimit"), `"burst";r=0`) {
+		t.Fatalf("after the flip: %d %v; want a 429 naming burst", w.Code, w.Header())
+	}
+	if next.calls.Load() != 4 {
+		t.Errorf("handler ran %d times, want the 4 shadowed requests", next.calls.Load())
+	}
+	wantRequests(t, reg, map[string]int{DecisionAllowed: 2, DecisionWouldReject: 2, DecisionRejected: 1})
 }

@@ -18,7 +18,7 @@ import (
 // the order they are applied. A with: spells on-error as on_error.
 func OverrideNames() []string { return slices.Clone(overrideNames) }
 
-var overrideNames = []string{"algorithm", "topology", "store", "servers", "balancer", "key", "seed", "duration", "step", "on-error", "rtt", "wall-clock"}
+var overrideNames = []string{"algorithm", "topology", "store", "servers", "balancer", "key", "seed", "duration", "step", "on-error", "rtt", "wall-clock", "shadow"}
 
 // Override returns sc with values (override name → the text as typed) in
 // place of its own. Each value is read by the code that reads the file's
@@ -124,6 +124,18 @@ func Override(sc sim.Scenario, values map[string]string, field func(name string)
 			sc.Topology.RTT = d.roundTrip(n, f, "500us")
 		case "wall-clock":
 			sc.WallClock = d.wallClock(n, f)
+		case "shadow":
+			// Every limit at once, the global switch of a dark launch:
+			// each limit's own shadow mode is replaced.
+			on, until := d.shadowAll(n, f)
+			if d.failed() {
+				break
+			}
+			sc.Limit.Shadow, sc.Limit.ShadowUntil = on, until
+			sc.Also = slices.Clone(sc.Also) // the caller's scenario keeps its own
+			for i := range sc.Also {
+				sc.Also[i].Shadow, sc.Also[i].ShadowUntil = on, until
+			}
 		}
 		if d.failed() {
 			return sc, d.err
@@ -180,4 +192,17 @@ func wanting(err error, want string) string {
 		msg += " (want " + want + ")"
 	}
 	return msg
+}
+
+// shadowAll reads the shadow override: true or false for the whole run,
+// or the instant every limit enforces from (15s), shadow until then.
+func (d *decoder) shadowAll(n *yaml.Node, field string) (bool, time.Duration) {
+	if n.ShortTag() == "!!bool" {
+		return d.boolean(n, field), 0
+	}
+	if _, err := time.ParseDuration(n.Value); err != nil {
+		d.failf(n, field, "%q is not true, false or a duration (want true for the whole run, or the instant the limits enforce from, e.g. 15s)", n.Value)
+		return false, 0
+	}
+	return true, d.positive(n, field, "15s")
 }

@@ -918,6 +918,9 @@ func shadowFinding(r *Result, t KeyResult) (Finding, bool) {
 		}
 		if shadowed {
 			limit = "the " + nameList(names) + " limit"
+			if len(names) > 1 {
+				limit += "s"
+			}
 		}
 	}
 	if !shadowed || t.WouldReject == 0 {

@@ -95,6 +95,49 @@ func TestSimOverridesAndSeeds(t *testing.T) {
 	}
 }
 
+// --shadow is the global switch of a dark launch: every limit of the
+// scenario in shadow mode, until an instant or for the whole run, beside
+// (--vs) the run that enforces. Nothing is refused while it holds; the
+// enforcing run refuses what the shadowed one counted as would_reject.
+func TestSimShadowsEveryLimit(t *testing.T) {
+	code, out, errOut := runArgs("sim", "api-quotas", "--format", "json", "--shadow", "true")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r sim.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	var wouldReject int64
+	for _, c := range r.Clients {
+		if c.Rejected != 0 {
+			t.Errorf("%s: %d refused in shadow mode", c.Name, c.Rejected)
+		}
+		wouldReject += c.WouldReject
+	}
+	for _, p := range r.Limit.Limits {
+		if !p.Shadow || p.ShadowUntilS != 0 {
+			t.Errorf("limit %s: shadow %v until %gs, want shadowed for the whole run", p.Name, p.Shadow, p.ShadowUntilS)
+		}
+	}
+	_, enforced, _ := runArgs("sim", "api-quotas", "--format", "json")
+	var e sim.Result
+	if err := json.Unmarshal([]byte(enforced), &e); err != nil {
+		t.Fatal(err)
+	}
+	var rejected int64
+	for _, c := range e.Clients {
+		rejected += c.Rejected
+	}
+	if wouldReject == 0 || wouldReject != rejected {
+		t.Errorf("shadowed: %d would have been refused; enforced: %d refused. Want the same, more than 0", wouldReject, rejected)
+	}
+	code, out, errOut = runArgs("sim", "api-quotas", "--vs", "shadow=300s")
+	if code != exitOK || !strings.Contains(out, "shadow=false") || !strings.Contains(out, "shadow=5m0s") {
+		t.Errorf("--vs shadow=300s: exit %d, labels missing:\n%.600s%s", code, out, errOut)
+	}
+}
+
 func TestSimBadInputExitsTwo(t *testing.T) {
 	dir := t.TempDir()
 	broken := writeScenario(t, "broken.yaml", "name: x\nduration: [\n")
@@ -113,6 +156,9 @@ func TestSimBadInputExitsTwo(t *testing.T) {
 		{[]string{"sim", "runaway-healthcheck", "--format", "xml"}, []string{"--format", "xml"}},
 		{[]string{"sim", "runaway-healthcheck", "--on-error", "fail-sideways"}, []string{"--on-error"}},
 		{[]string{"sim", "runaway-healthcheck", "--duration", "soon"}, []string{"--duration"}},
+		{[]string{"sim", "runaway-healthcheck", "--shadow", "maybe"}, []string{"--shadow", `"maybe"`, "e.g. 15s"}},
+		{[]string{"sim", "runaway-healthcheck", "--shadow", "-3s"}, []string{"--shadow", "not positive"}},
+		{[]string{"sim", "api-quotas", "--vs", "shadow=soon"}, []string{"shadow", `"soon"`}},
 		{[]string{"sim", "partition", "--servers", "2"}, []string{"--servers: faults[0] partitions", "want 4 servers"}},
 		{[]string{"sim", "runaway-healthcheck", "--plot", "out.jpg"}, []string{".jpg", ".png, .svg or .gif"}},
 		{[]string{"sim", "runaway-healthcheck", "--plot", filepath.Join(dir, "no", "such", "dir", "p.png")}, []string{"p.png"}},

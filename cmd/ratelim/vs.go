@@ -97,6 +97,8 @@ func scenarioSetting(sc sim.Scenario, name string) string {
 		return sc.Topology.RTT.String()
 	case "wall-clock":
 		return sc.WallClock.Format(time.RFC3339Nano)
+	case "shadow":
+		return shadowSetting(sc)
 	}
 	return "?"
 }
@@ -221,4 +223,25 @@ func simVersus(ctx context.Context, opts *simOptions, file *scenarios.File, a *s
 	}
 	writeExpectations(opts.Out, a, skipped)
 	return nil
+}
+
+// shadowSetting is sc's shadow mode as --shadow gives it: false, true,
+// the instant its limits enforce from, or "per-limit" when they differ.
+func shadowSetting(sc sim.Scenario) string {
+	text := func(l sim.Limit) string {
+		switch {
+		case !l.Shadow:
+			return "false"
+		case l.ShadowUntil > 0:
+			return l.ShadowUntil.String()
+		}
+		return "true"
+	}
+	first := text(sc.Limit)
+	for _, l := range sc.Also {
+		if text(l) != first {
+			return "per-limit"
+		}
+	}
+	return first
 }
