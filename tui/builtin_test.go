@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +22,32 @@ func rowLine(view, name string) string {
 		}
 	}
 	return ""
+}
+
+// rowHasCount reports whether the row named name shows n, compacted as
+// the table writes counts, as one of its figures.
+func rowHasCount(view, name string, n int64) bool {
+	return n > 0 && slices.Contains(strings.Fields(rowLine(view, name)), compact(n))
+}
+
+// columnShown reports whether the clients' table has a column named name.
+func columnShown(view, name string) bool {
+	for _, l := range lines(view) {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "client" && slices.Contains(f, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientTotal is the named client's totals in m's last frame.
+func clientTotal(m Model, name string) sim.ClientResult {
+	for _, c := range m.snap.Clients {
+		if c.Name == name {
+			return c.Total
+		}
+	}
+	return sim.ClientResult{}
 }
 
 // stripOf is the admitted strip of a row's line: the cells after the name.
@@ -67,11 +94,15 @@ func TestEveryBuiltinShowsItsLessonAt80x24(t *testing.T) {
 				strings.HasSuffix(rowLine(v, "eager"), " "+strconv.FormatInt(m.snap.Clients[0].Total.Retries, 10))
 		}},
 		{"rack-drain", "drain-rack-2's row", func(m Model, v string) bool { return rowLine(v, "drain-rack-2") != "" }},
-		{"dark-launch", "the batch job's row", func(m Model, v string) bool { return rowLine(v, "batch-job") != "" }},
+		{"dark-launch", "the batch job's row with what shadow mode would have refused", func(m Model, v string) bool {
+			return columnShown(v, "would-rej") && rowHasCount(v, "batch-job", clientTotal(m, "batch-job").WouldReject)
+		}},
 		{"api-quotas", "the sync job's row", func(m Model, v string) bool { return rowLine(v, "sync-job") != "" }},
 		{"expensive-search", "the search page's row", func(m Model, v string) bool { return rowLine(v, "search-page") != "" }},
 		{"slow-endpoint", "the reports client's row", func(m Model, v string) bool { return rowLine(v, "reports") != "" }},
-		{"black-friday", "the crawler's row", func(m Model, v string) bool { return rowLine(v, "crawler") != "" }},
+		{"black-friday", "the crawler's row with its shed 503s", func(m Model, v string) bool {
+			return columnShown(v, "shed") && rowHasCount(v, "crawler", clientTotal(m, "crawler").Shed)
+		}},
 	}
 	names := map[string]bool{}
 	for _, tt := range tests {

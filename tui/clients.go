@@ -76,6 +76,21 @@ func (m Model) exercises() (failOpen, failClosed, retries bool) {
 	return failOpen, failClosed, retries
 }
 
+// shedsOrShadows reports whether the run (or the one beside it) has a
+// load shedder, and whether any of its limits is in shadow mode.
+func (m Model) shedsOrShadows() (shed, shadow bool) {
+	shed = m.sc.Shedder != nil
+	shadow = m.sc.Limit.Shadow
+	for _, l := range m.sc.Also {
+		shadow = shadow || l.Shadow
+	}
+	if m.vs != nil {
+		s, w := m.other().shedsOrShadows()
+		shed, shadow = shed || s, shadow || w
+	}
+	return shed, shadow
+}
+
 func (m Model) clientTable(w int, rows []series) clientTable {
 	// The widest name and count of every row, not only those shown, so
 	// that the columns stay put as the rows scroll.
@@ -119,6 +134,16 @@ func (m Model) clientTable(w int, rows []series) clientTable {
 	}
 	if retries {
 		exercised = append(exercised, column{"retries", numW, num(func(r sim.ClientResult) int64 { return r.Retries })})
+	}
+	// A load shedder's 503s are among the rejected: a column of their own
+	// tells them from the limit's 429s; a limit in shadow mode refuses
+	// nothing, and what it would have refused is its lesson.
+	shed, shadow := m.shedsOrShadows()
+	if shed {
+		exercised = append(exercised, column{"shed", numW, num(func(r sim.ClientResult) int64 { return r.Shed })})
+	}
+	if shadow {
+		exercised = append(exercised, column{"would-rej", 9, num(func(r sim.ClientResult) int64 { return r.WouldReject })})
 	}
 	extras := []column{
 		{"sent", numW, num(func(r sim.ClientResult) int64 { return r.Sent })},

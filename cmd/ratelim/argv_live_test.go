@@ -23,6 +23,9 @@ func TestServeArgvToOptions(t *testing.T) {
 			{line: "serve nat --trusted-proxies 127.0.0.1/32,10.0.0.0/8 --trusted-proxies ::1", want: func(o *serveOptions) {
 				o.TrustedProxies = []string{"127.0.0.1/32", "10.0.0.0/8", "::1"}
 			}},
+			{line: "serve api-quotas --shadow true", want: func(o *serveOptions) {
+				o.Scenario, o.over.shadow, o.over.set = "api-quotas", "true", map[string]string{"shadow": "true"}
+			}},
 			{line: "serve store-outage --store redis-server", want: func(o *serveOptions) {
 				o.Scenario, o.over.store, o.over.set = "store-outage", "redis-server", map[string]string{"store": "redis-server"}
 			}},
@@ -49,6 +52,9 @@ func TestLoadArgvToOptions(t *testing.T) {
 				o.Scenario, o.Control, o.Token = "store-outage", "http://127.0.0.1:4000", "s3cret"
 			}},
 			{line: "load store-outage --faults=false", want: func(o *loadOptions) { o.Scenario, o.Faults = "store-outage", false }},
+			{line: "load api-quotas --shadow false", want: func(o *loadOptions) {
+				o.Scenario, o.over.shadow, o.over.set = "api-quotas", "false", map[string]string{"shadow": "false"}
+			}},
 			{line: "load nat --max-in-flight 16 --max-requests 1000", want: func(o *loadOptions) { o.MaxInFlight, o.MaxRequests = 16, 1000 }},
 			{line: "load nat --format json -q --wide", want: func(o *loadOptions) { o.Format, o.Quiet, o.Wide = "json", true, true }},
 			{line: "load nat --quiet --plot live.png --plot-width 7 --plot-height 3", want: func(o *loadOptions) {

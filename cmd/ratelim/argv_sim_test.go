@@ -45,6 +45,9 @@ func TestSimArgvToOptions(t *testing.T) {
 				o.over.algorithm, o.over.wallClock = "redis_rate", "2026-11-24T10:00:00Z"
 				o.over.set = map[string]string{"algorithm": "redis_rate", "wall-clock": "2026-11-24T10:00:00Z"}
 			}},
+			{line: "sim api-quotas --shadow 15s", want: func(o *simOptions) {
+				o.Scenario, o.over.shadow, o.over.set = "api-quotas", "15s", map[string]string{"shadow": "15s"}
+			}},
 			// A flag given its default value is still given: it overrides.
 			{line: "sim nat --seed 0", want: func(o *simOptions) { o.over.set = map[string]string{"seed": "0"} }},
 			{line: "sim nat --plot out.png --plot-width 8 --plot-height 5.5 --by key", want: func(o *simOptions) {
@@ -83,6 +86,17 @@ func TestSimArgvToPlan(t *testing.T) {
 			want := []any{sim.Local, "miniredis", sim.Random, sim.KeyIP, uint64(7), 10 * time.Second, 2 * time.Second, store.FailClosed, time.Millisecond}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("scenario fields %v, want %v", got, want)
+			}
+		}},
+		{line: "sim api-quotas --shadow 15s", check: func(t *testing.T, p *parsed) {
+			sc := p.simPlan.sc
+			for _, l := range sc.Limits() {
+				if !l.Shadow || l.ShadowUntil != 15*time.Second {
+					t.Errorf("limit %s: shadow %v until %s, want shadowed until 15s", l.Name, l.Shadow, l.ShadowUntil)
+				}
+			}
+			if orig := scenariotest.Builtin(t, "api-quotas"); orig.Also[0].Shadow {
+				t.Error("the override changed the built-in's own limits")
 			}
 		}},
 		{line: "sim nat --max-requests 500 --max-memory 64MiB", check: func(t *testing.T, p *parsed) {
@@ -223,6 +237,9 @@ func TestReportArgvToOptions(t *testing.T) {
 			{line: "report nat -o nat.html --algorithm gcra --topology local --store memory --servers 2 --balancer key-hash --key user --seed 9 --duration 3s --step 100ms --on-error fail-closed --rtt 2ms", want: func(o *reportOptions) {
 				o.over = overrides{algorithm: "gcra", topology: "local", store: "memory", servers: 2, balancer: "key-hash", key: "user", seed: 9, duration: "3s", step: "100ms", onError: "fail-closed", rtt: "2ms",
 					set: map[string]string{"algorithm": "gcra", "topology": "local", "store": "memory", "servers": "2", "balancer": "key-hash", "key": "user", "seed": "9", "duration": "3s", "step": "100ms", "on-error": "fail-closed", "rtt": "2ms"}}
+			}},
+			{line: "report nat -o nat.html --shadow true", want: func(o *reportOptions) {
+				o.over.shadow, o.over.set = "true", map[string]string{"shadow": "true"}
 			}},
 			{line: "report nat -o nat.html --wall-clock 2026-11-24T10:00:00Z", want: func(o *reportOptions) {
 				o.over.wallClock, o.over.set = "2026-11-24T10:00:00Z", map[string]string{"wall-clock": "2026-11-24T10:00:00Z"}
