@@ -51,32 +51,43 @@ func (f *FixedWindow) Limit() int64 { return f.limit }
 
 // Step counts the request in its window if the window has room.
 func (f *FixedWindow) Step(prev State, now Time, cost int64) (State, Decision) {
+	next := prev
+	d := f.StepInPlace(&next, now, cost)
+	return next, d
+}
+
+// StepInPlace is Step for a caller that owns st: it decides as Step does
+// and moves st on where it lies, without copying a State in and out (a
+// key's hourly quota beside its per-second limit, stepped in place by
+// [Multi] on every request).
+func (f *FixedWindow) StepInPlace(st *State, now Time, cost int64) Decision {
 	if f.w == 0 { // the zero value: windowLimit never builds a window below 1µs
-		return unbuilt(prev, cost)
+		next, d := unbuilt(*st, cost)
+		*st = next
+		return d
 	}
 	cost = cleanCost(cost)
-	next := prev
-	if start := floorDiv(int64(now), f.w) * f.w; start > prev.T {
-		next = State{T: start}
+	if start := floorDiv(int64(now), f.w) * f.w; start > st.T {
+		*st = State{T: start}
 	}
-	end := next.T + f.w
+	end := st.T + f.w
 	d := Decision{Limit: f.limit, ResetAfter: micros(end - int64(now))}
-	if next.N+cost > f.limit {
-		d.Remaining = f.limit - next.N
+	if st.N+cost > f.limit {
+		d.Remaining = f.limit - st.N
 		d.RetryAfter = micros(end - int64(now))
 		if cost > f.limit {
 			d.RetryAfter = Never
 		}
-		if next.N == 0 {
+		if st.N == 0 {
 			d.ResetAfter = 0
 		}
-		return next, d
+		return d
 	}
-	next.N += cost
+	st.N += cost
 	d.Allowed = true
-	d.Remaining = f.limit - next.N
-	if next.N == 0 {
+	d.Remaining = f.limit - st.N
+	if st.N == 0 {
 		d.ResetAfter = 0
 	}
-	return next, d
+	return d
 }

@@ -153,21 +153,22 @@ func (m *Multi) Release(prev State, now, lease Time, cost int64) State {
 // admitted by all of its limits or refused by one, and copying each new
 // state out and back in cost more than the steps themselves. Its scratch
 // space is an array on the stack sized to the limits.
-func (m *Multi) stepSubs(subs []State, now Time, cost int64) Decision {
+func (m *Multi) stepSubs(subs []State, now Time, cost int64) (d Decision) {
 	switch n := len(m.policies); {
 	case n <= 2:
 		var saved [2]State
 		var ds [2]Decision
-		return m.stepInto(subs, saved[:n], ds[:n], now, cost)
+		m.stepInto(subs, saved[:n], ds[:n], now, cost, &d)
 	case n <= 4:
 		var saved [4]State
 		var ds [4]Decision
-		return m.stepInto(subs, saved[:n], ds[:n], now, cost)
+		m.stepInto(subs, saved[:n], ds[:n], now, cost, &d)
 	default:
 		var saved [MaxLimits]State
 		var ds [MaxLimits]Decision
-		return m.stepInto(subs, saved[:n], ds[:n], now, cost)
+		m.stepInto(subs, saved[:n], ds[:n], now, cost, &d)
 	}
+	return d
 }
 
 // inPlaceStep is an algorithm that steps a state where it lies, never
@@ -177,8 +178,10 @@ type inPlaceStep interface {
 	StepInPlace(st *State, now Time, cost int64) Decision
 }
 
-// stepInto is stepSubs with its scratch space, saved and ds, given.
-func (m *Multi) stepInto(subs, saved []State, ds []Decision, now Time, cost int64) Decision {
+// stepInto is stepSubs with its scratch space, saved and ds, given, and
+// the key's decision written to out (an 80-byte Decision returned up three
+// calls was copied at each).
+func (m *Multi) stepInto(subs, saved []State, ds []Decision, now Time, cost int64, out *Decision) {
 	var shadow uint
 	allowed := true
 	for i := range m.policies {
@@ -208,7 +211,7 @@ func (m *Multi) stepInto(subs, saved []State, ds []Decision, now Time, cost int6
 			ds[i].Allowed = true
 		}
 	}
-	return Combine(ds, shadow)
+	combine(ds, shadow, out)
 }
 
 // Combine is the decision a key with several limits gives, from each
@@ -231,29 +234,38 @@ func (m *Multi) stepInto(subs, saved []State, ds []Decision, now Time, cost int6
 // candidates to bind. The store's Redis path combines the Lua script's
 // per-limit replies with it, so the memory store and Redis decide alike.
 func Combine(ds []Decision, shadow uint) Decision {
+	var d Decision
+	combine(ds, shadow, &d)
+	return d
+}
+
+// combine is Combine writing its decision to out.
+func combine(ds []Decision, shadow uint, out *Decision) {
 	if len(ds) == 0 {
-		return Decision{}
+		*out = Decision{}
+		return
 	}
 	if shadow&(1<<len(ds)-1) == 1<<len(ds)-1 {
 		// Every limit shadowed: all of them speak, none refuses.
-		d := Combine(ds, 0)
-		if !d.Allowed {
-			d = Decision{Allowed: true, WouldReject: true, Limit: d.Limit, Remaining: d.Remaining,
-				ResetAfter: d.ResetAfter, Binding: d.Binding, BindingResetAfter: d.BindingResetAfter}
+		combine(ds, 0, out)
+		if !out.Allowed {
+			*out = Decision{Allowed: true, WouldReject: true, Limit: out.Limit, Remaining: out.Remaining,
+				ResetAfter: out.ResetAfter, Binding: out.Binding, BindingResetAfter: out.BindingResetAfter}
 		}
-		return d
+		return
 	}
 	allowed, wouldReject := true, false
-	for i, d := range ds {
+	for i := range ds {
 		if shadow&(1<<i) != 0 {
-			wouldReject = wouldReject || !d.Allowed
+			wouldReject = wouldReject || !ds[i].Allowed
 		} else {
-			allowed = allowed && d.Allowed
+			allowed = allowed && ds[i].Allowed
 		}
 	}
 	b := -1
 	var reset, delay time.Duration
-	for i, d := range ds {
+	for i := range ds {
+		d := &ds[i]
 		reset = max(reset, d.ResetAfter)
 		if shadow&(1<<i) != 0 {
 			continue
@@ -271,22 +283,22 @@ func Combine(ds []Decision, shadow uint) Decision {
 			b = i
 		}
 	}
-	out := Decision{
+	bd := &ds[b]
+	*out = Decision{
 		Allowed:           allowed,
-		Limit:             ds[b].Limit,
-		Remaining:         ds[b].Remaining,
+		Limit:             bd.Limit,
+		Remaining:         bd.Remaining,
 		ResetAfter:        reset,
 		Binding:           b,
-		BindingResetAfter: ds[b].ResetAfter,
+		BindingResetAfter: bd.ResetAfter,
 	}
 	if allowed {
 		out.Delay = delay
 		out.WouldReject = wouldReject
-		for _, d := range ds {
-			out.Lease = max(out.Lease, d.Lease) // a concurrency limit's
+		for i := range ds {
+			out.Lease = max(out.Lease, ds[i].Lease) // a concurrency limit's
 		}
 	} else {
-		out.RetryAfter = ds[b].RetryAfter
+		out.RetryAfter = bd.RetryAfter
 	}
-	return out
 }

@@ -367,7 +367,8 @@ func genAny(t *rapid.T, name string) Algorithm {
 }
 
 // TestPropertyInPlaceIsStep: the limiters that step a state in place (the
-// sliding log, the token bucket) decide exactly as Step does, request by
+// sliding log, the token bucket, the fixed and sliding windows) decide
+// exactly as Step does, request by
 // request, backwards clocks and costs over the limit included, and reach
 // the same state, log and all.
 func TestPropertyInPlaceIsStep(t *testing.T) {
@@ -377,10 +378,15 @@ func TestPropertyInPlaceIsStep(t *testing.T) {
 	}
 	rapid.Check(t, func(t *rapid.T) {
 		var alg inPlacer
-		if rapid.Bool().Draw(t, "log") {
+		switch rapid.SampledFrom([]string{"sliding-log", "token-bucket", "fixed-window", "sliding-window"}).Draw(t, "algorithm") {
+		case "sliding-log":
 			alg = genWindowed(t, "sliding-log").(*SlidingLog)
-		} else {
+		case "token-bucket":
 			alg = genBucket(t, "token-bucket").(*TokenBucket)
+		case "fixed-window":
+			alg = genWindowed(t, "fixed-window").(*FixedWindow)
+		default:
+			alg = genWindowed(t, "sliding-window").(*SlidingWindow)
 		}
 		reqs := genRequests(t, rapid.Bool().Draw(t, "backwards"))
 		var pure, inPlace State

@@ -56,33 +56,48 @@ func (s *SlidingWindow) Limit() int64 { return s.limit }
 
 // Step admits the request if the weighted estimate leaves room for it.
 func (s *SlidingWindow) Step(prev State, now Time, cost int64) (State, Decision) {
-	if s.w == 0 { // the zero value: windowLimit never builds a window below 1µs
+	if s.w == 0 {
 		return unbuilt(prev, cost)
+	}
+	next := State{T: prev.T, N: prev.N, Prev: prev.Prev}
+	d := s.StepInPlace(&next, now, cost)
+	return next, d
+}
+
+// StepInPlace is Step for a caller that owns st: it decides as Step does
+// and moves st on where it lies, without copying a State in and out (a
+// key's quota beside its per-second limit, stepped in place by [Multi] on
+// every request). It reads and writes only T, N and Prev.
+func (s *SlidingWindow) StepInPlace(st *State, now Time, cost int64) Decision {
+	if s.w == 0 { // the zero value: windowLimit never builds a window below 1µs
+		next, d := unbuilt(*st, cost)
+		*st = next
+		return d
 	}
 	cost = cleanCost(cost)
 	w, limit := s.w, s.limit
-	next := State{T: prev.T, N: prev.N, Prev: prev.Prev}
-	if start := floorDiv(int64(now), w) * w; start > prev.T {
-		next = State{T: start}
-		if start == prev.T+w {
-			next.Prev = prev.N
+	if start := floorDiv(int64(now), w) * w; start > st.T {
+		prevN := int64(0)
+		if start == st.T+w {
+			prevN = st.N
 		}
+		st.T, st.N, st.Prev = start, 0, prevN
 	}
 	// A clock behind the window's start counts the previous window in full.
-	elapsed := max(int64(now)-next.T, 0)
-	weighted := next.Prev * (w - elapsed) // the previous window's share, × w
+	elapsed := max(int64(now)-st.T, 0)
+	weighted := st.Prev * (w - elapsed) // the previous window's share, × w
 	d := Decision{Limit: limit}
-	if weighted+(next.N+cost)*w > limit*w {
-		d.Remaining = max(limit-next.N-ceilDiv(weighted, w), 0)
-		d.RetryAfter = s.retryAfter(next, now, cost)
-		d.ResetAfter = s.resetAfter(next, now)
-		return next, d
+	if weighted+(st.N+cost)*w > limit*w {
+		d.Remaining = max(limit-st.N-ceilDiv(weighted, w), 0)
+		d.RetryAfter = s.retryAfter(*st, now, cost)
+		d.ResetAfter = s.resetAfter(*st, now)
+		return d
 	}
-	next.N += cost
+	st.N += cost
 	d.Allowed = true
-	d.Remaining = max(limit-next.N-ceilDiv(weighted, w), 0)
-	d.ResetAfter = s.resetAfter(next, now)
-	return next, d
+	d.Remaining = max(limit-st.N-ceilDiv(weighted, w), 0)
+	d.ResetAfter = s.resetAfter(*st, now)
+	return d
 }
 
 // retryAfter is how long until a request of cost would fit, if nothing else
