@@ -113,7 +113,12 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 			b.pending = b.pending[:len(b.pending)-1]
 			return err
 		}
-		// Its retry orders as if scheduled now, before what follows.
+		// Its lease's release and its retry order as if scheduled now,
+		// in that order (conclude's), before what follows.
+		if s.holdsLeases {
+			s.seq++
+			p.releaseSeq = s.seq
+		}
 		s.seq++
 		p.retrySeq = s.seq
 		if s.clients[p.client].retries {

@@ -143,3 +143,36 @@ func TestBatchedRedisWaitsForLeases(t *testing.T) {
 		t.Errorf("memory run: %d allowed, %d rejected; want 20 and 0", c.Allowed, c.Rejected)
 	}
 }
+
+// TestBatchedRedisReleasesBeforeRetries: one in flight, two clients at the
+// same instant, served at once, the second retrying at once. The first's
+// lease comes back a round trip later, at the very instant the second's
+// retry is due: decided alone, the release is scheduled first and the
+// retry is admitted. A batch that reserved the retry's place in the order
+// and not the release's would refuse it again (the case rapid found).
+func TestBatchedRedisReleasesBeforeRetries(t *testing.T) {
+	sc := sim.Scenario{
+		Name: "release-first", Duration: time.Second, Step: 250 * time.Millisecond, Servers: 1, Balancer: sim.RoundRobin,
+		Limit: sim.Limit{Algorithm: "concurrency", Params: algorithms.Params{Burst: 1, Window: 50 * time.Millisecond}, Key: sim.KeyAPIKey},
+		Topology: sim.Topology{Kind: sim.Shared, RTT: time.Microsecond, OnError: store.FailOpen, Clock: sim.ServerClock,
+			PrimaryStopsAfter: sim.PrimaryNeverStops},
+		Clients: []sim.Client{
+			{Name: "c0", APIKey: "k", Retry: sim.Retry{Policy: sim.RetryNone, Max: 3},
+				Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: algorithms.Rate{N: 1, Per: time.Second}}}},
+			{Name: "c1", APIKey: "k", Retry: sim.Retry{Policy: sim.RetryImmediate, Max: 3},
+				Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: algorithms.Rate{N: 1, Per: time.Second}}}},
+		},
+	}
+	want := runJSON(t, sc)
+	sc.Topology.Store = "miniredis"
+	if got := runJSON(t, sc); got != want {
+		t.Fatalf("the batched miniredis run differs from memory's:\n%s\n%s", got, want)
+	}
+	r, err := sim.Run(context.Background(), sc, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Clients[1]; c.Allowed != 1 || c.Retries != 1 {
+		t.Errorf("c1: %d allowed after %d retries; want its first retry admitted, the lease back before it", c.Allowed, c.Retries)
+	}
+}

@@ -51,7 +51,13 @@ func (s *sim) holdLease(p *pending, lease algorithms.Time, at int64, served bool
 		slot = int32(len(s.flights))
 		s.flights = append(s.flights, f)
 	}
-	s.schedule(event{at: done, kind: evRelease, arg: slot})
+	e := event{at: done, kind: evRelease, arg: slot}
+	if p.releaseSeq == 0 {
+		s.schedule(e)
+		return
+	}
+	e.seq = p.releaseSeq
+	s.queue.push(e)
 }
 
 // serviceTime draws how long client's request takes to serve, in µs.

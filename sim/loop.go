@@ -499,8 +499,13 @@ type pending struct {
 	// a batch decides after scheduling later events, and the retry must
 	// still order as if it had been scheduled first.
 	retrySeq uint64
-	server   int  // the API server the balancer chose
-	deferred bool // decided later, when its compare-and-swap lands
+	// releaseSeq, when not 0, is the sequence number reserved for the
+	// release of its lease, for the same reason: the release orders
+	// before its retry and before its stream's next arrival, as when the
+	// request is decided alone.
+	releaseSeq uint64
+	server     int  // the API server the balancer chose
+	deferred   bool // decided later, when its compare-and-swap lands
 }
 
 // prepare is what happens to a request before the store sees it: the
