@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/ratelim/ratelim/algorithms"
 )
@@ -60,11 +59,7 @@ func (r *Redis) Release(ctx context.Context, key string, now, lease algorithms.T
 	if err != nil || len(keys) == 0 || lease == 0 {
 		return err
 	}
-	at := ""
-	if !r.opts.StoreClock {
-		at = strconv.FormatInt(int64(now), 10)
-	}
-	if err := luaReleaseScript.Run(ctx, r.client, keys, at, int64(lease), cost).Err(); err != nil {
+	if err := luaReleaseScript.Run(ctx, r.client, keys, scriptNow(now, r.opts.StoreClock), int64(lease), cost).Err(); err != nil {
 		return fmt.Errorf("store: releasing lease %d on key %q: %w", lease, keys[0], err)
 	}
 	return nil

@@ -243,15 +243,21 @@ func multiPrefixError(prefix string) error {
 	return nil
 }
 
+// scriptNow is a script's ARGV[1]: now in µs, or "" to have the script
+// read the store's clock (Redis TIME, lib/prelude.lua's script_now).
+func scriptNow(now algorithms.Time, storeClock bool) string {
+	if storeClock {
+		return ""
+	}
+	return strconv.FormatInt(int64(now), 10)
+}
+
 // args returns the script's ARGV: now in µs, or "" to have the script read
 // the store's clock (Redis TIME) when storeClock is set; the cost, negative
 // counting as 0; then the algorithm's parameters, or, for a Multi, each
 // limit's algorithm, three parameters and shadow_until (lua/multi.lua).
 func (s *script) args(now algorithms.Time, storeClock bool, cost int64) []any {
-	at := ""
-	if !storeClock {
-		at = strconv.FormatInt(int64(now), 10)
-	}
+	at := scriptNow(now, storeClock)
 	if s.limits != nil {
 		argv := make([]any, 0, 2+5*len(s.limits))
 		argv = append(argv, at, max(cost, 0))

@@ -80,10 +80,7 @@ func (m Model) exercises() (failOpen, failClosed, retries bool) {
 // load shedder, and whether any of its limits is in shadow mode.
 func (m Model) shedsOrShadows() (shed, shadow bool) {
 	shed = m.sc.Shedder != nil
-	shadow = m.sc.Limit.Shadow
-	for _, l := range m.sc.Also {
-		shadow = shadow || l.Shadow
-	}
+	shadow = slices.ContainsFunc(m.sc.Limits(), func(l sim.Limit) bool { return l.Shadow })
 	if m.vs != nil {
 		s, w := m.other().shedsOrShadows()
 		shed, shadow = shed || s, shadow || w

@@ -237,8 +237,9 @@ func shadowSetting(sc sim.Scenario) string {
 		}
 		return "true"
 	}
-	first := text(sc.Limit)
-	for _, l := range sc.Also {
+	limits := sc.Limits()
+	first := text(limits[0])
+	for _, l := range limits[1:] {
 		if text(l) != first {
 			return "per-limit"
 		}
