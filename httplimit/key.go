@@ -71,17 +71,7 @@ type KeyOptions struct {
 func KeyBy(opts KeyOptions) KeyFunc {
 	header := headerName(opts.Header, "X-API-Key")
 	user := headerName(opts.UserHeader, "X-User")
-	trusted := make([]netip.Prefix, 0, len(opts.TrustedProxies))
-	for _, p := range opts.TrustedProxies {
-		if p.IsValid() {
-			trusted = append(trusted, netip.PrefixFrom(p.Addr().Unmap(), bitsUnmapped(p)).Masked())
-		}
-	}
-	v6bits := opts.IPv6PrefixLen
-	if v6bits <= 0 || v6bits > 128 {
-		v6bits = 64
-	}
-	k := ipKeyer{trusted: trusted, v6bits: v6bits}
+	k := newIPKeyer(opts)
 	return func(r *http.Request) string {
 		if header != "" {
 			if v := strings.TrimSpace(r.Header.Get(header)); v != "" {
@@ -95,6 +85,52 @@ func KeyBy(opts KeyOptions) KeyFunc {
 		}
 		return k.key(r)
 	}
+}
+
+// KeyByHeader keys each request by one header alone: prefix + its value,
+// trimmed of spaces; a request without it (or with only spaces in it) has
+// the empty key, which [Config.RequireKey] refuses. Nothing else is read:
+// a limit keyed by API key is not escaped by sending a user header instead,
+// nor one keyed by user by sending an API key, nor either by leaving the
+// header out and being keyed by address. Use it when the limit is per API
+// key, or per user, and nothing else: KeyByHeader("X-API-Key",
+// KeyPrefixAPIKey). As with [KeyBy], the header must be trustworthy by the
+// time the middleware runs (the key checked, the user header set by your
+// authentication): a client that invents a new value per request gets a
+// new bucket per request.
+func KeyByHeader(name, prefix string) KeyFunc {
+	name = http.CanonicalHeaderKey(name)
+	return func(r *http.Request) string {
+		if v := strings.TrimSpace(r.Header.Get(name)); v != "" {
+			return prefix + v
+		}
+		return ""
+	}
+}
+
+// KeyByIP keys each request by its client's address alone, as [KeyBy] does
+// for a request with neither header (opts.TrustedProxies and
+// opts.IPv6PrefixLen apply; opts.Header and opts.UserHeader are ignored):
+// no header a client writes moves it to another bucket, except an
+// X-Forwarded-For entry that a trusted proxy wrote. Every request has a key.
+func KeyByIP(opts KeyOptions) KeyFunc {
+	k := newIPKeyer(opts)
+	return k.key
+}
+
+// newIPKeyer is the address part of [KeyBy] and [KeyByIP].
+func newIPKeyer(opts KeyOptions) ipKeyer {
+	trusted := make([]netip.Prefix, 0, len(opts.TrustedProxies))
+	for _, p := range opts.TrustedProxies {
+		if p.IsValid() {
+			trusted = append(trusted, netip.PrefixFrom(p.Addr().Unmap(), bitsUnmapped(p)).Masked())
+		}
+	}
+	v6bits := opts.IPv6PrefixLen
+	if v6bits <= 0 || v6bits > 128 {
+		v6bits = 64
+	}
+	return ipKeyer{trusted: trusted, v6bits: v6bits}
 }
 
 // headerName returns the canonical form of name, def when it is empty, ""

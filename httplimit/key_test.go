@@ -122,3 +122,42 @@ func TestKeyByIgnoresClientWrittenXFF(t *testing.T) {
 		t.Errorf("keys = %v, want only ip:203.0.113.7", seen)
 	}
 }
+
+// KeyByHeader and KeyByIP read one attribute and nothing else: whatever
+// other header a client sends, or rotates, its key does not move.
+func TestKeyByOneAttribute(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	apiKey := KeyByHeader("x-api-key", KeyPrefixAPIKey)
+	user := KeyByHeader("X-User", KeyPrefixUser)
+	ip := KeyByIP(KeyOptions{TrustedProxies: trusted, Header: "X-Api-Key", UserHeader: "X-User"})
+	tests := []struct {
+		name   string
+		key    KeyFunc
+		remote string
+		header map[string]string
+		want   string
+	}{
+		{"api key", apiKey, "192.0.2.1:1", map[string]string{"X-Api-Key": " k1 "}, "key:k1"},
+		{"api key: a user header is not read", apiKey, "192.0.2.1:1", map[string]string{"X-User": "alice"}, ""},
+		{"api key: none is no key, not the address", apiKey, "192.0.2.1:1", nil, ""},
+		{"api key: blank is none", apiKey, "192.0.2.1:1", map[string]string{"X-Api-Key": "  "}, ""},
+		{"user", user, "192.0.2.1:1", map[string]string{"X-User": "alice", "X-Api-Key": "k1"}, "user:alice"},
+		{"user: an api key is not read", user, "192.0.2.1:1", map[string]string{"X-Api-Key": "k1"}, ""},
+		{"ip: headers are not read", ip, "192.0.2.1:1", map[string]string{"X-Api-Key": "k1", "X-User": "alice"}, "ip:192.0.2.1"},
+		{"ip: xff from an untrusted peer", ip, "192.0.2.1:1", map[string]string{"X-Forwarded-For": "203.0.113.7"}, "ip:192.0.2.1"},
+		{"ip: xff from a trusted proxy", ip, "10.0.0.5:1", map[string]string{"X-Forwarded-For": "203.0.113.7", "X-Api-Key": "k"}, "ip:203.0.113.7"},
+		{"ip: ipv6 by /64", ip, "[2001:db8:1:2::1]:443", nil, "ip:2001:db8:1:2::/64"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.RemoteAddr = tt.remote
+			for k, v := range tt.header {
+				r.Header.Set(k, v)
+			}
+			if got := tt.key(r); got != tt.want {
+				t.Errorf("key = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

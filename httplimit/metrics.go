@@ -37,6 +37,9 @@ const (
 	// did not run. Counted here only, whatever let it through (a
 	// fail-open store, a limit in shadow mode).
 	DecisionShed = "shed"
+	// DecisionNoKey: the request had no key and Config.RequireKey
+	// refused it, answered 400; the handler did not run.
+	DecisionNoKey = "no_key"
 )
 
 // The values of the result label of ratelim_lease_releases_total.
@@ -50,7 +53,7 @@ const (
 
 // Metrics are the middleware's Prometheus metrics:
 //
-//   - ratelim_requests_total{decision="allowed|rejected|failed_open|failed_closed|canceled|key_too_long|would_reject|shed"},
+//   - ratelim_requests_total{decision="allowed|rejected|failed_open|failed_closed|canceled|key_too_long|would_reject|shed|no_key"},
 //     a counter of requests by what happened to them;
 //   - ratelim_store_seconds, a histogram of how long the limiter's Take took,
 //     failures included (a store timing out is the latency that matters);
@@ -95,10 +98,11 @@ const (
 	keyTooLong
 	wouldReject
 	shed
+	noKey
 	numOutcomes
 )
 
-var outcomeLabels = [numOutcomes]string{DecisionAllowed, DecisionRejected, DecisionFailedOpen, DecisionFailedClosed, DecisionCanceled, DecisionKeyTooLong, DecisionWouldReject, DecisionShed}
+var outcomeLabels = [numOutcomes]string{DecisionAllowed, DecisionRejected, DecisionFailedOpen, DecisionFailedClosed, DecisionCanceled, DecisionKeyTooLong, DecisionWouldReject, DecisionShed, DecisionNoKey}
 
 // storeBuckets run from 10 µs (an in-process store) to about 2.6 s (a
 // store timing out), ×4 a step: where a memory store, a Redis round trip on
@@ -112,7 +116,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ratelim_requests_total",
-		Help: "Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first), key_too_long (431 or 400: a key longer than the bound, never given to the store), would_reject (shadow mode: a 429 it did not send), shed (503: let through by the limit, turned away by the load shedder).",
+		Help: "Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first), key_too_long (431 or 400: a key longer than the bound, never given to the store), would_reject (shadow mode: a 429 it did not send), shed (503: let through by the limit, turned away by the load shedder), no_key (400: no key, and the key is required).",
 	}, []string{"decision"})
 	store := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "ratelim_store_seconds",

@@ -1,6 +1,7 @@
 package httplimit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,6 +61,18 @@ type Config struct {
 	// Key names the key each request counts against; KeyBy(KeyOptions{})
 	// when nil.
 	Key KeyFunc
+	// RequireKey refuses a request whose key is empty (it lacks what Key
+	// reads, e.g. the header of a [KeyByHeader]) with 400 Bad Request and
+	// a one-line body naming KeyName, without asking the limiter or
+	// calling the handler, counted as DecisionNoKey. Without it such a
+	// request passes unlimited, which is right only where every request
+	// that matters has a key and the rest are exempt on purpose (a health
+	// check). A limit keyed by API key needs it: otherwise leaving the
+	// header out is a way around the limit.
+	RequireKey bool
+	// KeyName says, in the body of RequireKey's 400, what the key is read
+	// from ("the X-API-Key header"); "a rate-limit key" when empty.
+	KeyName string
 	// MaxKeyBytes is the longest key, in bytes, a request may count
 	// against: DefaultMaxKeyBytes when 0, no bound when negative. A key is
 	// what the store keeps for as long as the client is limited, and
@@ -168,7 +181,8 @@ type Config struct {
 //	limit, err := httplimit.New(cfg)
 //	srv := &http.Server{Handler: limit(mux), ReadHeaderTimeout: 5 * time.Second}
 //
-// For each request it takes the key (an empty key passes unlimited), asks
+// For each request it takes the key (an empty key passes unlimited, or is
+// refused with 400 under Config.RequireKey), asks
 // the limiter at the Clock's instant for the request's cost (Config.Cost;
 // one unit without it), and then:
 //
@@ -286,6 +300,8 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 		release:     rel,
 		storeType:   fmt.Sprintf("%T", cfg.Limiter),
 		key:         cfg.Key,
+		requireKey:  cfg.RequireKey,
+		keyName:     cmp.Or(cfg.KeyName, "a rate-limit key"),
 		maxKey:      maxKey,
 		quota:       newQuota(quoted, min(cfg.Limit, maxSFInteger), ceilSeconds(cfg.Window)),
 		policies:    policies,
@@ -314,7 +330,9 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 type limiter struct {
 	take        store.Limiter
 	key         KeyFunc
-	maxKey      int // the longest key accepted, in bytes
+	requireKey  bool   // Config.RequireKey
+	keyName     string // Config.KeyName, or its default
+	maxKey      int    // the longest key accepted, in bytes
 	quota       quota
 	policies    *policySet // Config.Policies; nil for the single quota
 	clock       func() time.Time
@@ -344,6 +362,11 @@ type handler struct {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := h.key(r)
 	if key == "" {
+		if h.requireKey {
+			h.metrics.count(noKey)
+			http.Error(w, "400 Bad Request: the request has no "+h.keyName+", which this API's rate limit is keyed by", http.StatusBadRequest)
+			return
+		}
 		h.next.ServeHTTP(w, r)
 		return
 	}

@@ -562,11 +562,54 @@ func wantRequests(t *testing.T, reg *prometheus.Registry, counts map[string]int)
 	t.Helper()
 	labels := slices.Clone(outcomeLabels[:])
 	slices.Sort(labels)
-	want := "# HELP ratelim_requests_total Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first), key_too_long (431 or 400: a key longer than the bound, never given to the store), would_reject (shadow mode: a 429 it did not send), shed (503: let through by the limit, turned away by the load shedder).\n# TYPE ratelim_requests_total counter\n"
+	want := "# HELP ratelim_requests_total Requests seen by the rate limiter, by decision: allowed, rejected (429), failed_open and failed_closed (the store failed and the fail policy decided), canceled (the request's context ended first), key_too_long (431 or 400: a key longer than the bound, never given to the store), would_reject (shadow mode: a 429 it did not send), shed (503: let through by the limit, turned away by the load shedder), no_key (400: no key, and the key is required).\n# TYPE ratelim_requests_total counter\n"
 	for _, l := range labels {
 		want += fmt.Sprintf("ratelim_requests_total{decision=%q} %d\n", l, counts[l])
 	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratelim_requests_total"); err != nil {
 		t.Error(err)
+	}
+}
+
+// RequireKey refuses a request without a key with 400, before the limiter
+// and the handler, and counts it; without RequireKey it passes unlimited.
+func TestRequireKey(t *testing.T) {
+	for _, require := range []bool{false, true} {
+		t.Run(fmt.Sprint("require=", require), func(t *testing.T) {
+			next := &counting{}
+			m, _ := newMetrics(t)
+			h := mustNew(t, Config{Limiter: store.NewServerMemory(tokenBucket(t, algorithms.Rate{N: 1, Per: time.Minute}, 1)),
+				Key: KeyByHeader("X-API-Key", KeyPrefixAPIKey), RequireKey: require, KeyName: "the X-API-Key header", Metrics: m}, next)
+			for range 3 {
+				w := get(h, "X-User", "alice")
+				switch {
+				case require && (w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "the X-API-Key header")):
+					t.Fatalf("no key, required: %d %q, want 400 naming the header", w.Code, w.Body)
+				case !require && w.Code != http.StatusOK:
+					t.Fatalf("no key, not required: %d, want 200 (exempt)", w.Code)
+				}
+				if w.Header().Get("RateLimit") != "" {
+					t.Errorf("an unkeyed request got RateLimit fields: %q", w.Header().Get("RateLimit"))
+				}
+			}
+			if require {
+				wantCounts(t, m, map[string]float64{DecisionNoKey: 3})
+				if next.calls.Load() != 0 {
+					t.Errorf("the handler ran %d times for requests refused for no key", next.calls.Load())
+				}
+			} else {
+				wantCounts(t, m, map[string]float64{})
+				if next.calls.Load() != 3 {
+					t.Errorf("the handler ran %d times, want 3", next.calls.Load())
+				}
+			}
+			// A keyed request is limited as usual either way.
+			if w := get(h, "X-API-Key", "k"); w.Code != http.StatusOK {
+				t.Fatalf("first keyed request: %d", w.Code)
+			}
+			if w := get(h, "X-API-Key", "k"); w.Code != http.StatusTooManyRequests {
+				t.Fatalf("second keyed request: %d, want 429", w.Code)
+			}
+		})
 	}
 }

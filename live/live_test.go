@@ -55,7 +55,7 @@ func TestSimAndLiveAgree(t *testing.T) {
 	if raceDetector {
 		t.Skip("-race slows HTTP on loopback several times over; the plain go test ./... checks this")
 	}
-	for _, name := range []string{"runaway-healthcheck", "store-outage"} {
+	for _, name := range []string{"runaway-healthcheck", "store-outage", "nat"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			sc := scenariotest.Builtin(t, name)

@@ -273,6 +273,7 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	} else {
 		quota.Limit, quota.Window = httplimit.QuotaOf(alg)
 	}
+	key := keyFor(sc.Limit.Key, opts.TrustedProxies)
 	for i := range sc.Servers {
 		addr := net.JoinHostPort(host, "0")
 		if port != 0 {
@@ -293,9 +294,7 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 		mw, err := httplimit.New(httplimit.Config{
 			Limiter: f.leasesOf(i, f.limiterFor(i, alg)),
 			OnError: sc.Topology.OnError,
-			Key: httplimit.KeyBy(httplimit.KeyOptions{
-				Header: APIKeyHeader, UserHeader: UserHeader, TrustedProxies: opts.TrustedProxies,
-			}),
+			Key:     key.fn, RequireKey: key.required, KeyName: key.name,
 			Limit: quota.Limit, Window: quota.Window, Policies: quota.Policies,
 			Shadow: quota.Shadow, ShadowUntil: quota.ShadowUntil,
 			Metrics:  metrics,
@@ -334,6 +333,49 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	}
 	f.sweepMemory()
 	return f, nil
+}
+
+// requestKey is how the fleet's servers key a request: exactly as the
+// scenario's limit.key says, and nothing else.
+type requestKey struct {
+	fn       httplimit.KeyFunc
+	required bool   // a request without the attribute is refused with 400
+	name     string // what the key is read from, for that 400's body
+}
+
+// keyFor is the key the scenario's limit.key names. A limit keyed by API key
+// reads APIKeyHeader alone and one keyed by user UserHeader alone: a client
+// that sends another header instead, or rotates one the limit does not read,
+// stays in its bucket, and a request without the header is refused with 400
+// (never keyed by something else the client chose). A limit keyed by IP
+// reads the client's address alone (X-Forwarded-For only from a trusted
+// proxy), which every request has. Auto is the simulator's rule, the API
+// key, else the user, else the address: the scenario asked for that
+// precedence.
+func keyFor(by sim.KeyBy, trusted []netip.Prefix) requestKey {
+	switch by {
+	case sim.KeyAPIKey:
+		return requestKey{httplimit.KeyByHeader(APIKeyHeader, httplimit.KeyPrefixAPIKey), true, "the " + APIKeyHeader + " header"}
+	case sim.KeyUser:
+		return requestKey{httplimit.KeyByHeader(UserHeader, httplimit.KeyPrefixUser), true, "the " + UserHeader + " header"}
+	case sim.KeyIP:
+		return requestKey{fn: httplimit.KeyByIP(httplimit.KeyOptions{TrustedProxies: trusted})}
+	}
+	return requestKey{fn: httplimit.KeyBy(httplimit.KeyOptions{Header: APIKeyHeader, UserHeader: UserHeader, TrustedProxies: trusted})}
+}
+
+// KeyRule says, for an operator, how a fleet serving a limit keyed by by
+// keys its requests (keyFor's rule).
+func KeyRule(by sim.KeyBy) string {
+	switch by {
+	case sim.KeyAPIKey:
+		return "keyed by the " + APIKeyHeader + " header alone; a request without it gets 400"
+	case sim.KeyUser:
+		return "keyed by the " + UserHeader + " header alone; a request without it gets 400"
+	case sim.KeyIP:
+		return "keyed by the client's address alone (" + ForwardedHeader + " only from a trusted proxy)"
+	}
+	return "keyed by " + APIKeyHeader + ", else " + UserHeader + ", else the client's address"
 }
 
 // serve runs srv on ln until Close.

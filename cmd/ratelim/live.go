@@ -51,11 +51,14 @@ func newCmdServe(s streams, runF func(*serveOptions) error) *cobra.Command {
 		Long: `Start the scenario's API servers on loopback ports, each behind the httplimit
 middleware with the scenario's limit and topology: local (a memory jar per
 server), shared (one store), racy (one store, read and written in two calls),
-split-brain (two stores; --store redis://a,redis://b). Each answers GET /api,
-429 with Retry-After and the RateLimit fields when limited, and serves
-/metrics in Prometheus text format. Stop it with ctrl-c (SIGINT) or SIGTERM:
-in-flight requests finish first. Store failures and recoveries are logged
-on stderr.
+split-brain (two stores; --store redis://a,redis://b). Requests are keyed
+exactly as the scenario's limit.key says: api-key reads X-API-Key alone and
+user X-User alone (a request without it gets 400, never a bucket of its
+own), ip the client's address alone, auto X-API-Key, else X-User, else the
+address. Each answers GET /api, 429 with Retry-After and the RateLimit
+fields when limited, and serves /metrics in Prometheus text format. Stop it
+with ctrl-c (SIGINT) or SIGTERM: in-flight requests finish first. Store
+failures and recoveries are logged on stderr.
 
 Faults are applied through a control listener of its own, on loopback only
 and apart from the API ports (which answer 404 there), that takes only
@@ -147,6 +150,7 @@ func serveRun(ctx context.Context, opts *serveOptions) error {
 		fmt.Fprintf(opts.Out, "  server %d  %s/api   %s/metrics\n", i, u, u)
 	}
 	fmt.Fprintf(opts.Out, "  control   %s (faults: ratelim load ... --control %s --token %s)\n", fleet.ControlURL, fleet.ControlURL, fleet.Token)
+	fmt.Fprintf(opts.Out, "  %s\n", live.KeyRule(sc.Limit.Key))
 	if sc.Limit.Key == sim.KeyIP && len(so.TrustedProxies) == 0 {
 		fmt.Fprintln(opts.Out, "  keyed by ip, and no --trusted-proxies: X-Forwarded-For is ignored, so every local client is 127.0.0.1")
 	}
