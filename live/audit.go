@@ -54,12 +54,20 @@ type Audit struct {
 	LateP50Ms float64 `json:"late_p50_ms"`
 	LateP99Ms float64 `json:"late_p99_ms"`
 	LateMaxMs float64 `json:"late_max_ms"`
+	// How long after it was sent each request was decided, in ms, as the
+	// answer's DecidedAtHeader says (answers without it are not counted):
+	// the median, the 99th percentile and the worst. The time to reach a
+	// server that has a backlog; the run records each request at the
+	// instant it was decided.
+	DecideP50Ms float64 `json:"decide_p50_ms"`
+	DecideP99Ms float64 `json:"decide_p99_ms"`
+	DecideMaxMs float64 `json:"decide_max_ms"`
 }
 
 // Lateness says in one line how well the run kept its schedule.
 func (a Audit) Lateness() string {
-	return fmt.Sprintf("first tries late by %.1f ms median, %.1f ms p99, %.1f ms at worst; %d more than 10 ms late, %d not sent",
-		a.LateP50Ms, a.LateP99Ms, a.LateMaxMs, a.Late, a.NotSent)
+	return fmt.Sprintf("first tries late by %.1f ms median, %.1f ms p99, %.1f ms at worst; %d more than 10 ms late, %d not sent; decided %.1f ms after sending median, %.1f ms p99, %.1f ms at worst",
+		a.LateP50Ms, a.LateP99Ms, a.LateMaxMs, a.Late, a.NotSent, a.DecideP50Ms, a.DecideP99Ms, a.DecideMaxMs)
 }
 
 // Breaches is the number of answers that broke a header rule.

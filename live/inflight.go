@@ -8,12 +8,39 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/topology"
 )
+
+// DecidedAtHeader carries the instant a demo server's limiter decided the
+// request, in Unix microseconds (the instant the store was asked, the fail
+// policy's decisions included): what a load run records as the request's
+// instant. On a loaded machine a request can wait a second or more between
+// leaving the client and reaching the limiter (a connection to dial, a
+// goroutine to schedule), and a request sent before an outage began but
+// decided after it is the fail policy's, not the limiter's: a simulator fed
+// the send instants would decide it otherwise.
+const DecidedAtHeader = "X-Ratelim-Decided-At"
+
+// headerKey is the context key of the answer's header, where stamped
+// writes DecidedAtHeader.
+type headerKey struct{}
+
+// stamped is lim writing, on each request's answer, the instant it was
+// decided (DecidedAtHeader). Take runs on the request's goroutine before
+// anything is written, so the header map is still the handler's to set.
+type stamped struct{ store.Limiter }
+
+func (s stamped) Take(ctx context.Context, key string, now algorithms.Time, cost int64) (store.Decision, error) {
+	if h, ok := ctx.Value(headerKey{}).(http.Header); ok {
+		h.Set(DecidedAtHeader, strconv.FormatInt(int64(now), 10))
+	}
+	return s.Limiter.Take(ctx, key, now, cost)
+}
 
 // lifeKey is the context key of the life (a channel, closed when the
 // server crashes) a request began in.
@@ -31,7 +58,9 @@ func (f *Fleet) alive(i int, next http.Handler) http.Handler {
 		if down {
 			panic(http.ErrAbortHandler)
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), lifeKey{}, life)))
+		ctx := context.WithValue(r.Context(), lifeKey{}, life)
+		ctx = context.WithValue(ctx, headerKey{}, w.Header())
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

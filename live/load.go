@@ -297,22 +297,25 @@ type loader struct {
 	rng       *rand.Rand
 	obs       []sim.Observation
 	lateness  []time.Duration // of each first try, sent minus scheduled
+	deciding  []time.Duration // of each stamped answer, decided minus sent
 	applied   []sim.Fault     // sc.Faults at the instants they were applied; playFaults's own
 	audit     Audit
 	events    []sim.LogEntry
 	lastReset map[string]time.Time
 }
 
-func (l *loader) run(ctx context.Context) (*LoadResult, error) {
-	ctx, cancel := context.WithCancel(ctx)
+func (l *loader) run(parent context.Context) (*LoadResult, error) {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	l.start = time.Now()
 	var wg sync.WaitGroup
 	faultErr := make(chan error, 1)
+	l.applied = slices.Clone(l.sc.Faults)
+	during, atEnd := faultEdges(l.sc)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := l.playFaults(ctx); err != nil {
+		if err := l.playFaults(ctx, during); err != nil {
 			faultErr <- err
 			cancel()
 		}
@@ -364,6 +367,17 @@ func (l *loader) run(ctx context.Context) (*LoadResult, error) {
 	}
 	cancel()
 	wg.Wait()
+	// The edges due at the end, after the last answer (faultEdges says
+	// why), unless the run was interrupted; a start before an end.
+	if feedErr == nil && len(faultErr) == 0 && parent.Err() == nil {
+		slices.SortStableFunc(atEnd, func(a, b faultEdge) int { return cmp.Compare(a.at, b.at) })
+		for _, e := range atEnd {
+			if err := l.applyFault(e); err != nil {
+				faultErr <- err
+				break
+			}
+		}
+	}
 	if feedErr != nil {
 		return nil, feedErr
 	}
@@ -381,21 +395,39 @@ func (l *loader) run(ctx context.Context) (*LoadResult, error) {
 	}
 	r.Live = true
 	l.audit.LateP50Ms, l.audit.LateP99Ms, l.audit.LateMaxMs = quantilesMs(l.lateness)
+	l.audit.DecideP50Ms, l.audit.DecideP99Ms, l.audit.DecideMaxMs = quantilesMs(l.deciding)
 	return &LoadResult{Result: r, Audit: l.audit, Observations: l.obs, Faults: l.applied}, nil
 }
 
-// playFaults calls OnFault at each fault's start and end, on the wall clock.
-func (l *loader) playFaults(ctx context.Context) error {
-	type edge struct {
-		at    time.Duration
-		i     int // in sc.Faults
-		start bool
+// faultEdge is a fault's start or end, due at an instant of the run.
+type faultEdge struct {
+	at    time.Duration
+	i     int // in sc.Faults
+	start bool
+}
+
+// faultEdges are sc's faults' starts and ends: those due before the
+// scenario's end (in the order given; playFaults takes the earliest
+// first), and those due at or after it, which are the run's end and wait
+// for its last answer: a request sent before the end and decided after it
+// is recorded at the end (seen.decidedAt), inside the fault, and so must
+// be decided inside it.
+func faultEdges(sc sim.Scenario) (during, atEnd []faultEdge) {
+	for i, f := range sc.Faults {
+		for _, e := range []faultEdge{{f.Start, i, true}, {f.End, i, false}} {
+			if e.at < sc.Duration {
+				during = append(during, e)
+			} else {
+				atEnd = append(atEnd, e)
+			}
+		}
 	}
-	var edges []edge
-	l.applied = slices.Clone(l.sc.Faults)
-	for i, f := range l.sc.Faults {
-		edges = append(edges, edge{f.Start, i, true}, edge{f.End, i, false})
-	}
+	return during, atEnd
+}
+
+// playFaults calls OnFault at each fault's start and end due before the
+// scenario's end, on the wall clock.
+func (l *loader) playFaults(ctx context.Context, edges []faultEdge) error {
 	for len(edges) > 0 {
 		next := 0
 		for i, e := range edges {
@@ -410,38 +442,53 @@ func (l *loader) playFaults(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		}
-		f := l.sc.Faults[e.i]
-		verb := "ends"
-		if e.start {
-			verb = "begins"
+		if err := l.applyFault(e); err != nil {
+			return err
 		}
-		l.mu.Lock()
-		l.events = append(l.events, sim.LogEntry{TS: time.Since(l.start).Seconds(), Text: fmt.Sprintf("%s %s", f.Kind, verb)})
-		if f.Kind == sim.Crash {
-			// Out of rotation from the crash, before the servers are
-			// told: nothing new is sent to a server about to go down.
-			for _, s := range f.Servers {
-				if s >= 0 && s < len(l.down) {
-					l.down[s] = e.start
-				}
+	}
+	return nil
+}
+
+// applyFault calls OnFault for e and records when it took effect.
+func (l *loader) applyFault(e faultEdge) error {
+	f := l.sc.Faults[e.i]
+	verb := "ends"
+	if e.start {
+		verb = "begins"
+	}
+	l.mu.Lock()
+	l.events = append(l.events, sim.LogEntry{TS: time.Since(l.start).Seconds(), Text: fmt.Sprintf("%s %s", f.Kind, verb)})
+	if f.Kind == sim.Crash {
+		// Out of rotation from the crash, before the servers are
+		// told: nothing new is sent to a server about to go down.
+		for _, s := range f.Servers {
+			if s >= 0 && s < len(l.down) {
+				l.down[s] = e.start
 			}
 		}
-		l.mu.Unlock()
-		if l.opts.OnFault != nil {
-			if err := l.opts.OnFault(f, e.start); err != nil {
-				return fmt.Errorf("live: %s %s: %w", f.Kind, verb, err)
-			}
+	}
+	l.mu.Unlock()
+	if l.opts.OnFault != nil {
+		if err := l.opts.OnFault(f, e.start); err != nil {
+			return fmt.Errorf("live: %s %s: %w", f.Kind, verb, err)
 		}
-		// In effect from now: the store is down (or back) once OnFault
-		// has returned.
-		at := time.Since(l.start)
-		// A fault ends after it began, if only by a microsecond.
-		if e.start {
-			l.applied[e.i].Start = at
-			l.applied[e.i].End = max(l.applied[e.i].End, at+time.Microsecond)
-		} else {
-			l.applied[e.i].End = max(at, l.applied[e.i].Start+time.Microsecond)
-		}
+	}
+	// In effect from now: the store is down (or back) once OnFault
+	// has returned.
+	at := time.Since(l.start)
+	// An edge due at the scenario's end keeps its instant: the
+	// fault lasted until the run's end, as scheduled.
+	if e.at >= l.sc.Duration {
+		return nil
+	}
+	// A fault ends after it began, if only by a microsecond.
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e.start {
+		l.applied[e.i].Start = at
+		l.applied[e.i].End = max(l.applied[e.i].End, at+time.Microsecond)
+	} else {
+		l.applied[e.i].End = max(at, l.applied[e.i].Start+time.Microsecond)
 	}
 	return nil
 }
@@ -508,7 +555,11 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 		if attempt == 0 {
 			l.lateness = append(l.lateness, max(at-a.At, 0))
 		}
-		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: at, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Shadowed: seen.shadowed, Shed: seen.shed, Seq: seq})
+		decided := seen.decidedAt(at, latency, l.sc.Duration)
+		if seen.stamped {
+			l.deciding = append(l.deciding, decided-at)
+		}
+		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: decided, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Shadowed: seen.shadowed, Shed: seen.shed, Seq: seq})
 		l.mu.Unlock()
 		if d.Allowed || d.Policy != "" || !ok {
 			return
@@ -545,6 +596,24 @@ func (l *loader) int64n(n int64) int64 {
 type seen struct {
 	shadowed bool // let through, a limit in shadow mode would have refused it
 	shed     bool // the load shedder's 503
+	// decided is when the server's limiter decided, from the run's
+	// start (DecidedAtHeader); stamped says the answer said so.
+	decided time.Duration
+	stamped bool
+}
+
+// decidedAt is the request's instant for the record: when the limiter
+// decided it, as the answer said, within the span it can have happened in
+// (from sent, to sent + latency, when the answer came back), and before
+// end, the scenario's, which a request sent in time is counted within
+// (a simulator fed the instants runs nothing after it); sent for an answer
+// that did not say (a server other than ratelim's), as a clock of another
+// machine's must not move a request out of that span.
+func (s seen) decidedAt(sent, latency, end time.Duration) time.Duration {
+	if !s.stamped {
+		return sent
+	}
+	return max(min(s.decided, sent+latency, end-time.Microsecond), sent)
 }
 
 // do sends one request and reads the decision from the answer: 2xx
@@ -595,6 +664,9 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+	if v, err := strconv.ParseInt(resp.Header.Get(DecidedAtHeader), 10, 64); err == nil {
+		saw.decided, saw.stamped = time.UnixMicro(v).Sub(l.start), true
+	}
 	retryAfter = parseSeconds(resp.Header.Get("Retry-After"))
 	d.RetryAfter = retryAfter
 	switch {

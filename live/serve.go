@@ -292,7 +292,7 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 			return nil, err
 		}
 		mw, err := httplimit.New(httplimit.Config{
-			Limiter: f.leasesOf(i, f.limiterFor(i, alg)),
+			Limiter: f.leasesOf(i, stamped{f.limiterFor(i, alg)}),
 			OnError: sc.Topology.OnError,
 			Key:     key.fn, RequireKey: key.required, KeyName: key.name,
 			Limit: quota.Limit, Window: quota.Window, Policies: quota.Policies,
