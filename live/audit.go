@@ -66,8 +66,15 @@ type Audit struct {
 
 // Lateness says in one line how well the run kept its schedule.
 func (a Audit) Lateness() string {
-	return fmt.Sprintf("first tries late by %.1f ms median, %.1f ms p99, %.1f ms at worst; %d more than 10 ms late, %d not sent; decided %.1f ms after sending median, %.1f ms p99, %.1f ms at worst",
-		a.LateP50Ms, a.LateP99Ms, a.LateMaxMs, a.Late, a.NotSent, a.DecideP50Ms, a.DecideP99Ms, a.DecideMaxMs)
+	return fmt.Sprintf("first tries late by %.1f ms median, %.1f ms p99, %.1f ms at worst; %d more than 10 ms late, %d not sent",
+		a.LateP50Ms, a.LateP99Ms, a.LateMaxMs, a.Late, a.NotSent)
+}
+
+// Deciding says in one line how long requests waited, once sent, for the
+// limiter to decide them.
+func (a Audit) Deciding() string {
+	return fmt.Sprintf("decided %.1f ms after sending median, %.1f ms p99, %.1f ms at worst",
+		a.DecideP50Ms, a.DecideP99Ms, a.DecideMaxMs)
 }
 
 // Breaches is the number of answers that broke a header rule.

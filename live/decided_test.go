@@ -76,8 +76,8 @@ func TestLiveRecordsTheInstantOfDecision(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, o := res.Clients[0], observed.Clients[0]
-	t.Logf("%s; scraper allowed %d live, %d simulated on the observed instants; failed open %d / %d",
-		res.Audit.Lateness(), c.Allowed, o.Allowed, c.FailedOpen, o.FailedOpen)
+	t.Logf("%s; %s; scraper allowed %d live, %d simulated on the observed instants; failed open %d / %d",
+		res.Audit.Lateness(), res.Audit.Deciding(), c.Allowed, o.Allowed, c.FailedOpen, o.FailedOpen)
 	if res.Audit.DecideP50Ms < 400 {
 		t.Fatalf("requests were decided %.0f ms after sending at the median, want the proxy's 500: the stamp is not read", res.Audit.DecideP50Ms)
 	}

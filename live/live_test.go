@@ -73,7 +73,7 @@ func TestSimAndLiveAgree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s; faults took effect up to %s late", live.Audit.Lateness(), live.FaultLateness(sc).Round(time.Millisecond))
+			t.Logf("%s; %s; faults took effect up to %s late", live.Audit.Lateness(), live.Audit.Deciding(), live.FaultLateness(sc).Round(time.Millisecond))
 			for i, c := range live.Clients {
 				o, s := observed.Clients[i], scheduled.Clients[i]
 				if o.Sent != c.Sent-c.Retries+o.Retries {

@@ -371,7 +371,8 @@ func writeLoadResult(w io.Writer, sc sim.Scenario, res *live.LoadResult, format 
 			}
 			fmt.Fprintf(w, "429s by policy: %s\n", strings.Join(parts, ", "))
 		}
-		fmt.Fprintf(w, "schedule: %s", a.Lateness())
+		fmt.Fprintf(w, "schedule: %s\n", a.Lateness())
+		fmt.Fprintf(w, "limiter: %s", a.Deciding())
 		if len(sc.Faults) > 0 {
 			fmt.Fprintf(w, "; faults took effect up to %s late", res.FaultLateness(sc).Round(time.Millisecond))
 		}
