@@ -34,9 +34,14 @@ type Audit struct {
 	// most 64 names are kept (a server chooses them); the
 	// 429s naming others count under OtherPolicies.
 	RejectedBy map[string]int64 `json:"rejected_by,omitempty"`
-	// TransportErrors: requests that got no HTTP answer at all; they are
-	// recorded as rejected.
+	// TransportErrors: requests that got no HTTP answer at all (a
+	// refused connection, a reset, a timeout). No limiter decided them:
+	// the Result counts them as no_answer, never as rejected, and a run
+	// in which no request was answered is an error (CheckAnswered).
 	TransportErrors int64 `json:"transport_errors"`
+	// FirstTransportError is the first transport error's text, the
+	// reason a target answered nothing; "" without one.
+	FirstTransportError string `json:"first_transport_error,omitempty"`
 	// Late: requests sent more than 10 ms after their scheduled time
 	// because MaxInFlight requests were already waiting.
 	Late int64 `json:"late"`

@@ -509,6 +509,8 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 			l.lateness = append(l.lateness, max(at-a.At, 0))
 		}
 		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: at, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Shadowed: seen.shadowed, Shed: seen.shed, Seq: seq})
+		// No answer is no decision: counted as such, never as rejected.
+		l.obs[len(l.obs)-1].NoAnswer = !ok
 		l.mu.Unlock()
 		if d.Allowed || d.Policy != "" || !ok {
 			return
@@ -589,6 +591,9 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 		if ctx.Err() == nil {
 			l.mu.Lock()
 			l.audit.TransportErrors++
+			if l.audit.FirstTransportError == "" {
+				l.audit.FirstTransportError = err.Error()
+			}
 			l.mu.Unlock()
 		}
 		return d, 0, saw, false

@@ -231,7 +231,13 @@ of requests in flight, balanced over the targets as the scenario says, and
 print the same result as 'ratelim sim': table, ratelim.result/v1 JSON (with
 an "audit" of the answers' headers), CSV, --plot. A run takes the scenario's
 duration in real time. Targets must be on this machine unless
---allow-remote.`,
+--allow-remote.
+
+A request that gets no HTTP answer (connection refused or reset, a timeout
+of 10 s past its service time) is counted under "no answer", never as
+rejected, and the audit says how many and the first error. A run in which
+requests were due and none got an answer exits 4 with the reason, after
+printing its figures; one in which some were answered exits 0.`,
 		Example: `  ratelim serve runaway-healthcheck &
   ratelim load runaway-healthcheck --target http://127.0.0.1:8080,http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083`,
 		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
@@ -330,7 +336,10 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 	if opts.Format == "table" && !opts.Quiet {
 		writeExpectations(opts.Out, res.Result, skipped)
 	}
-	return nil
+	// Written first, so the figures show what went unanswered; then a
+	// target that answered nothing is the run's failure (exit 4), never
+	// a pass.
+	return res.CheckAnswered()
 }
 
 // writeLoadResult prints a live run of sc: the result as format says, and
@@ -433,11 +442,14 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 		enc := json.NewEncoder(opts.Out)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode(struct {
+		if err := enc.Encode(struct {
 			Live            *live.LoadResult `json:"live"`
 			Simulated       *sim.Result      `json:"simulated"`
 			SimulatedAsSent *sim.Result      `json:"simulated_as_sent"`
-		}{res, simulated, asSent})
+		}{res, simulated, asSent}); err != nil {
+			return err
+		}
+		return res.CheckAnswered()
 	}
 	fmt.Fprintln(opts.Out, "LIVE")
 	if err := writeLoadResult(opts.Out, sc, res, "table", false, opts.Wide); err != nil {
@@ -448,7 +460,10 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 		return err
 	}
 	fmt.Fprintln(opts.Out, "\nDIFFERENCE (allowed: live, simulated on the arrivals as sent, and as scheduled)")
-	return writeDifference(opts.Out, res.Result, asSent, simulated)
+	if err := writeDifference(opts.Out, res.Result, asSent, simulated); err != nil {
+		return err
+	}
+	return res.CheckAnswered()
 }
 
 // writeDifference prints, per client, what was admitted live and in the
