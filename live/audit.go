@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/httplimit"
 )
 
@@ -117,7 +118,11 @@ func (l *loader) auditRejection(client int, h http.Header, retryAfter time.Durat
 	if retryAfter < time.Second {
 		l.audit.MissingRetryAfter++
 	}
-	if known {
+	// A request that can never pass (Retry-After as long as a header
+	// holds) says nothing of when its key's quota returns: its reset is
+	// that request's, and a cheaper one's shorter reset after it did not
+	// go back.
+	if known && retryAfter != algorithms.Never {
 		key := l.keys[client]
 		instant := time.Now().Add(reset)
 		if prev, ok := l.lastReset[key]; ok && instant.Before(prev.Add(-time.Second)) {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -77,5 +80,119 @@ func TestLoadSomeAnsweredIsNoError(t *testing.T) {
 	}
 	if err := res.CheckAnswered(); err != nil {
 		t.Errorf("CheckAnswered: %v, want nil: half the requests were answered", err)
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	served := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	date := served.Format(http.TimeFormat)
+	for _, tc := range []struct {
+		name, value, date string
+		now               time.Time
+		want              time.Duration
+	}{
+		{"zero", "0", date, served, 0},
+		{"one", "1", date, served, time.Second},
+		{"longest that fits", "9223372036", date, served, 9223372036 * time.Second},
+		{"one past: never", "9223372037", date, served, algorithms.Never},
+		{"31 digits: never", "1" + strings.Repeat("0", 30), date, served, algorithms.Never},
+		{"spaces around", " 5 ", date, served, 5 * time.Second},
+		{"leading zeros", "007", date, served, 7 * time.Second},
+		{"exponent: malformed", "1e30", date, served, 0},
+		{"negative: malformed", "-1", date, served, 0},
+		{"plus sign: malformed", "+5", date, served, 0},
+		{"fraction: malformed", "1.5", date, served, 0},
+		{"empty", "", date, served, 0},
+		{"words", "abc", date, served, 0},
+		{"date from Date", served.Add(90 * time.Second).Format(http.TimeFormat), date, served.Add(time.Hour), 90 * time.Second},
+		{"RFC 850 date", served.Add(30 * time.Second).Format(time.RFC850), date, served, 30 * time.Second},
+		{"asctime date", served.Add(30 * time.Second).Format(time.ANSIC), date, served, 30 * time.Second},
+		{"date, no Date: from now, rounded up", served.Add(90 * time.Second).Format(http.TimeFormat), "", served.Add(300 * time.Millisecond), 90 * time.Second},
+		{"date, bad Date: from now", served.Add(10 * time.Second).Format(http.TimeFormat), "yesterday", served, 10 * time.Second},
+		{"date in the past", served.Add(-time.Minute).Format(http.TimeFormat), date, served, 0},
+		{"date in year 9999", "Fri, 31 Dec 9999 23:59:59 GMT", date, served, algorithms.Never},
+	} {
+		if got := parseRetryAfter(tc.value, tc.date, tc.now); got != tc.want {
+			t.Errorf("%s: Retry-After %q, Date %q: %v, want %v", tc.name, tc.value, tc.date, got, tc.want)
+		}
+	}
+}
+
+// TestAuditTakesLongRetryAfters: over HTTP, 429s whose Retry-After is
+// correct however long (9223372037 s, a nanosecond count past int64, with
+// a RateLimit t as long; an HTTP-date) are no breach, and a client
+// honouring a Retry-After of centuries does not hold the run: the retry
+// would come after the scenario's end, so it is not waited for. The
+// server answers each client's key the same way every time.
+func TestAuditTakesLongRetryAfters(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now().UTC().Truncate(time.Second)
+		w.Header().Set("Date", now.Format(http.TimeFormat))
+		retryAfter, reset := "9223372037", "9223372037"
+		switch r.Header.Get(APIKeyHeader) {
+		case "centuries":
+			retryAfter, reset = "9223372036", "9223372036"
+		case "dated":
+			retryAfter, reset = now.Add(5*time.Second).Format(http.TimeFormat), "5"
+		}
+		w.Header().Set("Retry-After", retryAfter)
+		w.Header().Set("RateLimit-Policy", `"default";q=10;w=1`)
+		w.Header().Set("RateLimit", `"default";r=0;t=`+reset)
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	sc := burstOf(2, 1)
+	for _, key := range []string{"never", "centuries", "dated"} {
+		c := sc.Clients[0]
+		c.Name, c.APIKey, c.Retry = key, key, sim.Retry{Policy: sim.RetryAfter, Max: 3}
+		sc.Clients = append(sc.Clients, c)
+	}
+	sc.Clients = sc.Clients[1:]
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := Load(ctx, sc, LoadOptions{Targets: []string{srv.URL}})
+	if err != nil {
+		t.Fatalf("%v: the run waited on a Retry-After past its end", err)
+	}
+	for _, c := range res.Clients {
+		if c.Rejected != 2 || c.Retries != 0 {
+			t.Errorf("%s: rejected %d, retried %d; want 2 rejected, no retry sent (none is due within the run)", c.Name, c.Rejected, c.Retries)
+		}
+	}
+	if a := res.Audit; a.Breaches() != 0 {
+		t.Errorf("correct answers counted as breaches: %+v", a)
+	}
+}
+
+// TestAuditTakesNeverFromTheFleet: a request costing more than the
+// bucket holds can never pass; the fleet says so with the longest
+// Retry-After a header holds (999999999999999 s, as RateLimit's t), which
+// the audit takes as correct, and a cheap request on the same key after
+// it is refused with a short reset that did not go back: the never was
+// that request's, not the key's.
+func TestAuditTakesNeverFromTheFleet(t *testing.T) {
+	sc := burstOf(3, 1)
+	sc.Limit.Params = algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Minute}, Burst: 10}
+	costly := &sc.Clients[0]
+	costly.Traffic[0].Cost = 50 // the bucket holds 10
+	costly.Traffic[0].At = 300 * time.Millisecond
+	costly.Retry = sim.Retry{Policy: sim.RetryAfter, Max: 3}
+	// The same key, cheap, before (12 for a bucket of 10: two refused,
+	// t = 60) and after (two more refused, t = 60 again).
+	sc.Clients = append(sc.Clients, sim.Client{Name: "cheap", APIKey: "k", Retry: sim.Retry{Policy: sim.RetryNone},
+		Traffic: []sim.Traffic{{Pattern: sim.Burst, Count: 12, At: 100 * time.Millisecond}, {Pattern: sim.Burst, Count: 2, At: 500 * time.Millisecond}}})
+	fleet := startFleet(t, sc, "memory")
+	res, err := Load(context.Background(), sc, LoadOptions{Targets: fleet.URLs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Clients[0]; c.Rejected != 3 || c.Retries != 0 {
+		t.Errorf("rejected %d, retried %d; want 3 rejected, none retried (never worth it)", c.Rejected, c.Retries)
+	}
+	if c := res.Clients[1]; c.Allowed != 10 || c.Rejected != 4 {
+		t.Errorf("the cheap client: %d allowed, %d refused; want 10 and 4", c.Allowed, c.Rejected)
+	}
+	if a := res.Audit; a.Breaches() != 0 {
+		t.Errorf("the fleet's never counted as breaches: %+v", a)
 	}
 }
