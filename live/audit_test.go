@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -194,5 +195,55 @@ func TestAuditTakesNeverFromTheFleet(t *testing.T) {
 	}
 	if a := res.Audit; a.Breaches() != 0 {
 		t.Errorf("the fleet's never counted as breaches: %+v", a)
+	}
+}
+
+// TestControlRefusesServersItHasNot: over HTTP on the control listener of
+// a fleet of 4, a fault naming a server the fleet has not, or one twice,
+// is refused with 400 and a message naming the field, whatever its kind;
+// the valid ones are applied (204).
+func TestControlRefusesServersItHasNot(t *testing.T) {
+	fleet := startFleet(t, bucketScenario(sim.SplitBrain, 4), "memory")
+	client := &http.Client{Timeout: 5 * time.Second}
+	post := func(query string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, fleet.ControlURL+FaultPath+"?"+query, nil)
+		req.Header.Set("Authorization", "Bearer "+fleet.Token)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1000))
+		return resp.StatusCode, strings.TrimSpace(string(body))
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"kind=partition&start=1&groups=0,1|2,99", "groups: server 99 does not exist (want 0 to 3"},
+		{"kind=partition&start=0&groups=0,1|2,99", "groups: server 99 does not exist (want 0 to 3"},
+		{"kind=partition&start=1&groups=0,-1|2,3", "groups: server -1 does not exist (want 0 to 3"},
+		{"kind=partition&start=1&groups=0,1|1,2", "groups: server 1 is in group 0 and group 1 (want each server in one group only)"},
+		{"kind=partition&start=1&groups=0,0|2,3", "groups: server 0 is listed twice in group 0"},
+		{"kind=partition&start=1", "groups: a partition splits the servers into groups"},
+		{"kind=partition&start=1&groups=0,x", `groups: "x" is not a server number`},
+		{"kind=crash&start=1&servers=99", "servers: server 99 does not exist (want 0 to 3"},
+		{"kind=crash&start=1&servers=-1", "servers: server -1 does not exist (want 0 to 3"},
+		{"kind=crash&start=1&servers=1,1", "servers: server 1 is listed twice (want each server once)"},
+		{"kind=crash&start=1&servers=0,1,2,3", "servers: every server crashes"},
+		{"kind=crash&start=1", "servers: a crash needs the servers that crash"},
+		{"kind=outage&start=1&servers=4", "servers: server 4 does not exist (want 0 to 3"},
+		{"kind=outage&start=1&groups=9", "groups: server 9 does not exist (want 0 to 3"},
+		{"kind=outage&start=yes", `start: "yes" is neither 1`},
+	} {
+		if code, body := post(tc.query); code != http.StatusBadRequest || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: %d %q, want 400 saying %q", tc.query, code, body, tc.want)
+		}
+	}
+	for _, query := range []string{
+		"kind=partition&start=1&groups=0,1|2,3", "kind=partition&start=0&groups=0,1|2,3",
+		"kind=crash&start=1&servers=3", "kind=crash&start=0&servers=3",
+	} {
+		if code, body := post(query); code != http.StatusNoContent {
+			t.Errorf("%s: %d %q, want 204", query, code, body)
+		}
 	}
 }
