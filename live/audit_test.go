@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -245,5 +246,61 @@ func TestControlRefusesServersItHasNot(t *testing.T) {
 		if code, body := post(query); code != http.StatusNoContent {
 			t.Errorf("%s: %d %q, want 204", query, code, body)
 		}
+	}
+}
+
+// headStatus sends a GET whose head (request line, headers, the blank
+// line) is exactly size bytes, padded by one header, on a connection of
+// its own, and returns the status of the answer.
+func headStatus(t *testing.T, server string, size int) int {
+	t.Helper()
+	head := "GET /api HTTP/1.1\r\nHost: " + server + "\r\nX-API-Key: k\r\nConnection: close\r\nX-Padding: "
+	const end = "\r\n\r\n"
+	if pad := size - len(head) - len(end); pad < 0 {
+		t.Fatalf("a head of %d bytes cannot be built", size)
+	} else {
+		head += strings.Repeat("x", pad) + end
+	}
+	conn, err := net.DialTimeout("tcp", server, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(conn, head); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("a head of %d bytes: %v", size, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestRequestHeadBound: a fleet server reads a request head of up to
+// maxRequestHead bytes (16 KiB, as the README says) and answers 431 to one
+// byte more, found by bisection over HTTP on loopback.
+func TestRequestHeadBound(t *testing.T) {
+	fleet := startFleet(t, bucketScenario(sim.Shared, 1), "memory")
+	server := strings.TrimPrefix(fleet.URLs[0], "http://")
+	answered, refused := 1<<10, 64<<10 // the largest head known answered, the smallest known refused
+	if got := headStatus(t, server, answered); got == http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("a head of %d bytes: 431", answered)
+	}
+	if got := headStatus(t, server, refused); got != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("a head of %d bytes: %d, want 431", refused, got)
+	}
+	for refused-answered > 1 {
+		mid := (answered + refused) / 2
+		if headStatus(t, server, mid) == http.StatusRequestHeaderFieldsTooLarge {
+			refused = mid
+		} else {
+			answered = mid
+		}
+	}
+	t.Logf("largest head answered: %d bytes; %d refused with 431", answered, refused)
+	if answered != maxRequestHead || maxRequestHead != 16<<10 {
+		t.Errorf("the largest head answered is %d bytes, want %d (16 KiB)", answered, 16<<10)
 	}
 }

@@ -75,7 +75,16 @@ const (
 	readTimeout       = 10 * time.Second
 	writeTimeout      = 10 * time.Second
 	idleTimeout       = 60 * time.Second
-	maxHeaderBytes    = 16 << 10
+	// maxRequestHead is the most bytes of a request's head (its request
+	// line and header block, CRLFs included) a fleet server reads: one
+	// byte more is answered 431 Request Header Fields Too Large.
+	maxRequestHead = 16 << 10
+	// maxHeaderBytes is the http.Server field that makes maxRequestHead
+	// the bound: net/http reads MaxHeaderBytes plus 4096 bytes of "bufio
+	// slop" (net/http server.go, Server.initialReadLimitSize), so a
+	// MaxHeaderBytes of 16 KiB let 20 KiB heads through.
+	// TestRequestHeadBound finds the threshold over HTTP.
+	maxHeaderBytes = maxRequestHead - 4096
 	// sweepEvery is how often a server's memory store drops the keys
 	// that are back to full, for the keys no request touches again.
 	sweepEvery = 10 * time.Second
