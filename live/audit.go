@@ -50,6 +50,11 @@ type Audit struct {
 	// run never outlasts its scenario, and a machine that cannot keep up
 	// says so here.
 	NotSent int64 `json:"not_sent"`
+	// OtherStatus: answers that were neither 2xx, 3xx, 429 nor 503 (a
+	// 404 from a wrong --target, a 400, a 500). The Result counts them
+	// among the rejected, though no rate limit refused them: this says
+	// how many of the rejected were such.
+	OtherStatus int64 `json:"other_status"`
 	// Redirects: answers in 3xx. They are not followed: a redirect to
 	// another host would take the load off the targets it was given.
 	Redirects int64 `json:"redirects"`

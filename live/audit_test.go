@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -302,5 +303,30 @@ func TestRequestHeadBound(t *testing.T) {
 	t.Logf("largest head answered: %d bytes; %d refused with 431", answered, refused)
 	if answered != maxRequestHead || maxRequestHead != 16<<10 {
 		t.Errorf("the largest head answered is %d bytes, want %d (16 KiB)", answered, 16<<10)
+	}
+}
+
+// TestAuditCountsOtherStatuses: a target answering 404 (a wrong URL) and
+// 500 refuses by no rate limit: the audit says how many such answers the
+// rejected include.
+func TestAuditCountsOtherStatuses(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 0 {
+			http.NotFound(w, r)
+			return
+		}
+		http.Error(w, "boom", http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	res, err := Load(context.Background(), burstOf(4, 1), LoadOptions{Targets: []string{srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Clients[0]; c.Rejected != 4 || res.Audit.OtherStatus != 4 {
+		t.Errorf("rejected %d, audit other_status %d; want 4 and 4", c.Rejected, res.Audit.OtherStatus)
+	}
+	if err := res.CheckAnswered(); err != nil {
+		t.Errorf("CheckAnswered: %v, want nil: every request got an HTTP answer", err)
 	}
 }

@@ -627,6 +627,11 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 		l.mu.Lock()
 		delete(l.lastReset, l.keys[client])
 		l.mu.Unlock()
+	default:
+		// A 404, a 400, a 500: refused, but by no rate limit.
+		l.mu.Lock()
+		l.audit.OtherStatus++
+		l.mu.Unlock()
 	}
 	return d, retryAfter, saw, true
 }

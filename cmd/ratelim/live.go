@@ -365,7 +365,11 @@ func writeLoadResult(w io.Writer, sc sim.Scenario, res *live.LoadResult, format 
 		if len(sc.Also) > 0 || a.UnlistedPolicy+a.RetryBeforeReset > 0 {
 			fmt.Fprintf(w, ", 429 naming no listed policy %d, Retry-After before its reset %d", a.UnlistedPolicy, a.RetryBeforeReset)
 		}
-		fmt.Fprintf(w, "); %d transport errors, %d redirects (not followed)\n", a.TransportErrors, a.Redirects)
+		fmt.Fprintf(w, "); %d transport errors, %d redirects (not followed)", a.TransportErrors, a.Redirects)
+		if a.OtherStatus > 0 {
+			fmt.Fprintf(w, ", %d answers neither 2xx, 3xx, 429 nor 503 (among the rejected)", a.OtherStatus)
+		}
+		fmt.Fprintln(w)
 		if len(sc.Also) > 0 && len(a.RejectedBy) > 0 {
 			// Which of a key's several limits turned clients away, as
 			// the 429s named them.
