@@ -10,13 +10,16 @@
 //	...
 //	srv := &http.Server{Addr: addr, Handler: limit(mux),
 //		ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 60 * time.Second,
-//		MaxHeaderBytes: 16 << 10}
+//		MaxHeaderBytes: 12 << 10} // a 16 KiB request head: net/http adds 4 KiB
 //	srv.ListenAndServe()
 //
 // The server's own bounds come first: the limiter decides once a request's
 // headers are in, so a client that never finishes them (slowloris) is
 // stopped by ReadHeaderTimeout, not by any limit, and MaxHeaderBytes bounds
 // the block a key is read from before [Config.MaxKeyBytes] bounds the key.
+// net/http reads MaxHeaderBytes plus 4096 bytes of a request's head before
+// it answers 431 (server.go, initialReadLimitSize): 12 << 10 bounds the
+// head at 16 KiB.
 // ratelim serve sets these, ReadTimeout and WriteTimeout on every server.
 //
 // # Why 429 with Retry-After

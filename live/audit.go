@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/httplimit"
 )
 
@@ -34,9 +35,14 @@ type Audit struct {
 	// most 64 names are kept (a server chooses them); the
 	// 429s naming others count under OtherPolicies.
 	RejectedBy map[string]int64 `json:"rejected_by,omitempty"`
-	// TransportErrors: requests that got no HTTP answer at all; they are
-	// recorded as rejected.
+	// TransportErrors: requests that got no HTTP answer at all (a
+	// refused connection, a reset, a timeout). No limiter decided them:
+	// the Result counts them as no_answer, never as rejected, and a run
+	// in which no request was answered is an error (CheckAnswered).
 	TransportErrors int64 `json:"transport_errors"`
+	// FirstTransportError is the first transport error's text, the
+	// reason a target answered nothing; "" without one.
+	FirstTransportError string `json:"first_transport_error,omitempty"`
 	// Late: requests sent more than 10 ms after their scheduled time
 	// because MaxInFlight requests were already waiting.
 	Late int64 `json:"late"`
@@ -44,6 +50,11 @@ type Audit struct {
 	// run never outlasts its scenario, and a machine that cannot keep up
 	// says so here.
 	NotSent int64 `json:"not_sent"`
+	// OtherStatus: answers that were neither 2xx, 3xx, 429 nor 503 (a
+	// 404 from a wrong --target, a 400, a 500). The Result counts them
+	// among the rejected, though no rate limit refused them: this says
+	// how many of the rejected were such.
+	OtherStatus int64 `json:"other_status"`
 	// Redirects: answers in 3xx. They are not followed: a redirect to
 	// another host would take the load off the targets it was given.
 	Redirects int64 `json:"redirects"`
@@ -127,7 +138,11 @@ func (l *loader) auditRejection(client int, h http.Header, retryAfter time.Durat
 	if retryAfter < time.Second {
 		l.audit.MissingRetryAfter++
 	}
-	if known {
+	// A request that can never pass (Retry-After as long as a header
+	// holds) says nothing of when its key's quota returns: its reset is
+	// that request's, and a cheaper one's shorter reset after it did not
+	// go back.
+	if known && retryAfter != algorithms.Never {
 		key := l.keys[client]
 		instant := time.Now().Add(reset)
 		if prev, ok := l.lastReset[key]; ok && instant.Before(prev.Add(-time.Second)) {

@@ -23,3 +23,46 @@ func (e *OptionError) Unwrap() error { return e.Err }
 func optionError(option, format string, args ...any) error {
 	return &sim.SetupError{Err: &OptionError{Option: option, Err: fmt.Errorf(format, args...)}}
 }
+
+// NoAnswerError is a load run in which requests were due and none got an
+// HTTP answer: the target is down, not listening, or not an HTTP server.
+// The run measured nothing about a limiter, so its figures pass for none.
+type NoAnswerError struct {
+	// TransportErrors are the requests sent that got no answer, NotSent
+	// those the run never got to send.
+	TransportErrors, NotSent int64
+	// First is the first transport error's text ("" if none was sent).
+	First string
+}
+
+func (e *NoAnswerError) Error() string {
+	if e.TransportErrors == 0 {
+		return fmt.Sprintf("live: no request got an answer: none of %d was sent before the scenario's time was up", e.NotSent)
+	}
+	return fmt.Sprintf("live: no request got an HTTP answer: %d transport error%s, the first: %s (want a server answering at each target)",
+		e.TransportErrors, plural(e.TransportErrors), e.First)
+}
+
+func plural(n int64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// CheckAnswered returns a *NoAnswerError when requests were due in the run
+// and none of them got an HTTP answer, of any status: every one a
+// transport error, or none sent at all. A run with some answers is not an
+// error, whatever the rest got: the Result's no_answer and the audit's
+// transport_errors say how many went unanswered.
+func (r *LoadResult) CheckAnswered() error {
+	for _, o := range r.Observations {
+		if !o.NoAnswer {
+			return nil
+		}
+	}
+	if r.Audit.TransportErrors == 0 && r.Audit.NotSent == 0 {
+		return nil // nothing was due: a scenario without requests
+	}
+	return &NoAnswerError{TransportErrors: r.Audit.TransportErrors, NotSent: r.Audit.NotSent, First: r.Audit.FirstTransportError}
+}

@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/httplimit"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
@@ -559,13 +560,17 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 		if seen.stamped {
 			l.deciding = append(l.deciding, decided-at)
 		}
-		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: decided, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Shadowed: seen.shadowed, Shed: seen.shed, Seq: seq})
+		// No answer is no decision: counted as such, never as rejected.
+		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: decided, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Shadowed: seen.shadowed, Shed: seen.shed, Seq: seq, NoAnswer: !ok})
 		l.mu.Unlock()
 		if d.Allowed || d.Policy != "" || !ok {
 			return
 		}
 		wait, again := c.Retry.Wait(attempt, retryAfter, l.int64n)
-		if !again {
+		if !again || wait >= l.sc.Duration-time.Since(l.start) {
+			// No retry, or one due after the scenario's end, which is
+			// never sent: not waited for either (a Retry-After of hours
+			// would hold the run that long).
 			return
 		}
 		select {
@@ -658,6 +663,9 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 		if ctx.Err() == nil {
 			l.mu.Lock()
 			l.audit.TransportErrors++
+			if l.audit.FirstTransportError == "" {
+				l.audit.FirstTransportError = err.Error()
+			}
 			l.mu.Unlock()
 		}
 		return d, 0, saw, false
@@ -667,7 +675,7 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 	if v, err := strconv.ParseInt(resp.Header.Get(DecidedAtHeader), 10, 64); err == nil {
 		saw.decided, saw.stamped = time.UnixMicro(v).Sub(l.start), true
 	}
-	retryAfter = parseSeconds(resp.Header.Get("Retry-After"))
+	retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), resp.Header.Get("Date"), time.Now())
 	d.RetryAfter = retryAfter
 	switch {
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
@@ -690,14 +698,55 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 		l.mu.Lock()
 		delete(l.lastReset, l.keys[client])
 		l.mu.Unlock()
+	default:
+		// A 404, a 400, a 500: refused, but by no rate limit.
+		l.mu.Lock()
+		l.audit.OtherStatus++
+		l.mu.Unlock()
 	}
 	return d, retryAfter, saw, true
 }
 
-func parseSeconds(v string) time.Duration {
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || n < 0 {
+// parseRetryAfter reads a Retry-After field as a client waits on it (RFC
+// 9110 section 10.2.3: delay-seconds or an HTTP-date), 0 when it is absent
+// or malformed: the audit counts that as missing.
+//
+// delay-seconds are digits only ("-1", "+5" and "1e30" are malformed),
+// surrounding spaces allowed; a count too long for a Duration is the
+// longest one, algorithms.Never: never within this run, not a wrapped
+// negative. 9223372037 s (algorithms.Never rounded up to seconds) is one
+// past what fits; the middleware says 999999999999999 s, the most a
+// Structured Field Integer holds, for a request that can never pass.
+//
+// An HTTP-date (any of the three forms http.ParseTime reads) is a wait
+// from the answer's Date, the server's own clock, when that parses, which
+// leaves clock skew between client and server out of it; else from now,
+// rounded up to whole seconds as delay-seconds are. A date already past is
+// a wait of 0.
+func parseRetryAfter(v, date string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
 		return 0
 	}
-	return time.Duration(n) * time.Second
+	if strings.Trim(v, "0123456789") == "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n > math.MaxInt64/int64(time.Second) {
+			return algorithms.Never // ParseInt fails on digits only when they overflow
+		}
+		return time.Duration(n) * time.Second
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	var wait time.Duration
+	if served, err := http.ParseTime(date); err == nil {
+		wait = at.Sub(served)
+	} else {
+		wait = at.Sub(now)
+		if frac := wait % time.Second; frac > 0 {
+			wait += time.Second - frac
+		}
+	}
+	return max(wait, 0)
 }

@@ -75,7 +75,16 @@ const (
 	readTimeout       = 10 * time.Second
 	writeTimeout      = 10 * time.Second
 	idleTimeout       = 60 * time.Second
-	maxHeaderBytes    = 16 << 10
+	// maxRequestHead is the most bytes of a request's head (its request
+	// line and header block, CRLFs included) a fleet server reads: one
+	// byte more is answered 431 Request Header Fields Too Large.
+	maxRequestHead = 16 << 10
+	// maxHeaderBytes is the http.Server field that makes maxRequestHead
+	// the bound: net/http reads MaxHeaderBytes plus 4096 bytes of "bufio
+	// slop" (net/http server.go, Server.initialReadLimitSize), so a
+	// MaxHeaderBytes of 16 KiB let 20 KiB heads through.
+	// TestRequestHeadBound finds the threshold over HTTP.
+	maxHeaderBytes = maxRequestHead - 4096
 	// sweepEvery is how often a server's memory store drops the keys
 	// that are back to full, for the keys no request touches again.
 	sweepEvery = 10 * time.Second
@@ -621,6 +630,9 @@ func (fn limiterFunc) Take(ctx context.Context, key string, now algorithms.Time,
 // the load run routes around them meanwhile. Latency and clock-skew faults
 // are the simulator's only.
 func (f *Fleet) Fault(fault sim.Fault, start bool) error {
+	if err := checkFaultServers(fault, len(f.URLs)); err != nil {
+		return err
+	}
 	switch fault.Kind {
 	case sim.Crash:
 		return f.crash(fault.Servers, start)
@@ -724,7 +736,7 @@ func parseFault(q url.Values) (sim.Fault, bool, error) {
 		}
 		i, err := strconv.Atoi(n)
 		if err != nil {
-			return f, false, fmt.Errorf("servers: %q is not a server number", n)
+			return f, false, fmt.Errorf("servers: %q is not a server number (want e.g. 1,2)", n)
 		}
 		f.Servers = append(f.Servers, i)
 	}
@@ -736,13 +748,77 @@ func parseFault(q url.Values) (sim.Fault, bool, error) {
 		for _, n := range strings.Split(g, ",") {
 			i, err := strconv.Atoi(strings.TrimSpace(n))
 			if err != nil {
-				return f, false, fmt.Errorf("groups: %q is not a server number", n)
+				return f, false, fmt.Errorf("groups: %q is not a server number (want e.g. 0,1|2,3)", n)
 			}
 			group = append(group, i)
 		}
 		f.Groups = append(f.Groups, group)
 	}
-	return f, q.Get("start") == "1", nil
+	switch q.Get("start") {
+	case "1":
+		return f, true, nil
+	case "0":
+		return f, false, nil
+	}
+	return f, false, fmt.Errorf("start: %q is neither 1 (the fault begins) nor 0 (it ends)", q.Get("start"))
+}
+
+// checkFaultServers refuses a fault naming servers a fleet of n cannot
+// apply it to, whatever its kind, by the rules a scenario file's faults
+// keep (scenarios' serverList): every number is a server (0 to n-1), none
+// is listed twice in servers, each is in one group only; a partition has
+// groups; a crash has servers and leaves one to serve. Fleet.Fault checks
+// here first, so a fault from the control listener and one from this
+// process are held to the same rules; a refusal names the field.
+func checkFaultServers(fault sim.Fault, n int) error {
+	exists := func(field string, s int) error {
+		if s < 0 || s >= n {
+			return fmt.Errorf("%s: server %d does not exist (want 0 to %d: servers are numbered from 0)", field, s, n-1)
+		}
+		return nil
+	}
+	listed := make(map[int]bool, len(fault.Servers))
+	for _, s := range fault.Servers {
+		if err := exists("servers", s); err != nil {
+			return err
+		}
+		if listed[s] {
+			return fmt.Errorf("servers: server %d is listed twice (want each server once)", s)
+		}
+		listed[s] = true
+	}
+	groupOf := map[int]int{}
+	for gi, g := range fault.Groups {
+		if len(g) == 0 {
+			return fmt.Errorf("groups: group %d is empty (want server numbers in each, e.g. 0,1|2,3)", gi)
+		}
+		for _, s := range g {
+			if err := exists("groups", s); err != nil {
+				return err
+			}
+			if prev, ok := groupOf[s]; ok {
+				if prev == gi {
+					return fmt.Errorf("groups: server %d is listed twice in group %d (want each server once)", s, gi)
+				}
+				return fmt.Errorf("groups: server %d is in group %d and group %d (want each server in one group only)", s, prev, gi)
+			}
+			groupOf[s] = gi
+		}
+	}
+	switch fault.Kind {
+	case sim.Partition:
+		if len(fault.Groups) == 0 {
+			return fmt.Errorf("groups: a partition splits the servers into groups (want e.g. 0,1|2,3; the first keeps the primary)")
+		}
+	case sim.Crash:
+		if len(fault.Servers) == 0 {
+			return fmt.Errorf("servers: a crash needs the servers that crash (want e.g. 1)")
+		}
+		if len(fault.Servers) >= n {
+			return fmt.Errorf("servers: every server crashes, and no one is left to serve (want fewer than the %d servers)", n)
+		}
+	}
+	return nil
 }
 
 // RemoteFaults returns an OnFault for a load run that applies faults to a

@@ -321,6 +321,11 @@ type tableColumn struct {
 	says func(r *sim.Result) bool
 }
 
+// noAnswerColumn counts a live run's requests that got no HTTP answer: a
+// figure only a live run has, so a simulation's table leaves it out even
+// when wide.
+const noAnswerColumn = "no answer"
+
 func anyClient(f func(c sim.ClientResult) bool) func(r *sim.Result) bool {
 	return func(r *sim.Result) bool { return slices.ContainsFunc(r.Clients, f) }
 }
@@ -331,6 +336,9 @@ var tableColumns = []tableColumn{
 	{"sent", func(c sim.ClientResult) string { return itoa(c.Sent) }, always},
 	{"allowed", func(c sim.ClientResult) string { return itoa(c.Allowed) }, always},
 	{"rejected", func(c sim.ClientResult) string { return itoa(c.Rejected) }, always},
+	// Requests that got no HTTP answer: no limiter decided them, so they
+	// are not among the rejected.
+	{noAnswerColumn, func(c sim.ClientResult) string { return itoa(c.NoAnswer) }, anyClient(func(c sim.ClientResult) bool { return c.NoAnswer != 0 })},
 	{"fail-open", func(c sim.ClientResult) string { return itoa(c.FailedOpen) }, anyClient(func(c sim.ClientResult) bool { return c.FailedOpen != 0 })},
 	{"fail-closed", func(c sim.ClientResult) string { return itoa(c.FailedClosed) }, anyClient(func(c sim.ClientResult) bool { return c.FailedClosed != 0 })},
 	{"retries", func(c sim.ClientResult) string { return itoa(c.Retries) }, anyClient(func(c sim.ClientResult) bool { return c.Retries != 0 })},
@@ -353,7 +361,7 @@ func writeRows(w io.Writer, r *sim.Result, opts TableOptions) error {
 	}
 	var cols []tableColumn
 	for _, col := range tableColumns {
-		if opts.Wide || col.says(r) {
+		if (opts.Wide || col.says(r)) && (r.Live || col.name != noAnswerColumn) {
 			cols = append(cols, col)
 		}
 		if col.name == "rejected" {

@@ -177,7 +177,7 @@ func TestParseErrors(t *testing.T) {
 		{"finding about a client, of a key's kind", base + "expect:\n  - {finding: lost-under-share, client: a}\n", "t.yaml:7: expect[0].client: ", "a lost-under-share finding is not about a client (want about a key: key: NAME)"},
 		{"finding about a key, of the run's kind", base + "expect:\n  - {finding: isolated, key: a}\n", "t.yaml:7: expect[0].key: ", "it is about the whole run"},
 		{"finding over a span", base + "expect:\n  - {finding: exact, during: {from: 1s}}\n", "t.yaml:7: expect[0].during: ", "has no figure to bound"},
-		{"unknown lesson", "lesson: boundary\n" + base, "t.yaml:1: lesson: ", `unknown finding "boundary" (want failed-closed, failed-open`},
+		{"unknown lesson", "lesson: boundary\n" + base, "t.yaml:1: lesson: ", `unknown finding "boundary" (want no-answer, failed-closed, failed-open`},
 		{"lesson not a name", "lesson: [exact]\n" + base, "t.yaml:1: lesson: ", "a finding"},
 		{"unknown figure", base + "expect:\n  - {client: a, rejectd: {max: 0}}\n", "t.yaml:7: expect[0].rejectd: ", `did you mean "rejected"?`},
 		{"bounds not a mapping", base + "expect:\n  - {client: a, rejected: 0}\n", "t.yaml:7: expect[0].rejected: ", "0 is not a mapping (want a mapping of min, max or equals"},

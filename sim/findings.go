@@ -81,6 +81,11 @@ const (
 	// (a search costing 5): the limit counts the work asked, not the
 	// requests. Value: the requests refused.
 	FindingCostly FindingKind = "costly"
+	// NoAnswer: requests of a live run got no HTTP answer (a refused
+	// connection, a reset, a timeout): no limiter decided them, and the
+	// run's other figures are of the rest. Value: the requests
+	// unanswered.
+	FindingNoAnswer FindingKind = "no-answer"
 	// Exact: none of the above: the limiter admitted what an exact one
 	// would have. Value: the admitted ratio.
 	FindingExact FindingKind = "exact"
@@ -91,7 +96,7 @@ const (
 func FindingKinds() []FindingKind { return slices.Clone(findingKinds) }
 
 var findingKinds = []FindingKind{
-	FindingFailedClosed, FindingFailedOpen, FindingLeaked, FindingShed, FindingShadow, FindingQuota, FindingCostly, FindingQueued, FindingWorstWindow, FindingOverAdmitted,
+	FindingNoAnswer, FindingFailedClosed, FindingFailedOpen, FindingLeaked, FindingShed, FindingShadow, FindingQuota, FindingCostly, FindingQueued, FindingWorstWindow, FindingOverAdmitted,
 	FindingCopiesDiverged, FindingLostUnderShare, FindingRetriesWasted, FindingIsolated, FindingPeer, FindingExact,
 }
 
@@ -133,6 +138,9 @@ func Findings(r *Result) []Finding {
 	t := r.Totals()
 	topology := topologyCause(r)
 	var out []Finding
+	if t.NoAnswer > 0 {
+		out = append(out, noAnswerFinding(t))
+	}
 	out = append(out, failedFindings(r, t)...)
 	if f, ok := leakedFinding(r); ok {
 		out = append(out, f)
@@ -310,6 +318,17 @@ func worstWindow(r *Result, topologyExplains bool) (Finding, bool) {
 		best, found = Finding{Kind: FindingWorstWindow, Key: k.Key, Value: round2(ratio), Text: text}, true
 	}
 	return best, found
+}
+
+// noAnswerFinding says how many of a live run's requests got no HTTP
+// answer, which its other figures leave out.
+func noAnswerFinding(t KeyResult) Finding {
+	text := fmt.Sprintf("%s of %s requests got no HTTP answer (not counted as rejected): the other figures are of the %s answered",
+		Thousands(t.NoAnswer), Thousands(t.Sent), Thousands(t.Sent-t.NoAnswer))
+	if t.NoAnswer == t.Sent {
+		text = fmt.Sprintf("none of %s requests got an HTTP answer: the run says nothing about a limiter", Thousands(t.Sent))
+	}
+	return Finding{Kind: FindingNoAnswer, Value: float64(t.NoAnswer), Text: text}
 }
 
 // overAdmitted is the run's total against an exact limiter's, and

@@ -290,6 +290,23 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Deci
 	c.step.addAt(i)
 }
 
+// recordNoAnswer counts a live request that got no HTTP answer: sent, and
+// neither allowed nor rejected. The exact limiter is not given it (no
+// limiter decided it, and the server may never have seen it), nor is its
+// latency, which is a timeout's or a refused dial's, not an answer's.
+func (s *sim) recordNoAnswer(client int, t int64, attempt int) {
+	c := s.clients[client]
+	row := &s.timeline[min(int(t/s.stepLen), s.nSteps-1)*len(s.clients)+client]
+	row.Sent++
+	c.total.Sent++
+	row.NoAnswer++
+	c.total.NoAnswer++
+	if attempt > 0 {
+		row.Retries++
+		c.total.Retries++
+	}
+}
+
 // endStep closes step i at t: per-step latency quantiles, and the state of
 // every key in every store copy: kept in the state series for the keys
 // Options.StateOf chooses, and seen by the copies' widest disagreement (a

@@ -28,6 +28,11 @@ type Observation struct {
 	// Seq orders observations made at the same instant: the order in
 	// which they were sent.
 	Seq uint64
+	// NoAnswer says the request got no HTTP answer (a refused
+	// connection, a reset, a timeout): nothing decided it, so it is
+	// counted as Counts.NoAnswer, never as rejected, and its Decision is
+	// not read.
+	NoAnswer bool
 }
 
 // Replay builds the Result of observations made while sc's traffic ran for
@@ -63,6 +68,10 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 			s.endStep(ctx, step, int64(step+1)*s.stepLen)
 		}
 		s.requests++
+		if o.NoAnswer {
+			s.recordNoAnswer(o.Client, t, o.Attempt)
+			continue
+		}
 		s.record(o.Client, t, max(o.Cost, 1), o.Attempt, &o.Decision, int64(algorithms.At(o.Latency)), o.Shadowed, o.Shed)
 	}
 	for ; step < s.steps(); step++ {

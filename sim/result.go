@@ -157,6 +157,12 @@ type Counts struct {
 	// costs are its counts. Added to v1.
 	CostSent    int64 `json:"cost_sent,omitempty"`
 	CostAllowed int64 `json:"cost_allowed,omitempty"`
+	// NoAnswer are the requests of a live run that got no HTTP answer (a
+	// refused connection, a reset, a timeout): counted among the sent,
+	// neither allowed nor rejected, since no limiter decided them, and
+	// not given to the exact limiter. Always 0 in a simulation. Added
+	// to v1.
+	NoAnswer int64 `json:"no_answer,omitempty"`
 }
 
 // Add adds o's counts to c's.
@@ -170,6 +176,7 @@ func (c *Counts) Add(o Counts) {
 	c.Shed += o.Shed
 	c.CostSent += o.CostSent
 	c.CostAllowed += o.CostAllowed
+	c.NoAnswer += o.NoAnswer
 }
 
 // ClientResult is what one client experienced over the run.

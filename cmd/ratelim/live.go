@@ -235,7 +235,13 @@ of requests in flight, balanced over the targets as the scenario says, and
 print the same result as 'ratelim sim': table, ratelim.result/v1 JSON (with
 an "audit" of the answers' headers), CSV, --plot. A run takes the scenario's
 duration in real time. Targets must be on this machine unless
---allow-remote.`,
+--allow-remote.
+
+A request that gets no HTTP answer (connection refused or reset, a timeout
+of 10 s past its service time) is counted under "no answer", never as
+rejected, and the audit says how many and the first error. A run in which
+requests were due and none got an answer exits 4 with the reason, after
+printing its figures; one in which some were answered exits 0.`,
 		Example: `  ratelim serve runaway-healthcheck &
   ratelim load runaway-healthcheck --target http://127.0.0.1:8080,http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083`,
 		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
@@ -334,7 +340,10 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 	if opts.Format == "table" && !opts.Quiet {
 		writeExpectations(opts.Out, res.Result, skipped)
 	}
-	return nil
+	// Written first, so the figures show what went unanswered; then a
+	// target that answered nothing is the run's failure (exit 4), never
+	// a pass.
+	return res.CheckAnswered()
 }
 
 // writeLoadResult prints a live run of sc: the result as format says, and
@@ -360,7 +369,11 @@ func writeLoadResult(w io.Writer, sc sim.Scenario, res *live.LoadResult, format 
 		if len(sc.Also) > 0 || a.UnlistedPolicy+a.RetryBeforeReset > 0 {
 			fmt.Fprintf(w, ", 429 naming no listed policy %d, Retry-After before its reset %d", a.UnlistedPolicy, a.RetryBeforeReset)
 		}
-		fmt.Fprintf(w, "); %d transport errors, %d redirects (not followed)\n", a.TransportErrors, a.Redirects)
+		fmt.Fprintf(w, "); %d transport errors, %d redirects (not followed)", a.TransportErrors, a.Redirects)
+		if a.OtherStatus > 0 {
+			fmt.Fprintf(w, ", %d answers neither 2xx, 3xx, 429 nor 503 (among the rejected)", a.OtherStatus)
+		}
+		fmt.Fprintln(w)
 		if len(sc.Also) > 0 && len(a.RejectedBy) > 0 {
 			// Which of a key's several limits turned clients away, as
 			// the 429s named them.
@@ -438,11 +451,14 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 		enc := json.NewEncoder(opts.Out)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode(struct {
+		if err := enc.Encode(struct {
 			Live            *live.LoadResult `json:"live"`
 			Simulated       *sim.Result      `json:"simulated"`
 			SimulatedAsSent *sim.Result      `json:"simulated_as_sent"`
-		}{res, simulated, asSent})
+		}{res, simulated, asSent}); err != nil {
+			return err
+		}
+		return res.CheckAnswered()
 	}
 	fmt.Fprintln(opts.Out, "LIVE")
 	if err := writeLoadResult(opts.Out, sc, res, "table", false, opts.Wide); err != nil {
@@ -453,7 +469,10 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 		return err
 	}
 	fmt.Fprintln(opts.Out, "\nDIFFERENCE (allowed: live, simulated on the arrivals as sent, and as scheduled)")
-	return writeDifference(opts.Out, res.Result, asSent, simulated)
+	if err := writeDifference(opts.Out, res.Result, asSent, simulated); err != nil {
+		return err
+	}
+	return res.CheckAnswered()
 }
 
 // writeDifference prints, per client, what was admitted live and in the

@@ -21,7 +21,7 @@ const (
 	exitFailed      = 1   // the command ran and found something wrong (ratelim check: an expectation failed)
 	exitBadInput    = 2   // the input could not be used: a bad flag, file, name or parameter
 	exitTooBig      = 3   // the input is fine but the run is bigger than its bounds (--max-requests, --max-memory)
-	exitInternal    = 4   // the environment or ratelim failed: a store lost mid-run, an output not written, a bug
+	exitInternal    = 4   // the environment or ratelim failed: a store lost mid-run, a load target that answered nothing, an output not written, a bug
 	exitInterrupted = 130 // stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report it), after cleaning up
 )
 
@@ -33,8 +33,9 @@ const exitCodesHelp = `Exit status:
        or an output path that cannot be created
   3    refused as too big: over --max-requests or --max-memory (the message
        gives the estimate and how to shrink the run)
-  4    internal or environment error: a store lost mid-run, an output that
-       failed part way, a bug in ratelim
+  4    internal or environment error: a store lost mid-run, a load run
+       whose targets answered no request, an output that failed part way,
+       a bug in ratelim
   130  interrupted (Ctrl-C or SIGTERM); stores were cleaned up first`
 
 // streams are a command's input and outputs, injected so that commands run
