@@ -115,6 +115,11 @@ type LoadResult struct {
 	// done it (a loaded machine applies them late too). An edge the run
 	// did not reach keeps its scheduled instant.
 	Faults []sim.Fault `json:"-"`
+	// Started is the wall-clock instant the run began, its time 0: the
+	// instant the servers' clock-aligned windows (a fixed window's whole
+	// seconds) are read against, so the simulator fed the observed
+	// arrivals takes it as its WallClock.
+	Started time.Time `json:"-"`
 }
 
 // FaultLateness is how much later than scheduled the latest fault edge
@@ -145,7 +150,9 @@ func quantilesMs(ds []time.Duration) (p50, p99, worst float64) {
 // simulator run on it decides the traffic a live run achieved, not the
 // schedule it may have failed to keep on a loaded machine, so where the
 // two disagree the limiter did. Retries are left to the client's retry
-// policy, as in any run.
+// policy, as in any run. Its WallClock is the run's start (res.Started),
+// so that windows aligned to the wall clock fall where the live servers'
+// fell, whatever instant the run began at.
 func ObservedScenario(sc sim.Scenario, res *LoadResult) sim.Scenario {
 	obs := slices.Clone(res.Observations)
 	slices.SortStableFunc(obs, func(a, b sim.Observation) int {
@@ -169,6 +176,9 @@ func ObservedScenario(sc sim.Scenario, res *LoadResult) sim.Scenario {
 	}
 	if len(res.Faults) == len(sc.Faults) {
 		out.Faults = slices.Clone(res.Faults)
+	}
+	if !res.Started.IsZero() {
+		out.WallClock = res.Started
 	}
 	return out
 }
@@ -380,8 +390,11 @@ func (l *loader) run(ctx context.Context) (*LoadResult, error) {
 		return nil, err
 	}
 	r.Live = true
+	if r.WallClock != "" { // an algorithm that reads it: say where the run's 0 was
+		r.WallClock = l.start.UTC().Format(time.RFC3339Nano)
+	}
 	l.audit.LateP50Ms, l.audit.LateP99Ms, l.audit.LateMaxMs = quantilesMs(l.lateness)
-	return &LoadResult{Result: r, Audit: l.audit, Observations: l.obs, Faults: l.applied}, nil
+	return &LoadResult{Result: r, Audit: l.audit, Observations: l.obs, Faults: l.applied, Started: l.start}, nil
 }
 
 // playFaults calls OnFault at each fault's start and end, on the wall clock.
@@ -508,6 +521,8 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 		if attempt == 0 {
 			l.lateness = append(l.lateness, max(at-a.At, 0))
 		}
+		// The limiter held it at most as long as the answer took.
+		d.Delay = min(seen.held, latency)
 		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: at, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Shadowed: seen.shadowed, Shed: seen.shed, Seq: seq})
 		l.mu.Unlock()
 		if d.Allowed || d.Policy != "" || !ok {
@@ -545,6 +560,20 @@ func (l *loader) int64n(n int64) int64 {
 type seen struct {
 	shadowed bool // let through, a limit in shadow mode would have refused it
 	shed     bool // the load shedder's 503
+	// held is how long the limiter held it before serving
+	// (httplimit.DelayHeader).
+	held time.Duration
+}
+
+// parseHeld reads httplimit.DelayHeader, decimal seconds, as a duration:
+// 0 for a value that is missing, malformed, negative or not finite, at
+// most a day (send caps it again at the request's observed latency).
+func parseHeld(v string) time.Duration {
+	secs, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || !(secs > 0) || math.IsInf(secs, 0) {
+		return 0
+	}
+	return time.Duration(min(secs, (24*time.Hour).Seconds()) * float64(time.Second))
 }
 
 // do sends one request and reads the decision from the answer: 2xx
@@ -615,6 +644,7 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 			d.Policy = store.FailOpen
 		}
 		saw.shadowed = resp.Header.Get(ShadowHeader) == "would-reject"
+		saw.held = parseHeld(resp.Header.Get(httplimit.DelayHeader))
 		l.mu.Lock()
 		delete(l.lastReset, l.keys[client])
 		l.mu.Unlock()
