@@ -134,13 +134,16 @@ type Params struct {
 	Window time.Duration
 
 	// Origin is the wall-clock instant that Time 0 stands for, in
-	// microseconds since the Unix epoch. The six exact algorithms never
-	// read it: their arithmetic depends only on differences of instants. A
-	// peer model that keeps wall-clock time the way its library does
-	// (redis_rate's float seconds since 2017, a window aligned to the
-	// clock's minutes) computes with Origin + now, so that its rounding is
-	// the rounding it has at today's magnitudes. A live server, whose Time
-	// is already Unix microseconds, leaves it 0.
+	// microseconds since the Unix epoch. The bucket algorithms and the
+	// sliding log never read it: their arithmetic depends only on
+	// differences of instants. The fixed and sliding windows align their
+	// windows to the wall clock at Origin + now, as a live server's
+	// windows keyed by floor(unix / window) are. A peer model that keeps
+	// wall-clock time the way its library does (redis_rate's float seconds
+	// since 2017, a window aligned to the clock's minutes) computes with
+	// Origin + now, so that its rounding is the rounding it has at today's
+	// magnitudes. A live server, whose Time is already Unix microseconds,
+	// leaves it 0.
 	Origin Time
 	// Delay and NoDelay are nginx limit_req's delay=N and nodelay: of the
 	// requests over the rate (at most Burst), the first Delay pass at once
@@ -206,17 +209,29 @@ var catalog = []Info{
 		Bad:   "adds latency (up to burst ÷ rate) instead of failing fast",
 		Build: func(p Params) (Algorithm, error) { return NewLeakyBucket(p.Rate, p.Burst) }},
 	{Name: "fixed-window", Params: []string{"rate", "window"}, Memory: "2 integers",
-		Good:  "simplest: one counter per aligned window (INCR + EXPIRE)",
-		Bad:   "admits 2 × limit within one window's length at a boundary",
-		Build: func(p Params) (Algorithm, error) { return NewFixedWindow(p.Rate, p.Window) }},
+		Good: "simplest: one counter per aligned window (INCR + EXPIRE)",
+		Bad:  "admits 2 × limit within one window's length at a boundary",
+		Build: func(p Params) (Algorithm, error) {
+			f, err := NewFixedWindow(p.Rate, p.Window)
+			if err != nil {
+				return nil, err
+			}
+			return f.WithOrigin(p.Origin), nil
+		}},
 	{Name: "sliding-log", Params: []string{"rate", "window"}, Memory: "1 instant per admitted request",
 		Good:  "exact: never more than limit in any window of that length",
 		Bad:   "a timestamp per admitted request: memory grows with limit",
 		Build: func(p Params) (Algorithm, error) { return NewSlidingLog(p.Rate, p.Window) }},
 	{Name: "sliding-window", Params: []string{"rate", "window"}, Memory: "3 integers",
-		Good:  "nearly exact for two counters (weights the previous window)",
-		Bad:   "an estimate: assumes the last window's requests were even",
-		Build: func(p Params) (Algorithm, error) { return NewSlidingWindow(p.Rate, p.Window) }},
+		Good: "nearly exact for two counters (weights the previous window)",
+		Bad:  "an estimate: assumes the last window's requests were even",
+		Build: func(p Params) (Algorithm, error) {
+			s, err := NewSlidingWindow(p.Rate, p.Window)
+			if err != nil {
+				return nil, err
+			}
+			return s.WithOrigin(p.Origin), nil
+		}},
 }
 
 // limiterCatalog lists the limiters that are not rate limiters: they bound

@@ -2,11 +2,21 @@ package algorithms
 
 import "time"
 
-// FixedWindow counts requests in windows aligned to multiples of Window
-// (from the epoch: 0s, 1s, 2s, ...) and admits up to Limit = Rate × Window in
-// each; the count starts again from zero when a new window begins. It is the
-// simplest limiter there is, one counter per key and window, which in Redis
-// is an INCR and an EXPIRE.
+// FixedWindow counts requests in windows aligned to multiples of Window on
+// the wall clock (from the Unix epoch: hh:mm:00, hh:mm:01, ... for a 1 s
+// window) and admits up to Limit = Rate × Window in each; the count starts
+// again from zero when a new window begins. It is the simplest limiter there
+// is, one counter per key and window, which in Redis is an INCR and an
+// EXPIRE on a key named after floor(unix time / window).
+//
+// The wall clock is Origin + now ([Params].Origin: the instant Time 0
+// stands for; [FixedWindow.WithOrigin]). A live server passes Unix
+// microseconds with Origin 0; the simulator passes virtual time with its
+// wall clock as Origin, so the windows fall where a live fleet's would. A
+// window that divides a day (1 s, 1 m, 1 h) then starts at virtual 0 when
+// the run starts at midnight; one that does not (7 s) starts wherever the
+// clock puts it, before Time 0 if need be, as a Redis INCR keyed by
+// floor(unix / window) does.
 //
 // Its flaw is the boundary, and it is not small: nothing links one window to
 // the next, so a client can send Limit requests at the very end of one
@@ -15,9 +25,13 @@ import "time"
 // window-boundary scenario shows it. Use it where a per-minute quota is the
 // contract and a doubled burst is harmless, not to protect a backend.
 //
-// State: T is the start of the window being counted (µs) and N its count. A
-// clock that goes backwards keeps counting in the recorded window, so it
-// never starts a window early.
+// State: T is the start of the window being counted (µs, on the caller's
+// clock: Origin + T is on a multiple of Window) and N its count. A clock
+// that goes backwards keeps counting in the recorded window, so it never
+// starts a window early. A state that counts nothing (N = 0, the zero
+// State among them) holds no window: the next request counts in its own,
+// even one that starts before T (before Time 0, when Origin is not on a
+// boundary).
 //
 // The zero FixedWindow has windows of no length and a limit of 0: it refuses
 // every request of positive cost, with Limit 0, Remaining 0 and RetryAfter
@@ -28,6 +42,7 @@ type FixedWindow struct {
 	window time.Duration
 	w      int64 // window in µs
 	limit  int64
+	origin int64 // Params.Origin in µs
 }
 
 // NewFixedWindow returns a fixed-window counter admitting rate × window
@@ -40,11 +55,22 @@ func NewFixedWindow(rate Rate, window time.Duration) (*FixedWindow, error) {
 	return &FixedWindow{rate: rate, window: window, w: w, limit: limit}, nil
 }
 
+// WithOrigin returns a copy of f whose windows are aligned to the wall
+// clock at origin + now: origin is the wall-clock instant (Unix µs) that
+// Time 0 stands for, [Params].Origin.
+func (f *FixedWindow) WithOrigin(origin Time) *FixedWindow {
+	g := *f
+	g.origin = int64(origin)
+	return &g
+}
+
 // Name returns "fixed-window".
 func (f *FixedWindow) Name() string { return "fixed-window" }
 
-// Params returns the rate and window.
-func (f *FixedWindow) Params() Params { return Params{Rate: f.rate, Window: f.window} }
+// Params returns the rate, window and origin.
+func (f *FixedWindow) Params() Params {
+	return Params{Rate: f.rate, Window: f.window, Origin: Time(f.origin)}
+}
 
 // Limit returns the requests admitted per window.
 func (f *FixedWindow) Limit() int64 { return f.limit }
@@ -67,7 +93,7 @@ func (f *FixedWindow) StepInPlace(st *State, now Time, cost int64) Decision {
 		return d
 	}
 	cost = cleanCost(cost)
-	if start := floorDiv(int64(now), f.w) * f.w; start > st.T {
+	if start := windowStart(f.origin, now, f.w); start > st.T || st.N == 0 {
 		*st = State{T: start}
 	}
 	end := st.T + f.w
@@ -90,4 +116,15 @@ func (f *FixedWindow) StepInPlace(st *State, now Time, cost int64) Decision {
 		d.ResetAfter = 0
 	}
 	return d
+}
+
+// windowStart is the start, on the caller's clock, of the window of
+// length w (µs) that holds now when windows are aligned to multiples of w
+// on the wall clock, origin + now. The wall clock is floored, not
+// truncated, so an instant before the epoch is in the window that began
+// before it; the start is before Time 0 when origin is not on a boundary
+// (as envoy-ratelimit's Step computes its window). Instants are Unix
+// microseconds, about 2^51 today, far inside int64 either way.
+func windowStart(origin int64, now Time, w int64) int64 {
+	return floorDiv(origin+int64(now), w)*w - origin
 }

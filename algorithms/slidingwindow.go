@@ -21,8 +21,16 @@ import "time"
 // measured 0.003% of 400 million requests decided differently from an exact
 // log. `ratelim compare` measures it on yours.
 //
-// State: T is the start of the current window (µs), N its count and Prev the
-// previous window's count. All arithmetic is scaled by Window, so it is exact.
+// Its windows are the fixed window's: aligned to multiples of Window on the
+// wall clock, Origin + now ([Params].Origin, [SlidingWindow.WithOrigin];
+// [FixedWindow] says why), so that the estimate's weights fade where a live
+// server's, keyed by floor(unix / window), do.
+//
+// State: T is the start of the current window (µs, on the caller's clock),
+// N its count and Prev the previous window's count. All arithmetic is
+// scaled by Window, so it is exact. A state that counts nothing (N and Prev
+// 0, the zero State among them) holds no window: the next request counts
+// in its own, even one that starts before T.
 //
 // The zero SlidingWindow has windows of no length and a limit of 0: it
 // refuses every request of positive cost, with Limit 0, Remaining 0 and
@@ -33,6 +41,7 @@ type SlidingWindow struct {
 	window time.Duration
 	w      int64
 	limit  int64
+	origin int64 // Params.Origin in µs
 }
 
 // NewSlidingWindow returns a sliding-window counter admitting about
@@ -45,11 +54,22 @@ func NewSlidingWindow(rate Rate, window time.Duration) (*SlidingWindow, error) {
 	return &SlidingWindow{rate: rate, window: window, w: w, limit: limit}, nil
 }
 
+// WithOrigin returns a copy of s whose windows are aligned to the wall
+// clock at origin + now: origin is the wall-clock instant (Unix µs) that
+// Time 0 stands for, [Params].Origin.
+func (s *SlidingWindow) WithOrigin(origin Time) *SlidingWindow {
+	c := *s
+	c.origin = int64(origin)
+	return &c
+}
+
 // Name returns "sliding-window".
 func (s *SlidingWindow) Name() string { return "sliding-window" }
 
-// Params returns the rate and window.
-func (s *SlidingWindow) Params() Params { return Params{Rate: s.rate, Window: s.window} }
+// Params returns the rate, window and origin.
+func (s *SlidingWindow) Params() Params {
+	return Params{Rate: s.rate, Window: s.window, Origin: Time(s.origin)}
+}
 
 // Limit returns the requests admitted per window.
 func (s *SlidingWindow) Limit() int64 { return s.limit }
@@ -76,7 +96,7 @@ func (s *SlidingWindow) StepInPlace(st *State, now Time, cost int64) Decision {
 	}
 	cost = cleanCost(cost)
 	w, limit := s.w, s.limit
-	if start := floorDiv(int64(now), w) * w; start > st.T {
+	if start := windowStart(s.origin, now, w); start > st.T || st.N == 0 && st.Prev == 0 {
 		prevN := int64(0)
 		if start == st.T+w {
 			prevN = st.N

@@ -31,8 +31,9 @@ func leakyBucket(t *testing.T) algorithms.Algorithm {
 }
 
 // A burst into a leaky bucket of rate 10/s reaches the handler 100 ms apart,
-// each request held exactly its decision's Delay; the sixth finds the queue
-// full and is rejected at once.
+// each request held exactly its decision's Delay, which its answer's
+// DelayHeader states; the sixth finds the queue full and is rejected at
+// once.
 func TestLeakyBucketDelayHonoured(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lim := &spy{next: store.NewMemory(leakyBucket(t))}
@@ -56,6 +57,11 @@ func TestLeakyBucketDelayHonoured(t *testing.T) {
 			}
 			if waited := time.Unix(0, next.at.Load()).Sub(start); waited != want {
 				t.Fatalf("request %d: handler called after %v, want %v", i, waited, want)
+			}
+			// The answer says how long it was held: none at once.
+			wantHeader := []string{"", "0.1", "0.2", "0.3", "0.4"}[i]
+			if got := w.Header().Get(DelayHeader); got != wantHeader {
+				t.Fatalf("request %d: %s %q, want %q", i, DelayHeader, got, wantHeader)
 			}
 		}
 		wantCounts(t, m, map[string]float64{DecisionAllowed: 5, DecisionRejected: 1})

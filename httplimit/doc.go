@@ -106,7 +106,8 @@
 // An algorithm that queues instead of rejecting (leaky-bucket) admits a
 // request with a Delay: the middleware holds the request that long before
 // calling the handler, so the handler sees requests at exactly the
-// configured rate. If the request's context ends while it waits (the
+// configured rate, and its answer says how long in [DelayHeader] (decimal
+// seconds). If the request's context ends while it waits (the
 // client went away, the server is shutting down) the handler is not called;
 // the place it took in the queue is not given back, because the store has no
 // way to return it. The queue's capacity bounds the wait to burst ÷ rate:

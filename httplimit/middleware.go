@@ -29,6 +29,13 @@ const DecidedByHeader = "X-RateLimit-Decided-By"
 // limit would throttle.
 const ShadowHeader = "X-RateLimit-Shadow"
 
+// DelayHeader is set on an admitted answer that the limiter held before
+// the handler ran (a leaky bucket's queue, nginx's delay=): how long, in
+// seconds as a decimal ("0.25"). Without it a client sees only the
+// latency, and cannot tell the queue from a slow handler; a load test
+// reads it to place when the request was served.
+const DelayHeader = "X-RateLimit-Delay"
+
 // DefaultMaxKeyBytes is the longest key [Config.MaxKeyBytes] accepts when
 // left 0: room for the usual API keys (a UUID, a 64-byte hex token, a JWT's
 // subject) with the "key:" prefix, and small enough that a million keys
@@ -451,6 +458,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.metrics.count(canceled)
 		writeCanceled(w)
 		return
+	}
+	if d.Delay > 0 {
+		w.Header().Set(DelayHeader, strconv.FormatFloat(d.Delay.Seconds(), 'f', -1, 64))
 	}
 	if d.WouldReject {
 		// A limit of several in shadow mode would have refused it.

@@ -116,6 +116,11 @@ type LoadResult struct {
 	// done it (a loaded machine applies them late too). An edge the run
 	// did not reach keeps its scheduled instant.
 	Faults []sim.Fault `json:"-"`
+	// Started is the wall-clock instant the run began, its time 0: the
+	// instant the servers' clock-aligned windows (a fixed window's whole
+	// seconds) are read against, so the simulator fed the observed
+	// arrivals takes it as its WallClock.
+	Started time.Time `json:"-"`
 }
 
 // FaultLateness is how much later than scheduled the latest fault edge
@@ -146,7 +151,9 @@ func quantilesMs(ds []time.Duration) (p50, p99, worst float64) {
 // simulator run on it decides the traffic a live run achieved, not the
 // schedule it may have failed to keep on a loaded machine, so where the
 // two disagree the limiter did. Retries are left to the client's retry
-// policy, as in any run.
+// policy, as in any run. Its WallClock is the run's start (res.Started),
+// so that windows aligned to the wall clock fall where the live servers'
+// fell, whatever instant the run began at.
 func ObservedScenario(sc sim.Scenario, res *LoadResult) sim.Scenario {
 	obs := slices.Clone(res.Observations)
 	slices.SortStableFunc(obs, func(a, b sim.Observation) int {
@@ -170,6 +177,9 @@ func ObservedScenario(sc sim.Scenario, res *LoadResult) sim.Scenario {
 	}
 	if len(res.Faults) == len(sc.Faults) {
 		out.Faults = slices.Clone(res.Faults)
+	}
+	if !res.Started.IsZero() {
+		out.WallClock = res.Started
 	}
 	return out
 }
@@ -395,9 +405,12 @@ func (l *loader) run(parent context.Context) (*LoadResult, error) {
 		return nil, err
 	}
 	r.Live = true
+	if r.WallClock != "" { // an algorithm that reads it: say where the run's 0 was
+		r.WallClock = l.start.UTC().Format(time.RFC3339Nano)
+	}
 	l.audit.LateP50Ms, l.audit.LateP99Ms, l.audit.LateMaxMs = quantilesMs(l.lateness)
 	l.audit.DecideP50Ms, l.audit.DecideP99Ms, l.audit.DecideMaxMs = quantilesMs(l.deciding)
-	return &LoadResult{Result: r, Audit: l.audit, Observations: l.obs, Faults: l.applied}, nil
+	return &LoadResult{Result: r, Audit: l.audit, Observations: l.obs, Faults: l.applied, Started: l.start}, nil
 }
 
 // faultEdge is a fault's start or end, due at an instant of the run.
@@ -560,6 +573,9 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 		if seen.stamped {
 			l.deciding = append(l.deciding, decided-at)
 		}
+		// The limiter held it at most as long as the answer took after
+		// the decision.
+		d.Delay = min(seen.held, max(at+latency-decided, 0))
 		// No answer is no decision: counted as such, never as rejected.
 		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: decided, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Shadowed: seen.shadowed, Shed: seen.shed, Seq: seq, NoAnswer: !ok})
 		l.mu.Unlock()
@@ -605,6 +621,9 @@ type seen struct {
 	// start (DecidedAtHeader); stamped says the answer said so.
 	decided time.Duration
 	stamped bool
+	// held is how long the limiter held it before serving
+	// (httplimit.DelayHeader).
+	held time.Duration
 }
 
 // decidedAt is the request's instant for the record: when the limiter
@@ -619,6 +638,17 @@ func (s seen) decidedAt(sent, latency, end time.Duration) time.Duration {
 		return sent
 	}
 	return max(min(s.decided, sent+latency, end-time.Microsecond), sent)
+}
+
+// parseHeld reads httplimit.DelayHeader, decimal seconds, as a duration:
+// 0 for a value that is missing, malformed, negative or not finite, at
+// most a day (send caps it again at the request's observed latency).
+func parseHeld(v string) time.Duration {
+	secs, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || !(secs > 0) || math.IsInf(secs, 0) {
+		return 0
+	}
+	return time.Duration(min(secs, (24*time.Hour).Seconds()) * float64(time.Second))
 }
 
 // do sends one request and reads the decision from the answer: 2xx
@@ -695,6 +725,7 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 			d.Policy = store.FailOpen
 		}
 		saw.shadowed = resp.Header.Get(ShadowHeader) == "would-reject"
+		saw.held = parseHeld(resp.Header.Get(httplimit.DelayHeader))
 		l.mu.Lock()
 		delete(l.lastReset, l.keys[client])
 		l.mu.Unlock()

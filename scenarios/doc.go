@@ -33,8 +33,9 @@
 //	servers: 4                    # API servers, numbered from 0; 1 to 1024
 //	balancer: round-robin         # round-robin | random | key-hash
 //	wall_clock: 2026-12-01T00:00:00Z  # the instant virtual 0 stands for (the default;
-//	                              # a trace's is its log's); read by the peer models
-//	                              # that keep wall-clock time (redis_rate, envoy)
+//	                              # a trace's is its log's); fixed and sliding windows
+//	                              # align to it, and the peer models that keep
+//	                              # wall-clock time (redis_rate, envoy) read it
 //	limit:
 //	  algorithm: token-bucket     # any name from `ratelim algorithms`
 //	  rate: 10/s                  # N/s, N/m, N/h, N/500ms; a bare N is per second

@@ -620,11 +620,12 @@ func policyResults(sc Scenario) []PolicyResult {
 // timelineRow is client ci's figures over step.
 func (s *sim) timelineRow(step, ci int) TimelineRow { return s.timeline[step*len(s.clients)+ci] }
 
-// wallClockOf is sc's wall clock for the Result when the algorithm is a
-// peer model, the only ones that read it.
+// wallClockOf is sc's wall clock for the Result when an algorithm reads
+// it: a peer model, or a fixed or sliding window, whose windows it
+// aligns.
 func wallClockOf(sc Scenario) string {
 	for _, l := range sc.Limits() {
-		if PeerOf(l.Algorithm) != nil {
+		if PeerOf(l.Algorithm) != nil || l.Algorithm == "fixed-window" || l.Algorithm == "sliding-window" {
 			return time.UnixMicro(int64(sc.Origin())).UTC().Format(time.RFC3339Nano)
 		}
 	}

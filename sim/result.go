@@ -27,10 +27,10 @@ type Result struct {
 	OnError   string      `json:"on_error"`
 	Clock     string      `json:"clock"`
 	RTTMs     float64     `json:"rtt_ms"`
-	// WallClock is the wall-clock instant virtual time 0 stood for, in
-	// RFC 3339, on a run of a peer model that reads it (redis_rate's
-	// float seconds, envoy's clock-aligned windows); empty otherwise.
-	// Added to v1.
+	// WallClock is the wall-clock instant virtual time 0 stood for (a
+	// live run's start), in RFC 3339, on a run of an algorithm that reads
+	// it (a fixed or sliding window's clock-aligned windows, redis_rate's
+	// float seconds, envoy's windows); empty otherwise. Added to v1.
 	WallClock string `json:"wall_clock,omitempty"`
 	// Shedder is the fleet's priority load shedder, on a run with one.
 	// Added to v1.

@@ -42,16 +42,21 @@ type Scenario struct {
 	Feeds  []Feed
 	Faults []Fault
 	// WallClock is the wall-clock instant that virtual time 0 stands for.
-	// Only a peer model that keeps wall-clock time (redis_rate's float
-	// seconds since 2017, envoy's windows aligned to the clock's minutes)
-	// reads it; the zero time means DefaultWallClock.
+	// The fixed and sliding windows align their windows to it (as a live
+	// server's, keyed by floor(unix / window), are: a window that does
+	// not divide a day starts where the clock puts it), and so does a
+	// peer model that keeps wall-clock time (redis_rate's float seconds
+	// since 2017, envoy's windows aligned to the clock's minutes); the
+	// zero time means DefaultWallClock. A live run's observed scenario
+	// (live.ObservedScenario) sets it to the run's start.
 	WallClock time.Time
 }
 
 // DefaultWallClock is the wall-clock instant virtual time 0 stands for
 // unless a scenario says otherwise: a fixed recent one, so that a peer
 // that stores float seconds since an epoch rounds as it does today, and
-// the same scenario gives the same bytes every day.
+// the same scenario gives the same bytes every day. It is a midnight, so a
+// window that divides a day starts at virtual 0.
 var DefaultWallClock = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 
 // Origin is WallClock (or DefaultWallClock) as the algorithms' Params.Origin.

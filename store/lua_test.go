@@ -72,7 +72,7 @@ func luaDescribe(alg algorithms.Algorithm) string {
 	if p.Window == 0 {
 		return fmt.Sprintf("%s rate=%d/%s burst=%d", alg.Name(), p.Rate.N, p.Rate.Per, p.Burst)
 	}
-	return fmt.Sprintf("%s rate=%d/%s window=%s (limit %d)", alg.Name(), p.Rate.N, p.Rate.Per, p.Window, luaLimit(alg))
+	return fmt.Sprintf("%s rate=%d/%s window=%s (limit %d) origin=%d", alg.Name(), p.Rate.N, p.Rate.Per, p.Window, luaLimit(alg), p.Origin)
 }
 
 // luaDrawAlgorithm draws valid parameters for the named algorithm, rates
@@ -83,6 +83,10 @@ func luaDrawAlgorithm(t *rapid.T, name string) algorithms.Algorithm {
 	}).Draw(t, "per")
 	n := rapid.Int64Range(1, 50).Draw(t, "n")
 	p := algorithms.Params{Rate: algorithms.Rate{N: n, Per: per}}
+	// The wall clock Time 0 stands for: the Unix epoch (a live server),
+	// a midnight (the simulator's default), or an instant on no window's
+	// boundary, which puts the windows' starts off virtual 0.
+	p.Origin = rapid.SampledFrom([]algorithms.Time{0, 1_796_083_200_000_000, 1_796_083_200_123_457}).Draw(t, "origin")
 	switch name {
 	case "token-bucket", "gcra", "leaky-bucket":
 		p.Burst = rapid.Int64Range(1, 20).Draw(t, "burst")
@@ -345,6 +349,9 @@ func TestLuaEdgeCases(t *testing.T) {
 		{Rate: algorithms.Rate{N: 3, Per: time.Second}, Burst: 2, Window: 1500 * time.Millisecond},
 		{Rate: algorithms.Rate{N: 7, Per: time.Minute}, Burst: 5, Window: 60 * time.Second},
 		{Rate: algorithms.Rate{N: 1, Per: 3 * time.Second}, Burst: 1, Window: 3 * time.Second},
+		// Time 0 at a wall-clock instant on no window's boundary: the
+		// windows' starts fall between virtual instants, before 0 too.
+		{Rate: algorithms.Rate{N: 3, Per: time.Second}, Burst: 2, Window: 1500 * time.Millisecond, Origin: 1_796_083_200_123_457},
 	}
 	const unix = 1_750_000_000_123_457
 	sequences := map[string][]luaRequest{
@@ -365,7 +372,7 @@ func TestLuaEdgeCases(t *testing.T) {
 			}
 			for label, reqs := range sequences {
 				n++
-				t.Run(fmt.Sprintf("%s/%d-per-%s/%s", name, alg.Params().Rate.N, alg.Params().Rate.Per, label), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/%d-per-%s-origin-%d/%s", name, alg.Params().Rate.N, alg.Params().Rate.Per, alg.Params().Origin, label), func(t *testing.T) {
 					luaCheckSequence(t, ctx, c, fmt.Sprintf("edge:%d", n), alg, reqs, true, &luaStats{})
 				})
 			}
@@ -407,6 +414,26 @@ func TestLuaStoreClock(t *testing.T) {
 			}
 			if argv := s.args(42, true, 1); argv[0] != "" {
 				t.Fatalf("args with the store clock: ARGV[1] = %q, want \"\"", argv[0])
+			}
+			if s.aligned {
+				// Redis TIME is the wall clock itself: an origin for a
+				// virtual clock must not move the windows again.
+				p := alg.Params()
+				p.Origin = 123
+				moved, err := algorithms.New(alg.Name(), p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				shifted, err := scriptFor(moved)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if argv := shifted.args(42, true, 1); argv[len(argv)-1] != int64(0) {
+					t.Errorf("args with the store clock: origin %v, want 0", argv[len(argv)-1])
+				}
+				if argv := shifted.args(42, false, 1); argv[len(argv)-1] != int64(123) {
+					t.Errorf("args with the caller's clock: origin %v, want 123", argv[len(argv)-1])
+				}
 			}
 			key := "clock:" + alg.Name()
 			var st algorithms.State

@@ -108,8 +108,13 @@ type windowLimiter interface{ Limit() int64 }
 type script struct {
 	name   string
 	lua    *redis.Script
-	params []any // ARGV[3:]: N, per µs, burst; or window µs, limit; or TTL µs, max, retry cap µs
+	params []any // ARGV[3:]: N, per µs, burst; or window µs, limit (and origin µs); or TTL µs, max, retry cap µs
 	limit  int64 // Decision.Limit: the burst, the limit per window, or the most in flight
+	// aligned is set for the twins whose windows sit on the wall clock
+	// (fixed-window, sliding-window): their last parameter is the
+	// algorithm's Params.Origin, which args sends as 0 on the store's
+	// clock, whose now is Unix µs already.
+	aligned bool
 	// leases is set for the concurrency twin, whose reply carries a sixth
 	// value, the lease, and whose key Release gives leases back in.
 	leases bool
@@ -132,6 +137,7 @@ func scriptFor(alg algorithms.Algorithm) (*script, error) {
 	}
 	var params []any
 	var limit int64
+	var aligned bool
 	switch alg := alg.(type) {
 	case *algorithms.Multi:
 		return multiScriptFor(alg)
@@ -146,6 +152,9 @@ func scriptFor(alg algorithms.Algorithm) (*script, error) {
 		}
 		limit = wl.Limit()
 		params = []any{int64(alg.Params().Window / time.Microsecond), limit}
+		if _, log := alg.(*algorithms.SlidingLog); !log {
+			params, aligned = append(params, int64(alg.Params().Origin)), true
+		}
 	case *algorithms.Concurrency:
 		p := alg.Params()
 		params = []any{int64(p.Window / time.Microsecond), p.Burst, int64(algorithms.MaxConcurrencyRetry / time.Microsecond)}
@@ -157,7 +166,7 @@ func scriptFor(alg algorithms.Algorithm) (*script, error) {
 	if !ok {
 		return nil, fmt.Errorf("store: no Lua script embedded for algorithm %q", alg.Name())
 	}
-	return &script{name: alg.Name(), lua: lua, params: params, limit: limit, leases: alg.Name() == luaConcurrency}, nil
+	return &script{name: alg.Name(), lua: lua, params: params, limit: limit, aligned: aligned, leases: alg.Name() == luaConcurrency}, nil
 }
 
 // multiScriptFor returns the multi script for m's limits, each of which
@@ -256,6 +265,8 @@ func scriptNow(now algorithms.Time, storeClock bool) string {
 // the store's clock (Redis TIME) when storeClock is set; the cost, negative
 // counting as 0; then the algorithm's parameters, or, for a Multi, each
 // limit's algorithm, three parameters and shadow_until (lua/multi.lua).
+// On the store's clock an aligned twin's origin is 0: Redis TIME is Unix
+// µs, the wall clock itself.
 func (s *script) args(now algorithms.Time, storeClock bool, cost int64) []any {
 	at := scriptNow(now, storeClock)
 	if s.limits != nil {
@@ -263,7 +274,7 @@ func (s *script) args(now algorithms.Time, storeClock bool, cost int64) []any {
 		argv = append(argv, at, max(cost, 0))
 		for i, l := range s.limits {
 			argv = append(argv, l.name)
-			argv = append(argv, l.params...)
+			argv = l.appendParams(argv, storeClock)
 			for range 3 - len(l.params) {
 				argv = append(argv, 0)
 			}
@@ -273,7 +284,17 @@ func (s *script) args(now algorithms.Time, storeClock bool, cost int64) []any {
 	}
 	argv := make([]any, 0, 2+len(s.params))
 	argv = append(argv, at, max(cost, 0))
-	return append(argv, s.params...)
+	return s.appendParams(argv, storeClock)
+}
+
+// appendParams appends s's parameters to argv, an aligned twin's origin
+// as 0 on the store's clock.
+func (s *script) appendParams(argv []any, storeClock bool) []any {
+	argv = append(argv, s.params...)
+	if s.aligned && storeClock {
+		argv[len(argv)-1] = int64(0)
+	}
+	return argv
 }
 
 // run decides one request on key inside the store: EVALSHA, falling back to

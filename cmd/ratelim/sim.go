@@ -169,7 +169,7 @@ func addOverrideFlags(cmd *cobra.Command, o *overrides) {
 // addWallClockFlag declares --wall-clock for the commands that run on the
 // virtual clock (a live run is on the real one).
 func addWallClockFlag(cmd *cobra.Command, o *overrides) {
-	cmd.Flags().StringVar(&o.wallClock, "wall-clock", "", "the wall-clock instant virtual time 0 stands for (default "+sim.DefaultWallClock.Format(time.RFC3339)+"); read by the peer models that keep wall-clock time, e.g. redis_rate")
+	cmd.Flags().StringVar(&o.wallClock, "wall-clock", "", "the wall-clock instant virtual time 0 stands for (default "+sim.DefaultWallClock.Format(time.RFC3339)+"); fixed and sliding windows align to it, and the peer models that keep wall-clock time read it, e.g. redis_rate")
 }
 
 // apply changes sc by the flags that were given, each refused as the

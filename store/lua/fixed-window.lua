@@ -6,6 +6,10 @@
 --   ARGV[1]  now in integer µs; '' means the store's clock (redis TIME)
 --   ARGV[2]  cost (integer; negative counts as 0)
 --   ARGV[3]  window in µs   ARGV[4]  limit per window
+--   ARGV[5]  origin: the wall-clock instant (Unix µs) that now = 0 stands
+--            for, algorithms.Params.Origin; windows are aligned to
+--            multiples of the window at origin + now. 0 when now is Unix
+--            µs already (a live server, or the store's clock).
 --
 -- Returns {allowed (1/0), remaining, retry_after_us (-1 = never),
 -- reset_after_us, delay_us (always 0)}, all integers.
@@ -13,17 +17,18 @@
 -- Every value here is an integer below 2^53, so doubles hold it exactly; the
 -- algorithms package keeps all state and intermediates below 2^50.
 
--- floordiv, ceildiv, quo, micros, int, num, load_state and state_commit
--- come from lib/prelude.lua, which the store prepends when it loads the
--- script, appending lib/single.lua's driver after the function (multi.lua
--- calls the function itself).
-local function fixed_window(key, now, cost, w, limit)
+-- floordiv, ceildiv, quo, window_start, micros, int, num, load_state and
+-- state_commit come from lib/prelude.lua, which the store prepends when it
+-- loads the script, appending lib/single.lua's driver after the function
+-- (multi.lua calls the function itself).
+local function fixed_window(key, now, cost, w, limit, origin)
   local start0, count0 = load_state(key)
   local start, count = start0, count0
 
-  -- A clock that goes backwards keeps counting in the recorded window.
-  local current = floordiv(now, w) * w
-  if current > start then
+  -- A clock that goes backwards keeps counting in the recorded window; a
+  -- state that counts nothing holds no window.
+  local current = window_start(origin, now, w)
+  if current > start or count == 0 then
     start, count = current, 0
   end
   local finish = start + w

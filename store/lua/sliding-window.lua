@@ -6,6 +6,8 @@
 --   ARGV[1]  now in integer µs; '' means the store's clock (redis TIME)
 --   ARGV[2]  cost (integer; negative counts as 0)
 --   ARGV[3]  window in µs   ARGV[4]  limit per window
+--   ARGV[5]  origin: the wall-clock instant (Unix µs) that now = 0 stands
+--            for, as fixed-window.lua's
 --
 -- Returns {allowed (1/0), remaining, retry_after_us (-1 = never),
 -- reset_after_us, delay_us (always 0)}, all integers.
@@ -14,16 +16,17 @@
 -- algorithms package keeps all state and intermediates below 2^50 (the
 -- estimate is scaled by the window: limit × window ≤ 2^50).
 
--- floordiv, ceildiv, quo, micros, int, num, load_state and state_commit
--- come from lib/prelude.lua, which the store prepends when it loads the
--- script, appending lib/single.lua's driver after the function (multi.lua
--- calls the function itself).
-local function sliding_window(key, now, cost, w, limit)
+-- floordiv, ceildiv, quo, window_start, micros, int, num, load_state and
+-- state_commit come from lib/prelude.lua, which the store prepends when it
+-- loads the script, appending lib/single.lua's driver after the function
+-- (multi.lua calls the function itself).
+local function sliding_window(key, now, cost, w, limit, origin)
   local start0, count0, prev0 = load_state(key)
   local start, count, prev = start0, count0, prev0
 
-  local current = floordiv(now, w) * w
-  if current > start then
+  -- A state that counts nothing holds no window.
+  local current = window_start(origin, now, w)
+  if current > start or (count == 0 and prev == 0) then
     if current == start + w then prev = count else prev = 0 end
     start, count = current, 0
   end

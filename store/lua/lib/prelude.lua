@@ -30,6 +30,11 @@ local function quo(a, b)
   if a >= 0 then return math.floor(a / b) end
   return math.ceil(a / b)
 end
+-- The start, on the script's clock, of the window of w µs holding now when
+-- windows are aligned to multiples of w on the wall clock, origin + now
+-- (origin: the Unix µs that now = 0 stands for), as Go's windowStart.
+-- Both are below 2^53 in magnitude (Unix µs are about 2^51), so exact.
+local function window_start(origin, now, w) return floordiv(origin + now, w) * w - origin end
 -- Go's micros() on a decision duration: never negative.
 local function micros(us)
   if us <= 0 then return 0 end

@@ -1,0 +1,138 @@
+package live
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/scenariotest"
+	"github.com/ratelim/ratelim/sim"
+)
+
+// startAtPhase waits until the wall clock is phase past a whole second, so
+// that a run started now has its wall-clock second boundaries at phase
+// before each whole second of run time. It is not a timing assertion: a
+// late wake-up moves the boundaries a little, and the simulator fed the
+// observed arrivals takes the run's real start (LoadResult.Started).
+func startAtPhase(phase time.Duration) {
+	now := time.Now()
+	wait := (phase - time.Duration(now.UnixNano())%time.Second + time.Second) % time.Second
+	time.Sleep(wait)
+}
+
+// liveAndObserved runs sc for real against an in-process fleet on the
+// memory store and in the simulator fed the arrivals the load run achieved.
+func liveAndObserved(t *testing.T, sc sim.Scenario) (live *LoadResult, observed *sim.Result) {
+	t.Helper()
+	fleet := startFleet(t, sc, "memory")
+	// Whole wall-clock seconds fall half a second into each second of the
+	// run: far from the scenarios' bursts and step ends, so that the loop
+	// back's latency cannot move a request across one.
+	startAtPhase(500 * time.Millisecond)
+	live, err := Load(context.Background(), sc, LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault})
+	if err != nil {
+		t.Fatal(err)
+	}
+	observed, err = sim.Run(context.Background(), ObservedScenario(sc, live), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s; run started at %s", live.Audit.Lateness(), live.Started.Format(time.RFC3339Nano))
+	if b := live.Audit.Breaches(); b != 0 || live.Audit.TransportErrors != 0 {
+		t.Errorf("audit: %+v", live.Audit)
+	}
+	return live, observed
+}
+
+// within reports whether live is within 5% of simulated, or one request.
+func within(live, simulated int64) bool {
+	diff := float64(live - simulated)
+	return diff <= max(0.05*float64(simulated), 1) && -diff <= max(0.05*float64(simulated), 1)
+}
+
+// TestFixedWindowLiveAgreesOnTheWallClock: a live fleet's fixed windows
+// are whole wall-clock seconds, and the simulator fed the observed
+// arrivals puts its windows in the same places (its WallClock is the run's
+// start), so the two admit the same. window-boundary's bursts at 1.90–1.95s
+// and 2.00–2.05s of run time straddle the simulator's boundary at 2s when
+// windows are aligned to the run's start (200 admitted), and fall in one
+// wall-clock second when the run starts half a second into one (100
+// admitted live).
+func TestFixedWindowLiveAgreesOnTheWallClock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the live run takes 5 s of wall time")
+	}
+	sc := scenariotest.Builtin(t, "window-boundary")
+	live, observed := liveAndObserved(t, sc)
+	for i, c := range live.Clients {
+		o := observed.Clients[i]
+		t.Logf("%s: allowed %d live, %d simulated on the observed arrivals (wall clock %s)", c.Name, c.Allowed, o.Allowed, observed.WallClock)
+		if !within(c.Allowed, o.Allowed) {
+			t.Errorf("%s: allowed %d live, %d simulated on the same arrivals: more than 5%% apart", c.Name, c.Allowed, o.Allowed)
+		}
+	}
+}
+
+// TestLeakyBucketServedLiveAgrees: a leaky bucket admits a burst at once
+// and serves it at its rate, each request held its Delay by the
+// middleware; the load run reads the hold from the answer
+// (httplimit.DelayHeader), so its timeline's served column is the
+// simulator's on the same arrivals: 20 requests at 0.45s into a 10/s
+// queue are served at 0.45s, 0.55s, ..., 2.35s, 6, 10 and 4 in the run's
+// three seconds, not 20 in the first.
+func TestLeakyBucketServedLiveAgrees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the live run takes 3 s of wall time")
+	}
+	sc := scenariotest.Builtin(t, "window-boundary")
+	sc.Name, sc.Duration, sc.Step = "leaky-served", 3*time.Second, time.Second
+	sc.Limit.Algorithm = "leaky-bucket"
+	sc.Limit.Params = algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Burst: 20}
+	sc.Clients[0].Traffic = []sim.Traffic{{Pattern: sim.Burst, Count: 20, At: 450 * time.Millisecond, Spread: 10 * time.Millisecond}}
+	live, observed := liveAndObserved(t, sc)
+	steps := len(live.Timeline) / len(live.Clients)
+	if steps != 3 || len(observed.Timeline) != len(live.Timeline) {
+		t.Fatalf("timelines of %d and %d rows, want 3 steps of %d clients", len(live.Timeline), len(observed.Timeline), len(live.Clients))
+	}
+	var liveServed, simServed []int64
+	for _, row := range live.Timeline {
+		liveServed = append(liveServed, row.Served)
+	}
+	for _, row := range observed.Timeline {
+		simServed = append(simServed, row.Served)
+	}
+	t.Logf("served per step: %v live, %v simulated on the observed arrivals", liveServed, simServed)
+	for i := range liveServed {
+		if !within(liveServed[i], simServed[i]) {
+			t.Errorf("step %d: served %d live, %d simulated on the same arrivals: more than one request or 5%% apart", i, liveServed[i], simServed[i])
+		}
+	}
+	if c, o := live.Clients[0], observed.Clients[0]; c.Allowed != o.Allowed {
+		t.Errorf("allowed %d live, %d simulated", c.Allowed, o.Allowed)
+	}
+}
+
+// TestParseHeld: the hold an answer states is read as decimal seconds, and
+// nothing a server writes there can make it negative or absurd.
+func TestParseHeld(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", 0},
+		{"0.1", 100 * time.Millisecond},
+		{" 1.9 ", 1900 * time.Millisecond},
+		{"0.000001", time.Microsecond},
+		{"-1", 0},
+		{"NaN", 0},
+		{"+Inf", 0},
+		{"1e300", 24 * time.Hour},
+		{"soon", 0},
+	}
+	for _, tt := range tests {
+		if got := parseHeld(tt.in); got != tt.want {
+			t.Errorf("parseHeld(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
