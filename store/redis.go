@@ -52,6 +52,24 @@ func (o RedisOptions) tune(ro *redis.Options) {
 	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout = failFastTimeout, failFastTimeout, failFastTimeout
 	ro.DialerRetries, ro.DialerRetryTimeout = 1, 10*time.Millisecond
 	ro.MaxRetries = -1
+	ro.Dialer = newRedialer(redis.NewDialer(ro)).DialContext
+}
+
+// tuneCluster is tune for a cluster's node clients, which go-redis builds
+// from co (ClusterOptions.clientOptions, osscluster.go). MaxRetries is
+// each node client's; the cluster's own loop (ClusterClient.process) is
+// bounded by MaxRedirects, left at go-redis's 3 so that a MOVED or ASK
+// reply, after which the script certainly did not run, is followed at
+// once: the decisions themselves are sent as commands that are never
+// retried (see noRetry).
+func (o RedisOptions) tuneCluster(co *redis.ClusterOptions) {
+	if !o.FailFast {
+		return
+	}
+	co.DialTimeout, co.ReadTimeout, co.WriteTimeout = failFastTimeout, failFastTimeout, failFastTimeout
+	co.DialerRetries, co.DialerRetryTimeout = 1, 10*time.Millisecond
+	co.MaxRetries = -1
+	co.Dialer = newRedialer(redis.NewDialer(&redis.Options{DialTimeout: co.DialTimeout, TLSConfig: co.TLSConfig})).DialContext
 }
 
 // Redis keeps state in Redis and decides with the algorithm's Lua twin, so
@@ -122,11 +140,7 @@ func OpenRedis(ctx context.Context, alg algorithms.Algorithm, opts RedisOptions)
 		if err != nil {
 			return nil, err
 		}
-		if opts.FailFast {
-			co.DialTimeout, co.ReadTimeout, co.WriteTimeout = failFastTimeout, failFastTimeout, failFastTimeout
-			co.DialerRetries, co.DialerRetryTimeout = 1, 10*time.Millisecond
-			co.MaxRetries = -1
-		}
+		opts.tuneCluster(co)
 		r.client = redis.NewClusterClient(co)
 	default:
 		o, err := redis.ParseURL(opts.URL)
