@@ -215,7 +215,8 @@ func (r *Redis) Take(ctx context.Context, key string, now algorithms.Time, cost 
 	if err != nil {
 		return Decision{}, err
 	}
-	d, err := r.script.runKeys(ctx, r.client, keys, now, r.opts.StoreClock, cost)
+	d, err := r.script.runKeys(ctx, onceScripter{r.client}, keys, now, r.opts.StoreClock, cost)
+	r.followTopology(err)
 	return Decision{Decision: d}, err
 }
 
@@ -310,9 +311,10 @@ func (r *Redis) takeBatch(ctx context.Context, reqs []TakeRequest, out []TakeRes
 			out[i] = TakeResult{Err: err}
 			continue
 		}
-		cmds[i] = r.script.lua.EvalSha(ctx, pipe, keys, r.script.args(q.Now, r.opts.StoreClock, q.Cost)...)
+		cmds[i] = r.script.lua.EvalSha(ctx, onceScripter{pipe}, keys, r.script.args(q.Now, r.opts.StoreClock, q.Cost)...)
 	}
-	pipe.Exec(ctx) // each command carries its own error
+	_, err := pipe.Exec(ctx) // the first error; each command carries its own
+	r.followTopology(err)
 	for i, cmd := range cmds {
 		if cmd == nil {
 			continue
@@ -337,10 +339,15 @@ func (r *Redis) takeBatch(ctx context.Context, reqs []TakeRequest, out []TakeRes
 // one MULTI (so the states are of one instant) into State.Sub, one per
 // limit, the zero State for a limit whose key is missing.
 func (r *Redis) Load(ctx context.Context, key string) (algorithms.State, error) {
+	var st algorithms.State
+	var err error
 	if r.script.limits != nil {
-		return r.loadMulti(ctx, key)
+		st, err = r.loadMulti(ctx, key)
+	} else {
+		st, err = readState(ctx, r.client, r.opts.Prefix+key, listLayout(r.script.name))
 	}
-	return readState(ctx, r.client, r.opts.Prefix+key, listLayout(r.script.name))
+	r.followTopology(err)
+	return st, err
 }
 
 func (r *Redis) loadMulti(ctx context.Context, key string) (algorithms.State, error) {
@@ -429,6 +436,12 @@ func parseState(key string, cmd redis.Cmder) (algorithms.State, error) {
 // with several limits writes each limit's state from st.Sub (a missing
 // one is the zero State) in one MULTI.
 func (r *Redis) Save(ctx context.Context, key string, st algorithms.State, ttl time.Duration) error {
+	err := r.save(ctx, key, st, ttl)
+	r.followTopology(err)
+	return err
+}
+
+func (r *Redis) save(ctx context.Context, key string, st algorithms.State, ttl time.Duration) error {
 	if r.script.limits != nil {
 		return r.saveMulti(ctx, key, st, ttl)
 	}
