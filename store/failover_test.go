@@ -154,7 +154,9 @@ func testFailoverFollowed(t *testing.T, how string) {
 	var promoted time.Time
 	for deadline := time.Now().Add(30 * time.Second); promoted.IsZero(); {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s's replica %s not promoted within 30 s", victim.addr(), replica.addr())
+			view, _ := rc.ClusterNodes(ctx).Result()
+			t.Fatalf("%s's replica %s not promoted within 30 s; it sees:\n%s\nits log ends:\n%s",
+				victim.addr(), replica.addr(), view, replica.logTail(20))
 		}
 		if nodes, err := clusterNodes(ctx, rc); err == nil {
 			for _, n := range nodes {

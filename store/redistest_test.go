@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -102,6 +103,13 @@ func (n *redisNode) kill() {
 	n.cmd.Process.Kill()
 	n.cmd.Wait()
 	n.cmd = nil
+}
+
+// logTail returns the last n lines of the server's log, for a message.
+func (n *redisNode) logTail(lines int) string {
+	b, _ := os.ReadFile(filepath.Join(n.dir, "redis.log"))
+	all := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
 }
 
 // signal sends the server sig (SIGSTOP: it hangs, its port still accepts
