@@ -2,10 +2,16 @@ package store
 
 import (
 	"context"
+	"errors"
+	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelim/ratelim/algorithms"
 )
@@ -142,6 +148,83 @@ func TestRedisRedialsAtOnceAfterAnOutage(t *testing.T) {
 		if lag > 500*time.Millisecond {
 			t.Errorf("outage of %v: the first decision came %v after the server was back; want it within the round trip (bound 500ms)",
 				up.Sub(killed).Round(time.Millisecond), lag)
+		}
+	}
+}
+
+// The redialer hides a failed dial from go-redis's pool behind a deadConn
+// that fails with the dial's error, lets one dial at a time try an
+// address that is failing (the others fail at once, without dialing), and
+// dials for real again from the first success.
+func TestRedialerOneProbeAtATimeWhileFailing(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	var calls atomic.Int32
+	results := make(chan error) // what the next dial returns, when it is released
+	d := newRedialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		calls.Add(1)
+		if err := <-results; err != nil {
+			return nil, err
+		}
+		c1, c2 := net.Pipe()
+		t.Cleanup(func() { c1.Close(); c2.Close() })
+		return c1, nil
+	})
+	ctx := context.Background()
+	dial := func() (net.Conn, error) { return d.DialContext(ctx, "tcp", "10.0.0.1:6379") }
+	mustFailWith := func(c net.Conn, err error, what string) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: the pool was told of a failed dial: %v", what, err)
+		}
+		var opErr *net.OpError
+		if _, werr := c.Write([]byte("PING\r\n")); !errors.As(werr, &opErr) || opErr.Op != "dial" {
+			t.Fatalf("%s: writing to the conn: %v, want the dial's error", what, werr)
+		}
+	}
+
+	go func() { results <- refused }()
+	c, err := dial()
+	mustFailWith(c, err, "a refused dial")
+
+	// Failing: a probe in flight, held; another request fails at once
+	// with the last error, without dialing.
+	probe := make(chan net.Conn)
+	go func() {
+		c, _ := dial()
+		probe <- c
+	}()
+	waitFor(t, 5*time.Second, "the probe dialing", func() bool { return calls.Load() == 2 })
+	c, err = dial()
+	mustFailWith(c, err, "a dial while the probe is out")
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("%d dials, want 2: a request dialed while the probe was out", n)
+	}
+	results <- nil // the server is back: the probe connects
+	if c := <-probe; c == nil {
+		t.Fatal("the probe did not connect")
+	} else if _, ok := c.(*deadConn); ok {
+		t.Fatal("the probe that connected returned a dead conn")
+	}
+	// Healthy: every dial is real again.
+	go func() { results <- nil }()
+	if c, err := dial(); err != nil || calls.Load() != 3 {
+		t.Fatalf("after the probe connected: %v, %d dials (want 3)", err, calls.Load())
+	} else if _, ok := c.(*deadConn); ok {
+		t.Fatal("a dial after the recovery returned a dead conn")
+	}
+}
+
+// A FailFast store dials through the redialer, on one server or a
+// cluster's nodes; a patient one keeps go-redis's own dialer (its dial
+// retries are the patience).
+func TestFailFastDialsThroughRedialer(t *testing.T) {
+	for _, failFast := range []bool{false, true} {
+		o := &redis.Options{}
+		RedisOptions{FailFast: failFast}.tune(o)
+		co := &redis.ClusterOptions{}
+		RedisOptions{FailFast: failFast}.tuneCluster(co)
+		if (o.Dialer != nil) != failFast || (co.Dialer != nil) != failFast {
+			t.Errorf("FailFast %v: single-node dialer set %v, cluster dialer set %v", failFast, o.Dialer != nil, co.Dialer != nil)
 		}
 	}
 }
