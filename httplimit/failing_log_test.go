@@ -70,3 +70,43 @@ func TestStoreFailingLoggedOnceWithCounts(t *testing.T) {
 		})
 	}
 }
+
+// A store that fails once every 300 ms and answers in between (a hung
+// cluster master's keys, seen by a server every other round) recovers
+// past RecoveryQuiet once, relapses, and from then on needs twice the
+// quiet: two failing lines and one recovery while it flaps, then one
+// recovery, with the counts, once it answers for the doubled quiet.
+func TestStoreFlappingLoggedWithDamping(t *testing.T) {
+	lim := &flaky{next: store.NewMemory(tokenBucket(t, algorithms.Rate{N: 1, Per: time.Hour}, 10_000))}
+	clk := newClock()
+	var logs logLines
+	h := mustNew(t, Config{Limiter: lim, OnError: store.FailOpen, Clock: clk.Now,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}, &counting{})
+	const flaps = 20
+	for range flaps {
+		lim.down.Store(true)
+		get(h)
+		lim.down.Store(false)
+		for range 30 { // 300 ms of answers
+			clk.Advance(10 * time.Millisecond)
+			get(h)
+		}
+	}
+	if w, i := logs.count("WARN"), logs.count("INFO"); w != 2 || i != 1 {
+		t.Fatalf("%d flaps: %d warnings and %d recoveries logged, want 2 and 1:\n%s", flaps, w, i, logs.String())
+	}
+	for range 25 { // 250 ms more: 550 ms since the last failure
+		clk.Advance(10 * time.Millisecond)
+		get(h)
+	}
+	if w, i := logs.count("WARN"), logs.count("INFO"); w != 2 || i != 2 {
+		t.Fatalf("%d warnings and %d recoveries logged, want 2 and 2:\n%s", w, i, logs.String())
+	}
+	// The second episode: the 19 flaps after the first recovery, and the
+	// answers up to 500 ms after the last failure.
+	for _, want := range []string{"decided_by_policy=19 ", fmt.Sprintf("answered_by_store=%d ", 18*30+50), "quiet=500ms"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the recovery lines lack %q:\n%s", want, logs.String())
+		}
+	}
+}

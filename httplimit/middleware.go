@@ -333,6 +333,8 @@ type limiter struct {
 	lastFailure  atomic.Int64
 	byPolicy     atomic.Int64 // requests the fail policy decided
 	byStore      atomic.Int64 // requests the store answered meanwhile
+	quiet        atomic.Int64 // the answers' time recovery needs, ns; 0 for RecoveryQuiet
+	recoveredAt  atomic.Int64 // when the last recovery was logged, UnixNano
 
 	release         store.Releaser // Config.Limiter's Release; nil if it has none
 	storeType       string         // Config.Limiter's type, for the log
@@ -463,7 +465,19 @@ func (l *limiter) shadowing(start time.Time) bool {
 // timeouts (200 ms), so that a request still hanging on a dead node when
 // the others came back is not missed; short enough that an operator
 // watching the log sees the recovery at once.
+//
+// A store that fails again within relapseWindow of a logged recovery was
+// flapping, not recovered: the quiet its next recovery needs doubles, up
+// to maxRecoveryQuiet (route-flap damping). Measured on a fleet whose
+// clients alternate servers while a cluster master hangs, a server saw
+// the hung keys' 200 ms timeouts 400 ms apart: without damping it logged
+// a change every 200 ms; with it, twice more at most.
 const RecoveryQuiet = 250 * time.Millisecond
+
+const (
+	maxRecoveryQuiet = 32 * RecoveryQuiet
+	relapseWindow    = time.Minute
+)
 
 // storeFailing notes a decision the fail policy took, and logs it if the
 // store was healthy (see RecoveryQuiet).
@@ -472,14 +486,20 @@ func (l *limiter) storeFailing(d store.Decision) {
 	l.lastFailure.Store(now)
 	l.byPolicy.Add(1)
 	if l.failingSince.Load() == 0 && l.failingSince.CompareAndSwap(0, now) {
+		quiet := int64(RecoveryQuiet)
+		if at := l.recoveredAt.Load(); at != 0 && now-at < int64(relapseWindow) {
+			quiet = min(2*max(l.quiet.Load(), quiet), int64(maxRecoveryQuiet))
+		}
+		l.quiet.Store(quiet)
 		l.log.Warn("httplimit: rate limiter store failing; the fail policy decides until it recovers",
 			"policy", string(d.Policy), "err", d.Err)
 	}
 }
 
 // storeHealthy notes a decision the store took, and logs the recovery if
-// the store was failing and has answered every request for RecoveryQuiet.
-// The common case, a healthy store, is one atomic load.
+// the store was failing and has answered every request for the quiet its
+// recovery needs (see RecoveryQuiet). The common case, a healthy store, is
+// one atomic load.
 func (l *limiter) storeHealthy() {
 	since := l.failingSince.Load()
 	if since == 0 {
@@ -488,14 +508,16 @@ func (l *limiter) storeHealthy() {
 	l.byStore.Add(1)
 	now := l.clockNanos()
 	last := l.lastFailure.Load()
-	if now-last < int64(RecoveryQuiet) || !l.failingSince.CompareAndSwap(since, 0) {
+	quiet := max(l.quiet.Load(), int64(RecoveryQuiet))
+	if now-last < quiet || !l.failingSince.CompareAndSwap(since, 0) {
 		return
 	}
+	l.recoveredAt.Store(now)
 	// A failure racing this line counts in this recovery's figures or
 	// the next failure's: each request is counted once.
 	l.log.Info("httplimit: rate limiter store recovered",
 		"decided_by_policy", l.byPolicy.Swap(0), "answered_by_store", l.byStore.Swap(0),
-		"failed_for", time.Duration(last-since))
+		"failed_for", time.Duration(last-since), "quiet", time.Duration(quiet))
 }
 
 // clockNanos is the Clock's instant in ns since 1970, never 0 (which

@@ -335,12 +335,14 @@ func TestFailPolicies(t *testing.T) {
 				Logger: slog.New(slog.NewTextHandler(&logs, nil))}, next)
 
 			// Up, down for 5, up for 3, down for 2, up; each time the
-			// store comes back, it has been back RecoveryQuiet.
+			// store comes back, it has been back long enough to be
+			// logged recovered (a minute: the second failure, a relapse,
+			// needs twice RecoveryQuiet).
 			run := func(down bool, n int) {
 				t.Helper()
 				lim.down.Store(down)
 				if !down {
-					clk.Advance(RecoveryQuiet)
+					clk.Advance(relapseWindow)
 				}
 				for range n {
 					w := get(h)

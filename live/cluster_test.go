@@ -156,6 +156,9 @@ func TestFleetFollowsClusterFailover(t *testing.T) {
 		worst.Round(time.Millisecond), changes, len(f.URLs))
 	// A failure and a recovery per server, and a few more for a stray
 	// timeout on a loaded machine: not one per flip (2,030 in 30 s).
+	if testing.Verbose() {
+		t.Logf("the fleet logged:\n%s", out)
+	}
 	if changes > 8*len(f.URLs) {
 		t.Errorf("%d failing/recovered lines; want a few per server:\n%.3000s", changes, out)
 	}
