@@ -330,13 +330,20 @@ func TestFailPolicies(t *testing.T) {
 			m, _ := newMetrics(t)
 			var logs logLines
 			next := &counting{}
-			h := mustNew(t, Config{Limiter: lim, OnError: tt.policy, Clock: newClock().Now, Metrics: m,
+			clk := newClock()
+			h := mustNew(t, Config{Limiter: lim, OnError: tt.policy, Clock: clk.Now, Metrics: m,
 				Logger: slog.New(slog.NewTextHandler(&logs, nil))}, next)
 
-			// Up, down for 5, up for 3, down for 2, up.
+			// Up, down for 5, up for 3, down for 2, up; each time the
+			// store comes back, it has been back long enough to be
+			// logged recovered (a minute: the second failure, a relapse,
+			// needs twice RecoveryQuiet).
 			run := func(down bool, n int) {
 				t.Helper()
 				lim.down.Store(down)
+				if !down {
+					clk.Advance(relapseWindow)
+				}
 				for range n {
 					w := get(h)
 					a := readAnswer(t, w.Code, w.Header())

@@ -21,6 +21,7 @@ import (
 	"github.com/ratelim/ratelim/internal/syncbuf"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/httplimit"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 )
@@ -82,10 +83,20 @@ func TestServeLogsStoreFailureAndRecovery(t *testing.T) {
 	if err := f.Fault(sim.Fault{Kind: sim.Outage}, false); err != nil {
 		t.Fatal(err)
 	}
+	// Answered at once, but recovered only once the store has answered
+	// for httplimit.RecoveryQuiet: a store that fails one request in two
+	// is not recovering at every other one.
+	get()
+	if out := logs.String(); strings.Contains(out, "store recovered") {
+		t.Errorf("recovery logged the instant the store answered again:\n%s", out)
+	}
+	time.Sleep(httplimit.RecoveryQuiet)
+	get()
 	get()
 	out := logs.String()
-	if strings.Count(out, "store failing") != 1 || strings.Count(out, "store recovered") != 1 || !strings.Contains(out, "server=0") {
-		t.Errorf("want one failure and one recovery, from server 0; logged:\n%s", out)
+	if strings.Count(out, "store failing") != 1 || strings.Count(out, "store recovered") != 1 || !strings.Contains(out, "server=0") ||
+		!strings.Contains(out, "decided_by_policy=2 ") || !strings.Contains(out, "answered_by_store=2 ") {
+		t.Errorf("want one failure and one recovery, from server 0, after 2 requests decided by the policy and 2 answered; logged:\n%s", out)
 	}
 }
 

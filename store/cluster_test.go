@@ -3,11 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"net"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,60 +15,7 @@ import (
 // redis-cli is not installed.
 func startCluster(t *testing.T) string {
 	t.Helper()
-	for _, bin := range []string{"redis-server", "redis-cli"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s not installed: skipping the Redis Cluster test (.ci/run installs it)", bin)
-		}
-	}
-	var addrs []string
-	for i := range 3 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		dir := t.TempDir()
-		cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-			"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"), "--dir", dir,
-			"--logfile", filepath.Join(dir, "redis.log"))
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("node %d: %v", i, err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(port))
-	}
-	for _, a := range addrs {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			if c, err := net.DialTimeout("tcp", a, 100*time.Millisecond); err == nil {
-				c.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("cluster node %s did not start", a)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	args := append([]string{"--cluster", "create"}, addrs...)
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
-	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
-		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
-	}
-	// Wait until every slot is served.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		out, _ := exec.Command("redis-cli", "-p", strings.Split(addrs[0], ":")[1], "cluster", "info").Output()
-		if strings.Contains(string(out), "cluster_state:ok") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cluster never reached state ok:\n%s", out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return "redis+cluster://" + strings.Join(addrs, ",")
+	return startTestCluster(t, 3, 0, 15*time.Second).url
 }
 
 // TestRedisCluster runs every algorithm's twin on a real three-node

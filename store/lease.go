@@ -59,7 +59,10 @@ func (r *Redis) Release(ctx context.Context, key string, now, lease algorithms.T
 	if err != nil || len(keys) == 0 || lease == 0 {
 		return err
 	}
-	if err := luaReleaseScript.Run(ctx, r.client, keys, scriptNow(now, r.opts.StoreClock), int64(lease), cost).Err(); err != nil {
+	// Sent once, as a decision is (see once): a release retried after a
+	// timeout could give back a lease twice.
+	if err := luaReleaseScript.Run(ctx, onceScripter{r.client}, keys, scriptNow(now, r.opts.StoreClock), int64(lease), cost).Err(); err != nil {
+		r.followTopology(err)
 		return fmt.Errorf("store: releasing lease %d on key %q: %w", lease, keys[0], err)
 	}
 	return nil

@@ -52,6 +52,24 @@ func (o RedisOptions) tune(ro *redis.Options) {
 	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout = failFastTimeout, failFastTimeout, failFastTimeout
 	ro.DialerRetries, ro.DialerRetryTimeout = 1, 10*time.Millisecond
 	ro.MaxRetries = -1
+	ro.Dialer = newRedialer(redis.NewDialer(ro)).DialContext
+}
+
+// tuneCluster is tune for a cluster's node clients, which go-redis builds
+// from co (ClusterOptions.clientOptions, osscluster.go). MaxRetries is
+// each node client's; the cluster's own loop (ClusterClient.process) is
+// bounded by MaxRedirects, left at go-redis's 3 so that a MOVED or ASK
+// reply, after which the script certainly did not run, is followed at
+// once: the decisions themselves are sent as commands that are never
+// retried (see noRetry).
+func (o RedisOptions) tuneCluster(co *redis.ClusterOptions) {
+	if !o.FailFast {
+		return
+	}
+	co.DialTimeout, co.ReadTimeout, co.WriteTimeout = failFastTimeout, failFastTimeout, failFastTimeout
+	co.DialerRetries, co.DialerRetryTimeout = 1, 10*time.Millisecond
+	co.MaxRetries = -1
+	co.Dialer = newRedialer(redis.NewDialer(&redis.Options{DialTimeout: co.DialTimeout, TLSConfig: co.TLSConfig})).DialContext
 }
 
 // Redis keeps state in Redis and decides with the algorithm's Lua twin, so
@@ -122,11 +140,7 @@ func OpenRedis(ctx context.Context, alg algorithms.Algorithm, opts RedisOptions)
 		if err != nil {
 			return nil, err
 		}
-		if opts.FailFast {
-			co.DialTimeout, co.ReadTimeout, co.WriteTimeout = failFastTimeout, failFastTimeout, failFastTimeout
-			co.DialerRetries, co.DialerRetryTimeout = 1, 10*time.Millisecond
-			co.MaxRetries = -1
-		}
+		opts.tuneCluster(co)
 		r.client = redis.NewClusterClient(co)
 	default:
 		o, err := redis.ParseURL(opts.URL)
@@ -201,7 +215,8 @@ func (r *Redis) Take(ctx context.Context, key string, now algorithms.Time, cost 
 	if err != nil {
 		return Decision{}, err
 	}
-	d, err := r.script.runKeys(ctx, r.client, keys, now, r.opts.StoreClock, cost)
+	d, err := r.script.runKeys(ctx, onceScripter{r.client}, keys, now, r.opts.StoreClock, cost)
+	r.followTopology(err)
 	return Decision{Decision: d}, err
 }
 
@@ -296,9 +311,10 @@ func (r *Redis) takeBatch(ctx context.Context, reqs []TakeRequest, out []TakeRes
 			out[i] = TakeResult{Err: err}
 			continue
 		}
-		cmds[i] = r.script.lua.EvalSha(ctx, pipe, keys, r.script.args(q.Now, r.opts.StoreClock, q.Cost)...)
+		cmds[i] = r.script.lua.EvalSha(ctx, onceScripter{pipe}, keys, r.script.args(q.Now, r.opts.StoreClock, q.Cost)...)
 	}
-	pipe.Exec(ctx) // each command carries its own error
+	_, err := pipe.Exec(ctx) // the first error; each command carries its own
+	r.followTopology(err)
 	for i, cmd := range cmds {
 		if cmd == nil {
 			continue
@@ -323,10 +339,15 @@ func (r *Redis) takeBatch(ctx context.Context, reqs []TakeRequest, out []TakeRes
 // one MULTI (so the states are of one instant) into State.Sub, one per
 // limit, the zero State for a limit whose key is missing.
 func (r *Redis) Load(ctx context.Context, key string) (algorithms.State, error) {
+	var st algorithms.State
+	var err error
 	if r.script.limits != nil {
-		return r.loadMulti(ctx, key)
+		st, err = r.loadMulti(ctx, key)
+	} else {
+		st, err = readState(ctx, r.client, r.opts.Prefix+key, listLayout(r.script.name))
 	}
-	return readState(ctx, r.client, r.opts.Prefix+key, listLayout(r.script.name))
+	r.followTopology(err)
+	return st, err
 }
 
 func (r *Redis) loadMulti(ctx context.Context, key string) (algorithms.State, error) {
@@ -415,6 +436,12 @@ func parseState(key string, cmd redis.Cmder) (algorithms.State, error) {
 // with several limits writes each limit's state from st.Sub (a missing
 // one is the zero State) in one MULTI.
 func (r *Redis) Save(ctx context.Context, key string, st algorithms.State, ttl time.Duration) error {
+	err := r.save(ctx, key, st, ttl)
+	r.followTopology(err)
+	return err
+}
+
+func (r *Redis) save(ctx context.Context, key string, st algorithms.State, ttl time.Duration) error {
 	if r.script.limits != nil {
 		return r.saveMulti(ctx, key, st, ttl)
 	}
