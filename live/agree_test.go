@@ -136,3 +136,30 @@ func TestParseHeld(t *testing.T) {
 		}
 	}
 }
+
+// A client whose service times are drawn (exponential) under a limit on
+// requests in flight: the load run draws one per request it sends, the
+// simulator one per request it admits, so the two hold different leases
+// unless the simulator of the run's arrivals holds each for what it asked
+// live (Observation.Service, ObservedScenario's Traffic.Services).
+func TestDrawnServiceTimesLiveAgree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a 4 s live run")
+	}
+	sc := slowClient(3, 30*time.Second, 20, 0, 4*time.Second)
+	sc.Clients[0].Service = sim.Service{Mean: 300 * time.Millisecond, Exponential: true}
+	fleet := startFleet(t, sc, "memory")
+	res, err := Load(context.Background(), sc, LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault})
+	if err != nil {
+		t.Fatal(err)
+	}
+	observed, err := sim.Run(context.Background(), ObservedScenario(sc, res), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, o := res.Clients[0], observed.Clients[0]
+	t.Logf("%s; %s; allowed %d live, %d simulated on the observed arrivals and service times", res.Audit.Lateness(), res.Audit.Deciding(), c.Allowed, o.Allowed)
+	if diff := c.Allowed - o.Allowed; diff > o.Allowed/20+1 || -diff > o.Allowed/20+1 {
+		t.Errorf("allowed %d live, %d simulated on the same arrivals and service times: more than 5%% apart", c.Allowed, o.Allowed)
+	}
+}

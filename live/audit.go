@@ -55,6 +55,11 @@ type Audit struct {
 	// among the rejected, though no rate limit refused them: this says
 	// how many of the rejected were such.
 	OtherStatus int64 `json:"other_status"`
+	// Cut: answers whose status came and whose body was cut off: the
+	// server abandoned the request while serving it (a crash fault). They
+	// count as their status says, admitted for a 200: the limiter did
+	// admit them, as the simulator counts them.
+	Cut int64 `json:"cut"`
 	// Redirects: answers in 3xx. They are not followed: a redirect to
 	// another host would take the load off the targets it was given.
 	Redirects int64 `json:"redirects"`

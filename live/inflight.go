@@ -146,8 +146,11 @@ func (l *leaseLimiter) Release(ctx context.Context, key string, now, lease algor
 
 // demoAPI is the API the limiter protects: it holds each request for its
 // ServiceHeader's time (none without one; at most MaxService) and says
-// which server answered. A client that leaves ends the wait; a crash of
-// the server abandons it (the connection is cut, nothing is written).
+// which server answered. A request held for a time is answered at once, its
+// status and headers flushed, and its body written when the time is up: a
+// client knows it was admitted however the request ends, as the simulator
+// counts it admitted. A client that leaves ends the wait; a crash of the
+// server abandons it (the connection is cut before the body ends).
 func (f *Fleet) demoAPI(server int) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.inFlight[server].Add(1)
@@ -159,7 +162,11 @@ func (f *Fleet) demoAPI(server int) http.Handler {
 		if d := serviceOf(r); d > 0 {
 			// The answer is written after the wait: the write deadline
 			// the server set at the request's start must allow for it.
-			http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d + writeTimeout))
+			rc := http.NewResponseController(w)
+			rc.SetWriteDeadline(time.Now().Add(d + writeTimeout))
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusOK)
+			rc.Flush()
 			life, _ := r.Context().Value(lifeKey{}).(chan struct{})
 			t := time.NewTimer(d)
 			defer t.Stop()

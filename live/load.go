@@ -147,7 +147,8 @@ func quantilesMs(ds []time.Duration) (p50, p99, worst float64) {
 
 // ObservedScenario is sc as the live run res really played it: each
 // client's traffic replaced by the first tries it sent, at the instants
-// they were sent, and the faults at the instants they were applied. The
+// the fleet decided them, each with the service time it asked for, and the
+// faults at the instants they were applied. The
 // simulator run on it decides the traffic a live run achieved, not the
 // schedule it may have failed to keep on a loaded machine, so where the
 // two disagree the limiter did. Retries are left to the client's retry
@@ -163,17 +164,26 @@ func ObservedScenario(sc sim.Scenario, res *LoadResult) sim.Scenario {
 		return cmp.Compare(a.Seq, b.Seq)
 	})
 	times := make([][]time.Duration, len(sc.Clients))
+	services := make([][]time.Duration, len(sc.Clients))
 	cost := make([]int64, len(sc.Clients))
 	for _, o := range obs {
 		if o.Attempt == 0 {
 			times[o.Client] = append(times[o.Client], o.At)
+			services[o.Client] = append(services[o.Client], o.Service)
 			cost[o.Client] = o.Cost
 		}
 	}
 	out := sc
 	out.Clients = slices.Clone(sc.Clients)
-	for i := range out.Clients {
-		out.Clients[i].Traffic = []sim.Traffic{{Pattern: sim.Times, Times: times[i], Cost: cost[i]}}
+	for i, c := range out.Clients {
+		tr := sim.Traffic{Pattern: sim.Times, Times: times[i], Cost: cost[i]}
+		if c.Service.Mean > 0 {
+			// Each request held for what it asked live: a drawn service
+			// time is drawn per request sent live and per request
+			// admitted in the simulator, so the two would differ.
+			tr.Services = services[i]
+		}
+		out.Clients[i].Traffic = []sim.Traffic{tr}
 	}
 	if len(res.Faults) == len(sc.Faults) {
 		out.Faults = slices.Clone(res.Faults)
@@ -577,7 +587,7 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 		// the decision.
 		d.Delay = min(seen.held, max(at+latency-decided, 0))
 		// No answer is no decision: counted as such, never as rejected.
-		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: decided, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Shadowed: seen.shadowed, Shed: seen.shed, Seq: seq, NoAnswer: !ok})
+		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: decided, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Shadowed: seen.shadowed, Shed: seen.shed, Seq: seq, NoAnswer: !ok, Service: seen.service})
 		l.mu.Unlock()
 		if d.Allowed || d.Policy != "" || !ok {
 			return
@@ -624,6 +634,9 @@ type seen struct {
 	// held is how long the limiter held it before serving
 	// (httplimit.DelayHeader).
 	held time.Duration
+	// service is how long the request asked the server to take
+	// (ServiceHeader).
+	service time.Duration
 }
 
 // decidedAt is the request's instant for the record: when the limiter
@@ -672,6 +685,7 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 	}
 	if service > 0 {
 		req.Header.Set(ServiceHeader, service.String())
+		saw.service = service
 	}
 	if cost > 1 {
 		req.Header.Set(CostHeader, strconv.FormatInt(cost, 10))
@@ -700,7 +714,13 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 		}
 		return d, 0, saw, false
 	}
-	io.Copy(io.Discard, resp.Body)
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil && ctx.Err() == nil {
+		// Its status came, its body did not end: the server abandoned
+		// it (a crash mid-request). It counts as the status says.
+		l.mu.Lock()
+		l.audit.Cut++
+		l.mu.Unlock()
+	}
 	resp.Body.Close()
 	if v, err := strconv.ParseInt(resp.Header.Get(DecidedAtHeader), 10, 64); err == nil {
 		saw.decided, saw.stamped = time.UnixMicro(v).Sub(l.start), true

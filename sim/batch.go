@@ -113,6 +113,9 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 			b.pending = b.pending[:len(b.pending)-1]
 			return err
 		}
+		if e.kind == evArrival && e.arg >= 0 {
+			p.service = s.clients[e.client].streams[e.arg].service()
+		}
 		// Its lease's release and its retry order as if scheduled now,
 		// in that order (conclude's), before what follows.
 		if s.holdsLeases {

@@ -125,6 +125,20 @@ func (sc *Scenario) check() error {
 		if len(c.Traffic) == 0 && !fed[i] {
 			return bad(fmt.Sprintf("clients[%d].traffic", i), "client %q sends nothing", c.Name)
 		}
+		for j, tr := range c.Traffic {
+			field := fmt.Sprintf("clients[%d].traffic[%d].services", i, j)
+			switch {
+			case len(tr.Services) > 0 && tr.Pattern != Times:
+				return bad(field, "given with pattern %s (want pattern times: a service time per listed arrival)", tr.Pattern)
+			case len(tr.Services) > len(tr.Times):
+				return bad(field, "%d service times for %d arrivals (want at most one per arrival)", len(tr.Services), len(tr.Times))
+			}
+			for k, d := range tr.Services {
+				if d < 0 {
+					return bad(fmt.Sprintf("%s[%d]", field, k), "negative (got %s)", d)
+				}
+			}
+		}
 	}
 	for i, f := range sc.Faults {
 		field := fmt.Sprintf("faults[%d]", i)

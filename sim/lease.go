@@ -39,7 +39,7 @@ type inFlight struct {
 func (s *sim) holdLease(p *pending, lease algorithms.Time, at int64, served bool) {
 	done := at
 	if served {
-		done += s.serviceTime(p.client)
+		done += s.serviceOf(p)
 	}
 	f := inFlight{key: p.key, target: p.target, server: p.server, lease: lease, idealLease: s.idealLease, cost: p.cost}
 	var slot int32
@@ -60,6 +60,15 @@ func (s *sim) holdLease(p *pending, lease algorithms.Time, at int64, served bool
 	s.queue.push(e)
 }
 
+// serviceOf is how long p takes to serve, in µs: its given service time,
+// or a draw from its client's Service.
+func (s *sim) serviceOf(p *pending) int64 {
+	if p.service >= 0 {
+		return p.service
+	}
+	return s.serviceTime(p.client)
+}
+
 // serviceTime draws how long client's request takes to serve, in µs.
 func (s *sim) serviceTime(client int) int64 {
 	sv := s.clients[client].Service
@@ -77,8 +86,8 @@ func (s *sim) serviceTime(client int) int64 {
 // lease, in µs: its service time when fixed, 0 when drawn or when a load
 // shedder may turn it away unserved.
 func (s *sim) leastServiceTime(client int) int64 {
-	if sv := s.clients[client].Service; !sv.Exponential && s.shedder == nil {
-		return max(int64(algorithms.At(sv.Mean)), 0)
+	if c := s.clients[client]; !c.Service.Exponential && !c.givenServices && s.shedder == nil {
+		return max(int64(algorithms.At(c.Service.Mean)), 0)
 	}
 	return 0
 }

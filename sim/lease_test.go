@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -126,5 +127,52 @@ func TestConcurrencyBesideARateLimit(t *testing.T) {
 	}
 	if c.RejectedBy["in-flight"] != c.Rejected || c.RejectedBy["rate"] != 0 {
 		t.Errorf("rejected_by %v, want every refusal the concurrency limit's (the bucket refills faster than 5/s spends it)", c.RejectedBy)
+	}
+}
+
+// A times stream's Services hold each admitted request for the time given,
+// not a draw: one request every 100 ms against 1 in flight, the first held
+// 250 ms, the rest 50 ms, admits the first and then every request from
+// 300 ms on (those at 100 and 200 ms find the slot taken). Without
+// Services the client's Service (1 s) would hold each.
+func TestTimesStreamGivesServiceTimes(t *testing.T) {
+	sc := slow(Shared, 1)
+	sc.Topology.RTT = 0
+	sc.Limit.Params.Burst = 1
+	sc.Clients[0].Service = Service{Mean: time.Second, Exponential: true}
+	var times, services []time.Duration
+	for i := range 10 {
+		times = append(times, time.Duration(i)*100*time.Millisecond)
+		services = append(services, 50*time.Millisecond)
+	}
+	services[0] = 250 * time.Millisecond
+	sc.Clients[0].Traffic = []Traffic{{Pattern: Times, Times: times, Services: services}}
+	r := mustRun(t, sc)
+	if c := r.Clients[0]; c.Allowed != 8 || c.Rejected != 2 {
+		t.Errorf("allowed %d, rejected %d; want 8 and 2 (the requests at 100 and 200 ms)", c.Allowed, c.Rejected)
+	}
+	// Given for the first arrivals only: the rest draw (mean 1 s), and
+	// one in flight then refuses most of them.
+	sc.Clients[0].Traffic[0].Services = services[:1]
+	if c := mustRun(t, sc).Clients[0]; c.Allowed >= 8 {
+		t.Errorf("with one service time given, allowed %d; want fewer than 8 (the rest drawn, mean 1 s)", c.Allowed)
+	}
+}
+
+func TestTimesStreamServicesChecked(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		tr   Traffic
+		want string
+	}{
+		{"not times", Traffic{Pattern: Constant, Rate: perSecond(1), Services: []time.Duration{time.Second}}, "want pattern times"},
+		{"more than times", Traffic{Pattern: Times, Times: []time.Duration{0}, Services: []time.Duration{1, 2}}, "at most one per arrival"},
+		{"negative", Traffic{Pattern: Times, Times: []time.Duration{0}, Services: []time.Duration{-1}}, "negative"},
+	} {
+		sc := slow(Shared, 1)
+		sc.Clients[0].Traffic = []Traffic{tt.tr}
+		if err := sc.check(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want an error saying %q", tt.name, err, tt.want)
+		}
 	}
 }

@@ -22,10 +22,13 @@ type clientRun struct {
 	key     int // index into sim.keys
 	streams []*stream
 	cost    []int64 // per stream
-	hist    *histogram
-	step    *histogram
-	peaks   peakPair
-	total   counts
+	// givenServices says a stream gives its arrivals' service times
+	// (Traffic.Services): a request may take less than Service.Mean.
+	givenServices bool
+	hist          *histogram
+	step          *histogram
+	peaks         peakPair
+	total         counts
 	// retries and waitsRetryAfter are its Retry.Policy read once, not
 	// compared as a string per rejected request.
 	retries, waitsRetryAfter bool
@@ -294,6 +297,7 @@ func (s *sim) setupClients() {
 		for _, tr := range c.Traffic {
 			cr.streams = append(cr.streams, newStream(tr, s.duration))
 			cr.cost = append(cr.cost, max(tr.Cost, 1))
+			cr.givenServices = cr.givenServices || len(tr.Services) > 0
 		}
 		s.clients = append(s.clients, cr)
 	}
@@ -408,11 +412,11 @@ func (s *sim) stepEndBefore(e event) bool {
 // sequence number), so it is still the top when it is replaced.
 func (s *sim) arrive(ctx context.Context, e event) error {
 	c := s.clients[e.client]
-	cost := e.cost
+	cost, service := e.cost, int64(-1)
 	if e.arg >= 0 {
-		cost = c.cost[e.arg]
+		cost, service = c.cost[e.arg], c.streams[e.arg].service()
 	}
-	if err := s.request(ctx, int(e.client), e.at, cost, 0); err != nil {
+	if err := s.request(ctx, int(e.client), e.at, cost, 0, service); err != nil {
 		return err
 	}
 	if top := &s.queue.items[0]; top.seq != e.seq {
@@ -443,7 +447,7 @@ func (s *sim) arrive(ctx context.Context, e event) error {
 func (s *sim) handle(ctx context.Context, e event) error {
 	switch e.kind {
 	case evRetry:
-		return s.request(ctx, int(e.client), e.at, e.cost, int(e.arg))
+		return s.request(ctx, int(e.client), e.at, e.cost, int(e.arg), -1)
 	case evWrite:
 		p := s.writes[e.arg]
 		s.writes[e.arg] = store.Pending{}
@@ -466,13 +470,14 @@ func (s *sim) handle(ctx context.Context, e event) error {
 	return nil
 }
 
-func (s *sim) request(ctx context.Context, client int, t int64, cost int64, attempt int) error {
+func (s *sim) request(ctx context.Context, client int, t int64, cost int64, attempt int, service int64) error {
 	// p and d live here and are filled in where they lie: they are copied
 	// nowhere on the way (the commonest path of a run).
 	var p pending
 	if err := s.prepare(&p, client, t, cost, attempt); err != nil {
 		return err
 	}
+	p.service = service
 	var d store.Decision
 	if err := s.decide(ctx, &p, &d); err != nil {
 		return err
@@ -495,6 +500,10 @@ type pending struct {
 	target  int             // the copy it reaches, or topology.Unreachable
 	latency int64           // the round trip, before any queueing delay
 	seq     uint64          // the run's request count when it was sent
+	// service is how long it takes to serve if admitted, in µs: its
+	// stream's given one (Traffic.Services), or -1 to draw from the
+	// client's Service.
+	service int64
 	// retrySeq, when not 0, is the sequence number reserved for its retry:
 	// a batch decides after scheduling later events, and the retry must
 	// still order as if it had been scheduled first.
@@ -526,7 +535,7 @@ func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int) 
 		return budgetSpent(s.sc.Name, s.requests-1, s.retries, s.budget)
 	}
 	*p = pending{client: client, t: t, cost: cost, attempt: attempt, key: c.key, now: now,
-		target: s.topo.Route(server, algorithms.Time(t)), seq: uint64(s.requests), server: server}
+		target: s.topo.Route(server, algorithms.Time(t)), seq: uint64(s.requests), server: server, service: -1}
 	if s.topo.Remote() {
 		p.latency = s.rtt()
 	}

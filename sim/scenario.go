@@ -309,6 +309,13 @@ type Traffic struct {
 	// non-decreasing order (a time earlier than the one before ends the
 	// stream).
 	Times []time.Duration
+	// Services, with pattern times, are how long each of Times' arrivals
+	// takes to serve if it is admitted, in place of a draw from the
+	// client's Service: a live run's draws, which the simulator of its
+	// arrivals (live.ObservedScenario) must hold each lease for. The
+	// arrivals past its end, and retries, draw as usual. Each is at least
+	// 0.
+	Services []time.Duration
 }
 
 // RetryPolicy is what a client does with a rejected request.

@@ -87,6 +87,16 @@ func (s *stream) next(rng *rand.Rand) (int64, bool) {
 	return at, true
 }
 
+// service is the service time Traffic.Services gives the arrival next
+// returned last, in µs, or -1 when it gives none (the client's Service is
+// drawn).
+func (s *stream) service() int64 {
+	if i := s.k - 1; i >= 0 && i < int64(len(s.tr.Services)) {
+		return int64(algorithms.At(s.tr.Services[i]))
+	}
+	return -1
+}
+
 // evenlyCount is how many arrivals at rate r fall in [0, span).
 func evenlyCount(span int64, r algorithms.Rate) int64 {
 	if r.N <= 0 {

@@ -373,6 +373,9 @@ func writeLoadResult(w io.Writer, sc sim.Scenario, res *live.LoadResult, format 
 		if a.OtherStatus > 0 {
 			fmt.Fprintf(w, ", %d answers neither 2xx, 3xx, 429 nor 503 (among the rejected)", a.OtherStatus)
 		}
+		if a.Cut > 0 {
+			fmt.Fprintf(w, ", %d answers cut off by a crash (counted as their status)", a.Cut)
+		}
 		fmt.Fprintln(w)
 		if len(sc.Also) > 0 && len(a.RejectedBy) > 0 {
 			// Which of a key's several limits turned clients away, as
