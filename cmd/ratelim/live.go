@@ -363,38 +363,54 @@ func writeLoadResult(w io.Writer, sc sim.Scenario, res *live.LoadResult, format 
 		return err
 	}
 	if !quiet {
-		a := res.Audit
-		fmt.Fprintf(w, "headers: %d breach%s (429 with quota left %d, no Retry-After %d, reset went back %d", a.Breaches(), pluralES(a.Breaches()),
-			a.RejectedWithQuota, a.MissingRetryAfter, a.ResetWentBack)
-		if len(sc.Also) > 0 || a.UnlistedPolicy+a.RetryBeforeReset > 0 {
-			fmt.Fprintf(w, ", 429 naming no listed policy %d, Retry-After before its reset %d", a.UnlistedPolicy, a.RetryBeforeReset)
-		}
-		fmt.Fprintf(w, "); %d transport errors, %d redirects (not followed)", a.TransportErrors, a.Redirects)
-		if a.OtherStatus > 0 {
-			fmt.Fprintf(w, ", %d answers neither 2xx, 3xx, 429 nor 503 (among the rejected)", a.OtherStatus)
-		}
-		if a.Cut > 0 {
-			fmt.Fprintf(w, ", %d answers cut off by a crash (counted as their status)", a.Cut)
-		}
-		fmt.Fprintln(w)
-		if len(sc.Also) > 0 && len(a.RejectedBy) > 0 {
-			// Which of a key's several limits turned clients away, as
-			// the 429s named them.
-			names := slices.Sorted(maps.Keys(a.RejectedBy))
-			parts := make([]string, len(names))
-			for i, n := range names {
-				parts[i] = fmt.Sprintf("%s %d", n, a.RejectedBy[n])
-			}
-			fmt.Fprintf(w, "429s by policy: %s\n", strings.Join(parts, ", "))
-		}
-		fmt.Fprintf(w, "schedule: %s\n", a.Lateness())
-		fmt.Fprintf(w, "limiter: %s", a.Deciding())
-		if len(sc.Faults) > 0 {
-			fmt.Fprintf(w, "; faults took effect up to %s late", res.FaultLateness(sc).Round(time.Millisecond))
-		}
-		fmt.Fprintln(w)
+		writeAudit(w, sc, res)
 	}
 	return nil
+}
+
+// writeAudit prints, under a live run's table, what its audit found in the
+// answers and how well the run kept its schedule: a paragraph each,
+// wrapped at 80 columns as the findings are.
+func writeAudit(w io.Writer, sc sim.Scenario, res *live.LoadResult) {
+	a := res.Audit
+	var b strings.Builder
+	fmt.Fprintf(&b, "headers: %d breach%s (429 with quota left %d, no Retry-After %d, reset went back %d", a.Breaches(), pluralES(a.Breaches()),
+		a.RejectedWithQuota, a.MissingRetryAfter, a.ResetWentBack)
+	if len(sc.Also) > 0 || a.UnlistedPolicy+a.RetryBeforeReset > 0 {
+		fmt.Fprintf(&b, ", 429 naming no listed policy %d, Retry-After before its reset %d", a.UnlistedPolicy, a.RetryBeforeReset)
+	}
+	fmt.Fprintf(&b, "); %d transport errors, %d redirects (not followed)", a.TransportErrors, a.Redirects)
+	if a.OtherStatus > 0 {
+		fmt.Fprintf(&b, ", %d answers neither 2xx, 3xx, 429 nor 503 (among the rejected)", a.OtherStatus)
+	}
+	if a.Cut > 0 {
+		fmt.Fprintf(&b, ", %d answers cut off by a crash (counted as their status)", a.Cut)
+	}
+	paragraphs := []string{b.String()}
+	if len(sc.Also) > 0 && len(a.RejectedBy) > 0 {
+		// Which of a key's several limits turned clients away, as the
+		// 429s named them.
+		names := slices.Sorted(maps.Keys(a.RejectedBy))
+		parts := make([]string, len(names))
+		for i, n := range names {
+			parts[i] = fmt.Sprintf("%s %d", n, a.RejectedBy[n])
+		}
+		paragraphs = append(paragraphs, "429s by policy: "+strings.Join(parts, ", "))
+	}
+	paragraphs = append(paragraphs, "schedule: "+a.Lateness())
+	decided := "limiter: " + a.Deciding()
+	if len(sc.Faults) > 0 {
+		decided += fmt.Sprintf("; faults took effect up to %s late", res.FaultLateness(sc).Round(time.Millisecond))
+	}
+	paragraphs = append(paragraphs, decided)
+	for _, p := range paragraphs {
+		for i, line := range report.Wrap(p, 78) {
+			if i > 0 {
+				line = "  " + line
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
 }
 
 func pluralES(n int64) string {
