@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratelim/ratelim/internal/redistest"
 	"github.com/ratelim/ratelim/internal/syncbuf"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
@@ -33,11 +34,11 @@ func TestFleetFollowsClusterFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a six-node Redis Cluster")
 	}
-	nodes := startRedisCluster(t, 3, 1, time.Second)
+	c := redistest.StartCluster(t, 3, 1, time.Second)
 	var logs syncbuf.Buffer
 	sc := bucketScenario(sim.Shared, 2)
 	sc.Topology.OnError = store.FailOpen
-	f, err := Serve(context.Background(), ServeOptions{Scenario: sc, Store: clusterURL(nodes), Listen: "127.0.0.1:0",
+	f, err := Serve(context.Background(), ServeOptions{Scenario: sc, Store: c.URL, Listen: "127.0.0.1:0",
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func TestFleetFollowsClusterFailover(t *testing.T) {
 		defer cancel()
 		f.Close(ctx)
 	})
-	victim, replica, replicaID := masterAndReplica(t, nodes)
+	victim, replica, replicaID := c.MasterWithReplica(t)
 
 	// One client per key, one request every 10 ms, alternating servers.
 	type answer struct {
@@ -99,20 +100,10 @@ func TestFleetFollowsClusterFailover(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 
 	stopped := time.Now()
-	victim.stop(t)
+	victim.Stop()
 	// The promotion, as observed: the replica's own view, polled every
 	// 5 ms.
-	ctx := context.Background()
-	rc := replica.client(t)
-	var promotedAt time.Time
-	for deadline := time.Now().Add(30 * time.Second); promotedAt.IsZero(); time.Sleep(5 * time.Millisecond) {
-		if promoted(ctx, rc, replicaID) {
-			promotedAt = time.Now()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s's replica %s not promoted within 30 s; its log ends:\n%s", victim.addr, replica.addr, replica.logTail(20))
-		}
-	}
+	promotedAt := redistest.WaitPromoted(t, replica, replicaID, 30*time.Second)
 	time.Sleep(time.Until(promotedAt.Add(fleetFailoverBound + time.Second)))
 	stopClients()
 
@@ -147,12 +138,12 @@ func TestFleetFollowsClusterFailover(t *testing.T) {
 		}
 	}
 	if failedOpen == 0 {
-		t.Errorf("no key was decided fail-open after %s stopped: the failure did not reach the fleet", victim.addr)
+		t.Errorf("no key was decided fail-open after %s stopped: the failure did not reach the fleet", victim.Addr())
 	}
 	out := logs.String()
 	changes := strings.Count(out, "store failing") + strings.Count(out, "store recovered")
 	t.Logf("SIGSTOP of master %s: replica %s seen promoted %v later; %d of %d keys fail-open meanwhile; the last (%s) decided by the store %v after the promotion; %d failing/recovered log lines from %d servers",
-		victim.addr, replica.addr, promotedAt.Sub(stopped).Round(time.Millisecond), failedOpen, len(keys), worstKey,
+		victim.Addr(), replica.Addr(), promotedAt.Sub(stopped).Round(time.Millisecond), failedOpen, len(keys), worstKey,
 		worst.Round(time.Millisecond), changes, len(f.URLs))
 	// A failure and a recovery per server, and a few more for a stray
 	// timeout on a loaded machine: not one per flip (2,030 in 30 s).

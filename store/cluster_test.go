@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/redistest"
 )
 
-// startCluster starts a three-master Redis Cluster of local redis-server
-// processes on free loopback ports, for the length of the test, and returns
-// its redis+cluster:// URL; it skips (saying so) when redis-server or
-// redis-cli is not installed.
+// startCluster starts a Redis Cluster of three masters, no replicas and
+// Redis's default node timeout (15 s: no failover meant), for the length
+// of the test, and returns its redis+cluster:// URL; it skips (saying so)
+// when redis-server or redis-cli is not installed.
 func startCluster(t *testing.T) string {
 	t.Helper()
-	return startTestCluster(t, 3, 0, 15*time.Second).url
+	return redistest.StartCluster(t, 3, 0, 15*time.Second).URL
 }
 
 // TestRedisCluster runs every algorithm's twin on a real three-node

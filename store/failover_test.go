@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/redistest"
 )
 
 // failoverBound is how long after the observed promotion every key must
@@ -56,14 +56,14 @@ type keyOutcome struct {
 
 func testFailoverFollowed(t *testing.T, how string) {
 	ctx := context.Background()
-	c := startTestCluster(t, 3, 1, time.Second)
+	c := redistest.StartCluster(t, 3, 1, time.Second)
 	const burst = 100_000
 	alg, err := algorithms.NewTokenBucket(algorithms.Rate{N: 1, Per: time.Hour}, burst)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const prefix = "failover:"
-	r, err := OpenRedis(ctx, alg, RedisOptions{URL: c.url, Prefix: prefix, FailFast: true})
+	r, err := OpenRedis(ctx, alg, RedisOptions{URL: c.URL, Prefix: prefix, FailFast: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,27 +87,8 @@ func testFailoverFollowed(t *testing.T, how string) {
 	if len(perMaster) != 3 {
 		t.Fatalf("the keys reach %d masters, want all 3: %v", len(perMaster), perMaster)
 	}
-	victim := c.node(t, owner[0])
-	nodes, err := clusterNodes(ctx, victim.client())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var victimID string
-	for _, n := range nodes {
-		if n.addr == victim.addr() {
-			victimID = n.id
-		}
-	}
-	var replica *redisNode
-	var replicaID string
-	for _, n := range nodes {
-		if n.masterID == victimID {
-			replica, replicaID = c.node(t, n.addr), n.id
-		}
-	}
-	if replica == nil {
-		t.Fatalf("master %s has no replica:\n%+v", victim.addr(), nodes)
-	}
+	victim := c.Node(t, owner[0])
+	replica, replicaID := c.ReplicaOf(t, victim)
 
 	// One goroutine per key, one Take every 10 ms.
 	outcomes := make([][]keyOutcome, len(keys))
@@ -144,29 +125,13 @@ func testFailoverFollowed(t *testing.T, how string) {
 	stopped := time.Now()
 	switch how {
 	case "sigstop":
-		victim.signal(syscall.SIGSTOP)
+		victim.Stop()
 	case "shutdown":
-		victim.client().ShutdownNoSave(ctx) // its answer is the connection closing
+		victim.Client().ShutdownNoSave(ctx) // its answer is the connection closing
 	}
 	// Watch the replica's own view until it serves slots as a master:
 	// the promotion, as observed (to within one poll, 5 ms).
-	rc := replica.client()
-	var promoted time.Time
-	for deadline := time.Now().Add(30 * time.Second); promoted.IsZero(); {
-		if time.Now().After(deadline) {
-			view, _ := rc.ClusterNodes(ctx).Result()
-			t.Fatalf("%s's replica %s not promoted within 30 s; it sees:\n%s\nits log ends:\n%s",
-				victim.addr(), replica.addr(), view, replica.logTail(20))
-		}
-		if nodes, err := clusterNodes(ctx, rc); err == nil {
-			for _, n := range nodes {
-				if n.id == replicaID && n.master && n.slots > 0 {
-					promoted = time.Now()
-				}
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	promoted := redistest.WaitPromoted(t, replica, replicaID, 30*time.Second)
 	// Run on past the bound, then a second more: every key must be
 	// answered throughout that last stretch.
 	time.Sleep(time.Until(promoted.Add(failoverBound + time.Second)))
@@ -191,7 +156,7 @@ func testFailoverFollowed(t *testing.T, how string) {
 			if o.err != nil {
 				slowest = max(slowest, o.end.Sub(o.start))
 				errKinds[errKind(o.err)]++
-				if owner[i] == victim.addr() {
+				if owner[i] == victim.Addr() {
 					victimFailed++
 				}
 			}
@@ -239,14 +204,14 @@ func testFailoverFollowed(t *testing.T, how string) {
 		}
 	}
 	if victimFailed == 0 {
-		t.Errorf("no request on %s's keys failed: the master was not stopped", victim.addr())
+		t.Errorf("no request on %s's keys failed: the master was not stopped", victim.Addr())
 	}
 	sent := 0
 	for _, out := range outcomes {
 		sent += len(out)
 	}
 	t.Logf("%s of master %s (%d of %d keys): replica %s seen promoted %v later; last key (%s) back on the store %v after the promotion; %d requests over %v, failures by kind %v (%d after their key was back), the slowest in %v; %d takes lost with the unreplicated writes",
-		how, victim.addr(), perMaster[victim.addr()], len(keys), replica.addr(), promoted.Sub(stopped).Round(time.Millisecond),
+		how, victim.Addr(), perMaster[victim.Addr()], len(keys), replica.Addr(), promoted.Sub(stopped).Round(time.Millisecond),
 		worstKey, worst.Round(time.Millisecond), sent, end.Sub(stopped.Add(-500*time.Millisecond)).Round(time.Millisecond), errKinds, stray, slowest.Round(time.Millisecond), lost)
 }
 

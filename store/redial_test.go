@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/redistest"
 )
 
 // steadyTaker takes one decision on key every interval, from one
@@ -95,10 +96,10 @@ func TestRedisRedialsAtOnceAfterAnOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts and kills a redis-server")
 	}
-	needRedisBinaries(t)
-	server := newRedisNode(t)
+	redistest.NeedBinaries(t)
+	server := redistest.StartNode(t)
 	r, err := OpenRedis(context.Background(), tokenBucket(t, 1, 1_000_000),
-		RedisOptions{URL: "redis://" + server.addr(), Prefix: "redial:", FailFast: true})
+		RedisOptions{URL: "redis://" + server.Addr(), Prefix: "redial:", FailFast: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestRedisRedialsAtOnceAfterAnOutage(t *testing.T) {
 	// go-redis's default PoolSize, which its dial breaker counts to.
 	poolSize := 10 * runtime.GOMAXPROCS(0)
 	for _, hold := range []time.Duration{0, 300 * time.Millisecond, 600 * time.Millisecond} {
-		server.kill()
+		server.Kill()
 		killed := time.Now()
 		failed := func() int {
 			n := 0
@@ -130,7 +131,7 @@ func TestRedisRedialsAtOnceAfterAnOutage(t *testing.T) {
 			}
 		}
 		failedInOutage := failed()
-		up := server.start()
+		up := server.Start()
 		var first time.Time
 		waitFor(t, 5*time.Second, "a decision after the restart", func() bool {
 			for _, o := range taker.since(killed) {
