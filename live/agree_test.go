@@ -1,7 +1,6 @@
 package live
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -30,14 +29,7 @@ func liveAndObserved(t *testing.T, sc sim.Scenario) (live *LoadResult, observed 
 	// run: far from the scenarios' bursts and step ends, so that the loop
 	// back's latency cannot move a request across one.
 	startAtPhase(500 * time.Millisecond)
-	live, err := Load(context.Background(), sc, LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault})
-	if err != nil {
-		t.Fatal(err)
-	}
-	observed, err = sim.Run(context.Background(), ObservedScenario(sc, live), sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	live, observed = loadAndReplay(t, sc, fleet, fleet.URLs)
 	t.Logf("%s; run started at %s", live.Audit.Lateness(), live.Started.Format(time.RFC3339Nano))
 	if b := live.Audit.Breaches(); b != 0 || live.Audit.TransportErrors != 0 {
 		t.Errorf("audit: %+v", live.Audit)
@@ -149,14 +141,7 @@ func TestDrawnServiceTimesLiveAgree(t *testing.T) {
 	sc := slowClient(3, 30*time.Second, 20, 0, 4*time.Second)
 	sc.Clients[0].Service = sim.Service{Mean: 300 * time.Millisecond, Exponential: true}
 	fleet := startFleet(t, sc, "memory")
-	res, err := Load(context.Background(), sc, LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault})
-	if err != nil {
-		t.Fatal(err)
-	}
-	observed, err := sim.Run(context.Background(), ObservedScenario(sc, res), sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, observed := loadAndReplay(t, sc, fleet, fleet.URLs)
 	c, o := res.Clients[0], observed.Clients[0]
 	t.Logf("%s; %s; allowed %d live, %d simulated on the observed arrivals and service times", res.Audit.Lateness(), res.Audit.Deciding(), c.Allowed, o.Allowed)
 	if diff := c.Allowed - o.Allowed; diff > o.Allowed/20+1 || -diff > o.Allowed/20+1 {

@@ -1,7 +1,6 @@
 package live
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -67,14 +66,7 @@ func TestLiveRecordsTheInstantOfDecision(t *testing.T) {
 		proxy.ServeHTTP(w, r)
 	}))
 	defer slow.Close()
-	res, err := Load(context.Background(), sc, LoadOptions{Targets: []string{slow.URL}, OnFault: fleet.Fault})
-	if err != nil {
-		t.Fatal(err)
-	}
-	observed, err := sim.Run(context.Background(), ObservedScenario(sc, res), sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, observed := loadAndReplay(t, sc, fleet, []string{slow.URL})
 	c, o := res.Clients[0], observed.Clients[0]
 	t.Logf("%s; %s; scraper allowed %d live, %d simulated on the observed instants; failed open %d / %d",
 		res.Audit.Lateness(), res.Audit.Deciding(), c.Allowed, o.Allowed, c.FailedOpen, o.FailedOpen)

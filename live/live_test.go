@@ -61,14 +61,7 @@ func TestSimAndLiveAgree(t *testing.T) {
 			sc := scenariotest.Builtin(t, name)
 			sc.Topology.Kind = sim.Shared
 			fleet := startFleet(t, sc, "memory")
-			live, err := Load(context.Background(), sc, LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault})
-			if err != nil {
-				t.Fatal(err)
-			}
-			observed, err := sim.Run(context.Background(), ObservedScenario(sc, live), sim.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			live, observed := loadAndReplay(t, sc, fleet, fleet.URLs)
 			scheduled, err := sim.Run(context.Background(), sc, sim.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -486,4 +479,20 @@ func TestFaultsFromAnotherProcess(t *testing.T) {
 	if err := apply(sim.Fault{Kind: "earthquake"}, true); err == nil {
 		t.Fatal("an unknown fault kind was accepted")
 	}
+}
+
+// loadAndReplay runs sc's load against targets, its faults applied to
+// fleet, and the simulator on the arrivals the load achieved
+// (ObservedScenario): the pair every live-versus-simulated test compares.
+func loadAndReplay(t *testing.T, sc sim.Scenario, fleet *Fleet, targets []string) (*LoadResult, *sim.Result) {
+	t.Helper()
+	res, err := Load(context.Background(), sc, LoadOptions{Targets: targets, OnFault: fleet.Fault})
+	if err != nil {
+		t.Fatal(err)
+	}
+	observed, err := sim.Run(context.Background(), ObservedScenario(sc, res), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, observed
 }
