@@ -75,6 +75,10 @@ type Audit struct {
 	// the median, the 99th percentile and the worst. The time to reach a
 	// server that has a backlog; the run records each request at the
 	// instant it was decided.
+	// Stamped counts the answers that said when their limiter decided
+	// (DecidedAtHeader: ratelim's own servers do); the three figures
+	// below are theirs, 0 when none did.
+	Stamped     int64   `json:"stamped"`
 	DecideP50Ms float64 `json:"decide_p50_ms"`
 	DecideP99Ms float64 `json:"decide_p99_ms"`
 	DecideMaxMs float64 `json:"decide_max_ms"`
@@ -89,6 +93,9 @@ func (a Audit) Lateness() string {
 // Deciding says in one line how long requests waited, once sent, for the
 // limiter to decide them.
 func (a Audit) Deciding() string {
+	if a.Stamped == 0 {
+		return "no answer said when it was decided (" + DecidedAtHeader + "): requests are recorded when sent"
+	}
 	return fmt.Sprintf("decided %.1f ms after sending median, %.1f ms p99, %.1f ms at worst",
 		a.DecideP50Ms, a.DecideP99Ms, a.DecideMaxMs)
 }

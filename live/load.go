@@ -419,6 +419,7 @@ func (l *loader) run(parent context.Context) (*LoadResult, error) {
 		r.WallClock = l.start.UTC().Format(time.RFC3339Nano)
 	}
 	l.audit.LateP50Ms, l.audit.LateP99Ms, l.audit.LateMaxMs = quantilesMs(l.lateness)
+	l.audit.Stamped = int64(len(l.deciding))
 	l.audit.DecideP50Ms, l.audit.DecideP99Ms, l.audit.DecideMaxMs = quantilesMs(l.deciding)
 	return &LoadResult{Result: r, Audit: l.audit, Observations: l.obs, Faults: l.applied, Started: l.start}, nil
 }
