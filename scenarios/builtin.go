@@ -55,9 +55,33 @@ func Open(nameOrPath string) (*File, error) {
 	}
 	f, err := Load(nameOrPath)
 	if errors.Is(err, fs.ErrNotExist) && !looksLikePath(nameOrPath) {
-		return nil, &Error{Msg: fmt.Sprintf("unknown scenario %q: no built-in and no file has that name (want a file, or one of %s)", nameOrPath, strings.Join(Builtin(), ", "))}
+		return nil, &Error{Msg: UnknownScenario(nameOrPath)}
 	}
 	return f, err
+}
+
+// UnknownBuiltin is the message for a name that is no built-in, where only
+// a built-in will do (ratelim scenarios show), with the closest suggested.
+func UnknownBuiltin(name string) string {
+	msg := fmt.Sprintf("unknown scenario %s", quote(name))
+	if s := suggest(name, Builtin()); s != "" {
+		msg += fmt.Sprintf(", did you mean %q?", s)
+	}
+	return msg + " (want one of " + strings.Join(Builtin(), ", ") + ")"
+}
+
+// UnknownScenario is the message for a name that is no built-in and no
+// file, with the closest built-in suggested when it looks like a typo:
+//
+//	unknown scenario "partiton", did you mean "partition"? no built-in and no file has that name (want a file, or one of ...)
+func UnknownScenario(name string) string {
+	msg := fmt.Sprintf("unknown scenario %s", quote(name))
+	if s := suggest(name, Builtin()); s != "" {
+		msg += fmt.Sprintf(", did you mean %q?", s)
+	} else {
+		msg += ":"
+	}
+	return msg + " no built-in and no file has that name (want a file, or one of " + strings.Join(Builtin(), ", ") + ")"
 }
 
 // looksLikePath reports whether s was meant as a file rather than a name:

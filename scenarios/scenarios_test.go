@@ -421,3 +421,21 @@ func TestDesignExample(t *testing.T) {
 		t.Errorf("%d clients, %d faults, %d expectations; want 9, 2 and 2", n, len(f.Scenario.Faults), len(f.Expect))
 	}
 }
+
+// A misspelt built-in's name is answered with the closest one; a name
+// nothing is close to, with the list alone.
+func TestUnknownScenarioSuggests(t *testing.T) {
+	for _, tt := range []struct{ name, want, not string }{
+		{"partiton", `did you mean "partition"?`, ""},
+		{"store_outage", `did you mean "store-outage"?`, ""},
+		{"zzz", "want a file, or one of api-quotas", "did you mean"},
+	} {
+		_, err := Open(tt.name)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || (tt.not != "" && strings.Contains(err.Error(), tt.not)) {
+			t.Errorf("Open(%q): %v, want it to say %q", tt.name, err, tt.want)
+		}
+	}
+	if msg := UnknownBuiltin("nta"); !strings.Contains(msg, `did you mean "nat"?`) {
+		t.Errorf("UnknownBuiltin(nta) = %q, want a suggestion of nat", msg)
+	}
+}

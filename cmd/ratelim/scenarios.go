@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -61,7 +60,7 @@ func scenariosRun(opts *scenariosOptions) error {
 			known = known || n == opts.Show
 		}
 		if !known {
-			return badInput("unknown scenario %q (want one of %s)", opts.Show, strings.Join(names, ", "))
+			return badInput("%s", scenarios.UnknownBuiltin(opts.Show))
 		}
 		f, err := scenarios.Open(opts.Show)
 		if err != nil {
