@@ -411,6 +411,8 @@ func (d *decoder) duration(n *yaml.Node, field, example string) time.Duration {
 	if err != nil {
 		if _, numErr := strconv.ParseFloat(strings.TrimSpace(n.Value), 64); numErr == nil {
 			d.failf(n, field, "%s has no unit (want e.g. %s)", short(n.Value), example)
+		} else if hours, ok := inHours(strings.TrimSpace(n.Value)); ok {
+			d.failf(n, field, "%s is not a duration: units stop at hours (want %s)", quote(n.Value), hours)
 		} else {
 			d.failf(n, field, "%s is not a duration (want e.g. %s)", quote(n.Value), example)
 		}
@@ -421,6 +423,21 @@ func (d *decoder) duration(n *yaml.Node, field, example string) time.Duration {
 		return 0
 	}
 	return v
+}
+
+// inHours rewrites a count of days or weeks ("7d", "2w", "1.5d"), which
+// Go durations do not take, in hours ("168h"), for the message that says
+// what to write instead.
+func inHours(s string) (string, bool) {
+	if len(s) < 2 {
+		return "", false
+	}
+	per := map[byte]float64{'d': 24, 'w': 7 * 24}[s[len(s)-1]]
+	n, err := strconv.ParseFloat(s[:len(s)-1], 64)
+	if per == 0 || err != nil || !(n > 0) || n > 1e6 {
+		return "", false
+	}
+	return strconv.FormatFloat(n*per, 'f', -1, 64) + "h", true
 }
 
 // positive reads a duration that must be more than 0.
