@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -98,6 +99,9 @@ split-brain, outage), and shows what each client experienced.
 	root.AddCommand(newCmdReport(s, r.report))
 	root.AddCommand(newCmdServe(s, r.serve))
 	root.AddCommand(newCmdLoad(s, r.load))
+	root.AddCommand(newCmdVersion(s))
+	root.Version = version(debug.ReadBuildInfo())
+	root.SetVersionTemplate("ratelim {{.Version}}\n")
 	return root
 }
 
