@@ -306,10 +306,11 @@ func keyedText(key string) string {
 }
 
 // WriteTableRows writes the table's header row and one row per client,
-// aligned, every column: the table without its title and notice, for
-// scripts.
-func WriteTableRows(w io.Writer, r *sim.Result) error {
-	return writeRows(w, r, TableOptions{Wide: true})
+// aligned: the table without its title and findings (sim -q), with the
+// columns the table would show (those that say something on r; every one
+// when opts.Wide).
+func WriteTableRows(w io.Writer, r *sim.Result, opts TableOptions) error {
+	return writeRows(w, r, opts)
 }
 
 // tableColumn is one column of the client table.

@@ -329,7 +329,7 @@ func writeResult(w io.Writer, r *sim.Result, format string, quiet, wide bool) er
 		return report.WriteCSV(w, r)
 	}
 	if quiet {
-		return report.WriteTableRows(w, r)
+		return report.WriteTableRows(w, r, report.TableOptions{Wide: wide})
 	}
 	return report.WriteTableWith(w, r, report.TableOptions{Wide: wide})
 }

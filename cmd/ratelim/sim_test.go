@@ -383,3 +383,27 @@ func TestSimPlotBesideATableHasItsState(t *testing.T) {
 		t.Error("the plot drawn beside the table differs from the one beside the JSON")
 	}
 }
+
+// -q prints the table's rows alone, with the columns the table shows: an
+// all-zero column is left out, as in the full table, unless --wide.
+func TestQuietTableColumns(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		has  bool
+	}{
+		{[]string{"sim", "partition", "-q"}, false},
+		{[]string{"sim", "partition", "-q", "--wide"}, true},
+	} {
+		code, out, errOut := runArgs(tt.args...)
+		if code != exitOK || errOut != "" {
+			t.Fatalf("%v: exit %d, %s", tt.args, code, errOut)
+		}
+		header, _, _ := strings.Cut(out, "\n")
+		if got := strings.Contains(header, "fail-open"); got != tt.has || !strings.Contains(header, "allowed") {
+			t.Errorf("%v: header %q; want the all-zero fail-open column shown = %v", tt.args, header, tt.has)
+		}
+		if strings.Contains(out, "admitted") {
+			t.Errorf("%v: findings printed under -q:\n%s", tt.args, out)
+		}
+	}
+}
