@@ -209,6 +209,8 @@ const maxInFlight = 10_000
 
 type loadOptions struct {
 	streams
+	// ErrIsTerminal says whether ErrOut is a terminal, where progress goes.
+	ErrIsTerminal bool
 	Scenario    string
 	Targets     []string
 	AllowRemote bool
@@ -225,7 +227,7 @@ type loadOptions struct {
 }
 
 func newCmdLoad(s streams, runF func(*loadOptions) error) *cobra.Command {
-	opts := &loadOptions{streams: s}
+	opts := &loadOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
 	cmd := &cobra.Command{
 		Use:   "load SCENARIO|FILE --target URL[,URL...]",
 		Short: "Replay a scenario's clients over real HTTP and show what each experienced",
@@ -321,7 +323,11 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 	file, sc := p.file, p.sc
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet)
+	progress.doing = "sending"
+	p.load.Progress = progress.update
 	res, err := live.Load(ctx, sc, p.load)
+	progress.done()
 	if err != nil {
 		return setupOrErr(scenarioLabel(file), err)
 	}
@@ -450,7 +456,11 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 	if opts.ErrIsTerminal && !opts.Quiet {
 		fmt.Fprintf(opts.ErrOut, "running %s for real for %s on %d servers, store %s...\n", sc.Name, sc.Duration, len(fleet.URLs), store.Redacted(storeKind))
 	}
-	res, err := live.Load(ctx, sc, live.LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault, MaxRequests: opts.Limits.MaxRequests})
+	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet)
+	progress.doing = "sending"
+	res, err := live.Load(ctx, sc, live.LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault, MaxRequests: opts.Limits.MaxRequests,
+		Progress: progress.update})
+	progress.done()
 	if err != nil {
 		return setupOrErr(label, err)
 	}

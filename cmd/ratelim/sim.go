@@ -342,6 +342,7 @@ type progress struct {
 	started time.Time
 	shown   bool
 	last    time.Time
+	doing   string // what the time is of: "simulating", "sending"
 }
 
 // runScenario runs sc, showing its progress on errOut if asked, and sorts
@@ -358,7 +359,7 @@ func runScenario(ctx context.Context, errOut io.Writer, showProgress bool, label
 }
 
 func newProgress(w io.Writer, enabled bool) *progress {
-	return &progress{w: w, enabled: enabled, started: time.Now()}
+	return &progress{w: w, enabled: enabled, started: time.Now(), doing: "simulating"}
 }
 
 func (p *progress) update(done, total time.Duration) {
@@ -371,7 +372,8 @@ func (p *progress) update(done, total time.Duration) {
 	}
 	p.last = now
 	p.shown = true
-	fmt.Fprintf(p.w, "\rsimulating: %s of %s (%.0f%%) ", done.Round(time.Millisecond), total, 100*done.Seconds()/total.Seconds())
+	// Erased to the line's end: a shorter figure leaves nothing behind.
+	fmt.Fprintf(p.w, "\r%s: %s of %s (%.0f%%) \033[K", p.doing, done.Round(time.Millisecond), total, 100*done.Seconds()/total.Seconds())
 }
 
 func (p *progress) done() {

@@ -407,3 +407,24 @@ func TestQuietTableColumns(t *testing.T) {
 		}
 	}
 }
+
+// Progress shows after a second of wall time, each figure erasing what a
+// longer one left on the line, and erases itself at the end.
+func TestProgressLine(t *testing.T) {
+	var b strings.Builder
+	p := newProgress(&b, true)
+	p.doing = "sending"
+	p.update(time.Second, 5*time.Second)
+	if b.Len() != 0 {
+		t.Fatalf("progress shown before a second had passed: %q", b.String())
+	}
+	p.started = p.started.Add(-2 * time.Second)
+	p.update(1900*time.Millisecond, 5*time.Second)
+	if got := b.String(); got != "\rsending: 1.9s of 5s (38%) \033[K" {
+		t.Errorf("progress %q; want the figure, then erase to the line's end", got)
+	}
+	p.done()
+	if !strings.HasSuffix(b.String(), "\r\033[K") {
+		t.Errorf("done left %q; want the line erased", b.String())
+	}
+}
