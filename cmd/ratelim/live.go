@@ -211,19 +211,19 @@ type loadOptions struct {
 	streams
 	// ErrIsTerminal says whether ErrOut is a terminal, where progress goes.
 	ErrIsTerminal bool
-	Scenario    string
-	Targets     []string
-	AllowRemote bool
-	Faults      bool
-	Control     string
-	Token       string
-	MaxInFlight int
-	MaxRequests int64
-	Format      string
-	Quiet       bool
-	Wide        bool
-	Plot        plotFlags
-	over        overrides
+	Scenario      string
+	Targets       []string
+	AllowRemote   bool
+	Faults        bool
+	Control       string
+	Token         string
+	MaxInFlight   int
+	MaxRequests   int64
+	Format        string
+	Quiet         bool
+	Wide          bool
+	Plot          plotFlags
+	over          overrides
 }
 
 func newCmdLoad(s streams, runF func(*loadOptions) error) *cobra.Command {
