@@ -102,6 +102,7 @@ split-brain, outage), and shows what each client experienced.
 	root.AddCommand(newCmdVersion(s))
 	root.Version = version(debug.ReadBuildInfo())
 	root.SetVersionTemplate("ratelim {{.Version}}\n")
+	completeValues(root)
 	return root
 }
 
