@@ -355,6 +355,35 @@ var tableColumns = []tableColumn{
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
+// narrowFirst are the columns a table too wide for 80 columns leaves out,
+// in this order, until it fits: the latency (a live run's), the peak, the
+// cost sent (cost allowed stays). --wide shows them all.
+var narrowFirst = []string{"p99 ms", "peak/1s", "cost sent"}
+
+// fitColumns drops narrowFirst's columns from cols until a row of r's table
+// (the client column nameWidth wide, each column padded by 2) fits 80
+// columns, or none is left to drop.
+func fitColumns(r *sim.Result, cols []tableColumn, nameWidth int) []tableColumn {
+	rowWidth := func(cols []tableColumn) int {
+		n := 2 + nameWidth
+		for _, col := range cols {
+			w := utf8.RuneCountInString(col.name)
+			for _, c := range r.Clients {
+				w = max(w, utf8.RuneCountInString(col.cell(c)))
+			}
+			n += 2 + w
+		}
+		return n
+	}
+	for _, name := range narrowFirst {
+		if rowWidth(cols) <= 80 {
+			break
+		}
+		cols = slices.DeleteFunc(cols, func(c tableColumn) bool { return c.name == name })
+	}
+	return cols
+}
+
 func writeRows(w io.Writer, r *sim.Result, opts TableOptions) error {
 	width := len("client")
 	for _, c := range r.Clients {
@@ -371,6 +400,9 @@ func writeRows(w io.Writer, r *sim.Result, opts TableOptions) error {
 				cols = append(cols, tableColumn{name: "by " + p.Name, cell: func(c sim.ClientResult) string { return itoa(c.RejectedBy[p.Name]) }})
 			}
 		}
+	}
+	if !opts.Wide {
+		cols = fitColumns(r, cols, width)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-*s\t", width, "client")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/scenarios"
@@ -141,6 +142,30 @@ func TestWriteJSONIsTheEncodersBytes(t *testing.T) {
 		}
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
 			t.Errorf("%s: streamed JSON differs from the encoder's (%d vs %d bytes)", r.Scenario, got.Len(), want.Len())
+		}
+	}
+}
+
+// A table that would pass 80 columns leaves out, in order, the latency,
+// the peak and the cost sent; --wide keeps them. Here a live run's p99
+// beside the cost columns of expensive-search: 87 columns before.
+func TestTableFits80Columns(t *testing.T) {
+	r := run(t, "expensive-search")
+	r.Live = true
+	for i := range r.Clients {
+		r.Clients[i].LatencyMs.P99 = 0.912
+	}
+	for _, wide := range []bool{false, true} {
+		var b strings.Builder
+		if err := WriteTableRows(&b, r, TableOptions{Wide: wide}); err != nil {
+			t.Fatal(err)
+		}
+		widest := 0
+		for _, line := range strings.Split(b.String(), "\n") {
+			widest = max(widest, utf8.RuneCountInString(line))
+		}
+		if hasP99 := strings.Contains(b.String(), "p99 ms"); hasP99 != wide || (!wide && widest > 80) || !strings.Contains(b.String(), "cost allowed") {
+			t.Errorf("wide=%v: %d columns wide, p99 shown %v:\n%s", wide, widest, hasP99, b.String())
 		}
 	}
 }
