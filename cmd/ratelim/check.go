@@ -12,9 +12,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -604,9 +606,10 @@ func otherRuns(n int) string {
 	return fmt.Sprintf("%d more need other runs (with: …)", n)
 }
 
-// writeExpectations is the table's summary of r.Expectations: a count, and
-// each one that failed.
-func writeExpectations(w io.Writer, r *sim.Result, skipped int) {
+// writeExpectations is the table's summary of r.Expectations, the file's
+// expect: lines: a count, and each that failed as check prints it (file and
+// line, the claim, what was got), wrapped at 80 columns.
+func writeExpectations(w io.Writer, file *scenarios.File, r *sim.Result, skipped int) {
 	if len(r.Expectations) == 0 && skipped == 0 {
 		return
 	}
@@ -616,14 +619,45 @@ func writeExpectations(w io.Writer, r *sim.Result, skipped int) {
 			ok++
 		}
 	}
-	fmt.Fprintf(w, "\nexpect: %d of %d hold", ok, len(r.Expectations))
+	label := scenarioLabel(file)
+	summary := fmt.Sprintf("expect: %d of %d hold", ok, len(r.Expectations))
 	if skipped > 0 {
-		fmt.Fprintf(w, "; %s: ratelim check", otherRuns(skipped))
+		check := "ratelim check " + shellWord(label)
+		if file.Path == "stdin" {
+			check = "ratelim check FILE"
+		}
+		summary += "; " + otherRuns(skipped) + ":"
+		// The command whole, on a line of its own if the line is full.
+		if utf8.RuneCountInString(summary)+1+utf8.RuneCountInString(check) <= 80 {
+			summary += " " + check
+		} else {
+			summary += "\n  " + check
+		}
 	}
-	fmt.Fprintln(w)
-	for _, e := range r.Expectations {
-		if !e.OK {
-			fmt.Fprintf(w, "  FAIL %s (got %s)\n", e.Text, e.GotText())
+	fmt.Fprintf(w, "\n%s\n", summary)
+	// The failures again, with their lines: r.Expectations keeps the
+	// claims alone, for the result's readers.
+	for i := range file.Expect {
+		e := &file.Expect[i]
+		if len(e.With) > 0 {
+			continue
+		}
+		outs, err := scenarios.Evaluate(label, e, r)
+		if err != nil {
+			continue // fillExpectations refused it before the table
+		}
+		for _, o := range outs {
+			if o.OK {
+				continue
+			}
+			const prefix, indent = "  FAIL ", "       "
+			for j, line := range report.Wrap(fmt.Sprintf("%s:%d: %s", label, e.Line, o.String()), 80-len(prefix)) {
+				if j == 0 {
+					fmt.Fprintln(w, prefix+line)
+				} else {
+					fmt.Fprintln(w, indent+line)
+				}
+			}
 		}
 	}
 }

@@ -183,3 +183,37 @@ func TestCheckJSONCarriesErrors(t *testing.T) {
 		t.Errorf("the malformed file's result: %+v", r)
 	}
 }
+
+// sim's table names each failing expectation as check does: file and
+// line, the claim, what was got; wrapped within 80 columns, however long
+// the file's path.
+func TestSimNamesFailingExpectations(t *testing.T) {
+	// The temporary directory's path is long enough that the line wraps.
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fail.yaml")
+	text := strings.Replace(smallScenario, "allowed: {min: 65, max: 75}", "allowed: {max: 10}", 1)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runArgs("sim", path)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	_, summary, found := strings.Cut(out, "\nexpect: ")
+	if !found {
+		t.Fatalf("no expect: summary:\n%s", out)
+	}
+	// The wrapped lines, joined, say what check says.
+	joined := strings.Join(strings.Fields(summary), " ")
+	if want := "1 of 2 hold FAIL " + path + ":16: hammer allowed <= 10 (got 69)"; joined != want {
+		t.Errorf("summary %q, want %q", joined, want)
+	}
+	if n := len([]rune("  FAIL " + path + ":16: hammer allowed <= 10 (got 69)")); n <= 80 {
+		t.Fatalf("the FAIL line is %d columns: it tests no wrapping", n)
+	}
+	for _, line := range strings.Split(summary, "\n") {
+		if n := len([]rune(line)); n > 80 {
+			t.Errorf("expect: line of %d columns, want at most 80: %q", n, line)
+		}
+	}
+}
