@@ -52,9 +52,10 @@ Exit status, the worst seen when files differ (4 > 2 > 3 > 1 > 0):
   0    every expectation holds
   1    an expectation failed
   2    a file or an expectation is malformed (named with file and line),
-       a bad flag, or nothing named to check
+       a bad flag, nothing named to check, or a --junit path that cannot
+       be created
   3    a run is over --max-requests or --max-memory
-  4    an internal or store error, or the JUnit report not written
+  4    an internal or store error, or the JUnit report failed part way
   130  interrupted (nothing is printed, no report is written)`,
 		Example: `  ratelim check --builtins
   ratelim check scenarios/ --junit report.xml
