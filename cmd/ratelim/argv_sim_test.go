@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -211,7 +212,9 @@ func TestCheckArgvToOptions(t *testing.T) {
 		func() checkOptions { return checkOptions{Paths: []string{}, Format: "text", Limits: limits} },
 		func(p *parsed) *checkOptions { return p.check },
 		[]argvCase[checkOptions]{
-			{line: "check"},
+			{line: "check", code: exitBadInput},
+			{line: "check --builtins", want: func(o *checkOptions) { o.Builtins = true }},
+			{line: "check nat --builtins", want: func(o *checkOptions) { o.Paths, o.Builtins = []string{"nat"}, true }},
 			{line: "check nat window-boundary --format json", want: func(o *checkOptions) { o.Paths, o.Format = []string{"nat", "window-boundary"}, "json" }},
 			{line: "check nat --junit report.xml --store miniredis", want: func(o *checkOptions) { o.Paths, o.JUnit, o.Store = []string{"nat"}, "report.xml", "miniredis" }},
 			{line: "check nat --max-requests 100000 --max-memory 2GB --parallel 1", want: func(o *checkOptions) {
@@ -286,7 +289,7 @@ func TestCompareArgvToPlan(t *testing.T) {
 
 func TestCheckArgvToPlan(t *testing.T) {
 	testPlans(t, []planCase{
-		{line: "check", check: func(t *testing.T, p *parsed) {
+		{line: "check --builtins", check: func(t *testing.T, p *parsed) {
 			if len(p.checkPlan.files) != len(scenarios.Builtin()) || boundsOf(p.checkPlan.simOpts) != defaultBounds {
 				t.Errorf("%d files with %+v, want every built-in with the default bounds", len(p.checkPlan.files), p.checkPlan.simOpts)
 			}
@@ -304,6 +307,22 @@ func TestCheckArgvToPlan(t *testing.T) {
 		{line: "check -", stdin: smallScenario, check: func(t *testing.T, p *parsed) {
 			if len(p.checkPlan.files) != 1 || scenarioLabel(p.checkPlan.files[0]) != "stdin" {
 				t.Errorf("files %v, want stdin alone", p.checkPlan.files)
+			}
+		}},
+		{line: "check nat --builtins", check: func(t *testing.T, p *parsed) {
+			if n := len(p.checkPlan.files); n != len(scenarios.Builtin())+1 {
+				t.Errorf("%d files, want every built-in and nat again", n)
+			}
+		}},
+		// A file that cannot be opened is its entry's error, planned
+		// beside the others, which still run.
+		{line: "check nat no-such-file.yaml window-boundary", check: func(t *testing.T, p *parsed) {
+			var labels []string
+			for _, e := range p.checkPlan.entries {
+				labels = append(labels, fmt.Sprintf("%s/%v", e.label, e.err != nil))
+			}
+			if got := strings.Join(labels, " "); got != "nat/false no-such-file.yaml/true window-boundary/false" || len(p.checkPlan.files) != 2 {
+				t.Errorf("entries %s with %d files, want nat and window-boundary planned and the missing file an error", got, len(p.checkPlan.files))
 			}
 		}},
 	})
@@ -343,6 +362,9 @@ func TestCompareRefusesBadFlags(t *testing.T) {
 
 func TestCheckRefusesBadFlags(t *testing.T) {
 	testRefusals(t, []refusal{
+		// Nothing named fails, so that an empty $FILES in CI does not pass.
+		{"check", exitBadInput, []string{"nothing to check", "--builtins"}},
+		{"check --junit report.xml", exitBadInput, []string{"nothing to check", "--builtins"}},
 		{"check --format json5", exitBadInput, []string{"--format", `"json5"`, "text or json"}},
 		{"check --junit", exitBadInput, []string{"--junit", "needs an argument"}},
 		{"check --max-requests 0", exitBadInput, []string{"--max-requests"}},
@@ -351,7 +373,7 @@ func TestCheckRefusesBadFlags(t *testing.T) {
 		{"check --servers 2", exitBadInput, []string{"unknown flag: --servers"}},
 		// --store is read as the file's field, as sim's is: a URL with no
 		// host would otherwise dial go-redis's default, localhost:6379.
-		{"check --store redis://", exitBadInput, []string{"--store", "no host"}},
+		{"check nat --store redis://", exitBadInput, []string{"--store", "no host"}},
 		{"check nat --store bogus", exitBadInput, []string{"--store", `"bogus"`, "redis+cluster://"}},
 		{"check nat --store http://cache:6379", exitBadInput, []string{"--store", `"http"`}},
 	})

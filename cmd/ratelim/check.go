@@ -12,38 +12,52 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
 
 type checkOptions struct {
 	streams
-	Paths  []string
-	JUnit  string
-	Format string
-	Store  string
-	Limits runLimits
+	Paths    []string
+	Builtins bool
+	JUnit    string
+	Format   string
+	Store    string
+	Limits   runLimits
 }
 
 func newCmdCheck(s streams, runF func(*checkOptions) error) *cobra.Command {
 	opts := &checkOptions{streams: s}
 	cmd := &cobra.Command{
-		Use:   "check [FILE|DIR ...]",
+		Use:   "check [FILE|DIR|NAME ...] [--builtins]",
 		Short: "Run scenarios and check their expect: lines (exit 1 on any failure)",
-		Long: `Run each scenario given (every built-in when none is; a directory means its
-*.yaml files) and check its expect: lines against the result. Each
+		Long: `Run each scenario given (a directory means its *.yaml files, a name a
+built-in; --builtins adds every built-in) and check its expect: lines
+against the result. Naming nothing is an error (exit 2), so that an empty
+list in a CI script fails rather than checks something else. Each
 expectation prints ok or FAIL with the figure it got; a glob subject
 ("bastion-*") is checked for each client it matches. An expectation with
 with: runs the scenario again with those overrides.
 
-Exit status: 0 when every expectation holds, 1 when any fails, 2 when a file
-or an expectation is malformed (named with file and line), 3 when a run is
-over --max-requests or --max-memory, 4 on an internal or store error, 130
-when interrupted (see 'ratelim --help').`,
-		Example: `  ratelim check
+A file that cannot be checked (malformed, or its run over a bound) prints
+ERROR and is an errored test case in --junit; the other files still run,
+and the JUnit report is written whatever they found.
+
+Exit status, the worst seen when files differ (4 > 2 > 3 > 1 > 0):
+  0    every expectation holds
+  1    an expectation failed
+  2    a file or an expectation is malformed (named with file and line),
+       a bad flag, nothing named to check, or a --junit path that cannot
+       be created
+  3    a run is over --max-requests or --max-memory
+  4    an internal or store error, or the JUnit report failed part way
+  130  interrupted (nothing is printed, no report is written)`,
+		Example: `  ratelim check --builtins
   ratelim check scenarios/ --junit report.xml
   ratelim check my-limits.yaml --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -55,7 +69,8 @@ when interrupted (see 'ratelim --help').`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.JUnit, "junit", "", "also write a JUnit XML report to this file")
+	f.BoolVar(&opts.Builtins, "builtins", false, "check every built-in scenario (with any files named)")
+	f.StringVar(&opts.JUnit, "junit", "", "also write a JUnit XML report to this file (written even when a file cannot be checked)")
 	f.StringVar(&opts.Format, "format", "text", "output: text or json")
 	f.StringVar(&opts.Store, "store", "", "run every scenario on this store: memory, miniredis or redis://host:port")
 	addLimitFlags(f, &opts.Limits, true)
@@ -64,13 +79,24 @@ when interrupted (see 'ratelim --help').`,
 
 // checkJob is one run a check needs: a scenario, with one with: variant.
 type checkJob struct {
+	entry int // the index of its checkEntry
 	file  *scenarios.File
 	label string
 	with  map[string]string
 	exps  []*scenarios.Expectation
 }
 
-// checkLine is one outcome as reported.
+// checkEntry is one scenario a check was asked for, in the order named:
+// its file, or what kept it from being opened or planned. An entry with an
+// error is reported as one errored case and runs nothing; the others run.
+type checkEntry struct {
+	label string
+	file  *scenarios.File // nil when it could not be opened
+	err   error
+}
+
+// checkLine is one outcome as reported: an expectation checked on one
+// subject, or (Error set) one that could not be checked.
 type checkLine struct {
 	File    string  `json:"file"`
 	Line    int     `json:"line"`
@@ -78,20 +104,33 @@ type checkLine struct {
 	Subject string  `json:"subject"`
 	Got     float64 `json:"got"`
 	OK      bool    `json:"ok"`
+	// Error says why it could not be checked: the file is malformed, or
+	// its run failed or was over a bound. Added to v1; such a line is
+	// never OK, so a reader that does not know the field counts it failed.
+	Error string `json:"error,omitempty"`
+	// name is its JUnit test case: the claim and its with:, never the
+	// line, so that an edit that moves lines keeps the case's history.
+	name    string
 	outcome scenarios.Outcome
 }
 
 // checkPlan is what `ratelim check` runs: a scenario per job, each job
 // one file's expectations that share a with:.
 type checkPlan struct {
-	files   []*scenarios.File
+	entries []checkEntry
+	files   []*scenarios.File // the entries planned, which run
 	jobs    []checkJob
 	scs     []sim.Scenario
 	simOpts sim.Options
 }
 
+// errNothingToCheck is a check that names nothing: an empty $FILES in a CI
+// script must fail, not check something else and pass.
+var errNothingToCheck = badInput("nothing to check: name scenario files, directories or built-ins (e.g. ratelim check scenarios/), or pass --builtins to check every built-in")
+
 // planCheck checks opts, opens the files and makes each job's scenario,
-// running nothing.
+// running nothing. A bad flag is its error; a file that cannot be opened
+// or planned is its entry's error, so that the others still run.
 func planCheck(opts *checkOptions) (*checkPlan, error) {
 	if err := checkFormat(opts.Format, "text", "json"); err != nil {
 		return nil, err
@@ -100,91 +139,149 @@ func planCheck(opts *checkOptions) (*checkPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := checkFiles(opts.Paths, opts.In)
-	if err != nil {
-		return nil, err
+	if len(opts.Paths) == 0 && !opts.Builtins {
+		return nil, errNothingToCheck
 	}
-	p := &checkPlan{files: files, simOpts: simOpts}
-	for _, f := range files {
-		label := scenarioLabel(f)
-		base := f.Scenario
-		if opts.Store != "" {
-			// Read as the file's topology.store is, and as sim's --store.
-			if base, err = scenarios.Override(base, map[string]string{"store": opts.Store}, scenarios.FlagField); err != nil {
+	p := &checkPlan{entries: checkEntries(opts.Paths, opts.Builtins, opts.In), simOpts: simOpts}
+	// A --store that cannot be read is the flag's fault, not a file's: it
+	// is refused once, read on the first file that opened, as sim's is.
+	for _, e := range p.entries {
+		if e.err == nil && opts.Store != "" {
+			if _, err := scenarios.Override(e.file.Scenario, map[string]string{"store": opts.Store}, scenarios.FlagField); err != nil {
 				return nil, usageError{err}
 			}
+			break
 		}
-		groups := map[string]*checkJob{}
-		var order []string
-		for i := range f.Expect {
-			e := &f.Expect[i]
-			id := withID(e.With)
-			if groups[id] == nil {
-				groups[id] = &checkJob{file: f, label: label, with: e.With}
-				order = append(order, id)
-			}
-			groups[id].exps = append(groups[id].exps, e)
+	}
+	for i := range p.entries {
+		e := &p.entries[i]
+		if e.err != nil {
+			continue
 		}
-		for _, id := range order {
-			job := groups[id]
-			sc, err := scenarios.Override(base, job.with, func(name string) string { return "with." + name })
-			if err != nil {
-				return nil, usageError{fmt.Errorf("%s:%d: %w", label, job.exps[0].Line, err)}
-			}
-			p.jobs = append(p.jobs, *job)
-			p.scs = append(p.scs, sc)
+		jobs, scs, err := planFile(i, e.file, opts.Store)
+		if err != nil {
+			e.err = err
+			continue
 		}
+		p.files = append(p.files, e.file)
+		p.jobs = append(p.jobs, jobs...)
+		p.scs = append(p.scs, scs...)
 	}
 	return p, nil
 }
 
+// planFile makes the runs of one file's expectations: one per with:.
+func planFile(entry int, f *scenarios.File, store string) ([]checkJob, []sim.Scenario, error) {
+	label := scenarioLabel(f)
+	base := f.Scenario
+	if store != "" {
+		// Read as the file's topology.store is, and as sim's --store.
+		var err error
+		if base, err = scenarios.Override(base, map[string]string{"store": store}, scenarios.FlagField); err != nil {
+			return nil, nil, usageError{err}
+		}
+	}
+	groups := map[string]*checkJob{}
+	var order []string
+	for i := range f.Expect {
+		e := &f.Expect[i]
+		id := withID(e.With)
+		if groups[id] == nil {
+			groups[id] = &checkJob{entry: entry, file: f, label: label, with: e.With}
+			order = append(order, id)
+		}
+		groups[id].exps = append(groups[id].exps, e)
+	}
+	var jobs []checkJob
+	var scs []sim.Scenario
+	for _, id := range order {
+		job := groups[id]
+		sc, err := scenarios.Override(base, job.with, func(name string) string { return "with." + name })
+		if err != nil {
+			return nil, nil, usageError{fmt.Errorf("%s:%d: %w", label, job.exps[0].Line, err)}
+		}
+		jobs = append(jobs, *job)
+		scs = append(scs, sc)
+	}
+	return jobs, scs, nil
+}
+
 func checkRun(ctx context.Context, opts *checkOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	p, err := planCheck(opts)
 	if err != nil {
 		return err
 	}
-	files, jobs, scs, simOpts := p.files, p.jobs, p.scs, p.simOpts
-	results, errs := sim.RunAll(ctx, scs, simOpts, opts.Limits.Workers)
-	var lines []checkLine
-	suites := map[string][]checkLine{}
-	var suiteOrder []string
-	for i, job := range jobs {
-		if err := runError(opts.ErrOut, job.label, errs[i]); err != nil {
-			return err
+	results, runErrs := sim.RunAll(ctx, p.scs, p.simOpts, opts.Limits.Workers)
+	if ctx.Err() != nil {
+		for _, err := range runErrs {
+			if errors.Is(err, context.Canceled) {
+				return err
+			}
+		}
+	}
+	// Each entry's lines, in the order named; an entry's in line order,
+	// whatever order its runs finished in.
+	perEntry := make([][]checkLine, len(p.entries))
+	var errs []error
+	failLine := func(entry int, l checkLine, err error) {
+		l.Error = errorText(err)
+		if !strings.HasPrefix(l.Error, l.File) {
+			l.Error = l.File + ": " + l.Error
+		}
+		perEntry[entry] = append(perEntry[entry], l)
+		errs = append(errs, err)
+	}
+	for i, e := range p.entries {
+		if e.err != nil {
+			failLine(i, checkLine{File: e.label, Text: "scenario file", name: "scenario file"}, e.err)
+		}
+	}
+	for i, job := range p.jobs {
+		with := withText(job.with)
+		if err := runError(opts.ErrOut, job.label, runErrs[i]); err != nil {
+			l := checkLine{File: job.label, Text: "run" + with, name: "run" + with}
+			if len(job.with) > 0 {
+				l.Line = job.exps[0].Line
+			}
+			failLine(job.entry, l, err)
+			continue
 		}
 		for _, e := range job.exps {
 			outs, err := scenarios.Evaluate(job.label, e, results[i])
 			if err != nil {
-				return usageError{err}
+				failLine(job.entry, checkLine{File: job.label, Line: e.Line, Text: e.Text + with, name: e.Text + with}, usageError{err})
+				continue
 			}
 			for _, o := range outs {
-				l := checkLine{File: job.label, Line: e.Line, Text: o.String(), Subject: o.Subject, Got: o.Got, OK: o.OK, outcome: o}
-				lines = append(lines, l)
-				if _, seen := suites[job.label]; !seen {
-					suiteOrder = append(suiteOrder, job.label)
-				}
-				suites[job.label] = append(suites[job.label], l)
+				perEntry[job.entry] = append(perEntry[job.entry], checkLine{
+					File: job.label, Line: e.Line, Text: o.String(), Subject: o.Subject, Got: o.Got, OK: o.OK,
+					name: o.Claim() + with, outcome: o,
+				})
 			}
 		}
 	}
-	// Lines in file order, then line order, whatever order runs finished in.
-	sort.SliceStable(lines, func(i, j int) bool {
-		if lines[i].File != lines[j].File {
-			return fileIndex(files, lines[i].File) < fileIndex(files, lines[j].File)
+	var lines []checkLine
+	passed, failed, errored := 0, 0, 0
+	for i := range perEntry {
+		sort.SliceStable(perEntry[i], func(a, b int) bool { return perEntry[i][a].Line < perEntry[i][b].Line })
+		for _, l := range perEntry[i] {
+			switch {
+			case l.Error != "":
+				errored++
+			case l.OK:
+				passed++
+			default:
+				failed++
+			}
 		}
-		return lines[i].Line < lines[j].Line
-	})
-	passed, failed := 0, 0
-	for _, l := range lines {
-		if l.OK {
-			passed++
-		} else {
-			failed++
-		}
+		lines = append(lines, perEntry[i]...)
 	}
 	if opts.JUnit != "" {
-		if err := writeJUnitFile(opts.JUnit, suiteOrder, suites); err != nil {
-			return err
+		if err := writeJUnitFile(opts.JUnit, p.entries, perEntry); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if opts.Format == "json" {
@@ -198,24 +295,35 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 			Schema  string      `json:"schema"`
 			Passed  int         `json:"passed"`
 			Failed  int         `json:"failed"`
+			Errors  int         `json:"errors"`
 			Results []checkLine `json:"results"`
-		}{"ratelim.check/v1", passed, failed, lines}); err != nil {
+		}{"ratelim.check/v1", passed, failed, errored, lines}); err != nil {
 			return err
 		}
 	} else {
 		for _, l := range lines {
-			verdict := "ok  "
-			if !l.OK {
-				verdict = "FAIL"
-			}
-			fmt.Fprintf(opts.Out, "%s %s:%d: %s\n", verdict, l.File, l.Line, l.Text)
-		}
-		for _, f := range files {
-			if len(f.Expect) == 0 {
-				fmt.Fprintf(opts.Out, "note %s: no expect: lines, nothing checked\n", scenarioLabel(f))
+			switch {
+			case l.Error != "":
+				fmt.Fprintf(opts.Out, "ERROR %s\n", l.Error)
+			case l.OK:
+				fmt.Fprintf(opts.Out, "ok   %s:%d: %s\n", l.File, l.Line, l.Text)
+			default:
+				fmt.Fprintf(opts.Out, "FAIL %s:%d: %s\n", l.File, l.Line, l.Text)
 			}
 		}
-		fmt.Fprintf(opts.Out, "%d passed, %d failed\n", passed, failed)
+		for _, e := range p.entries {
+			if e.err == nil && len(e.file.Expect) == 0 {
+				fmt.Fprintf(opts.Out, "note %s: no expect: lines, nothing checked\n", e.label)
+			}
+		}
+		fmt.Fprintf(opts.Out, "%d passed, %d failed", passed, failed)
+		if errored > 0 {
+			fmt.Fprintf(opts.Out, ", %d could not be checked", errored)
+		}
+		fmt.Fprintln(opts.Out)
+	}
+	if len(errs) > 0 {
+		return worstError(errs)
 	}
 	if failed > 0 {
 		return errChecksFailed
@@ -227,21 +335,88 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 // lines above have said which.
 var errChecksFailed = errors.New("some expectations failed")
 
-func fileIndex(files []*scenarios.File, label string) int {
-	for i, f := range files {
-		if scenarioLabel(f) == label {
-			return i
-		}
+// checkSeverity orders exit codes for a check whose files ended
+// differently: the worst decides the exit. An internal or store error (4)
+// is worst: no result of the run can be trusted. A malformed file (2)
+// comes next: it must be edited before it checks anything. A run over a
+// bound (3) is a file that is right but too big for the bounds given; a
+// failed expectation (1) is the check working.
+func checkSeverity(code int) int {
+	switch code {
+	case exitInternal:
+		return 4
+	case exitBadInput:
+		return 3
+	case exitTooBig:
+		return 2
+	case exitFailed:
+		return 1
 	}
-	return len(files)
+	return 0
 }
 
-// checkFiles opens what the arguments name: files, directories of *.yaml,
-// - for a scenario on stdin, or, with none, every built-in.
-func checkFiles(paths []string, stdin io.Reader) ([]*scenarios.File, error) {
+// checkErrors are the errors of a check's files, all printed as ERROR
+// lines; it exits as the worst of them.
+type checkErrors struct {
+	errs  []error
+	worst error
+}
+
+func (e checkErrors) Error() string {
+	if len(e.errs) == 1 {
+		return errorText(e.worst)
+	}
+	return fmt.Sprintf("%d checks could not run (each an ERROR in the results); the worst: %s", len(e.errs), errorText(e.worst))
+}
+
+func (e checkErrors) Unwrap() error { return e.worst }
+
+// worstError is errs as one error that exits with the worst of their
+// codes (the first of those, in the order named).
+func worstError(errs []error) error {
+	worst := errs[0]
+	for _, err := range errs[1:] {
+		if checkSeverity(exitCode(context.Background(), err)) > checkSeverity(exitCode(context.Background(), worst)) {
+			worst = err
+		}
+	}
+	return checkErrors{errs: errs, worst: worst}
+}
+
+// checkEntries opens what the arguments name, in order: files,
+// directories of *.yaml, built-in names, - for a scenario on stdin; and,
+// with builtins, every built-in first.
+func checkEntries(paths []string, builtins bool, stdin io.Reader) []checkEntry {
 	var names []string
-	if len(paths) == 0 {
+	if builtins {
 		names = scenarios.Builtin()
+	}
+	var entries []checkEntry
+	open := func(n string) {
+		var f *scenarios.File
+		var err error
+		if n == "-" {
+			if stdin == nil {
+				entries = append(entries, checkEntry{label: "stdin", err: badInput("-: no standard input to read the scenario from")})
+				return
+			}
+			f, err = scenarios.Read("stdin", stdin)
+			stdin = nil // read once
+		} else {
+			f, err = scenarios.Open(n)
+		}
+		if err != nil {
+			label := n
+			if n == "-" {
+				label = "stdin"
+			}
+			entries = append(entries, checkEntry{label: label, err: usageError{err}})
+			return
+		}
+		entries = append(entries, checkEntry{label: scenarioLabel(f), file: f})
+	}
+	for _, n := range names {
+		open(n)
 	}
 	for _, p := range paths {
 		info, err := os.Stat(p)
@@ -251,32 +426,24 @@ func checkFiles(paths []string, stdin io.Reader) ([]*scenarios.File, error) {
 			matches = append(matches, yml...)
 			sort.Strings(matches)
 			if len(matches) == 0 {
-				return nil, badInput("%s: no *.yaml files in this directory", p)
+				entries = append(entries, checkEntry{label: p, err: badInput("%s: no *.yaml files in this directory", p)})
 			}
-			names = append(names, matches...)
+			for _, m := range matches {
+				open(m)
+			}
 			continue
 		}
-		names = append(names, p)
+		open(p)
 	}
-	var files []*scenarios.File
-	for _, n := range names {
-		var f *scenarios.File
-		var err error
-		if n == "-" {
-			if stdin == nil {
-				return nil, badInput("-: no standard input to read the scenario from")
-			}
-			f, err = scenarios.Read("stdin", stdin)
-			stdin = nil // read once
-		} else {
-			f, err = scenarios.Open(n)
-		}
-		if err != nil {
-			return nil, usageError{err}
-		}
-		files = append(files, f)
+	return entries
+}
+
+// withText is a with: as a case's name ends: " with on_error=fail-closed".
+func withText(with map[string]string) string {
+	if len(with) == 0 {
+		return ""
 	}
-	return files, nil
+	return " with " + strings.ReplaceAll(strings.TrimSuffix(withID(with), ";"), ";", ", ")
 }
 
 // withID is a canonical name of a with: map, to run each variant once.
@@ -294,11 +461,13 @@ func withID(with map[string]string) string {
 }
 
 // The JUnit XML schema that CI systems read: a testsuite per scenario, a
-// testcase per checked expectation, a failure element for each that failed.
+// testcase per checked expectation, a failure element for each that
+// failed, an error element for each file or run that could not be checked.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
@@ -306,6 +475,7 @@ type junitSuite struct {
 	Name      string      `xml:"name,attr"`
 	Tests     int         `xml:"tests,attr"`
 	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
 	Timestamp string      `xml:"timestamp,attr,omitempty"`
 	Cases     []junitCase `xml:"testcase"`
 }
@@ -314,6 +484,7 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Error     *junitFailure `xml:"error,omitempty"`
 }
 
 type junitFailure struct {
@@ -321,20 +492,32 @@ type junitFailure struct {
 	Body    string `xml:",chardata"`
 }
 
-func writeJUnit(w io.Writer, order []string, suites map[string][]checkLine) error {
+// writeJUnit writes a suite per entry, its cases lines[i].
+func writeJUnit(w io.Writer, entries []checkEntry, lines [][]checkLine) error {
 	doc := junitSuites{}
-	for _, name := range order {
-		s := junitSuite{Name: name}
-		for _, l := range suites[name] {
-			// The case is named by its claim, not what it got, so that a
-			// CI system tracks one case across runs whose figures change.
-			c := junitCase{Name: fmt.Sprintf("%s:%d: %s", l.File, l.Line, l.outcome.Claim()), Classname: strings.TrimSuffix(filepath.Base(name), ".yaml")}
-			if !l.OK {
+	for i, e := range entries {
+		s := junitSuite{Name: e.label}
+		class := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(e.label), ".yaml"), ".yml")
+		seen := map[string]int{}
+		for _, l := range lines[i] {
+			// The case is named by its claim, not its line or what it
+			// got, so that a CI system tracks one case across runs whose
+			// figures change and edits that move lines.
+			name := l.name
+			if seen[l.name]++; seen[l.name] > 1 {
+				name = fmt.Sprintf("%s #%d", l.name, seen[l.name])
+			}
+			c := junitCase{Name: name, Classname: class}
+			switch {
+			case l.Error != "":
+				c.Error = &junitFailure{Message: l.Error, Body: l.Error}
+				s.Errors++
+			case !l.OK:
 				got := l.outcome.GotText
 				if got == "" {
 					got = strconv.FormatFloat(l.Got, 'g', -1, 64)
 				}
-				c.Failure = &junitFailure{Message: "got " + got, Body: l.Text}
+				c.Failure = &junitFailure{Message: "got " + got, Body: fmt.Sprintf("%s:%d: %s", l.File, l.Line, l.Text)}
 				s.Failures++
 			}
 			s.Cases = append(s.Cases, c)
@@ -342,6 +525,7 @@ func writeJUnit(w io.Writer, order []string, suites map[string][]checkLine) erro
 		}
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
+		doc.Errors += s.Errors
 		doc.Suites = append(doc.Suites, s)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
@@ -358,8 +542,8 @@ func writeJUnit(w io.Writer, order []string, suites map[string][]checkLine) erro
 
 // writeJUnitFile writes the report atomically: a temporary file renamed
 // into place, so a CI system never reads half a report.
-func writeJUnitFile(path string, order []string, suites map[string][]checkLine) error {
-	return writeFileAtomic(path, func(w io.Writer) error { return writeJUnit(w, order, suites) })
+func writeJUnitFile(path string, entries []checkEntry, lines [][]checkLine) error {
+	return writeFileAtomic(path, func(w io.Writer) error { return writeJUnit(w, entries, lines) })
 }
 
 func writeFileAtomic(path string, write func(io.Writer) error) error {
@@ -423,9 +607,10 @@ func otherRuns(n int) string {
 	return fmt.Sprintf("%d more need other runs (with: …)", n)
 }
 
-// writeExpectations is the table's summary of r.Expectations: a count, and
-// each one that failed.
-func writeExpectations(w io.Writer, r *sim.Result, skipped int) {
+// writeExpectations is the table's summary of r.Expectations, the file's
+// expect: lines: a count, and each that failed as check prints it (file and
+// line, the claim, what was got), wrapped at 80 columns.
+func writeExpectations(w io.Writer, file *scenarios.File, r *sim.Result, skipped int) {
 	if len(r.Expectations) == 0 && skipped == 0 {
 		return
 	}
@@ -435,14 +620,45 @@ func writeExpectations(w io.Writer, r *sim.Result, skipped int) {
 			ok++
 		}
 	}
-	fmt.Fprintf(w, "\nexpect: %d of %d hold", ok, len(r.Expectations))
+	label := scenarioLabel(file)
+	summary := fmt.Sprintf("expect: %d of %d hold", ok, len(r.Expectations))
 	if skipped > 0 {
-		fmt.Fprintf(w, "; %s: ratelim check", otherRuns(skipped))
+		check := "ratelim check " + shellWord(label)
+		if file.Path == "stdin" {
+			check = "ratelim check FILE"
+		}
+		summary += "; " + otherRuns(skipped) + ":"
+		// The command whole, on a line of its own if the line is full.
+		if utf8.RuneCountInString(summary)+1+utf8.RuneCountInString(check) <= 80 {
+			summary += " " + check
+		} else {
+			summary += "\n  " + check
+		}
 	}
-	fmt.Fprintln(w)
-	for _, e := range r.Expectations {
-		if !e.OK {
-			fmt.Fprintf(w, "  FAIL %s (got %s)\n", e.Text, e.GotText())
+	fmt.Fprintf(w, "\n%s\n", summary)
+	// The failures again, with their lines: r.Expectations keeps the
+	// claims alone, for the result's readers.
+	for i := range file.Expect {
+		e := &file.Expect[i]
+		if len(e.With) > 0 {
+			continue
+		}
+		outs, err := scenarios.Evaluate(label, e, r)
+		if err != nil {
+			continue // fillExpectations refused it before the table
+		}
+		for _, o := range outs {
+			if o.OK {
+				continue
+			}
+			const prefix, indent = "  FAIL ", "       "
+			for j, line := range report.Wrap(fmt.Sprintf("%s:%d: %s", label, e.Line, o.String()), 80-len(prefix)) {
+				if j == 0 {
+					fmt.Fprintln(w, prefix+line)
+				} else {
+					fmt.Fprintln(w, indent+line)
+				}
+			}
 		}
 	}
 }

@@ -344,7 +344,7 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 		return err
 	}
 	if opts.Format == "table" && !opts.Quiet {
-		writeExpectations(opts.Out, res.Result, skipped)
+		writeExpectations(opts.Out, file, res.Result, skipped)
 	}
 	// Written first, so the figures show what went unanswered; then a
 	// target that answered nothing is the run's failure (exit 4), never

@@ -128,9 +128,11 @@ func reportRun(ctx context.Context, opts *reportOptions) error {
 			return err
 		}
 		if skipped > 0 {
-			check := "ratelim check"
+			// Checking names what to check: the scenario read from
+			// standard input is a file the reader has.
+			check := "ratelim check FILE"
 			if opts.Scenario != "-" {
-				check += " " + shellWord(opts.Scenario)
+				check = "ratelim check " + shellWord(opts.Scenario)
 			}
 			note = fmt.Sprintf("%s: %s runs them.", otherRuns(skipped), check)
 		}

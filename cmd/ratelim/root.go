@@ -37,7 +37,8 @@ const exitCodesHelp = `Exit status:
   4    internal or environment error: a store lost mid-run, a load run
        whose targets answered no request, an output that failed part way,
        a bug in ratelim
-  130  interrupted (Ctrl-C or SIGTERM); stores were cleaned up first`
+  130  interrupted (Ctrl-C or SIGTERM); stores were cleaned up first
+ratelim check exits with the worst code its files saw: 4 > 2 > 3 > 1.`
 
 // streams are a command's input and outputs, injected so that commands run
 // in tests without a process.
@@ -155,6 +156,25 @@ func runWith(ctx context.Context, args []string, s streams, r runners) int {
 		fmt.Fprintln(s.ErrOut, "ratelim: interrupted")
 		return code
 	}
+	msg := errorText(err)
+	fmt.Fprintf(s.ErrOut, "ratelim: %s\n", msg)
+	// The usage hint helps with a command line, not with a file's
+	// content or a store that cannot be reached.
+	var fileErr *scenarios.Error
+	inFile := errors.As(err, &fileErr) && fileErr.File != ""
+	if code == exitBadInput && !inFile && !errors.As(err, new(*sim.SetupError)) {
+		fmt.Fprintln(s.ErrOut, "Run 'ratelim --help' for usage.")
+	}
+	var ie *sim.InternalError
+	if errors.As(err, &ie) {
+		fmt.Fprintf(s.ErrOut, "%s\n", ie.Stack)
+	}
+	return code
+}
+
+// errorText is err as the user reads it: a bound or an option of the
+// libraries named as the flag that sets it.
+func errorText(err error) string {
 	msg := err.Error()
 	// A bound of the library's options is a flag here.
 	var tb *sim.TooBigError
@@ -171,19 +191,7 @@ func runWith(ctx context.Context, args []string, s streams, r runners) int {
 		}
 		msg = strings.ReplaceAll(msg, "set AllowRemote", "pass --allow-remote")
 	}
-	fmt.Fprintf(s.ErrOut, "ratelim: %s\n", msg)
-	// The usage hint helps with a command line, not with a file's
-	// content or a store that cannot be reached.
-	var fileErr *scenarios.Error
-	inFile := errors.As(err, &fileErr) && fileErr.File != ""
-	if code == exitBadInput && !inFile && !errors.As(err, new(*sim.SetupError)) {
-		fmt.Fprintln(s.ErrOut, "Run 'ratelim --help' for usage.")
-	}
-	var ie *sim.InternalError
-	if errors.As(err, &ie) {
-		fmt.Fprintf(s.ErrOut, "%s\n", ie.Stack)
-	}
-	return code
+	return msg
 }
 
 // exitCode sorts err into the documented exit codes. Too big is checked

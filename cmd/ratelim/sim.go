@@ -314,7 +314,7 @@ func simRun(ctx context.Context, opts *simOptions) error {
 		return err
 	}
 	if opts.Format == "table" && !opts.Quiet {
-		writeExpectations(opts.Out, r, skipped)
+		writeExpectations(opts.Out, file, r, skipped)
 	}
 	return nil
 }

@@ -242,7 +242,7 @@ func TestCheckJUnitParses(t *testing.T) {
 }
 
 func TestCheckBuiltinsPass(t *testing.T) {
-	code, out, errOut := runArgs("check")
+	code, out, errOut := runArgs("check", "--builtins")
 	if code != exitOK {
 		t.Fatalf("the built-ins' own expectations: exit %d\n%s%s", code, out, errOut)
 	}

@@ -221,7 +221,7 @@ func simVersus(ctx context.Context, opts *simOptions, file *scenarios.File, a *s
 	if err := writeVersus(opts.Out, a, b, labelA, labelB, opts.Wide); err != nil {
 		return err
 	}
-	writeExpectations(opts.Out, a, skipped)
+	writeExpectations(opts.Out, file, a, skipped)
 	return nil
 }
 
