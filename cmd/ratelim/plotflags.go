@@ -110,16 +110,19 @@ func (p *plotFlags) options() plots.Options {
 	return plots.Options{Width: vg.Length(p.Width) * vg.Inch, Height: vg.Length(p.Height) * vg.Inch, Format: p.format, By: p.By, Focus: p.Focus}
 }
 
-// render writes the plot to p.Path, if one was asked for. An unwritable
-// path is bad input; nothing half-written is left behind either way.
+// render writes the plot to p.Path, if one was asked for, by writeOutput.
+// An unwritable path is bad input, and so is a plot that cannot be drawn
+// (too big); nothing half-written is left behind either way.
 func (p *plotFlags) render(draw func(io.Writer) error) error {
 	if p.Path == "" {
 		return nil
 	}
-	if err := plots.WriteFile(p.Path, draw); err != nil {
+	var drawErr error
+	err := writeOutput(p.Path, nil, func(w io.Writer) error { drawErr = draw(w); return drawErr })
+	if err != nil && err == drawErr {
 		return usageError{err}
 	}
-	return nil
+	return err
 }
 
 func renderTimeline(w io.Writer, r *sim.Result, p plotFlags) error {
