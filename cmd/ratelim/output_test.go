@@ -181,6 +181,13 @@ func TestOutputPathsDoNoHarm(t *testing.T) {
 			},
 		},
 	}
+	// A plot has no place on standard output, where the table goes.
+	for _, path := range []string{"-", "/dev/stdout"} {
+		code, _, stderr := runArgs("sim", "nat", "--plot", path)
+		if code != exitBadInput || !strings.Contains(stderr, "--plot: an image does not go to standard output") {
+			t.Errorf("sim --plot %s: exit %d, %q; want 2 saying why", path, code, stderr)
+		}
+	}
 	for _, tt := range tests {
 		for _, w := range outputWriters {
 			if tt.only != nil && !contains(tt.only, w.name) {

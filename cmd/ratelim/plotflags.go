@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/ratelim/ratelim/internal/outfile"
 	"github.com/ratelim/ratelim/plots"
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/sim"
@@ -89,6 +90,9 @@ func checkOutputFlags(format string, plot *plotFlags) error {
 func (p *plotFlags) check() error {
 	if p.Path == "" {
 		return nil
+	}
+	if outfile.IsStdout(p.Path) {
+		return badInput("--plot: an image does not go to standard output, where the table goes (want a file such as out.png)")
 	}
 	// An animation is drawn here from the plots' PNG frames, so plots
 	// does not know the extension.
