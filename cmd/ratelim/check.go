@@ -280,7 +280,7 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 		lines = append(lines, perEntry[i]...)
 	}
 	if opts.JUnit != "" {
-		if err := writeJUnitFile(opts.JUnit, p.entries, perEntry); err != nil {
+		if err := writeOutput(opts.JUnit, opts.Out, func(w io.Writer) error { return writeJUnit(w, p.entries, perEntry) }); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -538,39 +538,6 @@ func writeJUnit(w io.Writer, entries []checkEntry, lines [][]checkLine) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
-}
-
-// writeJUnitFile writes the report atomically: a temporary file renamed
-// into place, so a CI system never reads half a report.
-func writeJUnitFile(path string, entries []checkEntry, lines [][]checkLine) error {
-	return writeFileAtomic(path, func(w io.Writer) error { return writeJUnit(w, entries, lines) })
-}
-
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return badInput("cannot write %s: it is a directory (want a file name, e.g. inside it)", path)
-	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return badInput("cannot write %s: %v", path, errors.Unwrap(err))
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	// CreateTemp makes the file private; a report is for the CI to read.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return badInput("cannot write %s: %v", path, err)
-	}
-	return nil
 }
 
 // fillExpectations evaluates the file's expect: lines that need no other

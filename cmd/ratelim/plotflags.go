@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/ratelim/ratelim/internal/outfile"
 	"github.com/ratelim/ratelim/plots"
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/sim"
@@ -90,6 +91,9 @@ func (p *plotFlags) check() error {
 	if p.Path == "" {
 		return nil
 	}
+	if outfile.IsStdout(p.Path) {
+		return badInput("--plot: an image does not go to standard output, where the table goes (want a file such as out.png)")
+	}
 	// An animation is drawn here from the plots' PNG frames, so plots
 	// does not know the extension.
 	format := "gif"
@@ -110,16 +114,19 @@ func (p *plotFlags) options() plots.Options {
 	return plots.Options{Width: vg.Length(p.Width) * vg.Inch, Height: vg.Length(p.Height) * vg.Inch, Format: p.format, By: p.By, Focus: p.Focus}
 }
 
-// render writes the plot to p.Path, if one was asked for. An unwritable
-// path is bad input; nothing half-written is left behind either way.
+// render writes the plot to p.Path, if one was asked for, by writeOutput.
+// An unwritable path is bad input, and so is a plot that cannot be drawn
+// (too big); nothing half-written is left behind either way.
 func (p *plotFlags) render(draw func(io.Writer) error) error {
 	if p.Path == "" {
 		return nil
 	}
-	if err := plots.WriteFile(p.Path, draw); err != nil {
+	var drawErr error
+	err := writeOutput(p.Path, nil, func(w io.Writer) error { drawErr = draw(w); return drawErr })
+	if err != nil && err == drawErr {
 		return usageError{err}
 	}
-	return nil
+	return err
 }
 
 func renderTimeline(w io.Writer, r *sim.Result, p plotFlags) error {

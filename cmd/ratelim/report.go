@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratelim/ratelim/internal/outfile"
 	"github.com/ratelim/ratelim/plots"
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
@@ -152,11 +153,11 @@ func reportRun(ctx context.Context, opts *reportOptions) error {
 		ExpectNote: note,
 	}
 	write := func(w io.Writer) error { return report.HTML(w, r, ropts) }
-	if opts.Output == "-" {
-		return write(opts.Out)
-	}
-	if err := writeFileAtomic(opts.Output, write); err != nil {
+	if err := writeOutput(opts.Output, opts.Out, write); err != nil {
 		return err
+	}
+	if outfile.IsStdout(opts.Output) {
+		return nil
 	}
 	fmt.Fprintf(opts.Out, "%s: %s\n", opts.Output, sim.Headline(r))
 	return nil
