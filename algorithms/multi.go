@@ -231,7 +231,8 @@ func (m *Multi) stepInto(subs, saved []State, ds []Decision, now Time, cost int6
 //     is back to full and a store may forget it.
 //
 // With every limit shadowed the request passes and all of them are
-// candidates to bind. The store's Redis path combines the Lua script's
+// candidates to bind; the Delay and Lease are those of the limits that
+// admitted it, as when all did. The store's Redis path combines the Lua script's
 // per-limit replies with it, so the memory store and Redis decide alike.
 func Combine(ds []Decision, shadow uint) Decision {
 	var d Decision
@@ -246,11 +247,19 @@ func combine(ds []Decision, shadow uint, out *Decision) {
 		return
 	}
 	if shadow&(1<<len(ds)-1) == 1<<len(ds)-1 {
-		// Every limit shadowed: all of them speak, none refuses.
+		// Every limit shadowed: all of them speak, none refuses, and the
+		// request passes as if all had admitted it. Each limit committed
+		// its step (no enforcing limit refused), so the lease a
+		// concurrency limit took and the wait a queue set are the
+		// caller's, refused by another or not: a lease not named here
+		// could never be given back.
 		combine(ds, 0, out)
 		if !out.Allowed {
-			*out = Decision{Allowed: true, WouldReject: true, Limit: out.Limit, Remaining: out.Remaining,
-				ResetAfter: out.ResetAfter, Binding: out.Binding, BindingResetAfter: out.BindingResetAfter}
+			out.Allowed, out.WouldReject, out.RetryAfter = true, true, 0
+			for i := range ds {
+				out.Delay = max(out.Delay, ds[i].Delay)
+				out.Lease = max(out.Lease, ds[i].Lease)
+			}
 		}
 		return
 	}

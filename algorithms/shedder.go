@@ -1,6 +1,11 @@
 package algorithms
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+)
 
 // Priority is how much a request matters when the fleet is short of
 // capacity: sheddable traffic (a crawler, a prefetch) goes first, normal
@@ -118,7 +123,28 @@ func (s *Shedder) StepPriority(prev State, now Time, cost int64, p Priority) (St
 }
 
 // ReserveOf returns the tokens a share of burst is: share × burst, rounded
-// down.
+// down, computed exactly on the decimal the share was written as (0.29,
+// not the float64 nearest it, 0.28999999999999998). A float product
+// rounds 0.29 × 100 to 28.999999999999996 and the reserve one token low.
+// The decimal is the shortest that reads back as share: the one a
+// scenario wrote, for any of up to 15 significant digits. A share that is
+// not a number or not above 0 keeps nothing; a product past int64
+// saturates (NewShedder refuses a reserve that is not below the burst).
 func ReserveOf(burst int64, share float64) int64 {
-	return int64(share * float64(burst))
+	if !(share > 0) || burst <= 0 {
+		return 0
+	}
+	if math.IsInf(share, 1) {
+		return math.MaxInt64
+	}
+	exact, ok := new(big.Rat).SetString(strconv.FormatFloat(share, 'g', -1, 64))
+	if !ok {
+		return 0 // FormatFloat of a finite float always parses
+	}
+	exact.Mul(exact, new(big.Rat).SetInt64(burst))
+	tokens := new(big.Int).Quo(exact.Num(), exact.Denom()) // both positive: rounds down
+	if !tokens.IsInt64() {
+		return math.MaxInt64
+	}
+	return tokens.Int64()
 }

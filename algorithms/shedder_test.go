@@ -1,6 +1,10 @@
 package algorithms
 
 import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
 	"testing"
 	"time"
 
@@ -91,5 +95,65 @@ func TestPropertyShedderKeepsItsReserves(t *testing.T) {
 			out[i] = outcome{r, d}
 		}
 		checkBucketBound(t, s.Params(), out)
+	})
+}
+
+// TestReserveOfIsExact: a share is the decimal a scenario wrote, and its
+// reserve is that decimal times the burst rounded down, computed exactly.
+// share × burst in float64 gave 0.29 of 100 as 28.999999999999996, so 28:
+// issue 27 counted 98 of 198,000 share/burst pairs a token low. Every
+// two-digit share against every burst to 2,000 here.
+func TestReserveOfIsExact(t *testing.T) {
+	for _, tc := range []struct {
+		burst int64
+		share float64
+		want  int64
+	}{
+		{100, 0.29, 29}, {100, 0.57, 57}, {1000, 0.2, 200}, {3, 0.5, 1},
+		{100, 0, 0}, {1 << 50, 0.5, 1 << 49}, {7, 1e-7, 0}, {10_000_000, 1e-7, 1},
+		{100, -0.1, 0}, {100, math.NaN(), 0},
+	} {
+		if got := ReserveOf(tc.burst, tc.share); got != tc.want {
+			t.Errorf("ReserveOf(%d, %v) = %d, want %d", tc.burst, tc.share, got, tc.want)
+		}
+	}
+	wrong := 0
+	for hundredths := int64(0); hundredths < 100; hundredths++ {
+		share, err := strconv.ParseFloat(fmt.Sprintf("0.%02d", hundredths), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for burst := int64(1); burst <= 2000; burst++ {
+			if got, want := ReserveOf(burst, share), hundredths*burst/100; got != want {
+				if wrong++; wrong <= 5 {
+					t.Errorf("ReserveOf(%d, %v) = %d, want %d", burst, share, got, want)
+				}
+			}
+		}
+	}
+	if wrong > 0 {
+		t.Errorf("%d of 200,000 share/burst pairs wrong", wrong)
+	}
+}
+
+// TestPropertyReserveOfIsTheDecimalRoundedDown: a share of up to nine
+// decimal digits, as a scenario writes it, of any burst a scenario
+// accepts (to 2^50): the reserve is the exact product rounded down.
+func TestPropertyReserveOfIsTheDecimalRoundedDown(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		digits := rapid.IntRange(1, 9).Draw(t, "digits")
+		scale := int64(math.Pow10(digits))
+		num := rapid.Int64Range(0, scale-1).Draw(t, "numerator")
+		burst := rapid.OneOf(rapid.Int64Range(1, 10_000), rapid.Int64Range(1, 1<<50)).Draw(t, "burst")
+		text := fmt.Sprintf("0.%0*d", digits, num)
+		share, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := new(big.Int).Mul(big.NewInt(num), big.NewInt(burst))
+		want.Quo(want, big.NewInt(scale))
+		if got := ReserveOf(burst, share); got != want.Int64() {
+			t.Fatalf("ReserveOf(%d, %s) = %d, want %s", burst, text, got, want)
+		}
 	})
 }

@@ -176,3 +176,31 @@ func TestTimesStreamServicesChecked(t *testing.T) {
 		}
 	}
 }
+
+// Every limit of a key in shadow mode, a concurrency limit among them:
+// the leases it takes are given back when each request is served, also
+// for a request the shadowed rate limit would have refused. A client at
+// 100/s served in 10 ms has one request in flight, so the concurrency
+// limit of 5 would refuse nothing, and the key would refuse what its rate
+// limit alone would. Issue 27: such leases were never given back, and
+// held the slots until their TTL.
+func TestEveryLimitShadowedGivesLeasesBack(t *testing.T) {
+	rateOnly := hammer(Shared, 1, RoundRobin)
+	rateOnly.Limit.Shadow = true
+	rateOnly.Clients[0].Traffic[0].Rate = perSecond(100)
+	rateOnly.Clients[0].Service = Service{Mean: 10 * time.Millisecond}
+	want := mustRun(t, rateOnly).Clients[0]
+	if want.WouldReject == 0 {
+		t.Fatal("the rate limit alone would refuse nothing: the test needs would-be refusals")
+	}
+	sc := rateOnly
+	sc.Limit.Name = "per-second"
+	sc.Also = []Limit{{Name: "in-flight", Algorithm: "concurrency", Params: algorithms.Params{Burst: 5, Window: 30 * time.Second}, Key: KeyAuto, Shadow: true}}
+	got := mustRun(t, sc).Clients[0]
+	if got.WouldReject != want.WouldReject || got.Allowed != got.Sent {
+		t.Errorf("every limit shadowed: would_reject %d, allowed %d of %d; want %d, the rate limit's alone, and all allowed", got.WouldReject, got.Allowed, got.Sent, want.WouldReject)
+	}
+	if got.RejectedBy["in-flight"] != 0 {
+		t.Errorf("rejected_by %v, want nothing refused", got.RejectedBy)
+	}
+}

@@ -240,7 +240,11 @@ func newRecording(sc Scenario, opts Options) (*sim, error) {
 // itself for the bucket algorithms (GCRA and the leaky bucket admit exactly
 // as it does), and the sliding log of the same limit for the window
 // algorithms, which approximate it. One atomic copy, no round trip, the
-// true clock, no faults.
+// true clock, no faults. The exact limiter enforces: a limit in shadow
+// mode is measured against what it would have refused, so what it let
+// through is a false allow. That holds for one limit (whose shadow mode
+// the run applies after the step, see sim.shadow) and for each of several,
+// whose shadow flags the exact Multi therefore drops.
 func idealFor(alg algorithms.Algorithm) algorithms.Algorithm {
 	if _, ok := alg.(*algorithms.Concurrency); ok {
 		return alg // exact already: one atomic copy is all it needs
@@ -250,6 +254,7 @@ func idealFor(alg algorithms.Algorithm) algorithms.Algorithm {
 		ps := m.Policies()
 		for i := range ps {
 			ps[i].Algorithm = idealFor(ps[i].Algorithm)
+			ps[i].Shadow, ps[i].ShadowUntil = false, 0
 		}
 		if ideal, err := algorithms.NewMulti(ps); err == nil {
 			return ideal

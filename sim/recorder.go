@@ -281,7 +281,9 @@ func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Deci
 		}
 		row.Rejected++
 		c.total.Rejected++
-		if c.rejectedBy != nil && d.Policy == "" && d.Binding < len(c.rejectedBy) {
+		// A request the load shedder turned away was admitted by every
+		// limit: it is counted in Shed, no limit's refusal.
+		if c.rejectedBy != nil && d.Policy == "" && !shed && d.Binding < len(c.rejectedBy) {
 			c.rejectedBy[d.Binding]++
 		}
 	}

@@ -202,7 +202,10 @@ type ClientResult struct {
 	// RejectedBy counts the refusals by the name of the limit that
 	// refused, on a key with several limits (each named, 0 included);
 	// absent for one limit. A refusal two limits agreed on is the one
-	// asking the longer wait's. Added to v1.
+	// asking the longer wait's. A request the load shedder turned away
+	// passed every limit and is in none (it is in Shed), so rejected_by
+	// and shed add up to the rejected, less those a fail policy refused.
+	// Added to v1.
 	RejectedBy map[string]int64 `json:"rejected_by,omitempty"`
 }
 

@@ -255,7 +255,9 @@ type Shedder struct {
 	Burst    int64
 	// Reserve is, per priority (critical, normal, sheddable), the share
 	// of Burst its requests must leave: 0 for critical, 0.2 for normal
-	// (a fifth kept for critical traffic), 0.5 for sheddable.
+	// (a fifth kept for critical traffic), 0.5 for sheddable. A share's
+	// tokens are the decimal written times Burst, rounded down exactly
+	// ([algorithms.ReserveOf]): 0.29 of 100 keeps 29.
 	Reserve [3]float64
 }
 

@@ -59,3 +59,32 @@ func TestShadowUntilThenEnforce(t *testing.T) {
 		t.Errorf("shadow_until_s %v, want 5", r.Limit.ShadowUntilS)
 	}
 }
+
+// A shadowed limit is measured against its exact limiter enforcing, alone
+// or among several: what shadow mode let through that the exact limiter
+// refuses is a false allow. The same shadowed bucket beside a quota that
+// never binds (shadowed or not, for good or for a while) gives the same
+// ideal and false allows as the bucket alone. Issue 27: alone, ideal 54
+// and 71 false allows; among several, the exact limiters kept the shadow
+// flags and admitted all 125, with no false allow.
+func TestShadowedLimitsMeasuredAgainstTheEnforcingExactLimiter(t *testing.T) {
+	for _, until := range []time.Duration{0, 6 * time.Second} {
+		alone := hammer(Shared, 1, RoundRobin)
+		alone.Limit.Shadow, alone.Limit.ShadowUntil = true, until
+		want := mustRun(t, alone).Clients[0]
+		if want.FalseAllows == 0 || want.IdealAllowed >= want.Allowed {
+			t.Fatalf("shadowed alone (until %s): ideal %d, false allows %d of %d allowed: the test needs false allows", until, want.IdealAllowed, want.FalseAllows, want.Allowed)
+		}
+		for _, quotaShadowed := range []bool{false, true} {
+			sc := quota(Shared, 1)
+			sc.Limit.Shadow, sc.Limit.ShadowUntil = true, until
+			sc.Also[0].Params.Rate.N = 1_000_000 // never binds
+			sc.Also[0].Shadow = quotaShadowed
+			got := mustRun(t, sc).Clients[0]
+			if got.Allowed != want.Allowed || got.IdealAllowed != want.IdealAllowed || got.FalseAllows != want.FalseAllows {
+				t.Errorf("shadowed until %s beside a quota (shadowed %v): allowed %d, ideal %d, false allows %d; alone %d, %d, %d",
+					until, quotaShadowed, got.Allowed, got.IdealAllowed, got.FalseAllows, want.Allowed, want.IdealAllowed, want.FalseAllows)
+			}
+		}
+	}
+}

@@ -83,3 +83,38 @@ func TestShedRequestGivesItsLeaseBack(t *testing.T) {
 		}
 	}
 }
+
+// A key of several limits behind a load shedder: a shed request was
+// admitted by every limit, so it is in no limit's rejected_by; the limits'
+// refusals and the shedder's 503s add up to the rejected. Issue 27 counted
+// the shed in the first limit's (46 where 0 is right).
+func TestShedIsNoLimitsRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		bucket   algorithms.Params
+		refusing bool // whether the limits refuse some requests themselves
+	}{
+		{"limits that never refuse", algorithms.Params{Rate: perSecond(1000), Burst: 1000}, false},
+		{"limits that refuse too", algorithms.Params{Rate: perSecond(150), Burst: 20}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := quota(Shared, 1)
+			sc.Limit.Params = tc.bucket
+			sc.Also[0].Params.Rate.N = 100_000 // the per-minute quota never binds
+			sc.Clients[0].Traffic[0].Rate = perSecond(200)
+			sc.Clients[0].Priority = "sheddable"
+			sc.Shedder = &Shedder{Capacity: perSecond(100), Burst: 100, Reserve: [3]float64{0, 0.2, 0.5}}
+			c := mustRun(t, sc).Clients[0]
+			if c.Shed == 0 {
+				t.Fatalf("nothing shed: %+v", c.Counts)
+			}
+			limits := c.RejectedBy["per-second"] + c.RejectedBy["per-minute"]
+			if limits+c.Shed != c.Rejected {
+				t.Errorf("rejected_by %v (%d) and %d shed, but %d rejected: want them to add up", c.RejectedBy, limits, c.Shed, c.Rejected)
+			}
+			if (limits > 0) != tc.refusing || c.RejectedBy["per-minute"] != 0 {
+				t.Errorf("rejected_by %v, want the per-second limit's refusals only (refusing: %v)", c.RejectedBy, tc.refusing)
+			}
+		})
+	}
+}
