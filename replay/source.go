@@ -96,6 +96,9 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 	}
 	l := &Log{Source: src, index: map[string]int32{}}
 	topts := src.Trace
+	// Checked by bytes read, not by requests: a log of blank or bad lines
+	// makes none.
+	topts.Context = ctx
 	if src.Path == "-" && src.Open == nil {
 		spool, err := os.CreateTemp("", "ratelim-stdin-*.log")
 		if err != nil {

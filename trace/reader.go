@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -102,6 +103,13 @@ type Options struct {
 
 	// Stdin is what the name "-" reads: os.Stdin when nil.
 	Stdin io.Reader
+
+	// Context, when set, stops the reading once it is done: every read of
+	// the log (at most 64 KiB of it, before and after decompression)
+	// checks it first, so that a log of blank or bad lines, or one line
+	// without end (/dev/zero), which never makes a request, stops as
+	// promptly as one that does. Next then returns its error.
+	Context context.Context
 }
 
 // LineError is a line of a log that cannot be read.
@@ -187,20 +195,43 @@ func NewReader(in io.Reader, name string, opts Options) (*Reader, error) {
 		return nil, err
 	}
 	bufSize := min(64<<10, r.opts.MaxLine+1)
-	br := bufio.NewReaderSize(in, bufSize)
+	br := bufio.NewReaderSize(r.cancellable(in), bufSize)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("trace: %s: %w", name, err)
 		}
 		r.closer = append(r.closer, zr)
-		br = bufio.NewReaderSize(zr, bufSize)
+		// Checked after decompression too: a small gzip of newlines
+		// expands to gigabytes between two reads of the file.
+		br = bufio.NewReaderSize(r.cancellable(zr), bufSize)
 	}
 	r.br = br
 	if err := r.setupParser(); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// cancellable is in, checking Options.Context before each read.
+func (r *Reader) cancellable(in io.Reader) io.Reader {
+	if r.opts.Context == nil {
+		return in
+	}
+	return ctxReader{ctx: r.opts.Context, in: in}
+}
+
+// ctxReader fails each Read once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	in  io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.in.Read(p)
 }
 
 func (r *Reader) setup() error {
