@@ -281,14 +281,49 @@ func TestReplayIsDeterministicAndReadsStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spool := l.spool
-	if _, err := os.Stat(spool); err != nil {
-		t.Fatalf("the copy of stdin: %v", err)
+	l.Close()
+}
+
+// Standard input's copy has no name from the start (nothing is left
+// behind when the run is killed) and is bounded: a longer input is
+// refused, not copied on until the disk is full.
+func TestStdinCopyUnlinkedAndBounded(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	src := Source{Path: "-", Trace: trace.Options{Format: trace.Combined}}
+	src.Trace.Stdin = strings.NewReader(`10.0.0.1 - - [01/Mar/2026:00:00:00 +0000] "GET / HTTP/1.1" 200 1 "-" "-"` + "\n")
+	l, err := Scan(context.Background(), src, ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("while the log is open, %s holds %v (want nothing: the copy unlinked)", tmp, left)
+	}
+	if _, err := l.Replay(context.Background(), "a", l.Scenario(sampleLimit, nil), sim.Options{}); err != nil {
+		t.Fatalf("a run reading the copy again: %v", err)
 	}
 	l.Close()
-	if _, err := os.Stat(spool); !os.IsNotExist(err) {
-		t.Fatalf("the copy of stdin is left after Close: %v", err)
+
+	// Blank lines forever: refused at the bound.
+	src.Trace.Stdin = &blankLines{}
+	_, err = Scan(context.Background(), src, ScanOptions{MaxStdin: 1 << 20})
+	var tl *StdinTooLongError
+	if !errors.As(err, &tl) || tl.Max != 1<<20 {
+		t.Fatalf("Scan of endless stdin = %v, want a StdinTooLongError at 1 MiB", err)
 	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("after the refusal, %s holds %v (want nothing)", tmp, left)
+	}
+}
+
+// blankLines is an endless input of newlines.
+type blankLines struct{}
+
+func (blankLines) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = '\n'
+	}
+	return len(p), nil
 }
 
 // Redacted, no key appears in any output, and one salt names a key the

@@ -60,8 +60,35 @@ type Log struct {
 	// Peaks are each key's peaks, when ScanOptions.Peaks asked for them.
 	Peaks []trace.KeyPeak
 
-	index map[string]int32 // key → its index in Keys
-	spool string           // the copy of standard input, removed by Close
+	index  map[string]int32 // key → its index in Keys
+	spool  *os.File         // the copy of standard input, already unlinked; closed by Close
+	spoolW *spoolWriter
+}
+
+// DefaultMaxStdin bounds the copy of standard input a replay keeps (4
+// GiB): a file has no such bound.
+const DefaultMaxStdin int64 = 4 << 30
+
+// StdinTooLongError is standard input longer than ScanOptions.MaxStdin.
+type StdinTooLongError struct{ Max int64 }
+
+func (e *StdinTooLongError) Error() string {
+	return fmt.Sprintf("stdin: longer than %s (want a file: standard input is kept in a temporary file to be read once per run, at most that much; save it and replay the file)", sim.Bytes(e.Max))
+}
+
+// spoolWriter writes the copy of standard input, at most max bytes.
+type spoolWriter struct {
+	f      *os.File
+	n, max int64
+}
+
+func (w *spoolWriter) Write(p []byte) (int, error) {
+	if w.n+int64(len(p)) > w.max {
+		return 0, &StdinTooLongError{Max: w.max}
+	}
+	n, err := w.f.Write(p)
+	w.n += int64(n)
+	return n, err
 }
 
 // KeyCount is a key of a log and its request count.
@@ -76,6 +103,9 @@ type ScanOptions struct {
 	Peaks *trace.Peaks
 	// MaxKeys refuses a log with more distinct keys (0: no bound).
 	MaxKeys int
+	// MaxStdin bounds the copy of standard input kept to read it again
+	// (DefaultMaxStdin when 0); a longer one is refused.
+	MaxStdin int64
 	// Progress, if set, is called every so many lines with the lines and
 	// the bytes read so far.
 	Progress func(lines int)
@@ -85,8 +115,10 @@ type ScanOptions struct {
 var ErrNoRequests = errors.New("no request to replay")
 
 // Scan reads src through once and returns what a replay of it needs to
-// know up front; cancelling ctx stops it. Standard input is copied to a temporary file as it is
-// read, for the runs to read again; Close the Log to remove it.
+// know up front; cancelling ctx stops it. Standard input is copied, at
+// most ScanOptions.MaxStdin of it, to a temporary file as it is read, for
+// the runs to read again: unlinked at once, so that nothing is left
+// behind whatever ends the run; Close the Log to free it.
 func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 	if src.Speed == 0 {
 		src.Speed = 1
@@ -104,13 +136,20 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 		if err != nil {
 			return nil, fmt.Errorf("standard input is kept in a temporary file to be read again, and none could be made: %w", err)
 		}
-		l.spool = spool.Name()
+		// Unlinked at once, read again through the open file: nothing is
+		// left behind however the run ends, SIGKILL included.
+		os.Remove(spool.Name())
+		l.spool = spool
 		in := topts.Stdin
 		if in == nil {
 			in = os.Stdin
 		}
-		topts.Stdin = io.TeeReader(in, spool)
-		defer spool.Close()
+		max := opts.MaxStdin
+		if max == 0 {
+			max = DefaultMaxStdin
+		}
+		l.spoolW = &spoolWriter{f: spool, max: max}
+		topts.Stdin = io.TeeReader(in, l.spoolW)
 	}
 	r, err := l.openWith(topts)
 	if err != nil {
@@ -125,6 +164,9 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 		}
 		if err != nil {
 			l.Close()
+			if tl := new(StdinTooLongError); errors.As(err, &tl) {
+				return nil, tl
+			}
 			return nil, err
 		}
 		if n%(1<<12) == 0 {
@@ -192,13 +234,13 @@ func name(path string) string {
 	return path
 }
 
-// Close removes the copy of standard input, if any.
+// Close frees the copy of standard input, if any.
 func (l *Log) Close() error {
-	if l.spool == "" {
+	if l.spool == nil {
 		return nil
 	}
-	err := os.Remove(l.spool)
-	l.spool = ""
+	err := l.spool.Close()
+	l.spool = nil
 	return err
 }
 
@@ -225,10 +267,9 @@ func (l *Log) Span() time.Duration { return l.At(l.Last) + time.Microsecond }
 
 // open reads the log again, from its copy for standard input.
 func (l *Log) open() (*trace.Reader, error) {
-	if l.spool != "" {
-		opts := l.Trace
-		opts.Stdin = nil
-		return trace.Open(l.spool, opts)
+	if l.spool != nil {
+		// A reader of its own at each call: runs may read it at once.
+		return trace.NewReader(io.NewSectionReader(l.spool, 0, l.spoolW.n), "stdin", l.Trace)
 	}
 	return l.openWith(l.Trace)
 }

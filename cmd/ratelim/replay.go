@@ -90,8 +90,9 @@ first refusal and the worst minute (log time, UTC), and the key's peak: the
 most requests in any window of the limit's period; the most-throttled keys
 first, then the totals.
 
-LOG is a file, plain or gzipped, or - for standard input (kept in a
-temporary file while it runs, to be read once per run). Its format is
+LOG is a file, plain or gzipped, or - for standard input (kept in an
+unnamed temporary file in $TMPDIR while it runs, to be read once per run:
+at most 4 GiB of it; a longer one is refused, save it to a file instead). Its format is
 --log-format, else guessed from its name and first line: combined
 (nginx/Apache), jsonl, csv (with a header) or alb (AWS ALB). Lines a few
 seconds out of order are put in order (--reorder); a bad line stops the
