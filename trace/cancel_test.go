@@ -6,6 +6,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,4 +133,45 @@ func (c *cancelAt) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p[:min(len(p), 4096)])
 	c.cancel()
 	return n, err
+}
+
+// TestGuessFormatLeavesAPipeAlone guesses the format of a named pipe:
+// the guess must not read it, for what it reads is gone for the reader
+// (which then started mid-log, or, the writer done, waited for ever).
+func TestGuessFormatLeavesAPipeAlone(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "access.log")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const line = `192.0.2.1 - - [01/Mar/2026:12:00:00 +0000] "GET /a HTTP/1.1" 200 1 "-" "-"` + "\n"
+	go func() { // one writer, once, as a shell's mkfifo and cat would
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.WriteString(line + line)
+			w.Close()
+		}
+	}()
+	done := make(chan error, 1)
+	var first trace.Record
+	go func() {
+		r, err := trace.Open(fifo, trace.Options{Format: trace.GuessFormat(fifo)})
+		if err != nil {
+			done <- err
+			return
+		}
+		defer r.Close()
+		first, err = r.Next()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil || first.Line != 1 {
+			t.Fatalf("the pipe's first request: %+v, %v (want line 1)", first, err)
+		}
+	case <-time.After(20 * time.Second):
+		// Unblock the reader's open, for the test to end.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+		t.Fatal("no request read from the pipe in 20s: GuessFormat read what the reader needed")
+	}
 }
