@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -421,6 +422,21 @@ func TestScanErrors(t *testing.T) {
 	}
 	if _, err := Scan(context.Background(), Source{Path: write("x.log", good), Trace: opts, Speed: -1}, ScanOptions{}); err == nil {
 		t.Fatal("a negative speed was taken")
+	}
+	// Speeds so slow that times saturate (and pile up at the run's end,
+	// to be refused together) or so fast they are no speed: refused.
+	for _, speed := range []float64{1e-8, 1e-300, math.SmallestNonzeroFloat64, 2e9, math.Inf(1), math.NaN()} {
+		if _, err := Scan(context.Background(), Source{Path: write("x.log", good), Trace: opts, Speed: speed}, ScanOptions{}); err == nil || !strings.Contains(err.Error(), "speed: ") || !strings.Contains(err.Error(), "out of range (want 0.001 to 1e+09") {
+			t.Errorf("speed %g: %v (want it out of range)", speed, err)
+		}
+	}
+	// A day of log at the slowest speed is 1,000 days of run: refused.
+	day := good + strings.Replace(good, "01/Mar/2026:12:00:00", "02/Mar/2026:12:00:00", 1)
+	if _, err := Scan(context.Background(), Source{Path: write("day.log", day), Trace: opts, Speed: MinSpeed}, ScanOptions{}); err == nil || !strings.Contains(err.Error(), "longer than a run may be") {
+		t.Errorf("a day at speed %g: %v (want too long a run)", MinSpeed, err)
+	}
+	if _, err := Scan(context.Background(), Source{Path: write("day.log", day), Trace: opts, Speed: 0.01}, ScanOptions{}); err != nil {
+		t.Errorf("a day at speed 0.01 (100 days): %v", err)
 	}
 }
 

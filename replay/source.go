@@ -111,6 +111,25 @@ type ScanOptions struct {
 	Progress func(lines int)
 }
 
+// Bounds of Source.Speed and of the run a log is replayed in.
+const (
+	// MinSpeed is the slowest a log plays: a second of it in 1,000.
+	MinSpeed = 1e-3
+	// MaxSpeed is the fastest: 10⁹ seconds of it (32 years) in one.
+	MaxSpeed = 1e9
+	// MaxRun is the longest run a replay makes, the log's span over its
+	// speed: a year, as for a scenario.
+	MaxRun = 365 * 24 * time.Hour
+)
+
+// runText is a run of ns nanoseconds, which may be past a Duration.
+func runText(ns float64) string {
+	if ns >= float64(math.MaxInt64) {
+		return fmt.Sprintf("%.3g years", ns/float64(MaxRun))
+	}
+	return sim.ShortDuration(time.Duration(ns))
+}
+
 // ErrNoRequests is a log with no request left to replay.
 var ErrNoRequests = errors.New("no request to replay")
 
@@ -123,8 +142,8 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 	if src.Speed == 0 {
 		src.Speed = 1
 	}
-	if !(src.Speed > 0) || math.IsInf(src.Speed, 0) {
-		return nil, fmt.Errorf("speed: %g is not a positive number (want e.g. 1, or 60 to play an hour in a minute)", src.Speed)
+	if !(src.Speed >= MinSpeed && src.Speed <= MaxSpeed) {
+		return nil, fmt.Errorf("speed: %g is out of range (want %g to %g: 1 plays the log as it was, 60 plays an hour in a minute)", src.Speed, MinSpeed, MaxSpeed)
 	}
 	l := &Log{Source: src, index: map[string]int32{}}
 	topts := src.Trace
@@ -220,6 +239,11 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 	l.Origin = l.First
 	if !src.Trace.From.IsZero() {
 		l.Origin = src.Trace.From
+	}
+	// Times past what a run holds would saturate and pile up at its end.
+	if run := float64(l.Last.Sub(l.Origin)) / src.Speed; run > float64(MaxRun) {
+		l.Close()
+		return nil, fmt.Errorf("speed: at %g, the log's %s last %s, longer than a run may be (want at most %s: a higher speed, or from and until to replay part of it)", src.Speed, l.Last.Sub(l.Origin).Round(time.Second), runText(run), sim.ShortDuration(MaxRun))
 	}
 	if opts.Peaks != nil {
 		l.Peaks = opts.Peaks.Keys()

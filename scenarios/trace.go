@@ -141,8 +141,8 @@ func (d *decoder) traceLog(n *yaml.Node, path string, known []string, maxKeys in
 			t.SkipBad = d.boolean(v, field)
 		case "speed":
 			src.Speed = d.number(v, field, "60")
-			if !d.failed() && !(src.Speed > 0 && src.Speed <= 1e9) {
-				d.failf(v, field, "%s is not a positive speed (want e.g. 60, to play an hour of the log in a minute; at most 1e9)", short(v.Value))
+			if !d.failed() && !(src.Speed >= replay.MinSpeed && src.Speed <= replay.MaxSpeed) {
+				d.failf(v, field, "%s is not a positive speed from %g to %g (want e.g. 60, to play an hour of the log in a minute)", short(v.Value), replay.MinSpeed, replay.MaxSpeed)
 			}
 		case "start":
 			src.Start = d.nonNegative(v, field, "10s")

@@ -154,7 +154,7 @@ flags give the same output, byte for byte.`,
 	f.StringVar(&opts.Rate, "limit", "", "the limit per key, e.g. 100/m (required)")
 	f.Int64Var(&opts.Burst, "burst", 0, "token bucket, GCRA, leaky bucket: the burst (default: the limit's count, 100 for 100/m)")
 	f.StringVar(&opts.Window, "window", "", "window algorithms: the window (default: the limit's period, 1m for 100/m)")
-	f.Float64Var(&opts.Speed, "speed", 1, "play the log this many times faster: 60 plays an hour in a minute (the limit sees 60× the rate)")
+	f.Float64Var(&opts.Speed, "speed", 1, "play the log this many times faster, 0.001 to 1e9: 60 plays an hour in a minute (the limit sees 60× the rate); the run may last at most a year")
 	f.BoolVar(&opts.Suggest, "suggest", false, "print the limits that would have left 99%, 99.9% and 100% of keys untouched, each replayed")
 	f.Float64SliceVar(&opts.Quantiles, "quantile", trace.DefaultQuantiles, "with --suggest: the shares of keys to leave untouched")
 	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: replay a second limit beside the first, e.g. --vs limit=200/m (FIELD: limit, burst, window, "+strings.Join(replayOverrides, ", ")+")")
@@ -349,8 +349,8 @@ func (opts *replayOptions) source() (replay.Source, error) {
 		}
 		src.Costs = append(src.Costs, rule)
 	}
-	if !(opts.Speed > 0) || opts.Speed > 1e9 {
-		return src, badInput("--speed: must be a positive number of log seconds per run second, at most 1e9 (got %g)", opts.Speed)
+	if !(opts.Speed >= replay.MinSpeed && opts.Speed <= replay.MaxSpeed) {
+		return src, badInput("--speed: %g is out of range (want %g to %g log seconds per run second: 1 plays the log as it was, 60 an hour in a minute)", opts.Speed, replay.MinSpeed, replay.MaxSpeed)
 	}
 	if opts.Log != "-" {
 		if st, err := os.Stat(opts.Log); err != nil {

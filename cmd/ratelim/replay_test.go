@@ -150,6 +150,8 @@ func TestReplayBadInput(t *testing.T) {
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--from", "yesterday"}, "--from:", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--from", "2026-11-24 10:05", "--until", "2026-11-24 10:00"}, "is not after --from", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--speed", "0"}, "--speed:", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--speed", "1e-8"}, "--speed: 1e-08 is out of range (want 0.001 to 1e+09", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--speed", "1e-300"}, "--speed: 1e-300 is out of range", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "colour=red"}, `unknown field "colour"`, true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "burst=lots"}, "--vs burst:", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "servers=100000"}, "--vs servers", true},
