@@ -101,8 +101,14 @@ type KeyCount struct {
 type ScanOptions struct {
 	// Peaks, when set, measures every key's peaks as the log is read.
 	Peaks *trace.Peaks
-	// MaxKeys refuses a log with more distinct keys (0: no bound).
+	// MaxKeys refuses a log with more distinct keys (0: no bound but
+	// MaxMemory's).
 	MaxKeys int
+	// MaxMemory, when set, refuses a log with more distinct keys than a
+	// run within it can have (sim.MaxClientsIn), as soon as the key past
+	// them is read, with a *sim.TooBigError: the run would be refused
+	// for its memory anyway, after the whole log was read.
+	MaxMemory int64
 	// MaxStdin bounds the copy of standard input kept to read it again
 	// (DefaultMaxStdin when 0); a longer one is refused.
 	MaxStdin int64
@@ -176,6 +182,10 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 		return nil, err
 	}
 	defer r.Close()
+	memKeys := int64(math.MaxInt64)
+	if opts.MaxMemory > 0 {
+		memKeys = sim.MaxClientsIn(opts.MaxMemory)
+	}
 	for n := 1; ; n++ {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -213,6 +223,12 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 			if opts.MaxKeys > 0 && len(l.Keys) >= opts.MaxKeys {
 				l.Close()
 				return nil, fmt.Errorf("%s: more than %d distinct keys (want fewer: filter the log by --path or --method, or raise --max-keys)", name(src.Path), opts.MaxKeys)
+			}
+			if int64(len(l.Keys)) >= memKeys {
+				l.Close()
+				return nil, &sim.TooBigError{Err: sim.ErrMemory, Scenario: "replay of " + name(src.Path), Option: "MaxMemory",
+					Detail: fmt.Sprintf("has more than %s distinct keys (at line %s), more than a run within %s can hold", thousands(memKeys), thousands(int64(r.Stats().Lines)), sim.Bytes(opts.MaxMemory)),
+					Advice: "filter the log by path, method, from or until"}
 			}
 			i = int32(len(l.Keys))
 			l.index[rec.Key] = i

@@ -134,7 +134,7 @@ flags give the same output, byte for byte.`,
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress")
 	f.IntVar(&opts.Top, "top", replay.DefaultTop, "keys the table lists, most throttled first (0: all)")
 	addLimitFlags(f, &opts.Limits, true)
-	f.IntVar(&opts.MaxKeys, "max-keys", 1_000_000, "refuse a log with more distinct keys than this")
+	f.IntVar(&opts.MaxKeys, "max-keys", 0, fmt.Sprintf("refuse a log with more distinct keys than this (0: as many as --max-memory holds, %s at its default)", sim.Thousands(sim.MaxClientsIn(sim.DefaultMaxMemory))))
 
 	f.StringVar(&opts.LogFormat, "log-format", "", "the log's format: combined, jsonl, csv or alb (default: from its name and first line)")
 	f.StringVar(&opts.Key, "key", "", "what a request is keyed by: ip, user, ua, path, query:NAME (combined, alb); FIELD, ip:FIELD, query:NAME (jsonl, csv); default ip, or the field key")
@@ -194,8 +194,8 @@ func planReplay(opts *replayOptions) (*replayPlan, error) {
 	if opts.Top < 0 {
 		return nil, badInput("--top: must be 0 (all) or more (got %d)", opts.Top)
 	}
-	if opts.MaxKeys < 1 {
-		return nil, badInput("--max-keys: must be at least 1 (got %d)", opts.MaxKeys)
+	if opts.MaxKeys < 0 {
+		return nil, badInput("--max-keys: must be 0 (as many as --max-memory holds) or more (got %d)", opts.MaxKeys)
 	}
 	simOpts, err := opts.Limits.options()
 	if err != nil {
@@ -467,9 +467,12 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 			fmt.Fprintf(opts.ErrOut, "\rreading %s: %s lines ", label, sim.Thousands(int64(lines)))
 		}
 	}
-	log, err := replay.Scan(ctx, p.src, replay.ScanOptions{Peaks: p.peaks, MaxKeys: opts.MaxKeys, Progress: scanProgress})
+	log, err := replay.Scan(ctx, p.src, replay.ScanOptions{Peaks: p.peaks, MaxKeys: opts.MaxKeys, MaxMemory: p.simOpts.MaxMemory, Progress: scanProgress})
 	if showProgress {
 		fmt.Fprint(opts.ErrOut, "\r\033[K")
+	}
+	if sim.IsTooBig(err) {
+		return err
 	}
 	if err != nil {
 		return replayInputError(err)
