@@ -105,6 +105,9 @@ a second limit beside the first (limit, burst, window, algorithm, topology,
 servers, ...). --redact names keys by a salted hash in every output, so the
 report can be shared; give --salt to make it the same from run to run.
 
+Keys are escaped in every output: a byte that is not UTF-8 as \xNN and a
+backslash as \\ (in the table, control and bidi characters too).
+
 Memory grows with the log's distinct keys, not its lines. The same log and
 flags give the same output, byte for byte.`,
 		Example: `  ratelim replay access.log --limit 100/m --burst 20
