@@ -90,7 +90,8 @@ first refusal and the worst minute (log time, UTC), and the key's peak: the
 most requests in any window of the limit's period; the most-throttled keys
 first, then the totals.
 
-LOG is a file, plain or gzipped, or - for standard input (kept in an
+LOG is a file, plain or gzipped (refused if it expands more than 200
+times, as no log does), or - for standard input (kept in an
 unnamed temporary file in $TMPDIR while it runs, to be read once per run:
 at most 4 GiB of it; a longer one is refused, save it to a file instead). Its format is
 --log-format, else guessed from its name and first line: combined
