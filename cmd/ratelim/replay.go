@@ -91,13 +91,14 @@ most requests in any window of the limit's period; the most-throttled keys
 first, then the totals.
 
 LOG is a file, plain or gzipped (refused if it expands more than 200
-times, as no log does), or - for standard input (kept in an
-unnamed temporary file in $TMPDIR while it runs, to be read once per run:
-at most 4 GiB of it; a longer one is refused, save it to a file instead). Its format is
---log-format, else guessed from its name and first line: combined
-(nginx/Apache), jsonl, csv (with a header) or alb (AWS ALB). Lines a few
-seconds out of order are put in order (--reorder); a bad line stops the
-replay with file:line and what is wrong, unless --skip-bad counts it.
+times, as no log does), or - for standard input (kept in an unnamed
+temporary file in $TMPDIR while it runs, to be read once per run: at most
+4 GiB; a longer one is refused, save it to a file instead). Its format is
+--log-format, else guessed from its name and first line (a pipe's from
+its name alone): combined (nginx/Apache), jsonl, csv (with a header) or alb
+(AWS ALB). Lines a few seconds out of order are put in order (--reorder);
+a bad line stops the replay with file:line and what is wrong, unless
+--skip-bad counts it.
 
 --suggest measures every key's peaks and prints the limits that would have
 left 99%, 99.9% and 100% of keys untouched (--quantile to choose), each
