@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -450,5 +451,40 @@ func TestScanStopsWhenCancelled(t *testing.T) {
 	}}
 	if _, err := Scan(ctx, src, ScanOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// A named pipe is read once, as standard input is: its copy is what each
+// run reads (a second open of the pipe waited for a writer for ever).
+func TestScanOfAPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "access.log")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(sampleSource().Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { // one writer, once
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Write(data)
+			w.Close()
+		}
+	}()
+	src := sampleSource()
+	want := report(t, src, sampleLimit, nil)
+	src.Path = fifo
+	done := make(chan string, 1)
+	go func() { done <- report(t, src, sampleLimit, nil) }()
+	select {
+	case got := <-done:
+		if got != strings.ReplaceAll(want, sampleSource().Path, fifo) {
+			t.Fatalf("from a pipe:\n%s\nwant\n%s", got, want)
+		}
+	case <-time.After(30 * time.Second):
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close() // let the reader's open go on, for the test to end
+		}
+		t.Fatal("no report from the pipe in 30s: its run read it again")
 	}
 }

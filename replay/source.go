@@ -70,21 +70,25 @@ type Log struct {
 const DefaultMaxStdin int64 = 4 << 30
 
 // StdinTooLongError is standard input longer than ScanOptions.MaxStdin.
-type StdinTooLongError struct{ Max int64 }
+type StdinTooLongError struct {
+	Name string // stdin, or the pipe's or device's path
+	Max  int64
+}
 
 func (e *StdinTooLongError) Error() string {
-	return fmt.Sprintf("stdin: longer than %s (want a file: standard input is kept in a temporary file to be read once per run, at most that much; save it and replay the file)", sim.Bytes(e.Max))
+	return fmt.Sprintf("%s: longer than %s (want a file: standard input, a pipe or a device is kept in a temporary file to be read once per run, at most that much; save it and replay the file)", e.Name, sim.Bytes(e.Max))
 }
 
 // spoolWriter writes the copy of standard input, at most max bytes.
 type spoolWriter struct {
+	name   string
 	f      *os.File
 	n, max int64
 }
 
 func (w *spoolWriter) Write(p []byte) (int, error) {
 	if w.n+int64(len(p)) > w.max {
-		return 0, &StdinTooLongError{Max: w.max}
+		return 0, &StdinTooLongError{Name: w.name, Max: w.max}
 	}
 	n, err := w.f.Write(p)
 	w.n += int64(n)
@@ -140,7 +144,8 @@ func runText(ns float64) string {
 var ErrNoRequests = errors.New("no request to replay")
 
 // Scan reads src through once and returns what a replay of it needs to
-// know up front; cancelling ctx stops it. Standard input is copied, at
+// know up front; cancelling ctx stops it. Standard input (and a pipe or a
+// device, which cannot be read again either) is copied, at
 // most ScanOptions.MaxStdin of it, to a temporary file as it is read, for
 // the runs to read again: unlinked at once, so that nothing is left
 // behind whatever ends the run; Close the Log to free it.
@@ -156,27 +161,43 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 	// Checked by bytes read, not by requests: a log of blank or bad lines
 	// makes none.
 	topts.Context = ctx
-	if src.Path == "-" && src.Open == nil {
-		spool, err := os.CreateTemp("", "ratelim-stdin-*.log")
-		if err != nil {
-			return nil, fmt.Errorf("standard input is kept in a temporary file to be read again, and none could be made: %w", err)
+	// Standard input, a pipe or a device cannot be read again: it is
+	// copied as it is read, and each run reads the copy.
+	var stream io.Reader
+	if src.Open == nil {
+		if src.Path == "-" {
+			if stream = topts.Stdin; stream == nil {
+				stream = os.Stdin
+			}
+		} else if st, err := os.Stat(src.Path); err == nil && !st.Mode().IsRegular() {
+			f, err := os.Open(src.Path)
+			if err != nil {
+				return nil, fmt.Errorf("trace: %w", err)
+			}
+			defer f.Close()
+			stream = f
+		}
+	}
+	var r *trace.Reader
+	var err error
+	if stream != nil {
+		spool, serr := os.CreateTemp("", "ratelim-stdin-*.log")
+		if serr != nil {
+			return nil, fmt.Errorf("%s is kept in a temporary file to be read again, and none could be made: %w", name(src.Path), serr)
 		}
 		// Unlinked at once, read again through the open file: nothing is
 		// left behind however the run ends, SIGKILL included.
 		os.Remove(spool.Name())
 		l.spool = spool
-		in := topts.Stdin
-		if in == nil {
-			in = os.Stdin
-		}
 		max := opts.MaxStdin
 		if max == 0 {
 			max = DefaultMaxStdin
 		}
-		l.spoolW = &spoolWriter{f: spool, max: max}
-		topts.Stdin = io.TeeReader(in, l.spoolW)
+		l.spoolW = &spoolWriter{name: name(src.Path), f: spool, max: max}
+		r, err = trace.NewReader(io.TeeReader(stream, l.spoolW), name(src.Path), topts)
+	} else {
+		r, err = l.openWith(topts)
 	}
-	r, err := l.openWith(topts)
 	if err != nil {
 		l.Close()
 		return nil, err
@@ -309,7 +330,7 @@ func (l *Log) Span() time.Duration { return l.At(l.Last) + time.Microsecond }
 func (l *Log) open() (*trace.Reader, error) {
 	if l.spool != nil {
 		// A reader of its own at each call: runs may read it at once.
-		return trace.NewReader(io.NewSectionReader(l.spool, 0, l.spoolW.n), "stdin", l.Trace)
+		return trace.NewReader(io.NewSectionReader(l.spool, 0, l.spoolW.n), name(l.Path), l.Trace)
 	}
 	return l.openWith(l.Trace)
 }
