@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -281,14 +283,49 @@ func TestReplayIsDeterministicAndReadsStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spool := l.spool
-	if _, err := os.Stat(spool); err != nil {
-		t.Fatalf("the copy of stdin: %v", err)
+	l.Close()
+}
+
+// Standard input's copy has no name from the start (nothing is left
+// behind when the run is killed) and is bounded: a longer input is
+// refused, not copied on until the disk is full.
+func TestStdinCopyUnlinkedAndBounded(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	src := Source{Path: "-", Trace: trace.Options{Format: trace.Combined}}
+	src.Trace.Stdin = strings.NewReader(`10.0.0.1 - - [01/Mar/2026:00:00:00 +0000] "GET / HTTP/1.1" 200 1 "-" "-"` + "\n")
+	l, err := Scan(context.Background(), src, ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("while the log is open, %s holds %v (want nothing: the copy unlinked)", tmp, left)
+	}
+	if _, err := l.Replay(context.Background(), "a", l.Scenario(sampleLimit, nil), sim.Options{}); err != nil {
+		t.Fatalf("a run reading the copy again: %v", err)
 	}
 	l.Close()
-	if _, err := os.Stat(spool); !os.IsNotExist(err) {
-		t.Fatalf("the copy of stdin is left after Close: %v", err)
+
+	// Blank lines forever: refused at the bound.
+	src.Trace.Stdin = &blankLines{}
+	_, err = Scan(context.Background(), src, ScanOptions{MaxStdin: 1 << 20})
+	var tl *StdinTooLongError
+	if !errors.As(err, &tl) || tl.Max != 1<<20 {
+		t.Fatalf("Scan of endless stdin = %v, want a StdinTooLongError at 1 MiB", err)
 	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("after the refusal, %s holds %v (want nothing)", tmp, left)
+	}
+}
+
+// blankLines is an endless input of newlines.
+type blankLines struct{}
+
+func (blankLines) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = '\n'
+	}
+	return len(p), nil
 }
 
 // Redacted, no key appears in any output, and one salt names a key the
@@ -387,6 +424,21 @@ func TestScanErrors(t *testing.T) {
 	if _, err := Scan(context.Background(), Source{Path: write("x.log", good), Trace: opts, Speed: -1}, ScanOptions{}); err == nil {
 		t.Fatal("a negative speed was taken")
 	}
+	// Speeds so slow that times saturate (and pile up at the run's end,
+	// to be refused together) or so fast they are no speed: refused.
+	for _, speed := range []float64{1e-8, 1e-300, math.SmallestNonzeroFloat64, 2e9, math.Inf(1), math.NaN()} {
+		if _, err := Scan(context.Background(), Source{Path: write("x.log", good), Trace: opts, Speed: speed}, ScanOptions{}); err == nil || !strings.Contains(err.Error(), "speed: ") || !strings.Contains(err.Error(), "out of range (want 0.001 to 1e+09") {
+			t.Errorf("speed %g: %v (want it out of range)", speed, err)
+		}
+	}
+	// A day of log at the slowest speed is 1,000 days of run: refused.
+	day := good + strings.Replace(good, "01/Mar/2026:12:00:00", "02/Mar/2026:12:00:00", 1)
+	if _, err := Scan(context.Background(), Source{Path: write("day.log", day), Trace: opts, Speed: MinSpeed}, ScanOptions{}); err == nil || !strings.Contains(err.Error(), "longer than a run may be") {
+		t.Errorf("a day at speed %g: %v (want too long a run)", MinSpeed, err)
+	}
+	if _, err := Scan(context.Background(), Source{Path: write("day.log", day), Trace: opts, Speed: 0.01}, ScanOptions{}); err != nil {
+		t.Errorf("a day at speed 0.01 (100 days): %v", err)
+	}
 }
 
 func TestScanStopsWhenCancelled(t *testing.T) {
@@ -399,5 +451,40 @@ func TestScanStopsWhenCancelled(t *testing.T) {
 	}}
 	if _, err := Scan(ctx, src, ScanOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// A named pipe is read once, as standard input is: its copy is what each
+// run reads (a second open of the pipe waited for a writer for ever).
+func TestScanOfAPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "access.log")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(sampleSource().Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { // one writer, once
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Write(data)
+			w.Close()
+		}
+	}()
+	src := sampleSource()
+	want := report(t, src, sampleLimit, nil)
+	src.Path = fifo
+	done := make(chan string, 1)
+	go func() { done <- report(t, src, sampleLimit, nil) }()
+	select {
+	case got := <-done:
+		if got != strings.ReplaceAll(want, sampleSource().Path, fifo) {
+			t.Fatalf("from a pipe:\n%s\nwant\n%s", got, want)
+		}
+	case <-time.After(30 * time.Second):
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close() // let the reader's open go on, for the test to end
+		}
+		t.Fatal("no report from the pipe in 30s: its run read it again")
 	}
 }

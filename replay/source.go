@@ -60,8 +60,39 @@ type Log struct {
 	// Peaks are each key's peaks, when ScanOptions.Peaks asked for them.
 	Peaks []trace.KeyPeak
 
-	index map[string]int32 // key → its index in Keys
-	spool string           // the copy of standard input, removed by Close
+	index  map[string]int32 // key → its index in Keys
+	spool  *os.File         // the copy of standard input, already unlinked; closed by Close
+	spoolW *spoolWriter
+}
+
+// DefaultMaxStdin bounds the copy of standard input a replay keeps (4
+// GiB): a file has no such bound.
+const DefaultMaxStdin int64 = 4 << 30
+
+// StdinTooLongError is standard input longer than ScanOptions.MaxStdin.
+type StdinTooLongError struct {
+	Name string // stdin, or the pipe's or device's path
+	Max  int64
+}
+
+func (e *StdinTooLongError) Error() string {
+	return fmt.Sprintf("%s: longer than %s (want a file: standard input, a pipe or a device is kept in a temporary file to be read once per run, at most that much; save it and replay the file)", e.Name, sim.Bytes(e.Max))
+}
+
+// spoolWriter writes the copy of standard input, at most max bytes.
+type spoolWriter struct {
+	name   string
+	f      *os.File
+	n, max int64
+}
+
+func (w *spoolWriter) Write(p []byte) (int, error) {
+	if w.n+int64(len(p)) > w.max {
+		return 0, &StdinTooLongError{Name: w.name, Max: w.max}
+	}
+	n, err := w.f.Write(p)
+	w.n += int64(n)
+	return n, err
 }
 
 // KeyCount is a key of a log and its request count.
@@ -74,47 +105,108 @@ type KeyCount struct {
 type ScanOptions struct {
 	// Peaks, when set, measures every key's peaks as the log is read.
 	Peaks *trace.Peaks
-	// MaxKeys refuses a log with more distinct keys (0: no bound).
+	// MaxKeys refuses a log with more distinct keys (0: no bound but
+	// MaxMemory's).
 	MaxKeys int
+	// MaxMemory, when set, refuses a log with more distinct keys than a
+	// run within it can have (sim.MaxClientsIn), as soon as the key past
+	// them is read, with a *sim.TooBigError: the run would be refused
+	// for its memory anyway, after the whole log was read.
+	MaxMemory int64
+	// MaxStdin bounds the copy of standard input kept to read it again
+	// (DefaultMaxStdin when 0); a longer one is refused.
+	MaxStdin int64
 	// Progress, if set, is called every so many lines with the lines and
 	// the bytes read so far.
 	Progress func(lines int)
+}
+
+// Bounds of Source.Speed and of the run a log is replayed in.
+const (
+	// MinSpeed is the slowest a log plays: a second of it in 1,000.
+	MinSpeed = 1e-3
+	// MaxSpeed is the fastest: 10⁹ seconds of it (32 years) in one.
+	MaxSpeed = 1e9
+	// MaxRun is the longest run a replay makes, the log's span over its
+	// speed: a year, as for a scenario.
+	MaxRun = 365 * 24 * time.Hour
+)
+
+// runText is a run of ns nanoseconds, which may be past a Duration.
+func runText(ns float64) string {
+	if ns >= float64(math.MaxInt64) {
+		return fmt.Sprintf("%.3g years", ns/float64(MaxRun))
+	}
+	return sim.ShortDuration(time.Duration(ns))
 }
 
 // ErrNoRequests is a log with no request left to replay.
 var ErrNoRequests = errors.New("no request to replay")
 
 // Scan reads src through once and returns what a replay of it needs to
-// know up front; cancelling ctx stops it. Standard input is copied to a temporary file as it is
-// read, for the runs to read again; Close the Log to remove it.
+// know up front; cancelling ctx stops it. Standard input (and a pipe or a
+// device, which cannot be read again either) is copied, at
+// most ScanOptions.MaxStdin of it, to a temporary file as it is read, for
+// the runs to read again: unlinked at once, so that nothing is left
+// behind whatever ends the run; Close the Log to free it.
 func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 	if src.Speed == 0 {
 		src.Speed = 1
 	}
-	if !(src.Speed > 0) || math.IsInf(src.Speed, 0) {
-		return nil, fmt.Errorf("speed: %g is not a positive number (want e.g. 1, or 60 to play an hour in a minute)", src.Speed)
+	if !(src.Speed >= MinSpeed && src.Speed <= MaxSpeed) {
+		return nil, fmt.Errorf("speed: %g is out of range (want %g to %g: 1 plays the log as it was, 60 plays an hour in a minute)", src.Speed, MinSpeed, MaxSpeed)
 	}
 	l := &Log{Source: src, index: map[string]int32{}}
 	topts := src.Trace
-	if src.Path == "-" && src.Open == nil {
-		spool, err := os.CreateTemp("", "ratelim-stdin-*.log")
-		if err != nil {
-			return nil, fmt.Errorf("standard input is kept in a temporary file to be read again, and none could be made: %w", err)
+	// Checked by bytes read, not by requests: a log of blank or bad lines
+	// makes none.
+	topts.Context = ctx
+	// Standard input, a pipe or a device cannot be read again: it is
+	// copied as it is read, and each run reads the copy.
+	var stream io.Reader
+	if src.Open == nil {
+		if src.Path == "-" {
+			if stream = topts.Stdin; stream == nil {
+				stream = os.Stdin
+			}
+		} else if st, err := os.Stat(src.Path); err == nil && !st.Mode().IsRegular() {
+			f, err := os.Open(src.Path)
+			if err != nil {
+				return nil, fmt.Errorf("trace: %w", err)
+			}
+			defer f.Close()
+			stream = f
 		}
-		l.spool = spool.Name()
-		in := topts.Stdin
-		if in == nil {
-			in = os.Stdin
-		}
-		topts.Stdin = io.TeeReader(in, spool)
-		defer spool.Close()
 	}
-	r, err := l.openWith(topts)
+	var r *trace.Reader
+	var err error
+	if stream != nil {
+		spool, serr := os.CreateTemp("", "ratelim-stdin-*.log")
+		if serr != nil {
+			return nil, fmt.Errorf("%s is kept in a temporary file to be read again, and none could be made: %w", name(src.Path), serr)
+		}
+		// Unlinked at once, read again through the open file: nothing is
+		// left behind however the run ends, SIGKILL included.
+		os.Remove(spool.Name())
+		l.spool = spool
+		max := opts.MaxStdin
+		if max == 0 {
+			max = DefaultMaxStdin
+		}
+		l.spoolW = &spoolWriter{name: name(src.Path), f: spool, max: max}
+		r, err = trace.NewReader(io.TeeReader(stream, l.spoolW), name(src.Path), topts)
+	} else {
+		r, err = l.openWith(topts)
+	}
 	if err != nil {
 		l.Close()
 		return nil, err
 	}
 	defer r.Close()
+	memKeys := int64(math.MaxInt64)
+	if opts.MaxMemory > 0 {
+		memKeys = sim.MaxClientsIn(opts.MaxMemory)
+	}
 	for n := 1; ; n++ {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -122,6 +214,9 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 		}
 		if err != nil {
 			l.Close()
+			if tl := new(StdinTooLongError); errors.As(err, &tl) {
+				return nil, tl
+			}
 			return nil, err
 		}
 		if n%(1<<12) == 0 {
@@ -150,6 +245,12 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 				l.Close()
 				return nil, fmt.Errorf("%s: more than %d distinct keys (want fewer: filter the log by --path or --method, or raise --max-keys)", name(src.Path), opts.MaxKeys)
 			}
+			if int64(len(l.Keys)) >= memKeys {
+				l.Close()
+				return nil, &sim.TooBigError{Err: sim.ErrMemory, Scenario: "replay of " + name(src.Path), Option: "MaxMemory",
+					Detail: fmt.Sprintf("has more than %s distinct keys (at line %s), more than a run within %s can hold", thousands(memKeys), thousands(int64(r.Stats().Lines)), sim.Bytes(opts.MaxMemory)),
+					Advice: "filter the log by path, method, from or until"}
+			}
 			i = int32(len(l.Keys))
 			l.index[rec.Key] = i
 			l.Keys = append(l.Keys, KeyCount{Key: rec.Key})
@@ -176,6 +277,11 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 	if !src.Trace.From.IsZero() {
 		l.Origin = src.Trace.From
 	}
+	// Times past what a run holds would saturate and pile up at its end.
+	if run := float64(l.Last.Sub(l.Origin)) / src.Speed; run > float64(MaxRun) {
+		l.Close()
+		return nil, fmt.Errorf("speed: at %g, the log's %s last %s, longer than a run may be (want at most %s: a higher speed, or from and until to replay part of it)", src.Speed, l.Last.Sub(l.Origin).Round(time.Second), runText(run), sim.ShortDuration(MaxRun))
+	}
 	if opts.Peaks != nil {
 		l.Peaks = opts.Peaks.Keys()
 	}
@@ -189,13 +295,13 @@ func name(path string) string {
 	return path
 }
 
-// Close removes the copy of standard input, if any.
+// Close frees the copy of standard input, if any.
 func (l *Log) Close() error {
-	if l.spool == "" {
+	if l.spool == nil {
 		return nil
 	}
-	err := os.Remove(l.spool)
-	l.spool = ""
+	err := l.spool.Close()
+	l.spool = nil
 	return err
 }
 
@@ -222,10 +328,9 @@ func (l *Log) Span() time.Duration { return l.At(l.Last) + time.Microsecond }
 
 // open reads the log again, from its copy for standard input.
 func (l *Log) open() (*trace.Reader, error) {
-	if l.spool != "" {
-		opts := l.Trace
-		opts.Stdin = nil
-		return trace.Open(l.spool, opts)
+	if l.spool != nil {
+		// A reader of its own at each call: runs may read it at once.
+		return trace.NewReader(io.NewSectionReader(l.spool, 0, l.spoolW.n), name(l.Path), l.Trace)
 	}
 	return l.openWith(l.Trace)
 }

@@ -16,6 +16,7 @@ package scenarios
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -72,6 +73,12 @@ func (d *decoder) traceLog(n *yaml.Node, path string, known []string, maxKeys in
 	}
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(d.logDir, file)
+	}
+	// As for scenario files themselves: a pipe or a device (/dev/zero)
+	// would hang the read, and a pipe cannot be read again by each run.
+	if st, err := os.Stat(file); err == nil && !st.Mode().IsRegular() {
+		d.failf(fv, f.field("file"), "%s is %s, not a regular file (want a log file; save a stream to one first)", file, fileKind(st.Mode()))
+		return nil, f
 	}
 	src := replay.Source{Path: file, Speed: 1}
 	t := &src.Trace
@@ -134,8 +141,8 @@ func (d *decoder) traceLog(n *yaml.Node, path string, known []string, maxKeys in
 			t.SkipBad = d.boolean(v, field)
 		case "speed":
 			src.Speed = d.number(v, field, "60")
-			if !d.failed() && !(src.Speed > 0 && src.Speed <= 1e9) {
-				d.failf(v, field, "%s is not a positive speed (want e.g. 60, to play an hour of the log in a minute; at most 1e9)", short(v.Value))
+			if !d.failed() && !(src.Speed >= replay.MinSpeed && src.Speed <= replay.MaxSpeed) {
+				d.failf(v, field, "%s is not a positive speed from %g to %g (want e.g. 60, to play an hour of the log in a minute)", short(v.Value), replay.MinSpeed, replay.MaxSpeed)
 			}
 		case "start":
 			src.Start = d.nonNegative(v, field, "10s")
@@ -162,6 +169,21 @@ func (d *decoder) traceLog(n *yaml.Node, path string, known []string, maxKeys in
 	}
 	d.logsRead = append(d.logsRead, l)
 	return l, f
+}
+
+// fileKind names what a non-regular file is, for errors.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a file"
 }
 
 // traceFields reads a JSONL or CSV log's field names.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,6 +128,25 @@ func TestTraceErrors(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "s.yaml"), []byte("name: t\ntrace: {file: bad.log}\nlimit: {rate: 1/s, burst: 1}\n"), 0o644)
 	if _, err := Load(filepath.Join(dir, "s.yaml")); err == nil || !strings.Contains(err.Error(), "s.yaml:2: trace.file: "+filepath.Join(dir, "bad.log")+":7: status") {
 		t.Errorf("a bad log line: %v", err)
+	}
+	// A log that is not a regular file is refused before it is opened:
+	// /dev/zero would be read for ever, a pipe would block the open.
+	fifo := filepath.Join(dir, "fifo.log")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{"/dev/zero": "/dev/zero is a device, not a regular file", fifo: "is a named pipe, not a regular file", dir: "is a directory, not a regular file"} {
+		os.WriteFile(filepath.Join(dir, "s.yaml"), []byte("name: t\ntrace: {file: "+file+"}\nlimit: {rate: 1/s, burst: 1}\n"), 0o644)
+		done := make(chan error, 1)
+		go func() { _, err := Load(filepath.Join(dir, "s.yaml")); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "s.yaml:2: trace.file: ") || !strings.Contains(err.Error(), want) {
+				t.Errorf("trace: {file: %s}: %v (want one saying %q)", file, err, want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Errorf("trace: {file: %s}: still reading after 20s (want it refused)", file)
+		}
 	}
 	// Parse reads no files, whatever the text asks.
 	if _, err := Parse("p.yaml", []byte("name: t\ntrace: {file: /etc/passwd}\nlimit: {rate: 1/s, burst: 1}\n")); err == nil || !strings.Contains(err.Error(), "reads no logs") {

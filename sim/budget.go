@@ -93,6 +93,15 @@ const (
 	bytesBase         = 4 << 20                // the run's fixed structures
 )
 
+// MaxClientsIn is the most clients, each with a key of its own, a run can
+// have within bound bytes, at the least each adds to MemoryEstimate (one
+// limit, one copy of the state, one step): a replay refuses a log's keys
+// past it as they are read, rather than the run after the whole log.
+func MaxClientsIn(bound int64) int64 {
+	const perClient = bytesPerClient + bytesPerKey + bytesPerCell + bytesPerSample
+	return max((bound-bytesBase)/perClient, 1)
+}
+
 // MemoryEstimate returns about how many bytes a run of sc needs at its
 // peak, its JSON result included: what grows with clients, with steps ×
 // clients (the timeline) and steps × keys × store copies (the state

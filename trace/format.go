@@ -147,8 +147,8 @@ func ParseTimeUnit(s string) (time.Duration, error) {
 // GuessFormat names the format of the log at path from its name (.jsonl,
 // .ndjson, .json, .csv, with or without .gz), else from its first line,
 // gzipped or not: a JSON object is JSONL, an ALB entry (a request type and
-// an RFC 3339 time) is ALB, and anything else, standard input ("-") and a
-// file that cannot be read included, is Combined, whose reader then says
+// an RFC 3339 time) is ALB, and anything else, standard input ("-"), a
+// pipe, a device and a file that cannot be read included, is Combined, whose reader then says
 // what is wrong.
 func GuessFormat(path string) Format {
 	base := strings.TrimSuffix(strings.ToLower(filepath.Base(path)), ".gz")
@@ -159,6 +159,12 @@ func GuessFormat(path string) Format {
 		return CSV
 	}
 	if path == "-" {
+		return Combined
+	}
+	// Only a regular file is peeked at: what is read of a pipe or a
+	// device is gone for the reader, which would start mid-log, and
+	// /dev/zero has no first line.
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
 		return Combined
 	}
 	f, err := os.Open(path)

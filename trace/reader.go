@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +42,8 @@ const (
 	DefaultMaxLine    = 1 << 20
 	DefaultMaxKey     = 1024
 	DefaultMaxPending = 1 << 20
+	// DefaultMaxExpansion is Options.MaxExpansion's default.
+	DefaultMaxExpansion = 200
 	// MaxBadExamples is how many skipped lines a Reader keeps to show.
 	MaxBadExamples = 5
 )
@@ -102,6 +105,19 @@ type Options struct {
 
 	// Stdin is what the name "-" reads: os.Stdin when nil.
 	Stdin io.Reader
+
+	// MaxExpansion bounds how many times a gzipped log may expand, past
+	// its first 64 MiB (DefaultMaxExpansion when 0; negative for no
+	// bound): access logs expand 5 to 20 times, a gzip of newlines a
+	// thousand, to gigabytes of nothing.
+	MaxExpansion int
+
+	// Context, when set, stops the reading once it is done: every read of
+	// the log (at most 64 KiB of it, before and after decompression)
+	// checks it first, so that a log of blank or bad lines, or one line
+	// without end (/dev/zero), which never makes a request, stops as
+	// promptly as one that does. Next then returns its error.
+	Context context.Context
 }
 
 // LineError is a line of a log that cannot be read.
@@ -187,20 +203,86 @@ func NewReader(in io.Reader, name string, opts Options) (*Reader, error) {
 		return nil, err
 	}
 	bufSize := min(64<<10, r.opts.MaxLine+1)
-	br := bufio.NewReaderSize(in, bufSize)
+	raw := &countReader{in: r.cancellable(in)}
+	br := bufio.NewReaderSize(raw, bufSize)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("trace: %s: %w", name, err)
 		}
 		r.closer = append(r.closer, zr)
-		br = bufio.NewReaderSize(zr, bufSize)
+		// Checked after decompression too: a small gzip of newlines
+		// expands to gigabytes between two reads of the file.
+		ratio := r.opts.MaxExpansion
+		if ratio == 0 {
+			ratio = DefaultMaxExpansion
+		}
+		var out io.Reader = zr
+		if ratio > 0 {
+			out = &expansionReader{in: zr, raw: raw, ratio: int64(ratio)}
+		}
+		br = bufio.NewReaderSize(r.cancellable(out), bufSize)
 	}
 	r.br = br
 	if err := r.setupParser(); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// cancellable is in, checking Options.Context before each read.
+func (r *Reader) cancellable(in io.Reader) io.Reader {
+	if r.opts.Context == nil {
+		return in
+	}
+	return ctxReader{ctx: r.opts.Context, in: in}
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	in io.Reader
+	n  int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.in.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// expansionSlack is how much a gzip may expand before its ratio is
+// checked: a small log, however repetitive, is read whole.
+const expansionSlack = 64 << 20
+
+// expansionReader fails once what in has given is more than ratio times
+// what raw (the gzip) has, past expansionSlack.
+type expansionReader struct {
+	in    io.Reader
+	raw   *countReader
+	n     int64
+	ratio int64
+}
+
+func (e *expansionReader) Read(p []byte) (int, error) {
+	n, err := e.in.Read(p)
+	e.n += int64(n)
+	if e.n > expansionSlack && e.n/max(e.raw.n, 1) > e.ratio {
+		return n, fmt.Errorf("gzip expands more than %d times (%d MiB from %d KiB so far): not a log (want one that compresses as logs do, 5 to 20 times)", e.ratio, e.n>>20, e.raw.n>>10)
+	}
+	return n, err
+}
+
+// ctxReader fails each Read once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	in  io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.in.Read(p)
 }
 
 func (r *Reader) setup() error {

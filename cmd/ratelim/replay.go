@@ -90,12 +90,15 @@ first refusal and the worst minute (log time, UTC), and the key's peak: the
 most requests in any window of the limit's period; the most-throttled keys
 first, then the totals.
 
-LOG is a file, plain or gzipped, or - for standard input (kept in a
-temporary file while it runs, to be read once per run). Its format is
---log-format, else guessed from its name and first line: combined
-(nginx/Apache), jsonl, csv (with a header) or alb (AWS ALB). Lines a few
-seconds out of order are put in order (--reorder); a bad line stops the
-replay with file:line and what is wrong, unless --skip-bad counts it.
+LOG is a file, plain or gzipped (refused if it expands more than 200
+times, as no log does), or - for standard input (kept in an unnamed
+temporary file in $TMPDIR while it runs, to be read once per run: at most
+4 GiB; a longer one is refused, save it to a file instead). Its format is
+--log-format, else guessed from its name and first line (a pipe's from
+its name alone): combined (nginx/Apache), jsonl, csv (with a header) or alb
+(AWS ALB). Lines a few seconds out of order are put in order (--reorder);
+a bad line stops the replay with file:line and what is wrong, unless
+--skip-bad counts it.
 
 --suggest measures every key's peaks and prints the limits that would have
 left 99%, 99.9% and 100% of keys untouched (--quantile to choose), each
@@ -103,6 +106,9 @@ replayed to show what it would have refused in total. --vs FIELD=VALUE runs
 a second limit beside the first (limit, burst, window, algorithm, topology,
 servers, ...). --redact names keys by a salted hash in every output, so the
 report can be shared; give --salt to make it the same from run to run.
+
+Keys are escaped in every output: a byte that is not UTF-8 as \xNN and a
+backslash as \\ (in the table, control and bidi characters too).
 
 Memory grows with the log's distinct keys, not its lines. The same log and
 flags give the same output, byte for byte.`,
@@ -133,7 +139,7 @@ flags give the same output, byte for byte.`,
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress")
 	f.IntVar(&opts.Top, "top", replay.DefaultTop, "keys the table lists, most throttled first (0: all)")
 	addLimitFlags(f, &opts.Limits, true)
-	f.IntVar(&opts.MaxKeys, "max-keys", 1_000_000, "refuse a log with more distinct keys than this")
+	f.IntVar(&opts.MaxKeys, "max-keys", 0, fmt.Sprintf("refuse a log with more distinct keys than this (0: as many as --max-memory holds, %s at its default)", sim.Thousands(sim.MaxClientsIn(sim.DefaultMaxMemory))))
 
 	f.StringVar(&opts.LogFormat, "log-format", "", "the log's format: combined, jsonl, csv or alb (default: from its name and first line)")
 	f.StringVar(&opts.Key, "key", "", "what a request is keyed by: ip, user, ua, path, query:NAME (combined, alb); FIELD, ip:FIELD, query:NAME (jsonl, csv); default ip, or the field key")
@@ -153,7 +159,7 @@ flags give the same output, byte for byte.`,
 	f.StringVar(&opts.Rate, "limit", "", "the limit per key, e.g. 100/m (required)")
 	f.Int64Var(&opts.Burst, "burst", 0, "token bucket, GCRA, leaky bucket: the burst (default: the limit's count, 100 for 100/m)")
 	f.StringVar(&opts.Window, "window", "", "window algorithms: the window (default: the limit's period, 1m for 100/m)")
-	f.Float64Var(&opts.Speed, "speed", 1, "play the log this many times faster: 60 plays an hour in a minute (the limit sees 60× the rate)")
+	f.Float64Var(&opts.Speed, "speed", 1, "play the log this many times faster, 0.001 to 1e9: 60 plays an hour in a minute (the limit sees 60× the rate); the run may last at most a year")
 	f.BoolVar(&opts.Suggest, "suggest", false, "print the limits that would have left 99%, 99.9% and 100% of keys untouched, each replayed")
 	f.Float64SliceVar(&opts.Quantiles, "quantile", trace.DefaultQuantiles, "with --suggest: the shares of keys to leave untouched")
 	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: replay a second limit beside the first, e.g. --vs limit=200/m (FIELD: limit, burst, window, "+strings.Join(replayOverrides, ", ")+")")
@@ -193,8 +199,8 @@ func planReplay(opts *replayOptions) (*replayPlan, error) {
 	if opts.Top < 0 {
 		return nil, badInput("--top: must be 0 (all) or more (got %d)", opts.Top)
 	}
-	if opts.MaxKeys < 1 {
-		return nil, badInput("--max-keys: must be at least 1 (got %d)", opts.MaxKeys)
+	if opts.MaxKeys < 0 {
+		return nil, badInput("--max-keys: must be 0 (as many as --max-memory holds) or more (got %d)", opts.MaxKeys)
 	}
 	simOpts, err := opts.Limits.options()
 	if err != nil {
@@ -348,8 +354,8 @@ func (opts *replayOptions) source() (replay.Source, error) {
 		}
 		src.Costs = append(src.Costs, rule)
 	}
-	if !(opts.Speed > 0) || opts.Speed > 1e9 {
-		return src, badInput("--speed: must be a positive number of log seconds per run second, at most 1e9 (got %g)", opts.Speed)
+	if !(opts.Speed >= replay.MinSpeed && opts.Speed <= replay.MaxSpeed) {
+		return src, badInput("--speed: %g is out of range (want %g to %g log seconds per run second: 1 plays the log as it was, 60 an hour in a minute)", opts.Speed, replay.MinSpeed, replay.MaxSpeed)
 	}
 	if opts.Log != "-" {
 		if st, err := os.Stat(opts.Log); err != nil {
@@ -466,9 +472,12 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 			fmt.Fprintf(opts.ErrOut, "\rreading %s: %s lines ", label, sim.Thousands(int64(lines)))
 		}
 	}
-	log, err := replay.Scan(ctx, p.src, replay.ScanOptions{Peaks: p.peaks, MaxKeys: opts.MaxKeys, Progress: scanProgress})
+	log, err := replay.Scan(ctx, p.src, replay.ScanOptions{Peaks: p.peaks, MaxKeys: opts.MaxKeys, MaxMemory: p.simOpts.MaxMemory, Progress: scanProgress})
 	if showProgress {
 		fmt.Fprint(opts.ErrOut, "\r\033[K")
+	}
+	if sim.IsTooBig(err) {
+		return err
 	}
 	if err != nil {
 		return replayInputError(err)

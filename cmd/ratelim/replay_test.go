@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
 )
 
@@ -150,6 +151,8 @@ func TestReplayBadInput(t *testing.T) {
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--from", "yesterday"}, "--from:", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--from", "2026-11-24 10:05", "--until", "2026-11-24 10:00"}, "is not after --from", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--speed", "0"}, "--speed:", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--speed", "1e-8"}, "--speed: 1e-08 is out of range (want 0.001 to 1e+09", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--speed", "1e-300"}, "--speed: 1e-300 is out of range", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "colour=red"}, `unknown field "colour"`, true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "burst=lots"}, "--vs burst:", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "servers=100000"}, "--vs servers", true},
@@ -236,5 +239,35 @@ func TestReplayRequestBudget(t *testing.T) {
 	}
 	if code, _, errOut = runArgs("replay", many, "--limit", "100/m"); code != exitOK {
 		t.Fatalf("3,000 keys: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A log with more keys than --max-memory can hold is refused as too big
+// when the key past them is read, not after the whole log (the default
+// --max-keys of a million could not fit the default --max-memory: the
+// run was refused after 21s and 1 GB).
+func TestReplayKeysBoundedByMemory(t *testing.T) {
+	var b strings.Builder
+	const keys = 3000
+	for i := range keys {
+		fmt.Fprintf(&b, "10.0.%d.%d - - [24/Nov/2026:10:00:00 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\"\n", i/250, i%250)
+	}
+	path := filepath.Join(t.TempDir(), "many.log")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bound := sim.MaxClientsIn(16 << 20)
+	if bound >= keys {
+		t.Fatalf("16 MiB holds %d keys: the log needs more than that", bound)
+	}
+	// --reorder 0: each request is read as its line is, none held back.
+	code, out, errOut := runArgs("replay", path, "--limit", "1/s", "--max-memory", "16MiB", "--reorder", "0")
+	want := fmt.Sprintf("more than %s distinct keys (at line %s)", sim.Thousands(bound), sim.Thousands(bound+1))
+	if code != exitTooBig || out != "" || !strings.Contains(errOut, want) || !strings.Contains(errOut, "raise --max-memory") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d saying %q and raise --max-memory", code, out, errOut, exitTooBig, want)
+	}
+	// The default --max-keys is what the default --max-memory holds.
+	if code, _, errOut := runArgs("replay", path, "--limit", "1/s", "-q"); code != exitOK {
+		t.Fatalf("3,000 keys at the defaults: exit %d, %s", code, errOut)
 	}
 }
