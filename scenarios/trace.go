@@ -23,6 +23,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ratelim/ratelim/internal/filekind"
 	"github.com/ratelim/ratelim/replay"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
@@ -77,7 +78,7 @@ func (d *decoder) traceLog(n *yaml.Node, path string, known []string, maxKeys in
 	// As for scenario files themselves: a pipe or a device (/dev/zero)
 	// would hang the read, and a pipe cannot be read again by each run.
 	if st, err := os.Stat(file); err == nil && !st.Mode().IsRegular() {
-		d.failf(fv, f.field("file"), "%s is %s, not a regular file (want a log file; save a stream to one first)", file, fileKind(st.Mode()))
+		d.failf(fv, f.field("file"), "%s is %s, not a regular file (want a log file; save a stream to one first)", file, filekind.Describe(st.Mode()))
 		return nil, f
 	}
 	src := replay.Source{Path: file, Speed: 1}
@@ -169,21 +170,6 @@ func (d *decoder) traceLog(n *yaml.Node, path string, known []string, maxKeys in
 	}
 	d.logsRead = append(d.logsRead, l)
 	return l, f
-}
-
-// fileKind names what a non-regular file is, for errors.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a file"
 }
 
 // traceFields reads a JSONL or CSV log's field names.

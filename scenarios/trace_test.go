@@ -135,7 +135,7 @@ func TestTraceErrors(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for file, want := range map[string]string{"/dev/zero": "/dev/zero is a device, not a regular file", fifo: "is a named pipe, not a regular file", dir: "is a directory, not a regular file"} {
+	for file, want := range map[string]string{"/dev/zero": "/dev/zero is a character device, not a regular file", fifo: "is a named pipe (FIFO), not a regular file", dir: "is a directory, not a regular file"} {
 		os.WriteFile(filepath.Join(dir, "s.yaml"), []byte("name: t\ntrace: {file: "+file+"}\nlimit: {rate: 1/s, burst: 1}\n"), 0o644)
 		done := make(chan error, 1)
 		go func() { _, err := Load(filepath.Join(dir, "s.yaml")); done <- err }()

@@ -35,6 +35,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/ratelim/ratelim/internal/filekind"
 )
 
 // IsStdout reports whether path names standard output: "-" or
@@ -111,30 +113,13 @@ func resolve(path string) (target string, perm fs.FileMode, err error) {
 		if target == os.DevNull {
 			return target, 0, nil
 		}
-		return "", 0, unusable(path, "it is %s%s; only a regular file is replaced (want a file name, or - for standard output)", through, kind(fi.Mode()))
+		return "", 0, unusable(path, "it is %s%s; only a regular file is replaced (want a file name, or - for standard output)", through, filekind.Describe(fi.Mode()))
 	}
 	target, err = filepath.EvalSymlinks(path)
 	if err != nil {
 		return "", 0, unusable(path, "%w", cause(err))
 	}
 	return target, fi.Mode().Perm(), nil
-}
-
-// kind names what a file that is not a regular file is.
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	}
-	return "not a regular file (" + m.Type().String() + ")"
 }
 
 // maxTempBase bounds the part of the temporary file's name taken from the
