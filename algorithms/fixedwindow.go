@@ -28,10 +28,10 @@ import "time"
 // State: T is the start of the window being counted (µs, on the caller's
 // clock: Origin + T is on a multiple of Window) and N its count. A clock
 // that goes backwards keeps counting in the recorded window, so it never
-// starts a window early. A state that counts nothing (N = 0, the zero
-// State among them) holds no window: the next request counts in its own,
-// even one that starts before T (before Time 0, when Origin is not on a
-// boundary).
+// starts a window early, nor leaves a window for an earlier one, even one
+// that counts nothing yet. The zero State, when Origin is not on a
+// boundary, is off the windows and so holds none: a key's first request
+// counts in its own window, even one that starts before Time 0.
 //
 // The zero FixedWindow has windows of no length and a limit of 0: it refuses
 // every request of positive cost, with Limit 0, Remaining 0 and RetryAfter
@@ -93,7 +93,7 @@ func (f *FixedWindow) StepInPlace(st *State, now Time, cost int64) Decision {
 		return d
 	}
 	cost = cleanCost(cost)
-	if start := windowStart(f.origin, now, f.w); start > st.T || st.N == 0 {
+	if start := windowStart(f.origin, now, f.w); start > st.T || !onWindow(f.origin, st.T, f.w) {
 		*st = State{T: start}
 	}
 	end := st.T + f.w
@@ -128,3 +128,12 @@ func (f *FixedWindow) StepInPlace(st *State, now Time, cost int64) Decision {
 func windowStart(origin int64, now Time, w int64) int64 {
 	return floorDiv(origin+int64(now), w)*w - origin
 }
+
+// onWindow reports whether t is the start of one of the windows origin
+// lays on the clock. Every state a window counter writes starts on one;
+// the zero State (a key never seen) does not when origin is off a
+// boundary, and is then no window at all: its first request counts in its
+// own. A window that has begun is never left for an earlier one, even when
+// it counts nothing yet (a peek moved it on) and the clock steps back: that
+// would count a window a second time.
+func onWindow(origin, t, w int64) bool { return windowStart(origin, Time(t), w) == t }

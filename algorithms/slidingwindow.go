@@ -28,9 +28,10 @@ import "time"
 //
 // State: T is the start of the current window (µs, on the caller's clock),
 // N its count and Prev the previous window's count. All arithmetic is
-// scaled by Window, so it is exact. A state that counts nothing (N and Prev
-// 0, the zero State among them) holds no window: the next request counts
-// in its own, even one that starts before T.
+// scaled by Window, so it is exact. A clock that goes backwards keeps
+// counting in the recorded window, never an earlier one. The zero State,
+// when Origin is not on a boundary, is off the windows and so holds none:
+// a key's first request counts in its own window, even one before T.
 //
 // The zero SlidingWindow has windows of no length and a limit of 0: it
 // refuses every request of positive cost, with Limit 0, Remaining 0 and
@@ -96,7 +97,7 @@ func (s *SlidingWindow) StepInPlace(st *State, now Time, cost int64) Decision {
 	}
 	cost = cleanCost(cost)
 	w, limit := s.w, s.limit
-	if start := windowStart(s.origin, now, w); start > st.T || st.N == 0 && st.Prev == 0 {
+	if start := windowStart(s.origin, now, w); start > st.T || !onWindow(s.origin, st.T, w) {
 		prevN := int64(0)
 		if start == st.T+w {
 			prevN = st.N

@@ -26,9 +26,10 @@ local function fixed_window(key, now, cost, w, limit, origin)
   local start, count = start0, count0
 
   -- A clock that goes backwards keeps counting in the recorded window; a
-  -- state that counts nothing holds no window.
+  -- state off the windows (a key never seen, origin off a boundary) holds
+  -- none (algorithms.onWindow).
   local current = window_start(origin, now, w)
-  if current > start or count == 0 then
+  if current > start or window_start(origin, start, w) ~= start then
     start, count = current, 0
   end
   local finish = start + w

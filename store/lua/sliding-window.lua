@@ -24,9 +24,11 @@ local function sliding_window(key, now, cost, w, limit, origin)
   local start0, count0, prev0 = load_state(key)
   local start, count, prev = start0, count0, prev0
 
-  -- A state that counts nothing holds no window.
+  -- A clock that goes backwards keeps counting in the recorded window; a
+  -- state off the windows (a key never seen, origin off a boundary) holds
+  -- none (algorithms.onWindow).
   local current = window_start(origin, now, w)
-  if current > start or (count == 0 and prev == 0) then
+  if current > start or window_start(origin, start, w) ~= start then
     if current == start + w then prev = count else prev = 0 end
     start, count = current, 0
   end
