@@ -350,6 +350,7 @@ type requestKey struct {
 	fn       httplimit.KeyFunc
 	required bool   // a request without the attribute is refused with 400
 	name     string // what the key is read from, for that 400's body
+	rule     string // the whole rule, for an operator (KeyRule)
 }
 
 // keyFor is the key the scenario's limit.key names. A limit keyed by API key
@@ -362,30 +363,26 @@ type requestKey struct {
 // key, else the user, else the address: the scenario asked for that
 // precedence.
 func keyFor(by sim.KeyBy, trusted []netip.Prefix) requestKey {
+	header := func(name, prefix string) requestKey {
+		return requestKey{fn: httplimit.KeyByHeader(name, prefix), required: true, name: "the " + name + " header",
+			rule: "keyed by the " + name + " header alone; a request without it gets 400"}
+	}
 	switch by {
 	case sim.KeyAPIKey:
-		return requestKey{httplimit.KeyByHeader(APIKeyHeader, httplimit.KeyPrefixAPIKey), true, "the " + APIKeyHeader + " header"}
+		return header(APIKeyHeader, httplimit.KeyPrefixAPIKey)
 	case sim.KeyUser:
-		return requestKey{httplimit.KeyByHeader(UserHeader, httplimit.KeyPrefixUser), true, "the " + UserHeader + " header"}
+		return header(UserHeader, httplimit.KeyPrefixUser)
 	case sim.KeyIP:
-		return requestKey{fn: httplimit.KeyByIP(httplimit.KeyOptions{TrustedProxies: trusted})}
+		return requestKey{fn: httplimit.KeyByIP(httplimit.KeyOptions{TrustedProxies: trusted}),
+			rule: "keyed by the client's address alone (" + ForwardedHeader + " only from a trusted proxy)"}
 	}
-	return requestKey{fn: httplimit.KeyBy(httplimit.KeyOptions{Header: APIKeyHeader, UserHeader: UserHeader, TrustedProxies: trusted})}
+	return requestKey{fn: httplimit.KeyBy(httplimit.KeyOptions{Header: APIKeyHeader, UserHeader: UserHeader, TrustedProxies: trusted}),
+		rule: "keyed by " + APIKeyHeader + ", else " + UserHeader + ", else the client's address"}
 }
 
 // KeyRule says, for an operator, how a fleet serving a limit keyed by by
 // keys its requests (keyFor's rule).
-func KeyRule(by sim.KeyBy) string {
-	switch by {
-	case sim.KeyAPIKey:
-		return "keyed by the " + APIKeyHeader + " header alone; a request without it gets 400"
-	case sim.KeyUser:
-		return "keyed by the " + UserHeader + " header alone; a request without it gets 400"
-	case sim.KeyIP:
-		return "keyed by the client's address alone (" + ForwardedHeader + " only from a trusted proxy)"
-	}
-	return "keyed by " + APIKeyHeader + ", else " + UserHeader + ", else the client's address"
-}
+func KeyRule(by sim.KeyBy) string { return keyFor(by, nil).rule }
 
 // serve runs srv on ln until Close.
 func (f *Fleet) serve(srv *http.Server, ln net.Listener) {

@@ -323,8 +323,7 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 	file, sc := p.file, p.sc
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet)
-	progress.doing = "sending"
+	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet, "sending")
 	p.load.Progress = progress.update
 	res, err := live.Load(ctx, sc, p.load)
 	progress.done()
@@ -456,8 +455,7 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 	if opts.ErrIsTerminal && !opts.Quiet {
 		fmt.Fprintf(opts.ErrOut, "running %s for real for %s on %d servers, store %s...\n", sc.Name, sc.Duration, len(fleet.URLs), store.Redacted(storeKind))
 	}
-	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet)
-	progress.doing = "sending"
+	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet, "sending")
 	res, err := live.Load(ctx, sc, live.LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault, MaxRequests: opts.Limits.MaxRequests,
 		Progress: progress.update})
 	progress.done()

@@ -509,7 +509,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 		}
 		labelA, labelB = strings.Join(la, " "), strings.Join(lb, " ")
 	}
-	progress := newProgress(opts.ErrOut, showProgress)
+	progress := newProgress(opts.ErrOut, showProgress, "simulating")
 	simOpts := p.simOpts
 	simOpts.Progress = progress.update
 	runA, err := log.Replay(ctx, labelA, sc, simOpts)

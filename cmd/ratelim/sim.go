@@ -348,7 +348,7 @@ type progress struct {
 // runScenario runs sc, showing its progress on errOut if asked, and sorts
 // a failure as runError does (a run that left keys in its store is kept).
 func runScenario(ctx context.Context, errOut io.Writer, showProgress bool, label string, sc sim.Scenario, simOpts sim.Options) (*sim.Result, error) {
-	progress := newProgress(errOut, showProgress)
+	progress := newProgress(errOut, showProgress, "simulating")
 	simOpts.Progress = progress.update
 	r, err := sim.Run(ctx, sc, simOpts)
 	progress.done()
@@ -358,8 +358,10 @@ func runScenario(ctx context.Context, errOut io.Writer, showProgress bool, label
 	return r, nil
 }
 
-func newProgress(w io.Writer, enabled bool) *progress {
-	return &progress{w: w, enabled: enabled, started: time.Now(), doing: "simulating"}
+// newProgress is a progress line on w, if enabled, of what doing says
+// ("simulating", "sending").
+func newProgress(w io.Writer, enabled bool, doing string) *progress {
+	return &progress{w: w, enabled: enabled, started: time.Now(), doing: doing}
 }
 
 func (p *progress) update(done, total time.Duration) {

@@ -412,8 +412,7 @@ func TestQuietTableColumns(t *testing.T) {
 // longer one left on the line, and erases itself at the end.
 func TestProgressLine(t *testing.T) {
 	var b strings.Builder
-	p := newProgress(&b, true)
-	p.doing = "sending"
+	p := newProgress(&b, true, "sending")
 	p.update(time.Second, 5*time.Second)
 	if b.Len() != 0 {
 		t.Fatalf("progress shown before a second had passed: %q", b.String())
