@@ -84,6 +84,7 @@ func TestServeTrustsNoProxyUnlessTold(t *testing.T) {
 // A 302 to another host is counted, never followed: the load stays on the
 // targets it was given.
 func TestLoadDoesNotFollowRedirects(t *testing.T) {
+	wallClock(t)
 	var elsewhere atomic.Int64
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
 	defer other.Close()

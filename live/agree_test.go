@@ -55,6 +55,7 @@ func TestFixedWindowLiveAgreesOnTheWallClock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the live run takes 5 s of wall time")
 	}
+	wallClock(t)
 	sc := scenariotest.Builtin(t, "window-boundary")
 	live, observed := liveAndObserved(t, sc)
 	for i, c := range live.Clients {
@@ -77,6 +78,7 @@ func TestLeakyBucketServedLiveAgrees(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the live run takes 3 s of wall time")
 	}
+	wallClock(t)
 	sc := scenariotest.Builtin(t, "window-boundary")
 	sc.Name, sc.Duration, sc.Step = "leaky-served", 3*time.Second, time.Second
 	sc.Limit.Algorithm = "leaky-bucket"
@@ -138,6 +140,7 @@ func TestDrawnServiceTimesLiveAgree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: a 4 s live run")
 	}
+	wallClock(t)
 	sc := slowClient(3, 30*time.Second, 20, 0, 4*time.Second)
 	sc.Clients[0].Service = sim.Service{Mean: 300 * time.Millisecond, Exponential: true}
 	fleet := startFleet(t, sc, "memory")

@@ -44,6 +44,7 @@ func burstOf(n int, servers int) sim.Scenario {
 // rejected, and a run none of whose requests were answered is an error
 // naming the first transport error.
 func TestLoadCountsNoAnswerApart(t *testing.T) {
+	wallClock(t)
 	res, err := Load(context.Background(), burstOf(5, 1), LoadOptions{Targets: []string{closedPort(t)}})
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +69,7 @@ func TestLoadCountsNoAnswerApart(t *testing.T) {
 // connections, round-robin sends it every other request; those count as
 // no answer, the rest as decided, and the run is not an error.
 func TestLoadSomeAnsweredIsNoError(t *testing.T) {
+	wallClock(t)
 	sc := burstOf(10, 2)
 	fleet := startFleet(t, bucketScenario(sim.Shared, 1), "memory")
 	res, err := Load(context.Background(), sc, LoadOptions{Targets: []string{fleet.URLs[0], closedPort(t)}})
@@ -128,6 +130,7 @@ func TestParseRetryAfter(t *testing.T) {
 // would come after the scenario's end, so it is not waited for. The
 // server answers each client's key the same way every time.
 func TestAuditTakesLongRetryAfters(t *testing.T) {
+	wallClock(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := time.Now().UTC().Truncate(time.Second)
 		w.Header().Set("Date", now.Format(http.TimeFormat))
@@ -174,6 +177,7 @@ func TestAuditTakesLongRetryAfters(t *testing.T) {
 // it is refused with a short reset that did not go back: the never was
 // that request's, not the key's.
 func TestAuditTakesNeverFromTheFleet(t *testing.T) {
+	wallClock(t)
 	sc := burstOf(3, 1)
 	sc.Limit.Params = algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Minute}, Burst: 10}
 	costly := &sc.Clients[0]
@@ -310,6 +314,7 @@ func TestRequestHeadBound(t *testing.T) {
 // 500 refuses by no rate limit: the audit says how many such answers the
 // rejected include.
 func TestAuditCountsOtherStatuses(t *testing.T) {
+	wallClock(t)
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1)%2 == 0 {

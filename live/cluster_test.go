@@ -34,6 +34,7 @@ func TestFleetFollowsClusterFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a six-node Redis Cluster")
 	}
+	wallClock(t)
 	c := redistest.StartCluster(t, 3, 1, time.Second)
 	var logs syncbuf.Buffer
 	sc := bucketScenario(sim.Shared, 2)

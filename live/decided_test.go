@@ -46,6 +46,7 @@ func TestLiveRecordsTheInstantOfDecision(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: a 6 s live run")
 	}
+	wallClock(t)
 	sc := bucketScenario(sim.Shared, 1)
 	sc.Duration = 6 * time.Second
 	sc.Topology.OnError = "fail-open"

@@ -29,6 +29,7 @@ import (
 // A caller's own http.Client follows redirects by default: Load must not,
 // whatever client it is given.
 func TestLoadDoesNotFollowRedirectsWithCallersClient(t *testing.T) {
+	wallClock(t)
 	var elsewhere atomic.Int64
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
 	defer other.Close()
@@ -227,6 +228,7 @@ func TestWriteTimeoutAllowsTheQueue(t *testing.T) {
 // kill on a loaded machine may) is replayed in the simulator at the
 // instants it was in effect, not at its schedule.
 func TestObservedScenarioTakesFaultsAsApplied(t *testing.T) {
+	wallClock(t)
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer api.Close()
 	sc := bucketScenario(sim.Shared, 1)

@@ -44,6 +44,7 @@ func slowClient(maxInFlight int64, ttl time.Duration, rate int64, service, d tim
 // observed is asserted: on a loaded machine fewer
 // requests leave, and fewer overlap.
 func TestConcurrencyLimitOverHTTP(t *testing.T) {
+	wallClock(t)
 	t.Run("steady", func(t *testing.T) { checkConcurrencyOverHTTP(t, false) })
 	t.Run("crash", func(t *testing.T) { checkConcurrencyOverHTTP(t, true) })
 }

@@ -55,6 +55,7 @@ func TestSimAndLiveAgree(t *testing.T) {
 	if raceDetector {
 		t.Skip("-race slows HTTP on loopback several times over; the plain go test ./... checks this")
 	}
+	wallClock(t)
 	for _, name := range []string{"runaway-healthcheck", "store-outage", "nat"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -183,6 +184,7 @@ func storesToTry(t *testing.T) []string {
 // store never admits more than burst + rate × elapsed for any key, and
 // per-server jars admit about servers × that.
 func TestSharedStoreNeverOverAdmits(t *testing.T) {
+	wallClock(t)
 	keys := []string{"alpha", "beta", "gamma"}
 	for _, kind := range storesToTry(t) {
 		f := startFleet(t, bucketScenario(sim.Shared, 4), kind)
@@ -291,6 +293,7 @@ func TestLoadRefusesRemoteTargets(t *testing.T) {
 // TestLoadCountsEveryRequestOnce: a short live run on a local fleet, with
 // retries, records each request it sent exactly once.
 func TestLoadCountsEveryRequestOnce(t *testing.T) {
+	wallClock(t)
 	sc := bucketScenario(sim.Local, 2)
 	sc.Duration = 2 * time.Second
 	sc.Clients = []sim.Client{
@@ -380,6 +383,7 @@ func TestSplitBrainPartitionForReal(t *testing.T) {
 // machine's delays cannot refill it; the one timing assertion (the request
 // before failover) is made only when that request was observed in time.
 func TestSplitBrainRoutesAsTheSimulator(t *testing.T) {
+	wallClock(t)
 	sc := bucketScenario(sim.SplitBrain, 4)
 	sc.Limit.Params = algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Minute}, Burst: 3}
 	sc.Topology.OnError = store.FailClosed

@@ -36,6 +36,7 @@ func twoLimits(d time.Duration) sim.Scenario {
 // observed is asserted: on a loaded machine fewer than 50 requests may
 // leave, and then the minute refuses none.
 func TestTwoLimitsOverHTTP(t *testing.T) {
+	wallClock(t)
 	sc := twoLimits(6 * time.Second)
 	fleet := startFleet(t, sc, "memory")
 	live, err := Load(context.Background(), sc, LoadOptions{Targets: fleet.URLs})
@@ -172,6 +173,7 @@ func TestAuditRejectionPolicies(t *testing.T) {
 // 429 names it), what it would have refused passes and is counted as
 // would_reject, as many as the simulator on the observed arrivals counts.
 func TestShadowedLimitOverHTTP(t *testing.T) {
+	wallClock(t)
 	sc := twoLimits(3 * time.Second)
 	sc.Also[0].Params.Rate.N = 20 // 20 a minute: less than the burst lets through in 3 s
 	sc.Also[0].Shadow = true

@@ -16,6 +16,7 @@ import (
 // can only come before the flip (the load run starts after the fleet, so
 // its clock reads no later than the fleet's).
 func TestShadowModeOverHTTP(t *testing.T) {
+	wallClock(t)
 	sc := bucketScenario(sim.Shared, 2)
 	sc.Duration = 2 * time.Second
 	sc.Limit.Shadow, sc.Limit.ShadowUntil = true, time.Second
@@ -43,6 +44,7 @@ func TestShadowModeOverHTTP(t *testing.T) {
 // 5 a request, a bucket of 10 refilling 20/s admits at most (10 + 20 × t)
 // ÷ 5 in t, and the result counts the quota asked for and given.
 func TestCostOverHTTP(t *testing.T) {
+	wallClock(t)
 	sc := bucketScenario(sim.Shared, 2)
 	sc.Duration = 2 * time.Second
 	sc.Clients = []sim.Client{{Name: "search", APIKey: "search", Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: perSecond(50), Cost: 5}}, Retry: sim.Retry{Policy: sim.RetryNone}}}

@@ -16,6 +16,7 @@ import (
 // more than its capacity. The simulator, fed the arrivals the load run
 // really made, sheds the crawler within a few percent of the fleet.
 func TestShedderOverHTTP(t *testing.T) {
+	wallClock(t)
 	sc := bucketScenario(sim.Shared, 2)
 	sc.Duration = 2 * time.Second
 	sc.Limit.Params.Rate, sc.Limit.Params.Burst = perSecond(1000), 1000 // nobody's own limit binds

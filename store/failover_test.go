@@ -42,7 +42,12 @@ func TestRedisClusterFailoverFollowed(t *testing.T) {
 		t.Skip("-short: starts a six-node Redis Cluster, twice")
 	}
 	for _, how := range []string{"sigstop", "shutdown"} {
-		t.Run(how, func(t *testing.T) { testFailoverFollowed(t, how) })
+		t.Run(how, func(t *testing.T) {
+			// Each on a cluster of its own: the two wait out their
+			// failovers at once.
+			t.Parallel()
+			testFailoverFollowed(t, how)
+		})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/internal/scenariotest"
+	"github.com/ratelim/ratelim/internal/testsize"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -169,11 +170,14 @@ func TestGoldenBuiltinFrames(t *testing.T) {
 
 // TestEveryBuiltinFitsEverySizeAtEveryFrame plays each built-in a second
 // a frame and draws each frame at sizes from a small window to a large
-// one, per client and per key, with and without colour.
+// one, per client and per key, without colour and (exhaustive sizes,
+// testsize) with it: colour changes no width, so the plain pass finds an
+// overflow on its own and the coloured one checks that stays true.
 func TestEveryBuiltinFitsEverySizeAtEveryFrame(t *testing.T) {
 	sizes := [][2]int{{80, 24}, {160, 48}, {60, 16}, {40, 10}, {120, 30}}
+	colours := testsize.Pick([]bool{true}, []bool{true, false})
 	for _, name := range scenarios.Builtin() {
-		for _, noColor := range []bool{true, false} {
+		for _, noColor := range colours {
 			m := newTestModel(t, scenariotest.Builtin(t, name), noColor)
 			m.speed = 20
 			m, wall := play(t, m, t0, 1)
