@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +31,14 @@ type TableOptions struct {
 	// Top is how many keys the table lists, most refused first; 0 lists
 	// every key.
 	Top int
+	// Wide keeps every column. Otherwise a table wider than TableWidth
+	// leaves out, in turn, the first refusal's instant and the worst
+	// minute (the JSON and CSV have both), and says so.
+	Wide bool
 }
+
+// TableWidth is the terminal width a table fits unless TableOptions.Wide.
+const TableWidth = 80
 
 // DefaultTop is the keys a table lists unless told.
 const DefaultTop = 20
@@ -123,25 +131,36 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 	}
 	vs := len(rep.Runs) > 1
 	for i, run := range rep.Runs {
-		label := ""
-		if vs {
-			label = fmt.Sprintf("%c (%s): ", 'A'+i, run.Label)
+		text := "limit " + LimitText(run.Scenario.Limit) + ", " + TopologyText(run.Scenario)
+		if !vs {
+			fmt.Fprintf(w, "  %s\n", text)
+			continue
 		}
-		fmt.Fprintf(w, "  %slimit %s, %s\n", label, LimitText(run.Scenario.Limit), TopologyText(run.Scenario))
+		// A run's label is what --vs changed; on a line of its own when
+		// the two do not fit one.
+		label := fmt.Sprintf("  %c (%s): ", 'A'+i, run.Label)
+		if utf8.RuneCountInString(label+text) > TableWidth {
+			label = strings.TrimSuffix(label, " ") + "\n     "
+		}
+		fmt.Fprintf(w, "%s%s\n", label, text)
 	}
 	fmt.Fprintln(w)
 	var tw table
 	first := rep.Runs[0]
 	peakHead := "PEAK/" + sim.ShortDuration(first.PeakWindow)
 	head := []string{"KEY", "REQUESTS"}
+	// The columns a narrow table leaves out, in the order it does.
+	var firstCols, worstCols []int
 	for i := range rep.Runs {
 		if vs {
-			// Side by side, the first refusal is left to the JSON and CSV:
-			// the table fits a terminal.
+			// Side by side, the first refusal is left to the JSON and CSV.
 			run := string(rune('A' + i))
 			head = append(head, "REJECTED "+run, "WORST MINUTE "+run)
+			worstCols = append(worstCols, len(head)-1)
 		} else {
 			head = append(head, "REJECTED", "%", "FIRST 429", "WORST MINUTE")
+			firstCols = append(firstCols, len(head)-2)
+			worstCols = append(worstCols, len(head)-1)
 		}
 	}
 	hasPeaks := len(l.Peaks) > 0
@@ -199,6 +218,21 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 		total = append(total, "")
 	}
 	tw.add(total...)
+	if !opts.Wide {
+		var left []string
+		if tw.width() > TableWidth && len(firstCols) > 0 {
+			tw.drop(firstCols)
+			left = append(left, "first 429s")
+		}
+		if tw.width() > TableWidth {
+			tw.drop(worstCols)
+			left = append(left, "worst minutes")
+		}
+		if len(left) > 0 {
+			tw.note(fmt.Sprintf("(%s left out to fit %d columns; --wide shows them)",
+				strings.Join(left, " and "), TableWidth))
+		}
+	}
 	if err := tw.write(w); err != nil {
 		return err
 	}
@@ -265,7 +299,33 @@ func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 
 func (t *table) note(text string) { t.rows = append(t.rows, []string{noteMark, text}) }
 
-func (t *table) write(w io.Writer) error {
+// drop removes the columns at the indexes cols from every row.
+func (t *table) drop(cols []int) {
+	for ri, r := range t.rows {
+		if r[0] == noteMark {
+			continue
+		}
+		kept := r[:0:0]
+		for i, c := range r {
+			if !slices.Contains(cols, i) {
+				kept = append(kept, c)
+			}
+		}
+		t.rows[ri] = kept
+	}
+}
+
+// width is the widest line write would write, notes aside.
+func (t *table) width() int {
+	widths := t.widths()
+	n := 0
+	for _, w := range widths {
+		n += w + 2
+	}
+	return max(n-2, 0)
+}
+
+func (t *table) widths() []int {
 	var widths []int
 	for _, r := range t.rows {
 		if r[0] == noteMark {
@@ -278,6 +338,11 @@ func (t *table) write(w io.Writer) error {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
+	return widths
+}
+
+func (t *table) write(w io.Writer) error {
+	widths := t.widths()
 	var b strings.Builder
 	for _, r := range t.rows {
 		if r[0] == noteMark {

@@ -33,6 +33,7 @@ type replayOptions struct {
 	Format string
 	Quiet  bool
 	Top    int
+	Wide   bool
 	Limits runLimits
 	Plot   plotFlags
 	// ErrIsTerminal says whether ErrOut is a terminal, where progress goes.
@@ -138,6 +139,7 @@ flags give the same output, byte for byte.`,
 	f.StringVar(&opts.Format, "format", "table", "output: table, json (ratelim.replay/v1) or csv (a row per key)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress")
 	f.IntVar(&opts.Top, "top", replay.DefaultTop, "keys the table lists, most throttled first (0: all)")
+	f.BoolVar(&opts.Wide, "wide", false, "the table with every column (by default the first 429 and then the worst minute are left out when it is wider than 80 columns)")
 	addLimitFlags(f, &opts.Limits, true)
 	f.IntVar(&opts.MaxKeys, "max-keys", 0, fmt.Sprintf("refuse a log with more distinct keys than this (0: as many as --max-memory holds, %s at its default)", sim.Thousands(sim.MaxClientsIn(sim.DefaultMaxMemory))))
 
@@ -548,7 +550,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 	case "csv":
 		return replay.WriteCSV(opts.Out, rep)
 	}
-	return replay.WriteTable(opts.Out, rep, replay.TableOptions{Top: opts.Top})
+	return replay.WriteTable(opts.Out, rep, replay.TableOptions{Top: opts.Top, Wide: opts.Wide})
 }
 
 // plotFocus are the keys a replay's plot gives a panel each: those any
