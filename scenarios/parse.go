@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -136,8 +137,6 @@ func parse(filename string, data []byte, d *decoder) (*File, error) {
 	return f, nil
 }
 
-var topFields = []string{"name", "summary", "lesson", "trace", "duration", "seed", "step", "servers", "balancer", "wall_clock", "limit", "limits", "shedder", "topology", "clients", "faults", "expect"}
-
 const scenarioWant = "a mapping with name, duration, limit and clients"
 
 func (d *decoder) parse(data []byte) *File {
@@ -145,7 +144,7 @@ func (d *decoder) parse(data []byte) *File {
 	if d.failed() {
 		return nil
 	}
-	top := d.record(root, "", topFields, scenarioWant)
+	top := d.record(root, "", &scenarioObject, scenarioWant)
 	if d.failed() {
 		return nil
 	}
@@ -173,7 +172,7 @@ func (d *decoder) parse(data []byte) *File {
 	var logRetry sim.Retry
 	if n, ok := top.values["trace"]; ok {
 		var tf *fields
-		log, tf = d.traceLog(n, "trace", traceFields, MaxClients)
+		log, tf = d.traceLog(n, "trace", &traceObject, MaxClients)
 		if d.failed() {
 			return nil
 		}
@@ -221,7 +220,7 @@ func (d *decoder) parse(data []byte) *File {
 		sc.WallClock = log.Wall(0)
 	}
 	if n, ok := top.values["balancer"]; ok {
-		sc.Balancer = sim.Balancer(d.choice(n, "balancer", "balancer", []string{string(sim.RoundRobin), string(sim.Random), string(sim.KeyHash)}))
+		sc.Balancer = sim.Balancer(d.choice(n, "balancer", "balancer", balancers))
 	}
 	if d.failed() {
 		return nil
@@ -296,10 +295,8 @@ func (d *decoder) parse(data []byte) *File {
 	return &File{Scenario: sc, Expect: expect}
 }
 
-var limitFields = []string{"name", "algorithm", "rate", "burst", "window", "key", "delay", "nodelay", "shadow", "max_in_flight", "lease_ttl"}
-
 func (d *decoder) limit(n *yaml.Node, path string) sim.Limit {
-	f := d.record(n, path, limitFields, "a mapping with algorithm, rate and burst or window")
+	f := d.record(n, path, &limitObject, "a mapping with algorithm, rate and burst or window")
 	lim := sim.Limit{Algorithm: DefaultAlgorithm, Key: sim.KeyAuto}
 	if v, ok := f.values["name"]; ok {
 		lim.Name = d.policyName(v, path+".name")
@@ -351,7 +348,7 @@ func (d *decoder) limit(n *yaml.Node, path string) sim.Limit {
 		lim.Shadow, lim.ShadowUntil = d.shadow(v, path+".shadow")
 	}
 	if v, ok := f.values["key"]; ok {
-		lim.Key = sim.KeyBy(d.choice(v, path+".key", "key", []string{string(sim.KeyAuto), string(sim.KeyAPIKey), string(sim.KeyUser), string(sim.KeyIP)}))
+		lim.Key = sim.KeyBy(d.choice(v, path+".key", "key", keyKinds))
 	}
 	if d.failed() {
 		return lim
@@ -404,7 +401,7 @@ func (d *decoder) limits(n *yaml.Node, sc *sim.Scenario) {
 		if d.failed() {
 			return
 		}
-		f := d.record(item, path, limitFields, want)
+		f := d.record(item, path, &limitObject, want)
 		if len(items) > 1 && lim.Name == "" {
 			d.failf(item, path+".name", "missing: a key's several limits are named for the RateLimit-Policy header (want e.g. name: hourly)")
 			return
@@ -432,7 +429,7 @@ func (d *decoder) limits(n *yaml.Node, sc *sim.Scenario) {
 //	shedder: {capacity: 1000/s, burst: 1000, reserve: {normal: 0.2, sheddable: 0.5}}
 func (d *decoder) shedder(n *yaml.Node) *sim.Shedder {
 	const want = "a mapping such as {capacity: 1000/s, burst: 1000, reserve: {normal: 0.2, sheddable: 0.5}}"
-	f := d.record(n, "shedder", []string{"capacity", "burst", "reserve"}, want)
+	f := d.record(n, "shedder", &shedderObject, want)
 	if d.failed() {
 		return nil
 	}
@@ -448,11 +445,11 @@ func (d *decoder) shedder(n *yaml.Node) *sim.Shedder {
 		sh.Burst = d.integer(v, "shedder.burst", 1, 1<<50, "1000")
 	}
 	if v, ok := f.values["reserve"]; ok {
-		r := d.record(v, "shedder.reserve", []string{"normal", "sheddable"}, "a mapping such as {normal: 0.2, sheddable: 0.5}")
+		r := d.record(v, "shedder.reserve", &reserveObject, "a mapping such as {normal: 0.2, sheddable: 0.5}")
 		if d.failed() {
 			return nil
 		}
-		for i, name := range []string{"normal", "sheddable"} {
+		for i, name := range reserveFields {
 			if v, ok := r.values[name]; ok {
 				share := d.number(v, "shedder.reserve."+name, "0.2")
 				if !d.failed() && (share < 0 || share >= 1) {
@@ -492,8 +489,6 @@ func (d *decoder) policyName(n *yaml.Node, field string) string {
 	return name
 }
 
-var topologyFields = []string{"kind", "store", "rtt", "on_error", "clock", "replication_lag", "failover_after", "primary_stops_after"}
-
 func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topology {
 	t := sim.Topology{
 		Kind:              sim.Shared,
@@ -506,9 +501,9 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 		t.RTT = DefaultRTT
 		return t
 	}
-	f := d.record(n, "topology", topologyFields, "a mapping with kind, store, rtt and on_error")
+	f := d.record(n, "topology", &topologyObject, "a mapping with kind, store, rtt and on_error")
 	if v, ok := f.values["kind"]; ok {
-		t.Kind = sim.TopologyKind(d.choice(v, "topology.kind", "topology", []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)}))
+		t.Kind = sim.TopologyKind(d.choice(v, "topology.kind", "topology", topologyKinds))
 	}
 	if v, ok := f.values["store"]; ok {
 		t.Store = d.storeName(v, "topology.store")
@@ -521,10 +516,10 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 		t.RTT = d.roundTrip(v, "topology.rtt", "500us")
 	}
 	if v, ok := f.values["on_error"]; ok {
-		t.OnError = store.Policy(d.choice(v, "topology.on_error", "policy", []string{string(store.FailOpen), string(store.FailClosed)}))
+		t.OnError = store.Policy(d.choice(v, "topology.on_error", "policy", onErrorPolicies))
 	}
 	if v, ok := f.values["clock"]; ok {
-		t.Clock = sim.ClockSource(d.choice(v, "topology.clock", "clock", []string{string(sim.ServerClock), string(sim.StoreClock)}))
+		t.Clock = sim.ClockSource(d.choice(v, "topology.clock", "clock", clockSources))
 	}
 	if d.failed() {
 		return t
@@ -570,13 +565,11 @@ func (d *decoder) storeName(n *yaml.Node, field string) string {
 		return ""
 	}
 	switch {
-	case s == "memory" || s == "miniredis":
+	case slices.Contains(storeNames, s):
 		return s
 	case strings.Contains(s, "://"):
 		scheme, _, _ := strings.Cut(s, "://")
-		switch scheme {
-		case "redis", "rediss", "redis+cluster", "rediss+cluster":
-		default:
+		if !slices.Contains(storeSchemes, scheme) {
 			d.failf(n, field, "unknown store URL scheme %q (want redis://host:port or redis+cluster://host:port,host:port)", scheme)
 			return ""
 		}
@@ -598,7 +591,7 @@ func (d *decoder) shadow(n *yaml.Node, field string) (bool, time.Duration) {
 	if n.Kind == yaml.ScalarNode {
 		return d.boolean(n, field), 0
 	}
-	f := d.record(n, field, []string{"until"}, "true, or a mapping {until: 10s}")
+	f := d.record(n, field, &shadowObject, "true, or a mapping {until: 10s}")
 	if d.failed() {
 		return false, 0
 	}
