@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	faultKinds  = []string{string(sim.Partition), string(sim.Outage), string(sim.Latency), string(sim.ClockSkew), string(sim.Crash)}
+	faultKinds = []string{string(sim.Partition), string(sim.Outage), string(sim.Latency), string(sim.ClockSkew), string(sim.Crash)}
 	// kindFields are the fields each kind of fault reads besides kind,
 	// start and end.
 	kindFields = map[sim.FaultKind][]string{

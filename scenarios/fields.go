@@ -83,22 +83,22 @@ const (
 	anyOfValue                     // one of the forms in anyOf
 )
 
-func text() value                   { return value{kind: textValue} }
-func boolean() value                { return value{kind: booleanValue} }
-func duration() value               { return value{kind: durationValue} }
-func rate() value                   { return value{kind: rateValue} }
-func instant() value                { return value{kind: instantValue} }
-func null() value                   { return value{kind: nullValue} }
-func choice(values []string) value  { return value{kind: choiceValue, choices: values} }
-func constant(s string) value       { return value{kind: constantValue, literal: s} }
-func mapping(o *object) value       { return value{kind: objectValue, object: o} }
-func listOf(item value) value       { return value{kind: listValue, item: &item} }
-func anyOf(forms ...value) value    { return value{kind: anyOfValue, anyOf: forms} }
-func integer(lo, hi float64) value  { return value{kind: integerValue, bounded: true, lo: lo, hi: hi} }
-func number() value                 { return value{kind: numberValue} }
-func between(lo, hi float64) value  { return value{kind: numberValue, bounded: true, lo: lo, hi: hi} }
-func belowOne() value               { return value{kind: numberValue, bounded: true, lo: 0, hi: 1, hiOpen: true} }
-func storeName() value              { return anyOf(choice(storeNames), value{kind: storeURLValue}) }
+func text() value                  { return value{kind: textValue} }
+func boolean() value               { return value{kind: booleanValue} }
+func duration() value              { return value{kind: durationValue} }
+func rate() value                  { return value{kind: rateValue} }
+func instant() value               { return value{kind: instantValue} }
+func null() value                  { return value{kind: nullValue} }
+func choice(values []string) value { return value{kind: choiceValue, choices: values} }
+func constant(s string) value      { return value{kind: constantValue, literal: s} }
+func mapping(o *object) value      { return value{kind: objectValue, object: o} }
+func listOf(item value) value      { return value{kind: listValue, item: &item} }
+func anyOf(forms ...value) value   { return value{kind: anyOfValue, anyOf: forms} }
+func integer(lo, hi float64) value { return value{kind: integerValue, bounded: true, lo: lo, hi: hi} }
+func number() value                { return value{kind: numberValue} }
+func between(lo, hi float64) value { return value{kind: numberValue, bounded: true, lo: lo, hi: hi} }
+func belowOne() value              { return value{kind: numberValue, bounded: true, lo: 0, hi: 1, hiOpen: true} }
+func storeName() value             { return anyOf(choice(storeNames), value{kind: storeURLValue}) }
 
 // The choices the parser checks values against, that no other package
 // lists.
