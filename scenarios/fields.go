@@ -225,7 +225,7 @@ var (
 	traceObject = object{name: "trace", doc: "a log replayed as clients, one per key (trace:)", fields: []field{
 		{name: "file", value: text(), required: true, doc: "the log, relative to the scenario file"},
 		{name: "format", value: choice(logFormats), doc: "the log's format; default guessed from the file's name"},
-		{name: "key", value: text(), doc: "what keys a request: ip, or a field such as header:X-Api-Key"},
+		{name: "key", value: text(), doc: "what keys a request: ip, user, ua, path, query:NAME, or a JSONL/CSV field"},
 		{name: "fields", value: mapping(&logFieldsObject), doc: "a JSONL or CSV log's field names"},
 		{name: "time_unit", value: text(), doc: "a JSONL or CSV log's numeric times' unit: s, ms, us or ns"},
 		{name: "ipv6_prefix", value: integer(1, 128), doc: "key IPv6 addresses by this prefix length"},
