@@ -159,7 +159,7 @@ var (
 		{name: "reserve", value: mapping(&reserveObject), doc: "the share each priority leaves to those above it"},
 	}}
 
-	reserveObject = object{name: "reserve", doc: "a shedder's reserve: shares of its burst", fields: []field{
+	reserveObject = object{name: "reserve", doc: "a shedder's reserve: shares of its burst, to 15 digits", fields: []field{
 		{name: "normal", value: belowOne(), doc: "the share normal requests leave to critical; default 0.2"},
 		{name: "sheddable", value: belowOne(), doc: "the share sheddable requests leave; default 0.5"},
 	}}

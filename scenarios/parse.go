@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/big"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -452,8 +454,17 @@ func (d *decoder) shedder(n *yaml.Node) *sim.Shedder {
 		for i, name := range reserveFields {
 			if v, ok := r.values[name]; ok {
 				share := d.number(v, "shedder.reserve."+name, "0.2")
-				if !d.failed() && (share < 0 || share >= 1) {
+				switch {
+				case d.failed():
+				case share < 0 || share >= 1:
 					d.failf(v, "shedder.reserve."+name, "%s is not a share of the capacity (want 0 to below 1, e.g. 0.2)", v.Value)
+				case !sameDecimal(v.Value, share):
+					// The simulator keeps a share as a float64 and
+					// reserves on the shortest decimal that reads back
+					// as it (algorithms.ReserveOf): the one written, to 15
+					// significant digits. Past them, the decimal written
+					// may be another, and its reserve a token off.
+					d.failf(v, "shedder.reserve."+name, "%s has more significant digits than a share keeps: it would be read as %s (want at most 15 significant digits, e.g. 0.29)", short(v.Value), strconv.FormatFloat(share, 'g', -1, 64))
 				}
 				sh.Reserve[i+1] = share
 			}
@@ -467,6 +478,17 @@ func (d *decoder) shedder(n *yaml.Node) *sim.Shedder {
 		return nil
 	}
 	return sh
+}
+
+// sameDecimal reports whether text, a number as YAML wrote it, is exactly
+// the shortest decimal that reads back as x, the float64 it was read as.
+func sameDecimal(text string, x float64) bool {
+	written, ok := new(big.Rat).SetString(strings.ReplaceAll(strings.TrimSpace(text), "_", ""))
+	if !ok {
+		return false
+	}
+	shortest, ok := new(big.Rat).SetString(strconv.FormatFloat(x, 'g', -1, 64))
+	return ok && written.Cmp(shortest) == 0
 }
 
 // policyName reads a limit's name: what RateLimit-Policy calls it, so
