@@ -29,6 +29,10 @@ type object struct {
 	variantKey    string
 	variantValues []string
 	variantFields func(value string) []string
+	// needOne are groups of fields of which the mapping must have at
+	// least one (limit or limits); notBoth, pairs it may not have together.
+	needOne [][]string
+	notBoth [][2]string
 }
 
 // A field is one key of an object.
@@ -133,7 +137,10 @@ var (
 		{name: "clients", value: listOf(mapping(&clientObject)), doc: "who sends what; required unless a trace gives them"},
 		{name: "faults", value: anyOf(listOf(mapping(&faultObject)), null()), doc: "what goes wrong, and when"},
 		{name: "expect", value: anyOf(listOf(mapping(&expectationObject)), null()), doc: "claims `ratelim check` verifies"},
-	}}
+	},
+		needOne: [][]string{{"duration", "trace"}, {"limit", "limits"}, {"clients", "trace"}},
+		notBoth: [][2]string{{"limit", "limits"}},
+	}
 
 	limitObject = object{name: "limit", doc: "a limit: limit:, or each entry of limits:", fields: []field{
 		{name: "name", value: text(), doc: "what RateLimit-Policy calls it; required among several"},

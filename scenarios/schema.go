@@ -88,16 +88,28 @@ func objectSchema(o *object) map[string]any {
 	if len(required) > 0 {
 		s["required"] = required
 	}
+	var rules []any
+	for _, group := range o.needOne {
+		var forms []any
+		for _, name := range group {
+			forms = append(forms, map[string]any{"required": []string{name}})
+		}
+		rules = append(rules, map[string]any{"anyOf": forms})
+	}
+	for _, pair := range o.notBoth {
+		rules = append(rules, map[string]any{"not": map[string]any{"required": pair[:]}})
+	}
 	if o.variantKey != "" {
 		// The fields each variant reads: if the key has this value, the
 		// other names are refused.
-		var rules []any
 		for _, v := range o.variantValues {
 			rules = append(rules, map[string]any{
 				"if":   map[string]any{"properties": map[string]any{o.variantKey: map[string]any{"const": v}}, "required": []string{o.variantKey}},
 				"then": map[string]any{"propertyNames": map[string]any{"enum": o.variantFields(v)}},
 			})
 		}
+	}
+	if len(rules) > 0 {
 		s["allOf"] = rules
 	}
 	return s

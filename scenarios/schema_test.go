@@ -3,9 +3,13 @@ package scenarios
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -162,6 +166,8 @@ func TestSchemaFormsAndRefusals(t *testing.T) {
 		{"a duration in days", "limit: {rate: 10/s, burst: 5}\nstep: 7d", false},
 		{"a fault kind's foreign field", "limit: {rate: 10/s, burst: 5}\nfaults: [{kind: outage, start: 1s, end: 2s, rtt: 5ms}]", false},
 		{"a share of 1", "limit: {rate: 10/s, burst: 5}\nshedder: {capacity: 100/s, reserve: {normal: 1}}", false},
+		{"limit and limits", "limit: {rate: 10/s, burst: 5}\nlimits: [{name: a, rate: 10/s, burst: 5}]", false},
+		{"neither limit nor limits", "servers: 2", false},
 		{"shadow a word", "limit: {rate: 10/s, burst: 5, shadow: sometimes}", false},
 	}
 	for _, tt := range tests {
@@ -367,4 +373,62 @@ func TestSchemaGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "testdata/scenario.schema.json", b.Bytes())
+}
+
+// Every field name the parser's source reads a record by (f.values["x"],
+// f.keys["x"], f.has("x"), f.field("x")) is a field of the table: a field
+// added to the parser without the table would be refused as unknown in
+// every file, and is caught here instead.
+func TestParserReadsOnlyTableFields(t *testing.T) {
+	known := map[string]bool{}
+	for _, o := range objects {
+		for _, name := range o.names() {
+			known[name] = true
+		}
+	}
+	paths, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	read := 0
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			var sel *ast.SelectorExpr
+			var arg ast.Expr
+			switch n := n.(type) {
+			case *ast.IndexExpr:
+				sel, _ = n.X.(*ast.SelectorExpr)
+				arg = n.Index
+			case *ast.CallExpr:
+				sel, _ = n.Fun.(*ast.SelectorExpr)
+				if len(n.Args) == 1 {
+					arg = n.Args[0]
+				}
+			}
+			lit, isLit := arg.(*ast.BasicLit)
+			if sel == nil || !isLit || lit.Kind != token.STRING || !slices.Contains([]string{"values", "keys", "has", "field"}, sel.Sel.Name) {
+				return true
+			}
+			name, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read++
+			if !known[name] {
+				t.Errorf("%s: the parser reads a field %q that no object of the table has", fset.Position(lit.Pos()), name)
+			}
+			return true
+		})
+	}
+	if read < 50 {
+		t.Errorf("found the parser reading %d fields by name; the search has lost its way", read)
+	}
 }
