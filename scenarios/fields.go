@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/ratelim/ratelim/algorithms"
@@ -87,6 +88,8 @@ const (
 	anyOfValue                     // one of the forms in anyOf
 )
 
+// The values of the table, each named as the decoder's reader of it
+// (duration() is what d.duration reads).
 func text() value                  { return value{kind: textValue} }
 func boolean() value               { return value{kind: booleanValue} }
 func duration() value              { return value{kind: durationValue} }
@@ -113,8 +116,6 @@ var (
 	logFormats      = []string{"combined", "jsonl", "csv", "alb"}
 	storeNames      = []string{"memory", "miniredis"}
 	storeSchemes    = []string{"redis", "rediss", "redis+cluster", "rediss+cluster"}
-	shadowFields    = []string{"until"}
-	reserveFields   = []string{"normal", "sheddable"}
 )
 
 // The objects, from the top of a file down.
@@ -166,10 +167,7 @@ var (
 		{name: "reserve", value: mapping(&reserveObject), doc: "the share each priority leaves to those above it"},
 	}}
 
-	reserveObject = object{name: "reserve", doc: "a shedder's reserve: shares of its burst, to 15 digits", fields: []field{
-		{name: "normal", value: belowOne(), doc: "the share normal requests leave to critical; default 0.2"},
-		{name: "sheddable", value: belowOne(), doc: "the share sheddable requests leave; default 0.5"},
-	}}
+	reserveObject = object{name: "reserve", doc: "a shedder's reserve: shares of its burst, to 15 digits", fields: reserveFields()}
 
 	topologyObject = object{name: "topology", doc: "where the counter lives (topology:)", fields: []field{
 		{name: "kind", value: choice(topologyKinds), doc: "local: a jar per server; shared: one store; default shared"},
@@ -325,6 +323,21 @@ func traffic() value {
 // generated are the patterns the simulator generates: all but trace.
 func generated() []string {
 	return slices.DeleteFunc(slices.Clone(patterns), func(p string) bool { return p == "trace" })
+}
+
+// defaultReserve is the share of the shedder's burst each priority
+// leaves to those above it, when the file does not say.
+var defaultReserve = [3]float64{0, 0.2, 0.5}
+
+// reserveFields are a shedder's reserve's: one per priority but the
+// first (critical, which leaves nothing), in algorithms.Priorities' order.
+func reserveFields() []field {
+	var out []field
+	for i, name := range algorithms.Priorities[1:] {
+		doc := fmt.Sprintf("the share %s requests leave to those above; default %g", name, defaultReserve[i+1])
+		out = append(out, field{name: name, value: belowOne(), doc: doc})
+	}
+	return out
 }
 
 // figureFields are an expectation's figures, each bounded.

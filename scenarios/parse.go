@@ -435,7 +435,7 @@ func (d *decoder) shedder(n *yaml.Node) *sim.Shedder {
 	if d.failed() {
 		return nil
 	}
-	sh := &sim.Shedder{Reserve: [3]float64{0, 0.2, 0.5}}
+	sh := &sim.Shedder{Reserve: defaultReserve}
 	v, ok := f.values["capacity"]
 	if !ok {
 		d.failf(f.node, "shedder.capacity", "missing: what the fleet serves (want e.g. capacity: 1000/s)")
@@ -451,7 +451,7 @@ func (d *decoder) shedder(n *yaml.Node) *sim.Shedder {
 		if d.failed() {
 			return nil
 		}
-		for i, name := range reserveFields {
+		for i, name := range algorithms.Priorities[1:] { // reserveObject's fields
 			if v, ok := r.values[name]; ok {
 				share := d.number(v, "shedder.reserve."+name, "0.2")
 				switch {
