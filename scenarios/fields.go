@@ -8,6 +8,7 @@ import (
 	"github.com/ratelim/ratelim/replay"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/trace"
 )
 
 // The field table: every kind of mapping a scenario file holds, each key
@@ -113,7 +114,7 @@ var (
 	onErrorPolicies = []string{string(store.FailOpen), string(store.FailClosed)}
 	clockSources    = []string{string(sim.ServerClock), string(sim.StoreClock)}
 	serviceDists    = []string{"constant", "exponential"}
-	logFormats      = []string{"combined", "jsonl", "csv", "alb"}
+	logFormats      = []string{trace.Combined.String(), trace.JSONL.String(), trace.CSV.String(), trace.ALB.String()}
 	storeNames      = []string{"memory", "miniredis"}
 	storeSchemes    = []string{"redis", "rediss", "redis+cluster", "rediss+cluster"}
 )
