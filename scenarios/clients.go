@@ -14,8 +14,6 @@ import (
 	"github.com/ratelim/ratelim/sim"
 )
 
-var clientFields = []string{"name", "count", "api_key", "user", "ip", "traffic", "retry", "cost", "service", "priority"}
-
 const clientWant = "a mapping with name, api_key and traffic"
 
 // clients reads the clients: list and expands each entry's count.
@@ -37,7 +35,7 @@ func (d *decoder) clients(n *yaml.Node, sc *sim.Scenario) []sim.Client {
 	patterns := 0
 	for i, item := range items {
 		path := index("clients", i)
-		f := d.record(item, path, clientFields, clientWant)
+		f := d.record(item, path, &clientObject, clientWant)
 		if d.failed() {
 			return nil
 		}
@@ -189,8 +187,6 @@ func example(name string) string {
 	return name
 }
 
-var trafficFields = []string{"pattern", "rate", "from", "to", "count", "at", "spread", "on", "off", "start", "stop", "cost"}
-
 var patterns = []string{string(sim.Constant), string(sim.Poisson), string(sim.Burst), string(sim.Ramp), string(sim.OnOff), "trace"}
 
 // isTracePattern reports whether n is {pattern: trace, ...}: a log's
@@ -240,7 +236,7 @@ func (d *decoder) traffic(n *yaml.Node, path string, sc *sim.Scenario) []sim.Tra
 	switch n.Kind {
 	case yaml.MappingNode:
 		if isTracePattern(n) {
-			d.traceLog(n, path, tracePatternField, 0)
+			d.traceLog(n, path, &tracePatternObject, 0)
 			return nil
 		}
 		return []sim.Traffic{d.pattern(n, path, sc)}
@@ -252,7 +248,7 @@ func (d *decoder) traffic(n *yaml.Node, path string, sc *sim.Scenario) []sim.Tra
 		out := make([]sim.Traffic, 0, len(n.Content))
 		for j, item := range n.Content {
 			if isTracePattern(item) {
-				d.traceLog(item, index(path, j), tracePatternField, 0)
+				d.traceLog(item, index(path, j), &tracePatternObject, 0)
 				if d.failed() {
 					return nil
 				}
@@ -279,7 +275,7 @@ func (d *decoder) pattern(n *yaml.Node, path string, sc *sim.Scenario) sim.Traff
 		d.failf(resolve(n), path, "more than %d traffic patterns in all (want fewer)", MaxPatterns)
 		return tr
 	}
-	f := d.record(n, path, trafficFields, trafficWant)
+	f := d.record(n, path, &patternObject, trafficWant)
 	if d.failed() {
 		return tr
 	}
@@ -359,7 +355,6 @@ func (d *decoder) pattern(n *yaml.Node, path string, sc *sim.Scenario) sim.Traff
 
 var (
 	retryPolicies = []string{string(sim.RetryNone), string(sim.RetryImmediate), string(sim.RetryAfter), string(sim.RetryBackoff)}
-	retryFields   = []string{"policy", "base", "cap", "max"}
 )
 
 // The simulator's backoff defaults, for checking base ≤ cap when only one
@@ -383,7 +378,7 @@ func (d *decoder) retry(n *yaml.Node, path string) sim.Retry {
 		d.notA(n, path, "a retry policy", retryWant)
 		return r
 	}
-	f := d.record(n, path, retryFields, retryWant)
+	f := d.record(n, path, &retryObject, retryWant)
 	pv, ok := f.values["policy"]
 	if !ok {
 		d.failf(f.node, f.field("policy"), "missing (want %s)", oneOf(retryPolicies))
@@ -436,7 +431,7 @@ func (d *decoder) service(n *yaml.Node, field string) sim.Service {
 	if n.Kind == yaml.ScalarNode {
 		sv.Mean = d.nonNegative(n, field, "200ms")
 	} else {
-		f := d.record(n, field, []string{"mean", "dist"}, "a duration such as 200ms, or {mean: 200ms, dist: exponential}")
+		f := d.record(n, field, &serviceObject, "a duration such as 200ms, or {mean: 200ms, dist: exponential}")
 		if d.failed() {
 			return sv
 		}
@@ -447,7 +442,7 @@ func (d *decoder) service(n *yaml.Node, field string) sim.Service {
 		}
 		sv.Mean = d.nonNegative(v, field+".mean", "200ms")
 		if v, ok := f.values["dist"]; ok {
-			sv.Exponential = d.choice(v, field+".dist", "distribution", []string{"constant", "exponential"}) == "exponential"
+			sv.Exponential = d.choice(v, field+".dist", "distribution", serviceDists) == "exponential"
 		}
 	}
 	if !d.failed() && sv.Mean > maxService {

@@ -24,6 +24,13 @@
 //
 // # Format
 //
+// An annotated file follows. Every field, with what it holds and what it
+// means, is in the reference (`ratelim scenarios reference`, [Reference]),
+// and editors check a file against the JSON Schema (`ratelim scenarios
+// schema`, [Schema]); both are written from the field table the parser
+// reads each mapping through (fields.go), so that neither can name a field
+// the parser does not take.
+//
 //	name: runaway-healthcheck     # default: the file's name without .yaml
 //	summary: what it teaches      # one line, for `ratelim scenarios`
 //	lesson: isolated              # the finding that must lead (see sim.FindingKinds())

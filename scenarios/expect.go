@@ -67,14 +67,6 @@ type Span struct {
 	From, To time.Duration
 }
 
-// withFlags are the flags an expectation's with: may set.
-var withFlags = []string{"algorithm", "topology", "store", "servers", "seed", "duration", "on_error", "wall_clock"}
-
-var (
-	expectFields = append([]string{"client", "key", "during", "with", "finding"}, figures...)
-	boundFields  = []string{"min", "max", "equals"}
-)
-
 const expectWant = "a mapping such as {client: scheduler, rejected: {max: 0}}"
 
 func (d *decoder) expectations(n *yaml.Node, sc *sim.Scenario) []Expectation {
@@ -95,7 +87,7 @@ func (d *decoder) expectations(n *yaml.Node, sc *sim.Scenario) []Expectation {
 }
 
 func (d *decoder) expectation(n *yaml.Node, p string, sc *sim.Scenario) Expectation {
-	f := d.record(n, p, expectFields, expectWant)
+	f := d.record(n, p, &expectationObject, expectWant)
 	e := Expectation{Line: f.node.Line}
 	if d.failed() {
 		return e
@@ -292,7 +284,7 @@ func (d *decoder) bounds(e *Expectation, n *yaml.Node, field string) {
 	if e.Figure == "allowed_rate" {
 		want = "a mapping of min, max or equals, e.g. {max: 11/s}"
 	}
-	f := d.record(n, field, boundFields, want)
+	f := d.record(n, field, &boundsObject, want)
 	if d.failed() {
 		return
 	}
@@ -326,10 +318,8 @@ func (d *decoder) bounds(e *Expectation, n *yaml.Node, field string) {
 	}
 }
 
-var spanFields = []string{"from", "to"}
-
 func (d *decoder) span(n *yaml.Node, field string, sc *sim.Scenario) *Span {
-	f := d.record(n, field, spanFields, "a mapping such as {from: 10s, to: 20s}")
+	f := d.record(n, field, &spanObject, "a mapping such as {from: 10s, to: 20s}")
 	s := &Span{To: sc.Duration}
 	if d.failed() {
 		return s
@@ -354,7 +344,7 @@ func (d *decoder) span(n *yaml.Node, field string, sc *sim.Scenario) *Span {
 }
 
 func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]string {
-	f := d.record(n, field, withFlags, "a mapping of flags, e.g. {on_error: fail-closed}")
+	f := d.record(n, field, &withObject, "a mapping of flags, e.g. {on_error: fail-closed}")
 	out := map[string]string{}
 	for _, name := range f.order {
 		v, fl := f.values[name], f.field(name)
@@ -368,7 +358,7 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 				}
 			}
 		case "topology":
-			d.choice(v, fl, "topology", []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)})
+			d.choice(v, fl, "topology", topologyKinds)
 		case "store":
 			d.storeName(v, fl)
 		case "servers":
@@ -382,7 +372,7 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 		case "duration":
 			d.runDuration(v, fl)
 		case "on_error":
-			d.choice(v, fl, "policy", []string{"fail-open", "fail-closed"})
+			d.choice(v, fl, "policy", onErrorPolicies)
 		case "wall_clock":
 			d.wallClock(v, fl)
 		}

@@ -12,8 +12,7 @@ import (
 )
 
 var (
-	faultFields = []string{"kind", "start", "end", "groups", "rtt", "servers", "offset", "drift"}
-	faultKinds  = []string{string(sim.Partition), string(sim.Outage), string(sim.Latency), string(sim.ClockSkew), string(sim.Crash)}
+	faultKinds = []string{string(sim.Partition), string(sim.Outage), string(sim.Latency), string(sim.ClockSkew), string(sim.Crash)}
 	// kindFields are the fields each kind of fault reads besides kind,
 	// start and end.
 	kindFields = map[sim.FaultKind][]string{
@@ -38,7 +37,7 @@ func (d *decoder) faults(n *yaml.Node, sc *sim.Scenario) []sim.Fault {
 	var out []sim.Fault
 	var nodes []*fields
 	for i, item := range items {
-		f := d.record(item, index("faults", i), faultFields, faultWant)
+		f := d.record(item, index("faults", i), &faultObject, faultWant)
 		if d.failed() {
 			return nil
 		}

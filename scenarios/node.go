@@ -248,11 +248,11 @@ func join(path, name string) string {
 // has reports whether the mapping sets name.
 func (f *fields) has(name string) bool { _, ok := f.values[name]; return ok }
 
-// record reads n as a mapping whose keys must be among known; want says
+// record reads n as a mapping whose keys must be o's fields; want says
 // what the mapping should hold, for the message when n is not one. Merge
 // keys (<<: *base) are followed, the mapping's own keys winning, as YAML
 // defines them. It returns an empty record after an error.
-func (d *decoder) record(n *yaml.Node, path string, known []string, want string) *fields {
+func (d *decoder) record(n *yaml.Node, path string, o *object, want string) *fields {
 	f := &fields{node: n, path: path, keys: map[string]*yaml.Node{}, values: map[string]*yaml.Node{}, merged: map[*yaml.Node]bool{}}
 	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
@@ -264,7 +264,7 @@ func (d *decoder) record(n *yaml.Node, path string, known []string, want string)
 		return f
 	}
 	f.node = n
-	d.collect(f, n, known, 0)
+	d.collect(f, n, o.names(), 0)
 	return f
 }
 

@@ -119,7 +119,7 @@ func Override(sc sim.Scenario, values map[string]string, field func(name string)
 				sc.Step = st
 			}
 		case "on-error":
-			sc.Topology.OnError = store.Policy(d.choice(n, f, "policy", []string{string(store.FailOpen), string(store.FailClosed)}))
+			sc.Topology.OnError = store.Policy(d.choice(n, f, "policy", onErrorPolicies))
 		case "rtt":
 			sc.Topology.RTT = d.roundTrip(n, f, "500us")
 		case "wall-clock":

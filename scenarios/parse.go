@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/big"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -136,8 +139,6 @@ func parse(filename string, data []byte, d *decoder) (*File, error) {
 	return f, nil
 }
 
-var topFields = []string{"name", "summary", "lesson", "trace", "duration", "seed", "step", "servers", "balancer", "wall_clock", "limit", "limits", "shedder", "topology", "clients", "faults", "expect"}
-
 const scenarioWant = "a mapping with name, duration, limit and clients"
 
 func (d *decoder) parse(data []byte) *File {
@@ -145,7 +146,7 @@ func (d *decoder) parse(data []byte) *File {
 	if d.failed() {
 		return nil
 	}
-	top := d.record(root, "", topFields, scenarioWant)
+	top := d.record(root, "", &scenarioObject, scenarioWant)
 	if d.failed() {
 		return nil
 	}
@@ -173,7 +174,7 @@ func (d *decoder) parse(data []byte) *File {
 	var logRetry sim.Retry
 	if n, ok := top.values["trace"]; ok {
 		var tf *fields
-		log, tf = d.traceLog(n, "trace", traceFields, MaxClients)
+		log, tf = d.traceLog(n, "trace", &traceObject, MaxClients)
 		if d.failed() {
 			return nil
 		}
@@ -221,7 +222,7 @@ func (d *decoder) parse(data []byte) *File {
 		sc.WallClock = log.Wall(0)
 	}
 	if n, ok := top.values["balancer"]; ok {
-		sc.Balancer = sim.Balancer(d.choice(n, "balancer", "balancer", []string{string(sim.RoundRobin), string(sim.Random), string(sim.KeyHash)}))
+		sc.Balancer = sim.Balancer(d.choice(n, "balancer", "balancer", balancers))
 	}
 	if d.failed() {
 		return nil
@@ -296,10 +297,8 @@ func (d *decoder) parse(data []byte) *File {
 	return &File{Scenario: sc, Expect: expect}
 }
 
-var limitFields = []string{"name", "algorithm", "rate", "burst", "window", "key", "delay", "nodelay", "shadow", "max_in_flight", "lease_ttl"}
-
 func (d *decoder) limit(n *yaml.Node, path string) sim.Limit {
-	f := d.record(n, path, limitFields, "a mapping with algorithm, rate and burst or window")
+	f := d.record(n, path, &limitObject, "a mapping with algorithm, rate and burst or window")
 	lim := sim.Limit{Algorithm: DefaultAlgorithm, Key: sim.KeyAuto}
 	if v, ok := f.values["name"]; ok {
 		lim.Name = d.policyName(v, path+".name")
@@ -351,7 +350,7 @@ func (d *decoder) limit(n *yaml.Node, path string) sim.Limit {
 		lim.Shadow, lim.ShadowUntil = d.shadow(v, path+".shadow")
 	}
 	if v, ok := f.values["key"]; ok {
-		lim.Key = sim.KeyBy(d.choice(v, path+".key", "key", []string{string(sim.KeyAuto), string(sim.KeyAPIKey), string(sim.KeyUser), string(sim.KeyIP)}))
+		lim.Key = sim.KeyBy(d.choice(v, path+".key", "key", keyKinds))
 	}
 	if d.failed() {
 		return lim
@@ -404,7 +403,7 @@ func (d *decoder) limits(n *yaml.Node, sc *sim.Scenario) {
 		if d.failed() {
 			return
 		}
-		f := d.record(item, path, limitFields, want)
+		f := d.record(item, path, &limitObject, want)
 		if len(items) > 1 && lim.Name == "" {
 			d.failf(item, path+".name", "missing: a key's several limits are named for the RateLimit-Policy header (want e.g. name: hourly)")
 			return
@@ -432,11 +431,11 @@ func (d *decoder) limits(n *yaml.Node, sc *sim.Scenario) {
 //	shedder: {capacity: 1000/s, burst: 1000, reserve: {normal: 0.2, sheddable: 0.5}}
 func (d *decoder) shedder(n *yaml.Node) *sim.Shedder {
 	const want = "a mapping such as {capacity: 1000/s, burst: 1000, reserve: {normal: 0.2, sheddable: 0.5}}"
-	f := d.record(n, "shedder", []string{"capacity", "burst", "reserve"}, want)
+	f := d.record(n, "shedder", &shedderObject, want)
 	if d.failed() {
 		return nil
 	}
-	sh := &sim.Shedder{Reserve: [3]float64{0, 0.2, 0.5}}
+	sh := &sim.Shedder{Reserve: defaultReserve}
 	v, ok := f.values["capacity"]
 	if !ok {
 		d.failf(f.node, "shedder.capacity", "missing: what the fleet serves (want e.g. capacity: 1000/s)")
@@ -448,15 +447,24 @@ func (d *decoder) shedder(n *yaml.Node) *sim.Shedder {
 		sh.Burst = d.integer(v, "shedder.burst", 1, 1<<50, "1000")
 	}
 	if v, ok := f.values["reserve"]; ok {
-		r := d.record(v, "shedder.reserve", []string{"normal", "sheddable"}, "a mapping such as {normal: 0.2, sheddable: 0.5}")
+		r := d.record(v, "shedder.reserve", &reserveObject, "a mapping such as {normal: 0.2, sheddable: 0.5}")
 		if d.failed() {
 			return nil
 		}
-		for i, name := range []string{"normal", "sheddable"} {
+		for i, name := range algorithms.Priorities[1:] { // reserveObject's fields
 			if v, ok := r.values[name]; ok {
 				share := d.number(v, "shedder.reserve."+name, "0.2")
-				if !d.failed() && (share < 0 || share >= 1) {
+				switch {
+				case d.failed():
+				case share < 0 || share >= 1:
 					d.failf(v, "shedder.reserve."+name, "%s is not a share of the capacity (want 0 to below 1, e.g. 0.2)", v.Value)
+				case !sameDecimal(v.Value, share):
+					// The simulator keeps a share as a float64 and
+					// reserves on the shortest decimal that reads back
+					// as it (algorithms.ReserveOf): the one written, to 15
+					// significant digits. Past them, the decimal written
+					// may be another, and its reserve a token off.
+					d.failf(v, "shedder.reserve."+name, "%s has more significant digits than a share keeps: it would be read as %s (want at most 15 significant digits, e.g. 0.29)", short(v.Value), strconv.FormatFloat(share, 'g', -1, 64))
 				}
 				sh.Reserve[i+1] = share
 			}
@@ -470,6 +478,17 @@ func (d *decoder) shedder(n *yaml.Node) *sim.Shedder {
 		return nil
 	}
 	return sh
+}
+
+// sameDecimal reports whether text, a number as YAML wrote it, is exactly
+// the shortest decimal that reads back as x, the float64 it was read as.
+func sameDecimal(text string, x float64) bool {
+	written, ok := new(big.Rat).SetString(strings.ReplaceAll(strings.TrimSpace(text), "_", ""))
+	if !ok {
+		return false
+	}
+	shortest, ok := new(big.Rat).SetString(strconv.FormatFloat(x, 'g', -1, 64))
+	return ok && written.Cmp(shortest) == 0
 }
 
 // policyName reads a limit's name: what RateLimit-Policy calls it, so
@@ -492,8 +511,6 @@ func (d *decoder) policyName(n *yaml.Node, field string) string {
 	return name
 }
 
-var topologyFields = []string{"kind", "store", "rtt", "on_error", "clock", "replication_lag", "failover_after", "primary_stops_after"}
-
 func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topology {
 	t := sim.Topology{
 		Kind:              sim.Shared,
@@ -506,9 +523,9 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 		t.RTT = DefaultRTT
 		return t
 	}
-	f := d.record(n, "topology", topologyFields, "a mapping with kind, store, rtt and on_error")
+	f := d.record(n, "topology", &topologyObject, "a mapping with kind, store, rtt and on_error")
 	if v, ok := f.values["kind"]; ok {
-		t.Kind = sim.TopologyKind(d.choice(v, "topology.kind", "topology", []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)}))
+		t.Kind = sim.TopologyKind(d.choice(v, "topology.kind", "topology", topologyKinds))
 	}
 	if v, ok := f.values["store"]; ok {
 		t.Store = d.storeName(v, "topology.store")
@@ -521,10 +538,10 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 		t.RTT = d.roundTrip(v, "topology.rtt", "500us")
 	}
 	if v, ok := f.values["on_error"]; ok {
-		t.OnError = store.Policy(d.choice(v, "topology.on_error", "policy", []string{string(store.FailOpen), string(store.FailClosed)}))
+		t.OnError = store.Policy(d.choice(v, "topology.on_error", "policy", onErrorPolicies))
 	}
 	if v, ok := f.values["clock"]; ok {
-		t.Clock = sim.ClockSource(d.choice(v, "topology.clock", "clock", []string{string(sim.ServerClock), string(sim.StoreClock)}))
+		t.Clock = sim.ClockSource(d.choice(v, "topology.clock", "clock", clockSources))
 	}
 	if d.failed() {
 		return t
@@ -570,13 +587,11 @@ func (d *decoder) storeName(n *yaml.Node, field string) string {
 		return ""
 	}
 	switch {
-	case s == "memory" || s == "miniredis":
+	case slices.Contains(storeNames, s):
 		return s
 	case strings.Contains(s, "://"):
 		scheme, _, _ := strings.Cut(s, "://")
-		switch scheme {
-		case "redis", "rediss", "redis+cluster", "rediss+cluster":
-		default:
+		if !slices.Contains(storeSchemes, scheme) {
 			d.failf(n, field, "unknown store URL scheme %q (want redis://host:port or redis+cluster://host:port,host:port)", scheme)
 			return ""
 		}
@@ -598,7 +613,7 @@ func (d *decoder) shadow(n *yaml.Node, field string) (bool, time.Duration) {
 	if n.Kind == yaml.ScalarNode {
 		return d.boolean(n, field), 0
 	}
-	f := d.record(n, field, []string{"until"}, "true, or a mapping {until: 10s}")
+	f := d.record(n, field, &shadowObject, "true, or a mapping {until: 10s}")
 	if d.failed() {
 		return false, 0
 	}

@@ -2,8 +2,11 @@ package scenarios
 
 import (
 	"errors"
+	"math/big"
 	"strings"
 	"testing"
+
+	"github.com/ratelim/ratelim/algorithms"
 )
 
 // base is a valid scenario; the error cases append to it or replace it, so
@@ -127,6 +130,11 @@ func TestParseErrors(t *testing.T) {
 		{"service unknown dist", "name: t\nduration: 30s\nlimit: {rate: 10/s, burst: 5}\nclients:\n  - {name: a, ip: 10.0.0.1, service: {mean: 1s, dist: pareto}, traffic: {pattern: constant, rate: 1/s}}\n", "t.yaml:5: clients[0].service.dist: ", "pareto"},
 		{"shedder without capacity", "name: t\nduration: 30s\nlimit: {rate: 10/s, burst: 5}\nshedder: {burst: 100}\n", "t.yaml:4: shedder.capacity: ", "missing"},
 		{"shedder reserve over 1", "name: t\nduration: 30s\nlimit: {rate: 10/s, burst: 5}\nshedder: {capacity: 100/s, reserve: {normal: 1.5}}\n", "t.yaml:4: shedder.reserve.normal: ", "share"},
+		// A share is reserved exactly on the decimal written
+		// (algorithms.ReserveOf), which a float64 keeps to 15 significant
+		// digits: this one is read as 0.29, 29 of 100, where it means 28.
+		{"shedder share past a float's digits", "name: t\nduration: 30s\nlimit: {rate: 10/s, burst: 5}\nshedder: {capacity: 100/s, reserve: {normal: 0.28999999999999999999}}\n", "t.yaml:4: shedder.reserve.normal: ", "0.28999999999999999999 has more significant digits than a share keeps: it would be read as 0.29 (want at most 15 significant digits, e.g. 0.29)"},
+		{"shedder share past a float's digits, above", "name: t\nduration: 30s\nlimit: {rate: 10/s, burst: 5}\nshedder: {capacity: 100/s, reserve: {sheddable: 0.2900000000000000001}}\n", "t.yaml:4: shedder.reserve.sheddable: ", "it would be read as 0.29"},
 		{"shedder reserves inverted", "name: t\nduration: 30s\nlimit: {rate: 10/s, burst: 5}\nshedder: {capacity: 100/s, reserve: {normal: 0.6, sheddable: 0.5}}\n", "t.yaml:4: shedder: ", "reserve"},
 		{"priority unknown", "name: t\nduration: 30s\nlimit: {rate: 10/s, burst: 5}\nclients:\n  - {name: a, ip: 10.0.0.1, priority: urgent, traffic: {pattern: constant, rate: 1/s}}\n", "t.yaml:5: clients[0].priority: ", "urgent"},
 		{"wall clock not a time", "name: t\nduration: 30s\nwall_clock: noon\nlimit: {rate: 10/s, burst: 5}\n", "t.yaml:3: wall_clock: ", "is not a time"},
@@ -269,6 +277,39 @@ func TestSuggest(t *testing.T) {
 	} {
 		if s := suggest(tt.got, fields); s != tt.want {
 			t.Errorf("suggest(%q) = %q, want %q", tt.got, s, tt.want)
+		}
+	}
+}
+
+// A share is taken in any form YAML writes a number in, however many
+// digits, when it is the decimal the simulator reserves on; its tokens are
+// then the written decimal times the burst, rounded down, exactly.
+func TestShedderShareExact(t *testing.T) {
+	for _, tt := range []struct {
+		share  string
+		tokens int64 // of a burst of 100
+	}{
+		{"0.29", 29},
+		{"0.290000000000000000000", 29}, // trailing zeros: the same decimal
+		{"2.9e-1", 29},
+		{".29", 29},
+		{"0", 0},
+		{"0.123456789012345", 12}, // 15 significant digits
+		{"0.999", 99},
+	} {
+		data := "name: t\nduration: 30s\nlimit: {rate: 10/s, burst: 5}\nshedder: {capacity: 100/s, burst: 100, reserve: {normal: " + tt.share + ", sheddable: 0.9999}}\nclients: [{name: a, ip: 1.2.3.4, traffic: {pattern: constant, rate: 1/s}}]\n"
+		f, err := Parse("t.yaml", []byte(data))
+		if err != nil {
+			t.Errorf("share %s: %v", tt.share, err)
+			continue
+		}
+		exact, ok := new(big.Rat).SetString(tt.share)
+		if !ok {
+			t.Fatalf("share %s is no decimal", tt.share)
+		}
+		want := new(big.Int).Quo(new(big.Int).Mul(exact.Num(), big.NewInt(100)), exact.Denom()).Int64()
+		if got := algorithms.ReserveOf(100, f.Scenario.Shedder.Reserve[1]); got != tt.tokens || got != want {
+			t.Errorf("share %s of 100: %d tokens, want %d (exactly %d)", tt.share, got, tt.tokens, want)
 		}
 	}
 }

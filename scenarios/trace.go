@@ -33,12 +33,6 @@ import (
 // a file open during a run.
 const MaxFeeds = 64
 
-var (
-	traceFields       = []string{"file", "format", "key", "fields", "time_unit", "ipv6_prefix", "reorder", "from", "until", "path", "path_glob", "methods", "only", "skip_bad", "speed", "start", "retry"}
-	tracePatternField = append([]string{"pattern"}, traceFields[:len(traceFields)-1]...) // all but retry: the client has its own
-	traceFieldParts   = []string{"time", "method", "path", "status"}
-)
-
 const traceWant = "a mapping with file, and format, key, from, until, path, speed as needed"
 
 // errNoLogs is a trace in a scenario read from memory, not from a file.
@@ -46,8 +40,8 @@ var errNoLogs = errors.New("a scenario read from memory reads no logs (want it i
 
 // traceLog reads a trace's fields and scans its log. path is the field
 // that holds it ("trace", "clients[2].traffic"); maxKeys bounds its keys.
-func (d *decoder) traceLog(n *yaml.Node, path string, known []string, maxKeys int) (*replay.Log, *fields) {
-	f := d.record(n, path, known, traceWant)
+func (d *decoder) traceLog(n *yaml.Node, path string, o *object, maxKeys int) (*replay.Log, *fields) {
+	f := d.record(n, path, o, traceWant)
 	if d.failed() {
 		return nil, f
 	}
@@ -86,7 +80,7 @@ func (d *decoder) traceLog(n *yaml.Node, path string, known []string, maxKeys in
 	t.Format = trace.GuessFormat(file)
 	if v, ok := f.values["format"]; ok {
 		t.Format = trace.Format(0)
-		name := d.choice(v, f.field("format"), "log format", []string{"combined", "jsonl", "csv", "alb"})
+		name := d.choice(v, f.field("format"), "log format", logFormats)
 		if d.failed() {
 			return nil, f
 		}
@@ -174,7 +168,7 @@ func (d *decoder) traceLog(n *yaml.Node, path string, known []string, maxKeys in
 
 // traceFields reads a JSONL or CSV log's field names.
 func (d *decoder) traceFields(n *yaml.Node, path string, out *trace.Fields) {
-	f := d.record(n, path, traceFieldParts, "a mapping such as {time: ts, path: uri}")
+	f := d.record(n, path, &logFieldsObject, "a mapping such as {time: ts, path: uri}")
 	for _, name := range f.order {
 		v := d.text(f.values[name], f.field(name), "ts")
 		switch name {

@@ -16,6 +16,8 @@ func TestCompletion(t *testing.T) {
 		{[]string{"sim", ""}, []string{"partition", "runaway-healthcheck"}, nil},
 		{[]string{"load", ""}, []string{"store-outage"}, nil},
 		{[]string{"scenarios", "show", ""}, []string{"nat"}, nil},
+		{[]string{"scenarios", ""}, []string{"list", "show", "reference", "schema"}, nil},
+		{[]string{"scenarios", "schema", "-"}, []string{"--output"}, nil},
 		{[]string{"sim", "nat", "--algorithm", ""}, []string{"token-bucket", "gcra", "redis_rate"}, nil},
 		{[]string{"sim", "nat", "--topology", ""}, []string{"local", "shared", "racy", "split-brain"}, nil},
 		{[]string{"sim", "nat", "--on-error", ""}, []string{"fail-open", "fail-closed"}, nil},
@@ -31,6 +33,9 @@ func TestCompletion(t *testing.T) {
 			continue
 		}
 		lines := strings.Split(out, "\n")
+		for i, line := range lines {
+			lines[i], _, _ = strings.Cut(line, "\t") // the value, without its description
+		}
 		for _, w := range tt.want {
 			if !slices.Contains(lines, w) {
 				t.Errorf("%v: completion %q lacks %q", tt.args, lines, w)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +14,12 @@ type scenariosOptions struct {
 	streams
 	// Show is the built-in to print as YAML; empty lists them all.
 	Show string
+	// Reference prints the scenario format's field reference instead.
+	Reference bool
+	// Schema writes the JSON Schema of a scenario file instead, to Output
+	// ("" or "-": standard output).
+	Schema bool
+	Output string
 }
 
 func newCmdScenarios(s streams, runF func(*scenariosOptions) error) *cobra.Command {
@@ -24,17 +31,49 @@ func newCmdScenarios(s streams, runF func(*scenariosOptions) error) *cobra.Comma
 		return scenariosRun(opts)
 	}
 	cmd := &cobra.Command{
-		Use:   "scenarios [list | show NAME]",
-		Short: "List the built-in scenarios, or print one as YAML to copy and edit",
+		Use:   "scenarios [list | show NAME | reference | schema]",
+		Short: "List the built-in scenarios, print one as YAML, or the format's reference",
 		Long: `The built-in scenarios each show one thing about rate limiting. List them
 with what each teaches, or print one as the YAML file it is: copy it, edit
-it, and run your copy with 'ratelim sim FILE'.`,
+it, and run your copy with 'ratelim sim FILE'.
+
+'ratelim scenarios reference' describes every field a scenario file may
+have; 'ratelim scenarios schema -o ratelim.schema.json' writes its JSON
+Schema, for an editor: put
+
+  # yaml-language-server: $schema=ratelim.schema.json
+
+on the first line of a scenario file (the path is relative to the file).`,
 		Example: `  ratelim scenarios
   ratelim scenarios show window-boundary > boundary.yaml
-  ratelim sim boundary.yaml`,
+  ratelim sim boundary.yaml
+  ratelim scenarios reference
+  ratelim scenarios schema -o ratelim.schema.json`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return run() },
 	}
+	schema := &cobra.Command{
+		Use:   "schema [-o FILE]",
+		Short: "Write the JSON Schema of a scenario file (draft-07), for editors",
+		Long: `Write the JSON Schema (draft-07) of a scenario file, from the field table
+the scenario parser reads, for an editor that runs yaml-language-server (VS
+Code's YAML extension, and others): with
+
+  # yaml-language-server: $schema=ratelim.schema.json
+
+on the first line of a scenario file, the editor completes field names and
+values and marks an unknown field or value as you type. The parser checks
+more than a schema can say (a fault within the run, a partition naming every
+server): 'ratelim check FILE' has the last word.`,
+		Example: `  ratelim scenarios schema -o ratelim.schema.json
+  ratelim scenarios schema > ratelim.schema.json`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			opts.Schema = true
+			return run()
+		},
+	}
+	schema.Flags().StringVarP(&opts.Output, "output", "o", "", "the file to write, or - for standard output (the default)")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List the built-in scenarios with what each teaches",
@@ -48,11 +87,33 @@ it, and run your copy with 'ratelim sim FILE'.`,
 			opts.Show = args[0]
 			return run()
 		},
-	})
+	}, &cobra.Command{
+		Use:   "reference",
+		Short: "Describe every field of a scenario file",
+		Long: `Describe every field a scenario file may have: each kind of mapping, its
+fields, what each holds (a duration, a rate, one of a fixed set) and what it
+means. It is written from the field table the scenario parser reads, so it
+names every field the parser takes and no other.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			opts.Reference = true
+			return run()
+		},
+	}, schema)
 	return cmd
 }
 
 func scenariosRun(opts *scenariosOptions) error {
+	switch {
+	case opts.Reference:
+		return scenarios.Reference(opts.Out)
+	case opts.Schema:
+		out := opts.Output
+		if out == "" {
+			out = "-"
+		}
+		return writeOutput(out, opts.Out, func(w io.Writer) error { return scenarios.Schema(w) })
+	}
 	names := scenarios.Builtin()
 	if opts.Show != "" {
 		known := false

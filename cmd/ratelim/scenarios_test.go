@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,6 +64,9 @@ func TestScenariosBadInput(t *testing.T) {
 		{[]string{"scenarios", "show", "nat", "partition"}, "accepts 1 arg(s), received 2"},
 		{[]string{"scenarios", "lst"}, `unknown command "lst"`},
 		{[]string{"scenarios", "list", "extra"}, `unknown command "extra"`},
+		{[]string{"scenarios", "reference", "extra"}, `unknown command "extra"`},
+		{[]string{"scenarios", "schema", "extra"}, `unknown command "extra"`},
+		{[]string{"scenarios", "schema", "-o", os.TempDir()}, "it is a directory"},
 	}
 	for _, tt := range tests {
 		code, out, errOut := runArgs(tt.args...)
@@ -82,6 +87,10 @@ func TestScenariosArgsToOptions(t *testing.T) {
 		{[]string{}, scenariosOptions{}},
 		{[]string{"list"}, scenariosOptions{}},
 		{[]string{"show", "nat"}, scenariosOptions{Show: "nat"}},
+		{[]string{"reference"}, scenariosOptions{Reference: true}},
+		{[]string{"schema"}, scenariosOptions{Schema: true}},
+		{[]string{"schema", "-o", "ratelim.schema.json"}, scenariosOptions{Schema: true, Output: "ratelim.schema.json"}},
+		{[]string{"schema", "--output", "-"}, scenariosOptions{Schema: true, Output: "-"}},
 	}
 	for _, tt := range tests {
 		var got *scenariosOptions
@@ -90,8 +99,66 @@ func TestScenariosArgsToOptions(t *testing.T) {
 		if err := cmd.Execute(); err != nil {
 			t.Fatalf("%v: %v", tt.args, err)
 		}
-		if got == nil || got.Show != tt.want.Show {
+		if got == nil || got.Show != tt.want.Show || got.Reference != tt.want.Reference || got.Schema != tt.want.Schema || got.Output != tt.want.Output {
 			t.Errorf("%v: options %+v, want %+v", tt.args, got, tt.want)
 		}
+	}
+}
+
+// The reference is the scenarios package's, in 80 columns.
+func TestScenariosReference(t *testing.T) {
+	code, out, errOut := runArgs("scenarios", "reference")
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var want bytes.Buffer
+	if err := scenarios.Reference(&want); err != nil {
+		t.Fatal(err)
+	}
+	if out != want.String() {
+		t.Errorf("scenarios reference is not scenarios.Reference:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if n := len([]rune(line)); n > 80 {
+			t.Errorf("line of %d columns, want at most 80: %q", n, line)
+		}
+	}
+}
+
+// The schema goes to standard output, or with -o to a file (through
+// writeOutput, as every file this command writes), and a scenario file
+// that names it on its first line, as an editor reads it, still loads.
+func TestScenariosSchema(t *testing.T) {
+	var want bytes.Buffer
+	if err := scenarios.Schema(&want); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runArgs("scenarios", "schema")
+	if code != exitOK || errOut != "" || out != want.String() {
+		t.Fatalf("scenarios schema: exit %d, stderr %q, stdout is the schema: %v", code, errOut, out == want.String())
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc["$schema"] != scenarios.SchemaDraft {
+		t.Errorf("scenarios schema: not a %s JSON Schema (%v)", scenarios.SchemaDraft, err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ratelim.schema.json")
+	code, out, errOut = runArgs("scenarios", "schema", "-o", path)
+	if code != exitOK || out != "" || errOut != "" {
+		t.Fatalf("scenarios schema -o: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("scenarios schema -o wrote %d bytes (%v), want the schema's %d", len(got), err, want.Len())
+	}
+	f, err := scenarios.Open("nat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenario := filepath.Join(dir, "nat.yaml")
+	if err := os.WriteFile(scenario, append([]byte("# yaml-language-server: $schema=ratelim.schema.json\n"), f.Source...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scenarios.Load(scenario); err != nil {
+		t.Errorf("a scenario with the schema's modeline does not load: %v", err)
 	}
 }

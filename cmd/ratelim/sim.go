@@ -78,7 +78,8 @@ A run estimated to need more than --max-memory at its file's step runs at
 the finest coarser step that fits (every total the same) and says so on
 stderr; with --step given, it is refused instead.
 
-The same scenario and seed always give the same output, byte for byte.`,
+The same scenario and seed always give the same output, byte for byte.
+Every field of a scenario file: 'ratelim scenarios reference'.`,
 		Example: `  ratelim sim runaway-healthcheck
   ratelim sim runaway-healthcheck --topology local --servers 8
   ratelim sim window-boundary --algorithm sliding-log
