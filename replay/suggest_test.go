@@ -1,10 +1,8 @@
 package replay
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,7 +10,7 @@ import (
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
-	"github.com/ratelim/ratelim/trace/tracetest"
+
 	"pgregory.net/rapid"
 )
 
@@ -43,24 +41,11 @@ func TestSuggestUntouchedIsWhatItsReplayLeaves(t *testing.T) {
 		}
 		q := rapid.SampledFrom([]float64{0.2, 0.5, 0.75, 0.99, 1}).Draw(t, "quantile")
 
-		var b bytes.Buffer
-		if err := tracetest.Write(&b, trace.JSONL, recs); err != nil {
-			t.Fatal(err)
-		}
 		path := filepath.Join(dir, "log.jsonl")
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		peaks, err := trace.NewPeaks(PeakWindow(p), p.Rate.N, p.Rate.Per)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := Scan(context.Background(), Source{Path: path, Trace: tracetest.Options(trace.JSONL)}, ScanOptions{Peaks: peaks})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
+		writeLogAt(t, path, recs)
 		limit := sim.Limit{Algorithm: alg, Params: p}
+		l := scanOpen(t, path, limit)
+		defer l.Close()
 		got, err := l.Suggest(context.Background(), l.Scenario(limit, nil), []float64{q}, sim.Options{}, 1)
 		if err != nil {
 			t.Fatal(err)
