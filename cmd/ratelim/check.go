@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/outfile"
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
@@ -316,19 +317,21 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 			return err
 		}
 	} else {
+		// A line names its file and the clients it matched: input, shown
+		// escaped.
 		for _, l := range lines {
 			switch {
 			case l.Error != "":
-				fmt.Fprintf(lineOut, "ERROR %s\n", l.Error)
+				fmt.Fprintf(lineOut, "ERROR %s\n", l.Error) // quotes its names, as every error does
 			case l.OK:
-				fmt.Fprintf(lineOut, "ok   %s:%d: %s\n", l.File, l.Line, l.Text)
+				fmt.Fprintf(lineOut, "ok   %s:%d: %s\n", escape.Text(l.File), l.Line, escape.Text(l.Text))
 			default:
-				fmt.Fprintf(lineOut, "FAIL %s:%d: %s\n", l.File, l.Line, l.Text)
+				fmt.Fprintf(lineOut, "FAIL %s:%d: %s\n", escape.Text(l.File), l.Line, escape.Text(l.Text))
 			}
 		}
 		for _, e := range p.entries {
 			if e.err == nil && len(e.file.Expect) == 0 {
-				fmt.Fprintf(lineOut, "note %s: no expect: lines, nothing checked\n", e.label)
+				fmt.Fprintf(lineOut, "note %s: no expect: lines, nothing checked\n", escape.Text(e.label))
 			}
 		}
 		fmt.Fprintf(lineOut, "%d passed, %d failed", passed, failed)
@@ -634,7 +637,7 @@ func writeExpectations(w io.Writer, file *scenarios.File, r *sim.Result, skipped
 				continue
 			}
 			const prefix, indent = "  FAIL ", "       "
-			for j, line := range report.Wrap(fmt.Sprintf("%s:%d: %s", label, e.Line, o.String()), 80-len(prefix)) {
+			for j, line := range report.Wrap(escape.Text(fmt.Sprintf("%s:%d: %s", label, e.Line, o.String())), 80-len(prefix)) {
 				if j == 0 {
 					fmt.Fprintln(w, prefix+line)
 				} else {
