@@ -8,6 +8,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/ratelim/ratelim/internal/escape"
 )
 
 // A figure here is a title block over a stack of panels that share the
@@ -336,8 +338,11 @@ func drawStack(dc draw.Canvas, side vg.Length, panels []panel) {
 // inside the figure in either.
 const widthSlack = 1.16
 
-// textWidth is the width to fit s in: its width in sty, with slack.
-func textWidth(sty draw.TextStyle, s string) vg.Length { return sty.Width(s) * widthSlack }
+// textWidth is the width to fit s in: its width in sty, with slack, as
+// it is drawn (escaped: see escapedText).
+func textWidth(sty draw.TextStyle, s string) vg.Length {
+	return sty.Width(escape.Text(s)) * widthSlack
+}
 
 // wrapText breaks s into lines no wider than width, at spaces.
 func wrapText(sty draw.TextStyle, s string, width vg.Length) []string {

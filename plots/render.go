@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -114,9 +115,9 @@ func render(out io.Writer, format string, w, h vg.Length, paint func(draw.Canvas
 		return fmt.Errorf("plots: figure size %.0fin × %.0fin is too big (at most 120in a side)", w/vg.Inch, h/vg.Inch)
 	}
 	c := newCanvas(format, w, h)
-	dc := draw.New(c)
+	dc := draw.New(escapedText{c})
 	if format == "png" {
-		dc = draw.New(digitsApart{c})
+		dc = draw.New(escapedText{digitsApart{c}})
 	}
 	func() {
 		defer func() {
@@ -157,6 +158,20 @@ func render(out io.Writer, format string, w, h vg.Length, paint func(draw.Canvas
 func svgFonts(svg []byte) []byte {
 	return bytes.ReplaceAll(svg, []byte("font-family:Liberation Sans;"),
 		[]byte("font-family:'Liberation Sans',Arial,Helvetica,sans-serif;font-kerning:none;"))
+}
+
+// escapedText is a canvas that draws every text escaped (escape.Text):
+// panel labels, titles, legends and notes name clients and keys, which
+// came from input (a YAML name, an access log's key), and no control or
+// bidi character of one may reach the SVG (where NUL is not even XML) or
+// the PNG (where it would be a box). Escaping where text is drawn, the
+// one place all of it passes, leaves none out; textWidth measures the
+// same escaped text, so that the layout makes room for it.
+type escapedText struct{ vg.CanvasSizer }
+
+// FillString implements vg.Canvas.
+func (c escapedText) FillString(f font.Face, pt vg.Point, s string) {
+	c.CanvasSizer.FillString(f, pt, escape.Text(s))
 }
 
 // digitsApart is a canvas that draws text without kerning between two

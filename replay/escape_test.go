@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/trace"
 )
 
@@ -91,8 +92,8 @@ func TestHostileKeysAreEscaped(t *testing.T) {
 			t.Errorf("%s: %d distinct keys, want %d: %v", what, len(got), len(keys), got)
 		}
 		for _, k := range keys {
-			if !got[DataKey(k)] {
-				t.Errorf("%s lacks %q as %q", what, k, DataKey(k))
+			if !got[escape.Data(k)] {
+				t.Errorf("%s lacks %q as %q", what, k, escape.Data(k))
 			}
 		}
 		if !got["plain"] || !got["café"] || !got[`\xffa`] || !got[`\\xffa`] {

@@ -46,18 +46,41 @@ func randomLog(t *testing.T, seed uint64, n, keys int, span time.Duration) (stri
 // returns its path.
 func writeLog(t *testing.T, name string, recs []trace.Record) string {
 	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	writeLogAt(t, path, recs)
+	return path
+}
+
+// fataler is what the log helpers need of a test: a *testing.T or, in a
+// property, a *rapid.T.
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+}
+
+// writeLogAt writes recs as a JSONL log at path.
+func writeLogAt(t fataler, path string, recs []trace.Record) {
+	t.Helper()
 	var b bytes.Buffer
 	if err := tracetest.Write(&b, trace.JSONL, recs); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return path
 }
 
+// scan scans the JSONL log at path, with peaks measured for limit, and
+// closes it when t ends.
 func scan(t *testing.T, path string, limit sim.Limit) *Log {
+	t.Helper()
+	l := scanOpen(t, path, limit)
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// scanOpen is scan for a caller who closes the log.
+func scanOpen(t fataler, path string, limit sim.Limit) *Log {
 	t.Helper()
 	p := limit.Params
 	peaks, err := trace.NewPeaks(PeakWindow(p), p.Rate.N, p.Rate.Per)
@@ -68,7 +91,6 @@ func scan(t *testing.T, path string, limit sim.Limit) *Log {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
 	return l
 }
 

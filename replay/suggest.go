@@ -19,6 +19,13 @@ type Suggestion struct {
 	// Limit.Burst (token bucket, GCRA, leaky bucket), or the rate set to
 	// Limit.InWindow per window (the window algorithms).
 	Params algorithms.Params
+	// Untouched is how many keys Params leaves untouched on one exact
+	// limiter: Limit.BurstUntouched for a burst, Limit.InWindowUntouched
+	// for a window. On one server with an atomic store, Run throttles
+	// exactly the others for the exact algorithms (token bucket, GCRA,
+	// leaky bucket, sliding log); a fixed window may throttle fewer, a
+	// sliding-window counter or a jar per server more.
+	Untouched int
 	// Run is the replay through it.
 	Run *Run
 }
@@ -42,12 +49,14 @@ func (l *Log) Suggest(ctx context.Context, sc sim.Scenario, quantiles []float64,
 	errs := make([]error, len(limits))
 	for i, lim := range limits {
 		p := sc.Limit.Params
+		untouched := lim.BurstUntouched
 		if p.Window > 0 {
 			p.Rate = algorithms.Rate{N: int64(max(lim.InWindow, 1)), Per: p.Window}
+			untouched = lim.InWindowUntouched
 		} else {
 			p.Burst = max(lim.Burst, 1)
 		}
-		out[i] = Suggestion{Limit: lim, Params: p}
+		out[i] = Suggestion{Limit: lim, Params: p, Untouched: untouched}
 	}
 	next := make(chan int)
 	var wg sync.WaitGroup

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -108,7 +109,7 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 	if ck.minute == "15:04" {
 		last = l.Last.UTC().Format(time.TimeOnly)
 	}
-	fmt.Fprintf(w, "replay of %s\n", TextKey(name(l.Path)))
+	fmt.Fprintf(w, "replay of %s\n", escape.Text(name(l.Path)))
 	fmt.Fprintf(w, "  %s requests from %s keys, %s to %s UTC\n", thousands(l.Requests), thousands(int64(len(l.Keys))),
 		l.First.UTC().Format(time.DateTime), last)
 	fmt.Fprintf(w, "  %s log, keyed by %s", l.Trace.Format, keySpec(l))
@@ -125,7 +126,7 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 	if n := l.Stats.Bad; n > 0 {
 		fmt.Fprintf(w, "  %s bad lines skipped", thousands(int64(n)))
 		if len(l.Skipped) > 0 {
-			fmt.Fprintf(w, ", the first: %s", TextKey(l.Skipped[0].Error()))
+			fmt.Fprintf(w, ", the first: %s", escape.Text(l.Skipped[0].Error()))
 		}
 		fmt.Fprintln(w)
 	}
@@ -180,7 +181,7 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 		shown = shown[:opts.Top]
 	}
 	for _, k := range shown {
-		row := []string{TextKey(k.Key), thousands(k.Requests)}
+		row := []string{escape.Text(k.Key), thousands(k.Requests)}
 		for i := range rep.Runs {
 			kr := k
 			if i > 0 {
@@ -481,7 +482,7 @@ func WriteJSON(w io.Writer, rep *Report) error {
 		}
 		jr.Keys = make([]jsonKey, len(run.Keys))
 		for i, k := range run.Keys {
-			jr.Keys[i] = jsonKey{Key: DataKey(k.Key), Requests: k.Requests, Rejected: k.Rejected, FirstRejected: stamp(k.FirstRejected),
+			jr.Keys[i] = jsonKey{Key: escape.Data(k.Key), Requests: k.Requests, Rejected: k.Rejected, FirstRejected: stamp(k.FirstRejected),
 				WorstMinute: stamp(k.WorstMinute), WorstMinuteRejected: k.WorstMinuteRejected, Peak: k.Peak, BurstNeeded: k.Burst}
 		}
 		doc.Runs = append(doc.Runs, jr)
@@ -507,7 +508,7 @@ func WriteCSV(w io.Writer, rep *Report) error {
 	cw.Write(CSVHeader)
 	for _, run := range rep.Runs {
 		for _, k := range run.Keys {
-			cw.Write([]string{run.Label, DataKey(k.Key), itoa(k.Requests), itoa(k.Rejected), stamp(k.FirstRejected), stamp(k.WorstMinute),
+			cw.Write([]string{run.Label, escape.Data(k.Key), itoa(k.Requests), itoa(k.Rejected), stamp(k.FirstRejected), stamp(k.WorstMinute),
 				itoa(k.WorstMinuteRejected), itoa(int64(k.Peak)), itoa(k.Burst)})
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -122,17 +123,18 @@ type columns struct {
 type metaItem struct{ Name, Value string }
 
 func newPageData(r *sim.Result, opts Options) (*pageData, error) {
+	r = shown(r)
 	d := &pageData{
 		R:          r,
 		Schema:     or(r.Schema, sim.Schema),
 		Title:      r.Scenario + " · ratelim report",
-		Summary:    opts.Summary,
+		Summary:    escape.Text(opts.Summary),
 		Headline:   sim.Headline(r),
 		Findings:   r.Findings,
 		Clients:    r.Clients,
 		ExpectNote: opts.ExpectNote,
-		Source:     string(opts.Source),
-		SourceName: opts.SourceName,
+		Source:     escape.Source(string(opts.Source)),
+		SourceName: escape.Text(opts.SourceName),
 	}
 	if len(d.Findings) == 0 {
 		d.Findings = sim.Findings(r)

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -185,7 +186,7 @@ func WriteTable(w io.Writer, r *sim.Result) error { return WriteTableWith(w, r, 
 func WriteTableWith(w io.Writer, r *sim.Result, opts TableOptions) error {
 	// Broken between its parts only, so that a long algorithm name (a
 	// key's several limits) moves the rest to a second line whole.
-	title := []string{r.Scenario, r.Algorithm, r.Topology + " on " + r.Store,
+	title := []string{escape.Text(r.Scenario), r.Algorithm, r.Topology + " on " + r.Store,
 		fmt.Sprintf("%d server%s", r.Servers, plural(r.Servers)), fmt.Sprintf("seed %d", r.Seed), fmt.Sprintf("%gs", r.DurationS)}
 	if r.Live {
 		title = append(title, "LIVE over HTTP")
@@ -207,7 +208,7 @@ func WriteTableWith(w io.Writer, r *sim.Result, opts TableOptions) error {
 	if len(r.Limit.Limits) > 0 {
 		parts := make([]string, len(r.Limit.Limits))
 		for i, p := range r.Limit.Limits {
-			parts[i] = fmt.Sprintf("%s %s", p.Name, sim.PolicyText(p))
+			parts[i] = fmt.Sprintf("%s %s", escape.Text(p.Name), sim.PolicyText(p))
 			switch {
 			case p.Shadow && p.ShadowUntilS > 0:
 				parts[i] += fmt.Sprintf(" (shadow until %gs)", p.ShadowUntilS)
@@ -256,7 +257,8 @@ func WriteFindings(w io.Writer, r *sim.Result, n int) error {
 		if i > 0 {
 			first, rest = "· ", "  "
 		}
-		for j, line := range Wrap(f.Text, 80-len(rest)) {
+		// A finding names clients and keys, which came from input.
+		for j, line := range Wrap(escape.Text(f.Text), 80-len(rest)) {
 			lead := rest
 			if j == 0 {
 				lead = first
@@ -385,9 +387,13 @@ func fitColumns(r *sim.Result, cols []tableColumn, nameWidth int) []tableColumn 
 }
 
 func writeRows(w io.Writer, r *sim.Result, opts TableOptions) error {
+	// A client's name came from input (a YAML name, a log's key): it is
+	// shown escaped, and padded by what it shows.
+	names := make([]string, len(r.Clients))
 	width := len("client")
-	for _, c := range r.Clients {
-		width = max(width, len(c.Name))
+	for i, c := range r.Clients {
+		names[i] = escape.Text(c.Name)
+		width = max(width, utf8.RuneCountInString(names[i]))
 	}
 	var cols []tableColumn
 	for _, col := range tableColumns {
@@ -410,8 +416,8 @@ func writeRows(w io.Writer, r *sim.Result, opts TableOptions) error {
 		fmt.Fprintf(tw, "%s\t", col.name)
 	}
 	fmt.Fprintln(tw)
-	for _, c := range r.Clients {
-		fmt.Fprintf(tw, "%-*s\t", width, c.Name)
+	for i, c := range r.Clients {
+		fmt.Fprintf(tw, "%-*s\t", width, names[i])
 		for _, col := range cols {
 			fmt.Fprintf(tw, "%s\t", col.cell(c))
 		}

@@ -173,9 +173,11 @@ type Limit struct {
 	InWindow int
 	// Burst is the smallest token-bucket burst, at Peaks' rate, that does.
 	Burst int64
-	// Untouched is how many keys the InWindow limit leaves untouched (at
-	// least ⌈Quantile × keys⌉; more when keys tie at the limit).
-	Untouched int
+	// InWindowUntouched and BurstUntouched are how many keys the InWindow
+	// limit and the Burst leave untouched: each at least ⌈Quantile × keys⌉,
+	// more when keys tie at the limit. They differ: a key whose requests
+	// are spread over its window peaks high but needs a small burst.
+	InWindowUntouched, BurstUntouched int
 }
 
 // Suggest returns, for each quantile q, the limits that leave q of the
@@ -204,7 +206,8 @@ func Suggest(peaks []KeyPeak, quantiles ...float64) ([]Limit, error) {
 		rank := int((ppm*int64(n) + 1e6 - 1) / 1e6) // ⌈q·n⌉, from 1
 		rank = min(max(rank, 1), n)
 		l := Limit{Quantile: q, InWindow: win[rank-1], Burst: burst[rank-1]}
-		l.Untouched, _ = slices.BinarySearch(win, l.InWindow+1)
+		l.InWindowUntouched, _ = slices.BinarySearch(win, l.InWindow+1)
+		l.BurstUntouched, _ = slices.BinarySearch(burst, l.Burst+1)
 		out = append(out, l)
 	}
 	return out, nil

@@ -167,9 +167,9 @@ func TestSuggest(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []trace.Limit{
-		{Quantile: 0.99, InWindow: 990, Burst: 1980, Untouched: 990},
-		{Quantile: 0.999, InWindow: 999, Burst: 1998, Untouched: 999},
-		{Quantile: 1, InWindow: 1000, Burst: 2000, Untouched: 1000},
+		{Quantile: 0.99, InWindow: 990, Burst: 1980, InWindowUntouched: 990, BurstUntouched: 990},
+		{Quantile: 0.999, InWindow: 999, Burst: 1998, InWindowUntouched: 999, BurstUntouched: 999},
+		{Quantile: 1, InWindow: 1000, Burst: 2000, InWindowUntouched: 1000, BurstUntouched: 1000},
 	}
 	for i := range want {
 		if got[i] != want[i] {
@@ -186,8 +186,15 @@ func TestSuggest(t *testing.T) {
 		peaks = append(peaks, trace.KeyPeak{InWindow: w, Burst: int64(w)})
 	}
 	got, _ = trace.Suggest(peaks, 0.99, 0.5, 1)
-	if got[0].InWindow != 5 || got[0].Untouched != 149 || got[1].InWindow != 5 || got[2].InWindow != 100 || got[2].Untouched != 150 {
+	if got[0].InWindow != 5 || got[0].InWindowUntouched != 149 || got[1].InWindow != 5 || got[2].InWindow != 100 || got[2].InWindowUntouched != 150 {
 		t.Errorf("ties: %+v", got)
+	}
+	// Each limit counts its own keys: a key with two requests half a
+	// period apart peaks at 2 a window but needs a burst of 1, so the
+	// median burst leaves both keys alone, the median window one.
+	got, _ = trace.Suggest([]trace.KeyPeak{{InWindow: 2, Burst: 1}, {InWindow: 1, Burst: 1}}, 0.5)
+	if l := got[0]; l.InWindow != 1 || l.InWindowUntouched != 1 || l.Burst != 1 || l.BurstUntouched != 2 {
+		t.Errorf("window and burst apart: %+v, want peak 1 leaving 1 key, burst 1 leaving 2", l)
 	}
 	if _, err := trace.Suggest(nil, 1); err == nil {
 		t.Error("Suggest of no keys took it")

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratelim/ratelim/internal/escape"
 )
 
 // chart is the selected row drawn over the whole run, on a terminal with
@@ -129,7 +131,7 @@ func (m Model) chartOf(l layout, tag string, scale float64) []string {
 	}
 	top = math.Max(niceCeil(top), scale)
 	lineRow := h - 1 - int(math.Floor(c.line/top*float64(h)-1e-9)) // the row the limit's line crosses
-	legend := fmt.Sprintf("▸ %s · %s, ╌ limit %s · ▓%s over", s.name, c.unit, num(c.line), string(glyphOver))
+	legend := fmt.Sprintf("▸ %s · %s, ╌ limit %s · ▓%s over", escape.Text(s.name), c.unit, num(c.line), string(glyphOver))
 	if failOpen, _, _ := m.exercises(); failOpen {
 		legend += " · ▒ failed open"
 	}

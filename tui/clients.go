@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -315,7 +316,7 @@ func (m Model) firstRow(rows []series, h int) int {
 // first run's line names the row, the second's under it only its letter.
 func (m Model) clientRow(t clientTable, s series, k int, selected bool, tag string, w int) string {
 	mark := "  "
-	name := padRight(truncMiddle(s.name, t.nameW), t.nameW)
+	name := padRight(truncMiddle(escape.Text(s.name), t.nameW), t.nameW)
 	if tag == "B" {
 		name = strings.Repeat(" ", t.nameW)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -139,8 +140,8 @@ func (m Model) logLines(l layout) []string {
 // logEntry is one entry's lines: the virtual time, then the text wrapped
 // to the width; the player's own entries are marked ».
 func (m Model) logEntry(e event, w int) []string {
-	const indent = 10 // "  12.34s  "
-	text, style := e.Text, m.st.dim.UnsetForeground()
+	const indent = 10                                              // "  12.34s  "
+	text, style := escape.Text(e.Text), m.st.dim.UnsetForeground() // it names clients
 	if e.mine {
 		text, style = "» "+text, m.st.note
 	}

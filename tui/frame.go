@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -61,14 +62,14 @@ func newRunInfo(snap sim.Snapshot, copies []string) *runInfo {
 	index := map[string]int{}
 	for ci, c := range snap.Clients {
 		info.self[ci] = ci
-		info.nameW = max(info.nameW, lipgloss.Width(c.Name))
+		info.nameW = max(info.nameW, lipgloss.Width(escape.Text(c.Name))) // as shown
 		k, ok := index[c.Key]
 		if !ok {
 			k = len(info.keys)
 			index[c.Key] = k
 			info.keys = append(info.keys, c.Key)
 			info.members = append(info.members, nil)
-			info.keyW = max(info.keyW, lipgloss.Width(c.Key))
+			info.keyW = max(info.keyW, lipgloss.Width(escape.Text(c.Key)))
 		}
 		info.members[k] = append(info.members[k], ci)
 	}

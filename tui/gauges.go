@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -173,7 +174,7 @@ func (m Model) gaugeLines(l layout) []string {
 	}
 	detail := "what each copy of the limiter state would still admit now"
 	if len(rows) > 0 {
-		detail = "following ▸ " + rows[m.selected(rows)].name + " · what each copy would still admit now"
+		detail = "following ▸ " + escape.Text(rows[m.selected(rows)].name) + " · what each copy would still admit now"
 	}
 	if shown < keys {
 		detail = fmt.Sprintf("%d of %d keys · ", max(shown, 1), keys) + detail
@@ -194,7 +195,7 @@ func (m Model) gaugeLines(l layout) []string {
 	line := func(m Model, geo gaugeGeometry, g keyGroup, copies []sim.StateNow, first, mark bool, tag string) string {
 		name := ""
 		if first {
-			name = truncMiddle(g.key, geo.keyW)
+			name = truncMiddle(escape.Text(g.key), geo.keyW)
 		}
 		cells := make([]string, 0, geo.perLine)
 		for _, c := range copies {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/topology"
 )
@@ -39,7 +40,7 @@ func (m Model) headerLines(w, n int) []string {
 func (m Model) runLine(w int) string {
 	sc := m.sc
 	items := []string{
-		m.st.title.Render(trunc(sc.Name, 24)),
+		m.st.title.Render(trunc(escape.Text(sc.Name), 24)),
 	}
 	if m.vs != nil {
 		items = append(items, m.st.bold.Render("A")+" "+m.vs.labels[0]+m.st.dim.Render(" vs ")+m.st.bold.Render("B")+" "+m.vs.labels[1])

@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -62,9 +63,10 @@ func (m Model) verdictBody(w int) []string {
 			out = append(out, trunc(l+style(part), w))
 		}
 	}
-	add("  ", v.headline, m.st.bold.Render)
+	// The verdict names clients and keys: input, shown escaped.
+	add("  ", escape.Text(v.headline), m.st.bold.Render)
 	for _, f := range v.findings {
-		add("  • ", f.Text, m.st.dim.UnsetForeground().Render)
+		add("  • ", escape.Text(f.Text), m.st.dim.UnsetForeground().Render)
 	}
 	if len(v.expect) > 0 {
 		ok := 0
@@ -87,7 +89,7 @@ func (m Model) verdictBody(w int) []string {
 				if e.OK {
 					mark = m.st.done.Render("✓")
 				}
-				add("    "+mark+" ", e.Text+" (got "+e.GotText()+")", m.st.dim.UnsetForeground().Render)
+				add("    "+mark+" ", escape.Text(e.Text)+" (got "+e.GotText()+")", m.st.dim.UnsetForeground().Render)
 			}
 		}
 	}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/internal/outfile"
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
@@ -48,6 +50,11 @@ A file that cannot be checked (malformed, or its run over a bound) prints
 ERROR and is an errored test case in --junit; the other files still run,
 and the JUnit report is written whatever they found.
 
+--junit - writes the JUnit XML to standard output, and then the ok, FAIL
+and ERROR lines and the summary go to standard error, so that standard
+output is one XML document a tool can read (with --format json, which
+also wants standard output, give --junit a file).
+
 Exit status, the worst seen when files differ (4 > 2 > 3 > 1 > 0):
   0    every expectation holds
   1    an expectation failed
@@ -70,7 +77,7 @@ Exit status, the worst seen when files differ (4 > 2 > 3 > 1 > 0):
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.Builtins, "builtins", false, "check every built-in scenario (with any files named)")
-	f.StringVar(&opts.JUnit, "junit", "", "also write a JUnit XML report to this file (written even when a file cannot be checked)")
+	f.StringVar(&opts.JUnit, "junit", "", "also write a JUnit XML report to this file (written even when a file cannot be checked); - for standard output, the lines then on standard error")
 	f.StringVar(&opts.Format, "format", "text", "output: text or json")
 	f.StringVar(&opts.Store, "store", "", "run every scenario on this store: memory, miniredis or redis://host:port")
 	addLimitFlags(f, &opts.Limits, true)
@@ -134,6 +141,9 @@ var errNothingToCheck = badInput("nothing to check: name scenario files, directo
 func planCheck(opts *checkOptions) (*checkPlan, error) {
 	if err := checkFormat(opts.Format, "text", "json"); err != nil {
 		return nil, err
+	}
+	if opts.Format == "json" && outfile.IsStdout(opts.JUnit) {
+		return nil, badInput("--junit %s: standard output carries the --format json report (want --junit FILE, or --format text)", opts.JUnit)
 	}
 	simOpts, err := opts.Limits.options()
 	if err != nil {
@@ -284,6 +294,12 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 			errs = append(errs, err)
 		}
 	}
+	// With the JUnit on standard output, the lines for people go to
+	// standard error: one document on stdout, which a tool can parse.
+	lineOut := opts.Out
+	if outfile.IsStdout(opts.JUnit) {
+		lineOut = opts.ErrOut
+	}
 	if opts.Format == "json" {
 		enc := json.NewEncoder(opts.Out)
 		enc.SetIndent("", "  ")
@@ -301,26 +317,28 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 			return err
 		}
 	} else {
+		// A line names its file and the clients it matched: input, shown
+		// escaped.
 		for _, l := range lines {
 			switch {
 			case l.Error != "":
-				fmt.Fprintf(opts.Out, "ERROR %s\n", l.Error)
+				fmt.Fprintf(lineOut, "ERROR %s\n", l.Error) // quotes its names, as every error does
 			case l.OK:
-				fmt.Fprintf(opts.Out, "ok   %s:%d: %s\n", l.File, l.Line, l.Text)
+				fmt.Fprintf(lineOut, "ok   %s:%d: %s\n", escape.Text(l.File), l.Line, escape.Text(l.Text))
 			default:
-				fmt.Fprintf(opts.Out, "FAIL %s:%d: %s\n", l.File, l.Line, l.Text)
+				fmt.Fprintf(lineOut, "FAIL %s:%d: %s\n", escape.Text(l.File), l.Line, escape.Text(l.Text))
 			}
 		}
 		for _, e := range p.entries {
 			if e.err == nil && len(e.file.Expect) == 0 {
-				fmt.Fprintf(opts.Out, "note %s: no expect: lines, nothing checked\n", e.label)
+				fmt.Fprintf(lineOut, "note %s: no expect: lines, nothing checked\n", escape.Text(e.label))
 			}
 		}
-		fmt.Fprintf(opts.Out, "%d passed, %d failed", passed, failed)
+		fmt.Fprintf(lineOut, "%d passed, %d failed", passed, failed)
 		if errored > 0 {
-			fmt.Fprintf(opts.Out, ", %d could not be checked", errored)
+			fmt.Fprintf(lineOut, ", %d could not be checked", errored)
 		}
-		fmt.Fprintln(opts.Out)
+		fmt.Fprintln(lineOut)
 	}
 	if len(errs) > 0 {
 		return worstError(errs)
@@ -619,7 +637,7 @@ func writeExpectations(w io.Writer, file *scenarios.File, r *sim.Result, skipped
 				continue
 			}
 			const prefix, indent = "  FAIL ", "       "
-			for j, line := range report.Wrap(fmt.Sprintf("%s:%d: %s", label, e.Line, o.String()), 80-len(prefix)) {
+			for j, line := range report.Wrap(escape.Text(fmt.Sprintf("%s:%d: %s", label, e.Line, o.String())), 80-len(prefix)) {
 				if j == 0 {
 					fmt.Fprintln(w, prefix+line)
 				} else {

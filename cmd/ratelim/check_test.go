@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"encoding/xml"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,6 +134,49 @@ func TestCheckExitIsTheWorstSeen(t *testing.T) {
 		if checkSeverity(order[0]) <= checkSeverity(order[1]) {
 			t.Errorf("exit %d is not worse than %d", order[0], order[1])
 		}
+	}
+}
+
+// With --junit -, standard output is the JUnit document alone, which
+// parses, and the ok/FAIL/ERROR lines and the summary are on standard
+// error; --format json, which also wants standard output, is refused.
+func TestCheckJUnitToStdoutKeepsStdoutXML(t *testing.T) {
+	dir := checkDir(t, "")
+	good := filepath.Join(dir, "a-good.yaml")
+	code, out, errOut := runArgs("check", good, filepath.Join(dir, "b-malformed.yaml"), "--junit", "-")
+	if code != exitBadInput {
+		t.Errorf("exit %d, want 2 (a malformed file)\n%s%s", code, out, errOut)
+	}
+	var doc junitSuites
+	dec := xml.NewDecoder(strings.NewReader(out))
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("stdout is not a JUnit document: %v\n%s", err, out)
+	}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if cd, ok := tok.(xml.CharData); err != nil || !ok || strings.TrimSpace(string(cd)) != "" {
+			t.Fatalf("stdout goes on after the JUnit document (%q, %v):\n%s", tok, err, out)
+		}
+	}
+	if len(doc.Suites) != 2 {
+		t.Errorf("%d suites, want one per file", len(doc.Suites))
+	}
+	for _, want := range []string{
+		"ok   " + good + ":15:",
+		"FAIL " + good + ":16: hammer allowed <= 10 (got 69)",
+		"ERROR " + filepath.Join(dir, "b-malformed.yaml") + ":3: not valid YAML",
+		"1 passed, 1 failed, 1 could not be checked\n",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	code, out, errOut = runArgs("check", good, "--junit", "-", "--format", "json")
+	if code != exitBadInput || out != "" || !strings.Contains(errOut, "--junit -: standard output carries the --format json report") {
+		t.Errorf("--junit - --format json: exit %d, stdout %q, stderr %q; want 2 and the reason", code, out, errOut)
 	}
 }
 

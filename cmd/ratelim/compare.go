@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
@@ -257,7 +258,7 @@ func (c *Cell) summarise(r *sim.Result) {
 }
 
 func writeCompareTable(w io.Writer, sc sim.Scenario, cells []Cell, algs, topos []string) error {
-	fmt.Fprintf(w, "%s · %d server%s · seed %d · %s · store %s\n", sc.Name, sc.Servers, plural(sc.Servers), sc.Seed, sc.Duration, store.Redacted(sc.Topology.Store))
+	fmt.Fprintf(w, "%s · %d server%s · seed %d · %s · store %s\n", escape.Text(sc.Name), sc.Servers, plural(sc.Servers), sc.Seed, sc.Duration, store.Redacted(sc.Topology.Store))
 	matrices := []struct {
 		title  string
 		value  func(Cell) float64
@@ -300,7 +301,9 @@ func writeCompareTable(w io.Writer, sc sim.Scenario, cells []Cell, algs, topos [
 	}
 	fmt.Fprintln(w, "\n* marks each matrix's worst cell")
 	for _, line := range compareFindings(sc, cells) {
-		for _, l := range report.Wrap(line, 80) {
+		// A line may name a client (the worst peak's) or quote a peer's
+		// finding, which does.
+		for _, l := range report.Wrap(escape.Text(line), 80) {
 			fmt.Fprintln(w, l)
 		}
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/live"
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
@@ -144,7 +145,7 @@ func serveRun(ctx context.Context, opts *serveOptions) error {
 	if err != nil {
 		return setupOrErr(scenarioLabel(file), err)
 	}
-	fmt.Fprintf(opts.Out, "%s: %d server%s, %s on %s, %s %s, on error %s\n", sc.Name, len(fleet.URLs), plural(len(fleet.URLs)),
+	fmt.Fprintf(opts.Out, "%s: %d server%s, %s on %s, %s %s, on error %s\n", escape.Text(sc.Name), len(fleet.URLs), plural(len(fleet.URLs)),
 		sc.Topology.Kind, store.Redacted(cmp.Or(so.Store, sc.Topology.Store)), sc.Limit.Algorithm, sc.Limit.Params.Rate, sc.Topology.OnError)
 	for i, u := range fleet.URLs {
 		fmt.Fprintf(opts.Out, "  server %d  %s/api   %s/metrics\n", i, u, u)
@@ -398,7 +399,7 @@ func writeAudit(w io.Writer, sc sim.Scenario, res *live.LoadResult) {
 		names := slices.Sorted(maps.Keys(a.RejectedBy))
 		parts := make([]string, len(names))
 		for i, n := range names {
-			parts[i] = fmt.Sprintf("%s %d", n, a.RejectedBy[n])
+			parts[i] = fmt.Sprintf("%s %d", escape.Text(n), a.RejectedBy[n]) // as a server named it
 		}
 		paragraphs = append(paragraphs, "429s by policy: "+strings.Join(parts, ", "))
 	}
@@ -453,7 +454,7 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 		}
 	}()
 	if opts.ErrIsTerminal && !opts.Quiet {
-		fmt.Fprintf(opts.ErrOut, "running %s for real for %s on %d servers, store %s...\n", sc.Name, sc.Duration, len(fleet.URLs), store.Redacted(storeKind))
+		fmt.Fprintf(opts.ErrOut, "running %s for real for %s on %d servers, store %s...\n", escape.Text(sc.Name), sc.Duration, len(fleet.URLs), store.Redacted(storeKind))
 	}
 	progress := newProgress(opts.ErrOut, opts.ErrIsTerminal && !opts.Quiet, "sending")
 	res, err := live.Load(ctx, sc, live.LoadOptions{Targets: fleet.URLs, OnFault: fleet.Fault, MaxRequests: opts.Limits.MaxRequests,
@@ -510,7 +511,7 @@ func writeDifference(w io.Writer, live, asSent, scheduled *sim.Result) error {
 	fmt.Fprintln(tw, "client\tlive\tas sent\tdifference\tscheduled\tdifference\t")
 	for i, c := range live.Clients {
 		a, s := asSent.Clients[i], scheduled.Clients[i]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t\n", c.Name, c.Allowed, a.Allowed, relDiff(c.Allowed, a.Allowed), s.Allowed, relDiff(c.Allowed, s.Allowed))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t\n", escape.Text(c.Name), c.Allowed, a.Allowed, relDiff(c.Allowed, a.Allowed), s.Allowed, relDiff(c.Allowed, s.Allowed))
 	}
 	if err := tw.Flush(); err != nil || live.Topology != string(sim.Racy) {
 		return err

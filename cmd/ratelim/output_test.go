@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ratelim/ratelim/internal/outfile/outfiletest"
 )
 
 // outputWriter is one of the flags that make ratelim write a file, run on
@@ -60,7 +62,7 @@ func TestOutputPathsDoNoHarm(t *testing.T) {
 					t.Errorf("%s is %v, want a regular file that kept its 0600", path, fi.Mode())
 				}
 				wantWritten(t, w, path)
-				wantEntries(t, dir, "out"+w.ext)
+				outfiletest.WantEntries(t, dir, "out"+w.ext)
 			},
 		},
 		{
@@ -71,14 +73,14 @@ func TestOutputPathsDoNoHarm(t *testing.T) {
 				return mustSymlink(t, filepath.Join("real", "target"+ext), filepath.Join(dir, "link"+ext))
 			},
 			check: func(t *testing.T, w outputWriter, dir, path, _ string) {
-				wantLink(t, path, filepath.Join("real", "target"+w.ext))
+				outfiletest.WantLink(t, path, filepath.Join("real", "target"+w.ext))
 				target := filepath.Join(dir, "real", "target"+w.ext)
 				wantWritten(t, w, target)
 				if fi := mustLstat(t, target); fi.Mode().Perm() != 0o640 {
 					t.Errorf("target mode %v, want its 0640 kept", fi.Mode())
 				}
-				wantEntries(t, dir, "link"+w.ext, "real")
-				wantEntries(t, filepath.Join(dir, "real"), "target"+w.ext)
+				outfiletest.WantEntries(t, dir, "link"+w.ext, "real")
+				outfiletest.WantEntries(t, filepath.Join(dir, "real"), "target"+w.ext)
 			},
 		},
 		{
@@ -88,8 +90,8 @@ func TestOutputPathsDoNoHarm(t *testing.T) {
 			},
 			wantExit: exitBadInput,
 			check: func(t *testing.T, w outputWriter, dir, path, _ string) {
-				wantLink(t, path, "missing"+w.ext)
-				wantEntries(t, dir, "link"+w.ext)
+				outfiletest.WantLink(t, path, "missing"+w.ext)
+				outfiletest.WantEntries(t, dir, "link"+w.ext)
 			},
 		},
 		{
@@ -100,9 +102,9 @@ func TestOutputPathsDoNoHarm(t *testing.T) {
 			},
 			wantExit: exitBadInput,
 			check: func(t *testing.T, w outputWriter, dir, path, _ string) {
-				wantLink(t, path, "sub"+w.ext)
-				wantEntries(t, dir, "link"+w.ext, "sub"+w.ext)
-				wantEntries(t, filepath.Join(dir, "sub"+w.ext))
+				outfiletest.WantLink(t, path, "sub"+w.ext)
+				outfiletest.WantEntries(t, dir, "link"+w.ext, "sub"+w.ext)
+				outfiletest.WantEntries(t, filepath.Join(dir, "sub"+w.ext))
 			},
 		},
 		{
@@ -119,7 +121,7 @@ func TestOutputPathsDoNoHarm(t *testing.T) {
 				if fi := mustLstat(t, path); fi.Mode()&fs.ModeNamedPipe == 0 {
 					t.Errorf("%s is now %v, want the FIFO left as it was", path, fi.Mode())
 				}
-				wantEntries(t, dir, "fifo"+w.ext)
+				outfiletest.WantEntries(t, dir, "fifo"+w.ext)
 			},
 		},
 		{
@@ -141,7 +143,7 @@ func TestOutputPathsDoNoHarm(t *testing.T) {
 				if fi := mustLstat(t, path); fi.Mode()&fs.ModeCharDevice == 0 {
 					t.Errorf("%s is now %v, want the device left as it was", path, fi.Mode())
 				}
-				wantEntries(t, dir, "null"+w.ext)
+				outfiletest.WantEntries(t, dir, "null"+w.ext)
 			},
 		},
 		{
@@ -152,7 +154,7 @@ func TestOutputPathsDoNoHarm(t *testing.T) {
 				if fi := mustLstat(t, os.DevNull); fi.Mode()&fs.ModeCharDevice == 0 {
 					t.Errorf("%s is now %v, want the device", os.DevNull, fi.Mode())
 				}
-				wantEntries(t, dir)
+				outfiletest.WantEntries(t, dir)
 			},
 		},
 		{
@@ -163,7 +165,7 @@ func TestOutputPathsDoNoHarm(t *testing.T) {
 				if !strings.Contains(stdout, "<") || !w.looksRight(stdout[strings.Index(stdout, "<"):]) {
 					t.Errorf("stdout does not hold the %s output:\n%.300s", w.name, stdout)
 				}
-				wantEntries(t, dir)
+				outfiletest.WantEntries(t, dir)
 			},
 		},
 		{
@@ -177,7 +179,7 @@ func TestOutputPathsDoNoHarm(t *testing.T) {
 				if fi := mustLstat(t, "/dev/stdout"); fi.Mode().IsRegular() {
 					t.Errorf("/dev/stdout is now a regular file")
 				}
-				wantEntries(t, dir)
+				outfiletest.WantEntries(t, dir)
 			},
 		},
 	}
@@ -257,35 +259,11 @@ func mustLstat(t *testing.T, path string) fs.FileInfo {
 	return fi
 }
 
-// wantLink fails unless path is still a symbolic link to dest.
-func wantLink(t *testing.T, path, dest string) {
-	t.Helper()
-	if got, err := os.Readlink(path); err != nil || got != dest {
-		t.Errorf("%s: readlink = %q, %v; want it still a link to %s", path, got, err, dest)
-	}
-}
-
 // wantWritten fails unless path is a regular file holding w's output.
 func wantWritten(t *testing.T, w outputWriter, path string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil || !w.looksRight(string(data)) {
 		t.Errorf("%s holds %.80q, %v; want the %s output", path, data, err, w.name)
-	}
-}
-
-// wantEntries fails unless dir holds exactly names: no temporary file left.
-func wantEntries(t *testing.T, dir string, names ...string) {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range es {
-		got = append(got, e.Name())
-	}
-	if strings.Join(got, " ") != strings.Join(names, " ") {
-		t.Errorf("%s holds %q, want %q", dir, got, names)
 	}
 }

@@ -109,7 +109,8 @@ servers, ...). --redact names keys by a salted hash in every output, so the
 report can be shared; give --salt to make it the same from run to run.
 
 Keys are escaped in every output: a byte that is not UTF-8 as \xNN and a
-backslash as \\ (in the table, control and bidi characters too).
+backslash as \\ (in the table and the plot, control and bidi characters
+too).
 
 Memory grows with the log's distinct keys, not its lines. The same log and
 flags give the same output, byte for byte.`,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/outfile"
 	"github.com/ratelim/ratelim/plots"
 	"github.com/ratelim/ratelim/report"
@@ -159,7 +160,7 @@ func reportRun(ctx context.Context, opts *reportOptions) error {
 	if outfile.IsStdout(opts.Output) {
 		return nil
 	}
-	fmt.Fprintf(opts.Out, "%s: %s\n", opts.Output, sim.Headline(r))
+	fmt.Fprintf(opts.Out, "%s: %s\n", escape.Text(opts.Output), escape.Text(sim.Headline(r)))
 	return nil
 }
 

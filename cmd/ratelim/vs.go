@@ -10,7 +10,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
@@ -134,9 +136,12 @@ func writeVersus(w io.Writer, a, b *sim.Result, labelA, labelB string, wide bool
 // writeVersusRows is, per client, what each run allowed and refused
 // (rejected, failed closed included), and the change.
 func writeVersusRows(w io.Writer, a, b *sim.Result) error {
+	// Names came from input: shown escaped, padded by what they show.
+	names := make([]string, len(a.Clients))
 	width := len("client")
-	for _, c := range a.Clients {
-		width = max(width, len(c.Name))
+	for i, c := range a.Clients {
+		names[i] = escape.Text(c.Name)
+		width = max(width, utf8.RuneCountInString(names[i]))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-*s\tallowed A\tallowed B\tchange\trejected A\trejected B\t\n", width, "client")
@@ -145,7 +150,7 @@ func writeVersusRows(w io.Writer, a, b *sim.Result) error {
 			break // another client list (a --vs duration cannot change it; be safe)
 		}
 		cb := b.Clients[i]
-		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%s\t%d\t%d\t\n", width, ca.Name, ca.Allowed, cb.Allowed, change(ca.Allowed, cb.Allowed), ca.Rejected, cb.Rejected)
+		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%s\t%d\t%d\t\n", width, names[i], ca.Allowed, cb.Allowed, change(ca.Allowed, cb.Allowed), ca.Rejected, cb.Rejected)
 	}
 	return tw.Flush()
 }
@@ -156,7 +161,7 @@ func arrivalsDiffer(a, b *sim.Result) string {
 	for i, ca := range a.Clients {
 		if i < len(b.Clients) {
 			if fa, fb := ca.Sent-ca.Retries, b.Clients[i].Sent-b.Clients[i].Retries; fa != fb {
-				return fmt.Sprintf("%s's first tries: %d, then %d", ca.Name, fa, fb)
+				return fmt.Sprintf("%s's first tries: %d, then %d", escape.Text(ca.Name), fa, fb)
 			}
 		}
 	}

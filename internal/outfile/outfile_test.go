@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ratelim/ratelim/internal/outfile/outfiletest"
 )
 
 const (
@@ -47,7 +49,7 @@ func TestWrite(t *testing.T) {
 			setup: func(t *testing.T, dir string) string { return filepath.Join(dir, "out") },
 			check: func(t *testing.T, dir, path string) {
 				wantFile(t, path, written, 0o644)
-				wantEntries(t, dir, "out")
+				outfiletest.WantEntries(t, dir, "out")
 			},
 		},
 		{
@@ -57,7 +59,7 @@ func TestWrite(t *testing.T) {
 			},
 			check: func(t *testing.T, dir, path string) {
 				wantFile(t, path, written, 0o600)
-				wantEntries(t, dir, "out")
+				outfiletest.WantEntries(t, dir, "out")
 			},
 		},
 		{
@@ -68,10 +70,10 @@ func TestWrite(t *testing.T) {
 				return symlink(t, "real/target", filepath.Join(dir, "link"))
 			},
 			check: func(t *testing.T, dir, path string) {
-				wantLink(t, path, "real/target")
+				outfiletest.WantLink(t, path, "real/target")
 				wantFile(t, filepath.Join(dir, "real", "target"), written, 0o640)
-				wantEntries(t, dir, "link", "real")
-				wantEntries(t, filepath.Join(dir, "real"), "target")
+				outfiletest.WantEntries(t, dir, "link", "real")
+				outfiletest.WantEntries(t, filepath.Join(dir, "real"), "target")
 			},
 		},
 		{
@@ -82,8 +84,8 @@ func TestWrite(t *testing.T) {
 				return symlink(t, "inner", filepath.Join(dir, "outer"))
 			},
 			check: func(t *testing.T, dir, path string) {
-				wantLink(t, path, "inner")
-				wantLink(t, filepath.Join(dir, "inner"), "target")
+				outfiletest.WantLink(t, path, "inner")
+				outfiletest.WantLink(t, filepath.Join(dir, "inner"), "target")
 				wantFile(t, filepath.Join(dir, "target"), written, 0o644)
 			},
 		},
@@ -95,8 +97,8 @@ func TestWrite(t *testing.T) {
 			},
 			wantErr: "it is a symbolic link to missing, which does not exist",
 			check: func(t *testing.T, dir, path string) {
-				wantLink(t, path, "missing")
-				wantEntries(t, dir, "link")
+				outfiletest.WantLink(t, path, "missing")
+				outfiletest.WantEntries(t, dir, "link")
 			},
 		},
 		{
@@ -107,8 +109,8 @@ func TestWrite(t *testing.T) {
 			},
 			wantErr: "it is a symbolic link to sub, a directory",
 			check: func(t *testing.T, dir, path string) {
-				wantLink(t, path, "sub")
-				wantEntries(t, filepath.Join(dir, "sub"))
+				outfiletest.WantLink(t, path, "sub")
+				outfiletest.WantEntries(t, filepath.Join(dir, "sub"))
 			},
 		},
 		{
@@ -119,14 +121,14 @@ func TestWrite(t *testing.T) {
 			wantErr: "it is a directory",
 			check: func(t *testing.T, dir, path string) {
 				wantMode(t, path, fs.ModeDir)
-				wantEntries(t, path)
+				outfiletest.WantEntries(t, path)
 			},
 		},
 		{
 			name:    "a name ending in a separator",
 			setup:   func(t *testing.T, dir string) string { return dir + string(filepath.Separator) },
 			wantErr: "it names a directory",
-			check:   func(t *testing.T, dir, path string) { wantEntries(t, dir) },
+			check:   func(t *testing.T, dir, path string) { outfiletest.WantEntries(t, dir) },
 		},
 		{
 			// Stat never opens it, so nothing blocks waiting for a reader.
@@ -141,7 +143,7 @@ func TestWrite(t *testing.T) {
 			wantErr: "it is a named pipe (FIFO)",
 			check: func(t *testing.T, dir, path string) {
 				wantMode(t, path, fs.ModeNamedPipe)
-				wantEntries(t, dir, "fifo")
+				outfiletest.WantEntries(t, dir, "fifo")
 			},
 		},
 		{
@@ -154,7 +156,7 @@ func TestWrite(t *testing.T) {
 			},
 			wantErr: "it is a symbolic link to fifo, a named pipe (FIFO)",
 			check: func(t *testing.T, dir, path string) {
-				wantLink(t, path, "fifo")
+				outfiletest.WantLink(t, path, "fifo")
 				wantMode(t, filepath.Join(dir, "fifo"), fs.ModeNamedPipe)
 			},
 		},
@@ -190,7 +192,7 @@ func TestWrite(t *testing.T) {
 			wantErr: "it is a character device",
 			check: func(t *testing.T, dir, path string) {
 				wantMode(t, path, fs.ModeCharDevice)
-				wantEntries(t, dir, "null")
+				outfiletest.WantEntries(t, dir, "null")
 			},
 		},
 		{
@@ -205,7 +207,7 @@ func TestWrite(t *testing.T) {
 				return symlink(t, os.DevNull, filepath.Join(dir, "link"))
 			},
 			check: func(t *testing.T, dir, path string) {
-				wantLink(t, path, os.DevNull)
+				outfiletest.WantLink(t, path, os.DevNull)
 				wantMode(t, os.DevNull, fs.ModeCharDevice)
 			},
 		},
@@ -213,7 +215,7 @@ func TestWrite(t *testing.T) {
 			name:       "dash is standard output",
 			setup:      func(*testing.T, string) string { return "-" },
 			wantStdout: written,
-			check:      func(t *testing.T, dir, path string) { wantEntries(t, dir) },
+			check:      func(t *testing.T, dir, path string) { outfiletest.WantEntries(t, dir) },
 		},
 		{
 			name:       "/dev/stdout is standard output",
@@ -230,13 +232,13 @@ func TestWrite(t *testing.T) {
 			setup:     func(*testing.T, string) string { return "-" },
 			stdoutNil: true,
 			wantErr:   "cannot go to standard output",
-			check:     func(t *testing.T, dir, path string) { wantEntries(t, dir) },
+			check:     func(t *testing.T, dir, path string) { outfiletest.WantEntries(t, dir) },
 		},
 		{
 			name:    "no such directory",
 			setup:   func(t *testing.T, dir string) string { return filepath.Join(dir, "nope", "out") },
 			wantErr: "no such file or directory",
-			check:   func(t *testing.T, dir, path string) { wantEntries(t, dir) },
+			check:   func(t *testing.T, dir, path string) { outfiletest.WantEntries(t, dir) },
 		},
 		{
 			// The temporary name must fit beside a target near NAME_MAX.
@@ -244,7 +246,7 @@ func TestWrite(t *testing.T) {
 			setup: func(t *testing.T, dir string) string { return filepath.Join(dir, strings.Repeat("n", 255)) },
 			check: func(t *testing.T, dir, path string) {
 				wantFile(t, path, written, 0o644)
-				wantEntries(t, dir, filepath.Base(path))
+				outfiletest.WantEntries(t, dir, filepath.Base(path))
 			},
 		},
 	}
@@ -328,9 +330,9 @@ func TestWriteFailureLeavesTargetAsItWas(t *testing.T) {
 	if err != boom {
 		t.Fatalf("err = %v, want write's own error as it is", err)
 	}
-	wantLink(t, link, "target")
+	outfiletest.WantLink(t, link, "target")
 	wantFile(t, filepath.Join(dir, "target"), old, 0o600)
-	wantEntries(t, dir, "link", "target")
+	outfiletest.WantEntries(t, dir, "link", "target")
 }
 
 func mkfile(t *testing.T, path string, perm fs.FileMode) string {
@@ -382,27 +384,5 @@ func wantMode(t *testing.T, path string, typ fs.FileMode) {
 	}
 	if fi.Mode()&typ == 0 {
 		t.Errorf("%s is now %v, want it left as it was (%v)", path, fi.Mode(), typ)
-	}
-}
-
-func wantLink(t *testing.T, path, dest string) {
-	t.Helper()
-	if got, err := os.Readlink(path); err != nil || got != dest {
-		t.Errorf("%s: readlink = %q, %v; want it still a link to %s", path, got, err, dest)
-	}
-}
-
-func wantEntries(t *testing.T, dir string, names ...string) {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range es {
-		got = append(got, e.Name())
-	}
-	if strings.Join(got, "/") != strings.Join(names, "/") {
-		t.Errorf("%s holds %q, want %q", dir, got, names)
 	}
 }
