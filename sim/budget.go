@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,6 +76,53 @@ func Estimate(sc Scenario) int64 {
 		total += float64(f.Requests)
 	}
 	return saturate(math.Ceil(total))
+}
+
+// WorstCase returns how many requests sc could send, retries counted: as
+// Estimate, with each arrival of a client that retries counted once and
+// then once more for every retry its policy allows (Retry.Max, or
+// DefaultMaxRetry), as if every request were refused and every refusal
+// retried. It saturates at math.MaxInt64. retrier names the client whose
+// retries weigh the most, for a message; empty when no client retries.
+//
+// It is not a loose bound on the storm it is there for. A retry is sent
+// only after a refusal, but a client that retries at once (immediate) on
+// a topology with no round trip (local) retries at the very instant it was
+// refused, when nothing has refilled, and is refused again; the simulator
+// sends each of those retries as a request of its own, so every refused
+// arrival costs 1 + Max requests, all at one instant. A policy that waits
+// bounds nothing either: a backoff's full jitter may draw a wait of 1 µs,
+// and a Retry-After may be as short. Where few requests are refused, the
+// run sends far fewer than this, and a raised budget lets it run.
+func WorstCase(sc Scenario) (requests int64, retrier string) {
+	total, heaviest := 0.0, 0.0
+	for _, c := range sc.Clients {
+		arrivals := 0.0
+		for _, tr := range c.Traffic {
+			arrivals += newStream(tr, int64(algorithms.At(sc.Duration))).estimate()
+		}
+		retries := arrivals * float64(c.Retry.most())
+		total += arrivals + retries
+		if retries > heaviest {
+			heaviest, retrier = retries, c.Name
+		}
+	}
+	for _, f := range sc.Feeds {
+		// A log's arrivals name their clients one by one: each may be the
+		// block's most persistent one.
+		most, who := 0, ""
+		for _, c := range sc.Clients[max(f.FirstClient, 0):min(f.FirstClient+f.Clients, len(sc.Clients))] {
+			if m := c.Retry.most(); m > most {
+				most, who = m, c.Name
+			}
+		}
+		retries := float64(f.Requests) * float64(most)
+		total += float64(f.Requests) + retries
+		if retries > heaviest {
+			heaviest, retrier = retries, who
+		}
+	}
+	return saturate(math.Ceil(total)), retrier
 }
 
 // Bytes a run needs at its peak, measured on the recorder's structures and
@@ -167,7 +215,12 @@ func distinctKeys(sc Scenario) map[string]bool {
 }
 
 // checkSize refuses a run over its request budget or its memory bound, with
-// the figures and what to change, and returns the budget.
+// the figures and what to change, and returns the budget. A run is over
+// its budget when its arrivals are, or when its retries could take it
+// there (WorstCase): refused in a moment, rather than after it has sent
+// the budget's worth. The budget is still charged request by request as
+// the run goes (prepare): an estimate of random arrivals is their
+// expected count, which a run may exceed.
 func checkSize(sc Scenario, opts Options) (int64, error) {
 	budget := opts.MaxRequests
 	if budget <= 0 {
@@ -177,6 +230,13 @@ func checkSize(sc Scenario, opts Options) (int64, error) {
 		return 0, &TooBigError{Err: ErrBudget, Scenario: sc.Name, Option: "MaxRequests",
 			Detail: fmt.Sprintf("would send %s, more than %s", aboutRequests(est), Thousands(budget)),
 			Advice: "shorten the scenario or lower its rates"}
+	}
+	if worst, retrier := WorstCase(sc); worst > budget && retrier != "" {
+		c := sc.Clients[max(slices.IndexFunc(sc.Clients, func(c Client) bool { return c.Name == retrier }), 0)]
+		return 0, &TooBigError{Err: ErrBudget, Scenario: sc.Name, Option: "MaxRequests",
+			Detail: fmt.Sprintf("could send %s if every request were refused and retried (%s retries %s, up to %s times each), more than %s",
+				aboutRequests(worst), retrier, c.Retry.Policy, Thousands(int64(c.Retry.most())), Thousands(budget)),
+			Advice: "a retry policy multiplies the traffic: lower retry.max, shorten the scenario or lower its rates"}
 	}
 	bound := memoryBound(opts)
 	if need := MemoryEstimate(sc); need > bound {

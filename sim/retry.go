@@ -10,6 +10,18 @@ import (
 // not with policy none, or none given.
 func (r Retry) retries() bool { return r.Policy != RetryNone && r.Policy != "" }
 
+// most is the most retries of one request the client sends, as Wait
+// counts them: 0 if it never retries.
+func (r Retry) most() int {
+	switch {
+	case !r.retries() || r.Max < 0:
+		return 0
+	case r.Max == 0:
+		return DefaultMaxRetry
+	}
+	return r.Max
+}
+
 // Wait is how long a client with this retry behaviour waits before sending
 // a rejected request again, for its attempt-th retry (from 0), given the
 // answer's Retry-After; false when it gives up instead. int64n draws a
