@@ -37,6 +37,22 @@ type WriteOptions struct {
 // work.
 const checkEvery = 4096
 
+// workCheck returns a visit for a writer to call with each row, point or
+// element it writes or leaves out: every checkEvery of them, it looks at
+// ctx, and returns the error that stops the write once ctx is cancelled.
+func workCheck(ctx context.Context) func() error {
+	work := 0
+	return func() error {
+		if work++; work >= checkEvery {
+			work = 0
+			if ctx.Err() != nil {
+				return stopped(ctx)
+			}
+		}
+		return nil
+	}
+}
+
 // stopped is the error of a write its context stopped.
 func stopped(ctx context.Context) error {
 	return fmt.Errorf("report: writing stopped: %w", context.Cause(ctx))
@@ -86,7 +102,7 @@ func streamJSON(ctx context.Context, w io.Writer, r *sim.Result, dense bool) (bo
 	type hole struct {
 		field string
 		// each calls emit with each element in turn, and stops at the
-		// first error; visits counts those it left out, for the context's
+		// first error, calling visit for each it leaves out, for the context's
 		// checks.
 		each func(emit func(any) error, visit func() error) error
 	}
@@ -132,7 +148,7 @@ func streamJSON(ctx context.Context, w io.Writer, r *sim.Result, dense bool) (bo
 	}
 	if len(r.State) > 0 {
 		rest.State = nil
-		holes = append(holes, hole{"state", func(emit func(any) error, visit func() error) error {
+		holes = append(holes, hole{"state", func(emit func(any) error, _ func() error) error {
 			for i := range r.State {
 				s := &r.State[i]
 				if sparse {
@@ -173,13 +189,7 @@ func streamJSON(ctx context.Context, w io.Writer, r *sim.Result, dense bool) (bo
 	eenc := json.NewEncoder(&elem)
 	eenc.SetIndent("    ", "  ")
 	eenc.SetEscapeHTML(false)
-	visited := 0
-	visit := func() error {
-		if visited++; visited%checkEvery == 0 && ctx.Err() != nil {
-			return stopped(ctx)
-		}
-		return nil
-	}
+	visit := workCheck(ctx)
 	for hi, h := range holes {
 		bw.Write(parts[hi])
 		bw.WriteString("\n  \"" + h.field + "\": [")
@@ -196,7 +206,12 @@ func streamJSON(ctx context.Context, w io.Writer, r *sim.Result, dense bool) (bo
 			if s, ok := v.(*sim.StateSeries); ok {
 				// A series has a point per step: millions, a second's
 				// encoding, on a long run.
-				return writeSeries(bw, s, visit)
+				return writeSeries(bw, s, func() error {
+					if ctx.Err() != nil {
+						return stopped(ctx)
+					}
+					return nil
+				})
 			}
 			elem.Reset()
 			if err := eenc.Encode(v); err != nil {
@@ -221,10 +236,10 @@ func streamJSON(ctx context.Context, w io.Writer, r *sim.Result, dense bool) (bo
 
 // writeSeries writes s as the encoder writes it as an element of a
 // top-level array (indented by four spaces, then two a level), its points
-// checkEvery at a time, calling visit before each batch: the fields but
+// checkEvery at a time, calling ctxErr before each batch: the fields but
 // the points are the encoder's own, and each batch of points is encoded
 // compact and laid out a number a line, as the encoder lays them.
-func writeSeries(bw *bufio.Writer, s *sim.StateSeries, visit func() error) error {
+func writeSeries(bw *bufio.Writer, s *sim.StateSeries, ctxErr func() error) error {
 	bare := *s
 	if len(s.TS) > 0 {
 		bare.TS = nil
@@ -252,7 +267,8 @@ func writeSeries(bw *bufio.Writer, s *sim.StateSeries, visit func() error) error
 		bw.Write(before)
 		bw.WriteString("\"" + field + "\": [")
 		for from := 0; from < n; from += checkEvery {
-			if err := visit(); err != nil {
+			// A batch of points is a check's worth of work.
+			if err := ctxErr(); err != nil {
 				return err
 			}
 			compact, err := json.Marshal(chunk(from, min(from+checkEvery, n)))
@@ -323,13 +339,7 @@ func WriteCSVWith(ctx context.Context, w io.Writer, r *sim.Result, opts WriteOpt
 		cw.Write(csvHeader)
 	}
 	sparse := !opts.Dense && !r.TimelineSparse
-	visited := 0
-	visit := func() error {
-		if visited++; visited%checkEvery == 0 && ctx.Err() != nil {
-			return stopped(ctx)
-		}
-		return nil
-	}
+	visit := workCheck(ctx)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	run := []string{r.Scenario, r.Algorithm, r.Topology, strconv.Itoa(r.Servers), r.OnError, strconv.FormatUint(r.Seed, 10)}
