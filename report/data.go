@@ -109,25 +109,11 @@ func streamJSON(ctx context.Context, w io.Writer, r *sim.Result, dense bool) (bo
 	var holes []hole
 	if len(r.Clients) > 0 {
 		rest.Clients = nil
-		holes = append(holes, hole{"clients", func(emit func(any) error, _ func() error) error {
-			for i := range r.Clients {
-				if err := emit(&r.Clients[i]); err != nil {
-					return err
-				}
-			}
-			return nil
-		}})
+		holes = append(holes, hole{"clients", every(r.Clients)})
 	}
 	if len(r.Keys) > 0 {
 		rest.Keys = nil
-		holes = append(holes, hole{"keys", func(emit func(any) error, _ func() error) error {
-			for i := range r.Keys {
-				if err := emit(&r.Keys[i]); err != nil {
-					return err
-				}
-			}
-			return nil
-		}})
+		holes = append(holes, hole{"keys", every(r.Keys)})
 	}
 	if len(r.Timeline) > 0 {
 		rest.Timeline = nil
@@ -232,6 +218,18 @@ func streamJSON(ctx context.Context, w io.Writer, r *sim.Result, dense bool) (bo
 	}
 	bw.Write(text)
 	return true, bw.Flush()
+}
+
+// every is a hole's elements when none is left out: each of xs.
+func every[T any](xs []T) func(emit func(any) error, _ func() error) error {
+	return func(emit func(any) error, _ func() error) error {
+		for i := range xs {
+			if err := emit(&xs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // writeSeries writes s as the encoder writes it as an element of a
@@ -360,13 +358,12 @@ func WriteCSVWith(ctx context.Context, w io.Writer, r *sim.Result, opts WriteOpt
 		cw.Write(row)
 	}
 	for _, s := range r.State {
-		n := len(s.TS)
+		if sparse {
+			s = s.Sparse()
+		}
 		for j, ts := range s.TS {
 			if err := visit(); err != nil {
 				return err
-			}
-			if sparse && j < len(s.Remaining) && !sim.KeepPoint(s.Remaining, j, min(n, len(s.Remaining))) {
-				continue
 			}
 			remaining := ""
 			if j < len(s.Remaining) && s.Remaining[j] >= 0 {

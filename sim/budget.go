@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"strings"
 	"time"
 
@@ -68,9 +67,7 @@ func (e *TooBigError) Unwrap() error { return e.Err }
 func Estimate(sc Scenario) int64 {
 	total := 0.0
 	for _, c := range sc.Clients {
-		for _, tr := range c.Traffic {
-			total += newStream(tr, int64(algorithms.At(sc.Duration))).estimate()
-		}
+		total += arrivalsOf(c, sc.Duration)
 	}
 	for _, f := range sc.Feeds {
 		total += float64(f.Requests)
@@ -78,12 +75,22 @@ func Estimate(sc Scenario) int64 {
 	return saturate(math.Ceil(total))
 }
 
+// arrivalsOf is about how many first tries c's traffic sends in a run of
+// duration.
+func arrivalsOf(c Client, duration time.Duration) float64 {
+	n := 0.0
+	for _, tr := range c.Traffic {
+		n += newStream(tr, int64(algorithms.At(duration))).estimate()
+	}
+	return n
+}
+
 // WorstCase returns how many requests sc could send, retries counted: as
 // Estimate, with each arrival of a client that retries counted once and
 // then once more for every retry its policy allows (Retry.Max, or
 // DefaultMaxRetry), as if every request were refused and every refusal
-// retried. It saturates at math.MaxInt64. retrier names the client whose
-// retries weigh the most, for a message; empty when no client retries.
+// retried. It saturates at math.MaxInt64. retrier is the client whose
+// retries weigh the most, for a message; nil when no client retries.
 //
 // It is not a loose bound on the storm it is there for. A retry is sent
 // only after a refusal, but a client that retries at once (immediate) on
@@ -94,32 +101,34 @@ func Estimate(sc Scenario) int64 {
 // bounds nothing either: a backoff's full jitter may draw a wait of 1 µs,
 // and a Retry-After may be as short. Where few requests are refused, the
 // run sends far fewer than this, and a raised budget lets it run.
-func WorstCase(sc Scenario) (requests int64, retrier string) {
+func WorstCase(sc Scenario) (requests int64, retrier *Client) {
 	total, heaviest := 0.0, 0.0
-	for _, c := range sc.Clients {
-		arrivals := 0.0
-		for _, tr := range c.Traffic {
-			arrivals += newStream(tr, int64(algorithms.At(sc.Duration))).estimate()
-		}
+	for i := range sc.Clients {
+		c := &sc.Clients[i]
+		arrivals := arrivalsOf(*c, sc.Duration)
 		retries := arrivals * float64(c.Retry.most())
 		total += arrivals + retries
 		if retries > heaviest {
-			heaviest, retrier = retries, c.Name
+			heaviest, retrier = retries, c
 		}
 	}
 	for _, f := range sc.Feeds {
 		// A log's arrivals name their clients one by one: each may be the
 		// block's most persistent one.
-		most, who := 0, ""
-		for _, c := range sc.Clients[max(f.FirstClient, 0):min(f.FirstClient+f.Clients, len(sc.Clients))] {
-			if m := c.Retry.most(); m > most {
-				most, who = m, c.Name
+		var most *Client
+		for i := max(f.FirstClient, 0); i < min(f.FirstClient+f.Clients, len(sc.Clients)); i++ {
+			if c := &sc.Clients[i]; most == nil || c.Retry.most() > most.Retry.most() {
+				most = c
 			}
 		}
-		retries := float64(f.Requests) * float64(most)
+		if most == nil {
+			total += float64(f.Requests)
+			continue
+		}
+		retries := float64(f.Requests) * float64(most.Retry.most())
 		total += float64(f.Requests) + retries
 		if retries > heaviest {
-			heaviest, retrier = retries, who
+			heaviest, retrier = retries, most
 		}
 	}
 	return saturate(math.Ceil(total)), retrier
@@ -231,11 +240,10 @@ func checkSize(sc Scenario, opts Options) (int64, error) {
 			Detail: fmt.Sprintf("would send %s, more than %s", aboutRequests(est), Thousands(budget)),
 			Advice: "shorten the scenario or lower its rates"}
 	}
-	if worst, retrier := WorstCase(sc); worst > budget && retrier != "" {
-		c := sc.Clients[max(slices.IndexFunc(sc.Clients, func(c Client) bool { return c.Name == retrier }), 0)]
+	if worst, c := WorstCase(sc); worst > budget && c != nil {
 		return 0, &TooBigError{Err: ErrBudget, Scenario: sc.Name, Option: "MaxRequests",
 			Detail: fmt.Sprintf("could send %s if every request were refused and retried (%s retries %s, up to %s times each), more than %s",
-				aboutRequests(worst), retrier, c.Retry.Policy, Thousands(int64(c.Retry.most())), Thousands(budget)),
+				aboutRequests(worst), c.Name, c.Retry.Policy, Thousands(int64(c.Retry.most())), Thousands(budget)),
 			Advice: "a retry policy multiplies the traffic: lower retry.max, shorten the scenario or lower its rates"}
 	}
 	bound := memoryBound(opts)

@@ -100,8 +100,8 @@ func TestRetriesWorstCaseIsRefusedUpFront(t *testing.T) {
 	sc.Limit.Params = algorithms.Params{Rate: perSecond(1), Burst: 1}
 	sc.Clients[0].Traffic = []Traffic{{Pattern: Constant, Rate: perSecond(10)}}
 	sc.Clients[0].Retry = Retry{Policy: RetryImmediate, Max: 1000}
-	if got, who := WorstCase(sc); got != 100_100 || who != "c" {
-		t.Errorf("WorstCase = %d, %q; want 100,100 from c", got, who)
+	if got, who := WorstCase(sc); got != 100_100 || who == nil || who.Name != "c" {
+		t.Errorf("WorstCase = %d, %v; want 100,100 from c", got, who)
 	}
 	sent := 0
 	_, err := Run(context.Background(), sc, Options{MaxRequests: 5_000, Observe: func(Observation) { sent++ }})

@@ -229,8 +229,9 @@ func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) 
 	s.setupClients()
 	steps := s.steps()
 	s.timeline = make([]TimelineRow, steps*len(s.clients))
+	stepsPerCheck := max(checkEvery/max(len(s.clients), 1), 1)
 	for st := range steps {
-		if st%max(checkEvery/max(len(s.clients), 1), 1) == 0 && ctx.Err() != nil {
+		if st%stepsPerCheck == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		ts := seconds(int64(st) * s.stepLen)

@@ -29,11 +29,7 @@ func (r Retry) most() int {
 // backoff's jitter. The simulator and a live load run both ask it, so a
 // client retries the same way in both.
 func (r Retry) Wait(attempt int, retryAfter time.Duration, int64n func(n int64) int64) (time.Duration, bool) {
-	maxRetries := r.Max
-	if maxRetries == 0 {
-		maxRetries = DefaultMaxRetry
-	}
-	if attempt >= maxRetries {
+	if attempt >= r.most() {
 		return 0, false
 	}
 	switch r.Policy {

@@ -36,7 +36,7 @@ func (s StateSeries) Sparse() StateSeries {
 	n := min(len(s.TS), len(s.Remaining))
 	kept := 0
 	for i := range n {
-		if KeepPoint(s.Remaining, i, n) {
+		if keepPoint(s.Remaining, i, n) {
 			kept++
 		}
 	}
@@ -46,7 +46,7 @@ func (s StateSeries) Sparse() StateSeries {
 	out := s
 	out.TS, out.Remaining = make([]float64, 0, kept), make([]int64, 0, kept)
 	for i := range n {
-		if KeepPoint(s.Remaining, i, n) {
+		if keepPoint(s.Remaining, i, n) {
 			out.TS = append(out.TS, s.TS[i])
 			out.Remaining = append(out.Remaining, s.Remaining[i])
 		}
@@ -54,9 +54,9 @@ func (s StateSeries) Sparse() StateSeries {
 	return out
 }
 
-// KeepPoint reports whether a sparse series keeps point i of n: the first,
+// keepPoint reports whether a sparse series keeps point i of n: the first,
 // the last, and each that differs from the one before.
-func KeepPoint(remaining []int64, i, n int) bool {
+func keepPoint(remaining []int64, i, n int) bool {
 	return i == 0 || i == n-1 || remaining[i] != remaining[i-1]
 }
 
