@@ -321,13 +321,6 @@ func WriteCSV(w io.Writer, r *sim.Result) error {
 	return WriteCSVWith(context.Background(), w, r, WriteOptions{})
 }
 
-// WriteCSVRun is WriteCSV with every row's last column, run, naming the
-// run (a --vs side's label, "on-error=fail-closed"), and the header only if
-// asked for: the runs of a comparison, one after another under one header.
-func WriteCSVRun(w io.Writer, r *sim.Result, label string, header bool) error {
-	return WriteCSVWith(context.Background(), w, r, WriteOptions{Label: label, NoHeader: !header})
-}
-
 // WriteCSVWith writes r's timeline and state series as WriteCSV does, as
 // opts say (sparse unless Dense, the run's label, the header), and stops,
 // with ctx's error wrapped, once ctx is cancelled.
