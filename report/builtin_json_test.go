@@ -17,7 +17,10 @@ import (
 // and on each topology, by its SHA-256: a refactor of the engine or of the
 // result types (an embedded struct, a split file, a new store layer) must
 // leave every byte where it was. A change that means to alter a figure
-// says so by rewriting testdata/builtin-json.sha256 with -update.
+// says so by rewriting testdata/builtin-json.sha256 with -update. The
+// JSON pinned is the dense one (--dense), every row and point: what the
+// JSON was before sparse output, byte for byte; the sparse one, the
+// default, must give it back (sparseGivesDenseBack).
 func TestBuiltinJSONUnchanged(t *testing.T) {
 	var sums bytes.Buffer
 	for _, name := range scenarios.Builtin() {
@@ -39,20 +42,78 @@ func TestBuiltinJSONUnchanged(t *testing.T) {
 				t.Fatalf("%s on %s: %v", name, label, err)
 			}
 			var out bytes.Buffer
-			if err := WriteJSON(&out, r); err != nil {
+			if err := WriteJSONWith(context.Background(), &out, r, WriteOptions{Dense: true}); err != nil {
 				t.Fatal(err)
 			}
 			fmt.Fprintf(&sums, "%x  %s %s\n", sha256.Sum256(out.Bytes()), name, label)
-			findingsWithoutState(t, name+" on "+label, sc, r, out.Bytes())
+			var sparse bytes.Buffer
+			if err := WriteJSON(&sparse, r); err != nil {
+				t.Fatal(err)
+			}
+			sparseGivesDenseBack(t, name+" on "+label, r, sparse.Bytes(), out.Bytes())
+			findingsWithoutState(t, name+" on "+label, sc, r, sparse.Bytes())
 		}
 	}
 	golden(t, "builtin-json.sha256", sums.Bytes())
 }
 
+// sparseGivesDenseBack checks the sparse JSON's contract on r: read
+// back and densified as the contract says (sim.Result.Densify), it is the
+// dense JSON byte for byte; it is marked sparse; and its rows add up to
+// the same totals as the dense ones, with no row in which nothing
+// happened and no point equal to the one before but a series' last.
+func sparseGivesDenseBack(t *testing.T, what string, r *sim.Result, sparse, dense []byte) {
+	t.Helper()
+	var back sim.Result
+	if err := json.Unmarshal(sparse, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !back.TimelineSparse {
+		t.Errorf("%s: the sparse JSON does not say timeline_sparse", what)
+	}
+	if got, want := rowTotals(back.Timeline), rowTotals(r.Timeline); got != want {
+		t.Errorf("%s: the sparse rows add up to %+v, the dense ones to %+v", what, got, want)
+	}
+	for _, row := range back.Timeline {
+		if row.Empty() {
+			t.Errorf("%s: the sparse JSON keeps an empty row %+v", what, row)
+		}
+	}
+	for _, ser := range back.State {
+		for i := 1; i < len(ser.Remaining)-1; i++ {
+			if ser.Remaining[i] == ser.Remaining[i-1] {
+				t.Errorf("%s: series %s/%s repeats %d at %gs", what, ser.Key, ser.Copy, ser.Remaining[i], ser.TS[i])
+			}
+		}
+	}
+	back.Densify()
+	var again bytes.Buffer
+	if err := WriteJSONWith(context.Background(), &again, &back, WriteOptions{Dense: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.Bytes(), dense) {
+		t.Errorf("%s: the sparse JSON densified is not the dense JSON (%d vs %d bytes; sparse %d)", what, again.Len(), len(dense), len(sparse))
+	}
+}
+
+// rowTotals adds up timeline rows.
+func rowTotals(rows []sim.TimelineRow) (t struct {
+	sim.Counts
+	Retries, RetriesAllowed, Served int64
+}) {
+	for _, row := range rows {
+		t.Counts.Add(row.Counts)
+		t.Retries += row.Retries
+		t.RetriesAllowed += row.RetriesAllowed
+		t.Served += row.Served
+	}
+	return t
+}
+
 // findingsWithoutState checks that r's findings are the same whether its
 // state series are kept (sim.Options.StateOf) and whether they are seen as
 // the run went (the copies' disagreement, online) or read back from the
-// JSON's series.
+// JSON's series (a sparse JSON, which Findings densifies).
 func findingsWithoutState(t *testing.T, what string, sc sim.Scenario, r *sim.Result, js []byte) {
 	t.Helper()
 	bare, err := sim.Run(context.Background(), sc, sim.Options{StateOf: func(string) bool { return false }})

@@ -50,11 +50,12 @@ func TestWriteTableSaysWhatToNotice(t *testing.T) {
 		}
 	}
 	var c strings.Builder
-	if err := WriteCSV(&c, runScenario(t, hammer(sim.Shared, 1))); err != nil {
+	if err := WriteCSVWith(context.Background(), &c, runScenario(t, hammer(sim.Shared, 1)), WriteOptions{Dense: true}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(c.String()), "\n")
-	// 10 steps of the one client, then 10 of its key's state in the one copy.
+	// Dense: 10 steps of the one client, then 10 of its key's state in the
+	// one copy.
 	if len(lines) != 21 || lines[0] != strings.Join(CSVHeader(), ",") || !strings.HasPrefix(lines[1], "hammer,token-bucket,shared,1,fail-open,1,client,0,c,k,,1000,") ||
 		!strings.HasPrefix(lines[11], "hammer,token-bucket,shared,1,fail-open,1,state,1,,k,shared,") {
 		t.Errorf("CSV: %d lines, starting %q / %q", len(lines), lines[0], lines[1])
@@ -121,27 +122,44 @@ func TestWriteJSONIsTheEncodersBytes(t *testing.T) {
 		clear(&r)
 		results = append(results, &r)
 	}
+	// A series longer than a batch of points (writeSeries), one with a
+	// limit's name, and empty and nil points.
+	long := *results[0]
+	ser := sim.StateSeries{Key: "k", Copy: "shared", Limit: "per-second"}
+	for i := range 3*checkEvery + 17 {
+		ser.TS = append(ser.TS, float64(i+1)*0.001)
+		ser.Remaining = append(ser.Remaining, int64(i/1000%3)-1)
+	}
+	long.State = []sim.StateSeries{ser, {Key: "e", Copy: "shared", TS: []float64{}}, {Key: "n", Copy: "shared"}}
+	results = append(results, &long)
 	for _, r := range results {
-		var want, got bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(r); err != nil {
-			t.Fatal(err)
-		}
-		streamed, err := streamJSON(&got, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !streamed {
-			// WriteJSON would still be right, encoding the whole: but
-			// then it holds the whole in memory, which is what it is for
-			// not to do.
-			t.Errorf("%s: not streamed (the encoder's layout was not recognised)", r.Scenario)
-			continue
-		}
-		if !bytes.Equal(got.Bytes(), want.Bytes()) {
-			t.Errorf("%s: streamed JSON differs from the encoder's (%d vs %d bytes)", r.Scenario, got.Len(), want.Len())
+		// Dense, the encoder's bytes of r; sparse, of r.Sparse().
+		for _, dense := range []bool{true, false} {
+			var want, got bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			whole := r
+			if !dense {
+				whole = r.Sparse()
+			}
+			if err := enc.Encode(whole); err != nil {
+				t.Fatal(err)
+			}
+			streamed, err := streamJSON(context.Background(), &got, r, dense)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !streamed {
+				// WriteJSON would still be right, encoding the whole: but
+				// then it holds the whole in memory, which is what it is
+				// for not to do.
+				t.Errorf("%s: not streamed (the encoder's layout was not recognised)", r.Scenario)
+				continue
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("%s dense=%v: streamed JSON differs from the encoder's (%d vs %d bytes)", r.Scenario, dense, got.Len(), want.Len())
+			}
 		}
 	}
 }

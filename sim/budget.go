@@ -67,14 +67,71 @@ func (e *TooBigError) Unwrap() error { return e.Err }
 func Estimate(sc Scenario) int64 {
 	total := 0.0
 	for _, c := range sc.Clients {
-		for _, tr := range c.Traffic {
-			total += newStream(tr, int64(algorithms.At(sc.Duration))).estimate()
-		}
+		total += arrivalsOf(c, sc.Duration)
 	}
 	for _, f := range sc.Feeds {
 		total += float64(f.Requests)
 	}
 	return saturate(math.Ceil(total))
+}
+
+// arrivalsOf is about how many first tries c's traffic sends in a run of
+// duration.
+func arrivalsOf(c Client, duration time.Duration) float64 {
+	n := 0.0
+	for _, tr := range c.Traffic {
+		n += newStream(tr, int64(algorithms.At(duration))).estimate()
+	}
+	return n
+}
+
+// WorstCase returns how many requests sc could send, retries counted: as
+// Estimate, with each arrival of a client that retries counted once and
+// then once more for every retry its policy allows (Retry.Max, or
+// DefaultMaxRetry), as if every request were refused and every refusal
+// retried. It saturates at math.MaxInt64. retrier is the client whose
+// retries weigh the most, for a message; nil when no client retries.
+//
+// It is not a loose bound on the storm it is there for. A retry is sent
+// only after a refusal, but a client that retries at once (immediate) on
+// a topology with no round trip (local) retries at the very instant it was
+// refused, when nothing has refilled, and is refused again; the simulator
+// sends each of those retries as a request of its own, so every refused
+// arrival costs 1 + Max requests, all at one instant. A policy that waits
+// bounds nothing either: a backoff's full jitter may draw a wait of 1 µs,
+// and a Retry-After may be as short. Where few requests are refused, the
+// run sends far fewer than this, and a raised budget lets it run.
+func WorstCase(sc Scenario) (requests int64, retrier *Client) {
+	total, heaviest := 0.0, 0.0
+	for i := range sc.Clients {
+		c := &sc.Clients[i]
+		arrivals := arrivalsOf(*c, sc.Duration)
+		retries := arrivals * float64(c.Retry.most())
+		total += arrivals + retries
+		if retries > heaviest {
+			heaviest, retrier = retries, c
+		}
+	}
+	for _, f := range sc.Feeds {
+		// A log's arrivals name their clients one by one: each may be the
+		// block's most persistent one.
+		var most *Client
+		for i := max(f.FirstClient, 0); i < min(f.FirstClient+f.Clients, len(sc.Clients)); i++ {
+			if c := &sc.Clients[i]; most == nil || c.Retry.most() > most.Retry.most() {
+				most = c
+			}
+		}
+		if most == nil {
+			total += float64(f.Requests)
+			continue
+		}
+		retries := float64(f.Requests) * float64(most.Retry.most())
+		total += float64(f.Requests) + retries
+		if retries > heaviest {
+			heaviest, retrier = retries, most
+		}
+	}
+	return saturate(math.Ceil(total)), retrier
 }
 
 // Bytes a run needs at its peak, measured on the recorder's structures and
@@ -167,7 +224,12 @@ func distinctKeys(sc Scenario) map[string]bool {
 }
 
 // checkSize refuses a run over its request budget or its memory bound, with
-// the figures and what to change, and returns the budget.
+// the figures and what to change, and returns the budget. A run is over
+// its budget when its arrivals are, or when its retries could take it
+// there (WorstCase): refused in a moment, rather than after it has sent
+// the budget's worth. The budget is still charged request by request as
+// the run goes (prepare): an estimate of random arrivals is their
+// expected count, which a run may exceed.
 func checkSize(sc Scenario, opts Options) (int64, error) {
 	budget := opts.MaxRequests
 	if budget <= 0 {
@@ -177,6 +239,12 @@ func checkSize(sc Scenario, opts Options) (int64, error) {
 		return 0, &TooBigError{Err: ErrBudget, Scenario: sc.Name, Option: "MaxRequests",
 			Detail: fmt.Sprintf("would send %s, more than %s", aboutRequests(est), Thousands(budget)),
 			Advice: "shorten the scenario or lower its rates"}
+	}
+	if worst, c := WorstCase(sc); worst > budget && c != nil {
+		return 0, &TooBigError{Err: ErrBudget, Scenario: sc.Name, Option: "MaxRequests",
+			Detail: fmt.Sprintf("could send %s if every request were refused and retried (%s retries %s, up to %s times each), more than %s",
+				aboutRequests(worst), c.Name, c.Retry.Policy, Thousands(int64(c.Retry.most())), Thousands(budget)),
+			Advice: "a retry policy multiplies the traffic: lower retry.max, shorten the scenario or lower its rates"}
 	}
 	bound := memoryBound(opts)
 	if need := MemoryEstimate(sc); need > bound {

@@ -88,26 +88,100 @@ func TestLongPatternsDoNotOverflow(t *testing.T) {
 	}
 }
 
-func TestRetriesCountAgainstTheBudget(t *testing.T) {
-	// 100 requests, each refused and retried at once up to 1,000 times:
-	// estimated at 100, it would send about 100,000.
+// A retry storm whose worst case is over the budget is refused before it
+// sends a request: it used to be refused only when it had sent the
+// budget's worth (50,000,000 requests, 19 s, for 10,000 clients retrying
+// at once up to 1,000 times).
+func TestRetriesWorstCaseIsRefusedUpFront(t *testing.T) {
+	// 100 arrivals, each retried at once up to 1,000 times: 100,100 at
+	// worst, and on one copy with no round trip the worst is what
+	// happens.
 	sc := hammer(Local, 1, RoundRobin)
 	sc.Limit.Params = algorithms.Params{Rate: perSecond(1), Burst: 1}
 	sc.Clients[0].Traffic = []Traffic{{Pattern: Constant, Rate: perSecond(10)}}
 	sc.Clients[0].Retry = Retry{Policy: RetryImmediate, Max: 1000}
-	_, err := Run(context.Background(), sc, Options{MaxRequests: 5_000})
+	if got, who := WorstCase(sc); got != 100_100 || who == nil || who.Name != "c" {
+		t.Errorf("WorstCase = %d, %v; want 100,100 from c", got, who)
+	}
+	sent := 0
+	_, err := Run(context.Background(), sc, Options{MaxRequests: 5_000, Observe: func(Observation) { sent++ }})
+	var tooBig *TooBigError
+	if !errors.Is(err, ErrBudget) || !errors.As(err, &tooBig) {
+		t.Fatalf("Run = %v, want a *TooBigError for ErrBudget", err)
+	}
+	if sent != 0 {
+		t.Errorf("%d requests sent before the refusal, want none", sent)
+	}
+	for _, want := range []string{"about 100,100 requests", "c retries immediate, up to 1,000 times", "more than 5,000", "retry.max"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+	// Under the budget it runs, and every refused arrival costs what the
+	// worst case says: 1 + 1,000 requests for each of the 90 refused
+	// (the bucket admits one a second), 1 for each of the 10 admitted.
+	r, err := Run(context.Background(), sc, Options{MaxRequests: 200_000})
+	if err != nil || r.Requests != 90*1_001+10 {
+		t.Fatalf("Run = %d requests, %v; want the retry storm's 90 × 1,001 + 10", r.Requests, err)
+	}
+}
+
+// WorstCase counts each arrival once and once more per retry its
+// client's policy allows, by policy; a client that never retries, once.
+func TestWorstCaseByPolicy(t *testing.T) {
+	tests := []struct {
+		retry Retry
+		want  int64
+	}{
+		{Retry{Policy: RetryNone}, 100},
+		{Retry{}, 100},
+		{Retry{Policy: RetryImmediate}, 100 * (1 + DefaultMaxRetry)},
+		{Retry{Policy: RetryAfter, Max: 3}, 400},
+		{Retry{Policy: RetryBackoff, Max: 1000, Base: time.Second, Cap: time.Hour}, 100_100},
+	}
+	for _, tt := range tests {
+		sc := hammer(Shared, 1, RoundRobin)
+		sc.Clients[0].Traffic = []Traffic{{Pattern: Constant, Rate: perSecond(10)}}
+		sc.Clients[0].Retry = tt.retry
+		if got, _ := WorstCase(sc); got != tt.want {
+			t.Errorf("%+v: WorstCase = %d, want %d", tt.retry, got, tt.want)
+		}
+		if got := Estimate(sc); got != 100 {
+			t.Errorf("%+v: Estimate = %d, want 100 (retries not counted)", tt.retry, got)
+		}
+	}
+	// Saturated, not wrapped.
+	sc := hammer(Shared, 1, RoundRobin)
+	sc.Clients[0].Traffic = []Traffic{{Pattern: Constant, Rate: algorithms.Rate{N: math.MaxInt64, Per: time.Microsecond}}}
+	sc.Clients[0].Retry = Retry{Policy: RetryImmediate, Max: math.MaxInt32}
+	if got, _ := WorstCase(sc); got != math.MaxInt64 {
+		t.Errorf("WorstCase of an overflowing storm = %d, want math.MaxInt64", got)
+	}
+}
+
+// The budget is still charged request by request as the run goes: an
+// estimate of random arrivals is their expected count, which a run may
+// pass. Here the run's budget is lowered once it has started, past the
+// check before it.
+func TestRetriesCountAgainstTheBudgetMidRun(t *testing.T) {
+	sc := hammer(Local, 1, RoundRobin)
+	sc.Limit.Params = algorithms.Params{Rate: perSecond(1), Burst: 1}
+	sc.Clients[0].Traffic = []Traffic{{Pattern: Constant, Rate: perSecond(10)}}
+	sc.Clients[0].Retry = Retry{Policy: RetryImmediate, Max: 1000}
+	p, err := NewPlayer(context.Background(), sc, Options{MaxRequests: 200_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.s.budget = 5_000
+	err = p.Advance(context.Background(), sc.Duration)
 	if !errors.Is(err, ErrBudget) {
-		t.Fatalf("Run = %v, want ErrBudget", err)
+		t.Fatalf("Advance = %v, want ErrBudget", err)
 	}
 	for _, want := range []string{"sent 5,000 requests", "of them retries", "retry.max"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not say %q", err, want)
 		}
-	}
-	// Under the budget it runs, and the retries are what took it there.
-	r, err := Run(context.Background(), sc, Options{MaxRequests: 200_000})
-	if err != nil || r.Requests < 50_000 {
-		t.Fatalf("Run = %d requests, %v; want the retry storm run to its end", r.Requests, err)
 	}
 }
 

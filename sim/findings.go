@@ -133,6 +133,13 @@ const fixedWindowReason = "a fixed window lets a second burst through at its bou
 // Findings computes what r teaches, most telling first (the order of
 // FindingKinds); never empty: a run with nothing to say finds it exact.
 func Findings(r *Result) []Finding {
+	if r.TimelineSparse {
+		// Read back from a sparse JSON: the copies' state series are
+		// compared step by step, so each needs every step's point.
+		dense := *r
+		dense.Densify()
+		r = &dense
+	}
 	// Once, for the findings that read them: the totals, and what the
 	// topology can explain (a split brain's reads the whole timeline).
 	t := r.Totals()

@@ -152,7 +152,7 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := newRecording(sc, opts)
+	s, err := newRecording(ctx, sc, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -188,8 +188,10 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 
 // newRecording returns a sim with its clients, keys and recorder set up,
 // but no store and no events: what a run and a replay of observed requests
-// (a live load run) have in common.
-func newRecording(sc Scenario, opts Options) (*sim, error) {
+// (a live load run) have in common. Laying out the timeline's rows takes
+// seconds on a long run at a fine step, and stops with ctx's error once
+// ctx is cancelled.
+func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	alg, err := sc.NewAlgorithm()
 	if err != nil {
 		return nil, fmt.Errorf("limit.%w", err)
@@ -227,7 +229,11 @@ func newRecording(sc Scenario, opts Options) (*sim, error) {
 	s.setupClients()
 	steps := s.steps()
 	s.timeline = make([]TimelineRow, steps*len(s.clients))
+	stepsPerCheck := max(checkEvery/max(len(s.clients), 1), 1)
 	for st := range steps {
+		if st%stepsPerCheck == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		ts := seconds(int64(st) * s.stepLen)
 		for ci, c := range s.clients {
 			s.timeline[st*len(s.clients)+ci].TS, s.timeline[st*len(s.clients)+ci].Client = ts, c.Name
@@ -349,12 +355,24 @@ func (s *sim) schedule(e event) {
 	s.queue.push(e)
 }
 
+// checkEvery is how much work runUntil does between two looks at its
+// context, in units of about one simulated request each: a look costs
+// tens of nanoseconds, and 4,096 units take a few milliseconds in memory.
+const checkEvery = 4096
+
 // runUntil processes the events due by until, in order, and leaves the
-// clock there.
+// clock there. It stops with ctx's error once ctx is cancelled, within
+// checkEvery units of work: a request sent (a batch's each), an event, and
+// a step's end as many as the clients and the key states it closes. A
+// count of events alone let a run of 100,000 clients close 4,096 steps,
+// 400 million rows, between two looks.
 func (s *sim) runUntil(ctx context.Context, until int64) error {
-	for n := 0; ; n++ {
-		if n&4095 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+	for work := checkEvery; ; work++ {
+		if work >= checkEvery {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			work = 0
 		}
 		// The next step's end, or the queue's earliest event: whichever
 		// comes first by (time, sequence number).
@@ -370,6 +388,7 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 			s.endStep(ctx, s.stepsClosed, s.stepEndAt)
 			s.stepsClosed++
 			s.nextStepEndAt()
+			work += s.stepWork()
 			continue
 		}
 		e := *top
@@ -379,7 +398,9 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 		s.now = e.at
 		var err error
 		if s.batch.on && s.batchable(e) {
+			sent := s.requests
 			err = s.runBatch(ctx, until)
+			work += int(s.requests - sent)
 		} else if e.kind == evArrival {
 			err = s.arrive(ctx, e)
 		} else {
@@ -393,6 +414,10 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 	s.now = max(s.now, until)
 	return nil
 }
+
+// stepWork is the work of closing a step, in runUntil's units: a row per
+// client, and a state read per key in each store copy.
+func (s *sim) stepWork() int { return len(s.clients) + len(s.keys)*len(s.copies) }
 
 // nextStepEndAt sets stepEndAt and stepEndSeq to the end of the next step
 // to close, or stepEndAt to MaxInt64 when none is left.

@@ -49,11 +49,11 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 	if err := sc.check(); err != nil {
 		return nil, &SetupError{err}
 	}
-	s, err := newRecording(sc, Options{})
+	ctx := context.Background() // a replay has no store to call
+	s, err := newRecording(ctx, sc, Options{})
 	if err != nil {
 		return nil, &SetupError{err}
 	}
-	ctx := context.Background() // a replay has no store to call
 	s.observed = true
 	obs := append([]Observation(nil), observations...)
 	sort.SliceStable(obs, func(i, j int) bool {

@@ -12,6 +12,14 @@ const Schema = "ratelim.result/v1"
 // Result is what a run produced: per client and per key totals, the
 // timeline per client per step, the store state per key per step, and the
 // faults. It is the only thing plots, the TUI and `ratelim check` read.
+//
+// A run's Result is dense: a timeline row per client per step, a state
+// point per step. Written as JSON or CSV it is sparse unless asked for
+// dense (ratelim sim --dense): the rows in which nothing happened and the
+// state points that repeat the one before are left out, and the JSON says
+// so (TimelineSparse). What is left out is what a reader can put back
+// (Densify): a client absent from a step sent nothing and was served
+// nothing in it, and a state value holds until the series' next point.
 type Result struct {
 	Schema    string      `json:"schema"`
 	Scenario  string      `json:"scenario"`
@@ -42,9 +50,19 @@ type Result struct {
 	Requests int64          `json:"requests"`
 	Clients  []ClientResult `json:"clients"`
 	Keys     []KeyResult    `json:"keys"`
-	Timeline []TimelineRow  `json:"timeline"`
-	State    []StateSeries  `json:"state"`
-	Faults   []FaultSpan    `json:"faults"`
+	// TimelineSparse is set on a Result written sparse: Timeline leaves
+	// out every row in which nothing happened to its client (each figure
+	// 0: TimelineRow.Empty), and each of State's series the points that
+	// repeat the point before (its first and last kept). A client absent
+	// from a step sent nothing and was served nothing in it; a series'
+	// value holds from its point until the next. A v1 reader that sums
+	// the rows reads the same totals; one that draws them fills the gaps
+	// so (Densify does). Absent, false, every row and point is there, and
+	// the JSON is what it was before the field. Added to v1.
+	TimelineSparse bool          `json:"timeline_sparse,omitempty"`
+	Timeline       []TimelineRow `json:"timeline"`
+	State          []StateSeries `json:"state"`
+	Faults         []FaultSpan   `json:"faults"`
 	// Events is what happened, in order: faults, failovers, first rejections.
 	Events       []LogEntry          `json:"events"`
 	Expectations []ExpectationResult `json:"expectations"`
@@ -227,7 +245,9 @@ type KeyResult struct {
 	FalseDenies       int64 `json:"false_denies"`
 }
 
-// TimelineRow is one client's figures over one step, starting at TS.
+// TimelineRow is one client's figures over one step, starting at TS. A
+// sparse Result (TimelineSparse) has none for a step in which nothing
+// happened to the client (Empty).
 type TimelineRow struct {
 	TS     float64 `json:"t_s"`
 	Client string  `json:"client"`
@@ -246,7 +266,10 @@ type TimelineRow struct {
 
 // StateSeries is one key's limiter state in one store copy, sampled at the
 // end of every step: how many unit requests it would still admit (the
-// tokens of a bucket, the room left in a window).
+// tokens of a bucket, the room left in a window), -1 where the store did
+// not answer. In a sparse Result (TimelineSparse) a point that repeats the
+// one before is left out, the first and last kept: each value holds until
+// the next point.
 type StateSeries struct {
 	Key  string `json:"key"`
 	Copy string `json:"copy"` // "shared", "server-0", "primary", "replica"

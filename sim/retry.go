@@ -10,6 +10,18 @@ import (
 // not with policy none, or none given.
 func (r Retry) retries() bool { return r.Policy != RetryNone && r.Policy != "" }
 
+// most is the most retries of one request the client sends, as Wait
+// counts them: 0 if it never retries.
+func (r Retry) most() int {
+	switch {
+	case !r.retries() || r.Max < 0:
+		return 0
+	case r.Max == 0:
+		return DefaultMaxRetry
+	}
+	return r.Max
+}
+
 // Wait is how long a client with this retry behaviour waits before sending
 // a rejected request again, for its attempt-th retry (from 0), given the
 // answer's Retry-After; false when it gives up instead. int64n draws a
@@ -17,11 +29,7 @@ func (r Retry) retries() bool { return r.Policy != RetryNone && r.Policy != "" }
 // backoff's jitter. The simulator and a live load run both ask it, so a
 // client retries the same way in both.
 func (r Retry) Wait(attempt int, retryAfter time.Duration, int64n func(n int64) int64) (time.Duration, bool) {
-	maxRetries := r.Max
-	if maxRetries == 0 {
-		maxRetries = DefaultMaxRetry
-	}
-	if attempt >= maxRetries {
+	if attempt >= r.most() {
 		return 0, false
 	}
 	switch r.Policy {

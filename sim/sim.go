@@ -12,6 +12,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -126,6 +127,9 @@ type Player struct {
 func NewPlayer(ctx context.Context, sc Scenario, opts Options) (p *Player, err error) {
 	defer recoverInto(sc.Name, &err)
 	s, err := newSim(ctx, sc, opts)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil, err // stopped while it was being set up: not refused
+	}
 	if err != nil {
 		return nil, &SetupError{err}
 	}

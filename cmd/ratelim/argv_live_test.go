@@ -57,6 +57,7 @@ func TestLoadArgvToOptions(t *testing.T) {
 			}},
 			{line: "load nat --max-in-flight 16 --max-requests 1000", want: func(o *loadOptions) { o.MaxInFlight, o.MaxRequests = 16, 1000 }},
 			{line: "load nat --format json -q --wide", want: func(o *loadOptions) { o.Format, o.Quiet, o.Wide = "json", true, true }},
+			{line: "load nat --format csv --dense", want: func(o *loadOptions) { o.Format, o.Dense = "csv", true }},
 			{line: "load nat --quiet --plot live.png --plot-width 7 --plot-height 3", want: func(o *loadOptions) {
 				o.Quiet, o.Plot = true, plotFlags{Path: "live.png", Width: 7, Height: 3}
 			}},

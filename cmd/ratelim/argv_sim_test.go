@@ -30,6 +30,7 @@ func TestSimArgvToOptions(t *testing.T) {
 				o.over.set = map[string]string{"algorithm": "gcra", "servers": "3"}
 			}},
 			{line: "sim nat --format csv -q --wide", want: func(o *simOptions) { o.Format, o.Quiet, o.Wide = "csv", true, true }},
+			{line: "sim nat --format json --dense", want: func(o *simOptions) { o.Format, o.Dense = "json", true }},
 			{line: "sim nat --quiet", want: func(o *simOptions) { o.Quiet = true }},
 			{line: "sim nat --max-requests 500 --max-memory 64MiB", want: func(o *simOptions) { o.Limits.MaxRequests, o.Limits.MaxMemory = 500, "64MiB" }},
 			{line: "sim nat --tui --speed max", code: exitBadInput, want: func(o *simOptions) { o.TUI, o.Speed = true, float64(speedMax()) }},

@@ -223,6 +223,7 @@ type loadOptions struct {
 	Format        string
 	Quiet         bool
 	Wide          bool
+	Dense         bool
 	Plot          plotFlags
 	over          overrides
 }
@@ -268,6 +269,7 @@ printing its figures; one in which some were answered exits 0.`,
 	f.StringVar(&opts.Format, "format", "table", "output: table, json or csv")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "for the table, only the rows")
 	f.BoolVar(&opts.Wide, "wide", false, "the table with every column (by default those that are all zero are left out)")
+	addDenseFlag(f, &opts.Dense)
 	addOverrideFlags(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
 	return cmd
@@ -340,7 +342,7 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 	if err := opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, res.Result, opts.Plot) }); err != nil {
 		return err
 	}
-	if err := writeLoadResult(opts.Out, sc, res, opts.Format, opts.Quiet, opts.Wide); err != nil {
+	if err := writeLoadResult(ctx, opts.Out, sc, res, opts.Format, resultLayout{quiet: opts.Quiet, wide: opts.Wide, dense: opts.Dense}); err != nil {
 		return err
 	}
 	if opts.Format == "table" && !opts.Quiet {
@@ -355,20 +357,22 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 // writeLoadResult prints a live run of sc: the result as format says, and
 // for the table (unless quiet) the audit of the answers and how well the
 // run kept its schedule.
-func writeLoadResult(w io.Writer, sc sim.Scenario, res *live.LoadResult, format string, quiet, wide bool) error {
+func writeLoadResult(ctx context.Context, w io.Writer, sc sim.Scenario, res *live.LoadResult, format string, l resultLayout) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode(res)
+		shown := *res
+		shown.Result = sparseUnless(l.dense, res.Result)
+		return enc.Encode(&shown)
 	case "csv":
-		return report.WriteCSV(w, res.Result)
+		return report.WriteCSVWith(ctx, w, res.Result, report.WriteOptions{Dense: l.dense})
 	}
-	if err := writeResult(w, res.Result, "table", quiet, wide); err != nil {
+	if err := writeResult(ctx, w, res.Result, "table", l); err != nil {
 		return err
 	}
-	if !quiet {
+	if !l.quiet {
 		writeAudit(w, sc, res)
 	}
 	return nil
@@ -476,6 +480,8 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 		return err
 	}
 	if opts.Format == "json" {
+		liveShown := *res
+		liveShown.Result = sparseUnless(opts.Dense, res.Result)
 		enc := json.NewEncoder(opts.Out)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
@@ -483,13 +489,13 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 			Live            *live.LoadResult `json:"live"`
 			Simulated       *sim.Result      `json:"simulated"`
 			SimulatedAsSent *sim.Result      `json:"simulated_as_sent"`
-		}{res, simulated, asSent}); err != nil {
+		}{&liveShown, sparseUnless(opts.Dense, simulated), sparseUnless(opts.Dense, asSent)}); err != nil {
 			return err
 		}
 		return res.CheckAnswered()
 	}
 	fmt.Fprintln(opts.Out, "LIVE")
-	if err := writeLoadResult(opts.Out, sc, res, "table", false, opts.Wide); err != nil {
+	if err := writeLoadResult(ctx, opts.Out, sc, res, "table", resultLayout{wide: opts.Wide}); err != nil {
 		return err
 	}
 	fmt.Fprintln(opts.Out, "\nSIMULATED")

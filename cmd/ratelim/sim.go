@@ -29,7 +29,10 @@ type simOptions struct {
 	Format   string
 	Quiet    bool
 	Wide     bool
-	Limits   runLimits
+	// Dense writes every timeline row and state point of a json or csv
+	// result, the empty and repeated ones included.
+	Dense  bool
+	Limits runLimits
 	// ErrIsTerminal says whether ErrOut is a terminal, where progress goes.
 	ErrIsTerminal bool
 	// OutIsTerminal says whether Out is a terminal, which --tui needs.
@@ -100,6 +103,7 @@ Every field of a scenario file: 'ratelim scenarios reference'.`,
 	f.StringVar(&opts.Format, "format", "table", "output: table, json (ratelim.result/v1) or csv (the timeline)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress, and for the table only the rows")
 	f.BoolVar(&opts.Wide, "wide", false, "the table with every column (by default those that are all zero are left out, to fit 80 columns)")
+	addDenseFlag(f, &opts.Dense)
 	addLimitFlags(f, &opts.Limits, false)
 	f.BoolVar(&opts.TUI, "tui", false, "play the run live in the terminal (space pause, +/- speed, q quit)")
 	opts.Speed = 1
@@ -311,7 +315,7 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	if err := opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, r, opts.Plot) }); err != nil {
 		return err
 	}
-	if err := writeResult(opts.Out, r, opts.Format, opts.Quiet, opts.Wide); err != nil {
+	if err := writeResult(ctx, opts.Out, r, opts.Format, resultLayout{quiet: opts.Quiet, wide: opts.Wide, dense: opts.Dense}); err != nil {
 		return err
 	}
 	if opts.Format == "table" && !opts.Quiet {
@@ -320,19 +324,39 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	return nil
 }
 
-// writeResult prints r as format says; the table all but its title and
-// findings when quiet, every column when wide.
-func writeResult(w io.Writer, r *sim.Result, format string, quiet, wide bool) error {
+// resultLayout is how writeResult lays a result out: the table all but
+// its title and findings when quiet, every column when wide; the JSON and
+// CSV every row and state point when dense.
+type resultLayout struct{ quiet, wide, dense bool }
+
+// addDenseFlag declares --dense, for the commands that write a result as
+// JSON or CSV.
+func addDenseFlag(f *pflag.FlagSet, dense *bool) {
+	f.BoolVar(dense, "dense", false, "with --format json or csv, every timeline row and state point (by default a row in which nothing happened to its client, and a state point equal to the one before, are left out: see the README's result)")
+}
+
+// writeResult prints r as format says, laid out as l says; ctx stops a
+// JSON or CSV being written (a signal).
+func writeResult(ctx context.Context, w io.Writer, r *sim.Result, format string, l resultLayout) error {
 	switch format {
 	case "json":
-		return report.WriteJSON(w, r)
+		return report.WriteJSONWith(ctx, w, r, report.WriteOptions{Dense: l.dense})
 	case "csv":
-		return report.WriteCSV(w, r)
+		return report.WriteCSVWith(ctx, w, r, report.WriteOptions{Dense: l.dense})
 	}
-	if quiet {
-		return report.WriteTableRows(w, r, report.TableOptions{Wide: wide})
+	if l.quiet {
+		return report.WriteTableRows(w, r, report.TableOptions{Wide: l.wide})
 	}
-	return report.WriteTableWith(w, r, report.TableOptions{Wide: wide})
+	return report.WriteTableWith(w, r, report.TableOptions{Wide: l.wide})
+}
+
+// sparseUnless is r as a JSON or CSV result shows it: sparse unless
+// dense (sim.Result.TimelineSparse).
+func sparseUnless(dense bool, r *sim.Result) *sim.Result {
+	if dense || r == nil {
+		return r
+	}
+	return r.Sparse()
 }
 
 // progress reports a long run's virtual time on a terminal's stderr, once a

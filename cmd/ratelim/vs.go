@@ -212,13 +212,13 @@ func simVersus(ctx context.Context, opts *simOptions, file *scenarios.File, a *s
 		enc := json.NewEncoder(opts.Out)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode(versusJSON{Schema: VersusSchema, Changed: vs.set, Labels: [2]string{labelA, labelB}, Runs: [2]*sim.Result{a, b}})
+		return enc.Encode(versusJSON{Schema: VersusSchema, Changed: vs.set, Labels: [2]string{labelA, labelB}, Runs: [2]*sim.Result{sparseUnless(opts.Dense, a), sparseUnless(opts.Dense, b)}})
 	case "csv":
 		// One header; each row's run column is its side's label.
-		if err := report.WriteCSVRun(opts.Out, a, labelA, true); err != nil {
+		if err := report.WriteCSVWith(ctx, opts.Out, a, report.WriteOptions{Dense: opts.Dense, Label: labelA}); err != nil {
 			return err
 		}
-		return report.WriteCSVRun(opts.Out, b, labelB, false)
+		return report.WriteCSVWith(ctx, opts.Out, b, report.WriteOptions{Dense: opts.Dense, Label: labelB, NoHeader: true})
 	}
 	if opts.Quiet {
 		return writeVersusRows(opts.Out, a, b)

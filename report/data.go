@@ -1,0 +1,375 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/ratelim/ratelim/sim"
+)
+
+// This file writes a Result for scripts: the JSON and the CSV.
+
+// WriteOptions choose how WriteJSONWith and WriteCSVWith write a Result.
+type WriteOptions struct {
+	// Dense writes every timeline row and state point, as the Result holds
+	// them. By default the output is sparse (sim.Result.TimelineSparse):
+	// it leaves out the rows in which nothing happened to their client
+	// and the state points that repeat the one before, so that its size
+	// follows what happened, not the run's steps × clients.
+	Dense bool
+	// Label names the run in the CSV's last column, run (a --vs side's
+	// label, "on-error=fail-closed"); empty for one run.
+	Label string
+	// NoHeader leaves out the CSV's header: the second run of a
+	// comparison, under the first's.
+	NoHeader bool
+}
+
+// checkEvery is how many rows, points or elements a writer visits (writes
+// or leaves out) between two looks at its context: a few milliseconds'
+// work.
+const checkEvery = 4096
+
+// workCheck returns a visit for a writer to call with each row, point or
+// element it writes or leaves out: every checkEvery of them, it looks at
+// ctx, and returns the error that stops the write once ctx is cancelled.
+func workCheck(ctx context.Context) func() error {
+	work := 0
+	return func() error {
+		if work++; work >= checkEvery {
+			work = 0
+			if ctx.Err() != nil {
+				return stopped(ctx)
+			}
+		}
+		return nil
+	}
+}
+
+// stopped is the error of a write its context stopped.
+func stopped(ctx context.Context) error {
+	return fmt.Errorf("report: writing stopped: %w", context.Cause(ctx))
+}
+
+// WriteJSON writes r as one indented ratelim.result/v1 object (sim.Schema),
+// sparse: WriteJSONWith with the default options.
+func WriteJSON(w io.Writer, r *sim.Result) error {
+	return WriteJSONWith(context.Background(), w, r, WriteOptions{})
+}
+
+// WriteJSONWith writes r as one indented ratelim.result/v1 object
+// (sim.Schema), sparse unless opts.Dense, and stops, with ctx's error
+// wrapped, once ctx is cancelled.
+//
+// The arrays that grow with a run (clients, keys, the timeline of steps ×
+// clients rows, the state series) are written an element at a time rather
+// than encoded whole: at 100,000 clients × 30 steps the whole encoding
+// would be a second copy of the result, gigabytes, in memory. The bytes
+// are those json.Encoder (two-space indent, no HTML escaping) writes, of
+// r or, sparse, of r.Sparse().
+func WriteJSONWith(ctx context.Context, w io.Writer, r *sim.Result, opts WriteOptions) error {
+	streamed, err := streamJSON(ctx, w, r, opts.Dense)
+	if err != nil || streamed {
+		return err
+	}
+	// A layout streamJSON does not know: the whole, encoded at once.
+	if !opts.Dense {
+		r = r.Sparse()
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// streamJSON is WriteJSONWith's streaming: it writes nothing and returns
+// false when the encoder's layout is not the one it cuts.
+func streamJSON(ctx context.Context, w io.Writer, r *sim.Result, dense bool) (bool, error) {
+	rest := *r
+	sparse := !dense && !r.TimelineSparse
+	if sparse {
+		rest.TimelineSparse = true
+	}
+	// Each streamed array leaves a hole, "null", in the encoding of the
+	// rest; an empty one is left to the encoder, which writes [].
+	type hole struct {
+		field string
+		// each calls emit with each element in turn, and stops at the
+		// first error, calling visit for each it leaves out, for the context's
+		// checks.
+		each func(emit func(any) error, visit func() error) error
+	}
+	var holes []hole
+	if len(r.Clients) > 0 {
+		rest.Clients = nil
+		holes = append(holes, hole{"clients", every(r.Clients)})
+	}
+	if len(r.Keys) > 0 {
+		rest.Keys = nil
+		holes = append(holes, hole{"keys", every(r.Keys)})
+	}
+	if len(r.Timeline) > 0 {
+		rest.Timeline = nil
+		holes = append(holes, hole{"timeline", func(emit func(any) error, visit func() error) error {
+			for i := range r.Timeline {
+				var err error
+				if sparse && r.Timeline[i].Empty() {
+					err = visit()
+				} else {
+					err = emit(&r.Timeline[i])
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}})
+	}
+	if len(r.State) > 0 {
+		rest.State = nil
+		holes = append(holes, hole{"state", func(emit func(any) error, _ func() error) error {
+			for i := range r.State {
+				s := &r.State[i]
+				if sparse {
+					sp := s.Sparse()
+					s = &sp
+				}
+				if err := emit(s); err != nil {
+					return err
+				}
+			}
+			return nil
+		}})
+	}
+	var head bytes.Buffer
+	enc := json.NewEncoder(&head)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&rest); err != nil {
+		return false, err
+	}
+	// Cut the rest at its holes first, so that a layout this does not
+	// know is found before anything is written: then the whole is
+	// encoded instead.
+	var parts [][]byte
+	text := head.Bytes()
+	for _, h := range holes {
+		// A top-level field is the only text at two spaces' indent, and
+		// the holes come in the Result's field order.
+		before, after, ok := bytes.Cut(text, []byte("\n  \""+h.field+"\": null,"))
+		if !ok {
+			return false, nil
+		}
+		parts = append(parts, before)
+		text = after
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var elem bytes.Buffer
+	eenc := json.NewEncoder(&elem)
+	eenc.SetIndent("    ", "  ")
+	eenc.SetEscapeHTML(false)
+	visit := workCheck(ctx)
+	for hi, h := range holes {
+		bw.Write(parts[hi])
+		bw.WriteString("\n  \"" + h.field + "\": [")
+		n := 0
+		err := h.each(func(v any) error {
+			if err := visit(); err != nil {
+				return err
+			}
+			if n > 0 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n    ")
+			n++
+			if s, ok := v.(*sim.StateSeries); ok {
+				// A series has a point per step: millions, a second's
+				// encoding, on a long run.
+				return writeSeries(bw, s, func() error {
+					if ctx.Err() != nil {
+						return stopped(ctx)
+					}
+					return nil
+				})
+			}
+			elem.Reset()
+			if err := eenc.Encode(v); err != nil {
+				return err
+			}
+			bw.Write(bytes.TrimSuffix(elem.Bytes(), []byte("\n")))
+			return nil
+		}, visit)
+		if err != nil {
+			return true, err
+		}
+		if n == 0 {
+			// Every element left out: the encoder's empty array.
+			bw.WriteString("],")
+		} else {
+			bw.WriteString("\n  ],")
+		}
+	}
+	bw.Write(text)
+	return true, bw.Flush()
+}
+
+// every is a hole's elements when none is left out: each of xs.
+func every[T any](xs []T) func(emit func(any) error, _ func() error) error {
+	return func(emit func(any) error, _ func() error) error {
+		for i := range xs {
+			if err := emit(&xs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// writeSeries writes s as the encoder writes it as an element of a
+// top-level array (indented by four spaces, then two a level), its points
+// checkEvery at a time, calling ctxErr before each batch: the fields but
+// the points are the encoder's own, and each batch of points is encoded
+// compact and laid out a number a line, as the encoder lays them.
+func writeSeries(bw *bufio.Writer, s *sim.StateSeries, ctxErr func() error) error {
+	bare := *s
+	if len(s.TS) > 0 {
+		bare.TS = nil
+	}
+	if len(s.Remaining) > 0 {
+		bare.Remaining = nil
+	}
+	var head bytes.Buffer
+	enc := json.NewEncoder(&head)
+	enc.SetIndent("    ", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&bare); err != nil {
+		return err
+	}
+	text := bytes.TrimSuffix(head.Bytes(), []byte("\n"))
+	points := func(field string, n int, chunk func(from, to int) any) error {
+		if n == 0 {
+			return nil
+		}
+		hole := []byte("\"" + field + "\": null")
+		before, after, ok := bytes.Cut(text, hole)
+		if !ok {
+			return fmt.Errorf("report: no %s in a state series' encoding", field)
+		}
+		bw.Write(before)
+		bw.WriteString("\"" + field + "\": [")
+		for from := 0; from < n; from += checkEvery {
+			// A batch of points is a check's worth of work.
+			if err := ctxErr(); err != nil {
+				return err
+			}
+			compact, err := json.Marshal(chunk(from, min(from+checkEvery, n)))
+			if err != nil {
+				return err
+			}
+			for i, num := range bytes.Split(bytes.Trim(compact, "[]"), []byte(",")) {
+				if from > 0 || i > 0 {
+					bw.WriteByte(',')
+				}
+				bw.WriteString("\n        ")
+				bw.Write(num)
+			}
+		}
+		bw.WriteString("\n      ]")
+		text = after
+		return nil
+	}
+	if err := points("t_s", len(s.TS), func(from, to int) any { return s.TS[from:to] }); err != nil {
+		return err
+	}
+	if err := points("remaining", len(s.Remaining), func(from, to int) any { return s.Remaining[from:to] }); err != nil {
+		return err
+	}
+	bw.Write(text)
+	return nil
+}
+
+// CSVHeader returns the CSV's columns. One header serves both kinds of row,
+// so that the CSVs of several runs concatenate (drop the later headers):
+// series "client" rows are one client's figures over one step (key is the
+// client's limiter key); series "state" rows are one key's remaining
+// allowance in one store copy at the end of a step (its t_s is that end,
+// where a client row's is the step's start). A column a row has no
+// figure for is empty. The first six columns name the run.
+//
+// Unless written dense (WriteOptions.Dense, ratelim sim --dense), the CSV
+// is sparse as the JSON is (sim.Result.TimelineSparse), with the same
+// header and no column to say so: a client with no row for a step sent
+// nothing and was served nothing in it, and a state row's remaining
+// holds until the next state row of its key and copy (the first and last
+// of each are always there). Summed, the rows give the same totals.
+func CSVHeader() []string { return slices.Clone(csvHeader) }
+
+var csvHeader = []string{"scenario", "algorithm", "topology", "servers", "on_error", "seed", "series", "t_s", "client", "key", "copy",
+	"sent", "allowed", "rejected", "failed_open", "failed_closed", "retries", "served", "p50_ms", "p99_ms", "remaining", "run"}
+
+// WriteCSV writes r's timeline, a row per client per step, then its state
+// series, a row per key per store copy per step; the columns are
+// CSVHeader. It is sparse: WriteCSVWith with the default options.
+func WriteCSV(w io.Writer, r *sim.Result) error {
+	return WriteCSVWith(context.Background(), w, r, WriteOptions{})
+}
+
+// WriteCSVWith writes r's timeline and state series as WriteCSV does, as
+// opts say (sparse unless Dense, the run's label, the header), and stops,
+// with ctx's error wrapped, once ctx is cancelled.
+func WriteCSVWith(ctx context.Context, w io.Writer, r *sim.Result, opts WriteOptions) error {
+	cw := csv.NewWriter(w)
+	if !opts.NoHeader {
+		cw.Write(csvHeader)
+	}
+	sparse := !opts.Dense && !r.TimelineSparse
+	visit := workCheck(ctx)
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	run := []string{r.Scenario, r.Algorithm, r.Topology, strconv.Itoa(r.Servers), r.OnError, strconv.FormatUint(r.Seed, 10)}
+	keyOf := make(map[string]string, len(r.Clients))
+	for _, c := range r.Clients {
+		keyOf[c.Name] = c.Key
+	}
+	row := make([]string, 0, len(csvHeader))
+	for _, t := range r.Timeline {
+		if err := visit(); err != nil {
+			return err
+		}
+		if sparse && t.Empty() {
+			continue
+		}
+		row = append(append(row[:0], run...), "client", f(t.TS), t.Client, keyOf[t.Client], "", i(t.Sent), i(t.Allowed), i(t.Rejected),
+			i(t.FailedOpen), i(t.FailedClosed), i(t.Retries), i(t.Served), f(t.P50Ms), f(t.P99Ms), "", opts.Label)
+		cw.Write(row)
+	}
+	for _, s := range r.State {
+		if sparse {
+			s = s.Sparse()
+		}
+		for j, ts := range s.TS {
+			if err := visit(); err != nil {
+				return err
+			}
+			remaining := ""
+			if j < len(s.Remaining) && s.Remaining[j] >= 0 {
+				remaining = i(s.Remaining[j])
+			}
+			copyName := s.Copy
+			if s.Limit != "" {
+				copyName += "/" + s.Limit // one of a key's several limits
+			}
+			row = append(append(row[:0], run...), "state", f(ts), "", s.Key, copyName, "", "", "", "", "", "", "", "", "", remaining, opts.Label)
+			cw.Write(row)
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
