@@ -1,6 +1,7 @@
 package live
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -150,4 +151,37 @@ func TestDrawnServiceTimesLiveAgree(t *testing.T) {
 	if diff := c.Allowed - o.Allowed; diff > o.Allowed/20+1 || -diff > o.Allowed/20+1 {
 		t.Errorf("allowed %d live, %d simulated on the same arrivals and service times: more than 5%% apart", c.Allowed, o.Allowed)
 	}
+}
+
+// A lease is held from its decision until the server gives it back, which
+// is later than the service time asked (the server returns from the
+// request first): the answer's ReleasedAtHeader trailer says when, and the
+// load run gives the simulator that hold, never the asked one, for every
+// request admitted on a fleet that gives leases back.
+func TestLoadRecordsTheHoldTheFleetHad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a 1 s live run")
+	}
+	wallClock(t)
+	const asked = 200 * time.Millisecond
+	sc := slowClient(3, 30*time.Second, 5, asked, time.Second)
+	fleet := startFleet(t, sc, "memory")
+	res, err := Load(context.Background(), sc, LoadOptions{Targets: fleet.URLs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := 0
+	for _, o := range res.Observations {
+		if !o.Decision.Allowed || o.NoAnswer {
+			continue
+		}
+		admitted++
+		if o.Service <= asked || o.Service > asked+time.Minute {
+			t.Errorf("request %d: held %v, want the fleet's hold: over the %v asked (the trailer %s unread?)", o.Seq, o.Service, asked, ReleasedAtHeader)
+		}
+	}
+	if admitted == 0 {
+		t.Fatal("nothing admitted")
+	}
+	t.Logf("%d admitted, each held longer than the %v asked", admitted, asked)
 }

@@ -26,8 +26,19 @@ import (
 // the send instants would decide it otherwise.
 const DecidedAtHeader = "X-Ratelim-Decided-At"
 
+// ReleasedAtHeader is a trailer of a demo server's answer: the instant, in
+// Unix microseconds, its request's lease was given back (a concurrency
+// limit's). A lease is held for the request's service time and then for
+// whatever the server takes to return from it, longer on a loaded machine
+// than asked; a simulator fed the asked times gives leases back sooner
+// than the fleet did, and admits more. A load run reads the trailer and
+// feeds the simulator the hold the fleet really had (Observation.Service).
+// A trailer, since the lease is given back after the answer's head, flushed
+// before its body, has gone.
+const ReleasedAtHeader = "X-Ratelim-Released-At"
+
 // headerKey is the context key of the answer's header, where stamped
-// writes DecidedAtHeader.
+// writes DecidedAtHeader and a lease's Release ReleasedAtHeader.
 type headerKey struct{}
 
 // stamped is lim writing, on each request's answer, the instant it was
@@ -137,6 +148,11 @@ func (l *leaseLimiter) Release(ctx context.Context, key string, now, lease algor
 	}
 	if err := f.copies[target].(store.Releaser).Release(ctx, key, now, lease, cost); err != nil {
 		return err
+	}
+	if h, ok := ctx.Value(headerKey{}).(http.Header); ok {
+		// Set on the request's goroutine (the middleware gives leases
+		// back before it returns), sent by net/http after the body.
+		h.Set(http.TrailerPrefix+ReleasedAtHeader, strconv.FormatInt(int64(now), 10))
 	}
 	if f.topo.Remote() && target == 0 {
 		return f.replicate(ctx, key)

@@ -178,9 +178,11 @@ func ObservedScenario(sc sim.Scenario, res *LoadResult) sim.Scenario {
 	for i, c := range out.Clients {
 		tr := sim.Traffic{Pattern: sim.Times, Times: times[i], Cost: cost[i]}
 		if c.Service.Mean > 0 {
-			// Each request held for what it asked live: a drawn service
-			// time is drawn per request sent live and per request
-			// admitted in the simulator, so the two would differ.
+			// Each request held as long as it was live (or as it asked,
+			// when the answer did not say): a drawn service time is
+			// drawn per request sent live and per request admitted in
+			// the simulator, so the two would differ, and a loaded
+			// server holds a lease longer than asked.
 			tr.Services = services[i]
 		}
 		out.Clients[i].Traffic = []sim.Traffic{tr}
@@ -588,7 +590,7 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 		// the decision.
 		d.Delay = min(seen.held, max(at+latency-decided, 0))
 		// No answer is no decision: counted as such, never as rejected.
-		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: decided, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Shadowed: seen.shadowed, Shed: seen.shed, Seq: seq, NoAnswer: !ok, Service: seen.service})
+		l.obs = append(l.obs, sim.Observation{Client: a.Client, At: decided, Cost: a.Cost, Attempt: attempt, Decision: d, Latency: latency, Shadowed: seen.shadowed, Shed: seen.shed, Seq: seq, NoAnswer: !ok, Service: seen.heldFor()})
 		l.mu.Unlock()
 		if d.Allowed || d.Policy != "" || !ok {
 			return
@@ -638,6 +640,21 @@ type seen struct {
 	// service is how long the request asked the server to take
 	// (ServiceHeader).
 	service time.Duration
+	// released is when the server gave its lease back, from the run's
+	// start (ReleasedAtHeader, a trailer); releasedKnown says the answer
+	// said so.
+	released      time.Duration
+	releasedKnown bool
+}
+
+// heldFor is how long the fleet held the request's lease, for the
+// simulator fed the run's observations: from its decision to its release
+// when the answer said both, else the service time it asked for.
+func (s seen) heldFor() time.Duration {
+	if s.stamped && s.releasedKnown && s.released >= s.decided && s.service > 0 {
+		return s.released - s.decided
+	}
+	return s.service
 }
 
 // decidedAt is the request's instant for the record: when the limiter
@@ -725,6 +742,9 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 	resp.Body.Close()
 	if v, err := strconv.ParseInt(resp.Header.Get(DecidedAtHeader), 10, 64); err == nil {
 		saw.decided, saw.stamped = time.UnixMicro(v).Sub(l.start), true
+	}
+	if v, err := strconv.ParseInt(resp.Trailer.Get(ReleasedAtHeader), 10, 64); err == nil {
+		saw.released, saw.releasedKnown = time.UnixMicro(v).Sub(l.start), true
 	}
 	retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), resp.Header.Get("Date"), time.Now())
 	d.RetryAfter = retryAfter

@@ -28,9 +28,10 @@ type Observation struct {
 	// Seq orders observations made at the same instant: the order in
 	// which they were sent.
 	Seq uint64
-	// Service is how long the request asked the server to take over it
-	// (its client's Service, drawn per request sent): what its lease is
-	// held for if admitted. 0 for a client served at once.
+	// Service is how long its lease is held if admitted: what the server
+	// held it for, when a live run's answer said so (from the decision to
+	// the release), else what the request asked (its client's Service,
+	// drawn per request sent). 0 for a client served at once.
 	Service time.Duration
 	// NoAnswer says the request got no HTTP answer (a refused
 	// connection, a reset, a timeout): nothing decided it, so it is
