@@ -332,7 +332,7 @@ type resultLayout struct{ quiet, wide, dense bool }
 // addDenseFlag declares --dense, for the commands that write a result as
 // JSON or CSV.
 func addDenseFlag(f *pflag.FlagSet, dense *bool) {
-	f.BoolVar(dense, "dense", false, "with --format json or csv, every timeline row and state point (by default a row in which nothing happened to its client, and a state point equal to the one before, are left out: see the README's result)")
+	f.BoolVar(dense, "dense", false, "with --format json or csv, every timeline row and state point (by default a row in which nothing happened to its client, and a state point equal to the one before, are left out: see docs/result.md)")
 }
 
 // writeResult prints r as format says, laid out as l says; ctx stops a
