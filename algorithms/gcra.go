@@ -42,7 +42,7 @@ func (g *GCRA) Name() string { return "gcra" }
 // emission intervals of now.
 func (g *GCRA) Step(prev State, now Time, cost int64) (State, Decision) {
 	if g.unbuilt() {
-		return unbuilt(prev, cost)
+		return Unbuilt(prev, cost)
 	}
 	next, d, _ := g.step(prev, now, cost)
 	return next, d
@@ -58,11 +58,11 @@ type tat struct {
 }
 
 func newTAT(rate Rate, burst int64) (tat, error) {
-	per, err := rateMicros(rate)
+	per, err := RateMicros(rate)
 	if err != nil {
 		return tat{}, err
 	}
-	if err := checkBurst(burst, per); err != nil {
+	if err := CheckBurst(burst, per); err != nil {
 		return tat{}, err
 	}
 	return tat{rate: rate, burst: burst, per: per, capacity: burst * per}, nil
@@ -77,7 +77,7 @@ func (t tat) unbuilt() bool { return t.per == 0 }
 // step decides a request and also returns the backlog ahead of it (in
 // 1/rate.N µs) before it was added: the leaky bucket's queueing delay.
 func (t tat) step(prev State, now Time, cost int64) (next State, d Decision, backlog int64) {
-	cost = cleanCost(cost)
+	cost = CleanCost(cost)
 	n := t.rate.N
 	d = Decision{Limit: t.burst}
 	ahead := prev.T - int64(now)
@@ -87,9 +87,9 @@ func (t tat) step(prev State, now Time, cost int64) (next State, d Decision, bac
 		d.Remaining = 0
 		d.RetryAfter = Never
 		if cost <= t.burst {
-			d.RetryAfter = micros(ahead + ceilDiv(prev.N+cost*t.per-t.capacity, n))
+			d.RetryAfter = Micros(ahead + ceilDiv(prev.N+cost*t.per-t.capacity, n))
 		}
-		d.ResetAfter = micros(ahead + ceilDiv(prev.N, n))
+		d.ResetAfter = Micros(ahead + ceilDiv(prev.N, n))
 		return prev, d, 0
 	}
 	backlog = max(ahead*n+prev.N, 0)
@@ -99,14 +99,14 @@ func (t tat) step(prev State, now Time, cost int64) (next State, d Decision, bac
 		d.Remaining = max((t.capacity-backlog)/t.per, 0)
 		d.RetryAfter = Never
 		if cost <= t.burst {
-			d.RetryAfter = micros(ceilDiv(backlog+cost*t.per-t.capacity, n))
+			d.RetryAfter = Micros(ceilDiv(backlog+cost*t.per-t.capacity, n))
 		}
-		d.ResetAfter = micros(ceilDiv(backlog, n))
+		d.ResetAfter = Micros(ceilDiv(backlog, n))
 		return prev, d, backlog
 	}
 	after := backlog + cost*t.per
 	d.Allowed = true
 	d.Remaining = (t.capacity - after) / t.per
-	d.ResetAfter = micros(ceilDiv(after, n))
+	d.ResetAfter = Micros(ceilDiv(after, n))
 	return State{T: int64(now) + after/n, N: after % n}, d, backlog
 }

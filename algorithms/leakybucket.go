@@ -41,11 +41,11 @@ func (b *LeakyBucket) Name() string { return "leaky-bucket" }
 // it waits behind the requests already queued.
 func (b *LeakyBucket) Step(prev State, now Time, cost int64) (State, Decision) {
 	if b.unbuilt() {
-		return unbuilt(prev, cost)
+		return Unbuilt(prev, cost)
 	}
 	next, d, backlog := b.step(prev, now, cost)
 	if d.Allowed {
-		d.Delay = micros(ceilDiv(backlog, b.rate.N))
+		d.Delay = Micros(ceilDiv(backlog, b.rate.N))
 	}
 	return next, d
 }
