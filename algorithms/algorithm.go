@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // Time is an instant in whole microseconds since an epoch the caller chooses:
@@ -356,4 +358,4 @@ type ParamError struct {
 func (e *ParamError) Error() string { return e.Param + ": " + e.Msg }
 
 // ceilDiv is a / b rounded towards plus infinity, for b > 0.
-func ceilDiv(a, b int64) int64 { return -FloorDiv(-a, b) }
+func ceilDiv(a, b int64) int64 { return -exact.FloorDiv(-a, b) }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // MaxConcurrencyRetry is the longest Retry-After a [Concurrency] limiter
@@ -75,7 +77,7 @@ func (c *Concurrency) Step(prev State, now Time, cost int64) (State, Decision) {
 		d.RetryAfter = Never
 	case held+cost > c.max:
 		// The (held + cost − max)-th soonest lease must expire first.
-		d.RetryAfter = min(Micros(live[held+cost-c.max-1]-int64(now)), MaxConcurrencyRetry)
+		d.RetryAfter = min(exact.Micros(live[held+cost-c.max-1]-int64(now)), MaxConcurrencyRetry)
 	default:
 		d.Allowed = true
 		held += cost
@@ -93,7 +95,7 @@ func (c *Concurrency) Step(prev State, now Time, cost int64) (State, Decision) {
 	}
 	d.Remaining = c.max - held
 	if len(live) > 0 {
-		d.ResetAfter = Micros(live[len(live)-1] - int64(now))
+		d.ResetAfter = exact.Micros(live[len(live)-1] - int64(now))
 	}
 	if len(live) == 0 {
 		return State{}, d

@@ -45,7 +45,8 @@
 // [Register] from their init: package algorithms/peers, the models of
 // limiter libraries people deploy (x/time/rate, redis_rate, throttled,
 // ulule, go-limiter, envoy, nginx), does, and package sim imports it, so
-// every program that runs a scenario knows them. The helpers such a
-// package builds its kinds with are in kit.go ([RateMicros], [CheckBurst],
-// [WindowLimit], [Unbuilt], ...).
+// every program that runs a scenario knows them. Such a package builds its
+// kinds with the helpers the six use: [RateMicros], [CheckBurst] and
+// [WindowLimit] validate parameters, [CleanCost] and [Unbuilt] give a
+// negative cost and a zero value their one answer.
 package algorithms

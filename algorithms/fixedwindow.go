@@ -1,6 +1,10 @@
 package algorithms
 
-import "time"
+import (
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
+)
 
 // FixedWindow counts requests in windows aligned to multiples of Window on
 // the wall clock (from the Unix epoch: hh:mm:00, hh:mm:01, ... for a 1 s
@@ -97,10 +101,10 @@ func (f *FixedWindow) StepInPlace(st *State, now Time, cost int64) Decision {
 		*st = State{T: start}
 	}
 	end := st.T + f.w
-	d := Decision{Limit: f.limit, ResetAfter: Micros(end - int64(now))}
+	d := Decision{Limit: f.limit, ResetAfter: exact.Micros(end - int64(now))}
 	if st.N+cost > f.limit {
 		d.Remaining = f.limit - st.N
-		d.RetryAfter = Micros(end - int64(now))
+		d.RetryAfter = exact.Micros(end - int64(now))
 		if cost > f.limit {
 			d.RetryAfter = Never
 		}
@@ -126,7 +130,7 @@ func (f *FixedWindow) StepInPlace(st *State, now Time, cost int64) Decision {
 // (as envoy-ratelimit's Step computes its window). Instants are Unix
 // microseconds, about 2^51 today, far inside int64 either way.
 func windowStart(origin int64, now Time, w int64) int64 {
-	return FloorDiv(origin+int64(now), w)*w - origin
+	return exact.FloorDiv(origin+int64(now), w)*w - origin
 }
 
 // onWindow reports whether t is the start of one of the windows origin

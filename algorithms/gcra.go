@@ -1,5 +1,7 @@
 package algorithms
 
+import "github.com/ratelim/ratelim/algorithms/internal/exact"
+
 // GCRA, the generic cell rate algorithm from ATM networks, is a token bucket
 // stored as a single instant: the theoretical arrival time (TAT), when the
 // key's next request would be on schedule if requests came exactly at Rate.
@@ -87,9 +89,9 @@ func (t tat) step(prev State, now Time, cost int64) (next State, d Decision, bac
 		d.Remaining = 0
 		d.RetryAfter = Never
 		if cost <= t.burst {
-			d.RetryAfter = Micros(ahead + ceilDiv(prev.N+cost*t.per-t.capacity, n))
+			d.RetryAfter = exact.Micros(ahead + ceilDiv(prev.N+cost*t.per-t.capacity, n))
 		}
-		d.ResetAfter = Micros(ahead + ceilDiv(prev.N, n))
+		d.ResetAfter = exact.Micros(ahead + ceilDiv(prev.N, n))
 		return prev, d, 0
 	}
 	backlog = max(ahead*n+prev.N, 0)
@@ -99,14 +101,14 @@ func (t tat) step(prev State, now Time, cost int64) (next State, d Decision, bac
 		d.Remaining = max((t.capacity-backlog)/t.per, 0)
 		d.RetryAfter = Never
 		if cost <= t.burst {
-			d.RetryAfter = Micros(ceilDiv(backlog+cost*t.per-t.capacity, n))
+			d.RetryAfter = exact.Micros(ceilDiv(backlog+cost*t.per-t.capacity, n))
 		}
-		d.ResetAfter = Micros(ceilDiv(backlog, n))
+		d.ResetAfter = exact.Micros(ceilDiv(backlog, n))
 		return prev, d, backlog
 	}
 	after := backlog + cost*t.per
 	d.Allowed = true
 	d.Remaining = (t.capacity - after) / t.per
-	d.ResetAfter = Micros(ceilDiv(after, n))
+	d.ResetAfter = exact.Micros(ceilDiv(after, n))
 	return State{T: int64(now) + after/n, N: after % n}, d, backlog
 }

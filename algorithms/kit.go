@@ -2,18 +2,16 @@ package algorithms
 
 import (
 	"fmt"
-	"math/bits"
 	"time"
+
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // What every kind's constructor and step share, exported for the packages
 // that define kinds outside this one (algorithms/peers) so that all of them
-// validate parameters with the same messages, keep their arithmetic exact in
-// a double, and give a zero value the same answer.
-
-// MaxExact bounds every intermediate value so that it stays exact in a
-// double, which is what the Lua twins compute with, with room for sums.
-const MaxExact = 1 << 50
+// validate parameters with the same messages and give a zero value and a
+// negative cost the same answer. The integer arithmetic they share, which
+// keeps every value exact in a double, is in algorithms/internal/exact.
 
 // RateMicros validates r and returns its period in microseconds: an error
 // names "rate" when N is not positive or the period is under 1µs.
@@ -30,12 +28,12 @@ func RateMicros(r Rate) (int64, error) {
 
 // CheckBurst validates a bucket's burst for a rate whose period is
 // perMicros (from [RateMicros]): at least 1, and small enough that burst ×
-// period stays under [MaxExact].
+// period stays under 2^50 µs, exact in a double.
 func CheckBurst(burst, perMicros int64) error {
 	if burst <= 0 {
 		return &ParamError{Param: "burst", Msg: fmt.Sprintf("must be at least 1 (got %d)", burst)}
 	}
-	if burst > MaxExact/perMicros {
+	if burst > exact.Max/perMicros {
 		return &ParamError{Param: "burst", Msg: fmt.Sprintf("%d is too large for this rate's period (want burst × period ≤ 2^50 µs)", burst)}
 	}
 	return nil
@@ -56,34 +54,13 @@ func WindowLimit(r Rate, window time.Duration) (w, limit int64, err error) {
 	if f < 1 {
 		return 0, 0, &ParamError{Param: "window", Msg: fmt.Sprintf("%s at %s admits less than one request per window (want rate × window ≥ 1)", window, r)}
 	}
-	if f*float64(w) > MaxExact {
+	if f*float64(w) > exact.Max {
 		return 0, 0, &ParamError{Param: "window", Msg: fmt.Sprintf("limit %.0f per %s is too large (want limit × window ≤ 2^50 µs)", f, window)}
 	}
 	// Exact floor of N × w / per without overflow: both factors are below
 	// 2^53 but their product may not be.
-	limit = int64(MulDiv(uint64(r.N), uint64(w), uint64(per)))
+	limit = int64(exact.MulDiv(uint64(r.N), uint64(w), uint64(per)))
 	return w, limit, nil
-}
-
-// FloorDiv is a / b rounded towards minus infinity, for b > 0.
-func FloorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && a < 0 {
-		q--
-	}
-	return q
-}
-
-// Micros is us microseconds as a Duration, 0 for a negative count and
-// [Never] past the largest Duration: what a Decision's waits are built with.
-func Micros(us int64) time.Duration {
-	if us <= 0 {
-		return 0
-	}
-	if us > int64(Never/time.Microsecond) {
-		return Never
-	}
-	return time.Duration(us) * time.Microsecond
 }
 
 // CleanCost is the cost a step counts: a negative cost counts as 0, as
@@ -106,12 +83,4 @@ func Unbuilt(prev State, cost int64) (State, Decision) {
 		return prev, Decision{Allowed: true}
 	}
 	return prev, Decision{RetryAfter: Never}
-}
-
-// MulDiv returns a × b / c rounded down, for a product that may not fit in
-// 64 bits but a quotient that does.
-func MulDiv(a, b, c uint64) uint64 {
-	hi, lo := bits.Mul64(a, b)
-	q, _ := bits.Div64(hi, lo, c)
-	return q
 }

@@ -3,6 +3,8 @@ package algorithms
 import (
 	"sort"
 	"time"
+
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // SlidingLog remembers the instant of every admitted request for one Window
@@ -85,12 +87,12 @@ func (l *SlidingLog) step(prev State, now Time, cost int64, inPlace bool) (State
 		if cost <= l.limit {
 			// The request fits once enough of the oldest entries leave.
 			leave := int64(len(live)) + cost - l.limit
-			d.RetryAfter = Micros(live[leave-1] + l.w - int64(now))
+			d.RetryAfter = exact.Micros(live[leave-1] + l.w - int64(now))
 		}
 		if len(live) == 0 {
 			return State{}, d
 		}
-		d.ResetAfter = Micros(live[len(live)-1] + l.w - int64(now))
+		d.ResetAfter = exact.Micros(live[len(live)-1] + l.w - int64(now))
 		if inPlace {
 			return State{Log: live}, d
 		}
@@ -121,7 +123,7 @@ func (l *SlidingLog) step(prev State, now Time, cost int64, inPlace bool) (State
 	d.Allowed = true
 	d.Remaining = l.limit - int64(len(log))
 	if len(log) > 0 {
-		d.ResetAfter = Micros(log[len(log)-1] + l.w - int64(now))
+		d.ResetAfter = exact.Micros(log[len(log)-1] + l.w - int64(now))
 	}
 	return State{Log: log}, d
 }

@@ -1,6 +1,10 @@
 package algorithms
 
-import "time"
+import (
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
+)
 
 // SlidingWindow, the sliding-window counter, keeps the fixed window's count
 // and the previous window's, and estimates the requests in the last Window
@@ -138,18 +142,18 @@ func (s *SlidingWindow) retryAfter(st State, now Time, cost int64) time.Duration
 		return max(w-(room*w)/prev, 0)
 	}
 	if room := limit - st.N - cost; room >= 0 {
-		return Micros(st.T + fitAt(st.Prev, room) - int64(now))
+		return exact.Micros(st.T + fitAt(st.Prev, room) - int64(now))
 	}
-	return Micros(st.T + w + fitAt(st.N, limit-cost) - int64(now))
+	return exact.Micros(st.T + w + fitAt(st.N, limit-cost) - int64(now))
 }
 
 // resetAfter is how long until both counted windows have passed.
 func (s *SlidingWindow) resetAfter(st State, now Time) time.Duration {
 	switch {
 	case st.N > 0:
-		return Micros(st.T + 2*s.w - int64(now))
+		return exact.Micros(st.T + 2*s.w - int64(now))
 	case st.Prev > 0:
-		return Micros(st.T + s.w - int64(now))
+		return exact.Micros(st.T + s.w - int64(now))
 	}
 	return 0
 }

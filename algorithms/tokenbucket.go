@@ -1,6 +1,10 @@
 package algorithms
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
+)
 
 // TokenBucket is the classic bucket of tokens: it holds at most Burst tokens,
 // gains Rate tokens per second, and a request of cost c passes if it can take
@@ -115,13 +119,13 @@ func (b *TokenBucket) DecisionAfter(st State, now Time, cost int64, allowed bool
 	behind := max(st.T-int64(now), 0)
 	d := Decision{Limit: b.burst, Allowed: allowed}
 	d.Remaining = (b.capacity - st.N) / b.per
-	d.ResetAfter = Micros(behind + ceilDiv(st.N, b.rate.N))
+	d.ResetAfter = exact.Micros(behind + ceilDiv(st.N, b.rate.N))
 	switch {
 	case allowed:
 	case cost > b.burst:
 		d.RetryAfter = Never
 	default:
-		d.RetryAfter = Micros(behind + ceilDiv(st.N+cost*b.per-b.capacity, b.rate.N))
+		d.RetryAfter = exact.Micros(behind + ceilDiv(st.N+cost*b.per-b.capacity, b.rate.N))
 	}
 	return d
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // EnvoyRatelimit models envoyproxy/ratelimit, the Go service behind
@@ -103,7 +104,7 @@ func NewEnvoyRatelimit(p algorithms.Params) (*EnvoyRatelimit, error) {
 		// The quotient would not even fit in 64 bits.
 		return nil, &algorithms.ParamError{Param: "rate", Msg: fmt.Sprintf("%s × %s is over envoy's requests_per_unit, a uint32 (want at most 4294967295 a window)", p.Rate, p.Window)}
 	}
-	limit := algorithms.MulDiv(uint64(p.Rate.N), uint64(w), uint64(per))
+	limit := exact.MulDiv(uint64(p.Rate.N), uint64(w), uint64(per))
 	switch {
 	case limit < 1:
 		return nil, &algorithms.ParamError{Param: "window", Msg: fmt.Sprintf("%s at %s admits less than one request per window (want rate × window ≥ 1)", p.Window, p.Rate)}
@@ -134,8 +135,8 @@ func (e *EnvoyRatelimit) Step(prev algorithms.State, now algorithms.Time, cost i
 	}
 	cost = algorithms.CleanCost(cost)
 	wall := int64(e.p.Origin) + int64(now)
-	unix := algorithms.FloorDiv(wall, 1_000_000) // time.Now().Unix()
-	start := (unix / e.divider) * e.divider      // GenerateCacheKey, Go's truncating division
+	unix := exact.FloorDiv(wall, 1_000_000) // time.Now().Unix()
+	start := (unix / e.divider) * e.divider // GenerateCacheKey, Go's truncating division
 	window := start*1_000_000 - int64(e.p.Origin)
 	span := e.divider * 1_000_000
 

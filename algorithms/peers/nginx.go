@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // NginxLimitReq models nginx's limit_req (ngx_http_limit_req_module), the
@@ -111,13 +112,13 @@ func NewNginxLimitReq(p algorithms.Params) (*NginxLimitReq, error) {
 	if p.Burst < 0 {
 		return nil, &algorithms.ParamError{Param: "burst", Msg: fmt.Sprintf("%d is negative (want 0, nginx's default with no burst=, or more)", p.Burst)}
 	}
-	if p.Burst > algorithms.MaxExact/1000 {
+	if p.Burst > exact.Max/1000 {
 		return nil, &algorithms.ParamError{Param: "burst", Msg: fmt.Sprintf("%d is too large (want burst × 1000 ≤ 2^50)", p.Burst)}
 	}
 	if p.Delay < 0 {
 		return nil, &algorithms.ParamError{Param: "delay", Msg: fmt.Sprintf("%d is negative (want 0, nginx's default with no delay=, or more)", p.Delay)}
 	}
-	if p.Delay > algorithms.MaxExact/1000 {
+	if p.Delay > exact.Max/1000 {
 		return nil, &algorithms.ParamError{Param: "delay", Msg: fmt.Sprintf("%d is too large (want delay × 1000 ≤ 2^50)", p.Delay)}
 	}
 	if p.Delay > 0 && p.NoDelay {
@@ -149,12 +150,12 @@ func nginxRate(r algorithms.Rate) (int64, error) {
 		if rem != 0 {
 			continue
 		}
-		if q > algorithms.MaxExact/1000 {
+		if q > exact.Max/1000 {
 			break
 		}
 		return int64(q * 1000 / u.scale), nil
 	}
-	if r.PerSecond() > algorithms.MaxExact/1000 {
+	if r.PerSecond() > exact.Max/1000 {
 		return 0, &algorithms.ParamError{Param: "rate", Msg: fmt.Sprintf("%s is too fast (want at most 2^50 thousandths of a request a second)", r)}
 	}
 	return 0, &algorithms.ParamError{Param: "rate", Msg: fmt.Sprintf("nginx's rate= is a whole number of requests a second or a minute (r/s, r/m); %s is %.6g r/m (want e.g. 10/s, 100/m or 7/500ms)", r, r.PerSecond()*60)}
@@ -174,10 +175,10 @@ func (l *NginxLimitReq) Step(prev algorithms.State, now algorithms.Time, cost in
 	}
 	cost = algorithms.CleanCost(cost)
 	nowUs := int64(l.p.Origin) + int64(now)
-	nowMs := algorithms.FloorDiv(nowUs, 1000) // ngx_current_msec
+	nowMs := exact.FloorDiv(nowUs, 1000) // ngx_current_msec
 	d := algorithms.Decision{Limit: l.burst/1000 + 1}
 	seen := prev.Prev != 0
-	last := algorithms.FloorDiv(int64(l.p.Origin)+prev.T, 1000)
+	last := exact.FloorDiv(int64(l.p.Origin)+prev.T, 1000)
 
 	// first is the excess the first unit request would leave, ms the
 	// clamped elapsed time it leaks over.
@@ -267,5 +268,5 @@ func (l *NginxLimitReq) wait(need, last, nowMs, nowUs int64) time.Duration {
 		}
 		at = last + int64((target+uint64(l.rate)-1)/uint64(l.rate))
 	}
-	return algorithms.Micros((at-nowMs)*1000 - (nowUs - nowMs*1000))
+	return exact.Micros((at-nowMs)*1000 - (nowUs - nowMs*1000))
 }

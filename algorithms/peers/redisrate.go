@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // RedisRate models github.com/go-redis/redis_rate/v10 v10.0.1, the GCRA
@@ -150,7 +151,7 @@ func (r *RedisRate) Step(prev algorithms.State, now algorithms.Time, cost int64)
 // 2017. Both terms are exact; their sum is rounded once, as in Lua.
 func (r *RedisRate) luaNow(now algorithms.Time) float64 {
 	wall := int64(r.p.Origin) + int64(now)
-	sec := algorithms.FloorDiv(wall, 1_000_000)
+	sec := exact.FloorDiv(wall, 1_000_000)
 	us := wall - sec*1_000_000
 	return float64(sec-jan1st2017) + float64(us)/1_000_000
 }

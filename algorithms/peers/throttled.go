@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // Throttled models github.com/throttled/throttled/v2 v2.15.0's
@@ -199,7 +200,7 @@ func (g *Throttled) tat(st algorithms.State) (int64, bool) {
 
 // state encodes a TAT in nanoseconds since the Unix epoch.
 func (g *Throttled) state(tat int64) algorithms.State {
-	return algorithms.State{T: algorithms.FloorDiv(tat, 1000) - int64(g.p.Origin), N: tat - algorithms.FloorDiv(tat, 1000)*1000 + 1}
+	return algorithms.State{T: exact.FloorDiv(tat, 1000) - int64(g.p.Origin), N: tat - exact.FloorDiv(tat, 1000)*1000 + 1}
 }
 
 // decision is RateLimitCtx's RateLimitResult: Remaining from the tolerance

@@ -1,6 +1,9 @@
 package peers
 
-import "github.com/ratelim/ratelim/algorithms"
+import (
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
+)
 
 // Ulule models github.com/ulule/limiter/v3 v3.11.2 with its memory store
 // (drivers/store/memory: store.go's Increment, Get and Peek over cache.go's
@@ -116,7 +119,7 @@ func (u *Ulule) window(prev algorithms.State, nowNs int64) (count, expNs int64, 
 // seconds rounded down, the X-RateLimit-Reset header's value.
 func (u *Ulule) Reset(st algorithms.State, now algorithms.Time) int64 {
 	_, expNs, _ := u.window(st, (u.origin+int64(now))*1000)
-	return algorithms.FloorDiv(expNs, 1e9)
+	return exact.FloorDiv(expNs, 1e9)
 }
 
 // Step is Limiter.Increment(ctx, key, cost) on the memory store, or
@@ -142,7 +145,7 @@ func (u *Ulule) Step(prev algorithms.State, now algorithms.Time, cost int64) (al
 	if live || cost > 0 {
 		// The counter is gone the first microsecond after its
 		// expiration: from then on the key decides as one never seen.
-		d.ResetAfter = algorithms.Micros(algorithms.FloorDiv(expNs, 1000) + 1 - wall)
+		d.ResetAfter = exact.Micros(exact.FloorDiv(expNs, 1000) + 1 - wall)
 	}
 	reached := count > u.limit // common.GetContextFromState
 	if !reached {
@@ -158,7 +161,7 @@ func (u *Ulule) Step(prev algorithms.State, now algorithms.Time, cost int64) (al
 	default:
 		// What a client reading X-RateLimit-Reset waits: the
 		// header's whole second, not the window's end.
-		d.RetryAfter = algorithms.Micros(algorithms.FloorDiv(expNs, 1e9)*1e6 - wall)
+		d.RetryAfter = exact.Micros(exact.FloorDiv(expNs, 1e9)*1e6 - wall)
 	}
 	return next, d
 }

@@ -5,8 +5,10 @@
 // From the bottom:
 //
 //   - algorithms: the limiters as pure functions and the catalog of them
-//     by name. It imports no other ratelim package, and nothing but the
-//     standard library.
+//     by name. It imports the standard library and its own integer
+//     arithmetic (algorithms/internal/exact, which imports the standard
+//     library alone), nothing else. A package's internal packages count
+//     as part of it in every rule below.
 //   - algorithms/peers (the models of limiter libraries, which register
 //     themselves in algorithms' catalog) imports algorithms alone;
 //     routecost (request cost rules) imports no ratelim package.
@@ -49,7 +51,8 @@ type Rule struct {
 	Pkg string // module-relative: "sim", "internal/..."
 	// Only lists the module's packages Pkg may depend on; nil leaves them
 	// free, an empty non-nil slice allows none. "internal/..." allows all
-	// under internal/.
+	// under internal/. A package's own internal packages (P/internal/...)
+	// are part of it: P may import them, and naming P allows them too.
 	Only []string
 	// Not lists packages, module-relative ("httplimit") or not
 	// ("github.com/prometheus/..."), that Pkg must not depend on;
@@ -63,8 +66,10 @@ type Rule struct {
 
 // Rules are ratelim's layering, as the package doc tells it.
 var Rules = []Rule{
+	{Pkg: "algorithms/internal/...", Only: []string{}, Not: []string{"third-party"},
+		Why: "the limiters' arithmetic is below them: the standard library only"},
 	{Pkg: "algorithms", Only: []string{}, Not: []string{"third-party"},
-		Why: "the limiters are pure: the standard library only"},
+		Why: "the limiters are pure: the standard library and their arithmetic only"},
 	{Pkg: "routecost", Only: []string{}, Not: []string{"third-party"},
 		Why: "cost rules are shared by the middleware and the loaders, below both"},
 	{Pkg: "algorithms/peers", Only: []string{"algorithms"}, Not: []string{"third-party"},
@@ -118,7 +123,7 @@ func (g Graph) matches(pattern, pkg string) bool {
 	if tree, ok := strings.CutSuffix(pattern, "/..."); ok {
 		return pkg == tree || strings.HasPrefix(pkg, tree+"/")
 	}
-	return pkg == pattern
+	return pkg == pattern || strings.HasPrefix(pkg, pattern+"/internal/")
 }
 
 // path returns the chain of imports from pkg to the first dependency
@@ -183,7 +188,7 @@ func Check(g Graph, rules []Rule, testHelpers []string) []string {
 			found = true
 			if r.Only != nil {
 				outside := func(dep string) bool {
-					if rel(dep) == "" {
+					if rel(dep) == "" || strings.HasPrefix(dep, p+"/internal/") {
 						return false
 					}
 					return !slices.ContainsFunc(r.Only, func(o string) bool { return g.matches(o, dep) })

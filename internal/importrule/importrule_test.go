@@ -88,8 +88,9 @@ func graph(lines ...string) Graph {
 // that breaks it; on a graph that keeps the rules it finds nothing.
 func TestCheckNamesTheForbiddenEdge(t *testing.T) {
 	good := []string{
-		"algorithms -> fmt time",
-		"algorithms/peers -> algorithms",
+		"algorithms -> fmt time algorithms/internal/exact",
+		"algorithms/internal/exact -> time",
+		"algorithms/peers -> algorithms algorithms/internal/exact",
 		"routecost -> fmt",
 		"store -> algorithms github.com/redis/go-redis/v9",
 		"topology -> algorithms",
@@ -119,6 +120,10 @@ func TestCheckNamesTheForbiddenEdge(t *testing.T) {
 			"forbidden import: internal/escape -> scenarios (internal/escape may depend on [internal/...] only"},
 		{"algorithms imports a third-party package", []string{"algorithms -> github.com/x/y"},
 			"forbidden import: algorithms -> github.com/x/y (algorithms must not depend on third-party"},
+		{"the arithmetic imports its user", []string{"algorithms/internal/exact -> algorithms"},
+			"forbidden import: algorithms/internal/exact -> algorithms (algorithms/internal/exact may depend on [] only"},
+		{"a peer model imports a store", []string{"algorithms/peers -> store"},
+			"forbidden import: algorithms/peers -> store (algorithms/peers may depend on [algorithms] only"},
 		{"the simulator imports a view", []string{"sim -> report"},
 			"forbidden import: sim -> report (sim may depend on"},
 		{"a store imports the simulator", []string{"store -> sim"},
