@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // Time is an instant in whole microseconds since an epoch the caller chooses:
@@ -188,9 +190,37 @@ type Provenance struct {
 	Write string
 }
 
-// Catalog lists the algorithms in teaching order, then the peer models: a
-// copy, which the caller may change.
-func Catalog() []Info { return slices.Concat(catalog, limiterCatalog, peerCatalog) }
+// Catalog lists the algorithms in teaching order, then the other limiters,
+// then the kinds other packages registered (the peer models of package
+// algorithms/peers): a copy, which the caller may change.
+func Catalog() []Info { return slices.Concat(catalog, limiterCatalog, registered) }
+
+// registered holds the kinds other packages added with [Register], in the
+// order they were added. It is written only by package initialisation,
+// which Go runs in one goroutine before main, and read-only afterwards.
+var registered []Info
+
+// Register adds kinds to the catalog, after those already in it: a package
+// that defines limiters (algorithms/peers) registers them from its init,
+// so that [Catalog], [Lookup], [New] and the lists of names know them
+// once the package is linked in, and no list of names is written twice. A
+// program links it in by importing it, blank if it uses no name of its
+// own (package sim does, so everything that runs a scenario has them).
+//
+// Register panics on a name already in the catalog or an Info without a
+// Name or Build: a programming error, found the first time the program
+// starts.
+func Register(kinds ...Info) {
+	for _, k := range kinds {
+		if k.Name == "" || k.Build == nil {
+			panic(fmt.Sprintf("algorithms: Register(%q): a kind needs a Name and a Build", k.Name))
+		}
+		if _, dup := Lookup(k.Name); dup {
+			panic(fmt.Sprintf("algorithms: Register(%q): the name is already in the catalog", k.Name))
+		}
+		registered = append(registered, k)
+	}
+}
 
 // Exact lists the six exact algorithms alone, in teaching order.
 func Exact() []Info { return slices.Clone(catalog) }
@@ -258,11 +288,14 @@ func Names() []string {
 // compare runs unless told otherwise.
 func ExactNames() []string { return Names()[:len(catalog)] }
 
-// PeerNames returns the peer models' names, in the order Names lists them.
+// PeerNames returns the peer models' names (those whose Info has a Peer),
+// in the order Names lists them.
 func PeerNames() []string {
-	names := make([]string, len(peerCatalog))
-	for i, info := range peerCatalog {
-		names[i] = info.Name
+	var names []string
+	for _, info := range Catalog() {
+		if info.Peer != nil {
+			names = append(names, info.Name)
+		}
 	}
 	return names
 }
@@ -324,94 +357,5 @@ type ParamError struct {
 
 func (e *ParamError) Error() string { return e.Param + ": " + e.Msg }
 
-// maxExact bounds every intermediate value so that it stays exact in a
-// double, which is what the Lua twins compute with, with room for sums.
-const maxExact = 1 << 50
-
-// rateMicros validates r and returns its period in microseconds.
-func rateMicros(r Rate) (int64, error) {
-	if r.N <= 0 {
-		return 0, &ParamError{"rate", fmt.Sprintf("must be positive (got %s)", r)}
-	}
-	per := int64(r.Per / time.Microsecond)
-	if per <= 0 {
-		return 0, &ParamError{"rate", fmt.Sprintf("period must be at least 1µs (got %s)", r)}
-	}
-	return per, nil
-}
-
-func checkBurst(burst, perMicros int64) error {
-	if burst <= 0 {
-		return &ParamError{"burst", fmt.Sprintf("must be at least 1 (got %d)", burst)}
-	}
-	if burst > maxExact/perMicros {
-		return &ParamError{"burst", fmt.Sprintf("%d is too large for this rate's period (want burst × period ≤ 2^50 µs)", burst)}
-	}
-	return nil
-}
-
-// windowLimit validates window and returns it in microseconds with the limit
-// per window, rate × window, rounded down.
-func windowLimit(r Rate, window time.Duration) (w, limit int64, err error) {
-	per, err := rateMicros(r)
-	if err != nil {
-		return 0, 0, err
-	}
-	w = int64(window / time.Microsecond)
-	if w <= 0 {
-		return 0, 0, &ParamError{"window", fmt.Sprintf("must be at least 1µs (got %s)", window)}
-	}
-	f := float64(r.N) * float64(w) / float64(per)
-	if f < 1 {
-		return 0, 0, &ParamError{"window", fmt.Sprintf("%s at %s admits less than one request per window (want rate × window ≥ 1)", window, r)}
-	}
-	if f*float64(w) > maxExact {
-		return 0, 0, &ParamError{"window", fmt.Sprintf("limit %.0f per %s is too large (want limit × window ≤ 2^50 µs)", f, window)}
-	}
-	// Exact floor of N × w / per without overflow: both factors are below
-	// 2^53 but their product may not be.
-	limit = int64(mulDiv(uint64(r.N), uint64(w), uint64(per)))
-	return w, limit, nil
-}
-
-// floorDiv is a / b rounded towards minus infinity, for b > 0.
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && a < 0 {
-		q--
-	}
-	return q
-}
-
 // ceilDiv is a / b rounded towards plus infinity, for b > 0.
-func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
-
-func micros(us int64) time.Duration {
-	if us <= 0 {
-		return 0
-	}
-	if us > int64(Never/time.Microsecond) {
-		return Never
-	}
-	return time.Duration(us) * time.Microsecond
-}
-
-func cleanCost(cost int64) int64 { return max(cost, 0) }
-
-// unbuilt is the step of a limiter's zero value, one no constructor
-// filled in: a limit of zero that never refills. Every request of positive
-// cost is refused for good (RetryAfter Never, since no wait makes room that
-// does not exist); a peek passes, as it does on any exhausted limiter,
-// admitting nothing. prev comes back as it was: nothing was admitted, and
-// a state is only ever moved forward by a limiter that can count.
-//
-// Refusing is what a user who forgot the constructor should meet: a limiter
-// that admitted everything would hide the mistake behind full throughput,
-// and the parameters a working one needs (a rate, a burst or a window) are
-// not there to divide by.
-func unbuilt(prev State, cost int64) (State, Decision) {
-	if cleanCost(cost) == 0 {
-		return prev, Decision{Allowed: true}
-	}
-	return prev, Decision{RetryAfter: Never}
-}
+func ceilDiv(a, b int64) int64 { return -exact.FloorDiv(-a, b) }

@@ -260,3 +260,44 @@ func TestGCRARemainingNeverNegativeAfterASmallStepBack(t *testing.T) {
 		t.Fatalf("after a 1µs step back: %+v, want rejected with remaining 0", d)
 	}
 }
+
+// Register adds a kind after those in the catalog, under its own name, and
+// refuses what would make a name mean two things or build nothing.
+func TestRegister(t *testing.T) {
+	defer func(saved []Info) { registered = saved }(registered)
+	before := Names()
+	build := func(p Params) (Algorithm, error) { return NewTokenBucket(p.Rate, p.Burst) }
+	Register(Info{Name: "test-kind", Params: []string{"rate", "burst"}, Build: build,
+		Peer: &Provenance{Library: "test", Family: "token-bucket"}})
+	if got, want := Names(), append(slices.Clone(before), "test-kind"); !slices.Equal(got, want) {
+		t.Errorf("Names() = %v, want %v", got, want)
+	}
+	if got := PeerNames(); got[len(got)-1] != "test-kind" {
+		t.Errorf("PeerNames() = %v, want test-kind last", got)
+	}
+	if _, err := New("test-kind", Params{Rate: tenPerSecond, Burst: 5}); err != nil {
+		t.Errorf("New(test-kind): %v", err)
+	}
+	for _, tt := range []struct {
+		info Info
+		want string
+	}{
+		{Info{Name: "token-bucket", Build: build}, "already in the catalog"},
+		{Info{Name: "test-kind", Build: build}, "already in the catalog"},
+		{Info{Name: "", Build: build}, "needs a Name and a Build"},
+		{Info{Name: "no-build"}, "needs a Name and a Build"},
+	} {
+		func() {
+			defer func() {
+				msg, _ := recover().(string)
+				if !strings.Contains(msg, tt.want) {
+					t.Errorf("Register(%q) panicked with %q, want %q", tt.info.Name, msg, tt.want)
+				}
+			}()
+			Register(tt.info)
+		}()
+	}
+	if _, ok := Lookup("no-build"); ok {
+		t.Error("a refused Info is in the catalog")
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // MaxConcurrencyRetry is the longest Retry-After a [Concurrency] limiter
@@ -66,7 +68,7 @@ func (c *Concurrency) Params() Params { return Params{Burst: c.max, Window: c.tt
 // Step takes cost leases for a request at now if that many slots are free.
 // It never writes into prev's log.
 func (c *Concurrency) Step(prev State, now Time, cost int64) (State, Decision) {
-	cost = cleanCost(cost)
+	cost = CleanCost(cost)
 	live := c.live(prev.Log, now)
 	d := Decision{Limit: c.max}
 	held := int64(len(live))
@@ -75,7 +77,7 @@ func (c *Concurrency) Step(prev State, now Time, cost int64) (State, Decision) {
 		d.RetryAfter = Never
 	case held+cost > c.max:
 		// The (held + cost − max)-th soonest lease must expire first.
-		d.RetryAfter = min(micros(live[held+cost-c.max-1]-int64(now)), MaxConcurrencyRetry)
+		d.RetryAfter = min(exact.Micros(live[held+cost-c.max-1]-int64(now)), MaxConcurrencyRetry)
 	default:
 		d.Allowed = true
 		held += cost
@@ -93,7 +95,7 @@ func (c *Concurrency) Step(prev State, now Time, cost int64) (State, Decision) {
 	}
 	d.Remaining = c.max - held
 	if len(live) > 0 {
-		d.ResetAfter = micros(live[len(live)-1] - int64(now))
+		d.ResetAfter = exact.Micros(live[len(live)-1] - int64(now))
 	}
 	if len(live) == 0 {
 		return State{}, d
@@ -114,7 +116,7 @@ func (c *Concurrency) live(log []int64, now Time) []int64 {
 // harmless. It never writes into prev's log.
 func (c *Concurrency) Release(prev State, now Time, lease Time, cost int64) State {
 	live := c.live(prev.Log, now)
-	cost = cleanCost(cost)
+	cost = CleanCost(cost)
 	at := sort.Search(len(live), func(i int) bool { return live[i] >= int64(lease) })
 	n := 0
 	for at+n < len(live) && live[at+n] == int64(lease) && int64(n) < cost {

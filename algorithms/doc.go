@@ -1,4 +1,5 @@
-// Package algorithms holds ratelim's six rate limiters as pure functions.
+// Package algorithms holds ratelim's limiters as pure functions, and the
+// catalog that builds any limiter by name.
 //
 // Every limiter answers one question for one key: given what it remembers
 // about the key (a [State]), the time now, and the cost of the request, may the
@@ -32,4 +33,20 @@
 // (var tb algorithms.TokenBucket), is a limit of zero: it refuses every
 // request of positive cost with RetryAfter [Never], rather than dividing by
 // the rate or window it was never given.
+//
+// Beside the six, three kinds that bound something else than a rate:
+// [Concurrency] (requests in flight, with leases), [Multi] (several limits
+// on one key, all of which must admit) and [Shedder] (a fleet's load
+// shedder, which keeps capacity for critical requests).
+//
+// The catalog ([Catalog], [Lookup], [New], [Names], [ExactNames],
+// [PeerNames]) lists every kind by name, as scenarios and `ratelim
+// algorithms` name them. Kinds defined in other packages join it with
+// [Register] from their init: package algorithms/peers, the models of
+// limiter libraries people deploy (x/time/rate, redis_rate, throttled,
+// ulule, go-limiter, envoy, nginx), does, and package sim imports it, so
+// every program that runs a scenario knows them. Such a package builds its
+// kinds with the helpers the six use: [RateMicros], [CheckBurst] and
+// [WindowLimit] validate parameters, [CleanCost] and [Unbuilt] give a
+// negative cost and a zero value their one answer.
 package algorithms

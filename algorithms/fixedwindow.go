@@ -1,6 +1,10 @@
 package algorithms
 
-import "time"
+import (
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
+)
 
 // FixedWindow counts requests in windows aligned to multiples of Window on
 // the wall clock (from the Unix epoch: hh:mm:00, hh:mm:01, ... for a 1 s
@@ -48,7 +52,7 @@ type FixedWindow struct {
 // NewFixedWindow returns a fixed-window counter admitting rate × window
 // requests per window.
 func NewFixedWindow(rate Rate, window time.Duration) (*FixedWindow, error) {
-	w, limit, err := windowLimit(rate, window)
+	w, limit, err := WindowLimit(rate, window)
 	if err != nil {
 		return nil, err
 	}
@@ -87,20 +91,20 @@ func (f *FixedWindow) Step(prev State, now Time, cost int64) (State, Decision) {
 // key's hourly quota beside its per-second limit, stepped in place by
 // [Multi] on every request).
 func (f *FixedWindow) StepInPlace(st *State, now Time, cost int64) Decision {
-	if f.w == 0 { // the zero value: windowLimit never builds a window below 1µs
-		next, d := unbuilt(*st, cost)
+	if f.w == 0 { // the zero value: WindowLimit never builds a window below 1µs
+		next, d := Unbuilt(*st, cost)
 		*st = next
 		return d
 	}
-	cost = cleanCost(cost)
+	cost = CleanCost(cost)
 	if start := windowStart(f.origin, now, f.w); start > st.T || !onWindow(f.origin, st.T, f.w) {
 		*st = State{T: start}
 	}
 	end := st.T + f.w
-	d := Decision{Limit: f.limit, ResetAfter: micros(end - int64(now))}
+	d := Decision{Limit: f.limit, ResetAfter: exact.Micros(end - int64(now))}
 	if st.N+cost > f.limit {
 		d.Remaining = f.limit - st.N
-		d.RetryAfter = micros(end - int64(now))
+		d.RetryAfter = exact.Micros(end - int64(now))
 		if cost > f.limit {
 			d.RetryAfter = Never
 		}
@@ -126,7 +130,7 @@ func (f *FixedWindow) StepInPlace(st *State, now Time, cost int64) Decision {
 // (as envoy-ratelimit's Step computes its window). Instants are Unix
 // microseconds, about 2^51 today, far inside int64 either way.
 func windowStart(origin int64, now Time, w int64) int64 {
-	return floorDiv(origin+int64(now), w)*w - origin
+	return exact.FloorDiv(origin+int64(now), w)*w - origin
 }
 
 // onWindow reports whether t is the start of one of the windows origin

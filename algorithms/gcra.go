@@ -1,5 +1,7 @@
 package algorithms
 
+import "github.com/ratelim/ratelim/algorithms/internal/exact"
+
 // GCRA, the generic cell rate algorithm from ATM networks, is a token bucket
 // stored as a single instant: the theoretical arrival time (TAT), when the
 // key's next request would be on schedule if requests came exactly at Rate.
@@ -42,7 +44,7 @@ func (g *GCRA) Name() string { return "gcra" }
 // emission intervals of now.
 func (g *GCRA) Step(prev State, now Time, cost int64) (State, Decision) {
 	if g.unbuilt() {
-		return unbuilt(prev, cost)
+		return Unbuilt(prev, cost)
 	}
 	next, d, _ := g.step(prev, now, cost)
 	return next, d
@@ -58,11 +60,11 @@ type tat struct {
 }
 
 func newTAT(rate Rate, burst int64) (tat, error) {
-	per, err := rateMicros(rate)
+	per, err := RateMicros(rate)
 	if err != nil {
 		return tat{}, err
 	}
-	if err := checkBurst(burst, per); err != nil {
+	if err := CheckBurst(burst, per); err != nil {
 		return tat{}, err
 	}
 	return tat{rate: rate, burst: burst, per: per, capacity: burst * per}, nil
@@ -77,7 +79,7 @@ func (t tat) unbuilt() bool { return t.per == 0 }
 // step decides a request and also returns the backlog ahead of it (in
 // 1/rate.N µs) before it was added: the leaky bucket's queueing delay.
 func (t tat) step(prev State, now Time, cost int64) (next State, d Decision, backlog int64) {
-	cost = cleanCost(cost)
+	cost = CleanCost(cost)
 	n := t.rate.N
 	d = Decision{Limit: t.burst}
 	ahead := prev.T - int64(now)
@@ -87,9 +89,9 @@ func (t tat) step(prev State, now Time, cost int64) (next State, d Decision, bac
 		d.Remaining = 0
 		d.RetryAfter = Never
 		if cost <= t.burst {
-			d.RetryAfter = micros(ahead + ceilDiv(prev.N+cost*t.per-t.capacity, n))
+			d.RetryAfter = exact.Micros(ahead + ceilDiv(prev.N+cost*t.per-t.capacity, n))
 		}
-		d.ResetAfter = micros(ahead + ceilDiv(prev.N, n))
+		d.ResetAfter = exact.Micros(ahead + ceilDiv(prev.N, n))
 		return prev, d, 0
 	}
 	backlog = max(ahead*n+prev.N, 0)
@@ -99,14 +101,14 @@ func (t tat) step(prev State, now Time, cost int64) (next State, d Decision, bac
 		d.Remaining = max((t.capacity-backlog)/t.per, 0)
 		d.RetryAfter = Never
 		if cost <= t.burst {
-			d.RetryAfter = micros(ceilDiv(backlog+cost*t.per-t.capacity, n))
+			d.RetryAfter = exact.Micros(ceilDiv(backlog+cost*t.per-t.capacity, n))
 		}
-		d.ResetAfter = micros(ceilDiv(backlog, n))
+		d.ResetAfter = exact.Micros(ceilDiv(backlog, n))
 		return prev, d, backlog
 	}
 	after := backlog + cost*t.per
 	d.Allowed = true
 	d.Remaining = (t.capacity - after) / t.per
-	d.ResetAfter = micros(ceilDiv(after, n))
+	d.ResetAfter = exact.Micros(ceilDiv(after, n))
 	return State{T: int64(now) + after/n, N: after % n}, d, backlog
 }

@@ -1,5 +1,7 @@
 package algorithms
 
+import "github.com/ratelim/ratelim/algorithms/internal/exact"
+
 // LeakyBucket is the leaky bucket as a queue: requests pour into a bucket of
 // Burst places and leak out, to be served, at exactly Rate. A request that
 // finds a place is admitted but waits its turn (its Decision's Delay); one
@@ -41,11 +43,11 @@ func (b *LeakyBucket) Name() string { return "leaky-bucket" }
 // it waits behind the requests already queued.
 func (b *LeakyBucket) Step(prev State, now Time, cost int64) (State, Decision) {
 	if b.unbuilt() {
-		return unbuilt(prev, cost)
+		return Unbuilt(prev, cost)
 	}
 	next, d, backlog := b.step(prev, now, cost)
 	if d.Allowed {
-		d.Delay = micros(ceilDiv(backlog, b.rate.N))
+		d.Delay = exact.Micros(ceilDiv(backlog, b.rate.N))
 	}
 	return next, d
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // request is one arrival in a generated sequence: at is what the server's
@@ -45,7 +47,7 @@ func genWindowed(t *rapid.T, name string) Algorithm {
 	// Limit = N × window / per; draw it, then the N that gives it (rounded
 	// down, which the algorithm does too).
 	limit := rapid.Int64Range(1, 100).Draw(t, "limit")
-	n := max(int64(mulDiv(uint64(limit), uint64(per), uint64(window))), 1)
+	n := max(int64(exact.MulDiv(uint64(limit), uint64(per), uint64(window))), 1)
 	a, err := New(name, Params{Rate: Rate{N: n, Per: per}, Window: window})
 	if err != nil || a.(limited).Limit() > 100 {
 		// A long period over a short window rounds to under one request
@@ -170,7 +172,7 @@ func checkAlignedWindows(t *rapid.T, w, limit int64, out []outcome) {
 	perWindow := map[int64]int64{}
 	for _, o := range out {
 		if o.Allowed {
-			perWindow[floorDiv(int64(o.real), w)] += o.cost
+			perWindow[exact.FloorDiv(int64(o.real), w)] += o.cost
 		}
 	}
 	for win, n := range perWindow {

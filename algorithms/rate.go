@@ -2,7 +2,6 @@ package algorithms
 
 import (
 	"fmt"
-	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -66,12 +65,4 @@ func ParseRate(s string) (Rate, error) {
 		return Rate{}, fmt.Errorf("%q: a rate must be positive", s)
 	}
 	return Rate{N: n, Per: per}, nil
-}
-
-// mulDiv returns a × b / c rounded down, for a product that may not fit in
-// 64 bits but a quotient that does.
-func mulDiv(a, b, c uint64) uint64 {
-	hi, lo := bits.Mul64(a, b)
-	q, _ := bits.Div64(hi, lo, c)
-	return q
 }

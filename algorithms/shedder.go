@@ -101,7 +101,7 @@ func (s *Shedder) StepPriority(prev State, now Time, cost int64, p Priority) (St
 	if p > Sheddable {
 		p = Sheddable
 	}
-	cost = cleanCost(cost)
+	cost = CleanCost(cost)
 	keep := s.reserve[p]
 	if keep == 0 {
 		return s.bucket.Step(prev, now, cost)

@@ -3,6 +3,8 @@ package algorithms
 import (
 	"sort"
 	"time"
+
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // SlidingLog remembers the instant of every admitted request for one Window
@@ -36,7 +38,7 @@ type SlidingLog struct {
 // NewSlidingLog returns a sliding log admitting rate × window requests in any
 // window of that length.
 func NewSlidingLog(rate Rate, window time.Duration) (*SlidingLog, error) {
-	w, limit, err := windowLimit(rate, window)
+	w, limit, err := WindowLimit(rate, window)
 	if err != nil {
 		return nil, err
 	}
@@ -71,10 +73,10 @@ func (l *SlidingLog) StepInPlace(st *State, now Time, cost int64) Decision {
 }
 
 func (l *SlidingLog) step(prev State, now Time, cost int64, inPlace bool) (State, Decision) {
-	if l.w == 0 { // the zero value: windowLimit never builds a window below 1µs
-		return unbuilt(prev, cost)
+	if l.w == 0 { // the zero value: WindowLimit never builds a window below 1µs
+		return Unbuilt(prev, cost)
 	}
-	cost = cleanCost(cost)
+	cost = CleanCost(cost)
 	cutoff := int64(now) - l.w // entries at or before cutoff have left the window
 	expired := sort.Search(len(prev.Log), func(i int) bool { return prev.Log[i] > cutoff })
 	live := prev.Log[expired:]
@@ -85,12 +87,12 @@ func (l *SlidingLog) step(prev State, now Time, cost int64, inPlace bool) (State
 		if cost <= l.limit {
 			// The request fits once enough of the oldest entries leave.
 			leave := int64(len(live)) + cost - l.limit
-			d.RetryAfter = micros(live[leave-1] + l.w - int64(now))
+			d.RetryAfter = exact.Micros(live[leave-1] + l.w - int64(now))
 		}
 		if len(live) == 0 {
 			return State{}, d
 		}
-		d.ResetAfter = micros(live[len(live)-1] + l.w - int64(now))
+		d.ResetAfter = exact.Micros(live[len(live)-1] + l.w - int64(now))
 		if inPlace {
 			return State{Log: live}, d
 		}
@@ -121,7 +123,7 @@ func (l *SlidingLog) step(prev State, now Time, cost int64, inPlace bool) (State
 	d.Allowed = true
 	d.Remaining = l.limit - int64(len(log))
 	if len(log) > 0 {
-		d.ResetAfter = micros(log[len(log)-1] + l.w - int64(now))
+		d.ResetAfter = exact.Micros(log[len(log)-1] + l.w - int64(now))
 	}
 	return State{Log: log}, d
 }

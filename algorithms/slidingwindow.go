@@ -1,6 +1,10 @@
 package algorithms
 
-import "time"
+import (
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
+)
 
 // SlidingWindow, the sliding-window counter, keeps the fixed window's count
 // and the previous window's, and estimates the requests in the last Window
@@ -48,7 +52,7 @@ type SlidingWindow struct {
 // NewSlidingWindow returns a sliding-window counter admitting about
 // rate × window requests in any window of that length.
 func NewSlidingWindow(rate Rate, window time.Duration) (*SlidingWindow, error) {
-	w, limit, err := windowLimit(rate, window)
+	w, limit, err := WindowLimit(rate, window)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +82,7 @@ func (s *SlidingWindow) Limit() int64 { return s.limit }
 // Step admits the request if the weighted estimate leaves room for it.
 func (s *SlidingWindow) Step(prev State, now Time, cost int64) (State, Decision) {
 	if s.w == 0 {
-		return unbuilt(prev, cost)
+		return Unbuilt(prev, cost)
 	}
 	next := State{T: prev.T, N: prev.N, Prev: prev.Prev}
 	d := s.StepInPlace(&next, now, cost)
@@ -90,12 +94,12 @@ func (s *SlidingWindow) Step(prev State, now Time, cost int64) (State, Decision)
 // key's quota beside its per-second limit, stepped in place by [Multi] on
 // every request). It reads and writes only T, N and Prev.
 func (s *SlidingWindow) StepInPlace(st *State, now Time, cost int64) Decision {
-	if s.w == 0 { // the zero value: windowLimit never builds a window below 1µs
-		next, d := unbuilt(*st, cost)
+	if s.w == 0 { // the zero value: WindowLimit never builds a window below 1µs
+		next, d := Unbuilt(*st, cost)
 		*st = next
 		return d
 	}
-	cost = cleanCost(cost)
+	cost = CleanCost(cost)
 	w, limit := s.w, s.limit
 	if start := windowStart(s.origin, now, w); start > st.T || !onWindow(s.origin, st.T, w) {
 		prevN := int64(0)
@@ -138,18 +142,18 @@ func (s *SlidingWindow) retryAfter(st State, now Time, cost int64) time.Duration
 		return max(w-(room*w)/prev, 0)
 	}
 	if room := limit - st.N - cost; room >= 0 {
-		return micros(st.T + fitAt(st.Prev, room) - int64(now))
+		return exact.Micros(st.T + fitAt(st.Prev, room) - int64(now))
 	}
-	return micros(st.T + w + fitAt(st.N, limit-cost) - int64(now))
+	return exact.Micros(st.T + w + fitAt(st.N, limit-cost) - int64(now))
 }
 
 // resetAfter is how long until both counted windows have passed.
 func (s *SlidingWindow) resetAfter(st State, now Time) time.Duration {
 	switch {
 	case st.N > 0:
-		return micros(st.T + 2*s.w - int64(now))
+		return exact.Micros(st.T + 2*s.w - int64(now))
 	case st.Prev > 0:
-		return micros(st.T + s.w - int64(now))
+		return exact.Micros(st.T + s.w - int64(now))
 	}
 	return 0
 }

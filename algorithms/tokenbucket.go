@@ -1,6 +1,10 @@
 package algorithms
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
+)
 
 // TokenBucket is the classic bucket of tokens: it holds at most Burst tokens,
 // gains Rate tokens per second, and a request of cost c passes if it can take
@@ -38,11 +42,11 @@ type TokenBucket struct {
 // NewTokenBucket returns a token bucket that holds burst tokens and refills
 // at rate.
 func NewTokenBucket(rate Rate, burst int64) (*TokenBucket, error) {
-	per, err := rateMicros(rate)
+	per, err := RateMicros(rate)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBurst(burst, per); err != nil {
+	if err := CheckBurst(burst, per); err != nil {
 		return nil, err
 	}
 	return &TokenBucket{rate: rate, burst: burst, per: per, capacity: burst * per}, nil
@@ -57,7 +61,7 @@ func (b *TokenBucket) Params() Params { return Params{Rate: b.rate, Burst: b.bur
 // Step takes cost tokens from the bucket if it holds them.
 func (b *TokenBucket) Step(prev State, now Time, cost int64) (State, Decision) {
 	if b.per == 0 { // the zero value: NewTokenBucket never builds a period below 1µs
-		return unbuilt(prev, cost)
+		return Unbuilt(prev, cost)
 	}
 	st := State{T: prev.T, N: prev.N}
 	d := b.StepInPlace(&st, now, cost)
@@ -79,10 +83,10 @@ func (b *TokenBucket) StepInPlace(st *State, now Time, cost int64) Decision {
 // it). [TokenBucket.DecisionAfter] gives the whole Decision afterwards.
 func (b *TokenBucket) Admit(st *State, now Time, cost int64) bool {
 	if b.per == 0 {
-		_, d := unbuilt(*st, cost)
+		_, d := Unbuilt(*st, cost)
 		return d.Allowed
 	}
-	cost = cleanCost(cost)
+	cost = CleanCost(cost)
 	if elapsed := int64(now) - st.T; elapsed > 0 {
 		// A clock that went backwards (elapsed < 0) earns nothing and
 		// leaves T where it was, so the bucket never refills twice.
@@ -105,23 +109,23 @@ func (b *TokenBucket) Admit(st *State, now Time, cost int64) bool {
 // after the step, which is why it can come later, and only when asked.
 func (b *TokenBucket) DecisionAfter(st State, now Time, cost int64, allowed bool) Decision {
 	if b.per == 0 {
-		_, d := unbuilt(st, cost)
+		_, d := Unbuilt(st, cost)
 		return d
 	}
-	cost = cleanCost(cost)
+	cost = CleanCost(cost)
 	// behind is how far now trails the state's time when the clock went
 	// backwards; waits are measured from there, where the deficit was
 	// counted.
 	behind := max(st.T-int64(now), 0)
 	d := Decision{Limit: b.burst, Allowed: allowed}
 	d.Remaining = (b.capacity - st.N) / b.per
-	d.ResetAfter = micros(behind + ceilDiv(st.N, b.rate.N))
+	d.ResetAfter = exact.Micros(behind + ceilDiv(st.N, b.rate.N))
 	switch {
 	case allowed:
 	case cost > b.burst:
 		d.RetryAfter = Never
 	default:
-		d.RetryAfter = micros(behind + ceilDiv(st.N+cost*b.per-b.capacity, b.rate.N))
+		d.RetryAfter = exact.Micros(behind + ceilDiv(st.N+cost*b.per-b.capacity, b.rate.N))
 	}
 	return d
 }

@@ -7,34 +7,9 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/routecost"
 	"github.com/ratelim/ratelim/store"
 )
-
-func TestParseCostRule(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want CostRule
-		err  bool
-	}{
-		{"GET /search*=5", CostRule{Method: "GET", Glob: "/search*", Cost: 5}, false},
-		{"/export/*=20", CostRule{Glob: "/export/*", Cost: 20}, false},
-		{"post=3", CostRule{Method: "POST", Cost: 3}, false},
-		{"GET /search", CostRule{}, true},
-		{"GET /search=0", CostRule{}, true},
-		{"GET /search=1e3", CostRule{}, true},
-		{"GET /search=1073741825", CostRule{}, true},
-		{"GET /[=2", CostRule{}, true},
-		{"GET /a /b=2", CostRule{}, true},
-	} {
-		got, err := ParseCostRule(tc.in)
-		if (err != nil) != tc.err || (!tc.err && got != tc.want) {
-			t.Errorf("ParseCostRule(%q) = %+v, %v; want %+v (error %v)", tc.in, got, err, tc.want, tc.err)
-		}
-		if !tc.err && got.String() != tc.in && got.String() != "POST=3" {
-			t.Errorf("%q reads back as %q", tc.in, got.String())
-		}
-	}
-}
 
 // CostByRoute prices by the first rule that matches, 1 when none does,
 // and refuses a rule that could never price anything right.
@@ -65,7 +40,7 @@ func TestCostByRoute(t *testing.T) {
 			t.Errorf("%s %s costs %d, want %d", tc.method, tc.target, got, tc.want)
 		}
 	}
-	for _, bad := range []CostRule{{Glob: "/[", Cost: 1}, {Method: "GET", Cost: 0}, {Cost: MaxCost + 1}} {
+	for _, bad := range []CostRule{{Glob: "/[", Cost: 1}, {Method: "GET", Cost: 0}, {Cost: routecost.Max + 1}} {
 		if _, err := CostByRoute(bad); err == nil {
 			t.Errorf("CostByRoute(%+v) took a rule that cannot price", bad)
 		}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
-	"github.com/ratelim/ratelim/internal/scenariotest"
+	"github.com/ratelim/ratelim/scenarios/scenariotest"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 )

@@ -1,24 +1,14 @@
 package replay
 
 import (
-	"github.com/ratelim/ratelim/httplimit"
+	"github.com/ratelim/ratelim/routecost"
 	"github.com/ratelim/ratelim/trace"
 )
 
-// MaxCost bounds a request's cost, as scenarios bound a traffic pattern's.
-const MaxCost = httplimit.MaxCost
-
-// CostRule prices the requests of a route (httplimit.CostRule: the same
-// rules price a request in the middleware, so that a replay spends what
-// the middleware would).
-type CostRule = httplimit.CostRule
-
-// ParseCostRule reads "[METHOD ]GLOB=COST" ("GET /api/search*=5",
-// "/export/*=20", "POST=10").
-func ParseCostRule(s string) (CostRule, error) { return httplimit.ParseCostRule(s) }
-
-// costOf is what rec costs by the first rule that matches it; 1 when none
-// does.
-func costOf(rules []CostRule, rec trace.Record) int64 {
-	return httplimit.CostOf(rules, rec.Method, rec.Path)
+// costOf is what rec costs by the first of rules that matches it; 1 when
+// none does. The rules are routecost's, which price a live request in the
+// middleware (httplimit.CostByRoute) too, so that a replay spends what
+// the middleware would.
+func costOf(rules []routecost.Rule, rec trace.Record) int64 {
+	return routecost.Of(rules, rec.Method, rec.Path)
 }

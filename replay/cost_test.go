@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/routecost"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
 	"github.com/ratelim/ratelim/trace/tracetest"
@@ -28,9 +29,9 @@ func TestReplaySpendsEachRoutesCost(t *testing.T) {
 		recs[i] = trace.Record{At: at, Key: fmt.Sprintf("key-%d", rng.IntN(4)), Method: methods[r], Path: paths[r], Status: 200}
 	}
 	path := writeLog(t, "priced.jsonl", recs)
-	var rules []CostRule
+	var rules []routecost.Rule
 	for _, s := range []string{"GET /api/search=5", "/api/export/*=20", "POST=3"} {
-		r, err := ParseCostRule(s)
+		r, err := routecost.Parse(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +39,7 @@ func TestReplaySpendsEachRoutesCost(t *testing.T) {
 	}
 	params := algorithms.Params{Rate: algorithms.Rate{N: 60, Per: time.Minute}, Burst: 40}
 	limit := sim.Limit{Algorithm: "token-bucket", Params: params}
-	replayed := func(costs []CostRule) map[string]int64 {
+	replayed := func(costs []routecost.Rule) map[string]int64 {
 		l, err := Scan(context.Background(), Source{Path: path, Trace: tracetest.Options(trace.JSONL), Costs: costs}, ScanOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ratelim/ratelim/routecost"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
 )
@@ -33,7 +34,7 @@ type Source struct {
 	Open func() (io.Reader, error)
 	// Costs price the requests by route, the first rule that matches
 	// each; a request none matches costs 1.
-	Costs []CostRule
+	Costs []routecost.Rule
 }
 
 // Log is a log read once through: its keys and its span, what a run needs

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/routecost"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -526,7 +527,7 @@ func keysText(n int) string {
 }
 
 // costTexts are rules as people write them: "GET /search*=5".
-func costTexts(rules []CostRule) []string {
+func costTexts(rules []routecost.Rule) []string {
 	var out []string
 	for _, r := range rules {
 		out = append(out, r.String())

@@ -27,7 +27,7 @@ import (
 // passed, that of a key never seen: all but go-limiter, whose ticks stay
 // anchored at a key's first hit until the library's own sweeper deletes
 // the key after SweepMinTTL (12 h idle by default), so that forgetting it
-// sooner moves its ticks (see algorithms.GoLimiter).
+// sooner moves its ticks (see peers.GoLimiter).
 func forgettable() []string {
 	return slices.DeleteFunc(algorithms.Names(), func(name string) bool { return name == "go-limiter" })
 }

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ratelim/ratelim/internal/scenariotest"
 	"github.com/ratelim/ratelim/internal/testsize"
 	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/scenarios/scenariotest"
 	"github.com/ratelim/ratelim/sim"
 )
 

@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ratelim/ratelim/internal/scenariotest"
 	"github.com/ratelim/ratelim/live"
+	"github.com/ratelim/ratelim/scenarios/scenariotest"
 )
 
 func TestServeArgvToOptions(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/replay"
+	"github.com/ratelim/ratelim/routecost"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
@@ -351,7 +352,7 @@ func parseReplayVs(flags []string) (map[string]string, []string, error) {
 func (opts *replayOptions) source() (replay.Source, error) {
 	src := replay.Source{Path: opts.Log, Speed: opts.Speed, Only: opts.Only}
 	for _, c := range opts.Costs {
-		rule, err := replay.ParseCostRule(c)
+		rule, err := routecost.Parse(c)
 		if err != nil {
 			return src, badInput("--cost: %v", err)
 		}

@@ -1,4 +1,4 @@
-package algorithms_test
+package peers_test
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/peers"
 )
 
 // envoyOrigin is 2026-01-01 00:00:00 UTC in Unix µs: a multiple of every
@@ -21,9 +22,9 @@ const envoyOrigin = algorithms.Time(1767225600_000_000)
 func newEnvoy(t interface {
 	Helper()
 	Fatal(...any)
-}, r algorithms.Rate, window time.Duration, origin algorithms.Time) *algorithms.EnvoyRatelimit {
+}, r algorithms.Rate, window time.Duration, origin algorithms.Time) *peers.EnvoyRatelimit {
 	t.Helper()
-	e, err := algorithms.NewEnvoyRatelimit(algorithms.Params{Rate: r, Window: window, Origin: origin})
+	e, err := peers.NewEnvoyRatelimit(algorithms.Params{Rate: r, Window: window, Origin: origin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ type envoyStep struct {
 	count     int64         // the key's value after INCRBY
 }
 
-func runEnvoy(t *testing.T, e *algorithms.EnvoyRatelimit, steps []envoyStep) {
+func runEnvoy(t *testing.T, e *peers.EnvoyRatelimit, steps []envoyStep) {
 	t.Helper()
 	var st algorithms.State
 	for i, s := range steps {
@@ -200,7 +201,7 @@ func TestEnvoyRatelimitEdges(t *testing.T) {
 			e.Step(prev, at, math.MaxInt64)
 		}
 	}
-	var zero algorithms.EnvoyRatelimit
+	var zero peers.EnvoyRatelimit
 	if next, d := zero.Step(algorithms.State{N: 3}, 0, 1); d != (algorithms.Decision{RetryAfter: algorithms.Never}) || next.N != 3 {
 		t.Errorf("zero EnvoyRatelimit: %+v, %+v; want a refusal for good, state untouched", d, next)
 	}
@@ -211,7 +212,7 @@ func TestEnvoyRatelimitEdges(t *testing.T) {
 
 func TestEnvoyRatelimitParams(t *testing.T) {
 	p := algorithms.Params{Rate: algorithms.Rate{N: 3, Per: time.Second}, Window: time.Hour, Burst: 7, Origin: envoyOrigin}
-	e, err := algorithms.NewEnvoyRatelimit(p)
+	e, err := peers.NewEnvoyRatelimit(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestEnvoyRatelimitParams(t *testing.T) {
 	}
 	units := map[time.Duration]int64{time.Second: 1, time.Minute: 60, 7 * 24 * time.Hour: 604800, 720 * time.Hour: 2592000, 8760 * time.Hour: 31536000}
 	for w, div := range units {
-		e, err := algorithms.NewEnvoyRatelimit(algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}, Window: w})
+		e, err := peers.NewEnvoyRatelimit(algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}, Window: w})
 		if err != nil || e.Limit() != div {
 			t.Errorf("window %v: limit %v (%v), want %d", w, e, err, div)
 		}
@@ -242,7 +243,7 @@ func TestEnvoyRatelimitParams(t *testing.T) {
 	}
 	for _, b := range bad {
 		var pe *algorithms.ParamError
-		_, err := algorithms.NewEnvoyRatelimit(b.p)
+		_, err := peers.NewEnvoyRatelimit(b.p)
 		if !errors.As(err, &pe) || pe.Param != b.param || !strings.Contains(pe.Msg, b.msg) {
 			t.Errorf("NewEnvoyRatelimit(%+v) = %v, want a ParamError on %s saying %q", b.p, err, b.param, b.msg)
 		}

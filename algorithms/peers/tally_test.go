@@ -1,4 +1,4 @@
-package algorithms_test
+package peers_test
 
 import (
 	"errors"

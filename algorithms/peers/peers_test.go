@@ -1,31 +1,65 @@
-package algorithms
+package peers
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/ratelim/ratelim/algorithms"
 )
+
+// The package's init registers every model in algorithms' catalog, in the
+// order catalog lists them, after algorithms' own kinds: New builds each
+// by its name, and PeerNames is derived from what registered.
+func TestInitRegistersEveryPeer(t *testing.T) {
+	var want []string
+	for _, info := range catalog {
+		if info.Peer == nil {
+			t.Errorf("%s has no Provenance: a peer model says what it models", info.Name)
+		}
+		want = append(want, info.Name)
+	}
+	if got := algorithms.PeerNames(); !slices.Equal(got, want) {
+		t.Errorf("algorithms.PeerNames() = %v, want %v", got, want)
+	}
+	names := algorithms.Names()
+	if got := names[len(names)-len(want):]; !slices.Equal(got, want) {
+		t.Errorf("algorithms.Names() ends %v, want the peers %v last", got, want)
+	}
+	p := algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Burst: 5, Window: time.Second}
+	for _, name := range want {
+		alg, err := algorithms.New(name, p)
+		if err != nil {
+			t.Errorf("algorithms.New(%q): %v", name, err)
+			continue
+		}
+		if alg.Name() != name {
+			t.Errorf("algorithms.New(%q).Name() = %q", name, alg.Name())
+		}
+	}
+}
 
 // genPeer draws a peer model with parameters every peer accepts: a rate
 // per second or per minute (all nginx can express), the same length of
 // window (a unit of envoy's), a burst, and an Origin anywhere from 2000 to
 // 2100, where the float-keeping peers round differently.
-func genPeer(t *rapid.T) Algorithm {
-	var peers []Info
-	for _, info := range Catalog() {
+func genPeer(t *rapid.T) algorithms.Algorithm {
+	var peers []algorithms.Info
+	for _, info := range algorithms.Catalog() {
 		if info.Peer != nil {
 			peers = append(peers, info)
 		}
 	}
 	info := rapid.SampledFrom(peers).Draw(t, "peer")
 	per := rapid.SampledFrom([]time.Duration{time.Second, time.Minute}).Draw(t, "rate.Per")
-	p := Params{
-		Rate:   Rate{N: rapid.Int64Range(1, 1000).Draw(t, "rate.N"), Per: per},
+	p := algorithms.Params{
+		Rate:   algorithms.Rate{N: rapid.Int64Range(1, 1000).Draw(t, "rate.N"), Per: per},
 		Burst:  rapid.Int64Range(1, 100).Draw(t, "burst"),
 		Window: per,
-		Origin: FromTime(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)) + Time(rapid.Int64Range(0, 100*365*24*3600*1_000_000).Draw(t, "origin")),
+		Origin: algorithms.FromTime(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)) + algorithms.Time(rapid.Int64Range(0, 100*365*24*3600*1_000_000).Draw(t, "origin")),
 	}
 	a, err := info.Build(p)
 	if err != nil {
@@ -42,7 +76,7 @@ func genPeer(t *rapid.T) Algorithm {
 func TestPropertyPeersStepPurelyAndSanely(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		alg := genPeer(t)
-		var st State
+		var st algorithms.State
 		_, first := alg.Step(st, 0, 1)
 		if !first.Allowed {
 			t.Fatalf("%s refused a fresh key's first request: %+v", alg.Name(), first)
@@ -73,16 +107,16 @@ func TestPropertyPeersStepPurelyAndSanely(t *testing.T) {
 // A peer's zero value, declared without its constructor, refuses what it
 // cannot count rather than panicking on the parameters it was never given.
 func TestPeerZeroValuesDoNotPanic(t *testing.T) {
-	for _, info := range Catalog() {
+	for _, info := range algorithms.Catalog() {
 		if info.Peer == nil {
 			continue
 		}
-		alg, err := info.Build(Params{Rate: Rate{N: 10, Per: time.Second}, Burst: 5, Window: time.Second})
+		alg, err := info.Build(algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Burst: 5, Window: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		zero := reflect.New(reflect.TypeOf(alg).Elem()).Interface().(Algorithm)
-		_, d := zero.Step(State{}, 1_000_000, 1)
+		zero := reflect.New(reflect.TypeOf(alg).Elem()).Interface().(algorithms.Algorithm)
+		_, d := zero.Step(algorithms.State{}, 1_000_000, 1)
 		if d.Allowed {
 			t.Errorf("%s: the zero value admitted a request: %+v", info.Name, d)
 		}
@@ -93,8 +127,8 @@ func TestPeerZeroValuesDoNotPanic(t *testing.T) {
 // built with: the simulator picks the exact limiter to measure against by
 // them (a window means a sliding log), and the result prints them.
 func TestParamsHoldWhatTheLimiterReads(t *testing.T) {
-	p := Params{Rate: Rate{N: 10, Per: time.Second}, Burst: 5, Window: time.Second, Delay: 2, Origin: 7}
-	for _, info := range Catalog() {
+	p := algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Burst: 5, Window: time.Second, Delay: 2, Origin: 7}
+	for _, info := range algorithms.Catalog() {
 		alg, err := info.Build(p)
 		if err != nil {
 			t.Fatalf("%s: %v", info.Name, err)

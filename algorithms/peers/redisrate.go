@@ -1,15 +1,18 @@
-package algorithms
+package peers
 
 import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // RedisRate models github.com/go-redis/redis_rate/v10 v10.0.1, the GCRA
 // limiter most Go services put in front of Redis: Limiter.AllowN runs the
 // Lua script allowN (lua.go) on the Redis server, which keeps one number
-// per key, the theoretical arrival time (TAT), exactly as [GCRA] does. The
+// per key, the theoretical arrival time (TAT), exactly as [algorithms.GCRA] does. The
 // difference is the arithmetic. The script works in doubles (Lua's only
 // number type) on seconds since 2017-01-01 00:00:00 UTC, read from Redis's
 // own clock (TIME, converted as (seconds − 1483228800) + µs / 1000000), and
@@ -67,9 +70,9 @@ import (
 // leaves the TAT where it is, further ahead of now: it refuses more.
 //
 // The zero RedisRate refuses every request of positive cost, as the zero
-// [GCRA] does; build one with [NewRedisRate].
+// [algorithms.GCRA] does; build one with [NewRedisRate].
 type RedisRate struct {
-	p           Params
+	p           algorithms.Params
 	interval    float64 // emission_interval, seconds
 	burstOffset float64 // burst_offset, seconds
 	// shortest prints numbers the way gopher-lua does (shortest
@@ -84,12 +87,12 @@ const jan1st2017 = 1483228800
 
 // NewRedisRate returns the model of redis_rate with Limit{Rate: p.Rate.N,
 // Period: p.Rate.Per, Burst: p.Burst}, its clock Origin + now.
-func NewRedisRate(p Params) (*RedisRate, error) {
-	per, err := rateMicros(p.Rate)
+func NewRedisRate(p algorithms.Params) (*RedisRate, error) {
+	per, err := algorithms.RateMicros(p.Rate)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBurst(p.Burst, per); err != nil {
+	if err := algorithms.CheckBurst(p.Burst, per); err != nil {
 		return nil, err
 	}
 	// go-redis sends Limit.Period.Seconds() as the shortest decimal that
@@ -97,7 +100,7 @@ func NewRedisRate(p Params) (*RedisRate, error) {
 	// arithmetic on the strings converts them to exactly these doubles.
 	interval := p.Rate.Per.Seconds() / float64(p.Rate.N)
 	return &RedisRate{
-		p:           Params{Rate: p.Rate, Burst: p.Burst, Origin: p.Origin},
+		p:           algorithms.Params{Rate: p.Rate, Burst: p.Burst, Origin: p.Origin},
 		interval:    interval,
 		burstOffset: interval * float64(p.Burst),
 	}, nil
@@ -107,14 +110,14 @@ func NewRedisRate(p Params) (*RedisRate, error) {
 func (r *RedisRate) Name() string { return "redis_rate" }
 
 // Params returns the rate, burst and origin.
-func (r *RedisRate) Params() Params { return onlyRead(r.p, "burst") }
+func (r *RedisRate) Params() algorithms.Params { return onlyRead(r.p, "burst") }
 
 // Step runs the allowN script's arithmetic on prev's TAT at Origin + now.
-func (r *RedisRate) Step(prev State, now Time, cost int64) (State, Decision) {
+func (r *RedisRate) Step(prev algorithms.State, now algorithms.Time, cost int64) (algorithms.State, algorithms.Decision) {
 	if r.interval == 0 { // the zero value: NewRedisRate never builds one
-		return unbuilt(prev, cost)
+		return algorithms.Unbuilt(prev, cost)
 	}
-	cost = cleanCost(cost)
+	cost = algorithms.CleanCost(cost)
 	t := r.luaNow(now)
 	tat := t
 	if prev.Prev != 0 {
@@ -128,7 +131,7 @@ func (r *RedisRate) Step(prev State, now Time, cost int64) (State, Decision) {
 	allowAt := newTAT - r.burstOffset
 	diff := t - allowAt
 	remaining := diff / r.interval
-	d := Decision{Limit: r.p.Burst}
+	d := algorithms.Decision{Limit: r.p.Burst}
 	if remaining < 0 {
 		d.RetryAfter = r.duration(diff * -1)
 		d.ResetAfter = r.duration(tat - t)
@@ -139,16 +142,16 @@ func (r *RedisRate) Step(prev State, now Time, cost int64) (State, Decision) {
 	reset := newTAT - t
 	d.ResetAfter = r.duration(reset)
 	if reset > 0 {
-		return State{T: r.instant(newTAT), N: int64(math.Float64bits(newTAT)), Prev: 1}, d
+		return algorithms.State{T: r.instant(newTAT), N: int64(math.Float64bits(newTAT)), Prev: 1}, d
 	}
 	return prev, d
 }
 
 // luaNow is the script's now: Redis TIME at Origin + now, as seconds since
 // 2017. Both terms are exact; their sum is rounded once, as in Lua.
-func (r *RedisRate) luaNow(now Time) float64 {
+func (r *RedisRate) luaNow(now algorithms.Time) float64 {
 	wall := int64(r.p.Origin) + int64(now)
-	sec := floorDiv(wall, 1_000_000)
+	sec := exact.FloorDiv(wall, 1_000_000)
 	us := wall - sec*1_000_000
 	return float64(sec-jan1st2017) + float64(us)/1_000_000
 }
@@ -172,7 +175,7 @@ func (r *RedisRate) duration(x float64) time.Duration {
 		ns = ns14g(x)
 	}
 	if ns >= 1<<63 {
-		return Never
+		return algorithms.Never
 	}
 	if ns <= 0 {
 		return 0

@@ -1,4 +1,4 @@
-package algorithms_test
+package peers_test
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/peers"
 )
 
 // The line numbers below are those of
@@ -38,8 +39,8 @@ var (
 	perMinute = func(n int64) algorithms.Rate { return algorithms.Rate{N: n, Per: time.Minute} }
 )
 
-func mustNginx(t interface{ Fatal(...any) }, p algorithms.Params) *algorithms.NginxLimitReq {
-	l, err := algorithms.NewNginxLimitReq(p)
+func mustNginx(t interface{ Fatal(...any) }, p algorithms.Params) *peers.NginxLimitReq {
+	l, err := peers.NewNginxLimitReq(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ type nstep struct {
 	excess, lastMs int64
 }
 
-func runNginx(t *testing.T, l *algorithms.NginxLimitReq, steps []nstep) {
+func runNginx(t *testing.T, l *peers.NginxLimitReq, steps []nstep) {
 	t.Helper()
 	limit := l.Params().Burst + 1
 	var st algorithms.State
@@ -284,7 +285,7 @@ func TestNginxParamErrors(t *testing.T) {
 		{"delay and nodelay", algorithms.Params{Rate: perSecond(1), Burst: 5, Delay: 2, NoDelay: true}, "delay", "nodelay"},
 	}
 	for _, tt := range tests {
-		_, err := algorithms.NewNginxLimitReq(tt.p)
+		_, err := peers.NewNginxLimitReq(tt.p)
 		var pe *algorithms.ParamError
 		if !errors.As(err, &pe) || pe.Param != tt.param || !strings.Contains(pe.Msg, tt.msg) {
 			t.Errorf("%s: NewNginxLimitReq(%+v) = %v, want a ParamError on %q containing %q", tt.name, tt.p, err, tt.param, tt.msg)
@@ -307,7 +308,7 @@ func TestNginxParamErrors(t *testing.T) {
 // TestNginxEdges: the zero value, the zero State and inputs at the ends of
 // int64 neither panic nor break the contract.
 func TestNginxEdges(t *testing.T) {
-	var zero algorithms.NginxLimitReq
+	var zero peers.NginxLimitReq
 	if _, d := zero.Step(algorithms.State{}, 0, 1); d.Allowed || d.RetryAfter != algorithms.Never {
 		t.Errorf("zero value admitted %+v", d)
 	}

@@ -1,4 +1,6 @@
-package algorithms
+package peers
+
+import "github.com/ratelim/ratelim/algorithms"
 
 import "time"
 
@@ -14,7 +16,7 @@ import "time"
 // for the key's first hit at start.
 //
 // The parameters map as a user would expect: Tokens = rate × window (rounded
-// down, as [FixedWindow]'s limit) and Interval = window. It reads p.Rate and
+// down, as [algorithms.FixedWindow]'s limit) and Interval = window. It reads p.Rate and
 // p.Window; p.Origin is kept but changes nothing, since the library only
 // ever subtracts one wall-clock instant from another.
 //
@@ -58,7 +60,7 @@ import "time"
 // admitted if all c succeed, and the ones that succeed spend their tokens
 // even when a later one fails (a cost of 3 with 2 tokens left is refused and
 // leaves 0). The Decision is the last Take's. A cost above Tokens can never
-// pass (RetryAfter [Never]). A cost of 0 peeks: it reports what a Take would
+// pass (RetryAfter [algorithms.Never]). A cost of 0 peeks: it reports what a Take would
 // find (the refill included, the bucket's start for a key never seen being
 // now) and writes nothing, not even the refill; the library's own Get reads
 // the stored availableTokens without refilling.
@@ -77,7 +79,7 @@ import "time"
 // The zero GoLimiter refuses every request of positive cost, as unbuilt
 // limiters do. Build one with [NewGoLimiter].
 type GoLimiter struct {
-	p        Params
+	p        algorithms.Params
 	tokens   uint64  // Config.Tokens
 	interval uint64  // Config.Interval in ns
 	fillRate float64 // bucket.fillRate: float64(interval) / float64(tokens)
@@ -86,12 +88,12 @@ type GoLimiter struct {
 
 // NewGoLimiter returns a model of go-limiter's memorystore with Tokens =
 // p.Rate × p.Window and Interval = p.Window.
-func NewGoLimiter(p Params) (*GoLimiter, error) {
-	_, limit, err := windowLimit(p.Rate, p.Window)
+func NewGoLimiter(p algorithms.Params) (*GoLimiter, error) {
+	_, limit, err := algorithms.WindowLimit(p.Rate, p.Window)
 	if err != nil {
 		return nil, err
 	}
-	return &GoLimiter{p: Params{Rate: p.Rate, Window: p.Window, Origin: p.Origin},
+	return &GoLimiter{p: algorithms.Params{Rate: p.Rate, Window: p.Window, Origin: p.Origin},
 		tokens: uint64(limit), interval: uint64(p.Window),
 		fillRate: float64(p.Window) / float64(uint64(limit)), origin: int64(p.Origin)}, nil
 }
@@ -100,17 +102,17 @@ func NewGoLimiter(p Params) (*GoLimiter, error) {
 func (g *GoLimiter) Name() string { return "go-limiter" }
 
 // Params returns the rate, window and origin.
-func (g *GoLimiter) Params() Params { return onlyRead(g.p, "window") }
+func (g *GoLimiter) Params() algorithms.Params { return onlyRead(g.p, "window") }
 
 // Limit returns Config.Tokens: the requests admitted per interval.
 func (g *GoLimiter) Limit() int64 { return int64(g.tokens) }
 
 // Step is cost calls of store.Take(ctx, key) at now (a peek for 0).
-func (g *GoLimiter) Step(prev State, now Time, cost int64) (State, Decision) {
-	if g.interval == 0 { // the zero value: windowLimit never builds a window below 1µs
-		return unbuilt(prev, cost)
+func (g *GoLimiter) Step(prev algorithms.State, now algorithms.Time, cost int64) (algorithms.State, algorithms.Decision) {
+	if g.interval == 0 { // the zero value: WindowLimit never builds a window below 1µs
+		return algorithms.Unbuilt(prev, cost)
 	}
-	cost = cleanCost(cost)
+	cost = algorithms.CleanCost(cost)
 	// fasttime.Now: wall-clock Unix ns as a uint64, wrapping as it does.
 	nowNs := uint64((g.origin + int64(now)) * 1000)
 	startT, avail, lastTick := int64(now), g.tokens, uint64(0) // newBucket
@@ -125,7 +127,7 @@ func (g *GoLimiter) Step(prev State, now Time, cost int64) (State, Decision) {
 		avail = min(uint64(float64(currTick-lastTick)*g.fillRate), g.tokens)
 		lastTick = currTick
 	}
-	d := Decision{Limit: int64(g.tokens), ResetAfter: time.Duration(reset - nowNs)}
+	d := algorithms.Decision{Limit: int64(g.tokens), ResetAfter: time.Duration(reset - nowNs)}
 	if cost == 0 {
 		d.Allowed, d.Remaining = true, int64(avail)
 		return prev, d
@@ -135,9 +137,9 @@ func (g *GoLimiter) Step(prev State, now Time, cost int64) (State, Decision) {
 	if d.Allowed = took == uint64(cost); d.Allowed {
 		d.Remaining = int64(avail)
 	} else if uint64(cost) > g.tokens {
-		d.RetryAfter = Never
+		d.RetryAfter = algorithms.Never
 	} else {
 		d.RetryAfter = d.ResetAfter
 	}
-	return State{T: startT, N: int64(avail), Prev: int64(lastTick + 1)}, d
+	return algorithms.State{T: startT, N: int64(avail), Prev: int64(lastTick + 1)}, d
 }

@@ -1,10 +1,13 @@
-package algorithms
+package peers
 
 import (
 	"fmt"
 	"math"
 	"math/bits"
 	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // EnvoyRatelimit models envoyproxy/ratelimit, the Go service behind
@@ -35,7 +38,7 @@ import (
 // admissions, so a client that keeps retrying a refused request keeps the
 // counter above the limit, and a request of cost 2 that finds 9 of 10
 // used is refused and leaves the count at 11: a unit request after it is
-// refused too, where [FixedWindow] (which counts only what it admits)
+// refused too, where [algorithms.FixedWindow] (which counts only what it admits)
 // still has room for it. Even a cost-0 check (a descriptor hits_addend of
 // 0, which envoy allows for "check only") is OVER_LIMIT once the count has
 // passed the limit.
@@ -59,7 +62,7 @@ import (
 // The zero EnvoyRatelimit refuses every request of positive cost; build
 // one with [NewEnvoyRatelimit].
 type EnvoyRatelimit struct {
-	p       Params
+	p       algorithms.Params
 	divider int64 // UnitToDivider, seconds
 	limit   int64 // requests_per_unit
 }
@@ -82,8 +85,8 @@ var envoyUnits = []struct {
 // NewEnvoyRatelimit returns the model of envoy's ratelimit service with
 // unit p.Window (one of envoy's units) and requests_per_unit p.Rate ×
 // p.Window, its windows aligned to the clock at Origin + now.
-func NewEnvoyRatelimit(p Params) (*EnvoyRatelimit, error) {
-	per, err := rateMicros(p.Rate)
+func NewEnvoyRatelimit(p algorithms.Params) (*EnvoyRatelimit, error) {
+	per, err := algorithms.RateMicros(p.Rate)
 	if err != nil {
 		return nil, err
 	}
@@ -94,22 +97,22 @@ func NewEnvoyRatelimit(p Params) (*EnvoyRatelimit, error) {
 		}
 	}
 	if divider == 0 {
-		return nil, &ParamError{"window", fmt.Sprintf("%s is not a unit envoy counts in: a second, minute, hour, day, week, month (30 days) or year (365 days) (want 1s, 1m, 1h, 24h, 168h, 720h or 8760h)", p.Window)}
+		return nil, &algorithms.ParamError{Param: "window", Msg: fmt.Sprintf("%s is not a unit envoy counts in: a second, minute, hour, day, week, month (30 days) or year (365 days) (want 1s, 1m, 1h, 24h, 168h, 720h or 8760h)", p.Window)}
 	}
 	w := divider * 1_000_000
 	if hi, _ := bits.Mul64(uint64(p.Rate.N), uint64(w)); hi >= uint64(per) {
 		// The quotient would not even fit in 64 bits.
-		return nil, &ParamError{"rate", fmt.Sprintf("%s × %s is over envoy's requests_per_unit, a uint32 (want at most 4294967295 a window)", p.Rate, p.Window)}
+		return nil, &algorithms.ParamError{Param: "rate", Msg: fmt.Sprintf("%s × %s is over envoy's requests_per_unit, a uint32 (want at most 4294967295 a window)", p.Rate, p.Window)}
 	}
-	limit := mulDiv(uint64(p.Rate.N), uint64(w), uint64(per))
+	limit := exact.MulDiv(uint64(p.Rate.N), uint64(w), uint64(per))
 	switch {
 	case limit < 1:
-		return nil, &ParamError{"window", fmt.Sprintf("%s at %s admits less than one request per window (want rate × window ≥ 1)", p.Window, p.Rate)}
+		return nil, &algorithms.ParamError{Param: "window", Msg: fmt.Sprintf("%s at %s admits less than one request per window (want rate × window ≥ 1)", p.Window, p.Rate)}
 	case limit > math.MaxUint32:
-		return nil, &ParamError{"rate", fmt.Sprintf("%s × %s is %d, over envoy's requests_per_unit, a uint32 (want at most 4294967295 a window)", p.Rate, p.Window, limit)}
+		return nil, &algorithms.ParamError{Param: "rate", Msg: fmt.Sprintf("%s × %s is %d, over envoy's requests_per_unit, a uint32 (want at most 4294967295 a window)", p.Rate, p.Window, limit)}
 	}
 	return &EnvoyRatelimit{
-		p:       Params{Rate: p.Rate, Window: p.Window, Origin: p.Origin},
+		p:       algorithms.Params{Rate: p.Rate, Window: p.Window, Origin: p.Origin},
 		divider: divider,
 		limit:   int64(limit),
 	}, nil
@@ -119,20 +122,20 @@ func NewEnvoyRatelimit(p Params) (*EnvoyRatelimit, error) {
 func (e *EnvoyRatelimit) Name() string { return "envoy-ratelimit" }
 
 // Params returns the rate, window and origin.
-func (e *EnvoyRatelimit) Params() Params { return onlyRead(e.p, "window") }
+func (e *EnvoyRatelimit) Params() algorithms.Params { return onlyRead(e.p, "window") }
 
 // Limit returns requests_per_unit.
 func (e *EnvoyRatelimit) Limit() int64 { return e.limit }
 
 // Step increments the count of now's window by cost, refused or not, and
 // decides on the count after.
-func (e *EnvoyRatelimit) Step(prev State, now Time, cost int64) (State, Decision) {
+func (e *EnvoyRatelimit) Step(prev algorithms.State, now algorithms.Time, cost int64) (algorithms.State, algorithms.Decision) {
 	if e.divider == 0 { // the zero value: NewEnvoyRatelimit never builds one
-		return unbuilt(prev, cost)
+		return algorithms.Unbuilt(prev, cost)
 	}
-	cost = cleanCost(cost)
+	cost = algorithms.CleanCost(cost)
 	wall := int64(e.p.Origin) + int64(now)
-	unix := floorDiv(wall, 1_000_000)       // time.Now().Unix()
+	unix := exact.FloorDiv(wall, 1_000_000) // time.Now().Unix()
 	start := (unix / e.divider) * e.divider // GenerateCacheKey, Go's truncating division
 	window := start*1_000_000 - int64(e.p.Origin)
 	span := e.divider * 1_000_000
@@ -143,13 +146,13 @@ func (e *EnvoyRatelimit) Step(prev State, now Time, cost int64) (State, Decision
 	case prev.T == 0 && prev.N == 0 && prev.Prev == 0:
 		// A key never seen, whatever the window: its start may be
 		// before Time 0 when Origin is not on a unit's boundary.
-		next = State{T: window, N: cost}
+		next = algorithms.State{T: window, N: cost}
 		after = cost
 	case window == prev.T:
 		after = satAdd(prev.N, cost)
 		next.N = after
 	case window > prev.T:
-		next = State{T: window, N: cost}
+		next = algorithms.State{T: window, N: cost}
 		if window-span == prev.T {
 			next.Prev = prev.N
 		}
@@ -162,11 +165,11 @@ func (e *EnvoyRatelimit) Step(prev State, now Time, cost int64) (State, Decision
 	}
 
 	reset := time.Duration(e.divider-unix%e.divider) * time.Second // CalculateReset
-	d := Decision{Limit: e.limit, ResetAfter: reset}
+	d := algorithms.Decision{Limit: e.limit, ResetAfter: reset}
 	if after > e.limit {
 		d.RetryAfter = reset
 		if cost > e.limit {
-			d.RetryAfter = Never
+			d.RetryAfter = algorithms.Never
 		}
 		return next, d
 	}

@@ -1,8 +1,11 @@
-package algorithms
+package peers
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // Throttled models github.com/throttled/throttled/v2 v2.15.0's
@@ -34,7 +37,7 @@ import (
 // now: exact. But a request larger than the capacity (q × emission over
 // the tolerance) is refused without ever setting ttl, which is still 0:
 // it reports Remaining = Limit and ResetAfter 0, a full bucket, whatever
-// the key's state, and RetryAfter −1, "not limited" (here [Never]). A peek
+// the key's state, and RetryAfter −1, "not limited" (here [algorithms.Never]). A peek
 // (quantity 0) computes as a request of 1 so as to report when one would
 // pass, and then writes the TAT back, max(TAT, now): a new key is created
 // by a peek, and a TAT long past moves up to now, which changes no
@@ -63,10 +66,10 @@ import (
 // are unused.
 //
 // The zero Throttled has no emission interval: it refuses every request of
-// positive cost with RetryAfter [Never] and lets a peek through. Build one
+// positive cost with RetryAfter [algorithms.Never] and lets a peek through. Build one
 // with [NewThrottled].
 type Throttled struct {
-	p         Params
+	p         algorithms.Params
 	emission  int64 // ns: Rate.Per / Rate.N, truncated
 	tolerance int64 // ns: emission × Burst (MaxBurst + 1)
 	maxQ      int64 // the largest quantity whose increment stays below 2^61 ns
@@ -74,20 +77,20 @@ type Throttled struct {
 
 // NewThrottled returns a model of throttled's GCRA with capacity p.Burst
 // (MaxBurst p.Burst − 1) at p.Rate. It reads Rate, Burst and Origin.
-func NewThrottled(p Params) (*Throttled, error) {
-	per, err := rateMicros(p.Rate)
+func NewThrottled(p algorithms.Params) (*Throttled, error) {
+	per, err := algorithms.RateMicros(p.Rate)
 	if err != nil {
 		return nil, err
 	}
 	emission := int64(p.Rate.Per / time.Duration(p.Rate.N))
 	if emission <= 0 {
-		return nil, &ParamError{"rate", fmt.Sprintf("%s has an emission interval under 1ns, which throttled's PerDuration truncates to 0 (want at most 10^9 a second)", p.Rate)}
+		return nil, &algorithms.ParamError{Param: "rate", Msg: fmt.Sprintf("%s has an emission interval under 1ns, which throttled's PerDuration truncates to 0 (want at most 10^9 a second)", p.Rate)}
 	}
-	if err := checkBurst(p.Burst, per); err != nil {
+	if err := algorithms.CheckBurst(p.Burst, per); err != nil {
 		return nil, err
 	}
 	return &Throttled{
-		p:         Params{Rate: p.Rate, Burst: p.Burst, Origin: p.Origin},
+		p:         algorithms.Params{Rate: p.Rate, Burst: p.Burst, Origin: p.Origin},
 		emission:  emission,
 		tolerance: emission * p.Burst,
 		maxQ:      (1 << 61) / emission,
@@ -98,7 +101,7 @@ func NewThrottled(p Params) (*Throttled, error) {
 func (g *Throttled) Name() string { return "throttled" }
 
 // Params returns the rate, burst and origin.
-func (g *Throttled) Params() Params { return onlyRead(g.p, "burst") }
+func (g *Throttled) Params() algorithms.Params { return onlyRead(g.p, "burst") }
 
 // fastMicros bounds Origin + now for the int64 path: ±2^52 µs (142 years
 // either side of 1970) keeps every nanosecond sum below 2^63.
@@ -106,11 +109,11 @@ const fastMicros = 1 << 52
 
 // Step is RateLimitCtx(ctx, key, cost) on a store holding prev, when no
 // one else writes the key.
-func (g *Throttled) Step(prev State, now Time, cost int64) (State, Decision) {
+func (g *Throttled) Step(prev algorithms.State, now algorithms.Time, cost int64) (algorithms.State, algorithms.Decision) {
 	if g.emission == 0 { // the zero value: NewThrottled never builds an interval of 0
-		return unbuilt(prev, cost)
+		return algorithms.Unbuilt(prev, cost)
 	}
-	cost = cleanCost(cost)
+	cost = algorithms.CleanCost(cost)
 	at := int64(g.p.Origin) + int64(now)
 	q := max(cost, 1) // a peek computes as a request of 1
 	tat, exists := g.tat(prev)
@@ -147,7 +150,7 @@ func (g *Throttled) Step(prev State, now Time, cost int64) (State, Decision) {
 // not fit an int64: rate.go's own time.Time arithmetic, line for line
 // (Add wraps nothing, Sub saturates, UnixNano wraps, Duration products
 // wrap), so the model agrees with the library there too.
-func (g *Throttled) stepTime(prev State, at, cost int64) (State, Decision) {
+func (g *Throttled) stepTime(prev algorithms.State, at, cost int64) (algorithms.State, algorithms.Decision) {
 	now := time.UnixMicro(at)
 	tatVal, exists := g.tat(prev)
 	tat := now
@@ -188,7 +191,7 @@ func (g *Throttled) stepTime(prev State, at, cost int64) (State, Decision) {
 
 // tat decodes the stored TAT in nanoseconds since the Unix epoch, and
 // whether the store holds one.
-func (g *Throttled) tat(st State) (int64, bool) {
+func (g *Throttled) tat(st algorithms.State) (int64, bool) {
 	if st.N == 0 {
 		return 0, false
 	}
@@ -196,22 +199,22 @@ func (g *Throttled) tat(st State) (int64, bool) {
 }
 
 // state encodes a TAT in nanoseconds since the Unix epoch.
-func (g *Throttled) state(tat int64) State {
-	return State{T: floorDiv(tat, 1000) - int64(g.p.Origin), N: tat - floorDiv(tat, 1000)*1000 + 1}
+func (g *Throttled) state(tat int64) algorithms.State {
+	return algorithms.State{T: exact.FloorDiv(tat, 1000) - int64(g.p.Origin), N: tat - exact.FloorDiv(tat, 1000)*1000 + 1}
 }
 
 // decision is RateLimitCtx's RateLimitResult: Remaining from the tolerance
 // left after ttl, ResetAfter = ttl, RetryAfter as set (−1 when it never
 // was: Never for a refusal, 0 for an admission).
-func (g *Throttled) decision(allowed bool, ttl, retry int64) Decision {
-	d := Decision{Allowed: allowed, Limit: g.p.Burst, ResetAfter: time.Duration(ttl)}
+func (g *Throttled) decision(allowed bool, ttl, retry int64) algorithms.Decision {
+	d := algorithms.Decision{Allowed: allowed, Limit: g.p.Burst, ResetAfter: time.Duration(ttl)}
 	if next := g.tolerance - ttl; next > -g.emission {
 		d.Remaining = next / g.emission
 	}
 	switch {
 	case allowed:
 	case retry < 0:
-		d.RetryAfter = Never
+		d.RetryAfter = algorithms.Never
 	default:
 		d.RetryAfter = time.Duration(retry)
 	}

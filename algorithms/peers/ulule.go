@@ -1,10 +1,15 @@
-package algorithms
+package peers
+
+import (
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
+)
 
 // Ulule models github.com/ulule/limiter/v3 v3.11.2 with its memory store
 // (drivers/store/memory: store.go's Increment, Get and Peek over cache.go's
 // Cache.Increment and Counter; drivers/store/common's
 // GetContextFromState), the limiter behind many Go HTTP middlewares. It is
-// a fixed window with three differences from [FixedWindow], each reproduced.
+// a fixed window with three differences from [algorithms.FixedWindow], each reproduced.
 //
 // The window starts at a key's first hit, not on the clock. ulule keeps, per
 // key, a counter and an expiration in Unix nanoseconds. A hit on a key with
@@ -29,7 +34,7 @@ package algorithms
 // never capped. A request of cost c is Limiter.Increment(ctx, key, c)
 // (Get is Increment by 1): it is admitted only if the new count is at most
 // the limit, and its c is counted either way. A cost above the limit can
-// never pass (RetryAfter [Never]), and still starts or fills a window.
+// never pass (RetryAfter [algorithms.Never]), and still starts or fills a window.
 //
 // A cost of 0 is Limiter.Peek: it reads the counter and writes nothing.
 // (Increment by 0 would start a window on an idle key; Peek does not.) A
@@ -68,7 +73,7 @@ package algorithms
 // The zero Ulule refuses every request of positive cost, as unbuilt
 // limiters do. Build one with [NewUlule].
 type Ulule struct {
-	p      Params
+	p      algorithms.Params
 	wns    int64 // window in ns: ulule's Rate.Period
 	limit  int64 // ulule's Rate.Limit: rate × window rounded down
 	origin int64 // Params.Origin in µs
@@ -77,12 +82,12 @@ type Ulule struct {
 // NewUlule returns a model of ulule/limiter's memory store with
 // Rate{Period: p.Window, Limit: p.Rate × p.Window}. It reads p.Rate,
 // p.Window and p.Origin.
-func NewUlule(p Params) (*Ulule, error) {
-	_, limit, err := windowLimit(p.Rate, p.Window)
+func NewUlule(p algorithms.Params) (*Ulule, error) {
+	_, limit, err := algorithms.WindowLimit(p.Rate, p.Window)
 	if err != nil {
 		return nil, err
 	}
-	return &Ulule{p: Params{Rate: p.Rate, Window: p.Window, Origin: p.Origin},
+	return &Ulule{p: algorithms.Params{Rate: p.Rate, Window: p.Window, Origin: p.Origin},
 		wns: int64(p.Window), limit: limit, origin: int64(p.Origin)}, nil
 }
 
@@ -90,7 +95,7 @@ func NewUlule(p Params) (*Ulule, error) {
 func (u *Ulule) Name() string { return "ulule-limiter" }
 
 // Params returns the rate, window and origin.
-func (u *Ulule) Params() Params { return onlyRead(u.p, "window") }
+func (u *Ulule) Params() algorithms.Params { return onlyRead(u.p, "window") }
 
 // Limit returns ulule's Rate.Limit: the requests admitted per window.
 func (u *Ulule) Limit() int64 { return u.limit }
@@ -99,7 +104,7 @@ func (u *Ulule) Limit() int64 { return u.limit }
 // for a hit at nowNs, and whether it is live; for a counter absent or
 // expired, the count is 0 and the expiration the one a new counter would
 // get (cache.go: Counter.Increment, Counter.Load).
-func (u *Ulule) window(prev State, nowNs int64) (count, expNs int64, live bool) {
+func (u *Ulule) window(prev algorithms.State, nowNs int64) (count, expNs int64, live bool) {
 	if prev.Prev != 0 {
 		expNs = (u.origin+prev.T)*1000 + u.wns
 		if expNs != 0 && nowNs <= expNs {
@@ -112,18 +117,18 @@ func (u *Ulule) window(prev State, nowNs int64) (count, expNs int64, live bool) 
 // Reset returns what ulule's Context.Reset would say for a hit at now on
 // a key in state st: the expiration of the window the hit falls in, in Unix
 // seconds rounded down, the X-RateLimit-Reset header's value.
-func (u *Ulule) Reset(st State, now Time) int64 {
+func (u *Ulule) Reset(st algorithms.State, now algorithms.Time) int64 {
 	_, expNs, _ := u.window(st, (u.origin+int64(now))*1000)
-	return floorDiv(expNs, 1e9)
+	return exact.FloorDiv(expNs, 1e9)
 }
 
 // Step is Limiter.Increment(ctx, key, cost) on the memory store, or
 // Limiter.Peek for a cost of 0.
-func (u *Ulule) Step(prev State, now Time, cost int64) (State, Decision) {
-	if u.wns == 0 { // the zero value: windowLimit never builds a window below 1µs
-		return unbuilt(prev, cost)
+func (u *Ulule) Step(prev algorithms.State, now algorithms.Time, cost int64) (algorithms.State, algorithms.Decision) {
+	if u.wns == 0 { // the zero value: WindowLimit never builds a window below 1µs
+		return algorithms.Unbuilt(prev, cost)
 	}
-	cost = cleanCost(cost)
+	cost = algorithms.CleanCost(cost)
 	wall := u.origin + int64(now)
 	count, expNs, live := u.window(prev, wall*1000)
 	next := prev
@@ -133,14 +138,14 @@ func (u *Ulule) Step(prev State, now Time, cost int64) (State, Decision) {
 			next.N = count
 		} else {
 			count = cost
-			next = State{T: int64(now), N: cost, Prev: 1}
+			next = algorithms.State{T: int64(now), N: cost, Prev: 1}
 		}
 	}
-	d := Decision{Limit: u.limit}
+	d := algorithms.Decision{Limit: u.limit}
 	if live || cost > 0 {
 		// The counter is gone the first microsecond after its
 		// expiration: from then on the key decides as one never seen.
-		d.ResetAfter = micros(floorDiv(expNs, 1000) + 1 - wall)
+		d.ResetAfter = exact.Micros(exact.FloorDiv(expNs, 1000) + 1 - wall)
 	}
 	reached := count > u.limit // common.GetContextFromState
 	if !reached {
@@ -152,11 +157,11 @@ func (u *Ulule) Step(prev State, now Time, cost int64) (State, Decision) {
 	case !reached:
 		d.Allowed = true
 	case cost > u.limit:
-		d.RetryAfter = Never
+		d.RetryAfter = algorithms.Never
 	default:
 		// What a client reading X-RateLimit-Reset waits: the
 		// header's whole second, not the window's end.
-		d.RetryAfter = micros(floorDiv(expNs, 1e9)*1e6 - wall)
+		d.RetryAfter = exact.Micros(exact.FloorDiv(expNs, 1e9)*1e6 - wall)
 	}
 	return next, d
 }

@@ -1,10 +1,13 @@
-package algorithms
+package peers
 
 import (
 	"fmt"
 	"math"
 	"math/bits"
 	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
 // NginxLimitReq models nginx's limit_req (ngx_http_limit_req_module), the
@@ -34,7 +37,7 @@ import (
 //
 // A key never seen gets excess 0, not 1000: its first request is free. So
 // burst=5 admits 6 requests at one instant, with excess 0, 1000, …, 5000,
-// where [LeakyBucket] with Burst 5 admits 5; burst is the number of
+// where [algorithms.LeakyBucket] with Burst 5 admits 5; burst is the number of
 // requests queued behind the one being served, and the default burst of
 // 0 (burst= must be positive when written) admits one request per 1/rate.
 // ngx_http_limit_req_account then turns the excess into a delay in whole
@@ -87,10 +90,10 @@ import (
 // free whatever the clock says).
 //
 // The zero NginxLimitReq has no rate: it refuses every request of positive
-// cost, with RetryAfter [Never], and lets a peek through. Build a working
+// cost, with RetryAfter [algorithms.Never], and lets a peek through. Build a working
 // one with [NewNginxLimitReq].
 type NginxLimitReq struct {
-	p     Params
+	p     algorithms.Params
 	rate  int64 // ctx->rate: thousandths of a request a second
 	burst int64 // limit->burst: burst × 1000
 	delay int64 // limit->delay: delay × 1000, or NGX_MAX_INT_T_VALUE/1000 × 1000 for nodelay
@@ -101,25 +104,25 @@ type NginxLimitReq struct {
 // p.NoDelay. p.Rate must be a whole number of requests a second or a minute
 // (10/s, 100/m, 7/500ms = 14r/s, 1/2s = 30r/m): nginx reads nothing else. A
 // Burst or Delay of 0 is nginx's default, the parameter left out.
-func NewNginxLimitReq(p Params) (*NginxLimitReq, error) {
+func NewNginxLimitReq(p algorithms.Params) (*NginxLimitReq, error) {
 	rate, err := nginxRate(p.Rate)
 	if err != nil {
 		return nil, err
 	}
 	if p.Burst < 0 {
-		return nil, &ParamError{"burst", fmt.Sprintf("%d is negative (want 0, nginx's default with no burst=, or more)", p.Burst)}
+		return nil, &algorithms.ParamError{Param: "burst", Msg: fmt.Sprintf("%d is negative (want 0, nginx's default with no burst=, or more)", p.Burst)}
 	}
-	if p.Burst > maxExact/1000 {
-		return nil, &ParamError{"burst", fmt.Sprintf("%d is too large (want burst × 1000 ≤ 2^50)", p.Burst)}
+	if p.Burst > exact.Max/1000 {
+		return nil, &algorithms.ParamError{Param: "burst", Msg: fmt.Sprintf("%d is too large (want burst × 1000 ≤ 2^50)", p.Burst)}
 	}
 	if p.Delay < 0 {
-		return nil, &ParamError{"delay", fmt.Sprintf("%d is negative (want 0, nginx's default with no delay=, or more)", p.Delay)}
+		return nil, &algorithms.ParamError{Param: "delay", Msg: fmt.Sprintf("%d is negative (want 0, nginx's default with no delay=, or more)", p.Delay)}
 	}
-	if p.Delay > maxExact/1000 {
-		return nil, &ParamError{"delay", fmt.Sprintf("%d is too large (want delay × 1000 ≤ 2^50)", p.Delay)}
+	if p.Delay > exact.Max/1000 {
+		return nil, &algorithms.ParamError{Param: "delay", Msg: fmt.Sprintf("%d is too large (want delay × 1000 ≤ 2^50)", p.Delay)}
 	}
 	if p.Delay > 0 && p.NoDelay {
-		return nil, &ParamError{"delay", fmt.Sprintf("delay=%d and nodelay both set; nginx keeps whichever is written last (want one of them)", p.Delay)}
+		return nil, &algorithms.ParamError{Param: "delay", Msg: fmt.Sprintf("delay=%d and nodelay both set; nginx keeps whichever is written last (want one of them)", p.Delay)}
 	}
 	delay := p.Delay * 1000
 	if p.NoDelay {
@@ -130,8 +133,8 @@ func NewNginxLimitReq(p Params) (*NginxLimitReq, error) {
 
 // nginxRate returns r in nginx's thousandths of a request a second, as
 // ngx_http_limit_req_zone computes it from the rate= it would be written as.
-func nginxRate(r Rate) (int64, error) {
-	if _, err := rateMicros(r); err != nil {
+func nginxRate(r algorithms.Rate) (int64, error) {
+	if _, err := algorithms.RateMicros(r); err != nil {
 		return 0, err
 	}
 	for _, u := range [...]struct {
@@ -147,35 +150,35 @@ func nginxRate(r Rate) (int64, error) {
 		if rem != 0 {
 			continue
 		}
-		if q > maxExact/1000 {
+		if q > exact.Max/1000 {
 			break
 		}
 		return int64(q * 1000 / u.scale), nil
 	}
-	if r.PerSecond() > maxExact/1000 {
-		return 0, &ParamError{"rate", fmt.Sprintf("%s is too fast (want at most 2^50 thousandths of a request a second)", r)}
+	if r.PerSecond() > exact.Max/1000 {
+		return 0, &algorithms.ParamError{Param: "rate", Msg: fmt.Sprintf("%s is too fast (want at most 2^50 thousandths of a request a second)", r)}
 	}
-	return 0, &ParamError{"rate", fmt.Sprintf("nginx's rate= is a whole number of requests a second or a minute (r/s, r/m); %s is %.6g r/m (want e.g. 10/s, 100/m or 7/500ms)", r, r.PerSecond()*60)}
+	return 0, &algorithms.ParamError{Param: "rate", Msg: fmt.Sprintf("nginx's rate= is a whole number of requests a second or a minute (r/s, r/m); %s is %.6g r/m (want e.g. 10/s, 100/m or 7/500ms)", r, r.PerSecond()*60)}
 }
 
 // Name returns "nginx-limit-req".
 func (l *NginxLimitReq) Name() string { return "nginx-limit-req" }
 
 // Params returns the parameters it was built with, Origin included.
-func (l *NginxLimitReq) Params() Params { return onlyRead(l.p, "burst", "delay") }
+func (l *NginxLimitReq) Params() algorithms.Params { return onlyRead(l.p, "burst", "delay") }
 
 // Step is ngx_http_limit_req_lookup with account set (one limit_req), then
 // ngx_http_limit_req_account's delay.
-func (l *NginxLimitReq) Step(prev State, now Time, cost int64) (State, Decision) {
+func (l *NginxLimitReq) Step(prev algorithms.State, now algorithms.Time, cost int64) (algorithms.State, algorithms.Decision) {
 	if l.rate == 0 {
-		return unbuilt(prev, cost)
+		return algorithms.Unbuilt(prev, cost)
 	}
-	cost = cleanCost(cost)
+	cost = algorithms.CleanCost(cost)
 	nowUs := int64(l.p.Origin) + int64(now)
-	nowMs := floorDiv(nowUs, 1000) // ngx_current_msec
-	d := Decision{Limit: l.burst/1000 + 1}
+	nowMs := exact.FloorDiv(nowUs, 1000) // ngx_current_msec
+	d := algorithms.Decision{Limit: l.burst/1000 + 1}
 	seen := prev.Prev != 0
-	last := floorDiv(int64(l.p.Origin)+prev.T, 1000)
+	last := exact.FloorDiv(int64(l.p.Origin)+prev.T, 1000)
 
 	// first is the excess the first unit request would leave, ms the
 	// clamped elapsed time it leaks over.
@@ -203,7 +206,7 @@ func (l *NginxLimitReq) Step(prev State, now Time, cost int64) (State, Decision)
 	}
 	if cost > d.Limit {
 		// Even a fresh key's excess, 1000 × (cost − 1), is over burst.
-		d.RetryAfter = Never
+		d.RetryAfter = algorithms.Never
 		d.Remaining = l.room(first)
 		if seen {
 			d.ResetAfter = l.wait(prev.N+1000, last, nowMs, nowUs)
@@ -218,7 +221,7 @@ func (l *NginxLimitReq) Step(prev State, now Time, cost int64) (State, Decision)
 		d.ResetAfter = l.wait(prev.N+1000, last, nowMs, nowUs)
 		return prev, d
 	}
-	next := State{T: prev.T, N: excess, Prev: 1}
+	next := algorithms.State{T: prev.T, N: excess, Prev: 1}
 	if !seen || ms != 0 {
 		next.T = nowMs*1000 - int64(l.p.Origin)
 		last = nowMs
@@ -265,5 +268,5 @@ func (l *NginxLimitReq) wait(need, last, nowMs, nowUs int64) time.Duration {
 		}
 		at = last + int64((target+uint64(l.rate)-1)/uint64(l.rate))
 	}
-	return micros((at-nowMs)*1000 - (nowUs - nowMs*1000))
+	return exact.Micros((at-nowMs)*1000 - (nowUs - nowMs*1000))
 }

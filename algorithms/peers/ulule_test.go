@@ -1,4 +1,4 @@
-package algorithms_test
+package peers_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/ulule/limiter/v3/drivers/store/memory"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/peers"
 )
 
 // winBubbleOrigin is where a synctest bubble's clock starts, 2000-01-01
@@ -97,7 +98,7 @@ func TestUluleMatchesLibrary(t *testing.T) {
 
 func ululeDifferential(t *testing.T, c winConfig) {
 	ctx := context.Background()
-	model, err := algorithms.NewUlule(algorithms.Params{Rate: c.rate, Window: c.window, Origin: winBubbleOrigin})
+	model, err := peers.NewUlule(algorithms.Params{Rate: c.rate, Window: c.window, Origin: winBubbleOrigin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func ululeDifferential(t *testing.T, c winConfig) {
 func TestUluleWindowFollowsTheKey(t *testing.T) {
 	rate := algorithms.Rate{N: 100, Per: time.Second}
 	p := algorithms.Params{Rate: rate, Window: time.Second}
-	ulule := winMust(algorithms.NewUlule(p))
+	ulule := winMust(peers.NewUlule(p))
 	fixed := winMust(algorithms.NewFixedWindow(rate, time.Second))
 	log := winMust(algorithms.NewSlidingLog(rate, time.Second))
 
@@ -218,7 +219,7 @@ func TestUluleWindowFollowsTheKey(t *testing.T) {
 		return -1
 	}
 	rate5 := algorithms.Rate{N: 30, Per: time.Second} // 30 per window: 6 requests of 5
-	ulule5 := winMust(algorithms.NewUlule(algorithms.Params{Rate: rate5, Window: time.Second}))
+	ulule5 := winMust(peers.NewUlule(algorithms.Params{Rate: rate5, Window: time.Second}))
 	fixed5 := winMust(algorithms.NewFixedWindow(rate5, time.Second))
 	for _, tt := range []struct {
 		alg  algorithms.Algorithm
@@ -238,7 +239,7 @@ func TestUluleWindowFollowsTheKey(t *testing.T) {
 // decide a request differently, for the record.
 func TestUluleDisagreesWithFixedWindow(t *testing.T) {
 	c := ululeConfigs[0]
-	ulule := winMust(algorithms.NewUlule(algorithms.Params{Rate: c.rate, Window: c.window}))
+	ulule := winMust(peers.NewUlule(algorithms.Params{Rate: c.rate, Window: c.window}))
 	fixed := winMust(algorithms.NewFixedWindow(c.rate, c.window))
 	log := winMust(algorithms.NewSlidingLog(c.rate, c.window))
 	u, f, l, n := winCountAdmitted(c, peerWinDecisions, ulule, fixed, log)
@@ -285,7 +286,7 @@ func winCountAdmitted(conf winConfig, n int, a, b, c algorithms.Algorithm) (na, 
 
 func TestUluleSteps(t *testing.T) {
 	const ms = algorithms.Time(1000)
-	u := winMust(algorithms.NewUlule(algorithms.Params{Rate: algorithms.Rate{N: 3, Per: time.Second}, Window: time.Second}))
+	u := winMust(peers.NewUlule(algorithms.Params{Rate: algorithms.Rate{N: 3, Per: time.Second}, Window: time.Second}))
 	type step struct {
 		at        algorithms.Time
 		cost      int64
@@ -340,9 +341,9 @@ func TestUluleSteps(t *testing.T) {
 // a refused client comes back when the header says, half a second early.
 func TestUluleWallClockRounding(t *testing.T) {
 	p := algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}, Window: time.Second}
-	whole := winMust(algorithms.NewUlule(p))
+	whole := winMust(peers.NewUlule(p))
 	p.Origin = 1_700_000_000_500_000
-	half := winMust(algorithms.NewUlule(p))
+	half := winMust(peers.NewUlule(p))
 	// A second request, refused: it waits what X-RateLimit-Reset says.
 	st, _ := whole.Step(algorithms.State{}, 0, 1)
 	if _, d := whole.Step(st, 0, 1); d.RetryAfter != time.Second {
@@ -358,14 +359,14 @@ func TestUluleWallClockRounding(t *testing.T) {
 }
 
 func TestUluleEdges(t *testing.T) {
-	var zero algorithms.Ulule
+	var zero peers.Ulule
 	if st, d := zero.Step(algorithms.State{}, 5, 1); d.Allowed || d.RetryAfter != algorithms.Never || st.T != 0 || st.N != 0 || st.Prev != 0 {
 		t.Errorf("zero Ulule: %+v %+v, want refused for good", st, d)
 	}
 	if _, d := zero.Step(algorithms.State{}, 5, 0); !d.Allowed {
 		t.Errorf("zero Ulule refused a peek: %+v", d)
 	}
-	u := winMust(algorithms.NewUlule(algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Window: time.Second, Origin: 42}))
+	u := winMust(peers.NewUlule(algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Window: time.Second, Origin: 42}))
 	if p := u.Params(); p.Origin != 42 || p.Window != time.Second || p.Rate.N != 10 {
 		t.Errorf("Params() = %+v", p)
 	}
@@ -380,7 +381,7 @@ func TestUluleEdges(t *testing.T) {
 }
 
 // TestWinPeersParamErrors: both peers take their limit from rate × window,
-// and refuse what windowLimit refuses, naming the parameter.
+// and refuse what WindowLimit refuses, naming the parameter.
 func TestWinPeersParamErrors(t *testing.T) {
 	for _, tt := range []struct {
 		p    algorithms.Params

@@ -1,4 +1,4 @@
-package algorithms_test
+package peers_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/sethvargo/go-limiter/memorystore"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/peers"
 )
 
 var goLimiterConfigs = []winConfig{
@@ -143,7 +144,7 @@ func goLimiterRebuild(t *testing.T) {
 
 func goLimiterDifferential(t *testing.T, c winConfig) {
 	ctx := context.Background()
-	model, err := algorithms.NewGoLimiter(algorithms.Params{Rate: c.rate, Window: c.window, Origin: winBubbleOrigin})
+	model, err := peers.NewGoLimiter(algorithms.Params{Rate: c.rate, Window: c.window, Origin: winBubbleOrigin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func goLimiterDifferential(t *testing.T, c winConfig) {
 func TestGoLimiterTickDoublesTheBurst(t *testing.T) {
 	const ms = algorithms.Time(1000)
 	rate := algorithms.Rate{N: 100, Per: time.Second}
-	gl := winMust(algorithms.NewGoLimiter(algorithms.Params{Rate: rate, Window: time.Second}))
+	gl := winMust(peers.NewGoLimiter(algorithms.Params{Rate: rate, Window: time.Second}))
 	tb := winMust(algorithms.NewTokenBucket(rate, 100))
 	log := winMust(algorithms.NewSlidingLog(rate, time.Second))
 
@@ -251,7 +252,7 @@ func TestGoLimiterTickDoublesTheBurst(t *testing.T) {
 	// Over the differential test's traffic, how often it and the exact
 	// fixed window and token bucket decide differently, for the record.
 	c := goLimiterConfigs[0]
-	gl3 := winMust(algorithms.NewGoLimiter(algorithms.Params{Rate: c.rate, Window: c.window}))
+	gl3 := winMust(peers.NewGoLimiter(algorithms.Params{Rate: c.rate, Window: c.window}))
 	fixed3 := winMust(algorithms.NewFixedWindow(c.rate, c.window))
 	tb3 := winMust(algorithms.NewTokenBucket(c.rate, 3))
 	g, f, b, n := winCountAdmitted(c, peerWinDecisions, gl3, fixed3, tb3)
@@ -268,7 +269,7 @@ func TestGoLimiterTickDoublesTheBurst(t *testing.T) {
 // adding to it.
 func TestGoLimiterPartialRefill(t *testing.T) {
 	const ms = algorithms.Time(1000)
-	g := winMust(algorithms.NewGoLimiter(algorithms.Params{Rate: algorithms.Rate{N: 5000, Per: 10 * time.Millisecond}, Window: 10 * time.Millisecond}))
+	g := winMust(peers.NewGoLimiter(algorithms.Params{Rate: algorithms.Rate{N: 5000, Per: 10 * time.Millisecond}, Window: 10 * time.Millisecond}))
 	var st algorithms.State
 	var d algorithms.Decision
 	for i, s := range []struct {
@@ -294,7 +295,7 @@ func TestGoLimiterPartialRefill(t *testing.T) {
 
 func TestGoLimiterSteps(t *testing.T) {
 	const ms = algorithms.Time(1000)
-	g := winMust(algorithms.NewGoLimiter(algorithms.Params{Rate: algorithms.Rate{N: 3, Per: time.Second}, Window: time.Second, Origin: winBubbleOrigin}))
+	g := winMust(peers.NewGoLimiter(algorithms.Params{Rate: algorithms.Rate{N: 3, Per: time.Second}, Window: time.Second, Origin: winBubbleOrigin}))
 	type step struct {
 		at        algorithms.Time
 		cost      int64
@@ -341,7 +342,7 @@ func TestGoLimiterSteps(t *testing.T) {
 // 2^64 / Interval: one refill, and then no tick ever passes lastTick again.
 func TestGoLimiterClockBeforeTheFirstHit(t *testing.T) {
 	const s1 = algorithms.Time(1_000_000)
-	g := winMust(algorithms.NewGoLimiter(algorithms.Params{Rate: algorithms.Rate{N: 3, Per: time.Second}, Window: time.Second}))
+	g := winMust(peers.NewGoLimiter(algorithms.Params{Rate: algorithms.Rate{N: 3, Per: time.Second}, Window: time.Second}))
 	st, _ := g.Step(algorithms.State{}, 10*s1, 3) // first hit at 10s, all spent
 	st, d := g.Step(st, 9*s1, 1)                  // 1s before it
 	if !d.Allowed || d.Remaining != 2 {
@@ -362,14 +363,14 @@ func TestGoLimiterClockBeforeTheFirstHit(t *testing.T) {
 }
 
 func TestGoLimiterEdges(t *testing.T) {
-	var zero algorithms.GoLimiter
+	var zero peers.GoLimiter
 	if st, d := zero.Step(algorithms.State{}, 5, 1); d.Allowed || d.RetryAfter != algorithms.Never || st.T != 0 || st.N != 0 || st.Prev != 0 {
 		t.Errorf("zero GoLimiter: %+v %+v, want refused for good", st, d)
 	}
 	if _, d := zero.Step(algorithms.State{}, 5, 0); !d.Allowed {
 		t.Errorf("zero GoLimiter refused a peek: %+v", d)
 	}
-	g := winMust(algorithms.NewGoLimiter(algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Window: 2 * time.Second, Origin: 42}))
+	g := winMust(peers.NewGoLimiter(algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Window: 2 * time.Second, Origin: 42}))
 	if p := g.Params(); p.Origin != 42 || p.Window != 2*time.Second || p.Rate.N != 10 || g.Limit() != 20 {
 		t.Errorf("Params() = %+v, Limit() = %d", p, g.Limit())
 	}

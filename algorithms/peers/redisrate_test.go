@@ -1,4 +1,4 @@
-package algorithms
+package peers
 
 // An internal test: the differential test against miniredis needs the
 // model to print numbers as gopher-lua does (RedisRate.shortest), which no
@@ -25,6 +25,7 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/testsize"
 )
 
@@ -33,8 +34,8 @@ import (
 // was 2025-07-05), where a double's spacing is 2^-24 s and 2^-25 s, and
 // the ties round differently.
 const (
-	origin2026 = Time(1767225600_000_000)
-	origin2025 = Time(1735689600_000_000)
+	origin2026 = algorithms.Time(1767225600_000_000)
+	origin2025 = algorithms.Time(1735689600_000_000)
 )
 
 // redisRateRace reports whether the test binary runs under the race
@@ -51,7 +52,7 @@ func redisRateRace() bool {
 }
 
 type redisRateReq struct {
-	at   Time
+	at   algorithms.Time
 	cost int64
 }
 
@@ -59,22 +60,22 @@ type redisRateReq struct {
 // few µs, of up to two emission intervals and of up to a whole burst's
 // refill, costs mostly 1 but 0..3 and now and then burst+1; with back
 // set, 3% of arrivals step the clock back by up to two intervals.
-func redisRateRequests(rng *rand.Rand, n int, p Params, back bool) []redisRateReq {
+func redisRateRequests(rng *rand.Rand, n int, p algorithms.Params, back bool) []redisRateReq {
 	interval := max(int64(p.Rate.Per/time.Microsecond)/p.Rate.N, 1)
 	reqs := make([]redisRateReq, n)
-	at := Time(rng.Int64N(1_000_000_000))
+	at := algorithms.Time(rng.Int64N(1_000_000_000))
 	for i := range reqs {
 		switch r := rng.IntN(100); {
 		case r < 30:
 		case r < 50:
-			at += Time(1 + rng.Int64N(1000))
+			at += algorithms.Time(1 + rng.Int64N(1000))
 		case r < 80:
-			at += Time(rng.Int64N(2 * interval))
+			at += algorithms.Time(rng.Int64N(2 * interval))
 		default:
-			at += Time(rng.Int64N(3*interval*p.Burst/2 + 1))
+			at += algorithms.Time(rng.Int64N(3*interval*p.Burst/2 + 1))
 		}
 		if back && rng.IntN(100) < 3 {
-			at -= Time(1 + rng.Int64N(2*interval))
+			at -= algorithms.Time(1 + rng.Int64N(2*interval))
 		}
 		cost := int64(1)
 		switch r := rng.IntN(100); {
@@ -91,8 +92,8 @@ func redisRateRequests(rng *rand.Rand, n int, p Params, back bool) []redisRateRe
 // fromResult is the Decision a redis_rate.Result stands for: admitted if
 // it admitted something, or, for a cost of 0, if it took the admitting
 // branch (RetryAfter −1); RetryAfter −1 is 0.
-func fromResult(res *redis_rate.Result, cost int64) Decision {
-	d := Decision{
+func fromResult(res *redis_rate.Result, cost int64) algorithms.Decision {
+	d := algorithms.Decision{
 		Allowed:    res.Allowed > 0 || (cost == 0 && res.RetryAfter == -1),
 		Limit:      int64(res.Limit.Burst),
 		Remaining:  int64(res.Remaining),
@@ -107,7 +108,7 @@ func fromResult(res *redis_rate.Result, cost int64) Decision {
 
 var redisRateConfigs = []struct {
 	name string
-	p    Params
+	p    algorithms.Params
 	n    int // decisions without -race, on a real redis-server
 	// mini is the decisions on miniredis, where a call costs ~300 µs and
 	// the library's AllowN itself is called: 100,000 in the first
@@ -122,12 +123,12 @@ var redisRateConfigs = []struct {
 	seed   uint64
 	checkT bool // compare the stored TAT after every decision
 }{
-	{"3/s burst 5", Params{Rate: Rate{3, time.Second}, Burst: 5, Origin: origin2026}, 100_000, 100_000, false, 1, false},
-	{"3/s burst 5 in 2025", Params{Rate: Rate{3, time.Second}, Burst: 5, Origin: origin2025}, 100_000, 10_000, false, 2, true},
-	{"10/s burst 1", Params{Rate: Rate{10, time.Second}, Burst: 1, Origin: origin2026}, 100_000, 10_000, false, 3, true},
-	{"100/m burst 100", Params{Rate: Rate{100, time.Minute}, Burst: 100, Origin: origin2026}, 100_000, 10_000, false, 4, true},
-	{"7/500ms burst 3", Params{Rate: Rate{7, 500 * time.Millisecond}, Burst: 3, Origin: origin2026}, 100_000, 10_000, false, 5, true},
-	{"10/s burst 50, clock steps back", Params{Rate: Rate{10, time.Second}, Burst: 50, Origin: origin2026}, 100_000, 10_000, true, 6, true},
+	{"3/s burst 5", algorithms.Params{Rate: algorithms.Rate{N: 3, Per: time.Second}, Burst: 5, Origin: origin2026}, 100_000, 100_000, false, 1, false},
+	{"3/s burst 5 in 2025", algorithms.Params{Rate: algorithms.Rate{N: 3, Per: time.Second}, Burst: 5, Origin: origin2025}, 100_000, 10_000, false, 2, true},
+	{"10/s burst 1", algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Burst: 1, Origin: origin2026}, 100_000, 10_000, false, 3, true},
+	{"100/m burst 100", algorithms.Params{Rate: algorithms.Rate{N: 100, Per: time.Minute}, Burst: 100, Origin: origin2026}, 100_000, 10_000, false, 4, true},
+	{"7/500ms burst 3", algorithms.Params{Rate: algorithms.Rate{N: 7, Per: 500 * time.Millisecond}, Burst: 3, Origin: origin2026}, 100_000, 10_000, false, 5, true},
+	{"10/s burst 50, clock steps back", algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Burst: 50, Origin: origin2026}, 100_000, 10_000, true, 6, true},
 }
 
 // TestRedisRateMatchesTheLibraryOnMiniredis drives the real
@@ -157,14 +158,14 @@ func TestRedisRateMatchesTheLibraryOnMiniredis(t *testing.T) {
 			m.shortest = true
 			limit := redis_rate.Limit{Rate: int(c.p.Rate.N), Period: c.p.Rate.Per, Burst: int(c.p.Burst)}
 			key := "differential " + c.name
-			var st State
+			var st algorithms.State
 			for i, r := range redisRateRequests(rand.New(rand.NewPCG(c.seed, 14)), n, c.p, c.back) {
 				mr.SetTime(time.UnixMicro(int64(c.p.Origin + r.at)))
 				res, err := limiter.AllowN(ctx, key, limit, int(r.cost))
 				if err != nil {
 					t.Fatal(err)
 				}
-				var d Decision
+				var d algorithms.Decision
 				st, d = m.Step(st, r.at, r.cost)
 				if want := fromResult(res, r.cost); d != want {
 					t.Fatalf("decision %d (at %dµs, cost %d): model %+v, redis_rate %+v", i, r.at, r.cost, d, want)
@@ -262,7 +263,7 @@ func TestRedisRateMatchesRedis(t *testing.T) {
 			key := "rate:ratelim-test " + c.name
 			rdb.Del(ctx, key)
 			t.Cleanup(func() { rdb.Del(ctx, key) })
-			var st State
+			var st algorithms.State
 			for i, r := range redisRateRequests(rand.New(rand.NewPCG(c.seed, 14)), n, c.p, c.back) {
 				wall := int64(c.p.Origin + r.at)
 				sec, us := wall/1_000_000, wall%1_000_000
@@ -277,7 +278,7 @@ func TestRedisRateMatchesRedis(t *testing.T) {
 				}
 				want := fromResult(&redis_rate.Result{Limit: limit, Allowed: int(v[0].(int64)), Remaining: int(v[1].(int64)),
 					RetryAfter: dur(retryAfter), ResetAfter: dur(resetAfter)}, r.cost)
-				var d Decision
+				var d algorithms.Decision
 				st, d = m.Step(st, r.at, r.cost)
 				if d != want {
 					t.Fatalf("decision %d (at %dµs, cost %d): model %+v, Redis %+v (reply %q)", i, r.at, r.cost, d, want, v)
@@ -300,21 +301,21 @@ func TestRedisRateRefusesATie(t *testing.T) {
 	limiter := redis_rate.NewLimiter(rdb)
 	tests := []struct {
 		name  string
-		p     Params
+		p     algorithms.Params
 		retry time.Duration // the last request's Retry-After
 	}{
-		{"3/s burst 5 in 2025", Params{Rate: Rate{3, time.Second}, Burst: 5, Origin: origin2025}, 59 * time.Nanosecond},
-		{"10/s burst 5 in 2026", Params{Rate: Rate{10, time.Second}, Burst: 5, Origin: origin2026}, 119 * time.Nanosecond},
+		{"3/s burst 5 in 2025", algorithms.Params{Rate: algorithms.Rate{N: 3, Per: time.Second}, Burst: 5, Origin: origin2025}, 59 * time.Nanosecond},
+		{"10/s burst 5 in 2026", algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Burst: 5, Origin: origin2026}, 119 * time.Nanosecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := must(NewRedisRate(tt.p))
-			exact := must(NewGCRA(tt.p.Rate, tt.p.Burst))
-			const at = Time(123_456_789) // any instant in the binade will do
+			exact := must(algorithms.NewGCRA(tt.p.Rate, tt.p.Burst))
+			const at = algorithms.Time(123_456_789) // any instant in the binade will do
 			mr.SetTime(time.UnixMicro(int64(tt.p.Origin + at)))
 			limit := redis_rate.Limit{Rate: int(tt.p.Rate.N), Period: tt.p.Rate.Per, Burst: int(tt.p.Burst)}
-			var st, est State
-			var d, ed Decision
+			var st, est algorithms.State
+			var d, ed algorithms.Decision
 			for i := range tt.p.Burst {
 				st, d = m.Step(st, at, 1)
 				est, ed = exact.Step(est, at, 1)
@@ -355,10 +356,10 @@ func TestRedisRateDisagreesWithTheExactGCRA(t *testing.T) {
 	total, refused, admitted := 0, 0, 0
 	for _, c := range redisRateConfigs {
 		m := must(NewRedisRate(c.p))
-		exact := must(NewGCRA(c.p.Rate, c.p.Burst))
-		var st, est State
+		exact := must(algorithms.NewGCRA(c.p.Rate, c.p.Burst))
+		var st, est algorithms.State
 		for _, r := range redisRateRequests(rand.New(rand.NewPCG(c.seed, 2017)), n, c.p, false) {
-			var d, ed Decision
+			var d, ed algorithms.Decision
 			st, d = m.Step(st, r.at, r.cost)
 			est, ed = exact.Step(est, r.at, r.cost)
 			total++
@@ -368,7 +369,7 @@ func TestRedisRateDisagreesWithTheExactGCRA(t *testing.T) {
 				} else {
 					admitted++
 				}
-				st, est = State{}, State{}
+				st, est = algorithms.State{}, algorithms.State{}
 			}
 		}
 	}
@@ -382,37 +383,37 @@ func TestRedisRateDisagreesWithTheExactGCRA(t *testing.T) {
 // plain admission, with the script's figures worked out by hand at 1/s,
 // burst 2, in 2026 (spacing 2^-24 s, so whole and half seconds are exact).
 func TestRedisRateEdges(t *testing.T) {
-	p := Params{Rate: Rate{1, time.Second}, Burst: 2, Origin: origin2026}
+	p := algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}, Burst: 2, Origin: origin2026}
 	m := must(NewRedisRate(p))
 	tests := []struct {
 		name string
-		prev State
-		at   Time
+		prev algorithms.State
+		at   algorithms.Time
 		cost int64
-		want Decision
+		want algorithms.Decision
 		same bool // the state must come back unchanged
 	}{
-		{"a new key admits and resets after one interval", State{}, s1, 1,
-			Decision{Allowed: true, Limit: 2, Remaining: 1, ResetAfter: time.Second}, false},
-		{"a peek on a new key writes nothing", State{}, s1, 0,
-			Decision{Allowed: true, Limit: 2, Remaining: 2}, true},
+		{"a new key admits and resets after one interval", algorithms.State{}, s1, 1,
+			algorithms.Decision{Allowed: true, Limit: 2, Remaining: 1, ResetAfter: time.Second}, false},
+		{"a peek on a new key writes nothing", algorithms.State{}, s1, 0,
+			algorithms.Decision{Allowed: true, Limit: 2, Remaining: 2}, true},
 		{"a peek on a full key writes nothing", tatAt(p, 3*s1), s1, 0,
-			Decision{Allowed: true, Limit: 2, Remaining: 0, ResetAfter: 2 * time.Second}, true},
+			algorithms.Decision{Allowed: true, Limit: 2, Remaining: 0, ResetAfter: 2 * time.Second}, true},
 		{"a full key refuses until the next interval", tatAt(p, 3*s1), s1, 1,
-			Decision{Limit: 2, RetryAfter: time.Second, ResetAfter: 2 * time.Second}, true},
+			algorithms.Decision{Limit: 2, RetryAfter: time.Second, ResetAfter: 2 * time.Second}, true},
 		// (cost − burst) intervals, though no wait will do: the library says so.
-		{"a cost above burst gets a finite Retry-After", State{}, s1, 5,
-			Decision{Limit: 2, RetryAfter: 3 * time.Second}, true},
-		{"a huge cost's Retry-After overflows to Never", State{}, s1, math.MaxInt64,
-			Decision{Limit: 2, RetryAfter: Never}, true},
+		{"a cost above burst gets a finite Retry-After", algorithms.State{}, s1, 5,
+			algorithms.Decision{Limit: 2, RetryAfter: 3 * time.Second}, true},
+		{"a huge cost's Retry-After overflows to Never", algorithms.State{}, s1, math.MaxInt64,
+			algorithms.Decision{Limit: 2, RetryAfter: algorithms.Never}, true},
 		{"a clock gone back past the burst refuses even a peek", tatAt(p, 10*s1), s1, 0,
-			Decision{Limit: 2, RetryAfter: 7 * time.Second, ResetAfter: 9 * time.Second}, true},
+			algorithms.Decision{Limit: 2, RetryAfter: 7 * time.Second, ResetAfter: 9 * time.Second}, true},
 		{"a clock gone back a little finds the TAT further ahead", tatAt(p, 2*s1), s1 / 2, 1,
-			Decision{Limit: 2, RetryAfter: 500 * time.Millisecond, ResetAfter: 1500 * time.Millisecond}, true},
-		{"a state of another algorithm (Prev 0) is a new key", State{T: 5, N: 7}, s1, 1,
-			Decision{Allowed: true, Limit: 2, Remaining: 1, ResetAfter: time.Second}, false},
-		{"negative cost is a peek", State{}, s1, -3,
-			Decision{Allowed: true, Limit: 2, Remaining: 2}, true},
+			algorithms.Decision{Limit: 2, RetryAfter: 500 * time.Millisecond, ResetAfter: 1500 * time.Millisecond}, true},
+		{"a state of another algorithm (Prev 0) is a new key", algorithms.State{T: 5, N: 7}, s1, 1,
+			algorithms.Decision{Allowed: true, Limit: 2, Remaining: 1, ResetAfter: time.Second}, false},
+		{"negative cost is a peek", algorithms.State{}, s1, -3,
+			algorithms.Decision{Allowed: true, Limit: 2, Remaining: 2}, true},
 	}
 	for _, tt := range tests {
 		next, d := m.Step(tt.prev, tt.at, tt.cost)
@@ -427,43 +428,43 @@ func TestRedisRateEdges(t *testing.T) {
 		}
 	}
 	// Extreme instants and states do not panic.
-	for _, at := range []Time{math.MinInt64, -1, math.MaxInt64} {
-		for _, prev := range []State{{}, {T: math.MaxInt64, N: int64(math.Float64bits(math.Inf(1))), Prev: 1}, {N: -1, Prev: 1}} {
+	for _, at := range []algorithms.Time{math.MinInt64, -1, math.MaxInt64} {
+		for _, prev := range []algorithms.State{{}, {T: math.MaxInt64, N: int64(math.Float64bits(math.Inf(1))), Prev: 1}, {N: -1, Prev: 1}} {
 			m.Step(prev, at, 1)
 		}
 	}
 }
 
 // tatAt is the state the script leaves when its TAT is Origin + at.
-func tatAt(p Params, at Time) State {
+func tatAt(p algorithms.Params, at algorithms.Time) algorithms.State {
 	m := must(NewRedisRate(p)).(*RedisRate)
 	tat := m.luaNow(at)
-	return State{T: m.instant(tat), N: int64(math.Float64bits(tat)), Prev: 1}
+	return algorithms.State{T: m.instant(tat), N: int64(math.Float64bits(tat)), Prev: 1}
 }
 
 func TestRedisRateParams(t *testing.T) {
-	p := Params{Rate: Rate{3, time.Second}, Burst: 5, Window: time.Minute, Origin: origin2026}
+	p := algorithms.Params{Rate: algorithms.Rate{N: 3, Per: time.Second}, Burst: 5, Window: time.Minute, Origin: origin2026}
 	got := must(NewRedisRate(p)).Params()
-	if want := (Params{Rate: p.Rate, Burst: 5, Origin: origin2026}); got != want {
+	if want := (algorithms.Params{Rate: p.Rate, Burst: 5, Origin: origin2026}); got != want {
 		t.Errorf("Params() = %+v, want %+v", got, want)
 	}
 	bad := []struct {
-		p     Params
+		p     algorithms.Params
 		param string
 	}{
-		{Params{Rate: Rate{0, time.Second}, Burst: 1}, "rate"},
-		{Params{Rate: Rate{1, time.Nanosecond}, Burst: 1}, "rate"},
-		{Params{Rate: Rate{1, time.Second}}, "burst"},
-		{Params{Rate: Rate{1, time.Hour}, Burst: 1 << 30}, "burst"},
+		{algorithms.Params{Rate: algorithms.Rate{N: 0, Per: time.Second}, Burst: 1}, "rate"},
+		{algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Nanosecond}, Burst: 1}, "rate"},
+		{algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}}, "burst"},
+		{algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Hour}, Burst: 1 << 30}, "burst"},
 	}
 	for _, b := range bad {
-		var pe *ParamError
+		var pe *algorithms.ParamError
 		if _, err := NewRedisRate(b.p); !errors.As(err, &pe) || pe.Param != b.param {
 			t.Errorf("NewRedisRate(%+v) = %v, want a ParamError on %s", b.p, err, b.param)
 		}
 	}
 	var zero RedisRate
-	if next, d := zero.Step(State{N: 9, Prev: 1}, s1, 1); d != (Decision{RetryAfter: Never}) || !reflect.DeepEqual(next, State{N: 9, Prev: 1}) {
+	if next, d := zero.Step(algorithms.State{N: 9, Prev: 1}, s1, 1); d != (algorithms.Decision{RetryAfter: algorithms.Never}) || !reflect.DeepEqual(next, algorithms.State{N: 9, Prev: 1}) {
 		t.Errorf("zero RedisRate: %+v, %+v; want a refusal for good, state untouched", d, next)
 	}
 }
@@ -471,7 +472,7 @@ func TestRedisRateParams(t *testing.T) {
 // TestRedisRateDuration checks the 14 digits against strconv's printing,
 // where the shortcut cannot decide and where it can.
 func TestRedisRateDuration(t *testing.T) {
-	m := must(NewRedisRate(Params{Rate: Rate{1, time.Second}, Burst: 1})).(*RedisRate)
+	m := must(NewRedisRate(algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}, Burst: 1})).(*RedisRate)
 	rng := rand.New(rand.NewPCG(7, 7))
 	for i := range 200_000 {
 		x := math.Ldexp(float64(rng.Int64N(1<<40)), -24-rng.IntN(10)) // on a grid, as the script's figures are
@@ -486,9 +487,9 @@ func TestRedisRateDuration(t *testing.T) {
 }
 
 func TestRedisRateStepDoesNotAllocate(t *testing.T) {
-	m := must(NewRedisRate(Params{Rate: Rate{100, time.Minute}, Burst: 100, Origin: origin2026}))
-	var st State
-	now := Time(0)
+	m := must(NewRedisRate(algorithms.Params{Rate: algorithms.Rate{N: 100, Per: time.Minute}, Burst: 100, Origin: origin2026}))
+	var st algorithms.State
+	now := algorithms.Time(0)
 	if n := testing.AllocsPerRun(1000, func() {
 		now += 1234
 		st, _ = m.Step(st, now, 1)

@@ -1,6 +1,6 @@
 //go:build !race
 
-package algorithms_test
+package peers_test
 
 // peerDecisions is how many random decisions each configuration of a Go
 // peer's differential test makes: fewer under the race detector, which

@@ -1,6 +1,6 @@
 //go:build race
 
-package algorithms_test
+package peers_test
 
 // peerWinDecisions is how many random decisions each configuration of the
 // ulule-limiter and go-limiter differential tests makes: fewer under the

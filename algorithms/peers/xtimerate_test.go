@@ -1,4 +1,4 @@
-package algorithms_test
+package peers_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/peers"
 )
 
 // peerConfig is one configuration a Go peer's differential test runs.
@@ -109,7 +110,7 @@ func cloneLimiter(l *rate.Limiter) *rate.Limiter {
 func TestXTimeRateMatchesTheLibrary(t *testing.T) {
 	for ci, c := range peerConfigs {
 		p := c.params()
-		model, err := algorithms.NewXTimeRate(p)
+		model, err := peers.NewXTimeRate(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +158,7 @@ func TestXTimeRateMatchesTheLibrary(t *testing.T) {
 // token bucket, which keeps last at 10 s, refuses the third.
 func TestXTimeRateQuirkRefillsTwiceAfterAStepBack(t *testing.T) {
 	p := algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}, Burst: 2, Origin: origin2026}
-	model, _ := algorithms.NewXTimeRate(p)
+	model, _ := peers.NewXTimeRate(p)
 	exact, _ := algorithms.NewTokenBucket(p.Rate, p.Burst)
 	lim := rate.NewLimiter(1, 2)
 	var ms, es algorithms.State
@@ -181,7 +182,7 @@ func TestXTimeRateQuirkRefillsTwiceAfterAStepBack(t *testing.T) {
 func TestXTimeRateQuirkFigures(t *testing.T) {
 	for _, backwards := range []bool{false, true} {
 		c := peerConfig{rate: algorithms.Rate{N: 100, Per: time.Minute}, burst: 10, origin: origin2026, backwards: backwards}
-		model, _ := algorithms.NewXTimeRate(c.params())
+		model, _ := peers.NewXTimeRate(c.params())
 		exact, _ := algorithms.NewTokenBucket(c.rate, c.burst)
 		var ms, es algorithms.State
 		var allowed, remaining, modelAdmits, exactAdmits int
@@ -215,7 +216,7 @@ func TestXTimeRateQuirkFigures(t *testing.T) {
 
 func TestXTimeRateEdges(t *testing.T) {
 	tenPerSecond := algorithms.Rate{N: 10, Per: time.Second}
-	x, err := algorithms.NewXTimeRate(algorithms.Params{Rate: tenPerSecond, Burst: 3, Origin: origin2026})
+	x, err := peers.NewXTimeRate(algorithms.Params{Rate: tenPerSecond, Burst: 3, Origin: origin2026})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +263,7 @@ func TestXTimeRateEdges(t *testing.T) {
 		t.Errorf("2 at 1.1 s: %+v, want refused with 100ms to wait", d)
 	}
 
-	wantParamErrors(t, "NewXTimeRate", algorithms.NewXTimeRate, []paramCase{
+	wantParamErrors(t, "NewXTimeRate", peers.NewXTimeRate, []paramCase{
 		{algorithms.Params{Rate: algorithms.Rate{N: 0, Per: time.Second}, Burst: 1}, "rate"},
 		{algorithms.Params{Rate: algorithms.Rate{N: 1, Per: 0}, Burst: 1}, "rate"},
 		{algorithms.Params{Rate: tenPerSecond, Burst: 0}, "burst"},
@@ -272,7 +273,7 @@ func TestXTimeRateEdges(t *testing.T) {
 		t.Errorf("Params() = %+v", got)
 	}
 
-	var zero algorithms.XTimeRate
+	var zero peers.XTimeRate
 	if _, d := zero.Step(full, 0, 1); d.Allowed || d.RetryAfter != algorithms.Never {
 		t.Errorf("zero XTimeRate admitted: %+v", d)
 	}

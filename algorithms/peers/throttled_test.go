@@ -1,4 +1,4 @@
-package algorithms_test
+package peers_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/throttled/throttled/v2/store/memstore"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/peers"
 )
 
 // throttledTAT is the TAT the model's state says the store holds, in
@@ -40,7 +41,7 @@ func TestThrottledMatchesTheLibrary(t *testing.T) {
 	)
 	ctx := context.Background()
 	for ci, c := range configs {
-		model, err := algorithms.NewThrottled(c.params())
+		model, err := peers.NewThrottled(c.params())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +107,7 @@ func TestThrottledMatchesTheLibrary(t *testing.T) {
 // GCRA reports the empty bucket it is.
 func TestThrottledQuirkOverCapacityReportsAFullBucket(t *testing.T) {
 	p := algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}, Burst: 3, Origin: origin2026}
-	model, _ := algorithms.NewThrottled(p)
+	model, _ := peers.NewThrottled(p)
 	exact, _ := algorithms.NewGCRA(p.Rate, p.Burst)
 	var ms, es algorithms.State
 	for range 3 {
@@ -135,7 +136,7 @@ func TestThrottledQuirkOverCapacityReportsAFullBucket(t *testing.T) {
 // is 333333333.3 µs: the 1000th request after the burst.
 func TestThrottledQuirkEmissionTruncated(t *testing.T) {
 	p := algorithms.Params{Rate: algorithms.Rate{N: 3, Per: time.Second}, Burst: 2, Origin: origin2026}
-	model, _ := algorithms.NewThrottled(p)
+	model, _ := peers.NewThrottled(p)
 	exact, _ := algorithms.NewGCRA(p.Rate, p.Burst)
 	ms, _ := model.Step(algorithms.State{}, 0, 2)
 	es, _ := exact.Step(algorithms.State{}, 0, 2)
@@ -172,7 +173,7 @@ func TestThrottledQuirkFigures(t *testing.T) {
 		{rate: algorithms.Rate{N: 3, Per: time.Second}, burst: 5, origin: origin2026},
 		{rate: algorithms.Rate{N: 100, Per: time.Minute}, burst: 10, origin: origin2026, bigCost: 20},
 	} {
-		model, _ := algorithms.NewThrottled(c.params())
+		model, _ := peers.NewThrottled(c.params())
 		exact, _ := algorithms.NewGCRA(c.rate, c.burst)
 		var ms, es algorithms.State
 		var allowed, remaining, reset, retry, resetUs, retryUs int
@@ -212,7 +213,7 @@ func TestThrottledQuirkFigures(t *testing.T) {
 
 func TestThrottledEdges(t *testing.T) {
 	tenPerSecond := algorithms.Rate{N: 10, Per: time.Second}
-	g, err := algorithms.NewThrottled(algorithms.Params{Rate: tenPerSecond, Burst: 3, Origin: origin2026})
+	g, err := peers.NewThrottled(algorithms.Params{Rate: tenPerSecond, Burst: 3, Origin: origin2026})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func TestThrottledEdges(t *testing.T) {
 		t.Errorf("peek at 10 s stored TAT %d, want %d", throttledTAT(later, origin2026), want)
 	}
 
-	wantParamErrors(t, "NewThrottled", algorithms.NewThrottled, []paramCase{
+	wantParamErrors(t, "NewThrottled", peers.NewThrottled, []paramCase{
 		{algorithms.Params{Rate: algorithms.Rate{N: 0, Per: time.Second}, Burst: 1}, "rate"},
 		{algorithms.Params{Rate: algorithms.Rate{N: 1, Per: 0}, Burst: 1}, "rate"},
 		{algorithms.Params{Rate: algorithms.Rate{N: 2000, Per: time.Microsecond}, Burst: 1}, "rate"}, // 0.5 ns apart
@@ -291,7 +292,7 @@ func TestThrottledEdges(t *testing.T) {
 		t.Errorf("Params() = %+v", got)
 	}
 
-	var zero algorithms.Throttled
+	var zero peers.Throttled
 	if _, d := zero.Step(fresh, 0, 1); d.Allowed || d.RetryAfter != algorithms.Never {
 		t.Errorf("zero Throttled admitted: %+v", d)
 	}

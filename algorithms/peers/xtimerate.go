@@ -1,8 +1,10 @@
-package algorithms
+package peers
 
 import (
 	"math"
 	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
 )
 
 // XTimeRate models golang.org/x/time/rate v0.16.0, the token bucket in the
@@ -28,7 +30,7 @@ import (
 // clock that steps back, then forward again, refills the stretch it
 // stepped back over a second time: at 1/s with Burst 2, a request at 10 s,
 // one at 9.1 s (the clock stepped back 1 s, 0.1 s later in real time) and
-// one at 10.1 s are all admitted, where the exact [TokenBucket], which
+// one at 10.1 s are all admitted, where the exact [algorithms.TokenBucket], which
 // keeps the latest instant, refuses the third: only 0.1 s of real time has
 // earned 0.1 tokens. A forward clock loses only rounding: Remaining is the
 // floor of a float, so tokens of 0.9999999999999999 where the fraction
@@ -37,7 +39,7 @@ import (
 // Decision, as the library would report it: Allowed is AllowN; Remaining
 // is ⌊TokensAt(t)⌋ after the step, at least 0; RetryAfter, for a refused
 // request, is ReserveN(t, n).DelayFrom(t), the shortfall at the
-// limiter's rate in whole nanoseconds ([Never] when n > Burst, which
+// limiter's rate in whole nanoseconds ([algorithms.Never] when n > Burst, which
 // ReserveN refuses outright); ResetAfter is ReserveN(t, Burst).DelayFrom(t)
 // on the state after the step, when the library would grant a whole
 // bucket. A clock behind last is measured from t, as the library does.
@@ -56,26 +58,26 @@ import (
 // at any instant. Prev and Log are unused.
 //
 // The zero XTimeRate, like rate's zero Limiter, refuses every request of
-// positive cost (here with RetryAfter [Never], as [TokenBucket]'s does);
+// positive cost (here with RetryAfter [algorithms.Never], as [algorithms.TokenBucket]'s does);
 // build one with [NewXTimeRate].
 type XTimeRate struct {
-	p     Params
+	p     algorithms.Params
 	limit float64 // rate.Limit: events per second
 	burst float64
 }
 
 // NewXTimeRate returns a model of rate.NewLimiter(p.Rate per second,
 // p.Burst) driven by AllowN. It reads Rate, Burst and Origin.
-func NewXTimeRate(p Params) (*XTimeRate, error) {
-	per, err := rateMicros(p.Rate)
+func NewXTimeRate(p algorithms.Params) (*XTimeRate, error) {
+	per, err := algorithms.RateMicros(p.Rate)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBurst(p.Burst, per); err != nil {
+	if err := algorithms.CheckBurst(p.Burst, per); err != nil {
 		return nil, err
 	}
 	return &XTimeRate{
-		p:     Params{Rate: p.Rate, Burst: p.Burst, Origin: p.Origin},
+		p:     algorithms.Params{Rate: p.Rate, Burst: p.Burst, Origin: p.Origin},
 		limit: p.Rate.PerSecond(),
 		burst: float64(p.Burst),
 	}, nil
@@ -85,16 +87,16 @@ func NewXTimeRate(p Params) (*XTimeRate, error) {
 func (x *XTimeRate) Name() string { return "x-time-rate" }
 
 // Params returns the rate, burst and origin.
-func (x *XTimeRate) Params() Params { return onlyRead(x.p, "burst") }
+func (x *XTimeRate) Params() algorithms.Params { return onlyRead(x.p, "burst") }
 
 // Step is lim.AllowN(t, cost) on the limiter prev describes.
-func (x *XTimeRate) Step(prev State, now Time, cost int64) (State, Decision) {
+func (x *XTimeRate) Step(prev algorithms.State, now algorithms.Time, cost int64) (algorithms.State, algorithms.Decision) {
 	if x.limit == 0 { // the zero value: NewXTimeRate never builds a rate of 0
-		return unbuilt(prev, cost)
+		return algorithms.Unbuilt(prev, cost)
 	}
-	cost = cleanCost(cost)
+	cost = algorithms.CleanCost(cost)
 	tokens := x.advance(prev, now)
-	d := Decision{Limit: x.p.Burst}
+	d := algorithms.Decision{Limit: x.p.Burst}
 	if cost == 0 {
 		d.Allowed = true
 		d.Remaining = x.floor(tokens)
@@ -112,10 +114,10 @@ func (x *XTimeRate) Step(prev State, now Time, cost int64) (State, Decision) {
 		// TokensAt(t) with last = t adds 0 × limit: left itself.
 		d.Remaining = x.floor(left)
 		d.ResetAfter = x.wait(left, x.burst)
-		return State{T: int64(now), N: int64(math.Float64bits(left) ^ math.Float64bits(x.burst))}, d
+		return algorithms.State{T: int64(now), N: int64(math.Float64bits(left) ^ math.Float64bits(x.burst))}, d
 	}
 	d.Remaining = x.floor(tokens)
-	d.RetryAfter = Never
+	d.RetryAfter = algorithms.Never
 	if cost <= x.p.Burst {
 		d.RetryAfter = wait
 	}
@@ -124,7 +126,7 @@ func (x *XTimeRate) Step(prev State, now Time, cost int64) (State, Decision) {
 }
 
 // advance is rate.go's advance: the tokens prev holds at now.
-func (x *XTimeRate) advance(prev State, now Time) float64 {
+func (x *XTimeRate) advance(prev algorithms.State, now algorithms.Time) float64 {
 	tokens := math.Float64frombits(uint64(prev.N) ^ math.Float64bits(x.burst))
 	// t.Sub(last) of time.UnixMicro(Origin+now) and time.UnixMicro(Origin+T):
 	// whole microseconds in nanoseconds, saturating; 0 when t is before last.
@@ -153,11 +155,11 @@ func (x *XTimeRate) wait(tokens, n float64) time.Duration {
 }
 
 // durationFromTokens is rate.go's: the time to earn tokens, truncated to the
-// nanosecond, InfDuration (= [Never]) past the largest Duration.
+// nanosecond, InfDuration (= [algorithms.Never]) past the largest Duration.
 func (x *XTimeRate) durationFromTokens(tokens float64) time.Duration {
 	duration := (tokens / x.limit) * float64(time.Second)
 	if duration > float64(math.MaxInt64) {
-		return Never
+		return algorithms.Never
 	}
 	return time.Duration(duration)
 }

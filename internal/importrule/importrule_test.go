@@ -1,0 +1,157 @@
+package importrule
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// load is the module's packages and everything they depend on, as `go
+// list -deps` sees them (test files excluded).
+func load(t *testing.T) Graph {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command to list the packages with:", err)
+	}
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Standard", Module+"/...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
+	}
+	g := Graph{Imports: map[string][]string{}, Standard: map[string]bool{}}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+			Standard   bool
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list's output: %v", err)
+		}
+		g.Imports[p.ImportPath] = p.Imports
+		g.Standard[p.ImportPath] = p.Standard
+	}
+	return g
+}
+
+// The module keeps its layering: every rule of the package doc holds.
+func TestModuleKeepsItsLayering(t *testing.T) {
+	g := load(t)
+	if len(g.Imports[Module+"/sim"]) == 0 {
+		t.Fatalf("go list listed no imports for sim: %d packages", len(g.Imports))
+	}
+	for _, b := range Check(g, Rules, TestHelpers) {
+		t.Error(b)
+	}
+}
+
+// graph builds a Graph from "a -> b c" lines of module-relative names;
+// a name with a dot is outside the module, one without a slash outside
+// it and standard ("fmt").
+func graph(lines ...string) Graph {
+	g := Graph{Imports: map[string][]string{}, Standard: map[string]bool{}}
+	full := func(p string) string {
+		switch {
+		case strings.Contains(p, "."):
+			return p
+		case !strings.Contains(p, "/") && slices.Contains([]string{"fmt", "time", "net"}, p):
+			g.Standard[p] = true
+			return p
+		}
+		return Module + "/" + p
+	}
+	for _, l := range lines {
+		from, to, _ := strings.Cut(l, "->")
+		f := full(strings.TrimSpace(from))
+		g.Imports[f] = append(g.Imports[f], nil...)
+		for _, d := range strings.Fields(to) {
+			g.Imports[f] = append(g.Imports[f], full(d))
+			if _, ok := g.Imports[full(d)]; !ok {
+				g.Imports[full(d)] = nil
+			}
+		}
+	}
+	return g
+}
+
+// Check finds each kind of broken rule and names the chain of imports
+// that breaks it; on a graph that keeps the rules it finds nothing.
+func TestCheckNamesTheForbiddenEdge(t *testing.T) {
+	good := []string{
+		"algorithms -> fmt time algorithms/internal/exact",
+		"algorithms/internal/exact -> time",
+		"algorithms/peers -> algorithms algorithms/internal/exact",
+		"routecost -> fmt",
+		"store -> algorithms github.com/redis/go-redis/v9",
+		"topology -> algorithms",
+		"sim -> algorithms algorithms/peers store topology internal/escape",
+		"internal/escape -> fmt",
+		"internal/syncbuf -> fmt",
+		"httplimit -> routecost store github.com/prometheus/client_golang/prometheus",
+		"replay -> sim routecost",
+		"scenarios -> replay sim",
+		"scenarios/scenariotest -> scenarios",
+		"live -> httplimit sim",
+		"report -> sim", "plots -> sim", "tui -> sim", "cmd/ratelim -> live scenarios",
+	}
+	if broken := Check(graph(good...), Rules, TestHelpers); len(broken) != 0 {
+		t.Fatalf("a graph that keeps the rules broke them:\n%s", strings.Join(broken, "\n"))
+	}
+	for _, tc := range []struct {
+		name  string
+		edits []string // lines added to good
+		want  string
+	}{
+		{"the loader links the middleware", []string{"replay -> httplimit"},
+			"forbidden import: scenarios -> replay -> httplimit (scenarios must not depend on httplimit"},
+		{"prometheus in the loader", []string{"replay -> github.com/prometheus/client_golang/prometheus"},
+			"forbidden import: replay -> github.com/prometheus/client_golang/prometheus (replay must not"},
+		{"an internal helper runs back up", []string{"internal/escape -> scenarios"},
+			"forbidden import: internal/escape -> scenarios (internal/escape may depend on [internal/...] only"},
+		{"algorithms imports a third-party package", []string{"algorithms -> github.com/x/y"},
+			"forbidden import: algorithms -> github.com/x/y (algorithms must not depend on third-party"},
+		{"the arithmetic imports its user", []string{"algorithms/internal/exact -> algorithms"},
+			"forbidden import: algorithms/internal/exact -> algorithms (algorithms/internal/exact may depend on [] only"},
+		{"a peer model imports a store", []string{"algorithms/peers -> store"},
+			"forbidden import: algorithms/peers -> store (algorithms/peers may depend on [algorithms] only"},
+		{"the simulator imports a view", []string{"sim -> report"},
+			"forbidden import: sim -> report (sim may depend on"},
+		{"a store imports the simulator", []string{"store -> sim"},
+			"forbidden import: store -> sim (store may depend on [algorithms] only"},
+		{"the simulator forgets the peers", nil, ""},
+		{"a program imports a test helper", []string{"live -> internal/syncbuf"},
+			"forbidden import: live -> internal/syncbuf (a test helper"},
+		{"a test helper outside tests", []string{"sim -> scenarios/scenariotest"},
+			"forbidden import: sim -> scenarios/scenariotest (a test helper"},
+	} {
+		lines := append(slices.Clone(good), tc.edits...)
+		if tc.want == "" { // the simulator without the peers
+			lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, "sim ->") })
+			lines = append(lines, "sim -> algorithms store topology")
+			tc.want = "missing import: sim does not depend on algorithms/peers"
+		}
+		broken := Check(graph(lines...), Rules, TestHelpers)
+		if !slices.ContainsFunc(broken, func(b string) bool { return strings.Contains(b, tc.want) }) {
+			t.Errorf("%s: Check found\n\t%s\nwant a line containing %q", tc.name, strings.Join(broken, "\n\t"), tc.want)
+		}
+	}
+	// A rule about a package that is not there holds for nothing: it is
+	// reported, so that moving a package moves its rule too.
+	moved := slices.DeleteFunc(slices.Clone(good), func(l string) bool { return strings.HasPrefix(l, "routecost") })
+	moved = slices.DeleteFunc(moved, func(l string) bool { return strings.HasPrefix(l, "httplimit") || strings.HasPrefix(l, "replay") })
+	moved = append(moved, "replay -> sim", "httplimit -> store")
+	broken := Check(graph(moved...), Rules, TestHelpers)
+	if !slices.ContainsFunc(broken, func(b string) bool { return strings.Contains(b, "rule for routecost: no such package") }) {
+		t.Errorf("a rule for a missing package was not reported: %q", broken)
+	}
+}
