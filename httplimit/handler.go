@@ -13,27 +13,25 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
 )
 
+// handler is one handler wrapped by New's middleware: the limiter every
+// wrapped handler shares, and the handler it guards.
 type handler struct {
 	*limiter
 	next http.Handler
 }
 
+// ServeHTTP decides r by its key and answers it: refused without a key
+// that is required or with one too long, decided by the fail policy when
+// the store fails, shed, passed in shadow mode, or enforced (New lists
+// the answers). A lease the decision carries is given back when r is
+// over, however it ends.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := h.key(r)
-	if key == "" {
-		if h.requireKey {
-			h.metrics.count(noKey)
-			http.Error(w, "400 Bad Request: the request has no "+h.keyName+", which this API's rate limit is keyed by", http.StatusBadRequest)
-			return
-		}
-		h.next.ServeHTTP(w, r)
-		return
-	}
-	if len(key) > h.maxKey {
-		h.metrics.count(keyTooLong)
-		writeKeyTooLong(w, key, h.maxKey)
+	if key == "" || len(key) > h.maxKey {
+		h.serveUnkeyed(w, r, key)
 		return
 	}
 	ctx := r.Context()
@@ -56,19 +54,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if d.Policy != "" {
-		h.storeFailing(d)
-		w.Header().Set(DecidedByHeader, string(d.Policy))
-		if d.Allowed {
-			if h.shedder != nil && h.sheds(w, r, now, cost) {
-				return
-			}
-			h.metrics.count(failedOpen)
-			h.next.ServeHTTP(w, r)
-			return
-		}
-		h.metrics.count(failedClosed)
-		writeError(w, http.StatusServiceUnavailable, max(ceilSeconds(d.RetryAfter), 1),
-			"rate limiter unavailable")
+		h.serveByPolicy(w, r, d, now, cost)
 		return
 	}
 	h.storeHealthy()
@@ -84,17 +70,67 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.shadowing(start) {
-		// Shadow mode for the middleware as a whole: no RateLimit
-		// fields, no delay, nobody refused.
-		if !d.Allowed || d.WouldReject {
-			w.Header().Set(ShadowHeader, "would-reject")
-			h.metrics.count(wouldReject)
-		} else {
-			h.metrics.count(allowed)
+		h.serveShadowed(w, r, d)
+		return
+	}
+	h.serveEnforced(w, r, d, now)
+}
+
+// serveUnkeyed answers a request whose key is empty or longer than
+// maxKey, without asking the limiter: an empty key passes unlimited
+// (Config.RequireKey refuses it with 400 instead), a long one is refused
+// before the store has to keep it.
+func (h *handler) serveUnkeyed(w http.ResponseWriter, r *http.Request, key string) {
+	if key == "" {
+		if h.requireKey {
+			h.metrics.count(noKey)
+			http.Error(w, "400 Bad Request: the request has no "+h.keyName+", which this API's rate limit is keyed by", http.StatusBadRequest)
+			return
 		}
 		h.next.ServeHTTP(w, r)
 		return
 	}
+	h.metrics.count(keyTooLong)
+	writeKeyTooLong(w, key, h.maxKey)
+}
+
+// serveByPolicy answers a request the fail policy decided, the store
+// having failed: fail-open lets it through to the shedder and the
+// handler, fail-closed answers 503. Neither writes RateLimit fields, since
+// the limiter did not decide; both say who did in DecidedByHeader.
+func (h *handler) serveByPolicy(w http.ResponseWriter, r *http.Request, d store.Decision, now algorithms.Time, cost int64) {
+	h.storeFailing(d)
+	w.Header().Set(DecidedByHeader, string(d.Policy))
+	if d.Allowed {
+		if h.shedder != nil && h.sheds(w, r, now, cost) {
+			return
+		}
+		h.metrics.count(failedOpen)
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	h.metrics.count(failedClosed)
+	writeError(w, http.StatusServiceUnavailable, max(ceilSeconds(d.RetryAfter), 1),
+		"rate limiter unavailable")
+}
+
+// serveShadowed passes a request while the middleware as a whole is in
+// shadow mode: no RateLimit fields, no delay, nobody refused; one the
+// limit would have refused says so in ShadowHeader.
+func (h *handler) serveShadowed(w http.ResponseWriter, r *http.Request, d store.Decision) {
+	if !d.Allowed || d.WouldReject {
+		w.Header().Set(ShadowHeader, "would-reject")
+		h.metrics.count(wouldReject)
+	} else {
+		h.metrics.count(allowed)
+	}
+	h.next.ServeHTTP(w, r)
+}
+
+// serveEnforced answers a request the limiter decided and enforces: the
+// RateLimit fields, then 429 for a refusal, or the decision's delay (a
+// leaky bucket's queue) and the handler for an admission.
+func (h *handler) serveEnforced(w http.ResponseWriter, r *http.Request, d store.Decision, now algorithms.Time) {
 	var retryAfter int64
 	if h.policies != nil {
 		retryAfter, _ = h.policies.write(w.Header(), d.Decision, now)
@@ -108,7 +144,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusTooManyRequests, retryAfter, "rate limit exceeded")
 		return
 	}
-	if d.Delay > 0 && !sleep(ctx, d.Delay) {
+	if d.Delay > 0 && !sleep(r.Context(), d.Delay) {
 		h.metrics.count(canceled)
 		writeCanceled(w)
 		return

@@ -231,61 +231,20 @@ type Config struct {
 // below 1, a negative Window, any of the single-limit fields set beside
 // them, or a [store.Memory] whose algorithm has another number of limits.
 func New(cfg Config) (func(http.Handler) http.Handler, error) {
-	if cfg.Limiter == nil {
-		return nil, errors.New("httplimit: Config.Limiter is nil (want a store, e.g. store.NewMemory(alg))")
+	policy, err := failPolicyFor(cfg)
+	if err != nil {
+		return nil, err
 	}
-	if m, ok := cfg.Limiter.(*store.Memory); ok && (m == nil || m.Algorithm() == nil) {
-		return nil, errors.New("httplimit: Config.Limiter is a store.Memory with no algorithm (want store.NewServerMemory(alg))")
-	}
-	policy := cfg.OnError
-	if policy == "" {
-		policy = store.FailOpen
-	}
-	if _, err := store.ParsePolicy(string(policy)); err != nil {
-		return nil, fmt.Errorf("httplimit: Config.OnError: %w", err)
-	}
-	if cfg.Limit < 0 {
-		return nil, fmt.Errorf("httplimit: Config.Limit is %d (want 0, for each decision's, or more)", cfg.Limit)
-	}
-	maxKey := cfg.MaxKeyBytes
-	switch {
-	case maxKey == 0:
-		maxKey = DefaultMaxKeyBytes
-	case maxKey < 0:
-		maxKey = math.MaxInt
-	}
-	if cfg.Window < 0 {
-		return nil, fmt.Errorf("httplimit: Config.Window is %s (want 0, for none, or more)", cfg.Window)
-	}
-	name := cfg.PolicyName
-	if name == "" {
-		name = DefaultPolicyName
-	}
-	quoted, err := quoteSFString(name)
+	single, err := singleQuota(cfg)
 	if err != nil {
 		return nil, err
 	}
 	if !cfg.Shadow && !cfg.ShadowUntil.IsZero() {
 		return nil, errors.New("httplimit: Config.ShadowUntil is set without Config.Shadow, and would do nothing (want Shadow: true, to shadow until then)")
 	}
-	var policies *policySet
-	if len(cfg.Policies) > 0 {
-		if err := checkPolicies(cfg); err != nil {
-			return nil, err
-		}
-		if policies, err = newPolicySet(cfg.Policies); err != nil {
-			return nil, err
-		}
-		if m, ok := cfg.Limiter.(*store.Memory); ok {
-			n := 1
-			if multi, ok := m.Algorithm().(*algorithms.Multi); ok {
-				n = multi.Len()
-			}
-			if n != len(cfg.Policies) {
-				return nil, fmt.Errorf("httplimit: Config.Policies has %d policies, the store's algorithm %s %d (want one per limit, in order)",
-					len(cfg.Policies), m.Algorithm().Name(), n)
-			}
-		}
+	policies, err := policySetFor(cfg)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Shedder != nil && cfg.Shedder.alg == nil {
 		return nil, errors.New("httplimit: Config.Shedder has no algorithm, and would shed every request (want httplimit.NewShedder(alg))")
@@ -298,8 +257,8 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 		key:         cfg.Key,
 		requireKey:  cfg.RequireKey,
 		keyName:     cmp.Or(cfg.KeyName, "a rate-limit key"),
-		maxKey:      maxKey,
-		quota:       newQuota(quoted, min(cfg.Limit, maxSFInteger), ceilSeconds(cfg.Window)),
+		maxKey:      maxKeyBytes(cfg.MaxKeyBytes),
+		quota:       single,
 		policies:    policies,
 		clock:       cfg.Clock,
 		metrics:     cfg.Metrics,
@@ -320,6 +279,92 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 		l.log = slog.Default()
 	}
 	return func(next http.Handler) http.Handler { return &handler{limiter: l, next: next} }, nil
+}
+
+// failPolicyFor checks cfg's Limiter and OnError, and returns the fail
+// policy the store is wrapped in: OnError, FailOpen when empty. A
+// store.Memory without an algorithm is refused here, not at its first
+// request: it could never decide, and every request would go to the fail
+// policy.
+func failPolicyFor(cfg Config) (store.Policy, error) {
+	if cfg.Limiter == nil {
+		return "", errors.New("httplimit: Config.Limiter is nil (want a store, e.g. store.NewMemory(alg))")
+	}
+	if m, ok := cfg.Limiter.(*store.Memory); ok && (m == nil || m.Algorithm() == nil) {
+		return "", errors.New("httplimit: Config.Limiter is a store.Memory with no algorithm (want store.NewServerMemory(alg))")
+	}
+	policy := cfg.OnError
+	if policy == "" {
+		policy = store.FailOpen
+	}
+	if _, err := store.ParsePolicy(string(policy)); err != nil {
+		return "", fmt.Errorf("httplimit: Config.OnError: %w", err)
+	}
+	return policy, nil
+}
+
+// singleQuota checks the fields of cfg's single quota (Limit, Window,
+// PolicyName) and returns the quota the RateLimit fields state: the limit
+// capped at the largest Structured Field Integer, the window rounded up
+// to whole seconds, the name as a Structured Field String. New checks
+// them with Policies too, where they are left zero (checkPolicies).
+func singleQuota(cfg Config) (quota, error) {
+	if cfg.Limit < 0 {
+		return quota{}, fmt.Errorf("httplimit: Config.Limit is %d (want 0, for each decision's, or more)", cfg.Limit)
+	}
+	if cfg.Window < 0 {
+		return quota{}, fmt.Errorf("httplimit: Config.Window is %s (want 0, for none, or more)", cfg.Window)
+	}
+	name := cfg.PolicyName
+	if name == "" {
+		name = DefaultPolicyName
+	}
+	quoted, err := quoteSFString(name)
+	if err != nil {
+		return quota{}, err
+	}
+	return newQuota(quoted, min(cfg.Limit, maxSFInteger), ceilSeconds(cfg.Window)), nil
+}
+
+// maxKeyBytes is the longest key Config.MaxKeyBytes n accepts:
+// DefaultMaxKeyBytes for 0, no bound (math.MaxInt) when negative.
+func maxKeyBytes(n int) int {
+	switch {
+	case n == 0:
+		return DefaultMaxKeyBytes
+	case n < 0:
+		return math.MaxInt
+	}
+	return n
+}
+
+// policySetFor checks cfg's several limits and returns them as the set
+// every answer's RateLimit fields are written from; nil without Policies,
+// for the single quota. The policies stand for the limits of the
+// Limiter's algorithm in order, so a store.Memory, whose algorithm New can
+// read, must run one limit per policy.
+func policySetFor(cfg Config) (*policySet, error) {
+	if len(cfg.Policies) == 0 {
+		return nil, nil
+	}
+	if err := checkPolicies(cfg); err != nil {
+		return nil, err
+	}
+	policies, err := newPolicySet(cfg.Policies)
+	if err != nil {
+		return nil, err
+	}
+	if m, ok := cfg.Limiter.(*store.Memory); ok {
+		n := 1
+		if multi, ok := m.Algorithm().(*algorithms.Multi); ok {
+			n = multi.Len()
+		}
+		if n != len(cfg.Policies) {
+			return nil, fmt.Errorf("httplimit: Config.Policies has %d policies, the store's algorithm %s %d (want one per limit, in order)",
+				len(cfg.Policies), m.Algorithm().Name(), n)
+		}
+	}
+	return policies, nil
 }
 
 // limiter is what every handler New's middleware wraps shares.
