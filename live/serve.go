@@ -15,9 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/httplimit"
 	"github.com/ratelim/ratelim/sim"
@@ -121,43 +118,76 @@ type switchable interface {
 func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	sc := opts.Scenario
 	started := time.Now()
-	// Params.Origin stays 0: a live server's instants are Unix
-	// microseconds already.
-	var alg algorithms.Algorithm
-	var err error
-	if len(sc.Also) > 0 {
-		// Several limits, one Multi: its shadowed limits enforce from
-		// their ShadowUntil after the fleet's start.
-		alg, err = sc.NewAlgorithmAt(algorithms.FromTime(started), 0)
-		if err != nil {
-			return nil, &sim.SetupError{Err: fmt.Errorf("also: %w", err)}
-		}
-	} else if alg, err = algorithms.New(sc.Limit.Algorithm, sc.Limit.Params); err != nil {
-		return nil, &sim.SetupError{Err: fmt.Errorf("limit.%w", err)}
+	alg, err := fleetAlgorithm(sc, started)
+	if err != nil {
+		return nil, err
 	}
-	// One load shedder for the fleet: every server draws on the one
-	// capacity, as the simulator's fleet does.
-	var shedder *httplimit.Shedder
-	var priority func(*http.Request) algorithms.Priority
-	if sc.Shedder != nil {
-		a, err := sc.Shedder.New()
-		if err != nil {
-			return nil, &sim.SetupError{Err: fmt.Errorf("shedder: %w", err)}
-		}
-		if shedder, err = httplimit.NewShedder(a); err != nil {
-			return nil, &sim.SetupError{Err: fmt.Errorf("shedder: %w", err)}
-		}
-		// The demo trusts the priority its load generator sends: a real
-		// API derives it from what it knows (httplimit.PriorityFromHeader
-		// says why).
-		priority = httplimit.PriorityFromHeader(PriorityHeader)
+	shedder, priority, err := fleetShedder(sc)
+	if err != nil {
+		return nil, err
 	}
 	for _, l := range sc.Limits() {
 		if err := sim.PeerStore(l.Algorithm, cmp.Or(opts.Store, sc.Topology.Store)); err != nil {
 			return nil, &sim.SetupError{Err: fmt.Errorf("topology.store: %w", err)}
 		}
 	}
+	f := newFleet(withDefaults(opts), started)
+	if err := f.start(ctx, alg, shedder, priority); err != nil {
+		f.Close(context.Background())
+		return nil, err
+	}
+	f.sweepMemory()
+	return f, nil
+}
 
+// fleetAlgorithm is the scenario's limit as one algorithm every server
+// runs: its limit, or, with several (also:), one Multi whose shadowed
+// limits enforce from their ShadowUntil after started, the fleet's start.
+// An error is the scenario's (a *sim.SetupError), found before anything
+// listens.
+func fleetAlgorithm(sc sim.Scenario, started time.Time) (algorithms.Algorithm, error) {
+	// Params.Origin stays 0: a live server's instants are Unix
+	// microseconds already.
+	if len(sc.Also) > 0 {
+		alg, err := sc.NewAlgorithmAt(algorithms.FromTime(started), 0)
+		if err != nil {
+			return nil, &sim.SetupError{Err: fmt.Errorf("also: %w", err)}
+		}
+		return alg, nil
+	}
+	alg, err := algorithms.New(sc.Limit.Algorithm, sc.Limit.Params)
+	if err != nil {
+		return nil, &sim.SetupError{Err: fmt.Errorf("limit.%w", err)}
+	}
+	return alg, nil
+}
+
+// fleetShedder is the scenario's load shedder, one for the fleet: every
+// server draws on the one capacity, as the simulator's fleet does. With
+// it comes how a server reads a request's priority, PriorityHeader; both
+// are nil for a scenario without a shedder.
+func fleetShedder(sc sim.Scenario) (*httplimit.Shedder, func(*http.Request) algorithms.Priority, error) {
+	if sc.Shedder == nil {
+		return nil, nil, nil
+	}
+	a, err := sc.Shedder.New()
+	if err != nil {
+		return nil, nil, &sim.SetupError{Err: fmt.Errorf("shedder: %w", err)}
+	}
+	shedder, err := httplimit.NewShedder(a)
+	if err != nil {
+		return nil, nil, &sim.SetupError{Err: fmt.Errorf("shedder: %w", err)}
+	}
+	// The demo trusts the priority its load generator sends: a real
+	// API derives it from what it knows (httplimit.PriorityFromHeader
+	// says why).
+	return shedder, httplimit.PriorityFromHeader(PriorityHeader), nil
+}
+
+// withDefaults fills the options left empty: loopback addresses on free
+// ports for the API servers and the control listener, a logger that
+// discards, the scenario's own store.
+func withDefaults(opts ServeOptions) ServeOptions {
 	if opts.Listen == "" {
 		opts.Listen = "127.0.0.1:0"
 	}
@@ -168,8 +198,15 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if opts.Store == "" {
-		opts.Store = sc.Topology.Store
+		opts.Store = opts.Scenario.Topology.Store
 	}
+	return opts
+}
+
+// newFleet is a fleet for opts with nothing open yet: the simulator's
+// topology, on a clock from started, and every server alive.
+func newFleet(opts ServeOptions, started time.Time) *Fleet {
+	sc := opts.Scenario
 	f := &Fleet{opts: opts, errs: make(chan error, sc.Servers), started: started,
 		topo:     sim.NewTopology(sc),
 		healKeys: map[string]struct{}{},
@@ -178,99 +215,53 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	for i := range f.lives {
 		f.lives[i] = make(chan struct{})
 	}
+	return f
+}
+
+// start opens what the fleet runs on, in the order that lets the
+// operator's mistakes show before anything serves: the stores, then the
+// Listen address's checks, the control listener, and one API server per
+// scenario server (server i on Listen's port + i). On an error, what it
+// opened is left for Close.
+func (f *Fleet) start(ctx context.Context, alg algorithms.Algorithm, shedder *httplimit.Shedder, priority func(*http.Request) algorithms.Priority) error {
 	if err := f.openStores(ctx, alg); err != nil {
-		f.Close(context.Background())
-		return nil, err
+		return err
 	}
-	host, portText, err := net.SplitHostPort(opts.Listen)
+	host, port, err := parseListen(f.opts)
 	if err != nil {
-		f.Close(context.Background())
-		return nil, optionError("Listen", "%q is not host:port (want e.g. 127.0.0.1:8080)", opts.Listen)
+		return err
 	}
-	port, err := strconv.Atoi(portText)
-	if err != nil || port < 0 || port > 65535 {
-		f.Close(context.Background())
-		return nil, optionError("Listen", "port %q is not a port number", portText)
+	if err := f.listenControl(f.opts.Control); err != nil {
+		return err
 	}
-	if !opts.AllowRemote && !isLoopback(host) {
-		f.Close(context.Background())
-		return nil, optionError("Listen", "%q is not a loopback address: the fleet would take requests from other machines (want 127.0.0.1:PORT, or set AllowRemote to mean it)", opts.Listen)
-	}
-	if err := f.listenControl(opts.Control); err != nil {
-		f.Close(context.Background())
-		return nil, err
-	}
-	quota := httplimit.Config{
-		Shadow:      sc.Limit.Shadow,
-		ShadowUntil: shadowUntil(f.started, sc.Limit.ShadowUntil),
-	}
-	if len(sc.Also) > 0 {
-		// Each limit's shadow mode is the Multi's: its decision says
-		// WouldReject, and the policies say which to leave unlisted.
-		quota = httplimit.Config{Policies: httplimit.QuotasOf(alg)}
-	} else {
-		quota.Limit, quota.Window = httplimit.QuotaOf(alg)
-	}
-	key := keyFor(sc.Limit.Key, opts.TrustedProxies)
-	for i := range sc.Servers {
+	shared := f.middlewareConfig(alg, shedder, priority)
+	for i := range f.opts.Scenario.Servers {
 		addr := net.JoinHostPort(host, "0")
 		if port != 0 {
 			addr = net.JoinHostPort(host, strconv.Itoa(port+i))
 		}
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			f.Close(context.Background())
-			return nil, optionError("Listen", "server %d: %w", i, err)
+		if err := f.startServer(i, addr, alg, shared); err != nil {
+			return err
 		}
-		reg := prometheus.NewRegistry()
-		metrics, err := httplimit.NewMetrics(reg)
-		if err != nil {
-			ln.Close()
-			f.Close(context.Background())
-			return nil, err
-		}
-		mw, err := httplimit.New(httplimit.Config{
-			Limiter: f.leasesOf(i, stamped{f.limiterFor(i, alg)}),
-			OnError: sc.Topology.OnError,
-			Key:     key.fn, RequireKey: key.required, KeyName: key.name,
-			Limit: quota.Limit, Window: quota.Window, Policies: quota.Policies,
-			Shadow: quota.Shadow, ShadowUntil: quota.ShadowUntil,
-			Metrics:  metrics,
-			Logger:   opts.Logger.With("server", i),
-			Cost:     costOf,
-			Shedder:  shedder,
-			Priority: priority,
-		})
-		if err != nil {
-			ln.Close()
-			f.Close(context.Background())
-			return nil, err
-		}
-		if err := reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "ratelim_demo_in_flight",
-			Help: "Requests the demo API is serving at this instant (each held for its X-Ratelim-Service).",
-		}, func() float64 { return float64(f.inFlight[i].Load()) })); err != nil {
-			ln.Close()
-			f.Close(context.Background())
-			return nil, err
-		}
-		if mem, ok := f.memoryOf(i); ok {
-			if err := httplimit.RegisterMemoryStats(reg, mem.Stats); err != nil {
-				ln.Close()
-				f.Close(context.Background())
-				return nil, err
-			}
-		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		// Control is not served here: the API's clients must not reach it.
-		mux.Handle("/ratelim/", http.NotFoundHandler())
-		mux.Handle("/", f.alive(i, mw(f.demoAPI(i))))
-		f.URLs = append(f.URLs, "http://"+ln.Addr().String())
-		f.serve(newHTTPServer(mux, maxDelayOf(alg)), ln)
 	}
-	f.sweepMemory()
-	return f, nil
+	return nil
+}
+
+// parseListen splits opts.Listen into the host and the first port (0 for
+// free ports), refusing a host that is not loopback unless AllowRemote.
+func parseListen(opts ServeOptions) (host string, port int, err error) {
+	host, portText, err := net.SplitHostPort(opts.Listen)
+	if err != nil {
+		return "", 0, optionError("Listen", "%q is not host:port (want e.g. 127.0.0.1:8080)", opts.Listen)
+	}
+	port, err = strconv.Atoi(portText)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, optionError("Listen", "port %q is not a port number", portText)
+	}
+	if !opts.AllowRemote && !isLoopback(host) {
+		return "", 0, optionError("Listen", "%q is not a loopback address: the fleet would take requests from other machines (want 127.0.0.1:PORT, or set AllowRemote to mean it)", opts.Listen)
+	}
+	return host, port, nil
 }
 
 // serve runs srv on ln until Close.
