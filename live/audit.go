@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
@@ -185,4 +186,14 @@ func (l *loader) countRejectedBy(policy string) {
 		policy = OtherPolicies
 	}
 	l.audit.RejectedBy[policy]++
+}
+
+// quantilesMs returns the median, 99th percentile and maximum of ds, in ms.
+func quantilesMs(ds []time.Duration) (p50, p99, worst float64) {
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(ds)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return ms(ds[len(ds)/2]), ms(ds[(len(ds)*99)/100]), ms(ds[len(ds)-1])
 }
