@@ -146,37 +146,63 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 	if err != nil {
 		return d, 0, saw, false
 	}
+	setRequestHeaders(req.Header, c, cost, service)
 	if service > 0 {
-		req.Header.Set(ServiceHeader, service.String())
 		saw.service = service
-	}
-	if cost > 1 {
-		req.Header.Set(CostHeader, strconv.FormatInt(cost, 10))
-	}
-	if c.Priority != "" {
-		req.Header.Set(PriorityHeader, c.Priority)
-	}
-	if c.APIKey != "" {
-		req.Header.Set(APIKeyHeader, c.APIKey)
-	}
-	if c.User != "" {
-		req.Header.Set(UserHeader, c.User)
-	}
-	if c.IP != "" {
-		req.Header.Set(ForwardedHeader, c.IP)
 	}
 	resp, err := l.client.Do(req)
 	if err != nil {
 		if ctx.Err() == nil {
-			l.mu.Lock()
-			l.audit.TransportErrors++
-			if l.audit.FirstTransportError == "" {
-				l.audit.FirstTransportError = err.Error()
-			}
-			l.mu.Unlock()
+			l.countTransportError(err)
 		}
 		return d, 0, saw, false
 	}
+	l.drain(ctx, resp)
+	d, retryAfter = l.decisionOf(client, resp, &saw)
+	return d, retryAfter, saw, true
+}
+
+// setRequestHeaders writes on h what the demo servers read from a request
+// of client c: the service time it asks for, its cost when more than 1,
+// its priority, and the identities its limit may be keyed by, each only
+// when it has one.
+func setRequestHeaders(h http.Header, c sim.Client, cost int64, service time.Duration) {
+	if service > 0 {
+		h.Set(ServiceHeader, service.String())
+	}
+	if cost > 1 {
+		h.Set(CostHeader, strconv.FormatInt(cost, 10))
+	}
+	if c.Priority != "" {
+		h.Set(PriorityHeader, c.Priority)
+	}
+	if c.APIKey != "" {
+		h.Set(APIKeyHeader, c.APIKey)
+	}
+	if c.User != "" {
+		h.Set(UserHeader, c.User)
+	}
+	if c.IP != "" {
+		h.Set(ForwardedHeader, c.IP)
+	}
+}
+
+// countTransportError counts a request that got no answer in the audit,
+// keeping the first such error's text for the operator. do counts only
+// while the run goes on: a request cut off by the run's end is not the
+// transport failing.
+func (l *loader) countTransportError(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.audit.TransportErrors++
+	if l.audit.FirstTransportError == "" {
+		l.audit.FirstTransportError = err.Error()
+	}
+}
+
+// drain reads resp's body to its end and closes it: the connection can
+// then be reused, and the trailers (ReleasedAtHeader) are in.
+func (l *loader) drain(ctx context.Context, resp *http.Response) {
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil && ctx.Err() == nil {
 		// Its status came, its body did not end: the server abandoned
 		// it (a crash mid-request). It counts as the status says.
@@ -185,6 +211,15 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 		l.mu.Unlock()
 	}
 	resp.Body.Close()
+}
+
+// decisionOf reads the decision from a drained answer to client's request
+// (do's doc says which status means what), and into saw what the answer
+// said beyond it: when it was decided and its lease given back, whether
+// it was shadowed, shed or held. A 429 and a shed 503 are audited; an
+// admission forgets the key's last reset, so that Audit.ResetWentBack
+// compares the resets of one run of refusals only.
+func (l *loader) decisionOf(client int, resp *http.Response, saw *seen) (d store.Decision, retryAfter time.Duration) {
 	if v, err := strconv.ParseInt(resp.Header.Get(DecidedAtHeader), 10, 64); err == nil {
 		saw.decided, saw.stamped = time.UnixMicro(v).Sub(l.start), true
 	}
@@ -221,7 +256,7 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 		l.audit.OtherStatus++
 		l.mu.Unlock()
 	}
-	return d, retryAfter, saw, true
+	return d, retryAfter
 }
 
 // seen is what an answer said beyond its decision.

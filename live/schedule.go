@@ -17,6 +17,12 @@ import (
 	"github.com/ratelim/ratelim/sim"
 )
 
+// run plays the scenario on the wall clock: the faults due during it on a
+// goroutine of their own, every arrival at its instant, then the wait for
+// the scenario's end and the faults due at it. It returns the first error
+// of the arrivals' feed, then of the faults, then of the run's context
+// (other than its cancellation); else the Result the simulator's Replay
+// makes of what was observed.
 func (l *loader) run(parent context.Context) (*LoadResult, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
@@ -33,6 +39,45 @@ func (l *loader) run(parent context.Context) (*LoadResult, error) {
 			cancel()
 		}
 	}()
+	feedErr := l.sendArrivals(ctx)
+	// Wait out the scenario's end, so faults finish as scheduled.
+	if rest := time.Until(l.start.Add(l.sc.Duration)); rest > 0 && ctx.Err() == nil {
+		select {
+		case <-time.After(rest):
+		case <-ctx.Done():
+		}
+	}
+	cancel()
+	wg.Wait()
+	// The edges due at the end, after the last answer (faultEdges says
+	// why), unless the run was interrupted.
+	if feedErr == nil && len(faultErr) == 0 && parent.Err() == nil {
+		if err := l.applyEndFaults(atEnd); err != nil {
+			faultErr <- err
+		}
+	}
+	if feedErr != nil {
+		return nil, feedErr
+	}
+	select {
+	case err := <-faultErr:
+		return nil, err
+	default:
+	}
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.Canceled) {
+		return nil, err
+	}
+	return l.result()
+}
+
+// sendArrivals sends each of the scenario's first tries at its instant,
+// each on a goroutine of its own once a slot of sem is free, and waits for
+// every answer (retries included). An arrival the feed reaches after the
+// scenario's end is not sent (Audit.NotSent); one whose slot came more
+// than 10 ms after its instant counts in Audit.Late. It returns the
+// error of a feed that could not be read; ctx ending stops the arrivals
+// without one.
+func (l *loader) sendArrivals(ctx context.Context) error {
 	var requests sync.WaitGroup
 	lastProgress := time.Now()
 	feedErr := sim.Arrivals(l.sc, func(a sim.Arrival) bool {
@@ -71,37 +116,26 @@ func (l *loader) run(parent context.Context) (*LoadResult, error) {
 		return true
 	})
 	requests.Wait()
-	// Wait out the scenario's end, so faults finish as scheduled.
-	if rest := time.Until(l.start.Add(l.sc.Duration)); rest > 0 && ctx.Err() == nil {
-		select {
-		case <-time.After(rest):
-		case <-ctx.Done():
+	return feedErr
+}
+
+// applyEndFaults applies the fault edges due at or after the scenario's
+// end, in the order of their instants (a start before an end), and
+// returns the first error, leaving the rest unapplied.
+func (l *loader) applyEndFaults(atEnd []faultEdge) error {
+	slices.SortStableFunc(atEnd, func(a, b faultEdge) int { return cmp.Compare(a.at, b.at) })
+	for _, e := range atEnd {
+		if err := l.applyFault(e); err != nil {
+			return err
 		}
 	}
-	cancel()
-	wg.Wait()
-	// The edges due at the end, after the last answer (faultEdges says
-	// why), unless the run was interrupted; a start before an end.
-	if feedErr == nil && len(faultErr) == 0 && parent.Err() == nil {
-		slices.SortStableFunc(atEnd, func(a, b faultEdge) int { return cmp.Compare(a.at, b.at) })
-		for _, e := range atEnd {
-			if err := l.applyFault(e); err != nil {
-				faultErr <- err
-				break
-			}
-		}
-	}
-	if feedErr != nil {
-		return nil, feedErr
-	}
-	select {
-	case err := <-faultErr:
-		return nil, err
-	default:
-	}
-	if err := ctx.Err(); err != nil && !errors.Is(err, context.Canceled) {
-		return nil, err
-	}
+	return nil
+}
+
+// result is the run's Result, the simulator's Replay of the observations
+// and the log, stamped live, with the audit's lateness and deciding
+// figures.
+func (l *loader) result() (*LoadResult, error) {
 	r, err := sim.Replay(l.sc, l.obs, l.events)
 	if err != nil {
 		return nil, err
