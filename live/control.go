@@ -48,6 +48,11 @@ func (f *Fleet) listenControl(addr string) error {
 // on an API port.
 const FaultPath = "/ratelim/fault"
 
+// faultHandler serves FaultPath: a request without the fleet's token is
+// refused with 401 before anything else of it is read (the token is
+// compared in constant time), one that is not a POST with 405, a fault
+// that does not parse or that Fault refuses with 400 and why; an applied
+// one is answered 204.
 func (f *Fleet) faultHandler() http.Handler {
 	want := []byte("Bearer " + f.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -71,6 +76,9 @@ func (f *Fleet) faultHandler() http.Handler {
 	})
 }
 
+// parseFault reads a fault and its edge (start true for its beginning)
+// from FaultPath's query, as RemoteFaults writes it. It reads the form
+// only; Fault holds the servers named to the fleet (checkFaultServers).
 func parseFault(q url.Values) (sim.Fault, bool, error) {
 	f := sim.Fault{Kind: sim.FaultKind(q.Get("kind"))}
 	switch f.Kind {

@@ -82,6 +82,8 @@ func (f *Fleet) saveReplica(ctx context.Context, key string, st algorithms.State
 	return f.copies[1].Save(ctx, key, st, time.Hour)
 }
 
+// limiterFunc is a function as a store.Limiter: the routing closure
+// limiterFor returns.
 type limiterFunc func(ctx context.Context, key string, now algorithms.Time, cost int64) (store.Decision, error)
 
 func (fn limiterFunc) Take(ctx context.Context, key string, now algorithms.Time, cost int64) (store.Decision, error) {

@@ -221,6 +221,8 @@ func checkTargets(raw []string, allowRemote bool) ([]*url.URL, error) {
 	return out, nil
 }
 
+// isLoopback reports whether host is this machine: localhost, or a
+// loopback IP address (no name is looked up).
 func isLoopback(host string) bool {
 	if host == "localhost" {
 		return true
@@ -229,6 +231,10 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// loader is one load run: what Load set up (the scenario, the targets, the
+// client, sem's slots bounding the requests in flight, each client's key)
+// and, under mu, what the run's goroutines share: the balancer and the
+// crashed targets, the random source, and what was observed and audited.
 type loader struct {
 	sc      sim.Scenario
 	opts    LoadOptions
