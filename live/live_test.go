@@ -315,8 +315,11 @@ func TestLoadCountsEveryRequestOnce(t *testing.T) {
 			t.Errorf("%s: %d allowed + %d rejected != %d sent", c.Name, c.Allowed, c.Rejected, c.Sent)
 		}
 	}
-	if sent-retries != firstTries {
-		t.Errorf("recorded %d first tries, the scenario sends %d", sent-retries, firstTries)
+	// On a loaded machine the schedule slips, and a first try whose turn
+	// comes after the scenario's end is not sent but counted as such: every
+	// first try the scenario makes is one or the other, once.
+	if sent-retries+res.Audit.NotSent != firstTries {
+		t.Errorf("recorded %d first tries and %d not sent, the scenario makes %d", sent-retries, res.Audit.NotSent, firstTries)
 	}
 	if res.Clients[1].Retries == 0 {
 		t.Error("the retrying client never retried")
