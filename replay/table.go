@@ -53,10 +53,28 @@ func percent(part, whole int64) string {
 	return strconv.FormatFloat(100*float64(part)/float64(whole), 'f', 1, 64)
 }
 
-// WriteTable writes rep for a person to read.
+// WriteTable writes rep for a person to read: what the log holds, the
+// limit (or limits, side by side) it was replayed through, a row per key
+// with the first run's most refused keys first, each run's totals, and the
+// suggested limits when rep has them.
 func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
-	l := rep.Log
-	ck := newClock(l)
+	ck := newClock(rep.Log)
+	writeLogSummary(w, rep.Log, ck)
+	writeRunLimits(w, rep.Runs)
+	fmt.Fprintln(w)
+	if err := keyTable(rep, opts, ck).write(w); err != nil {
+		return err
+	}
+	writeRunTotals(w, rep.Runs)
+	if len(rep.Suggestions) > 0 {
+		return writeSuggestions(w, rep)
+	}
+	return nil
+}
+
+// writeLogSummary writes what the log holds: its requests, keys and span,
+// how it was read and played, and what of it the table does not count.
+func writeLogSummary(w io.Writer, l *Log, ck clock) {
 	last := l.Last.UTC().Format(time.DateTime)
 	if ck.minute == "15:04" {
 		last = l.Last.UTC().Format(time.TimeOnly)
@@ -82,8 +100,13 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 		}
 		fmt.Fprintln(w)
 	}
-	vs := len(rep.Runs) > 1
-	for i, run := range rep.Runs {
+}
+
+// writeRunLimits writes each run's limit and topology; with several runs,
+// each labelled with its column letter and what --vs changed.
+func writeRunLimits(w io.Writer, runs []*Run) {
+	vs := len(runs) > 1
+	for i, run := range runs {
 		text := "limit " + LimitText(run.Scenario.Limit) + ", " + TopologyText(run.Scenario)
 		if !vs {
 			fmt.Fprintf(w, "  %s\n", text)
@@ -97,63 +120,24 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 		}
 		fmt.Fprintf(w, "%s%s\n", label, text)
 	}
-	fmt.Fprintln(w)
+}
+
+// keyTable lays out the table of keys: a heading, a row per key shown (the
+// first run's order, opts.Top of them), a note on the keys left out, the
+// totals, and, unless opts.Wide, the columns that do not fit left out.
+func keyTable(rep *Report, opts TableOptions, ck clock) *table {
 	var tw table
 	first := rep.Runs[0]
-	peakHead := "PEAK/" + sim.ShortDuration(first.PeakWindow)
-	head := []string{"KEY", "REQUESTS"}
-	// The columns a narrow table leaves out, in the order it does.
-	var firstCols, worstCols []int
-	for i := range rep.Runs {
-		if vs {
-			// Side by side, the first refusal is left to the JSON and CSV.
-			run := string(rune('A' + i))
-			head = append(head, "REJECTED "+run, "WORST MINUTE "+run)
-			worstCols = append(worstCols, len(head)-1)
-		} else {
-			head = append(head, "REJECTED", "%", "FIRST 429", "WORST MINUTE")
-			firstCols = append(firstCols, len(head)-2)
-			worstCols = append(worstCols, len(head)-1)
-		}
-	}
-	hasPeaks := len(l.Peaks) > 0
-	if hasPeaks {
-		head = append(head, peakHead)
-	}
+	hasPeaks := len(rep.Log.Peaks) > 0
+	head, firstCols, worstCols := keyTableHead(rep.Runs, first.PeakWindow, hasPeaks)
 	tw.add(head...)
-	others := make([]map[string]KeyReport, len(rep.Runs))
-	for i, run := range rep.Runs[1:] {
-		others[i+1] = make(map[string]KeyReport, len(run.Keys))
-		for _, k := range run.Keys {
-			others[i+1][k.Key] = k
-		}
-	}
+	others := keysOfRuns(rep.Runs)
 	shown := first.Keys
 	if opts.Top > 0 && len(shown) > opts.Top {
 		shown = shown[:opts.Top]
 	}
 	for _, k := range shown {
-		row := []string{escape.Text(k.Key), thousands(k.Requests)}
-		for i := range rep.Runs {
-			kr := k
-			if i > 0 {
-				kr = others[i][k.Key]
-			}
-			firstAt, worst := "-", "-"
-			if kr.Rejected > 0 {
-				firstAt = kr.FirstRejected.Format(ck.layout)
-				worst = fmt.Sprintf("%s (%s)", kr.WorstMinute.Format(ck.minute), thousands(kr.WorstMinuteRejected))
-			}
-			row = append(row, thousands(kr.Rejected))
-			if !vs {
-				row = append(row, percent(kr.Rejected, kr.Requests), firstAt)
-			}
-			row = append(row, worst)
-		}
-		if hasPeaks {
-			row = append(row, thousands(int64(k.Peak)))
-		}
-		tw.add(row...)
+		tw.add(keyRow(k, others, hasPeaks, ck)...)
 	}
 	if rest := len(first.Keys) - len(shown); rest > 0 {
 		var rejected int64
@@ -162,6 +146,7 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 		}
 		tw.note(fmt.Sprintf("(%s more keys, %s requests rejected; --top 0 lists every key)", thousands(int64(rest)), thousands(rejected)))
 	}
+	vs := len(rep.Runs) > 1
 	total := []string{"TOTAL", thousands(first.Totals.Requests)}
 	for _, run := range rep.Runs {
 		total = append(total, thousands(run.Totals.Rejected))
@@ -172,24 +157,97 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 	}
 	tw.add(total...)
 	if !opts.Wide {
-		var left []string
-		if tw.width() > TableWidth && len(firstCols) > 0 {
-			tw.drop(firstCols)
-			left = append(left, "first 429s")
-		}
-		if tw.width() > TableWidth {
-			tw.drop(worstCols)
-			left = append(left, "worst minutes")
-		}
-		if len(left) > 0 {
-			tw.note(fmt.Sprintf("(%s left out to fit %d columns; --wide shows them)",
-				strings.Join(left, " and "), TableWidth))
+		tw.fit(firstCols, worstCols)
+	}
+	return &tw
+}
+
+// keyTableHead is the table's heading, and the columns a narrow table
+// leaves out, in the order it does: each run's first refusal (firstCols;
+// none side by side, where it is left to the JSON and CSV), then its worst
+// minute (worstCols). peakWindow names the peak column, there if hasPeaks.
+func keyTableHead(runs []*Run, peakWindow time.Duration, hasPeaks bool) (head []string, firstCols, worstCols []int) {
+	head = []string{"KEY", "REQUESTS"}
+	for i := range runs {
+		if len(runs) > 1 {
+			run := string(rune('A' + i))
+			head = append(head, "REJECTED "+run, "WORST MINUTE "+run)
+			worstCols = append(worstCols, len(head)-1)
+		} else {
+			head = append(head, "REJECTED", "%", "FIRST 429", "WORST MINUTE")
+			firstCols = append(firstCols, len(head)-2)
+			worstCols = append(worstCols, len(head)-1)
 		}
 	}
-	if err := tw.write(w); err != nil {
-		return err
+	if hasPeaks {
+		head = append(head, "PEAK/"+sim.ShortDuration(peakWindow))
 	}
-	for i, run := range rep.Runs {
+	return head, firstCols, worstCols
+}
+
+// keysOfRuns indexes each run's keys after the first by name, for the
+// rows, which follow the first run's order; its first entry is nil.
+func keysOfRuns(runs []*Run) []map[string]KeyReport {
+	others := make([]map[string]KeyReport, len(runs))
+	for i, run := range runs[1:] {
+		others[i+1] = make(map[string]KeyReport, len(run.Keys))
+		for _, k := range run.Keys {
+			others[i+1][k.Key] = k
+		}
+	}
+	return others
+}
+
+// keyRow is key k's row: its requests, then for each run (others, from
+// keysOfRuns) what it refused, and when, and its peak if hasPeaks.
+func keyRow(k KeyReport, others []map[string]KeyReport, hasPeaks bool, ck clock) []string {
+	vs := len(others) > 1
+	row := []string{escape.Text(k.Key), thousands(k.Requests)}
+	for i := range others {
+		kr := k
+		if i > 0 {
+			kr = others[i][k.Key]
+		}
+		firstAt, worst := "-", "-"
+		if kr.Rejected > 0 {
+			firstAt = kr.FirstRejected.Format(ck.layout)
+			worst = fmt.Sprintf("%s (%s)", kr.WorstMinute.Format(ck.minute), thousands(kr.WorstMinuteRejected))
+		}
+		row = append(row, thousands(kr.Rejected))
+		if !vs {
+			row = append(row, percent(kr.Rejected, kr.Requests), firstAt)
+		}
+		row = append(row, worst)
+	}
+	if hasPeaks {
+		row = append(row, thousands(int64(k.Peak)))
+	}
+	return row
+}
+
+// fit leaves out columns until the table fits TableWidth, the first
+// refusals (firstCols) before the worst minutes (worstCols), and notes
+// what it left out.
+func (t *table) fit(firstCols, worstCols []int) {
+	var left []string
+	if t.width() > TableWidth && len(firstCols) > 0 {
+		t.drop(firstCols)
+		left = append(left, "first 429s")
+	}
+	if t.width() > TableWidth {
+		t.drop(worstCols)
+		left = append(left, "worst minutes")
+	}
+	if len(left) > 0 {
+		t.note(fmt.Sprintf("(%s left out to fit %d columns; --wide shows them)",
+			strings.Join(left, " and "), TableWidth))
+	}
+}
+
+// writeRunTotals writes each run's throttled keys and refused requests.
+func writeRunTotals(w io.Writer, runs []*Run) {
+	vs := len(runs) > 1
+	for i, run := range runs {
 		label := ""
 		if vs {
 			label = fmt.Sprintf("%c: ", 'A'+i)
@@ -198,10 +256,6 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 			thousands(int64(run.Totals.Throttled)), thousands(int64(run.Totals.Keys)),
 			thousands(run.Totals.Rejected), thousands(run.Totals.Requests), percent(run.Totals.Rejected, run.Totals.Requests))
 	}
-	if len(rep.Suggestions) > 0 {
-		return writeSuggestions(w, rep)
-	}
-	return nil
 }
 
 func writeSuggestions(w io.Writer, rep *Report) error {
