@@ -3,22 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/outfile"
-	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -476,174 +472,4 @@ func withID(with map[string]string) string {
 		b.WriteString(k + "=" + with[k] + ";")
 	}
 	return b.String()
-}
-
-// The JUnit XML schema that CI systems read: a testsuite per scenario, a
-// testcase per checked expectation, a failure element for each that
-// failed, an error element for each file or run that could not be checked.
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Errors    int         `xml:"errors,attr"`
-	Timestamp string      `xml:"timestamp,attr,omitempty"`
-	Cases     []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	Error     *junitFailure `xml:"error,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Body    string `xml:",chardata"`
-}
-
-// writeJUnit writes a suite per entry, its cases lines[i].
-func writeJUnit(w io.Writer, entries []checkEntry, lines [][]checkLine) error {
-	doc := junitSuites{}
-	for i, e := range entries {
-		s := junitSuite{Name: e.label}
-		class := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(e.label), ".yaml"), ".yml")
-		seen := map[string]int{}
-		for _, l := range lines[i] {
-			// The case is named by its claim, not its line or what it
-			// got, so that a CI system tracks one case across runs whose
-			// figures change and edits that move lines.
-			name := l.name
-			if seen[l.name]++; seen[l.name] > 1 {
-				name = fmt.Sprintf("%s #%d", l.name, seen[l.name])
-			}
-			c := junitCase{Name: name, Classname: class}
-			switch {
-			case l.Error != "":
-				c.Error = &junitFailure{Message: l.Error, Body: l.Error}
-				s.Errors++
-			case !l.OK:
-				got := l.outcome.GotText
-				if got == "" {
-					got = strconv.FormatFloat(l.Got, 'g', -1, 64)
-				}
-				c.Failure = &junitFailure{Message: "got " + got, Body: fmt.Sprintf("%s:%d: %s", l.File, l.Line, l.Text)}
-				s.Failures++
-			}
-			s.Cases = append(s.Cases, c)
-			s.Tests++
-		}
-		doc.Tests += s.Tests
-		doc.Failures += s.Failures
-		doc.Errors += s.Errors
-		doc.Suites = append(doc.Suites, s)
-	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
-}
-
-// fillExpectations evaluates the file's expect: lines that need no other
-// run (no with:) on r, records them in r.Expectations, and returns how many
-// failed and were skipped. A malformed expectation is bad input.
-func fillExpectations(file *scenarios.File, r *sim.Result) (failed, skipped int, err error) {
-	label := scenarioLabel(file)
-	for i := range file.Expect {
-		e := &file.Expect[i]
-		if len(e.With) > 0 {
-			skipped++
-			continue
-		}
-		outs, err := scenarios.Evaluate(label, e, r)
-		if err != nil {
-			return 0, 0, usageError{err}
-		}
-		for _, o := range outs {
-			r.Expectations = append(r.Expectations, sim.ExpectationResult{Text: o.Claim(), OK: o.OK, Got: o.Got, Found: o.GotText})
-			if !o.OK {
-				failed++
-			}
-		}
-	}
-	return failed, skipped, nil
-}
-
-// otherRuns says that n expectations were not checked because their with:
-// asks for other runs: "1 more needs other runs (with: …)".
-func otherRuns(n int) string {
-	if n == 1 {
-		return "1 more needs other runs (with: …)"
-	}
-	return fmt.Sprintf("%d more need other runs (with: …)", n)
-}
-
-// writeExpectations is the table's summary of r.Expectations, the file's
-// expect: lines: a count, and each that failed as check prints it (file and
-// line, the claim, what was got), wrapped at 80 columns.
-func writeExpectations(w io.Writer, file *scenarios.File, r *sim.Result, skipped int) {
-	if len(r.Expectations) == 0 && skipped == 0 {
-		return
-	}
-	ok := 0
-	for _, e := range r.Expectations {
-		if e.OK {
-			ok++
-		}
-	}
-	label := scenarioLabel(file)
-	summary := fmt.Sprintf("expect: %d of %d hold", ok, len(r.Expectations))
-	if skipped > 0 {
-		check := "ratelim check " + shellWord(label)
-		if file.Path == "stdin" {
-			check = "ratelim check FILE"
-		}
-		summary += "; " + otherRuns(skipped) + ":"
-		// The command whole, on a line of its own if the line is full.
-		if utf8.RuneCountInString(summary)+1+utf8.RuneCountInString(check) <= 80 {
-			summary += " " + check
-		} else {
-			summary += "\n  " + check
-		}
-	}
-	fmt.Fprintf(w, "\n%s\n", summary)
-	// The failures again, with their lines: r.Expectations keeps the
-	// claims alone, for the result's readers.
-	for i := range file.Expect {
-		e := &file.Expect[i]
-		if len(e.With) > 0 {
-			continue
-		}
-		outs, err := scenarios.Evaluate(label, e, r)
-		if err != nil {
-			continue // fillExpectations refused it before the table
-		}
-		for _, o := range outs {
-			if o.OK {
-				continue
-			}
-			const prefix, indent = "  FAIL ", "       "
-			for j, line := range report.Wrap(escape.Text(fmt.Sprintf("%s:%d: %s", label, e.Line, o.String())), 80-len(prefix)) {
-				if j == 0 {
-					fmt.Fprintln(w, prefix+line)
-				} else {
-					fmt.Fprintln(w, indent+line)
-				}
-			}
-		}
-	}
 }
