@@ -212,6 +212,11 @@ func planFile(entry int, f *scenarios.File, store string) ([]checkJob, []sim.Sce
 	return jobs, scs, nil
 }
 
+// checkRun plans the check, runs every job, and reports each entry's
+// lines in the order named: as JSON, or as a line each for people (to
+// standard error when the JUnit XML takes standard output); --junit writes
+// the XML besides. It exits as the worst error, or 1 when an expectation
+// failed.
 func checkRun(ctx context.Context, opts *checkOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -228,10 +233,41 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 			}
 		}
 	}
-	// Each entry's lines, in the order named; an entry's in line order,
-	// whatever order its runs finished in.
-	perEntry := make([][]checkLine, len(p.entries))
-	var errs []error
+	perEntry, errs := checkOutcomes(opts.ErrOut, p, results, runErrs)
+	lines, n := orderLines(perEntry)
+	if opts.JUnit != "" {
+		if err := writeOutput(opts.JUnit, opts.Out, func(w io.Writer) error { return writeJUnit(w, p.entries, perEntry) }); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// With the JUnit on standard output, the lines for people go to
+	// standard error: one document on stdout, which a tool can parse.
+	lineOut := opts.Out
+	if outfile.IsStdout(opts.JUnit) {
+		lineOut = opts.ErrOut
+	}
+	if opts.Format == "json" {
+		if err := writeCheckJSON(opts.Out, lines, n); err != nil {
+			return err
+		}
+	} else {
+		writeCheckLines(lineOut, p.entries, lines, n)
+	}
+	if len(errs) > 0 {
+		return worstError(errs)
+	}
+	if n.failed > 0 {
+		return errChecksFailed
+	}
+	return nil
+}
+
+// checkOutcomes evaluates each job's expectations on its result, and
+// returns each entry's lines (not yet in line order: orderLines sorts
+// them) and the errors of the entries and runs that could not be checked,
+// each of which is a line too. A run's error is reported on errOut.
+func checkOutcomes(errOut io.Writer, p *checkPlan, results []*sim.Result, runErrs []error) (perEntry [][]checkLine, errs []error) {
+	perEntry = make([][]checkLine, len(p.entries))
 	failLine := func(entry int, l checkLine, err error) {
 		l.Error = errorText(err)
 		if !strings.HasPrefix(l.Error, l.File) {
@@ -247,7 +283,7 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 	}
 	for i, job := range p.jobs {
 		with := withText(job.with)
-		if err := runError(opts.ErrOut, job.label, runErrs[i]); err != nil {
+		if err := runError(errOut, job.label, runErrs[i]); err != nil {
 			l := checkLine{File: job.label, Text: "run" + with, name: "run" + with}
 			if len(job.with) > 0 {
 				l.Line = job.exps[0].Line
@@ -269,80 +305,77 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 			}
 		}
 	}
+	return perEntry, errs
+}
+
+// checkCounts are a check's lines by outcome.
+type checkCounts struct{ passed, failed, errored int }
+
+// orderLines sorts each entry's lines by line in its file (whatever job
+// each came from), in place, and returns them all, entry by entry in
+// the order named, and counted.
+func orderLines(perEntry [][]checkLine) ([]checkLine, checkCounts) {
 	var lines []checkLine
-	passed, failed, errored := 0, 0, 0
+	var n checkCounts
 	for i := range perEntry {
 		sort.SliceStable(perEntry[i], func(a, b int) bool { return perEntry[i][a].Line < perEntry[i][b].Line })
 		for _, l := range perEntry[i] {
 			switch {
 			case l.Error != "":
-				errored++
+				n.errored++
 			case l.OK:
-				passed++
+				n.passed++
 			default:
-				failed++
+				n.failed++
 			}
 		}
 		lines = append(lines, perEntry[i]...)
 	}
-	if opts.JUnit != "" {
-		if err := writeOutput(opts.JUnit, opts.Out, func(w io.Writer) error { return writeJUnit(w, p.entries, perEntry) }); err != nil {
-			errs = append(errs, err)
+	return lines, n
+}
+
+// writeCheckJSON writes the lines as one ratelim.check/v1 document.
+func writeCheckJSON(w io.Writer, lines []checkLine, n checkCounts) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if lines == nil {
+		lines = []checkLine{}
+	}
+	return enc.Encode(struct {
+		Schema  string      `json:"schema"`
+		Passed  int         `json:"passed"`
+		Failed  int         `json:"failed"`
+		Errors  int         `json:"errors"`
+		Results []checkLine `json:"results"`
+	}{"ratelim.check/v1", n.passed, n.failed, n.errored, lines})
+}
+
+// writeCheckLines writes a line per outcome for people (ok, FAIL or
+// ERROR), a note for each file with nothing to check, and the counts.
+func writeCheckLines(w io.Writer, entries []checkEntry, lines []checkLine, n checkCounts) {
+	// A line names its file and the clients it matched: input, shown
+	// escaped.
+	for _, l := range lines {
+		switch {
+		case l.Error != "":
+			fmt.Fprintf(w, "ERROR %s\n", l.Error) // quotes its names, as every error does
+		case l.OK:
+			fmt.Fprintf(w, "ok   %s:%d: %s\n", escape.Text(l.File), l.Line, escape.Text(l.Text))
+		default:
+			fmt.Fprintf(w, "FAIL %s:%d: %s\n", escape.Text(l.File), l.Line, escape.Text(l.Text))
 		}
 	}
-	// With the JUnit on standard output, the lines for people go to
-	// standard error: one document on stdout, which a tool can parse.
-	lineOut := opts.Out
-	if outfile.IsStdout(opts.JUnit) {
-		lineOut = opts.ErrOut
+	for _, e := range entries {
+		if e.err == nil && len(e.file.Expect) == 0 {
+			fmt.Fprintf(w, "note %s: no expect: lines, nothing checked\n", escape.Text(e.label))
+		}
 	}
-	if opts.Format == "json" {
-		enc := json.NewEncoder(opts.Out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if lines == nil {
-			lines = []checkLine{}
-		}
-		if err := enc.Encode(struct {
-			Schema  string      `json:"schema"`
-			Passed  int         `json:"passed"`
-			Failed  int         `json:"failed"`
-			Errors  int         `json:"errors"`
-			Results []checkLine `json:"results"`
-		}{"ratelim.check/v1", passed, failed, errored, lines}); err != nil {
-			return err
-		}
-	} else {
-		// A line names its file and the clients it matched: input, shown
-		// escaped.
-		for _, l := range lines {
-			switch {
-			case l.Error != "":
-				fmt.Fprintf(lineOut, "ERROR %s\n", l.Error) // quotes its names, as every error does
-			case l.OK:
-				fmt.Fprintf(lineOut, "ok   %s:%d: %s\n", escape.Text(l.File), l.Line, escape.Text(l.Text))
-			default:
-				fmt.Fprintf(lineOut, "FAIL %s:%d: %s\n", escape.Text(l.File), l.Line, escape.Text(l.Text))
-			}
-		}
-		for _, e := range p.entries {
-			if e.err == nil && len(e.file.Expect) == 0 {
-				fmt.Fprintf(lineOut, "note %s: no expect: lines, nothing checked\n", escape.Text(e.label))
-			}
-		}
-		fmt.Fprintf(lineOut, "%d passed, %d failed", passed, failed)
-		if errored > 0 {
-			fmt.Fprintf(lineOut, ", %d could not be checked", errored)
-		}
-		fmt.Fprintln(lineOut)
+	fmt.Fprintf(w, "%d passed, %d failed", n.passed, n.failed)
+	if n.errored > 0 {
+		fmt.Fprintf(w, ", %d could not be checked", n.errored)
 	}
-	if len(errs) > 0 {
-		return worstError(errs)
-	}
-	if failed > 0 {
-		return errChecksFailed
-	}
-	return nil
+	fmt.Fprintln(w)
 }
 
 // errChecksFailed is returned when an expectation failed: exit 1, and the
