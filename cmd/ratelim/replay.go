@@ -6,13 +6,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,8 +18,6 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/replay"
-	"github.com/ratelim/ratelim/routecost"
-	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
 )
@@ -75,9 +70,6 @@ type replayOptions struct {
 // replayOverrides are the scenario overrides replay takes, as sim does;
 // its --key is the log's key, and its duration is the log's.
 var replayOverrides = []string{"algorithm", "topology", "store", "servers", "balancer", "seed", "step", "on-error", "rtt"}
-
-// replayLimitFields are what --vs may change beside the overrides.
-var replayLimitFields = []string{"limit", "burst", "window"}
 
 func newCmdReplay(s streams, runF func(*replayOptions) error) *cobra.Command {
 	opts := &replayOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
@@ -274,189 +266,6 @@ func redactor(salt []byte) func(string) string {
 	}
 }
 
-// replayLimit builds the limit from --limit, --burst and --window (or
-// their --vs forms, prefix naming them), the burst defaulting to the
-// rate's count and the window to its period.
-func replayLimit(algorithm, rateText string, burst int64, windowText, prefix string) (sim.Limit, error) {
-	rate, err := algorithms.ParseRate(rateText)
-	if err != nil {
-		return sim.Limit{}, badInput("%slimit: %v", prefix, err)
-	}
-	if rate.N < 1 {
-		return sim.Limit{}, badInput("%slimit: %s admits nothing (want at least 1 request a period)", prefix, rate)
-	}
-	p := algorithms.Params{Rate: rate, Burst: burst}
-	if burst < 0 {
-		return sim.Limit{}, badInput("%sburst: must be positive (got %d)", prefix, burst)
-	}
-	if burst == 0 {
-		p.Burst = rate.N
-	}
-	uses := map[string]bool{}
-	for _, info := range algorithms.Catalog() {
-		if info.Name == algorithm {
-			for _, name := range info.Params {
-				uses[name] = true
-			}
-		}
-	}
-	if uses["window"] {
-		p.Window = rate.Per
-		if windowText != "" {
-			w, err := time.ParseDuration(windowText)
-			if err != nil || w < time.Millisecond || w > 366*24*time.Hour || w%time.Microsecond != 0 {
-				return sim.Limit{}, badInput("%swindow: %q is not a window from 1ms to 366 days in whole microseconds (want e.g. 1m)", prefix, windowText)
-			}
-			p.Window = w
-		}
-	} else if windowText != "" {
-		return sim.Limit{}, badInput("%swindow: %s has no window (want it with fixed-window, sliding-window or sliding-log)", prefix, algorithm)
-	}
-	if !uses["burst"] {
-		p.Burst = 0
-	}
-	if _, err := algorithms.New(algorithm, p); err != nil {
-		return sim.Limit{}, badInput("%s%v", prefix, err)
-	}
-	return sim.Limit{Algorithm: algorithm, Params: p, Key: sim.KeyAuto}, nil
-}
-
-// parseReplayVs reads replay's --vs FIELD=VALUE flags.
-func parseReplayVs(flags []string) (map[string]string, []string, error) {
-	if len(flags) == 0 {
-		return nil, nil, nil
-	}
-	known := append(slices.Clone(replayLimitFields), replayOverrides...)
-	set := map[string]string{}
-	var order []string
-	for _, f := range flags {
-		name, value, ok := strings.Cut(f, "=")
-		name = strings.ReplaceAll(strings.TrimSpace(name), "_", "-")
-		value = strings.TrimSpace(value)
-		switch {
-		case !ok || name == "" || value == "":
-			return nil, nil, badInput("--vs %q: want FIELD=VALUE, e.g. --vs limit=200/m (FIELD one of %s)", f, strings.Join(known, ", "))
-		case !slices.Contains(known, name):
-			return nil, nil, badInput("--vs %q: unknown field %q (want one of %s)", f, name, strings.Join(known, ", "))
-		}
-		if _, dup := set[name]; dup {
-			return nil, nil, badInput("--vs: %s given twice (want each field once)", name)
-		}
-		set[name] = value
-		order = append(order, name)
-	}
-	return set, order, nil
-}
-
-// source reads the log's flags into what replay reads.
-func (opts *replayOptions) source() (replay.Source, error) {
-	src := replay.Source{Path: opts.Log, Speed: opts.Speed, Only: opts.Only}
-	for _, c := range opts.Costs {
-		rule, err := routecost.Parse(c)
-		if err != nil {
-			return src, badInput("--cost: %v", err)
-		}
-		src.Costs = append(src.Costs, rule)
-	}
-	if !(opts.Speed >= replay.MinSpeed && opts.Speed <= replay.MaxSpeed) {
-		return src, badInput("--speed: %g is out of range (want %g to %g log seconds per run second: 1 plays the log as it was, 60 an hour in a minute)", opts.Speed, replay.MinSpeed, replay.MaxSpeed)
-	}
-	if opts.Log != "-" {
-		if st, err := os.Stat(opts.Log); err != nil {
-			return src, badInput("%s: %v", opts.Log, errors.Unwrap(err))
-		} else if st.IsDir() {
-			return src, badInput("%s: a directory, not a log", opts.Log)
-		}
-	}
-	t := &src.Trace
-	t.Stdin = opts.In
-	formatName := opts.LogFormat
-	if formatName == "" {
-		formatName = trace.GuessFormat(opts.Log).String()
-	}
-	var err error
-	if t.Format, err = trace.ParseFormat(formatName); err != nil {
-		return src, badInput("--log-format: %v", err)
-	}
-	keySpec := opts.Key
-	if keySpec == "" {
-		// Named, so that every output says what the keys are.
-		keySpec = map[trace.Format]string{trace.Combined: "ip", trace.ALB: "ip", trace.JSONL: "key", trace.CSV: "key"}[t.Format]
-	}
-	if t.Key, err = trace.ParseKey(t.Format, keySpec); err != nil {
-		return src, badInput("--key: %v", err)
-	}
-	for _, fv := range opts.Fields {
-		part, name, ok := strings.Cut(fv, "=")
-		if !ok || strings.TrimSpace(name) == "" {
-			return src, badInput("--field %q: want PART=NAME, e.g. --field time=ts (PART one of time, method, path, status)", fv)
-		}
-		name = strings.TrimSpace(name)
-		switch strings.TrimSpace(part) {
-		case "time", "timestamp":
-			t.Fields.Time = name
-		case "method":
-			t.Fields.Method = name
-		case "path":
-			t.Fields.Path = name
-		case "status":
-			t.Fields.Status = name
-		default:
-			return src, badInput("--field %q: unknown part %q (want time, method, path or status; the key is --key)", fv, part)
-		}
-	}
-	if opts.TimeUnit != "" {
-		if t.Fields.TimeUnit, err = trace.ParseTimeUnit(opts.TimeUnit); err != nil {
-			return src, badInput("--time-unit: %v", err)
-		}
-	}
-	if opts.IPv6Prefix < 1 || opts.IPv6Prefix > 128 {
-		return src, badInput("--ipv6-prefix: must be 1 to 128 (got %d)", opts.IPv6Prefix)
-	}
-	t.IPv6PrefixLen = opts.IPv6Prefix
-	switch {
-	case opts.Reorder < 0 || opts.Reorder > time.Hour:
-		return src, badInput("--reorder: must be 0 to 1h (got %s)", opts.Reorder)
-	case opts.Reorder == 0:
-		t.Reorder = -1 // strict order
-	default:
-		t.Reorder = opts.Reorder
-	}
-	if t.From, err = parseWhen("--from", opts.From); err != nil {
-		return src, err
-	}
-	if t.Until, err = parseWhen("--until", opts.Until); err != nil {
-		return src, err
-	}
-	if !t.From.IsZero() && !t.Until.IsZero() && !t.Until.After(t.From) {
-		return src, badInput("--until: %s is not after --from %s", opts.Until, opts.From)
-	}
-	switch len(opts.Paths) {
-	case 0:
-	case 1:
-		t.PathPrefix = opts.Paths[0]
-	default:
-		return src, badInput("--path: given %d times (want one prefix; --path-glob matches several)", len(opts.Paths))
-	}
-	t.PathGlob = opts.PathGlob
-	t.Methods = opts.Methods
-	t.SkipBad = opts.SkipBad
-	return src, nil
-}
-
-// parseWhen reads --from or --until: RFC 3339, or a date and time in UTC.
-func parseWhen(flag, s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	for _, layout := range []string{time.RFC3339Nano, time.DateTime, "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02T15:04", time.DateOnly} {
-		if t, err := time.ParseInLocation(layout, strings.TrimSpace(s), time.UTC); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, badInput("%s: %q is not a time (want RFC 3339, e.g. 2026-11-24T10:00:00Z, or 2026-11-24 10:00:00 in UTC)", flag, s)
-}
-
 func replayRun(ctx context.Context, opts *replayOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -589,59 +398,6 @@ func keyName(opts *replayOptions) string {
 // refused before it started, so no usage hint follows it.
 func replayInputError(err error) error {
 	return usageError{&sim.SetupError{Err: err}}
-}
-
-// versus is the --vs run's scenario: sc with the limit's fields and the
-// overrides the flags give.
-func (p *replayPlan) versus(sc sim.Scenario) (sim.Scenario, error) {
-	over := map[string]string{}
-	for name, v := range p.vs {
-		if !slices.Contains(replayLimitFields, name) {
-			over[name] = v
-		}
-	}
-	next, err := scenarios.Override(sc, over, func(name string) string { return "--vs " + name })
-	if err != nil {
-		return sc, usageError{err}
-	}
-	params := sc.Limit.Params
-	rate := params.Rate.String()
-	if v, ok := p.vs["limit"]; ok {
-		rate = v
-	}
-	burst := params.Burst
-	if v, ok := p.vs["burst"]; ok {
-		if burst, err = strconv.ParseInt(v, 10, 64); err != nil || burst < 1 {
-			return sc, badInput("--vs burst: %q is not a positive whole number", v)
-		}
-	} else if _, ok := p.vs["limit"]; ok && burst == params.Rate.N {
-		burst = 0 // it was the default: the new limit's count
-	}
-	window := ""
-	if v, ok := p.vs["window"]; ok {
-		window = v
-	} else if params.Window > 0 && params.Window != params.Rate.Per {
-		window = params.Window.String()
-	}
-	lim, err := replayLimit(next.Limit.Algorithm, rate, burst, window, "--vs ")
-	if err != nil {
-		return sc, err
-	}
-	next.Limit.Algorithm, next.Limit.Params = lim.Algorithm, lim.Params
-	return next, nil
-}
-
-// replaySetting is sc's value of a --vs field, for labels.
-func replaySetting(sc sim.Scenario, name string) string {
-	switch name {
-	case "limit":
-		return sc.Limit.Params.Rate.String()
-	case "burst":
-		return strconv.FormatInt(sc.Limit.Params.Burst, 10)
-	case "window":
-		return sim.ShortDuration(sc.Limit.Params.Window)
-	}
-	return scenarioSetting(sc, name)
 }
 
 // satAdd is a + b, at most math.MaxInt64.
