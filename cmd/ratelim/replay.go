@@ -137,6 +137,15 @@ flags give the same output, byte for byte.`,
 	addLimitFlags(f, &opts.Limits, true)
 	f.IntVar(&opts.MaxKeys, "max-keys", 0, fmt.Sprintf("refuse a log with more distinct keys than this (0: as many as --max-memory holds, %s at its default)", sim.Thousands(sim.MaxClientsIn(sim.DefaultMaxMemory))))
 
+	addReplayLogFlags(f, opts)
+	addReplayLimitFlags(f, opts)
+	addPlotFlags(cmd, &opts.Plot)
+	return cmd
+}
+
+// addReplayLogFlags adds the flags that say how the log is read and which
+// of its requests are replayed; replayOptions.source checks them.
+func addReplayLogFlags(f *pflag.FlagSet, opts *replayOptions) {
 	f.StringVar(&opts.LogFormat, "log-format", "", "the log's format: combined, jsonl, csv or alb (default: from its name and first line)")
 	f.StringVar(&opts.Key, "key", "", "what a request is keyed by: ip, user, ua, path, query:NAME (combined, alb); FIELD, ip:FIELD, query:NAME (jsonl, csv); default ip, or the field key")
 	f.StringArrayVar(&opts.Fields, "field", nil, "jsonl/csv: PART=NAME, where the log keeps time, method, path or status (e.g. --field time=ts); - for none")
@@ -151,7 +160,12 @@ flags give the same output, byte for byte.`,
 	f.StringVar(&opts.Only, "only", "", "replay only this key's requests")
 	f.StringArrayVar(&opts.Costs, "cost", nil, "[METHOD ]GLOB=COST: what a route's requests cost of the quota, first match wins, others 1 (e.g. --cost 'GET /search*=5')")
 	f.BoolVar(&opts.SkipBad, "skip-bad", false, "count lines that cannot be read and go on, instead of stopping at the first")
+}
 
+// addReplayLimitFlags adds the limit the log is replayed through, what to
+// replay beside it (--suggest, --vs), --redact, and the scenario overrides
+// replay takes, as sim does.
+func addReplayLimitFlags(f *pflag.FlagSet, opts *replayOptions) {
 	f.StringVar(&opts.Rate, "limit", "", "the limit per key, e.g. 100/m (required)")
 	f.Int64Var(&opts.Burst, "burst", 0, "token bucket, GCRA, leaky bucket: the burst (default: the limit's count, 100 for 100/m)")
 	f.StringVar(&opts.Window, "window", "", "window algorithms: the window (default: the limit's period, 1m for 100/m)")
@@ -172,8 +186,6 @@ flags give the same output, byte for byte.`,
 	f.StringVar(&o.step, "step", "", "the timeline's resolution (default: the finest of 1s, 10s, 1m, ... giving at most 1,500 steps)")
 	f.StringVar(&o.onError, "on-error", "", "when the store fails: fail-open (default) or fail-closed")
 	f.StringVar(&o.rtt, "rtt", "", "one store round trip (default 0)")
-	addPlotFlags(cmd, &opts.Plot)
-	return cmd
 }
 
 // replayPlan is what `ratelim replay` runs, every flag checked.
@@ -266,6 +278,9 @@ func redactor(salt []byte) func(string) string {
 	}
 }
 
+// replayRun plans the replay, reads the log through once, replays it
+// through the limit (and the --vs one beside it, and each suggested
+// limit), and writes the plot and the report.
 func replayRun(ctx context.Context, opts *replayOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -279,21 +294,9 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 		label = "stdin"
 	}
 	showProgress := opts.ErrIsTerminal && !opts.Quiet
-	scanProgress := func(lines int) {}
-	if showProgress {
-		scanProgress = func(lines int) {
-			fmt.Fprintf(opts.ErrOut, "\rreading %s: %s lines ", label, sim.Thousands(int64(lines)))
-		}
-	}
-	log, err := replay.Scan(ctx, p.src, replay.ScanOptions{Peaks: p.peaks, MaxKeys: opts.MaxKeys, MaxMemory: p.simOpts.MaxMemory, Progress: scanProgress})
-	if showProgress {
-		fmt.Fprint(opts.ErrOut, "\r\033[K")
-	}
-	if sim.IsTooBig(err) {
-		return err
-	}
+	log, err := scanReplayLog(ctx, opts, p, label, showProgress)
 	if err != nil {
-		return replayInputError(err)
+		return err
 	}
 	defer log.Close()
 	if len(log.Keys) == 0 {
@@ -315,12 +318,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 		if scB, err = p.versus(sc); err != nil {
 			return err
 		}
-		var la, lb []string
-		for _, name := range p.vsOrder {
-			la = append(la, name+"="+replaySetting(sc, name))
-			lb = append(lb, name+"="+replaySetting(scB, name))
-		}
-		labelA, labelB = strings.Join(la, " "), strings.Join(lb, " ")
+		labelA, labelB = p.vsLabels(sc, scB)
 	}
 	progress := newProgress(opts.ErrOut, showProgress, "simulating")
 	simOpts := p.simOpts
@@ -344,13 +342,55 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 			return err
 		}
 	}
+	return writeReplay(opts, rep)
+}
+
+// scanReplayLog reads the log through once (replay.Scan), counting the
+// lines read on the terminal when showProgress. A log too big for the
+// memory bound is a *sim.TooBigError; any other that cannot be replayed is
+// the user's to fix (replayInputError).
+func scanReplayLog(ctx context.Context, opts *replayOptions, p *replayPlan, label string, showProgress bool) (*replay.Log, error) {
+	scanProgress := func(lines int) {}
+	if showProgress {
+		scanProgress = func(lines int) {
+			fmt.Fprintf(opts.ErrOut, "\rreading %s: %s lines ", label, sim.Thousands(int64(lines)))
+		}
+	}
+	log, err := replay.Scan(ctx, p.src, replay.ScanOptions{Peaks: p.peaks, MaxKeys: opts.MaxKeys, MaxMemory: p.simOpts.MaxMemory, Progress: scanProgress})
+	if showProgress {
+		fmt.Fprint(opts.ErrOut, "\r\033[K")
+	}
+	if sim.IsTooBig(err) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, replayInputError(err)
+	}
+	return log, nil
+}
+
+// vsLabels name the two runs of --vs by the fields it changed, in the
+// order given: "limit=100/m burst=20" beside "limit=200/m burst=50".
+func (p *replayPlan) vsLabels(a, b sim.Scenario) (labelA, labelB string) {
+	var la, lb []string
+	for _, name := range p.vsOrder {
+		la = append(la, name+"="+replaySetting(a, name))
+		lb = append(lb, name+"="+replaySetting(b, name))
+	}
+	return strings.Join(la, " "), strings.Join(lb, " ")
+}
+
+// writeReplay writes the plot, if asked for (the two runs side by side
+// under --vs, else the first's timeline), then the report as --format asks.
+func writeReplay(opts *replayOptions, rep *replay.Report) error {
 	opts.Plot.Focus = plotFocus(rep.Runs)
+	var err error
 	if len(rep.Runs) == 2 {
 		err = opts.Plot.render(func(w io.Writer) error {
 			return renderVersus(w, rep.Runs[0].Result, rep.Runs[1].Result, rep.Runs[0].Label, rep.Runs[1].Label, opts.Plot)
 		})
 	} else {
-		err = opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, runA.Result, opts.Plot) })
+		err = opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, rep.Runs[0].Result, opts.Plot) })
 	}
 	if err != nil {
 		return err

@@ -37,13 +37,27 @@ func (opts *replayOptions) source() (replay.Source, error) {
 	}
 	t := &src.Trace
 	t.Stdin = opts.In
+	if err := opts.readAs(t); err != nil {
+		return src, err
+	}
+	if err := opts.filter(t); err != nil {
+		return src, err
+	}
+	return src, nil
+}
+
+// readAs reads the flags that say how the log is read into t: its format
+// (--log-format, else guessed from its name), its key (--key, else the
+// format's usual one), where a JSONL or CSV log keeps each part, the IPv6
+// prefix that names a client, and how far out of order its lines may be.
+func (opts *replayOptions) readAs(t *trace.Options) error {
 	formatName := opts.LogFormat
 	if formatName == "" {
 		formatName = trace.GuessFormat(opts.Log).String()
 	}
 	var err error
 	if t.Format, err = trace.ParseFormat(formatName); err != nil {
-		return src, badInput("--log-format: %v", err)
+		return badInput("--log-format: %v", err)
 	}
 	keySpec := opts.Key
 	if keySpec == "" {
@@ -51,12 +65,12 @@ func (opts *replayOptions) source() (replay.Source, error) {
 		keySpec = map[trace.Format]string{trace.Combined: "ip", trace.ALB: "ip", trace.JSONL: "key", trace.CSV: "key"}[t.Format]
 	}
 	if t.Key, err = trace.ParseKey(t.Format, keySpec); err != nil {
-		return src, badInput("--key: %v", err)
+		return badInput("--key: %v", err)
 	}
 	for _, fv := range opts.Fields {
 		part, name, ok := strings.Cut(fv, "=")
 		if !ok || strings.TrimSpace(name) == "" {
-			return src, badInput("--field %q: want PART=NAME, e.g. --field time=ts (PART one of time, method, path, status)", fv)
+			return badInput("--field %q: want PART=NAME, e.g. --field time=ts (PART one of time, method, path, status)", fv)
 		}
 		name = strings.TrimSpace(name)
 		switch strings.TrimSpace(part) {
@@ -69,46 +83,54 @@ func (opts *replayOptions) source() (replay.Source, error) {
 		case "status":
 			t.Fields.Status = name
 		default:
-			return src, badInput("--field %q: unknown part %q (want time, method, path or status; the key is --key)", fv, part)
+			return badInput("--field %q: unknown part %q (want time, method, path or status; the key is --key)", fv, part)
 		}
 	}
 	if opts.TimeUnit != "" {
 		if t.Fields.TimeUnit, err = trace.ParseTimeUnit(opts.TimeUnit); err != nil {
-			return src, badInput("--time-unit: %v", err)
+			return badInput("--time-unit: %v", err)
 		}
 	}
 	if opts.IPv6Prefix < 1 || opts.IPv6Prefix > 128 {
-		return src, badInput("--ipv6-prefix: must be 1 to 128 (got %d)", opts.IPv6Prefix)
+		return badInput("--ipv6-prefix: must be 1 to 128 (got %d)", opts.IPv6Prefix)
 	}
 	t.IPv6PrefixLen = opts.IPv6Prefix
 	switch {
 	case opts.Reorder < 0 || opts.Reorder > time.Hour:
-		return src, badInput("--reorder: must be 0 to 1h (got %s)", opts.Reorder)
+		return badInput("--reorder: must be 0 to 1h (got %s)", opts.Reorder)
 	case opts.Reorder == 0:
 		t.Reorder = -1 // strict order
 	default:
 		t.Reorder = opts.Reorder
 	}
+	return nil
+}
+
+// filter reads the flags that say which of the log's requests are
+// replayed into t: --from and --until, --path or --path-glob, --method;
+// and --skip-bad, whether a bad line is counted rather than refused.
+func (opts *replayOptions) filter(t *trace.Options) error {
+	var err error
 	if t.From, err = parseWhen("--from", opts.From); err != nil {
-		return src, err
+		return err
 	}
 	if t.Until, err = parseWhen("--until", opts.Until); err != nil {
-		return src, err
+		return err
 	}
 	if !t.From.IsZero() && !t.Until.IsZero() && !t.Until.After(t.From) {
-		return src, badInput("--until: %s is not after --from %s", opts.Until, opts.From)
+		return badInput("--until: %s is not after --from %s", opts.Until, opts.From)
 	}
 	switch len(opts.Paths) {
 	case 0:
 	case 1:
 		t.PathPrefix = opts.Paths[0]
 	default:
-		return src, badInput("--path: given %d times (want one prefix; --path-glob matches several)", len(opts.Paths))
+		return badInput("--path: given %d times (want one prefix; --path-glob matches several)", len(opts.Paths))
 	}
 	t.PathGlob = opts.PathGlob
 	t.Methods = opts.Methods
 	t.SkipBad = opts.SkipBad
-	return src, nil
+	return nil
 }
 
 // parseWhen reads --from or --until: RFC 3339, or a date and time in UTC.
