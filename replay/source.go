@@ -162,47 +162,11 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 	// Checked by bytes read, not by requests: a log of blank or bad lines
 	// makes none.
 	topts.Context = ctx
-	// Standard input, a pipe or a device cannot be read again: it is
-	// copied as it is read, and each run reads the copy.
-	var stream io.Reader
-	if src.Open == nil {
-		if src.Path == "-" {
-			if stream = topts.Stdin; stream == nil {
-				stream = os.Stdin
-			}
-		} else if st, err := os.Stat(src.Path); err == nil && !st.Mode().IsRegular() {
-			f, err := os.Open(src.Path)
-			if err != nil {
-				return nil, fmt.Errorf("trace: %w", err)
-			}
-			defer f.Close()
-			stream = f
-		}
-	}
-	var r *trace.Reader
-	var err error
-	if stream != nil {
-		spool, serr := os.CreateTemp("", "ratelim-stdin-*.log")
-		if serr != nil {
-			return nil, fmt.Errorf("%s is kept in a temporary file to be read again, and none could be made: %w", name(src.Path), serr)
-		}
-		// Unlinked at once, read again through the open file: nothing is
-		// left behind however the run ends, SIGKILL included.
-		os.Remove(spool.Name())
-		l.spool = spool
-		max := opts.MaxStdin
-		if max == 0 {
-			max = DefaultMaxStdin
-		}
-		l.spoolW = &spoolWriter{name: name(src.Path), f: spool, max: max}
-		r, err = trace.NewReader(io.TeeReader(stream, l.spoolW), name(src.Path), topts)
-	} else {
-		r, err = l.openWith(topts)
-	}
+	r, closeStream, err := l.openForScan(topts, opts.MaxStdin)
 	if err != nil {
-		l.Close()
 		return nil, err
 	}
+	defer closeStream()
 	defer r.Close()
 	memKeys := int64(math.MaxInt64)
 	if opts.MaxMemory > 0 {
@@ -242,15 +206,9 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 		}
 		i, ok := l.index[rec.Key]
 		if !ok {
-			if opts.MaxKeys > 0 && len(l.Keys) >= opts.MaxKeys {
+			if err := l.roomForKey(opts, memKeys, r.Stats().Lines); err != nil {
 				l.Close()
-				return nil, fmt.Errorf("%s: more than %d distinct keys (want fewer: filter the log by --path or --method, or raise --max-keys)", name(src.Path), opts.MaxKeys)
-			}
-			if int64(len(l.Keys)) >= memKeys {
-				l.Close()
-				return nil, &sim.TooBigError{Err: sim.ErrMemory, Scenario: "replay of " + name(src.Path), Option: "MaxMemory",
-					Detail: fmt.Sprintf("has more than %s distinct keys (at line %s), more than a run within %s can hold", thousands(memKeys), thousands(int64(r.Stats().Lines)), sim.Bytes(opts.MaxMemory)),
-					Advice: "filter the log by path, method, from or until"}
+				return nil, err
 			}
 			i = int32(len(l.Keys))
 			l.index[rec.Key] = i
@@ -263,8 +221,85 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 	}
 	l.Stats = r.Stats()
 	_, l.Skipped = r.Skipped()
-	if l.Requests == 0 {
+	if err := l.settle(opts); err != nil {
 		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// openForScan opens the log for Scan with topts. Standard input, a pipe
+// or a device cannot be read again: it is copied to a spool as it is read
+// (at most maxStdin of it, DefaultMaxStdin when 0), and each run reads the
+// copy. closeStream closes what openForScan opened besides the reader, when
+// the scan is done; the log is closed when it fails.
+func (l *Log) openForScan(topts trace.Options, maxStdin int64) (r *trace.Reader, closeStream func(), err error) {
+	src := l.Source
+	closeStream = func() {}
+	var stream io.Reader
+	if src.Open == nil {
+		if src.Path == "-" {
+			if stream = topts.Stdin; stream == nil {
+				stream = os.Stdin
+			}
+		} else if st, err := os.Stat(src.Path); err == nil && !st.Mode().IsRegular() {
+			f, err := os.Open(src.Path)
+			if err != nil {
+				return nil, closeStream, fmt.Errorf("trace: %w", err)
+			}
+			closeStream = func() { f.Close() }
+			stream = f
+		}
+	}
+	if stream != nil {
+		spool, serr := os.CreateTemp("", "ratelim-stdin-*.log")
+		if serr != nil {
+			closeStream()
+			return nil, func() {}, fmt.Errorf("%s is kept in a temporary file to be read again, and none could be made: %w", name(src.Path), serr)
+		}
+		// Unlinked at once, read again through the open file: nothing is
+		// left behind however the run ends, SIGKILL included.
+		os.Remove(spool.Name())
+		l.spool = spool
+		max := maxStdin
+		if max == 0 {
+			max = DefaultMaxStdin
+		}
+		l.spoolW = &spoolWriter{name: name(src.Path), f: spool, max: max}
+		r, err = trace.NewReader(io.TeeReader(stream, l.spoolW), name(src.Path), topts)
+	} else {
+		r, err = l.openWith(topts)
+	}
+	if err != nil {
+		l.Close()
+		closeStream()
+		return nil, func() {}, err
+	}
+	return r, closeStream, nil
+}
+
+// roomForKey reports why the log may not have another distinct key, read
+// at line: past opts.MaxKeys, or past memKeys, the keys a run within
+// opts.MaxMemory can hold; nil when it may.
+func (l *Log) roomForKey(opts ScanOptions, memKeys int64, line int) error {
+	if opts.MaxKeys > 0 && len(l.Keys) >= opts.MaxKeys {
+		return fmt.Errorf("%s: more than %d distinct keys (want fewer: filter the log by --path or --method, or raise --max-keys)", name(l.Path), opts.MaxKeys)
+	}
+	if int64(len(l.Keys)) >= memKeys {
+		return &sim.TooBigError{Err: sim.ErrMemory, Scenario: "replay of " + name(l.Path), Option: "MaxMemory",
+			Detail: fmt.Sprintf("has more than %s distinct keys (at line %s), more than a run within %s can hold", thousands(memKeys), thousands(int64(line)), sim.Bytes(opts.MaxMemory)),
+			Advice: "filter the log by path, method, from or until"}
+	}
+	return nil
+}
+
+// settle finishes a scanned log: it refuses one with no request to replay
+// (saying what took them all) or one whose span, at its speed, is longer
+// than a run; it sets the origin runs count from (the log's from, else
+// its first request) and the peaks measured.
+func (l *Log) settle(opts ScanOptions) error {
+	src := l.Source
+	if l.Requests == 0 {
 		what := "no line of it is a request"
 		switch {
 		case l.Stats.Filtered > 0:
@@ -272,7 +307,7 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 		case l.Stats.Requests > 0 && src.Only != "":
 			what = fmt.Sprintf("no request has the key %q", src.Only)
 		}
-		return nil, fmt.Errorf("%s: %w: %s", name(src.Path), ErrNoRequests, what)
+		return fmt.Errorf("%s: %w: %s", name(src.Path), ErrNoRequests, what)
 	}
 	l.Origin = l.First
 	if !src.Trace.From.IsZero() {
@@ -280,13 +315,12 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 	}
 	// Times past what a run holds would saturate and pile up at its end.
 	if run := float64(l.Last.Sub(l.Origin)) / src.Speed; run > float64(MaxRun) {
-		l.Close()
-		return nil, fmt.Errorf("speed: at %g, the log's %s last %s, longer than a run may be (want at most %s: a higher speed, or from and until to replay part of it)", src.Speed, l.Last.Sub(l.Origin).Round(time.Second), runText(run), sim.ShortDuration(MaxRun))
+		return fmt.Errorf("speed: at %g, the log's %s last %s, longer than a run may be (want at most %s: a higher speed, or from and until to replay part of it)", src.Speed, l.Last.Sub(l.Origin).Round(time.Second), runText(run), sim.ShortDuration(MaxRun))
 	}
 	if opts.Peaks != nil {
 		l.Peaks = opts.Peaks.Keys()
 	}
-	return l, nil
+	return nil
 }
 
 func name(path string) string {

@@ -39,70 +39,18 @@ func (d *decoder) clients(n *yaml.Node, sc *sim.Scenario) []sim.Client {
 		if d.failed() {
 			return nil
 		}
-		var c sim.Client
-		nameNode, ok := f.values["name"]
-		if !ok {
-			d.failf(f.node, f.field("name"), "missing (want e.g. name: web)")
-			return nil
-		}
-		c.Name = d.text(nameNode, f.field("name"), "web")
-		if !d.failed() && strings.TrimSpace(c.Name) == "" {
-			d.failf(nameNode, f.field("name"), "empty (want e.g. name: web)")
-		}
-		count := int64(1)
-		if v, ok := f.values["count"]; ok {
-			count = d.integer(v, f.field("count"), 1, MaxClients, "8")
-		}
-		for _, id := range []struct {
-			field string
-			dst   *string
-		}{{"api_key", &c.APIKey}, {"user", &c.User}, {"ip", &c.IP}} {
-			if v, ok := f.values[id.field]; ok {
-				*id.dst = d.text(v, f.field(id.field), "web-1")
-			}
-		}
+		c, count := d.clientIdentity(f)
 		if d.failed() {
 			return nil
 		}
-		// Bounded before expanding: {i} a thousand times in a name, times
-		// a count of 10,000, would otherwise be gigabytes of names.
-		for _, id := range []struct{ field, text string }{{"name", c.Name}, {"api_key", c.APIKey}, {"user", c.User}, {"ip", c.IP}} {
-			if n := expandedLen(id.text, count); n > MaxIdentity {
-				d.failf(f.values[id.field], f.field(id.field), "%d bytes once {i} is expanded is too long (want at most %d)", n, MaxIdentity)
-				return nil
-			}
-		}
+		nameNode := f.values["name"]
 		d.checkIdentity(f, c, sc.Limit.Key)
 		tv, ok := f.values["traffic"]
 		if !ok {
 			d.failf(f.node, f.field("traffic"), "missing: the client sends nothing (want e.g. traffic: {pattern: constant, rate: 5/s})")
 			return nil
 		}
-		d.logsRead = d.logsRead[:0]
-		c.Traffic = d.traffic(tv, f.field("traffic"), sc)
-		logs := append([]*replay.Log(nil), d.logsRead...)
-		c.Retry = sim.Retry{Policy: sim.RetryNone}
-		if v, ok := f.values["retry"]; ok {
-			c.Retry = d.retry(v, f.field("retry"))
-		}
-		if v, ok := f.values["priority"]; ok {
-			c.Priority = d.choice(v, f.field("priority"), "priority", algorithms.Priorities)
-		}
-		if v, ok := f.values["service"]; ok {
-			c.Service = d.service(v, f.field("service"))
-		}
-		// What each of the client's requests costs, unless its traffic
-		// pattern says otherwise (a search at 5 beside reads at 1 is two
-		// patterns); 1 when neither says.
-		cost := int64(1)
-		if v, ok := f.values["cost"]; ok {
-			cost = d.integer(v, f.field("cost"), 1, MaxCost, "5")
-		}
-		for i := range c.Traffic {
-			if c.Traffic[i].Cost == 0 {
-				c.Traffic[i].Cost = cost
-			}
-		}
+		logs := d.clientRequests(f, tv, &c, sc)
 		if d.failed() {
 			return nil
 		}
@@ -137,6 +85,78 @@ func (d *decoder) clients(n *yaml.Node, sc *sim.Scenario) []sim.Client {
 		}
 	}
 	return out
+}
+
+// clientIdentity reads a client's name, count and identities (api_key,
+// user, ip), each bounded as it will be once count expands {i} in it.
+func (d *decoder) clientIdentity(f *fields) (sim.Client, int64) {
+	var c sim.Client
+	nameNode, ok := f.values["name"]
+	if !ok {
+		d.failf(f.node, f.field("name"), "missing (want e.g. name: web)")
+		return c, 0
+	}
+	c.Name = d.text(nameNode, f.field("name"), "web")
+	if !d.failed() && strings.TrimSpace(c.Name) == "" {
+		d.failf(nameNode, f.field("name"), "empty (want e.g. name: web)")
+	}
+	count := int64(1)
+	if v, ok := f.values["count"]; ok {
+		count = d.integer(v, f.field("count"), 1, MaxClients, "8")
+	}
+	for _, id := range []struct {
+		field string
+		dst   *string
+	}{{"api_key", &c.APIKey}, {"user", &c.User}, {"ip", &c.IP}} {
+		if v, ok := f.values[id.field]; ok {
+			*id.dst = d.text(v, f.field(id.field), "web-1")
+		}
+	}
+	if d.failed() {
+		return c, count
+	}
+	// Bounded before expanding: {i} a thousand times in a name, times
+	// a count of 10,000, would otherwise be gigabytes of names.
+	for _, id := range []struct{ field, text string }{{"name", c.Name}, {"api_key", c.APIKey}, {"user", c.User}, {"ip", c.IP}} {
+		if n := expandedLen(id.text, count); n > MaxIdentity {
+			d.failf(f.values[id.field], f.field(id.field), "%d bytes once {i} is expanded is too long (want at most %d)", n, MaxIdentity)
+			return c, count
+		}
+	}
+	return c, count
+}
+
+// clientRequests reads what a client sends and how: its traffic (tv), the
+// retry policy, priority and service, and the cost of each request. It
+// returns the logs the client's traffic replays, one feed each per
+// expanded client.
+func (d *decoder) clientRequests(f *fields, tv *yaml.Node, c *sim.Client, sc *sim.Scenario) []*replay.Log {
+	d.logsRead = d.logsRead[:0]
+	c.Traffic = d.traffic(tv, f.field("traffic"), sc)
+	logs := append([]*replay.Log(nil), d.logsRead...)
+	c.Retry = sim.Retry{Policy: sim.RetryNone}
+	if v, ok := f.values["retry"]; ok {
+		c.Retry = d.retry(v, f.field("retry"))
+	}
+	if v, ok := f.values["priority"]; ok {
+		c.Priority = d.choice(v, f.field("priority"), "priority", algorithms.Priorities)
+	}
+	if v, ok := f.values["service"]; ok {
+		c.Service = d.service(v, f.field("service"))
+	}
+	// What each of the client's requests costs, unless its traffic
+	// pattern says otherwise (a search at 5 beside reads at 1 is two
+	// patterns); 1 when neither says.
+	cost := int64(1)
+	if v, ok := f.values["cost"]; ok {
+		cost = d.integer(v, f.field("cost"), 1, MaxCost, "5")
+	}
+	for i := range c.Traffic {
+		if c.Traffic[i].Cost == 0 {
+			c.Traffic[i].Cost = cost
+		}
+	}
+	return logs
 }
 
 // expandedLen is the length of s with {i} replaced by count, its longest
@@ -269,6 +289,8 @@ func (d *decoder) traffic(n *yaml.Node, path string, sc *sim.Scenario) []sim.Tra
 	return nil
 }
 
+// pattern reads one traffic pattern at path: its kind, the fields that
+// kind reads, each within the run of sc.
 func (d *decoder) pattern(n *yaml.Node, path string, sc *sim.Scenario) sim.Traffic {
 	tr := sim.Traffic{} // Cost 0 until the client's cost, or 1, fills it
 	if d.patterns++; d.patterns > MaxPatterns {
@@ -288,18 +310,9 @@ func (d *decoder) pattern(n *yaml.Node, path string, sc *sim.Scenario) sim.Traff
 	if d.failed() {
 		return tr
 	}
-	own := patternFields[tr.Pattern]
-	for _, name := range f.order {
-		if !slices.Contains(own, name) {
-			d.failf(f.keys[name], f.field(name), "not a field of pattern %s (want %s)", tr.Pattern, oneOf(own[1:]))
-			return tr
-		}
-	}
-	for _, name := range patternNeeds[tr.Pattern] {
-		if !f.has(name) {
-			d.failf(f.node, f.field(name), "missing: pattern %s needs it (want e.g. %s: %s)", tr.Pattern, name, fieldExample[name])
-			return tr
-		}
+	d.patternFieldsFit(f, tr.Pattern)
+	if d.failed() {
+		return tr
 	}
 	end := sc.Duration
 	for _, name := range f.order {
@@ -341,6 +354,32 @@ func (d *decoder) pattern(n *yaml.Node, path string, sc *sim.Scenario) sim.Traff
 			return tr
 		}
 	}
+	d.checkPatternShape(f, tr, end)
+	return tr
+}
+
+// patternFieldsFit checks a traffic mapping's fields against its pattern:
+// each is one the pattern reads, and those it needs are all there.
+func (d *decoder) patternFieldsFit(f *fields, pattern sim.Pattern) {
+	own := patternFields[pattern]
+	for _, name := range f.order {
+		if !slices.Contains(own, name) {
+			d.failf(f.keys[name], f.field(name), "not a field of pattern %s (want %s)", pattern, oneOf(own[1:]))
+			return
+		}
+	}
+	for _, name := range patternNeeds[pattern] {
+		if !f.has(name) {
+			d.failf(f.node, f.field(name), "missing: pattern %s needs it (want e.g. %s: %s)", pattern, name, fieldExample[name])
+			return
+		}
+	}
+}
+
+// checkPatternShape checks what no one field shows: a ramp that sends
+// something, a stop after the start, a burst that ends within the run
+// (end, the run's duration).
+func (d *decoder) checkPatternShape(f *fields, tr sim.Traffic, end time.Duration) {
 	if tr.Pattern == sim.Ramp && tr.From.N == 0 && tr.To.N == 0 {
 		d.failf(f.values["to"], f.field("to"), "a ramp from 0 to 0 sends nothing (want a positive from or to, e.g. to: 100/s)")
 	}
@@ -350,7 +389,6 @@ func (d *decoder) pattern(n *yaml.Node, path string, sc *sim.Scenario) sim.Traff
 	if tr.Pattern == sim.Burst && tr.At+tr.Spread > end {
 		d.failf(f.values["spread"], f.field("spread"), "the burst at %s spread over %s ends after the run, at %s (want at + spread ≤ %s)", tr.At, tr.Spread, tr.At+tr.Spread, end)
 	}
-	return tr
 }
 
 var (

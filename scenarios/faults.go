@@ -78,7 +78,51 @@ func (d *decoder) faults(n *yaml.Node, sc *sim.Scenario) []sim.Fault {
 	return out
 }
 
+// fault reads one fault: its kind and span (faultSpan), then the fields
+// its kind reads.
 func (d *decoder) fault(f *fields, sc *sim.Scenario) sim.Fault {
+	ft := d.faultSpan(f, sc)
+	if d.failed() {
+		return ft
+	}
+	switch ft.Kind {
+	case sim.Partition:
+		v, ok := f.values["groups"]
+		if !ok {
+			d.failf(f.node, f.field("groups"), "missing: a partition splits the servers into groups (want e.g. groups: [[0, 1], [2, 3]])")
+			return ft
+		}
+		ft.Groups = d.groups(v, f.field("groups"), sc.Servers)
+	case sim.Latency:
+		v, ok := f.values["rtt"]
+		if !ok {
+			d.failf(f.node, f.field("rtt"), "missing: the round trip during the spike (want e.g. rtt: 50ms)")
+			return ft
+		}
+		ft.RTT = d.roundTrip(v, f.field("rtt"), "50ms")
+	case sim.Crash:
+		v, ok := f.values["servers"]
+		if !ok {
+			d.failf(f.node, f.field("servers"), "missing: the servers that crash (want e.g. servers: [1])")
+			return ft
+		}
+		ft.Servers = d.serverList(v, f.field("servers"), sc.Servers, map[int]string{})
+		switch {
+		case d.failed():
+		case len(ft.Servers) == 0:
+			d.failf(v, f.field("servers"), "empty (want the servers that crash, e.g. [1])")
+		case len(ft.Servers) >= sc.Servers:
+			d.failf(v, f.field("servers"), "every server crashes, and no one is left to serve (want fewer than the %d servers)", sc.Servers)
+		}
+	case sim.ClockSkew:
+		d.clockSkew(f, &ft, sc)
+	}
+	return ft
+}
+
+// faultSpan reads a fault's kind, refuses the fields its kind does not
+// read, and reads when it starts and ends: within the run, end after start.
+func (d *decoder) faultSpan(f *fields, sc *sim.Scenario) sim.Fault {
 	var ft sim.Fault
 	kv, ok := f.values["kind"]
 	if !ok {
@@ -117,63 +161,34 @@ func (d *decoder) fault(f *fields, sc *sim.Scenario) sim.Fault {
 	case ft.End > sc.Duration:
 		d.failf(f.values["end"], f.field("end"), "%s is after the end of the run (want at most the duration, %s)", ft.End, sc.Duration)
 	}
-	if d.failed() {
-		return ft
-	}
-	switch ft.Kind {
-	case sim.Partition:
-		v, ok := f.values["groups"]
-		if !ok {
-			d.failf(f.node, f.field("groups"), "missing: a partition splits the servers into groups (want e.g. groups: [[0, 1], [2, 3]])")
-			return ft
-		}
-		ft.Groups = d.groups(v, f.field("groups"), sc.Servers)
-	case sim.Latency:
-		v, ok := f.values["rtt"]
-		if !ok {
-			d.failf(f.node, f.field("rtt"), "missing: the round trip during the spike (want e.g. rtt: 50ms)")
-			return ft
-		}
-		ft.RTT = d.roundTrip(v, f.field("rtt"), "50ms")
-	case sim.Crash:
-		v, ok := f.values["servers"]
-		if !ok {
-			d.failf(f.node, f.field("servers"), "missing: the servers that crash (want e.g. servers: [1])")
-			return ft
-		}
-		ft.Servers = d.serverList(v, f.field("servers"), sc.Servers, map[int]string{})
-		switch {
-		case d.failed():
-		case len(ft.Servers) == 0:
-			d.failf(v, f.field("servers"), "empty (want the servers that crash, e.g. [1])")
-		case len(ft.Servers) >= sc.Servers:
-			d.failf(v, f.field("servers"), "every server crashes, and no one is left to serve (want fewer than the %d servers)", sc.Servers)
-		}
-	case sim.ClockSkew:
-		if !f.has("offset") && !f.has("drift") {
-			d.failf(f.node, f.path, "a clock skew needs an offset, a drift or both (want e.g. offset: 2s or drift: 0.01)")
-			return ft
-		}
-		if v, ok := f.values["servers"]; ok {
-			ft.Servers = d.serverList(v, f.field("servers"), sc.Servers, map[int]string{})
-			if !d.failed() && len(ft.Servers) == 0 {
-				d.failf(v, f.field("servers"), "empty (want the servers whose clock is wrong, e.g. [0]; leave it out for all)")
-			}
-		}
-		if v, ok := f.values["offset"]; ok {
-			ft.Offset = d.duration(v, f.field("offset"), "2s")
-			if !d.failed() && (ft.Offset > maxOffset || ft.Offset < -maxOffset) {
-				d.failf(v, f.field("offset"), "%s is more than a day (want at most %s either way)", ft.Offset, maxOffset)
-			}
-		}
-		if v, ok := f.values["drift"]; ok {
-			ft.Drift = d.number(v, f.field("drift"), "0.01")
-			if !d.failed() && (ft.Drift < -1 || ft.Drift > 1) {
-				d.failf(v, f.field("drift"), "%s is more than a second per second (want -1 to 1, e.g. 0.01 for 1%% fast)", v.Value)
-			}
-		}
-	}
 	return ft
+}
+
+// clockSkew reads a clock skew's offset, drift (at least one of them) and
+// servers (all of them when left out) into ft.
+func (d *decoder) clockSkew(f *fields, ft *sim.Fault, sc *sim.Scenario) {
+	if !f.has("offset") && !f.has("drift") {
+		d.failf(f.node, f.path, "a clock skew needs an offset, a drift or both (want e.g. offset: 2s or drift: 0.01)")
+		return
+	}
+	if v, ok := f.values["servers"]; ok {
+		ft.Servers = d.serverList(v, f.field("servers"), sc.Servers, map[int]string{})
+		if !d.failed() && len(ft.Servers) == 0 {
+			d.failf(v, f.field("servers"), "empty (want the servers whose clock is wrong, e.g. [0]; leave it out for all)")
+		}
+	}
+	if v, ok := f.values["offset"]; ok {
+		ft.Offset = d.duration(v, f.field("offset"), "2s")
+		if !d.failed() && (ft.Offset > maxOffset || ft.Offset < -maxOffset) {
+			d.failf(v, f.field("offset"), "%s is more than a day (want at most %s either way)", ft.Offset, maxOffset)
+		}
+	}
+	if v, ok := f.values["drift"]; ok {
+		ft.Drift = d.number(v, f.field("drift"), "0.01")
+		if !d.failed() && (ft.Drift < -1 || ft.Drift > 1) {
+			d.failf(v, f.field("drift"), "%s is more than a second per second (want -1 to 1, e.g. 0.01 for 1%% fast)", v.Value)
+		}
+	}
 }
 
 // groups reads a partition's groups: at least two, none empty, every

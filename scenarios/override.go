@@ -32,111 +32,21 @@ var overrideNames = []string{"algorithm", "topology", "store", "servers", "balan
 // parameters it lacks are filled by sim.WithAlgorithm's rule). A shorter
 // duration cuts the faults to it; one that starts after it is dropped.
 func Override(sc sim.Scenario, values map[string]string, field func(name string) string) (sim.Scenario, error) {
+	given, err := canonicalOverrides(values, field)
+	if err != nil {
+		return sc, err
+	}
 	d := &decoder{}
-	known := map[string]bool{}
 	for _, name := range overrideNames {
-		known[name] = true
-	}
-	given := map[string]string{}
-	for name, v := range values {
-		canon := strings.ReplaceAll(name, "_", "-")
-		if !known[canon] {
-			return sc, &Error{Field: field(name), Msg: unknown("setting", name, overrideNames)}
+		value, ok := given[name]
+		if !ok {
+			continue
 		}
-		given[canon] = v
-	}
-	node := func(name string) *yaml.Node {
 		// A value as a YAML scalar of its own, so the file's readers see
 		// exactly what they would have in the file (a plain, untagged
 		// scalar: "8" is an int, "8s" a string).
-		return &yaml.Node{Kind: yaml.ScalarNode, Value: given[name]}
-	}
-	for _, name := range overrideNames {
-		if _, ok := given[name]; !ok {
-			continue
-		}
-		n, f := node(name), field(name)
-		switch name {
-		case "algorithm":
-			alg := d.choice(n, f, "algorithm", algorithms.Names())
-			if d.failed() {
-				break
-			}
-			next, err := sim.WithAlgorithm(sc, alg)
-			if err != nil {
-				d.failf(n, f, "%s cannot use the scenario's limit: %s", alg, wanting(err, "a limit it accepts"))
-				break
-			}
-			sc = next
-		case "topology":
-			sc.Topology.Kind = sim.TopologyKind(d.choice(n, f, "topology", topologyKinds))
-		case "store":
-			sc.Topology.Store = d.storeName(n, f)
-		case "servers":
-			servers := int(d.integer(n, f, 1, MaxServers, "4"))
-			if !d.failed() {
-				d.serversFit(n, f, servers, &sc)
-			}
-			sc.Servers = servers
-		case "balancer":
-			sc.Balancer = sim.Balancer(d.choice(n, f, "balancer", balancers))
-		case "key":
-			sc.Limit.Key = sim.KeyBy(d.choice(n, f, "key", keyKinds))
-			if d.failed() {
-				break
-			}
-			for _, c := range sc.Clients {
-				if sim.KeyOf(c, sc.Limit.Key) == "(none)" {
-					d.failf(n, f, "client %s has no %s to be keyed by, so every such client would share one key (want a key every client has)", quote(c.Name), sc.Limit.Key)
-					break
-				}
-			}
-		case "seed":
-			sc.Seed = d.seed(n, f, "7")
-		case "duration":
-			dur := d.runDuration(n, f)
-			if d.failed() {
-				break
-			}
-			sc.Duration = dur
-			sc.Step = min(sc.Step, dur)
-			var kept []sim.Fault
-			for _, ft := range sc.Faults {
-				if ft.Start < dur {
-					ft.End = min(ft.End, dur)
-					kept = append(kept, ft)
-				}
-			}
-			sc.Faults = kept
-		case "step":
-			// The timeline's resolution: a longer step keeps a long run's
-			// timeline (steps × clients rows) small; every total is the same.
-			st := d.positive(n, f, "1s")
-			if !d.failed() && st > sc.Duration {
-				d.failf(n, f, "%s is longer than the duration %s (want at most the duration, e.g. 1s)", st, sc.Duration)
-			}
-			if !d.failed() {
-				sc.Step = st
-			}
-		case "on-error":
-			sc.Topology.OnError = store.Policy(d.choice(n, f, "policy", onErrorPolicies))
-		case "rtt":
-			sc.Topology.RTT = d.roundTrip(n, f, "500us")
-		case "wall-clock":
-			sc.WallClock = d.wallClock(n, f)
-		case "shadow":
-			// Every limit at once, the global switch of a dark launch:
-			// each limit's own shadow mode is replaced.
-			on, until := d.shadowAll(n, f)
-			if d.failed() {
-				break
-			}
-			sc.Limit.Shadow, sc.Limit.ShadowUntil = on, until
-			sc.Also = slices.Clone(sc.Also) // the caller's scenario keeps its own
-			for i := range sc.Also {
-				sc.Also[i].Shadow, sc.Also[i].ShadowUntil = on, until
-			}
-		}
+		n := &yaml.Node{Kind: yaml.ScalarNode, Value: value}
+		sc = d.override(sc, name, n, field(name))
 		if d.failed() {
 			return sc, d.err
 		}
@@ -151,6 +61,130 @@ func Override(sc sim.Scenario, values map[string]string, field func(name string)
 		return sc, &Error{Field: field(name), Msg: err.Error()}
 	}
 	return sc, nil
+}
+
+// canonicalOverrides returns values keyed by their names as overrideNames
+// spells them (on_error is on-error), or an *Error for a name that is not
+// one.
+func canonicalOverrides(values map[string]string, field func(name string) string) (map[string]string, error) {
+	known := map[string]bool{}
+	for _, name := range overrideNames {
+		known[name] = true
+	}
+	given := map[string]string{}
+	for name, v := range values {
+		canon := strings.ReplaceAll(name, "_", "-")
+		if !known[canon] {
+			return nil, &Error{Field: field(name), Msg: unknown("setting", name, overrideNames)}
+		}
+		given[canon] = v
+	}
+	return given, nil
+}
+
+// override returns sc with the override name set to n, read as the file's
+// field is; f is what an error calls the field. After an error, sc is
+// returned as far as it was set.
+func (d *decoder) override(sc sim.Scenario, name string, n *yaml.Node, f string) sim.Scenario {
+	switch name {
+	case "algorithm":
+		alg := d.choice(n, f, "algorithm", algorithms.Names())
+		if d.failed() {
+			break
+		}
+		next, err := sim.WithAlgorithm(sc, alg)
+		if err != nil {
+			d.failf(n, f, "%s cannot use the scenario's limit: %s", alg, wanting(err, "a limit it accepts"))
+			break
+		}
+		sc = next
+	case "topology":
+		sc.Topology.Kind = sim.TopologyKind(d.choice(n, f, "topology", topologyKinds))
+	case "store":
+		sc.Topology.Store = d.storeName(n, f)
+	case "servers":
+		servers := int(d.integer(n, f, 1, MaxServers, "4"))
+		if !d.failed() {
+			d.serversFit(n, f, servers, &sc)
+		}
+		sc.Servers = servers
+	case "balancer":
+		sc.Balancer = sim.Balancer(d.choice(n, f, "balancer", balancers))
+	case "key":
+		sc.Limit.Key = sim.KeyBy(d.choice(n, f, "key", keyKinds))
+		if !d.failed() {
+			d.everyClientKeyed(n, f, sc)
+		}
+	case "seed":
+		sc.Seed = d.seed(n, f, "7")
+	case "duration":
+		dur := d.runDuration(n, f)
+		if !d.failed() {
+			sc = withDuration(sc, dur)
+		}
+	case "step":
+		// The timeline's resolution: a longer step keeps a long run's
+		// timeline (steps × clients rows) small; every total is the same.
+		st := d.positive(n, f, "1s")
+		if !d.failed() && st > sc.Duration {
+			d.failf(n, f, "%s is longer than the duration %s (want at most the duration, e.g. 1s)", st, sc.Duration)
+		}
+		if !d.failed() {
+			sc.Step = st
+		}
+	case "on-error":
+		sc.Topology.OnError = store.Policy(d.choice(n, f, "policy", onErrorPolicies))
+	case "rtt":
+		sc.Topology.RTT = d.roundTrip(n, f, "500us")
+	case "wall-clock":
+		sc.WallClock = d.wallClock(n, f)
+	case "shadow":
+		on, until := d.shadowAll(n, f)
+		if !d.failed() {
+			sc = shadowEveryLimit(sc, on, until)
+		}
+	}
+	return sc
+}
+
+// everyClientKeyed checks that every client of sc has the identity its
+// limit is keyed by: one without would share the key "(none)" with every
+// other such client.
+func (d *decoder) everyClientKeyed(n *yaml.Node, f string, sc sim.Scenario) {
+	for _, c := range sc.Clients {
+		if sim.KeyOf(c, sc.Limit.Key) == "(none)" {
+			d.failf(n, f, "client %s has no %s to be keyed by, so every such client would share one key (want a key every client has)", quote(c.Name), sc.Limit.Key)
+			return
+		}
+	}
+}
+
+// withDuration returns sc run for dur, its step at most dur and its faults
+// cut to it: a fault that starts at or after dur is dropped.
+func withDuration(sc sim.Scenario, dur time.Duration) sim.Scenario {
+	sc.Duration = dur
+	sc.Step = min(sc.Step, dur)
+	var kept []sim.Fault
+	for _, ft := range sc.Faults {
+		if ft.Start < dur {
+			ft.End = min(ft.End, dur)
+			kept = append(kept, ft)
+		}
+	}
+	sc.Faults = kept
+	return sc
+}
+
+// shadowEveryLimit returns sc with every limit's shadow mode replaced, the
+// global switch of a dark launch. The caller's scenario keeps its own
+// limits: sc.Also is copied before it is changed.
+func shadowEveryLimit(sc sim.Scenario, on bool, until time.Duration) sim.Scenario {
+	sc.Limit.Shadow, sc.Limit.ShadowUntil = on, until
+	sc.Also = slices.Clone(sc.Also)
+	for i := range sc.Also {
+		sc.Also[i].Shadow, sc.Also[i].ShadowUntil = on, until
+	}
+	return sc
 }
 
 // FlagField names an override given as a command-line flag: --on-error.

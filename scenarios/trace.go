@@ -49,22 +49,58 @@ func (d *decoder) traceLog(n *yaml.Node, path string, o *object, maxKeys int) (*
 		d.failf(f.node, path, "more than %d logs replayed in all (want fewer clients with pattern trace)", MaxFeeds)
 		return nil, f
 	}
-	fv, ok := f.values["file"]
-	if !ok {
-		d.failf(f.node, f.field("file"), "missing (want e.g. file: access.log, beside the scenario)")
-		return nil, f
-	}
-	file := d.text(fv, f.field("file"), "access.log")
+	file, fv := d.traceFile(f)
 	if d.failed() {
 		return nil, f
 	}
+	src := replay.Source{Path: file, Speed: 1}
+	t := &src.Trace
+	d.traceFormatAndKey(f, fv, file, t)
+	if d.failed() {
+		return nil, f
+	}
+	d.traceSettings(f, &src)
+	if d.failed() {
+		return nil, f
+	}
+	if !t.From.IsZero() && !t.Until.IsZero() && !t.Until.After(t.From) {
+		d.failf(f.values["until"], f.field("until"), "%s is not after from %s", t.Until.Format(time.RFC3339), t.From.Format(time.RFC3339))
+		return nil, f
+	}
+	l, err := replay.Scan(context.Background(), src, replay.ScanOptions{MaxKeys: maxKeys})
+	if err != nil {
+		d.failf(fv, f.field("file"), "%s", strings.TrimPrefix(err.Error(), "trace: "))
+		return nil, f
+	}
+	if l.Span() > MaxDuration {
+		d.failf(fv, f.field("file"), "the log spans %s, longer than a run may be (want --from and --until, or a speed, to bring it under %s)", l.Span().Round(time.Second), MaxDuration)
+		return nil, f
+	}
+	d.logsRead = append(d.logsRead, l)
+	return l, f
+}
+
+// traceFile reads a trace's file: and returns the log's path (relative
+// to the scenario's folder) and the node that named it. The log must be
+// one a scenario may read, again on each run: a regular file, read from
+// disk by a scenario that was.
+func (d *decoder) traceFile(f *fields) (string, *yaml.Node) {
+	fv, ok := f.values["file"]
+	if !ok {
+		d.failf(f.node, f.field("file"), "missing (want e.g. file: access.log, beside the scenario)")
+		return "", nil
+	}
+	file := d.text(fv, f.field("file"), "access.log")
+	if d.failed() {
+		return "", fv
+	}
 	if !d.logs {
 		d.failf(fv, f.field("file"), "%v", errNoLogs)
-		return nil, f
+		return "", fv
 	}
 	if file == "-" {
 		d.failf(fv, f.field("file"), "standard input is not a log a scenario can read again (want a file)")
-		return nil, f
+		return "", fv
 	}
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(d.logDir, file)
@@ -73,16 +109,22 @@ func (d *decoder) traceLog(n *yaml.Node, path string, o *object, maxKeys int) (*
 	// would hang the read, and a pipe cannot be read again by each run.
 	if st, err := os.Stat(file); err == nil && !st.Mode().IsRegular() {
 		d.failf(fv, f.field("file"), "%s is %s, not a regular file (want a log file; save a stream to one first)", file, filekind.Describe(st.Mode()))
-		return nil, f
+		return "", fv
 	}
-	src := replay.Source{Path: file, Speed: 1}
-	t := &src.Trace
+	return file, fv
+}
+
+// traceFormatAndKey reads the log's format (guessed from file, its path,
+// when not given) and what keys its requests (the format's usual key when
+// not given) into t. A key the format cannot read is put on key:, or on
+// file: when the key is the format's own.
+func (d *decoder) traceFormatAndKey(f *fields, fv *yaml.Node, file string, t *trace.Options) {
 	t.Format = trace.GuessFormat(file)
 	if v, ok := f.values["format"]; ok {
 		t.Format = trace.Format(0)
 		name := d.choice(v, f.field("format"), "log format", logFormats)
 		if d.failed() {
-			return nil, f
+			return
 		}
 		t.Format, _ = trace.ParseFormat(name)
 	}
@@ -92,13 +134,22 @@ func (d *decoder) traceLog(n *yaml.Node, path string, o *object, maxKeys int) (*
 		keySpec, keyNode = d.text(v, f.field("key"), "ip"), v
 	}
 	if d.failed() {
-		return nil, f
+		return
 	}
 	var err error
 	if t.Key, err = trace.ParseKey(t.Format, keySpec); err != nil {
 		d.failf(keyNode, f.field("key"), "%v", err)
-		return nil, f
+		return
 	}
+}
+
+// traceSettings reads the rest of a trace's fields, in the file's order,
+// into src: which lines count (from, until, path, methods, only, ...),
+// how they are read (fields, time_unit, reorder, skip_bad) and how they
+// are played (speed, start).
+func (d *decoder) traceSettings(f *fields, src *replay.Source) {
+	t := &src.Trace
+	var err error
 	for _, name := range f.order {
 		v, field := f.values[name], f.field(name)
 		switch name {
@@ -146,24 +197,9 @@ func (d *decoder) traceLog(n *yaml.Node, path string, o *object, maxKeys int) (*
 			}
 		}
 		if d.failed() {
-			return nil, f
+			return
 		}
 	}
-	if !t.From.IsZero() && !t.Until.IsZero() && !t.Until.After(t.From) {
-		d.failf(f.values["until"], f.field("until"), "%s is not after from %s", t.Until.Format(time.RFC3339), t.From.Format(time.RFC3339))
-		return nil, f
-	}
-	l, err := replay.Scan(context.Background(), src, replay.ScanOptions{MaxKeys: maxKeys})
-	if err != nil {
-		d.failf(fv, f.field("file"), "%s", strings.TrimPrefix(err.Error(), "trace: "))
-		return nil, f
-	}
-	if l.Span() > MaxDuration {
-		d.failf(fv, f.field("file"), "the log spans %s, longer than a run may be (want --from and --until, or a speed, to bring it under %s)", l.Span().Round(time.Second), MaxDuration)
-		return nil, f
-	}
-	d.logsRead = append(d.logsRead, l)
-	return l, f
 }
 
 // traceFields reads a JSONL or CSV log's field names.

@@ -3,22 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/outfile"
-	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -216,6 +212,11 @@ func planFile(entry int, f *scenarios.File, store string) ([]checkJob, []sim.Sce
 	return jobs, scs, nil
 }
 
+// checkRun plans the check, runs every job, and reports each entry's
+// lines in the order named: as JSON, or as a line each for people (to
+// standard error when the JUnit XML takes standard output); --junit writes
+// the XML besides. It exits as the worst error, or 1 when an expectation
+// failed.
 func checkRun(ctx context.Context, opts *checkOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -232,10 +233,41 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 			}
 		}
 	}
-	// Each entry's lines, in the order named; an entry's in line order,
-	// whatever order its runs finished in.
-	perEntry := make([][]checkLine, len(p.entries))
-	var errs []error
+	perEntry, errs := checkOutcomes(opts.ErrOut, p, results, runErrs)
+	lines, n := orderLines(perEntry)
+	if opts.JUnit != "" {
+		if err := writeOutput(opts.JUnit, opts.Out, func(w io.Writer) error { return writeJUnit(w, p.entries, perEntry) }); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// With the JUnit on standard output, the lines for people go to
+	// standard error: one document on stdout, which a tool can parse.
+	lineOut := opts.Out
+	if outfile.IsStdout(opts.JUnit) {
+		lineOut = opts.ErrOut
+	}
+	if opts.Format == "json" {
+		if err := writeCheckJSON(opts.Out, lines, n); err != nil {
+			return err
+		}
+	} else {
+		writeCheckLines(lineOut, p.entries, lines, n)
+	}
+	if len(errs) > 0 {
+		return worstError(errs)
+	}
+	if n.failed > 0 {
+		return errChecksFailed
+	}
+	return nil
+}
+
+// checkOutcomes evaluates each job's expectations on its result, and
+// returns each entry's lines (not yet in line order: orderLines sorts
+// them) and the errors of the entries and runs that could not be checked,
+// each of which is a line too. A run's error is reported on errOut.
+func checkOutcomes(errOut io.Writer, p *checkPlan, results []*sim.Result, runErrs []error) (perEntry [][]checkLine, errs []error) {
+	perEntry = make([][]checkLine, len(p.entries))
 	failLine := func(entry int, l checkLine, err error) {
 		l.Error = errorText(err)
 		if !strings.HasPrefix(l.Error, l.File) {
@@ -251,7 +283,7 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 	}
 	for i, job := range p.jobs {
 		with := withText(job.with)
-		if err := runError(opts.ErrOut, job.label, runErrs[i]); err != nil {
+		if err := runError(errOut, job.label, runErrs[i]); err != nil {
 			l := checkLine{File: job.label, Text: "run" + with, name: "run" + with}
 			if len(job.with) > 0 {
 				l.Line = job.exps[0].Line
@@ -273,80 +305,77 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 			}
 		}
 	}
+	return perEntry, errs
+}
+
+// checkCounts are a check's lines by outcome.
+type checkCounts struct{ passed, failed, errored int }
+
+// orderLines sorts each entry's lines by line in its file (whatever job
+// each came from), in place, and returns them all, entry by entry in
+// the order named, and counted.
+func orderLines(perEntry [][]checkLine) ([]checkLine, checkCounts) {
 	var lines []checkLine
-	passed, failed, errored := 0, 0, 0
+	var n checkCounts
 	for i := range perEntry {
 		sort.SliceStable(perEntry[i], func(a, b int) bool { return perEntry[i][a].Line < perEntry[i][b].Line })
 		for _, l := range perEntry[i] {
 			switch {
 			case l.Error != "":
-				errored++
+				n.errored++
 			case l.OK:
-				passed++
+				n.passed++
 			default:
-				failed++
+				n.failed++
 			}
 		}
 		lines = append(lines, perEntry[i]...)
 	}
-	if opts.JUnit != "" {
-		if err := writeOutput(opts.JUnit, opts.Out, func(w io.Writer) error { return writeJUnit(w, p.entries, perEntry) }); err != nil {
-			errs = append(errs, err)
+	return lines, n
+}
+
+// writeCheckJSON writes the lines as one ratelim.check/v1 document.
+func writeCheckJSON(w io.Writer, lines []checkLine, n checkCounts) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if lines == nil {
+		lines = []checkLine{}
+	}
+	return enc.Encode(struct {
+		Schema  string      `json:"schema"`
+		Passed  int         `json:"passed"`
+		Failed  int         `json:"failed"`
+		Errors  int         `json:"errors"`
+		Results []checkLine `json:"results"`
+	}{"ratelim.check/v1", n.passed, n.failed, n.errored, lines})
+}
+
+// writeCheckLines writes a line per outcome for people (ok, FAIL or
+// ERROR), a note for each file with nothing to check, and the counts.
+func writeCheckLines(w io.Writer, entries []checkEntry, lines []checkLine, n checkCounts) {
+	// A line names its file and the clients it matched: input, shown
+	// escaped.
+	for _, l := range lines {
+		switch {
+		case l.Error != "":
+			fmt.Fprintf(w, "ERROR %s\n", l.Error) // quotes its names, as every error does
+		case l.OK:
+			fmt.Fprintf(w, "ok   %s:%d: %s\n", escape.Text(l.File), l.Line, escape.Text(l.Text))
+		default:
+			fmt.Fprintf(w, "FAIL %s:%d: %s\n", escape.Text(l.File), l.Line, escape.Text(l.Text))
 		}
 	}
-	// With the JUnit on standard output, the lines for people go to
-	// standard error: one document on stdout, which a tool can parse.
-	lineOut := opts.Out
-	if outfile.IsStdout(opts.JUnit) {
-		lineOut = opts.ErrOut
+	for _, e := range entries {
+		if e.err == nil && len(e.file.Expect) == 0 {
+			fmt.Fprintf(w, "note %s: no expect: lines, nothing checked\n", escape.Text(e.label))
+		}
 	}
-	if opts.Format == "json" {
-		enc := json.NewEncoder(opts.Out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if lines == nil {
-			lines = []checkLine{}
-		}
-		if err := enc.Encode(struct {
-			Schema  string      `json:"schema"`
-			Passed  int         `json:"passed"`
-			Failed  int         `json:"failed"`
-			Errors  int         `json:"errors"`
-			Results []checkLine `json:"results"`
-		}{"ratelim.check/v1", passed, failed, errored, lines}); err != nil {
-			return err
-		}
-	} else {
-		// A line names its file and the clients it matched: input, shown
-		// escaped.
-		for _, l := range lines {
-			switch {
-			case l.Error != "":
-				fmt.Fprintf(lineOut, "ERROR %s\n", l.Error) // quotes its names, as every error does
-			case l.OK:
-				fmt.Fprintf(lineOut, "ok   %s:%d: %s\n", escape.Text(l.File), l.Line, escape.Text(l.Text))
-			default:
-				fmt.Fprintf(lineOut, "FAIL %s:%d: %s\n", escape.Text(l.File), l.Line, escape.Text(l.Text))
-			}
-		}
-		for _, e := range p.entries {
-			if e.err == nil && len(e.file.Expect) == 0 {
-				fmt.Fprintf(lineOut, "note %s: no expect: lines, nothing checked\n", escape.Text(e.label))
-			}
-		}
-		fmt.Fprintf(lineOut, "%d passed, %d failed", passed, failed)
-		if errored > 0 {
-			fmt.Fprintf(lineOut, ", %d could not be checked", errored)
-		}
-		fmt.Fprintln(lineOut)
+	fmt.Fprintf(w, "%d passed, %d failed", n.passed, n.failed)
+	if n.errored > 0 {
+		fmt.Fprintf(w, ", %d could not be checked", n.errored)
 	}
-	if len(errs) > 0 {
-		return worstError(errs)
-	}
-	if failed > 0 {
-		return errChecksFailed
-	}
-	return nil
+	fmt.Fprintln(w)
 }
 
 // errChecksFailed is returned when an expectation failed: exit 1, and the
@@ -476,174 +505,4 @@ func withID(with map[string]string) string {
 		b.WriteString(k + "=" + with[k] + ";")
 	}
 	return b.String()
-}
-
-// The JUnit XML schema that CI systems read: a testsuite per scenario, a
-// testcase per checked expectation, a failure element for each that
-// failed, an error element for each file or run that could not be checked.
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Errors    int         `xml:"errors,attr"`
-	Timestamp string      `xml:"timestamp,attr,omitempty"`
-	Cases     []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	Error     *junitFailure `xml:"error,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Body    string `xml:",chardata"`
-}
-
-// writeJUnit writes a suite per entry, its cases lines[i].
-func writeJUnit(w io.Writer, entries []checkEntry, lines [][]checkLine) error {
-	doc := junitSuites{}
-	for i, e := range entries {
-		s := junitSuite{Name: e.label}
-		class := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(e.label), ".yaml"), ".yml")
-		seen := map[string]int{}
-		for _, l := range lines[i] {
-			// The case is named by its claim, not its line or what it
-			// got, so that a CI system tracks one case across runs whose
-			// figures change and edits that move lines.
-			name := l.name
-			if seen[l.name]++; seen[l.name] > 1 {
-				name = fmt.Sprintf("%s #%d", l.name, seen[l.name])
-			}
-			c := junitCase{Name: name, Classname: class}
-			switch {
-			case l.Error != "":
-				c.Error = &junitFailure{Message: l.Error, Body: l.Error}
-				s.Errors++
-			case !l.OK:
-				got := l.outcome.GotText
-				if got == "" {
-					got = strconv.FormatFloat(l.Got, 'g', -1, 64)
-				}
-				c.Failure = &junitFailure{Message: "got " + got, Body: fmt.Sprintf("%s:%d: %s", l.File, l.Line, l.Text)}
-				s.Failures++
-			}
-			s.Cases = append(s.Cases, c)
-			s.Tests++
-		}
-		doc.Tests += s.Tests
-		doc.Failures += s.Failures
-		doc.Errors += s.Errors
-		doc.Suites = append(doc.Suites, s)
-	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
-}
-
-// fillExpectations evaluates the file's expect: lines that need no other
-// run (no with:) on r, records them in r.Expectations, and returns how many
-// failed and were skipped. A malformed expectation is bad input.
-func fillExpectations(file *scenarios.File, r *sim.Result) (failed, skipped int, err error) {
-	label := scenarioLabel(file)
-	for i := range file.Expect {
-		e := &file.Expect[i]
-		if len(e.With) > 0 {
-			skipped++
-			continue
-		}
-		outs, err := scenarios.Evaluate(label, e, r)
-		if err != nil {
-			return 0, 0, usageError{err}
-		}
-		for _, o := range outs {
-			r.Expectations = append(r.Expectations, sim.ExpectationResult{Text: o.Claim(), OK: o.OK, Got: o.Got, Found: o.GotText})
-			if !o.OK {
-				failed++
-			}
-		}
-	}
-	return failed, skipped, nil
-}
-
-// otherRuns says that n expectations were not checked because their with:
-// asks for other runs: "1 more needs other runs (with: …)".
-func otherRuns(n int) string {
-	if n == 1 {
-		return "1 more needs other runs (with: …)"
-	}
-	return fmt.Sprintf("%d more need other runs (with: …)", n)
-}
-
-// writeExpectations is the table's summary of r.Expectations, the file's
-// expect: lines: a count, and each that failed as check prints it (file and
-// line, the claim, what was got), wrapped at 80 columns.
-func writeExpectations(w io.Writer, file *scenarios.File, r *sim.Result, skipped int) {
-	if len(r.Expectations) == 0 && skipped == 0 {
-		return
-	}
-	ok := 0
-	for _, e := range r.Expectations {
-		if e.OK {
-			ok++
-		}
-	}
-	label := scenarioLabel(file)
-	summary := fmt.Sprintf("expect: %d of %d hold", ok, len(r.Expectations))
-	if skipped > 0 {
-		check := "ratelim check " + shellWord(label)
-		if file.Path == "stdin" {
-			check = "ratelim check FILE"
-		}
-		summary += "; " + otherRuns(skipped) + ":"
-		// The command whole, on a line of its own if the line is full.
-		if utf8.RuneCountInString(summary)+1+utf8.RuneCountInString(check) <= 80 {
-			summary += " " + check
-		} else {
-			summary += "\n  " + check
-		}
-	}
-	fmt.Fprintf(w, "\n%s\n", summary)
-	// The failures again, with their lines: r.Expectations keeps the
-	// claims alone, for the result's readers.
-	for i := range file.Expect {
-		e := &file.Expect[i]
-		if len(e.With) > 0 {
-			continue
-		}
-		outs, err := scenarios.Evaluate(label, e, r)
-		if err != nil {
-			continue // fillExpectations refused it before the table
-		}
-		for _, o := range outs {
-			if o.OK {
-				continue
-			}
-			const prefix, indent = "  FAIL ", "       "
-			for j, line := range report.Wrap(escape.Text(fmt.Sprintf("%s:%d: %s", label, e.Line, o.String())), 80-len(prefix)) {
-				if j == 0 {
-					fmt.Fprintln(w, prefix+line)
-				} else {
-					fmt.Fprintln(w, indent+line)
-				}
-			}
-		}
-	}
 }

@@ -6,13 +6,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,8 +18,6 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/replay"
-	"github.com/ratelim/ratelim/routecost"
-	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
 )
@@ -75,9 +70,6 @@ type replayOptions struct {
 // replayOverrides are the scenario overrides replay takes, as sim does;
 // its --key is the log's key, and its duration is the log's.
 var replayOverrides = []string{"algorithm", "topology", "store", "servers", "balancer", "seed", "step", "on-error", "rtt"}
-
-// replayLimitFields are what --vs may change beside the overrides.
-var replayLimitFields = []string{"limit", "burst", "window"}
 
 func newCmdReplay(s streams, runF func(*replayOptions) error) *cobra.Command {
 	opts := &replayOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
@@ -145,6 +137,15 @@ flags give the same output, byte for byte.`,
 	addLimitFlags(f, &opts.Limits, true)
 	f.IntVar(&opts.MaxKeys, "max-keys", 0, fmt.Sprintf("refuse a log with more distinct keys than this (0: as many as --max-memory holds, %s at its default)", sim.Thousands(sim.MaxClientsIn(sim.DefaultMaxMemory))))
 
+	addReplayLogFlags(f, opts)
+	addReplayLimitFlags(f, opts)
+	addPlotFlags(cmd, &opts.Plot)
+	return cmd
+}
+
+// addReplayLogFlags adds the flags that say how the log is read and which
+// of its requests are replayed; replayOptions.source checks them.
+func addReplayLogFlags(f *pflag.FlagSet, opts *replayOptions) {
 	f.StringVar(&opts.LogFormat, "log-format", "", "the log's format: combined, jsonl, csv or alb (default: from its name and first line)")
 	f.StringVar(&opts.Key, "key", "", "what a request is keyed by: ip, user, ua, path, query:NAME (combined, alb); FIELD, ip:FIELD, query:NAME (jsonl, csv); default ip, or the field key")
 	f.StringArrayVar(&opts.Fields, "field", nil, "jsonl/csv: PART=NAME, where the log keeps time, method, path or status (e.g. --field time=ts); - for none")
@@ -159,7 +160,12 @@ flags give the same output, byte for byte.`,
 	f.StringVar(&opts.Only, "only", "", "replay only this key's requests")
 	f.StringArrayVar(&opts.Costs, "cost", nil, "[METHOD ]GLOB=COST: what a route's requests cost of the quota, first match wins, others 1 (e.g. --cost 'GET /search*=5')")
 	f.BoolVar(&opts.SkipBad, "skip-bad", false, "count lines that cannot be read and go on, instead of stopping at the first")
+}
 
+// addReplayLimitFlags adds the limit the log is replayed through, what to
+// replay beside it (--suggest, --vs), --redact, and the scenario overrides
+// replay takes, as sim does.
+func addReplayLimitFlags(f *pflag.FlagSet, opts *replayOptions) {
 	f.StringVar(&opts.Rate, "limit", "", "the limit per key, e.g. 100/m (required)")
 	f.Int64Var(&opts.Burst, "burst", 0, "token bucket, GCRA, leaky bucket: the burst (default: the limit's count, 100 for 100/m)")
 	f.StringVar(&opts.Window, "window", "", "window algorithms: the window (default: the limit's period, 1m for 100/m)")
@@ -180,8 +186,6 @@ flags give the same output, byte for byte.`,
 	f.StringVar(&o.step, "step", "", "the timeline's resolution (default: the finest of 1s, 10s, 1m, ... giving at most 1,500 steps)")
 	f.StringVar(&o.onError, "on-error", "", "when the store fails: fail-open (default) or fail-closed")
 	f.StringVar(&o.rtt, "rtt", "", "one store round trip (default 0)")
-	addPlotFlags(cmd, &opts.Plot)
-	return cmd
 }
 
 // replayPlan is what `ratelim replay` runs, every flag checked.
@@ -274,189 +278,9 @@ func redactor(salt []byte) func(string) string {
 	}
 }
 
-// replayLimit builds the limit from --limit, --burst and --window (or
-// their --vs forms, prefix naming them), the burst defaulting to the
-// rate's count and the window to its period.
-func replayLimit(algorithm, rateText string, burst int64, windowText, prefix string) (sim.Limit, error) {
-	rate, err := algorithms.ParseRate(rateText)
-	if err != nil {
-		return sim.Limit{}, badInput("%slimit: %v", prefix, err)
-	}
-	if rate.N < 1 {
-		return sim.Limit{}, badInput("%slimit: %s admits nothing (want at least 1 request a period)", prefix, rate)
-	}
-	p := algorithms.Params{Rate: rate, Burst: burst}
-	if burst < 0 {
-		return sim.Limit{}, badInput("%sburst: must be positive (got %d)", prefix, burst)
-	}
-	if burst == 0 {
-		p.Burst = rate.N
-	}
-	uses := map[string]bool{}
-	for _, info := range algorithms.Catalog() {
-		if info.Name == algorithm {
-			for _, name := range info.Params {
-				uses[name] = true
-			}
-		}
-	}
-	if uses["window"] {
-		p.Window = rate.Per
-		if windowText != "" {
-			w, err := time.ParseDuration(windowText)
-			if err != nil || w < time.Millisecond || w > 366*24*time.Hour || w%time.Microsecond != 0 {
-				return sim.Limit{}, badInput("%swindow: %q is not a window from 1ms to 366 days in whole microseconds (want e.g. 1m)", prefix, windowText)
-			}
-			p.Window = w
-		}
-	} else if windowText != "" {
-		return sim.Limit{}, badInput("%swindow: %s has no window (want it with fixed-window, sliding-window or sliding-log)", prefix, algorithm)
-	}
-	if !uses["burst"] {
-		p.Burst = 0
-	}
-	if _, err := algorithms.New(algorithm, p); err != nil {
-		return sim.Limit{}, badInput("%s%v", prefix, err)
-	}
-	return sim.Limit{Algorithm: algorithm, Params: p, Key: sim.KeyAuto}, nil
-}
-
-// parseReplayVs reads replay's --vs FIELD=VALUE flags.
-func parseReplayVs(flags []string) (map[string]string, []string, error) {
-	if len(flags) == 0 {
-		return nil, nil, nil
-	}
-	known := append(slices.Clone(replayLimitFields), replayOverrides...)
-	set := map[string]string{}
-	var order []string
-	for _, f := range flags {
-		name, value, ok := strings.Cut(f, "=")
-		name = strings.ReplaceAll(strings.TrimSpace(name), "_", "-")
-		value = strings.TrimSpace(value)
-		switch {
-		case !ok || name == "" || value == "":
-			return nil, nil, badInput("--vs %q: want FIELD=VALUE, e.g. --vs limit=200/m (FIELD one of %s)", f, strings.Join(known, ", "))
-		case !slices.Contains(known, name):
-			return nil, nil, badInput("--vs %q: unknown field %q (want one of %s)", f, name, strings.Join(known, ", "))
-		}
-		if _, dup := set[name]; dup {
-			return nil, nil, badInput("--vs: %s given twice (want each field once)", name)
-		}
-		set[name] = value
-		order = append(order, name)
-	}
-	return set, order, nil
-}
-
-// source reads the log's flags into what replay reads.
-func (opts *replayOptions) source() (replay.Source, error) {
-	src := replay.Source{Path: opts.Log, Speed: opts.Speed, Only: opts.Only}
-	for _, c := range opts.Costs {
-		rule, err := routecost.Parse(c)
-		if err != nil {
-			return src, badInput("--cost: %v", err)
-		}
-		src.Costs = append(src.Costs, rule)
-	}
-	if !(opts.Speed >= replay.MinSpeed && opts.Speed <= replay.MaxSpeed) {
-		return src, badInput("--speed: %g is out of range (want %g to %g log seconds per run second: 1 plays the log as it was, 60 an hour in a minute)", opts.Speed, replay.MinSpeed, replay.MaxSpeed)
-	}
-	if opts.Log != "-" {
-		if st, err := os.Stat(opts.Log); err != nil {
-			return src, badInput("%s: %v", opts.Log, errors.Unwrap(err))
-		} else if st.IsDir() {
-			return src, badInput("%s: a directory, not a log", opts.Log)
-		}
-	}
-	t := &src.Trace
-	t.Stdin = opts.In
-	formatName := opts.LogFormat
-	if formatName == "" {
-		formatName = trace.GuessFormat(opts.Log).String()
-	}
-	var err error
-	if t.Format, err = trace.ParseFormat(formatName); err != nil {
-		return src, badInput("--log-format: %v", err)
-	}
-	keySpec := opts.Key
-	if keySpec == "" {
-		// Named, so that every output says what the keys are.
-		keySpec = map[trace.Format]string{trace.Combined: "ip", trace.ALB: "ip", trace.JSONL: "key", trace.CSV: "key"}[t.Format]
-	}
-	if t.Key, err = trace.ParseKey(t.Format, keySpec); err != nil {
-		return src, badInput("--key: %v", err)
-	}
-	for _, fv := range opts.Fields {
-		part, name, ok := strings.Cut(fv, "=")
-		if !ok || strings.TrimSpace(name) == "" {
-			return src, badInput("--field %q: want PART=NAME, e.g. --field time=ts (PART one of time, method, path, status)", fv)
-		}
-		name = strings.TrimSpace(name)
-		switch strings.TrimSpace(part) {
-		case "time", "timestamp":
-			t.Fields.Time = name
-		case "method":
-			t.Fields.Method = name
-		case "path":
-			t.Fields.Path = name
-		case "status":
-			t.Fields.Status = name
-		default:
-			return src, badInput("--field %q: unknown part %q (want time, method, path or status; the key is --key)", fv, part)
-		}
-	}
-	if opts.TimeUnit != "" {
-		if t.Fields.TimeUnit, err = trace.ParseTimeUnit(opts.TimeUnit); err != nil {
-			return src, badInput("--time-unit: %v", err)
-		}
-	}
-	if opts.IPv6Prefix < 1 || opts.IPv6Prefix > 128 {
-		return src, badInput("--ipv6-prefix: must be 1 to 128 (got %d)", opts.IPv6Prefix)
-	}
-	t.IPv6PrefixLen = opts.IPv6Prefix
-	switch {
-	case opts.Reorder < 0 || opts.Reorder > time.Hour:
-		return src, badInput("--reorder: must be 0 to 1h (got %s)", opts.Reorder)
-	case opts.Reorder == 0:
-		t.Reorder = -1 // strict order
-	default:
-		t.Reorder = opts.Reorder
-	}
-	if t.From, err = parseWhen("--from", opts.From); err != nil {
-		return src, err
-	}
-	if t.Until, err = parseWhen("--until", opts.Until); err != nil {
-		return src, err
-	}
-	if !t.From.IsZero() && !t.Until.IsZero() && !t.Until.After(t.From) {
-		return src, badInput("--until: %s is not after --from %s", opts.Until, opts.From)
-	}
-	switch len(opts.Paths) {
-	case 0:
-	case 1:
-		t.PathPrefix = opts.Paths[0]
-	default:
-		return src, badInput("--path: given %d times (want one prefix; --path-glob matches several)", len(opts.Paths))
-	}
-	t.PathGlob = opts.PathGlob
-	t.Methods = opts.Methods
-	t.SkipBad = opts.SkipBad
-	return src, nil
-}
-
-// parseWhen reads --from or --until: RFC 3339, or a date and time in UTC.
-func parseWhen(flag, s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	for _, layout := range []string{time.RFC3339Nano, time.DateTime, "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02T15:04", time.DateOnly} {
-		if t, err := time.ParseInLocation(layout, strings.TrimSpace(s), time.UTC); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, badInput("%s: %q is not a time (want RFC 3339, e.g. 2026-11-24T10:00:00Z, or 2026-11-24 10:00:00 in UTC)", flag, s)
-}
-
+// replayRun plans the replay, reads the log through once, replays it
+// through the limit (and the --vs one beside it, and each suggested
+// limit), and writes the plot and the report.
 func replayRun(ctx context.Context, opts *replayOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -470,21 +294,9 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 		label = "stdin"
 	}
 	showProgress := opts.ErrIsTerminal && !opts.Quiet
-	scanProgress := func(lines int) {}
-	if showProgress {
-		scanProgress = func(lines int) {
-			fmt.Fprintf(opts.ErrOut, "\rreading %s: %s lines ", label, sim.Thousands(int64(lines)))
-		}
-	}
-	log, err := replay.Scan(ctx, p.src, replay.ScanOptions{Peaks: p.peaks, MaxKeys: opts.MaxKeys, MaxMemory: p.simOpts.MaxMemory, Progress: scanProgress})
-	if showProgress {
-		fmt.Fprint(opts.ErrOut, "\r\033[K")
-	}
-	if sim.IsTooBig(err) {
-		return err
-	}
+	log, err := scanReplayLog(ctx, opts, p, label, showProgress)
 	if err != nil {
-		return replayInputError(err)
+		return err
 	}
 	defer log.Close()
 	if len(log.Keys) == 0 {
@@ -506,12 +318,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 		if scB, err = p.versus(sc); err != nil {
 			return err
 		}
-		var la, lb []string
-		for _, name := range p.vsOrder {
-			la = append(la, name+"="+replaySetting(sc, name))
-			lb = append(lb, name+"="+replaySetting(scB, name))
-		}
-		labelA, labelB = strings.Join(la, " "), strings.Join(lb, " ")
+		labelA, labelB = p.vsLabels(sc, scB)
 	}
 	progress := newProgress(opts.ErrOut, showProgress, "simulating")
 	simOpts := p.simOpts
@@ -535,13 +342,55 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 			return err
 		}
 	}
+	return writeReplay(opts, rep)
+}
+
+// scanReplayLog reads the log through once (replay.Scan), counting the
+// lines read on the terminal when showProgress. A log too big for the
+// memory bound is a *sim.TooBigError; any other that cannot be replayed is
+// the user's to fix (replayInputError).
+func scanReplayLog(ctx context.Context, opts *replayOptions, p *replayPlan, label string, showProgress bool) (*replay.Log, error) {
+	scanProgress := func(lines int) {}
+	if showProgress {
+		scanProgress = func(lines int) {
+			fmt.Fprintf(opts.ErrOut, "\rreading %s: %s lines ", label, sim.Thousands(int64(lines)))
+		}
+	}
+	log, err := replay.Scan(ctx, p.src, replay.ScanOptions{Peaks: p.peaks, MaxKeys: opts.MaxKeys, MaxMemory: p.simOpts.MaxMemory, Progress: scanProgress})
+	if showProgress {
+		fmt.Fprint(opts.ErrOut, "\r\033[K")
+	}
+	if sim.IsTooBig(err) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, replayInputError(err)
+	}
+	return log, nil
+}
+
+// vsLabels name the two runs of --vs by the fields it changed, in the
+// order given: "limit=100/m burst=20" beside "limit=200/m burst=50".
+func (p *replayPlan) vsLabels(a, b sim.Scenario) (labelA, labelB string) {
+	var la, lb []string
+	for _, name := range p.vsOrder {
+		la = append(la, name+"="+replaySetting(a, name))
+		lb = append(lb, name+"="+replaySetting(b, name))
+	}
+	return strings.Join(la, " "), strings.Join(lb, " ")
+}
+
+// writeReplay writes the plot, if asked for (the two runs side by side
+// under --vs, else the first's timeline), then the report as --format asks.
+func writeReplay(opts *replayOptions, rep *replay.Report) error {
 	opts.Plot.Focus = plotFocus(rep.Runs)
+	var err error
 	if len(rep.Runs) == 2 {
 		err = opts.Plot.render(func(w io.Writer) error {
 			return renderVersus(w, rep.Runs[0].Result, rep.Runs[1].Result, rep.Runs[0].Label, rep.Runs[1].Label, opts.Plot)
 		})
 	} else {
-		err = opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, runA.Result, opts.Plot) })
+		err = opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, rep.Runs[0].Result, opts.Plot) })
 	}
 	if err != nil {
 		return err
@@ -589,59 +438,6 @@ func keyName(opts *replayOptions) string {
 // refused before it started, so no usage hint follows it.
 func replayInputError(err error) error {
 	return usageError{&sim.SetupError{Err: err}}
-}
-
-// versus is the --vs run's scenario: sc with the limit's fields and the
-// overrides the flags give.
-func (p *replayPlan) versus(sc sim.Scenario) (sim.Scenario, error) {
-	over := map[string]string{}
-	for name, v := range p.vs {
-		if !slices.Contains(replayLimitFields, name) {
-			over[name] = v
-		}
-	}
-	next, err := scenarios.Override(sc, over, func(name string) string { return "--vs " + name })
-	if err != nil {
-		return sc, usageError{err}
-	}
-	params := sc.Limit.Params
-	rate := params.Rate.String()
-	if v, ok := p.vs["limit"]; ok {
-		rate = v
-	}
-	burst := params.Burst
-	if v, ok := p.vs["burst"]; ok {
-		if burst, err = strconv.ParseInt(v, 10, 64); err != nil || burst < 1 {
-			return sc, badInput("--vs burst: %q is not a positive whole number", v)
-		}
-	} else if _, ok := p.vs["limit"]; ok && burst == params.Rate.N {
-		burst = 0 // it was the default: the new limit's count
-	}
-	window := ""
-	if v, ok := p.vs["window"]; ok {
-		window = v
-	} else if params.Window > 0 && params.Window != params.Rate.Per {
-		window = params.Window.String()
-	}
-	lim, err := replayLimit(next.Limit.Algorithm, rate, burst, window, "--vs ")
-	if err != nil {
-		return sc, err
-	}
-	next.Limit.Algorithm, next.Limit.Params = lim.Algorithm, lim.Params
-	return next, nil
-}
-
-// replaySetting is sc's value of a --vs field, for labels.
-func replaySetting(sc sim.Scenario, name string) string {
-	switch name {
-	case "limit":
-		return sc.Limit.Params.Rate.String()
-	case "burst":
-		return strconv.FormatInt(sc.Limit.Params.Burst, 10)
-	case "window":
-		return sim.ShortDuration(sc.Limit.Params.Window)
-	}
-	return scenarioSetting(sc, name)
 }
 
 // satAdd is a + b, at most math.MaxInt64.

@@ -77,6 +77,8 @@ const csvHeader = "time,key,method,path,status\n"
 var errBadKey = errors.New("tracetest: a key holds a character not every format can hold")
 
 // AppendLine appends the line of r in format f, with its newline, to dst.
+// A request without a method is written as the format writes a line with
+// no request ("-"); one without a path asks for /.
 func AppendLine(dst []byte, f trace.Format, r trace.Record) ([]byte, error) {
 	if strings.ContainsAny(r.Key, " \"&#%+\\,\t\r\n") {
 		return dst, errBadKey
@@ -89,93 +91,121 @@ func AppendLine(dst []byte, f trace.Format, r trace.Record) ([]byte, error) {
 	if path == "" && method != "-" {
 		path = "/"
 	}
+	// Each format's writer takes r's time in UTC and the method and path
+	// as made above.
 	switch f {
 	case trace.Combined:
-		dst = append(dst, "192.0.2.1 - "...)
-		dst = appendOr(dst, r.Key, "-")
-		dst = append(dst, " ["...)
-		dst = at.AppendFormat(dst, "02/Jan/2006:15:04:05")
-		if ns := at.Nanosecond(); ns != 0 {
-			dst = appendFraction(dst, ns)
-		}
-		dst = append(dst, ` +0000] "`...)
-		dst = append(dst, method...)
-		if method != "-" {
-			dst = append(dst, ' ')
-			dst = append(dst, path...)
-			dst = append(dst, " HTTP/1.1"...)
-		}
-		dst = append(dst, `" `...)
-		dst = appendStatus(dst, r.Status)
-		dst = append(dst, " 0 \"-\" \"tracetest/1.0\"\n"...)
+		dst = appendCombined(dst, at, method, path, r)
 	case trace.ALB:
-		dst = append(dst, "https "...)
-		dst = at.Add(time.Millisecond).AppendFormat(dst, "2006-01-02T15:04:05.000000Z")
-		dst = append(dst, " app/tracetest/0123456789abcdef 192.0.2.1:40000 10.0.0.1:80 0.000 0.001 0.000 "...)
-		dst = appendStatus(dst, r.Status)
-		dst = append(dst, ' ')
-		dst = appendStatus(dst, r.Status)
-		dst = append(dst, ` 100 200 "`...)
-		if method == "-" {
-			dst = append(dst, "- https://example.com:443- -"...)
-		} else {
-			dst = append(dst, method...)
-			dst = append(dst, " https://example.com:443"...)
-			dst = append(dst, path...)
-			if r.Key != "" {
-				if strings.IndexByte(path, '?') >= 0 {
-					dst = append(dst, '&')
-				} else {
-					dst = append(dst, '?')
-				}
-				dst = append(dst, "key="...)
-				dst = append(dst, r.Key...)
-			}
-			dst = append(dst, " HTTP/1.1"...)
-		}
-		dst = append(dst, `" "tracetest/1.0" ECDHE-RSA-AES128-GCM-SHA256 TLSv1.2 arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/t/0123456789abcdef "Root=1-00000000-000000000000000000000000" "example.com" "-" 0 `...)
-		dst = at.AppendFormat(dst, time.RFC3339Nano)
-		dst = append(dst, ` "forward" "-" "-" "10.0.0.1:80" "200" "-" "-" TID_0`+"\n"...)
+		dst = appendALB(dst, at, method, path, r)
 	case trace.JSONL:
-		dst = append(dst, `{"time":"`...)
-		dst = at.AppendFormat(dst, time.RFC3339Nano)
-		dst = append(dst, '"')
-		if r.Key != "" {
-			dst = append(dst, `,"key":`...)
-			dst = appendJSONString(dst, r.Key)
-		}
-		if method != "-" {
-			dst = append(dst, `,"method":`...)
-			dst = appendJSONString(dst, method)
-			dst = append(dst, `,"path":`...)
-			dst = appendJSONString(dst, path)
-		}
-		if r.Status != 0 {
-			dst = append(dst, `,"status":`...)
-			dst = strconv.AppendInt(dst, int64(r.Status), 10)
-		}
-		dst = append(dst, "}\n"...)
+		dst = appendJSONL(dst, at, method, path, r)
 	case trace.CSV:
-		dst = at.AppendFormat(dst, time.RFC3339Nano)
-		dst = append(dst, ',')
-		dst = append(dst, r.Key...)
-		dst = append(dst, ',')
-		if method != "-" {
-			dst = appendCSV(dst, method)
-			dst = append(dst, ',')
-			dst = appendCSV(dst, path)
-		} else {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, ',')
-		if r.Status != 0 {
-			dst = strconv.AppendInt(dst, int64(r.Status), 10)
-		}
-		dst = append(dst, '\n')
+		dst = appendCSVLine(dst, at, method, path, r)
 	default:
 		return dst, fmt.Errorf("tracetest: no such format %v", f)
 	}
 	return dst, nil
+}
+
+// appendCombined appends r as nginx's and Apache's combined format writes
+// it: the key as the user, and a fixed client address and user agent.
+func appendCombined(dst []byte, at time.Time, method, path string, r trace.Record) []byte {
+	dst = append(dst, "192.0.2.1 - "...)
+	dst = appendOr(dst, r.Key, "-")
+	dst = append(dst, " ["...)
+	dst = at.AppendFormat(dst, "02/Jan/2006:15:04:05")
+	if ns := at.Nanosecond(); ns != 0 {
+		dst = appendFraction(dst, ns)
+	}
+	dst = append(dst, ` +0000] "`...)
+	dst = append(dst, method...)
+	if method != "-" {
+		dst = append(dst, ' ')
+		dst = append(dst, path...)
+		dst = append(dst, " HTTP/1.1"...)
+	}
+	dst = append(dst, `" `...)
+	dst = appendStatus(dst, r.Status)
+	dst = append(dst, " 0 \"-\" \"tracetest/1.0\"\n"...)
+	return dst
+}
+
+// appendALB appends r as an AWS ALB access log line: the key as a key=
+// query parameter, every other field fixed.
+func appendALB(dst []byte, at time.Time, method, path string, r trace.Record) []byte {
+	dst = append(dst, "https "...)
+	dst = at.Add(time.Millisecond).AppendFormat(dst, "2006-01-02T15:04:05.000000Z")
+	dst = append(dst, " app/tracetest/0123456789abcdef 192.0.2.1:40000 10.0.0.1:80 0.000 0.001 0.000 "...)
+	dst = appendStatus(dst, r.Status)
+	dst = append(dst, ' ')
+	dst = appendStatus(dst, r.Status)
+	dst = append(dst, ` 100 200 "`...)
+	if method == "-" {
+		dst = append(dst, "- https://example.com:443- -"...)
+	} else {
+		dst = append(dst, method...)
+		dst = append(dst, " https://example.com:443"...)
+		dst = append(dst, path...)
+		if r.Key != "" {
+			if strings.IndexByte(path, '?') >= 0 {
+				dst = append(dst, '&')
+			} else {
+				dst = append(dst, '?')
+			}
+			dst = append(dst, "key="...)
+			dst = append(dst, r.Key...)
+		}
+		dst = append(dst, " HTTP/1.1"...)
+	}
+	dst = append(dst, `" "tracetest/1.0" ECDHE-RSA-AES128-GCM-SHA256 TLSv1.2 arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/t/0123456789abcdef "Root=1-00000000-000000000000000000000000" "example.com" "-" 0 `...)
+	dst = at.AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, ` "forward" "-" "-" "10.0.0.1:80" "200" "-" "-" TID_0`+"\n"...)
+	return dst
+}
+
+// appendJSONL appends r as one JSON object, its empty fields left out.
+func appendJSONL(dst []byte, at time.Time, method, path string, r trace.Record) []byte {
+	dst = append(dst, `{"time":"`...)
+	dst = at.AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, '"')
+	if r.Key != "" {
+		dst = append(dst, `,"key":`...)
+		dst = appendJSONString(dst, r.Key)
+	}
+	if method != "-" {
+		dst = append(dst, `,"method":`...)
+		dst = appendJSONString(dst, method)
+		dst = append(dst, `,"path":`...)
+		dst = appendJSONString(dst, path)
+	}
+	if r.Status != 0 {
+		dst = append(dst, `,"status":`...)
+		dst = strconv.AppendInt(dst, int64(r.Status), 10)
+	}
+	dst = append(dst, "}\n"...)
+	return dst
+}
+
+// appendCSVLine appends r as a row under csvHeader.
+func appendCSVLine(dst []byte, at time.Time, method, path string, r trace.Record) []byte {
+	dst = at.AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, ',')
+	dst = append(dst, r.Key...)
+	dst = append(dst, ',')
+	if method != "-" {
+		dst = appendCSV(dst, method)
+		dst = append(dst, ',')
+		dst = appendCSV(dst, path)
+	} else {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, ',')
+	if r.Status != 0 {
+		dst = strconv.AppendInt(dst, int64(r.Status), 10)
+	}
+	dst = append(dst, '\n')
+	return dst
 }
 
 func appendOr(dst []byte, s, none string) []byte {

@@ -1,0 +1,387 @@
+package replay
+
+// The table a person reads: what the log holds, the limits it was
+// replayed through, a row per key (the runs side by side under --vs),
+// each run's totals, and the suggested limits; narrowed to TableWidth
+// columns unless asked to be wide.
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/sim"
+)
+
+// TableOptions tune WriteTable.
+type TableOptions struct {
+	// Top is how many keys the table lists, most refused first; 0 lists
+	// every key.
+	Top int
+	// Wide keeps every column. Otherwise a table wider than TableWidth
+	// leaves out, in turn, the first refusal's instant and the worst
+	// minute (the JSON and CSV have both), and says so.
+	Wide bool
+}
+
+// TableWidth is the terminal width a table fits unless TableOptions.Wide.
+const TableWidth = 80
+
+// DefaultTop is the keys a table lists unless told.
+const DefaultTop = 20
+
+// clock formats the log's instants for the table: the time of day when
+// the log spans one day, else with the date.
+type clock struct{ layout, minute string }
+
+func newClock(l *Log) clock {
+	if l.First.UTC().Format(time.DateOnly) == l.Last.UTC().Format(time.DateOnly) {
+		return clock{"15:04:05.999", "15:04"}
+	}
+	return clock{"01-02 15:04:05.999", "01-02 15:04"}
+}
+
+func percent(part, whole int64) string {
+	if whole == 0 {
+		return "0.0"
+	}
+	return strconv.FormatFloat(100*float64(part)/float64(whole), 'f', 1, 64)
+}
+
+// WriteTable writes rep for a person to read: what the log holds, the
+// limit (or limits, side by side) it was replayed through, a row per key
+// with the first run's most refused keys first, each run's totals, and the
+// suggested limits when rep has them.
+func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
+	ck := newClock(rep.Log)
+	writeLogSummary(w, rep.Log, ck)
+	writeRunLimits(w, rep.Runs)
+	fmt.Fprintln(w)
+	if err := keyTable(rep, opts, ck).write(w); err != nil {
+		return err
+	}
+	writeRunTotals(w, rep.Runs)
+	if len(rep.Suggestions) > 0 {
+		return writeSuggestions(w, rep)
+	}
+	return nil
+}
+
+// writeLogSummary writes what the log holds: its requests, keys and span,
+// how it was read and played, and what of it the table does not count.
+func writeLogSummary(w io.Writer, l *Log, ck clock) {
+	last := l.Last.UTC().Format(time.DateTime)
+	if ck.minute == "15:04" {
+		last = l.Last.UTC().Format(time.TimeOnly)
+	}
+	fmt.Fprintf(w, "replay of %s\n", escape.Text(name(l.Path)))
+	fmt.Fprintf(w, "  %s requests from %s keys, %s to %s UTC\n", thousands(l.Requests), thousands(int64(len(l.Keys))),
+		l.First.UTC().Format(time.DateTime), last)
+	fmt.Fprintf(w, "  %s log, keyed by %s", l.Trace.Format, keySpec(l))
+	if l.Speed != 1 {
+		fmt.Fprintf(w, ", played at %g×", l.Speed)
+	}
+	fmt.Fprintln(w)
+	if len(l.Costs) > 0 {
+		fmt.Fprintf(w, "  requests priced by route: %s; any other costs 1\n", strings.Join(costTexts(l.Costs), ", "))
+	}
+	if kl := l.Stats.Keyless; kl > 0 && l.Only == "" {
+		fmt.Fprintf(w, "  %s requests without a key are not limited and not counted below\n", thousands(int64(kl)))
+	}
+	if n := l.Stats.Bad; n > 0 {
+		fmt.Fprintf(w, "  %s bad lines skipped", thousands(int64(n)))
+		if len(l.Skipped) > 0 {
+			fmt.Fprintf(w, ", the first: %s", escape.Text(l.Skipped[0].Error()))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// writeRunLimits writes each run's limit and topology; with several runs,
+// each labelled with its column letter and what --vs changed.
+func writeRunLimits(w io.Writer, runs []*Run) {
+	vs := len(runs) > 1
+	for i, run := range runs {
+		text := "limit " + LimitText(run.Scenario.Limit) + ", " + TopologyText(run.Scenario)
+		if !vs {
+			fmt.Fprintf(w, "  %s\n", text)
+			continue
+		}
+		// A run's label is what --vs changed; on a line of its own when
+		// the two do not fit one.
+		label := fmt.Sprintf("  %c (%s): ", 'A'+i, run.Label)
+		if utf8.RuneCountInString(label+text) > TableWidth {
+			label = strings.TrimSuffix(label, " ") + "\n     "
+		}
+		fmt.Fprintf(w, "%s%s\n", label, text)
+	}
+}
+
+// keyTable lays out the table of keys: a heading, a row per key shown (the
+// first run's order, opts.Top of them), a note on the keys left out, the
+// totals, and, unless opts.Wide, the columns that do not fit left out.
+func keyTable(rep *Report, opts TableOptions, ck clock) *table {
+	var tw table
+	first := rep.Runs[0]
+	hasPeaks := len(rep.Log.Peaks) > 0
+	head, firstCols, worstCols := keyTableHead(rep.Runs, first.PeakWindow, hasPeaks)
+	tw.add(head...)
+	others := keysOfRuns(rep.Runs)
+	shown := first.Keys
+	if opts.Top > 0 && len(shown) > opts.Top {
+		shown = shown[:opts.Top]
+	}
+	for _, k := range shown {
+		tw.add(keyRow(k, others, hasPeaks, ck)...)
+	}
+	if rest := len(first.Keys) - len(shown); rest > 0 {
+		var rejected int64
+		for _, k := range first.Keys[len(shown):] {
+			rejected += k.Rejected
+		}
+		tw.note(fmt.Sprintf("(%s more keys, %s requests rejected; --top 0 lists every key)", thousands(int64(rest)), thousands(rejected)))
+	}
+	vs := len(rep.Runs) > 1
+	total := []string{"TOTAL", thousands(first.Totals.Requests)}
+	for _, run := range rep.Runs {
+		total = append(total, thousands(run.Totals.Rejected))
+		if !vs {
+			total = append(total, percent(run.Totals.Rejected, run.Totals.Requests), "")
+		}
+		total = append(total, "")
+	}
+	tw.add(total...)
+	if !opts.Wide {
+		tw.fit(firstCols, worstCols)
+	}
+	return &tw
+}
+
+// keyTableHead is the table's heading, and the columns a narrow table
+// leaves out, in the order it does: each run's first refusal (firstCols;
+// none side by side, where it is left to the JSON and CSV), then its worst
+// minute (worstCols). peakWindow names the peak column, there if hasPeaks.
+func keyTableHead(runs []*Run, peakWindow time.Duration, hasPeaks bool) (head []string, firstCols, worstCols []int) {
+	head = []string{"KEY", "REQUESTS"}
+	for i := range runs {
+		if len(runs) > 1 {
+			run := string(rune('A' + i))
+			head = append(head, "REJECTED "+run, "WORST MINUTE "+run)
+			worstCols = append(worstCols, len(head)-1)
+		} else {
+			head = append(head, "REJECTED", "%", "FIRST 429", "WORST MINUTE")
+			firstCols = append(firstCols, len(head)-2)
+			worstCols = append(worstCols, len(head)-1)
+		}
+	}
+	if hasPeaks {
+		head = append(head, "PEAK/"+sim.ShortDuration(peakWindow))
+	}
+	return head, firstCols, worstCols
+}
+
+// keysOfRuns indexes each run's keys after the first by name, for the
+// rows, which follow the first run's order; its first entry is nil.
+func keysOfRuns(runs []*Run) []map[string]KeyReport {
+	others := make([]map[string]KeyReport, len(runs))
+	for i, run := range runs[1:] {
+		others[i+1] = make(map[string]KeyReport, len(run.Keys))
+		for _, k := range run.Keys {
+			others[i+1][k.Key] = k
+		}
+	}
+	return others
+}
+
+// keyRow is key k's row: its requests, then for each run (others, from
+// keysOfRuns) what it refused, and when, and its peak if hasPeaks.
+func keyRow(k KeyReport, others []map[string]KeyReport, hasPeaks bool, ck clock) []string {
+	vs := len(others) > 1
+	row := []string{escape.Text(k.Key), thousands(k.Requests)}
+	for i := range others {
+		kr := k
+		if i > 0 {
+			kr = others[i][k.Key]
+		}
+		firstAt, worst := "-", "-"
+		if kr.Rejected > 0 {
+			firstAt = kr.FirstRejected.Format(ck.layout)
+			worst = fmt.Sprintf("%s (%s)", kr.WorstMinute.Format(ck.minute), thousands(kr.WorstMinuteRejected))
+		}
+		row = append(row, thousands(kr.Rejected))
+		if !vs {
+			row = append(row, percent(kr.Rejected, kr.Requests), firstAt)
+		}
+		row = append(row, worst)
+	}
+	if hasPeaks {
+		row = append(row, thousands(int64(k.Peak)))
+	}
+	return row
+}
+
+// fit leaves out columns until the table fits TableWidth, the first
+// refusals (firstCols) before the worst minutes (worstCols), and notes
+// what it left out.
+func (t *table) fit(firstCols, worstCols []int) {
+	var left []string
+	if t.width() > TableWidth && len(firstCols) > 0 {
+		t.drop(firstCols)
+		left = append(left, "first 429s")
+	}
+	if t.width() > TableWidth {
+		t.drop(worstCols)
+		left = append(left, "worst minutes")
+	}
+	if len(left) > 0 {
+		t.note(fmt.Sprintf("(%s left out to fit %d columns; --wide shows them)",
+			strings.Join(left, " and "), TableWidth))
+	}
+}
+
+// writeRunTotals writes each run's throttled keys and refused requests.
+func writeRunTotals(w io.Writer, runs []*Run) {
+	vs := len(runs) > 1
+	for i, run := range runs {
+		label := ""
+		if vs {
+			label = fmt.Sprintf("%c: ", 'A'+i)
+		}
+		fmt.Fprintf(w, "%s%s of %s keys throttled, %s of %s requests rejected (%s%%)\n", label,
+			thousands(int64(run.Totals.Throttled)), thousands(int64(run.Totals.Keys)),
+			thousands(run.Totals.Rejected), thousands(run.Totals.Requests), percent(run.Totals.Rejected, run.Totals.Requests))
+	}
+}
+
+func writeSuggestions(w io.Writer, rep *Report) error {
+	run := rep.Runs[0]
+	p := run.Scenario.Limit.Params
+	fmt.Fprintln(w)
+	if p.Window > 0 {
+		fmt.Fprintf(w, "Limits that leave a share of keys untouched, from each key's peak in any %s,\n", sim.ShortDuration(run.PeakWindow))
+	} else {
+		fmt.Fprintf(w, "Bursts that leave a share of keys untouched at %s, from each key's requests,\n", p.Rate)
+	}
+	window := p.Window > 0
+	lim := run.Scenario.Limit
+	if window {
+		fmt.Fprintf(w, "each replayed by %s (window %s) to count what it would refuse:\n", lim.Algorithm, sim.ShortDuration(p.Window))
+	} else {
+		fmt.Fprintf(w, "each replayed by %s to count what it would refuse:\n", lim.Algorithm)
+	}
+	var tw table
+	peak := "PEAK/" + sim.ShortDuration(run.PeakWindow)
+	if window {
+		tw.add("UNTOUCHED", "KEYS", peak, "LIMIT", "REJECTED", "%", "THROTTLED")
+	} else {
+		tw.add("UNTOUCHED", "KEYS", "BURST", "REJECTED", "%", "THROTTLED")
+	}
+	for _, s := range rep.Suggestions {
+		row := []string{fmt.Sprintf("%g%%", 100*s.Quantile), fmt.Sprintf("%s of %s", thousands(int64(s.Untouched)), thousands(int64(len(rep.Log.Keys))))}
+		if window {
+			row = append(row, thousands(int64(s.InWindow)), s.Params.Rate.String())
+		} else {
+			row = append(row, thousands(s.Burst))
+		}
+		row = append(row, thousands(s.Run.Totals.Rejected), percent(s.Run.Totals.Rejected, s.Run.Totals.Requests), keysText(s.Run.Totals.Throttled))
+		tw.add(row...)
+	}
+	return tw.write(w)
+}
+
+// table lays out rows in columns two spaces apart, the first (the key)
+// aligned left and the figures right; a note is a line of its own.
+type table struct {
+	rows [][]string // a note is a row of one cell, with noteMark before it
+}
+
+const noteMark = "\x00"
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+func (t *table) note(text string) { t.rows = append(t.rows, []string{noteMark, text}) }
+
+// drop removes the columns at the indexes cols from every row.
+func (t *table) drop(cols []int) {
+	for ri, r := range t.rows {
+		if r[0] == noteMark {
+			continue
+		}
+		kept := r[:0:0]
+		for i, c := range r {
+			if !slices.Contains(cols, i) {
+				kept = append(kept, c)
+			}
+		}
+		t.rows[ri] = kept
+	}
+}
+
+// width is the widest line write would write, notes aside.
+func (t *table) width() int {
+	widths := t.widths()
+	n := 0
+	for _, w := range widths {
+		n += w + 2
+	}
+	return max(n-2, 0)
+}
+
+func (t *table) widths() []int {
+	var widths []int
+	for _, r := range t.rows {
+		if r[0] == noteMark {
+			continue
+		}
+		for i, c := range r {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	return widths
+}
+
+func (t *table) write(w io.Writer) error {
+	widths := t.widths()
+	var b strings.Builder
+	for _, r := range t.rows {
+		if r[0] == noteMark {
+			b.WriteString(r[1] + "\n")
+			continue
+		}
+		var line strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			switch {
+			case i == 0:
+				line.WriteString(c + pad)
+			default:
+				line.WriteString("  " + pad + c)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func keySpec(l *Log) string {
+	if s := l.Trace.Key.String(); s != "" {
+		return s
+	}
+	return "its default key"
+}
+
+func keysText(n int) string {
+	if n == 1 {
+		return "1 key"
+	}
+	return thousands(int64(n)) + " keys"
+}

@@ -1,0 +1,113 @@
+package scenarios
+
+// The topology: how the servers share limiter state (kind, store, rtt,
+// on_error, clock) and a split brain's replication and failover.
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/store"
+)
+
+// topology reads the topology: mapping; present is false when the file has
+// none, and the defaults (one shared memory store, DefaultRTT away) hold.
+func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topology {
+	t := sim.Topology{
+		Kind:              sim.Shared,
+		Store:             DefaultStore,
+		OnError:           store.FailOpen,
+		Clock:             sim.ServerClock,
+		PrimaryStopsAfter: sim.PrimaryNeverStops,
+	}
+	if !present {
+		t.RTT = DefaultRTT
+		return t
+	}
+	f := d.record(n, "topology", &topologyObject, "a mapping with kind, store, rtt and on_error")
+	if v, ok := f.values["kind"]; ok {
+		t.Kind = sim.TopologyKind(d.choice(v, "topology.kind", "topology", topologyKinds))
+	}
+	if v, ok := f.values["store"]; ok {
+		t.Store = d.storeName(v, "topology.store")
+	}
+	t.RTT = DefaultRTT
+	if t.Kind == sim.Local {
+		t.RTT = 0
+	}
+	if v, ok := f.values["rtt"]; ok {
+		t.RTT = d.roundTrip(v, "topology.rtt", "500us")
+	}
+	if v, ok := f.values["on_error"]; ok {
+		t.OnError = store.Policy(d.choice(v, "topology.on_error", "policy", onErrorPolicies))
+	}
+	if v, ok := f.values["clock"]; ok {
+		t.Clock = sim.ClockSource(d.choice(v, "topology.clock", "clock", clockSources))
+	}
+	if d.failed() {
+		return t
+	}
+	if v, ok := f.values["replication_lag"]; ok {
+		t.ReplicationLag = d.nonNegative(v, "topology.replication_lag", "100ms")
+	}
+	if v, ok := f.values["failover_after"]; ok {
+		t.FailoverAfter = d.nonNegative(v, "topology.failover_after", "2s")
+	}
+	if v, ok := f.values["primary_stops_after"]; ok {
+		if v.Kind == yaml.ScalarNode && v.Value == "never" {
+			t.PrimaryStopsAfter = sim.PrimaryNeverStops
+		} else {
+			t.PrimaryStopsAfter = d.nonNegative(v, "topology.primary_stops_after", "15s or never")
+		}
+	}
+	// A split-brain setting on another kind would do nothing, silently.
+	// Its default value does nothing anywhere, and may stay (DESIGN.md's
+	// example lists them all on a shared topology, to document them).
+	if !d.failed() && t.Kind != sim.SplitBrain {
+		set := map[string]bool{
+			"replication_lag":     t.ReplicationLag != 0,
+			"failover_after":      t.FailoverAfter != 0,
+			"primary_stops_after": t.PrimaryStopsAfter != sim.PrimaryNeverStops,
+		}
+		for _, name := range f.order {
+			if set[name] {
+				d.failf(f.values[name], f.field(name), "only a split-brain topology has it, and this one is %s (want it removed, or kind: split-brain)", t.Kind)
+				return t
+			}
+		}
+	}
+	return t
+}
+
+// storeName reads memory, miniredis or a Redis URL: redis://host:port[/db]
+// (rediss:// for TLS) for one server, redis+cluster://host:port[,host:port]
+// for a cluster, as package store opens them.
+func (d *decoder) storeName(n *yaml.Node, field string) string {
+	s := d.text(n, field, "memory")
+	if d.failed() {
+		return ""
+	}
+	switch {
+	case slices.Contains(storeNames, s):
+		return s
+	case strings.Contains(s, "://"):
+		scheme, _, _ := strings.Cut(s, "://")
+		if !slices.Contains(storeSchemes, scheme) {
+			d.failf(n, field, "unknown store URL scheme %q (want redis://host:port or redis+cluster://host:port,host:port)", scheme)
+			return ""
+		}
+		u, err := url.Parse(s)
+		if err != nil || u.Host == "" {
+			// The URL may hold a password: it is not repeated.
+			d.failf(n, field, "the %s URL names no host:port (want e.g. %s://localhost:6379)", scheme, scheme)
+			return ""
+		}
+		return s
+	}
+	d.failf(n, field, "%s", unknown("store", s, []string{"memory", "miniredis", "redis://host:port", "redis+cluster://host:port,host:port"}))
+	return ""
+}
