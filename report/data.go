@@ -97,27 +97,57 @@ func streamJSON(ctx context.Context, w io.Writer, r *sim.Result, dense bool) (bo
 	if sparse {
 		rest.TimelineSparse = true
 	}
-	// Each streamed array leaves a hole, "null", in the encoding of the
-	// rest; an empty one is left to the encoder, which writes [].
-	type hole struct {
-		field string
-		// each calls emit with each element in turn, and stops at the
-		// first error, calling visit for each it leaves out, for the context's
-		// checks.
-		each func(emit func(any) error, visit func() error) error
+	holes := cutHoles(r, &rest, sparse)
+	var head bytes.Buffer
+	enc := json.NewEncoder(&head)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&rest); err != nil {
+		return false, err
 	}
-	var holes []hole
+	parts, tail, ok := splitAtHoles(head.Bytes(), holes)
+	if !ok {
+		return false, nil
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	hw := newHoleWriter(ctx, bw)
+	for i, h := range holes {
+		bw.Write(parts[i])
+		if err := hw.write(h); err != nil {
+			return true, err
+		}
+	}
+	bw.Write(tail)
+	return true, bw.Flush()
+}
+
+// A jsonHole is one of the Result's arrays, streamed an element at a time
+// where its encoding in the rest of the Result left "null".
+type jsonHole struct {
+	field string
+	// each calls emit with each element in turn, and stops at the first
+	// error, calling visit for each it leaves out, for the context's
+	// checks.
+	each func(emit func(any) error, visit func() error) error
+}
+
+// cutHoles takes the arrays streamed element by element out of rest, a
+// copy of r, and returns them in the Result's field order; an empty one is
+// left to the encoder, which writes []. A sparse Result's timeline leaves
+// out its empty rows and its series their repeated points.
+func cutHoles(r, rest *sim.Result, sparse bool) []jsonHole {
+	var holes []jsonHole
 	if len(r.Clients) > 0 {
 		rest.Clients = nil
-		holes = append(holes, hole{"clients", every(r.Clients)})
+		holes = append(holes, jsonHole{"clients", every(r.Clients)})
 	}
 	if len(r.Keys) > 0 {
 		rest.Keys = nil
-		holes = append(holes, hole{"keys", every(r.Keys)})
+		holes = append(holes, jsonHole{"keys", every(r.Keys)})
 	}
 	if len(r.Timeline) > 0 {
 		rest.Timeline = nil
-		holes = append(holes, hole{"timeline", func(emit func(any) error, visit func() error) error {
+		holes = append(holes, jsonHole{"timeline", func(emit func(any) error, visit func() error) error {
 			for i := range r.Timeline {
 				var err error
 				if sparse && r.Timeline[i].Empty() {
@@ -134,7 +164,7 @@ func streamJSON(ctx context.Context, w io.Writer, r *sim.Result, dense bool) (bo
 	}
 	if len(r.State) > 0 {
 		rest.State = nil
-		holes = append(holes, hole{"state", func(emit func(any) error, _ func() error) error {
+		holes = append(holes, jsonHole{"state", func(emit func(any) error, _ func() error) error {
 			for i := range r.State {
 				s := &r.State[i]
 				if sparse {
@@ -148,76 +178,91 @@ func streamJSON(ctx context.Context, w io.Writer, r *sim.Result, dense bool) (bo
 			return nil
 		}})
 	}
-	var head bytes.Buffer
-	enc := json.NewEncoder(&head)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&rest); err != nil {
-		return false, err
-	}
-	// Cut the rest at its holes first, so that a layout this does not
-	// know is found before anything is written: then the whole is
-	// encoded instead.
-	var parts [][]byte
-	text := head.Bytes()
+	return holes
+}
+
+// splitAtHoles cuts the encoding of the rest at its holes, before anything
+// is written, so that a layout it does not know is found first (the whole
+// is then encoded instead: ok false): the text before each hole, and what
+// follows the last.
+func splitAtHoles(text []byte, holes []jsonHole) (parts [][]byte, tail []byte, ok bool) {
 	for _, h := range holes {
 		// A top-level field is the only text at two spaces' indent, and
 		// the holes come in the Result's field order.
-		before, after, ok := bytes.Cut(text, []byte("\n  \""+h.field+"\": null,"))
-		if !ok {
-			return false, nil
+		before, after, found := bytes.Cut(text, []byte("\n  \""+h.field+"\": null,"))
+		if !found {
+			return nil, nil, false
 		}
 		parts = append(parts, before)
 		text = after
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var elem bytes.Buffer
-	eenc := json.NewEncoder(&elem)
-	eenc.SetIndent("    ", "  ")
-	eenc.SetEscapeHTML(false)
-	visit := workCheck(ctx)
-	for hi, h := range holes {
-		bw.Write(parts[hi])
-		bw.WriteString("\n  \"" + h.field + "\": [")
-		n := 0
-		err := h.each(func(v any) error {
-			if err := visit(); err != nil {
-				return err
-			}
-			if n > 0 {
-				bw.WriteString(",")
-			}
-			bw.WriteString("\n    ")
-			n++
-			if s, ok := v.(*sim.StateSeries); ok {
-				// A series has a point per step: millions, a second's
-				// encoding, on a long run.
-				return writeSeries(bw, s, func() error {
-					if ctx.Err() != nil {
-						return stopped(ctx)
-					}
-					return nil
-				})
-			}
-			elem.Reset()
-			if err := eenc.Encode(v); err != nil {
-				return err
-			}
-			bw.Write(bytes.TrimSuffix(elem.Bytes(), []byte("\n")))
-			return nil
-		}, visit)
-		if err != nil {
-			return true, err
+	return parts, text, true
+}
+
+// holeWriter writes a hole's elements as json.Encoder would have, indented
+// in the Result, checking the context as it goes.
+type holeWriter struct {
+	ctx   context.Context
+	bw    *bufio.Writer
+	elem  bytes.Buffer
+	enc   *json.Encoder
+	visit func() error
+}
+
+func newHoleWriter(ctx context.Context, bw *bufio.Writer) *holeWriter {
+	hw := &holeWriter{ctx: ctx, bw: bw, visit: workCheck(ctx)}
+	hw.enc = json.NewEncoder(&hw.elem)
+	hw.enc.SetIndent("    ", "  ")
+	hw.enc.SetEscapeHTML(false)
+	return hw
+}
+
+// write writes h's field and the array of its elements.
+func (hw *holeWriter) write(h jsonHole) error {
+	bw := hw.bw
+	bw.WriteString("\n  \"" + h.field + "\": [")
+	n := 0
+	err := h.each(func(v any) error {
+		if err := hw.visit(); err != nil {
+			return err
 		}
-		if n == 0 {
-			// Every element left out: the encoder's empty array.
-			bw.WriteString("],")
-		} else {
-			bw.WriteString("\n  ],")
+		if n > 0 {
+			bw.WriteString(",")
 		}
+		bw.WriteString("\n    ")
+		n++
+		return hw.element(v)
+	}, hw.visit)
+	if err != nil {
+		return err
 	}
-	bw.Write(text)
-	return true, bw.Flush()
+	if n == 0 {
+		// Every element left out: the encoder's empty array.
+		bw.WriteString("],")
+	} else {
+		bw.WriteString("\n  ],")
+	}
+	return nil
+}
+
+// element writes one element of a hole.
+func (hw *holeWriter) element(v any) error {
+	if s, ok := v.(*sim.StateSeries); ok {
+		// A series has a point per step: millions, a second's encoding,
+		// on a long run.
+		return writeSeries(hw.bw, s, func() error {
+			if hw.ctx.Err() != nil {
+				return stopped(hw.ctx)
+			}
+			return nil
+		})
+	}
+	hw.elem.Reset()
+	if err := hw.enc.Encode(v); err != nil {
+		return err
+	}
+	hw.bw.Write(bytes.TrimSuffix(hw.elem.Bytes(), []byte("\n")))
+	return nil
 }
 
 // every is a hole's elements when none is left out: each of xs.
