@@ -83,9 +83,31 @@ func newStateData(r *sim.Result, stepS float64) *stateData {
 		return nil
 	}
 	s := &stateData{}
+	var keys []string
+	keys, s.copies = stateKeys(r)
+	s.totalKeys = len(keys)
+	byKeyCopy := map[[2]string]stateSeries{}
+	for _, ser := range r.State {
+		n := min(len(ser.TS), len(ser.Remaining))
+		byKeyCopy[[2]string{ser.Key, ser.Copy}] = stateSeries{ser.TS[:n], ser.Remaining[:n]}
+	}
+	s.keys = s.chooseKeys(keys, byKeyCopy)
+	s.drawLines(byKeyCopy, stepS)
+	return s
+}
+
+// stateSeries is one key's state in one copy, sample by sample.
+type stateSeries struct {
+	ts  []float64
+	rem []int64
+}
+
+// stateKeys returns the keys that have a state series, busiest first (ties
+// keep the result's order), and the copies in the order the series name
+// them.
+func stateKeys(r *sim.Result) (keys, copies []string) {
 	sent := map[string]int64{}
 	order := map[string]int{}
-	var keys []string
 	addKey := func(k string) {
 		if _, ok := order[k]; !ok {
 			order[k] = len(keys)
@@ -103,26 +125,19 @@ func newStateData(r *sim.Result, stepS float64) *stateData {
 		hasState[ser.Key] = true
 		if !seenCopy[ser.Copy] {
 			seenCopy[ser.Copy] = true
-			s.copies = append(s.copies, ser.Copy)
+			copies = append(copies, ser.Copy)
 		}
 	}
 	keys = slices.DeleteFunc(keys, func(k string) bool { return !hasState[k] })
-	s.totalKeys = len(keys)
-	// Busiest first; ties keep the result's order.
 	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(sent[b], sent[a]) })
+	return keys, copies
+}
 
-	type series struct {
-		ts  []float64
-		rem []int64
-	}
-	byKeyCopy := map[[2]string]series{}
-	for _, ser := range r.State {
-		n := min(len(ser.TS), len(ser.Remaining))
-		byKeyCopy[[2]string{ser.Key, ser.Copy}] = series{ser.TS[:n], ser.Remaining[:n]}
-	}
-	// Keys whose every copy says the same (eight runaways, each held to
-	// its own bucket) are one kind of key: choose among kinds, so that
-	// eight identical lines do not crowd out the one that differs.
+// chooseKeys returns the keys the panel draws. Keys whose every copy says
+// the same (eight runaways, each held to its own bucket) are one kind of
+// key: it chooses among kinds, the busiest and the quietest, so that eight
+// identical lines do not crowd out the one that differs.
+func (s *stateData) chooseKeys(keys []string, byKeyCopy map[[2]string]stateSeries) []string {
 	sig := func(k string) string {
 		var b strings.Builder
 		for _, cp := range s.copies {
@@ -139,24 +154,29 @@ func newStateData(r *sim.Result, stepS float64) *stateData {
 			kinds = append(kinds, k)
 		}
 	}
-	if len(kinds) > maxStateKeys {
-		s.busiest, s.quietest = maxStateKeys-quietStateKeys, quietStateKeys
-		chosen := append(slices.Clip(kinds[:s.busiest]), kinds[len(kinds)-s.quietest:]...)
-		keys = slices.DeleteFunc(keys, func(k string) bool {
-			g := sig(k)
-			return !slices.ContainsFunc(chosen, func(c string) bool { return sig(c) == g })
-		})
+	if len(kinds) <= maxStateKeys {
+		return keys
 	}
-	s.keys = keys
+	s.busiest, s.quietest = maxStateKeys-quietStateKeys, quietStateKeys
+	chosen := append(slices.Clip(kinds[:s.busiest]), kinds[len(kinds)-s.quietest:]...)
+	return slices.DeleteFunc(keys, func(k string) bool {
+		g := sig(k)
+		return !slices.ContainsFunc(chosen, func(c string) bool { return sig(c) == g })
+	})
+}
 
-	var drawn []series
-	for _, k := range keys { // lines in key order, then copy order
+// drawLines makes a line of each chosen key's copies, in key order, then
+// copy order: a series the same as one already drawn is named beside it,
+// and past maxStateLines a series is counted hidden.
+func (s *stateData) drawLines(byKeyCopy map[[2]string]stateSeries, stepS float64) {
+	var drawn []stateSeries
+	for _, k := range s.keys {
 		for _, cp := range s.copies {
 			ser, ok := byKeyCopy[[2]string{k, cp}]
 			if !ok {
 				continue
 			}
-			same := slices.IndexFunc(drawn, func(o series) bool {
+			same := slices.IndexFunc(drawn, func(o stateSeries) bool {
 				return slices.Equal(o.ts, ser.ts) && slices.Equal(o.rem, ser.rem)
 			})
 			if same >= 0 {
@@ -168,33 +188,40 @@ func newStateData(r *sim.Result, stepS float64) *stateData {
 				continue
 			}
 			line := stateLine{key: k, copy: cp}
-			var run plotter.XYs
-			for i, rem := range ser.rem {
-				if rem < 0 {
-					s.unanswered = true
-					if len(run) > 0 {
-						line.runs = append(line.runs, run)
-						run = nil
-					}
-					continue
-				}
-				// A sample is the state at the end of its step: held
-				// over the step it ends, drawn as a step, so that a
-				// window's reset is a cliff and not a slope.
-				if len(run) == 0 {
-					run = append(run, plotter.XY{X: math.Max(0, ser.ts[i]-stepS), Y: float64(rem)})
-				}
-				run = append(run, plotter.XY{X: ser.ts[i], Y: float64(rem)})
-				s.max = math.Max(s.max, float64(rem))
-			}
-			if len(run) > 0 {
-				line.runs = append(line.runs, run)
-			}
+			line.runs = s.steps(ser, stepS)
 			drawn = append(drawn, ser)
 			s.lines = append(s.lines, line)
 		}
 	}
-	return s
+}
+
+// steps draws ser as steps: runs of samples, broken where a sample is
+// negative (no answer); it widens the panel's maximum to the samples.
+func (s *stateData) steps(ser stateSeries, stepS float64) []plotter.XYs {
+	var runs []plotter.XYs
+	var run plotter.XYs
+	for i, rem := range ser.rem {
+		if rem < 0 {
+			s.unanswered = true
+			if len(run) > 0 {
+				runs = append(runs, run)
+				run = nil
+			}
+			continue
+		}
+		// A sample is the state at the end of its step: held over the
+		// step it ends, drawn as a step, so that a window's reset is a
+		// cliff and not a slope.
+		if len(run) == 0 {
+			run = append(run, plotter.XY{X: math.Max(0, ser.ts[i]-stepS), Y: float64(rem)})
+		}
+		run = append(run, plotter.XY{X: ser.ts[i], Y: float64(rem)})
+		s.max = math.Max(s.max, float64(rem))
+	}
+	if len(run) > 0 {
+		runs = append(runs, run)
+	}
+	return runs
 }
 
 // latencyData is the per-step latency of the worst client: the only
