@@ -29,19 +29,20 @@ type inFlight struct {
 }
 
 // holdLease schedules the release of lease, the one an admitted request
-// took (0 if none), when its client's service time after at has passed;
-// at at itself when the request is not served (the load shedder turned it
-// away after the limit admitted it).
+// took (0 if none), and of idealLease, the exact limiter's (0 if none),
+// when its client's service time after at has passed; at at itself when
+// the request is not served (the load shedder turned it away after the
+// limit admitted it).
 //
 // The exact limiter the run is measured against takes leases too, on the
 // true clock, and gives them back at the same instant: a crash is a fault
 // it does not have, so what the leak costs shows as false denies.
-func (s *sim) holdLease(p *pending, lease algorithms.Time, at int64, served bool) {
+func (s *sim) holdLease(p *pending, lease, idealLease algorithms.Time, at int64, served bool) {
 	done := at
 	if served {
 		done += s.serviceOf(p)
 	}
-	f := inFlight{key: p.key, target: p.target, server: p.server, lease: lease, idealLease: s.idealLease, cost: p.cost}
+	f := inFlight{key: p.key, target: p.target, server: p.server, lease: lease, idealLease: idealLease, cost: p.cost}
 	var slot int32
 	if n := len(s.freeFlights); n > 0 {
 		slot = s.freeFlights[n-1]

@@ -81,9 +81,6 @@ type sim struct {
 	// holdsLeases is set when the limit or the exact limiter hands out
 	// leases (a concurrency limit): a decision then schedules a release.
 	holdsLeases bool
-	// idealLease is the lease the exact limiter's decision of the request
-	// being recorded took, 0 if none.
-	idealLease algorithms.Time
 	// shedder is the fleet's load shedder and its state, nil without one.
 	shedder   *algorithms.Shedder
 	shedState algorithms.State
@@ -640,25 +637,25 @@ func (s *sim) finish(p *pending, d *store.Decision) {
 // having waited latency for it (before any queueing delay), observes it,
 // and schedules the retry of a rejection.
 func (s *sim) conclude(p *pending, d *store.Decision, at, latency int64) {
-	shadowed := s.shadow(d, p.t)
+	o := outcome{client: p.client, at: at, cost: p.cost, attempt: p.attempt, d: d, latency: latency, p: p}
+	o.shadowed = s.shadow(d, p.t)
 	// The lease the limit handed out, if it admitted: a request shed
 	// after it was admitted gives its lease back at once, as the
 	// middleware does.
-	var lease algorithms.Time
 	if d.Allowed && d.Policy == "" {
-		lease = d.Lease
+		o.lease = d.Lease
 	}
-	shed := s.shed(p, d, at)
-	latency += int64(algorithms.At(d.Delay))
-	s.record(p.client, at, p.cost, p.attempt, d, latency, shadowed, shed)
-	if lease != 0 || s.idealLease != 0 {
-		s.holdLease(p, lease, at+latency, !shed)
+	o.shed = s.shed(p, d, at)
+	o.latency += int64(algorithms.At(d.Delay))
+	s.record(&o)
+	if o.lease != 0 || o.idealLease != 0 {
+		s.holdLease(p, o.lease, o.idealLease, at+o.latency, !o.shed)
 	}
 	if s.observe != nil {
-		s.observe(Observation{Client: p.client, At: algorithms.Time(at).Duration(), Cost: p.cost, Attempt: p.attempt, Decision: *d, Latency: algorithms.Time(latency).Duration(), Shadowed: shadowed, Shed: shed, Seq: p.seq})
+		s.observe(Observation{Client: p.client, At: algorithms.Time(at).Duration(), Cost: p.cost, Attempt: p.attempt, Decision: *d, Latency: algorithms.Time(o.latency).Duration(), Shadowed: o.shadowed, Shed: o.shed, Seq: p.seq})
 	}
 	if !d.Allowed && d.Policy == "" {
-		s.scheduleRetry(p.client, at+latency, p.cost, p.attempt, d.RetryAfter, p.retrySeq)
+		s.scheduleRetry(p.client, at+o.latency, p.cost, p.attempt, d.RetryAfter, p.retrySeq)
 	}
 }
 

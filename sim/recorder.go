@@ -184,7 +184,7 @@ type counts struct {
 	IdealAllowed, FalseAllows, FalseDenies int64
 }
 
-func (c *counts) add(o counts) {
+func (c *counts) add(o *counts) {
 	c.Counts.Add(o.Counts)
 	c.Retries += o.Retries
 	c.Served += o.Served
@@ -194,118 +194,69 @@ func (c *counts) add(o counts) {
 	c.FalseDenies += o.FalseDenies
 }
 
-// record writes down one request's outcome.
-func (s *sim) record(client int, t int64, cost int64, attempt int, d *store.Decision, latency int64, shadowed, shed bool) {
-	c := s.clients[client]
-	step := min(int(t/s.stepLen), s.nSteps-1)
-	row := &s.timeline[step*len(s.clients)+client]
-	allowed := d.Allowed
-	row.Sent++
-	c.total.Sent++
-	if shadowed {
-		row.WouldReject++
-		c.total.WouldReject++
-	}
-	if shed {
-		row.Shed++
-		c.total.Shed++
-	}
-	if attempt > 0 {
-		row.Retries++
-		c.total.Retries++
-	}
-	switch {
-	case d.Policy == store.FailOpen:
-		allowed = true
-		row.FailedOpen++
-		c.total.FailedOpen++
-	case d.Policy == store.FailClosed:
-		allowed = false
-		row.FailedClosed++
-		c.total.FailedClosed++
+// record writes down one request's outcome: the exact limiter's verdict
+// of the same arrival, then one tally into its step's row and its
+// client's totals, its peak windows, when it was served, its latency.
+func (s *sim) record(o *outcome) {
+	c := s.clients[o.client]
+	row := &s.timeline[s.stepOf(o.at)*len(s.clients)+o.client]
+	var t counts
+	if o.noAnswer {
+		o.tally(&t)
+		row.add(&t)
+		c.total.add(&t)
+		return
 	}
 	// Counted always, given in the Result only if some request cost more
 	// than 1 (a feed's costs are known as they arrive).
-	s.weighted = s.weighted || cost > 1
-	row.CostSent += cost
-	c.total.CostSent += cost
-	if allowed {
-		row.CostAllowed += cost
-		c.total.CostAllowed += cost
-	}
-	// The exact limiter sees the same arrival on the true clock.
+	s.weighted = s.weighted || o.cost > 1
+	// The exact limiter sees the same arrival on the true clock. The
+	// key's ideal state is the recorder's alone, and only its verdict is
+	// read. (Admit is called here, not through a method of the recorder:
+	// see stepper.)
 	k := &s.keys[c.key]
-	// The key's ideal state is the recorder's alone, and only its verdict
-	// is read.
-	var idealAllowed bool
-	s.idealLease = 0
 	if is := &s.idealStep; is.admit != nil {
-		idealAllowed = is.admit.Admit(&k.ideal, algorithms.Time(t), cost)
+		o.idealAllowed = is.admit.Admit(&k.ideal, algorithms.Time(o.at), o.cost)
 	} else {
-		d := is.whole(&k.ideal, algorithms.Time(t), cost)
-		idealAllowed, s.idealLease = d.Allowed, d.Lease
+		d := is.whole(&k.ideal, algorithms.Time(o.at), o.cost)
+		o.idealAllowed, o.idealLease = d.Allowed, d.Lease
 	}
-	if idealAllowed {
-		c.total.IdealAllowed++
+	allowed := o.allowed()
+	if !allowed && c.total.Rejected == 0 {
+		s.logf(o.at, "%s: first rejection", c.Name)
 	}
-	c.peaks.add(t, allowed, idealAllowed)
+	o.tally(&t)
+	row.add(&t)
+	c.total.add(&t)
+	c.peaks.add(o.at, allowed, o.idealAllowed)
 	if k.clients > 1 {
 		// A key of one client has that client's peaks (keyResult).
-		k.peaks.add(t, allowed, idealAllowed)
+		k.peaks.add(o.at, allowed, o.idealAllowed)
 	}
 	if allowed {
-		row.Allowed++
-		c.total.Allowed++
-		if !idealAllowed {
-			c.total.FalseAllows++
-		}
-		if attempt > 0 {
-			row.RetriesAllowed++
-			c.total.RetriesAllowed++
-		}
-		// Served when the queue lets it go; after the run's end, in no
-		// step at all.
-		if d.Delay <= 0 {
-			if t < s.duration {
-				row.Served++
-			}
-		} else if at := t + int64(algorithms.At(d.Delay)); at < s.duration {
-			s.timeline[min(int(at/s.stepLen), s.nSteps-1)*len(s.clients)+client].Served++
-		}
-	} else {
-		if idealAllowed {
-			c.total.FalseDenies++
-		}
-		if c.total.Rejected == 0 {
-			s.logf(t, "%s: first rejection", c.Name)
-		}
-		row.Rejected++
-		c.total.Rejected++
+		s.serve(o, row)
+	} else if c.rejectedBy != nil && o.d.Policy == "" && !o.shed && o.d.Binding < len(c.rejectedBy) {
 		// A request the load shedder turned away was admitted by every
 		// limit: it is counted in Shed, no limit's refusal.
-		if c.rejectedBy != nil && d.Policy == "" && !shed && d.Binding < len(c.rejectedBy) {
-			c.rejectedBy[d.Binding]++
-		}
+		c.rejectedBy[o.d.Binding]++
 	}
-	i := histIndex(latency)
+	i := histIndex(o.latency)
 	c.hist.addAt(i)
 	c.step.addAt(i)
 }
 
-// recordNoAnswer counts a live request that got no HTTP answer: sent, and
-// neither allowed nor rejected. The exact limiter is not given it (no
-// limiter decided it, and the server may never have seen it), nor is its
-// latency, which is a timeout's or a refused dial's, not an answer's.
-func (s *sim) recordNoAnswer(client int, t int64, attempt int) {
-	c := s.clients[client]
-	row := &s.timeline[min(int(t/s.stepLen), s.nSteps-1)*len(s.clients)+client]
-	row.Sent++
-	c.total.Sent++
-	row.NoAnswer++
-	c.total.NoAnswer++
-	if attempt > 0 {
-		row.Retries++
-		c.total.Retries++
+// stepOf is the step instant t falls in.
+func (s *sim) stepOf(t int64) int { return min(int(t/s.stepLen), s.nSteps-1) }
+
+// serve counts an admitted request as served in the step it leaves the
+// queue (row's, without a delay); after the run's end, in no step at all.
+func (s *sim) serve(o *outcome, row *TimelineRow) {
+	if o.d.Delay <= 0 {
+		if o.at < s.duration {
+			row.Served++
+		}
+	} else if at := o.at + int64(algorithms.At(o.d.Delay)); at < s.duration {
+		s.timeline[s.stepOf(at)*len(s.clients)+o.client].Served++
 	}
 }
 
@@ -507,7 +458,7 @@ func (s *sim) result() *Result {
 	keyTotals := make([]counts, len(s.keys))
 	peaks := make([]*clientRun, len(s.keys)) // whose peak windows a key's are
 	for _, c := range s.clients {
-		keyTotals[c.key].add(c.total)
+		keyTotals[c.key].add(&c.total)
 		if s.keys[c.key].clients == 1 {
 			peaks[c.key] = c
 		}

@@ -72,11 +72,8 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 			s.endStep(ctx, step, int64(step+1)*s.stepLen)
 		}
 		s.requests++
-		if o.NoAnswer {
-			s.recordNoAnswer(o.Client, t, o.Attempt)
-			continue
-		}
-		s.record(o.Client, t, max(o.Cost, 1), o.Attempt, &o.Decision, int64(algorithms.At(o.Latency)), o.Shadowed, o.Shed)
+		s.record(&outcome{client: o.Client, at: t, cost: max(o.Cost, 1), attempt: o.Attempt, d: &o.Decision,
+			latency: int64(algorithms.At(o.Latency)), shadowed: o.Shadowed, shed: o.Shed, noAnswer: o.NoAnswer})
 	}
 	for ; step < s.steps(); step++ {
 		s.endStep(ctx, step, min(int64(step+1)*s.stepLen, s.duration))
