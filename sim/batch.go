@@ -75,7 +75,7 @@ func (s *sim) batchable(e event) bool {
 		return false
 	}
 	c := s.clients[e.client]
-	if s.holdsLeases && c.Service.Exponential && c.Service.Mean > 0 {
+	if s.leases != nil && c.Service.Exponential && c.Service.Mean > 0 {
 		return false
 	}
 	return c.Retry.Policy != RetryBackoff
@@ -118,7 +118,7 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 		}
 		// Its lease's release and its retry order as if scheduled now,
 		// in that order (conclude's), before what follows.
-		if s.holdsLeases {
+		if s.leases != nil {
 			s.seq++
 			p.releaseSeq = s.seq
 		}
@@ -127,7 +127,7 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 		if s.clients[p.client].retries {
 			horizon = min(horizon, p.t+p.latency)
 		}
-		if s.holdsLeases {
+		if s.leases != nil {
 			// Its lease comes back after its round trip and its service
 			// time at the earliest, and a release may admit what follows.
 			horizon = min(horizon, p.t+p.latency+s.leastServiceTime(p.client))
@@ -182,7 +182,9 @@ func (s *sim) decideBatch(ctx context.Context) error {
 				return err
 			}
 		}
-		s.finish(&b.pending[i], &decisions[i])
+		o := &s.req
+		o.p, o.d = b.pending[i], decisions[i]
+		s.finish(o)
 	}
 	return nil
 }

@@ -66,34 +66,36 @@ func (s *sim) takeCASWait(slot int32) casWait {
 // swap a round trip later, up to maxCASAttempts, after which the fail
 // policy answers the library's error.
 func (s *sim) swap(ctx context.Context, w store.Pending, cw casWait, at int64) error {
-	p := &cw.p
-	var d store.Decision
+	o := &s.req
+	o.p = cw.p
+	p, d := &o.p, &o.d
+	*d = store.Decision{}
 	swapped, err := w.CompareAndWrite(ctx)
 	switch {
 	case err != nil:
 		if !errors.Is(err, errStoreDown) {
 			return err
 		}
-		d = s.policy.Decide(err)
+		*d = s.policy.Decide(err)
 	case swapped:
-		d = store.Decision{Decision: w.Decision}
+		*d = store.Decision{Decision: w.Decision}
 	case cw.tries >= maxCASAttempts:
-		d = s.policy.Decide(errCASExhausted)
+		*d = s.policy.Decide(errCASExhausted)
 	default:
 		again, err := s.racy[p.target].Read(ctx, s.keys[p.key].name, s.decisionClock(p.server, at), p.cost)
 		if err != nil {
 			if !errors.Is(err, errStoreDown) {
 				return err
 			}
-			d = s.policy.Decide(err)
+			*d = s.policy.Decide(err)
 			break
 		}
 		if again.Decision.Allowed {
 			s.scheduleCAS(again, *p, cw.tries+1, at+s.rtt())
 			return nil
 		}
-		d = store.Decision{Decision: again.Decision}
+		*d = store.Decision{Decision: again.Decision}
 	}
-	s.conclude(p, &d, at, at-p.t)
+	s.conclude(o, at, at-p.t)
 	return nil
 }

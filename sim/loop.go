@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	mrand "math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
@@ -73,17 +72,20 @@ type sim struct {
 	racy      []*store.Racy   // per copy, racy topology only
 	writes    []store.Pending // racy writes in flight, by slot
 	freeSlots []int32         // slots of writes that landed
-	// flights are the admitted requests that hold a lease until they are
-	// served, by slot (see lease.go); down, the servers a crash killed.
-	flights     []inFlight
-	freeFlights []int32
-	down        []bool
-	// holdsLeases is set when the limit or the exact limiter hands out
-	// leases (a concurrency limit): a decision then schedules a release.
-	holdsLeases bool
-	// shedder is the fleet's load shedder and its state, nil without one.
-	shedder   *algorithms.Shedder
-	shedState algorithms.State
+	// down are the servers a crash killed.
+	down []bool
+	// stages are what a decided request passes through, in order
+	// (stages.go); shed and leases are two of them, nil when the run has
+	// no load shedder or no concurrency limit; observe is
+	// Options.Observe.
+	stages  []stage
+	shed    *shedStage
+	leases  *leaseStage
+	observe func(Observation)
+	// decider is how the run's requests are decided (request.go); req
+	// is the request being decided and concluded, one at a time.
+	decider decider
+	req     outcome
 	// observed is set on a replay of what happened elsewhere, whose
 	// store and shedder states were not seen.
 	observed bool
@@ -124,7 +126,6 @@ type sim struct {
 	keepState    func(key string) bool // Options.StateOf
 	copyGap      copyGap               // the copies' widest disagreement so far
 	progress     func(done, total time.Duration)
-	observe      func(Observation)
 	faultResults []FaultSpan
 	log          []LogEntry
 	notes        []string // texts of scheduled log entries
@@ -162,6 +163,7 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	}
 	s.budget = budget
 	s.setWrites()
+	s.setupDecider()
 	s.setupFaults()
 	s.setupBatches()
 	// The step ends are events like the others, in order, but kept out
@@ -203,7 +205,6 @@ func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) 
 		latency:   -1,
 		policy:    sc.Topology.OnError,
 		progress:  opts.Progress,
-		observe:   opts.Observe,
 		keepState: opts.StateOf,
 	}
 	if s.policy == "" {
@@ -216,14 +217,11 @@ func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) 
 		s.sc.Topology.Clock = StoreClock
 	}
 	s.idealStep = newStepper(s.ideal)
-	s.holdsLeases = slices.ContainsFunc(sc.Limits(), func(l Limit) bool { return l.Algorithm == "concurrency" })
-	if sc.Shedder != nil {
-		if s.shedder, err = sc.Shedder.New(); err != nil {
-			return nil, fmt.Errorf("shedder: %w", err)
-		}
-	}
 	s.nSteps = int((s.duration + s.stepLen - 1) / s.stepLen)
 	s.setupClients()
+	if err := s.setupStages(opts.Observe); err != nil {
+		return nil, fmt.Errorf("shedder: %w", err)
+	}
 	steps := s.steps()
 	s.timeline = make([]TimelineRow, steps*len(s.clients))
 	stepsPerCheck := max(checkEvery/max(len(s.clients), 1), 1)
@@ -495,222 +493,4 @@ func (s *sim) handle(ctx context.Context, e event) error {
 		return s.faultEnd(ctx, s.sc.Faults[e.arg], e.at)
 	}
 	return nil
-}
-
-func (s *sim) request(ctx context.Context, client int, t int64, cost int64, attempt int, service int64) error {
-	// p and d live here and are filled in where they lie: they are copied
-	// nowhere on the way (the commonest path of a run).
-	var p pending
-	if err := s.prepare(&p, client, t, cost, attempt); err != nil {
-		return err
-	}
-	p.service = service
-	var d store.Decision
-	if err := s.decide(ctx, &p, &d); err != nil {
-		return err
-	}
-	if !p.deferred {
-		s.finish(&p, &d)
-	}
-	return nil
-}
-
-// pending is a request on its way to a decision: who sent it, when, and
-// where it goes.
-type pending struct {
-	client  int
-	t       int64 // true time
-	cost    int64
-	attempt int
-	key     int             // index into sim.keys
-	now     algorithms.Time // the clock the decision is made on
-	target  int             // the copy it reaches, or topology.Unreachable
-	latency int64           // the round trip, before any queueing delay
-	seq     uint64          // the run's request count when it was sent
-	// service is how long it takes to serve if admitted, in µs: its
-	// stream's given one (Traffic.Services), or -1 to draw from the
-	// client's Service.
-	service int64
-	// retrySeq, when not 0, is the sequence number reserved for its retry:
-	// a batch decides after scheduling later events, and the retry must
-	// still order as if it had been scheduled first.
-	retrySeq uint64
-	// releaseSeq, when not 0, is the sequence number reserved for the
-	// release of its lease, for the same reason: the release orders
-	// before its retry and before its stream's next arrival, as when the
-	// request is decided alone.
-	releaseSeq uint64
-	server     int  // the API server the balancer chose
-	deferred   bool // decided later, when its compare-and-swap lands
-}
-
-// prepare is what happens to a request before the store sees it: the
-// balancer picks its server, the server reads its clock, the topology says
-// which copy it reaches, and the run's request budget is charged.
-func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int) error {
-	c := s.clients[client]
-	server := s.spread.Pick(s.keys[c.key].hash, s.intn)
-	if s.down != nil {
-		server = s.routeAround(server)
-	}
-	now := s.decisionClock(server, t)
-	s.requests++
-	if attempt > 0 {
-		s.retries++
-	}
-	if s.budget > 0 && s.requests > s.budget {
-		return budgetSpent(s.sc.Name, s.requests-1, s.retries, s.budget)
-	}
-	*p = pending{client: client, t: t, cost: cost, attempt: attempt, key: c.key, now: now,
-		target: s.topo.Route(server, algorithms.Time(t)), seq: uint64(s.requests), server: server, service: -1}
-	if s.topo.Remote() {
-		p.latency = s.rtt()
-	}
-	return nil
-}
-
-// decide asks the copy p reaches for its decision, into d: a racy read
-// (its write lands a round trip later), or an atomic take, replicated on a
-// split brain.
-func (s *sim) decide(ctx context.Context, p *pending, d *store.Decision) error {
-	var err error
-	switch {
-	case p.target == topology.Unreachable:
-		err = errStoreDown
-	case s.sc.Topology.Kind == Racy && s.raceless:
-		*d, err = s.racy[p.target].Take(ctx, s.keys[p.key].name, p.now, p.cost)
-	case s.sc.Topology.Kind == Racy:
-		var w store.Pending
-		w, err = s.racy[p.target].Read(ctx, s.keys[p.key].name, p.now, p.cost)
-		if err == nil {
-			*d = store.Decision{Decision: w.Decision}
-			switch {
-			case s.cas && w.Decision.Allowed:
-				// Decided only when its swap lands.
-				p.deferred = true
-				s.scheduleCAS(w, *p, 1, p.t+p.latency)
-				return nil
-			case s.cas:
-				// A refusal swaps nothing: decided now.
-			default:
-				s.scheduleWrite(w, p.t+p.latency)
-			}
-		}
-	case s.jars != nil:
-		// The whole decision only for whom reads more than its verdict.
-		whole := s.observe != nil || s.clients[p.client].waitsRetryAfter
-		d.Decision = s.jars[p.target].take(p.key, p.now, p.cost, whole)
-		if p.target == 0 && d.Allowed && s.topo.Replicates() {
-			return s.replicate(ctx, p.key, p.t)
-		}
-		return nil
-	default:
-		*d, err = s.copies[p.target].Take(ctx, s.keys[p.key].name, p.now, p.cost)
-		if err == nil && p.target == 0 && d.Allowed && s.topo.Replicates() {
-			return s.replicate(ctx, p.key, p.t)
-		}
-	}
-	if err != nil {
-		return s.policyFor(d, err)
-	}
-	return nil
-}
-
-// policyFor is what to do when the store could not decide: d becomes what
-// the fail policy says when the store is down; any other error ends the
-// run.
-func (s *sim) policyFor(d *store.Decision, err error) error {
-	if !errors.Is(err, errStoreDown) {
-		return fmt.Errorf("sim: the %s store failed: %w", store.Redacted(s.sc.Topology.Store), err)
-	}
-	*d = s.policy.Decide(err)
-	return nil
-}
-
-// finish is what follows a decision: it is recorded, observed, and a
-// rejected request is retried as its client's policy says.
-func (s *sim) finish(p *pending, d *store.Decision) {
-	s.conclude(p, d, p.t, p.latency)
-}
-
-// conclude records p's decision d as taken at instant at, the request
-// having waited latency for it (before any queueing delay), observes it,
-// and schedules the retry of a rejection.
-func (s *sim) conclude(p *pending, d *store.Decision, at, latency int64) {
-	o := outcome{client: p.client, at: at, cost: p.cost, attempt: p.attempt, d: d, latency: latency, p: p}
-	o.shadowed = s.shadow(d, p.t)
-	// The lease the limit handed out, if it admitted: a request shed
-	// after it was admitted gives its lease back at once, as the
-	// middleware does.
-	if d.Allowed && d.Policy == "" {
-		o.lease = d.Lease
-	}
-	o.shed = s.shed(p, d, at)
-	o.latency += int64(algorithms.At(d.Delay))
-	s.record(&o)
-	if o.lease != 0 || o.idealLease != 0 {
-		s.holdLease(p, o.lease, o.idealLease, at+o.latency, !o.shed)
-	}
-	if s.observe != nil {
-		s.observe(Observation{Client: p.client, At: algorithms.Time(at).Duration(), Cost: p.cost, Attempt: p.attempt, Decision: *d, Latency: algorithms.Time(o.latency).Duration(), Shadowed: o.shadowed, Shed: o.shed, Seq: p.seq})
-	}
-	if !d.Allowed && d.Policy == "" {
-		s.scheduleRetry(p.client, at+o.latency, p.cost, p.attempt, d.RetryAfter, p.retrySeq)
-	}
-}
-
-// shed asks the fleet's load shedder whether a request the limit admitted
-// (or a fail-open let through) at true time at is served, and turns d into
-// its 503 if not. The shedder stands after the limit, as Stripe orders
-// them: what it weighs is the load that reaches the API, and a 503 has
-// spent the client's quota.
-func (s *sim) shed(p *pending, d *store.Decision, at int64) bool {
-	if s.shedder == nil || !d.Allowed {
-		return false
-	}
-	var sd algorithms.Decision
-	s.shedState, sd = s.shedder.StepPriority(s.shedState, algorithms.Time(at), p.cost, s.clients[p.client].priority)
-	if sd.Allowed {
-		return false
-	}
-	*d = store.Decision{Decision: algorithms.Decision{Limit: sd.Limit, RetryAfter: sd.RetryAfter, ResetAfter: sd.ResetAfter}}
-	return true
-}
-
-// shadow lets through a request the limiter refused at true time t while
-// the limit is in shadow mode, and reports whether it did. A decision the
-// fail policy took is left as it is: shadow mode is about what the limit
-// would do, and a store that cannot be reached decides nothing.
-func (s *sim) shadow(d *store.Decision, t int64) bool {
-	if len(s.sc.Also) > 0 {
-		// Several limits: the step itself let through what a shadowed
-		// one would have refused.
-		return d.WouldReject && d.Policy == ""
-	}
-	l := &s.sc.Limit
-	if !l.Shadow || d.Allowed || d.Policy != "" || (l.ShadowUntil > 0 && t >= int64(algorithms.At(l.ShadowUntil))) {
-		return false
-	}
-	d.Allowed, d.RetryAfter = true, 0
-	return true
-}
-
-// scheduleRetry schedules the retry of a rejected request, if its client
-// makes one, with sequence number seq (0: the next one).
-func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, retryAfter time.Duration, seq uint64) {
-	c := s.clients[client]
-	if !c.retries {
-		return // gives up: Wait would say so, after its bookkeeping
-	}
-	wait, again := c.Retry.Wait(attempt, retryAfter, s.int64n)
-	if !again {
-		return
-	}
-	e := event{at: at + int64(algorithms.At(wait)), kind: evRetry, client: int32(client), arg: int32(attempt + 1), cost: cost}
-	if seq == 0 {
-		s.schedule(e)
-		return
-	}
-	e.seq = seq
-	s.queue.push(e)
 }

@@ -12,11 +12,16 @@ import (
 // down once (sim.record): one tally of it feeds the step's row and the
 // client's totals, and the clients' totals their keys'.
 type outcome struct {
-	client  int
-	at      int64 // the true time it was decided
-	cost    int64
-	attempt int // 0 for a first try, n for the n-th retry
-	d       *store.Decision
+	// p is the request as it was sent: who sent it, when, at what cost,
+	// which attempt, and where it went (what the stages that schedule a
+	// release or a retry read); on a replay of observations, who, when,
+	// cost and attempt alone.
+	p pending
+	// d is its decision, as the limit took it and then the stages made
+	// it; at the true time it was taken (later than p.t when it waited for
+	// a compare-and-swap to land).
+	d  store.Decision
+	at int64
 	// latency is what the request waited: for its decision, and then,
 	// once the stages that may change the decision have spoken, in the
 	// queue the decision put it in (a leaky bucket's delay).
@@ -34,9 +39,6 @@ type outcome struct {
 	// verdict of the same request, which the recorder fills in.
 	lease, idealLease algorithms.Time
 	idealAllowed      bool
-	// p is the request as it was sent, for the stages that schedule what
-	// follows (a release, a retry); nil on a replay of observations.
-	p *pending
 }
 
 // allowed reports whether the request got through: the limit's verdict,
@@ -51,55 +53,128 @@ func (o *outcome) allowed() bool {
 	return o.d.Allowed
 }
 
-// tally sets t, zero, to what o adds to its step's row and to its
-// client's totals, counted once. Served is not in it: it counts in the
-// step the request leaves the queue, which may be a later one
-// (sim.serve).
-func (o *outcome) tally(t *counts) {
-	t.Sent = 1
-	if o.attempt > 0 {
-		t.Retries = 1
+// tally is what one outcome adds to the figures it counts in, its step's
+// row and its client's totals: a bit per counter it adds one to, and the
+// cost it asked for. Computed once (outcome.tally), added to each
+// (Counts.count, TimelineRow.count, counts.count).
+type tally struct {
+	bits tallyBits
+	cost int64 // CostSent, and CostAllowed when admitted; 0 unanswered
+}
+
+// tallyBits name the counters a request adds one to; Sent it always does.
+type tallyBits uint16
+
+const (
+	tAllowed tallyBits = 1 << iota
+	tRejected
+	tFailedOpen
+	tFailedClosed
+	tWouldReject
+	tShed
+	tNoAnswer
+	tRetry
+	tRetryAllowed
+	tIdealAllowed
+	tFalseAllow
+	tFalseDeny
+	// tRare are the counters most requests leave alone: one test skips
+	// them all.
+	tRare = tFailedOpen | tFailedClosed | tWouldReject | tShed | tNoAnswer
+)
+
+// one is 1 if b has the bit of counter, 0 if not.
+func (b tallyBits) one(counter tallyBits) int64 {
+	if b&counter != 0 {
+		return 1
+	}
+	return 0
+}
+
+// tally is what o adds to its step's row and to its client's totals.
+// Served is not in it: it counts in the step the request leaves the
+// queue, which may be a later one (sim.serve).
+func (o *outcome) tally() tally {
+	var b tallyBits
+	if o.p.attempt > 0 {
+		b |= tRetry
 	}
 	if o.noAnswer {
-		t.NoAnswer = 1
-		return // no cost asked of a limit, no verdict
+		return tally{bits: b | tNoAnswer} // no cost asked of a limit, no verdict
 	}
-	t.CostSent = o.cost
 	if o.shadowed {
-		t.WouldReject = 1
+		b |= tWouldReject
 	}
 	if o.shed {
-		t.Shed = 1
+		b |= tShed
 	}
 	switch o.d.Policy {
 	case store.FailOpen:
-		t.FailedOpen = 1
+		b |= tFailedOpen
 	case store.FailClosed:
-		t.FailedClosed = 1
+		b |= tFailedClosed
 	}
 	if o.idealAllowed {
-		t.IdealAllowed = 1
+		b |= tIdealAllowed
 	}
 	if o.allowed() {
-		t.Allowed, t.CostAllowed = 1, o.cost
-		if o.attempt > 0 {
-			t.RetriesAllowed = 1
+		b |= tAllowed
+		if o.p.attempt > 0 {
+			b |= tRetryAllowed
 		}
 		if !o.idealAllowed {
-			t.FalseAllows = 1
+			b |= tFalseAllow
 		}
 	} else {
-		t.Rejected = 1
+		b |= tRejected
 		if o.idealAllowed {
-			t.FalseDenies = 1
+			b |= tFalseDeny
 		}
+	}
+	return tally{bits: b, cost: o.p.cost}
+}
+
+// count adds t to c.
+func (c *Counts) count(t tally) {
+	c.Sent++
+	c.CostSent += t.cost
+	if t.bits&tAllowed != 0 {
+		c.Allowed++
+		c.CostAllowed += t.cost
+	}
+	if t.bits&tRejected != 0 {
+		c.Rejected++
+	}
+	if t.bits&tRare == 0 {
+		return
+	}
+	c.FailedOpen += t.bits.one(tFailedOpen)
+	c.FailedClosed += t.bits.one(tFailedClosed)
+	c.WouldReject += t.bits.one(tWouldReject)
+	c.Shed += t.bits.one(tShed)
+	c.NoAnswer += t.bits.one(tNoAnswer)
+}
+
+// count adds t to the row: the figures a step's row keeps (the comparison
+// with the exact limiter is the totals' alone).
+func (r *TimelineRow) count(t tally) {
+	r.Counts.count(t)
+	if t.bits&tRetry != 0 {
+		r.Retries++
+		r.RetriesAllowed += t.bits.one(tRetryAllowed)
 	}
 }
 
-// add adds a tally to the row: the figures a step's row keeps (the
-// comparison with the exact limiter is the totals' alone).
-func (r *TimelineRow) add(t *counts) {
-	r.Counts.Add(t.Counts)
-	r.Retries += t.Retries
-	r.RetriesAllowed += t.RetriesAllowed
+// count adds t to a client's totals.
+func (c *counts) count(t tally) {
+	c.Counts.count(t)
+	if t.bits&tRetry != 0 {
+		c.Retries++
+		c.RetriesAllowed += t.bits.one(tRetryAllowed)
+	}
+	if t.bits&(tIdealAllowed|tFalseAllow|tFalseDeny) != 0 {
+		c.IdealAllowed += t.bits.one(tIdealAllowed)
+		c.FalseAllows += t.bits.one(tFalseAllow)
+		c.FalseDenies += t.bits.one(tFalseDeny)
+	}
 }

@@ -198,36 +198,35 @@ func (c *counts) add(o *counts) {
 // of the same arrival, then one tally into its step's row and its
 // client's totals, its peak windows, when it was served, its latency.
 func (s *sim) record(o *outcome) {
-	c := s.clients[o.client]
-	row := &s.timeline[s.stepOf(o.at)*len(s.clients)+o.client]
-	var t counts
+	c := s.clients[o.p.client]
+	row := &s.timeline[s.stepOf(o.at)*len(s.clients)+o.p.client]
 	if o.noAnswer {
-		o.tally(&t)
-		row.add(&t)
-		c.total.add(&t)
+		t := o.tally()
+		row.count(t)
+		c.total.count(t)
 		return
 	}
 	// Counted always, given in the Result only if some request cost more
 	// than 1 (a feed's costs are known as they arrive).
-	s.weighted = s.weighted || o.cost > 1
+	s.weighted = s.weighted || o.p.cost > 1
 	// The exact limiter sees the same arrival on the true clock. The
 	// key's ideal state is the recorder's alone, and only its verdict is
 	// read. (Admit is called here, not through a method of the recorder:
 	// see stepper.)
 	k := &s.keys[c.key]
 	if is := &s.idealStep; is.admit != nil {
-		o.idealAllowed = is.admit.Admit(&k.ideal, algorithms.Time(o.at), o.cost)
+		o.idealAllowed = is.admit.Admit(&k.ideal, algorithms.Time(o.at), o.p.cost)
 	} else {
-		d := is.whole(&k.ideal, algorithms.Time(o.at), o.cost)
+		d := is.whole(&k.ideal, algorithms.Time(o.at), o.p.cost)
 		o.idealAllowed, o.idealLease = d.Allowed, d.Lease
 	}
 	allowed := o.allowed()
 	if !allowed && c.total.Rejected == 0 {
 		s.logf(o.at, "%s: first rejection", c.Name)
 	}
-	o.tally(&t)
-	row.add(&t)
-	c.total.add(&t)
+	t := o.tally()
+	row.count(t)
+	c.total.count(t)
 	c.peaks.add(o.at, allowed, o.idealAllowed)
 	if k.clients > 1 {
 		// A key of one client has that client's peaks (keyResult).
@@ -256,7 +255,7 @@ func (s *sim) serve(o *outcome, row *TimelineRow) {
 			row.Served++
 		}
 	} else if at := o.at + int64(algorithms.At(o.d.Delay)); at < s.duration {
-		s.timeline[s.stepOf(at)*len(s.clients)+o.client].Served++
+		s.timeline[s.stepOf(at)*len(s.clients)+o.p.client].Served++
 	}
 }
 
@@ -346,31 +345,12 @@ func (s *sim) endStep(ctx context.Context, i int, t int64) {
 			s.copyGap.see(k.name, ki, len(s.copies), lo, hi, seconds(t))
 		}
 	}
-	if s.shedder != nil && !s.observed && (s.keepState == nil || s.keepState(FleetKey)) {
-		s.sampleFleet(t)
+	if s.shed != nil && !s.observed && (s.keepState == nil || s.keepState(FleetKey)) {
+		s.stateSeries = s.shed.sample(s.stateSeries, t)
 	}
 	if s.progress != nil {
 		s.progress(algorithms.Time(t).Duration(), s.sc.Duration)
 	}
-}
-
-// FleetKey is the key of the state series that follows a load shedder's
-// capacity: what the fleet could still take at once, which each priority
-// may use down to its reserve.
-const FleetKey = "(fleet)"
-
-// sampleFleet adds the load shedder's capacity left at the end of the
-// step ending at t to its state series.
-func (s *sim) sampleFleet(t int64) {
-	i := slices.IndexFunc(s.stateSeries, func(ser StateSeries) bool { return ser.Key == FleetKey })
-	if i < 0 {
-		s.stateSeries = append(s.stateSeries, StateSeries{Key: FleetKey, Copy: "shedder"})
-		i = len(s.stateSeries) - 1
-	}
-	_, d := s.shedder.Step(s.shedState, algorithms.Time(t-1), 0)
-	ser := &s.stateSeries[i]
-	ser.TS = append(ser.TS, seconds(t))
-	ser.Remaining = append(ser.Remaining, d.Remaining)
 }
 
 // stateKept reports whether the state series keep key ki's state.
@@ -442,8 +422,8 @@ func (s *sim) result() *Result {
 	if len(sc.Also) > 0 {
 		r.Limit.Limits = policyResults(sc)
 	}
-	if s.shedder != nil {
-		reserve := s.shedder.Reserve()
+	if s.shed != nil {
+		reserve := s.shed.shedder.Reserve()
 		r.Shedder = &ShedderResult{CapacityPerS: sc.Shedder.Capacity.PerSecond(), Burst: sc.Shedder.Burst, Reserve: map[string]int64{}}
 		for i, name := range algorithms.Priorities {
 			r.Shedder.Reserve[name] = reserve[i]
@@ -520,7 +500,7 @@ func (s *sim) clientResult(c *clientRun) ClientResult {
 
 // priorityOf is c's priority on a run with a load shedder, "" otherwise.
 func (s *sim) priorityOf(c *clientRun) string {
-	if s.shedder == nil {
+	if s.shed == nil {
 		return ""
 	}
 	return c.priority.String()

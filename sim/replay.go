@@ -72,7 +72,7 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 			s.endStep(ctx, step, int64(step+1)*s.stepLen)
 		}
 		s.requests++
-		s.record(&outcome{client: o.Client, at: t, cost: max(o.Cost, 1), attempt: o.Attempt, d: &o.Decision,
+		s.record(&outcome{p: pending{client: o.Client, t: t, cost: max(o.Cost, 1), attempt: o.Attempt}, d: o.Decision, at: t,
 			latency: int64(algorithms.At(o.Latency)), shadowed: o.Shadowed, shed: o.Shed, noAnswer: o.NoAnswer})
 	}
 	for ; step < s.steps(); step++ {
