@@ -56,14 +56,14 @@ func (s *sim) setupBatches() {
 	if kind != topology.Shared && kind != topology.Local {
 		return
 	}
-	for _, c := range s.copies {
+	for _, c := range s.stores.copies {
 		if _, ok := c.(batchTaker); !ok {
 			return
 		}
 	}
 	s.batch.on = true
-	s.batch.reqs = make([][]store.TakeRequest, len(s.copies))
-	s.batch.index = make([][]int, len(s.copies))
+	s.batch.reqs = make([][]store.TakeRequest, len(s.stores.copies))
+	s.batch.index = make([][]int, len(s.stores.copies))
 }
 
 // batchable reports whether e can join a batch: a client's request, but
@@ -99,7 +99,7 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 			break // the step's end reads the store: it must see the batch decided
 		}
 		s.queue.pop()
-		s.now = e.at
+		s.clock.now = e.at
 		cost, attempt := e.cost, int(e.arg)
 		if e.kind == evArrival {
 			attempt = 0
@@ -171,7 +171,7 @@ func (s *sim) decideBatch(ctx context.Context) error {
 			b.out = make([]store.TakeResult, maxBatch)
 		}
 		out := b.out[:len(reqs)]
-		s.copies[c].(batchTaker).TakeBatch(ctx, reqs, out)
+		s.stores.copies[c].(batchTaker).TakeBatch(ctx, reqs, out)
 		for j, r := range out {
 			decisions[b.index[c][j]], errs[b.index[c][j]] = r.Decision, r.Err
 		}

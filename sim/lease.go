@@ -118,7 +118,7 @@ func (s *sim) release(ctx context.Context, slot int32, t int64) error {
 	l.flights[slot] = inFlight{}
 	l.freeFlights = append(l.freeFlights, slot)
 	if f.idealLease != 0 {
-		if r, ok := s.ideal.(leaseHolder); ok {
+		if r, ok := s.exact.alg.(leaseHolder); ok {
 			k := &s.keys[f.key]
 			k.ideal = r.Release(k.ideal, algorithms.Time(t), f.idealLease, f.cost)
 		}
@@ -127,14 +127,14 @@ func (s *sim) release(ctx context.Context, slot int32, t int64) error {
 		return nil
 	}
 	now := s.decisionClock(f.server, t)
-	if s.jars != nil {
-		s.jars[f.target].release(f.key, now, f.lease, f.cost)
+	if s.stores.jars != nil {
+		s.stores.jars[f.target].release(f.key, now, f.lease, f.cost)
 		return nil
 	}
-	if f.target < 0 || f.target >= len(s.copies) {
+	if f.target < 0 || f.target >= len(s.stores.copies) {
 		return nil // the store was unreachable: the lease expires on its own
 	}
-	r, ok := s.copies[f.target].(releaser)
+	r, ok := s.stores.copies[f.target].(releaser)
 	if !ok {
 		return fmt.Errorf("sim: the %s store cannot release a lease", s.sc.Topology.Store)
 	}
@@ -169,11 +169,11 @@ func (s *sim) crash(fault int, servers []int, t int64) {
 	}
 	var held int64
 	for _, srv := range servers {
-		s.down[srv] = true
+		s.faults.down[srv] = true
 		held += lost[srv]
 	}
 	if held > 0 {
-		span := &s.faultResults[fault]
+		span := &s.faults.spans[fault]
 		span.Leaked, span.LeakedUntilS = held, seconds(expires)
 		s.logf(t, "server %v crashed mid-request: %s held until they expire, the last at %s", servers, plural64(held, "lease", "leases"), ShortDuration(algorithms.Time(expires).Duration().Round(time.Millisecond)))
 	} else {
@@ -184,8 +184,8 @@ func (s *sim) crash(fault int, servers []int, t int64) {
 // routeAround is server, or the next one up when it is down: a load
 // balancer's health check takes a crashed server out of rotation.
 func (s *sim) routeAround(server int) int {
-	n := len(s.down)
-	for i := 0; i < n && s.down[server]; i++ {
+	n := len(s.faults.down)
+	for i := 0; i < n && s.faults.down[server]; i++ {
 		server = (server + 1) % n
 	}
 	return server

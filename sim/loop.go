@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	mrand "math/rand/v2"
-	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/store"
@@ -46,34 +45,34 @@ type keyRun struct {
 	peaks   peakPair
 }
 
+// sim is one run: its scenario and limiter, the clients and keys, the
+// queue of events, and the state each part of the run owns, grouped by
+// who owns it (the clock, the stores, the faults, the stages, the
+// recording).
 type sim struct {
-	sc        Scenario
-	alg       algorithms.Algorithm
-	ideal     algorithms.Algorithm
-	idealStep stepper // ideal, asked once how it steps the recorder's own state
-	rng       *mrand.Rand
-	queue     eventQueue
-	seq       uint64
-	duration  int64
-	stepLen   int64
-	clients   []*clientRun
-	feeds     []*feedRun
-	keys      []keyRun
-	requests  int64 // sent so far, retries counted
-	retries   int64
-	budget    int64 // the most requests the run may send
+	sc    Scenario
+	alg   algorithms.Algorithm
+	exact exactLimiter // what the run is measured against (recorder.go)
+	rng   *mrand.Rand
+	draw  draws
+	queue eventQueue
+	seq   uint64
+	clock runClock
 
-	// The store copies and how servers reach them.
-	now       int64 // virtual time reached
-	copies    []copyStore
-	jars      []*jar // the copies, when they are the run's own memory
-	copyNames []string
-	closers   []func() error
-	racy      []*store.Racy   // per copy, racy topology only
-	writes    []store.Pending // racy writes in flight, by slot
-	freeSlots []int32         // slots of writes that landed
-	// down are the servers a crash killed.
-	down []bool
+	clients []*clientRun
+	feeds   []*feedRun
+	keys    []keyRun
+	sent    sentCount
+
+	// The store copies, how servers reach them, and the racy topology's
+	// writes in flight (stores.go): topo routes each server to the copy
+	// it reaches, under the faults in force; spread is the balancer.
+	stores storeSet
+	racy   racyWrites
+	topo   *topology.Topology
+	spread topology.Spreader
+	faults faultState
+
 	// stages are what a decided request passes through, in order
 	// (stages.go); shed and leases are two of them, nil when the run has
 	// no load shedder or no concurrency limit; observe is
@@ -89,48 +88,38 @@ type sim struct {
 	// observed is set on a replay of what happened elsewhere, whose
 	// store and shedder states were not seen.
 	observed bool
-	// raceless is set when the racy topology's algorithm is a library
-	// whose store decides atomically (a script, an INCRBY): it cannot
-	// race, and decides on the racy topology as on the shared one. cas
-	// is set when its write is a compare-and-swap (throttled): a request
-	// waits for its swap, in casWaits by the write's slot.
-	raceless, cas bool
-	casWaits      []casWait
-	// weighted is set once a request costs more than 1: the Result then
-	// gives the quota asked for and given (cost_sent, cost_allowed).
-	weighted bool
-	policy   store.Policy
-	// topo routes each server to the copy it reaches, under the faults in
-	// force; spread is the balancer.
-	topo   *topology.Topology
-	spread topology.Spreader
-	intn   func(int) int     // rng.IntN, bound once
-	int64n func(int64) int64 // rng.Int64N, bound once
 
-	// Fault state, changed by fault events.
-	latency int64 // RTT during a latency fault, -1 when none
-	skews   []skew
-	// timeline is the Result's timeline itself, steps × clients rows,
-	// written as requests are recorded: a run keeps one copy of it, not a
-	// recorder's and then the Result's.
-	timeline []TimelineRow
+	rec   recording
+	batch batcher
+	log   []LogEntry
+	snaps snapshots // what the previous Snapshot built (snapshot.go)
+}
+
+// runClock is the run's virtual time and the steps it is cut into.
+type runClock struct {
+	now      int64 // virtual time reached
+	duration int64
+	stepLen  int64
+	nSteps   int
 	// stepsClosed are the steps closed so far; step i's end event has
 	// sequence number stepSeq0 + i.
-	stepsClosed  int
-	stepEndAt    int64 // the next step's end, MaxInt64 when none is left
-	stepEndSeq   uint64
-	stepSeq0     uint64
-	nSteps       int
-	batch        batcher
-	stateSeries  []StateSeries
-	keepState    func(key string) bool // Options.StateOf
-	copyGap      copyGap               // the copies' widest disagreement so far
-	progress     func(done, total time.Duration)
-	faultResults []FaultSpan
-	log          []LogEntry
-	notes        []string // texts of scheduled log entries
+	stepsClosed int
+	stepEndAt   int64 // the next step's end, MaxInt64 when none is left
+	stepEndSeq  uint64
+	stepSeq0    uint64
+}
 
-	snaps snapshots // what the previous Snapshot built (snapshot.go)
+// sentCount is what the run has sent so far, and the most it may.
+type sentCount struct {
+	requests int64 // retries counted
+	retries  int64
+	budget   int64 // the most requests the run may send
+}
+
+// draws are the run's random source's draws, bound once.
+type draws struct {
+	intn   func(int) int     // rng.IntN
+	int64n func(int64) int64 // rng.Int64N
 }
 
 func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
@@ -161,7 +150,7 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 		s.close()
 		return nil, err
 	}
-	s.budget = budget
+	s.sent.budget = budget
 	s.setWrites()
 	s.setupDecider()
 	s.setupFaults()
@@ -170,7 +159,7 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	// of the heap: there are as many as steps, all known now, and in the
 	// heap they would deepen every sift. Their sequence numbers are
 	// reserved here, so that ties are broken exactly as if they were in.
-	s.stepSeq0 = s.seq + 1
+	s.clock.stepSeq0 = s.seq + 1
 	s.seq += uint64(s.steps())
 	s.nextStepEndAt()
 	for ci, c := range s.clients {
@@ -196,19 +185,16 @@ func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) 
 		return nil, fmt.Errorf("limit.%w", err)
 	}
 	s := &sim{
-		sc:        sc,
-		alg:       alg,
-		ideal:     idealFor(alg),
-		rng:       newRand(sc.Seed),
-		duration:  int64(algorithms.At(sc.Duration)),
-		stepLen:   int64(algorithms.At(sc.Step)),
-		latency:   -1,
-		policy:    sc.Topology.OnError,
-		progress:  opts.Progress,
-		keepState: opts.StateOf,
+		sc:     sc,
+		alg:    alg,
+		rng:    newRand(sc.Seed),
+		clock:  runClock{duration: int64(algorithms.At(sc.Duration)), stepLen: int64(algorithms.At(sc.Step))},
+		stores: storeSet{policy: sc.Topology.OnError},
+		faults: faultState{latency: -1},
+		rec:    recording{progress: opts.Progress, keepState: opts.StateOf},
 	}
-	if s.policy == "" {
-		s.policy = store.FailOpen
+	if s.stores.policy == "" {
+		s.stores.policy = store.FailOpen
 	}
 	if p := PeerOf(alg.Name()); p != nil && p.Clock == "store" {
 		// The library reads its store's clock (a script calling Redis
@@ -216,22 +202,22 @@ func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) 
 		// move its decisions, and the result says whose clock it was.
 		s.sc.Topology.Clock = StoreClock
 	}
-	s.idealStep = newStepper(s.ideal)
-	s.nSteps = int((s.duration + s.stepLen - 1) / s.stepLen)
+	s.exact = newExactLimiter(alg)
+	s.clock.nSteps = int((s.clock.duration + s.clock.stepLen - 1) / s.clock.stepLen)
 	s.setupClients()
 	if err := s.setupStages(opts.Observe); err != nil {
 		return nil, fmt.Errorf("shedder: %w", err)
 	}
 	steps := s.steps()
-	s.timeline = make([]TimelineRow, steps*len(s.clients))
+	s.rec.timeline = make([]TimelineRow, steps*len(s.clients))
 	stepsPerCheck := max(checkEvery/max(len(s.clients), 1), 1)
 	for st := range steps {
 		if st%stepsPerCheck == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		ts := seconds(int64(st) * s.stepLen)
+		ts := seconds(int64(st) * s.clock.stepLen)
 		for ci, c := range s.clients {
-			s.timeline[st*len(s.clients)+ci].TS, s.timeline[st*len(s.clients)+ci].Client = ts, c.Name
+			s.rec.timeline[st*len(s.clients)+ci].TS, s.rec.timeline[st*len(s.clients)+ci].Client = ts, c.Name
 		}
 	}
 	return s, nil
@@ -278,7 +264,7 @@ func idealFor(alg algorithms.Algorithm) algorithms.Algorithm {
 
 // steps is how many steps the run has: its duration in steps, the last
 // one possibly short.
-func (s *sim) steps() int { return s.nSteps }
+func (s *sim) steps() int { return s.clock.nSteps }
 
 func (s *sim) setupClients() {
 	index := map[string]int{}
@@ -301,7 +287,7 @@ func (s *sim) setupClients() {
 			cr.priority, _ = algorithms.ParsePriority(c.Priority) // check() vouched for it
 		}
 		for _, tr := range c.Traffic {
-			cr.streams = append(cr.streams, newStream(tr, s.duration))
+			cr.streams = append(cr.streams, newStream(tr, s.clock.duration))
 			cr.cost = append(cr.cost, max(tr.Cost, 1))
 			cr.givenServices = cr.givenServices || len(tr.Services) > 0
 		}
@@ -375,13 +361,13 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 		if s.queue.len() > 0 {
 			top = &s.queue.items[0]
 		}
-		if top == nil || s.stepEndAt < top.at || (s.stepEndAt == top.at && s.stepEndSeq < top.seq) {
-			if s.stepEndAt > until {
+		if top == nil || s.clock.stepEndAt < top.at || (s.clock.stepEndAt == top.at && s.clock.stepEndSeq < top.seq) {
+			if s.clock.stepEndAt > until {
 				break // none left by until (none at all: MaxInt64)
 			}
-			s.now = s.stepEndAt
-			s.endStep(ctx, s.stepsClosed, s.stepEndAt)
-			s.stepsClosed++
+			s.clock.now = s.clock.stepEndAt
+			s.endStep(ctx, s.clock.stepsClosed, s.clock.stepEndAt)
+			s.clock.stepsClosed++
 			s.nextStepEndAt()
 			work += s.stepWork()
 			continue
@@ -390,12 +376,12 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 		if e.at > until {
 			break
 		}
-		s.now = e.at
+		s.clock.now = e.at
 		var err error
 		if s.batch.on && s.batchable(e) {
-			sent := s.requests
+			sent := s.sent.requests
 			err = s.runBatch(ctx, until)
-			work += int(s.requests - sent)
+			work += int(s.sent.requests - sent)
 		} else if e.kind == evArrival {
 			err = s.arrive(ctx, e)
 		} else {
@@ -406,28 +392,28 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 			return err
 		}
 	}
-	s.now = max(s.now, until)
+	s.clock.now = max(s.clock.now, until)
 	return nil
 }
 
 // stepWork is the work of closing a step, in runUntil's units: a row per
 // client, and a state read per key in each store copy.
-func (s *sim) stepWork() int { return len(s.clients) + len(s.keys)*len(s.copies) }
+func (s *sim) stepWork() int { return len(s.clients) + len(s.keys)*len(s.stores.copies) }
 
 // nextStepEndAt sets stepEndAt and stepEndSeq to the end of the next step
 // to close, or stepEndAt to MaxInt64 when none is left.
 func (s *sim) nextStepEndAt() {
-	i := s.stepsClosed
+	i := s.clock.stepsClosed
 	if i >= s.steps() {
-		s.stepEndAt = math.MaxInt64
+		s.clock.stepEndAt = math.MaxInt64
 		return
 	}
-	s.stepEndAt, s.stepEndSeq = min(int64(i+1)*s.stepLen, s.duration), s.stepSeq0+uint64(i)
+	s.clock.stepEndAt, s.clock.stepEndSeq = min(int64(i+1)*s.clock.stepLen, s.clock.duration), s.clock.stepSeq0+uint64(i)
 }
 
 // stepEndBefore reports whether the next step's end comes before e.
 func (s *sim) stepEndBefore(e event) bool {
-	return s.stepEndAt < e.at || (s.stepEndAt == e.at && s.stepEndSeq < e.seq)
+	return s.clock.stepEndAt < e.at || (s.clock.stepEndAt == e.at && s.clock.stepEndSeq < e.seq)
 }
 
 // arrive handles the arrival at the top of the queue, a client's first
@@ -448,7 +434,7 @@ func (s *sim) arrive(ctx context.Context, e event) error {
 		panic(fmt.Sprintf("sim: an event was scheduled before the one being handled (seq %d at %d µs, before seq %d at %d µs)", top.seq, top.at, e.seq, e.at))
 	}
 	if e.arg < 0 {
-		next, ok, err := s.feeds[-1-e.arg].next(int(-1-e.arg), s.duration)
+		next, ok, err := s.feeds[-1-e.arg].next(int(-1-e.arg), s.clock.duration)
 		if !ok {
 			s.queue.pop()
 			return err
@@ -474,17 +460,17 @@ func (s *sim) handle(ctx context.Context, e event) error {
 	case evRetry:
 		return s.request(ctx, int(e.client), e.at, e.cost, int(e.arg), -1)
 	case evWrite:
-		p := s.writes[e.arg]
-		s.writes[e.arg] = store.Pending{}
-		s.freeSlots = append(s.freeSlots, e.arg)
-		if s.cas {
+		p := s.racy.writes[e.arg]
+		s.racy.writes[e.arg] = store.Pending{}
+		s.racy.freeSlots = append(s.racy.freeSlots, e.arg)
+		if s.racy.cas {
 			return s.swap(ctx, p, s.takeCASWait(e.arg), e.at)
 		}
 		if err := p.Write(ctx); err != nil && !errors.Is(err, errStoreDown) {
 			return err
 		}
 	case evLog:
-		s.logf(e.at, "%s", s.notes[e.arg])
+		s.logf(e.at, "%s", s.faults.notes[e.arg])
 	case evRelease:
 		return s.release(ctx, e.arg, e.at)
 	case evFaultStart:

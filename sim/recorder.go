@@ -170,6 +170,35 @@ func (p *peakPair) idealPeak() int64 {
 	return p.ideal.peak
 }
 
+// recording is what the recorder keeps as the run goes. timeline is the
+// Result's timeline itself, steps × clients rows, written as requests are
+// recorded: a run keeps one copy of it, not a recorder's and then the
+// Result's. state are the state series; keepState is Options.StateOf;
+// copyGap the copies' widest disagreement so far; progress is
+// Options.Progress; weighted is set once a request costs more than 1:
+// the Result then gives the quota asked for and given (cost_sent,
+// cost_allowed).
+type recording struct {
+	timeline  []TimelineRow
+	state     []StateSeries
+	keepState func(key string) bool
+	copyGap   copyGap
+	progress  func(done, total time.Duration)
+	weighted  bool
+}
+
+// exactLimiter is the limiter a run is measured against (idealFor), and
+// the cheapest way it steps the recorder's own state, asked once.
+type exactLimiter struct {
+	alg  algorithms.Algorithm
+	step stepper
+}
+
+func newExactLimiter(alg algorithms.Algorithm) exactLimiter {
+	ideal := idealFor(alg)
+	return exactLimiter{alg: ideal, step: newStepper(ideal)}
+}
+
 // counts are one client's figures over a step or a run.
 type counts struct {
 	Counts
@@ -199,7 +228,7 @@ func (c *counts) add(o *counts) {
 // client's totals, its peak windows, when it was served, its latency.
 func (s *sim) record(o *outcome) {
 	c := s.clients[o.p.client]
-	row := &s.timeline[s.stepOf(o.at)*len(s.clients)+o.p.client]
+	row := &s.rec.timeline[s.stepOf(o.at)*len(s.clients)+o.p.client]
 	if o.noAnswer {
 		t := o.tally()
 		row.count(t)
@@ -208,13 +237,13 @@ func (s *sim) record(o *outcome) {
 	}
 	// Counted always, given in the Result only if some request cost more
 	// than 1 (a feed's costs are known as they arrive).
-	s.weighted = s.weighted || o.p.cost > 1
+	s.rec.weighted = s.rec.weighted || o.p.cost > 1
 	// The exact limiter sees the same arrival on the true clock. The
 	// key's ideal state is the recorder's alone, and only its verdict is
 	// read. (Admit is called here, not through a method of the recorder:
 	// see stepper.)
 	k := &s.keys[c.key]
-	if is := &s.idealStep; is.admit != nil {
+	if is := &s.exact.step; is.admit != nil {
 		o.idealAllowed = is.admit.Admit(&k.ideal, algorithms.Time(o.at), o.p.cost)
 	} else {
 		d := is.whole(&k.ideal, algorithms.Time(o.at), o.p.cost)
@@ -245,17 +274,17 @@ func (s *sim) record(o *outcome) {
 }
 
 // stepOf is the step instant t falls in.
-func (s *sim) stepOf(t int64) int { return min(int(t/s.stepLen), s.nSteps-1) }
+func (s *sim) stepOf(t int64) int { return min(int(t/s.clock.stepLen), s.clock.nSteps-1) }
 
 // serve counts an admitted request as served in the step it leaves the
 // queue (row's, without a delay); after the run's end, in no step at all.
 func (s *sim) serve(o *outcome, row *TimelineRow) {
 	if o.d.Delay <= 0 {
-		if o.at < s.duration {
+		if o.at < s.clock.duration {
 			row.Served++
 		}
-	} else if at := o.at + int64(algorithms.At(o.d.Delay)); at < s.duration {
-		s.timeline[s.stepOf(at)*len(s.clients)+o.p.client].Served++
+	} else if at := o.at + int64(algorithms.At(o.d.Delay)); at < s.clock.duration {
+		s.rec.timeline[s.stepOf(at)*len(s.clients)+o.p.client].Served++
 	}
 }
 
@@ -265,7 +294,7 @@ func (s *sim) serve(o *outcome, row *TimelineRow) {
 // finding) whether kept or not.
 func (s *sim) endStep(ctx context.Context, i int, t int64) {
 	for ci, c := range s.clients {
-		row := &s.timeline[i*len(s.clients)+ci]
+		row := &s.rec.timeline[i*len(s.clients)+ci]
 		row.P50Ms, row.P99Ms = millis(c.step.quantile(0.5)), millis(c.step.quantile(0.99))
 		c.step.reset()
 	}
@@ -277,23 +306,23 @@ func (s *sim) endStep(ctx context.Context, i int, t int64) {
 		limits, policies = s.sc.Limits(), m.Policies()
 	}
 	perKey := max(len(limits), 1)
-	if s.stateSeries == nil {
-		s.stateSeries = []StateSeries{}
+	if s.rec.state == nil {
+		s.rec.state = []StateSeries{}
 		for ki, k := range s.keys {
 			if s.stateKept(ki) {
-				for _, name := range s.copyNames {
+				for _, name := range s.stores.names {
 					for li := range perKey {
 						ser := StateSeries{Key: k.name, Copy: name}
 						if limits != nil {
 							ser.Limit = limits[li].Name
 						}
-						s.stateSeries = append(s.stateSeries, ser)
+						s.rec.state = append(s.rec.state, ser)
 					}
 				}
 			}
 		}
 	}
-	copies := len(s.copies) > 1
+	copies := len(s.stores.copies) > 1
 	j := 0
 	var each [algorithms.MaxLimits]int64
 	for ki, k := range s.keys {
@@ -302,7 +331,7 @@ func (s *sim) endStep(ctx context.Context, i int, t int64) {
 			continue // nothing to keep, and one copy cannot disagree
 		}
 		lo, hi := int64(math.MaxInt64), int64(-1)
-		for _, cp := range s.copies {
+		for _, cp := range s.stores.copies {
 			st, err := cp.Load(ctx, k.name)
 			remaining := int64(-1) // unknown: the store did not answer
 			for li := range perKey {
@@ -334,7 +363,7 @@ func (s *sim) endStep(ctx context.Context, i int, t int64) {
 			}
 			if kept {
 				for li := range perKey {
-					ser := &s.stateSeries[j]
+					ser := &s.rec.state[j]
 					ser.TS = append(ser.TS, seconds(t))
 					ser.Remaining = append(ser.Remaining, each[li])
 					j++
@@ -342,19 +371,21 @@ func (s *sim) endStep(ctx context.Context, i int, t int64) {
 			}
 		}
 		if copies {
-			s.copyGap.see(k.name, ki, len(s.copies), lo, hi, seconds(t))
+			s.rec.copyGap.see(k.name, ki, len(s.stores.copies), lo, hi, seconds(t))
 		}
 	}
-	if s.shed != nil && !s.observed && (s.keepState == nil || s.keepState(FleetKey)) {
-		s.stateSeries = s.shed.sample(s.stateSeries, t)
+	if s.shed != nil && !s.observed && (s.rec.keepState == nil || s.rec.keepState(FleetKey)) {
+		s.rec.state = s.shed.sample(s.rec.state, t)
 	}
-	if s.progress != nil {
-		s.progress(algorithms.Time(t).Duration(), s.sc.Duration)
+	if s.rec.progress != nil {
+		s.rec.progress(algorithms.Time(t).Duration(), s.sc.Duration)
 	}
 }
 
 // stateKept reports whether the state series keep key ki's state.
-func (s *sim) stateKept(ki int) bool { return s.keepState == nil || s.keepState(s.keys[ki].name) }
+func (s *sim) stateKept(ki int) bool {
+	return s.rec.keepState == nil || s.rec.keepState(s.keys[ki].name)
+}
 
 func seconds(us int64) float64 { return float64(us) / 1e6 }
 
@@ -370,7 +401,7 @@ func (s *sim) finalResult() *Result {
 
 // ended reports whether the run has recorded everything it will: Advance
 // never goes past the duration, so nothing after it is ever recorded.
-func (s *sim) ended() bool { return s.now >= s.duration }
+func (s *sim) ended() bool { return s.clock.now >= s.clock.duration }
 
 // result assembles the Result from what was recorded.
 func (s *sim) result() *Result {
@@ -400,17 +431,17 @@ func (s *sim) result() *Result {
 			ShadowUntilS: sc.Limit.ShadowUntil.Seconds(),
 		},
 		Balancer:     string(sc.Balancer),
-		OnError:      string(s.policy),
+		OnError:      string(s.stores.policy),
 		Clock:        string(sc.Topology.Clock),
 		WallClock:    wallClockOf(sc),
 		RTTMs:        millis(int64(algorithms.At(sc.Topology.RTT))),
-		Requests:     s.requests,
-		Faults:       s.faultResults,
-		State:        s.stateSeries,
-		copyGap:      new(s.copyGap),
+		Requests:     s.sent.requests,
+		Faults:       s.faults.spans,
+		State:        s.rec.state,
+		copyGap:      new(s.rec.copyGap),
 		Clients:      make([]ClientResult, 0, len(s.clients)),
 		Keys:         make([]KeyResult, 0, len(s.keys)),
-		Timeline:     s.timeline,
+		Timeline:     s.rec.timeline,
 		Expectations: []ExpectationResult{},
 		Findings:     []Finding{},
 		Events:       append([]LogEntry{}, s.log...),
@@ -462,9 +493,9 @@ func (s *sim) result() *Result {
 		// Still recording: the Result so far must not change under its
 		// holder. An ended run hands its timeline over whole, uncopied
 		// (at 100,000 clients × 30 steps, 300 MB saved).
-		r.Timeline = slices.Clone(s.timeline)
+		r.Timeline = slices.Clone(s.rec.timeline)
 	}
-	if !s.weighted {
+	if !s.rec.weighted {
 		unweigh(r)
 	}
 	return r
@@ -551,7 +582,7 @@ func policyResults(sc Scenario) []PolicyResult {
 }
 
 // timelineRow is client ci's figures over step.
-func (s *sim) timelineRow(step, ci int) TimelineRow { return s.timeline[step*len(s.clients)+ci] }
+func (s *sim) timelineRow(step, ci int) TimelineRow { return s.rec.timeline[step*len(s.clients)+ci] }
 
 // wallClockOf is sc's wall clock for the Result when an algorithm reads
 // it: a peer model, or a fixed or sliding window, whose windows it

@@ -70,20 +70,20 @@ type pending struct {
 // which copy it reaches, and the run's request budget is charged.
 func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int) error {
 	c := s.clients[client]
-	server := s.spread.Pick(s.keys[c.key].hash, s.intn)
-	if s.down != nil {
+	server := s.spread.Pick(s.keys[c.key].hash, s.draw.intn)
+	if s.faults.down != nil {
 		server = s.routeAround(server)
 	}
 	now := s.decisionClock(server, t)
-	s.requests++
+	s.sent.requests++
 	if attempt > 0 {
-		s.retries++
+		s.sent.retries++
 	}
-	if s.budget > 0 && s.requests > s.budget {
-		return budgetSpent(s.sc.Name, s.requests-1, s.retries, s.budget)
+	if s.sent.budget > 0 && s.sent.requests > s.sent.budget {
+		return budgetSpent(s.sc.Name, s.sent.requests-1, s.sent.retries, s.sent.budget)
 	}
 	*p = pending{client: client, t: t, cost: cost, attempt: attempt, key: c.key, now: now,
-		target: s.topo.Route(server, algorithms.Time(t)), seq: uint64(s.requests), server: server, service: -1}
+		target: s.topo.Route(server, algorithms.Time(t)), seq: uint64(s.sent.requests), server: server, service: -1}
 	if s.topo.Remote() {
 		p.latency = s.rtt()
 	}
@@ -103,16 +103,16 @@ type decider func(ctx context.Context, p *pending, d *store.Decision) error
 func (s *sim) setupDecider() {
 	racy := s.sc.Topology.Kind == Racy
 	switch {
-	case racy && s.raceless:
+	case racy && s.racy.raceless:
 		s.decider = s.takeAtomicRacy
-	case racy && s.cas:
+	case racy && s.racy.cas:
 		s.decider = s.readThenSwap
 	case racy:
 		s.decider = s.readThenWrite
-	case s.jars != nil && s.observe != nil:
+	case s.stores.jars != nil && s.observe != nil:
 		// Whoever observes a run reads every decision whole.
 		s.decider = s.takeWholeFromJar
-	case s.jars != nil:
+	case s.stores.jars != nil:
 		s.decider = s.takeFromJar
 	default:
 		s.decider = s.takeFromStore
@@ -132,7 +132,7 @@ func (s *sim) decide(ctx context.Context, p *pending, d *store.Decision) error {
 // decides atomically (setWrites): as on the shared one.
 func (s *sim) takeAtomicRacy(ctx context.Context, p *pending, d *store.Decision) error {
 	var err error
-	if *d, err = s.racy[p.target].Take(ctx, s.keys[p.key].name, p.now, p.cost); err != nil {
+	if *d, err = s.racy.copies[p.target].Take(ctx, s.keys[p.key].name, p.now, p.cost); err != nil {
 		return s.policyFor(d, err)
 	}
 	return nil
@@ -141,7 +141,7 @@ func (s *sim) takeAtomicRacy(ctx context.Context, p *pending, d *store.Decision)
 // readThenWrite decides on a racy read; its write lands a round trip
 // later, over whatever another server wrote meanwhile.
 func (s *sim) readThenWrite(ctx context.Context, p *pending, d *store.Decision) error {
-	w, err := s.racy[p.target].Read(ctx, s.keys[p.key].name, p.now, p.cost)
+	w, err := s.racy.copies[p.target].Read(ctx, s.keys[p.key].name, p.now, p.cost)
 	if err != nil {
 		return s.policyFor(d, err)
 	}
@@ -154,7 +154,7 @@ func (s *sim) readThenWrite(ctx context.Context, p *pending, d *store.Decision) 
 // (cas.go): an admission is decided only when its swap lands; a refusal
 // swaps nothing and is decided now.
 func (s *sim) readThenSwap(ctx context.Context, p *pending, d *store.Decision) error {
-	w, err := s.racy[p.target].Read(ctx, s.keys[p.key].name, p.now, p.cost)
+	w, err := s.racy.copies[p.target].Read(ctx, s.keys[p.key].name, p.now, p.cost)
 	if err != nil {
 		return s.policyFor(d, err)
 	}
@@ -170,7 +170,7 @@ func (s *sim) readThenSwap(ctx context.Context, p *pending, d *store.Decision) e
 // for a client that reads more than its verdict (one that waits what
 // Retry-After says).
 func (s *sim) takeFromJar(ctx context.Context, p *pending, d *store.Decision) error {
-	d.Decision = s.jars[p.target].take(p.key, p.now, p.cost, s.clients[p.client].waitsRetryAfter)
+	d.Decision = s.stores.jars[p.target].take(p.key, p.now, p.cost, s.clients[p.client].waitsRetryAfter)
 	if p.target == 0 && d.Allowed && s.topo.Replicates() {
 		return s.replicate(ctx, p.key, p.t)
 	}
@@ -179,7 +179,7 @@ func (s *sim) takeFromJar(ctx context.Context, p *pending, d *store.Decision) er
 
 // takeWholeFromJar is takeFromJar giving every decision whole.
 func (s *sim) takeWholeFromJar(ctx context.Context, p *pending, d *store.Decision) error {
-	d.Decision = s.jars[p.target].take(p.key, p.now, p.cost, true)
+	d.Decision = s.stores.jars[p.target].take(p.key, p.now, p.cost, true)
 	if p.target == 0 && d.Allowed && s.topo.Replicates() {
 		return s.replicate(ctx, p.key, p.t)
 	}
@@ -189,7 +189,7 @@ func (s *sim) takeWholeFromJar(ctx context.Context, p *pending, d *store.Decisio
 // takeFromStore decides in a store (Redis), replicated on a split brain.
 func (s *sim) takeFromStore(ctx context.Context, p *pending, d *store.Decision) error {
 	var err error
-	if *d, err = s.copies[p.target].Take(ctx, s.keys[p.key].name, p.now, p.cost); err != nil {
+	if *d, err = s.stores.copies[p.target].Take(ctx, s.keys[p.key].name, p.now, p.cost); err != nil {
 		return s.policyFor(d, err)
 	}
 	if p.target == 0 && d.Allowed && s.topo.Replicates() {
@@ -205,7 +205,7 @@ func (s *sim) policyFor(d *store.Decision, err error) error {
 	if !errors.Is(err, errStoreDown) {
 		return fmt.Errorf("sim: the %s store failed: %w", store.Redacted(s.sc.Topology.Store), err)
 	}
-	*d = s.policy.Decide(err)
+	*d = s.stores.policy.Decide(err)
 	return nil
 }
 

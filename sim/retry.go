@@ -83,7 +83,7 @@ func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, retry
 	if !c.retries {
 		return // gives up: Wait would say so, after its bookkeeping
 	}
-	wait, again := c.Retry.Wait(attempt, retryAfter, s.int64n)
+	wait, again := c.Retry.Wait(attempt, retryAfter, s.draw.int64n)
 	if !again {
 		return
 	}
