@@ -35,8 +35,8 @@ func (s *sim) result() *Result {
 		Seed:         sc.Seed,
 		DurationS:    sc.Duration.Seconds(),
 		StepS:        sc.Step.Seconds(),
-		Limit:        s.limitResult(),
-		Shedder:      s.shedderResult(),
+		Limit:        limitResult(sc, s.alg),
+		Shedder:      s.shed.result(sc.Shedder),
 		Balancer:     string(sc.Balancer),
 		OnError:      string(s.stores.policy),
 		Clock:        string(sc.Topology.Clock),
@@ -75,10 +75,9 @@ func (s *sim) result() *Result {
 	return r
 }
 
-// limitResult describes the run's limit, or its several.
-func (s *sim) limitResult() LimitResult {
-	sc := s.sc
-	p := s.alg.Params()
+// limitResult describes sc's limit, or its several, as alg runs it.
+func limitResult(sc Scenario, alg algorithms.Algorithm) LimitResult {
+	p := alg.Params()
 	l := LimitResult{
 		RatePerS: p.Rate.PerSecond(),
 		Burst:    p.Burst,
@@ -102,13 +101,13 @@ func (s *sim) limitResult() LimitResult {
 	return l
 }
 
-// shedderResult describes the run's load shedder, nil without one.
-func (s *sim) shedderResult() *ShedderResult {
-	if s.shed == nil {
+// result describes the run's load shedder, of spec; nil without one.
+func (sh *shedStage) result(spec *Shedder) *ShedderResult {
+	if sh == nil {
 		return nil
 	}
-	reserve := s.shed.shedder.Reserve()
-	out := &ShedderResult{CapacityPerS: s.sc.Shedder.Capacity.PerSecond(), Burst: s.sc.Shedder.Burst, Reserve: map[string]int64{}}
+	reserve := sh.shedder.Reserve()
+	out := &ShedderResult{CapacityPerS: spec.Capacity.PerSecond(), Burst: spec.Burst, Reserve: map[string]int64{}}
 	for i, name := range algorithms.Priorities {
 		out.Reserve[name] = reserve[i]
 	}

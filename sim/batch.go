@@ -95,7 +95,7 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 		if e.at > until || e.at >= horizon || !s.batchable(e) {
 			break
 		}
-		if s.stepEndBefore(e) {
+		if s.clock.stepEndBefore(e) {
 			break // the step's end reads the store: it must see the batch decided
 		}
 		s.queue.pop()

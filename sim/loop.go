@@ -161,7 +161,7 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	// reserved here, so that ties are broken exactly as if they were in.
 	s.clock.stepSeq0 = s.seq + 1
 	s.seq += uint64(s.steps())
-	s.nextStepEndAt()
+	s.clock.nextStepEndAt()
 	for ci, c := range s.clients {
 		for si := range c.streams {
 			s.scheduleArrival(ci, si)
@@ -368,7 +368,7 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 			s.clock.now = s.clock.stepEndAt
 			s.endStep(ctx, s.clock.stepsClosed, s.clock.stepEndAt)
 			s.clock.stepsClosed++
-			s.nextStepEndAt()
+			s.clock.nextStepEndAt()
 			work += s.stepWork()
 			continue
 		}
@@ -402,18 +402,18 @@ func (s *sim) stepWork() int { return len(s.clients) + len(s.keys)*len(s.stores.
 
 // nextStepEndAt sets stepEndAt and stepEndSeq to the end of the next step
 // to close, or stepEndAt to MaxInt64 when none is left.
-func (s *sim) nextStepEndAt() {
-	i := s.clock.stepsClosed
-	if i >= s.steps() {
-		s.clock.stepEndAt = math.MaxInt64
+func (c *runClock) nextStepEndAt() {
+	i := c.stepsClosed
+	if i >= c.nSteps {
+		c.stepEndAt = math.MaxInt64
 		return
 	}
-	s.clock.stepEndAt, s.clock.stepEndSeq = min(int64(i+1)*s.clock.stepLen, s.clock.duration), s.clock.stepSeq0+uint64(i)
+	c.stepEndAt, c.stepEndSeq = min(int64(i+1)*c.stepLen, c.duration), c.stepSeq0+uint64(i)
 }
 
 // stepEndBefore reports whether the next step's end comes before e.
-func (s *sim) stepEndBefore(e event) bool {
-	return s.clock.stepEndAt < e.at || (s.clock.stepEndAt == e.at && s.clock.stepEndSeq < e.seq)
+func (c *runClock) stepEndBefore(e event) bool {
+	return c.stepEndAt < e.at || (c.stepEndAt == e.at && c.stepEndSeq < e.seq)
 }
 
 // arrive handles the arrival at the top of the queue, a client's first

@@ -69,7 +69,7 @@ func (c *counts) add(o *counts) {
 // client's totals, its peak windows, when it was served, its latency.
 func (s *sim) record(o *outcome) {
 	c := s.clients[o.p.client]
-	row := &s.rec.timeline[s.stepOf(o.at)*len(s.clients)+o.p.client]
+	row := &s.rec.timeline[s.clock.stepOf(o.at)*len(s.clients)+o.p.client]
 	if o.noAnswer {
 		t := o.tally()
 		row.count(t)
@@ -115,7 +115,7 @@ func (s *sim) record(o *outcome) {
 }
 
 // stepOf is the step instant t falls in.
-func (s *sim) stepOf(t int64) int { return min(int(t/s.clock.stepLen), s.clock.nSteps-1) }
+func (c *runClock) stepOf(t int64) int { return min(int(t/c.stepLen), c.nSteps-1) }
 
 // serve counts an admitted request as served in the step it leaves the
 // queue (row's, without a delay); after the run's end, in no step at all.
@@ -125,7 +125,7 @@ func (s *sim) serve(o *outcome, row *TimelineRow) {
 			row.Served++
 		}
 	} else if at := o.at + int64(algorithms.At(o.d.Delay)); at < s.clock.duration {
-		s.rec.timeline[s.stepOf(at)*len(s.clients)+o.p.client].Served++
+		s.rec.timeline[s.clock.stepOf(at)*len(s.clients)+o.p.client].Served++
 	}
 }
 
@@ -200,7 +200,7 @@ func (s *sim) sampleKeys(ctx context.Context, t int64, policies []algorithms.Pol
 				each[li] = -1
 			}
 			if st, err := cp.Load(ctx, k.name); err == nil {
-				remaining = s.remaining(st, t, policies, &each)
+				remaining = remainingOf(s.alg, st, t, policies, &each)
 				lo, hi = min(lo, remaining), max(hi, remaining)
 			}
 			if kept {
@@ -218,14 +218,14 @@ func (s *sim) sampleKeys(ctx context.Context, t int64, policies []algorithms.Pol
 	}
 }
 
-// remaining is what state st leaves a microsecond before the step's end
+// remainingOf is what state st of alg leaves a microsecond before the step's end
 // at t (what the step left, before a window that ends with it resets),
 // and each limit's room in each (policies, nil for one limit). For
 // several limits it is the room of the key as a whole, the least any of
 // its limits has left, as the series in the JSON give it back.
-func (s *sim) remaining(st algorithms.State, t int64, policies []algorithms.Policy, each *[algorithms.MaxLimits]int64) int64 {
+func remainingOf(alg algorithms.Algorithm, st algorithms.State, t int64, policies []algorithms.Policy, each *[algorithms.MaxLimits]int64) int64 {
 	if policies == nil {
-		_, d := s.alg.Step(st, algorithms.Time(t-1), 0)
+		_, d := alg.Step(st, algorithms.Time(t-1), 0)
 		each[0] = d.Remaining
 		return d.Remaining
 	}

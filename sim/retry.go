@@ -70,15 +70,15 @@ func (r Retry) Wait(attempt int, retryAfter time.Duration, int64n func(n int64) 
 // says; a run whose clients all give up has none.
 type retryStage struct{}
 
-func (retryStage) conclude(s *sim, o *outcome) {
+func (r retryStage) conclude(s *sim, o *outcome) {
 	if !o.d.Allowed && o.d.Policy == "" {
-		s.scheduleRetry(o.p.client, o.at+o.latency, o.p.cost, o.p.attempt, o.d.RetryAfter, o.p.retrySeq)
+		r.schedule(s, o.p.client, o.at+o.latency, o.p.cost, o.p.attempt, o.d.RetryAfter, o.p.retrySeq)
 	}
 }
 
-// scheduleRetry schedules the retry of a rejected request, if its client
+// schedule schedules the retry of a rejected request, if its client
 // makes one, with sequence number seq (0: the next one).
-func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, retryAfter time.Duration, seq uint64) {
+func (retryStage) schedule(s *sim, client int, at int64, cost int64, attempt int, retryAfter time.Duration, seq uint64) {
 	c := s.clients[client]
 	if !c.retries {
 		return // gives up: Wait would say so, after its bookkeeping
