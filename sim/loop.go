@@ -75,12 +75,10 @@ type sim struct {
 
 	// stages are what a decided request passes through, in order
 	// (stages.go); shed and leases are two of them, nil when the run has
-	// no load shedder or no concurrency limit; observe is
-	// Options.Observe.
-	stages  []stage
-	shed    *shedStage
-	leases  *leaseStage
-	observe func(Observation)
+	// no load shedder or no concurrency limit.
+	stages []stage
+	shed   *shedStage
+	leases *leaseStage
 	// decider is how the run's requests are decided (request.go); req
 	// is the request being decided and concluded, one at a time.
 	decider decider
@@ -152,7 +150,7 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	}
 	s.sent.budget = budget
 	s.setWrites()
-	s.setupDecider()
+	s.setupDecider(opts.Observe != nil)
 	s.setupFaults()
 	s.setupBatches()
 	// The step ends are events like the others, in order, but kept out

@@ -98,9 +98,10 @@ type decider func(ctx context.Context, p *pending, d *store.Decision) error
 
 // setupDecider picks the run's decider: a racy read (its write lands a
 // round trip later, or its compare-and-swap), a library's atomic take on
-// the racy topology, a take from the run's own memory, or a take from a
-// store, replicated on a split brain.
-func (s *sim) setupDecider() {
+// the racy topology, a take from the run's own memory (every decision
+// whole when observed, since whoever observes a run reads them whole), or
+// a take from a store, replicated on a split brain.
+func (s *sim) setupDecider(observed bool) {
 	racy := s.sc.Topology.Kind == Racy
 	switch {
 	case racy && s.racy.raceless:
@@ -109,8 +110,7 @@ func (s *sim) setupDecider() {
 		s.decider = s.readThenSwap
 	case racy:
 		s.decider = s.readThenWrite
-	case s.stores.jars != nil && s.observe != nil:
-		// Whoever observes a run reads every decision whole.
+	case s.stores.jars != nil && observed:
 		s.decider = s.takeWholeFromJar
 	case s.stores.jars != nil:
 		s.decider = s.takeFromJar

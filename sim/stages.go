@@ -53,7 +53,6 @@ func (s *sim) setupStages(observe func(Observation)) error {
 		s.stages = append(s.stages, s.leases)
 	}
 	if observe != nil {
-		s.observe = observe
 		s.stages = append(s.stages, observeStage(observe))
 	}
 	if slices.ContainsFunc(s.clients, func(c *clientRun) bool { return c.retries }) {
