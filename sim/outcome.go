@@ -55,8 +55,8 @@ func (o *outcome) allowed() bool {
 
 // tally is what one outcome adds to the figures it counts in, its step's
 // row and its client's totals: a bit per counter it adds one to, and the
-// cost it asked for. Computed once (outcome.tally), added to each
-// (Counts.count, TimelineRow.count, counts.count).
+// cost it asked for. Computed once (outcome.tally), added to both at once
+// (tally.add).
 type tally struct {
 	bits tallyBits
 	cost int64 // CostSent, and CostAllowed when admitted; 0 unanswered
@@ -78,9 +78,6 @@ const (
 	tIdealAllowed
 	tFalseAllow
 	tFalseDeny
-	// tRare are the counters most requests leave alone: one test skips
-	// them all.
-	tRare = tFailedOpen | tFailedClosed | tWouldReject | tShed | tNoAnswer
 )
 
 // one is 1 if b has the bit of counter, 0 if not.
@@ -134,47 +131,43 @@ func (o *outcome) tally() tally {
 	return tally{bits: b, cost: o.p.cost}
 }
 
-// count adds t to c.
-func (c *Counts) count(t tally) {
-	c.Sent++
-	c.CostSent += t.cost
-	if t.bits&tAllowed != 0 {
-		c.Allowed++
-		c.CostAllowed += t.cost
+// add adds t to its step's row and to its client's totals, in one pass:
+// the commonest counters here, the rest, which most requests leave alone,
+// by addRare. The exact limiter's verdicts are the totals' alone.
+func (t tally) add(row *TimelineRow, total *counts) {
+	row.Sent++
+	total.Sent++
+	row.CostSent += t.cost
+	total.CostSent += t.cost
+	switch {
+	case t.bits&tAllowed != 0:
+		row.Allowed++
+		total.Allowed++
+		row.CostAllowed += t.cost
+		total.CostAllowed += t.cost
+	case t.bits&tRejected != 0:
+		row.Rejected++
+		total.Rejected++
 	}
-	if t.bits&tRejected != 0 {
-		c.Rejected++
-	}
-	if t.bits&tRare == 0 {
-		return
-	}
-	c.FailedOpen += t.bits.one(tFailedOpen)
-	c.FailedClosed += t.bits.one(tFailedClosed)
-	c.WouldReject += t.bits.one(tWouldReject)
-	c.Shed += t.bits.one(tShed)
-	c.NoAnswer += t.bits.one(tNoAnswer)
-}
-
-// count adds t to the row: the figures a step's row keeps (the comparison
-// with the exact limiter is the totals' alone).
-func (r *TimelineRow) count(t tally) {
-	r.Counts.count(t)
-	if t.bits&tRetry != 0 {
-		r.Retries++
-		r.RetriesAllowed += t.bits.one(tRetryAllowed)
+	if t.bits&^(tAllowed|tRejected) != 0 {
+		t.bits.addRare(row, total)
 	}
 }
 
-// count adds t to a client's totals.
-func (c *counts) count(t tally) {
-	c.Counts.count(t)
-	if t.bits&tRetry != 0 {
-		c.Retries++
-		c.RetriesAllowed += t.bits.one(tRetryAllowed)
+// addRare adds the rarer counters of b to the row and the totals.
+func (b tallyBits) addRare(row *TimelineRow, total *counts) {
+	for _, c := range [...]*Counts{&row.Counts, &total.Counts} {
+		c.FailedOpen += b.one(tFailedOpen)
+		c.FailedClosed += b.one(tFailedClosed)
+		c.WouldReject += b.one(tWouldReject)
+		c.Shed += b.one(tShed)
+		c.NoAnswer += b.one(tNoAnswer)
 	}
-	if t.bits&(tIdealAllowed|tFalseAllow|tFalseDeny) != 0 {
-		c.IdealAllowed += t.bits.one(tIdealAllowed)
-		c.FalseAllows += t.bits.one(tFalseAllow)
-		c.FalseDenies += t.bits.one(tFalseDeny)
-	}
+	row.Retries += b.one(tRetry)
+	total.Retries += b.one(tRetry)
+	row.RetriesAllowed += b.one(tRetryAllowed)
+	total.RetriesAllowed += b.one(tRetryAllowed)
+	total.IdealAllowed += b.one(tIdealAllowed)
+	total.FalseAllows += b.one(tFalseAllow)
+	total.FalseDenies += b.one(tFalseDeny)
 }

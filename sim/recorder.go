@@ -71,9 +71,7 @@ func (s *sim) record(o *outcome) {
 	c := s.clients[o.p.client]
 	row := &s.rec.timeline[s.clock.stepOf(o.at)*len(s.clients)+o.p.client]
 	if o.noAnswer {
-		t := o.tally()
-		row.count(t)
-		c.total.count(t)
+		o.tally().add(row, &c.total)
 		return
 	}
 	// Counted always, given in the Result only if some request cost more
@@ -94,9 +92,7 @@ func (s *sim) record(o *outcome) {
 	if !allowed && c.total.Rejected == 0 {
 		s.logf(o.at, "%s: first rejection", c.Name)
 	}
-	t := o.tally()
-	row.count(t)
-	c.total.count(t)
+	o.tally().add(row, &c.total)
 	c.peaks.add(o.at, allowed, o.idealAllowed)
 	if k.clients > 1 {
 		// A key of one client has that client's peaks (keyResult).
