@@ -1,7 +1,8 @@
 package sim
 
-// The event loop: the clients, their keys, the queue of events, and what
-// one request does.
+// The event loop: the run being set up, its clients and keys, and the
+// queue of events handled in order. What one request does is
+// request.go's and stages.go's.
 
 import (
 	"context"
@@ -228,7 +229,7 @@ func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) 
 // true clock, no faults. The exact limiter enforces: a limit in shadow
 // mode is measured against what it would have refused, so what it let
 // through is a false allow. That holds for one limit (whose shadow mode
-// the run applies after the step, see sim.shadow) and for each of several,
+// the run applies after the step, see shadowOne) and for each of several,
 // whose shadow flags the exact Multi therefore drops.
 func idealFor(alg algorithms.Algorithm) algorithms.Algorithm {
 	if _, ok := alg.(*algorithms.Concurrency); ok {
