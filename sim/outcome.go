@@ -78,6 +78,9 @@ const (
 	tIdealAllowed
 	tFalseAllow
 	tFalseDeny
+	// tRare are the counters most requests leave alone: one test skips
+	// them all.
+	tRare = tFailedOpen | tFailedClosed | tWouldReject | tShed | tNoAnswer | tRetry | tRetryAllowed | tFalseAllow | tFalseDeny
 )
 
 // one is 1 if b has the bit of counter, 0 if not.
@@ -132,13 +135,15 @@ func (o *outcome) tally() tally {
 }
 
 // add adds t to its step's row and to its client's totals, in one pass:
-// the commonest counters here, the rest, which most requests leave alone,
-// by addRare. The exact limiter's verdicts are the totals' alone.
+// the commonest counters here (a verdict, and the exact limiter's when it
+// admits), the rest, which most requests leave alone, by addRare. The
+// exact limiter's verdicts are the totals' alone.
 func (t tally) add(row *TimelineRow, total *counts) {
 	row.Sent++
 	total.Sent++
 	row.CostSent += t.cost
 	total.CostSent += t.cost
+	total.IdealAllowed += t.bits.one(tIdealAllowed)
 	switch {
 	case t.bits&tAllowed != 0:
 		row.Allowed++
@@ -149,7 +154,7 @@ func (t tally) add(row *TimelineRow, total *counts) {
 		row.Rejected++
 		total.Rejected++
 	}
-	if t.bits&^(tAllowed|tRejected) != 0 {
+	if t.bits&tRare != 0 {
 		t.bits.addRare(row, total)
 	}
 }
@@ -167,7 +172,6 @@ func (b tallyBits) addRare(row *TimelineRow, total *counts) {
 	total.Retries += b.one(tRetry)
 	row.RetriesAllowed += b.one(tRetryAllowed)
 	total.RetriesAllowed += b.one(tRetryAllowed)
-	total.IdealAllowed += b.one(tIdealAllowed)
 	total.FalseAllows += b.one(tFalseAllow)
 	total.FalseDenies += b.one(tFalseDeny)
 }
