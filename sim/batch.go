@@ -56,14 +56,14 @@ func (s *sim) setupBatches() {
 	if kind != topology.Shared && kind != topology.Local {
 		return
 	}
-	for _, c := range s.copies {
+	for _, c := range s.stores.copies {
 		if _, ok := c.(batchTaker); !ok {
 			return
 		}
 	}
 	s.batch.on = true
-	s.batch.reqs = make([][]store.TakeRequest, len(s.copies))
-	s.batch.index = make([][]int, len(s.copies))
+	s.batch.reqs = make([][]store.TakeRequest, len(s.stores.copies))
+	s.batch.index = make([][]int, len(s.stores.copies))
 }
 
 // batchable reports whether e can join a batch: a client's request, but
@@ -75,7 +75,7 @@ func (s *sim) batchable(e event) bool {
 		return false
 	}
 	c := s.clients[e.client]
-	if s.holdsLeases && c.Service.Exponential && c.Service.Mean > 0 {
+	if s.leases != nil && c.Service.Exponential && c.Service.Mean > 0 {
 		return false
 	}
 	return c.Retry.Policy != RetryBackoff
@@ -95,11 +95,11 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 		if e.at > until || e.at >= horizon || !s.batchable(e) {
 			break
 		}
-		if s.stepEndBefore(e) {
+		if s.clock.stepEndBefore(e) {
 			break // the step's end reads the store: it must see the batch decided
 		}
 		s.queue.pop()
-		s.now = e.at
+		s.clock.now = e.at
 		cost, attempt := e.cost, int(e.arg)
 		if e.kind == evArrival {
 			attempt = 0
@@ -118,7 +118,7 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 		}
 		// Its lease's release and its retry order as if scheduled now,
 		// in that order (conclude's), before what follows.
-		if s.holdsLeases {
+		if s.leases != nil {
 			s.seq++
 			p.releaseSeq = s.seq
 		}
@@ -127,7 +127,7 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 		if s.clients[p.client].retries {
 			horizon = min(horizon, p.t+p.latency)
 		}
-		if s.holdsLeases {
+		if s.leases != nil {
 			// Its lease comes back after its round trip and its service
 			// time at the earliest, and a release may admit what follows.
 			horizon = min(horizon, p.t+p.latency+s.leastServiceTime(p.client))
@@ -171,7 +171,7 @@ func (s *sim) decideBatch(ctx context.Context) error {
 			b.out = make([]store.TakeResult, maxBatch)
 		}
 		out := b.out[:len(reqs)]
-		s.copies[c].(batchTaker).TakeBatch(ctx, reqs, out)
+		s.stores.copies[c].(batchTaker).TakeBatch(ctx, reqs, out)
 		for j, r := range out {
 			decisions[b.index[c][j]], errs[b.index[c][j]] = r.Decision, r.Err
 		}
@@ -182,7 +182,9 @@ func (s *sim) decideBatch(ctx context.Context) error {
 				return err
 			}
 		}
-		s.finish(&b.pending[i], &decisions[i])
+		o := &s.req
+		o.p, o.d = b.pending[i], decisions[i]
+		s.finish(o)
 	}
 	return nil
 }

@@ -189,3 +189,24 @@ func benchRun(b *testing.B, sc Scenario) int64 {
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(requests), "allocs/request")
 	return requests
 }
+
+// The hammer under two limits (a token bucket and a shadowed GCRA),
+// a load shedder behind them and clients that retry with backoff:
+// every stage a request can pass through after its decision, per
+// simulated request. Issue 28 measures its refactor of the request
+// pipeline with it.
+//
+//	go test -run '^$' -bench 'TwoLimits' -count 5 ./sim
+func BenchmarkSimulateTwoLimits(b *testing.B) {
+	sc := hammer(Shared, 4, RoundRobin)
+	sc.Duration = 2 * time.Second
+	sc.Limit = Limit{Name: "per-second", Algorithm: "token-bucket", Params: algorithms.Params{Rate: perSecond(5_000), Burst: 500}, Key: KeyAuto}
+	sc.Also = []Limit{{Name: "shadowed", Algorithm: "gcra", Params: algorithms.Params{Rate: perSecond(20_000), Burst: 2_000}, Key: KeyAuto, Shadow: true}}
+	sc.Shedder = &Shedder{Capacity: perSecond(30_000), Burst: 1_000, Reserve: [3]float64{0, 0.2, 0.5}}
+	sc.Clients = nil
+	for i := range 8 {
+		sc.Clients = append(sc.Clients, Client{Name: string(rune('a' + i)), APIKey: string(rune('a' + i)),
+			Traffic: []Traffic{{Pattern: Poisson, Rate: perSecond(5_000)}}, Retry: Retry{Policy: RetryBackoff, Max: 2, Base: time.Millisecond}})
+	}
+	benchRun(b, sc)
+}

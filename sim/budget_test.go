@@ -173,7 +173,7 @@ func TestRetriesCountAgainstTheBudgetMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	p.s.budget = 5_000
+	p.s.sent.budget = 5_000
 	err = p.Advance(context.Background(), sc.Duration)
 	if !errors.Is(err, ErrBudget) {
 		t.Fatalf("Advance = %v, want ErrBudget", err)
@@ -363,7 +363,7 @@ func TestCleanupErrorsAreReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.s.closers = append(p.s.closers, func() error { return errors.New("connection refused") })
+	p.s.stores.closers = append(p.s.stores.closers, func() error { return errors.New("connection refused") })
 	var ce *CleanupError
 	if err := p.Close(); !errors.As(err, &ce) || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("Close = %v; want a *CleanupError carrying the store's error", err)

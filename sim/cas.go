@@ -35,10 +35,10 @@ func (s *sim) setWrites() {
 	}
 	switch p.Write {
 	case "cas":
-		s.cas = true
+		s.racy.cas = true
 		s.logf(0, "%s writes with a compare-and-swap: a request whose key another server wrote since its read reads again (at most %d tries)", s.alg.Name(), maxCASAttempts)
 	default:
-		s.raceless = true
+		s.racy.raceless = true
 		s.logf(0, "%s reads and writes its store in one atomic operation: servers sharing it cannot race, so it decides as on the shared topology", s.alg.Name())
 	}
 }
@@ -47,16 +47,16 @@ func (s *sim) setWrites() {
 // p waiting for it, on its tries-th attempt.
 func (s *sim) scheduleCAS(w store.Pending, p pending, tries int, at int64) {
 	slot := s.scheduleWrite(w, at)
-	for int(slot) >= len(s.casWaits) {
-		s.casWaits = append(s.casWaits, casWait{})
+	for int(slot) >= len(s.racy.casWaits) {
+		s.racy.casWaits = append(s.racy.casWaits, casWait{})
 	}
-	s.casWaits[slot] = casWait{p: p, tries: tries}
+	s.racy.casWaits[slot] = casWait{p: p, tries: tries}
 }
 
 // takeCASWait returns the request waiting on slot's swap, and frees it.
 func (s *sim) takeCASWait(slot int32) casWait {
-	cw := s.casWaits[slot]
-	s.casWaits[slot] = casWait{}
+	cw := s.racy.casWaits[slot]
+	s.racy.casWaits[slot] = casWait{}
 	return cw
 }
 
@@ -66,34 +66,36 @@ func (s *sim) takeCASWait(slot int32) casWait {
 // swap a round trip later, up to maxCASAttempts, after which the fail
 // policy answers the library's error.
 func (s *sim) swap(ctx context.Context, w store.Pending, cw casWait, at int64) error {
-	p := &cw.p
-	var d store.Decision
+	o := &s.req
+	o.p = cw.p
+	p, d := &o.p, &o.d
+	*d = store.Decision{}
 	swapped, err := w.CompareAndWrite(ctx)
 	switch {
 	case err != nil:
 		if !errors.Is(err, errStoreDown) {
 			return err
 		}
-		d = s.policy.Decide(err)
+		*d = s.stores.policy.Decide(err)
 	case swapped:
-		d = store.Decision{Decision: w.Decision}
+		*d = store.Decision{Decision: w.Decision}
 	case cw.tries >= maxCASAttempts:
-		d = s.policy.Decide(errCASExhausted)
+		*d = s.stores.policy.Decide(errCASExhausted)
 	default:
-		again, err := s.racy[p.target].Read(ctx, s.keys[p.key].name, s.decisionClock(p.server, at), p.cost)
+		again, err := s.racy.copies[p.target].Read(ctx, s.keys[p.key].name, s.decisionClock(p.server, at), p.cost)
 		if err != nil {
 			if !errors.Is(err, errStoreDown) {
 				return err
 			}
-			d = s.policy.Decide(err)
+			*d = s.stores.policy.Decide(err)
 			break
 		}
 		if again.Decision.Allowed {
 			s.scheduleCAS(again, *p, cw.tries+1, at+s.rtt())
 			return nil
 		}
-		d = store.Decision{Decision: again.Decision}
+		*d = store.Decision{Decision: again.Decision}
 	}
-	s.conclude(p, &d, at, at-p.t)
+	s.conclude(o, at, at-p.t)
 	return nil
 }

@@ -41,11 +41,24 @@ func Placement(sc *Scenario) error {
 
 // check refuses a Scenario the simulator cannot run. Package scenarios has
 // already said the same with file and line for a scenario read from YAML;
-// this is for one built in Go, and names the field.
+// this is for one built in Go, and names the field. The parts are checked
+// in this order, and the first error found is the one returned.
 func (sc *Scenario) check() error {
-	bad := func(field, format string, args ...any) error {
-		return fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...))
+	for _, part := range []func() error{sc.checkRun, sc.checkLimits, sc.checkTopology, sc.checkFleet, sc.checkStoreCalls, sc.checkClients, sc.checkFaults} {
+		if err := part(); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// bad is the error of a field a user can fix: "field: what is wrong".
+func bad(field, format string, args ...any) error {
+	return fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...))
+}
+
+// checkRun checks the run's length, step, servers, balancer and key.
+func (sc *Scenario) checkRun() error {
 	switch {
 	case sc.Duration <= 0:
 		return bad("duration", "must be positive (got %s)", sc.Duration)
@@ -64,6 +77,11 @@ func (sc *Scenario) check() error {
 	default:
 		return bad("limit.key", "unknown key %q (want auto, api-key, user or ip)", sc.Limit.Key)
 	}
+	return nil
+}
+
+// checkLimits checks that the limit, and each of Also, builds, on one key.
+func (sc *Scenario) checkLimits() error {
 	if _, err := algorithms.New(sc.Limit.Algorithm, sc.Limit.Params); err != nil {
 		return fmt.Errorf("limit.%w", err)
 	}
@@ -80,6 +98,11 @@ func (sc *Scenario) check() error {
 			return fmt.Errorf("also: %w", err)
 		}
 	}
+	return nil
+}
+
+// checkTopology checks the topology's kind and store.
+func (sc *Scenario) checkTopology() error {
 	t := sc.Topology
 	switch t.Kind {
 	case Local, Shared, Racy, SplitBrain:
@@ -89,6 +112,12 @@ func (sc *Scenario) check() error {
 	if t.Store != "" && t.Store != "memory" && t.Store != "miniredis" && !strings.HasPrefix(t.Store, "redis") {
 		return bad("topology.store", "unknown store %q (want memory, miniredis or redis://host:port)", t.Store)
 	}
+	return nil
+}
+
+// checkFleet checks the clients' priorities, the load shedder, and that
+// each limit can run where the topology puts its state.
+func (sc *Scenario) checkFleet() error {
 	for i, c := range sc.Clients {
 		if c.Priority != "" {
 			if _, err := algorithms.ParsePriority(c.Priority); err != nil {
@@ -104,6 +133,13 @@ func (sc *Scenario) check() error {
 	if err := Placement(sc); err != nil {
 		return bad("topology", "%v", err)
 	}
+	return nil
+}
+
+// checkStoreCalls checks what a store call is: its fail policy, whose
+// clock it is decided on, its round trip.
+func (sc *Scenario) checkStoreCalls() error {
+	t := sc.Topology
 	switch t.OnError {
 	case "", store.FailOpen, store.FailClosed:
 	default:
@@ -117,6 +153,12 @@ func (sc *Scenario) check() error {
 	if t.RTT < 0 {
 		return bad("topology.rtt", "must not be negative (got %s)", t.RTT)
 	}
+	return nil
+}
+
+// checkClients checks that every client sends something, and the service
+// times its arrivals give.
+func (sc *Scenario) checkClients() error {
 	fed, err := sc.checkFeeds()
 	if err != nil {
 		return err
@@ -140,20 +182,26 @@ func (sc *Scenario) check() error {
 			}
 		}
 	}
+	return nil
+}
+
+// checkFaults checks each fault's window, and a partition's groups.
+func (sc *Scenario) checkFaults() error {
 	for i, f := range sc.Faults {
 		field := fmt.Sprintf("faults[%d]", i)
 		if f.Start < 0 || f.End <= f.Start {
 			return bad(field, "window %s–%s is empty or negative", f.Start, f.End)
 		}
-		if f.Kind == Partition {
-			if len(f.Groups) == 0 {
-				return bad(field+".groups", "a partition needs groups (want e.g. [[0, 1], [2, 3]])")
-			}
-			for _, g := range f.Groups {
-				for _, srv := range g {
-					if srv < 0 || srv >= sc.Servers {
-						return bad(field+".groups", "server %d does not exist (want 0 to %d)", srv, sc.Servers-1)
-					}
+		if f.Kind != Partition {
+			continue
+		}
+		if len(f.Groups) == 0 {
+			return bad(field+".groups", "a partition needs groups (want e.g. [[0, 1], [2, 3]])")
+		}
+		for _, g := range f.Groups {
+			for _, srv := range g {
+				if srv < 0 || srv >= sc.Servers {
+					return bad(field+".groups", "server %d does not exist (want 0 to %d)", srv, sc.Servers-1)
 				}
 			}
 		}

@@ -11,8 +11,8 @@ import (
 // is checked against (snapshot_test.go).
 func SnapshotFromScratch(p *Player) Snapshot {
 	s := p.s
-	step := min(int(s.now/s.stepLen), s.steps()-1)
-	snap := Snapshot{TS: seconds(s.now), Step: step, Log: append([]LogEntry(nil), s.log...)}
+	step := min(int(s.clock.now/s.clock.stepLen), s.steps()-1)
+	snap := Snapshot{TS: seconds(s.clock.now), Step: step, Log: append([]LogEntry(nil), s.log...)}
 	first := max(0, step-recentSteps+1)
 	snap.Clients = make([]ClientSnapshot, len(s.clients))
 	for ci, c := range s.clients {
@@ -24,19 +24,19 @@ func SnapshotFromScratch(p *Player) Snapshot {
 		snap.Clients[ci] = cs
 	}
 	for _, k := range s.keys {
-		for i, cp := range s.copies {
+		for i, cp := range s.stores.copies {
 			st, err := cp.Load(context.Background(), k.name)
-			now := StateNow{Key: k.name, Copy: s.copyNames[i], Remaining: -1}
+			now := StateNow{Key: k.name, Copy: s.stores.names[i], Remaining: -1}
 			if err == nil {
-				_, d := s.alg.Step(st, algorithms.Time(s.now), 0)
+				_, d := s.alg.Step(st, algorithms.Time(s.clock.now), 0)
 				now.Remaining, now.Limit = d.Remaining, d.Limit
 			}
 			snap.State = append(snap.State, now)
 		}
 	}
 	for i, f := range s.sc.Faults {
-		if s.now >= int64(algorithms.At(f.Start)) && s.now < int64(algorithms.At(f.End)) {
-			snap.Active = append(snap.Active, s.faultResults[i])
+		if s.clock.now >= int64(algorithms.At(f.Start)) && s.clock.now < int64(algorithms.At(f.End)) {
+			snap.Active = append(snap.Active, s.faults.spans[i])
 		}
 	}
 	return snap

@@ -10,6 +10,18 @@ import (
 	"github.com/ratelim/ratelim/algorithms"
 )
 
+// faultState is what the faults in force change, and what the Result
+// says of them: latency is the round trip during a latency fault, -1
+// when none; down, the servers a crash killed; spans, the Result's
+// faults; notes, the texts of log entries scheduled for later.
+type faultState struct {
+	latency int64
+	skews   []skew
+	down    []bool
+	spans   []FaultSpan
+	notes   []string
+}
+
 type skew struct {
 	server        int
 	start, end    int64
@@ -19,8 +31,8 @@ type skew struct {
 
 func (s *sim) setupFaults() {
 	for _, f := range s.sc.Faults {
-		if f.Kind == Crash && s.down == nil {
-			s.down = make([]bool, s.sc.Servers)
+		if f.Kind == Crash && s.faults.down == nil {
+			s.faults.down = make([]bool, s.sc.Servers)
 		}
 	}
 	for i, f := range s.sc.Faults {
@@ -35,10 +47,10 @@ func (s *sim) setupFaults() {
 				}
 			}
 			for _, srv := range servers {
-				s.skews = append(s.skews, skew{server: srv, start: start, end: end, offset: int64(algorithms.At(f.Offset)), driftPerMicro: f.Drift})
+				s.faults.skews = append(s.faults.skews, skew{server: srv, start: start, end: end, offset: int64(algorithms.At(f.Offset)), driftPerMicro: f.Drift})
 			}
 		}
-		s.faultResults = append(s.faultResults, SpanOf(f))
+		s.faults.spans = append(s.faults.spans, SpanOf(f))
 	}
 }
 
@@ -65,7 +77,7 @@ func SpanOf(f Fault) FaultSpan {
 
 // serverClock is what server's clock reads at true time t.
 func (s *sim) serverClock(server int, t int64) int64 {
-	for _, sk := range s.skews {
+	for _, sk := range s.faults.skews {
 		if sk.server == server && t >= sk.start && t < sk.end {
 			return t + sk.offset + int64(sk.driftPerMicro*float64(t-sk.start))
 		}
@@ -84,8 +96,8 @@ func (s *sim) decisionClock(server int, t int64) algorithms.Time {
 }
 
 func (s *sim) rtt() int64 {
-	if s.latency >= 0 {
-		return s.latency
+	if s.faults.latency >= 0 {
+		return s.faults.latency
 	}
 	return int64(algorithms.At(s.sc.Topology.RTT))
 }
@@ -97,7 +109,7 @@ func (s *sim) faultStart(ctx context.Context, i int, t int64) error {
 	case Outage:
 		s.topo.OutageStarts()
 	case Latency:
-		s.latency = int64(algorithms.At(f.RTT))
+		s.faults.latency = int64(algorithms.At(f.RTT))
 	case Crash:
 		s.crash(i, f.Servers, t)
 	case Partition:
@@ -112,11 +124,11 @@ func (s *sim) faultStart(ctx context.Context, i int, t int64) error {
 			return err
 		}
 		if replicated {
-			s.schedule(event{at: int64(s.topo.FailoverAt()), kind: evLog, arg: int32(len(s.notes))})
-			s.notes = append(s.notes, "failover: the replica is promoted for the cut-off servers")
+			s.schedule(event{at: int64(s.topo.FailoverAt()), kind: evLog, arg: int32(len(s.faults.notes))})
+			s.faults.notes = append(s.faults.notes, "failover: the replica is promoted for the cut-off servers")
 			if stops, ok := s.topo.IsolatedPrimaryStopsAt(); ok {
-				s.schedule(event{at: int64(stops), kind: evLog, arg: int32(len(s.notes))})
-				s.notes = append(s.notes, "the isolated primary stops taking writes")
+				s.schedule(event{at: int64(stops), kind: evLog, arg: int32(len(s.faults.notes))})
+				s.faults.notes = append(s.faults.notes, "the isolated primary stops taking writes")
 			}
 		}
 	}
@@ -129,17 +141,17 @@ func (s *sim) faultEnd(ctx context.Context, f Fault, t int64) error {
 	case Outage:
 		s.topo.OutageEnds()
 	case Latency:
-		s.latency = -1
+		s.faults.latency = -1
 	case Crash:
 		for _, srv := range f.Servers {
-			s.down[srv] = false
+			s.faults.down[srv] = false
 		}
 	case Partition:
 		// Heal: the replica's writes during the partition are lost; it
 		// resynchronises from the primary and everyone is back on it.
 		resync := func() error {
 			for _, k := range s.keys {
-				st, err := s.copies[0].Load(ctx, k.name)
+				st, err := s.stores.copies[0].Load(ctx, k.name)
 				if err != nil {
 					return err
 				}

@@ -117,7 +117,7 @@ func (s *sim) openFeeds() error {
 			return fmt.Errorf("%s: %w", f.Name, err)
 		}
 		s.feeds = append(s.feeds, &feedRun{Feed: f, r: r})
-		s.closers = append(s.closers, func() error {
+		s.stores.closers = append(s.stores.closers, func() error {
 			r.Close() // a reader's close error says nothing about the run
 			return nil
 		})
@@ -130,7 +130,7 @@ func (s *sim) openFeeds() error {
 
 // scheduleFeed schedules feed i's next arrival.
 func (s *sim) scheduleFeed(i int) error {
-	e, ok, err := s.feeds[i].next(i, s.duration)
+	e, ok, err := s.feeds[i].next(i, s.clock.duration)
 	if ok {
 		s.schedule(e)
 	}

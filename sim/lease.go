@@ -28,28 +28,46 @@ type inFlight struct {
 	lost                bool // its server crashed: it will never be served
 }
 
-// holdLease schedules the release of lease, the one an admitted request
-// took (0 if none), when its client's service time after at has passed;
-// at at itself when the request is not served (the load shedder turned it
-// away after the limit admitted it).
+// leaseStage holds the leases of admitted requests until they are served:
+// a run with a concurrency limit has one. flights are the requests that
+// hold a lease, by slot; freeFlights the slots given back.
+type leaseStage struct {
+	flights     []inFlight
+	freeFlights []int32
+}
+
+// conclude holds the lease the limit handed out, and the exact limiter's,
+// until the request is served; a request the load shedder turned away is
+// not served, and gives its lease back at once.
+func (l *leaseStage) conclude(s *sim, o *outcome) {
+	if o.lease != 0 || o.idealLease != 0 {
+		l.hold(s, &o.p, o.lease, o.idealLease, o.at+o.latency, !o.shed)
+	}
+}
+
+// hold schedules the release of lease, the one an admitted request took
+// (0 if none), and of idealLease, the exact limiter's (0 if none), when
+// its client's service time after at has passed; at at itself when the
+// request is not served (the load shedder turned it away after the limit
+// admitted it).
 //
 // The exact limiter the run is measured against takes leases too, on the
 // true clock, and gives them back at the same instant: a crash is a fault
 // it does not have, so what the leak costs shows as false denies.
-func (s *sim) holdLease(p *pending, lease algorithms.Time, at int64, served bool) {
+func (l *leaseStage) hold(s *sim, p *pending, lease, idealLease algorithms.Time, at int64, served bool) {
 	done := at
 	if served {
 		done += s.serviceOf(p)
 	}
-	f := inFlight{key: p.key, target: p.target, server: p.server, lease: lease, idealLease: s.idealLease, cost: p.cost}
+	f := inFlight{key: p.key, target: p.target, server: p.server, lease: lease, idealLease: idealLease, cost: p.cost}
 	var slot int32
-	if n := len(s.freeFlights); n > 0 {
-		slot = s.freeFlights[n-1]
-		s.freeFlights = s.freeFlights[:n-1]
-		s.flights[slot] = f
+	if n := len(l.freeFlights); n > 0 {
+		slot = l.freeFlights[n-1]
+		l.freeFlights = l.freeFlights[:n-1]
+		l.flights[slot] = f
 	} else {
-		slot = int32(len(s.flights))
-		s.flights = append(s.flights, f)
+		slot = int32(len(l.flights))
+		l.flights = append(l.flights, f)
 	}
 	e := event{at: done, kind: evRelease, arg: slot}
 	if p.releaseSeq == 0 {
@@ -86,7 +104,7 @@ func (s *sim) serviceTime(client int) int64 {
 // lease, in µs: its service time when fixed, 0 when drawn or when a load
 // shedder may turn it away unserved.
 func (s *sim) leastServiceTime(client int) int64 {
-	if c := s.clients[client]; !c.Service.Exponential && !c.givenServices && s.shedder == nil {
+	if c := s.clients[client]; !c.Service.Exponential && !c.givenServices && s.shed == nil {
 		return max(int64(algorithms.At(c.Service.Mean)), 0)
 	}
 	return 0
@@ -95,11 +113,12 @@ func (s *sim) leastServiceTime(client int) int64 {
 // release gives back the lease of the request in slot, served at t,
 // unless its server crashed before it was.
 func (s *sim) release(ctx context.Context, slot int32, t int64) error {
-	f := s.flights[slot]
-	s.flights[slot] = inFlight{}
-	s.freeFlights = append(s.freeFlights, slot)
+	l := s.leases
+	f := l.flights[slot]
+	l.flights[slot] = inFlight{}
+	l.freeFlights = append(l.freeFlights, slot)
 	if f.idealLease != 0 {
-		if r, ok := s.ideal.(leaseHolder); ok {
+		if r, ok := s.exact.alg.(leaseHolder); ok {
 			k := &s.keys[f.key]
 			k.ideal = r.Release(k.ideal, algorithms.Time(t), f.idealLease, f.cost)
 		}
@@ -108,14 +127,14 @@ func (s *sim) release(ctx context.Context, slot int32, t int64) error {
 		return nil
 	}
 	now := s.decisionClock(f.server, t)
-	if s.jars != nil {
-		s.jars[f.target].release(f.key, now, f.lease, f.cost)
+	if s.stores.jars != nil {
+		s.stores.jars[f.target].release(f.key, now, f.lease, f.cost)
 		return nil
 	}
-	if f.target < 0 || f.target >= len(s.copies) {
+	if f.target < 0 || f.target >= len(s.stores.copies) {
 		return nil // the store was unreachable: the lease expires on its own
 	}
-	r, ok := s.copies[f.target].(releaser)
+	r, ok := s.stores.copies[f.target].(releaser)
 	if !ok {
 		return fmt.Errorf("sim: the %s store cannot release a lease", s.sc.Topology.Store)
 	}
@@ -131,8 +150,12 @@ func (s *sim) release(ctx context.Context, slot int32, t int64) error {
 func (s *sim) crash(fault int, servers []int, t int64) {
 	lost := map[int]int64{}
 	var expires int64
-	for i := range s.flights {
-		f := &s.flights[i]
+	var flights []inFlight
+	if s.leases != nil {
+		flights = s.leases.flights
+	}
+	for i := range flights {
+		f := &flights[i]
 		if f.lease == 0 || f.lost {
 			continue
 		}
@@ -146,11 +169,11 @@ func (s *sim) crash(fault int, servers []int, t int64) {
 	}
 	var held int64
 	for _, srv := range servers {
-		s.down[srv] = true
+		s.faults.down[srv] = true
 		held += lost[srv]
 	}
 	if held > 0 {
-		span := &s.faultResults[fault]
+		span := &s.faults.spans[fault]
 		span.Leaked, span.LeakedUntilS = held, seconds(expires)
 		s.logf(t, "server %v crashed mid-request: %s held until they expire, the last at %s", servers, plural64(held, "lease", "leases"), ShortDuration(algorithms.Time(expires).Duration().Round(time.Millisecond)))
 	} else {
@@ -161,8 +184,8 @@ func (s *sim) crash(fault int, servers []int, t int64) {
 // routeAround is server, or the next one up when it is down: a load
 // balancer's health check takes a crashed server out of rotation.
 func (s *sim) routeAround(server int) int {
-	n := len(s.down)
-	for i := 0; i < n && s.down[server]; i++ {
+	n := len(s.faults.down)
+	for i := 0; i < n && s.faults.down[server]; i++ {
 		server = (server + 1) % n
 	}
 	return server

@@ -1,7 +1,8 @@
 package sim
 
-// The event loop: the clients, their keys, the queue of events, and what
-// one request does.
+// The event loop: the run being set up, its clients and keys, and the
+// queue of events handled in order. What one request does is
+// request.go's and stages.go's.
 
 import (
 	"context"
@@ -9,8 +10,6 @@ import (
 	"fmt"
 	"math"
 	mrand "math/rand/v2"
-	"slices"
-	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/store"
@@ -47,92 +46,79 @@ type keyRun struct {
 	peaks   peakPair
 }
 
+// sim is one run: its scenario and limiter, the clients and keys, the
+// queue of events, and the state each part of the run owns, grouped by
+// who owns it (the clock, the stores, the faults, the stages, the
+// recording).
 type sim struct {
-	sc        Scenario
-	alg       algorithms.Algorithm
-	ideal     algorithms.Algorithm
-	idealStep stepper // ideal, asked once how it steps the recorder's own state
-	rng       *mrand.Rand
-	queue     eventQueue
-	seq       uint64
-	duration  int64
-	stepLen   int64
-	clients   []*clientRun
-	feeds     []*feedRun
-	keys      []keyRun
-	requests  int64 // sent so far, retries counted
-	retries   int64
-	budget    int64 // the most requests the run may send
+	sc    Scenario
+	alg   algorithms.Algorithm
+	exact exactLimiter // what the run is measured against (recorder.go)
+	rng   *mrand.Rand
+	draw  draws
+	queue eventQueue
+	seq   uint64
+	clock runClock
 
-	// The store copies and how servers reach them.
-	now       int64 // virtual time reached
-	copies    []copyStore
-	jars      []*jar // the copies, when they are the run's own memory
-	copyNames []string
-	closers   []func() error
-	racy      []*store.Racy   // per copy, racy topology only
-	writes    []store.Pending // racy writes in flight, by slot
-	freeSlots []int32         // slots of writes that landed
-	// flights are the admitted requests that hold a lease until they are
-	// served, by slot (see lease.go); down, the servers a crash killed.
-	flights     []inFlight
-	freeFlights []int32
-	down        []bool
-	// holdsLeases is set when the limit or the exact limiter hands out
-	// leases (a concurrency limit): a decision then schedules a release.
-	holdsLeases bool
-	// idealLease is the lease the exact limiter's decision of the request
-	// being recorded took, 0 if none.
-	idealLease algorithms.Time
-	// shedder is the fleet's load shedder and its state, nil without one.
-	shedder   *algorithms.Shedder
-	shedState algorithms.State
+	clients []*clientRun
+	feeds   []*feedRun
+	keys    []keyRun
+	sent    sentCount
+
+	// The store copies, how servers reach them, and the racy topology's
+	// writes in flight (stores.go): topo routes each server to the copy
+	// it reaches, under the faults in force; spread is the balancer.
+	stores storeSet
+	racy   racyWrites
+	topo   *topology.Topology
+	spread topology.Spreader
+	faults faultState
+
+	// stages are what a decided request passes through, in order
+	// (stages.go); shed and leases are two of them, nil when the run has
+	// no load shedder or no concurrency limit.
+	stages []stage
+	shed   *shedStage
+	leases *leaseStage
+	// decider is how the run's requests are decided (request.go); req
+	// is the request being decided and concluded, one at a time.
+	decider decider
+	req     outcome
 	// observed is set on a replay of what happened elsewhere, whose
 	// store and shedder states were not seen.
 	observed bool
-	// raceless is set when the racy topology's algorithm is a library
-	// whose store decides atomically (a script, an INCRBY): it cannot
-	// race, and decides on the racy topology as on the shared one. cas
-	// is set when its write is a compare-and-swap (throttled): a request
-	// waits for its swap, in casWaits by the write's slot.
-	raceless, cas bool
-	casWaits      []casWait
-	// weighted is set once a request costs more than 1: the Result then
-	// gives the quota asked for and given (cost_sent, cost_allowed).
-	weighted bool
-	policy   store.Policy
-	// topo routes each server to the copy it reaches, under the faults in
-	// force; spread is the balancer.
-	topo   *topology.Topology
-	spread topology.Spreader
-	intn   func(int) int     // rng.IntN, bound once
-	int64n func(int64) int64 // rng.Int64N, bound once
 
-	// Fault state, changed by fault events.
-	latency int64 // RTT during a latency fault, -1 when none
-	skews   []skew
-	// timeline is the Result's timeline itself, steps × clients rows,
-	// written as requests are recorded: a run keeps one copy of it, not a
-	// recorder's and then the Result's.
-	timeline []TimelineRow
+	rec   recording
+	batch batcher
+	log   []LogEntry
+	snaps snapshots // what the previous Snapshot built (snapshot.go)
+}
+
+// runClock is the run's virtual time and the steps it is cut into.
+type runClock struct {
+	now      int64 // virtual time reached
+	duration int64
+	stepLen  int64
+	nSteps   int
 	// stepsClosed are the steps closed so far; step i's end event has
 	// sequence number stepSeq0 + i.
-	stepsClosed  int
-	stepEndAt    int64 // the next step's end, MaxInt64 when none is left
-	stepEndSeq   uint64
-	stepSeq0     uint64
-	nSteps       int
-	batch        batcher
-	stateSeries  []StateSeries
-	keepState    func(key string) bool // Options.StateOf
-	copyGap      copyGap               // the copies' widest disagreement so far
-	progress     func(done, total time.Duration)
-	observe      func(Observation)
-	faultResults []FaultSpan
-	log          []LogEntry
-	notes        []string // texts of scheduled log entries
+	stepsClosed int
+	stepEndAt   int64 // the next step's end, MaxInt64 when none is left
+	stepEndSeq  uint64
+	stepSeq0    uint64
+}
 
-	snaps snapshots // what the previous Snapshot built (snapshot.go)
+// sentCount is what the run has sent so far, and the most it may.
+type sentCount struct {
+	requests int64 // retries counted
+	retries  int64
+	budget   int64 // the most requests the run may send
+}
+
+// draws are the run's random source's draws, bound once.
+type draws struct {
+	intn   func(int) int     // rng.IntN
+	int64n func(int64) int64 // rng.Int64N
 }
 
 func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
@@ -163,17 +149,18 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 		s.close()
 		return nil, err
 	}
-	s.budget = budget
+	s.sent.budget = budget
 	s.setWrites()
+	s.setupDecider(opts.Observe != nil)
 	s.setupFaults()
 	s.setupBatches()
 	// The step ends are events like the others, in order, but kept out
 	// of the heap: there are as many as steps, all known now, and in the
 	// heap they would deepen every sift. Their sequence numbers are
 	// reserved here, so that ties are broken exactly as if they were in.
-	s.stepSeq0 = s.seq + 1
+	s.clock.stepSeq0 = s.seq + 1
 	s.seq += uint64(s.steps())
-	s.nextStepEndAt()
+	s.clock.nextStepEndAt()
 	for ci, c := range s.clients {
 		for si := range c.streams {
 			s.scheduleArrival(ci, si)
@@ -197,20 +184,16 @@ func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) 
 		return nil, fmt.Errorf("limit.%w", err)
 	}
 	s := &sim{
-		sc:        sc,
-		alg:       alg,
-		ideal:     idealFor(alg),
-		rng:       newRand(sc.Seed),
-		duration:  int64(algorithms.At(sc.Duration)),
-		stepLen:   int64(algorithms.At(sc.Step)),
-		latency:   -1,
-		policy:    sc.Topology.OnError,
-		progress:  opts.Progress,
-		observe:   opts.Observe,
-		keepState: opts.StateOf,
+		sc:     sc,
+		alg:    alg,
+		rng:    newRand(sc.Seed),
+		clock:  runClock{duration: int64(algorithms.At(sc.Duration)), stepLen: int64(algorithms.At(sc.Step))},
+		stores: storeSet{policy: sc.Topology.OnError},
+		faults: faultState{latency: -1},
+		rec:    recording{progress: opts.Progress, keepState: opts.StateOf},
 	}
-	if s.policy == "" {
-		s.policy = store.FailOpen
+	if s.stores.policy == "" {
+		s.stores.policy = store.FailOpen
 	}
 	if p := PeerOf(alg.Name()); p != nil && p.Clock == "store" {
 		// The library reads its store's clock (a script calling Redis
@@ -218,25 +201,22 @@ func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) 
 		// move its decisions, and the result says whose clock it was.
 		s.sc.Topology.Clock = StoreClock
 	}
-	s.idealStep = newStepper(s.ideal)
-	s.holdsLeases = slices.ContainsFunc(sc.Limits(), func(l Limit) bool { return l.Algorithm == "concurrency" })
-	if sc.Shedder != nil {
-		if s.shedder, err = sc.Shedder.New(); err != nil {
-			return nil, fmt.Errorf("shedder: %w", err)
-		}
-	}
-	s.nSteps = int((s.duration + s.stepLen - 1) / s.stepLen)
+	s.exact = newExactLimiter(alg)
+	s.clock.nSteps = int((s.clock.duration + s.clock.stepLen - 1) / s.clock.stepLen)
 	s.setupClients()
+	if err := s.setupStages(opts.Observe); err != nil {
+		return nil, fmt.Errorf("shedder: %w", err)
+	}
 	steps := s.steps()
-	s.timeline = make([]TimelineRow, steps*len(s.clients))
+	s.rec.timeline = make([]TimelineRow, steps*len(s.clients))
 	stepsPerCheck := max(checkEvery/max(len(s.clients), 1), 1)
 	for st := range steps {
 		if st%stepsPerCheck == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		ts := seconds(int64(st) * s.stepLen)
+		ts := seconds(int64(st) * s.clock.stepLen)
 		for ci, c := range s.clients {
-			s.timeline[st*len(s.clients)+ci].TS, s.timeline[st*len(s.clients)+ci].Client = ts, c.Name
+			s.rec.timeline[st*len(s.clients)+ci].TS, s.rec.timeline[st*len(s.clients)+ci].Client = ts, c.Name
 		}
 	}
 	return s, nil
@@ -249,7 +229,7 @@ func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) 
 // true clock, no faults. The exact limiter enforces: a limit in shadow
 // mode is measured against what it would have refused, so what it let
 // through is a false allow. That holds for one limit (whose shadow mode
-// the run applies after the step, see sim.shadow) and for each of several,
+// the run applies after the step, see shadowOne) and for each of several,
 // whose shadow flags the exact Multi therefore drops.
 func idealFor(alg algorithms.Algorithm) algorithms.Algorithm {
 	if _, ok := alg.(*algorithms.Concurrency); ok {
@@ -283,7 +263,7 @@ func idealFor(alg algorithms.Algorithm) algorithms.Algorithm {
 
 // steps is how many steps the run has: its duration in steps, the last
 // one possibly short.
-func (s *sim) steps() int { return s.nSteps }
+func (s *sim) steps() int { return s.clock.nSteps }
 
 func (s *sim) setupClients() {
 	index := map[string]int{}
@@ -306,7 +286,7 @@ func (s *sim) setupClients() {
 			cr.priority, _ = algorithms.ParsePriority(c.Priority) // check() vouched for it
 		}
 		for _, tr := range c.Traffic {
-			cr.streams = append(cr.streams, newStream(tr, s.duration))
+			cr.streams = append(cr.streams, newStream(tr, s.clock.duration))
 			cr.cost = append(cr.cost, max(tr.Cost, 1))
 			cr.givenServices = cr.givenServices || len(tr.Services) > 0
 		}
@@ -380,14 +360,14 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 		if s.queue.len() > 0 {
 			top = &s.queue.items[0]
 		}
-		if top == nil || s.stepEndAt < top.at || (s.stepEndAt == top.at && s.stepEndSeq < top.seq) {
-			if s.stepEndAt > until {
+		if top == nil || s.clock.stepEndAt < top.at || (s.clock.stepEndAt == top.at && s.clock.stepEndSeq < top.seq) {
+			if s.clock.stepEndAt > until {
 				break // none left by until (none at all: MaxInt64)
 			}
-			s.now = s.stepEndAt
-			s.endStep(ctx, s.stepsClosed, s.stepEndAt)
-			s.stepsClosed++
-			s.nextStepEndAt()
+			s.clock.now = s.clock.stepEndAt
+			s.endStep(ctx, s.clock.stepsClosed, s.clock.stepEndAt)
+			s.clock.stepsClosed++
+			s.clock.nextStepEndAt()
 			work += s.stepWork()
 			continue
 		}
@@ -395,12 +375,12 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 		if e.at > until {
 			break
 		}
-		s.now = e.at
+		s.clock.now = e.at
 		var err error
 		if s.batch.on && s.batchable(e) {
-			sent := s.requests
+			sent := s.sent.requests
 			err = s.runBatch(ctx, until)
-			work += int(s.requests - sent)
+			work += int(s.sent.requests - sent)
 		} else if e.kind == evArrival {
 			err = s.arrive(ctx, e)
 		} else {
@@ -411,28 +391,28 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 			return err
 		}
 	}
-	s.now = max(s.now, until)
+	s.clock.now = max(s.clock.now, until)
 	return nil
 }
 
 // stepWork is the work of closing a step, in runUntil's units: a row per
 // client, and a state read per key in each store copy.
-func (s *sim) stepWork() int { return len(s.clients) + len(s.keys)*len(s.copies) }
+func (s *sim) stepWork() int { return len(s.clients) + len(s.keys)*len(s.stores.copies) }
 
 // nextStepEndAt sets stepEndAt and stepEndSeq to the end of the next step
 // to close, or stepEndAt to MaxInt64 when none is left.
-func (s *sim) nextStepEndAt() {
-	i := s.stepsClosed
-	if i >= s.steps() {
-		s.stepEndAt = math.MaxInt64
+func (c *runClock) nextStepEndAt() {
+	i := c.stepsClosed
+	if i >= c.nSteps {
+		c.stepEndAt = math.MaxInt64
 		return
 	}
-	s.stepEndAt, s.stepEndSeq = min(int64(i+1)*s.stepLen, s.duration), s.stepSeq0+uint64(i)
+	c.stepEndAt, c.stepEndSeq = min(int64(i+1)*c.stepLen, c.duration), c.stepSeq0+uint64(i)
 }
 
 // stepEndBefore reports whether the next step's end comes before e.
-func (s *sim) stepEndBefore(e event) bool {
-	return s.stepEndAt < e.at || (s.stepEndAt == e.at && s.stepEndSeq < e.seq)
+func (c *runClock) stepEndBefore(e event) bool {
+	return c.stepEndAt < e.at || (c.stepEndAt == e.at && c.stepEndSeq < e.seq)
 }
 
 // arrive handles the arrival at the top of the queue, a client's first
@@ -453,7 +433,7 @@ func (s *sim) arrive(ctx context.Context, e event) error {
 		panic(fmt.Sprintf("sim: an event was scheduled before the one being handled (seq %d at %d µs, before seq %d at %d µs)", top.seq, top.at, e.seq, e.at))
 	}
 	if e.arg < 0 {
-		next, ok, err := s.feeds[-1-e.arg].next(int(-1-e.arg), s.duration)
+		next, ok, err := s.feeds[-1-e.arg].next(int(-1-e.arg), s.clock.duration)
 		if !ok {
 			s.queue.pop()
 			return err
@@ -479,17 +459,17 @@ func (s *sim) handle(ctx context.Context, e event) error {
 	case evRetry:
 		return s.request(ctx, int(e.client), e.at, e.cost, int(e.arg), -1)
 	case evWrite:
-		p := s.writes[e.arg]
-		s.writes[e.arg] = store.Pending{}
-		s.freeSlots = append(s.freeSlots, e.arg)
-		if s.cas {
+		p := s.racy.writes[e.arg]
+		s.racy.writes[e.arg] = store.Pending{}
+		s.racy.freeSlots = append(s.racy.freeSlots, e.arg)
+		if s.racy.cas {
 			return s.swap(ctx, p, s.takeCASWait(e.arg), e.at)
 		}
 		if err := p.Write(ctx); err != nil && !errors.Is(err, errStoreDown) {
 			return err
 		}
 	case evLog:
-		s.logf(e.at, "%s", s.notes[e.arg])
+		s.logf(e.at, "%s", s.faults.notes[e.arg])
 	case evRelease:
 		return s.release(ctx, e.arg, e.at)
 	case evFaultStart:
@@ -498,222 +478,4 @@ func (s *sim) handle(ctx context.Context, e event) error {
 		return s.faultEnd(ctx, s.sc.Faults[e.arg], e.at)
 	}
 	return nil
-}
-
-func (s *sim) request(ctx context.Context, client int, t int64, cost int64, attempt int, service int64) error {
-	// p and d live here and are filled in where they lie: they are copied
-	// nowhere on the way (the commonest path of a run).
-	var p pending
-	if err := s.prepare(&p, client, t, cost, attempt); err != nil {
-		return err
-	}
-	p.service = service
-	var d store.Decision
-	if err := s.decide(ctx, &p, &d); err != nil {
-		return err
-	}
-	if !p.deferred {
-		s.finish(&p, &d)
-	}
-	return nil
-}
-
-// pending is a request on its way to a decision: who sent it, when, and
-// where it goes.
-type pending struct {
-	client  int
-	t       int64 // true time
-	cost    int64
-	attempt int
-	key     int             // index into sim.keys
-	now     algorithms.Time // the clock the decision is made on
-	target  int             // the copy it reaches, or topology.Unreachable
-	latency int64           // the round trip, before any queueing delay
-	seq     uint64          // the run's request count when it was sent
-	// service is how long it takes to serve if admitted, in µs: its
-	// stream's given one (Traffic.Services), or -1 to draw from the
-	// client's Service.
-	service int64
-	// retrySeq, when not 0, is the sequence number reserved for its retry:
-	// a batch decides after scheduling later events, and the retry must
-	// still order as if it had been scheduled first.
-	retrySeq uint64
-	// releaseSeq, when not 0, is the sequence number reserved for the
-	// release of its lease, for the same reason: the release orders
-	// before its retry and before its stream's next arrival, as when the
-	// request is decided alone.
-	releaseSeq uint64
-	server     int  // the API server the balancer chose
-	deferred   bool // decided later, when its compare-and-swap lands
-}
-
-// prepare is what happens to a request before the store sees it: the
-// balancer picks its server, the server reads its clock, the topology says
-// which copy it reaches, and the run's request budget is charged.
-func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int) error {
-	c := s.clients[client]
-	server := s.spread.Pick(s.keys[c.key].hash, s.intn)
-	if s.down != nil {
-		server = s.routeAround(server)
-	}
-	now := s.decisionClock(server, t)
-	s.requests++
-	if attempt > 0 {
-		s.retries++
-	}
-	if s.budget > 0 && s.requests > s.budget {
-		return budgetSpent(s.sc.Name, s.requests-1, s.retries, s.budget)
-	}
-	*p = pending{client: client, t: t, cost: cost, attempt: attempt, key: c.key, now: now,
-		target: s.topo.Route(server, algorithms.Time(t)), seq: uint64(s.requests), server: server, service: -1}
-	if s.topo.Remote() {
-		p.latency = s.rtt()
-	}
-	return nil
-}
-
-// decide asks the copy p reaches for its decision, into d: a racy read
-// (its write lands a round trip later), or an atomic take, replicated on a
-// split brain.
-func (s *sim) decide(ctx context.Context, p *pending, d *store.Decision) error {
-	var err error
-	switch {
-	case p.target == topology.Unreachable:
-		err = errStoreDown
-	case s.sc.Topology.Kind == Racy && s.raceless:
-		*d, err = s.racy[p.target].Take(ctx, s.keys[p.key].name, p.now, p.cost)
-	case s.sc.Topology.Kind == Racy:
-		var w store.Pending
-		w, err = s.racy[p.target].Read(ctx, s.keys[p.key].name, p.now, p.cost)
-		if err == nil {
-			*d = store.Decision{Decision: w.Decision}
-			switch {
-			case s.cas && w.Decision.Allowed:
-				// Decided only when its swap lands.
-				p.deferred = true
-				s.scheduleCAS(w, *p, 1, p.t+p.latency)
-				return nil
-			case s.cas:
-				// A refusal swaps nothing: decided now.
-			default:
-				s.scheduleWrite(w, p.t+p.latency)
-			}
-		}
-	case s.jars != nil:
-		// The whole decision only for whom reads more than its verdict.
-		whole := s.observe != nil || s.clients[p.client].waitsRetryAfter
-		d.Decision = s.jars[p.target].take(p.key, p.now, p.cost, whole)
-		if p.target == 0 && d.Allowed && s.topo.Replicates() {
-			return s.replicate(ctx, p.key, p.t)
-		}
-		return nil
-	default:
-		*d, err = s.copies[p.target].Take(ctx, s.keys[p.key].name, p.now, p.cost)
-		if err == nil && p.target == 0 && d.Allowed && s.topo.Replicates() {
-			return s.replicate(ctx, p.key, p.t)
-		}
-	}
-	if err != nil {
-		return s.policyFor(d, err)
-	}
-	return nil
-}
-
-// policyFor is what to do when the store could not decide: d becomes what
-// the fail policy says when the store is down; any other error ends the
-// run.
-func (s *sim) policyFor(d *store.Decision, err error) error {
-	if !errors.Is(err, errStoreDown) {
-		return fmt.Errorf("sim: the %s store failed: %w", store.Redacted(s.sc.Topology.Store), err)
-	}
-	*d = s.policy.Decide(err)
-	return nil
-}
-
-// finish is what follows a decision: it is recorded, observed, and a
-// rejected request is retried as its client's policy says.
-func (s *sim) finish(p *pending, d *store.Decision) {
-	s.conclude(p, d, p.t, p.latency)
-}
-
-// conclude records p's decision d as taken at instant at, the request
-// having waited latency for it (before any queueing delay), observes it,
-// and schedules the retry of a rejection.
-func (s *sim) conclude(p *pending, d *store.Decision, at, latency int64) {
-	shadowed := s.shadow(d, p.t)
-	// The lease the limit handed out, if it admitted: a request shed
-	// after it was admitted gives its lease back at once, as the
-	// middleware does.
-	var lease algorithms.Time
-	if d.Allowed && d.Policy == "" {
-		lease = d.Lease
-	}
-	shed := s.shed(p, d, at)
-	latency += int64(algorithms.At(d.Delay))
-	s.record(p.client, at, p.cost, p.attempt, d, latency, shadowed, shed)
-	if lease != 0 || s.idealLease != 0 {
-		s.holdLease(p, lease, at+latency, !shed)
-	}
-	if s.observe != nil {
-		s.observe(Observation{Client: p.client, At: algorithms.Time(at).Duration(), Cost: p.cost, Attempt: p.attempt, Decision: *d, Latency: algorithms.Time(latency).Duration(), Shadowed: shadowed, Shed: shed, Seq: p.seq})
-	}
-	if !d.Allowed && d.Policy == "" {
-		s.scheduleRetry(p.client, at+latency, p.cost, p.attempt, d.RetryAfter, p.retrySeq)
-	}
-}
-
-// shed asks the fleet's load shedder whether a request the limit admitted
-// (or a fail-open let through) at true time at is served, and turns d into
-// its 503 if not. The shedder stands after the limit, as Stripe orders
-// them: what it weighs is the load that reaches the API, and a 503 has
-// spent the client's quota.
-func (s *sim) shed(p *pending, d *store.Decision, at int64) bool {
-	if s.shedder == nil || !d.Allowed {
-		return false
-	}
-	var sd algorithms.Decision
-	s.shedState, sd = s.shedder.StepPriority(s.shedState, algorithms.Time(at), p.cost, s.clients[p.client].priority)
-	if sd.Allowed {
-		return false
-	}
-	*d = store.Decision{Decision: algorithms.Decision{Limit: sd.Limit, RetryAfter: sd.RetryAfter, ResetAfter: sd.ResetAfter}}
-	return true
-}
-
-// shadow lets through a request the limiter refused at true time t while
-// the limit is in shadow mode, and reports whether it did. A decision the
-// fail policy took is left as it is: shadow mode is about what the limit
-// would do, and a store that cannot be reached decides nothing.
-func (s *sim) shadow(d *store.Decision, t int64) bool {
-	if len(s.sc.Also) > 0 {
-		// Several limits: the step itself let through what a shadowed
-		// one would have refused.
-		return d.WouldReject && d.Policy == ""
-	}
-	l := &s.sc.Limit
-	if !l.Shadow || d.Allowed || d.Policy != "" || (l.ShadowUntil > 0 && t >= int64(algorithms.At(l.ShadowUntil))) {
-		return false
-	}
-	d.Allowed, d.RetryAfter = true, 0
-	return true
-}
-
-// scheduleRetry schedules the retry of a rejected request, if its client
-// makes one, with sequence number seq (0: the next one).
-func (s *sim) scheduleRetry(client int, at int64, cost int64, attempt int, retryAfter time.Duration, seq uint64) {
-	c := s.clients[client]
-	if !c.retries {
-		return // gives up: Wait would say so, after its bookkeeping
-	}
-	wait, again := c.Retry.Wait(attempt, retryAfter, s.int64n)
-	if !again {
-		return
-	}
-	e := event{at: at + int64(algorithms.At(wait)), kind: evRetry, client: int32(client), arg: int32(attempt + 1), cost: cost}
-	if seq == 0 {
-		s.schedule(e)
-		return
-	}
-	e.seq = seq
-	s.queue.push(e)
 }

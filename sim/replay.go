@@ -65,25 +65,22 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 	})
 	step := 0
 	for _, o := range obs {
-		t := min(max(int64(algorithms.At(o.At)), 0), s.duration-1)
+		t := min(max(int64(algorithms.At(o.At)), 0), s.clock.duration-1)
 		if o.Client < 0 || o.Client >= len(s.clients) {
 			continue
 		}
-		for ; step < s.steps() && t >= int64(step+1)*s.stepLen; step++ {
-			s.endStep(ctx, step, int64(step+1)*s.stepLen)
+		for ; step < s.steps() && t >= int64(step+1)*s.clock.stepLen; step++ {
+			s.endStep(ctx, step, int64(step+1)*s.clock.stepLen)
 		}
-		s.requests++
-		if o.NoAnswer {
-			s.recordNoAnswer(o.Client, t, o.Attempt)
-			continue
-		}
-		s.record(o.Client, t, max(o.Cost, 1), o.Attempt, &o.Decision, int64(algorithms.At(o.Latency)), o.Shadowed, o.Shed)
+		s.sent.requests++
+		s.record(&outcome{p: pending{client: o.Client, t: t, cost: max(o.Cost, 1), attempt: o.Attempt}, d: o.Decision, at: t,
+			latency: int64(algorithms.At(o.Latency)), shadowed: o.Shadowed, shed: o.Shed, noAnswer: o.NoAnswer})
 	}
 	for ; step < s.steps(); step++ {
-		s.endStep(ctx, step, min(int64(step+1)*s.stepLen, s.duration))
+		s.endStep(ctx, step, min(int64(step+1)*s.clock.stepLen, s.clock.duration))
 	}
 	for _, f := range sc.Faults {
-		s.faultResults = append(s.faultResults, SpanOf(f))
+		s.faults.spans = append(s.faults.spans, SpanOf(f))
 	}
 	s.log = append(s.log, events...)
 	sort.SliceStable(s.log, func(i, j int) bool { return s.log[i].TS < s.log[j].TS })

@@ -65,3 +65,33 @@ func (r Retry) Wait(attempt int, retryAfter time.Duration, int64n func(n int64) 
 	}
 	return 0, false
 }
+
+// retryStage sends a refused request again as its client's retry policy
+// says; a run whose clients all give up has none.
+type retryStage struct{}
+
+func (r retryStage) conclude(s *sim, o *outcome) {
+	if !o.d.Allowed && o.d.Policy == "" {
+		r.schedule(s, o.p.client, o.at+o.latency, o.p.cost, o.p.attempt, o.d.RetryAfter, o.p.retrySeq)
+	}
+}
+
+// schedule schedules the retry of a rejected request, if its client
+// makes one, with sequence number seq (0: the next one).
+func (retryStage) schedule(s *sim, client int, at int64, cost int64, attempt int, retryAfter time.Duration, seq uint64) {
+	c := s.clients[client]
+	if !c.retries {
+		return // gives up: Wait would say so, after its bookkeeping
+	}
+	wait, again := c.Retry.Wait(attempt, retryAfter, s.draw.int64n)
+	if !again {
+		return
+	}
+	e := event{at: at + int64(algorithms.At(wait)), kind: evRetry, client: int32(client), arg: int32(attempt + 1), cost: cost}
+	if seq == 0 {
+		s.schedule(e)
+		return
+	}
+	e.seq = seq
+	s.queue.push(e)
+}

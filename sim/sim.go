@@ -141,14 +141,14 @@ func NewPlayer(ctx context.Context, sc Scenario, opts Options) (p *Player, err e
 // cancelling it stops the run where it is.
 func (p *Player) Advance(ctx context.Context, until time.Duration) (err error) {
 	defer recoverInto(p.s.sc.Name, &err)
-	return p.s.runUntil(ctx, min(int64(algorithms.At(until)), p.s.duration))
+	return p.s.runUntil(ctx, min(int64(algorithms.At(until)), p.s.clock.duration))
 }
 
 // Now is the virtual time reached.
-func (p *Player) Now() time.Duration { return algorithms.Time(p.s.now).Duration() }
+func (p *Player) Now() time.Duration { return algorithms.Time(p.s.clock.now).Duration() }
 
 // Done reports whether the run has reached its end.
-func (p *Player) Done() bool { return p.s.now >= p.s.duration }
+func (p *Player) Done() bool { return p.s.clock.now >= p.s.clock.duration }
 
 // Result returns the Result of the run so far; played to the end, Run's.
 // Its Findings are computed on the figures so far.

@@ -87,7 +87,7 @@ func (p *Player) State(ctx context.Context, keys []string) []StateNow {
 // Copies names the store copies of a Snapshot's State, in its order:
 // "shared"; "primary" and "replica"; "server-0", "server-1", … for the
 // jars of a local topology.
-func (p *Player) Copies() []string { return slices.Clone(p.s.copyNames) }
+func (p *Player) Copies() []string { return slices.Clone(p.s.stores.names) }
 
 func (s *sim) logf(t int64, format string, args ...any) {
 	s.log = append(s.log, LogEntry{TS: seconds(t), Text: fmt.Sprintf(format, args...)})
@@ -125,14 +125,14 @@ func (s *sim) snapshot(ctx context.Context) Snapshot {
 // snapshotClients is the Snapshot without its State, with the last recent
 // steps of each client.
 func (s *sim) snapshotClients(recent int) Snapshot {
-	step := min(int(s.now/s.stepLen), s.steps()-1)
+	step := min(int(s.clock.now/s.clock.stepLen), s.steps()-1)
 	// The log is only ever appended to: the entries so far are the
 	// Snapshot's, capped so that appending to it copies them.
 	log := s.log[:len(s.log):len(s.log)]
-	snap := Snapshot{TS: seconds(s.now), Step: step, Clients: s.clientSnapshots(step, recent), Log: log}
+	snap := Snapshot{TS: seconds(s.clock.now), Step: step, Clients: s.clientSnapshots(step, recent), Log: log}
 	for i, f := range s.sc.Faults {
-		if s.now >= int64(algorithms.At(f.Start)) && s.now < int64(algorithms.At(f.End)) {
-			snap.Active = append(snap.Active, s.faultResults[i])
+		if s.clock.now >= int64(algorithms.At(f.Start)) && s.clock.now < int64(algorithms.At(f.End)) {
+			snap.Active = append(snap.Active, s.faults.spans[i])
 		}
 	}
 	return snap
@@ -147,7 +147,7 @@ func (s *sim) snapshotClients(recent int) Snapshot {
 // recorder.
 func (s *sim) clientSnapshots(step, recent int) []ClientSnapshot {
 	c := &s.snaps
-	ended := s.stepsClosed // the rows of closed steps are final
+	ended := s.clock.stepsClosed // the rows of closed steps are final
 	if !c.taken {
 		c.clients = make([]ClientSnapshot, len(s.clients))
 		c.sent = make([]int64, len(s.clients))
@@ -225,11 +225,11 @@ func (s *sim) stateOf(ctx context.Context, keys []int) []StateNow {
 	var out []StateNow
 	for _, ki := range keys {
 		k := s.keys[ki]
-		for i, cp := range s.copies {
+		for i, cp := range s.stores.copies {
 			st, err := cp.Load(ctx, k.name)
-			now := StateNow{Key: k.name, Copy: s.copyNames[i], Remaining: -1}
+			now := StateNow{Key: k.name, Copy: s.stores.names[i], Remaining: -1}
 			if err == nil {
-				_, d := s.alg.Step(st, algorithms.Time(s.now), 0)
+				_, d := s.alg.Step(st, algorithms.Time(s.clock.now), 0)
 				now.Remaining, now.Limit = d.Remaining, d.Limit
 			}
 			out = append(out, now)

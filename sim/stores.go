@@ -19,6 +19,32 @@ import (
 // partition has cut it off from.
 var errStoreDown = errors.New("store unreachable")
 
+// storeSet are the run's copies of the limiter state: copies, by the
+// names the topology gives them; jars, the same copies when they are the
+// run's own memory; closers, what deletes a Redis store's keys at the
+// end; policy, what a server does when its copy cannot be reached.
+type storeSet struct {
+	copies  []copyStore
+	jars    []*jar
+	names   []string
+	closers []func() error
+	policy  store.Policy
+}
+
+// racyWrites are the racy topology's copies and its writes in flight.
+// raceless is set when the run's algorithm is a library whose store
+// decides atomically (a script, an INCRBY): it cannot race, and decides
+// on the racy topology as on the shared one. cas is set when its write is
+// a compare-and-swap (throttled): a request waits for its swap, in
+// casWaits by the write's slot.
+type racyWrites struct {
+	copies        []*store.Racy   // per copy
+	writes        []store.Pending // in flight, by slot
+	freeSlots     []int32         // slots of writes that landed
+	raceless, cas bool
+	casWaits      []casWait
+}
+
 // copyStore is one copy of the limiter state: a jar, the shared store, a
 // primary or a replica. Both store.Memory and store.Redis are one.
 type copyStore interface {
@@ -38,16 +64,16 @@ func NewTopology(sc Scenario) *topology.Topology {
 func (s *sim) setupStores(ctx context.Context, prefix string) error {
 	s.topo = NewTopology(s.sc)
 	s.spread = topology.Spreader{Balancer: s.sc.Balancer, Servers: s.sc.Servers}
-	s.intn = s.rng.IntN
-	s.int64n = s.rng.Int64N
+	s.draw.intn = s.rng.IntN
+	s.draw.int64n = s.rng.Int64N
 	names := s.topo.Copies()
-	s.copyNames = names
+	s.stores.names = names
 	kind := s.sc.Topology.Store
 	if kind == "" || kind == "memory" {
 		for range names {
 			j := newJar(s.alg, s.keys)
-			s.jars = append(s.jars, j)
-			s.copies = append(s.copies, j)
+			s.stores.jars = append(s.stores.jars, j)
+			s.stores.copies = append(s.stores.copies, j)
 		}
 	} else {
 		if prefix == "" {
@@ -63,19 +89,19 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 		if err != nil {
 			return err
 		}
-		s.closers = append(s.closers, func() error {
+		s.stores.closers = append(s.stores.closers, func() error {
 			// A run deletes what it wrote, so runs never see each other.
 			_, err := base.WithPrefix(prefix).Clear(context.Background())
 			base.Close()
 			return err
 		})
 		for _, n := range names {
-			s.copies = append(s.copies, base.WithPrefix(prefix+n+":"))
+			s.stores.copies = append(s.stores.copies, base.WithPrefix(prefix+n+":"))
 		}
 	}
 	if s.sc.Topology.Kind == Racy {
-		for _, c := range s.copies {
-			s.racy = append(s.racy, store.NewRacy(s.alg, c))
+		for _, c := range s.stores.copies {
+			s.racy.copies = append(s.racy.copies, store.NewRacy(s.alg, c))
 		}
 	}
 	return nil
@@ -83,10 +109,10 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 
 func (s *sim) close() error {
 	var errs []error
-	for _, c := range s.closers {
+	for _, c := range s.stores.closers {
 		errs = append(errs, c())
 	}
-	s.closers = nil
+	s.stores.closers = nil
 	if err := errors.Join(errs...); err != nil {
 		return &CleanupError{err}
 	}
@@ -95,13 +121,13 @@ func (s *sim) close() error {
 
 func (s *sim) scheduleWrite(p store.Pending, at int64) int32 {
 	var slot int32
-	if n := len(s.freeSlots); n > 0 {
-		slot = s.freeSlots[n-1]
-		s.freeSlots = s.freeSlots[:n-1]
-		s.writes[slot] = p
+	if n := len(s.racy.freeSlots); n > 0 {
+		slot = s.racy.freeSlots[n-1]
+		s.racy.freeSlots = s.racy.freeSlots[:n-1]
+		s.racy.writes[slot] = p
 	} else {
-		slot = int32(len(s.writes))
-		s.writes = append(s.writes, p)
+		slot = int32(len(s.racy.writes))
+		s.racy.writes = append(s.racy.writes, p)
 	}
 	s.schedule(event{at: at, kind: evWrite, arg: slot})
 	return slot
@@ -111,7 +137,7 @@ func (s *sim) scheduleWrite(p store.Pending, at int64) int32 {
 // which receives it replication_lag later.
 func (s *sim) replicate(ctx context.Context, key int, t int64) error {
 	name := s.keys[key].name
-	st, err := s.copies[0].Load(ctx, name)
+	st, err := s.stores.copies[0].Load(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -120,5 +146,5 @@ func (s *sim) replicate(ctx context.Context, key int, t int64) error {
 
 // saveReplica writes a replicated state to the replica.
 func (s *sim) saveReplica(ctx context.Context, key string, st algorithms.State) error {
-	return s.copies[1].Save(ctx, key, st, time.Hour)
+	return s.stores.copies[1].Save(ctx, key, st, time.Hour)
 }

@@ -1,0 +1,168 @@
+package sim
+
+// What the recorder measures with: latency histograms, and the peak
+// windows of admissions (the most in any one second).
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// histogram counts latencies in µs in log-linear buckets: exact below 256 µs,
+// then 128 buckets per doubling (under 1% error), whatever the number of
+// requests. Round trips such as 500 µs fall on a bucket edge and are
+// reported exactly.
+//
+// The 7,680 buckets are kept in blocks of 128, each allocated when a
+// latency first falls in it: a client whose requests all take one round
+// trip holds one block (1 KiB), not 60 KiB, and clearing the histogram at
+// every step costs the blocks it used, not all of them.
+type histogram struct {
+	blocks [histBlocks]*[histBlock]int64
+	// used are the indexes of the allocated blocks, for reset.
+	used []uint8
+	n    int64
+}
+
+const (
+	histExact   = 256 // values below are their own bucket
+	histSub     = 128 // buckets per doubling above
+	histShift   = 7   // log2(histSub)
+	histBuckets = histExact + 58*histSub
+	histBlock   = 128
+	histBlocks  = histBuckets / histBlock
+)
+
+func newHistogram() *histogram { return &histogram{} }
+
+func histIndex(v int64) int {
+	if v < histExact {
+		return int(max(v, 0))
+	}
+	e := bits.Len64(uint64(v)) - histShift - 1 // v >> e is in [histSub, 2·histSub)
+	return min(histExact+(e-1)*histSub+int(v>>e)-histSub, histBuckets-1)
+}
+
+func histValue(i int) int64 {
+	if i < histExact {
+		return int64(i)
+	}
+	e := (i-histExact)/histSub + 1
+	sub := int64((i-histExact)%histSub + histSub)
+	return sub << e
+}
+
+// addAt counts one value in bucket i, histIndex(value): a value counted in
+// two histograms is indexed once.
+func (h *histogram) addAt(i int) {
+	b := h.blocks[i/histBlock]
+	if b == nil {
+		b = new([histBlock]int64)
+		h.blocks[i/histBlock] = b
+		h.used = append(h.used, uint8(i/histBlock))
+	}
+	b[i%histBlock]++
+	h.n++
+}
+
+// quantile returns the smallest bucket value with at least q of the counts
+// at or below it; 0 for an empty histogram.
+func (h *histogram) quantile(q float64) int64 {
+	if h.n == 0 {
+		return 0
+	}
+	rank := int64(q*float64(h.n) + 0.9999999)
+	rank = min(max(rank, 1), h.n)
+	var seen int64
+	for bi, b := range h.blocks {
+		if b == nil {
+			continue
+		}
+		for j, c := range b {
+			seen += c
+			if seen >= rank {
+				return histValue(bi*histBlock + j)
+			}
+		}
+	}
+	return histValue(histBuckets - 1)
+}
+
+// reset empties the histogram, keeping its blocks for the next step.
+func (h *histogram) reset() {
+	if h.n == 0 {
+		return
+	}
+	for _, bi := range h.used {
+		clear(h.blocks[bi][:])
+	}
+	h.n = 0
+}
+
+// peakWindow tracks the most admissions in any window of length w, exactly,
+// from admission times that arrive in order: a queue of the admissions still
+// inside the window ending at the latest one, kept in a ring that grows to
+// the busiest window's count and is never moved about otherwise.
+type peakWindow struct {
+	w    int64
+	ring []int64 // the admissions within w of the latest; a power of two long
+	head int     // the oldest, in ring
+	n    int     // how many
+	peak int64
+}
+
+func (p *peakWindow) add(at int64) {
+	mask := len(p.ring) - 1
+	for p.n > 0 && p.ring[p.head] <= at-p.w {
+		p.head = (p.head + 1) & mask
+		p.n--
+	}
+	if p.n == len(p.ring) {
+		grown := make([]int64, max(2*len(p.ring), 16))
+		copy(grown, p.ring[p.head:])
+		copy(grown[len(p.ring)-p.head:], p.ring[:p.head])
+		p.ring, p.head, mask = grown, 0, len(grown)-1
+	}
+	p.ring[(p.head+p.n)&mask] = at
+	p.n++
+	p.peak = max(p.peak, int64(p.n))
+}
+
+// peakPair are the peak windows of what was admitted and of what the exact
+// limiter would have admitted. Until the two first disagree they have seen
+// the same admissions, so one ring serves both; at the first disagreement
+// the ideal's is copied from it and each goes its own way.
+type peakPair struct {
+	actual, ideal peakWindow
+	split         bool
+}
+
+func newPeakPair() peakPair { return peakPair{actual: peakWindow{w: 1_000_000}} }
+
+func (p *peakPair) add(at int64, allowed, ideal bool) {
+	if !p.split {
+		if allowed == ideal {
+			if allowed {
+				p.actual.add(at)
+			}
+			return
+		}
+		p.split = true
+		p.ideal = p.actual
+		p.ideal.ring = slices.Clone(p.actual.ring)
+	}
+	if allowed {
+		p.actual.add(at)
+	}
+	if ideal {
+		p.ideal.add(at)
+	}
+}
+
+// idealPeak is the exact limiter's peak.
+func (p *peakPair) idealPeak() int64 {
+	if !p.split {
+		return p.actual.peak
+	}
+	return p.ideal.peak
+}

@@ -1,0 +1,215 @@
+package sim
+
+// A request's way to its decision: the balancer picks its server, the
+// server reads its clock, the topology routes it to a copy of the state,
+// and the run's decider (picked once, by topology and store) asks that
+// copy. What follows the decision is the stages' (stages.go).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/topology"
+)
+
+func (s *sim) request(ctx context.Context, client int, t int64, cost int64, attempt int, service int64) error {
+	// The request is filled in where it lies, the run's one outcome in
+	// the making (sim.req): it is copied nowhere on the way (the
+	// commonest path of a run), and the decider and the stages, called
+	// through a func and an interface, take it without its escaping to
+	// the heap once per request.
+	o := &s.req
+	if err := s.prepare(&o.p, client, t, cost, attempt); err != nil {
+		return err
+	}
+	o.p.service = service
+	o.d = store.Decision{}
+	if err := s.decide(ctx, &o.p, &o.d); err != nil {
+		return err
+	}
+	if !o.p.deferred {
+		s.finish(o)
+	}
+	return nil
+}
+
+// pending is a request on its way to a decision: who sent it, when, and
+// where it goes.
+type pending struct {
+	client  int
+	t       int64 // true time
+	cost    int64
+	attempt int
+	key     int             // index into sim.keys
+	now     algorithms.Time // the clock the decision is made on
+	target  int             // the copy it reaches, or topology.Unreachable
+	latency int64           // the round trip, before any queueing delay
+	seq     uint64          // the run's request count when it was sent
+	// service is how long it takes to serve if admitted, in µs: its
+	// stream's given one (Traffic.Services), or -1 to draw from the
+	// client's Service.
+	service int64
+	// retrySeq, when not 0, is the sequence number reserved for its retry:
+	// a batch decides after scheduling later events, and the retry must
+	// still order as if it had been scheduled first.
+	retrySeq uint64
+	// releaseSeq, when not 0, is the sequence number reserved for the
+	// release of its lease, for the same reason: the release orders
+	// before its retry and before its stream's next arrival, as when the
+	// request is decided alone.
+	releaseSeq uint64
+	server     int  // the API server the balancer chose
+	deferred   bool // decided later, when its compare-and-swap lands
+}
+
+// prepare is what happens to a request before the store sees it: the
+// balancer picks its server, the server reads its clock, the topology says
+// which copy it reaches, and the run's request budget is charged.
+func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int) error {
+	c := s.clients[client]
+	server := s.spread.Pick(s.keys[c.key].hash, s.draw.intn)
+	if s.faults.down != nil {
+		server = s.routeAround(server)
+	}
+	now := s.decisionClock(server, t)
+	s.sent.requests++
+	if attempt > 0 {
+		s.sent.retries++
+	}
+	if s.sent.budget > 0 && s.sent.requests > s.sent.budget {
+		return budgetSpent(s.sc.Name, s.sent.requests-1, s.sent.retries, s.sent.budget)
+	}
+	*p = pending{client: client, t: t, cost: cost, attempt: attempt, key: c.key, now: now,
+		target: s.topo.Route(server, algorithms.Time(t)), seq: uint64(s.sent.requests), server: server, service: -1}
+	if s.topo.Remote() {
+		p.latency = s.rtt()
+	}
+	return nil
+}
+
+// decider asks the copy a request reaches for its decision, into d: the
+// run's way of deciding, picked once at setup (setupDecider) by topology
+// and store, never per request. A store that is down answers with the
+// fail policy's decision (policyFor).
+type decider func(ctx context.Context, p *pending, d *store.Decision) error
+
+// setupDecider picks the run's decider: a racy read (its write lands a
+// round trip later, or its compare-and-swap), a library's atomic take on
+// the racy topology, a take from the run's own memory (every decision
+// whole when observed, since whoever observes a run reads them whole), or
+// a take from a store, replicated on a split brain.
+func (s *sim) setupDecider(observed bool) {
+	racy := s.sc.Topology.Kind == Racy
+	switch {
+	case racy && s.racy.raceless:
+		s.decider = s.takeAtomicRacy
+	case racy && s.racy.cas:
+		s.decider = s.readThenSwap
+	case racy:
+		s.decider = s.readThenWrite
+	case s.stores.jars != nil && observed:
+		s.decider = s.takeWholeFromJar
+	case s.stores.jars != nil:
+		s.decider = s.takeFromJar
+	default:
+		s.decider = s.takeFromStore
+	}
+}
+
+// decide asks the copy p reaches for its decision, into d, with the run's
+// decider; a copy the topology cannot reach decides by the fail policy.
+func (s *sim) decide(ctx context.Context, p *pending, d *store.Decision) error {
+	if p.target == topology.Unreachable {
+		return s.policyFor(d, errStoreDown)
+	}
+	return s.decider(ctx, p, d)
+}
+
+// takeAtomicRacy decides on the racy topology for a library whose store
+// decides atomically (setWrites): as on the shared one.
+func (s *sim) takeAtomicRacy(ctx context.Context, p *pending, d *store.Decision) error {
+	var err error
+	if *d, err = s.racy.copies[p.target].Take(ctx, s.keys[p.key].name, p.now, p.cost); err != nil {
+		return s.policyFor(d, err)
+	}
+	return nil
+}
+
+// readThenWrite decides on a racy read; its write lands a round trip
+// later, over whatever another server wrote meanwhile.
+func (s *sim) readThenWrite(ctx context.Context, p *pending, d *store.Decision) error {
+	w, err := s.racy.copies[p.target].Read(ctx, s.keys[p.key].name, p.now, p.cost)
+	if err != nil {
+		return s.policyFor(d, err)
+	}
+	*d = store.Decision{Decision: w.Decision}
+	s.scheduleWrite(w, p.t+p.latency)
+	return nil
+}
+
+// readThenSwap decides on a racy read whose write is a compare-and-swap
+// (cas.go): an admission is decided only when its swap lands; a refusal
+// swaps nothing and is decided now.
+func (s *sim) readThenSwap(ctx context.Context, p *pending, d *store.Decision) error {
+	w, err := s.racy.copies[p.target].Read(ctx, s.keys[p.key].name, p.now, p.cost)
+	if err != nil {
+		return s.policyFor(d, err)
+	}
+	*d = store.Decision{Decision: w.Decision}
+	if w.Decision.Allowed {
+		p.deferred = true
+		s.scheduleCAS(w, *p, 1, p.t+p.latency)
+	}
+	return nil
+}
+
+// takeFromJar decides in the run's own memory, the whole decision only
+// for a client that reads more than its verdict (one that waits what
+// Retry-After says).
+func (s *sim) takeFromJar(ctx context.Context, p *pending, d *store.Decision) error {
+	d.Decision = s.stores.jars[p.target].take(p.key, p.now, p.cost, s.clients[p.client].waitsRetryAfter)
+	if p.target == 0 && d.Allowed && s.topo.Replicates() {
+		return s.replicate(ctx, p.key, p.t)
+	}
+	return nil
+}
+
+// takeWholeFromJar is takeFromJar giving every decision whole.
+func (s *sim) takeWholeFromJar(ctx context.Context, p *pending, d *store.Decision) error {
+	d.Decision = s.stores.jars[p.target].take(p.key, p.now, p.cost, true)
+	if p.target == 0 && d.Allowed && s.topo.Replicates() {
+		return s.replicate(ctx, p.key, p.t)
+	}
+	return nil
+}
+
+// takeFromStore decides in a store (Redis), replicated on a split brain.
+func (s *sim) takeFromStore(ctx context.Context, p *pending, d *store.Decision) error {
+	var err error
+	if *d, err = s.stores.copies[p.target].Take(ctx, s.keys[p.key].name, p.now, p.cost); err != nil {
+		return s.policyFor(d, err)
+	}
+	if p.target == 0 && d.Allowed && s.topo.Replicates() {
+		return s.replicate(ctx, p.key, p.t)
+	}
+	return nil
+}
+
+// policyFor is what to do when the store could not decide: d becomes what
+// the fail policy says when the store is down; any other error ends the
+// run.
+func (s *sim) policyFor(d *store.Decision, err error) error {
+	if !errors.Is(err, errStoreDown) {
+		return fmt.Errorf("sim: the %s store failed: %w", store.Redacted(s.sc.Topology.Store), err)
+	}
+	*d = s.stores.policy.Decide(err)
+	return nil
+}
+
+// finish is what follows a decision taken as the request reached the
+// store: the stages (conclude), the decision taken at the instant the
+// request was sent, after its round trip.
+func (s *sim) finish(o *outcome) { s.conclude(o, o.p.t, o.p.latency) }
