@@ -8,6 +8,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/ratelim/ratelim/algorithms/algorithmstest"
 	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
@@ -61,27 +62,13 @@ func genWindowed(t *rapid.T, name string) Algorithm {
 	return a
 }
 
-// genRequests draws arrivals with gaps from zero to a few seconds, so that
-// sequences both hammer one instant and wait out a refill. With backwards
-// set, the server's clock is now and then stepped back (as NTP does to a
-// clock that ran fast): at falls behind real by a growing skew.
+// genRequests draws arrivals (algorithmstest.Requests, which the peer
+// models' tests draw too) as this package's requests.
 func genRequests(t *rapid.T, backwards bool) []request {
-	n := rapid.IntRange(1, 80).Draw(t, "n")
-	reqs := make([]request, n)
-	real := Time(rapid.Int64Range(0, 5_000_000).Draw(t, "start"))
-	var skew Time
-	for i := range reqs {
-		gap := rapid.OneOf(
-			rapid.Just(int64(0)),
-			rapid.Int64Range(1, 1000),
-			rapid.Int64Range(1000, 200_000),
-			rapid.Int64Range(200_000, 3_000_000),
-		).Draw(t, "gap")
-		if backwards && rapid.IntRange(0, 9).Draw(t, "step back?") == 0 {
-			skew += Time(rapid.Int64Range(1, 2_000_000).Draw(t, "step back"))
-		}
-		real += Time(gap)
-		reqs[i] = request{at: real - skew, real: real, cost: rapid.OneOf(rapid.Just(int64(1)), rapid.Int64Range(0, 4)).Draw(t, "cost")}
+	drawn := algorithmstest.Requests(t, backwards)
+	reqs := make([]request, len(drawn))
+	for i, r := range drawn {
+		reqs[i] = request{at: Time(r.At), real: Time(r.Real), cost: r.Cost}
 	}
 	return reqs
 }

@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/algorithms/algorithmstest"
 )
 
 // The package's init registers every model in algorithms' catalog, in the
@@ -81,15 +82,15 @@ func TestPropertyPeersStepPurelyAndSanely(t *testing.T) {
 		if !first.Allowed {
 			t.Fatalf("%s refused a fresh key's first request: %+v", alg.Name(), first)
 		}
-		for i, r := range genRequests(t, true) {
+		for i, r := range algorithmstest.Requests(t, true) {
 			cost := rapid.SampledFrom([]int64{0, 1, 1, 1, 2, alg.Params().Burst + 2}).Draw(t, "cost")
 			before := st
 			before.Log = append([]int64(nil), st.Log...)
-			next, d := alg.Step(st, r.at, cost)
+			next, d := alg.Step(st, algorithms.Time(r.At), cost)
 			if !reflect.DeepEqual(before, st) {
 				t.Fatalf("%s: step %d changed the state it was given: %+v, now %+v", alg.Name(), i, before, st)
 			}
-			again, d2 := alg.Step(st, r.at, cost)
+			again, d2 := alg.Step(st, algorithms.Time(r.At), cost)
 			if !reflect.DeepEqual(next, again) || d != d2 {
 				t.Fatalf("%s: step %d twice gave %+v %+v, then %+v %+v", alg.Name(), i, next, d, again, d2)
 			}
