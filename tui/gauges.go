@@ -192,35 +192,9 @@ func (m Model) gaugeLines(l layout) []string {
 		bGeo.keyW = geo.keyW
 	}
 	tagA, tagB := m.tags()
-	line := func(m Model, geo gaugeGeometry, g keyGroup, copies []sim.StateNow, first, mark bool, tag string) string {
-		name := ""
-		if first {
-			name = truncMiddle(escape.Text(g.key), geo.keyW)
-		}
-		cells := make([]string, 0, geo.perLine)
-		for _, c := range copies {
-			cells = append(cells, m.gauge(c, geo))
-		}
-		lead := "  "
-		name = padRight(name, geo.keyW)
-		if tag == "B" {
-			name = strings.Repeat(" ", geo.keyW)
-		}
-		if mark && first {
-			lead, name = m.st.selected.Render("▸")+" ", m.st.selected.Render(name)
-		}
-		if tag != "" {
-			if first {
-				lead += m.st.bold.Render(tag) + " "
-			} else {
-				lead += "  "
-			}
-		}
-		return trunc(lead+name+" "+strings.Join(cells, "  "), l.width)
-	}
 	copyLines := func(m Model, geo gaugeGeometry, g keyGroup, mark bool, tag string) {
 		for i := 0; i < len(g.copies); i += geo.perLine {
-			lines = append(lines, line(m, geo, g, g.copies[i:min(len(g.copies), i+geo.perLine)], i == 0, mark, tag))
+			lines = append(lines, m.gaugeLine(geo, g, g.copies[i:min(len(g.copies), i+geo.perLine)], i == 0, mark, tag, l.width))
 		}
 	}
 	selKey := ""
@@ -236,9 +210,40 @@ func (m Model) gaugeLines(l layout) []string {
 	if shown == 0 && l.keyLines > 0 && len(groups) > 0 {
 		// Not one key's gauges fit whole: the first key's first line.
 		g := groups[0]
-		lines = append(lines, line(m, geo, g, g.copies[:min(len(g.copies), geo.perLine)], true, true, tagA))
+		lines = append(lines, m.gaugeLine(geo, g, g.copies[:min(len(g.copies), geo.perLine)], true, true, tagA, l.width))
 	}
 	return lines
+}
+
+// gaugeLine is one line of a key's gauges, copies, at most width wide:
+// the key's name on its first line (blank on the others, and on run B's
+// lines beside run A's), marked ▸ when selected, and the tag of the run
+// it shows when two are side by side.
+func (m Model) gaugeLine(geo gaugeGeometry, g keyGroup, copies []sim.StateNow, first, mark bool, tag string, width int) string {
+	name := ""
+	if first {
+		name = truncMiddle(escape.Text(g.key), geo.keyW)
+	}
+	cells := make([]string, 0, geo.perLine)
+	for _, c := range copies {
+		cells = append(cells, m.gauge(c, geo))
+	}
+	lead := "  "
+	name = padRight(name, geo.keyW)
+	if tag == "B" {
+		name = strings.Repeat(" ", geo.keyW)
+	}
+	if mark && first {
+		lead, name = m.st.selected.Render("▸")+" ", m.st.selected.Render(name)
+	}
+	if tag != "" {
+		if first {
+			lead += m.st.bold.Render(tag) + " "
+		} else {
+			lead += "  "
+		}
+	}
+	return trunc(lead+name+" "+strings.Join(cells, "  "), width)
 }
 
 // gauge is one copy's cell: its label, a bar of remaining ÷ limit and the
