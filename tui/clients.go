@@ -122,27 +122,7 @@ func (m Model) clientTable(w int, rows []series) clientTable {
 	// strips keep their width, what was sent and what one exact limiter
 	// would have admitted on the same arrivals (the error of the limiter
 	// playing).
-	failOpen, failClosed, retries := m.exercises()
-	var exercised []column
-	if failOpen {
-		exercised = append(exercised, column{"fail-open", 9, num(func(r sim.ClientResult) int64 { return r.FailedOpen })})
-	}
-	if failClosed {
-		exercised = append(exercised, column{"fail-closed", 11, num(func(r sim.ClientResult) int64 { return r.FailedClosed })})
-	}
-	if retries {
-		exercised = append(exercised, column{"retries", numW, num(func(r sim.ClientResult) int64 { return r.Retries })})
-	}
-	// A load shedder's 503s are among the rejected: a column of their own
-	// tells them from the limit's 429s; a limit in shadow mode refuses
-	// nothing, and what it would have refused is its lesson.
-	shed, shadow := m.shedsOrShadows()
-	if shed {
-		exercised = append(exercised, column{"shed", numW, num(func(r sim.ClientResult) int64 { return r.Shed })})
-	}
-	if shadow {
-		exercised = append(exercised, column{"would-rej", 9, num(func(r sim.ClientResult) int64 { return r.WouldReject })})
-	}
+	exercised := m.exercisedColumns(numW, num)
 	extras := []column{
 		{"sent", numW, num(func(r sim.ClientResult) int64 { return r.Sent })},
 		{"exact", numW, num(func(r sim.ClientResult) int64 { return r.IdealAllowed })},
@@ -170,6 +150,33 @@ func (m Model) clientTable(w int, rows []series) clientTable {
 		t.sparkW = 0
 	}
 	return t
+}
+
+// exercisedColumns are the columns of the figures the scenario exercises,
+// numW wide, each cell written by num: the fail policies' decisions, the
+// retries, a load shedder's 503s (among the rejected: a column of their
+// own tells them from the limit's 429s) and what a limit in shadow mode
+// would have refused (it refuses nothing; that is its lesson).
+func (m Model) exercisedColumns(numW int, num func(func(sim.ClientResult) int64) func(series) string) []column {
+	failOpen, failClosed, retries := m.exercises()
+	var cols []column
+	if failOpen {
+		cols = append(cols, column{"fail-open", 9, num(func(r sim.ClientResult) int64 { return r.FailedOpen })})
+	}
+	if failClosed {
+		cols = append(cols, column{"fail-closed", 11, num(func(r sim.ClientResult) int64 { return r.FailedClosed })})
+	}
+	if retries {
+		cols = append(cols, column{"retries", numW, num(func(r sim.ClientResult) int64 { return r.Retries })})
+	}
+	shed, shadow := m.shedsOrShadows()
+	if shed {
+		cols = append(cols, column{"shed", numW, num(func(r sim.ClientResult) int64 { return r.Shed })})
+	}
+	if shadow {
+		cols = append(cols, column{"would-rej", 9, num(func(r sim.ClientResult) int64 { return r.WouldReject })})
+	}
+	return cols
 }
 
 // played is the steps the strips draw: those played, with the step in
