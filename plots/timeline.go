@@ -570,34 +570,3 @@ func trafficPlot(d *timelineData, t traffic, top float64, logScale bool, used ma
 	countAxes(p, d, top, logScale)
 	return p
 }
-
-// limitLines draws the limit (the most in any window) and the refill (what
-// a bucket sustains) for n keys across the panel, each labelled at the
-// right, drawing each line through line.
-func limitLines(p *plot.Plot, d *timelineData, n float64, line func(string, ...plotter.XYs)) {
-	limit := d.ref.limit * n
-	line(serLimit, plotter.XYs{{X: 0, Y: limit}, {X: d.axisS, Y: limit}})
-	p.Add(lineLabel{y: limit, text: countLabel(limit)})
-	if d.ref.refill > 0 {
-		line(serRefill, plotter.XYs{{X: 0, Y: d.ref.refill * n}, {X: d.axisS, Y: d.ref.refill * n}})
-		p.Add(lineLabel{y: d.ref.refill * n, text: countLabel(d.ref.refill * n), below: true})
-	}
-}
-
-// countAxes sets a traffic panel's axes: the run's time across, counts (or
-// the quota they cost) up from 0 to a little over top, on a log scale when
-// asked.
-func countAxes(p *plot.Plot, d *timelineData, top float64, logScale bool) {
-	p.X.Min, p.X.Max = 0, d.axisS
-	p.Y.Min = 0
-	if logScale {
-		p.Y.Scale = log1pScale{}
-		p.Y.Max = math.Expm1(math.Log1p(top) * 1.04)
-	} else {
-		p.Y.Max = top * 1.06
-	}
-	p.Y.Label.Text = "requests"
-	if d.weighted {
-		p.Y.Label.Text = "quota (cost)"
-	}
-}
