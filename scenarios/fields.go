@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/replay"
@@ -348,4 +349,46 @@ func figureFields() []field {
 		out[i] = field{name: name, value: mapping(&boundsObject), doc: "a figure of the result, bounded"}
 	}
 	return out
+}
+
+// Choices returns the values a scenario field with a fixed set of them
+// takes, named by its path from the top of a file ("balancer",
+// "topology.kind", "limit.key"): the list the parser checks it against,
+// for a command's flag or its shell completion to offer the same. Nil for
+// a path that names no such field. Where a field also takes other forms
+// (a store's Redis URL), those are left out.
+func Choices(path string) []string {
+	o := &scenarioObject
+	names := strings.Split(path, ".")
+	for i, name := range names {
+		j := slices.IndexFunc(o.fields, func(f field) bool { return f.name == name })
+		if j < 0 {
+			return nil
+		}
+		v := o.fields[j].value
+		if i == len(names)-1 {
+			return slices.Clone(v.choiceValues())
+		}
+		if v.kind != objectValue {
+			return nil
+		}
+		o = v.object
+	}
+	return nil
+}
+
+// choiceValues are the choices of a choice, or of the choice among an
+// anyOf's forms.
+func (v value) choiceValues() []string {
+	switch v.kind {
+	case choiceValue:
+		return v.choices
+	case anyOfValue:
+		for _, f := range v.anyOf {
+			if c := f.choiceValues(); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
 }

@@ -432,3 +432,31 @@ func TestParserReadsOnlyTableFields(t *testing.T) {
 		t.Errorf("found the parser reading %d fields by name; the search has lost its way", read)
 	}
 }
+
+// Choices gives a field's choices as the parser checks them, by path; a
+// path that names no field, or one without a fixed set, gives none.
+func TestChoices(t *testing.T) {
+	tests := []struct {
+		path string
+		want []string
+	}{
+		{"topology.kind", topologyKinds},
+		{"balancer", balancers},
+		{"topology.on_error", onErrorPolicies},
+		{"topology.clock", clockSources},
+		{"topology.store", storeNames},
+		{"limit.key", keyKinds},
+		{"duration", nil},
+		{"topology.nothing", nil},
+		{"duration.kind", nil},
+	}
+	for _, tt := range tests {
+		if got := Choices(tt.path); !slices.Equal(got, tt.want) {
+			t.Errorf("Choices(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+	Choices("balancer")[0] = "changed"
+	if balancers[0] == "changed" {
+		t.Error("Choices returned the parser's own list, which a caller can change")
+	}
+}

@@ -21,7 +21,8 @@ import (
 	"github.com/ratelim/ratelim/store"
 )
 
-var allTopologies = []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)}
+// allTopologies are the topology kinds a scenario file may name.
+var allTopologies = scenarios.Choices("topology.kind")
 
 type compareOptions struct {
 	streams

@@ -8,7 +8,6 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/scenarios"
-	"github.com/ratelim/ratelim/sim"
 )
 
 // completeValues gives cobra's shell completion (ratelim completion bash,
@@ -28,13 +27,15 @@ func completeValues(root *cobra.Command) {
 			return values, cobra.ShellCompDirectiveNoFileComp
 		}
 	}
+	// The choices a scenario file's field takes, as its parser lists them;
+	// --store also takes the fleet's own redis-server and a Redis URL.
 	choices := map[string][]string{
 		"algorithm": algorithms.Names(),
-		"topology":  {string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)},
-		"balancer":  {string(sim.RoundRobin), string(sim.Random), string(sim.KeyHash)},
-		"on-error":  {"fail-open", "fail-closed"},
-		"clock":     {string(sim.ServerClock), string(sim.StoreClock)},
-		"store":     {"memory", "miniredis", "redis-server", "redis://"},
+		"topology":  scenarios.Choices("topology.kind"),
+		"balancer":  scenarios.Choices("balancer"),
+		"on-error":  scenarios.Choices("topology.on_error"),
+		"clock":     scenarios.Choices("topology.clock"),
+		"store":     append(scenarios.Choices("topology.store"), fleetRedis, "redis://"),
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -56,7 +57,7 @@ func completeValues(root *cobra.Command) {
 		}
 		// A limit's key, except replay's --key, which names a log field.
 		if f := c.LocalFlags().Lookup("key"); f != nil && c.Name() != "replay" {
-			c.RegisterFlagCompletionFunc("key", fixed(string(sim.KeyAuto), string(sim.KeyAPIKey), string(sim.KeyUser), string(sim.KeyIP)))
+			c.RegisterFlagCompletionFunc("key", fixed(scenarios.Choices("limit.key")...))
 		}
 		// --format: the formats its help names.
 		if f := c.LocalFlags().Lookup("format"); f != nil {
