@@ -221,12 +221,16 @@ func TestParseRate(t *testing.T) {
 		{"0/s", Rate{}, true},
 		{"-1/s", Rate{}, true},
 		{"1/-1s", Rate{}, true},
+		{"99999999999999999999/s", Rate{}, true},
 	}
 	for _, tt := range tests {
 		got, err := ParseRate(tt.in)
 		if (err != nil) != tt.err || got != tt.want {
 			t.Errorf("ParseRate(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.err)
 		}
+	}
+	if _, err := ParseRate("99999999999999999999/s"); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Errorf("a count past int64: %v, want it called too large", err)
 	}
 	if s := (Rate{N: 7, Per: time.Minute}).String(); s != "7/m" {
 		t.Errorf("String() = %q, want 7/m", s)

@@ -1,7 +1,9 @@
 package algorithms
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +43,9 @@ func ParseRate(s string) (Rate, error) {
 	text := strings.TrimSpace(s)
 	num, unit, hasUnit := strings.Cut(text, "/")
 	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return Rate{}, fmt.Errorf("%q: the count is too large (want at most %d a period)", s, int64(math.MaxInt64))
+	}
 	if err != nil {
 		return Rate{}, fmt.Errorf("%q is not a rate (want e.g. 100/s, 60/m or 5000/h)", s)
 	}

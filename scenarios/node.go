@@ -493,6 +493,8 @@ func (d *decoder) rate(n *yaml.Node, field string, zero bool) algorithms.Rate {
 	if err != nil {
 		count, numErr := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
 		switch {
+		case errors.Is(numErr, strconv.ErrRange):
+			d.failf(n, field, "%s has too large a count (want at most %d a period, e.g. 100/s)", quote(n.Value), int64(math.MaxInt64))
 		case numErr == nil && count <= 0 && zero:
 			d.failf(n, field, "%s is negative (want 0 or more, e.g. 100/s)", quote(n.Value))
 		case numErr == nil && count <= 0:

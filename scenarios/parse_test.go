@@ -57,6 +57,7 @@ func TestParseErrors(t *testing.T) {
 		{"step zero", "name: t\nduration: 30s\nstep: 0s\n", "t.yaml:3: step: ", "not positive"},
 		{"step longer than the run", "name: t\nduration: 30s\nstep: 1m\n", "t.yaml:3: step: ", "longer than the duration"},
 		// Rates.
+		{"traffic rate past int64", noClients + "  - name: a\n    api_key: a\n    traffic: {pattern: constant, rate: 99999999999999999999/s}\n", "t.yaml:7: clients[0].traffic.rate: ", `"99999999999999999999/s" has too large a count (want at most 9223372036854775807 a period, e.g. 100/s)`},
 		{"traffic rate not a rate", noClients + "  - name: a\n    api_key: a\n    traffic: {pattern: constant, rate: fast}\n", "t.yaml:7: clients[0].traffic.rate: ", `"fast" is not a rate (want e.g. 100/s)`},
 		{"limit rate unknown unit", "name: t\nduration: 30s\nlimit: {rate: 10/fortnight, burst: 1}\n", "t.yaml:3: limit.rate: ", `unknown unit "fortnight"`},
 		{"limit rate zero", "name: t\nduration: 30s\nlimit: {rate: 0/s, burst: 1}\n", "t.yaml:3: limit.rate: ", "not a positive rate"},
