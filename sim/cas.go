@@ -3,15 +3,10 @@ package sim
 import (
 	"context"
 	"errors"
-	"fmt"
 
+	"github.com/ratelim/ratelim/route"
 	"github.com/ratelim/ratelim/store"
 )
-
-// maxCASAttempts is how many times throttled's GCRARateLimiterCtx reads,
-// decides and tries to swap before it gives up with an error (its
-// maxCASAttempts, rate.go).
-const maxCASAttempts = 10
 
 // casWait is a request whose admission waits for its compare-and-swap to
 // land: the request, and how many swaps it has tried.
@@ -20,25 +15,18 @@ type casWait struct {
 	tries int
 }
 
-// errCASExhausted is the error a compare-and-swap limiter gives when every
-// attempt found the key changed under it; the fail policy answers it.
-var errCASExhausted = fmt.Errorf("failed to store the updated rate limit state after %d compare-and-swap attempts", maxCASAttempts)
-
 // setWrites reads how the run's algorithm writes a shared store, for the
 // racy topology, where it matters: a library whose store decides in one
 // atomic operation cannot race, and one that swaps retries instead of
 // overwriting.
 func (s *sim) setWrites() {
-	p := PeerOf(s.alg.Name())
-	if p == nil || s.sc.Topology.Kind != Racy {
+	if s.sc.Topology.Kind != Racy {
 		return
 	}
-	switch p.Write {
-	case "cas":
-		s.racy.cas = true
-		s.logf(0, "%s writes with a compare-and-swap: a request whose key another server wrote since its read reads again (at most %d tries)", s.alg.Name(), maxCASAttempts)
-	default:
-		s.racy.raceless = true
+	switch s.route.Writes {
+	case route.CompareAndSwap:
+		s.logf(0, "%s writes with a compare-and-swap: a request whose key another server wrote since its read reads again (at most %d tries)", s.alg.Name(), route.MaxCASAttempts)
+	case route.Atomic:
 		s.logf(0, "%s reads and writes its store in one atomic operation: servers sharing it cannot race, so it decides as on the shared topology", s.alg.Name())
 	}
 }
@@ -63,7 +51,7 @@ func (s *sim) takeCASWait(slot int32) casWait {
 // swap lands w's compare-and-swap at at. If the key is as the request read
 // it, the admission stands; if another server wrote it since, the request
 // reads again on its server's clock now and, still admitted, tries another
-// swap a round trip later, up to maxCASAttempts, after which the fail
+// swap a round trip later, up to route.MaxCASAttempts, after which the fail
 // policy answers the library's error.
 func (s *sim) swap(ctx context.Context, w store.Pending, cw casWait, at int64) error {
 	o := &s.req
@@ -79,10 +67,10 @@ func (s *sim) swap(ctx context.Context, w store.Pending, cw casWait, at int64) e
 		*d = s.stores.policy.Decide(err)
 	case swapped:
 		*d = store.Decision{Decision: w.Decision}
-	case cw.tries >= maxCASAttempts:
-		*d = s.stores.policy.Decide(errCASExhausted)
+	case cw.tries >= route.MaxCASAttempts:
+		*d = s.stores.policy.Decide(route.ErrCASExhausted)
 	default:
-		again, err := s.racy.copies[p.target].Read(ctx, s.keys[p.key].name, s.decisionClock(p.server, at), p.cost)
+		again, err := s.route.Read(ctx, p.target, s.keys[p.key].name, s.decisionClock(p.server, at), p.cost)
 		if err != nil {
 			if !errors.Is(err, errStoreDown) {
 				return err

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"github.com/ratelim/ratelim/route"
 	"strings"
 	"testing"
 	"time"
@@ -49,10 +50,10 @@ func TestThrottledCompareAndSwapDoesNotRace(t *testing.T) {
 		t.Errorf("throttled admitted %d, want about %d: a failed swap reads again rather than giving up", c.Allowed, single)
 	}
 	if c.FailedClosed == 0 {
-		t.Errorf("no request failed closed: at 4,000/s over 4 servers some swaps must fail %d times in a row", maxCASAttempts)
+		t.Errorf("no request failed closed: at 4,000/s over 4 servers some swaps must fail %d times in a row", route.MaxCASAttempts)
 	}
-	if rtt := sc.Topology.RTT; reread < 2*rtt || exhausted != maxCASAttempts*rtt {
-		t.Errorf("the slowest refusal took %v and the slowest failed swap %v, want at least two round trips and exactly %d (%v each): a lost swap costs another round trip", reread, exhausted, maxCASAttempts, rtt)
+	if rtt := sc.Topology.RTT; reread < 2*rtt || exhausted != route.MaxCASAttempts*rtt {
+		t.Errorf("the slowest refusal took %v and the slowest failed swap %v, want at least two round trips and exactly %d (%v each): a lost swap costs another round trip", reread, exhausted, route.MaxCASAttempts, rtt)
 	}
 	found := false
 	for _, e := range r.Events {

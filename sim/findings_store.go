@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ratelim/ratelim/route"
 )
 
 const (
@@ -96,7 +98,7 @@ func outageText(r *Result) string {
 	}
 	cas := ""
 	if p := PeerOf(r.Algorithm); p != nil && p.Write == "cas" && r.Topology == string(Racy) {
-		cas = fmt.Sprintf("when %s's compare-and-swap found the key changed %d times in a row, servers contending for it", r.Algorithm, maxCASAttempts)
+		cas = fmt.Sprintf("when %s's compare-and-swap found the key changed %d times in a row, servers contending for it", r.Algorithm, route.MaxCASAttempts)
 	}
 	switch {
 	case len(spans) == 0 && cas != "":

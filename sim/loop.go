@@ -12,6 +12,7 @@ import (
 	mrand "math/rand/v2"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/route"
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/topology"
 )
@@ -71,6 +72,7 @@ type sim struct {
 	stores storeSet
 	racy   racyWrites
 	topo   *topology.Topology
+	route  *route.Copies // the way to a decision on the copies (a store's; the jars have their own)
 	spread topology.Spreader
 	faults faultState
 
@@ -462,7 +464,7 @@ func (s *sim) handle(ctx context.Context, e event) error {
 		p := s.racy.writes[e.arg]
 		s.racy.writes[e.arg] = store.Pending{}
 		s.racy.freeSlots = append(s.racy.freeSlots, e.arg)
-		if s.racy.cas {
+		if s.route.Writes == route.CompareAndSwap {
 			return s.swap(ctx, p, s.takeCASWait(e.arg), e.at)
 		}
 		if err := p.Write(ctx); err != nil && !errors.Is(err, errStoreDown) {

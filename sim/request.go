@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/route"
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/topology"
 )
@@ -96,26 +97,25 @@ func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int) 
 // fail policy's decision (policyFor).
 type decider func(ctx context.Context, p *pending, d *store.Decision) error
 
-// setupDecider picks the run's decider: a racy read (its write lands a
-// round trip later, or its compare-and-swap), a library's atomic take on
-// the racy topology, a take from the run's own memory (every decision
-// whole when observed, since whoever observes a run reads them whole), or
-// a take from a store, replicated on a split brain.
+// setupDecider picks the run's decider: on the racy topology, a read
+// whose write lands a round trip later, or whose compare-and-swap does,
+// unless the algorithm writes atomically (route.Writes); a take from the
+// run's own memory (every decision whole when observed, since whoever
+// observes a run reads them whole); or a take on route's way, as the live
+// fleet's servers take it, from a store, racing none, replicated on a
+// split brain.
 func (s *sim) setupDecider(observed bool) {
-	racy := s.sc.Topology.Kind == Racy
 	switch {
-	case racy && s.racy.raceless:
-		s.decider = s.takeAtomicRacy
-	case racy && s.racy.cas:
+	case s.route.Racy() && s.route.Writes == route.CompareAndSwap:
 		s.decider = s.readThenSwap
-	case racy:
+	case s.route.Racy():
 		s.decider = s.readThenWrite
-	case s.stores.jars != nil && observed:
+	case s.stores.jars != nil && s.sc.Topology.Kind != Racy && observed:
 		s.decider = s.takeWholeFromJar
-	case s.stores.jars != nil:
+	case s.stores.jars != nil && s.sc.Topology.Kind != Racy:
 		s.decider = s.takeFromJar
 	default:
-		s.decider = s.takeFromStore
+		s.decider = s.takeOnRoute
 	}
 }
 
@@ -128,20 +128,10 @@ func (s *sim) decide(ctx context.Context, p *pending, d *store.Decision) error {
 	return s.decider(ctx, p, d)
 }
 
-// takeAtomicRacy decides on the racy topology for a library whose store
-// decides atomically (setWrites): as on the shared one.
-func (s *sim) takeAtomicRacy(ctx context.Context, p *pending, d *store.Decision) error {
-	var err error
-	if *d, err = s.racy.copies[p.target].Take(ctx, s.keys[p.key].name, p.now, p.cost); err != nil {
-		return s.policyFor(d, err)
-	}
-	return nil
-}
-
 // readThenWrite decides on a racy read; its write lands a round trip
 // later, over whatever another server wrote meanwhile.
 func (s *sim) readThenWrite(ctx context.Context, p *pending, d *store.Decision) error {
-	w, err := s.racy.copies[p.target].Read(ctx, s.keys[p.key].name, p.now, p.cost)
+	w, err := s.route.Read(ctx, p.target, s.keys[p.key].name, p.now, p.cost)
 	if err != nil {
 		return s.policyFor(d, err)
 	}
@@ -154,7 +144,7 @@ func (s *sim) readThenWrite(ctx context.Context, p *pending, d *store.Decision) 
 // (cas.go): an admission is decided only when its swap lands; a refusal
 // swaps nothing and is decided now.
 func (s *sim) readThenSwap(ctx context.Context, p *pending, d *store.Decision) error {
-	w, err := s.racy.copies[p.target].Read(ctx, s.keys[p.key].name, p.now, p.cost)
+	w, err := s.route.Read(ctx, p.target, s.keys[p.key].name, p.now, p.cost)
 	if err != nil {
 		return s.policyFor(d, err)
 	}
@@ -186,14 +176,14 @@ func (s *sim) takeWholeFromJar(ctx context.Context, p *pending, d *store.Decisio
 	return nil
 }
 
-// takeFromStore decides in a store (Redis), replicated on a split brain.
-func (s *sim) takeFromStore(ctx context.Context, p *pending, d *store.Decision) error {
+// takeOnRoute decides on a store's copy (Redis), or on the racy
+// topology for an algorithm that writes atomically (which cannot race, and
+// decides as on the shared topology), the way the live fleet's servers
+// do (route.Copies.Take), replicated on a split brain.
+func (s *sim) takeOnRoute(ctx context.Context, p *pending, d *store.Decision) error {
 	var err error
-	if *d, err = s.stores.copies[p.target].Take(ctx, s.keys[p.key].name, p.now, p.cost); err != nil {
+	if *d, err = s.route.Take(ctx, p.target, s.keys[p.key].name, p.now, algorithms.Time(p.t), p.cost); err != nil {
 		return s.policyFor(d, err)
-	}
-	if p.target == 0 && d.Allowed && s.topo.Replicates() {
-		return s.replicate(ctx, p.key, p.t)
 	}
 	return nil
 }

@@ -8,48 +8,36 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/route"
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/topology"
 )
 
 // errStoreDown is what a server sees from a store that is out, or that a
-// partition has cut it off from.
-var errStoreDown = errors.New("store unreachable")
+// partition has cut it off from: route's, as the live fleet's servers see.
+var errStoreDown = route.ErrUnreachable
 
 // storeSet are the run's copies of the limiter state: copies, by the
 // names the topology gives them; jars, the same copies when they are the
 // run's own memory; closers, what deletes a Redis store's keys at the
 // end; policy, what a server does when its copy cannot be reached.
 type storeSet struct {
-	copies  []copyStore
+	copies  []route.Copy
 	jars    []*jar
 	names   []string
 	closers []func() error
 	policy  store.Policy
 }
 
-// racyWrites are the racy topology's copies and its writes in flight.
-// raceless is set when the run's algorithm is a library whose store
-// decides atomically (a script, an INCRBY): it cannot race, and decides
-// on the racy topology as on the shared one. cas is set when its write is
-// a compare-and-swap (throttled): a request waits for its swap, in
-// casWaits by the write's slot.
+// racyWrites are the racy topology's writes in flight, by slot, and,
+// when the run's algorithm writes with a compare-and-swap (route.Writes),
+// the requests waiting for their swap, in casWaits by the write's slot.
 type racyWrites struct {
-	copies        []*store.Racy   // per copy
-	writes        []store.Pending // in flight, by slot
-	freeSlots     []int32         // slots of writes that landed
-	raceless, cas bool
-	casWaits      []casWait
-}
-
-// copyStore is one copy of the limiter state: a jar, the shared store, a
-// primary or a replica. Both store.Memory and store.Redis are one.
-type copyStore interface {
-	store.Limiter
-	store.KV
+	writes    []store.Pending // in flight, by slot
+	freeSlots []int32         // slots of writes that landed
+	casWaits  []casWait
 }
 
 // NewTopology is sc's topology as the simulator routes it: the one place a
@@ -99,11 +87,8 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 			s.stores.copies = append(s.stores.copies, base.WithPrefix(prefix+n+":"))
 		}
 	}
-	if s.sc.Topology.Kind == Racy {
-		for _, c := range s.stores.copies {
-			s.racy.copies = append(s.racy.copies, store.NewRacy(s.alg, c))
-		}
-	}
+	// The way to a decision on them, as the live fleet's servers take it.
+	s.route = route.New(s.topo, s.stores.copies, s.alg, nil)
 	return nil
 }
 
@@ -136,15 +121,10 @@ func (s *sim) scheduleWrite(p store.Pending, at int64) int32 {
 // replicate sends the primary's new state for key towards the replica,
 // which receives it replication_lag later.
 func (s *sim) replicate(ctx context.Context, key int, t int64) error {
-	name := s.keys[key].name
-	st, err := s.stores.copies[0].Load(ctx, name)
-	if err != nil {
-		return err
-	}
-	return s.topo.Replicate(ctx, name, st, algorithms.Time(t), s.saveReplica)
+	return s.route.Wrote(ctx, 0, s.keys[key].name, algorithms.Time(t))
 }
 
 // saveReplica writes a replicated state to the replica.
 func (s *sim) saveReplica(ctx context.Context, key string, st algorithms.State) error {
-	return s.stores.copies[1].Save(ctx, key, st, time.Hour)
+	return s.route.SaveReplica(ctx, key, st)
 }

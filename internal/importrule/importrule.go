@@ -13,7 +13,9 @@
 //     themselves in algorithms' catalog) imports algorithms alone;
 //     routecost (request cost rules) imports no ratelim package.
 //   - store and topology import algorithms alone.
-//   - sim imports algorithms, algorithms/peers, store, topology and
+//   - route (a request's way to its decision, shared by the simulator
+//     and the live fleet) imports algorithms, store and topology alone.
+//   - sim imports algorithms, algorithms/peers, store, topology, route and
 //     internal packages: never the loaders, servers or views above it
 //     (scenarios, replay, live, httplimit, report, plots, tui, cmd). It
 //     imports algorithms/peers so that every program that runs a scenario
@@ -78,7 +80,9 @@ var Rules = []Rule{
 		Why: "a store steps algorithms; it knows nothing of who calls it"},
 	{Pkg: "topology", Only: []string{"algorithms"},
 		Why: "a topology is data about algorithms"},
-	{Pkg: "sim", Only: []string{"algorithms", "algorithms/peers", "store", "topology", "internal/..."},
+	{Pkg: "route", Only: []string{"algorithms", "store", "topology"},
+		Why: "the way to a decision is below the simulator and the fleet that share it"},
+	{Pkg: "sim", Only: []string{"algorithms", "algorithms/peers", "store", "topology", "route", "internal/..."},
 		Need: []string{"algorithms/peers"},
 		Why:  "the simulator sits below every loader, server and view; it builds every kind by name"},
 	{Pkg: "scenarios", Not: []string{"httplimit", "live", "report", "plots", "tui", "cmd/...", "github.com/prometheus/..."},
