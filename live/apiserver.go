@@ -129,7 +129,7 @@ func (f *Fleet) apiHandler(i int, alg algorithms.Algorithm, cfg httplimit.Config
 	if err != nil {
 		return nil, err
 	}
-	cfg.Limiter = f.leasesOf(i, stamped{f.limiterFor(i, alg)})
+	cfg.Limiter = f.leasesOf(i, stamped{f.limiterFor(i)})
 	cfg.Metrics = metrics
 	cfg.Logger = f.opts.Logger.With("server", i)
 	mw, err := httplimit.New(cfg)

@@ -7,7 +7,7 @@ package live
 import (
 	"context"
 	"fmt"
-	"time"
+	"maps"
 
 	"github.com/ratelim/ratelim/sim"
 )
@@ -61,7 +61,7 @@ func (f *Fleet) Fault(fault sim.Fault, start bool) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if start {
-			return f.topo.PartitionStarts(context.Background(), f.clock(), keep, f.saveReplica)
+			return f.topo.PartitionStarts(context.Background(), f.clock(), keep, f.route.SaveReplica)
 		}
 		return f.topo.PartitionEnds(f.resync)
 	}
@@ -127,19 +127,14 @@ func checkFaultServers(fault sim.Fault, n int) error {
 }
 
 // resync is a split brain's heal: the replica's writes during the
-// partition are lost, each key the primary took since the last heal is
-// copied across, and replication resumes. f.mu is held.
+// partition are lost, each key decided on either copy since the last heal
+// is copied from the primary (route's Resync, as the simulator heals), and
+// replication resumes. f.mu is held.
 func (f *Fleet) resync() error {
 	ctx, cancel := context.WithTimeout(context.Background(), clearTimeout)
 	defer cancel()
-	for key := range f.healKeys {
-		st, err := f.copies[0].Load(ctx, key)
-		if err != nil {
-			return err
-		}
-		if err := f.copies[1].Save(ctx, key, st, time.Hour); err != nil {
-			return err
-		}
+	if err := f.route.Resync(ctx, maps.Keys(f.healKeys)); err != nil {
+		return err
 	}
 	clear(f.healKeys)
 	return nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/route"
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/topology"
 )
@@ -137,13 +138,11 @@ func (l *leaseLimiter) Release(ctx context.Context, key string, now, lease algor
 		return nil
 	}
 	f := l.f
-	target := l.server // a local topology: the server's own jar
+	target, at := l.server, f.clock() // a local topology: the server's own jar
 	if f.topo.Remote() {
-		f.mu.Lock()
-		target = f.topo.Route(l.server, f.clock())
-		f.mu.Unlock()
+		target = f.route.Route(l.server, at)
 		if target == topology.Unreachable {
-			return errUnreachable
+			return route.ErrUnreachable
 		}
 	}
 	if err := f.copies[target].(store.Releaser).Release(ctx, key, now, lease, cost); err != nil {
@@ -154,8 +153,8 @@ func (l *leaseLimiter) Release(ctx context.Context, key string, now, lease algor
 		// back before it returns), sent by net/http after the body.
 		h.Set(http.TrailerPrefix+ReleasedAtHeader, strconv.FormatInt(int64(now), 10))
 	}
-	if f.topo.Remote() && target == 0 {
-		return f.replicate(ctx, key)
+	if f.topo.Remote() {
+		return f.route.Wrote(ctx, target, key, at)
 	}
 	return nil
 }

@@ -428,8 +428,27 @@ func TestSplitBrainRoutesAsTheSimulator(t *testing.T) {
 	if got := status(3); got != http.StatusTooManyRequests {
 		t.Errorf("a failed-over server answered %d, want 429: the replica has the primary's empty bucket (a fresh replica would admit)", got)
 	}
+	// A key first seen on the replica, after failover: the heal must take
+	// its write back too, as the simulator's heal does (every key), so
+	// that the replica is the primary's copy again.
+	req, _ := http.NewRequest("GET", f.URLs[3]+"/", nil)
+	req.Header.Set(APIKeyHeader, "replica-only")
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a new key on the failed-over replica answered %d, want 200", resp.StatusCode)
+	}
 	if err := f.Fault(partition, false); err != nil {
 		t.Fatal(err)
+	}
+	ctx := context.Background()
+	replica := f.copies[1].(*store.Memory)
+	for _, key := range replica.Keys() {
+		want, _ := f.copies[0].Load(ctx, key)
+		got, _ := replica.Load(ctx, key)
+		if got.T != want.T || got.N != want.N {
+			t.Errorf("after the heal the replica holds %+v for %s, the primary %+v: the replica's write during the partition survived", got, key, want)
+		}
 	}
 	if got := status(2); got != http.StatusTooManyRequests {
 		t.Errorf("after the heal, server 2 answered %d, want 429 from the primary", got)

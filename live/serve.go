@@ -17,6 +17,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/httplimit"
+	"github.com/ratelim/ratelim/route"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/topology"
@@ -77,9 +78,12 @@ type Fleet struct {
 	mu      sync.Mutex
 	topo    *topology.Topology
 	started time.Time
-	// healKeys are the keys written to the primary since the last heal
-	// (split-brain), which a heal copies to the replica; bounded, as every
-	// state keyed by client input is.
+	// route is the way a request reaches its decision on copies, as the
+	// simulator's (package route); it locks mu around topo.
+	route *route.Copies
+	// healKeys are the keys decided on either copy of a split brain since
+	// the last heal, which a heal copies from the primary to the replica;
+	// bounded, as every state keyed by client input is.
 	healKeys map[string]struct{}
 	wg       sync.WaitGroup
 	errs     chan error
@@ -103,10 +107,7 @@ type Fleet struct {
 }
 
 // switchable is a store copy that an outage can take down.
-type switchable interface {
-	store.Limiter
-	store.KV
-}
+type switchable = route.Copy
 
 // Serve starts the fleet and returns once every server listens. Each
 // server's demo API holds a request for the time its ServiceHeader asks
@@ -227,6 +228,7 @@ func (f *Fleet) start(ctx context.Context, alg algorithms.Algorithm, shedder *ht
 	if err := f.openStores(ctx, alg); err != nil {
 		return err
 	}
+	f.route = route.New(f.topo, f.copies, alg, &f.mu)
 	host, port, err := parseListen(f.opts)
 	if err != nil {
 		return err
