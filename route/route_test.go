@@ -118,10 +118,10 @@ func TestCompareAndSwapTriesTenTimes(t *testing.T) {
 	alg := build(t, "throttled")
 	topo := topology.New(topology.Config{Kind: topology.Racy, Servers: 2})
 	for _, tc := range []struct {
-		name      string
-		until     int // the last load another server's write precedes
-		want      error
-		loads     int
+		name  string
+		until int // the last load another server's write precedes
+		want  error
+		loads int
 	}{
 		{"no one else writes", 0, nil, 2},
 		{"a write lands between each read and its swap", 1 << 30, route.ErrCASExhausted, 2 * route.MaxCASAttempts},
