@@ -28,9 +28,11 @@ const (
 	// admitted requests unchecked. Value: the requests admitted so.
 	FindingFailedOpen FindingKind = "failed-open"
 	// Leaked: a server crashed mid-request holding a concurrency limit's
-	// leases, which nothing gave back until they expired: slots counted in
-	// flight though nothing ran, and requests refused that an exact
-	// limiter without the crash admitted. Value: those requests.
+	// leases, or its requests ended while an outage or a partition kept
+	// it from the store, and nothing gave the leases back until they
+	// expired: slots counted in flight though nothing ran, and requests
+	// refused that an exact limiter without the fault admitted. Value:
+	// those requests.
 	FindingLeaked FindingKind = "leaked"
 	// Shed: the fleet's load shedder turned requests away with 503 for
 	// want of capacity, the lower priorities first: whose, and that the
@@ -111,16 +113,16 @@ func outageText(r *Result) string {
 	return "while the store was unreachable (" + strings.Join(spans, ", ") + ")"
 }
 
-// leakedFinding is the crash whose leases cost the most: the requests an
+// leakedFinding is the fault whose leases cost the most: the requests an
 // exact limiter without it admitted and the run refused, and whose.
 func leakedFinding(r *Result) (Finding, bool) {
-	var crash *FaultSpan
+	var worst *FaultSpan
 	for i := range r.Faults {
-		if f := &r.Faults[i]; f.Leaked > 0 && (crash == nil || f.Leaked > crash.Leaked) {
-			crash = f
+		if f := &r.Faults[i]; f.Leaked > 0 && (worst == nil || f.Leaked > worst.Leaked) {
+			worst = f
 		}
 	}
-	if crash == nil {
+	if worst == nil {
 		return Finding{}, false
 	}
 	var denied int64
@@ -134,8 +136,15 @@ func leakedFinding(r *Result) (Finding, bool) {
 	if top < 0 {
 		return Finding{}, false
 	}
-	text := fmt.Sprintf("a crash at %gs (%s) left %s held that no request used until they expired at %s: %s refused that an exact limiter without it admitted, %s of them %s",
-		crash.StartS, crash.Detail, plural64(crash.Leaked, "lease", "leases"), ShortDuration(time.Duration(crash.LeakedUntilS*float64(time.Second)).Round(time.Millisecond)),
+	fault := fmt.Sprintf("a crash at %gs (%s)", worst.StartS, worst.Detail)
+	switch FaultKind(worst.Kind) {
+	case Outage:
+		fault = fmt.Sprintf("an outage at %gs", worst.StartS)
+	case Partition:
+		fault = fmt.Sprintf("a partition at %gs (%s)", worst.StartS, worst.Detail)
+	}
+	text := fmt.Sprintf("%s left %s held that no request used until they expired at %s: %s refused that an exact limiter without it admitted, %s of them %s",
+		fault, plural64(worst.Leaked, "lease", "leases"), ShortDuration(time.Duration(worst.LeakedUntilS*float64(time.Second)).Round(time.Millisecond)),
 		requests(denied), Thousands(r.Clients[top].FalseDenies), possessive(r.Clients[top].Name))
 	return Finding{Kind: FindingLeaked, Client: r.Clients[top].Name, Value: float64(denied), Text: text}, true
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/topology"
 )
 
 // releaser is a copy of the state that can give a lease back: a jar, the
@@ -126,22 +127,43 @@ func (s *sim) release(ctx context.Context, slot int32, t int64) error {
 	if f.lost || f.lease == 0 {
 		return nil
 	}
+	// The server gives the lease back to the copy it reaches now, as the
+	// live fleet's does (route): after a failover, the replica; in an
+	// outage or cut off, none, and the lease is held until its TTL.
 	now := s.decisionClock(f.server, t)
-	if s.stores.jars != nil {
-		s.stores.jars[f.target].release(f.key, now, f.lease, f.cost)
+	target := s.topo.Route(f.server, algorithms.Time(t))
+	switch {
+	case target == topology.Unreachable:
+		s.leaseKept(f, t)
 		return nil
+	case s.stores.jars != nil:
+		s.stores.jars[target].release(f.key, now, f.lease, f.cost)
+	default:
+		r, ok := s.stores.copies[target].(releaser)
+		if !ok {
+			return fmt.Errorf("sim: the %s store cannot release a lease", s.sc.Topology.Store)
+		}
+		if err := r.Release(ctx, s.keys[f.key].name, now, f.lease, f.cost); err != nil && !errors.Is(err, errStoreDown) {
+			return fmt.Errorf("sim: releasing a lease: %w", err)
+		}
 	}
-	if f.target < 0 || f.target >= len(s.stores.copies) {
-		return nil // the store was unreachable: the lease expires on its own
+	return s.route.Wrote(ctx, target, s.keys[f.key].name, algorithms.Time(t))
+}
+
+// leaseKept counts f's lease, whose server could not reach the store to
+// give it back at t, as held until it expires, against the fault that
+// cut the server off (an outage, a partition), as a crash's leases are.
+func (s *sim) leaseKept(f inFlight, t int64) {
+	for i, ft := range s.sc.Faults {
+		start, end := int64(algorithms.At(ft.Start)), int64(algorithms.At(ft.End))
+		if (ft.Kind != Outage && ft.Kind != Partition) || t < start || t >= end {
+			continue
+		}
+		span := &s.faults.spans[i]
+		span.Leaked += f.cost
+		span.LeakedUntilS = max(span.LeakedUntilS, seconds(int64(f.lease)))
+		return
 	}
-	r, ok := s.stores.copies[f.target].(releaser)
-	if !ok {
-		return fmt.Errorf("sim: the %s store cannot release a lease", s.sc.Topology.Store)
-	}
-	if err := r.Release(ctx, s.keys[f.key].name, now, f.lease, f.cost); err != nil && !errors.Is(err, errStoreDown) {
-		return fmt.Errorf("sim: releasing a lease: %w", err)
-	}
-	return nil
 }
 
 // crash kills servers at t: the requests they were serving are lost, their

@@ -204,3 +204,37 @@ func TestEveryLimitShadowedGivesLeasesBack(t *testing.T) {
 		t.Errorf("rejected_by %v, want nothing refused", got.RejectedBy)
 	}
 }
+
+// A request that ends while an outage keeps its server from the store
+// cannot give its lease back, as a live fleet's server cannot: the lease
+// is held until it expires, and counted against the outage. Five leases
+// taken at 2 s end at 3 s, inside an outage from 2.5 s to 3.5 s: the
+// client is refused from the outage's end until they expire at 32 s,
+// past the end of the run, and a finding says so.
+func TestOutageKeepsTheLeasesItsRequestsCouldNotGiveBack(t *testing.T) {
+	sc := slow(Shared, 1)
+	sc.Topology.OnError = "fail-closed"
+	sc.Faults = []Fault{{Kind: Outage, Start: 2500 * time.Millisecond, End: 3500 * time.Millisecond}}
+	r := mustRun(t, sc)
+	var after Counts
+	for _, row := range r.Timeline {
+		if row.TS >= 4 {
+			after.Add(row.Counts)
+		}
+	}
+	if after.Allowed != 0 {
+		t.Errorf("after the outage: %d admitted, want none: the 5 leases its requests could not give back leak till 32 s", after.Allowed)
+	}
+	if f := r.Faults[0]; f.Leaked != 5 || f.LeakedUntilS < 30 {
+		t.Errorf("the outage's span %+v, want 5 leaked until past 30 s", f)
+	}
+	var leak Finding
+	for _, f := range Findings(r) {
+		if f.Kind == FindingLeaked {
+			leak = f
+		}
+	}
+	if !strings.HasPrefix(leak.Text, "an outage at 2.5s left 5 leases held") {
+		t.Errorf("the leak's finding is %q, want it said of the outage (findings: %+v)", leak.Text, Findings(r))
+	}
+}

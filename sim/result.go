@@ -286,10 +286,12 @@ type FaultSpan struct {
 	StartS float64 `json:"start_s"`
 	EndS   float64 `json:"end_s"`
 	Detail string  `json:"detail,omitempty"`
-	// Leaked and LeakedUntilS are, for a crash, the leases its servers
-	// held when they died mid-request, never given back, and when the last
-	// of them expired: the slots a concurrency limit lost meanwhile.
-	// Added to v1.
+	// Leaked and LeakedUntilS are the leases the fault kept from being
+	// given back, and when the last of them expired: for a crash, those
+	// its servers held when they died mid-request; for an outage or a
+	// partition, those whose requests ended while their server could not
+	// reach the store. The slots a concurrency limit lost meanwhile. Added
+	// to v1.
 	Leaked       int64   `json:"leaked,omitempty"`
 	LeakedUntilS float64 `json:"leaked_until_s,omitempty"`
 }
