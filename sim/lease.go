@@ -22,7 +22,7 @@ type releaser interface {
 
 // inFlight is an admitted request that holds a lease until it is served.
 type inFlight struct {
-	key, target, server int
+	key, server int
 	lease               algorithms.Time // 0: the request was refused, only the exact limiter admitted it
 	idealLease          algorithms.Time // the exact limiter's lease of the same request, 0 if it refused
 	cost                int64
@@ -60,7 +60,7 @@ func (l *leaseStage) hold(s *sim, p *pending, lease, idealLease algorithms.Time,
 	if served {
 		done += s.serviceOf(p)
 	}
-	f := inFlight{key: p.key, target: p.target, server: p.server, lease: lease, idealLease: idealLease, cost: p.cost}
+	f := inFlight{key: p.key, server: p.server, lease: lease, idealLease: idealLease, cost: p.cost}
 	var slot int32
 	if n := len(l.freeFlights); n > 0 {
 		slot = l.freeFlights[n-1]
