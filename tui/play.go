@@ -130,27 +130,9 @@ func (m Model) onKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 	case m.vs != nil && (key.Matches(msg, k.Algorithm) || key.Matches(msg, k.Topology)):
 		m.note("%v", errVersusKeys)
 	case key.Matches(msg, k.Algorithm):
-		from := m.sc.Limit.Algorithm
-		if m.triedAlg != "" {
-			from = m.triedAlg
-		}
-		name := next(sim.Algorithms(), from)
-		sc, why, err := withAlgorithm(m.sc, name)
-		if err != nil {
-			// The limit does not suit it: no run to build.
-			m.note("%s: cannot play it: limit.%v", why, err)
-			m.triedAlg = name
-			break
-		}
-		m.restart = &restartReq{sc: sc, what: why, alg: true}
+		m = m.nextAlgorithm()
 	case key.Matches(msg, k.Topology):
-		from := m.sc.Topology.Kind
-		if m.triedTopo != "" {
-			from = m.triedTopo
-		}
-		sc := m.sc
-		sc.Topology.Kind = next(topologies, from)
-		m.restart = &restartReq{sc: sc, what: "topology → " + string(sc.Topology.Kind), topo: true}
+		m = m.nextTopology()
 	case key.Matches(msg, k.Up):
 		m = m.selectRow(func(i, _ int) int { return i - 1 })
 	case key.Matches(msg, k.Down):
@@ -169,6 +151,38 @@ func (m Model) onKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		m.showLog = !m.showLog
 	}
 	return m, nil
+}
+
+// nextAlgorithm asks for a restart on the algorithm after the one playing
+// (or after the last one tried, which the limit did not suit).
+func (m Model) nextAlgorithm() Model {
+	from := m.sc.Limit.Algorithm
+	if m.triedAlg != "" {
+		from = m.triedAlg
+	}
+	name := next(sim.Algorithms(), from)
+	sc, why, err := withAlgorithm(m.sc, name)
+	if err != nil {
+		// The limit does not suit it: no run to build.
+		m.note("%s: cannot play it: limit.%v", why, err)
+		m.triedAlg = name
+		return m
+	}
+	m.restart = &restartReq{sc: sc, what: why, alg: true}
+	return m
+}
+
+// nextTopology asks for a restart on the topology after the one playing
+// (or after the last one tried).
+func (m Model) nextTopology() Model {
+	from := m.sc.Topology.Kind
+	if m.triedTopo != "" {
+		from = m.triedTopo
+	}
+	sc := m.sc
+	sc.Topology.Kind = next(topologies, from)
+	m.restart = &restartReq{sc: sc, what: "topology → " + string(sc.Topology.Kind), topo: true}
+	return m
 }
 
 // selectRow moves the selection to to(i, page) of the rows as listed (i
