@@ -99,24 +99,24 @@ const ReplicaTTL = time.Hour
 // order (copy 0 is the shared store or the primary, copy 1 the replica),
 // and how a request is decided on them.
 type Copies struct {
-	Topo   *topology.Topology
-	Copies []Copy
+	topo   *topology.Topology
+	copies []Copy
 	// Writes is how the run's algorithm writes, on the racy topology.
 	Writes Writes
 	// racy reads and writes each copy in two calls, on the racy topology
 	// when the algorithm does not write atomically.
 	racy []*store.Racy
-	// Topo is not safe for concurrent use: a fleet whose servers decide
-	// at once guards it with Lock (the simulator, one request at a time,
-	// leaves it nil).
-	Lock sync.Locker
+	// topo is not safe for concurrent use: a fleet whose servers decide
+	// at once guards it with lock (the simulator, one request at a time,
+	// has none).
+	lock sync.Locker
 }
 
 // New returns the copies of a fleet running alg on topo, and how it writes
 // them on the racy topology. lock guards topo, nil when one request is
 // decided at a time.
 func New(topo *topology.Topology, copies []Copy, alg algorithms.Algorithm, lock sync.Locker) *Copies {
-	c := &Copies{Topo: topo, Copies: copies, Writes: WritesOf(alg.Name()), Lock: lock}
+	c := &Copies{topo: topo, copies: copies, Writes: WritesOf(alg.Name()), lock: lock}
 	if topo.Kind() == topology.Racy && c.Writes != Atomic {
 		for _, cp := range copies {
 			c.racy = append(c.racy, store.NewRacy(alg, cp))
@@ -139,9 +139,9 @@ func (c *Copies) Read(ctx context.Context, target int, key string, now algorithm
 // Route is the copy server reaches at true time at, or
 // topology.Unreachable.
 func (c *Copies) Route(server int, at algorithms.Time) int {
-	c.lock()
-	defer c.unlock()
-	return c.Topo.Route(server, at)
+	c.acquire()
+	defer c.release()
+	return c.topo.Route(server, at)
 }
 
 // Take decides a request for key of cost, on the server's clock now, on
@@ -159,7 +159,7 @@ func (c *Copies) Take(ctx context.Context, target int, key string, now, at algor
 		}
 		return c.racy[target].Take(ctx, key, now, cost)
 	}
-	d, err := c.Copies[target].Take(ctx, key, now, cost)
+	d, err := c.copies[target].Take(ctx, key, now, cost)
 	if err != nil || !d.Allowed {
 		return d, err
 	}
@@ -193,24 +193,24 @@ func (c *Copies) Wrote(ctx context.Context, target int, key string, at algorithm
 	if target != 0 || !c.replicates() {
 		return nil
 	}
-	st, err := c.Copies[0].Load(ctx, key)
+	st, err := c.copies[0].Load(ctx, key)
 	if err != nil {
 		return err
 	}
-	c.lock()
-	defer c.unlock()
-	return c.Topo.Replicate(ctx, key, st, at, c.SaveReplica)
+	c.acquire()
+	defer c.release()
+	return c.topo.Replicate(ctx, key, st, at, c.SaveReplica)
 }
 
 func (c *Copies) replicates() bool {
-	c.lock()
-	defer c.unlock()
-	return c.Topo.Replicates()
+	c.acquire()
+	defer c.release()
+	return c.topo.Replicates()
 }
 
 // SaveReplica writes a state replicated from the primary to the replica.
 func (c *Copies) SaveReplica(ctx context.Context, key string, st algorithms.State) error {
-	return c.Copies[1].Save(ctx, key, st, ReplicaTTL)
+	return c.copies[1].Save(ctx, key, st, ReplicaTTL)
 }
 
 // Resync is a split brain's heal: the replica's writes during the
@@ -220,7 +220,7 @@ func (c *Copies) SaveReplica(ctx context.Context, key string, st algorithms.Stat
 // key of its run, the live fleet every key decided since the last heal.
 func (c *Copies) Resync(ctx context.Context, keys func(yield func(string) bool)) error {
 	for key := range keys {
-		st, err := c.Copies[0].Load(ctx, key)
+		st, err := c.copies[0].Load(ctx, key)
 		if err != nil {
 			return err
 		}
@@ -231,14 +231,14 @@ func (c *Copies) Resync(ctx context.Context, keys func(yield func(string) bool))
 	return nil
 }
 
-func (c *Copies) lock() {
-	if c.Lock != nil {
-		c.Lock.Lock()
+func (c *Copies) acquire() {
+	if c.lock != nil {
+		c.lock.Lock()
 	}
 }
 
-func (c *Copies) unlock() {
-	if c.Lock != nil {
-		c.Lock.Unlock()
+func (c *Copies) release() {
+	if c.lock != nil {
+		c.lock.Unlock()
 	}
 }
