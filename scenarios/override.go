@@ -11,6 +11,7 @@ import (
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/topology"
 )
 
 // OverrideNames are the fields a command line (--duration 10s) or an
@@ -192,10 +193,19 @@ func FlagField(name string) string { return "--" + strings.ReplaceAll(name, "_",
 
 // The choices of the fields that an override shares with the file.
 var (
-	topologyKinds = []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)}
+	topologyKinds = kindNames(topology.Kinds())
 	balancers     = []string{string(sim.RoundRobin), string(sim.Random), string(sim.KeyHash)}
 	keyKinds      = []string{string(sim.KeyAuto), string(sim.KeyAPIKey), string(sim.KeyUser), string(sim.KeyIP)}
 )
+
+// kindNames are the topology kinds as a field's choices.
+func kindNames(kinds []topology.Kind) []string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return names
+}
 
 // seed reads a whole number from 0 to 2^64-1.
 func (d *decoder) seed(n *yaml.Node, field, example string) uint64 {

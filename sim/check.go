@@ -2,10 +2,12 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/topology"
 )
 
 // PeerStore returns an error if algorithm is a peer model and store is a
@@ -101,13 +103,21 @@ func (sc *Scenario) checkLimits() error {
 	return nil
 }
 
+// kindList is the topologies as an error's want says them: "local,
+// shared, racy or split-brain".
+func kindList(kinds []topology.Kind) string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // checkTopology checks the topology's kind and store.
 func (sc *Scenario) checkTopology() error {
 	t := sc.Topology
-	switch t.Kind {
-	case Local, Shared, Racy, SplitBrain:
-	default:
-		return bad("topology.kind", "unknown topology %q (want local, shared, racy or split-brain)", t.Kind)
+	if !slices.Contains(topology.Kinds(), t.Kind) {
+		return bad("topology.kind", "unknown topology %q (want %s)", t.Kind, kindList(topology.Kinds()))
 	}
 	if t.Store != "" && t.Store != "memory" && t.Store != "miniredis" && !strings.HasPrefix(t.Store, "redis") {
 		return bad("topology.store", "unknown store %q (want memory, miniredis or redis://host:port)", t.Store)

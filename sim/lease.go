@@ -23,10 +23,10 @@ type releaser interface {
 // inFlight is an admitted request that holds a lease until it is served.
 type inFlight struct {
 	key, server int
-	lease               algorithms.Time // 0: the request was refused, only the exact limiter admitted it
-	idealLease          algorithms.Time // the exact limiter's lease of the same request, 0 if it refused
-	cost                int64
-	lost                bool // its server crashed: it will never be served
+	lease       algorithms.Time // 0: the request was refused, only the exact limiter admitted it
+	idealLease  algorithms.Time // the exact limiter's lease of the same request, 0 if it refused
+	cost        int64
+	lost        bool // its server crashed: it will never be served
 }
 
 // leaseStage holds the leases of admitted requests until they are served:

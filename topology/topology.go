@@ -34,6 +34,11 @@ const (
 	SplitBrain Kind = "split-brain" // a primary and a replica that a partition separates
 )
 
+// Kinds are the topologies there are, in the order they are taught (and
+// listed, cycled and checked by the parser, the TUI and the simulator):
+// the one list of them.
+func Kinds() []Kind { return []Kind{Local, Shared, Racy, SplitBrain} }
+
 // PrimaryNeverStops is the PrimaryStopsAfter of a primary that keeps taking
 // writes for the whole partition, as a Redis primary without
 // min-replicas-to-write does.

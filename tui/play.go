@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/topology"
 )
 
 // ladder is the speeds + and - step through; the last is max.
@@ -263,7 +264,7 @@ func (m Model) restarted(msg restartMsg) Model {
 }
 
 // topologies are the kinds t cycles through.
-var topologies = []sim.TopologyKind{sim.Local, sim.Shared, sim.Racy, sim.SplitBrain}
+var topologies = topology.Kinds()
 
 // next is the element after from in list, wrapping; the first if from is
 // not in it.
