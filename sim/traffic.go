@@ -15,8 +15,9 @@ import (
 // no more before its stop.
 type stream struct {
 	tr          Traffic
-	start, stop int64 // µs; stop is exclusive
-	k           int64 // arrivals generated so far
+	kind        *patternKind // tr's pattern (patterns.go); nil sends nothing
+	start, stop int64        // µs; stop is exclusive
+	k           int64        // arrivals generated so far
 	last        int64
 }
 
@@ -25,7 +26,7 @@ func newStream(tr Traffic, duration int64) *stream {
 	if tr.Stop > 0 {
 		stop = min(int64(algorithms.At(tr.Stop)), duration)
 	}
-	return &stream{tr: tr, start: int64(algorithms.At(tr.Start)), stop: stop}
+	return &stream{tr: tr, kind: patternOf(tr.Pattern), start: int64(algorithms.At(tr.Start)), stop: stop}
 }
 
 func perMicros(r algorithms.Rate) int64 { return int64(algorithms.At(r.Per)) }
@@ -39,47 +40,14 @@ func evenly(start, k int64, r algorithms.Rate) int64 {
 	return satAdd(start, int64(mulDivFloor(uint64(k), uint64(perMicros(r)), uint64(r.N))))
 }
 
+// next is the stream's next arrival, at or after its previous one, in µs,
+// and false when its pattern has no more before its stop.
 func (s *stream) next(rng *rand.Rand) (int64, bool) {
-	var at int64
-	switch s.tr.Pattern {
-	case Constant:
-		at = evenly(s.start, s.k, s.tr.Rate)
-	case Poisson:
-		rate := s.tr.Rate.PerSecond() / 1e6 // per µs
-		if rate <= 0 {
-			return 0, false
-		}
-		if s.k == 0 {
-			s.last = s.start
-		}
-		at = s.last + int64(rng.ExpFloat64()/rate)
-	case Burst:
-		count := int64(s.tr.Count)
-		if s.k >= count {
-			return 0, false
-		}
-		base := int64(algorithms.At(s.tr.At))
-		spread := int64(algorithms.At(s.tr.Spread))
-		at = satAdd(base, int64(mulDivFloor(uint64(s.k), uint64(spread), uint64(max(count, 1)))))
-	case Ramp:
-		at = s.rampAt(s.k)
-	case Times:
-		if s.k >= int64(len(s.tr.Times)) {
-			return 0, false
-		}
-		at = int64(algorithms.At(s.tr.Times[s.k]))
-	case OnOff:
-		on, off := int64(algorithms.At(s.tr.On)), int64(algorithms.At(s.tr.Off))
-		perCycle := evenlyCount(on, s.tr.Rate)
-		if perCycle == 0 || on <= 0 {
-			return 0, false
-		}
-		cycle, i := s.k/perCycle, s.k%perCycle
-		at = satAdd(satAdd(s.start, satMul(cycle, on+off)), evenly(0, i, s.tr.Rate))
-	default:
+	if s.kind == nil {
 		return 0, false
 	}
-	if at >= s.stop || at < s.last {
+	at, ok := s.kind.at(s, rng)
+	if !ok || at >= s.stop || at < s.last {
 		return 0, false
 	}
 	s.k++
@@ -106,58 +74,13 @@ func evenlyCount(span int64, r algorithms.Rate) int64 {
 	return int64(mulDivCeil(uint64(span), uint64(r.N), uint64(perMicros(r))))
 }
 
-// rampAt returns the k-th arrival of a rate rising linearly from From at
-// start to To at stop: the instant where the expected count Λ(t) reaches k,
-// Λ(t) = a·t + (b − a)·t²/(2T), solved for t.
-func (s *stream) rampAt(k int64) int64 {
-	a := s.tr.From.PerSecond() / 1e6
-	b := s.tr.To.PerSecond() / 1e6
-	span := float64(s.stop - s.start)
-	if span <= 0 {
-		return math.MaxInt64
-	}
-	c := (b - a) / (2 * span)
-	x := float64(k)
-	var t float64
-	if math.Abs(c) < 1e-18 {
-		if a <= 0 {
-			return math.MaxInt64
-		}
-		t = x / a
-	} else {
-		disc := a*a + 4*c*x
-		if disc < 0 {
-			return math.MaxInt64
-		}
-		t = (-a + math.Sqrt(disc)) / (2 * c)
-	}
-	if t < 0 || math.IsNaN(t) || t > span {
-		return math.MaxInt64
-	}
-	return s.start + int64(t)
-}
-
 // estimate is the number of arrivals the stream will produce: what the
 // request budget is checked against before a run.
 func (s *stream) estimate() float64 {
-	span := float64(max(s.stop-s.start, 0)) / 1e6 // seconds
-	switch s.tr.Pattern {
-	case Constant, Poisson:
-		return s.tr.Rate.PerSecond() * span
-	case Burst:
-		return float64(s.tr.Count)
-	case Times:
-		return float64(len(s.tr.Times))
-	case Ramp:
-		return (s.tr.From.PerSecond() + s.tr.To.PerSecond()) / 2 * span
-	case OnOff:
-		on, off := s.tr.On.Seconds(), s.tr.Off.Seconds()
-		if on+off <= 0 {
-			return 0
-		}
-		return s.tr.Rate.PerSecond() * span * on / (on + off)
+	if s.kind == nil {
+		return 0
 	}
-	return 0
+	return s.kind.estimate(s.tr, float64(max(s.stop-s.start, 0))/1e6)
 }
 
 // mulDivFloor is a × b / c rounded down, saturating instead of panicking
