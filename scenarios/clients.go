@@ -241,7 +241,7 @@ func isTracePattern(n *yaml.Node) bool {
 var (
 	patternFields = map[sim.Pattern][]string{}
 	patternNeeds  = map[sim.Pattern][]string{}
-	fieldExample = map[string]string{
+	fieldExample  = map[string]string{
 		"rate": "100/s", "from": "0/s", "to": "100/s", "count": "40", "at": "10s",
 		"spread": "100ms", "on": "2s", "off": "3s", "start": "5s", "stop": "25s", "cost": "1",
 	}
