@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/trace"
@@ -234,4 +235,4 @@ func cmpDesc(a, b int64) int {
 	return 1
 }
 
-func thousands(n int64) string { return sim.Thousands(n) }
+func thousands(n int64) string { return words.Thousands(n) }

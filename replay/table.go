@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ratelim/ratelim/internal/escape"
-	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 // TableOptions tune WriteTable.
@@ -180,7 +180,7 @@ func keyTableHead(runs []*Run, peakWindow time.Duration, hasPeaks bool) (head []
 		}
 	}
 	if hasPeaks {
-		head = append(head, "PEAK/"+sim.ShortDuration(peakWindow))
+		head = append(head, "PEAK/"+words.Duration(peakWindow))
 	}
 	return head, firstCols, worstCols
 }
@@ -263,19 +263,19 @@ func writeSuggestions(w io.Writer, rep *Report) error {
 	p := run.Scenario.Limit.Params
 	fmt.Fprintln(w)
 	if p.Window > 0 {
-		fmt.Fprintf(w, "Limits that leave a share of keys untouched, from each key's peak in any %s,\n", sim.ShortDuration(run.PeakWindow))
+		fmt.Fprintf(w, "Limits that leave a share of keys untouched, from each key's peak in any %s,\n", words.Duration(run.PeakWindow))
 	} else {
 		fmt.Fprintf(w, "Bursts that leave a share of keys untouched at %s, from each key's requests,\n", p.Rate)
 	}
 	window := p.Window > 0
 	lim := run.Scenario.Limit
 	if window {
-		fmt.Fprintf(w, "each replayed by %s (window %s) to count what it would refuse:\n", lim.Algorithm, sim.ShortDuration(p.Window))
+		fmt.Fprintf(w, "each replayed by %s (window %s) to count what it would refuse:\n", lim.Algorithm, words.Duration(p.Window))
 	} else {
 		fmt.Fprintf(w, "each replayed by %s to count what it would refuse:\n", lim.Algorithm)
 	}
 	var tw table
-	peak := "PEAK/" + sim.ShortDuration(run.PeakWindow)
+	peak := "PEAK/" + words.Duration(run.PeakWindow)
 	if window {
 		tw.add("UNTOUCHED", "KEYS", peak, "LIMIT", "REJECTED", "%", "THROTTLED")
 	} else {

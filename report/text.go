@@ -54,7 +54,7 @@ func WriteTableWith(w io.Writer, r *sim.Result, opts TableOptions) error {
 	if len(r.Limit.Limits) > 0 {
 		parts := make([]string, len(r.Limit.Limits))
 		for i, p := range r.Limit.Limits {
-			parts[i] = fmt.Sprintf("%s %s", escape.Text(p.Name), sim.PolicyText(p))
+			parts[i] = fmt.Sprintf("%s %s", escape.Text(p.Name), p.Text())
 			switch {
 			case p.Shadow && p.ShadowUntilS > 0:
 				parts[i] += fmt.Sprintf(" (shadow until %gs)", p.ShadowUntilS)

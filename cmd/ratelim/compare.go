@@ -15,6 +15,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
@@ -409,7 +410,7 @@ func compareFindings(sc sim.Scenario, cells []Cell) []string {
 	}
 	for _, c := range cells {
 		if c.Topology == string(sim.Shared) && (c.FailedOpen > 0 || c.FailedClosed > 0) {
-			line := fmt.Sprintf("on the shared store, %s requests (%s) failed open and %s failed closed while it was unreachable", sim.Thousands(c.FailedOpen), c.Algorithm, sim.Thousands(c.FailedClosed))
+			line := fmt.Sprintf("on the shared store, %s requests (%s) failed open and %s failed closed while it was unreachable", words.Thousands(c.FailedOpen), c.Algorithm, words.Thousands(c.FailedClosed))
 			if failOpen {
 				line += ": failing open is what lets the peaks through"
 			}
