@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -344,7 +345,7 @@ func (d *timelineData) byKey(perClient map[string][]counts) []traffic {
 		t.figures = fmt.Sprint(fig)
 		if len(names) != 1 || names[0] != k.Key {
 			t.members = names
-			t.lead = fmt.Sprintf("%d %s:", len(names), plural(len(names), "client", "clients"))
+			t.lead = fmt.Sprintf("%d %s:", len(names), words.Plural(len(names), "client", "clients"))
 		}
 		t.notes = append(t.notes, admittedNotes(t.total, k.IdealAllowed, k.MaxAllowed1s, true)...)
 		out = append(out, t)
@@ -407,13 +408,6 @@ func admittedNotes(t counts, ideal, peak int64, exact bool) []string {
 		notes = append(notes, "retries "+thousands(t.retries))
 	}
 	return notes
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // values returns one figure of every step.

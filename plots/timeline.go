@@ -307,7 +307,7 @@ func runHeader(d *timelineData, logScale bool, used map[string]bool) header {
 }
 
 func runTitle(r *sim.Result) string {
-	return fmt.Sprintf("%s · %s · %s on %s · %d %s · seed %d", or(r.Scenario, "unnamed scenario"), r.Algorithm, r.Topology, r.Store, r.Servers, plural(r.Servers, "server", "servers"), r.Seed)
+	return fmt.Sprintf("%s · %s · %s on %s · %d %s · seed %d", or(r.Scenario, "unnamed scenario"), r.Algorithm, r.Topology, r.Store, r.Servers, words.Plural(r.Servers, "server", "servers"), r.Seed)
 }
 
 func or(s, otherwise string) string {

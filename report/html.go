@@ -140,8 +140,8 @@ func newPageData(r *sim.Result, opts Options) (*pageData, error) {
 	if len(d.Findings) == 0 {
 		d.Findings = sim.Findings(r)
 	}
-	d.RunLine = fmt.Sprintf("%s · %s on %s · %d server%s · %s · seed %d · %s s", r.Algorithm, r.Topology, r.Store,
-		r.Servers, plural(r.Servers), limitText(r), r.Seed, strconv.FormatFloat(r.DurationS, 'f', -1, 64))
+	d.RunLine = fmt.Sprintf("%s · %s on %s · %d %s · %s · seed %d · %s s", r.Algorithm, r.Topology, r.Store,
+		r.Servers, words.Plural(r.Servers, "server", "servers"), limitText(r), r.Seed, strconv.FormatFloat(r.DurationS, 'f', -1, 64))
 	if len(opts.Plot.Data) > 0 {
 		p, err := newPlotData(r, opts.Plot)
 		if err != nil {
@@ -276,13 +276,6 @@ func defaultedText(l sim.LimitResult) string {
 		return ""
 	}
 	return " (" + strings.Join(l.Defaulted, " and ") + " by default: the scenario sets none)"
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 func or(s, otherwise string) string {

@@ -260,7 +260,7 @@ func (c *Cell) summarise(r *sim.Result) {
 }
 
 func writeCompareTable(w io.Writer, sc sim.Scenario, cells []Cell, algs, topos []string) error {
-	fmt.Fprintf(w, "%s · %d server%s · seed %d · %s · store %s\n", escape.Text(sc.Name), sc.Servers, plural(sc.Servers), sc.Seed, sc.Duration, store.Redacted(sc.Topology.Store))
+	fmt.Fprintf(w, "%s · %d %s · seed %d · %s · store %s\n", escape.Text(sc.Name), sc.Servers, words.Plural(sc.Servers, "server", "servers"), sc.Seed, sc.Duration, store.Redacted(sc.Topology.Store))
 	matrices := []struct {
 		title  string
 		value  func(Cell) float64
@@ -350,7 +350,7 @@ func pctText(v float64) string {
 // shared column, where no topology adds anything of its own.
 func compareFindings(sc sim.Scenario, cells []Cell) []string {
 	why := map[string]string{
-		string(sim.Local):      fmt.Sprintf("%d server%s, each with its own jar", sc.Servers, plural(sc.Servers)),
+		string(sim.Local):      fmt.Sprintf("%d %s, each with its own jar", sc.Servers, words.Plural(sc.Servers, "server", "servers")),
 		string(sim.Racy):       "servers read the same state before either wrote it back",
 		string(sim.SplitBrain): "each side of the partition counts in its own copy",
 	}
@@ -447,13 +447,6 @@ func writeCompareCSV(w io.Writer, cells []Cell) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 func contains(list []string, s string) bool {
