@@ -115,7 +115,7 @@ func statePanel(d *timelineData, s *stateData, v stateView, top float64, width v
 	}
 	if d.r.Shedder != nil {
 		note.lines = append(note.lines, fmt.Sprintf("%s: the shedder's capacity left (normal leaves %s, sheddable %s)",
-			sim.FleetKey, thousands(d.r.Shedder.Reserve["normal"]), thousands(d.r.Shedder.Reserve["sheddable"])))
+			sim.FleetKey, words.Thousands(d.r.Shedder.Reserve["normal"]), words.Thousands(d.r.Shedder.Reserve["sheddable"])))
 	}
 	return panel{plot: p, height: max(1.5*vg.Inch, note.height(noteWidth(width))+0.15*vg.Inch), side: note}
 }

@@ -288,7 +288,7 @@ func (l *Log) roomForKey(opts ScanOptions, memKeys int64, line int) error {
 	}
 	if int64(len(l.Keys)) >= memKeys {
 		return &sim.TooBigError{Err: sim.ErrMemory, Scenario: "replay of " + name(l.Path), Option: "MaxMemory",
-			Detail: fmt.Sprintf("has more than %s distinct keys (at line %s), more than a run within %s can hold", thousands(memKeys), thousands(int64(line)), words.Bytes(opts.MaxMemory)),
+			Detail: fmt.Sprintf("has more than %s distinct keys (at line %s), more than a run within %s can hold", words.Thousands(memKeys), words.Thousands(int64(line)), words.Bytes(opts.MaxMemory)),
 			Advice: "filter the log by path, method, from or until"}
 	}
 	return nil
@@ -304,7 +304,7 @@ func (l *Log) settle(opts ScanOptions) error {
 		what := "no line of it is a request"
 		switch {
 		case l.Stats.Filtered > 0:
-			what = fmt.Sprintf("every request was filtered out (%s of them, by time, path or method)", thousands(int64(l.Stats.Filtered)))
+			what = fmt.Sprintf("every request was filtered out (%s of them, by time, path or method)", words.Thousands(int64(l.Stats.Filtered)))
 		case l.Stats.Requests > 0 && src.Only != "":
 			what = fmt.Sprintf("no request has the key %q", src.Only)
 		}
