@@ -3,6 +3,7 @@ package live
 import (
 	"fmt"
 
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -39,15 +40,8 @@ func (e *NoAnswerError) Error() string {
 	if e.TransportErrors == 0 {
 		return fmt.Sprintf("live: no request got an answer: none of %d was sent before the scenario's time was up", e.NotSent)
 	}
-	return fmt.Sprintf("live: no request got an HTTP answer: %d transport error%s, the first: %s (want a server answering at each target)",
-		e.TransportErrors, plural(e.TransportErrors), e.First)
-}
-
-func plural(n int64) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
+	return fmt.Sprintf("live: no request got an HTTP answer: %d %s, the first: %s (want a server answering at each target)",
+		e.TransportErrors, words.Plural(e.TransportErrors, "transport error", "transport errors"), e.First)
 }
 
 // CheckAnswered returns a *NoAnswerError when requests were due in the run

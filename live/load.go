@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/httplimit"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/topology"
 )
@@ -157,7 +158,7 @@ func Load(ctx context.Context, sc sim.Scenario, opts LoadOptions) (*LoadResult, 
 	}
 	if est := sim.Estimate(sc); est > budget {
 		return nil, &sim.TooBigError{Err: sim.ErrBudget, Scenario: sc.Name, Option: "MaxRequests",
-			Detail: fmt.Sprintf("would send about %s requests for real, more than %s", sim.Thousands(est), sim.Thousands(budget)),
+			Detail: fmt.Sprintf("would send about %s requests for real, more than %s", words.Thousands(est), words.Thousands(budget)),
 			Advice: "shorten the scenario or lower its rates"}
 	}
 	if opts.Balancer == "" {

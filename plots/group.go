@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 // Grouping the traffic panels: clients alike step by step share one, and
@@ -182,7 +184,7 @@ func foldUnkept(all []traffic, keep []bool, by string, nSteps int) []traffic {
 	if len(others.members) == 0 {
 		return out
 	}
-	noun := plural(len(others.members), by, by+"s")
+	noun := words.Plural(len(others.members), by, by+"s")
 	others.name = fmt.Sprintf("others: %d %s", len(others.members), noun)
 	others.notes = admittedNotes(others.total, 0, 0, false)
 	if len(others.keys) > 1 {

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -72,7 +73,7 @@ func statePanel(d *timelineData, s *stateData, v stateView, top float64, width v
 		note.lines = append(note.lines, fmt.Sprintf("%d busiest, %d least busy of %d keys", s.busiest, s.quietest, s.totalKeys))
 	}
 	if s.hidden > 0 {
-		note.lines = append(note.lines, fmt.Sprintf("%d more %s not drawn", s.hidden, plural(s.hidden, "line", "lines")))
+		note.lines = append(note.lines, fmt.Sprintf("%d more %s not drawn", s.hidden, words.Plural(s.hidden, "line", "lines")))
 	}
 	if s.unanswered {
 		note.lines = append(note.lines, "gaps: the store did not answer")
@@ -114,7 +115,7 @@ func statePanel(d *timelineData, s *stateData, v stateView, top float64, width v
 	}
 	if d.r.Shedder != nil {
 		note.lines = append(note.lines, fmt.Sprintf("%s: the shedder's capacity left (normal leaves %s, sheddable %s)",
-			sim.FleetKey, thousands(d.r.Shedder.Reserve["normal"]), thousands(d.r.Shedder.Reserve["sheddable"])))
+			sim.FleetKey, words.Thousands(d.r.Shedder.Reserve["normal"]), words.Thousands(d.r.Shedder.Reserve["sheddable"])))
 	}
 	return panel{plot: p, height: max(1.5*vg.Inch, note.height(noteWidth(width))+0.15*vg.Inch), side: note}
 }

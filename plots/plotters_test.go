@@ -71,9 +71,6 @@ func TestTicks(t *testing.T) {
 			t.Errorf("countLabel(%g) = %q, want %q", tt.v, got, tt.want)
 		}
 	}
-	if got := thousands(-1234567); got != "-1,234,567" {
-		t.Errorf("thousands = %q", got)
-	}
 	if n := (log1pScale{}).Normalize(0, 99, 9); n != 0.5 {
 		t.Errorf("log1p: 9 on 0–99 normalises to %g, want 0.5", n)
 	}

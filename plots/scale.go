@@ -88,23 +88,3 @@ func countLabel(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
-
-// thousands writes n with thousands separators: 20,000.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := false
-	if n < 0 {
-		neg, s = true, s[1:]
-	}
-	out := make([]byte, 0, len(s)+len(s)/3)
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
-}

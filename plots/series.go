@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -260,11 +261,11 @@ func (d *timelineData) byClient(perClient map[string][]counts) []traffic {
 		}
 		t.notes = append(t.notes, rejectedByNotes(d.r, c)...)
 		if c.Priority != "" {
-			t.notes = append(t.notes, fmt.Sprintf("priority %s: shed %s (503)", c.Priority, thousands(c.Shed)))
+			t.notes = append(t.notes, fmt.Sprintf("priority %s: shed %s (503)", c.Priority, words.Thousands(c.Shed)))
 		}
 		if t.total.retries > 0 {
 			// What retrying won: the lesson of a retry storm.
-			t.notes[len(t.notes)-1] += fmt.Sprintf(", %s admitted", thousands(c.RetriesAllowed))
+			t.notes[len(t.notes)-1] += fmt.Sprintf(", %s admitted", words.Thousands(c.RetriesAllowed))
 		}
 		out = append(out, t)
 	}
@@ -284,7 +285,7 @@ func (d *timelineData) shareNotes(client string, ks *keyShare) []string {
 		if who == client {
 			who = "it"
 		}
-		notes = append(notes, fmt.Sprintf("%s took %s of the key's %s admitted", who, thousands(ks.topAllowed), thousands(ks.total.Allowed)))
+		notes = append(notes, fmt.Sprintf("%s took %s of the key's %s admitted", who, words.Thousands(ks.topAllowed), words.Thousands(ks.total.Allowed)))
 	}
 	return notes
 }
@@ -336,7 +337,7 @@ func (d *timelineData) byKey(perClient map[string][]counts) []traffic {
 			}
 			if top.Allowed > 0 {
 				t.topUser = &topUser{name: top.Name, steps: perClient[top.Name]}
-				t.notes = append(t.notes, fmt.Sprintf("%s took %s of the %s admitted", top.Name, thousands(top.Allowed), thousands(t.total.Allowed)))
+				t.notes = append(t.notes, fmt.Sprintf("%s took %s of the %s admitted", top.Name, words.Thousands(top.Allowed), words.Thousands(t.total.Allowed)))
 			}
 		}
 		fig := k
@@ -344,7 +345,7 @@ func (d *timelineData) byKey(perClient map[string][]counts) []traffic {
 		t.figures = fmt.Sprint(fig)
 		if len(names) != 1 || names[0] != k.Key {
 			t.members = names
-			t.lead = fmt.Sprintf("%d %s:", len(names), plural(len(names), "client", "clients"))
+			t.lead = fmt.Sprintf("%d %s:", len(names), words.Plural(len(names), "client", "clients"))
 		}
 		t.notes = append(t.notes, admittedNotes(t.total, k.IdealAllowed, k.MaxAllowed1s, true)...)
 		out = append(out, t)
@@ -356,7 +357,7 @@ func (d *timelineData) byKey(perClient map[string][]counts) []traffic {
 // panels count quota: the quota allowed of what was asked, and the
 // requests behind it, which a request count would have shown instead.
 func costNotes(c sim.ClientResult) []string {
-	notes := []string{fmt.Sprintf("allowed %s of %s quota asked", thousands(c.CostAllowed), thousands(c.CostSent))}
+	notes := []string{fmt.Sprintf("allowed %s of %s quota asked", words.Thousands(c.CostAllowed), words.Thousands(c.CostSent))}
 	per := "cost 1 each"
 	if c.Sent > 0 && c.CostSent != c.Sent {
 		per = fmt.Sprintf("%s a request on average", strconv.FormatFloat(float64(c.CostSent)/float64(c.Sent), 'g', 3, 64))
@@ -364,9 +365,9 @@ func costNotes(c sim.ClientResult) []string {
 			per = fmt.Sprintf("cost %d each", c.CostSent/c.Sent)
 		}
 	}
-	notes = append(notes, fmt.Sprintf("%s of %s requests, %s", thousands(c.Allowed), thousands(c.Sent), per))
+	notes = append(notes, fmt.Sprintf("%s of %s requests, %s", words.Thousands(c.Allowed), words.Thousands(c.Sent), per))
 	if c.IdealAllowed > 0 {
-		notes = append(notes, fmt.Sprintf("%.2f× an exact limiter (%s)", float64(c.Allowed)/float64(c.IdealAllowed), thousands(c.IdealAllowed)))
+		notes = append(notes, fmt.Sprintf("%.2f× an exact limiter (%s)", float64(c.Allowed)/float64(c.IdealAllowed), words.Thousands(c.IdealAllowed)))
 	}
 	return notes
 }
@@ -379,41 +380,34 @@ func rejectedByNotes(r *sim.Result, c sim.ClientResult) []string {
 	}
 	parts := make([]string, len(r.Limit.Limits))
 	for i, p := range r.Limit.Limits {
-		parts[i] = thousands(c.RejectedBy[p.Name]) + " by " + p.Name
+		parts[i] = words.Thousands(c.RejectedBy[p.Name]) + " by " + p.Name
 	}
 	return []string{"refused " + strings.Join(parts, ", ")}
 }
 
 // admittedNotes are the lines that say what a panel's totals mean.
 func admittedNotes(t counts, ideal, peak int64, exact bool) []string {
-	notes := []string{fmt.Sprintf("allowed %s of %s sent", thousands(t.Allowed), thousands(t.Sent))}
+	notes := []string{fmt.Sprintf("allowed %s of %s sent", words.Thousands(t.Allowed), words.Thousands(t.Sent))}
 	if exact {
 		// Zero is what a result without the comparison holds too: say
 		// nothing rather than something wrong.
 		if ideal > 0 {
-			notes = append(notes, fmt.Sprintf("%.2f× an exact limiter (%s)", float64(t.Allowed)/float64(ideal), thousands(ideal)))
+			notes = append(notes, fmt.Sprintf("%.2f× an exact limiter (%s)", float64(t.Allowed)/float64(ideal), words.Thousands(ideal)))
 		}
 		if peak > 0 {
-			notes = append(notes, fmt.Sprintf("peak %s in any 1 s", thousands(peak)))
+			notes = append(notes, fmt.Sprintf("peak %s in any 1 s", words.Thousands(peak)))
 		}
 	}
 	if t.FailedOpen > 0 {
-		notes = append(notes, "failed open "+thousands(t.FailedOpen))
+		notes = append(notes, "failed open "+words.Thousands(t.FailedOpen))
 	}
 	if t.FailedClosed > 0 {
-		notes = append(notes, "failed closed "+thousands(t.FailedClosed))
+		notes = append(notes, "failed closed "+words.Thousands(t.FailedClosed))
 	}
 	if t.retries > 0 {
-		notes = append(notes, "retries "+thousands(t.retries))
+		notes = append(notes, "retries "+words.Thousands(t.retries))
 	}
 	return notes
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // values returns one figure of every step.

@@ -73,7 +73,7 @@ func stateViews(r *sim.Result) []stateView {
 				own.State = append(own.State, ser)
 			}
 		}
-		views[i] = stateView{heading: "State of " + p.Name, policy: sim.PolicyText(p), r: &own}
+		views[i] = stateView{heading: "State of " + p.Name, policy: p.Text(), r: &own}
 	}
 	return views
 }

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -306,7 +307,7 @@ func runHeader(d *timelineData, logScale bool, used map[string]bool) header {
 }
 
 func runTitle(r *sim.Result) string {
-	return fmt.Sprintf("%s · %s · %s on %s · %d %s · seed %d", or(r.Scenario, "unnamed scenario"), r.Algorithm, r.Topology, r.Store, r.Servers, plural(r.Servers, "server", "servers"), r.Seed)
+	return fmt.Sprintf("%s · %s · %s on %s · %d %s · seed %d", or(r.Scenario, "unnamed scenario"), r.Algorithm, r.Topology, r.Store, r.Servers, words.Plural(r.Servers, "server", "servers"), r.Seed)
 }
 
 func or(s, otherwise string) string {
@@ -321,14 +322,14 @@ func subtitle(d *timelineData, logScale bool) string {
 	r := d.r
 	l := r.Limit
 	var parts []string
-	rate := sim.RateText(l.RatePerS)
+	rate := words.Rate(l.RatePerS)
 	switch {
 	case l.MaxInFlight > 0:
-		parts = append(parts, "limit "+sim.ConcurrencyText(l.MaxInFlight, l.LeaseTTLS))
+		parts = append(parts, "limit "+words.Concurrency(l.MaxInFlight, l.LeaseTTLS))
 	case len(l.Limits) > 0:
 		var each []string
 		for _, p := range l.Limits {
-			each = append(each, p.Name+" "+sim.PolicyText(p))
+			each = append(each, p.Name+" "+p.Text())
 		}
 		parts = append(parts, "limits "+strings.Join(each, " and "))
 	case d.ref.kind == "window":

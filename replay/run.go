@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/trace"
@@ -46,7 +47,7 @@ func (l *Log) Scenario(limit sim.Limit, redact func(string) string) sim.Scenario
 	}
 	sc := sim.Scenario{
 		Name:     "replay of " + filepath.Base(name(l.Path)),
-		Summary:  fmt.Sprintf("%s replayed: %s requests from %d keys", name(l.Path), thousands(l.Requests), len(l.Keys)),
+		Summary:  fmt.Sprintf("%s replayed: %s requests from %d keys", name(l.Path), words.Thousands(l.Requests), len(l.Keys)),
 		Duration: duration,
 		Seed:     1,
 		Step:     step,
@@ -233,5 +234,3 @@ func cmpDesc(a, b int64) int {
 	}
 	return 1
 }
-
-func thousands(n int64) string { return sim.Thousands(n) }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/routecost"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
@@ -77,7 +78,7 @@ type StdinTooLongError struct {
 }
 
 func (e *StdinTooLongError) Error() string {
-	return fmt.Sprintf("%s: longer than %s (want a file: standard input, a pipe or a device is kept in a temporary file to be read once per run, at most that much; save it and replay the file)", e.Name, sim.Bytes(e.Max))
+	return fmt.Sprintf("%s: longer than %s (want a file: standard input, a pipe or a device is kept in a temporary file to be read once per run, at most that much; save it and replay the file)", e.Name, words.Bytes(e.Max))
 }
 
 // spoolWriter writes the copy of standard input, at most max bytes.
@@ -138,7 +139,7 @@ func runText(ns float64) string {
 	if ns >= float64(math.MaxInt64) {
 		return fmt.Sprintf("%.3g years", ns/float64(MaxRun))
 	}
-	return sim.ShortDuration(time.Duration(ns))
+	return words.Duration(time.Duration(ns))
 }
 
 // ErrNoRequests is a log with no request left to replay.
@@ -287,7 +288,7 @@ func (l *Log) roomForKey(opts ScanOptions, memKeys int64, line int) error {
 	}
 	if int64(len(l.Keys)) >= memKeys {
 		return &sim.TooBigError{Err: sim.ErrMemory, Scenario: "replay of " + name(l.Path), Option: "MaxMemory",
-			Detail: fmt.Sprintf("has more than %s distinct keys (at line %s), more than a run within %s can hold", thousands(memKeys), thousands(int64(line)), sim.Bytes(opts.MaxMemory)),
+			Detail: fmt.Sprintf("has more than %s distinct keys (at line %s), more than a run within %s can hold", words.Thousands(memKeys), words.Thousands(int64(line)), words.Bytes(opts.MaxMemory)),
 			Advice: "filter the log by path, method, from or until"}
 	}
 	return nil
@@ -303,7 +304,7 @@ func (l *Log) settle(opts ScanOptions) error {
 		what := "no line of it is a request"
 		switch {
 		case l.Stats.Filtered > 0:
-			what = fmt.Sprintf("every request was filtered out (%s of them, by time, path or method)", thousands(int64(l.Stats.Filtered)))
+			what = fmt.Sprintf("every request was filtered out (%s of them, by time, path or method)", words.Thousands(int64(l.Stats.Filtered)))
 		case l.Stats.Requests > 0 && src.Only != "":
 			what = fmt.Sprintf("no request has the key %q", src.Only)
 		}
@@ -315,7 +316,7 @@ func (l *Log) settle(opts ScanOptions) error {
 	}
 	// Times past what a run holds would saturate and pile up at its end.
 	if run := float64(l.Last.Sub(l.Origin)) / src.Speed; run > float64(MaxRun) {
-		return fmt.Errorf("speed: at %g, the log's %s last %s, longer than a run may be (want at most %s: a higher speed, or from and until to replay part of it)", src.Speed, l.Last.Sub(l.Origin).Round(time.Second), runText(run), sim.ShortDuration(MaxRun))
+		return fmt.Errorf("speed: at %g, the log's %s last %s, longer than a run may be (want at most %s: a higher speed, or from and until to replay part of it)", src.Speed, l.Last.Sub(l.Origin).Round(time.Second), runText(run), words.Duration(MaxRun))
 	}
 	if opts.Peaks != nil {
 		l.Peaks = opts.Peaks.Keys()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/testsize"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
 	"github.com/ratelim/ratelim/trace/tracetest"
@@ -89,5 +90,5 @@ func TestReplayTenMillionLines(t *testing.T) {
 	}
 	t.Logf("%d lines scanned in %v and replayed in %v more (%.0f lines/s over both passes); %d steps of %s; heap in use at most %.0f MB; RSS %s",
 		n, scanned.Round(time.Millisecond), (elapsed - scanned).Round(time.Millisecond), 2*float64(n)/elapsed.Seconds(),
-		len(run.Result.Timeline)/keys, sim.ShortDuration(sc.Step), float64(maxHeap)/(1<<20), tracetest.RSS())
+		len(run.Result.Timeline)/keys, words.Duration(sc.Step), float64(maxHeap)/(1<<20), tracetest.RSS())
 }

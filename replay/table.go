@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ratelim/ratelim/internal/escape"
-	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 // TableOptions tune WriteTable.
@@ -80,7 +80,7 @@ func writeLogSummary(w io.Writer, l *Log, ck clock) {
 		last = l.Last.UTC().Format(time.TimeOnly)
 	}
 	fmt.Fprintf(w, "replay of %s\n", escape.Text(name(l.Path)))
-	fmt.Fprintf(w, "  %s requests from %s keys, %s to %s UTC\n", thousands(l.Requests), thousands(int64(len(l.Keys))),
+	fmt.Fprintf(w, "  %s requests from %s keys, %s to %s UTC\n", words.Thousands(l.Requests), words.Thousands(int64(len(l.Keys))),
 		l.First.UTC().Format(time.DateTime), last)
 	fmt.Fprintf(w, "  %s log, keyed by %s", l.Trace.Format, keySpec(l))
 	if l.Speed != 1 {
@@ -91,10 +91,10 @@ func writeLogSummary(w io.Writer, l *Log, ck clock) {
 		fmt.Fprintf(w, "  requests priced by route: %s; any other costs 1\n", strings.Join(costTexts(l.Costs), ", "))
 	}
 	if kl := l.Stats.Keyless; kl > 0 && l.Only == "" {
-		fmt.Fprintf(w, "  %s requests without a key are not limited and not counted below\n", thousands(int64(kl)))
+		fmt.Fprintf(w, "  %s requests without a key are not limited and not counted below\n", words.Thousands(int64(kl)))
 	}
 	if n := l.Stats.Bad; n > 0 {
-		fmt.Fprintf(w, "  %s bad lines skipped", thousands(int64(n)))
+		fmt.Fprintf(w, "  %s bad lines skipped", words.Thousands(int64(n)))
 		if len(l.Skipped) > 0 {
 			fmt.Fprintf(w, ", the first: %s", escape.Text(l.Skipped[0].Error()))
 		}
@@ -144,12 +144,12 @@ func keyTable(rep *Report, opts TableOptions, ck clock) *table {
 		for _, k := range first.Keys[len(shown):] {
 			rejected += k.Rejected
 		}
-		tw.note(fmt.Sprintf("(%s more keys, %s requests rejected; --top 0 lists every key)", thousands(int64(rest)), thousands(rejected)))
+		tw.note(fmt.Sprintf("(%s more keys, %s requests rejected; --top 0 lists every key)", words.Thousands(int64(rest)), words.Thousands(rejected)))
 	}
 	vs := len(rep.Runs) > 1
-	total := []string{"TOTAL", thousands(first.Totals.Requests)}
+	total := []string{"TOTAL", words.Thousands(first.Totals.Requests)}
 	for _, run := range rep.Runs {
-		total = append(total, thousands(run.Totals.Rejected))
+		total = append(total, words.Thousands(run.Totals.Rejected))
 		if !vs {
 			total = append(total, percent(run.Totals.Rejected, run.Totals.Requests), "")
 		}
@@ -180,7 +180,7 @@ func keyTableHead(runs []*Run, peakWindow time.Duration, hasPeaks bool) (head []
 		}
 	}
 	if hasPeaks {
-		head = append(head, "PEAK/"+sim.ShortDuration(peakWindow))
+		head = append(head, "PEAK/"+words.Duration(peakWindow))
 	}
 	return head, firstCols, worstCols
 }
@@ -202,7 +202,7 @@ func keysOfRuns(runs []*Run) []map[string]KeyReport {
 // keysOfRuns) what it refused, and when, and its peak if hasPeaks.
 func keyRow(k KeyReport, others []map[string]KeyReport, hasPeaks bool, ck clock) []string {
 	vs := len(others) > 1
-	row := []string{escape.Text(k.Key), thousands(k.Requests)}
+	row := []string{escape.Text(k.Key), words.Thousands(k.Requests)}
 	for i := range others {
 		kr := k
 		if i > 0 {
@@ -211,16 +211,16 @@ func keyRow(k KeyReport, others []map[string]KeyReport, hasPeaks bool, ck clock)
 		firstAt, worst := "-", "-"
 		if kr.Rejected > 0 {
 			firstAt = kr.FirstRejected.Format(ck.layout)
-			worst = fmt.Sprintf("%s (%s)", kr.WorstMinute.Format(ck.minute), thousands(kr.WorstMinuteRejected))
+			worst = fmt.Sprintf("%s (%s)", kr.WorstMinute.Format(ck.minute), words.Thousands(kr.WorstMinuteRejected))
 		}
-		row = append(row, thousands(kr.Rejected))
+		row = append(row, words.Thousands(kr.Rejected))
 		if !vs {
 			row = append(row, percent(kr.Rejected, kr.Requests), firstAt)
 		}
 		row = append(row, worst)
 	}
 	if hasPeaks {
-		row = append(row, thousands(int64(k.Peak)))
+		row = append(row, words.Thousands(int64(k.Peak)))
 	}
 	return row
 }
@@ -253,8 +253,8 @@ func writeRunTotals(w io.Writer, runs []*Run) {
 			label = fmt.Sprintf("%c: ", 'A'+i)
 		}
 		fmt.Fprintf(w, "%s%s of %s keys throttled, %s of %s requests rejected (%s%%)\n", label,
-			thousands(int64(run.Totals.Throttled)), thousands(int64(run.Totals.Keys)),
-			thousands(run.Totals.Rejected), thousands(run.Totals.Requests), percent(run.Totals.Rejected, run.Totals.Requests))
+			words.Thousands(int64(run.Totals.Throttled)), words.Thousands(int64(run.Totals.Keys)),
+			words.Thousands(run.Totals.Rejected), words.Thousands(run.Totals.Requests), percent(run.Totals.Rejected, run.Totals.Requests))
 	}
 }
 
@@ -263,32 +263,32 @@ func writeSuggestions(w io.Writer, rep *Report) error {
 	p := run.Scenario.Limit.Params
 	fmt.Fprintln(w)
 	if p.Window > 0 {
-		fmt.Fprintf(w, "Limits that leave a share of keys untouched, from each key's peak in any %s,\n", sim.ShortDuration(run.PeakWindow))
+		fmt.Fprintf(w, "Limits that leave a share of keys untouched, from each key's peak in any %s,\n", words.Duration(run.PeakWindow))
 	} else {
 		fmt.Fprintf(w, "Bursts that leave a share of keys untouched at %s, from each key's requests,\n", p.Rate)
 	}
 	window := p.Window > 0
 	lim := run.Scenario.Limit
 	if window {
-		fmt.Fprintf(w, "each replayed by %s (window %s) to count what it would refuse:\n", lim.Algorithm, sim.ShortDuration(p.Window))
+		fmt.Fprintf(w, "each replayed by %s (window %s) to count what it would refuse:\n", lim.Algorithm, words.Duration(p.Window))
 	} else {
 		fmt.Fprintf(w, "each replayed by %s to count what it would refuse:\n", lim.Algorithm)
 	}
 	var tw table
-	peak := "PEAK/" + sim.ShortDuration(run.PeakWindow)
+	peak := "PEAK/" + words.Duration(run.PeakWindow)
 	if window {
 		tw.add("UNTOUCHED", "KEYS", peak, "LIMIT", "REJECTED", "%", "THROTTLED")
 	} else {
 		tw.add("UNTOUCHED", "KEYS", "BURST", "REJECTED", "%", "THROTTLED")
 	}
 	for _, s := range rep.Suggestions {
-		row := []string{fmt.Sprintf("%g%%", 100*s.Quantile), fmt.Sprintf("%s of %s", thousands(int64(s.Untouched)), thousands(int64(len(rep.Log.Keys))))}
+		row := []string{fmt.Sprintf("%g%%", 100*s.Quantile), fmt.Sprintf("%s of %s", words.Thousands(int64(s.Untouched)), words.Thousands(int64(len(rep.Log.Keys))))}
 		if window {
-			row = append(row, thousands(int64(s.InWindow)), s.Params.Rate.String())
+			row = append(row, words.Thousands(int64(s.InWindow)), s.Params.Rate.String())
 		} else {
-			row = append(row, thousands(s.Burst))
+			row = append(row, words.Thousands(s.Burst))
 		}
-		row = append(row, thousands(s.Run.Totals.Rejected), percent(s.Run.Totals.Rejected, s.Run.Totals.Requests), keysText(s.Run.Totals.Throttled))
+		row = append(row, words.Thousands(s.Run.Totals.Rejected), percent(s.Run.Totals.Rejected, s.Run.Totals.Requests), keysText(s.Run.Totals.Throttled))
 		tw.add(row...)
 	}
 	return tw.write(w)
@@ -383,5 +383,5 @@ func keysText(n int) string {
 	if n == 1 {
 		return "1 key"
 	}
-	return thousands(int64(n)) + " keys"
+	return words.Thousands(int64(n)) + " keys"
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/routecost"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -34,7 +35,7 @@ func LimitText(l sim.Limit) string {
 		case "burst":
 			s += fmt.Sprintf(" burst %d", p.Burst)
 		case "window":
-			s += " window " + sim.ShortDuration(p.Window)
+			s += " window " + words.Duration(p.Window)
 		}
 	}
 	return s
@@ -53,7 +54,7 @@ func paramsOf(algorithm string) []string {
 // TopologyText describes where a run's counter lives: "shared memory, 1
 // server".
 func TopologyText(sc sim.Scenario) string {
-	storeName := sim.StoreLabel(sc.Topology.Store)
+	storeName := sc.Topology.StoreLabel()
 	if storeName == "" {
 		storeName = "memory"
 	}
@@ -167,7 +168,7 @@ func WriteJSON(w io.Writer, rep *Report) error {
 	for _, run := range rep.Runs {
 		sc := run.Scenario
 		jr := jsonRun{Label: run.Label, Limit: limitJSON(sc.Limit), Topology: string(sc.Topology.Kind),
-			Store: sim.StoreLabel(sc.Topology.Store), Servers: sc.Servers, PeakWindowS: run.PeakWindow.Seconds(), Totals: totalsJSON(run.Totals)}
+			Store: sc.Topology.StoreLabel(), Servers: sc.Servers, PeakWindowS: run.PeakWindow.Seconds(), Totals: totalsJSON(run.Totals)}
 		if jr.Store == "" {
 			jr.Store = "memory"
 		}

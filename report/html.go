@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -57,7 +58,7 @@ type Options struct {
 var pageText string
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"num": sim.Thousands,
+	"num": words.Thousands,
 	"ms":  func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) },
 	// Event times are to the microsecond; a reader wants milliseconds.
 	"sec": func(v float64) string { return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) + " s" },
@@ -139,8 +140,8 @@ func newPageData(r *sim.Result, opts Options) (*pageData, error) {
 	if len(d.Findings) == 0 {
 		d.Findings = sim.Findings(r)
 	}
-	d.RunLine = fmt.Sprintf("%s · %s on %s · %d server%s · %s · seed %d · %s s", r.Algorithm, r.Topology, r.Store,
-		r.Servers, plural(r.Servers), limitText(r), r.Seed, strconv.FormatFloat(r.DurationS, 'f', -1, 64))
+	d.RunLine = fmt.Sprintf("%s · %s on %s · %d %s · %s · seed %d · %s s", r.Algorithm, r.Topology, r.Store,
+		r.Servers, words.Plural(r.Servers, "server", "servers"), limitText(r), r.Seed, strconv.FormatFloat(r.DurationS, 'f', -1, 64))
 	if len(opts.Plot.Data) > 0 {
 		p, err := newPlotData(r, opts.Plot)
 		if err != nil {
@@ -228,7 +229,7 @@ func meta(r *sim.Result, command string) []metaItem {
 		{"duration", f(r.DurationS) + " s"},
 		{"step", f(r.StepS) + " s"},
 		{"seed", strconv.FormatUint(r.Seed, 10)},
-		{"requests", sim.Thousands(r.Requests)},
+		{"requests", words.Thousands(r.Requests)},
 	}
 	if len(r.Limit.Defaulted) > 0 {
 		items = append(items, metaItem{"defaulted", strings.Join(r.Limit.Defaulted, ", ") + " (the algorithm was set by a flag)"})
@@ -252,10 +253,10 @@ func meta(r *sim.Result, command string) []metaItem {
 // limitText says what the limit is, in the algorithm's own terms.
 func limitText(r *sim.Result) string {
 	l := r.Limit
-	rate := sim.RateText(l.RatePerS)
+	rate := words.Rate(l.RatePerS)
 	switch {
 	case l.MaxInFlight > 0:
-		return sim.ConcurrencyText(l.MaxInFlight, l.LeaseTTLS)
+		return words.Concurrency(l.MaxInFlight, l.LeaseTTLS)
 	case l.WindowS > 0: // a window algorithm: the result carries no window otherwise
 		return fmt.Sprintf("%s per %s s window (%s)", strconv.FormatFloat(l.RatePerS*l.WindowS, 'f', -1, 64),
 			strconv.FormatFloat(l.WindowS, 'f', -1, 64), rate) + defaultedText(l)
@@ -275,13 +276,6 @@ func defaultedText(l sim.LimitResult) string {
 		return ""
 	}
 	return " (" + strings.Join(l.Defaulted, " and ") + " by default: the scenario sets none)"
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 func or(s, otherwise string) string {

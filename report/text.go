@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -33,7 +34,7 @@ func WriteTableWith(w io.Writer, r *sim.Result, opts TableOptions) error {
 	// Broken between its parts only, so that a long algorithm name (a
 	// key's several limits) moves the rest to a second line whole.
 	title := []string{escape.Text(r.Scenario), r.Algorithm, r.Topology + " on " + r.Store,
-		fmt.Sprintf("%d server%s", r.Servers, plural(r.Servers)), fmt.Sprintf("seed %d", r.Seed), fmt.Sprintf("%gs", r.DurationS)}
+		fmt.Sprintf("%d %s", r.Servers, words.Plural(r.Servers, "server", "servers")), fmt.Sprintf("seed %d", r.Seed), fmt.Sprintf("%gs", r.DurationS)}
 	if r.Live {
 		title = append(title, "LIVE over HTTP")
 	}
@@ -54,7 +55,7 @@ func WriteTableWith(w io.Writer, r *sim.Result, opts TableOptions) error {
 	if len(r.Limit.Limits) > 0 {
 		parts := make([]string, len(r.Limit.Limits))
 		for i, p := range r.Limit.Limits {
-			parts[i] = fmt.Sprintf("%s %s", escape.Text(p.Name), sim.PolicyText(p))
+			parts[i] = fmt.Sprintf("%s %s", escape.Text(p.Name), p.Text())
 			switch {
 			case p.Shadow && p.ShadowUntilS > 0:
 				parts[i] += fmt.Sprintf(" (shadow until %gs)", p.ShadowUntilS)

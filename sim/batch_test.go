@@ -41,7 +41,7 @@ func TestBatchedRedisDecidesAsMemory(t *testing.T) {
 			for _, st := range stores {
 				sc.Topology.Store = st
 				if got := runJSON(t, sc); got != want {
-					t.Errorf("%s on %s, %s: the batched Redis run differs from memory's", name, kind, sim.StoreLabel(st))
+					t.Errorf("%s on %s, %s: the batched Redis run differs from memory's", name, kind, sc.Topology.StoreLabel())
 				}
 			}
 		}

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"strings"
 	"time"
 
-	"github.com/dustin/go-humanize"
-
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 // DefaultMaxRequests is the request budget a run refuses to exceed unless
@@ -237,13 +235,13 @@ func checkSize(sc Scenario, opts Options) (int64, error) {
 	}
 	if est := Estimate(sc); est > budget {
 		return 0, &TooBigError{Err: ErrBudget, Scenario: sc.Name, Option: "MaxRequests",
-			Detail: fmt.Sprintf("would send %s, more than %s", aboutRequests(est), Thousands(budget)),
+			Detail: fmt.Sprintf("would send %s, more than %s", aboutRequests(est), words.Thousands(budget)),
 			Advice: "shorten the scenario or lower its rates"}
 	}
 	if worst, c := WorstCase(sc); worst > budget && c != nil {
 		return 0, &TooBigError{Err: ErrBudget, Scenario: sc.Name, Option: "MaxRequests",
 			Detail: fmt.Sprintf("could send %s if every request were refused and retried (%s retries %s, up to %s times each), more than %s",
-				aboutRequests(worst), c.Name, c.Retry.Policy, Thousands(int64(c.Retry.most())), Thousands(budget)),
+				aboutRequests(worst), c.Name, c.Retry.Policy, words.Thousands(int64(c.Retry.most())), words.Thousands(budget)),
 			Advice: "a retry policy multiplies the traffic: lower retry.max, shorten the scenario or lower its rates"}
 	}
 	bound := memoryBound(opts)
@@ -251,11 +249,11 @@ func checkSize(sc Scenario, opts Options) (int64, error) {
 		steps := satAdd(int64(sc.Duration/sc.Step), 1)
 		advice := "use a longer step, a shorter duration or fewer clients"
 		if step, ok := stepThatFits(sc, bound); ok {
-			advice = fmt.Sprintf("use a longer step: %s fits, every total the same; or a shorter duration or fewer clients", ShortDuration(step))
+			advice = fmt.Sprintf("use a longer step: %s fits, every total the same; or a shorter duration or fewer clients", words.Duration(step))
 		}
 		return 0, &TooBigError{Err: ErrMemory, Scenario: sc.Name, Option: "MaxMemory",
-			Detail: fmt.Sprintf("would need about %s of memory, more than %s: %s steps of %s × %s client%s",
-				Bytes(need), Bytes(bound), Thousands(steps), sc.Step, Thousands(int64(len(sc.Clients))), plural(len(sc.Clients))),
+			Detail: fmt.Sprintf("would need about %s of memory, more than %s: %s steps of %s × %s",
+				words.Bytes(need), words.Bytes(bound), words.Thousands(steps), sc.Step, words.Count(len(sc.Clients), "client", "clients")),
 			Advice: advice}
 	}
 	return budget, nil
@@ -267,18 +265,6 @@ func memoryBound(opts Options) int64 {
 		return DefaultMaxMemory
 	}
 	return opts.MaxMemory
-}
-
-// ShortDuration is d as a person writes it: 6h, not 6h0m0s.
-func ShortDuration(d time.Duration) string {
-	t := d.String()
-	if strings.HasSuffix(t, "m0s") {
-		t = strings.TrimSuffix(t, "0s")
-	}
-	if strings.HasSuffix(t, "h0m") {
-		t = strings.TrimSuffix(t, "0m")
-	}
-	return t
 }
 
 // stepThatFits is the finest of the usual steps, longer than sc's and at
@@ -302,7 +288,7 @@ func stepThatFits(sc Scenario, bound int64) (time.Duration, bool) {
 // budgetSpent is the error of a run whose retries took it past its budget.
 func budgetSpent(name string, sent, retries, budget int64) error {
 	return &TooBigError{Err: ErrBudget, Scenario: name, Option: "MaxRequests",
-		Detail: fmt.Sprintf("sent %s requests, %s of them retries, and would send more than %s", Thousands(sent), Thousands(retries), Thousands(budget)),
+		Detail: fmt.Sprintf("sent %s requests, %s of them retries, and would send more than %s", words.Thousands(sent), words.Thousands(retries), words.Thousands(budget)),
 		Advice: "a retry policy multiplies the traffic: lower retry.max or use backoff"}
 }
 
@@ -313,12 +299,8 @@ func aboutRequests(n int64) string {
 	if n == math.MaxInt64 {
 		return "over 9.2 × 10^18 requests (the estimate saturated)"
 	}
-	return "about " + Thousands(n) + " requests"
+	return "about " + words.Thousands(n) + " requests"
 }
-
-// Bytes writes n bytes for a person, in powers of 1024: 512 B, 3.2 MiB,
-// 14 GiB.
-func Bytes(n int64) string { return humanize.IBytes(uint64(max(n, 0))) }
 
 // saturate converts f to an int64, math.MaxInt64 for anything at or above
 // it (or NaN), 0 below 0.

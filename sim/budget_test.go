@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 func TestSaturatingArithmetic(t *testing.T) {
@@ -234,18 +235,15 @@ func TestMemoryRefusalNamesAStepThatFits(t *testing.T) {
 		t.Fatalf("a week at 1s × 1,000 clients under 1 GiB: %v, want ErrMemory", err)
 	}
 	step, ok := stepThatFits(sc, bound)
-	if !ok || !strings.Contains(err.Error(), "use a longer step: "+ShortDuration(step)+" fits") {
+	if !ok || !strings.Contains(err.Error(), "use a longer step: "+words.Duration(step)+" fits") {
 		t.Fatalf("%q does not name the step that fits (%s, %v)", err, step, ok)
 	}
 	at := func(d time.Duration) int64 { c := sc; c.Step = d; return MemoryEstimate(c) }
 	if at(step) > bound || at(step) > MemoryEstimate(sc) {
-		t.Errorf("the step said to fit, %s, is estimated at %s, over %s", step, Bytes(at(step)), Bytes(bound))
+		t.Errorf("the step said to fit, %s, is estimated at %s, over %s", step, words.Bytes(at(step)), words.Bytes(bound))
 	}
 	if finer := time.Second * 10; step > finer && at(finer) <= bound {
-		t.Errorf("%s was named, but 10s fits too (%s)", step, Bytes(at(finer)))
-	}
-	if ShortDuration(6*time.Hour) != "6h" || ShortDuration(10*time.Minute) != "10m" || ShortDuration(1500*time.Millisecond) != "1.5s" {
-		t.Errorf("ShortDuration: %s %s %s", ShortDuration(6*time.Hour), ShortDuration(10*time.Minute), ShortDuration(1500*time.Millisecond))
+		t.Errorf("%s was named, but 10s fits too (%s)", step, words.Bytes(at(finer)))
 	}
 	// Nothing fits a million clients at any step: the advice stays general.
 	sc.Clients = make([]Client, 1_000_000)
@@ -317,12 +315,12 @@ func checkMemoryEstimate(t *testing.T, edit func(*Scenario)) {
 		// (GOGC=100) before it collects: that is the peak to bound.
 		peak := 2 * live
 		est := MemoryEstimate(sc)
-		t.Logf("estimated %s, live %s, peak about %s (%.1f×)", Bytes(est), Bytes(live), Bytes(peak), float64(est)/float64(peak))
+		t.Logf("estimated %s, live %s, peak about %s (%.1f×)", words.Bytes(est), words.Bytes(live), words.Bytes(peak), float64(est)/float64(peak))
 		if est < peak {
-			t.Errorf("estimated %s, but the run's heap peaks near %s (twice the %s live)", Bytes(est), Bytes(peak), Bytes(live))
+			t.Errorf("estimated %s, but the run's heap peaks near %s (twice the %s live)", words.Bytes(est), words.Bytes(peak), words.Bytes(live))
 		}
 		if est > 3*peak+8<<20 {
-			t.Errorf("estimated %s for a run whose heap peaks near %s: it would refuse runs that fit", Bytes(est), Bytes(peak))
+			t.Errorf("estimated %s for a run whose heap peaks near %s: it would refuse runs that fit", words.Bytes(est), words.Bytes(peak))
 		}
 		p.Close()
 	}

@@ -1,9 +1,7 @@
 package sim
 
 import (
-	"math"
 	"slices"
-	"strconv"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/store"
@@ -52,19 +50,3 @@ func (l Limit) Reads(param string) bool {
 // the request (on_error: fail-closed) rather than admitting it (fail-open,
 // the default).
 func (t Topology) FailsClosed() bool { return t.OnError == store.FailClosed }
-
-// RateText writes a rate kept per second (LimitResult.RatePerS) in the
-// unit it was most likely given in: 100/m, not 1.6666666666666667/s; one
-// that is whole in no unit to four figures a second.
-func RateText(perS float64) string {
-	for _, u := range []struct {
-		seconds float64
-		unit    string
-	}{{1, "/s"}, {60, "/m"}, {3600, "/h"}, {86400, "/d"}} {
-		n := perS * u.seconds
-		if r := math.Round(n); r >= 1 && math.Abs(n-r) < 1e-9*r {
-			return strconv.FormatFloat(r, 'f', -1, 64) + u.unit
-		}
-	}
-	return strconv.FormatFloat(perS, 'g', 4, 64) + "/s"
-}

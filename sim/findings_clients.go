@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 const (
@@ -55,7 +57,7 @@ func lostUnderShare(r *Result) []Finding {
 		text := fmt.Sprintf("%s had %s refused sending under %s share of key %s (%s/s ÷ %d clients)",
 			nameList(losers), requests(lost), their(len(losers)), k.Key, strconv.FormatFloat(r.Limit.RatePerS, 'f', -1, 64), len(members))
 		if !slices.Contains(losers, top.Name) && top.Allowed > 0 {
-			text += fmt.Sprintf("; %s took %s of the key's %s admitted", top.Name, Thousands(top.Allowed), Thousands(k.Allowed))
+			text += fmt.Sprintf("; %s took %s of the key's %s admitted", top.Name, words.Thousands(top.Allowed), words.Thousands(k.Allowed))
 		}
 		out = append(out, Finding{Kind: FindingLostUnderShare, Key: k.Key, Value: float64(lost), Text: text})
 	}
@@ -83,10 +85,10 @@ func retriesWasted(r *Result) []Finding {
 		if c.RetriesAllowed == 0 {
 			won = "won nothing"
 		}
-		text := fmt.Sprintf("%s sent %s and %s admitted: retrying %s", c.Name, plural64(c.Retries, "retry", "retries"),
+		text := fmt.Sprintf("%s sent %s and %s admitted: retrying %s", c.Name, words.Count(c.Retries, "retry", "retries"),
 			admittedCount(c.RetriesAllowed), won)
 		if bestShare > wastedShare && best.Name != c.Name {
-			text += fmt.Sprintf(" (%s got %s of its %s retries admitted)", best.Name, Thousands(best.RetriesAllowed), Thousands(best.Retries))
+			text += fmt.Sprintf(" (%s got %s of its %s retries admitted)", best.Name, words.Thousands(best.RetriesAllowed), words.Thousands(best.Retries))
 		}
 		out = append(out, Finding{Kind: FindingRetriesWasted, Client: c.Name, Value: float64(c.Retries - c.RetriesAllowed), Text: text})
 	}

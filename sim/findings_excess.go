@@ -7,6 +7,8 @@ package sim
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 const (
@@ -53,7 +55,7 @@ func worstWindow(r *Result, topologyExplains bool) (Finding, bool) {
 			who = r.Clients[members[0]].Name
 		}
 		text := fmt.Sprintf("%s got %s admitted within 1 s, %s an exact limiter's worst second (%s)",
-			who, Thousands(k.MaxAllowed1s), times(ratio), Thousands(k.IdealMaxAllowed1s))
+			who, words.Thousands(k.MaxAllowed1s), times(ratio), words.Thousands(k.IdealMaxAllowed1s))
 		if reason := algorithmReason(r); reason != "" && !topologyExplains {
 			text += ": " + reason
 		}

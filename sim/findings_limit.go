@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 const (
@@ -75,7 +77,7 @@ func shadowFinding(r *Result, t KeyResult) (Finding, bool) {
 		when = fmt.Sprintf("in shadow mode until %gs", untilS)
 	}
 	text := fmt.Sprintf("%s, %s would have refused %s and let them through (%s of them %s's): it would throttle %s",
-		when, limit, requests(t.WouldReject), Thousands(hit[0].WouldReject), hit[0].Name, nameList(names))
+		when, limit, requests(t.WouldReject), words.Thousands(hit[0].WouldReject), hit[0].Name, nameList(names))
 	return Finding{Kind: FindingShadow, Client: hit[0].Name, Value: float64(t.WouldReject), Text: text}, true
 }
 
@@ -116,7 +118,7 @@ func quotaFinding(r *Result) (Finding, bool) {
 	}
 	c, p, s := r.Clients[best], limits[bestLimit], limits[shortest]
 	text := fmt.Sprintf("%s kept within %q (%s) but ran out of %q (%s): %s refused by %q, %s by %q",
-		c.Name, s.Name, PolicyText(s), p.Name, PolicyText(p), requests(bestN), p.Name, Thousands(c.RejectedBy[s.Name]), s.Name)
+		c.Name, s.Name, s.Text(), p.Name, p.Text(), requests(bestN), p.Name, words.Thousands(c.RejectedBy[s.Name]), s.Name)
 	return Finding{Kind: FindingQuota, Client: c.Name, Value: float64(bestN), Text: text}, true
 }
 
@@ -142,8 +144,8 @@ func costlyFinding(r *Result) (Finding, bool) {
 	}
 	c := r.Clients[best]
 	text := fmt.Sprintf("%s was refused %s of %s though it sent %s, under the limit's %s: at a cost of %s a request it asked for %s of quota",
-		c.Name, Thousands(c.Rejected), requests(c.Sent), RateText(float64(c.Sent)/r.DurationS), RateText(r.Limit.RatePerS),
-		strconv.FormatFloat(float64(c.CostSent)/float64(c.Sent), 'g', 3, 64), RateText(float64(c.CostSent)/r.DurationS))
+		c.Name, words.Thousands(c.Rejected), requests(c.Sent), words.Rate(float64(c.Sent)/r.DurationS), words.Rate(r.Limit.RatePerS),
+		strconv.FormatFloat(float64(c.CostSent)/float64(c.Sent), 'g', 3, 64), words.Rate(float64(c.CostSent)/r.DurationS))
 	return Finding{Kind: FindingCostly, Client: c.Name, Value: float64(c.Rejected), Text: text}, true
 }
 
@@ -170,21 +172,15 @@ func queued(r *Result) (Finding, bool) {
 	return Finding{Kind: FindingQueued, Client: worst.Name, Value: math.Round(wait*1000) / 1000, Text: text}, true
 }
 
-// ConcurrencyText says a concurrency limit: "at most 10 in flight, leases
-// of 20s".
-func ConcurrencyText(maxInFlight int64, leaseTTLS float64) string {
-	return fmt.Sprintf("at most %s in flight, leases of %s", Thousands(maxInFlight), ShortDuration(time.Duration(leaseTTLS*float64(time.Second))))
-}
-
-// PolicyText says one of a key's limits as people write it: "10/s, burst
-// 20", "1,000 per 1h".
-func PolicyText(p PolicyResult) string {
+// Text says one of a key's limits as people write it: "10/s, burst 20",
+// "1,000 per 1h", "at most 10 in flight, leases of 20s".
+func (p PolicyResult) Text() string {
 	if p.MaxInFlight > 0 {
-		return ConcurrencyText(p.MaxInFlight, p.LeaseTTLS)
+		return words.Concurrency(p.MaxInFlight, p.LeaseTTLS)
 	}
 	if p.WindowS > 0 {
 		w := time.Duration(p.WindowS * float64(time.Second))
-		return fmt.Sprintf("%s per %s", Thousands(int64(math.Round(p.RatePerS*p.WindowS))), ShortDuration(w))
+		return fmt.Sprintf("%s per %s", words.Thousands(int64(math.Round(p.RatePerS*p.WindowS))), words.Duration(w))
 	}
-	return fmt.Sprintf("%s/s, burst %s", strconv.FormatFloat(p.RatePerS, 'g', 4, 64), Thousands(p.Burst))
+	return fmt.Sprintf("%s/s, burst %s", strconv.FormatFloat(p.RatePerS, 'g', 4, 64), words.Thousands(p.Burst))
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/route"
 )
 
@@ -44,9 +45,9 @@ const (
 // answer, which its other figures leave out.
 func noAnswerFinding(t KeyResult) Finding {
 	text := fmt.Sprintf("%s of %s requests got no HTTP answer (not counted as rejected): the other figures are of the %s answered",
-		Thousands(t.NoAnswer), Thousands(t.Sent), Thousands(t.Sent-t.NoAnswer))
+		words.Thousands(t.NoAnswer), words.Thousands(t.Sent), words.Thousands(t.Sent-t.NoAnswer))
 	if t.NoAnswer == t.Sent {
-		text = fmt.Sprintf("none of %s requests got an HTTP answer: the run says nothing about a limiter", Thousands(t.Sent))
+		text = fmt.Sprintf("none of %s requests got an HTTP answer: the run says nothing about a limiter", words.Thousands(t.Sent))
 	}
 	return Finding{Kind: FindingNoAnswer, Value: float64(t.NoAnswer), Text: text}
 }
@@ -70,7 +71,7 @@ func failedClosed(r *Result, t KeyResult) (Finding, bool) {
 	}
 	text := fmt.Sprintf("%s failed closed %s", requests(t.FailedClosed), outageText(r))
 	if len(entitled) > 0 {
-		text += fmt.Sprintf(": %s, under %s limit, lost %s", nameList(entitled), their(len(entitled)), Thousands(lost))
+		text += fmt.Sprintf(": %s, under %s limit, lost %s", nameList(entitled), their(len(entitled)), words.Thousands(lost))
 	}
 	return Finding{Kind: FindingFailedClosed, Value: float64(t.FailedClosed), Text: text}, true
 }
@@ -84,7 +85,7 @@ func failedOpen(r *Result, t KeyResult) (Finding, bool) {
 	top := slices.MaxFunc(r.Clients, func(a, b ClientResult) int { return cmp.Compare(a.FailedOpen, b.FailedOpen) })
 	text := fmt.Sprintf("%s failed open, admitted unchecked %s", requests(t.FailedOpen), outageText(r))
 	if top.FailedOpen < t.FailedOpen {
-		text += fmt.Sprintf("; %s were %s's", Thousands(top.FailedOpen), top.Name)
+		text += fmt.Sprintf("; %s were %s's", words.Thousands(top.FailedOpen), top.Name)
 	}
 	return Finding{Kind: FindingFailedOpen, Client: top.Name, Value: float64(t.FailedOpen), Text: text}, true
 }
@@ -144,8 +145,8 @@ func leakedFinding(r *Result) (Finding, bool) {
 		fault = fmt.Sprintf("a partition at %gs (%s)", worst.StartS, worst.Detail)
 	}
 	text := fmt.Sprintf("%s left %s held that no request used until they expired at %s: %s refused that an exact limiter without it admitted, %s of them %s",
-		fault, plural64(worst.Leaked, "lease", "leases"), ShortDuration(time.Duration(worst.LeakedUntilS*float64(time.Second)).Round(time.Millisecond)),
-		requests(denied), Thousands(r.Clients[top].FalseDenies), possessive(r.Clients[top].Name))
+		fault, words.Count(worst.Leaked, "lease", "leases"), words.Duration(time.Duration(worst.LeakedUntilS*float64(time.Second)).Round(time.Millisecond)),
+		requests(denied), words.Thousands(r.Clients[top].FalseDenies), possessive(r.Clients[top].Name))
 	return Finding{Kind: FindingLeaked, Client: r.Clients[top].Name, Value: float64(denied), Text: text}, true
 }
 
@@ -173,11 +174,11 @@ func shedFinding(r *Result) (Finding, bool) {
 	var parts []string
 	for _, p := range slices.Backward([]string{"critical", "normal", "sheddable"}) {
 		if sent[p] > 0 {
-			parts = append(parts, fmt.Sprintf("%s of %s %s", Thousands(byPriority[p]), Thousands(sent[p]), p))
+			parts = append(parts, fmt.Sprintf("%s of %s %s", words.Thousands(byPriority[p]), words.Thousands(sent[p]), p))
 		}
 	}
 	text := fmt.Sprintf("the load shedder (%s a second) turned away %s with 503, the lower priorities first: %s; the most from %s",
-		Thousands(int64(r.Shedder.CapacityPerS)), requests(total), strings.Join(parts, ", "), r.Clients[top].Name)
+		words.Thousands(int64(r.Shedder.CapacityPerS)), requests(total), strings.Join(parts, ", "), r.Clients[top].Name)
 	return Finding{Kind: FindingShed, Client: r.Clients[top].Name, Value: float64(total), Text: text}, true
 }
 

@@ -248,12 +248,4 @@ func TestFindingsWords(t *testing.T) {
 			t.Errorf("percent(%d, %d) = %q, want %q", tt.part, tt.whole, got, tt.want)
 		}
 	}
-	for _, tt := range []struct {
-		n    int64
-		want string
-	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {158008, "158,008"}, {-1234567, "-1,234,567"}} {
-		if got := Thousands(tt.n); got != tt.want {
-			t.Errorf("Thousands(%d) = %q, want %q", tt.n, got, tt.want)
-		}
-	}
 }

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dustin/go-humanize"
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 var numbered = regexp.MustCompile(`^(.*?)(\d+)$`)
@@ -58,14 +58,7 @@ func their(n int) string {
 	return "their"
 }
 
-func requests(n int64) string { return plural64(n, "request", "requests") }
-
-func plural64(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return Thousands(n) + " " + many
-}
+func requests(n int64) string { return words.Count(n, "request", "requests") }
 
 func admittedCount(n int64) string {
 	switch n {
@@ -74,7 +67,7 @@ func admittedCount(n int64) string {
 	case 1:
 		return "1 was"
 	}
-	return Thousands(n) + " were"
+	return words.Thousands(n) + " were"
 }
 
 // percentOf is a share as percent does it.
@@ -99,6 +92,3 @@ func percent(part, whole int64) string {
 func times(ratio float64) string { return fmt.Sprintf("%.2f×", ratio) }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
-
-// Thousands writes n with a comma every three digits: 158,008.
-func Thousands(n int64) string { return humanize.Comma(n) }

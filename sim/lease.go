@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/topology"
 )
 
@@ -197,7 +198,7 @@ func (s *sim) crash(fault int, servers []int, t int64) {
 	if held > 0 {
 		span := &s.faults.spans[fault]
 		span.Leaked, span.LeakedUntilS = held, seconds(expires)
-		s.logf(t, "server %v crashed mid-request: %s held until they expire, the last at %s", servers, plural64(held, "lease", "leases"), ShortDuration(algorithms.Time(expires).Duration().Round(time.Millisecond)))
+		s.logf(t, "server %v crashed mid-request: %s held until they expire, the last at %s", servers, words.Count(held, "lease", "leases"), words.Duration(algorithms.Time(expires).Duration().Round(time.Millisecond)))
 	} else {
 		s.logf(t, "server %v crashed, serving nothing that held a lease", servers)
 	}

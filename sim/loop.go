@@ -12,6 +12,7 @@ import (
 	mrand "math/rand/v2"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/route"
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/topology"
@@ -132,7 +133,7 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	if errors.Is(err, ErrMemory) && opts.FitStep {
 		if step, ok := stepThatFits(sc, memoryBound(opts)); ok {
 			coarsened = fmt.Sprintf("the timeline's step is %s, not %s: at %s the run would need about %s of memory, more than %s (every total is the same at any step)",
-				ShortDuration(step), ShortDuration(sc.Step), ShortDuration(sc.Step), Bytes(MemoryEstimate(sc)), Bytes(memoryBound(opts)))
+				words.Duration(step), words.Duration(sc.Step), words.Duration(sc.Step), words.Bytes(MemoryEstimate(sc)), words.Bytes(memoryBound(opts)))
 			sc.Step = step
 			budget, err = checkSize(sc, opts)
 		}

@@ -223,9 +223,9 @@ type Topology struct {
 	PrimaryStopsAfter time.Duration // when the isolated primary stops taking writes; PrimaryNeverStops
 }
 
-// StoreLabel names the store s (a Topology.Store) for a person to read:
-// its kind, or its URL without the password (store.Redacted).
-func StoreLabel(s string) string { return store.Redacted(s) }
+// StoreLabel names t's store for a person to read: its kind, or its URL
+// without the password (store.Redacted).
+func (t Topology) StoreLabel() string { return store.Redacted(t.Store) }
 
 // Client is one source of requests.
 type Client struct {

@@ -477,16 +477,3 @@ func TestServedFollowsTheLeakyBucketsQueue(t *testing.T) {
 		}
 	}
 }
-
-func TestRateText(t *testing.T) {
-	for _, tc := range []struct {
-		perS float64
-		want string
-	}{
-		{10, "10/s"}, {0.5, "30/m"}, {100.0 / 60, "100/m"}, {5000.0 / 3600, "5000/h"}, {1.0 / 86400, "1/d"}, {0.3, "18/m"}, {1.0 / 7, "0.1429/s"},
-	} {
-		if got := RateText(tc.perS); got != tc.want {
-			t.Errorf("RateText(%v) = %s, want %s", tc.perS, got, tc.want)
-		}
-	}
-}

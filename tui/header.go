@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/topology"
 )
@@ -48,7 +49,7 @@ func (m Model) runLine(w int) string {
 	items = append(items,
 		m.st.bold.Render(sc.Limit.Algorithm),
 		m.st.bold.Render(string(sc.Topology.Kind))+" on "+storeName(sc),
-		plural(sc.Servers, "server"),
+		fmt.Sprintf("%d %s", sc.Servers, words.Plural(sc.Servers, "server", "servers")),
 		fmt.Sprintf("seed %d", sc.Seed),
 		string(sc.Balancer),
 	)
@@ -282,11 +283,4 @@ func signed(d time.Duration) string {
 // secs is a virtual instant as the header writes it: 12s, 1.5s.
 func secs(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

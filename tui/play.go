@@ -294,4 +294,4 @@ func withAlgorithm(sc sim.Scenario, name string) (sim.Scenario, string, error) {
 
 // storeName is the store the scenario's state lives in, a Redis URL
 // without its password.
-func storeName(sc sim.Scenario) string { return sim.StoreLabel(sc.Topology.Store) }
+func storeName(sc sim.Scenario) string { return sc.Topology.StoreLabel() }

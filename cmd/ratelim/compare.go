@@ -15,6 +15,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
@@ -259,7 +260,7 @@ func (c *Cell) summarise(r *sim.Result) {
 }
 
 func writeCompareTable(w io.Writer, sc sim.Scenario, cells []Cell, algs, topos []string) error {
-	fmt.Fprintf(w, "%s · %d server%s · seed %d · %s · store %s\n", escape.Text(sc.Name), sc.Servers, plural(sc.Servers), sc.Seed, sc.Duration, store.Redacted(sc.Topology.Store))
+	fmt.Fprintf(w, "%s · %d %s · seed %d · %s · store %s\n", escape.Text(sc.Name), sc.Servers, words.Plural(sc.Servers, "server", "servers"), sc.Seed, sc.Duration, store.Redacted(sc.Topology.Store))
 	matrices := []struct {
 		title  string
 		value  func(Cell) float64
@@ -349,7 +350,7 @@ func pctText(v float64) string {
 // shared column, where no topology adds anything of its own.
 func compareFindings(sc sim.Scenario, cells []Cell) []string {
 	why := map[string]string{
-		string(sim.Local):      fmt.Sprintf("%d server%s, each with its own jar", sc.Servers, plural(sc.Servers)),
+		string(sim.Local):      fmt.Sprintf("%d %s, each with its own jar", sc.Servers, words.Plural(sc.Servers, "server", "servers")),
 		string(sim.Racy):       "servers read the same state before either wrote it back",
 		string(sim.SplitBrain): "each side of the partition counts in its own copy",
 	}
@@ -409,7 +410,7 @@ func compareFindings(sc sim.Scenario, cells []Cell) []string {
 	}
 	for _, c := range cells {
 		if c.Topology == string(sim.Shared) && (c.FailedOpen > 0 || c.FailedClosed > 0) {
-			line := fmt.Sprintf("on the shared store, %s requests (%s) failed open and %s failed closed while it was unreachable", sim.Thousands(c.FailedOpen), c.Algorithm, sim.Thousands(c.FailedClosed))
+			line := fmt.Sprintf("on the shared store, %s requests (%s) failed open and %s failed closed while it was unreachable", words.Thousands(c.FailedOpen), c.Algorithm, words.Thousands(c.FailedClosed))
 			if failOpen {
 				line += ": failing open is what lets the peaks through"
 			}
@@ -446,13 +447,6 @@ func writeCompareCSV(w io.Writer, cells []Cell) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 func contains(list []string, s string) bool {

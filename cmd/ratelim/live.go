@@ -25,6 +25,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/live"
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
@@ -145,7 +146,7 @@ func serveRun(ctx context.Context, opts *serveOptions) error {
 	if err != nil {
 		return setupOrErr(scenarioLabel(file), err)
 	}
-	fmt.Fprintf(opts.Out, "%s: %d server%s, %s on %s, %s %s, on error %s\n", escape.Text(sc.Name), len(fleet.URLs), plural(len(fleet.URLs)),
+	fmt.Fprintf(opts.Out, "%s: %d %s, %s on %s, %s %s, on error %s\n", escape.Text(sc.Name), len(fleet.URLs), words.Plural(len(fleet.URLs), "server", "servers"),
 		sc.Topology.Kind, store.Redacted(cmp.Or(so.Store, sc.Topology.Store)), sc.Limit.Algorithm, sc.Limit.Params.Rate, sc.Topology.OnError)
 	for i, u := range fleet.URLs {
 		fmt.Fprintf(opts.Out, "  server %d  %s/api   %s/metrics\n", i, u, u)
@@ -384,7 +385,7 @@ func writeLoadResult(ctx context.Context, w io.Writer, sc sim.Scenario, res *liv
 func writeAudit(w io.Writer, sc sim.Scenario, res *live.LoadResult) {
 	a := res.Audit
 	var b strings.Builder
-	fmt.Fprintf(&b, "headers: %d breach%s (429 with quota left %d, no Retry-After %d, reset went back %d", a.Breaches(), pluralES(a.Breaches()),
+	fmt.Fprintf(&b, "headers: %d %s (429 with quota left %d, no Retry-After %d, reset went back %d", a.Breaches(), words.Plural(a.Breaches(), "breach", "breaches"),
 		a.RejectedWithQuota, a.MissingRetryAfter, a.ResetWentBack)
 	if len(sc.Also) > 0 || a.UnlistedPolicy+a.RetryBeforeReset > 0 {
 		fmt.Fprintf(&b, ", 429 naming no listed policy %d, Retry-After before its reset %d", a.UnlistedPolicy, a.RetryBeforeReset)
@@ -421,13 +422,6 @@ func writeAudit(w io.Writer, sc sim.Scenario, res *live.LoadResult) {
 			fmt.Fprintln(w, line)
 		}
 	}
-}
-
-func pluralES(n int64) string {
-	if n == 1 {
-		return ""
-	}
-	return "es"
 }
 
 // simLive runs the scenario for real (an in-process fleet, then a load run

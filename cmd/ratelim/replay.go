@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/replay"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
@@ -135,7 +136,7 @@ flags give the same output, byte for byte.`,
 	f.IntVar(&opts.Top, "top", replay.DefaultTop, "keys the table lists, most throttled first (0: all)")
 	f.BoolVar(&opts.Wide, "wide", false, "the table with every column (by default the first 429 and then the worst minute are left out when it is wider than 80 columns)")
 	addLimitFlags(f, &opts.Limits, true)
-	f.IntVar(&opts.MaxKeys, "max-keys", 0, fmt.Sprintf("refuse a log with more distinct keys than this (0: as many as --max-memory holds, %s at its default)", sim.Thousands(sim.MaxClientsIn(sim.DefaultMaxMemory))))
+	f.IntVar(&opts.MaxKeys, "max-keys", 0, fmt.Sprintf("refuse a log with more distinct keys than this (0: as many as --max-memory holds, %s at its default)", words.Thousands(sim.MaxClientsIn(sim.DefaultMaxMemory))))
 
 	addReplayLogFlags(f, opts)
 	addReplayLimitFlags(f, opts)
@@ -300,7 +301,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 	}
 	defer log.Close()
 	if len(log.Keys) == 0 {
-		return badInput("%s: none of its %s requests has a key (%s): there is nothing to limit (want another --key)", label, sim.Thousands(log.Requests), keyName(opts))
+		return badInput("%s: none of its %s requests has a key (%s): there is nothing to limit (want another --key)", label, words.Thousands(log.Requests), keyName(opts))
 	}
 	if !opts.maxRequestsSet {
 		// A log's requests are known: the budget is for what its clients'
@@ -353,7 +354,7 @@ func scanReplayLog(ctx context.Context, opts *replayOptions, p *replayPlan, labe
 	scanProgress := func(lines int) {}
 	if showProgress {
 		scanProgress = func(lines int) {
-			fmt.Fprintf(opts.ErrOut, "\rreading %s: %s lines ", label, sim.Thousands(int64(lines)))
+			fmt.Fprintf(opts.ErrOut, "\rreading %s: %s lines ", label, words.Thousands(int64(lines)))
 		}
 	}
 	log, err := replay.Scan(ctx, p.src, replay.ScanOptions{Peaks: p.peaks, MaxKeys: opts.MaxKeys, MaxMemory: p.simOpts.MaxMemory, Progress: scanProgress})

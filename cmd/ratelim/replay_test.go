@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
 )
@@ -262,7 +263,7 @@ func TestReplayKeysBoundedByMemory(t *testing.T) {
 	}
 	// --reorder 0: each request is read as its line is, none held back.
 	code, out, errOut := runArgs("replay", path, "--limit", "1/s", "--max-memory", "16MiB", "--reorder", "0")
-	want := fmt.Sprintf("more than %s distinct keys (at line %s)", sim.Thousands(bound), sim.Thousands(bound+1))
+	want := fmt.Sprintf("more than %s distinct keys (at line %s)", words.Thousands(bound), words.Thousands(bound+1))
 	if code != exitTooBig || out != "" || !strings.Contains(errOut, want) || !strings.Contains(errOut, "raise --max-memory") {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d saying %q and raise --max-memory", code, out, errOut, exitTooBig, want)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -139,7 +140,7 @@ func replaySetting(sc sim.Scenario, name string) string {
 	case "burst":
 		return strconv.FormatInt(sc.Limit.Params.Burst, 10)
 	case "window":
-		return sim.ShortDuration(sc.Limit.Params.Window)
+		return words.Duration(sc.Limit.Params.Window)
 	}
 	return scenarioSetting(sc, name)
 }

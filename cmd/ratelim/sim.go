@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
@@ -299,7 +300,7 @@ func simRun(ctx context.Context, opts *simOptions) error {
 		// The simulator coarsened it (FitStep); its log says why, and so
 		// does stderr, where a table's reader will see it.
 		fmt.Fprintf(opts.ErrOut, "ratelim: %s: the timeline's step is %s, not %s, to fit --max-memory %s (every total is the same at any step; --step %s refuses instead)\n",
-			scenarioLabel(file), sim.ShortDuration(step), sim.ShortDuration(sc.Step), opts.Limits.MaxMemory, sim.ShortDuration(sc.Step))
+			scenarioLabel(file), words.Duration(step), words.Duration(sc.Step), opts.Limits.MaxMemory, words.Duration(sc.Step))
 	}
 	// The file's expectations hold for the scenario as written: flags that
 	// change it make them meaningless.

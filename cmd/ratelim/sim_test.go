@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -335,7 +336,7 @@ func TestSimCoarsensAStepThatDoesNotFit(t *testing.T) {
 	if r.StepS <= 1 {
 		t.Fatalf("step %gs: not coarsened", r.StepS)
 	}
-	step := sim.ShortDuration(time.Duration(r.StepS * float64(time.Second)))
+	step := words.Duration(time.Duration(r.StepS * float64(time.Second)))
 	if want := "the timeline's step is " + step + ", not 1s"; !strings.Contains(errOut, want) || len(r.Events) == 0 || !strings.Contains(r.Events[0].Text, want) {
 		t.Errorf("neither stderr %q nor the log's first entry says %q", errOut, want)
 	}

@@ -11,7 +11,9 @@
 //     as part of it in every rule below.
 //   - algorithms/peers (the models of limiter libraries, which register
 //     themselves in algorithms' catalog) imports algorithms alone;
-//     routecost (request cost rules) imports no ratelim package.
+//     routecost (request cost rules) imports no ratelim package; nor does
+//     internal/words (how a figure is written for a person), which every
+//     package above algorithms may import.
 //   - store and topology import algorithms alone.
 //   - route (a request's way to its decision, shared by the simulator
 //     and the live fleet) imports algorithms, store and topology alone.
@@ -74,6 +76,8 @@ var Rules = []Rule{
 		Why: "the limiters are pure: the standard library and their arithmetic only"},
 	{Pkg: "routecost", Only: []string{}, Not: []string{"third-party"},
 		Why: "cost rules are shared by the middleware and the loaders, below both"},
+	{Pkg: "internal/words", Only: []string{},
+		Why: "words format plain values for every view; they know no ratelim type"},
 	{Pkg: "algorithms/peers", Only: []string{"algorithms"}, Not: []string{"third-party"},
 		Why: "the peer models are pure too, built on algorithms' types"},
 	{Pkg: "store", Only: []string{"algorithms"},

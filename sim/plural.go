@@ -1,8 +1,0 @@
-package sim
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
