@@ -321,8 +321,13 @@ func TestLoadCountsEveryRequestOnce(t *testing.T) {
 	if sent-retries+res.Audit.NotSent != firstTries {
 		t.Errorf("recorded %d first tries and %d not sent, the scenario makes %d", sent-retries, res.Audit.NotSent, firstTries)
 	}
-	if res.Clients[1].Retries == 0 {
-		t.Error("the retrying client never retried")
+	// Whether the polite client is refused at all depends on how fast
+	// this machine sent its first tries: judged on what was observed.
+	switch polite := res.Clients[1]; {
+	case polite.Rejected == 0:
+		t.Logf("not judged: the polite client was never refused on this run (%d sent)", polite.Sent)
+	case polite.Retries == 0 && res.Audit.NotSent == 0:
+		t.Errorf("the polite client was refused %d times and never retried", polite.Rejected)
 	}
 }
 
