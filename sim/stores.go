@@ -46,7 +46,7 @@ type racyWrites struct {
 }
 
 // copyStore is one copy of the limiter state: a jar, the shared store, a
-// primary or a replica. Both store.Memory and store.Redis are one.
+// primary or a replica. Both a jar and a store.Remote (Redis) are one.
 type copyStore interface {
 	store.Limiter
 	store.KV
@@ -85,7 +85,10 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 		if kind == "miniredis" {
 			url = store.Embedded
 		}
-		base, err := store.OpenRedis(ctx, s.alg, store.RedisOptions{URL: url, Prefix: prefix})
+		// Through the driver registered for the URL's scheme: sim does not
+		// link Redis itself, so that what reads a Result does not either
+		// (cmd/ratelim links store/redisstore).
+		base, err := store.Open(ctx, s.alg, store.RemoteOptions{URL: url, Prefix: prefix})
 		if err != nil {
 			return err
 		}
