@@ -93,9 +93,9 @@ var driverPackages = map[string]string{
 	"redis+cluster": redisDriver, "rediss+cluster": redisDriver,
 }
 
-// SchemeOf is the scheme of a store URL: what comes before "://", or the
+// schemeOf is the scheme of a store URL: what comes before "://", or the
 // whole name when there is none ("miniredis").
-func SchemeOf(url string) string {
+func schemeOf(url string) string {
 	scheme, _, ok := strings.Cut(url, "://")
 	if !ok {
 		return url
@@ -107,7 +107,7 @@ func SchemeOf(url string) string {
 // its scheme. A program that did not link that driver gets an error
 // naming the import that would, never a panic.
 func Open(ctx context.Context, alg algorithms.Algorithm, opts RemoteOptions) (Remote, error) {
-	scheme := SchemeOf(opts.URL)
+	scheme := schemeOf(opts.URL)
 	driversMu.RLock()
 	open := drivers[scheme]
 	driversMu.RUnlock()
