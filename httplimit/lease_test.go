@@ -20,6 +20,7 @@ import (
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/syncbuf"
 	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/store/redisstore"
 )
 
 // hangGuard bounds how long a test waits for something that must happen
@@ -440,8 +441,8 @@ func TestRedisConcurrencyNeverMoreThanN(t *testing.T) {
 	}
 	const n = 3
 	ctx := context.Background()
-	r, err := store.OpenRedis(ctx, concurrency(t, n, time.Hour),
-		store.RedisOptions{URL: url, Prefix: fmt.Sprintf("ratelim-httplimit-lease:%d:", time.Now().UnixNano())})
+	r, err := redisstore.Open(ctx, concurrency(t, n, time.Hour),
+		redisstore.Options{URL: url, Prefix: fmt.Sprintf("ratelim-httplimit-lease:%d:", time.Now().UnixNano())})
 	if err != nil {
 		t.Skipf("the Redis store cannot run a concurrency limit yet: %v", err)
 	}
@@ -450,7 +451,7 @@ func TestRedisConcurrencyNeverMoreThanN(t *testing.T) {
 		r.Close()
 	})
 	if _, ok := any(r).(store.Releaser); !ok {
-		t.Skip("store.Redis has no Release yet: the middleware would leave each lease to its TTL")
+		t.Skip("redisstore.Store has no Release yet: the middleware would leave each lease to its TTL")
 	}
 	checkNeverMoreThanN(t, r, n)
 }

@@ -42,7 +42,7 @@ const DefaultMaxKeyBytes = 256
 // Config configures the middleware [New] builds. Only Limiter is required.
 type Config struct {
 	// Limiter decides each request: a store (store.NewServerMemory,
-	// store.OpenRedis, ...) running an algorithm. Pass the store itself:
+	// redisstore.Open, ...) running an algorithm. Pass the store itself:
 	// New wraps it in store.WithPolicy with OnError. A limiter already
 	// wrapped works too; its own policy then decides, since the outer
 	// wrapper never sees an error.

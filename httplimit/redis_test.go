@@ -15,6 +15,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/store/redisstore"
 )
 
 // redisURL is the real Redis the tests and benchmarks use, from REDIS_URL.
@@ -27,11 +28,11 @@ func redisURL(tb testing.TB) string {
 	return url
 }
 
-func openRedis(tb testing.TB, alg algorithms.Algorithm, name string) *store.Redis {
+func openRedis(tb testing.TB, alg algorithms.Algorithm, name string) *redisstore.Store {
 	tb.Helper()
 	ctx := context.Background()
 	prefix := fmt.Sprintf("ratelim-httplimit-%s:%d:", name, time.Now().UnixNano())
-	r, err := store.OpenRedis(ctx, alg, store.RedisOptions{URL: redisURL(tb), Prefix: prefix})
+	r, err := redisstore.Open(ctx, alg, redisstore.Options{URL: redisURL(tb), Prefix: prefix})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/ratelim/ratelim/httplimit"
 	"github.com/ratelim/ratelim/route"
 	"github.com/ratelim/ratelim/sim"
-	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/store/redisstore"
 	"github.com/ratelim/ratelim/topology"
 )
 
@@ -71,7 +71,7 @@ type Fleet struct {
 	servers  []*http.Server
 	closers  []func() error
 	redis    *RedisServer // when the fleet started redis-server itself
-	embedded []*store.Redis
+	embedded []*redisstore.Store
 	copies   []switchable
 	// topo says which copy each server reaches, as the simulator's does;
 	// mu guards it and healKeys. started is the fleet's clock's zero.

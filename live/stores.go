@@ -15,6 +15,7 @@ import (
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/store/redisstore"
 )
 
 const (
@@ -113,7 +114,7 @@ func (f *Fleet) openStores(ctx context.Context, alg algorithms.Algorithm) error 
 			addr = store.Embedded
 		}
 		keyPrefix := fmt.Sprintf("%s%d:", prefix, copyIndex)
-		r, err := store.OpenRedis(ctx, alg, store.RedisOptions{URL: addr, Prefix: keyPrefix, FailFast: true})
+		r, err := redisstore.Open(ctx, alg, redisstore.Options{URL: addr, Prefix: keyPrefix, FailFast: true})
 		if err != nil {
 			if m, ok := alg.(*algorithms.Multi); ok {
 				return nil, &sim.SetupError{Err: fmt.Errorf("topology.store: %s cannot run a key with %d limits (%s): %w; run it on store: memory",

@@ -26,7 +26,7 @@ import (
 )
 
 // batchTaker is a store copy that decides several requests in one round
-// trip (store.Redis).
+// trip (a Redis store: store/redisstore's).
 type batchTaker interface {
 	TakeBatch(ctx context.Context, reqs []store.TakeRequest, out []store.TakeResult)
 }

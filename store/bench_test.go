@@ -1,20 +1,18 @@
-package store
+package store_test
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"golang.org/x/time/rate"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/store/storetest"
 )
 
 // The memory store beside golang.org/x/time/rate in the same run:
@@ -79,12 +77,12 @@ func BenchmarkXTimeRateKeys(b *testing.B) {
 
 func benchMemory(b *testing.B, parallel bool) {
 	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1000, Per: time.Second}, 50)
-	benchStore(b, NewMemory(alg), parallel)
+	benchStore(b, store.NewMemory(alg), parallel)
 }
 
 // benchStore runs Takes on m for 10,000 keys drawn at random, time passed
 // in, as a server would.
-func benchStore(b *testing.B, m *Memory, parallel bool) {
+func benchStore(b *testing.B, m *store.Memory, parallel bool) {
 	keys, order := benchKeyNames(), benchOrder()
 	ctx := context.Background()
 	for _, k := range keys {
@@ -116,7 +114,7 @@ func BenchmarkMemory10kKeysParallel(b *testing.B) { benchMemory(b, true) }
 // forgetting costs a decision when there is little to forget.
 func benchServerMemory(b *testing.B, parallel bool) {
 	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1000, Per: time.Second}, 50)
-	benchStore(b, NewServerMemory(alg), parallel)
+	benchStore(b, store.NewServerMemory(alg), parallel)
 }
 
 func BenchmarkServerMemory10kKeys(b *testing.B)         { benchServerMemory(b, false) }
@@ -129,19 +127,19 @@ func BenchmarkServerMemory10kKeysParallel(b *testing.B) { benchServerMemory(b, t
 // walk alone.
 func BenchmarkServerMemory10kLiveKeys(b *testing.B) {
 	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1, Per: time.Minute}, 50)
-	benchStore(b, NewServerMemory(alg), false)
+	benchStore(b, store.NewServerMemory(alg), false)
 }
 
 // The same keys on a store that never forgets: the baseline for the walk.
 func BenchmarkMemory10kLiveKeys(b *testing.B) {
 	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1, Per: time.Minute}, 50)
-	benchStore(b, NewMemory(alg), false)
+	benchStore(b, store.NewMemory(alg), false)
 }
 
 // A flood of keys never seen before, each full again 1 ms later: every
 // Take inserts a key, and with Forget, or MaxKeys, another is forgotten
 // or evicted. Keys are made before the timer starts.
-func benchNewKeys(b *testing.B, m *Memory) {
+func benchNewKeys(b *testing.B, m *store.Memory) {
 	keys := make([]string, 1<<20)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("key:client-%07d", i)
@@ -157,125 +155,31 @@ func benchNewKeys(b *testing.B, m *Memory) {
 
 func BenchmarkMemoryNewKeys(b *testing.B) {
 	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1000, Per: time.Second}, 1)
-	benchNewKeys(b, NewMemory(alg))
+	benchNewKeys(b, store.NewMemory(alg))
 }
 
 func BenchmarkServerMemoryNewKeys(b *testing.B) {
 	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1000, Per: time.Second}, 1)
-	benchNewKeys(b, NewServerMemory(alg))
+	benchNewKeys(b, store.NewServerMemory(alg))
 }
 
 func BenchmarkServerMemoryNewKeysFull(b *testing.B) {
 	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1, Per: time.Hour}, 1) // nothing resets
-	benchNewKeys(b, NewMemoryWith(alg, MemoryOptions{Forget: true, MaxKeys: 10_000}))
+	benchNewKeys(b, store.NewMemoryWith(alg, store.MemoryOptions{Forget: true, MaxKeys: 10_000}))
 }
 
-// A key with two limits, as APIs publish them, against the one limit above
-// it: the same token bucket, and 100,000 an hour in a fixed window. The
-// Multi of the bucket alone measures what Multi itself costs.
+// A key with two limits, as APIs publish them (storetest.TwoLimits),
+// against the one limit above it: the same token bucket, and 100,000 an
+// hour in a fixed window. The Multi of the bucket alone measures what
+// Multi itself costs.
 //
 //	go test -run '^$' -bench 'Memory10kKeys(OneLimitMulti|TwoLimits)?$' -count 5 ./store
-func benchTwoLimits(b *testing.B) *algorithms.Multi {
-	bucket, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1000, Per: time.Second}, 50)
-	hourly, _ := algorithms.NewFixedWindow(algorithms.Rate{N: 100_000, Per: time.Hour}, time.Hour)
-	m, err := algorithms.NewMulti([]algorithms.Policy{{Name: "burst", Algorithm: bucket}, {Name: "hourly", Algorithm: hourly}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return m
-}
-
 func BenchmarkMemory10kKeysTwoLimits(b *testing.B) {
-	benchStore(b, NewMemory(benchTwoLimits(b)), false)
+	benchStore(b, store.NewMemory(storetest.TwoLimits(b)), false)
 }
 
 func BenchmarkMemory10kKeysOneLimitMulti(b *testing.B) {
 	bucket, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1000, Per: time.Second}, 50)
 	m, _ := algorithms.NewMulti([]algorithms.Policy{{Name: "burst", Algorithm: bucket}})
-	benchStore(b, NewMemory(m), false)
-}
-
-// The Redis store's cost is the round trip; on miniredis it is the Lua
-// state miniredis builds per call (~300 µs, see MEASURED.md). With
-// REDIS_URL set, the same on a real server, which also reports its own
-// time per script (server-µs/op, INFO commandstats). roundtrips/op counts
-// the commands the client sent: one per decision, one or two limits.
-//
-//	REDIS_URL=redis://127.0.0.1:6379 go test -run '^$' -bench 'RedisTake' -count 5 ./store
-func BenchmarkRedisTake(b *testing.B) {
-	alg, _ := algorithms.NewTokenBucket(algorithms.Rate{N: 1000, Per: time.Second}, 50)
-	benchRedisTake(b, alg)
-}
-
-func BenchmarkRedisTakeTwoLimits(b *testing.B) { benchRedisTake(b, benchTwoLimits(b)) }
-
-func benchRedisTake(b *testing.B, alg algorithms.Algorithm) {
-	ctx := context.Background()
-	r, err := OpenRedis(ctx, alg, RedisOptions{URL: benchRedisURL(), Prefix: "ratelim-bench:"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { r.Clear(ctx); r.Close() }()
-	if _, err := r.Take(ctx, "k", 0, 0); err != nil { // loads the script
-		b.Fatal(err)
-	}
-	var trips atomic.Int64
-	r.client.AddHook(countingHook{&trips})
-	resetStats := r.embedded == nil && r.client.ConfigResetStat(ctx).Err() == nil
-	trips.Store(0)
-	now := algorithms.Time(0)
-	for b.Loop() {
-		now += 100
-		if _, err := r.Take(ctx, "k", now, 1); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(trips.Load())/float64(b.N), "roundtrips/op")
-	if resetStats {
-		if us, ok := serverMicrosPerCall(ctx, r.client, "evalsha"); ok {
-			b.ReportMetric(us, "server-µs/op")
-		}
-	}
-}
-
-// countingHook counts the round trips a client makes: one per command
-// sent alone, one per pipeline.
-type countingHook struct{ n *atomic.Int64 }
-
-func (h countingHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h countingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (h countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmds)
-	}
-}
-
-// serverMicrosPerCall reads the server's mean time per call of cmd since
-// the last CONFIG RESETSTAT from INFO commandstats.
-func serverMicrosPerCall(ctx context.Context, c redis.UniversalClient, cmd string) (float64, bool) {
-	info, err := c.Info(ctx, "commandstats").Result()
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(info, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":")
-		if !ok {
-			continue
-		}
-		for _, field := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(field, "usec_per_call="); ok {
-				us, err := strconv.ParseFloat(v, 64)
-				return us, err == nil
-			}
-		}
-	}
-	return 0, false
+	benchStore(b, store.NewMemory(m), false)
 }

@@ -199,7 +199,7 @@ const minTime = algorithms.Time(-1 << 63)
 // new key that finds the store full evicts another (see
 // [MemoryOptions.MaxKeys]).
 func (m *Memory) Take(_ context.Context, key string, now algorithms.Time, cost int64) (Decision, error) {
-	if err := checkCost(cost); err != nil {
+	if err := CheckCost(cost); err != nil {
 		return Decision{}, err
 	}
 	if m.alg == nil {

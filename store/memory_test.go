@@ -478,3 +478,49 @@ func TestMemoryInPlaceLogSharesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A key with several limits keeps its per-limit states beside its entry,
+// and an entry freed by eviction is reused for the next key: that key
+// starts from nothing, whatever the evicted one had counted. Against the
+// Go step, key by key, with the store evicting all the while (one key a
+// shard).
+func TestMemoryMultiEntriesReusedClean(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5} { // beside the entry for up to 4; 5 on their own
+		policies := make([]algorithms.Policy, n)
+		for i := range policies {
+			alg, err := algorithms.NewFixedWindow(algorithms.Rate{N: int64(3 + i), Per: time.Hour}, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			policies[i] = algorithms.Policy{Name: fmt.Sprint("l", i), Algorithm: alg}
+		}
+		multi, err := algorithms.NewMulti(policies)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := NewMemoryWith(multi, MemoryOptions{MaxKeys: shardCount})
+		ctx := context.Background()
+		for i := range 2000 {
+			key := fmt.Sprint("k", i%300)
+			now := algorithms.Time(i)
+			// Evicted since, or not: what the store holds is the truth for
+			// a key it kept, nothing for one it dropped (and a reused entry
+			// must not bring back what its last key counted).
+			before, _ := m.Load(ctx, key)
+			next, wd := multi.Step(before, now, 1)
+			d, err := m.Take(ctx, key, now, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Decision != wd {
+				t.Fatalf("%d limits, request %d on %s: store %+v, Go %+v", n, i, key, d.Decision, wd)
+			}
+			if after, _ := m.Load(ctx, key); len(after.Sub) != len(next.Sub) || !EqualStates(after, next) {
+				t.Fatalf("%d limits, request %d on %s: store holds %+v, Go %+v", n, i, key, after, next)
+			}
+		}
+		if evicted := m.Stats().Evictions; evicted == 0 {
+			t.Errorf("%d limits: nothing evicted, so no entry was reused", n)
+		}
+	}
+}

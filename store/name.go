@@ -9,6 +9,12 @@ import (
 // flag holds: "" or "memory", "miniredis", or a Redis URL, which may carry
 // a password. One rule for every place that prints one.
 
+// Embedded is the store URL of the in-process Redis: miniredis, which runs
+// the real Lua twins but costs ~300 µs a call (it builds a Lua state each
+// time), so it is for tests and demonstrations, not for speed. The driver
+// store/redisstore opens it.
+const Embedded = "miniredis"
+
 // KindOf is the kind of store s opens: "memory" (for "" too), "miniredis",
 // "redis-cluster" (redis+cluster:// or rediss+cluster://) or "redis". It
 // never includes the URL, so a result that records it can be shared.

@@ -18,7 +18,8 @@ import (
 // whole sequence with Gap in the middle; a simulator that wants the gap to
 // last a virtual round trip calls [Racy.Read] at one instant and
 // [Pending.Write] at another. The atomic alternatives are [Memory.Take] and
-// [Redis.Take] (the Lua twin runs the step inside Redis).
+// a Redis store's Take (store/redisstore: the Lua twin runs the step inside
+// Redis).
 type Racy struct {
 	alg algorithms.Algorithm
 	kv  KV
@@ -44,7 +45,7 @@ type Pending struct {
 
 // Read loads key's state and decides the request on it, without writing.
 func (r *Racy) Read(ctx context.Context, key string, now algorithms.Time, cost int64) (Pending, error) {
-	if err := checkCost(cost); err != nil {
+	if err := CheckCost(cost); err != nil {
 		return Pending{}, err
 	}
 	st, err := r.kv.Load(ctx, key)
@@ -79,7 +80,7 @@ func (p Pending) CompareAndWrite(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if !equalStates(cur, p.read) {
+	if !EqualStates(cur, p.read) {
 		return false, nil
 	}
 	return true, p.kv.Save(ctx, p.key, p.next, ttl(p.Decision))
@@ -100,11 +101,11 @@ func (r *Racy) Take(ctx context.Context, key string, now algorithms.Time, cost i
 	return Decision{Decision: p.Decision}, nil
 }
 
-// equalStates reports whether a and b hold the same numbers: a nil log and
+// EqualStates reports whether a and b hold the same numbers: a nil log and
 // an empty one are the same log, and a key with several limits compares
 // every limit's state, a missing one being the zero State (a store that
 // has never seen the key returns no Sub at all).
-func equalStates(a, b algorithms.State) bool {
+func EqualStates(a, b algorithms.State) bool {
 	if a.T != b.T || a.N != b.N || a.Prev != b.Prev || !slices.Equal(a.Log, b.Log) {
 		return false
 	}
@@ -116,7 +117,7 @@ func equalStates(a, b algorithms.State) bool {
 		if i < len(b.Sub) {
 			y = b.Sub[i]
 		}
-		if !equalStates(x, y) {
+		if !EqualStates(x, y) {
 			return false
 		}
 	}

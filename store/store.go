@@ -1,8 +1,9 @@
 // Package store is where a limiter's per-key state lives, and how a decision
 // reaches it: in process ([Memory]), in Redis through the algorithm's Lua twin
-// ([Redis], atomic, one round trip), or by a read followed by a separate write
-// ([Racy], the lost-update race kept on purpose). [WithPolicy] decides what a
-// failing store means: admit everything or reject everything.
+// (atomic, one round trip: the driver store/redisstore, opened by URL with
+// [Open] in a program that links it), or by a read followed by a separate
+// write ([Racy], the lost-update race kept on purpose). [WithPolicy] decides
+// what a failing store means: admit everything or reject everything.
 //
 // The store runs an [algorithms.Algorithm]; it never reads a clock either:
 // now is an argument, so the simulator's virtual time reaches a real Redis as
@@ -109,7 +110,9 @@ func (p Policy) Decide(err error) Decision {
 	return d
 }
 
-func checkCost(cost int64) error {
+// CheckCost refuses a negative cost, with the one message every store,
+// this package's and the drivers', gives for it.
+func CheckCost(cost int64) error {
 	if cost < 0 {
 		return fmt.Errorf("store: cost %d is negative (want 0 or more)", cost)
 	}

@@ -9,6 +9,12 @@ import (
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
+
+	// The Redis driver: --store miniredis and redis:// URLs open through
+	// store.Open, which finds it registered by this import. The packages
+	// that only read a result (sim, report, plots, tui, scenarios) do not
+	// link Redis; the program that runs scenarios on it does, here.
+	_ "github.com/ratelim/ratelim/store/redisstore"
 )
 
 func main() {

@@ -14,7 +14,15 @@
 //     routecost (request cost rules) imports no ratelim package; nor does
 //     internal/words (how a figure is written for a person), which every
 //     package above algorithms may import.
-//   - store and topology import algorithms alone.
+//   - store and topology import algorithms alone, and link no third-party
+//     package. The Redis backend is a driver beside store, as database/sql's
+//     drivers are: store/redisstore imports algorithms and store (and the
+//     Redis client, go-redis, and the embedded server, miniredis), and
+//     registers itself with store in its init. Only a program that opens a
+//     Redis store links it: cmd/ratelim with a blank import, and live.
+//   - the packages that run a scenario or read what it gave (store, sim,
+//     scenarios, plots, report, tui) link neither go-redis nor miniredis:
+//     drawing a Result does not carry a Redis client.
 //   - route (a request's way to its decision, shared by the simulator
 //     and the live fleet) imports algorithms, store and topology alone.
 //   - sim imports algorithms, algorithms/peers, store, topology, route and
@@ -33,10 +41,6 @@
 // Every rule is over the packages' builds, test files excluded, and
 // transitive: the test names the path of imports that breaks one, e.g.
 // "forbidden import: scenarios -> replay -> httplimit".
-//
-// Known and left as it is: plots, report and tui link the Redis client
-// (go-redis, miniredis) through sim, which imports store for its stores;
-// cutting that needs sim's Result in a package of its own.
 package importrule
 
 import (
@@ -69,7 +73,7 @@ type Rule struct {
 }
 
 // Rules are ratelim's layering, as the package doc tells it.
-var Rules = []Rule{
+var Rules = append([]Rule{
 	{Pkg: "algorithms/internal/...", Only: []string{}, Not: []string{"third-party"},
 		Why: "the limiters' arithmetic is below them: the standard library only"},
 	{Pkg: "algorithms", Only: []string{}, Not: []string{"third-party"},
@@ -82,6 +86,8 @@ var Rules = []Rule{
 		Why: "the peer models are pure too, built on algorithms' types"},
 	{Pkg: "store", Only: []string{"algorithms"},
 		Why: "a store steps algorithms; it knows nothing of who calls it"},
+	{Pkg: "store/redisstore", Only: []string{"algorithms", "store"},
+		Why: "the Redis driver is a store: it knows nothing of who opens it"},
 	{Pkg: "topology", Only: []string{"algorithms"},
 		Why: "a topology is data about algorithms"},
 	{Pkg: "route", Only: []string{"algorithms", "store", "topology"},
@@ -95,6 +101,18 @@ var Rules = []Rule{
 		Why: "a replay reads logs into the simulator; it does not link the HTTP side"},
 	{Pkg: "internal/...", Only: []string{"internal/..."},
 		Why: "an internal helper never imports a package above it"},
+}, noRedis("store", "sim", "scenarios", "plots", "report", "tui")...)
+
+// noRedis are the rules that keep the Redis client and the embedded Redis
+// out of pkgs: they open Redis, if at all, through store.Open and the
+// driver a program links (store/redisstore).
+func noRedis(pkgs ...string) []Rule {
+	var rules []Rule
+	for _, p := range pkgs {
+		rules = append(rules, Rule{Pkg: p, Not: []string{"github.com/redis/go-redis/...", "github.com/alicebob/miniredis/..."},
+			Why: "Redis is a driver a program links (store/redisstore), not a dependency of what runs or reads a simulation"})
+	}
+	return rules
 }
 
 // TestHelpers are the packages only tests may import, beside those whose

@@ -1,4 +1,4 @@
-package store
+package redisstore
 
 import (
 	"context"
@@ -68,7 +68,7 @@ func testFailoverFollowed(t *testing.T, how string) {
 		t.Fatal(err)
 	}
 	const prefix = "failover:"
-	r, err := OpenRedis(ctx, alg, RedisOptions{URL: c.URL, Prefix: prefix, FailFast: true})
+	r, err := Open(ctx, alg, Options{URL: c.URL, Prefix: prefix, FailFast: true})
 	if err != nil {
 		t.Fatal(err)
 	}

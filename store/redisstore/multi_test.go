@@ -1,4 +1,4 @@
-package store
+package redisstore
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
 )
 
 // The Multi tests: the multi script (lua/multi.lua) against algorithms.Multi
@@ -99,17 +100,19 @@ func multiDescribe(m *algorithms.Multi) string {
 }
 
 // sameState reports whether two states hold the same numbers (see
-// equalStates) and, for a Multi, as many limits' states.
-func sameState(a, b algorithms.State) bool { return len(a.Sub) == len(b.Sub) && equalStates(a, b) }
+// store.EqualStates) and, for a Multi, as many limits' states.
+func sameState(a, b algorithms.State) bool {
+	return len(a.Sub) == len(b.Sub) && store.EqualStates(a, b)
+}
 
 // redisOn is a Redis store for alg on an open client, under prefix.
-func redisOn(t luaFataler, c redis.UniversalClient, alg algorithms.Algorithm, prefix string) *Redis {
+func redisOn(t luaFataler, c redis.UniversalClient, alg algorithms.Algorithm, prefix string) *Store {
 	t.Helper()
 	s, err := scriptFor(alg)
 	if err != nil {
 		t.Fatalf("scriptFor(%s): %v", alg.Name(), err)
 	}
-	return &Redis{client: c, script: s, opts: RedisOptions{Prefix: prefix}, loaded: new(atomic.Bool), derived: true}
+	return &Store{client: c, script: s, opts: Options{Prefix: prefix}, loaded: new(atomic.Bool), derived: true}
 }
 
 // multiCheckSequence runs reqs through algorithms.Multi.Step (the oracle),
@@ -121,7 +124,7 @@ func multiCheckSequence(t luaFataler, ctx context.Context, c *redis.Client, pref
 	m *algorithms.Multi, reqs []multiRequest, stats *multiStats) {
 	t.Helper()
 	r := redisOn(t, c, m, prefix)
-	mem := NewMemory(m)
+	mem := store.NewMemory(m)
 	const key = "k"
 	var st algorithms.State
 	for i, q := range reqs {
@@ -382,8 +385,8 @@ func TestMultiKeysShareOneSlot(t *testing.T) {
 		if _, err := s.keys(bad, "k"); err == nil {
 			t.Errorf("keys under prefix %q (an empty hash tag): no error", bad)
 		}
-		if _, err := OpenRedis(context.Background(), m, RedisOptions{URL: Embedded, Prefix: bad}); err == nil {
-			t.Errorf("OpenRedis with a Multi under prefix %q: no error", bad)
+		if _, err := Open(context.Background(), m, Options{URL: store.Embedded, Prefix: bad}); err == nil {
+			t.Errorf("Open with a Multi under prefix %q: no error", bad)
 		}
 	}
 }
@@ -426,12 +429,12 @@ func TestMultiOnRedisCluster(t *testing.T) {
 	url := startCluster(t)
 	ctx := context.Background()
 	m := perSecondAndHourly(t)
-	r, err := OpenRedis(ctx, m, RedisOptions{URL: url, Prefix: "cluster-multi:"})
+	r, err := Open(ctx, m, Options{URL: url, Prefix: "cluster-multi:"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	mem := NewMemory(m)
+	mem := store.NewMemory(m)
 	for i, k := range []string{"", "}", "{", "{}", "a}b", "user:{42}", "x{y}z", "plain", "\xff"} {
 		keys, _ := r.script.keys(r.opts.Prefix, k)
 		if got, err := r.client.ClusterKeySlot(ctx, keys[0]).Result(); err != nil || int(got) != clusterSlot(keys[0]) {
@@ -498,8 +501,8 @@ func TestScriptForMulti(t *testing.T) {
 	if _, err := scriptFor(withPeer); err == nil || !strings.Contains(err.Error(), `limit "library"`) {
 		t.Errorf("scriptFor(a Multi with a peer): %v, want an error naming the limit", err)
 	}
-	if _, err := OpenRedis(context.Background(), withPeer, RedisOptions{URL: Embedded}); err == nil {
-		t.Error("OpenRedis with a peer limit: no error")
+	if _, err := Open(context.Background(), withPeer, Options{URL: store.Embedded}); err == nil {
+		t.Error("Open with a peer limit: no error")
 	}
 	nested := mustMulti(t, algorithms.Policy{Name: "inner", Algorithm: m})
 	if _, err := scriptFor(nested); err == nil {
@@ -534,8 +537,8 @@ func multiBounds(t testing.TB) *algorithms.Multi {
 // window its 10 a second, the sliding log its 6 in any half second.
 func TestMultiConcurrentNeverOverAdmits(t *testing.T) {
 	m := multiBounds(t)
-	stores := map[string]Limiter{"memory": NewMemory(m)}
-	mini, err := OpenRedis(context.Background(), m, RedisOptions{URL: Embedded, Prefix: "hammer:"})
+	stores := map[string]store.Limiter{"memory": store.NewMemory(m)}
+	mini, err := Open(context.Background(), m, Options{URL: store.Embedded, Prefix: "hammer:"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -640,12 +643,12 @@ func multiCheckBounds(t *testing.T, admitted []algorithms.Time) {
 func TestMultiRacyOnRedis(t *testing.T) {
 	m := perSecondAndHourly(t)
 	ctx := context.Background()
-	r, err := OpenRedis(ctx, m, RedisOptions{URL: Embedded})
+	r, err := Open(ctx, m, Options{URL: store.Embedded})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	racy := NewRacy(m, r.WithPrefix("racy:"))
+	racy := store.NewRacy(m, r.WithPrefix("racy:"))
 	atomicStore := r.WithPrefix("atomic:")
 	for i := range 60 {
 		now := algorithms.Time(int64(i) * 37_000)
@@ -680,44 +683,5 @@ func TestMultiRacyOnRedis(t *testing.T) {
 	}
 	if err := r.Save(ctx, "k", algorithms.State{Sub: make([]algorithms.State, 3)}, time.Second); err == nil {
 		t.Error("Save of three limits' states on a key with two: no error")
-	}
-}
-
-// A key with several limits keeps its per-limit states beside its entry,
-// and an entry freed by eviction is reused for the next key: that key
-// starts from nothing, whatever the evicted one had counted. Against the
-// Go step, key by key, with the store evicting all the while (one key a
-// shard).
-func TestMemoryMultiEntriesReusedClean(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 5} { // beside the entry for up to 4; 5 on their own
-		policies := make([]algorithms.Policy, n)
-		for i := range policies {
-			policies[i] = algorithms.Policy{Name: fmt.Sprint("l", i), Algorithm: mustAlg(t, "fixed-window", algorithms.Params{Rate: algorithms.Rate{N: int64(3 + i), Per: time.Hour}, Window: time.Hour})}
-		}
-		multi := mustMulti(t, policies...)
-		m := NewMemoryWith(multi, MemoryOptions{MaxKeys: shardCount})
-		ctx := context.Background()
-		for i := range 2000 {
-			key := fmt.Sprint("k", i%300)
-			now := algorithms.Time(i)
-			// Evicted since, or not: what the store holds is the truth for
-			// a key it kept, nothing for one it dropped (and a reused entry
-			// must not bring back what its last key counted).
-			before, _ := m.Load(ctx, key)
-			next, wd := multi.Step(before, now, 1)
-			d, err := m.Take(ctx, key, now, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d.Decision != wd {
-				t.Fatalf("%d limits, request %d on %s: store %+v, Go %+v", n, i, key, d.Decision, wd)
-			}
-			if after, _ := m.Load(ctx, key); !sameState(after, next) {
-				t.Fatalf("%d limits, request %d on %s: store holds %+v, Go %+v", n, i, key, after, next)
-			}
-		}
-		if evicted := m.Stats().Evictions; evicted == 0 {
-			t.Errorf("%d limits: nothing evicted, so no entry was reused", n)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package redisstore
 
 import (
 	"context"
@@ -35,7 +35,7 @@ import (
 //
 // So a decision is sent as a command go-redis never retries ([once]), and
 // an error that says the topology may have moved has the client reload its
-// slot map ([Redis.followTopology]). The reload runs in the background;
+// slot map ([Store.followTopology]). The reload runs in the background;
 // the request that failed is answered by the fail policy at once.
 
 // once is a command go-redis must not send twice: a script that decides a
@@ -107,7 +107,7 @@ func (s onceScripter) eval(ctx context.Context, name, payload string, keys []str
 // every 200 ms or so (plus a CLUSTER SLOTS that may wait 200 ms for the
 // hung node): the promoted replica is found within a few hundred ms of
 // its promotion.
-func (r *Redis) followTopology(err error) {
+func (r *Store) followTopology(err error) {
 	if err == nil {
 		return
 	}

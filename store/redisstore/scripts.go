@@ -1,4 +1,4 @@
-package store
+package redisstore
 
 import (
 	"context"
@@ -191,12 +191,12 @@ func multiScriptFor(m *algorithms.Multi) (*script, error) {
 	return s, nil
 }
 
-// multiTag opens the hash tag of a Multi's limit keys; see [Redis].
+// multiTag opens the hash tag of a Multi's limit keys; see [Store].
 const multiTag = "{#"
 
 // keys returns the Redis keys of key under prefix: prefix+key for one
 // limit; for a Multi, one per limit, prefix + "{#" + key + "}:" + i with i
-// the limit's index, which hash to one cluster slot (see [Redis]).
+// the limit's index, which hash to one cluster slot (see [Store]).
 func (s *script) keys(prefix, key string) ([]string, error) {
 	if s.limits == nil {
 		return []string{prefix + key}, nil

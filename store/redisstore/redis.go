@@ -1,4 +1,4 @@
-package store
+package redisstore
 
 import (
 	"context"
@@ -15,21 +15,17 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
 )
 
-// Embedded is the store URL of the in-process Redis: miniredis, which runs
-// the real Lua twins but costs ~300 µs a call (it builds a Lua state each
-// time), so it is for tests and demonstrations, not for speed.
-const Embedded = "miniredis"
-
-// RedisOptions say which Redis to use and how.
-type RedisOptions struct {
+// Options say which Redis to use and how.
+type Options struct {
 	// URL is "" or "miniredis" for an embedded server started in process;
 	// redis://[user:pass@]host:port[/db] (rediss:// for TLS) for one server;
 	// redis+cluster://host:port[,host:port...] for a Redis Cluster.
 	URL string
 	// Prefix is prepended to every key, so that runs sharing a server never
-	// see each other's state and [Redis.Clear] can delete a run's keys.
+	// see each other's state and [Store.Clear] can delete a run's keys.
 	Prefix string
 	// StoreClock decides on the store's own clock (the script calls Redis
 	// TIME) instead of the now passed to Take, as a script that trusts no
@@ -45,7 +41,7 @@ type RedisOptions struct {
 
 const failFastTimeout = 200 * time.Millisecond
 
-func (o RedisOptions) tune(ro *redis.Options) {
+func (o Options) tune(ro *redis.Options) {
 	if !o.FailFast {
 		return
 	}
@@ -62,7 +58,7 @@ func (o RedisOptions) tune(ro *redis.Options) {
 // reply, after which the script certainly did not run, is followed at
 // once: the decisions themselves are sent as commands that are never
 // retried (see noRetry).
-func (o RedisOptions) tuneCluster(co *redis.ClusterOptions) {
+func (o Options) tuneCluster(co *redis.ClusterOptions) {
 	if !o.FailFast {
 		return
 	}
@@ -72,7 +68,7 @@ func (o RedisOptions) tuneCluster(co *redis.ClusterOptions) {
 	co.Dialer = newRedialer(redis.NewDialer(&redis.Options{DialTimeout: co.DialTimeout, TLSConfig: co.TLSConfig})).DialContext
 }
 
-// Redis keeps state in Redis and decides with the algorithm's Lua twin, so
+// Store keeps state in Redis and decides with the algorithm's Lua twin, so
 // that each decision is one atomic step inside the server: one round trip,
 // no race, whatever the number of API servers. Scripts are sent with EVALSHA
 // and re-sent with EVAL when the server answers NOSCRIPT (after a restart or
@@ -94,16 +90,16 @@ func (o RedisOptions) tuneCluster(co *redis.ClusterOptions) {
 // after K, and the keys differ only after that. The "#" keeps the tag
 // non-empty when K is empty or starts with "}" (an empty tag, "{}", counts
 // as none: the whole key would be hashed). The same holds under any prefix
-// except one whose first "{" is followed at once by "}", which OpenRedis
+// except one whose first "{" is followed at once by "}", which Open
 // refuses for a Multi (and Take, Load and Save, under such a prefix
 // from WithPrefix). The layout also keeps a Multi's keys apart from a
 // single-limit store's key K (prefix + K): none of them is K, and the
 // index after the tag names the limit by its place, so K is read back
 // unambiguously from any of them.
-type Redis struct {
+type Store struct {
 	client   redis.UniversalClient
 	script   *script
-	opts     RedisOptions
+	opts     Options
 	embedded *miniredis.Miniredis
 	derived  bool // made by WithPrefix: the connection belongs to another
 	// loaded is set once the twin is known to be in the server's script
@@ -112,10 +108,10 @@ type Redis struct {
 	loaded *atomic.Bool
 }
 
-// OpenRedis connects to the Redis opts.URL names (starting an embedded one
+// Open connects to the Redis opts.URL names (starting an embedded one
 // for "" or "miniredis"), checks that it answers, and returns a store that
 // decides with alg.
-func OpenRedis(ctx context.Context, alg algorithms.Algorithm, opts RedisOptions) (*Redis, error) {
+func Open(ctx context.Context, alg algorithms.Algorithm, opts Options) (*Store, error) {
 	sc, err := scriptFor(alg)
 	if err != nil {
 		return nil, err
@@ -125,9 +121,9 @@ func OpenRedis(ctx context.Context, alg algorithms.Algorithm, opts RedisOptions)
 			return nil, err
 		}
 	}
-	r := &Redis{script: sc, opts: opts, loaded: new(atomic.Bool)}
+	r := &Store{script: sc, opts: opts, loaded: new(atomic.Bool)}
 	switch {
-	case opts.URL == "" || opts.URL == Embedded:
+	case opts.URL == "" || opts.URL == store.Embedded:
 		r.embedded = miniredis.NewMiniRedis()
 		if err := r.embedded.Start(); err != nil {
 			return nil, fmt.Errorf("store: starting the embedded Redis: %w", err)
@@ -190,7 +186,7 @@ func parseClusterURL(raw string) (*redis.ClusterOptions, error) {
 }
 
 // Addr names the server, for messages.
-func (r *Redis) Addr() string {
+func (r *Store) Addr() string {
 	if r.embedded != nil {
 		return "embedded miniredis " + r.embedded.Addr()
 	}
@@ -203,34 +199,21 @@ func (r *Redis) Addr() string {
 // Embedded returns the in-process server when the store started one, nil
 // otherwise: a test or a simulator uses it to stop and restart the store,
 // or to move its clock.
-func (r *Redis) Embedded() *miniredis.Miniredis { return r.embedded }
+func (r *Store) Embedded() *miniredis.Miniredis { return r.embedded }
 
 // Take runs the Lua twin for key (the multi script, for a key with several
 // limits): one round trip, atomic.
-func (r *Redis) Take(ctx context.Context, key string, now algorithms.Time, cost int64) (Decision, error) {
-	if err := checkCost(cost); err != nil {
-		return Decision{}, err
+func (r *Store) Take(ctx context.Context, key string, now algorithms.Time, cost int64) (store.Decision, error) {
+	if err := store.CheckCost(cost); err != nil {
+		return store.Decision{}, err
 	}
 	keys, err := r.script.keys(r.opts.Prefix, key)
 	if err != nil {
-		return Decision{}, err
+		return store.Decision{}, err
 	}
 	d, err := r.script.runKeys(ctx, onceScripter{r.client}, keys, now, r.opts.StoreClock, cost)
 	r.followTopology(err)
-	return Decision{Decision: d}, err
-}
-
-// TakeRequest is one decision of a batch: a request of cost on key at now.
-type TakeRequest struct {
-	Key  string
-	Now  algorithms.Time
-	Cost int64
-}
-
-// TakeResult is a TakeRequest's Decision, or why there is none.
-type TakeResult struct {
-	Decision Decision
-	Err      error
+	return store.Decision{Decision: d}, err
 }
 
 // TakeBatch decides reqs, each as Take would, in pipelines: one round
@@ -246,7 +229,7 @@ type TakeResult struct {
 // and decoding of one half overlaps the server's running of the other
 // (alone, a pipeline keeps the two waiting on each other, and Redis runs
 // one script at a time either way).
-func (r *Redis) TakeBatch(ctx context.Context, reqs []TakeRequest, out []TakeResult) {
+func (r *Store) TakeBatch(ctx context.Context, reqs []store.TakeRequest, out []store.TakeResult) {
 	if len(reqs) < 2*minShardedBatch {
 		r.takeBatch(ctx, reqs, out, nil)
 		return
@@ -286,7 +269,7 @@ const minShardedBatch = 16
 // keyShard is which of two pipelines a key's requests go to: the low bit of
 // the key's FNV-1a, the hash topology.HashKey spreads keys over servers by
 // (store sits below topology, so it asks hash/fnv itself). It runs only on
-// a batch bound for Redis, where a script costs microseconds.
+// a batch bound for Store, where a script costs microseconds.
 func keyShard(key string) bool {
 	h := fnv.New64a()
 	h.Write([]byte(key))
@@ -295,20 +278,20 @@ func keyShard(key string) bool {
 
 // takeBatch decides, in one pipeline, the requests of reqs that mine
 // accepts (all of them when mine is nil), into out.
-func (r *Redis) takeBatch(ctx context.Context, reqs []TakeRequest, out []TakeResult, mine func(int) bool) {
+func (r *Store) takeBatch(ctx context.Context, reqs []store.TakeRequest, out []store.TakeResult, mine func(int) bool) {
 	pipe := r.client.Pipeline()
 	cmds := make([]*redis.Cmd, len(reqs))
 	for i, q := range reqs {
 		if mine != nil && !mine(i) {
 			continue
 		}
-		if err := checkCost(q.Cost); err != nil {
-			out[i] = TakeResult{Err: err}
+		if err := store.CheckCost(q.Cost); err != nil {
+			out[i] = store.TakeResult{Err: err}
 			continue
 		}
 		keys, err := r.script.keys(r.opts.Prefix, q.Key)
 		if err != nil {
-			out[i] = TakeResult{Err: err}
+			out[i] = store.TakeResult{Err: err}
 			continue
 		}
 		cmds[i] = r.script.lua.EvalSha(ctx, onceScripter{pipe}, keys, r.script.args(q.Now, r.opts.StoreClock, q.Cost)...)
@@ -326,11 +309,11 @@ func (r *Redis) takeBatch(ctx context.Context, reqs []TakeRequest, out []TakeRes
 			continue
 		}
 		if err != nil {
-			out[i] = TakeResult{Err: fmt.Errorf("store: %s script on key %q: %w", r.script.name, cmd.Args()[3], err)}
+			out[i] = store.TakeResult{Err: fmt.Errorf("store: %s script on key %q: %w", r.script.name, cmd.Args()[3], err)}
 			continue
 		}
 		d, err := r.script.decode(reply)
-		out[i] = TakeResult{Decision: Decision{Decision: d}, Err: err}
+		out[i] = store.TakeResult{Decision: store.Decision{Decision: d}, Err: err}
 	}
 }
 
@@ -338,7 +321,7 @@ func (r *Redis) takeBatch(ctx context.Context, reqs []TakeRequest, out []TakeRes
 // read-modify-write. A key with several limits reads every limit's key in
 // one MULTI (so the states are of one instant) into State.Sub, one per
 // limit, the zero State for a limit whose key is missing.
-func (r *Redis) Load(ctx context.Context, key string) (algorithms.State, error) {
+func (r *Store) Load(ctx context.Context, key string) (algorithms.State, error) {
 	var st algorithms.State
 	var err error
 	if r.script.limits != nil {
@@ -350,7 +333,7 @@ func (r *Redis) Load(ctx context.Context, key string) (algorithms.State, error) 
 	return st, err
 }
 
-func (r *Redis) loadMulti(ctx context.Context, key string) (algorithms.State, error) {
+func (r *Store) loadMulti(ctx context.Context, key string) (algorithms.State, error) {
 	keys, err := r.script.keys(r.opts.Prefix, key)
 	if err != nil {
 		return algorithms.State{}, err
@@ -435,13 +418,13 @@ func parseState(key string, cmd redis.Cmder) (algorithms.State, error) {
 // ttl as its expiry: the write of a hand-written read-modify-write. A key
 // with several limits writes each limit's state from st.Sub (a missing
 // one is the zero State) in one MULTI.
-func (r *Redis) Save(ctx context.Context, key string, st algorithms.State, ttl time.Duration) error {
+func (r *Store) Save(ctx context.Context, key string, st algorithms.State, ttl time.Duration) error {
 	err := r.save(ctx, key, st, ttl)
 	r.followTopology(err)
 	return err
 }
 
-func (r *Redis) save(ctx context.Context, key string, st algorithms.State, ttl time.Duration) error {
+func (r *Store) save(ctx context.Context, key string, st algorithms.State, ttl time.Duration) error {
 	if r.script.limits != nil {
 		return r.saveMulti(ctx, key, st, ttl)
 	}
@@ -461,7 +444,7 @@ func (r *Redis) save(ctx context.Context, key string, st algorithms.State, ttl t
 	return nil
 }
 
-func (r *Redis) saveMulti(ctx context.Context, key string, st algorithms.State, ttl time.Duration) error {
+func (r *Store) saveMulti(ctx context.Context, key string, st algorithms.State, ttl time.Duration) error {
 	keys, err := r.script.keys(r.opts.Prefix, key)
 	if err != nil {
 		return err
@@ -508,7 +491,7 @@ func queueSave(ctx context.Context, c redis.Cmdable, key string, list bool, st a
 
 // Clear deletes every key under the store's prefix (all keys, without a
 // prefix) and returns how many it deleted: a run cleaning up after itself.
-func (r *Redis) Clear(ctx context.Context) (int, error) {
+func (r *Store) Clear(ctx context.Context) (int, error) {
 	// ForEachMaster runs on every master at once: count atomically.
 	var deleted atomic.Int64
 	clear := func(ctx context.Context, c *redis.Client) error {
@@ -556,7 +539,7 @@ func scanPattern(prefix string) string {
 // live under another prefix: a second, independent copy of the state (a jar
 // per simulated server, a replica) without a second connection. Closing it
 // does nothing; close r.
-func (r *Redis) WithPrefix(prefix string) *Redis {
+func (r *Store) WithPrefix(prefix string) *Store {
 	d := *r
 	d.opts.Prefix = prefix
 	d.derived = true
@@ -564,7 +547,7 @@ func (r *Redis) WithPrefix(prefix string) *Redis {
 }
 
 // Close disconnects, and stops the embedded server if the store started one.
-func (r *Redis) Close() error {
+func (r *Store) Close() error {
 	if r.derived {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package store
+package redisstore
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
 )
 
 // The concurrency tests: the Lua twin (lua/concurrency.lua) and its release
@@ -122,10 +123,10 @@ func (s *concStats) String() string {
 // lease (exactly on miniredis, whose TTLs do not count down; at most that
 // on a real server). Every few operations it Saves the oracle's state
 // under another key and Loads it back.
-func concCheckSequence(t *rapid.T, ctx context.Context, c *redis.Client, r *Redis, exactTTL bool, stats *concStats) {
+func concCheckSequence(t *rapid.T, ctx context.Context, c *redis.Client, r *Store, exactTTL bool, stats *concStats) {
 	alg := concDraw(t)
 	ttl := int64(alg.Params().Window / time.Microsecond)
-	mem := NewMemory(alg)
+	mem := store.NewMemory(alg)
 	r.script, _ = scriptFor(alg)
 	const key = "k"
 	k := r.opts.Prefix + key
@@ -158,7 +159,7 @@ func concCheckSequence(t *rapid.T, ctx context.Context, c *redis.Client, r *Redi
 			if len(st.Log) < len(prev.Log) && !slices.Equal(alg.Release(prev, now, 0, 0).Log, st.Log) {
 				stats.freed.Add(1)
 			}
-			if !equalStates(prev, st) && len(st.Log) > 0 {
+			if !store.EqualStates(prev, st) && len(st.Log) > 0 {
 				wantTTL = concTTL(now, st.Log[len(st.Log)-1])
 			}
 		} else {
@@ -206,7 +207,7 @@ func concCheckSequence(t *rapid.T, ctx context.Context, c *redis.Client, r *Redi
 			t.Fatalf("op %d %s: Load: %v", i, op, err)
 		}
 		inMemory, _ := mem.Load(ctx, key)
-		if !equalStates(stored, st) || !equalStates(inMemory, st) {
+		if !store.EqualStates(stored, st) || !store.EqualStates(inMemory, st) {
 			t.Fatalf("op %d %s, state before %v:\n  Go state:    %v\n  Redis Load:  %v\n  memory Load: %v",
 				i, op, prev.Log, st.Log, stored.Log, inMemory.Log)
 		}
@@ -220,7 +221,7 @@ func concCheckSequence(t *rapid.T, ctx context.Context, c *redis.Client, r *Redi
 			if err := r.Save(ctx, "saved", st, time.Minute); err != nil {
 				t.Fatalf("op %d: Save: %v", i, err)
 			}
-			if back, err := r.Load(ctx, "saved"); err != nil || !equalStates(back, st) {
+			if back, err := r.Load(ctx, "saved"); err != nil || !store.EqualStates(back, st) {
 				t.Fatalf("op %d: Save then Load: %v, %v; want %v", i, back.Log, err, st.Log)
 			}
 		}
@@ -234,7 +235,7 @@ func concDifferential(t *testing.T, c *redis.Client, prefix string, exactTTL boo
 	var stats concStats
 	rapid.Check(t, func(rt *rapid.T) {
 		p := fmt.Sprintf("%s%d:", prefix, concSeq.Add(1))
-		r := &Redis{client: c, opts: RedisOptions{Prefix: p}, loaded: new(atomic.Bool), derived: true}
+		r := &Store{client: c, opts: Options{Prefix: p}, loaded: new(atomic.Bool), derived: true}
 		concCheckSequence(rt, ctx, c, r, exactTTL, &stats)
 	})
 	t.Logf("%s", &stats)
@@ -308,7 +309,7 @@ func TestConcurrencyLuaEdgeCases(t *testing.T) {
 						t.Fatalf("op %d %+v:\n  Go:  %+v\n  Lua: %+v", i, o, want, got.Decision)
 					}
 				}
-				if stored, err := r.Load(ctx, "k"); err != nil || !equalStates(stored, st) {
+				if stored, err := r.Load(ctx, "k"); err != nil || !store.EqualStates(stored, st) {
 					t.Fatalf("op %d %+v: Load %v, %v; Go %v", i, o, stored.Log, err, st.Log)
 				}
 			}
@@ -366,7 +367,7 @@ func concMultiDifferential(t *testing.T, c *redis.Client, prefix string) {
 	rapid.Check(t, func(rt *rapid.T) {
 		m, ttl := concMultiDraw(rt)
 		r := redisOn(rt, c, m, fmt.Sprintf("%s%d:", prefix, concSeq.Add(1)))
-		mem := NewMemory(m)
+		mem := store.NewMemory(m)
 		const key = "k"
 		var st algorithms.State
 		var held []concHeld
@@ -430,21 +431,21 @@ func concMultiDifferential(t *testing.T, c *redis.Client, prefix string) {
 // concStores returns the stores the concurrency properties run on: memory,
 // miniredis, and the REDIS_URL server when it is set.
 func concStores(t *testing.T, alg algorithms.Algorithm) map[string]interface {
-	Limiter
-	Releaser
-	KV
+	store.Limiter
+	store.Releaser
+	store.KV
 } {
 	t.Helper()
-	mini, err := OpenRedis(context.Background(), alg, RedisOptions{URL: Embedded, Prefix: "conc:"})
+	mini, err := Open(context.Background(), alg, Options{URL: store.Embedded, Prefix: "conc:"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mini.Close() })
 	stores := map[string]interface {
-		Limiter
-		Releaser
-		KV
-	}{"memory": NewMemory(alg), "miniredis": mini}
+		store.Limiter
+		store.Releaser
+		store.KV
+	}{"memory": store.NewMemory(alg), "miniredis": mini}
 	if real := openRealRedis(t, alg); real != nil {
 		stores["redis-server"] = real
 	}
@@ -560,7 +561,7 @@ func TestConcurrencyLeasesExpire(t *testing.T) {
 						step.now, step.cost, d.Decision, step.allowed, step.remaining, step.retry)
 				}
 			}
-			mini, ok := s.(*Redis)
+			mini, ok := s.(*Store)
 			if !ok || mini.Embedded() == nil {
 				return
 			}
@@ -598,7 +599,7 @@ func TestConcurrencyStoreClock(t *testing.T) {
 			var leases []algorithms.Time
 			check := func(what string) {
 				t.Helper()
-				if stored, err := r.Load(ctx, "k"); err != nil || !equalStates(stored, st) {
+				if stored, err := r.Load(ctx, "k"); err != nil || !store.EqualStates(stored, st) {
 					t.Fatalf("%s: Load %+v, %v; Go %+v", what, stored, err, st)
 				}
 			}
@@ -638,7 +639,7 @@ func TestConcurrencyStoreClock(t *testing.T) {
 func TestConcurrencyReleaseElsewhere(t *testing.T) {
 	ctx := context.Background()
 	var trips atomic.Int64
-	r, err := OpenRedis(ctx, tokenBucket(t, 10, 5), RedisOptions{URL: Embedded})
+	r, err := Open(ctx, tokenBucket(t, 10, 5), Options{URL: store.Embedded})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -684,7 +685,7 @@ func BenchmarkRedisTakeRelease(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := OpenRedis(ctx, alg, RedisOptions{URL: benchRedisURL(), Prefix: "ratelim-bench:"})
+	r, err := Open(ctx, alg, Options{URL: benchRedisURL(), Prefix: "ratelim-bench:"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package redisstore
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/redistest"
+	"github.com/ratelim/ratelim/store/storetest"
 )
 
 // startCluster starts a Redis Cluster of three masters, no replicas and
@@ -33,7 +34,7 @@ func TestRedisCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := OpenRedis(ctx, alg, RedisOptions{URL: url, Prefix: fmt.Sprintf("cluster-test:%s:", name)})
+		r, err := Open(ctx, alg, Options{URL: url, Prefix: fmt.Sprintf("cluster-test:%s:", name)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,12 +58,12 @@ func TestRedisCluster(t *testing.T) {
 		r.Close()
 	}
 	alg := tokenBucket(t, 1, 10)
-	r, err := OpenRedis(ctx, alg, RedisOptions{URL: url, Prefix: "cluster-hammer:"})
+	r, err := Open(ctx, alg, Options{URL: url, Prefix: "cluster-hammer:"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { r.Clear(ctx); r.Close() }()
-	if got := hammer(t, r, 8, 25); got != 10 {
+	if got := storetest.Hammer(t, r, 8, 25); got != 10 {
 		t.Errorf("cluster: admitted %d of 200 concurrent requests on one key, want exactly the burst 10", got)
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package redisstore
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/redistest"
+	"github.com/ratelim/ratelim/store"
 )
 
 // steadyTaker takes one decision on key every interval, from one
@@ -31,7 +32,7 @@ type takeOutcome struct {
 	err        error
 }
 
-func startSteadyTaker(l Limiter, key string, interval time.Duration) *steadyTaker {
+func startSteadyTaker(l store.Limiter, key string, interval time.Duration) *steadyTaker {
 	s := &steadyTaker{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
@@ -98,8 +99,8 @@ func TestRedisRedialsAtOnceAfterAnOutage(t *testing.T) {
 	}
 	redistest.NeedBinaries(t)
 	server := redistest.StartNode(t)
-	r, err := OpenRedis(context.Background(), tokenBucket(t, 1, 1_000_000),
-		RedisOptions{URL: "redis://" + server.Addr(), Prefix: "redial:", FailFast: true})
+	r, err := Open(context.Background(), tokenBucket(t, 1, 1_000_000),
+		Options{URL: "redis://" + server.Addr(), Prefix: "redial:", FailFast: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,9 +222,9 @@ func TestRedialerOneProbeAtATimeWhileFailing(t *testing.T) {
 func TestFailFastDialsThroughRedialer(t *testing.T) {
 	for _, failFast := range []bool{false, true} {
 		o := &redis.Options{}
-		RedisOptions{FailFast: failFast}.tune(o)
+		Options{FailFast: failFast}.tune(o)
 		co := &redis.ClusterOptions{}
-		RedisOptions{FailFast: failFast}.tuneCluster(co)
+		Options{FailFast: failFast}.tuneCluster(co)
 		if (o.Dialer != nil) != failFast || (co.Dialer != nil) != failFast {
 			t.Errorf("FailFast %v: single-node dialer set %v, cluster dialer set %v", failFast, o.Dialer != nil, co.Dialer != nil)
 		}
