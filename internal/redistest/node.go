@@ -34,6 +34,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -73,16 +74,43 @@ type Node struct {
 // arguments, for the length of the test, and returns once it answers PING.
 func StartNode(t testing.TB, extra ...string) *Node {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := freePort(t, slices.Contains(extra, "--cluster-enabled"))
 	n := &Node{t: t, port: port, dir: t.TempDir(), args: extra}
 	t.Cleanup(n.Kill)
 	n.Start()
 	return n
+}
+
+// clusterBusOffset is how far above its port a cluster node listens for
+// the other nodes (Redis's default cluster-port: port + 10000).
+const clusterBusOffset = 10000
+
+// freePort is a loopback port free now, and, for a cluster node, whose
+// bus port (port + 10000) is free too: a port picked alone collided with
+// another test's listener on the bus port, and the node would not start.
+func freePort(t testing.TB, bus bool) int {
+	t.Helper()
+	for range 50 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		if !bus {
+			l.Close()
+			return port
+		}
+		if port+clusterBusOffset <= 65535 {
+			if b, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+clusterBusOffset)); err == nil {
+				b.Close()
+				l.Close()
+				return port
+			}
+		}
+		l.Close()
+	}
+	t.Fatal("no loopback port free with its cluster bus port (port + 10000) in 50 tries")
+	return 0
 }
 
 // Addr is the node's host:port.
