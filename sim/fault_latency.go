@@ -13,11 +13,9 @@ import (
 const Latency FaultKind = "latency"
 
 var latencyFault = FaultType{
-	Kind: Latency,
-	Fields: []FaultField{
-		{Name: "rtt", Required: true, Missing: "the round trip during the spike", Example: "rtt: 50ms"},
-	},
-	Shade: ShadeSkyBlue,
+	Kind:   Latency,
+	Fields: []FaultField{required("rtt", "the round trip during the spike", "rtt: 50ms")},
+	Shade:  ShadeSkyBlue,
 	check: func(f Fault, _ string, _ int) *FaultError {
 		if f.RTT < 0 {
 			return &FaultError{Field: "rtt", Msg: fmt.Sprintf("%s is negative (want 0 or more, e.g. 50ms)", f.RTT)}

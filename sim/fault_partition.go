@@ -18,13 +18,11 @@ import (
 const Partition FaultKind = "partition"
 
 var partitionFault = FaultType{
-	Kind: Partition,
-	Fields: []FaultField{
-		{Name: "groups", Required: true, Missing: "a partition splits the servers into groups", Example: "groups: [[0, 1], [2, 3]]"},
-	},
-	Shade: ShadeYellow,
-	check: checkPartition,
-	span:  partitionSpan,
+	Kind:   Partition,
+	Fields: []FaultField{required("groups", "a partition splits the servers into groups", "groups: [[0, 1], [2, 3]]")},
+	Shade:  ShadeYellow,
+	check:  checkPartition,
+	span:   partitionSpan,
 	log: func(f Fault) string {
 		return fmt.Sprintf(": servers %v keep the primary, the rest are cut off", f.Groups[0])
 	},

@@ -95,6 +95,12 @@ type FaultField struct {
 	Empty string
 }
 
+// required is a field a file must give: what it is, and how it is
+// written.
+func required(name, missing, example string) FaultField {
+	return FaultField{Name: name, Required: true, Missing: missing, Example: example}
+}
+
 // FaultShade is the hue a plot shades a kind's windows in, named after
 // the colour-blind-safe palette package plots draws with: sim says which
 // hue tells the kind, plots owns the colours, so sim stays free of
