@@ -206,8 +206,10 @@ func TestAuditTakesNeverFromTheFleet(t *testing.T) {
 
 // TestControlRefusesServersItHasNot: over HTTP on the control listener of
 // a fleet of 4, a fault naming a server the fleet has not, or one twice,
-// is refused with 400 and a message naming the field, whatever its kind;
-// the valid ones are applied (204).
+// a partition that does not name every server once, or a field its kind
+// does not read, is refused with 400 and the message a scenario file's
+// fault gets (sim.Fault.Check), naming the field; the valid ones are
+// applied (204).
 func TestControlRefusesServersItHasNot(t *testing.T) {
 	fleet := startFleet(t, bucketScenario(sim.SplitBrain, 4), "memory")
 	client := &http.Client{Timeout: 5 * time.Second}
@@ -224,20 +226,22 @@ func TestControlRefusesServersItHasNot(t *testing.T) {
 		return resp.StatusCode, strings.TrimSpace(string(body))
 	}
 	for _, tc := range []struct{ query, want string }{
-		{"kind=partition&start=1&groups=0,1|2,99", "groups: server 99 does not exist (want 0 to 3"},
-		{"kind=partition&start=0&groups=0,1|2,99", "groups: server 99 does not exist (want 0 to 3"},
-		{"kind=partition&start=1&groups=0,-1|2,3", "groups: server -1 does not exist (want 0 to 3"},
-		{"kind=partition&start=1&groups=0,1|1,2", "groups: server 1 is in group 0 and group 1 (want each server in one group only)"},
-		{"kind=partition&start=1&groups=0,0|2,3", "groups: server 0 is listed twice in group 0"},
-		{"kind=partition&start=1", "groups: a partition splits the servers into groups"},
+		{"kind=partition&start=1&groups=0,1|2,99", "groups[1][1]: server 99 does not exist (want 0 to 3"},
+		{"kind=partition&start=0&groups=0,1|2,99", "groups[1][1]: server 99 does not exist (want 0 to 3"},
+		{"kind=partition&start=1&groups=0,-1|2,3", "groups[0][1]: server -1 does not exist (want 0 to 3"},
+		{"kind=partition&start=1&groups=0,1|1,2", "groups[1][0]: server 1 is already in groups[0] (want each server in one group only)"},
+		{"kind=partition&start=1&groups=0,0|2,3", "groups[0][1]: server 0 is listed twice (want each server once)"},
+		{"kind=partition&start=1&groups=0|1", "groups: servers 2 and 3 are in no group (want every server from 0 to 3 in exactly one group)"},
+		{"kind=partition&start=1&groups=0,1,2,3", "groups: 1 group is no partition (want at least two groups"},
+		{"kind=partition&start=1", "groups: 0 group is no partition (want at least two groups"},
 		{"kind=partition&start=1&groups=0,x", `groups: "x" is not a server number`},
-		{"kind=crash&start=1&servers=99", "servers: server 99 does not exist (want 0 to 3"},
-		{"kind=crash&start=1&servers=-1", "servers: server -1 does not exist (want 0 to 3"},
-		{"kind=crash&start=1&servers=1,1", "servers: server 1 is listed twice (want each server once)"},
+		{"kind=crash&start=1&servers=99", "servers[0]: server 99 does not exist (want 0 to 3"},
+		{"kind=crash&start=1&servers=-1", "servers[0]: server -1 does not exist (want 0 to 3"},
+		{"kind=crash&start=1&servers=1,1", "servers[1]: server 1 is listed twice (want each server once)"},
 		{"kind=crash&start=1&servers=0,1,2,3", "servers: every server crashes"},
-		{"kind=crash&start=1", "servers: a crash needs the servers that crash"},
-		{"kind=outage&start=1&servers=4", "servers: server 4 does not exist (want 0 to 3"},
-		{"kind=outage&start=1&groups=9", "groups: server 9 does not exist (want 0 to 3"},
+		{"kind=crash&start=1", "servers: empty (want the servers that crash, e.g. [1])"},
+		{"kind=outage&start=1&servers=4", "servers: not a field of fault kind outage (want start and end only)"},
+		{"kind=outage&start=1&groups=9", "groups: not a field of fault kind outage (want start and end only)"},
 		{"kind=outage&start=yes", `start: "yes" is neither 1`},
 	} {
 		if code, body := post(tc.query); code != http.StatusBadRequest || !strings.Contains(body, tc.want) {

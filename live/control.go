@@ -78,12 +78,10 @@ func (f *Fleet) faultHandler() http.Handler {
 
 // parseFault reads a fault and its edge (start true for its beginning)
 // from FaultPath's query, as RemoteFaults writes it. It reads the form
-// only; Fault holds the servers named to the fleet (checkFaultServers).
+// only; Fault holds the fault to the fleet's servers (sim.Fault.Check).
 func parseFault(q url.Values) (sim.Fault, bool, error) {
 	f := sim.Fault{Kind: sim.FaultKind(q.Get("kind"))}
-	switch f.Kind {
-	case sim.Outage, sim.Partition, sim.Latency, sim.ClockSkew, sim.Crash:
-	default:
+	if !f.Kind.Known() {
 		return f, false, fmt.Errorf("unknown fault kind %q", f.Kind)
 	}
 	for _, n := range strings.Split(q.Get("servers"), ",") {

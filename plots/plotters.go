@@ -31,19 +31,20 @@ func (f faultShade) Plot(c draw.Canvas, p *plot.Plot) {
 		if x1 <= x0 {
 			continue
 		}
-		c.FillPolygon(withAlpha(faultColour(sp.Kind), shadeAlpha(sp.Kind)), []vg.Point{
+		colour := faultColour(sp.Kind)
+		c.FillPolygon(withAlpha(colour, shadeAlpha(colour)), []vg.Point{
 			{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y},
 		})
 	}
 }
 
-// shadeAlpha makes each kind's shading about as visible as the others:
+// shadeAlpha makes each colour's shading about as visible as the others:
 // pale yellow needs more opacity than grey to show at all.
-func shadeAlpha(kind string) uint8 {
-	switch kind {
-	case "partition":
+func shadeAlpha(c color.Color) uint8 {
+	switch c {
+	case yellow:
 		return 0x58
-	case "outage":
+	case grey:
 		return 0x40
 	}
 	return 0x38

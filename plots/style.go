@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/ratelim/ratelim/sim"
 )
 
 // The Okabe–Ito palette: eight colours that stay distinct under the common
@@ -56,21 +58,22 @@ var seriesDashes = [][]vg.Length{
 	{vg.Points(6), vg.Points(2), vg.Points(1.5), vg.Points(2)},
 }
 
-// faultColour is the shading of a fault window, by kind.
+// faultColour is the shading of a fault window: the hue its kind names
+// (sim.FaultKind.Shade), and sky blue for a limit's shadow window.
 func faultColour(kind string) color.Color {
-	switch kind {
-	case "partition":
-		return yellow
-	case "outage":
-		return grey
-	case "latency":
-		return skyBlue
-	case "clock-skew":
-		return reddishPurple
-	case "shadow":
+	if kind == "shadow" {
 		return skyBlue
 	}
-	return orange
+	return faultShades[sim.FaultKind(kind).Shade()]
+}
+
+// faultShades are the colours of the hues fault kinds name.
+var faultShades = map[sim.FaultShade]color.Color{
+	sim.ShadeOrange:        orange,
+	sim.ShadeYellow:        yellow,
+	sim.ShadeGrey:          grey,
+	sim.ShadeSkyBlue:       skyBlue,
+	sim.ShadeReddishPurple: reddishPurple,
 }
 
 // withAlpha returns c at opacity a (0–255).

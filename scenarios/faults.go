@@ -1,9 +1,11 @@
 package scenarios
 
 import (
-	"fmt"
+	"errors"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -11,18 +13,8 @@ import (
 	"github.com/ratelim/ratelim/sim"
 )
 
-var (
-	faultKinds = []string{string(sim.Partition), string(sim.Outage), string(sim.Latency), string(sim.ClockSkew), string(sim.Crash)}
-	// kindFields are the fields each kind of fault reads besides kind,
-	// start and end.
-	kindFields = map[sim.FaultKind][]string{
-		sim.Partition: {"groups"},
-		sim.Outage:    {},
-		sim.Latency:   {"rtt"},
-		sim.ClockSkew: {"servers", "offset", "drift"},
-		sim.Crash:     {"servers"},
-	}
-)
+// faultKinds are the fault kinds, as sim registers them.
+var faultKinds = sim.FaultKinds()
 
 const faultWant = "a mapping such as {kind: outage, start: 10s, end: 20s}"
 
@@ -79,45 +71,100 @@ func (d *decoder) faults(n *yaml.Node, sc *sim.Scenario) []sim.Fault {
 }
 
 // fault reads one fault: its kind and span (faultSpan), then the fields
-// its kind reads.
+// its kind reads, each by its reader (faultFieldReaders), then has sim
+// check it (Fault.Check), placing an error on the line of the field it
+// names.
 func (d *decoder) fault(f *fields, sc *sim.Scenario) sim.Fault {
 	ft := d.faultSpan(f, sc)
 	if d.failed() {
 		return ft
 	}
-	switch ft.Kind {
-	case sim.Partition:
-		v, ok := f.values["groups"]
-		if !ok {
-			d.failf(f.node, f.field("groups"), "missing: a partition splits the servers into groups (want e.g. groups: [[0, 1], [2, 3]])")
+	kind, _ := sim.FaultTypeOf(ft.Kind)
+	for _, field := range kind.Fields {
+		if field.Required && !f.has(field.Name) {
+			d.failf(f.node, f.field(field.Name), "missing: %s (want e.g. %s)", field.Missing, field.Example)
 			return ft
 		}
-		ft.Groups = d.groups(v, f.field("groups"), sc.Servers)
-	case sim.Latency:
-		v, ok := f.values["rtt"]
+	}
+	if len(kind.AnyOf) > 0 && !slices.ContainsFunc(kind.AnyOf, f.has) {
+		d.failf(f.node, f.path, "%s", kind.AnyOfWant)
+		return ft
+	}
+	for _, field := range kind.Fields {
+		v, ok := f.values[field.Name]
 		if !ok {
-			d.failf(f.node, f.field("rtt"), "missing: the round trip during the spike (want e.g. rtt: 50ms)")
+			continue
+		}
+		if empty := faultFieldReaders[field.Name](d, v, f.field(field.Name), &ft); d.failed() {
+			return ft
+		} else if empty && field.Empty != "" {
+			d.failf(v, f.field(field.Name), "%s", field.Empty)
 			return ft
 		}
-		ft.RTT = d.roundTrip(v, f.field("rtt"), "50ms")
-	case sim.Crash:
-		v, ok := f.values["servers"]
-		if !ok {
-			d.failf(f.node, f.field("servers"), "missing: the servers that crash (want e.g. servers: [1])")
-			return ft
+	}
+	if err := ft.Check(f.path, sc.Servers); err != nil {
+		var fe *sim.FaultError
+		if errors.As(err, &fe) {
+			d.failf(f.nodeAt(fe.Field), fe.Path(), "%s", fe.Msg)
+		} else {
+			d.failf(f.node, f.path, "%v", err)
 		}
-		ft.Servers = d.serverList(v, f.field("servers"), sc.Servers, map[int]string{})
-		switch {
-		case d.failed():
-		case len(ft.Servers) == 0:
-			d.failf(v, f.field("servers"), "empty (want the servers that crash, e.g. [1])")
-		case len(ft.Servers) >= sc.Servers:
-			d.failf(v, f.field("servers"), "every server crashes, and no one is left to serve (want fewer than the %d servers)", sc.Servers)
-		}
-	case sim.ClockSkew:
-		d.clockSkew(f, &ft, sc)
 	}
 	return ft
+}
+
+// faultFieldReaders read each field a fault kind may read into the
+// fault, by its name: the value as written, which Fault.Check then
+// judges. Each says whether it read an empty list.
+var faultFieldReaders = map[string]func(d *decoder, n *yaml.Node, path string, ft *sim.Fault) (empty bool){
+	"groups": func(d *decoder, n *yaml.Node, path string, ft *sim.Fault) bool {
+		items := d.list(n, path, "a list of groups of servers, e.g. [[0, 1], [2, 3]]")
+		for i, item := range items {
+			g := d.serverNumbers(item, index(path, i))
+			if d.failed() {
+				return false
+			}
+			ft.Groups = append(ft.Groups, g)
+		}
+		return len(items) == 0
+	},
+	"rtt": func(d *decoder, n *yaml.Node, path string, ft *sim.Fault) bool {
+		ft.RTT = d.roundTrip(n, path, "50ms")
+		return false
+	},
+	"servers": func(d *decoder, n *yaml.Node, path string, ft *sim.Fault) bool {
+		ft.Servers = d.serverNumbers(n, path)
+		return !d.failed() && len(ft.Servers) == 0
+	},
+	"offset": func(d *decoder, n *yaml.Node, path string, ft *sim.Fault) bool {
+		ft.Offset = d.duration(n, path, "2s")
+		return false
+	},
+	"drift": func(d *decoder, n *yaml.Node, path string, ft *sim.Fault) bool {
+		ft.Drift = d.number(n, path, "0.01")
+		return false
+	},
+}
+
+// nodeAt is the node of the field at path in f ("groups[1][0]": the
+// first server of the second group), or the mapping itself for "" or a
+// path it does not hold.
+func (f *fields) nodeAt(path string) *yaml.Node {
+	name, rest, _ := strings.Cut(path, "[")
+	n, ok := f.values[name]
+	if !ok {
+		return f.node
+	}
+	for rest != "" {
+		num, after, _ := strings.Cut(rest, "]")
+		i, err := strconv.Atoi(num)
+		if n = resolve(n); err != nil || n.Kind != yaml.SequenceNode || i < 0 || i >= len(n.Content) {
+			return n
+		}
+		n = resolve(n.Content[i])
+		rest = strings.TrimPrefix(after, "[")
+	}
+	return n
 }
 
 // faultSpan reads a fault's kind, refuses the fields its kind does not
@@ -133,14 +180,11 @@ func (d *decoder) faultSpan(f *fields, sc *sim.Scenario) sim.Fault {
 	if d.failed() {
 		return ft
 	}
-	own := kindFields[ft.Kind]
+	kind, _ := sim.FaultTypeOf(ft.Kind)
+	own := kind.FieldNames()
 	for _, name := range f.order {
 		if name != "kind" && name != "start" && name != "end" && !slices.Contains(own, name) {
-			want := "start and end only"
-			if len(own) > 0 {
-				want = "start, end, " + strings.Join(own, ", ")
-			}
-			d.failf(f.keys[name], f.field(name), "not a field of fault kind %s (want %s)", ft.Kind, want)
+			d.failf(f.keys[name], f.field(name), "not a field of fault kind %s (want %s)", ft.Kind, kind.FieldsWant())
 			return ft
 		}
 	}
@@ -164,100 +208,32 @@ func (d *decoder) faultSpan(f *fields, sc *sim.Scenario) sim.Fault {
 	return ft
 }
 
-// clockSkew reads a clock skew's offset, drift (at least one of them) and
-// servers (all of them when left out) into ft.
-func (d *decoder) clockSkew(f *fields, ft *sim.Fault, sc *sim.Scenario) {
-	if !f.has("offset") && !f.has("drift") {
-		d.failf(f.node, f.path, "a clock skew needs an offset, a drift or both (want e.g. offset: 2s or drift: 0.01)")
-		return
-	}
-	if v, ok := f.values["servers"]; ok {
-		ft.Servers = d.serverList(v, f.field("servers"), sc.Servers, map[int]string{})
-		if !d.failed() && len(ft.Servers) == 0 {
-			d.failf(v, f.field("servers"), "empty (want the servers whose clock is wrong, e.g. [0]; leave it out for all)")
-		}
-	}
-	if v, ok := f.values["offset"]; ok {
-		ft.Offset = d.duration(v, f.field("offset"), "2s")
-		if !d.failed() && (ft.Offset > maxOffset || ft.Offset < -maxOffset) {
-			d.failf(v, f.field("offset"), "%s is more than a day (want at most %s either way)", ft.Offset, maxOffset)
-		}
-	}
-	if v, ok := f.values["drift"]; ok {
-		ft.Drift = d.number(v, f.field("drift"), "0.01")
-		if !d.failed() && (ft.Drift < -1 || ft.Drift > 1) {
-			d.failf(v, f.field("drift"), "%s is more than a second per second (want -1 to 1, e.g. 0.01 for 1%% fast)", v.Value)
-		}
-	}
-}
-
-// groups reads a partition's groups: at least two, none empty, every
-// server in exactly one.
-func (d *decoder) groups(n *yaml.Node, path string, servers int) [][]int {
-	items := d.list(n, path, "a list of groups of servers, e.g. [[0, 1], [2, 3]]")
-	if d.failed() {
-		return nil
-	}
-	if len(items) < 2 {
-		d.failf(n, path, "%d group is no partition (want at least two groups, e.g. [[0, 1], [2, 3]])", len(items))
-		return nil
-	}
-	seen := map[int]string{} // server → the group that has it
-	var out [][]int
-	for i, item := range items {
-		g := d.serverList(item, index(path, i), servers, seen)
-		if d.failed() {
-			return nil
-		}
-		if len(g) == 0 {
-			d.failf(item, index(path, i), "empty group (want at least one server, e.g. [0])")
-			return nil
-		}
-		out = append(out, g)
-	}
-	var missing []string
-	for s := range servers {
-		if _, ok := seen[s]; !ok {
-			missing = append(missing, fmt.Sprint(s))
-		}
-	}
-	if len(missing) > 0 {
-		noun := "server " + missing[0] + " is"
-		if len(missing) > 1 {
-			noun = "servers " + oneOf(missing) + " are"
-			noun = strings.Replace(noun, " or ", " and ", 1)
-		}
-		d.failf(n, path, "%s in no group (want every server from 0 to %d in exactly one group)", noun, servers-1)
-		return nil
-	}
-	return out
-}
-
-// serverList reads a list of server numbers, each below servers and not
-// already in seen (which it adds them to, naming path as their owner).
-func (d *decoder) serverList(n *yaml.Node, path string, servers int, seen map[int]string) []int {
+// serverNumbers reads a list of server numbers, as written: whether
+// each is a server of the scenario's is Fault.Check's to say. A number
+// too large for an int reads as the largest, which is no server.
+func (d *decoder) serverNumbers(n *yaml.Node, path string) []int {
 	items := d.list(n, path, "a list of server numbers, e.g. [0, 1]")
 	var out []int
 	for j, item := range items {
-		field := index(path, j)
-		s := int(d.integer(item, field, 0, int64(servers-1), "0"))
-		if d.failed() {
-			if item.Kind == yaml.ScalarNode && item.ShortTag() == "!!int" {
-				// Say what the servers are, not only that the number is out of range.
-				d.err.Msg = fmt.Sprintf("server %s does not exist (want 0 to %d: servers are numbered from 0)", item.Value, servers-1)
-			}
+		var s int
+		if item.Kind != yaml.ScalarNode || item.ShortTag() != "!!int" {
+			d.notA(item, index(path, j), "a whole number", "0")
 			return nil
 		}
-		if owner, dup := seen[s]; dup {
-			if owner == path {
-				d.failf(item, field, "server %d is listed twice (want each server once)", s)
-			} else {
-				d.failf(item, field, "server %d is already in %s (want each server in one group only)", s, owner)
+		if item.Decode(&s) != nil {
+			s = math.MaxInt
+			if strings.HasPrefix(item.Value, "-") {
+				s = math.MinInt
 			}
-			return nil
 		}
-		seen[s] = path
 		out = append(out, s)
 	}
 	return out
+}
+
+// faultFieldNames are the fields a fault of kind k reads besides kind,
+// start and end, for the field table.
+func faultFieldNames(k string) []string {
+	ft, _ := sim.FaultTypeOf(sim.FaultKind(k))
+	return ft.FieldNames()
 }

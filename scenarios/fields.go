@@ -273,7 +273,7 @@ var (
 		variantKey:    "kind",
 		variantValues: faultKinds,
 		variantFields: func(k string) []string {
-			return append([]string{"kind", "start", "end"}, kindFields[sim.FaultKind(k)]...)
+			return append([]string{"kind", "start", "end"}, faultFieldNames(k)...)
 		},
 	}
 

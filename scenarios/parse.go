@@ -40,7 +40,6 @@ const (
 	MaxRetries  = 1_000
 	MaxFaults   = 1_000
 	MaxExpect   = 1_000 // expectations
-	maxOffset   = 24 * time.Hour
 	// MaxDuration is the longest run: a year of virtual time. Longer
 	// runs are no lesson, and the recorder's steps must stay countable.
 	MaxDuration = 365 * 24 * time.Hour

@@ -195,25 +195,16 @@ func (sc *Scenario) checkClients() error {
 	return nil
 }
 
-// checkFaults checks each fault's window, and a partition's groups.
+// checkFaults checks each fault's window, and the fault itself as its
+// kind checks it (Fault.Check).
 func (sc *Scenario) checkFaults() error {
 	for i, f := range sc.Faults {
 		field := fmt.Sprintf("faults[%d]", i)
 		if f.Start < 0 || f.End <= f.Start {
 			return bad(field, "window %s–%s is empty or negative", f.Start, f.End)
 		}
-		if f.Kind != Partition {
-			continue
-		}
-		if len(f.Groups) == 0 {
-			return bad(field+".groups", "a partition needs groups (want e.g. [[0, 1], [2, 3]])")
-		}
-		for _, g := range f.Groups {
-			for _, srv := range g {
-				if srv < 0 || srv >= sc.Servers {
-					return bad(field+".groups", "server %d does not exist (want 0 to %d)", srv, sc.Servers-1)
-				}
-			}
+		if err := f.Check(field, sc.Servers); err != nil {
+			return err
 		}
 	}
 	return nil

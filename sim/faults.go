@@ -4,8 +4,6 @@ package sim
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/ratelim/ratelim/algorithms"
 )
@@ -30,47 +28,23 @@ type skew struct {
 }
 
 func (s *sim) setupFaults() {
-	for _, f := range s.sc.Faults {
-		if f.Kind == Crash && s.faults.down == nil {
-			s.faults.down = make([]bool, s.sc.Servers)
-		}
-	}
 	for i, f := range s.sc.Faults {
 		start, end := int64(algorithms.At(f.Start)), int64(algorithms.At(f.End))
 		s.schedule(event{at: start, kind: evFaultStart, arg: int32(i)})
 		s.schedule(event{at: end, kind: evFaultEnd, arg: int32(i)})
-		if f.Kind == ClockSkew {
-			servers := f.Servers
-			if len(servers) == 0 {
-				for i := range s.sc.Servers {
-					servers = append(servers, i)
-				}
-			}
-			for _, srv := range servers {
-				s.faults.skews = append(s.faults.skews, skew{server: srv, start: start, end: end, offset: int64(algorithms.At(f.Offset)), driftPerMicro: f.Drift})
-			}
+		if setup := typeOf(f.Kind).setup; setup != nil {
+			setup(s, f, start, end)
 		}
 		s.faults.spans = append(s.faults.spans, SpanOf(f))
 	}
 }
 
 // SpanOf is how a Result reports fault f: its kind, window and, in words,
-// its details.
+// its details (its kind's span).
 func SpanOf(f Fault) FaultSpan {
 	span := FaultSpan{Kind: string(f.Kind), StartS: f.Start.Seconds(), EndS: f.End.Seconds()}
-	switch f.Kind {
-	case Partition:
-		var parts []string
-		for _, g := range f.Groups {
-			parts = append(parts, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(g)), ","), "[]"))
-		}
-		span.Detail = "groups " + strings.Join(parts, " | ")
-	case Latency:
-		span.Detail = "rtt " + f.RTT.String()
-	case ClockSkew:
-		span.Detail = fmt.Sprintf("servers %v offset %s drift %g", f.Servers, f.Offset, f.Drift)
-	case Crash:
-		span.Detail = fmt.Sprintf("servers %v", f.Servers)
+	if ft := typeOf(f.Kind); ft != nil {
+		span.Detail = ft.span(f)
 	}
 	return span
 }
@@ -102,84 +76,40 @@ func (s *sim) rtt() int64 {
 	return int64(algorithms.At(s.sc.Topology.RTT))
 }
 
+// faultStart logs fault i's start, then does what its kind does then.
 func (s *sim) faultStart(ctx context.Context, i int, t int64) error {
 	f := s.sc.Faults[i]
-	s.logf(t, "%s begins%s", f.Kind, faultDetail(f))
-	switch f.Kind {
-	case Outage:
-		s.topo.OutageStarts()
-	case Latency:
-		s.faults.latency = int64(algorithms.At(f.RTT))
-	case Crash:
-		s.crash(i, f.Servers, t)
-	case Partition:
-		var keep []int
-		if len(f.Groups) > 0 {
-			keep = f.Groups[0]
-		}
-		replicated := s.topo.Replicates()
-		// What had reached the replica is all it will have: writes still
-		// in flight are lost with the link.
-		if err := s.topo.PartitionStarts(ctx, algorithms.Time(t), keep, s.saveReplica); err != nil {
-			return err
-		}
-		if replicated {
-			s.schedule(event{at: int64(s.topo.FailoverAt()), kind: evLog, arg: int32(len(s.faults.notes))})
-			s.faults.notes = append(s.faults.notes, "failover: the replica is promoted for the cut-off servers")
-			if stops, ok := s.topo.IsolatedPrimaryStopsAt(); ok {
-				s.schedule(event{at: int64(stops), kind: evLog, arg: int32(len(s.faults.notes))})
-				s.faults.notes = append(s.faults.notes, "the isolated primary stops taking writes")
-			}
-		}
+	ft := typeOf(f.Kind)
+	s.logf(t, "%s begins%s", f.Kind, ft.log(f))
+	if ft.start == nil {
+		return nil
 	}
-	return nil
+	return ft.start(ctx, s, i, t)
 }
 
+// faultEnd logs fault f's end, then does what its kind does then.
 func (s *sim) faultEnd(ctx context.Context, f Fault, t int64) error {
 	s.logf(t, "%s ends", f.Kind)
-	switch f.Kind {
-	case Outage:
-		s.topo.OutageEnds()
-	case Latency:
-		s.faults.latency = -1
-	case Crash:
-		for _, srv := range f.Servers {
-			s.faults.down[srv] = false
-		}
-	case Partition:
-		// Heal: the replica's writes during the partition are lost; it
-		// resynchronises from the primary and everyone is back on it.
-		resync := func() error {
-			for _, k := range s.keys {
-				st, err := s.stores.copies[0].Load(ctx, k.name)
-				if err != nil {
-					return err
-				}
-				if err := s.saveReplica(ctx, k.name, st); err != nil {
-					return err
-				}
-			}
-			s.logf(t, "heal: the replica's writes are lost; every server is back on the primary")
-			return nil
-		}
-		if err := s.topo.PartitionEnds(resync); err != nil {
-			return err
-		}
+	if end := typeOf(f.Kind).end; end != nil {
+		return end(ctx, s, f, t)
 	}
 	return nil
 }
 
-// faultDetail describes a fault for the log.
-func faultDetail(f Fault) string {
-	switch f.Kind {
-	case Partition:
-		return fmt.Sprintf(": servers %v keep the primary, the rest are cut off", f.Groups[0])
-	case Latency:
-		return fmt.Sprintf(": round trip %s", f.RTT)
-	case ClockSkew:
-		return fmt.Sprintf(": servers %v off by %s, drifting %g s/s", f.Servers, f.Offset, f.Drift)
-	case Outage:
-		return ": every store call fails"
+// resyncReplica is a partition's heal on a split brain: the replica's
+// writes during the partition are lost, and every key of the run is
+// copied to it from the primary (route's Resync, as the live fleet heals).
+func (s *sim) resyncReplica(ctx context.Context, t int64) error {
+	names := func(yield func(string) bool) {
+		for _, k := range s.keys {
+			if !yield(k.name) {
+				return
+			}
+		}
 	}
-	return ""
+	if err := s.route.Resync(ctx, names); err != nil {
+		return err
+	}
+	s.logf(t, "heal: the replica's writes are lost; every server is back on the primary")
+	return nil
 }

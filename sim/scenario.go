@@ -344,29 +344,3 @@ type Retry struct {
 	Max       int
 	Base, Cap time.Duration // backoff; 0 means DefaultBackoffBase and DefaultBackoffCap
 }
-
-// FaultKind is what goes wrong.
-type FaultKind string
-
-const (
-	Partition FaultKind = "partition"  // servers outside Groups[0] lose the primary (split-brain: fail over to the replica)
-	Outage    FaultKind = "outage"     // every store call fails; the fail policy decides
-	Latency   FaultKind = "latency"    // the round trip becomes RTT
-	ClockSkew FaultKind = "clock-skew" // Servers' clocks are off by Offset and drift by Drift
-	// Crash kills Servers at Start, mid-request: what they were serving
-	// never completes, so a concurrency limit's leases they held are
-	// never given back and count in flight until their TTL. The load
-	// balancer routes around them until End, when they are back.
-	Crash FaultKind = "crash"
-)
-
-// Fault is something going wrong between Start and End.
-type Fault struct {
-	Kind       FaultKind
-	Start, End time.Duration
-	Groups     [][]int       // partition: groups[0] keeps the primary; the others are cut off from it
-	RTT        time.Duration // latency
-	Servers    []int         // clock-skew: the servers whose clocks are wrong (all if empty)
-	Offset     time.Duration // clock-skew: how far ahead (negative: behind) the clock is at Start
-	Drift      float64       // clock-skew: seconds gained per second from Start (negative: lost)
-}

@@ -126,8 +126,3 @@ func (s *sim) scheduleWrite(p store.Pending, at int64) int32 {
 func (s *sim) replicate(ctx context.Context, key int, t int64) error {
 	return s.route.Wrote(ctx, 0, s.keys[key].name, algorithms.Time(t))
 }
-
-// saveReplica writes a replicated state to the replica.
-func (s *sim) saveReplica(ctx context.Context, key string, st algorithms.State) error {
-	return s.route.SaveReplica(ctx, key, st)
-}

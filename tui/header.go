@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
-	"github.com/ratelim/ratelim/topology"
 )
 
 // headerLines are the frame's first n lines: what is playing, the clock
@@ -156,9 +154,9 @@ func (m Model) banners() []string {
 	for _, a := range m.snap.Active {
 		for _, f := range m.sc.Faults {
 			if string(f.Kind) == a.Kind && f.Start.Seconds() == a.StartS && f.End.Seconds() == a.EndS {
-				text := faultBanner(m.sc, f, m.now)
+				text := f.Banner(m.sc, m.now)
 				if m.vs != nil {
-					if b := faultBanner(m.vs.sc, f, m.now); b != text {
+					if b := f.Banner(m.vs.sc, m.now); b != text {
 						text = "A " + text + "  ·  B " + b
 					}
 				}
@@ -168,116 +166,6 @@ func (m Model) banners() []string {
 		}
 	}
 	return out
-}
-
-// faultBanner says what fault f, in force at now, does to sc's servers.
-func faultBanner(sc sim.Scenario, f sim.Fault, now time.Duration) string {
-	failing := "failing open"
-	if sc.Topology.FailsClosed() {
-		failing = "failing closed"
-	}
-	local := sc.Topology.Kind == sim.Local
-	until := " · until " + secs(f.End)
-	switch f.Kind {
-	case sim.Partition:
-		if local {
-			return "PARTITION: no effect, each server has its own jar" + until
-		}
-		topo := partitioned(sc, f)
-		keep, cut := partitionSides(topo, sc.Servers)
-		primary, other := "store", "cut off, "+failing
-		if sc.Topology.Kind == sim.SplitBrain {
-			primary, other = "primary", "replica"
-			if failover := f.Start + topo.FailoverAt().Duration(); now < failover {
-				other = fmt.Sprintf("cut off, %s until failover at %s", failing, secs(failover))
-			}
-		}
-		if stops, ok := topo.IsolatedPrimaryStopsAt(); ok && now >= f.Start+stops.Duration() {
-			primary += " (stopped taking writes, " + failing + ")"
-		}
-		text := "PARTITION: " + serverList(keep) + " → " + primary
-		if len(cut) > 0 {
-			text += ", " + strings.TrimPrefix(strings.TrimPrefix(serverList(cut), "servers "), "server ") + " → " + other
-		}
-		return text + until
-	case sim.Outage:
-		if local {
-			return "STORE DOWN: no effect, each server has its own jar" + until
-		}
-		return "STORE DOWN — " + failing + until
-	case sim.Latency:
-		if local {
-			return "LATENCY: no effect, local jars need no round trip" + until
-		}
-		return fmt.Sprintf("LATENCY: rtt %s (normally %s)", f.RTT, sc.Topology.RTT) + until
-	case sim.ClockSkew:
-		text := "CLOCK SKEW: "
-		if len(f.Servers) == 0 {
-			text += "all servers"
-		} else {
-			text += serverList(f.Servers)
-		}
-		if f.Offset != 0 || f.Drift == 0 {
-			text += " " + signed(f.Offset)
-		}
-		if f.Drift != 0 {
-			text += fmt.Sprintf(" drifting %+gs/s", f.Drift)
-		}
-		if sc.Topology.Clock == sim.StoreClock {
-			text += " (no effect: the store's clock decides)"
-		}
-		return text + until
-	}
-	return strings.ToUpper(string(f.Kind)) + until
-}
-
-// partitioned is sc's topology with partition f in force, built as the
-// simulator builds it (sim's setupStores), so that the header asks the
-// topology package who is cut off and when rather than repeating its
-// rules. The partition starts at the topology's instant 0: the instants
-// it answers (FailoverAt, IsolatedPrimaryStopsAt) are offsets from
-// f.Start, which keeps the header in time.Duration.
-func partitioned(sc sim.Scenario, f sim.Fault) *topology.Topology {
-	topo := sim.NewTopology(sc)
-	var keep []int
-	if len(f.Groups) > 0 {
-		keep = f.Groups[0]
-	}
-	// With no replica to save to, starting a partition cannot fail.
-	_ = topo.PartitionStarts(context.Background(), 0, keep, nil)
-	return topo
-}
-
-// partitionSides are the servers that keep the primary and those cut off
-// from it, in order, as topo's partition in force splits them.
-func partitionSides(topo *topology.Topology, servers int) (keep, cut []int) {
-	for s := range servers {
-		if topo.CutOff(s) {
-			cut = append(cut, s)
-		} else {
-			keep = append(keep, s)
-		}
-	}
-	return keep, cut
-}
-
-// serverList is "server 1" or "servers 0,1".
-func serverList(servers []int) string {
-	parts := make([]string, len(servers))
-	for i, s := range servers {
-		parts[i] = strconv.Itoa(s)
-	}
-	if len(parts) == 1 {
-		return "server " + parts[0]
-	}
-	return "servers " + strings.Join(parts, ",")
-}
-
-func signed(d time.Duration) string {
-	if d > 0 {
-		return "+" + d.String()
-	}
-	return d.String()
 }
 
 // secs is a virtual instant as the header writes it: 12s, 1.5s.
