@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/replay"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -309,7 +310,7 @@ func (d *decoder) pattern(n *yaml.Node, path string, sc *sim.Scenario) sim.Traff
 	}
 	pv, ok := f.values["pattern"]
 	if !ok {
-		d.failf(f.node, f.field("pattern"), "missing (want %s)", oneOf(patterns))
+		d.failf(f.node, f.field("pattern"), "missing (want %s)", words.OneOf(patterns))
 		return tr
 	}
 	tr.Pattern = sim.Pattern(d.choice(pv, f.field("pattern"), "pattern", patterns))
@@ -376,7 +377,7 @@ func (d *decoder) patternFieldsFit(f *fields, pattern sim.Pattern) {
 	own := patternFields[pattern]
 	for _, name := range f.order {
 		if !slices.Contains(own, name) {
-			d.failf(f.keys[name], f.field(name), "not a field of pattern %s (want %s)", pattern, oneOf(own[1:]))
+			d.failf(f.keys[name], f.field(name), "not a field of pattern %s (want %s)", pattern, words.OneOf(own[1:]))
 			return
 		}
 	}
@@ -428,7 +429,7 @@ func (d *decoder) retry(n *yaml.Node, path string) sim.Retry {
 	f := d.record(n, path, &retryObject, retryWant)
 	pv, ok := f.values["policy"]
 	if !ok {
-		d.failf(f.node, f.field("policy"), "missing (want %s)", oneOf(retryPolicies))
+		d.failf(f.node, f.field("policy"), "missing (want %s)", words.OneOf(retryPolicies))
 		return r
 	}
 	r.Policy = sim.RetryPolicy(d.choice(pv, f.field("policy"), "retry policy", retryPolicies))

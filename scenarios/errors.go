@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 // Error is a scenario that cannot be used, located in its file: what the CLI
@@ -40,17 +42,6 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// oneOf renders a list of choices for a message: "a, b or c".
-func oneOf(choices []string) string {
-	switch len(choices) {
-	case 0:
-		return ""
-	case 1:
-		return choices[0]
-	}
-	return strings.Join(choices[:len(choices)-1], ", ") + " or " + choices[len(choices)-1]
-}
-
 // unknown is the message for a word that is not one of choices, with the
 // closest choice suggested when one is close enough to be a typo:
 //
@@ -60,7 +51,7 @@ func unknown(what, got string, choices []string) string {
 	if s := suggest(got, choices); s != "" {
 		msg += fmt.Sprintf(", did you mean %q?", s)
 	}
-	return msg + " (want " + oneOf(choices) + ")"
+	return msg + " (want " + words.OneOf(choices) + ")"
 }
 
 // suggest returns the choice closest to got, or "" if none is close: at

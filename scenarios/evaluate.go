@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -84,7 +85,7 @@ func Evaluate(file string, e *Expectation, r *sim.Result) ([]Outcome, error) {
 		return []Outcome{{Expectation: e, Subject: "finding", Got: got, OK: got > 0, GotText: found()}}, nil
 	}
 	if e.During != nil && !slices.Contains(spanFigures, e.Figure) {
-		return nil, bad("%s cannot be taken over a span (want one of %s with during)", e.Figure, oneOf(spanFigures))
+		return nil, bad("%s cannot be taken over a span (want one of %s with during)", e.Figure, words.OneOf(spanFigures))
 	}
 	var outs []Outcome
 	if e.Client != "" {
@@ -133,7 +134,7 @@ func clientNames(r *sim.Result) string {
 		}
 		names = append(names, c.Name)
 	}
-	return oneOf(names)
+	return words.OneOf(names)
 }
 
 // holds reports whether got is within e's bounds. Equality allows for

@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -109,7 +110,7 @@ func (d *decoder) expectation(n *yaml.Node, p string, sc *sim.Scenario) Expectat
 	}
 	switch len(named) {
 	case 0:
-		d.failf(f.node, p, "no figure to check (want one of %s, e.g. rejected: {max: 0})", oneOf(figures))
+		d.failf(f.node, p, "no figure to check (want one of %s, e.g. rejected: {max: 0})", words.OneOf(figures))
 		return e
 	case 1:
 	default:
@@ -118,7 +119,7 @@ func (d *decoder) expectation(n *yaml.Node, p string, sc *sim.Scenario) Expectat
 	}
 	e.Figure = named[0]
 	if e.Key != "" && !slices.Contains(keyFigures, e.Figure) {
-		d.failf(f.keys[e.Figure], f.field(e.Figure), "a key has no %s, only its clients do (want client: instead of key:, or one of %s)", e.Figure, oneOf(keyFigures))
+		d.failf(f.keys[e.Figure], f.field(e.Figure), "a key has no %s, only its clients do (want client: instead of key:, or one of %s)", e.Figure, words.OneOf(keyFigures))
 		return e
 	}
 	d.bounds(&e, f.values[e.Figure], f.field(e.Figure))
@@ -127,7 +128,7 @@ func (d *decoder) expectation(n *yaml.Node, p string, sc *sim.Scenario) Expectat
 	}
 	if v, ok := f.values["during"]; ok {
 		if !slices.Contains(spanFigures, e.Figure) {
-			d.failf(f.keys["during"], f.field("during"), "%s is a figure of the whole run only (want during: with %s)", e.Figure, oneOf(spanFigures))
+			d.failf(f.keys["during"], f.field("during"), "%s is a figure of the whole run only (want during: with %s)", e.Figure, words.OneOf(spanFigures))
 			return e
 		}
 		e.During = d.span(v, f.field("during"), sc)

@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -173,7 +174,7 @@ func (d *decoder) faultSpan(f *fields, sc *sim.Scenario) sim.Fault {
 	var ft sim.Fault
 	kv, ok := f.values["kind"]
 	if !ok {
-		d.failf(f.node, f.field("kind"), "missing (want %s)", oneOf(faultKinds))
+		d.failf(f.node, f.field("kind"), "missing (want %s)", words.OneOf(faultKinds))
 		return ft
 	}
 	ft.Kind = sim.FaultKind(d.choice(kv, f.field("kind"), "fault kind", faultKinds))

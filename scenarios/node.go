@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 // decoder walks a yaml.Node tree and keeps the first error it finds, with
@@ -297,7 +298,7 @@ func (d *decoder) collect(f *fields, n *yaml.Node, known []string, depth int) {
 			if s := suggest(name, known); s != "" {
 				msg += fmt.Sprintf(", did you mean %q?", s)
 			}
-			d.failf(k, f.field(short(name)), "%s (want %s)", msg, oneOf(known))
+			d.failf(k, f.field(short(name)), "%s (want %s)", msg, words.OneOf(known))
 			return
 		}
 		if _, seen := f.values[name]; seen {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/topology"
 )
@@ -103,21 +104,11 @@ func (sc *Scenario) checkLimits() error {
 	return nil
 }
 
-// kindList is the topologies as an error's want says them: "local,
-// shared, racy or split-brain".
-func kindList(kinds []topology.Kind) string {
-	names := make([]string, len(kinds))
-	for i, k := range kinds {
-		names[i] = string(k)
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
-
 // checkTopology checks the topology's kind and store.
 func (sc *Scenario) checkTopology() error {
 	t := sc.Topology
 	if !slices.Contains(topology.Kinds(), t.Kind) {
-		return bad("topology.kind", "unknown topology %q (want %s)", t.Kind, kindList(topology.Kinds()))
+		return bad("topology.kind", "unknown topology %q (want %s)", t.Kind, words.OneOf(topology.Kinds()))
 	}
 	if t.Store != "" && t.Store != "memory" && t.Store != "miniredis" && !strings.HasPrefix(t.Store, "redis") {
 		return bad("topology.store", "unknown store %q (want memory, miniredis or redis://host:port)", t.Store)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/topology"
 )
 
@@ -62,7 +63,7 @@ func checkPartition(f Fault, at string, servers int) *FaultError {
 	}
 	noun := "server " + missing[0] + " is"
 	if len(missing) > 1 {
-		noun = "servers " + strings.Replace(orList(missing), " or ", " and ", 1) + " are"
+		noun = "servers " + strings.Replace(words.OneOf(missing), " or ", " and ", 1) + " are"
 	}
 	return &FaultError{Field: "groups", Msg: fmt.Sprintf("%s in no group (want every server from 0 to %d in exactly one group)", noun, servers-1)}
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 // FaultKind is what goes wrong: one of FaultKinds.
@@ -213,7 +215,7 @@ func joinPath(at, field string) string {
 func (f Fault) Check(at string, servers int) error {
 	ft := typeOf(f.Kind)
 	if ft == nil {
-		return &FaultError{At: at, Field: "kind", Msg: fmt.Sprintf("unknown fault kind %q (want %s)", f.Kind, orList(FaultKinds()))}
+		return &FaultError{At: at, Field: "kind", Msg: fmt.Sprintf("unknown fault kind %q (want %s)", f.Kind, words.OneOf(FaultKinds()))}
 	}
 	for _, field := range faultFieldSet {
 		if field.set(f) && !ft.reads(field.name) {
@@ -258,14 +260,6 @@ func checkServers(list []int, at, field string, servers int, seen map[int]string
 		seen[s] = field
 	}
 	return nil
-}
-
-// orList is "a, b or c".
-func orList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // failing is what sc's servers do when the store fails them, for a banner.

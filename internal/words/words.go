@@ -79,3 +79,16 @@ func Plural[N ~int | ~int64](n N, one, many string) string {
 func Count[N ~int | ~int64](n N, one, many string) string {
 	return Thousands(int64(n)) + " " + Plural(n, one, many)
 }
+
+// OneOf is a list of choices as an error's "want" says them: "a, b or c";
+// the one choice alone; "" for none.
+func OneOf[S ~string](choices []S) string {
+	names := make([]string, len(choices))
+	for i, c := range choices {
+		names[i] = string(c)
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}

@@ -103,3 +103,10 @@ func ExampleCount() {
 	// 158,008 requests
 	// 2 servers
 }
+
+func TestOneOf(t *testing.T) {
+	table(t, "OneOf", OneOf[string], []row[[]string]{
+		{nil, ""}, {[]string{"local"}, "local"}, {[]string{"memory", "miniredis"}, "memory or miniredis"},
+		{[]string{"local", "shared", "racy", "split-brain"}, "local, shared, racy or split-brain"},
+	})
+}
