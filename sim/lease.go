@@ -32,10 +32,9 @@ type inFlight struct {
 
 // leaseStage holds the leases of admitted requests until they are served:
 // a run with a concurrency limit has one. flights are the requests that
-// hold a lease, by slot; freeFlights the slots given back.
+// hold a lease, by slot.
 type leaseStage struct {
-	flights     []inFlight
-	freeFlights []int32
+	flights slots[inFlight]
 }
 
 // conclude holds the lease the limit handed out, and the exact limiter's,
@@ -62,16 +61,7 @@ func (l *leaseStage) hold(s *sim, p *pending, lease, idealLease algorithms.Time,
 		done += s.serviceOf(p)
 	}
 	f := inFlight{key: p.key, server: p.server, lease: lease, idealLease: idealLease, cost: p.cost}
-	var slot int32
-	if n := len(l.freeFlights); n > 0 {
-		slot = l.freeFlights[n-1]
-		l.freeFlights = l.freeFlights[:n-1]
-		l.flights[slot] = f
-	} else {
-		slot = int32(len(l.flights))
-		l.flights = append(l.flights, f)
-	}
-	e := event{at: done, kind: evRelease, arg: slot}
+	e := event{at: done, kind: evRelease, arg: l.flights.put(f)}
 	if p.releaseSeq == 0 {
 		s.schedule(e)
 		return
@@ -116,9 +106,7 @@ func (s *sim) leastServiceTime(client int) int64 {
 // unless its server crashed before it was.
 func (s *sim) release(ctx context.Context, slot int32, t int64) error {
 	l := s.leases
-	f := l.flights[slot]
-	l.flights[slot] = inFlight{}
-	l.freeFlights = append(l.freeFlights, slot)
+	f := l.flights.take(slot)
 	if f.idealLease != 0 {
 		if r, ok := s.exact.alg.(leaseHolder); ok {
 			k := &s.keys[f.key]
@@ -175,7 +163,7 @@ func (s *sim) crash(fault int, servers []int, t int64) {
 	var expires int64
 	var flights []inFlight
 	if s.leases != nil {
-		flights = s.leases.flights
+		flights = s.leases.flights.items
 	}
 	for i := range flights {
 		f := &flights[i]

@@ -462,9 +462,7 @@ func (s *sim) handle(ctx context.Context, e event) error {
 	case evRetry:
 		return s.request(ctx, int(e.client), e.at, e.cost, int(e.arg), -1)
 	case evWrite:
-		p := s.racy.writes[e.arg]
-		s.racy.writes[e.arg] = store.Pending{}
-		s.racy.freeSlots = append(s.racy.freeSlots, e.arg)
+		p := s.racy.writes.take(e.arg)
 		if s.route.Writes == route.CompareAndSwap {
 			return s.swap(ctx, p, s.takeCASWait(e.arg), e.at)
 		}

@@ -35,9 +35,8 @@ type storeSet struct {
 // when the run's algorithm writes with a compare-and-swap (route.Writes),
 // the requests waiting for their swap, in casWaits by the write's slot.
 type racyWrites struct {
-	writes    []store.Pending // in flight, by slot
-	freeSlots []int32         // slots of writes that landed
-	casWaits  []casWait
+	writes   slots[store.Pending] // in flight
+	casWaits []casWait
 }
 
 // NewTopology is sc's topology as the simulator routes it: the one place a
@@ -107,16 +106,10 @@ func (s *sim) close() error {
 	return nil
 }
 
+// scheduleWrite sends a racy read's write, to land at at, and returns its
+// slot.
 func (s *sim) scheduleWrite(p store.Pending, at int64) int32 {
-	var slot int32
-	if n := len(s.racy.freeSlots); n > 0 {
-		slot = s.racy.freeSlots[n-1]
-		s.racy.freeSlots = s.racy.freeSlots[:n-1]
-		s.racy.writes[slot] = p
-	} else {
-		slot = int32(len(s.racy.writes))
-		s.racy.writes = append(s.racy.writes, p)
-	}
+	slot := s.racy.writes.put(p)
 	s.schedule(event{at: at, kind: evWrite, arg: slot})
 	return slot
 }
