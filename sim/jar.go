@@ -43,9 +43,11 @@ type jar struct {
 }
 
 // denseJarPairs is the most (key, copy) pairs a run's jars hold densely
-// when it has more than one copy: 65,536 states of 72 bytes, 4.7 MB. A
-// run of one copy is always dense: its keys are its pairs.
-const denseJarPairs = 1 << 16
+// when it has more than one copy: 65,536 states of 72 bytes, 4.7 MB, read
+// whole at each step's end as before. A run of one copy is always dense:
+// its keys are its pairs. A variable only so that tests run small
+// scenarios on sparse jars (set it to 0, and back, outside t.Parallel).
+var denseJarPairs = 1 << 16
 
 // keyIndex numbers a run's keys, by name, for the calls that name a key
 // (a racy write, a replica's, a heal's copy): one map for all the run's

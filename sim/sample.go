@@ -32,6 +32,9 @@ type sampler struct {
 	loads int64
 	// lastLoads are the states the last step's end read: its work.
 	lastLoads int
+	// sampled, if set, is called after each step's end is sampled: a
+	// test's way to hold the old full scan beside it.
+	sampled func(ctx context.Context, t int64, policies []algorithms.Policy)
 }
 
 // reachedCopy is a copy a key reached, and the index in sampler.series
@@ -88,6 +91,9 @@ func (s *sim) sampleKeys(ctx context.Context, t int64, limits []Limit, policies 
 	}
 	sm.loads += int64(loads)
 	sm.lastLoads = loads
+	if sm.sampled != nil {
+		sm.sampled(ctx, t, policies)
+	}
 }
 
 // reachPairs takes in the pairs reached since the last step's end: from
