@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
@@ -196,9 +197,11 @@ func MemoryEstimate(sc Scenario) int64 {
 // sampledPairs bounds the (key, copy) pairs a run of sc holds and samples
 // at each step's end, of its keys. A run whose jars are sparse (more than
 // one copy, more than denseJarPairs pairs, on the memory store) holds and
-// samples only the pairs a request reached: at most a pair per request
-// (retries counted, WorstCase) and one more for a replica's copy, never
-// more than keys × copies. Any other holds and samples every pair.
+// samples only the pairs a request reached: a copy per key where the
+// key-hash balancer sends each key to one server and no crash moves it
+// to another; else at most a pair per request (retries counted,
+// WorstCase) and one more for a replica's copy; never more than keys ×
+// copies. Any other run holds and samples every pair.
 func sampledPairs(sc Scenario, keys int64) int64 {
 	copies := int64(1)
 	switch sc.Topology.Kind {
@@ -211,6 +214,9 @@ func sampledPairs(sc Scenario, keys int64) int64 {
 	memory := sc.Topology.Store == "" || sc.Topology.Store == "memory"
 	if !memory || copies == 1 || every <= int64(denseJarPairs) {
 		return every
+	}
+	if sc.Topology.Kind == Local && sc.Balancer == KeyHash && !slices.ContainsFunc(sc.Faults, func(f Fault) bool { return f.Kind == Crash }) {
+		return keys
 	}
 	requests, _ := WorstCase(sc)
 	return min(every, satMul(requests, 2))
