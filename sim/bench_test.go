@@ -217,7 +217,7 @@ func BenchmarkSimulateTwoLimits(b *testing.B) {
 // servers counting alone, beside the same traffic on one shared copy in
 // the same run: 1,000 of the 100,000 (key, jar) pairs are reached, and the
 // jars should cost about what one copy does (x-shared near 1), not a read
-// of every key on every jar at every step's end (5c8a8a1: 11×).
+// of every key on every jar at every step's end (5c8a8a1: 28–34×).
 //
 //	go test -run '^$' -bench 'KeysOnJars' -count 5 ./sim
 func BenchmarkKeysOnJars(b *testing.B) {
