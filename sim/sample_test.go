@@ -207,3 +207,25 @@ func checkSampledAsTheFullScan(t *rapid.T, sc Scenario) {
 		t.Fatalf("copies-diverged read back %v %+v; from the full scan's series %v %+v", gotOK, got, wantOK, want)
 	}
 }
+
+// TestZeroStateRoomHoldsAtEveryInstant: a Result gives one zero_remaining
+// per limit for every step of every series it leaves out, the room of a
+// copy in the zero state sampled at the first step's end. That holds only
+// while no algorithm's zero state leaves a room that moves with time (a
+// window aligned to the wall clock, say): every algorithm of the catalog,
+// at instants across windows and a day, with a wall-clock origin.
+func TestZeroStateRoomHoldsAtEveryInstant(t *testing.T) {
+	for _, info := range algorithms.Catalog() {
+		params, _ := algorithms.WithDefaults(info.Name, algorithms.Params{Rate: perSecond(10), Burst: 7, Window: time.Second, Origin: 1_765_000_000_123_456})
+		alg, err := algorithms.New(info.Name, params)
+		if err != nil {
+			t.Fatalf("%s: %v", info.Name, err)
+		}
+		_, first := alg.Step(algorithms.State{}, 0, 0)
+		for _, at := range []algorithms.Time{1, 999_999, 1_000_000, 1_500_001, 59_999_999, 86_400_000_000} {
+			if _, d := alg.Step(algorithms.State{}, at, 0); d.Remaining != first.Remaining {
+				t.Errorf("%s: the zero state leaves %d at %dµs, %d at 0", info.Name, d.Remaining, at, first.Remaining)
+			}
+		}
+	}
+}
