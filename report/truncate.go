@@ -125,6 +125,7 @@ func deepCopy(out, r *sim.Result) *sim.Result {
 	out.Faults = slices.Clone(r.Faults)
 	out.Events = slices.Clone(r.Events)
 	out.Expectations = slices.Clone(r.Expectations)
+	out.ZeroRemaining = slices.Clone(r.ZeroRemaining)
 	out.State = nil
 	for _, s := range r.State {
 		out.State = append(out.State, sim.StateSeries{Key: s.Key, Copy: s.Copy, TS: slices.Clone(s.TS), Remaining: slices.Clone(s.Remaining)})

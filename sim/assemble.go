@@ -44,7 +44,6 @@ func (s *sim) result() *Result {
 		RTTMs:        millis(int64(algorithms.At(sc.Topology.RTT))),
 		Requests:     s.sent.requests,
 		Faults:       s.faults.spans,
-		State:        s.rec.state,
 		copyGap:      new(s.rec.copyGap),
 		Clients:      make([]ClientResult, 0, len(s.clients)),
 		Keys:         make([]KeyResult, 0, len(s.keys)),
@@ -56,9 +55,7 @@ func (s *sim) result() *Result {
 	if r.Faults == nil {
 		r.Faults = []FaultSpan{}
 	}
-	if r.State == nil {
-		r.State = []StateSeries{}
-	}
+	r.State, r.ZeroRemaining = s.states()
 	for _, c := range s.clients {
 		r.Clients = append(r.Clients, s.clientResult(c))
 	}

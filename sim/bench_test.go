@@ -210,3 +210,45 @@ func BenchmarkSimulateTwoLimits(b *testing.B) {
 	}
 	benchRun(b, sc)
 }
+
+// Many keys on many jars, the pathology of issue 29 made small: 1,000
+// clients on keys of their own, 100 requests each over 30 s (10⁵
+// requests), the key-hash balancer sending each key to one of 100
+// servers counting alone, beside the same traffic on one shared copy in
+// the same run: 1,000 of the 100,000 (key, jar) pairs are reached, and the
+// jars should cost about what one copy does (x-shared near 1), not a read
+// of every key on every jar at every step's end (5c8a8a1: 28–34×).
+//
+//	go test -run '^$' -bench 'KeysOnJars' -count 5 ./sim
+func BenchmarkKeysOnJars(b *testing.B) {
+	jars := hammer(Local, 100, KeyHash)
+	jars.Duration = 30 * time.Second
+	jars.Clients = make([]Client, 1_000)
+	for i := range jars.Clients {
+		jars.Clients[i] = Client{Name: fmt.Sprint("c", i), APIKey: fmt.Sprint("k", i),
+			Traffic: []Traffic{{Pattern: Constant, Rate: algorithms.Rate{N: 100, Per: 30 * time.Second}}}, Retry: Retry{Policy: RetryNone}}
+	}
+	shared := jars
+	shared.Topology.Kind = Shared
+	var onJars, onShared time.Duration
+	var requests int64
+	for b.Loop() {
+		for _, run := range []struct {
+			sc  Scenario
+			sum *time.Duration
+		}{{jars, &onJars}, {shared, &onShared}} {
+			start := time.Now()
+			r, err := Run(context.Background(), run.sc, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			*run.sum += time.Since(start)
+			if run.sum == &onJars {
+				requests += r.Requests
+			}
+		}
+	}
+	b.ReportMetric(float64(onJars.Nanoseconds())/float64(requests), "jars-ns/request")
+	b.ReportMetric(float64(onShared.Nanoseconds())/float64(requests), "shared-ns/request")
+	b.ReportMetric(float64(onJars)/float64(onShared), "x-shared")
+}

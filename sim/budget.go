@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
@@ -143,6 +144,7 @@ const (
 	bytesPerCell      = 2 * 128                // a step of a client: its timeline row (104 bytes), written as it is recorded
 	bytesPerStep      = 2 * 48                 // the step's end event in the queue (grown by doubling)
 	bytesPerSample    = 72                     // a key's state in one copy at one step, and its JSON
+	bytesPerPair      = 256                    // a (key, copy) pair's state in its jar, its slot, and its place in the recorder's pairs
 	bytesPerKey       = 2048                   // a limiter key's run, ideal state, store entry and state series
 	bytesPerLogEntry  = 8 * 2                  // a sliding log's timestamp, in the limiter and in the exact one
 	bytesBase         = 4 << 20                // the run's fixed structures
@@ -153,15 +155,16 @@ const (
 // limit, one copy of the state, one step): a replay refuses a log's keys
 // past it as they are read, rather than the run after the whole log.
 func MaxClientsIn(bound int64) int64 {
-	const perClient = bytesPerClient + bytesPerKey + bytesPerCell + bytesPerSample
+	const perClient = bytesPerClient + bytesPerKey + bytesPerCell + bytesPerSample + bytesPerPair
 	return max((bound-bytesBase)/perClient, 1)
 }
 
 // MemoryEstimate returns about how many bytes a run of sc needs at its
 // peak, its JSON result included: what grows with clients, with steps ×
-// clients (the timeline) and steps × keys × store copies (the state
-// series), and with the timestamps a sliding log keeps. It is an upper
-// bound on the heap the run allocates, saturating rather than wrapping.
+// clients (the timeline) and steps × the (key, copy) pairs sampled (the
+// state series: sampledPairs), and with the timestamps a sliding log
+// keeps. It is an upper bound on the heap the run allocates, saturating
+// rather than wrapping.
 func MemoryEstimate(sc Scenario) int64 {
 	steps := int64(1)
 	if sc.Step > 0 {
@@ -169,13 +172,7 @@ func MemoryEstimate(sc Scenario) int64 {
 	}
 	clients := int64(len(sc.Clients))
 	keys := int64(len(distinctKeys(sc)))
-	copies := int64(1)
-	switch sc.Topology.Kind {
-	case Local:
-		copies = int64(max(sc.Servers, 1))
-	case SplitBrain:
-		copies = 2
-	}
+	pairs := sampledPairs(sc, keys)
 	total := int64(bytesBase)
 	total = satAdd(total, satMul(clients, satAdd(bytesPerClient, satMul(2*histBlocksUsed(sc), bytesPerHistBlock))))
 	// A key with several limits keeps a state, and a state series, per
@@ -183,7 +180,8 @@ func MemoryEstimate(sc Scenario) int64 {
 	limits := int64(1 + len(sc.Also))
 	total = satAdd(total, satMul(satMul(keys, limits), bytesPerKey))
 	total = satAdd(total, satMul(steps, satAdd(bytesPerStep, satMul(clients, bytesPerCell))))
-	total = satAdd(total, satMul(satMul(steps, keys), satMul(satMul(copies, limits), bytesPerSample)))
+	total = satAdd(total, satMul(pairs, bytesPerPair))
+	total = satAdd(total, satMul(satMul(steps, pairs), satMul(limits, bytesPerSample)))
 	for _, l := range sc.Limits() {
 		if p := l.Params; p.Window > 0 {
 			// A window algorithm is measured against a sliding log, which
@@ -194,6 +192,34 @@ func MemoryEstimate(sc Scenario) int64 {
 		}
 	}
 	return total
+}
+
+// sampledPairs bounds the (key, copy) pairs a run of sc holds and samples
+// at each step's end, of its keys. A run whose jars are sparse (more than
+// one copy, more than denseJarPairs pairs, on the memory store) holds and
+// samples only the pairs a request reached: a copy per key where the
+// key-hash balancer sends each key to one server and no crash moves it
+// to another; else at most a pair per request (retries counted,
+// WorstCase) and one more for a replica's copy; never more than keys ×
+// copies. Any other run holds and samples every pair.
+func sampledPairs(sc Scenario, keys int64) int64 {
+	copies := int64(1)
+	switch sc.Topology.Kind {
+	case Local:
+		copies = int64(max(sc.Servers, 1))
+	case SplitBrain:
+		copies = 2
+	}
+	every := satMul(keys, copies)
+	memory := sc.Topology.Store == "" || sc.Topology.Store == "memory"
+	if !memory || copies == 1 || every <= int64(denseJarPairs) {
+		return every
+	}
+	if sc.Topology.Kind == Local && sc.Balancer == KeyHash && !slices.ContainsFunc(sc.Faults, func(f Fault) bool { return f.Kind == Crash }) {
+		return keys
+	}
+	requests, _ := WorstCase(sc)
+	return min(every, satMul(requests, 2))
 }
 
 // histBlocksUsed bounds the blocks one of a client's two latency

@@ -278,6 +278,14 @@ func TestMemoryEstimateIsAnUpperBound(t *testing.T) {
 		{"100 keys × 64 jars × 300 steps", func(sc *Scenario) {
 			sc.Topology.Kind, sc.Servers, sc.Duration, sc.Step, sc.Clients = Local, 64, 30*time.Second, 100*time.Millisecond, clients(100, 100)
 		}},
+		{"2,000 keys × 500 jars × 30 steps, a request each", func(sc *Scenario) {
+			// 10⁶ (key, jar) pairs, 2,000 reached: the estimate counts
+			// those a request can reach, not every pair (issue 29).
+			sc.Topology.Kind, sc.Servers, sc.Balancer, sc.Duration, sc.Clients = Local, 500, KeyHash, 30*time.Second, clients(2000, 2000)
+			for i := range sc.Clients {
+				sc.Clients[i].Traffic = []Traffic{{Pattern: Burst, Count: 1, At: time.Duration(i%30) * time.Second}}
+			}
+		}},
 		{"a sliding log of 5,000 a window", func(sc *Scenario) {
 			sc.Limit = Limit{Algorithm: "sliding-log", Params: algorithms.Params{Rate: perSecond(5_000), Window: time.Second}, Key: KeyAuto}
 			sc.Duration, sc.Clients = 2*time.Second, clients(1, 1)

@@ -49,7 +49,7 @@ func copiesDiverged(r *Result) (Finding, bool) {
 	worst := r.copyGap
 	if worst == nil {
 		// A Result read back from its JSON: the gap from its series.
-		worst = gapOfSeries(r.State)
+		worst = gapOfSeries(r.State, r.ZeroRemaining, copiesOf(r))
 	}
 	if worst.spread < threshold {
 		return Finding{}, false
@@ -64,9 +64,15 @@ func copiesDiverged(r *Result) (Finding, bool) {
 	return Finding{Kind: FindingCopiesDiverged, Key: worst.key, Value: float64(worst.spread), Text: text}, true
 }
 
-// gapOfSeries is the copyGap of a run's state series.
-func gapOfSeries(state []StateSeries) *copyGap {
+// gapOfSeries is the copyGap of a run's state series. zero is the
+// Result's ZeroRemaining: given, a key has copies copies, those without a
+// series in the zero state (its room, the least of its limits').
+func gapOfSeries(state []StateSeries, zero []int64, copies int) *copyGap {
 	worst := &copyGap{}
+	zeroRoom := int64(-1)
+	if len(zero) > 0 {
+		zeroRoom = slices.Min(zero)
+	}
 	state = byCopy(state)
 	byKey := map[string][]StateSeries{}
 	var order []string
@@ -78,17 +84,24 @@ func gapOfSeries(state []StateSeries) *copyGap {
 	}
 	for ki, key := range order {
 		series := byKey[key]
-		if len(series) < 2 {
+		n := len(series)
+		if zeroRoom >= 0 {
+			n = max(n, copies)
+		}
+		if n < 2 {
 			continue
 		}
 		for i := range series[0].Remaining {
 			lo, hi := int64(math.MaxInt64), int64(-1)
+			if len(series) < n {
+				lo, hi = zeroRoom, zeroRoom // a copy no request reached
+			}
 			for _, s := range series {
 				if i < len(s.Remaining) && s.Remaining[i] >= 0 {
 					lo, hi = min(lo, s.Remaining[i]), max(hi, s.Remaining[i])
 				}
 			}
-			worst.see(key, ki, len(series), lo, hi, series[0].TS[i])
+			worst.see(key, ki, n, lo, hi, series[0].TS[i])
 		}
 	}
 	return worst
@@ -123,4 +136,16 @@ func byCopy(state []StateSeries) []StateSeries {
 		}
 	}
 	return out
+}
+
+// copiesOf is how many copies of a key's state r's topology keeps: a jar
+// per server on a local topology, a split brain's two sides, else one.
+func copiesOf(r *Result) int {
+	switch TopologyKind(r.Topology) {
+	case Local:
+		return max(r.Servers, 1)
+	case SplitBrain:
+		return 2
+	}
+	return 1
 }

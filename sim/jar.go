@@ -10,27 +10,120 @@ import (
 
 // jar is a copy of the limiter state in the simulator's own memory: what
 // the memory store is for a run, without what a store shared by server
-// goroutines needs. The run knows its keys in advance and numbers them, so
-// a key's state is a slice element, not a string hashed into a locked map;
-// a decision is the algorithm's step on it, as store.Memory's is (a run
-// never forgets a key, so a jar decides exactly as store.Memory built by
-// store.NewMemory does).
+// goroutines needs. The run knows its keys in advance and numbers them
+// (keyIndex, one for all of a run's jars), so a key's state is found by
+// its number, not by a string hashed into a locked map; a decision is the
+// algorithm's step on it, as store.Memory's is (a run never forgets a
+// key, so a jar decides exactly as store.Memory built by store.NewMemory
+// does).
+//
+// A jar is dense, a state per key of the run in key order, where that is
+// small (denseJarPairs), and then sampled whole at every step's end as a
+// store's copies are; otherwise sparse, a state only for the keys a
+// request reached, found through slots, and only those sampled: on 1,000
+// servers with 10,000 keys, each key on one server, the jars hold and the
+// recorder reads 10,000 states, not 10⁷. A key the jar never reached is in
+// the zero state, as a fresh store's is.
 //
 // A sliding log is appended to where it lies. Load hands out, and Save
 // keeps, logs whose capacity ends at their length, so a racy read or a
 // replica never shares an array the jar appends to (store.Memory's rule).
 type jar struct {
-	step   stepper
+	step stepper
+	keys *keyIndex
+	// states are the keys' states: by key number when dense (slots nil),
+	// else in the order the jar first reached them.
 	states []algorithms.State
-	index  map[string]int // key name → its state, for the by-name calls
+	// slots is a sparse jar's key number → its index in states.
+	slots map[int32]int32
+	// fresh are the keys a sparse jar reached since the recorder last
+	// took them (reachedSince): the recorder samples only what was
+	// reached.
+	fresh []int32
 }
 
-func newJar(alg algorithms.Algorithm, keys []keyRun) *jar {
-	j := &jar{step: newStepper(alg), states: make([]algorithms.State, len(keys)), index: make(map[string]int, len(keys))}
+// denseJarPairs is the most (key, copy) pairs a run's jars hold densely
+// when it has more than one copy: 65,536 states of 72 bytes, 4.7 MB, read
+// whole at each step's end as before. A run of one copy is always dense:
+// its keys are its pairs. A variable only so that tests run small
+// scenarios on sparse jars (set it to 0, and back, outside t.Parallel).
+var denseJarPairs = 1 << 16
+
+// keyIndex numbers a run's keys, by name, for the calls that name a key
+// (a racy write, a replica's, a heal's copy): one map for all the run's
+// jars, not one each (10⁷ entries on 1,000 servers with 10,000 keys).
+type keyIndex struct {
+	ids map[string]int
+}
+
+func newKeyIndex(keys []keyRun) *keyIndex {
+	x := &keyIndex{ids: make(map[string]int, len(keys))}
 	for i, k := range keys {
-		j.index[k.name] = i
+		x.ids[k.name] = i
+	}
+	return x
+}
+
+// id is key's number, added if the run did not know it.
+func (x *keyIndex) id(key string) int {
+	i, ok := x.ids[key]
+	if !ok {
+		i = len(x.ids)
+		x.ids[key] = i
+	}
+	return i
+}
+
+// newJar is a jar of alg's states for the run's keys, dense or not.
+func newJar(alg algorithms.Algorithm, keys *keyIndex, dense bool) *jar {
+	j := &jar{step: newStepper(alg), keys: keys}
+	if dense {
+		j.states = make([]algorithms.State, len(keys.ids))
+	} else {
+		j.slots = map[int32]int32{}
 	}
 	return j
+}
+
+// state is where the run's key id keeps its state in this jar, made
+// (the zero state) if the jar never reached it.
+func (j *jar) state(id int) *algorithms.State {
+	if j.slots == nil && id < len(j.states) {
+		return &j.states[id]
+	}
+	return j.reach(id)
+}
+
+// reach is state's way for a key a dense jar did not know when it was
+// made, or any key of a sparse jar.
+func (j *jar) reach(id int) *algorithms.State {
+	if j.slots == nil {
+		j.states = append(j.states, make([]algorithms.State, id+1-len(j.states))...)
+		return &j.states[id]
+	}
+	i, ok := j.slots[int32(id)]
+	if !ok {
+		i = int32(len(j.states))
+		j.slots[int32(id)] = i
+		j.states = append(j.states, algorithms.State{})
+		j.fresh = append(j.fresh, int32(id))
+	}
+	return &j.states[i]
+}
+
+// load is the run's key id's state, the zero state if the jar never
+// reached it, without making it.
+func (j *jar) load(id int) algorithms.State {
+	if j.slots == nil {
+		if id < len(j.states) {
+			return j.states[id].Capped()
+		}
+		return algorithms.State{}
+	}
+	if i, ok := j.slots[int32(id)]; ok {
+		return j.states[i].Capped()
+	}
+	return algorithms.State{}
 }
 
 // take decides a request on the run's key id. Unless whole, the decision
@@ -38,36 +131,35 @@ func newJar(alg algorithms.Algorithm, keys []keyRun) *jar {
 // reads of a request that no one observes and that no client's
 // Retry-After waits on.
 func (j *jar) take(id int, now algorithms.Time, cost int64, whole bool) algorithms.Decision {
+	st := j.state(id)
 	if !whole && j.step.admit != nil {
-		return algorithms.Decision{Allowed: j.step.admit.Admit(&j.states[id], now, cost)}
+		return algorithms.Decision{Allowed: j.step.admit.Admit(st, now, cost)}
 	}
-	return j.step.whole(&j.states[id], now, cost)
-}
-
-// slot is key's index, added if the run did not know it.
-func (j *jar) slot(key string) int {
-	i, ok := j.index[key]
-	if !ok {
-		i = len(j.states)
-		j.index[key] = i
-		j.states = append(j.states, algorithms.State{})
-	}
-	return i
+	return j.step.whole(st, now, cost)
 }
 
 func (j *jar) Take(_ context.Context, key string, now algorithms.Time, cost int64) (store.Decision, error) {
-	return store.Decision{Decision: j.take(j.slot(key), now, cost, true)}, nil
+	return store.Decision{Decision: j.take(j.keys.id(key), now, cost, true)}, nil
 }
 
 func (j *jar) Load(_ context.Context, key string) (algorithms.State, error) {
-	i, ok := j.index[key]
+	i, ok := j.keys.ids[key]
 	if !ok {
 		return algorithms.State{}, nil
 	}
-	return j.states[i].Capped(), nil
+	return j.load(i), nil
 }
 
 func (j *jar) Save(_ context.Context, key string, st algorithms.State, _ time.Duration) error {
-	j.states[j.slot(key)] = st.Capped()
+	*j.state(j.keys.id(key)) = st.Capped()
 	return nil
+}
+
+// takeFresh appends to ids the keys a sparse jar reached since it was
+// last asked, and forgets them. A dense jar gives none: the recorder
+// samples its every key, as reached from the start.
+func (j *jar) takeFresh(ids []int32) []int32 {
+	ids = append(ids, j.fresh...)
+	j.fresh = j.fresh[:0]
+	return ids
 }

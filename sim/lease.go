@@ -205,13 +205,14 @@ func (s *sim) routeAround(server int) int {
 // release gives back cost leases named lease on the run's key id.
 func (j *jar) release(id int, now, lease algorithms.Time, cost int64) {
 	if r, ok := j.step.alg.(leaseHolder); ok {
-		j.states[id] = r.Release(j.states[id], now, lease, cost)
+		st := j.state(id)
+		*st = r.Release(*st, now, lease, cost)
 	}
 }
 
 // Release is release by the key's name.
 func (j *jar) Release(_ context.Context, key string, now, lease algorithms.Time, cost int64) error {
-	j.release(j.slot(key), now, lease, cost)
+	j.release(j.keys.id(key), now, lease, cost)
 	return nil
 }
 

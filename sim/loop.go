@@ -399,8 +399,8 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 }
 
 // stepWork is the work of closing a step, in runUntil's units: a row per
-// client, and a state read per key in each store copy.
-func (s *sim) stepWork() int { return len(s.clients) + len(s.keys)*len(s.stores.copies) }
+// client, and the states the last step's end read (a pair reached each).
+func (s *sim) stepWork() int { return len(s.clients) + s.rec.sample.lastLoads }
 
 // nextStepEndAt sets stepEndAt and stepEndSeq to the end of the next step
 // to close, or stepEndAt to MaxInt64 when none is left.

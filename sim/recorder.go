@@ -5,7 +5,6 @@ package sim
 
 import (
 	"context"
-	"math"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
@@ -14,14 +13,15 @@ import (
 // recording is what the recorder keeps as the run goes. timeline is the
 // Result's timeline itself, steps × clients rows, written as requests are
 // recorded: a run keeps one copy of it, not a recorder's and then the
-// Result's. state are the state series; keepState is Options.StateOf;
+// Result's. sample is the keys' state sampled at each step's end (the
+// state series); keepState is Options.StateOf;
 // copyGap the copies' widest disagreement so far; progress is
 // Options.Progress; weighted is set once a request costs more than 1:
 // the Result then gives the quota asked for and given (cost_sent,
 // cost_allowed).
 type recording struct {
 	timeline  []TimelineRow
-	state     []StateSeries
+	sample    sampler
 	keepState func(key string) bool
 	copyGap   copyGap
 	progress  func(done, total time.Duration)
@@ -126,7 +126,8 @@ func (s *sim) serve(o *outcome, row *TimelineRow) {
 }
 
 // endStep closes step i at t: per-step latency quantiles, and the state of
-// every key in every store copy: kept in the state series for the keys
+// every key in every store copy it reached (sampleKeys; a copy never
+// reached holds the zero state): kept in the state series for the keys
 // Options.StateOf chooses, and seen by the copies' widest disagreement (a
 // finding) whether kept or not.
 func (s *sim) endStep(ctx context.Context, i int, t int64) {
@@ -142,100 +143,13 @@ func (s *sim) endStep(ctx context.Context, i int, t int64) {
 	if m, ok := s.alg.(*algorithms.Multi); ok {
 		limits, policies = s.sc.Limits(), m.Policies()
 	}
-	if s.rec.state == nil {
-		s.layOutSeries(limits)
-	}
-	s.sampleKeys(ctx, t, policies)
+	s.sampleKeys(ctx, t, limits, policies)
 	if s.shed != nil && !s.observed && (s.rec.keepState == nil || s.rec.keepState(FleetKey)) {
-		s.rec.state = s.shed.sample(s.rec.state, t)
+		s.rec.sample.fleet = s.shed.sample(s.rec.sample.fleet, t)
 	}
 	if s.rec.progress != nil {
 		s.rec.progress(algorithms.Time(t).Duration(), s.sc.Duration)
 	}
-}
-
-// layOutSeries lays out the state series, at the first step's end: one
-// per key kept, store copy, and limit of the key's (limits, nil for one).
-func (s *sim) layOutSeries(limits []Limit) {
-	s.rec.state = []StateSeries{}
-	for ki, k := range s.keys {
-		if !s.stateKept(ki) {
-			continue
-		}
-		for _, name := range s.stores.names {
-			for li := range max(len(limits), 1) {
-				ser := StateSeries{Key: k.name, Copy: name}
-				if limits != nil {
-					ser.Limit = limits[li].Name
-				}
-				s.rec.state = append(s.rec.state, ser)
-			}
-		}
-	}
-}
-
-// sampleKeys reads every key's state in every store copy at the end of
-// the step ending at t: kept in the state series for the keys
-// Options.StateOf chooses, and seen by the copies' widest disagreement
-// whether kept or not. policies are the key's several limits, nil for
-// one.
-func (s *sim) sampleKeys(ctx context.Context, t int64, policies []algorithms.Policy) {
-	perKey := max(len(policies), 1)
-	copies := len(s.stores.copies) > 1
-	j := 0
-	var each [algorithms.MaxLimits]int64
-	for ki, k := range s.keys {
-		kept := s.stateKept(ki)
-		if !kept && !copies {
-			continue // nothing to keep, and one copy cannot disagree
-		}
-		lo, hi := int64(math.MaxInt64), int64(-1)
-		for _, cp := range s.stores.copies {
-			remaining := int64(-1) // unknown: the store did not answer
-			for li := range perKey {
-				each[li] = -1
-			}
-			if st, err := cp.Load(ctx, k.name); err == nil {
-				remaining = remainingOf(s.alg, st, t, policies, &each)
-				lo, hi = min(lo, remaining), max(hi, remaining)
-			}
-			if kept {
-				for li := range perKey {
-					ser := &s.rec.state[j]
-					ser.TS = append(ser.TS, seconds(t))
-					ser.Remaining = append(ser.Remaining, each[li])
-					j++
-				}
-			}
-		}
-		if copies {
-			s.rec.copyGap.see(k.name, ki, len(s.stores.copies), lo, hi, seconds(t))
-		}
-	}
-}
-
-// remainingOf is what state st of alg leaves a microsecond before the step's end
-// at t (what the step left, before a window that ends with it resets),
-// and each limit's room in each (policies, nil for one limit). For
-// several limits it is the room of the key as a whole, the least any of
-// its limits has left, as the series in the JSON give it back.
-func remainingOf(alg algorithms.Algorithm, st algorithms.State, t int64, policies []algorithms.Policy, each *[algorithms.MaxLimits]int64) int64 {
-	if policies == nil {
-		_, d := alg.Step(st, algorithms.Time(t-1), 0)
-		each[0] = d.Remaining
-		return d.Remaining
-	}
-	remaining := int64(math.MaxInt64)
-	for li, p := range policies {
-		var sub algorithms.State
-		if li < len(st.Sub) {
-			sub = st.Sub[li]
-		}
-		_, d := p.Algorithm.Step(sub, algorithms.Time(t-1), 0)
-		each[li] = d.Remaining
-		remaining = min(remaining, d.Remaining)
-	}
-	return remaining
 }
 
 // stateKept reports whether the state series keep key ki's state.

@@ -61,8 +61,17 @@ type Result struct {
 	// the JSON is what it was before the field. Added to v1.
 	TimelineSparse bool          `json:"timeline_sparse,omitempty"`
 	Timeline       []TimelineRow `json:"timeline"`
-	State          []StateSeries `json:"state"`
-	Faults         []FaultSpan   `json:"faults"`
+	// State has a series for each (key, copy) pair a request reached,
+	// and none for a copy of a key no request reached: that copy held the
+	// zero state, a fresh limiter's, throughout.
+	State []StateSeries `json:"state"`
+	// ZeroRemaining is the room of a copy in the zero state, one number
+	// per limit (in Limit.Limits' order for several): every point a series
+	// left out of State would hold. Given only when State leaves a series
+	// out; absent, every key kept has a series in every copy, as before
+	// the field. Added to v1.
+	ZeroRemaining []int64     `json:"zero_remaining,omitempty"`
+	Faults        []FaultSpan `json:"faults"`
 	// Events is what happened, in order: faults, failovers, first rejections.
 	Events       []LogEntry          `json:"events"`
 	Expectations []ExpectationResult `json:"expectations"`

@@ -57,8 +57,12 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 	s.stores.names = names
 	kind := s.sc.Topology.Store
 	if kind == "" || kind == "memory" {
+		// One numbering of the keys for all the jars; each dense where
+		// that is small, else holding only the keys it reached.
+		keys := newKeyIndex(s.keys)
+		dense := len(names) == 1 || len(s.keys)*len(names) <= denseJarPairs
 		for range names {
-			j := newJar(s.alg, s.keys)
+			j := newJar(s.alg, keys, dense)
 			s.stores.jars = append(s.stores.jars, j)
 			s.stores.copies = append(s.stores.copies, j)
 		}

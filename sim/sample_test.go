@@ -1,0 +1,231 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"pgregory.net/rapid"
+)
+
+// TestEndStepReadsOnlyReachedPairs: 400 clients on keys of their own,
+// each key sent by the key-hash balancer to one of 300 servers: 400 of the
+// 120,000 (key, server) pairs are ever reached. The jars hold those 400
+// states, and each step's end reads at most those, not every key on
+// every jar (the full scan before issue 29 read 120,000 a step).
+func TestEndStepReadsOnlyReachedPairs(t *testing.T) {
+	const servers, keys = 300, 400
+	sc := Scenario{Name: "sparse", Duration: time.Second, Step: 100 * time.Millisecond, Seed: 1,
+		Servers: servers, Balancer: KeyHash,
+		Limit:    Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: perSecond(5), Burst: 5}, Key: KeyAPIKey},
+		Topology: Topology{Kind: Local, OnError: "fail-open", Clock: ServerClock, PrimaryStopsAfter: PrimaryNeverStops}}
+	for i := range keys {
+		sc.Clients = append(sc.Clients, Client{Name: fmt.Sprint("c", i), APIKey: fmt.Sprint("k", i),
+			Traffic: []Traffic{{Pattern: Constant, Rate: perSecond(2)}}, Retry: Retry{Policy: RetryNone}})
+	}
+	p, err := NewPlayer(context.Background(), sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Advance(context.Background(), sc.Duration); err != nil {
+		t.Fatal(err)
+	}
+	s := p.s
+	held := 0
+	for _, j := range s.stores.jars {
+		held += len(j.states)
+	}
+	pairs := 0
+	for _, ps := range s.rec.sample.pairs {
+		pairs += len(ps)
+	}
+	steps := int64(s.clock.stepsClosed)
+	if held != keys || pairs != keys {
+		t.Errorf("the jars hold %d states and the recorder knows %d pairs; want %d each (a key each, on one server)", held, pairs, keys)
+	}
+	if most := steps * keys; s.rec.sample.loads > most || s.rec.sample.loads == 0 {
+		t.Errorf("the step ends read %d states over %d steps; want at most %d (the %d pairs reached, each step), not %d (every key on every jar)",
+			s.rec.sample.loads, steps, most, keys, steps*keys*servers)
+	}
+	if r := p.Result(); len(r.State) != keys || !slices.Equal(r.ZeroRemaining, []int64{5}) {
+		t.Errorf("the Result has %d state series and zero_remaining %v; want %d (a key's one server) and [5] (a fresh bucket of burst 5)", len(r.State), r.ZeroRemaining, keys)
+	}
+}
+
+// fullScan is the oracle: the step end's sampling as it was before issue
+// 29 (5c8a8a1's layOutSeries and sampleKeys), every key read in every
+// copy, the state series of every (key, copy, limit) and the copies'
+// widest gap.
+type fullScan struct {
+	series []StateSeries
+	gap    copyGap
+}
+
+func (f *fullScan) sample(s *sim, ctx context.Context, t int64, limits []Limit, policies []algorithms.Policy) {
+	if f.series == nil {
+		f.series = []StateSeries{}
+		for _, k := range s.keys {
+			for _, name := range s.stores.names {
+				for li := range max(len(limits), 1) {
+					ser := StateSeries{Key: k.name, Copy: name}
+					if limits != nil {
+						ser.Limit = limits[li].Name
+					}
+					f.series = append(f.series, ser)
+				}
+			}
+		}
+	}
+	perKey := max(len(policies), 1)
+	j := 0
+	var each [algorithms.MaxLimits]int64
+	for ki, k := range s.keys {
+		lo, hi := int64(math.MaxInt64), int64(-1)
+		for _, cp := range s.stores.copies {
+			for li := range perKey {
+				each[li] = -1
+			}
+			if st, err := cp.Load(ctx, k.name); err == nil {
+				remaining := remainingOf(s.alg, st, t, policies, &each)
+				lo, hi = min(lo, remaining), max(hi, remaining)
+			}
+			for li := range perKey {
+				ser := &f.series[j]
+				ser.TS = append(ser.TS, seconds(t))
+				ser.Remaining = append(ser.Remaining, each[li])
+				j++
+			}
+		}
+		if len(s.stores.copies) > 1 {
+			f.gap.see(k.name, ki, len(s.stores.copies), lo, hi, seconds(t))
+		}
+	}
+}
+
+// TestPropertySampledAsTheFullScan: random small runs on sparse jars
+// (denseJarPairs 0) of up to 12 servers or a split brain, one limit or
+// two, keys shared or not: the copies' widest gap is the full scan's, to
+// the key, step and figure; every series the Result gives is the full
+// scan's, in its order; every series it leaves out held the zero state's
+// room (ZeroRemaining) at every step; and the copies-diverged finding is
+// the same whether read from the run, from the full scan's series, or
+// from the Result's series read back (gapOfSeries).
+func TestPropertySampledAsTheFullScan(t *testing.T) {
+	defer func(n int) { denseJarPairs = n }(denseJarPairs)
+	denseJarPairs = 0
+	rapid.Check(t, func(t *rapid.T) {
+		algorithm := rapid.SampledFrom(algorithms.ExactNames()).Draw(t, "algorithm")
+		params, _ := algorithms.WithDefaults(algorithm, algorithms.Params{Rate: algorithms.Rate{N: rapid.Int64Range(1, 20).Draw(t, "rate"), Per: time.Second}, Burst: rapid.Int64Range(1, 10).Draw(t, "burst")})
+		sc := Scenario{Name: "oracle", Duration: 2 * time.Second, Step: 250 * time.Millisecond, Seed: rapid.Uint64().Draw(t, "seed"),
+			Servers:  rapid.IntRange(1, 12).Draw(t, "servers"),
+			Balancer: rapid.SampledFrom([]Balancer{RoundRobin, Random, KeyHash}).Draw(t, "balancer"),
+			Limit:    Limit{Algorithm: algorithm, Params: params, Key: KeyAPIKey},
+			Topology: Topology{Kind: rapid.SampledFrom([]TopologyKind{Local, SplitBrain}).Draw(t, "kind"), OnError: "fail-open", Clock: ServerClock, PrimaryStopsAfter: PrimaryNeverStops,
+				ReplicationLag: time.Duration(rapid.IntRange(0, 300).Draw(t, "lag_ms")) * time.Millisecond},
+		}
+		if rapid.Bool().Draw(t, "two_limits") {
+			sc.Limit.Name = "rate"
+			sc.Also = []Limit{{Name: "quota", Algorithm: "fixed-window", Params: algorithms.Params{Rate: algorithms.Rate{N: rapid.Int64Range(1, 30).Draw(t, "quota"), Per: time.Second}, Window: time.Second}}}
+		}
+		keys := rapid.IntRange(1, 8).Draw(t, "keys")
+		for i := range rapid.IntRange(1, 10).Draw(t, "clients") {
+			c := Client{Name: fmt.Sprint("c", i), APIKey: fmt.Sprint("k", rapid.IntRange(0, keys-1).Draw(t, "key")), Retry: Retry{Policy: RetryNone}}
+			if rapid.Bool().Draw(t, "burst") {
+				c.Traffic = []Traffic{{Pattern: Burst, Count: rapid.IntRange(1, 20).Draw(t, "count"), At: time.Duration(rapid.IntRange(0, 1900).Draw(t, "at_ms")) * time.Millisecond}}
+			} else {
+				c.Traffic = []Traffic{{Pattern: Poisson, Rate: perSecond(rapid.Int64Range(1, 30).Draw(t, "per_s"))}}
+			}
+			sc.Clients = append(sc.Clients, c)
+		}
+		checkSampledAsTheFullScan(t, sc)
+	})
+}
+
+func checkSampledAsTheFullScan(t *rapid.T, sc Scenario) {
+	ctx := context.Background()
+	p, err := NewPlayer(ctx, sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	s := p.s
+	var limits []Limit
+	if _, ok := s.alg.(*algorithms.Multi); ok {
+		limits = s.sc.Limits()
+	}
+	oracle := &fullScan{}
+	s.rec.sample.sampled = func(ctx context.Context, t int64, policies []algorithms.Policy) {
+		oracle.sample(s, ctx, t, limits, policies)
+	}
+	if err := p.Advance(ctx, sc.Duration); err != nil {
+		t.Fatal(err)
+	}
+	if s.rec.copyGap != oracle.gap {
+		t.Fatalf("copies' gap %+v; the full scan's %+v", s.rec.copyGap, oracle.gap)
+	}
+	r := p.Result()
+	perKey := max(len(limits), 1)
+	j := 0
+	for i, want := range oracle.series {
+		if j < len(r.State) && r.State[j].Key == want.Key && r.State[j].Copy == want.Copy && r.State[j].Limit == want.Limit {
+			if got := r.State[j]; !slices.Equal(got.TS, want.TS) || !slices.Equal(got.Remaining, want.Remaining) {
+				t.Fatalf("series %s %s %s: %v at %v; the full scan's %v at %v", want.Key, want.Copy, want.Limit, got.Remaining, got.TS, want.Remaining, want.TS)
+			}
+			j++
+			continue
+		}
+		li := i % perKey
+		if len(r.ZeroRemaining) != perKey {
+			t.Fatalf("series %s %s %s left out, but zero_remaining is %v", want.Key, want.Copy, want.Limit, r.ZeroRemaining)
+		}
+		for _, v := range want.Remaining {
+			if v != r.ZeroRemaining[li] {
+				t.Fatalf("series %s %s %s left out, but it held %v, not the zero state's %d", want.Key, want.Copy, want.Limit, want.Remaining, r.ZeroRemaining[li])
+			}
+		}
+	}
+	if j != len(r.State) {
+		t.Fatalf("the Result's series %d on (%s %s) is not the full scan's, or out of its order", j, r.State[j].Key, r.State[j].Copy)
+	}
+	full := *r
+	full.State, full.ZeroRemaining, full.copyGap = oracle.series, nil, &oracle.gap
+	want, wantOK := copiesDiverged(&full)
+	got, gotOK := copiesDiverged(r)
+	if got != want || gotOK != wantOK {
+		t.Fatalf("copies-diverged %v %+v; from the full scan %v %+v", gotOK, got, wantOK, want)
+	}
+	readBack := *r
+	readBack.copyGap = nil
+	full.copyGap = nil
+	want, wantOK = copiesDiverged(&full)
+	if got, gotOK := copiesDiverged(&readBack); got != want || gotOK != wantOK {
+		t.Fatalf("copies-diverged read back %v %+v; from the full scan's series %v %+v", gotOK, got, wantOK, want)
+	}
+}
+
+// TestZeroStateRoomHoldsAtEveryInstant: a Result gives one zero_remaining
+// per limit for every step of every series it leaves out, the room of a
+// copy in the zero state sampled at the first step's end. That holds only
+// while no algorithm's zero state leaves a room that moves with time (a
+// window aligned to the wall clock, say): every algorithm of the catalog,
+// at instants across windows and a day, with a wall-clock origin.
+func TestZeroStateRoomHoldsAtEveryInstant(t *testing.T) {
+	for _, info := range algorithms.Catalog() {
+		params, _ := algorithms.WithDefaults(info.Name, algorithms.Params{Rate: perSecond(10), Burst: 7, Window: time.Second, Origin: 1_765_000_000_123_456})
+		alg, err := algorithms.New(info.Name, params)
+		if err != nil {
+			t.Fatalf("%s: %v", info.Name, err)
+		}
+		_, first := alg.Step(algorithms.State{}, 0, 0)
+		for _, at := range []algorithms.Time{1, 999_999, 1_000_000, 1_500_001, 59_999_999, 86_400_000_000} {
+			if _, d := alg.Step(algorithms.State{}, at, 0); d.Remaining != first.Remaining {
+				t.Errorf("%s: the zero state leaves %d at %dµs, %d at 0", info.Name, d.Remaining, at, first.Remaining)
+			}
+		}
+	}
+}
