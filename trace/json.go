@@ -12,9 +12,14 @@ import (
 // A small JSON reader that walks one object and keeps the values of a few
 // fields, for JSON lines: encoding/json would build a map or reflect into
 // a struct for every line, ten times the cost of the rest of a line's
-// work. It checks the whole line is JSON (so a line cut off mid-write is
-// an error, not a request with the fields it happened to have) but keeps
-// only what was asked for.
+// work. It checks what it reads: the line is one object, the objects it
+// walks to reach a field are well formed (so a line cut off mid-write is
+// an error, not a request with the fields it happened to have), and the
+// values it keeps are JSON. The value of a field no path reads it only
+// skips, finding its end without checking what is inside: a string's
+// escapes and control characters, a number's digits, the members of an
+// object or array. Checking them cost two thirds of a JSONL log's reading
+// (issue 29), for text no request is made of.
 
 // maxJSONDepth bounds the nesting of arrays and objects in a line.
 const maxJSONDepth = 256
@@ -44,49 +49,118 @@ type jsonValue struct {
 // maxJSONFields is how many fields one extractor looks for.
 const maxJSONFields = 6
 
-// jsonMatch is a field still being looked for, and the part of its dotted
-// path not yet matched.
-type jsonMatch struct {
-	slot int
-	rest string
+// jsonNode is what an extractor looks for in one object: the keys that
+// end a path (leaf, a bit a slot) or lead into an object holding the rest
+// of one (child). Built once from the paths, it is the same for every
+// line.
+type jsonNode struct {
+	fields []jsonField
+}
+
+// jsonField is a key of a jsonNode.
+type jsonField struct {
+	key   string
+	leaf  uint      // the slots whose path ends at this key
+	child *jsonNode // what to look for inside its value, if it is an object; nil for nothing
+}
+
+// newJSONNode returns the tree of the paths, path i in slot i. A path's
+// dots separate nested objects' keys, but a key may itself hold dots, so
+// "a.b.c" is looked for as the key "a.b.c", as "c" under "a.b", and as
+// "b.c" and "c" under "a".
+func newJSONNode(paths []string) *jsonNode {
+	root := &jsonNode{}
+	for slot, p := range paths {
+		root.add(p, slot)
+	}
+	return root
+}
+
+func (n *jsonNode) add(path string, slot int) {
+	for i := range len(path) + 1 {
+		switch {
+		case i == len(path):
+			n.field(path).leaf |= 1 << slot
+		case path[i] == '.':
+			f := n.field(path[:i])
+			if f.child == nil {
+				f.child = &jsonNode{}
+			}
+			f.child.add(path[i+1:], slot)
+		}
+	}
+}
+
+// field returns n's field of key, adding it if there is none.
+func (n *jsonNode) field(key string) *jsonField {
+	if f := n.find([]byte(key)); f != nil {
+		return f
+	}
+	n.fields = append(n.fields, jsonField{key: key})
+	return &n.fields[len(n.fields)-1]
+}
+
+// find returns n's field of key, or nil. A node holds a few keys: a loop
+// comparing lengths first is quicker than a map.
+func (n *jsonNode) find(key []byte) *jsonField {
+	for i := range n.fields {
+		if f := &n.fields[i]; len(f.key) == len(key) && f.key == string(key) {
+			return f
+		}
+	}
+	return nil
 }
 
 // jsonExtractor finds the values of fields named by dotted paths in JSON
-// objects. A path's dots separate nested objects' keys, but a key may
-// itself hold dots: "a.b.c" finds {"a":{"b":{"c":1}}}, {"a.b":{"c":1}} and
-// {"a.b.c":1}. When a path matches more than once in a line, the last
-// match counts: {"a":1,"a":2} gives 2, as encoding/json does, and
-// {"a.b":1,"a":{"b":2}} gives 2 (encoding/json would not look inside
-// "a"'s object when a later "a" replaces it; this keeps what it found).
+// objects (see newJSONNode for how a path matches). When a path matches
+// more than once in a line, the last match counts: {"a":1,"a":2} gives 2,
+// as encoding/json does, and {"a.b":1,"a":{"b":2}} gives 2 (encoding/json
+// would not look inside "a"'s object when a later "a" replaces it; this
+// keeps what it found).
 type jsonExtractor struct {
 	paths   []string
+	root    *jsonNode
 	vals    [maxJSONFields]jsonValue
 	scratch [maxJSONFields][]byte // unescaped strings
-	matches []jsonMatch           // a stack; see object
 	keybuf  []byte
 	b       []byte
 	i       int
+}
+
+// newJSONExtractor returns an extractor of paths, at most maxJSONFields.
+func newJSONExtractor(paths []string) jsonExtractor {
+	return jsonExtractor{paths: paths, root: newJSONNode(paths)}
 }
 
 var errJSONDepth = fmt.Errorf("nested more than %d deep", maxJSONDepth)
 
 // extract reads the object in line and fills e.vals, one for each path.
 func (e *jsonExtractor) extract(line []byte) error {
+	if err := e.start(line); err != nil {
+		return err
+	}
+	if err := e.object(e.root, false, 1); err != nil {
+		return err
+	}
+	return e.end()
+}
+
+// start sets e to read line, which must open an object, with no value
+// found yet.
+func (e *jsonExtractor) start(line []byte) error {
 	e.b, e.i = line, 0
 	for s := range e.paths {
 		e.vals[s] = jsonValue{}
-	}
-	e.matches = e.matches[:0]
-	for s, p := range e.paths {
-		e.matches = append(e.matches, jsonMatch{slot: s, rest: p})
 	}
 	e.ws()
 	if e.i >= len(e.b) || e.b[e.i] != '{' {
 		return fmt.Errorf("%s is not a JSON object (want one {...} a line)", excerpt(e.b[e.i:]))
 	}
-	if err := e.object(0, len(e.paths), 1); err != nil {
-		return err
-	}
+	return nil
+}
+
+// end checks nothing follows the line's object.
+func (e *jsonExtractor) end() error {
 	e.ws()
 	if e.i < len(e.b) {
 		return fmt.Errorf("%s after the JSON object (want one object a line)", excerpt(e.b[e.i:]))
@@ -112,60 +186,32 @@ func (e *jsonExtractor) syntax(want string) error {
 	return fmt.Errorf("JSON: %s at byte %d (want %s)", excerpt(e.b[e.i:]), e.i+1, want)
 }
 
-// object reads the object at e.i, whose fields may hold the values
-// e.matches[from:to] look for.
-//
-// The matches of nested objects are pushed on e.matches and popped after,
-// rather than kept in arrays of each call: a call that recurses makes its
-// arrays escape to the heap, an allocation a field.
-func (e *jsonExtractor) object(from, to, depth int) error {
-	if depth > maxJSONDepth {
-		return errJSONDepth
-	}
-	e.i++ // '{'
-	e.ws()
-	if e.i < len(e.b) && e.b[e.i] == '}' {
-		e.i++
-		return nil
+// object reads the object at e.i, looking in it for n's fields (none if
+// n is nil). With all, it checks every value in it; without, only those
+// it keeps or walks into, and skips the rest.
+func (e *jsonExtractor) object(n *jsonNode, all bool, depth int) error {
+	if empty, err := e.open(depth, '}'); empty || err != nil {
+		return err
 	}
 	for {
-		e.ws()
-		if e.i >= len(e.b) || e.b[e.i] != '"' {
-			return e.syntax(`a field name in quotes`)
-		}
-		raw, escaped, err := e.str()
+		key, err := e.name(n != nil)
 		if err != nil {
 			return err
 		}
-		key := raw
-		if escaped && to > from {
-			e.keybuf = unescape(e.keybuf[:0], raw)
-			key = e.keybuf
-		}
-		e.ws()
-		if e.i >= len(e.b) || e.b[e.i] != ':' {
-			return e.syntax(`":" after a field name`)
-		}
-		e.i++
-		e.ws()
-		// Which of the matches this field ends (leaf, a bit a slot) or
-		// leads into (pushed).
-		var leaf uint
-		sub := len(e.matches)
-		for m := from; m < to; m++ {
-			rest := e.matches[m].rest
-			if len(rest) < len(key) || rest[:len(key)] != string(key) { // no allocation
-				continue
-			}
-			switch r := rest[len(key):]; {
-			case r == "":
-				leaf |= 1 << e.matches[m].slot
-			case r[0] == '.':
-				e.matches = append(e.matches, jsonMatch{slot: e.matches[m].slot, rest: r[1:]})
+		var f jsonField
+		if n != nil {
+			if found := n.find(key); found != nil {
+				f = *found
 			}
 		}
-		err = e.value(leaf, sub, len(e.matches), depth)
-		e.matches = e.matches[:sub]
+		switch {
+		case all || f.leaf != 0:
+			err = e.value(f.leaf, f.child, depth)
+		case f.child != nil && e.i < len(e.b) && e.b[e.i] == '{':
+			err = e.object(f.child, false, depth+1)
+		default:
+			err = e.skip(depth)
+		}
 		if err != nil {
 			return err
 		}
@@ -175,9 +221,34 @@ func (e *jsonExtractor) object(from, to, depth int) error {
 	}
 }
 
-// value reads the value at e.i, keeping it in the slots of leaf and
-// looking inside it, if it is an object, for e.matches[from:to].
-func (e *jsonExtractor) value(leaf uint, from, to, depth int) error {
+// value reads and checks the value at e.i, keeping it in the slots of
+// leaf and looking inside it, if it is an object, for child's fields.
+func (e *jsonExtractor) value(leaf uint, child *jsonNode, depth int) error {
+	var err error
+	switch {
+	case e.i < len(e.b) && e.b[e.i] == '{':
+		err = e.object(child, true, depth+1)
+	case e.i < len(e.b) && e.b[e.i] == '[':
+		err = e.array(depth + 1)
+	default:
+		return e.scalar(leaf)
+	}
+	if err == nil {
+		e.keep(leaf, jsonValue{kind: jsonNested})
+	}
+	return err
+}
+
+// keep sets the value of the slots of leaf to v.
+func (e *jsonExtractor) keep(leaf uint, v jsonValue) {
+	for ; leaf != 0; leaf &= leaf - 1 {
+		e.vals[bits.TrailingZeros(leaf)] = v
+	}
+}
+
+// scalar reads and checks the string, number, or true, false or null at
+// e.i, keeping it in the slots of leaf.
+func (e *jsonExtractor) scalar(leaf uint) error {
 	if e.i >= len(e.b) {
 		return e.syntax("a value")
 	}
@@ -194,65 +265,171 @@ func (e *jsonExtractor) value(leaf uint, from, to, depth int) error {
 			e.scratch[s] = unescape(e.scratch[s][:0], raw)
 			v.b = e.scratch[s]
 		}
-	case c == '{':
-		if err := e.object(from, to, depth+1); err != nil {
-			return err
-		}
-		v = jsonValue{kind: jsonNested}
-	case c == '[':
-		if err := e.array(depth + 1); err != nil {
-			return err
-		}
-		v = jsonValue{kind: jsonNested}
 	case c == '-' || ('0' <= c && c <= '9'):
 		start := e.i
 		if err := e.number(); err != nil {
 			return err
 		}
 		v = jsonValue{kind: jsonNumber, b: e.b[start:e.i]}
-	case c == 't':
-		if err := e.literal("true"); err != nil {
-			return err
-		}
-		v = jsonValue{kind: jsonBool, b: e.b[e.i-4 : e.i]}
-	case c == 'f':
-		if err := e.literal("false"); err != nil {
-			return err
-		}
-		v = jsonValue{kind: jsonBool, b: e.b[e.i-5 : e.i]}
-	case c == 'n':
-		if err := e.literal("null"); err != nil {
-			return err
-		}
-		v = jsonValue{kind: jsonNull}
 	default:
-		return e.syntax("a value")
+		lit, err := e.literal()
+		if err != nil {
+			return err
+		}
+		v = lit
 	}
-	for ; leaf != 0; leaf &= leaf - 1 {
-		e.vals[bits.TrailingZeros(leaf)] = v
-	}
+	e.keep(leaf, v)
 	return nil
 }
 
 func (e *jsonExtractor) array(depth int) error {
-	if depth > maxJSONDepth {
-		return errJSONDepth
-	}
-	e.i++ // '['
-	e.ws()
-	if e.i < len(e.b) && e.b[e.i] == ']' {
-		e.i++
-		return nil
+	if empty, err := e.open(depth, ']'); empty || err != nil {
+		return err
 	}
 	for {
 		e.ws()
-		if err := e.value(0, 0, 0, depth); err != nil {
+		if err := e.value(0, nil, depth); err != nil {
 			return err
 		}
 		if done, err := e.afterMember(']'); done || err != nil {
 			return err
 		}
 	}
+}
+
+// skip passes over the value at e.i, which no path reads, finding where
+// it ends without checking what is inside it: a string's escapes and
+// control characters, a number's grammar, an object's or array's
+// members. What it does check is what finding the end takes (a closing
+// quote, the brackets' balance, a literal's letters, a value at all), so
+// a line cut off inside a skipped value is an error still.
+//
+// Where skipping finds an error, the value is read again, checked, for
+// the error the checking reader gives: the same message, at the same
+// byte, as when nothing was skipped.
+func (e *jsonExtractor) skip(depth int) error {
+	if e.i >= len(e.b) {
+		return e.syntax("a value")
+	}
+	start := e.i
+	var ok bool
+	switch c := e.b[e.i]; {
+	case c == '"':
+		ok = e.skipString()
+	case c == '{' || c == '[':
+		ok = e.skipNested()
+	case c == '-' || ('0' <= c && c <= '9'):
+		for e.i++; e.i < len(e.b) && numberByte[e.b[e.i]]; e.i++ {
+		}
+		return nil
+	default:
+		_, err := e.literal()
+		return err
+	}
+	if ok {
+		return nil
+	}
+	e.i = start
+	if err := e.value(0, nil, depth); err != nil {
+		return err
+	}
+	return e.syntax("the end of the value") // not reached: the checking reader found the end
+}
+
+// numberByte marks the bytes a JSON number is written with.
+var numberByte = func() (t [256]bool) {
+	for _, c := range []byte("0123456789+-.eE") {
+		t[c] = true
+	}
+	return t
+}()
+
+// skipString moves past the string at e.i and reports whether it ends
+// in the line. A quote ends it unless an odd number of backslashes stand
+// before it (escaping the quote; an even number escape each other).
+func (e *jsonExtractor) skipString() bool {
+	b := e.b
+	for i := e.i + 1; ; {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return false
+		}
+		i += j
+		k := i - 1
+		for b[k] == '\\' { // stops at the opening quote at the latest
+			k--
+		}
+		i++
+		if (i-2-k)%2 == 0 {
+			e.i = i
+			return true
+		}
+	}
+}
+
+// skipNested moves past the object or array at e.i and reports whether
+// it ends in the line: where as many brackets have closed as opened,
+// outside strings. It takes no stack, so it sets no bound on depth.
+func (e *jsonExtractor) skipNested() bool {
+	b := e.b
+	open := 0
+	for i := e.i; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			open++
+		case '}', ']':
+			if open--; open == 0 {
+				e.i = i + 1
+				return true
+			}
+		case '"':
+			e.i = i
+			if !e.skipString() {
+				return false
+			}
+			i = e.i - 1
+		}
+	}
+	return false
+}
+
+// open enters the object or array at e.i, nested depth deep, and reports
+// whether it is empty (then it has read its close too).
+func (e *jsonExtractor) open(depth int, close byte) (empty bool, err error) {
+	if depth > maxJSONDepth {
+		return false, errJSONDepth
+	}
+	e.i++ // '{' or '['
+	e.ws()
+	if e.i < len(e.b) && e.b[e.i] == close {
+		e.i++
+		return true, nil
+	}
+	return false, nil
+}
+
+// name reads an object member's name and the ':' after it, returning
+// the name unescaped if unescaping, else as written (between the quotes).
+func (e *jsonExtractor) name(unescaping bool) (key []byte, err error) {
+	e.ws()
+	if e.i >= len(e.b) || e.b[e.i] != '"' {
+		return nil, e.syntax(`a field name in quotes`)
+	}
+	key, escaped, err := e.str()
+	if err != nil {
+		return nil, err
+	}
+	if escaped && unescaping {
+		e.keybuf = unescape(e.keybuf[:0], key)
+		key = e.keybuf
+	}
+	e.ws()
+	if e.i >= len(e.b) || e.b[e.i] != ':' {
+		return nil, e.syntax(`":" after a field name`)
+	}
+	e.i++
+	e.ws()
+	return key, nil
 }
 
 // afterMember reads what follows an object's or array's member: a ',' and
@@ -272,12 +449,22 @@ func (e *jsonExtractor) afterMember(close byte) (done bool, err error) {
 	return false, e.syntax(`"," or "` + string(close) + `"`)
 }
 
-func (e *jsonExtractor) literal(want string) error {
-	if len(e.b)-e.i < len(want) || string(e.b[e.i:e.i+len(want)]) != want {
-		return e.syntax("a value")
+// literal reads the true, false or null at e.i.
+func (e *jsonExtractor) literal() (jsonValue, error) {
+	for _, l := range [...]struct {
+		text string
+		kind jsonKind
+	}{{"true", jsonBool}, {"false", jsonBool}, {"null", jsonNull}} {
+		if len(e.b)-e.i >= len(l.text) && string(e.b[e.i:e.i+len(l.text)]) == l.text {
+			v := jsonValue{kind: l.kind, b: e.b[e.i : e.i+len(l.text)]}
+			if l.kind == jsonNull {
+				v.b = nil
+			}
+			e.i += len(l.text)
+			return v, nil
+		}
 	}
-	e.i += len(want)
-	return nil
+	return jsonValue{}, e.syntax("a value")
 }
 
 // number reads a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?

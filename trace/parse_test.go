@@ -95,7 +95,7 @@ func TestJSONAgainstEncodingJSON(t *testing.T) {
 func checkJSON(t *testing.T, line []byte) {
 	t.Helper()
 	paths := []string{"a", "a.b", "a.b.c", "b", "x"}
-	e := jsonExtractor{paths: paths}
+	e := newJSONExtractor(paths)
 	err := e.extract(line)
 	var v map[string]any
 	jerr := json.Unmarshal(line, &v)
