@@ -55,13 +55,18 @@ const maxJSONFields = 6
 // line.
 type jsonNode struct {
 	fields []jsonField
+	byLen  [maxKeyLen + 1]int32 // 1 + the index of the first field of a length (the last for longer), or 0
 }
+
+// maxKeyLen is the longest key jsonNode.byLen tells apart by length.
+const maxKeyLen = 63
 
 // jsonField is a key of a jsonNode.
 type jsonField struct {
-	key   string
-	leaf  uint      // the slots whose path ends at this key
-	child *jsonNode // what to look for inside its value, if it is an object; nil for nothing
+	key     string
+	leaf    uint      // the slots whose path ends at this key
+	child   *jsonNode // what to look for inside its value, if it is an object; nil for nothing
+	sameLen int32     // 1 + the index of the next field of its length in byLen, or 0
 }
 
 // newJSONNode returns the tree of the paths, path i in slot i. A path's
@@ -96,17 +101,23 @@ func (n *jsonNode) field(key string) *jsonField {
 	if f := n.find([]byte(key)); f != nil {
 		return f
 	}
-	n.fields = append(n.fields, jsonField{key: key})
+	l := min(len(key), maxKeyLen)
+	n.fields = append(n.fields, jsonField{key: key, sameLen: n.byLen[l]})
+	n.byLen[l] = int32(len(n.fields))
 	return &n.fields[len(n.fields)-1]
 }
 
-// find returns n's field of key, or nil. A node holds a few keys: a loop
-// comparing lengths first is quicker than a map.
+// find returns n's field of key, or nil. A node holds a few keys, and
+// most keys of a line are none of them: the fields of key's length are
+// looked up by it, and there is rarely more than one (quicker than a
+// map, which must hash the key first).
 func (n *jsonNode) find(key []byte) *jsonField {
-	for i := range n.fields {
-		if f := &n.fields[i]; len(f.key) == len(key) && f.key == string(key) {
+	for k := n.byLen[min(len(key), maxKeyLen)]; k != 0; {
+		f := &n.fields[k-1]
+		if f.key == string(key) {
 			return f
 		}
+		k = f.sameLen
 	}
 	return nil
 }
@@ -136,6 +147,15 @@ var errJSONDepth = fmt.Errorf("nested more than %d deep", maxJSONDepth)
 
 // extract reads the object in line and fills e.vals, one for each path.
 func (e *jsonExtractor) extract(line []byte) error {
+	if e.quick(line) {
+		return nil
+	}
+	return e.carefully(line)
+}
+
+// carefully is extract without the quick path: it reads any line, and
+// says what is wrong with one it refuses.
+func (e *jsonExtractor) carefully(line []byte) error {
 	if err := e.start(line); err != nil {
 		return err
 	}
@@ -168,16 +188,7 @@ func (e *jsonExtractor) end() error {
 	return nil
 }
 
-func (e *jsonExtractor) ws() {
-	for e.i < len(e.b) {
-		switch e.b[e.i] {
-		case ' ', '\t', '\r', '\n':
-			e.i++
-		default:
-			return
-		}
-	}
-}
+func (e *jsonExtractor) ws() { e.i = skipSpace(e.b, e.i) }
 
 func (e *jsonExtractor) syntax(want string) error {
 	if e.i >= len(e.b) {
@@ -319,8 +330,7 @@ func (e *jsonExtractor) skip(depth int) error {
 	case c == '{' || c == '[':
 		ok = e.skipNested()
 	case c == '-' || ('0' <= c && c <= '9'):
-		for e.i++; e.i < len(e.b) && numberByte[e.b[e.i]]; e.i++ {
-		}
+		e.i = numberEnd(e.b, e.i)
 		return nil
 	default:
 		_, err := e.literal()
@@ -345,14 +355,25 @@ var numberByte = func() (t [256]bool) {
 }()
 
 // skipString moves past the string at e.i and reports whether it ends
-// in the line. A quote ends it unless an odd number of backslashes stand
-// before it (escaping the quote; an even number escape each other).
+// in the line.
 func (e *jsonExtractor) skipString() bool {
-	b := e.b
-	for i := e.i + 1; ; {
+	end := stringEnd(e.b, e.i)
+	if end < 0 {
+		return false
+	}
+	e.i = end
+	return true
+}
+
+// stringEnd returns the index after the string whose opening quote is
+// b[i], or -1 if it does not end in b. A quote ends it unless an odd
+// number of backslashes stand before it (escaping the quote; an even
+// number escape each other). What is between the quotes is not checked.
+func stringEnd(b []byte, i int) int {
+	for i++; ; {
 		j := bytes.IndexByte(b[i:], '"')
 		if j < 0 {
-			return false
+			return -1
 		}
 		i += j
 		k := i - 1
@@ -361,10 +382,17 @@ func (e *jsonExtractor) skipString() bool {
 		}
 		i++
 		if (i-2-k)%2 == 0 {
-			e.i = i
-			return true
+			return i
 		}
 	}
+}
+
+// numberEnd returns the index after the number that starts at b[i]: the
+// bytes a number is written with, not checked for a number's grammar.
+func numberEnd(b []byte, i int) int {
+	for i++; i < len(b) && numberByte[b[i]]; i++ {
+	}
+	return i
 }
 
 // skipNested moves past the object or array at e.i and reports whether
@@ -521,13 +549,7 @@ func (e *jsonExtractor) str() (raw []byte, escaped bool, err error) {
 	start := e.i + 1
 	i := start
 	for {
-		for i+8 <= len(b) && !wordHasStop(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
-		}
-		for i < len(b) && !strStop[b[i]] {
-			i++
-		}
-		if i >= len(b) {
+		if i = plainEnd(b, i); i >= len(b) {
 			e.i = i
 			return nil, false, e.syntax(`a closing quote`)
 		}
@@ -560,6 +582,20 @@ func (e *jsonExtractor) str() (raw []byte, escaped bool, err error) {
 	}
 }
 
+// plainEnd returns the index of the first strStop byte from b[i] on, or
+// len(b): where a string's plain text ends.
+func plainEnd(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := stopMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for i < len(b) && !strStop[b[i]] {
+		i++
+	}
+	return i
+}
+
 // strStop marks the bytes that end a run of plain text in a JSON string:
 // the quote, the backslash and the control characters. One table look-up
 // a byte is about twice as fast as three comparisons.
@@ -571,18 +607,20 @@ var strStop = func() (t [256]bool) {
 	return t
 }()
 
-// wordHasStop reports whether any of the 8 bytes of x is a strStop byte,
-// with the bit tricks of "Bit Twiddling Hacks" (haszero, hasless): a
-// string's plain text is skipped 8 bytes at a time. It may not say which
-// byte; the byte loop after it finds that.
-func wordHasStop(x uint64) bool {
+// stopMask marks, in the high bit of each, the bytes of x (little
+// endian: b[0] lowest) that are strStop bytes, with the bit tricks of
+// "Bit Twiddling Hacks" (haszero, hasless): a string's plain text is
+// skipped 8 bytes at a time. The lowest bit set is exact; bits above it
+// may be set for bytes that are not stops (a borrow carries up from the
+// stop), so only the lowest may be trusted.
+func stopMask(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	less := (x - ones*0x20) & ^x & highs // a byte < 0x20
 	q := x ^ (ones * '"')
 	quote := (q - ones) & ^q & highs
 	bs := x ^ (ones * '\\')
 	back := (bs - ones) & ^bs & highs
-	return less|quote|back != 0
+	return less | quote | back
 }
 
 func isHex4(b []byte) bool {

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"encoding/json"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -199,28 +200,31 @@ func randomValue(rng *rand.Rand, depth int) string {
 	}
 }
 
-// TestWordHasStop checks the 8-bytes-at-once test against the table, on
-// words made of bytes near the edges it tests.
-func TestWordHasStop(t *testing.T) {
+// TestStopMask checks the 8-bytes-at-once test against the table, on
+// words made of bytes near the edges it tests: a word has a stop byte if
+// and only if its mask is not zero, and the lowest bit set is the first.
+func TestStopMask(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	edges := []byte{0, 1, 0x1f, 0x20, 0x21, '"' - 1, '"', '"' + 1, '\\' - 1, '\\', '\\' + 1, 0x7f, 0x80, 0x9f, 0xa0, 0xdc, 0xff, 'a'}
 	for range 200000 {
 		var w [8]byte
-		want := false
+		first := 8
 		for i := range w {
 			if rng.IntN(3) == 0 {
 				w[i] = edges[rng.IntN(len(edges))]
 			} else {
 				w[i] = byte(rng.IntN(256))
 			}
-			want = want || strStop[w[i]]
+			if strStop[w[i]] && first == 8 {
+				first = i
+			}
 		}
 		x := uint64(0)
 		for i := 7; i >= 0; i-- {
 			x = x<<8 | uint64(w[i])
 		}
-		if got := wordHasStop(x); got != want {
-			t.Fatalf("wordHasStop(% x) = %v, want %v", w, got, want)
+		if got := bits.TrailingZeros64(stopMask(x)) / 8; got != first {
+			t.Fatalf("stopMask(% x): first stop at %d, want %d", w, got, first)
 		}
 	}
 }

@@ -1,0 +1,110 @@
+package trace
+
+// The quick path of jsonExtractor.extract. The careful path (object,
+// value, skip) keeps its place in e.i and returns an error from every
+// step, so that a line it refuses says where and why; that costs a load
+// and a store of e.i and a call for each key, colon, value and comma, more
+// than the work itself on a line of short fields. The quick path reads the
+// usual line with its place in a local variable, and gives the rest (an
+// escaped or malformed key, a line cut off, any error) to the careful path,
+// which reads it again from the start and says what is wrong.
+
+// quick extracts the values of line as carefully does, and reports
+// whether it did. It accepts no line carefully refuses, and finds the
+// same values in the lines it accepts: it checks and keeps a value by the
+// careful path's value, skips one by the same rules as skip, and hands
+// on a key with an escape (which must be unescaped to be matched) or a
+// control character (which carefully refuses).
+func (e *jsonExtractor) quick(line []byte) bool {
+	e.b = line
+	for s := range e.paths {
+		e.vals[s] = jsonValue{}
+	}
+	i := skipSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return false
+	}
+	i = e.quickObject(e.root, i, 1)
+	return i >= 0 && skipSpace(line, i) == len(line)
+}
+
+// quickObject reads the object at e.b[i] for n's fields, as object does
+// without all, and returns the index after it, or -1 to give up.
+func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
+	b := e.b
+	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+		return i + 1
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return -1
+		}
+		j := plainEnd(b, i+1)
+		if j >= len(b) || b[j] != '"' {
+			return -1
+		}
+		f := n.find(b[i+1 : j])
+		if i = skipSpace(b, j+1); i >= len(b) || b[i] != ':' {
+			return -1
+		}
+		if i = skipSpace(b, i+1); i >= len(b) {
+			return -1
+		}
+		switch c := b[i]; {
+		case f != nil && f.leaf != 0 && c == '"':
+			// A string kept: as scalar reads it, but without a call
+			// when it has no escape.
+			if j = plainEnd(b, i+1); j < len(b) && b[j] == '"' {
+				e.keep(f.leaf, jsonValue{kind: jsonString, b: b[i+1 : j]})
+				i = j + 1
+				break
+			}
+			e.i = i
+			if e.scalar(f.leaf) != nil {
+				return -1
+			}
+			i = e.i
+		case f != nil && f.leaf != 0:
+			e.i = i
+			if e.value(f.leaf, f.child, depth) != nil {
+				return -1
+			}
+			i = e.i
+		case f != nil && f.child != nil && c == '{':
+			i = e.quickObject(f.child, i, depth+1)
+		case c == '"':
+			i = stringEnd(b, i)
+		case c == '-' || ('0' <= c && c <= '9'):
+			i = numberEnd(b, i)
+		default: // a literal, an object or array skipped, or no value
+			e.i = i
+			if e.skip(depth) != nil {
+				return -1
+			}
+			i = e.i
+		}
+		if i < 0 {
+			return -1
+		}
+		if i = skipSpace(b, i); i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+}
+
+// skipSpace returns the index of the first byte from b[i] on that is not
+// JSON's white space, or len(b).
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
