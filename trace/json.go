@@ -64,6 +64,7 @@ const maxKeyLen = 63
 // jsonField is a key of a jsonNode.
 type jsonField struct {
 	key     string
+	head    uint64    // the key's first 8 bytes (fewer: zeros after), as wordAt reads them
 	leaf    uint      // the slots whose path ends at this key
 	child   *jsonNode // what to look for inside its value, if it is an object; nil for nothing
 	sameLen int32     // 1 + the index of the next field of its length in byLen, or 0
@@ -102,7 +103,9 @@ func (n *jsonNode) field(key string) *jsonField {
 		return f
 	}
 	l := min(len(key), maxKeyLen)
-	n.fields = append(n.fields, jsonField{key: key, sameLen: n.byLen[l]})
+	var head [8]byte
+	copy(head[:], key)
+	n.fields = append(n.fields, jsonField{key: key, head: binary.LittleEndian.Uint64(head[:]), sameLen: n.byLen[l]})
 	n.byLen[l] = int32(len(n.fields))
 	return &n.fields[len(n.fields)-1]
 }
@@ -122,6 +125,30 @@ func (n *jsonNode) find(key []byte) *jsonField {
 	return nil
 }
 
+// findAt is find of the key b[from:to], for a b that holds 8 bytes from
+// from on: its first 8 bytes are compared as one word, with no call (a
+// string comparison calls memequal, dearer than the compare itself for a
+// short key), and the rest, if any, as a string.
+func (n *jsonNode) findAt(b []byte, from, to int) *jsonField {
+	l := to - from
+	k := n.byLen[min(l, maxKeyLen)]
+	if k == 0 {
+		return nil
+	}
+	w := binary.LittleEndian.Uint64(b[from:])
+	if l < 8 {
+		w &= 1<<(8*l) - 1
+	}
+	for k != 0 {
+		f := &n.fields[k-1]
+		if f.head == w && (l <= 8 || f.key[8:] == string(b[from+8:to])) {
+			return f
+		}
+		k = f.sameLen
+	}
+	return nil
+}
+
 // jsonExtractor finds the values of fields named by dotted paths in JSON
 // objects (see newJSONNode for how a path matches). When a path matches
 // more than once in a line, the last match counts: {"a":1,"a":2} gives 2,
@@ -134,6 +161,7 @@ type jsonExtractor struct {
 	vals    [maxJSONFields]jsonValue
 	scratch [maxJSONFields][]byte // unescaped strings
 	keybuf  []byte
+	closers []byte // the brackets a skipped value has yet to close; see skipNested
 	b       []byte
 	i       int
 }
@@ -396,26 +424,32 @@ func numberEnd(b []byte, i int) int {
 }
 
 // skipNested moves past the object or array at e.i and reports whether
-// it ends in the line: where as many brackets have closed as opened,
-// outside strings. It takes no stack, so it sets no bound on depth.
+// it ends in the line: where each bracket opened outside a string has
+// closed, each by its own kind (a "]" closing a "{" is no end: an array
+// left open would otherwise be closed by the brackets of the objects
+// around it). It sets no bound on depth: e.closers grows as deep as the
+// brackets go, and is kept for the next line.
 func (e *jsonExtractor) skipNested() bool {
 	b := e.b
-	open := 0
+	closers := e.closers[:0]
+	defer func() { e.closers = closers }()
 	for i := e.i; i < len(b); i++ {
-		switch b[i] {
+		switch c := b[i]; c {
 		case '{', '[':
-			open++
+			closers = append(closers, c+2) // '}' is '{'+2, ']' is '['+2
 		case '}', ']':
-			if open--; open == 0 {
+			if closers[len(closers)-1] != c {
+				return false
+			}
+			if closers = closers[:len(closers)-1]; len(closers) == 0 {
 				e.i = i + 1
 				return true
 			}
 		case '"':
-			e.i = i
-			if !e.skipString() {
+			if i = stringEnd(b, i); i < 0 {
 				return false
 			}
-			i = e.i - 1
+			i--
 		}
 	}
 	return false

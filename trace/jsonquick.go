@@ -43,7 +43,12 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 		if j >= len(b) || b[j] != '"' {
 			return -1
 		}
-		f := n.find(b[i+1 : j])
+		var f *jsonField
+		if i+9 <= len(b) {
+			f = n.findAt(b, i+1, j)
+		} else {
+			f = n.find(b[i+1 : j])
+		}
 		if i = skipSpace(b, j+1); i >= len(b) || b[i] != ':' {
 			return -1
 		}
