@@ -1,5 +1,10 @@
 package trace
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // The quick path of jsonExtractor.extract. The careful path (object,
 // value, skip) keeps its place in e.i and returns an error from every
 // step, so that a line it refuses says where and why; that costs a load
@@ -39,7 +44,18 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 		if i >= len(b) || b[i] != '"' {
 			return -1
 		}
-		j := plainEnd(b, i+1)
+		// The key's end: plainEnd, its first word looked at here (most
+		// keys end in it) to save a call.
+		j := i + 1
+		if j+8 <= len(b) {
+			if m := stopMask(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+				j += bits.TrailingZeros64(m) / 8
+			} else {
+				j = plainEndFrom(b, j+8)
+			}
+		} else {
+			j = plainEndFrom(b, j)
+		}
 		if j >= len(b) || b[j] != '"' {
 			return -1
 		}
@@ -78,6 +94,15 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 		case f != nil && f.child != nil && c == '{':
 			i = e.quickObject(f.child, i, depth+1)
 		case c == '"':
+			// stringEnd, its first word looked at here.
+			if i+9 <= len(b) {
+				if m := stopMask(binary.LittleEndian.Uint64(b[i+1:])); m != 0 {
+					if j = i + 1 + bits.TrailingZeros64(m)/8; b[j] == '"' {
+						i = j + 1
+						break
+					}
+				}
+			}
 			i = stringEnd(b, i)
 		case c == '-' || ('0' <= c && c <= '9'):
 			i = numberEnd(b, i)
