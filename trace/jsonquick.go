@@ -60,15 +60,25 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 			return -1
 		}
 		var f *jsonField
-		if i+9 <= len(b) {
+		switch {
+		case n.byLen[min(j-i-1, maxKeyLen)] == 0: // no key of its length: no call
+		case i+9 <= len(b):
 			f = n.findAt(b, i+1, j)
-		} else {
+		default:
 			f = n.find(b[i+1 : j])
 		}
-		if i = skipSpace(b, j+1); i >= len(b) || b[i] != ':' {
+		// The colon and the value's first byte, white space around
+		// them skipped where there is any: most lines have none.
+		if i = j + 1; i < len(b) && b[i] != ':' {
+			i = skipSpace(b, i)
+		}
+		if i >= len(b) || b[i] != ':' {
 			return -1
 		}
-		if i = skipSpace(b, i+1); i >= len(b) {
+		if i++; i < len(b) && b[i] <= ' ' {
+			i = skipSpace(b, i)
+		}
+		if i >= len(b) {
 			return -1
 		}
 		switch c := b[i]; {
@@ -116,12 +126,17 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 		if i < 0 {
 			return -1
 		}
-		if i = skipSpace(b, i); i >= len(b) {
+		if i < len(b) && b[i] <= ' ' {
+			i = skipSpace(b, i)
+		}
+		if i >= len(b) {
 			return -1
 		}
 		switch b[i] {
 		case ',':
-			i = skipSpace(b, i+1)
+			if i++; i < len(b) && b[i] <= ' ' {
+				i = skipSpace(b, i)
+			}
 		case '}':
 			return i + 1
 		default:
