@@ -56,6 +56,9 @@ const maxJSONFields = 6
 type jsonNode struct {
 	fields []jsonField
 	byLen  [maxKeyLen + 1]int32 // 1 + the index of the first field of a length (the last for longer), or 0
+	// seen are the keys of its object in the line before, for the quick
+	// path (see jsonSeen); the one thing in a node a line changes.
+	seen []jsonSeen
 }
 
 // maxKeyLen is the longest key jsonNode.byLen tells apart by length.
@@ -135,10 +138,7 @@ func (n *jsonNode) findAt(b []byte, from, to int) *jsonField {
 	if k == 0 {
 		return nil
 	}
-	w := binary.LittleEndian.Uint64(b[from:])
-	if l < 8 {
-		w &= 1<<(8*l) - 1
-	}
+	w := keyWord(b, from, l)
 	for k != 0 {
 		f := &n.fields[k-1]
 		if f.head == w && (l <= 8 || f.key[8:] == string(b[from+8:to])) {

@@ -40,32 +40,17 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
 		return i + 1
 	}
-	for {
+	for member := 0; ; member++ {
 		if i >= len(b) || b[i] != '"' {
 			return -1
 		}
-		// The key's end: plainEnd, its first word looked at here (most
-		// keys end in it) to save a call.
-		j := i + 1
-		if j+8 <= len(b) {
-			if m := stopMask(binary.LittleEndian.Uint64(b[j:])); m != 0 {
-				j += bits.TrailingZeros64(m) / 8
-			} else {
-				j = plainEndFrom(b, j+8)
+		j, f := n.expected(b, i, member)
+		if j < 0 {
+			j, f = e.quickKey(n, i)
+			if j < 0 {
+				return -1
 			}
-		} else {
-			j = plainEndFrom(b, j)
-		}
-		if j >= len(b) || b[j] != '"' {
-			return -1
-		}
-		var f *jsonField
-		switch {
-		case n.byLen[min(j-i-1, maxKeyLen)] == 0: // no key of its length: no call
-		case i+9 <= len(b):
-			f = n.findAt(b, i+1, j)
-		default:
-			f = n.find(b[i+1 : j])
+			n.expect(b[i+1:j], f, member)
 		}
 		// The colon and the value's first byte, white space around
 		// them skipped where there is any: most lines have none.
@@ -152,4 +137,88 @@ func skipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// quickKey reads the key at e.b[i] in an object of n's, returning the
+// index of its closing quote and its field, if it is one of n's; or -1 if
+// it has an escape or a control character, or does not end.
+func (e *jsonExtractor) quickKey(n *jsonNode, i int) (int, *jsonField) {
+	b := e.b
+	// plainEnd, its first word looked at here (most keys end in it) to
+	// save a call.
+	j := i + 1
+	if j+8 <= len(b) {
+		if m := stopMask(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+			j += bits.TrailingZeros64(m) / 8
+		} else {
+			j = plainEndFrom(b, j+8)
+		}
+	} else {
+		j = plainEndFrom(b, j)
+	}
+	if j >= len(b) || b[j] != '"' {
+		return -1, nil
+	}
+	switch {
+	case n.byLen[min(j-i-1, maxKeyLen)] == 0: // no key of its length: no call
+		return j, nil
+	case i+9 <= len(b):
+		return j, n.findAt(b, i+1, j)
+	}
+	return j, n.find(b[i+1 : j])
+}
+
+// jsonSeen is a key an object of a node had in the line before, at the
+// same place: a log's lines are most often written by one statement, with
+// the same keys in the same order, and a key found where it was before is
+// found with one comparison, not scanned for its end and looked up.
+type jsonSeen struct {
+	key   []byte     // as written: plain text, no escape, quote or control character
+	head  uint64     // its first 8 bytes, as keyWord reads them
+	field *jsonField // what it is to n; nil for none of its keys
+}
+
+// maxSeen is how many keys of an object a node remembers.
+const maxSeen = 32
+
+// expected returns, if the key at b[i] is the one the member-th member of
+// n's object had before, the index of its closing quote and its field;
+// else -1. A key that matches is plain text (it was, when it was seen)
+// followed by its quote, so it ends there, as a scan would find.
+func (n *jsonNode) expected(b []byte, i, member int) (int, *jsonField) {
+	if member >= len(n.seen) || i+9 > len(b) {
+		return -1, nil
+	}
+	s := &n.seen[member]
+	end := i + 1 + len(s.key)
+	if end >= len(b) || b[end] != '"' || keyWord(b, i+1, len(s.key)) != s.head ||
+		len(s.key) > 8 && string(s.key[8:]) != string(b[i+9:end]) {
+		return -1, nil
+	}
+	return end, s.field
+}
+
+// expect remembers key, of field f, as the member-th member of n's object.
+func (n *jsonNode) expect(key []byte, f *jsonField, member int) {
+	switch {
+	case member < len(n.seen):
+	case member == len(n.seen) && member < maxSeen:
+		n.seen = append(n.seen, jsonSeen{})
+	default:
+		return
+	}
+	s := &n.seen[member]
+	var head [8]byte
+	copy(head[:], key)
+	s.key, s.head, s.field = append(s.key[:0], key...), binary.LittleEndian.Uint64(head[:]), f
+}
+
+// keyWord is the first 8 bytes of the l-byte key at b[from] (fewer: zeros
+// after) as a little-endian word; b holds 8 bytes from from on.
+func keyWord(b []byte, from, l int) uint64 {
+	w := binary.LittleEndian.Uint64(b[from:])
+	if l < 8 {
+		w &= 1<<(8*l) - 1
+	}
+	return w
 }
