@@ -175,6 +175,7 @@ func (e *jsonExtractor) quickKey(n *jsonNode, i int) (int, *jsonField) {
 type jsonSeen struct {
 	key   []byte     // as written: plain text, no escape, quote or control character
 	head  uint64     // its first 8 bytes, as keyWord reads them
+	tail  uint64     // its next 8 bytes, likewise, for a key of 9 to 16
 	field *jsonField // what it is to n; nil for none of its keys
 }
 
@@ -190,9 +191,18 @@ func (n *jsonNode) expected(b []byte, i, member int) (int, *jsonField) {
 		return -1, nil
 	}
 	s := &n.seen[member]
-	end := i + 1 + len(s.key)
-	if end >= len(b) || b[end] != '"' || keyWord(b, i+1, len(s.key)) != s.head ||
-		len(s.key) > 8 && string(s.key[8:]) != string(b[i+9:end]) {
+	l := len(s.key)
+	end := i + 1 + l
+	if end >= len(b) || b[end] != '"' || keyWord(b, i+1, l) != s.head {
+		return -1, nil
+	}
+	switch {
+	case l <= 8:
+	case l <= 16 && i+17 <= len(b): // a word, not a call to memequal
+		if keyWord(b, i+9, l-8) != s.tail {
+			return -1, nil
+		}
+	case string(s.key[8:]) != string(b[i+9:end]):
 		return -1, nil
 	}
 	return end, s.field
@@ -208,9 +218,13 @@ func (n *jsonNode) expect(key []byte, f *jsonField, member int) {
 		return
 	}
 	s := &n.seen[member]
-	var head [8]byte
+	var head, tail [8]byte
 	copy(head[:], key)
-	s.key, s.head, s.field = append(s.key[:0], key...), binary.LittleEndian.Uint64(head[:]), f
+	if len(key) > 8 {
+		copy(tail[:], key[8:])
+	}
+	s.key, s.field = append(s.key[:0], key...), f
+	s.head, s.tail = binary.LittleEndian.Uint64(head[:]), binary.LittleEndian.Uint64(tail[:])
 }
 
 // keyWord is the first 8 bytes of the l-byte key at b[from] (fewer: zeros
