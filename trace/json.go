@@ -20,6 +20,11 @@ import (
 // escapes and control characters, a number's digits, the members of an
 // object or array. Checking them cost two thirds of a JSONL log's reading
 // (issue 29), for text no request is made of.
+//
+// Its parts: the fields looked for, a tree of keys (jsonpaths.go); the
+// careful path, which reads any line and says what is wrong with one it
+// refuses (here); the skipping of values (jsonskip.go); and the quick path
+// that reads the usual line first (jsonquick.go).
 
 // maxJSONDepth bounds the nesting of arrays and objects in a line.
 const maxJSONDepth = 256
@@ -48,106 +53,6 @@ type jsonValue struct {
 
 // maxJSONFields is how many fields one extractor looks for.
 const maxJSONFields = 6
-
-// jsonNode is what an extractor looks for in one object: the keys that
-// end a path (leaf, a bit a slot) or lead into an object holding the rest
-// of one (child). Built once from the paths, it is the same for every
-// line.
-type jsonNode struct {
-	fields []jsonField
-	byLen  [maxKeyLen + 1]int32 // 1 + the index of the first field of a length (the last for longer), or 0
-	// seen are the keys of its object in the line before, for the quick
-	// path (see jsonSeen); the one thing in a node a line changes.
-	seen []jsonSeen
-}
-
-// maxKeyLen is the longest key jsonNode.byLen tells apart by length.
-const maxKeyLen = 63
-
-// jsonField is a key of a jsonNode.
-type jsonField struct {
-	key     string
-	head    uint64    // the key's first 8 bytes (fewer: zeros after), as wordAt reads them
-	leaf    uint      // the slots whose path ends at this key
-	child   *jsonNode // what to look for inside its value, if it is an object; nil for nothing
-	sameLen int32     // 1 + the index of the next field of its length in byLen, or 0
-}
-
-// newJSONNode returns the tree of the paths, path i in slot i. A path's
-// dots separate nested objects' keys, but a key may itself hold dots, so
-// "a.b.c" is looked for as the key "a.b.c", as "c" under "a.b", and as
-// "b.c" and "c" under "a".
-func newJSONNode(paths []string) *jsonNode {
-	root := &jsonNode{}
-	for slot, p := range paths {
-		root.add(p, slot)
-	}
-	return root
-}
-
-func (n *jsonNode) add(path string, slot int) {
-	for i := range len(path) + 1 {
-		switch {
-		case i == len(path):
-			n.field(path).leaf |= 1 << slot
-		case path[i] == '.':
-			f := n.field(path[:i])
-			if f.child == nil {
-				f.child = &jsonNode{}
-			}
-			f.child.add(path[i+1:], slot)
-		}
-	}
-}
-
-// field returns n's field of key, adding it if there is none.
-func (n *jsonNode) field(key string) *jsonField {
-	if f := n.find([]byte(key)); f != nil {
-		return f
-	}
-	l := min(len(key), maxKeyLen)
-	var head [8]byte
-	copy(head[:], key)
-	n.fields = append(n.fields, jsonField{key: key, head: binary.LittleEndian.Uint64(head[:]), sameLen: n.byLen[l]})
-	n.byLen[l] = int32(len(n.fields))
-	return &n.fields[len(n.fields)-1]
-}
-
-// find returns n's field of key, or nil. A node holds a few keys, and
-// most keys of a line are none of them: the fields of key's length are
-// looked up by it, and there is rarely more than one (quicker than a
-// map, which must hash the key first).
-func (n *jsonNode) find(key []byte) *jsonField {
-	for k := n.byLen[min(len(key), maxKeyLen)]; k != 0; {
-		f := &n.fields[k-1]
-		if f.key == string(key) {
-			return f
-		}
-		k = f.sameLen
-	}
-	return nil
-}
-
-// findAt is find of the key b[from:to], for a b that holds 8 bytes from
-// from on: its first 8 bytes are compared as one word, with no call (a
-// string comparison calls memequal, dearer than the compare itself for a
-// short key), and the rest, if any, as a string.
-func (n *jsonNode) findAt(b []byte, from, to int) *jsonField {
-	l := to - from
-	k := n.byLen[min(l, maxKeyLen)]
-	if k == 0 {
-		return nil
-	}
-	w := keyWord(b, from, l)
-	for k != 0 {
-		f := &n.fields[k-1]
-		if f.head == w && (l <= 8 || f.key[8:] == string(b[from+8:to])) {
-			return f
-		}
-		k = f.sameLen
-	}
-	return nil
-}
 
 // jsonExtractor finds the values of fields named by dotted paths in JSON
 // objects (see newJSONNode for how a path matches). When a path matches
@@ -336,125 +241,6 @@ func (e *jsonExtractor) array(depth int) error {
 	}
 }
 
-// skip passes over the value at e.i, which no path reads, finding where
-// it ends without checking what is inside it: a string's escapes and
-// control characters, a number's grammar, an object's or array's
-// members. What it does check is what finding the end takes (a closing
-// quote, the brackets' balance, a literal's letters, a value at all), so
-// a line cut off inside a skipped value is an error still.
-//
-// Where skipping finds an error, the value is read again, checked, for
-// the error the checking reader gives: the same message, at the same
-// byte, as when nothing was skipped.
-func (e *jsonExtractor) skip(depth int) error {
-	if e.i >= len(e.b) {
-		return e.syntax("a value")
-	}
-	start := e.i
-	var ok bool
-	switch c := e.b[e.i]; {
-	case c == '"':
-		ok = e.skipString()
-	case c == '{' || c == '[':
-		ok = e.skipNested()
-	case c == '-' || ('0' <= c && c <= '9'):
-		e.i = numberEnd(e.b, e.i)
-		return nil
-	default:
-		_, err := e.literal()
-		return err
-	}
-	if ok {
-		return nil
-	}
-	e.i = start
-	if err := e.value(0, nil, depth); err != nil {
-		return err
-	}
-	return e.syntax("the end of the value") // not reached: the checking reader found the end
-}
-
-// numberByte marks the bytes a JSON number is written with.
-var numberByte = func() (t [256]bool) {
-	for _, c := range []byte("0123456789+-.eE") {
-		t[c] = true
-	}
-	return t
-}()
-
-// skipString moves past the string at e.i and reports whether it ends
-// in the line.
-func (e *jsonExtractor) skipString() bool {
-	end := stringEnd(e.b, e.i)
-	if end < 0 {
-		return false
-	}
-	e.i = end
-	return true
-}
-
-// stringEnd returns the index after the string whose opening quote is
-// b[i], or -1 if it does not end in b. A quote ends it unless an odd
-// number of backslashes stand before it (escaping the quote; an even
-// number escape each other). What is between the quotes is not checked.
-func stringEnd(b []byte, i int) int {
-	for i++; ; {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
-			return -1
-		}
-		i += j
-		k := i - 1
-		for b[k] == '\\' { // stops at the opening quote at the latest
-			k--
-		}
-		i++
-		if (i-2-k)%2 == 0 {
-			return i
-		}
-	}
-}
-
-// numberEnd returns the index after the number that starts at b[i]: the
-// bytes a number is written with, not checked for a number's grammar.
-func numberEnd(b []byte, i int) int {
-	for i++; i < len(b) && numberByte[b[i]]; i++ {
-	}
-	return i
-}
-
-// skipNested moves past the object or array at e.i and reports whether
-// it ends in the line: where each bracket opened outside a string has
-// closed, each by its own kind (a "]" closing a "{" is no end: an array
-// left open would otherwise be closed by the brackets of the objects
-// around it). It sets no bound on depth: e.closers grows as deep as the
-// brackets go, and is kept for the next line.
-func (e *jsonExtractor) skipNested() bool {
-	b := e.b
-	closers := e.closers[:0]
-	defer func() { e.closers = closers }()
-	for i := e.i; i < len(b); i++ {
-		switch c := b[i]; c {
-		case '{', '[':
-			closers = append(closers, c+2) // '}' is '{'+2, ']' is '['+2
-		case '}', ']':
-			if closers[len(closers)-1] != c {
-				return false
-			}
-			if closers = closers[:len(closers)-1]; len(closers) == 0 {
-				e.i = i + 1
-				return true
-			}
-		case '"':
-			if i = stringEnd(b, i); i < 0 {
-				return false
-			}
-			i--
-		}
-	}
-	return false
-}
-
 // open enters the object or array at e.i, nested depth deep, and reports
 // whether it is empty (then it has read its close too).
 func (e *jsonExtractor) open(depth int, close byte) (empty bool, err error) {
@@ -618,11 +404,7 @@ func (e *jsonExtractor) str() (raw []byte, escaped bool, err error) {
 
 // plainEnd returns the index of the first strStop byte from b[i] on, or
 // len(b): where a string's plain text ends.
-func plainEnd(b []byte, i int) int { return plainEndFrom(b, i) }
-
-// plainEndFrom is plainEnd, a name for the quick path to call where it
-// has looked at the first word itself.
-func plainEndFrom(b []byte, i int) int {
+func plainEnd(b []byte, i int) int {
 	for ; i+8 <= len(b); i += 8 {
 		if m := stopMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)/8

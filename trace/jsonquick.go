@@ -151,10 +151,10 @@ func (e *jsonExtractor) quickKey(n *jsonNode, i int) (int, *jsonField) {
 		if m := stopMask(binary.LittleEndian.Uint64(b[j:])); m != 0 {
 			j += bits.TrailingZeros64(m) / 8
 		} else {
-			j = plainEndFrom(b, j+8)
+			j = plainEnd(b, j+8)
 		}
 	} else {
-		j = plainEndFrom(b, j)
+		j = plainEnd(b, j)
 	}
 	if j >= len(b) || b[j] != '"' {
 		return -1, nil
