@@ -12,9 +12,19 @@ import (
 // A small JSON reader that walks one object and keeps the values of a few
 // fields, for JSON lines: encoding/json would build a map or reflect into
 // a struct for every line, ten times the cost of the rest of a line's
-// work. It checks the whole line is JSON (so a line cut off mid-write is
-// an error, not a request with the fields it happened to have) but keeps
-// only what was asked for.
+// work. It checks what it reads: the line is one object, the objects it
+// walks to reach a field are well formed (so a line cut off mid-write is
+// an error, not a request with the fields it happened to have), and the
+// values it keeps are JSON. The value of a field no path reads it only
+// skips, finding its end without checking what is inside: a string's
+// escapes and control characters, a number's digits, the members of an
+// object or array. Checking them cost two thirds of a JSONL log's reading
+// (issue 29), for text no request is made of.
+//
+// Its parts: the fields looked for, a tree of keys (jsonpaths.go); the
+// careful path, which reads any line and says what is wrong with one it
+// refuses (here); the skipping of values (jsonskip.go); and the quick path
+// that reads the usual line first (jsonquick.go).
 
 // maxJSONDepth bounds the nesting of arrays and objects in a line.
 const maxJSONDepth = 256
@@ -44,49 +54,66 @@ type jsonValue struct {
 // maxJSONFields is how many fields one extractor looks for.
 const maxJSONFields = 6
 
-// jsonMatch is a field still being looked for, and the part of its dotted
-// path not yet matched.
-type jsonMatch struct {
-	slot int
-	rest string
-}
-
 // jsonExtractor finds the values of fields named by dotted paths in JSON
-// objects. A path's dots separate nested objects' keys, but a key may
-// itself hold dots: "a.b.c" finds {"a":{"b":{"c":1}}}, {"a.b":{"c":1}} and
-// {"a.b.c":1}. When a path matches more than once in a line, the last
-// match counts: {"a":1,"a":2} gives 2, as encoding/json does, and
-// {"a.b":1,"a":{"b":2}} gives 2 (encoding/json would not look inside
-// "a"'s object when a later "a" replaces it; this keeps what it found).
+// objects (see newJSONNode for how a path matches). When a path matches
+// more than once in a line, the last match counts: {"a":1,"a":2} gives 2,
+// as encoding/json does, and {"a.b":1,"a":{"b":2}} gives 2 (encoding/json
+// would not look inside "a"'s object when a later "a" replaces it; this
+// keeps what it found).
 type jsonExtractor struct {
 	paths   []string
+	root    *jsonNode
 	vals    [maxJSONFields]jsonValue
 	scratch [maxJSONFields][]byte // unescaped strings
-	matches []jsonMatch           // a stack; see object
 	keybuf  []byte
+	closers []byte // the brackets a skipped value has yet to close; see skipNested
 	b       []byte
 	i       int
+}
+
+// newJSONExtractor returns an extractor of paths, at most maxJSONFields.
+func newJSONExtractor(paths []string) jsonExtractor {
+	return jsonExtractor{paths: paths, root: newJSONNode(paths)}
 }
 
 var errJSONDepth = fmt.Errorf("nested more than %d deep", maxJSONDepth)
 
 // extract reads the object in line and fills e.vals, one for each path.
 func (e *jsonExtractor) extract(line []byte) error {
+	if e.quick(line) {
+		return nil
+	}
+	return e.carefully(line)
+}
+
+// carefully is extract without the quick path: it reads any line, and
+// says what is wrong with one it refuses.
+func (e *jsonExtractor) carefully(line []byte) error {
+	if err := e.start(line); err != nil {
+		return err
+	}
+	if err := e.object(e.root, false, 1); err != nil {
+		return err
+	}
+	return e.end()
+}
+
+// start sets e to read line, which must open an object, with no value
+// found yet.
+func (e *jsonExtractor) start(line []byte) error {
 	e.b, e.i = line, 0
 	for s := range e.paths {
 		e.vals[s] = jsonValue{}
-	}
-	e.matches = e.matches[:0]
-	for s, p := range e.paths {
-		e.matches = append(e.matches, jsonMatch{slot: s, rest: p})
 	}
 	e.ws()
 	if e.i >= len(e.b) || e.b[e.i] != '{' {
 		return fmt.Errorf("%s is not a JSON object (want one {...} a line)", excerpt(e.b[e.i:]))
 	}
-	if err := e.object(0, len(e.paths), 1); err != nil {
-		return err
-	}
+	return nil
+}
+
+// end checks nothing follows the line's object.
+func (e *jsonExtractor) end() error {
 	e.ws()
 	if e.i < len(e.b) {
 		return fmt.Errorf("%s after the JSON object (want one object a line)", excerpt(e.b[e.i:]))
@@ -94,16 +121,7 @@ func (e *jsonExtractor) extract(line []byte) error {
 	return nil
 }
 
-func (e *jsonExtractor) ws() {
-	for e.i < len(e.b) {
-		switch e.b[e.i] {
-		case ' ', '\t', '\r', '\n':
-			e.i++
-		default:
-			return
-		}
-	}
-}
+func (e *jsonExtractor) ws() { e.i = skipSpace(e.b, e.i) }
 
 func (e *jsonExtractor) syntax(want string) error {
 	if e.i >= len(e.b) {
@@ -112,60 +130,32 @@ func (e *jsonExtractor) syntax(want string) error {
 	return fmt.Errorf("JSON: %s at byte %d (want %s)", excerpt(e.b[e.i:]), e.i+1, want)
 }
 
-// object reads the object at e.i, whose fields may hold the values
-// e.matches[from:to] look for.
-//
-// The matches of nested objects are pushed on e.matches and popped after,
-// rather than kept in arrays of each call: a call that recurses makes its
-// arrays escape to the heap, an allocation a field.
-func (e *jsonExtractor) object(from, to, depth int) error {
-	if depth > maxJSONDepth {
-		return errJSONDepth
-	}
-	e.i++ // '{'
-	e.ws()
-	if e.i < len(e.b) && e.b[e.i] == '}' {
-		e.i++
-		return nil
+// object reads the object at e.i, looking in it for n's fields (none if
+// n is nil). With all, it checks every value in it; without, only those
+// it keeps or walks into, and skips the rest.
+func (e *jsonExtractor) object(n *jsonNode, all bool, depth int) error {
+	if empty, err := e.open(depth, '}'); empty || err != nil {
+		return err
 	}
 	for {
-		e.ws()
-		if e.i >= len(e.b) || e.b[e.i] != '"' {
-			return e.syntax(`a field name in quotes`)
-		}
-		raw, escaped, err := e.str()
+		key, err := e.name(n != nil)
 		if err != nil {
 			return err
 		}
-		key := raw
-		if escaped && to > from {
-			e.keybuf = unescape(e.keybuf[:0], raw)
-			key = e.keybuf
-		}
-		e.ws()
-		if e.i >= len(e.b) || e.b[e.i] != ':' {
-			return e.syntax(`":" after a field name`)
-		}
-		e.i++
-		e.ws()
-		// Which of the matches this field ends (leaf, a bit a slot) or
-		// leads into (pushed).
-		var leaf uint
-		sub := len(e.matches)
-		for m := from; m < to; m++ {
-			rest := e.matches[m].rest
-			if len(rest) < len(key) || rest[:len(key)] != string(key) { // no allocation
-				continue
-			}
-			switch r := rest[len(key):]; {
-			case r == "":
-				leaf |= 1 << e.matches[m].slot
-			case r[0] == '.':
-				e.matches = append(e.matches, jsonMatch{slot: e.matches[m].slot, rest: r[1:]})
+		var f jsonField
+		if n != nil {
+			if found := n.find(key); found != nil {
+				f = *found
 			}
 		}
-		err = e.value(leaf, sub, len(e.matches), depth)
-		e.matches = e.matches[:sub]
+		switch {
+		case all || f.leaf != 0:
+			err = e.value(f.leaf, f.child, depth)
+		case f.child != nil && e.i < len(e.b) && e.b[e.i] == '{':
+			err = e.object(f.child, false, depth+1)
+		default:
+			err = e.skip(depth)
+		}
 		if err != nil {
 			return err
 		}
@@ -175,9 +165,34 @@ func (e *jsonExtractor) object(from, to, depth int) error {
 	}
 }
 
-// value reads the value at e.i, keeping it in the slots of leaf and
-// looking inside it, if it is an object, for e.matches[from:to].
-func (e *jsonExtractor) value(leaf uint, from, to, depth int) error {
+// value reads and checks the value at e.i, keeping it in the slots of
+// leaf and looking inside it, if it is an object, for child's fields.
+func (e *jsonExtractor) value(leaf uint, child *jsonNode, depth int) error {
+	var err error
+	switch {
+	case e.i < len(e.b) && e.b[e.i] == '{':
+		err = e.object(child, true, depth+1)
+	case e.i < len(e.b) && e.b[e.i] == '[':
+		err = e.array(depth + 1)
+	default:
+		return e.scalar(leaf)
+	}
+	if err == nil {
+		e.keep(leaf, jsonValue{kind: jsonNested})
+	}
+	return err
+}
+
+// keep sets the value of the slots of leaf to v.
+func (e *jsonExtractor) keep(leaf uint, v jsonValue) {
+	for ; leaf != 0; leaf &= leaf - 1 {
+		e.vals[bits.TrailingZeros(leaf)] = v
+	}
+}
+
+// scalar reads and checks the string, number, or true, false or null at
+// e.i, keeping it in the slots of leaf.
+func (e *jsonExtractor) scalar(leaf uint) error {
 	if e.i >= len(e.b) {
 		return e.syntax("a value")
 	}
@@ -194,65 +209,75 @@ func (e *jsonExtractor) value(leaf uint, from, to, depth int) error {
 			e.scratch[s] = unescape(e.scratch[s][:0], raw)
 			v.b = e.scratch[s]
 		}
-	case c == '{':
-		if err := e.object(from, to, depth+1); err != nil {
-			return err
-		}
-		v = jsonValue{kind: jsonNested}
-	case c == '[':
-		if err := e.array(depth + 1); err != nil {
-			return err
-		}
-		v = jsonValue{kind: jsonNested}
 	case c == '-' || ('0' <= c && c <= '9'):
 		start := e.i
 		if err := e.number(); err != nil {
 			return err
 		}
 		v = jsonValue{kind: jsonNumber, b: e.b[start:e.i]}
-	case c == 't':
-		if err := e.literal("true"); err != nil {
-			return err
-		}
-		v = jsonValue{kind: jsonBool, b: e.b[e.i-4 : e.i]}
-	case c == 'f':
-		if err := e.literal("false"); err != nil {
-			return err
-		}
-		v = jsonValue{kind: jsonBool, b: e.b[e.i-5 : e.i]}
-	case c == 'n':
-		if err := e.literal("null"); err != nil {
-			return err
-		}
-		v = jsonValue{kind: jsonNull}
 	default:
-		return e.syntax("a value")
+		lit, err := e.literal()
+		if err != nil {
+			return err
+		}
+		v = lit
 	}
-	for ; leaf != 0; leaf &= leaf - 1 {
-		e.vals[bits.TrailingZeros(leaf)] = v
-	}
+	e.keep(leaf, v)
 	return nil
 }
 
 func (e *jsonExtractor) array(depth int) error {
-	if depth > maxJSONDepth {
-		return errJSONDepth
-	}
-	e.i++ // '['
-	e.ws()
-	if e.i < len(e.b) && e.b[e.i] == ']' {
-		e.i++
-		return nil
+	if empty, err := e.open(depth, ']'); empty || err != nil {
+		return err
 	}
 	for {
 		e.ws()
-		if err := e.value(0, 0, 0, depth); err != nil {
+		if err := e.value(0, nil, depth); err != nil {
 			return err
 		}
 		if done, err := e.afterMember(']'); done || err != nil {
 			return err
 		}
 	}
+}
+
+// open enters the object or array at e.i, nested depth deep, and reports
+// whether it is empty (then it has read its close too).
+func (e *jsonExtractor) open(depth int, close byte) (empty bool, err error) {
+	if depth > maxJSONDepth {
+		return false, errJSONDepth
+	}
+	e.i++ // '{' or '['
+	e.ws()
+	if e.i < len(e.b) && e.b[e.i] == close {
+		e.i++
+		return true, nil
+	}
+	return false, nil
+}
+
+// name reads an object member's name and the ':' after it, returning
+// the name unescaped if unescaping, else as written (between the quotes).
+func (e *jsonExtractor) name(unescaping bool) (key []byte, err error) {
+	e.ws()
+	if e.i >= len(e.b) || e.b[e.i] != '"' {
+		return nil, e.syntax(`a field name in quotes`)
+	}
+	key, escaped, err := e.str()
+	if err != nil {
+		return nil, err
+	}
+	if escaped && unescaping {
+		e.keybuf = unescape(e.keybuf[:0], key)
+		key = e.keybuf
+	}
+	e.ws()
+	if e.i >= len(e.b) || e.b[e.i] != ':' {
+		return nil, e.syntax(`":" after a field name`)
+	}
+	e.i++
+	e.ws()
+	return key, nil
 }
 
 // afterMember reads what follows an object's or array's member: a ',' and
@@ -272,12 +297,22 @@ func (e *jsonExtractor) afterMember(close byte) (done bool, err error) {
 	return false, e.syntax(`"," or "` + string(close) + `"`)
 }
 
-func (e *jsonExtractor) literal(want string) error {
-	if len(e.b)-e.i < len(want) || string(e.b[e.i:e.i+len(want)]) != want {
-		return e.syntax("a value")
+// literal reads the true, false or null at e.i.
+func (e *jsonExtractor) literal() (jsonValue, error) {
+	for _, l := range [...]struct {
+		text string
+		kind jsonKind
+	}{{"true", jsonBool}, {"false", jsonBool}, {"null", jsonNull}} {
+		if len(e.b)-e.i >= len(l.text) && string(e.b[e.i:e.i+len(l.text)]) == l.text {
+			v := jsonValue{kind: l.kind, b: e.b[e.i : e.i+len(l.text)]}
+			if l.kind == jsonNull {
+				v.b = nil
+			}
+			e.i += len(l.text)
+			return v, nil
+		}
 	}
-	e.i += len(want)
-	return nil
+	return jsonValue{}, e.syntax("a value")
 }
 
 // number reads a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
@@ -334,13 +369,7 @@ func (e *jsonExtractor) str() (raw []byte, escaped bool, err error) {
 	start := e.i + 1
 	i := start
 	for {
-		for i+8 <= len(b) && !wordHasStop(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
-		}
-		for i < len(b) && !strStop[b[i]] {
-			i++
-		}
-		if i >= len(b) {
+		if i = plainEnd(b, i); i >= len(b) {
 			e.i = i
 			return nil, false, e.syntax(`a closing quote`)
 		}
@@ -373,6 +402,20 @@ func (e *jsonExtractor) str() (raw []byte, escaped bool, err error) {
 	}
 }
 
+// plainEnd returns the index of the first strStop byte from b[i] on, or
+// len(b): where a string's plain text ends.
+func plainEnd(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := stopMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for i < len(b) && !strStop[b[i]] {
+		i++
+	}
+	return i
+}
+
 // strStop marks the bytes that end a run of plain text in a JSON string:
 // the quote, the backslash and the control characters. One table look-up
 // a byte is about twice as fast as three comparisons.
@@ -384,18 +427,20 @@ var strStop = func() (t [256]bool) {
 	return t
 }()
 
-// wordHasStop reports whether any of the 8 bytes of x is a strStop byte,
-// with the bit tricks of "Bit Twiddling Hacks" (haszero, hasless): a
-// string's plain text is skipped 8 bytes at a time. It may not say which
-// byte; the byte loop after it finds that.
-func wordHasStop(x uint64) bool {
+// stopMask marks, in the high bit of each, the bytes of x (little
+// endian: b[0] lowest) that are strStop bytes, with the bit tricks of
+// "Bit Twiddling Hacks" (haszero, hasless): a string's plain text is
+// skipped 8 bytes at a time. The lowest bit set is exact; bits above it
+// may be set for bytes that are not stops (a borrow carries up from the
+// stop), so only the lowest may be trusted.
+func stopMask(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	less := (x - ones*0x20) & ^x & highs // a byte < 0x20
 	q := x ^ (ones * '"')
 	quote := (q - ones) & ^q & highs
 	bs := x ^ (ones * '\\')
 	back := (bs - ones) & ^bs & highs
-	return less|quote|back != 0
+	return less | quote | back
 }
 
 func isHex4(b []byte) bool {

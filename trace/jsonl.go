@@ -103,6 +103,7 @@ func newJSONLParser(fields Fields, k Key) (*jsonlParser, error) {
 		return nil, err
 	}
 	j := &jsonlParser{columns: c}
+	var paths []string
 	for s, name := range c.names {
 		j.slot[s] = -1
 		if name == "" {
@@ -110,16 +111,17 @@ func newJSONLParser(fields Fields, k Key) (*jsonlParser, error) {
 		}
 		// Two parts may share a field (the key is the path for a query
 		// key); the extractor looks for each field once.
-		for es, p := range j.ex.paths {
+		for es, p := range paths {
 			if p == name {
 				j.slot[s] = es
 			}
 		}
 		if j.slot[s] < 0 {
-			j.slot[s] = len(j.ex.paths)
-			j.ex.paths = append(j.ex.paths, name)
+			j.slot[s] = len(paths)
+			paths = append(paths, name)
 		}
 	}
+	j.ex = newJSONExtractor(paths)
 	return j, nil
 }
 
@@ -127,6 +129,11 @@ func (j *jsonlParser) parse(line []byte, p *parsed) error {
 	if err := j.ex.extract(line); err != nil {
 		return err
 	}
+	return j.fill(p, &j.ex.vals)
+}
+
+// fill fills p from the values an extractor found in a line.
+func (j *jsonlParser) fill(p *parsed, found *[maxJSONFields]jsonValue) error {
 	var vals [numSlots][]byte
 	var have [numSlots]bool
 	numericTime := false
@@ -134,7 +141,7 @@ func (j *jsonlParser) parse(line []byte, p *parsed) error {
 		if es < 0 {
 			continue
 		}
-		v := j.ex.vals[es]
+		v := found[es]
 		switch v.kind {
 		case jsonNone, jsonNull:
 			continue

@@ -106,7 +106,7 @@ func (m Model) clientTable(w int, rows []series) clientTable {
 	}
 	numW := max(7, len(compact(widest)))
 	num := func(f func(sim.ClientResult) int64) func(series) string {
-		return func(s series) string { return compact(f(s.total)) }
+		return func(s series) string { return compact(f(*s.total)) }
 	}
 	rate := column{"admit/s ×lim ", 13, m.rateCell}
 	if m.verdict != nil {
@@ -257,7 +257,7 @@ func (m Model) clientLines(l layout) []string {
 		if m.vs != nil {
 			o, ok := others[s.name]
 			if !ok {
-				o = series{name: s.name}
+				o = series{name: s.name, total: &sim.ClientResult{}}
 			}
 			lines = append(lines, b.clientRow(t, b.withSteps(o), k, false, tagB, l.width))
 		}

@@ -148,9 +148,9 @@ func (s stepRows) head(n int) stepRows {
 type series struct {
 	name    string
 	key     string
-	clients int // the clients it adds up: 1 for a client's row
-	total   sim.ClientResult
-	members []int // the clients it adds up, by index in the snapshot
+	clients int               // the clients it adds up: 1 for a client's row
+	total   *sim.ClientResult // a client's row: the snapshot's own, never written
+	members []int             // the clients it adds up, by index in the snapshot
 	first   rejection
 	// steps are from step 0, the last possibly in progress: a client's
 	// from the start, a key's added up when its row is drawn (withSteps).
@@ -170,7 +170,7 @@ func rowsOf(snap sim.Snapshot, h history, info *runInfo, byKey bool) []series {
 func clientSeries(snap sim.Snapshot, h history, info *runInfo) []series {
 	out := make([]series, len(snap.Clients))
 	for i, c := range snap.Clients {
-		out[i] = series{name: c.Name, key: c.Key, clients: 1, total: c.Total,
+		out[i] = series{name: c.Name, key: c.Key, clients: 1, total: &snap.Clients[i].Total,
 			members: info.self[i : i+1], first: h.rejectedAt(i, snap), steps: h.of(i, snap)}
 	}
 	return out
@@ -181,10 +181,10 @@ func clientSeries(snap sim.Snapshot, h history, info *runInfo) []series {
 func keySeries(snap sim.Snapshot, h history, info *runInfo) []series {
 	out := make([]series, len(info.keys))
 	for k, key := range info.keys {
-		s := series{name: key, key: key, members: info.members[k], first: neverRejected}
+		s := series{name: key, key: key, members: info.members[k], first: neverRejected, total: &sim.ClientResult{}}
 		for _, ci := range s.members {
 			s.clients++
-			addResult(&s.total, snap.Clients[ci].Total)
+			addResult(s.total, snap.Clients[ci].Total)
 			// A client rejected later rejected nothing in the key's first
 			// rejected step: the key's count there is its first ones'.
 			switch r := h.rejectedAt(ci, snap); {
