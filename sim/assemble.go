@@ -47,7 +47,7 @@ func (s *sim) result() *Result {
 		copyGap:      new(s.rec.copyGap),
 		Clients:      make([]ClientResult, 0, len(s.clients)),
 		Keys:         make([]KeyResult, 0, len(s.keys)),
-		Timeline:     s.rec.timeline,
+		Timeline:     s.denseTimeline(),
 		Expectations: []ExpectationResult{},
 		Findings:     []Finding{},
 		Events:       append([]LogEntry{}, s.log...),
@@ -60,12 +60,6 @@ func (s *sim) result() *Result {
 		r.Clients = append(r.Clients, s.clientResult(c))
 	}
 	r.Keys = s.keyResults(r.Keys)
-	if !s.ended() {
-		// Still recording: the Result so far must not change under its
-		// holder. An ended run hands its timeline over whole, uncopied
-		// (at 100,000 clients × 30 steps, 300 MB saved).
-		r.Timeline = slices.Clone(s.rec.timeline)
-	}
 	if !s.rec.weighted {
 		unweigh(r)
 	}
@@ -219,8 +213,24 @@ func policyResults(sc Scenario) []PolicyResult {
 	return out
 }
 
-// timelineRow is client ci's figures over step.
-func (s *sim) timelineRow(step, ci int) TimelineRow { return s.rec.timeline[step*len(s.clients)+ci] }
+// denseTimeline is every client's row of every step, step by step, each
+// step's in the order of the clients: the recorder's rows, and an empty
+// row where nothing happened.
+func (s *sim) denseTimeline() []TimelineRow {
+	n := len(s.clients)
+	out := make([]TimelineRow, s.steps()*n)
+	for st := range s.steps() {
+		ts := seconds(int64(st) * s.clock.stepLen)
+		for ci, c := range s.clients {
+			out[st*n+ci].TS, out[st*n+ci].Client = ts, c.Name
+		}
+	}
+	for i := range s.rec.timeline.rows {
+		r := &s.rec.timeline.rows[i]
+		out[r.step*n+int(r.client)] = assembledRow(r.row, r.step, s.clients[r.client], s.clock.stepLen)
+	}
+	return out
+}
 
 // wallClockOf is sc's wall clock for the Result when an algorithm reads
 // it: a peer model, or a fixed or sliding window, whose windows it
@@ -250,4 +260,11 @@ func defaultedOf(name string, l Limit) []string {
 		}
 	}
 	return out
+}
+
+// timelineRow is client ci's figures over step: an empty row where the
+// recorder has none.
+func (s *sim) timelineRow(step, ci int) TimelineRow {
+	row, _ := s.rec.timeline.find(step, ci)
+	return assembledRow(row, step, s.clients[ci], s.clock.stepLen)
 }

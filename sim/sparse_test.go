@@ -98,8 +98,8 @@ func TestCancelledRunStopsWithinAStepsWork(t *testing.T) {
 	}
 }
 
-// Laying out a long run's timeline stops once its context is cancelled,
-// and the error says it was stopped, not refused (a SetupError).
+// Setting up a long run stops once its context is cancelled, and the
+// error says it was stopped, not refused (a SetupError).
 func TestCancelledSetupIsNotARefusal(t *testing.T) {
 	sc := hammer(Shared, 1, RoundRobin)
 	sc.Duration, sc.Step = time.Hour, time.Millisecond // 3.6 million rows
