@@ -26,31 +26,34 @@ func (s *sim) ended() bool { return s.clock.now >= s.clock.duration }
 func (s *sim) result() *Result {
 	sc := s.sc
 	r := &Result{
-		Schema:       Schema,
-		Scenario:     sc.Name,
-		Algorithm:    s.alg.Name(),
-		Topology:     string(sc.Topology.Kind),
-		Store:        store.KindOf(sc.Topology.Store),
-		Servers:      sc.Servers,
-		Seed:         sc.Seed,
-		DurationS:    sc.Duration.Seconds(),
-		StepS:        sc.Step.Seconds(),
-		Limit:        limitResult(sc, s.alg),
-		Shedder:      s.shed.result(sc.Shedder),
-		Balancer:     string(sc.Balancer),
-		OnError:      string(s.stores.policy),
-		Clock:        string(sc.Topology.Clock),
-		WallClock:    wallClockOf(sc),
-		RTTMs:        millis(int64(algorithms.At(sc.Topology.RTT))),
-		Requests:     s.sent.requests,
-		Faults:       s.faults.spans,
-		copyGap:      new(s.rec.copyGap),
-		Clients:      make([]ClientResult, 0, len(s.clients)),
-		Keys:         make([]KeyResult, 0, len(s.keys)),
-		Timeline:     s.denseTimeline(),
-		Expectations: []ExpectationResult{},
-		Findings:     []Finding{},
-		Events:       append([]LogEntry{}, s.log...),
+		Schema:    Schema,
+		Scenario:  sc.Name,
+		Algorithm: s.alg.Name(),
+		Topology:  string(sc.Topology.Kind),
+		Store:     store.KindOf(sc.Topology.Store),
+		Servers:   sc.Servers,
+		Seed:      sc.Seed,
+		DurationS: sc.Duration.Seconds(),
+		StepS:     sc.Step.Seconds(),
+		Limit:     limitResult(sc, s.alg),
+		Shedder:   s.shed.result(sc.Shedder),
+		Balancer:  string(sc.Balancer),
+		OnError:   string(s.stores.policy),
+		Clock:     string(sc.Topology.Clock),
+		WallClock: wallClockOf(sc),
+		RTTMs:     millis(int64(algorithms.At(sc.Topology.RTT))),
+		Requests:  s.sent.requests,
+		Faults:    s.faults.spans,
+		copyGap:   new(s.rec.copyGap),
+		Clients:   make([]ClientResult, 0, len(s.clients)),
+		Keys:      make([]KeyResult, 0, len(s.keys)),
+		Timeline:  s.rec.timeline.sparse(s.clients, s.clock.stepLen),
+		// The timeline in proportion to what happened: a reader that
+		// needs every step's row puts them back (Densify, EachRow).
+		TimelineSparse: true,
+		Expectations:   []ExpectationResult{},
+		Findings:       []Finding{},
+		Events:         append([]LogEntry{}, s.log...),
 	}
 	if r.Faults == nil {
 		r.Faults = []FaultSpan{}
@@ -209,25 +212,6 @@ func policyResults(sc Scenario) []PolicyResult {
 				out[i].WindowS = 0
 			}
 		}
-	}
-	return out
-}
-
-// denseTimeline is every client's row of every step, step by step, each
-// step's in the order of the clients: the recorder's rows, and an empty
-// row where nothing happened.
-func (s *sim) denseTimeline() []TimelineRow {
-	n := len(s.clients)
-	out := make([]TimelineRow, s.steps()*n)
-	for st := range s.steps() {
-		ts := seconds(int64(st) * s.clock.stepLen)
-		for ci, c := range s.clients {
-			out[st*n+ci].TS, out[st*n+ci].Client = ts, c.Name
-		}
-	}
-	for i := range s.rec.timeline.rows {
-		r := &s.rec.timeline.rows[i]
-		out[r.step*n+int(r.client)] = assembledRow(r.row, r.step, s.clients[r.client], s.clock.stepLen)
 	}
 	return out
 }

@@ -42,8 +42,9 @@ func newTimelineRows(clients int) timelineRows {
 // at is client ci's row of step, made empty if it has none yet. The
 // pointer is good until the next row is made.
 func (t *timelineRows) at(step, ci int) *TimelineRow {
-	next := &t.last[ci] // the link to rewrite if the row is made here
-	for i := *next; i > 0; i = t.rows[i-1].prev {
+	after := int32(0) // the row of the step after, whose prev the new row is; 0: none, it is the latest
+	next := t.last[ci]
+	for i := next; i > 0; i = t.rows[i-1].prev {
 		r := &t.rows[i-1]
 		if r.step == step {
 			return &r.row
@@ -51,11 +52,16 @@ func (t *timelineRows) at(step, ci int) *TimelineRow {
 		if r.step < step {
 			break
 		}
-		next = &r.prev
+		after, next = i, r.prev
 	}
-	t.rows = append(t.rows, stepRow{step: step, client: int32(ci), prev: *next})
-	*next = int32(len(t.rows))
-	return &t.rows[len(t.rows)-1].row
+	t.rows = append(t.rows, stepRow{step: step, client: int32(ci), prev: next})
+	made := int32(len(t.rows))
+	if after == 0 {
+		t.last[ci] = made
+	} else {
+		t.rows[after-1].prev = made
+	}
+	return &t.rows[made-1].row
 }
 
 // find is client ci's row of step, and whether it has one.
