@@ -141,7 +141,7 @@ func WorstCase(sc Scenario) (requests int64, retrier *Client) {
 const (
 	bytesPerClient    = 12 << 10               // the client's run, its result, its latency histograms' index, its key's state series
 	bytesPerHistBlock = 2 * (histBlock*8 + 16) // one block of a latency histogram, and its index
-	bytesPerRow       = 2 * (2*160 + 144)      // a timeline row: the recorder's (160 B, up to twice that with its slice's room to grow) and the Result's (144 B)
+	bytesPerRow       = 2 * (2*160 + 144)      // a timeline row: the recorder's (160 B, in chunks with room for as many again at most) and the Result's (144 B)
 	bytesPerStep      = 2 * 48                 // the step's end event in the queue (grown by doubling)
 	bytesPerSample    = 72                     // a key's state in one copy at one step, and its JSON
 	bytesPerPair      = 256                    // a (key, copy) pair's state in its jar, its slot, and its place in the recorder's pairs

@@ -176,7 +176,7 @@ func Findings(r *Result) []Finding {
 		// step's point. The timeline's rows are only ever summed: its
 		// empty steps are not put back.
 		dense := *r
-		dense.densifyState()
+		dense.State = r.denseState(false)
 		r = &dense
 	}
 	// Once, for the findings that read them: the totals, and what the

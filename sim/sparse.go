@@ -208,27 +208,33 @@ func (r *Result) Densify() {
 		dense = append(dense, *row)
 		return nil
 	})
-	r.densifyState()
+	r.State = r.denseState(true)
 	if len(dense) > 0 || r.Timeline != nil {
 		r.Timeline = dense // else nil, as it was: no client, no row
 	}
 	r.TimelineSparse = false
 }
 
-// densifyState puts back every state point a sparse Result leaves out,
-// in series of r's own, and leaves the timeline as it is: what the
-// findings read, which compare the copies' series step by step but only
-// ever sum the timeline's rows.
-func (r *Result) densifyState() {
+// denseState is r's state series with every point a sparse Result leaves
+// out put back: new series, sharing nothing with r, if own; else a series
+// that has every step's point already is r's own (a run's are), for a
+// reader that only reads them. The findings read them so: they compare
+// the copies' series step by step, but only ever sum the timeline's rows,
+// whose empty steps are therefore not put back.
+func (r *Result) denseState(own bool) []StateSeries {
 	if r.State == nil {
-		return
+		return nil
 	}
-	// A new slice: a Result copied before keeps its own series.
+	steps, _, _ := r.steps()
 	state := make([]StateSeries, len(r.State))
-	for i := range r.State {
+	for i, s := range r.State {
+		if !own && r.TimelineSparse && len(s.TS) == steps && len(s.Remaining) == steps {
+			state[i] = s
+			continue
+		}
 		state[i] = r.StateAs(i, true)
 	}
-	r.State = state
+	return state
 }
 
 type stepClient struct {

@@ -122,3 +122,29 @@ func TestEmptyStepsCostNoRows(t *testing.T) {
 		t.Fatalf("timeline sparse %v, %d rows; want the one row of the one request, at 60 s", r.TimelineSparse, len(r.Timeline))
 	}
 }
+
+// The chunks number the rows without gaps or overlaps: each row index
+// has its own place, the next after the one before, in a chunk of the
+// size add makes.
+func TestRowChunksPlaceEachRowOnce(t *testing.T) {
+	var c rowChunks
+	for i := range 3*rowChunk + 5 {
+		n, r := c.add()
+		r.step = i
+		if int(n) != i+1 {
+			t.Fatalf("row %d numbered %d", i, n)
+		}
+	}
+	for i := range 3*rowChunk + 5 {
+		if got := c.at(int32(i + 1)).step; got != i {
+			t.Fatalf("row %d reads back the row made %d-th", i+1, got)
+		}
+	}
+	sizes := 0
+	for _, ch := range c.chunks {
+		sizes += len(ch)
+	}
+	if sizes != 4*rowChunk {
+		t.Errorf("the chunks hold %d rows, want %d: chunk sizes and places disagree", sizes, 4*rowChunk)
+	}
+}
