@@ -77,9 +77,9 @@ func (c *rowChunks) at(i int32) *stepRow {
 func (c *rowChunks) add() (int32, *stepRow) {
 	k, at := chunkOf(int(c.n))
 	if k == len(c.chunks) {
-		size := firstChunk
-		if k > 0 {
-			size = min(firstChunk<<(k-1), rowChunk)
+		size := rowChunk
+		if first, _ := chunkOf(rowChunk); k < first {
+			size = max(firstChunk<<k>>1, firstChunk) // 64, 64, 128, …
 		}
 		c.chunks = append(c.chunks, make([]stepRow, size))
 	}

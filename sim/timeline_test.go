@@ -128,14 +128,14 @@ func TestEmptyStepsCostNoRows(t *testing.T) {
 // size add makes.
 func TestRowChunksPlaceEachRowOnce(t *testing.T) {
 	var c rowChunks
-	for i := range 3*rowChunk + 5 {
+	for i := range 70*rowChunk + 5 {
 		n, r := c.add()
 		r.step = i
 		if int(n) != i+1 {
 			t.Fatalf("row %d numbered %d", i, n)
 		}
 	}
-	for i := range 3*rowChunk + 5 {
+	for i := range 70*rowChunk + 5 {
 		if got := c.at(int32(i + 1)).step; got != i {
 			t.Fatalf("row %d reads back the row made %d-th", i+1, got)
 		}
@@ -144,7 +144,7 @@ func TestRowChunksPlaceEachRowOnce(t *testing.T) {
 	for _, ch := range c.chunks {
 		sizes += len(ch)
 	}
-	if sizes != 4*rowChunk {
-		t.Errorf("the chunks hold %d rows, want %d: chunk sizes and places disagree", sizes, 4*rowChunk)
+	if sizes != 71*rowChunk {
+		t.Errorf("the chunks hold %d rows, want %d: chunk sizes and places disagree", sizes, 71*rowChunk)
 	}
 }
