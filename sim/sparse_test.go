@@ -254,3 +254,29 @@ func TestRowChunksPlaceEachRowOnce(t *testing.T) {
 		t.Errorf("the chunks hold %d rows, want %d: chunk sizes and places disagree", sizes, 71*rowChunk)
 	}
 }
+
+// EachRow puts a sparse Result's empty rows back one at a time: a dense
+// writer streams 600,000 rows (86 MB of them held at once) in the memory
+// of one, and gets them in the order Densify holds them.
+func TestEachRowDenseMakesNoTimeline(t *testing.T) {
+	r := &Result{DurationS: 600, StepS: 0.001, TimelineSparse: true, Clients: []ClientResult{{Name: "a"}},
+		Timeline: []TimelineRow{{TS: 60, Client: "a", Counts: Counts{Sent: 1, Allowed: 1}, Served: 1}}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rows, sent := 0, int64(0)
+	r.EachRow(true, func(row *TimelineRow) error {
+		if want := seconds(int64(rows) * 1000); row.TS != want || row.Client != "a" {
+			t.Fatalf("row %d at %v of %q, want %v of a", rows, row.TS, row.Client, want)
+		}
+		rows++
+		sent += row.Sent
+		return nil
+	})
+	runtime.ReadMemStats(&after)
+	if rows != 600_000 || sent != 1 {
+		t.Fatalf("%d rows, %d sent; want 600,000 rows and the one request", rows, sent)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Errorf("EachRow allocated %d KB for 600,000 rows, want at most 1 MB: the rows built at once?", alloc>>10)
+	}
+}
