@@ -13,8 +13,9 @@ import (
 // recording is what the recorder keeps as the run goes. timeline is a
 // row per client per step in which something happened to it, written as
 // requests are recorded (timelineRows); stepped are the clients with a
-// request in the step in progress, whose latency its end writes. sample is the keys' state sampled at each step's end (the
-// state series); keepState is Options.StateOf;
+// request in the step in progress, whose latency its end writes. sample
+// is the keys' state sampled at each step's end (the state series);
+// keepState is Options.StateOf;
 // copyGap the copies' widest disagreement so far; progress is
 // Options.Progress; weighted is set once a request costs more than 1:
 // the Result then gives the quota asked for and given (cost_sent,
@@ -119,7 +120,6 @@ func (c *runClock) stepOf(t int64) int { return min(int(t/c.stepLen), c.nSteps-1
 
 // serve counts an admitted request as served in the step it leaves the
 // queue (row's, without a delay); after the run's end, in no step at all.
-// row is not read once a row is made.
 func (s *sim) serve(o *outcome, row *TimelineRow) {
 	if o.d.Delay <= 0 {
 		if o.at < s.clock.duration {
