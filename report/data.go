@@ -82,6 +82,10 @@ func WriteJSONWith(ctx context.Context, w io.Writer, r *sim.Result, opts WriteOp
 	// A layout streamJSON does not know: the whole, encoded at once.
 	if !opts.Dense {
 		r = r.Sparse()
+	} else if r.TimelineSparse {
+		dense := *r
+		dense.Densify()
+		r = &dense
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -93,11 +97,8 @@ func WriteJSONWith(ctx context.Context, w io.Writer, r *sim.Result, opts WriteOp
 // false when the encoder's layout is not the one it cuts.
 func streamJSON(ctx context.Context, w io.Writer, r *sim.Result, dense bool) (bool, error) {
 	rest := *r
-	sparse := !dense && !r.TimelineSparse
-	if sparse {
-		rest.TimelineSparse = true
-	}
-	holes := cutHoles(r, &rest, sparse)
+	rest.TimelineSparse = !dense
+	holes := cutHoles(r, &rest, dense)
 	var head bytes.Buffer
 	enc := json.NewEncoder(&head)
 	enc.SetIndent("", "  ")
@@ -133,9 +134,11 @@ type jsonHole struct {
 
 // cutHoles takes the arrays streamed element by element out of rest, a
 // copy of r, and returns them in the Result's field order; an empty one is
-// left to the encoder, which writes []. A sparse Result's timeline leaves
-// out its empty rows and its series their repeated points.
-func cutHoles(r, rest *sim.Result, sparse bool) []jsonHole {
+// left to the encoder, which writes []. Written sparse, the timeline
+// leaves out its empty rows and each series its repeated points; dense, a
+// sparse Result's are put back as they are written (sim.Result.EachRow,
+// StateAs).
+func cutHoles(r, rest *sim.Result, dense bool) []jsonHole {
 	var holes []jsonHole
 	if len(r.Clients) > 0 {
 		rest.Clients = nil
@@ -145,12 +148,16 @@ func cutHoles(r, rest *sim.Result, sparse bool) []jsonHole {
 		rest.Keys = nil
 		holes = append(holes, jsonHole{"keys", every(r.Keys)})
 	}
-	if len(r.Timeline) > 0 {
+	if len(r.Timeline) > 0 || (dense && r.TimelineSparse && len(r.Clients) > 0) {
 		rest.Timeline = nil
 		holes = append(holes, jsonHole{"timeline", func(emit func(any) error, visit func() error) error {
+			if dense && r.TimelineSparse {
+				// Put back row by row, never all at once.
+				return r.EachRow(true, func(row *sim.TimelineRow) error { return emit(row) })
+			}
 			for i := range r.Timeline {
 				var err error
-				if sparse && r.Timeline[i].Empty() {
+				if !dense && r.Timeline[i].Empty() {
 					err = visit()
 				} else {
 					err = emit(&r.Timeline[i])
@@ -166,12 +173,8 @@ func cutHoles(r, rest *sim.Result, sparse bool) []jsonHole {
 		rest.State = nil
 		holes = append(holes, jsonHole{"state", func(emit func(any) error, _ func() error) error {
 			for i := range r.State {
-				s := &r.State[i]
-				if sparse {
-					sp := s.Sparse()
-					s = &sp
-				}
-				if err := emit(s); err != nil {
+				s := r.StateAs(i, dense)
+				if err := emit(&s); err != nil {
 					return err
 				}
 			}
@@ -374,7 +377,6 @@ func WriteCSVWith(ctx context.Context, w io.Writer, r *sim.Result, opts WriteOpt
 	if !opts.NoHeader {
 		cw.Write(csvHeader)
 	}
-	sparse := !opts.Dense && !r.TimelineSparse
 	visit := workCheck(ctx)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
@@ -384,21 +386,20 @@ func WriteCSVWith(ctx context.Context, w io.Writer, r *sim.Result, opts WriteOpt
 		keyOf[c.Name] = c.Key
 	}
 	row := make([]string, 0, len(csvHeader))
-	for _, t := range r.Timeline {
+	err := r.EachRow(opts.Dense, func(t *sim.TimelineRow) error {
 		if err := visit(); err != nil {
 			return err
-		}
-		if sparse && t.Empty() {
-			continue
 		}
 		row = append(append(row[:0], run...), "client", f(t.TS), t.Client, keyOf[t.Client], "", i(t.Sent), i(t.Allowed), i(t.Rejected),
 			i(t.FailedOpen), i(t.FailedClosed), i(t.Retries), i(t.Served), f(t.P50Ms), f(t.P99Ms), "", opts.Label)
 		cw.Write(row)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	for _, s := range r.State {
-		if sparse {
-			s = s.Sparse()
-		}
+	for si := range r.State {
+		s := r.StateAs(si, opts.Dense)
 		for j, ts := range s.TS {
 			if err := visit(); err != nil {
 				return err

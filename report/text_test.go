@@ -133,15 +133,18 @@ func TestWriteJSONIsTheEncodersBytes(t *testing.T) {
 	long.State = []sim.StateSeries{ser, {Key: "e", Copy: "shared", TS: []float64{}}, {Key: "n", Copy: "shared"}}
 	results = append(results, &long)
 	for _, r := range results {
-		// Dense, the encoder's bytes of r; sparse, of r.Sparse().
+		// Dense, the encoder's bytes of r densified (a run's Result is
+		// sparse); sparse, of r.Sparse().
 		for _, dense := range []bool{true, false} {
 			var want, got bytes.Buffer
 			enc := json.NewEncoder(&want)
 			enc.SetIndent("", "  ")
 			enc.SetEscapeHTML(false)
-			whole := r
-			if !dense {
-				whole = r.Sparse()
+			whole := r.Sparse()
+			if dense {
+				densified := *r
+				densified.Densify()
+				whole = &densified
 			}
 			if err := enc.Encode(whole); err != nil {
 				t.Fatal(err)

@@ -26,31 +26,34 @@ func (s *sim) ended() bool { return s.clock.now >= s.clock.duration }
 func (s *sim) result() *Result {
 	sc := s.sc
 	r := &Result{
-		Schema:       Schema,
-		Scenario:     sc.Name,
-		Algorithm:    s.alg.Name(),
-		Topology:     string(sc.Topology.Kind),
-		Store:        store.KindOf(sc.Topology.Store),
-		Servers:      sc.Servers,
-		Seed:         sc.Seed,
-		DurationS:    sc.Duration.Seconds(),
-		StepS:        sc.Step.Seconds(),
-		Limit:        limitResult(sc, s.alg),
-		Shedder:      s.shed.result(sc.Shedder),
-		Balancer:     string(sc.Balancer),
-		OnError:      string(s.stores.policy),
-		Clock:        string(sc.Topology.Clock),
-		WallClock:    wallClockOf(sc),
-		RTTMs:        millis(int64(algorithms.At(sc.Topology.RTT))),
-		Requests:     s.sent.requests,
-		Faults:       s.faults.spans,
-		copyGap:      new(s.rec.copyGap),
-		Clients:      make([]ClientResult, 0, len(s.clients)),
-		Keys:         make([]KeyResult, 0, len(s.keys)),
-		Timeline:     s.rec.timeline,
-		Expectations: []ExpectationResult{},
-		Findings:     []Finding{},
-		Events:       append([]LogEntry{}, s.log...),
+		Schema:    Schema,
+		Scenario:  sc.Name,
+		Algorithm: s.alg.Name(),
+		Topology:  string(sc.Topology.Kind),
+		Store:     store.KindOf(sc.Topology.Store),
+		Servers:   sc.Servers,
+		Seed:      sc.Seed,
+		DurationS: sc.Duration.Seconds(),
+		StepS:     sc.Step.Seconds(),
+		Limit:     limitResult(sc, s.alg),
+		Shedder:   s.shed.result(sc.Shedder),
+		Balancer:  string(sc.Balancer),
+		OnError:   string(s.stores.policy),
+		Clock:     string(sc.Topology.Clock),
+		WallClock: wallClockOf(sc),
+		RTTMs:     millis(int64(algorithms.At(sc.Topology.RTT))),
+		Requests:  s.sent.requests,
+		Faults:    s.faults.spans,
+		copyGap:   new(s.rec.copyGap),
+		Clients:   make([]ClientResult, 0, len(s.clients)),
+		Keys:      make([]KeyResult, 0, len(s.keys)),
+		Timeline:  s.rec.timeline.sparse(s.clients, s.clock.stepLen),
+		// The timeline in proportion to what happened: a reader that
+		// needs every step's row puts them back (Densify, EachRow).
+		TimelineSparse: true,
+		Expectations:   []ExpectationResult{},
+		Findings:       []Finding{},
+		Events:         append([]LogEntry{}, s.log...),
 	}
 	if r.Faults == nil {
 		r.Faults = []FaultSpan{}
@@ -60,12 +63,6 @@ func (s *sim) result() *Result {
 		r.Clients = append(r.Clients, s.clientResult(c))
 	}
 	r.Keys = s.keyResults(r.Keys)
-	if !s.ended() {
-		// Still recording: the Result so far must not change under its
-		// holder. An ended run hands its timeline over whole, uncopied
-		// (at 100,000 clients × 30 steps, 300 MB saved).
-		r.Timeline = slices.Clone(s.rec.timeline)
-	}
 	if !s.rec.weighted {
 		unweigh(r)
 	}
@@ -219,9 +216,6 @@ func policyResults(sc Scenario) []PolicyResult {
 	return out
 }
 
-// timelineRow is client ci's figures over step.
-func (s *sim) timelineRow(step, ci int) TimelineRow { return s.rec.timeline[step*len(s.clients)+ci] }
-
 // wallClockOf is sc's wall clock for the Result when an algorithm reads
 // it: a peer model, or a fixed or sliding window, whose windows it
 // aligns.
@@ -250,4 +244,11 @@ func defaultedOf(name string, l Limit) []string {
 		}
 	}
 	return out
+}
+
+// timelineRow is client ci's figures over step: an empty row where the
+// recorder has none.
+func (s *sim) timelineRow(step, ci int) TimelineRow {
+	row, _ := s.rec.timeline.find(step, ci)
+	return assembledRow(row, step, s.clients[ci], s.clock.stepLen)
 }

@@ -141,7 +141,7 @@ func WorstCase(sc Scenario) (requests int64, retrier *Client) {
 const (
 	bytesPerClient    = 12 << 10               // the client's run, its result, its latency histograms' index, its key's state series
 	bytesPerHistBlock = 2 * (histBlock*8 + 16) // one block of a latency histogram, and its index
-	bytesPerCell      = 2 * 128                // a step of a client: its timeline row (104 bytes), written as it is recorded
+	bytesPerRow       = 2 * (2*160 + 144)      // a timeline row: the recorder's (160 B, in chunks with room for as many again at most) and the Result's (144 B)
 	bytesPerStep      = 2 * 48                 // the step's end event in the queue (grown by doubling)
 	bytesPerSample    = 72                     // a key's state in one copy at one step, and its JSON
 	bytesPerPair      = 256                    // a (key, copy) pair's state in its jar, its slot, and its place in the recorder's pairs
@@ -155,13 +155,16 @@ const (
 // limit, one copy of the state, one step): a replay refuses a log's keys
 // past it as they are read, rather than the run after the whole log.
 func MaxClientsIn(bound int64) int64 {
-	const perClient = bytesPerClient + bytesPerKey + bytesPerCell + bytesPerSample + bytesPerPair
+	const perClient = bytesPerClient + bytesPerKey + bytesPerRow + bytesPerSample + bytesPerPair
 	return max((bound-bytesBase)/perClient, 1)
 }
 
 // MemoryEstimate returns about how many bytes a run of sc needs at its
-// peak, its JSON result included: what grows with clients, with steps ×
-// clients (the timeline) and steps × the (key, copy) pairs sampled (the
+// peak, its JSON result included: what grows with clients, with steps,
+// with the timeline's rows (one per client per step in which something
+// happened to it: at most steps × clients, and at most two per request,
+// its own step's and, delayed by a leaky bucket, the step it is served
+// in), with steps × the (key, copy) pairs sampled (the
 // state series: sampledPairs), and with the timestamps a sliding log
 // keeps. It is an upper bound on the heap the run allocates, saturating
 // rather than wrapping.
@@ -179,7 +182,10 @@ func MemoryEstimate(sc Scenario) int64 {
 	// limit.
 	limits := int64(1 + len(sc.Also))
 	total = satAdd(total, satMul(satMul(keys, limits), bytesPerKey))
-	total = satAdd(total, satMul(steps, satAdd(bytesPerStep, satMul(clients, bytesPerCell))))
+	worst, _ := WorstCase(sc)
+	rows := min(satMul(steps, clients), satMul(worst, 2))
+	total = satAdd(total, satMul(steps, bytesPerStep))
+	total = satAdd(total, satMul(rows, bytesPerRow))
 	total = satAdd(total, satMul(pairs, bytesPerPair))
 	total = satAdd(total, satMul(satMul(steps, pairs), satMul(limits, bytesPerSample)))
 	for _, l := range sc.Limits() {

@@ -171,10 +171,12 @@ func (x *detection) overThenWorst() []Finding {
 // it explains); never empty: a run with nothing to say finds it exact.
 func Findings(r *Result) []Finding {
 	if r.TimelineSparse {
-		// Read back from a sparse JSON: the copies' state series are
-		// compared step by step, so each needs every step's point.
+		// Sparse (a run's, or read back from a sparse JSON): the copies'
+		// state series are compared step by step, so each needs every
+		// step's point. The timeline's rows are only ever summed: its
+		// empty steps are not put back.
 		dense := *r
-		dense.Densify()
+		dense.State = r.denseState(false)
 		r = &dense
 	}
 	// Once, for the findings that read them: the totals, and what the

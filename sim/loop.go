@@ -178,9 +178,8 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 
 // newRecording returns a sim with its clients, keys and recorder set up,
 // but no store and no events: what a run and a replay of observed requests
-// (a live load run) have in common. Laying out the timeline's rows takes
-// seconds on a long run at a fine step, and stops with ctx's error once
-// ctx is cancelled.
+// (a live load run) have in common; ctx's error once ctx is cancelled.
+// The timeline has no row yet: rows are made as things happen.
 func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	alg, err := sc.NewAlgorithm()
 	if err != nil {
@@ -210,17 +209,9 @@ func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) 
 	if err := s.setupStages(opts.Observe); err != nil {
 		return nil, fmt.Errorf("shedder: %w", err)
 	}
-	steps := s.steps()
-	s.rec.timeline = make([]TimelineRow, steps*len(s.clients))
-	stepsPerCheck := max(checkEvery/max(len(s.clients), 1), 1)
-	for st := range steps {
-		if st%stepsPerCheck == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		ts := seconds(int64(st) * s.clock.stepLen)
-		for ci, c := range s.clients {
-			s.rec.timeline[st*len(s.clients)+ci].TS, s.rec.timeline[st*len(s.clients)+ci].Client = ts, c.Name
-		}
+	s.rec.timeline = newTimelineRows(len(s.clients))
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -10,17 +10,19 @@ import (
 	"github.com/ratelim/ratelim/algorithms"
 )
 
-// recording is what the recorder keeps as the run goes. timeline is the
-// Result's timeline itself, steps × clients rows, written as requests are
-// recorded: a run keeps one copy of it, not a recorder's and then the
-// Result's. sample is the keys' state sampled at each step's end (the
-// state series); keepState is Options.StateOf;
+// recording is what the recorder keeps as the run goes. timeline is a
+// row per client per step in which something happened to it, written as
+// requests are recorded (timelineRows); stepped are the clients with a
+// request in the step in progress, whose latency its end writes. sample
+// is the keys' state sampled at each step's end (the state series);
+// keepState is Options.StateOf;
 // copyGap the copies' widest disagreement so far; progress is
 // Options.Progress; weighted is set once a request costs more than 1:
 // the Result then gives the quota asked for and given (cost_sent,
 // cost_allowed).
 type recording struct {
-	timeline  []TimelineRow
+	timeline  timelineRows
+	stepped   []int32
 	sample    sampler
 	keepState func(key string) bool
 	copyGap   copyGap
@@ -69,7 +71,7 @@ func (c *counts) add(o *counts) {
 // client's totals, its peak windows, when it was served, its latency.
 func (s *sim) record(o *outcome) {
 	c := s.clients[o.p.client]
-	row := &s.rec.timeline[s.clock.stepOf(o.at)*len(s.clients)+o.p.client]
+	row := s.rec.timeline.at(s.clock.stepOf(o.at), o.p.client)
 	if o.noAnswer {
 		o.tally().add(row, &c.total)
 		return
@@ -107,6 +109,9 @@ func (s *sim) record(o *outcome) {
 	}
 	i := histIndex(o.latency)
 	c.hist.addAt(i)
+	if c.step.n == 0 {
+		s.rec.stepped = append(s.rec.stepped, int32(o.p.client))
+	}
 	c.step.addAt(i)
 }
 
@@ -121,21 +126,24 @@ func (s *sim) serve(o *outcome, row *TimelineRow) {
 			row.Served++
 		}
 	} else if at := o.at + int64(algorithms.At(o.d.Delay)); at < s.clock.duration {
-		s.rec.timeline[s.clock.stepOf(at)*len(s.clients)+o.p.client].Served++
+		s.rec.timeline.at(s.clock.stepOf(at), o.p.client).Served++
 	}
 }
 
-// endStep closes step i at t: per-step latency quantiles, and the state of
+// endStep closes step i at t: per-step latency quantiles of the clients
+// that had requests in it (the others' are 0, and no row), and the state of
 // every key in every store copy it reached (sampleKeys; a copy never
 // reached holds the zero state): kept in the state series for the keys
 // Options.StateOf chooses, and seen by the copies' widest disagreement (a
 // finding) whether kept or not.
 func (s *sim) endStep(ctx context.Context, i int, t int64) {
-	for ci, c := range s.clients {
-		row := &s.rec.timeline[i*len(s.clients)+ci]
+	for _, ci := range s.rec.stepped {
+		c := s.clients[ci]
+		row := s.rec.timeline.at(i, int(ci))
 		row.P50Ms, row.P99Ms = millis(c.step.quantile(0.5)), millis(c.step.quantile(0.99))
 		c.step.reset()
 	}
+	s.rec.stepped = s.rec.stepped[:0]
 	// A key with several limits has a series per limit, each following
 	// that limit's own room; the copies' gap is the key's as a whole.
 	var limits []Limit

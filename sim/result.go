@@ -13,13 +13,16 @@ const Schema = "ratelim.result/v1"
 // timeline per client per step, the store state per key per step, and the
 // faults. It is the only thing plots, the TUI and `ratelim check` read.
 //
-// A run's Result is dense: a timeline row per client per step, a state
-// point per step. Written as JSON or CSV it is sparse unless asked for
-// dense (ratelim sim --dense): the rows in which nothing happened and the
-// state points that repeat the one before are left out, and the JSON says
-// so (TimelineSparse). What is left out is what a reader can put back
-// (Densify): a client absent from a step sent nothing and was served
-// nothing in it, and a state value holds until the series' next point.
+// A run's Result is sparse in its timeline (TimelineSparse): a row only
+// for a client and a step in which something happened to it, step by
+// step, each step's in the order of Clients; its state series a point per
+// step. Written as JSON or CSV it is sparse unless asked for dense
+// (ratelim sim --dense): the rows in which nothing happened and the state
+// points that repeat the one before are left out, and the JSON says so.
+// What is left out is what a reader can put back (EachRow, one row at a
+// time; Densify, all at once): a client absent from a step sent nothing
+// and was served nothing in it, and a state value holds until the
+// series' next point.
 type Result struct {
 	Schema    string      `json:"schema"`
 	Scenario  string      `json:"scenario"`
@@ -50,15 +53,16 @@ type Result struct {
 	Requests int64          `json:"requests"`
 	Clients  []ClientResult `json:"clients"`
 	Keys     []KeyResult    `json:"keys"`
-	// TimelineSparse is set on a Result written sparse: Timeline leaves
-	// out every row in which nothing happened to its client (each figure
-	// 0: TimelineRow.Empty), and each of State's series the points that
-	// repeat the point before (its first and last kept). A client absent
-	// from a step sent nothing and was served nothing in it; a series'
-	// value holds from its point until the next. A v1 reader that sums
-	// the rows reads the same totals; one that draws them fills the gaps
-	// so (Densify does). Absent, false, every row and point is there, and
-	// the JSON is what it was before the field. Added to v1.
+	// TimelineSparse is set on a Result written sparse, and on a run's:
+	// Timeline leaves out every row in which nothing happened to its
+	// client (each figure 0: TimelineRow.Empty), and each of State's
+	// series may leave out the points that repeat the point before (its
+	// first and last kept; a run's keep them). A client absent from a step
+	// sent nothing and was served nothing in it; a series' value holds
+	// from its point until the next. A v1 reader that sums the rows reads
+	// the same totals; one that draws them fills the gaps so (EachRow,
+	// Densify). Absent, false, every row and point is there, and the JSON
+	// is what it was before the field. Added to v1.
 	TimelineSparse bool          `json:"timeline_sparse,omitempty"`
 	Timeline       []TimelineRow `json:"timeline"`
 	// State has a series for each (key, copy) pair a request reached,

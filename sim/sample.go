@@ -27,6 +27,10 @@ type sampler struct {
 	ts      []float64
 	zero    [algorithms.MaxLimits][]int64
 	fresh   []int32 // scratch for the jars' fresh keys
+	// keeps says some series may be kept (Options.StateOf keeps a key or
+	// the fleet's), asked at the first step's end: without, ts and zero
+	// are not kept either (a table's run, at a million steps, 16 MB).
+	keeps, asked bool
 	// loads counts the states read: in proportion to the pairs reached,
 	// never keys × copies (TestEndStepReadsOnlyReachedPairs).
 	loads int64
@@ -57,9 +61,15 @@ func (s *sim) sampleKeys(ctx context.Context, t int64, limits []Limit, policies 
 	var zero, each [algorithms.MaxLimits]int64
 	zeroRoom := remainingOf(s.alg, algorithms.State{}, t, policies, &zero)
 	s.reachPairs(limits, perKey)
-	sm.ts = append(sm.ts, seconds(t))
-	for li := range perKey {
-		sm.zero[li] = append(sm.zero[li], zero[li])
+	if !sm.asked {
+		sm.asked = true
+		sm.keeps = s.rec.keepState == nil || s.rec.keepState(FleetKey) || slices.ContainsFunc(s.keys, func(k keyRun) bool { return s.rec.keepState(k.name) })
+	}
+	if sm.keeps {
+		sm.ts = append(sm.ts, seconds(t))
+		for li := range perKey {
+			sm.zero[li] = append(sm.zero[li], zero[li])
+		}
 	}
 	loads := 0
 	for _, ki := range sm.reached {

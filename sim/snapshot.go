@@ -183,13 +183,20 @@ func (s *sim) clientSnapshots(step, recent int) []ClientSnapshot {
 		if c.taken {
 			lo, hi = max(first, c.first), min(c.ended, step+1)
 		}
-		for st := first; st <= step; st++ {
-			if st == lo && lo < hi {
-				st += copy(win[lo-first:hi-first], c.clients[ci].Recent[lo-c.first:]) - 1
-				continue
-			}
-			win[st-first] = s.timelineRow(st, ci)
+		if lo < hi {
+			hi = lo + copy(win[lo-first:hi-first], c.clients[ci].Recent[lo-c.first:])
 		}
+		// The others from the recorder: an empty row where it has none.
+		for st := first; st <= step; st++ {
+			if st < lo || st >= hi {
+				win[st-first] = assembledRow(TimelineRow{}, st, cr, s.clock.stepLen)
+			}
+		}
+		s.rec.timeline.each(ci, first, func(st int, row *TimelineRow) {
+			if st <= step && (st < lo || st >= hi) {
+				win[st-first] = assembledRow(*row, st, cr, s.clock.stepLen)
+			}
+		})
 		cs.Recent = win
 	}
 	c.taken, c.ended, c.first, c.clients = true, ended, first, out

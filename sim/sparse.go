@@ -61,76 +61,180 @@ func keepPoint(remaining []int64, i, n int) bool {
 }
 
 // Sparse returns r as a sparse Result (TimelineSparse): its empty rows and
-// repeated state points left out, everything else shared with r. The JSON
-// writer does the same row by row without a copy (report.WriteJSON); this
-// is for a Result encoded whole inside another object.
+// repeated state points left out, everything else shared with r. A run's
+// Result is sparse in its timeline already, its state series a point per
+// step: only those are made sparse, and r itself is returned when no
+// series repeats a point. The JSON writer does the same row by row
+// without a copy (report.WriteJSON); this is for a Result encoded whole
+// inside another object.
 func (r *Result) Sparse() *Result {
-	if r.TimelineSparse {
+	out := *r
+	if !r.TimelineSparse {
+		out.TimelineSparse = true
+		out.Timeline = nil
+		if r.Timeline != nil {
+			out.Timeline = make([]TimelineRow, 0)
+		}
+		for _, row := range r.Timeline {
+			if !row.Empty() {
+				out.Timeline = append(out.Timeline, row)
+			}
+		}
+	}
+	if r.State == nil {
+		return &out
+	}
+	out.State = make([]StateSeries, len(r.State))
+	same := r.TimelineSparse
+	for i, s := range r.State {
+		out.State[i] = s.Sparse()
+		same = same && len(out.State[i].TS) == len(s.TS)
+	}
+	if same {
 		return r
 	}
-	out := *r
-	out.TimelineSparse = true
-	out.Timeline = nil
-	if r.Timeline != nil {
-		out.Timeline = make([]TimelineRow, 0)
-	}
-	for _, row := range r.Timeline {
-		if !row.Empty() {
-			out.Timeline = append(out.Timeline, row)
-		}
-	}
-	if r.State != nil {
-		out.State = make([]StateSeries, len(r.State))
-		for i, s := range r.State {
-			out.State[i] = s.Sparse()
-		}
-	}
 	return &out
+}
+
+// EachRow calls f with each row of r's timeline in turn, step by step and
+// each step's in the order of Clients, and stops at f's first error.
+// Dense, every client's row of every step: a sparse Result's missing rows
+// are made as f is called, never all at once, so that a writer streams a
+// long run's dense timeline in the memory of one row. Not dense, the rows
+// in which something happened (what a sparse Result holds). The row f is
+// given is good until f returns.
+func (r *Result) EachRow(dense bool, f func(row *TimelineRow) error) error {
+	if !dense || !r.TimelineSparse {
+		for i := range r.Timeline {
+			if dense || !r.Timeline[i].Empty() {
+				if err := f(&r.Timeline[i]); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	steps, stepLen, ok := r.steps()
+	if !ok {
+		return nil
+	}
+	clientIndex := make(map[string]int, len(r.Clients))
+	for i, c := range r.Clients {
+		clientIndex[c.Name] = i
+	}
+	// The rows are in the order they are called in (a run's, and a sparse
+	// JSON's): each is reached by a cursor. Out of that order, by a map.
+	var given map[stepClient]int
+	for i := 1; i < len(r.Timeline) && given == nil; i++ {
+		a, b := &r.Timeline[i-1], &r.Timeline[i]
+		if a.TS > b.TS || (a.TS == b.TS && clientIndex[a.Client] >= clientIndex[b.Client]) {
+			given = make(map[stepClient]int, len(r.Timeline))
+			for j, row := range r.Timeline {
+				given[stepClient{row.TS, row.Client}] = j
+			}
+		}
+	}
+	next := 0
+	var row TimelineRow
+	for st := range steps {
+		ts := seconds(int64(st) * stepLen)
+		for _, c := range r.Clients {
+			row = TimelineRow{TS: ts, Client: c.Name}
+			if given != nil {
+				if j, ok := given[stepClient{ts, c.Name}]; ok {
+					row = r.Timeline[j]
+				}
+			} else if next < len(r.Timeline) && r.Timeline[next].TS == ts && r.Timeline[next].Client == c.Name {
+				row = r.Timeline[next]
+				next++
+			}
+			if err := f(&row); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// StateAs is r's state series i as written dense (a point at every step's
+// end between its first and last) or sparse (its repeated points left
+// out), whichever r holds it as.
+func (r *Result) StateAs(i int, dense bool) StateSeries {
+	s := r.State[i]
+	if !dense {
+		return s.Sparse()
+	}
+	if !r.TimelineSparse {
+		return s
+	}
+	steps, stepLen, ok := r.steps()
+	if !ok {
+		return s
+	}
+	return s.dense(stepLen, int64(math.Round(r.DurationS*1e6)), steps)
+}
+
+// steps are r's steps and the microseconds of one, from DurationS and
+// StepS, whose microseconds the floats give back exactly; ok false when
+// either is not positive.
+func (r *Result) steps() (steps int, stepLen int64, ok bool) {
+	stepLen = int64(math.Round(r.StepS * 1e6))
+	duration := int64(math.Round(r.DurationS * 1e6))
+	if stepLen <= 0 || duration <= 0 {
+		return 0, 0, false
+	}
+	return int((duration + stepLen - 1) / stepLen), stepLen, true
 }
 
 // Densify puts back every timeline row and state point a sparse Result
 // leaves out, as the contract says (see Result.TimelineSparse), and
 // clears TimelineSparse; a dense Result is left as it is. It gives r a
 // timeline and state series of its own, sharing nothing with a copy of r
-// made before. The steps are
-// those of DurationS and StepS, whose microseconds the floats give back
-// exactly; the rows come step by step, each step's in the order of
-// Clients, as a run writes them.
+// made before. The steps are those of DurationS and StepS; the rows come
+// step by step, each step's in the order of Clients, as EachRow gives
+// them. It holds steps × clients rows: a reader that can go row by row
+// calls EachRow instead.
 func (r *Result) Densify() {
 	if !r.TimelineSparse {
 		return
 	}
-	r.TimelineSparse = false
-	stepLen := int64(math.Round(r.StepS * 1e6))
-	duration := int64(math.Round(r.DurationS * 1e6))
-	if stepLen <= 0 || duration <= 0 {
+	steps, _, ok := r.steps()
+	if !ok {
+		r.TimelineSparse = false
 		return
 	}
-	steps := int((duration + stepLen - 1) / stepLen)
-	given := map[stepClient]TimelineRow{}
-	for _, row := range r.Timeline {
-		given[stepClient{row.TS, row.Client}] = row
-	}
 	dense := make([]TimelineRow, 0, steps*len(r.Clients))
-	for st := range steps {
-		ts := seconds(int64(st) * stepLen)
-		for _, c := range r.Clients {
-			row, ok := given[stepClient{ts, c.Name}]
-			if !ok {
-				row = TimelineRow{TS: ts, Client: c.Name}
-			}
-			dense = append(dense, row)
+	r.EachRow(true, func(row *TimelineRow) error {
+		dense = append(dense, *row)
+		return nil
+	})
+	r.State = r.denseState(true)
+	if len(dense) > 0 || r.Timeline != nil {
+		r.Timeline = dense // else nil, as it was: no client, no row
+	}
+	r.TimelineSparse = false
+}
+
+// denseState is r's state series with every point a sparse Result leaves
+// out put back: new series, sharing nothing with r, if own; else a series
+// that has every step's point already is r's own (a run's are), for a
+// reader that only reads them. The findings read them so: they compare
+// the copies' series step by step, but only ever sum the timeline's rows,
+// whose empty steps are therefore not put back.
+func (r *Result) denseState(own bool) []StateSeries {
+	if r.State == nil {
+		return nil
+	}
+	steps, _, _ := r.steps()
+	state := make([]StateSeries, len(r.State))
+	for i, s := range r.State {
+		if !own && r.TimelineSparse && len(s.TS) == steps && len(s.Remaining) == steps {
+			state[i] = s
+			continue
 		}
+		state[i] = r.StateAs(i, true)
 	}
-	r.Timeline = dense
-	// A new slice: a Result copied before Densify keeps its own series.
-	state := r.State
-	if state != nil {
-		r.State = make([]StateSeries, len(state))
-	}
-	for i, s := range state {
-		r.State[i] = s.dense(stepLen, duration, steps)
-	}
+	return state
 }
 
 type stepClient struct {

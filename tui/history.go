@@ -53,7 +53,7 @@ func (h history) next(snap sim.Snapshot, stepS float64, result func() *sim.Resul
 		h.ended, h.first = slices.Clone(h.ended), slices.Clone(h.first)
 	}
 	h.steps = snap.Step
-	var r *sim.Result
+	var gaps [][]sim.TimelineRow // per client, the rows of its gap
 	for ci, c := range snap.Clients {
 		if len(c.Recent) == 0 {
 			continue
@@ -62,12 +62,10 @@ func (h history) next(snap sim.Snapshot, stepS float64, result func() *sim.Resul
 		had := len(rows)
 		first := stepIndex(c.Recent[0].TS, stepS)
 		if first > len(rows) {
-			if r == nil {
-				r = result()
+			if gaps == nil {
+				gaps = gapRows(h, snap, stepS, result())
 			}
-			for st := len(rows); st < first && st*n+ci < len(r.Timeline); st++ {
-				rows = append(rows, r.Timeline[st*n+ci])
-			}
+			rows = append(rows, gaps[ci]...)
 		}
 		if from, to := len(rows)-first, snap.Step-first; from >= 0 && to > from {
 			rows = append(rows, c.Recent[from:to]...)
@@ -83,6 +81,40 @@ func (h history) next(snap sim.Snapshot, stepS float64, result func() *sim.Resul
 		h.ended[ci] = rows
 	}
 	return h
+}
+
+// gapRows are, per client of snap, its rows of the steps between those h
+// has and the first its Recent carries, from r (the run so far): an empty
+// row where r, sparse, has none. One pass over r's rows, which a run's
+// Result holds only where something happened.
+func gapRows(h history, snap sim.Snapshot, stepS float64, r *sim.Result) [][]sim.TimelineRow {
+	stepUs := int64(math.Round(stepS * 1e6))
+	steps := int(math.Ceil(r.DurationS/stepS - 1e-9))
+	gaps := make([][]sim.TimelineRow, len(snap.Clients))
+	from := make([]int, len(snap.Clients))
+	index := make(map[string]int, len(snap.Clients))
+	for ci, c := range snap.Clients {
+		index[c.Name] = ci
+		if len(c.Recent) == 0 {
+			continue
+		}
+		from[ci] = len(h.ended[ci])
+		to := min(stepIndex(c.Recent[0].TS, stepS), steps)
+		for st := from[ci]; st < to; st++ {
+			// The instant as the run writes it: microseconds, in seconds.
+			gaps[ci] = append(gaps[ci], sim.TimelineRow{TS: float64(int64(st)*stepUs) / 1e6, Client: c.Name})
+		}
+	}
+	for _, row := range r.Timeline {
+		ci, ok := index[row.Client]
+		if !ok {
+			continue
+		}
+		if i := stepIndex(row.TS, stepS) - from[ci]; i >= 0 && i < len(gaps[ci]) {
+			gaps[ci][i] = row
+		}
+	}
+	return gaps
 }
 
 // of is client ci's steps: those ended, then the snapshot's step in

@@ -3,6 +3,7 @@ package tui
 import (
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -166,5 +167,41 @@ func TestVersusLogsAddTheSecondRunsOwnEntries(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("entry %d: got %v, want %v", i, got[i], want[i])
 		}
+	}
+}
+
+// A frame that played past what a snapshot carries fills the gap from the
+// run's Result, which is sparse (sim.Result.TimelineSparse): the steps in
+// which nothing happened come back as empty rows, the others as the
+// Result has them, as densifying the Result would give them.
+func TestHistoryGapFillsFromASparseResult(t *testing.T) {
+	r := &sim.Result{DurationS: 10, StepS: 1, TimelineSparse: true,
+		Clients: []sim.ClientResult{{Name: "a"}, {Name: "b"}},
+		Timeline: []sim.TimelineRow{
+			{TS: 2, Client: "b", Counts: sim.Counts{Sent: 3, Allowed: 2, Rejected: 1}},
+			{TS: 5, Client: "a", Counts: sim.Counts{Sent: 1, Allowed: 1}},
+		}}
+	snap := sim.Snapshot{Step: 8}
+	for _, c := range r.Clients {
+		snap.Clients = append(snap.Clients, sim.ClientSnapshot{Name: c.Name,
+			Recent: []sim.TimelineRow{{TS: 7, Client: c.Name}, {TS: 8, Client: c.Name}}})
+	}
+	h := history{}.next(snap, 1, func() *sim.Result { return r })
+	dense := *r
+	dense.Densify()
+	for ci, c := range snap.Clients {
+		var want []sim.TimelineRow
+		for _, row := range dense.Timeline {
+			if row.Client == c.Name && row.TS < 7 {
+				want = append(want, row)
+			}
+		}
+		want = append(want, c.Recent[0]) // step 7 ended; 8 is in progress
+		if !reflect.DeepEqual(h.ended[ci], want) {
+			t.Errorf("client %s's history:\n%+v\nwant:\n%+v", c.Name, h.ended[ci], want)
+		}
+	}
+	if h.first[1] != (rejection{2, 1}) || h.first[0].step != -1 {
+		t.Errorf("first rejections %+v, want b's at step 2 and none of a's", h.first)
 	}
 }

@@ -352,12 +352,19 @@ func writeResult(ctx context.Context, w io.Writer, r *sim.Result, format string,
 }
 
 // sparseUnless is r as a JSON or CSV result shows it: sparse unless
-// dense (sim.Result.TimelineSparse).
+// dense (sim.Result.TimelineSparse). Dense, a copy of a run's Result with
+// every row put back: encoded whole inside another object, it is built
+// whole (report.WriteJSONWith streams a Result of its own instead).
 func sparseUnless(dense bool, r *sim.Result) *sim.Result {
-	if dense || r == nil {
+	if r == nil {
 		return r
 	}
-	return r.Sparse()
+	if !dense {
+		return r.Sparse()
+	}
+	out := *r
+	out.Densify()
+	return &out
 }
 
 // progress reports a long run's virtual time on a terminal's stderr, once a

@@ -1,0 +1,170 @@
+package sim
+
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+)
+
+// timelineRows are the recorder's timeline: a row for each step in which
+// something happened to a client, made when it first happens (a request
+// recorded, a delayed admission served, a step's latency written), and
+// none for the rest. A run's timeline so costs what happened in it, not
+// steps × clients: two hours at a millisecond's step with one request is
+// a row or two, not 7.2 million.
+//
+// A row holds its step and its client's index, not its instant and name:
+// those are put in when the Result is assembled. Each client's rows are
+// chained from its latest step back (last, stepRow.prev), so the row of a
+// step is found by walking back from the latest; the walk is a step or
+// none for a request (recorded in the step in progress, the latest), and
+// a few for a leaky bucket's admission served some steps later.
+type timelineRows struct {
+	rows rowChunks
+	// last is each client's row of its latest step, as an index into rows
+	// plus one: 0 for a client with no row yet.
+	last []int32
+}
+
+// stepRow is one client's figures over one step. TS and Client of row
+// are left empty: the Result's rows get them (assembledRow).
+type stepRow struct {
+	step int
+	// client is the index of the row's client; prev the client's row of
+	// the step before, as last is (0: none).
+	client, prev int32
+	row          TimelineRow
+}
+
+// rowChunks hold the rows in chunks, numbered from 1 in the order made: a
+// row never moves once made (a pointer to it stays good), and growing
+// never copies. One slice grown by append allocated several times its
+// final size on the way (Go grows a large slice by a quarter): at 10,000
+// clients, 202 MB a run where the rows are 30 MB. The chunks double from
+// 64 rows to rowChunk, then stay at rowChunk: a run of a few rows stays
+// small, and a chunk's room is at most an eighth of the rows.
+type rowChunks struct {
+	chunks [][]stepRow
+	n      int32
+}
+
+const (
+	firstChunk = 64
+	rowChunk   = 1 << 12
+)
+
+// chunkOf is the chunk of row index i (from 0) and its place in it:
+// chunk 0 holds 64 rows, chunk k from 1 to 6 the 64·2^(k-1) after those
+// before it, and from then on each rowChunk.
+func chunkOf(i int) (chunk, at int) {
+	switch {
+	case i < firstChunk:
+		return 0, i
+	case i < rowChunk:
+		k := bits.Len(uint(i / firstChunk))
+		return k, i - firstChunk<<(k-1)
+	}
+	return bits.Len(rowChunk/firstChunk) - 1 + i/rowChunk, i % rowChunk
+}
+
+// at is row i (from 1).
+func (c *rowChunks) at(i int32) *stepRow {
+	k, at := chunkOf(int(i - 1))
+	return &c.chunks[k][at]
+}
+
+// add makes a row, and returns its number and the row.
+func (c *rowChunks) add() (int32, *stepRow) {
+	k, at := chunkOf(int(c.n))
+	if k == len(c.chunks) {
+		size := rowChunk
+		if first, _ := chunkOf(rowChunk); k < first {
+			size = max(firstChunk<<k>>1, firstChunk) // 64, 64, 128, …
+		}
+		c.chunks = append(c.chunks, make([]stepRow, size))
+	}
+	c.n++
+	return c.n, &c.chunks[k][at]
+}
+
+func newTimelineRows(clients int) timelineRows {
+	return timelineRows{last: make([]int32, clients)}
+}
+
+// at is client ci's row of step, made empty if it has none yet.
+func (t *timelineRows) at(step, ci int) *TimelineRow {
+	after := int32(0) // the row of the step after, whose prev the new row is; 0: none, it is the latest
+	next := t.last[ci]
+	for i := next; i > 0; i = t.rows.at(i).prev {
+		r := t.rows.at(i)
+		if r.step == step {
+			return &r.row
+		}
+		if r.step < step {
+			break
+		}
+		after, next = i, r.prev
+	}
+	made, r := t.rows.add()
+	*r = stepRow{step: step, client: int32(ci), prev: next}
+	if after == 0 {
+		t.last[ci] = made
+	} else {
+		t.rows.at(after).prev = made
+	}
+	return &r.row
+}
+
+// find is client ci's row of step, and whether it has one.
+func (t *timelineRows) find(step, ci int) (TimelineRow, bool) {
+	for i := t.last[ci]; i > 0; i = t.rows.at(i).prev {
+		if r := t.rows.at(i); r.step == step {
+			return r.row, true
+		} else if r.step < step {
+			break
+		}
+	}
+	return TimelineRow{}, false
+}
+
+// each calls f with each of client ci's rows from step from on, latest
+// first.
+func (t *timelineRows) each(ci, from int, f func(step int, row *TimelineRow)) {
+	for i := t.last[ci]; i > 0; i = t.rows.at(i).prev {
+		r := t.rows.at(i)
+		if r.step < from {
+			return
+		}
+		f(r.step, &r.row)
+	}
+}
+
+// sparse is the timeline as a sparse Result gives it (Result.Sparse): the
+// rows in which something happened, step by step and each step's in the
+// order of the clients, with their instants and names (stepLen the step's
+// microseconds). The rows are new: the recorder's are not shared.
+func (t *timelineRows) sparse(clients []*clientRun, stepLen int64) []TimelineRow {
+	order := make([]int32, 0, t.rows.n)
+	for i := int32(1); i <= t.rows.n; i++ {
+		if !t.rows.at(i).row.Empty() {
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		ra, rb := t.rows.at(a), t.rows.at(b)
+		return cmp.Or(cmp.Compare(ra.step, rb.step), cmp.Compare(ra.client, rb.client))
+	})
+	out := make([]TimelineRow, len(order))
+	for i, ri := range order {
+		r := t.rows.at(ri)
+		out[i] = assembledRow(r.row, r.step, clients[r.client], stepLen)
+	}
+	return out
+}
+
+// assembledRow is row as the Result gives it: at its step's instant,
+// under its client's name.
+func assembledRow(row TimelineRow, step int, c *clientRun, stepLen int64) TimelineRow {
+	row.TS, row.Client = seconds(int64(step)*stepLen), c.Name
+	return row
+}
