@@ -23,11 +23,10 @@ type event struct {
 	kind   uint8
 }
 
-func (a event) before(b event) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return a.seq < b.seq
+// earlier reports whether a comes before b: by time, then by the order
+// they were scheduled in.
+func earlier(a, b *event) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
 // eventQueue is a binary min-heap of events by (at, seq). It is written out
@@ -43,16 +42,18 @@ func (q *eventQueue) push(e event) {
 	q.items = append(q.items, e)
 	// Sift up with a hole: parents move down into it, and e is written
 	// once, where it belongs.
-	i := len(q.items) - 1
+	items := q.items
+	i := len(items) - 1
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !e.before(q.items[parent]) {
+		p := &items[parent]
+		if !earlier(&e, p) {
 			break
 		}
-		q.items[i] = q.items[parent]
+		items[i] = *p
 		i = parent
 	}
-	q.items[i] = e
+	items[i] = e
 }
 
 func (q *eventQueue) pop() event {
@@ -71,27 +72,34 @@ func (q *eventQueue) replaceTop(e event) {
 	q.down()
 }
 
-// down sifts the top down to its place, with a hole as push does.
+// down sifts the top down to its place, with a hole as push does. It
+// compares events where they lie (earlier): before takes its events by
+// value, and a sift that copied two 40-byte events into each comparison
+// spent a fifth of a simulated request in it.
 func (q *eventQueue) down() {
-	n := len(q.items)
+	items := q.items
+	n := len(items)
 	if n == 0 {
 		return
 	}
-	e := q.items[0]
+	e := items[0]
 	i := 0
 	for {
 		child := 2*i + 1
 		if child >= n {
 			break
 		}
-		if r := child + 1; r < n && q.items[r].before(q.items[child]) {
-			child = r
+		c := &items[child]
+		if r := child + 1; r < n {
+			if rc := &items[r]; earlier(rc, c) {
+				child, c = r, rc
+			}
 		}
-		if !q.items[child].before(e) {
+		if !earlier(c, &e) {
 			break
 		}
-		q.items[i] = q.items[child]
+		items[i] = *c
 		i = child
 	}
-	q.items[i] = e
+	items[i] = e
 }

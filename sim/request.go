@@ -94,10 +94,10 @@ func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int) 
 // decider asks the copy a request reaches for its decision, into d: the
 // run's way of deciding, picked once at setup (setupDecider) by topology
 // and store, never per request. A store that is down answers with the
-// fail policy's decision (policyFor). It is a method expression, called
-// with the simulator: a method value (s.takeFromJar) is called through a
-// wrapper that cost a whole-decision request 20 ns (x-time-rate's peer
-// benchmark, 165 against 145 ns).
+// fail policy's decision (policyFor). d arrives zeroed (request). It is
+// a method expression, called with the simulator: a method value
+// (s.takeFromJar) is called through a wrapper that cost a whole-decision
+// request 20 ns (x-time-rate's peer benchmark, 165 against 145 ns).
 type decider func(s *sim, ctx context.Context, p *pending, d *store.Decision) error
 
 // setupDecider picks the run's decider: on the racy topology, a read
@@ -163,7 +163,7 @@ func (s *sim) readThenSwap(ctx context.Context, p *pending, d *store.Decision) e
 // for a client that reads more than its verdict (one that waits what
 // Retry-After says).
 func (s *sim) takeFromJar(ctx context.Context, p *pending, d *store.Decision) error {
-	d.Decision = s.stores.jars[p.target].take(p.key, p.now, p.cost, s.clients[p.client].waitsRetryAfter)
+	s.stores.jars[p.target].takeInto(&d.Decision, p.key, p.now, p.cost, s.clients[p.client].waitsRetryAfter)
 	if p.target == 0 && d.Allowed && s.topo.Replicates() {
 		return s.replicate(ctx, p.key, p.t)
 	}
@@ -172,7 +172,7 @@ func (s *sim) takeFromJar(ctx context.Context, p *pending, d *store.Decision) er
 
 // takeWholeFromJar is takeFromJar giving every decision whole.
 func (s *sim) takeWholeFromJar(ctx context.Context, p *pending, d *store.Decision) error {
-	d.Decision = s.stores.jars[p.target].take(p.key, p.now, p.cost, true)
+	s.stores.jars[p.target].takeInto(&d.Decision, p.key, p.now, p.cost, true)
 	if p.target == 0 && d.Allowed && s.topo.Replicates() {
 		return s.replicate(ctx, p.key, p.t)
 	}
