@@ -22,8 +22,12 @@ import (
 type timelineRows struct {
 	rows rowChunks
 	// last is each client's row of its latest step, as an index into rows
-	// plus one: 0 for a client with no row yet.
-	last []int32
+	// plus one: 0 for a client with no row yet; latest is that row itself
+	// (rows never move), which nearly every request's row is: found
+	// without working out its chunk, 60 of a simulated request's 1,139
+	// instructions.
+	last   []int32
+	latest []*stepRow
 }
 
 // stepRow is one client's figures over one step. TS and Client of row
@@ -88,11 +92,14 @@ func (c *rowChunks) add() (int32, *stepRow) {
 }
 
 func newTimelineRows(clients int) timelineRows {
-	return timelineRows{last: make([]int32, clients)}
+	return timelineRows{last: make([]int32, clients), latest: make([]*stepRow, clients)}
 }
 
 // at is client ci's row of step, made empty if it has none yet.
 func (t *timelineRows) at(step, ci int) *TimelineRow {
+	if r := t.latest[ci]; r != nil && r.step == step {
+		return &r.row
+	}
 	after := int32(0) // the row of the step after, whose prev the new row is; 0: none, it is the latest
 	next := t.last[ci]
 	for i := next; i > 0; i = t.rows.at(i).prev {
@@ -108,7 +115,7 @@ func (t *timelineRows) at(step, ci int) *TimelineRow {
 	made, r := t.rows.add()
 	*r = stepRow{step: step, client: int32(ci), prev: next}
 	if after == 0 {
-		t.last[ci] = made
+		t.last[ci], t.latest[ci] = made, r
 	} else {
 		t.rows.at(after).prev = made
 	}
