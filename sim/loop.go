@@ -109,6 +109,11 @@ type runClock struct {
 	stepEndAt   int64 // the next step's end, MaxInt64 when none is left
 	stepEndSeq  uint64
 	stepSeq0    uint64
+	// lastStep is the step stepOf found last, and [lastFrom, lastTo) the
+	// instants in it: nearly every request is in the step the one before
+	// was, found without a division.
+	lastStep         int
+	lastFrom, lastTo int64
 }
 
 // sentCount is what the run has sent so far, and the most it may.

@@ -116,7 +116,16 @@ func (s *sim) record(o *outcome) {
 }
 
 // stepOf is the step instant t falls in.
-func (c *runClock) stepOf(t int64) int { return min(int(t/c.stepLen), c.nSteps-1) }
+func (c *runClock) stepOf(t int64) int {
+	if t >= c.lastFrom && t < c.lastTo {
+		return c.lastStep
+	}
+	st := min(int(t/c.stepLen), c.nSteps-1)
+	if st == int(t/c.stepLen) { // not the last step clamped: its instants are its own
+		c.lastStep, c.lastFrom, c.lastTo = st, int64(st)*c.stepLen, int64(st+1)*c.stepLen
+	}
+	return st
+}
 
 // serve counts an admitted request as served in the step it leaves the
 // queue (row's, without a delay); after the run's end, in no step at all.
