@@ -63,8 +63,7 @@ func Truncate(r *sim.Result, t float64) *sim.Result {
 		for keep < n && s.TS[keep] <= cut+eps {
 			keep++
 		}
-		out.State = append(out.State, sim.StateSeries{Key: s.Key, Copy: s.Copy,
-			TS: slices.Clone(s.TS[:keep]), Remaining: slices.Clone(s.Remaining[:keep])})
+		out.State = append(out.State, seriesCopy(s, keep))
 	}
 	out.Events = nil
 	for _, e := range r.Events {
@@ -128,7 +127,15 @@ func deepCopy(out, r *sim.Result) *sim.Result {
 	out.ZeroRemaining = slices.Clone(r.ZeroRemaining)
 	out.State = nil
 	for _, s := range r.State {
-		out.State = append(out.State, sim.StateSeries{Key: s.Key, Copy: s.Copy, TS: slices.Clone(s.TS), Remaining: slices.Clone(s.Remaining)})
+		out.State = append(out.State, seriesCopy(s, min(len(s.TS), len(s.Remaining))))
 	}
 	return out
+}
+
+// seriesCopy is s with its first n points, sharing no array with it: every
+// other field as it is (a key's several limits each name theirs, Limit,
+// which a copy of the key and copy alone lost).
+func seriesCopy(s sim.StateSeries, n int) sim.StateSeries {
+	s.TS, s.Remaining = slices.Clone(s.TS[:n]), slices.Clone(s.Remaining[:n])
+	return s
 }

@@ -164,3 +164,15 @@ func run(t testing.TB, name string) *sim.Result {
 	}
 	return r
 }
+
+// A key with several limits has a series per limit, each naming its own:
+// a truncated result, cut or whole, keeps the name.
+func TestTruncateKeepsEachSeriesLimit(t *testing.T) {
+	for _, at := range []float64{1, 4} {
+		r := tiny()
+		r.State[0].Limit = "hourly"
+		if got := Truncate(r, at).State[0].Limit; got != "hourly" {
+			t.Errorf("Truncate(r, %g): the series follows limit %q, want \"hourly\"", at, got)
+		}
+	}
+}
