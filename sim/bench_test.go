@@ -110,10 +110,7 @@ func BenchmarkWindowLimit(b *testing.B) {
 func BenchmarkSnapshot10k(b *testing.B) {
 	sc := hammer(Shared, 1, RoundRobin)
 	sc.Duration = 30 * time.Second
-	sc.Clients = make([]Client, 10_000)
-	for i := range sc.Clients {
-		sc.Clients[i] = Client{Name: fmt.Sprint("c", i), APIKey: fmt.Sprint("k", i), Traffic: []Traffic{{Pattern: Poisson, Rate: perSecond(1)}}, Retry: Retry{Policy: RetryNone}}
-	}
+	sc.Clients = ownKeys(10_000, Traffic{Pattern: Poisson, Rate: perSecond(1)})
 	keys := make([]string, 10)
 	for i := range keys {
 		keys[i] = fmt.Sprint("k", i*997)
@@ -223,11 +220,7 @@ func BenchmarkSimulateTwoLimits(b *testing.B) {
 func BenchmarkKeysOnJars(b *testing.B) {
 	jars := hammer(Local, 100, KeyHash)
 	jars.Duration = 30 * time.Second
-	jars.Clients = make([]Client, 1_000)
-	for i := range jars.Clients {
-		jars.Clients[i] = Client{Name: fmt.Sprint("c", i), APIKey: fmt.Sprint("k", i),
-			Traffic: []Traffic{{Pattern: Constant, Rate: algorithms.Rate{N: 100, Per: 30 * time.Second}}}, Retry: Retry{Policy: RetryNone}}
-	}
+	jars.Clients = ownKeys(1_000, Traffic{Pattern: Constant, Rate: algorithms.Rate{N: 100, Per: 30 * time.Second}})
 	shared := jars
 	shared.Topology.Kind = Shared
 	var onJars, onShared time.Duration

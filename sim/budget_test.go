@@ -187,13 +187,7 @@ func TestRetriesCountAgainstTheBudgetMidRun(t *testing.T) {
 }
 
 func TestMemoryIsRefusedUpFront(t *testing.T) {
-	many := func(n int) []Client {
-		cs := make([]Client, n)
-		for i := range cs {
-			cs[i] = Client{Name: fmt.Sprint("c", i), APIKey: fmt.Sprint("k", i), Traffic: []Traffic{{Pattern: Burst, Count: 1, At: 0}}, Retry: Retry{Policy: RetryNone}}
-		}
-		return cs
-	}
+	many := func(n int) []Client { return ownKeys(n, Traffic{Pattern: Burst, Count: 1, At: 0}) }
 	tests := []struct {
 		name           string
 		duration, step time.Duration

@@ -43,13 +43,7 @@ func BenchmarkManyClients(b *testing.B) {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			sc := hammer(Shared, 4, RoundRobin)
 			sc.Duration = 30 * time.Second
-			sc.Clients = nil
-			per := 100_000 / n
-			for i := range n {
-				name := "c" + strconv.Itoa(i)
-				sc.Clients = append(sc.Clients, Client{Name: name, APIKey: name,
-					Traffic: []Traffic{{Pattern: Constant, Rate: algorithms.Rate{N: int64(per), Per: sc.Duration}}}})
-			}
+			sc.Clients = ownKeys(n, Traffic{Pattern: Constant, Rate: algorithms.Rate{N: int64(100_000 / n), Per: sc.Duration}})
 			benchScale(b, sc)
 		})
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -24,6 +25,17 @@ func hammer(kind TopologyKind, servers int, balancer Balancer) Scenario {
 		Topology: Topology{Kind: kind, RTT: 500 * time.Microsecond, OnError: store.FailOpen, Clock: ServerClock, PrimaryStopsAfter: PrimaryNeverStops},
 		Clients:  []Client{{Name: "c", APIKey: "k", Traffic: []Traffic{{Pattern: Constant, Rate: perSecond(1000)}}, Retry: Retry{Policy: RetryNone}}},
 	}
+}
+
+// ownKeys are n clients, c0 on key k0 to c(n-1) on key k(n-1), each
+// sending tr and retrying nothing: the many-clients runs of the tests and
+// benchmarks.
+func ownKeys(n int, tr Traffic) []Client {
+	cs := make([]Client, n)
+	for i := range cs {
+		cs[i] = Client{Name: fmt.Sprint("c", i), APIKey: fmt.Sprint("k", i), Traffic: []Traffic{tr}, Retry: Retry{Policy: RetryNone}}
+	}
+	return cs
 }
 
 func mustRun(t *testing.T, sc Scenario) *Result {
