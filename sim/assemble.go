@@ -245,10 +245,3 @@ func defaultedOf(name string, l Limit) []string {
 	}
 	return out
 }
-
-// timelineRow is client ci's figures over step: an empty row where the
-// recorder has none.
-func (s *sim) timelineRow(step, ci int) TimelineRow {
-	row, _ := s.rec.timeline.find(step, ci)
-	return assembledRow(row, step, s.clients[ci], s.clock.stepLen)
-}

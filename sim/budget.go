@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/words"
+	"github.com/ratelim/ratelim/topology"
 )
 
 // DefaultMaxRequests is the request budget a run refuses to exceed unless
@@ -175,14 +176,14 @@ func MemoryEstimate(sc Scenario) int64 {
 	}
 	clients := int64(len(sc.Clients))
 	keys := int64(len(distinctKeys(sc)))
-	pairs := sampledPairs(sc, keys)
+	worst, _ := WorstCase(sc)
+	pairs := sampledPairs(sc, keys, worst)
 	total := int64(bytesBase)
 	total = satAdd(total, satMul(clients, satAdd(bytesPerClient, satMul(2*histBlocksUsed(sc), bytesPerHistBlock))))
 	// A key with several limits keeps a state, and a state series, per
 	// limit.
 	limits := int64(1 + len(sc.Also))
 	total = satAdd(total, satMul(satMul(keys, limits), bytesPerKey))
-	worst, _ := WorstCase(sc)
 	rows := min(satMul(steps, clients), satMul(worst, 2))
 	total = satAdd(total, satMul(steps, bytesPerStep))
 	total = satAdd(total, satMul(rows, bytesPerRow))
@@ -205,26 +206,18 @@ func MemoryEstimate(sc Scenario) int64 {
 // one copy, more than denseJarPairs pairs, on the memory store) holds and
 // samples only the pairs a request reached: a copy per key where the
 // key-hash balancer sends each key to one server and no crash moves it
-// to another; else at most a pair per request (retries counted,
-// WorstCase) and one more for a replica's copy; never more than keys ×
-// copies. Any other run holds and samples every pair.
-func sampledPairs(sc Scenario, keys int64) int64 {
-	copies := int64(1)
-	switch sc.Topology.Kind {
-	case Local:
-		copies = int64(max(sc.Servers, 1))
-	case SplitBrain:
-		copies = 2
-	}
+// to another; else at most a pair per request (requests, the worst case
+// with retries counted) and one more for a replica's copy; never more
+// than keys × copies. Any other run holds and samples every pair.
+func sampledPairs(sc Scenario, keys, requests int64) int64 {
+	copies := int64(topology.CopyCount(sc.Topology.Kind, sc.Servers))
 	every := satMul(keys, copies)
-	memory := sc.Topology.Store == "" || sc.Topology.Store == "memory"
-	if !memory || copies == 1 || every <= int64(denseJarPairs) {
+	if !onJars(sc.Topology.Store) || jarsDense(keys, copies) {
 		return every
 	}
 	if sc.Topology.Kind == Local && sc.Balancer == KeyHash && !slices.ContainsFunc(sc.Faults, func(f Fault) bool { return f.Kind == Crash }) {
 		return keys
 	}
-	requests, _ := WorstCase(sc)
 	return min(every, satMul(requests, 2))
 }
 

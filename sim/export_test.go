@@ -41,3 +41,22 @@ func SnapshotFromScratch(p *Player) Snapshot {
 	}
 	return snap
 }
+
+// timelineRow is client ci's figures over step: an empty row where the
+// recorder has none.
+func (s *sim) timelineRow(step, ci int) TimelineRow {
+	row, _ := s.rec.timeline.find(step, ci)
+	return assembledRow(row, step, s.clients[ci], s.clock.stepLen)
+}
+
+// find is client ci's row of step, and whether it has one.
+func (t *timelineRows) find(step, ci int) (TimelineRow, bool) {
+	for i := t.last[ci]; i > 0; i = t.rows.at(i).prev {
+		if r := t.rows.at(i); r.step == step {
+			return r.row, true
+		} else if r.step < step {
+			break
+		}
+	}
+	return TimelineRow{}, false
+}

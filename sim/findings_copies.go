@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/ratelim/ratelim/topology"
 )
 
 const (
@@ -140,12 +142,4 @@ func byCopy(state []StateSeries) []StateSeries {
 
 // copiesOf is how many copies of a key's state r's topology keeps: a jar
 // per server on a local topology, a split brain's two sides, else one.
-func copiesOf(r *Result) int {
-	switch TopologyKind(r.Topology) {
-	case Local:
-		return max(r.Servers, 1)
-	case SplitBrain:
-		return 2
-	}
-	return 1
-}
+func copiesOf(r *Result) int { return topology.CopyCount(TopologyKind(r.Topology), r.Servers) }

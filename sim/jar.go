@@ -49,6 +49,16 @@ type jar struct {
 // scenarios on sparse jars (set it to 0, and back, outside t.Parallel).
 var denseJarPairs = 1 << 16
 
+// onJars reports whether a run on the named store keeps its state in the
+// simulator's own jars: the memory store, the default.
+func onJars(store string) bool { return store == "" || store == "memory" }
+
+// jarsDense reports whether a run's jars hold keys × copies states densely
+// (setupStores), as the memory estimate counts them.
+func jarsDense(keys, copies int64) bool {
+	return copies == 1 || satMul(keys, copies) <= int64(denseJarPairs)
+}
+
 // keyIndex numbers a run's keys, by name, for the calls that name a key
 // (a racy write, a replica's, a heal's copy): one map for all the run's
 // jars, not one each (10⁷ entries on 1,000 servers with 10,000 keys).
@@ -126,10 +136,6 @@ func (j *jar) load(id int) algorithms.State {
 	return algorithms.State{}
 }
 
-// take decides a request on the run's key id. Unless whole, the decision
-// may carry its verdict alone (Allowed, and Delay): what the simulator
-// reads of a request that no one observes and that no client's
-// Retry-After waits on.
 // takeInto decides a request of cost for key id at now into d, which
 // arrives zeroed: the verdict alone unless whole, when the algorithm can
 // give it alone. Written in place: a decision returned by value and

@@ -56,11 +56,11 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 	names := s.topo.Copies()
 	s.stores.names = names
 	kind := s.sc.Topology.Store
-	if kind == "" || kind == "memory" {
+	if onJars(kind) {
 		// One numbering of the keys for all the jars; each dense where
 		// that is small, else holding only the keys it reached.
 		keys := newKeyIndex(s.keys)
-		dense := len(names) == 1 || len(s.keys)*len(names) <= denseJarPairs
+		dense := jarsDense(int64(len(s.keys)), int64(len(names)))
 		for range names {
 			j := newJar(s.alg, keys, dense)
 			s.stores.jars = append(s.stores.jars, j)

@@ -122,18 +122,6 @@ func (t *timelineRows) at(step, ci int) *TimelineRow {
 	return &r.row
 }
 
-// find is client ci's row of step, and whether it has one.
-func (t *timelineRows) find(step, ci int) (TimelineRow, bool) {
-	for i := t.last[ci]; i > 0; i = t.rows.at(i).prev {
-		if r := t.rows.at(i); r.step == step {
-			return r.row, true
-		} else if r.step < step {
-			break
-		}
-	}
-	return TimelineRow{}, false
-}
-
 // each calls f with each of client ci's rows from step from on, latest
 // first.
 func (t *timelineRows) each(ci, from int, f func(step int, row *TimelineRow)) {

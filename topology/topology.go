@@ -62,13 +62,26 @@ type Config struct {
 	PrimaryStopsAfter time.Duration
 }
 
+// CopyCount is how many copies of the state a topology of kind keeps for
+// servers API servers: a jar each on local, a primary and a replica on a
+// split brain, else one.
+func CopyCount(kind Kind, servers int) int {
+	switch kind {
+	case Local:
+		return max(servers, 1)
+	case SplitBrain:
+		return 2
+	}
+	return 1
+}
+
 // CopyNames names the copies of the state a topology of kind keeps for
 // servers API servers, in the order [Topology.Route] numbers them: one jar
 // per server ("server-0", …), "primary" and "replica", or "shared".
 func CopyNames(kind Kind, servers int) []string {
 	switch kind {
 	case Local:
-		names := make([]string, max(servers, 1))
+		names := make([]string, CopyCount(kind, servers))
 		for i := range names {
 			names[i] = fmt.Sprintf("server-%d", i)
 		}
