@@ -71,10 +71,7 @@ func (f *Fleet) outage(start bool) error {
 // partition cuts the servers outside fault's first group off at its
 // start, and heals at its end.
 func (f *Fleet) partition(fault sim.Fault, start bool) error {
-	var keep []int
-	if len(fault.Groups) > 0 {
-		keep = fault.Groups[0]
-	}
+	keep := fault.Keep()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if start {

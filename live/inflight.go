@@ -138,8 +138,10 @@ func (l *leaseLimiter) Release(ctx context.Context, key string, now, lease algor
 		return nil
 	}
 	f := l.f
-	target, at := l.server, f.clock() // a local topology: the server's own jar
+	target := l.server // a local topology: the server's own jar
+	var at algorithms.Time
 	if f.topo.Remote() {
+		at = f.clock()
 		target = f.route.Route(l.server, at)
 		if target == topology.Unreachable {
 			return route.ErrUnreachable

@@ -15,11 +15,11 @@ type casWait struct {
 	tries int
 }
 
-// setWrites reads how the run's algorithm writes a shared store, for the
-// racy topology, where it matters: a library whose store decides in one
-// atomic operation cannot race, and one that swaps retries instead of
-// overwriting.
-func (s *sim) setWrites() {
+// logWrites says in the run's log how its algorithm writes a shared store
+// (route.Writes), on the racy topology, where it matters: a library whose
+// store decides in one atomic operation cannot race, and one that swaps
+// retries instead of overwriting.
+func (s *sim) logWrites() {
 	if s.sc.Topology.Kind != Racy {
 		return
 	}

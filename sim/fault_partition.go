@@ -79,10 +79,7 @@ func partitionSpan(f Fault) string {
 
 func startPartition(ctx context.Context, s *sim, i int, t int64) error {
 	f := s.sc.Faults[i]
-	var keep []int
-	if len(f.Groups) > 0 {
-		keep = f.Groups[0]
-	}
+	keep := f.Keep()
 	replicated := s.topo.Replicates()
 	// What had reached the replica is all it will have: writes still
 	// in flight are lost with the link.
@@ -132,10 +129,7 @@ func partitionBanner(sc Scenario, f Fault, now time.Duration) string {
 // banner in time.Duration.
 func partitioned(sc Scenario, f Fault) *topology.Topology {
 	topo := NewTopology(sc)
-	var keep []int
-	if len(f.Groups) > 0 {
-		keep = f.Groups[0]
-	}
+	keep := f.Keep()
 	// With no replica to save to, starting a partition cannot fail.
 	_ = topo.PartitionStarts(context.Background(), 0, keep, nil)
 	return topo
@@ -164,4 +158,13 @@ func serverList(servers []int) string {
 		return "server " + parts[0]
 	}
 	return "servers " + strings.Join(parts, ",")
+}
+
+// Keep are the servers a partition leaves on the primary's side: its
+// first group (none for a fault without groups).
+func (f Fault) Keep() []int {
+	if len(f.Groups) > 0 {
+		return f.Groups[0]
+	}
+	return nil
 }

@@ -158,7 +158,7 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 		return nil, err
 	}
 	s.sent.budget = budget
-	s.setWrites()
+	s.logWrites()
 	s.setupDecider(opts.Observe != nil)
 	s.setupFaults()
 	s.setupBatches()
