@@ -412,8 +412,12 @@ func (d *decoder) duration(n *yaml.Node, field, example string) time.Duration {
 	if err != nil {
 		if _, numErr := strconv.ParseFloat(strings.TrimSpace(n.Value), 64); numErr == nil {
 			d.failf(n, field, "%s has no unit (want e.g. %s)", short(n.Value), example)
-		} else if hours, ok := inHours(strings.TrimSpace(n.Value)); ok {
-			d.failf(n, field, "%s is not a duration: units stop at hours (want %s)", quote(n.Value), hours)
+		} else if h, ok := inHours(strings.TrimSpace(n.Value)); ok {
+			d.failf(n, field, "%s is not a duration: units stop at hours (want %s)", quote(n.Value), h)
+		} else if durationSyntax.MatchString(strings.TrimSpace(n.Value)) {
+			// Written as a duration, past the longest one there is: say
+			// so, rather than that it is not one.
+			d.failf(n, field, "%s is longer than any duration (want at most %s)", short(n.Value), hours(math.MaxInt64))
 		} else {
 			d.failf(n, field, "%s is not a duration (want e.g. %s)", quote(n.Value), example)
 		}
@@ -425,6 +429,11 @@ func (d *decoder) duration(n *yaml.Node, field, example string) time.Duration {
 	}
 	return v
 }
+
+// durationSyntax is a Go duration as written (time.ParseDuration's
+// grammar), whatever its size: what ParseDuration refuses though it
+// matches is too long to hold.
+var durationSyntax = regexp.MustCompile(`^[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
 
 // inHours rewrites a count of days or weeks ("7d", "2w", "1.5d"), which
 // Go durations do not take, in hours ("168h"), for the message that says

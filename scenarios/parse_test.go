@@ -48,6 +48,7 @@ func TestParseErrors(t *testing.T) {
 		{"duration without unit", "name: t\nduration: 30\n", "t.yaml:2: duration: ", "30 has no unit (want e.g. 30s)"},
 		{"duration not a duration", "name: t\nduration: soon\n", "t.yaml:2: duration: ", `"soon" is not a duration`},
 		{"days are hours", "name: t\nduration: 7d\n", "t.yaml:2: duration: ", `"7d" is not a duration: units stop at hours (want 168h)`},
+		{"a duration past the longest", "name: t\nduration: 100000000h\n", "t.yaml:2: duration: ", `100000000h is longer than any duration (want at most 2562047h)`},
 		{"weeks are hours", "name: t\nduration: 2w\n", "t.yaml:2: duration: ", `(want 336h)`},
 		{"duration zero", "name: t\nduration: 0s\n", "t.yaml:2: duration: ", "not positive"},
 		{"duration negative", "name: t\nduration: -5s\n", "t.yaml:2: duration: ", "not positive"},
