@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"slices"
@@ -257,7 +258,11 @@ func writeRows(w io.Writer, r *sim.Result, opts TableOptions) error {
 	if !opts.Wide {
 		cols = fitColumns(r, cols, width)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	// The tabwriter writes a row's cells and padding piece by piece:
+	// straight onto a file that is a system call each, 4.6 s of a
+	// million-client table's 5.8 (issue 29).
+	bw := bufio.NewWriterSize(w, 64<<10)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-*s\t", width, "client")
 	for _, col := range cols {
 		fmt.Fprintf(tw, "%s\t", col.name)
@@ -270,5 +275,8 @@ func writeRows(w io.Writer, r *sim.Result, opts TableOptions) error {
 		}
 		fmt.Fprintln(tw)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
