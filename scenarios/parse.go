@@ -34,8 +34,8 @@ type File struct {
 // teach anything.
 const (
 	MaxServers  = 1024
-	MaxClients  = 100_000 // after count expands them
-	MaxPatterns = 100_000 // traffic patterns over all expanded clients
+	MaxClients  = 1_000_000 // after count expands them
+	MaxPatterns = 1_000_000 // traffic patterns over all expanded clients
 	MaxCost     = 1_000_000
 	MaxRetries  = 1_000
 	MaxFaults   = 1_000

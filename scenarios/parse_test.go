@@ -171,7 +171,7 @@ func TestParseErrors(t *testing.T) {
 		{"ramp from nothing to nothing", noClients + "  - {name: a, api_key: a, traffic: {pattern: ramp, from: 0, to: 0/s}}\n", "t.yaml:5: clients[0].traffic.to: ", "a ramp from 0 to 0 sends nothing"},
 		{"on-off without off", noClients + "  - {name: a, api_key: a, traffic: {pattern: on-off, rate: 5/s, on: 1s}}\n", "t.yaml:5: clients[0].traffic.off: ", "missing"},
 		{"count zero", noClients + "  - name: a-{i}\n    count: 0\n    api_key: a\n    traffic: {pattern: constant, rate: 5/s}\n", "t.yaml:6: clients[0].count: ", "0 is too small (want at least 1)"},
-		{"count too large", noClients + "  - name: a-{i}\n    count: 100001\n    api_key: a\n    traffic: {pattern: constant, rate: 5/s}\n", "t.yaml:6: clients[0].count: ", "100001 is too large"},
+		{"count too large", noClients + "  - name: a-{i}\n    count: 1000001\n    api_key: a\n    traffic: {pattern: constant, rate: 5/s}\n", "t.yaml:6: clients[0].count: ", "1000001 is too large"},
 		{"count without {i}", noClients + "  - name: a\n    count: 3\n    api_key: a\n    traffic: {pattern: constant, rate: 5/s}\n", "t.yaml:5: clients[0].name: ", `with count 3 every client is named "a" (want {i} in the name`},
 		{"duplicate after expansion", noClients + "  - name: a-{i}\n    count: 3\n    api_key: a\n    traffic: {pattern: constant, rate: 5/s}\n  - name: a-2\n    api_key: b\n    traffic: {pattern: constant, rate: 5/s}\n", "t.yaml:9: clients[1].name: ", `"a-2" is also the name of clients[0]`},
 		{"retry base without backoff", noClients + "  - {name: a, api_key: a, traffic: {pattern: constant, rate: 5/s}, retry: {policy: immediate, base: 1s}}\n", "t.yaml:5: clients[0].retry.base: ", "only policy backoff"},

@@ -13,7 +13,19 @@ import (
 // finalResult is result with its Findings: what a run returns. A
 // snapshot, drawn many times a second, does without.
 func (s *sim) finalResult() *Result {
-	r := s.result()
+	return withFindings(s.result(false))
+}
+
+// lastResult is finalResult for a run that is over and will not be asked
+// again (Run, a replay): the recorder's timeline rows are let go once the
+// Result's are made, so that a run's end does not hold its rows twice
+// while it assembles the rest (a million clients' results).
+func (s *sim) lastResult() *Result {
+	return withFindings(s.result(true))
+}
+
+// withFindings gives r its Findings.
+func withFindings(r *Result) *Result {
 	r.Findings = Findings(r)
 	return r
 }
@@ -22,9 +34,14 @@ func (s *sim) finalResult() *Result {
 // never goes past the duration, so nothing after it is ever recorded.
 func (s *sim) ended() bool { return s.clock.now >= s.clock.duration }
 
-// result assembles the Result from what was recorded.
-func (s *sim) result() *Result {
+// result assembles the Result from what was recorded; with release, the
+// last use of the recorder's timeline.
+func (s *sim) result(release bool) *Result {
 	sc := s.sc
+	timeline := s.rec.timeline.sparse(s.clients, s.clock.stepLen)
+	if release {
+		s.rec.timeline = timelineRows{}
+	}
 	r := &Result{
 		Schema:    Schema,
 		Scenario:  sc.Name,
@@ -47,7 +64,7 @@ func (s *sim) result() *Result {
 		copyGap:   new(s.rec.copyGap),
 		Clients:   make([]ClientResult, 0, len(s.clients)),
 		Keys:      make([]KeyResult, 0, len(s.keys)),
-		Timeline:  s.rec.timeline.sparse(s.clients, s.clock.stepLen),
+		Timeline:  timeline,
 		// The timeline in proportion to what happened: a reader that
 		// needs every step's row puts them back (Densify, EachRow).
 		TimelineSparse: true,

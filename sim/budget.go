@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/words"
+	"github.com/ratelim/ratelim/route"
 	"github.com/ratelim/ratelim/topology"
 )
 
@@ -79,8 +80,8 @@ func Estimate(sc Scenario) int64 {
 // duration.
 func arrivalsOf(c Client, duration time.Duration) float64 {
 	n := 0.0
-	for _, tr := range c.Traffic {
-		n += newStream(tr, int64(algorithms.At(duration))).estimate()
+	for i := range c.Traffic {
+		n += newStream(&c.Traffic[i], int64(algorithms.At(duration))).estimate()
 	}
 	return n
 }
@@ -134,21 +135,30 @@ func WorstCase(sc Scenario) (requests int64, retrier *Client) {
 	return saturate(math.Ceil(total)), retrier
 }
 
-// Bytes a run needs at its peak, measured on the recorder's structures and
-// doubled for the garbage collector, which lets the heap grow to twice
-// what is live before it collects (go test -run
+// Bytes a run holds live, measured on its structures (go test -run
 // TestMemoryEstimateIsAnUpperBound ./sim checks them against the heap).
 // The JSON is written a row at a time, so it adds nothing that grows.
+//
+// The estimate adds a quarter to what is live for the garbage collector's
+// headroom (collectorHeadroom): that is what a run needs when the Go
+// runtime's soft memory limit (debug.SetMemoryLimit, GOMEMLIMIT) is the
+// bound, as the ratelim command sets it to --max-memory; the collector
+// then works harder near the limit rather than let the heap grow to twice
+// what is live, which is where it goes with no limit (GOGC=100). A
+// million clients need about 2.5 GB live: refused at 4 GiB when charged
+// twice, they run in it under the limit.
 const (
-	bytesPerClient    = 12 << 10               // the client's run, its result, its latency histograms' index, its key's state series
-	bytesPerHistBlock = 2 * (histBlock*8 + 16) // one block of a latency histogram, and its index
-	bytesPerRow       = 2 * (2*160 + 144)      // a timeline row: the recorder's (160 B, in chunks with room for as many again at most) and the Result's (144 B)
-	bytesPerStep      = 2 * 48                 // the step's end event in the queue (grown by doubling)
-	bytesPerSample    = 72                     // a key's state in one copy at one step, and its JSON
-	bytesPerPair      = 256                    // a (key, copy) pair's state in its jar, its slot, and its place in the recorder's pairs
-	bytesPerKey       = 2048                   // a limiter key's run, ideal state, store entry and state series
-	bytesPerLogEntry  = 8 * 2                  // a sliding log's timestamp, in the limiter and in the exact one
-	bytesBase         = 4 << 20                // the run's fixed structures
+	bytesPerClient    = 1536                // the client's run (640 B), its stream (224 B), its result (208 B), its peak window, and the scenario's Client and its traffic (350 B)
+	bytesPerHistBlock = histBlock*8 + 16    // one block of a latency histogram, and its place in the index
+	bytesPerHistIndex = 2*histBlocks*8 + 64 // a histogram's index of blocks and their sums, once it has more than histFew buckets
+	bytesPerRow       = 160 + 144 + 16      // a timeline row: the recorder's (160 B, in chunks) and the Result's (144 B), and its place while they are sorted
+	bytesPerStep      = 48                  // the step's end event in the queue (grown by doubling)
+	bytesPerSample    = 36                  // a key's state in one copy at one step, and its JSON
+	bytesPerPair      = 128                 // a (key, copy) pair's state in its jar, its slot, and its place in the recorder's pairs
+	bytesPerKey       = 640                 // a limiter key's run (224 B), result (144 B), ideal state, store entry and name (505 B measured)
+	bytesPerLogEntry  = 8 * 2               // a sliding log's timestamp, in the limiter and in the exact one
+	bytesBase         = 4 << 20             // the run's fixed structures
+	collectorHeadroom = 5                   // in quarters: the estimate is 5/4 of what is live
 )
 
 // MaxClientsIn is the most clients, each with a key of its own, a run can
@@ -156,7 +166,7 @@ const (
 // limit, one copy of the state, one step): a replay refuses a log's keys
 // past it as they are read, rather than the run after the whole log.
 func MaxClientsIn(bound int64) int64 {
-	const perClient = bytesPerClient + bytesPerKey + bytesPerRow + bytesPerSample + bytesPerPair
+	const perClient = (bytesPerClient + bytesPerKey + bytesPerRow + bytesPerSample + bytesPerPair) * collectorHeadroom / 4
 	return max((bound-bytesBase)/perClient, 1)
 }
 
@@ -169,26 +179,43 @@ func MaxClientsIn(bound int64) int64 {
 // state series: sampledPairs), and with the timestamps a sliding log
 // keeps. It is an upper bound on the heap the run allocates, saturating
 // rather than wrapping.
-func MemoryEstimate(sc Scenario) int64 {
+func MemoryEstimate(sc Scenario) int64 { return memoryNeed(sc, nil) }
+
+// memoryNeed is MemoryEstimate for a run whose state series keep only the
+// keys keep chooses (Options.StateOf; nil keeps every key's): a table
+// keeps none, and its run holds no samples.
+func memoryNeed(sc Scenario, keep func(key string) bool) int64 {
 	steps := int64(1)
 	if sc.Step > 0 {
 		steps = satAdd(int64(sc.Duration/sc.Step), 1)
 	}
 	clients := int64(len(sc.Clients))
-	keys := int64(len(distinctKeys(sc)))
+	distinct := distinctKeys(sc)
+	keys := int64(len(distinct))
 	worst, _ := WorstCase(sc)
 	pairs := sampledPairs(sc, keys, worst)
+	kept := pairs
+	if keep != nil {
+		n := int64(0)
+		for k := range distinct {
+			if keep(k) {
+				n++
+			}
+		}
+		kept = satMul(pairs, n) / max(keys, 1)
+	}
 	total := int64(bytesBase)
-	total = satAdd(total, satMul(clients, satAdd(bytesPerClient, satMul(2*histBlocksUsed(sc), bytesPerHistBlock))))
+	total = satAdd(total, satMul(clients, bytesPerClient))
+	total = satAdd(total, histogramBytes(sc))
 	// A key with several limits keeps a state, and a state series, per
 	// limit.
 	limits := int64(1 + len(sc.Also))
 	total = satAdd(total, satMul(satMul(keys, limits), bytesPerKey))
-	rows := min(satMul(steps, clients), satMul(worst, 2))
+	rows := min(satMul(steps, clients), satMul(worst, rowsPerRequest(sc)))
 	total = satAdd(total, satMul(steps, bytesPerStep))
 	total = satAdd(total, satMul(rows, bytesPerRow))
 	total = satAdd(total, satMul(pairs, bytesPerPair))
-	total = satAdd(total, satMul(satMul(steps, pairs), satMul(limits, bytesPerSample)))
+	total = satAdd(total, satMul(satMul(steps, kept), satMul(limits, bytesPerSample)))
 	for _, l := range sc.Limits() {
 		if p := l.Params; p.Window > 0 {
 			// A window algorithm is measured against a sliding log, which
@@ -198,7 +225,7 @@ func MemoryEstimate(sc Scenario) int64 {
 			total = satAdd(total, satMul(min(Estimate(sc), satMul(keys, perKey)), bytesPerLogEntry))
 		}
 	}
-	return total
+	return satMul(total/4, collectorHeadroom)
 }
 
 // sampledPairs bounds the (key, copy) pairs a run of sc holds and samples
@@ -221,21 +248,83 @@ func sampledPairs(sc Scenario, keys, requests int64) int64 {
 	return min(every, satMul(requests, 2))
 }
 
-// histBlocksUsed bounds the blocks one of a client's two latency
-// histograms allocates. Latency is the round trip, plus a leaky bucket's
-// queueing and a latency fault's added delay: without those a request
-// takes 0 (decided locally) or one round trip, a block or two; with them it
-// may take any value, and every block is counted.
-func histBlocksUsed(sc Scenario) int64 {
-	if len(sc.Faults) > 0 {
-		return histBlocks
-	}
+// rowsPerRequest bounds the timeline rows a request makes: its own step's,
+// and with a leaky bucket's delay the step it is served in.
+func rowsPerRequest(sc Scenario) int64 {
 	for _, l := range sc.Limits() {
 		if l.Algorithm == "leaky-bucket" {
-			return histBlocks
+			return 2
 		}
 	}
-	return 2
+	return 1
+}
+
+// histogramBytes bounds the blocks the clients' latency histograms
+// allocate, two a client (the run's and the step's). A histogram keeps
+// histFew buckets inline and allocates nothing until a latency falls in
+// one more, so a client that cannot send more than histFew requests costs
+// nothing here; nor does any client of a run whose latencies are 0
+// (decided locally) or its one round trip, on the shared store or the
+// jars with no fault and no queue. Otherwise a client that may send n
+// requests is charged an index and, for each histogram, the least of n
+// and the blocks its latencies can reach (latencyBlocks).
+func histogramBytes(sc Scenario) int64 {
+	reach := latencyBlocks(sc)
+	if reach == 0 {
+		return 0
+	}
+	one := func(requests int64) int64 {
+		if requests <= histFew {
+			return 0
+		}
+		return 2 * satAdd(bytesPerHistIndex, satMul(min(requests, reach), bytesPerHistBlock))
+	}
+	var total int64
+	for i := range sc.Clients {
+		c := &sc.Clients[i]
+		total = satAdd(total, one(saturate(math.Ceil(arrivalsOf(*c, sc.Duration)*float64(1+c.Retry.most())))))
+	}
+	for _, f := range sc.Feeds {
+		// A log's requests are its clients' in any share: charged as if
+		// each client could have sent them all, the clients' blocks
+		// bounded by the requests.
+		first, last := max(f.FirstClient, 0), min(f.FirstClient+f.Clients, len(sc.Clients))
+		most := int64(0)
+		for i := first; i < last; i++ {
+			most = max(most, int64(sc.Clients[i].Retry.most()))
+		}
+		requests := satMul(f.Requests, 1+most)
+		total = satAdd(total, satMul(min(int64(max(last-first, 0)), requests/(histFew+1)), one(requests)))
+	}
+	return total
+}
+
+// latencyBlocks bounds the histogram blocks a run's latencies reach: 0
+// when a request takes 0 or the one round trip (a bucket or two, kept
+// inline); the blocks up to the longest a request can wait when that is
+// known (round trips, a compare-and-swap's retries of them, a leaky
+// bucket's queue); every block when a fault other than a latency spike
+// may stretch a request.
+func latencyBlocks(sc Scenario) int64 {
+	rtt, varied := int64(algorithms.At(sc.Topology.RTT)), sc.Topology.Kind == Racy
+	for _, f := range sc.Faults {
+		if f.Kind != Latency {
+			return histBlocks
+		}
+		rtt, varied = max(rtt, int64(algorithms.At(f.RTT))), true
+	}
+	longest := satMul(rtt, route.MaxCASAttempts+1)
+	for _, l := range sc.Limits() {
+		if l.Algorithm == "leaky-bucket" {
+			// The queue holds at most Burst, drained at the rate.
+			wait := saturate(math.Ceil(float64(l.Params.Burst) / max(l.Params.Rate.PerSecond(), 1e-9) * 1e6))
+			longest, varied = satAdd(longest, wait), true
+		}
+	}
+	if !varied {
+		return 0
+	}
+	return int64(histIndex(longest)/histBlock + 1)
 }
 
 func distinctKeys(sc Scenario) map[string]bool {
@@ -270,10 +359,10 @@ func checkSize(sc Scenario, opts Options) (int64, error) {
 			Advice: "a retry policy multiplies the traffic: lower retry.max, shorten the scenario or lower its rates"}
 	}
 	bound := memoryBound(opts)
-	if need := MemoryEstimate(sc); need > bound {
+	if need := memoryNeed(sc, opts.StateOf); need > bound {
 		steps := satAdd(int64(sc.Duration/sc.Step), 1)
 		advice := "use a longer step, a shorter duration or fewer clients"
-		if step, ok := stepThatFits(sc, bound); ok {
+		if step, ok := stepThatFits(sc, opts.StateOf, bound); ok {
 			advice = fmt.Sprintf("use a longer step: %s fits, every total the same; or a shorter duration or fewer clients", words.Duration(step))
 		}
 		return 0, &TooBigError{Err: ErrMemory, Scenario: sc.Name, Option: "MaxMemory",
@@ -295,7 +384,7 @@ func memoryBound(opts Options) int64 {
 // stepThatFits is the finest of the usual steps, longer than sc's and at
 // most its duration, at which sc's memory estimate is within bound: what a
 // refused long run can ask for instead of giving up its length.
-func stepThatFits(sc Scenario, bound int64) (time.Duration, bool) {
+func stepThatFits(sc Scenario, keep func(string) bool, bound int64) (time.Duration, bool) {
 	for _, step := range []time.Duration{100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond, 100 * time.Millisecond, time.Second, 10 * time.Second,
 		time.Minute, 10 * time.Minute, time.Hour, 6 * time.Hour, 24 * time.Hour} {
 		if step <= sc.Step || step > sc.Duration {
@@ -303,7 +392,7 @@ func stepThatFits(sc Scenario, bound int64) (time.Duration, bool) {
 		}
 		coarse := sc
 		coarse.Step = step
-		if MemoryEstimate(coarse) <= bound {
+		if memoryNeed(coarse, keep) <= bound {
 			return step, true
 		}
 	}

@@ -19,17 +19,18 @@ import (
 )
 
 type clientRun struct {
-	Client
+	*Client     // the scenario's: a copy was 152 bytes more a client
 	key     int // index into sim.keys
 	streams []*stream
 	cost    []int64 // per stream
 	// givenServices says a stream gives its arrivals' service times
 	// (Traffic.Services): a request may take less than Service.Mean.
 	givenServices bool
-	hist          *histogram
-	step          *histogram
-	peaks         peakPair
-	total         counts
+	// hist are its latencies over the run, step over the step in
+	// progress.
+	hist, step histogram
+	peaks      peakPair
+	total      counts
 	// retries and waitsRetryAfter are its Retry.Policy read once, not
 	// compared as a string per rejected request.
 	retries, waitsRetryAfter bool
@@ -136,9 +137,9 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	budget, err := checkSize(sc, opts)
 	var coarsened string
 	if errors.Is(err, ErrMemory) && opts.FitStep {
-		if step, ok := stepThatFits(sc, memoryBound(opts)); ok {
+		if step, ok := stepThatFits(sc, opts.StateOf, memoryBound(opts)); ok {
 			coarsened = fmt.Sprintf("the timeline's step is %s, not %s: at %s the run would need about %s of memory, more than %s (every total is the same at any step)",
-				words.Duration(step), words.Duration(sc.Step), words.Duration(sc.Step), words.Bytes(MemoryEstimate(sc)), words.Bytes(memoryBound(opts)))
+				words.Duration(step), words.Duration(sc.Step), words.Duration(sc.Step), words.Bytes(memoryNeed(sc, opts.StateOf)), words.Bytes(memoryBound(opts)))
 			sc.Step = step
 			budget, err = checkSize(sc, opts)
 		}
@@ -266,8 +267,9 @@ func (s *sim) steps() int { return s.clock.nSteps }
 
 func (s *sim) setupClients() {
 	index := map[string]int{}
-	for _, c := range s.sc.Clients {
-		name := KeyOf(c, s.sc.Limit.Key)
+	for i := range s.sc.Clients {
+		c := &s.sc.Clients[i]
+		name := KeyOf(*c, s.sc.Limit.Key)
 		k, ok := index[name]
 		if !ok {
 			k = len(s.keys)
@@ -275,7 +277,7 @@ func (s *sim) setupClients() {
 			s.keys = append(s.keys, keyRun{name: name, hash: topology.HashKey(name), peaks: newPeakPair()})
 		}
 		s.keys[k].clients++
-		cr := &clientRun{Client: c, key: k, hist: newHistogram(), step: newHistogram(), peaks: newPeakPair(),
+		cr := &clientRun{Client: c, key: k, peaks: newPeakPair(),
 			retries: c.Retry.retries(), waitsRetryAfter: c.Retry.Policy == RetryAfter}
 		if len(s.sc.Also) > 0 {
 			cr.rejectedBy = make([]int64, 1+len(s.sc.Also))
@@ -284,8 +286,8 @@ func (s *sim) setupClients() {
 		if c.Priority != "" {
 			cr.priority, _ = algorithms.ParsePriority(c.Priority) // check() vouched for it
 		}
-		for _, tr := range c.Traffic {
-			cr.streams = append(cr.streams, newStream(tr, s.clock.duration))
+		for i, tr := range c.Traffic {
+			cr.streams = append(cr.streams, newStream(&c.Traffic[i], s.clock.duration))
 			cr.cost = append(cr.cost, max(tr.Cost, 1))
 			cr.givenServices = cr.givenServices || len(tr.Services) > 0
 		}

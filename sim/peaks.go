@@ -13,15 +13,34 @@ import (
 // requests. Round trips such as 500 µs fall on a bucket edge and are
 // reported exactly.
 //
-// The 7,680 buckets are kept in blocks of 128, each allocated when a
-// latency first falls in it: a client whose requests all take one round
-// trip holds one block (1 KiB), not 60 KiB, and clearing the histogram at
-// every step costs the blocks it used, not all of them.
+// Most clients' requests fall in a bucket or two (decided locally, or one
+// round trip), so the first histFew buckets counted are kept inline, in
+// order: a client's two histograms are 128 bytes of its run, whatever it
+// sent, and a million clients are not 2 GB of bucket blocks. A histogram
+// that counts more buckets moves them to blocks of 128, each allocated
+// when a latency first falls in it (blocked): a client whose latencies
+// vary holds the blocks they reached, not all 7,680 buckets, and clearing
+// the histogram at every step costs the blocks it used.
 type histogram struct {
+	n int64
+	// few are the buckets counted and their counts, in bucket order,
+	// while there are at most histFew of them (nFew) and blocked is nil.
+	few  [histFew]int64
+	at   [histFew]uint16
+	nFew uint8
+	// blocked holds every count once more than histFew buckets were
+	// counted; it stays, cleared, through a reset.
+	blocked *histBlocked
+}
+
+// histBlocked are a histogram's counts in blocks of histBlock buckets.
+type histBlocked struct {
 	blocks [histBlocks]*[histBlock]int64
+	// sums are each block's total count, so that a quantile skips whole
+	// blocks rather than reading 7,680 counts.
+	sums [histBlocks]int64
 	// used are the indexes of the allocated blocks, for reset.
 	used []uint8
-	n    int64
 }
 
 const (
@@ -31,9 +50,8 @@ const (
 	histBuckets = histExact + 58*histSub
 	histBlock   = 128
 	histBlocks  = histBuckets / histBlock
+	histFew     = 4 // buckets kept inline
 )
-
-func newHistogram() *histogram { return &histogram{} }
 
 func histIndex(v int64) int {
 	if v < histExact {
@@ -55,14 +73,50 @@ func histValue(i int) int64 {
 // addAt counts one value in bucket i, histIndex(value): a value counted in
 // two histograms is indexed once.
 func (h *histogram) addAt(i int) {
-	b := h.blocks[i/histBlock]
-	if b == nil {
-		b = new([histBlock]int64)
-		h.blocks[i/histBlock] = b
-		h.used = append(h.used, uint8(i/histBlock))
-	}
-	b[i%histBlock]++
 	h.n++
+	if h.blocked != nil {
+		h.blocked.add(i)
+		return
+	}
+	j := 0
+	for j < int(h.nFew) && int(h.at[j]) < i {
+		j++
+	}
+	if j < int(h.nFew) && int(h.at[j]) == i {
+		h.few[j]++
+		return
+	}
+	if h.nFew == histFew {
+		h.block()
+		h.blocked.add(i)
+		return
+	}
+	copy(h.at[j+1:h.nFew+1], h.at[j:h.nFew])
+	copy(h.few[j+1:h.nFew+1], h.few[j:h.nFew])
+	h.at[j], h.few[j] = uint16(i), 1
+	h.nFew++
+}
+
+// block moves the inline buckets to blocks.
+func (h *histogram) block() {
+	h.blocked = &histBlocked{}
+	for j := range h.nFew {
+		h.blocked.addN(int(h.at[j]), h.few[j])
+	}
+	h.nFew = 0
+}
+
+func (b *histBlocked) add(i int) { b.addN(i, 1) }
+
+func (b *histBlocked) addN(i int, n int64) {
+	bl := b.blocks[i/histBlock]
+	if bl == nil {
+		bl = new([histBlock]int64)
+		b.blocks[i/histBlock] = bl
+		b.used = append(b.used, uint8(i/histBlock))
+	}
+	bl[i%histBlock] += n
+	b.sums[i/histBlock] += n
 }
 
 // quantile returns the smallest bucket value with at least q of the counts
@@ -74,11 +128,21 @@ func (h *histogram) quantile(q float64) int64 {
 	rank := int64(q*float64(h.n) + 0.9999999)
 	rank = min(max(rank, 1), h.n)
 	var seen int64
-	for bi, b := range h.blocks {
-		if b == nil {
+	if h.blocked == nil {
+		for j := range h.nFew {
+			seen += h.few[j]
+			if seen >= rank {
+				return histValue(int(h.at[j]))
+			}
+		}
+		return histValue(histBuckets - 1)
+	}
+	for bi, sum := range h.blocked.sums {
+		if seen+sum < rank {
+			seen += sum
 			continue
 		}
-		for j, c := range b {
+		for j, c := range h.blocked.blocks[bi] {
 			seen += c
 			if seen >= rank {
 				return histValue(bi*histBlock + j)
@@ -93,10 +157,13 @@ func (h *histogram) reset() {
 	if h.n == 0 {
 		return
 	}
-	for _, bi := range h.used {
-		clear(h.blocks[bi][:])
+	h.n, h.nFew = 0, 0
+	if b := h.blocked; b != nil {
+		for _, bi := range b.used {
+			clear(b.blocks[bi][:])
+			b.sums[bi] = 0
+		}
 	}
-	h.n = 0
 }
 
 // peakWindow tracks the most admissions in any window of length w, exactly,
@@ -118,7 +185,7 @@ func (p *peakWindow) add(at int64) {
 		p.n--
 	}
 	if p.n == len(p.ring) {
-		grown := make([]int64, max(2*len(p.ring), 16))
+		grown := make([]int64, max(2*len(p.ring), 4)) // most clients admit a few a second
 		copy(grown, p.ring[p.head:])
 		copy(grown[len(p.ring)-p.head:], p.ring[:p.head])
 		p.ring, p.head, mask = grown, 0, len(grown)-1

@@ -84,5 +84,5 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 	}
 	s.log = append(s.log, events...)
 	sort.SliceStable(s.log, func(i, j int) bool { return s.log[i].TS < s.log[j].TS })
-	return s.finalResult(), nil
+	return s.lastResult(), nil
 }

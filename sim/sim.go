@@ -77,7 +77,7 @@ func Run(ctx context.Context, sc Scenario, opts Options) (r *Result, err error) 
 		p.Close()
 		return nil, err
 	}
-	r = p.Result()
+	r = p.s.lastResult()
 	return r, p.Close()
 }
 

@@ -131,7 +131,7 @@ func TestTimelineRowsAreTheDenseOnesSparse(t *testing.T) {
 		var results []ClientResult
 		for ci := range rapid.IntRange(1, 4).Draw(t, "clients") {
 			name := string(rune('a' + ci))
-			clients = append(clients, &clientRun{Client: Client{Name: name}})
+			clients = append(clients, &clientRun{Client: &Client{Name: name}})
 			results = append(results, ClientResult{Name: name})
 		}
 		n := len(clients)

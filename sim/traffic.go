@@ -14,14 +14,14 @@ import (
 // next arrival at or after the previous one, and false when the pattern has
 // no more before its stop.
 type stream struct {
-	tr          Traffic
+	tr          *Traffic     // the client's, not a copy: a million clients each kept 176 bytes more
 	kind        *patternKind // tr's pattern (patterns.go); nil sends nothing
 	start, stop int64        // µs; stop is exclusive
 	k           int64        // arrivals generated so far
 	last        int64
 }
 
-func newStream(tr Traffic, duration int64) *stream {
+func newStream(tr *Traffic, duration int64) *stream {
 	stop := duration
 	if tr.Stop > 0 {
 		stop = min(int64(algorithms.At(tr.Stop)), duration)
@@ -80,7 +80,7 @@ func (s *stream) estimate() float64 {
 	if s.kind == nil {
 		return 0
 	}
-	return s.kind.estimate(s.tr, float64(max(s.stop-s.start, 0))/1e6)
+	return s.kind.estimate(*s.tr, float64(max(s.stop-s.start, 0))/1e6)
 }
 
 // mulDivFloor is a × b / c rounded down, saturating instead of panicking
@@ -144,8 +144,8 @@ func Arrivals(sc Scenario, yield func(Arrival) bool) error {
 	}
 	for _, c := range sc.Clients {
 		var srcs []source
-		for _, tr := range c.Traffic {
-			srcs = append(srcs, source{newStream(tr, duration), max(tr.Cost, 1)})
+		for i := range c.Traffic {
+			srcs = append(srcs, source{newStream(&c.Traffic[i], duration), max(c.Traffic[i].Cost, 1)})
 		}
 		sources = append(sources, srcs)
 	}

@@ -185,7 +185,7 @@ func TestCompareArgvToOptions(t *testing.T) {
 		func() compareOptions {
 			// Every algorithm and every topology.
 			return compareOptions{Scenario: "nat", Algorithms: []string{"exact"}, Topologies: []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)},
-				Format: "table", Limits: defaultLimits(), over: noOverrides()}
+				Format: "table", Limits: parallelLimits(), over: noOverrides()}
 		},
 		func(p *parsed) *compareOptions { return p.compare },
 		[]argvCase[compareOptions]{
@@ -195,7 +195,7 @@ func TestCompareArgvToOptions(t *testing.T) {
 			}},
 			{line: "compare nat --algorithms gcra --algorithms fixed-window", want: func(o *compareOptions) { o.Algorithms = []string{"gcra", "fixed-window"} }},
 			{line: "compare nat --max-requests 9 --max-memory 1GiB --parallel 3", want: func(o *compareOptions) {
-				o.Limits = runLimits{MaxRequests: 9, MaxMemory: "1GiB", Workers: 3}
+				o.Limits = runLimits{MaxRequests: 9, MaxMemory: "1GiB", Workers: 3, parallel: true}
 			}},
 			{line: "compare nat --store miniredis --servers 2 --seed 5 --duration 2s --on-error fail-open", want: func(o *compareOptions) {
 				o.over = overrides{store: "miniredis", servers: 2, seed: 5, duration: "2s", onError: "fail-open",
@@ -208,7 +208,7 @@ func TestCompareArgvToOptions(t *testing.T) {
 }
 
 func TestCheckArgvToOptions(t *testing.T) {
-	limits := defaultLimits()
+	limits := parallelLimits()
 	testArgv(t, newCmdCheck(streams{}, nil),
 		func() checkOptions { return checkOptions{Paths: []string{}, Format: "text", Limits: limits} },
 		func(p *parsed) *checkOptions { return p.check },
@@ -219,7 +219,7 @@ func TestCheckArgvToOptions(t *testing.T) {
 			{line: "check nat window-boundary --format json", want: func(o *checkOptions) { o.Paths, o.Format = []string{"nat", "window-boundary"}, "json" }},
 			{line: "check nat --junit report.xml --store miniredis", want: func(o *checkOptions) { o.Paths, o.JUnit, o.Store = []string{"nat"}, "report.xml", "miniredis" }},
 			{line: "check nat --max-requests 100000 --max-memory 2GB --parallel 1", want: func(o *checkOptions) {
-				o.Paths, o.Limits = []string{"nat"}, runLimits{MaxRequests: 100000, MaxMemory: "2GB", Workers: 1}
+				o.Paths, o.Limits = []string{"nat"}, runLimits{MaxRequests: 100000, MaxMemory: "2GB", Workers: 1, parallel: true}
 			}},
 		})
 }

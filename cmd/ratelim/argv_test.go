@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
+	"os"
 	"reflect"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -118,6 +122,13 @@ func argv(line string) []string { return strings.Fields(line) }
 // command runs with when they are not given.
 func defaultLimits() runLimits {
 	return runLimits{MaxRequests: sim.DefaultMaxRequests, MaxMemory: humanize.IBytes(sim.DefaultMaxMemory)}
+}
+
+// parallelLimits are defaultLimits on a command with --parallel.
+func parallelLimits() runLimits {
+	l := defaultLimits()
+	l.parallel = true
+	return l
 }
 
 // noOverrides are the override flags of a command line that gives none.
@@ -285,4 +296,31 @@ func TestListingsRefuseBadFlags(t *testing.T) {
 		{"scenarios list extra", exitBadInput, []string{`unknown command "extra"`}},
 		{"scenarios --format json", exitBadInput, []string{"unknown flag: --format"}},
 	})
+}
+
+// --max-memory is the Go runtime's soft memory limit too, for the runs at
+// once: the estimate counts what a run holds live and a quarter more,
+// which holds only if the collector works to stay under the bound rather
+// than let the heap grow to twice what is live.
+func TestMaxMemoryHoldsTheHeap(t *testing.T) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOMEMLIMIT is set: the command leaves the limit it chose")
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	for _, tt := range []struct {
+		limits runLimits
+		want   int64
+	}{
+		{runLimits{MaxRequests: 1, MaxMemory: "64MiB"}, 64 << 20},
+		{runLimits{MaxRequests: 1, MaxMemory: "64MiB", Workers: 3, parallel: true}, 3 * 64 << 20},
+		{runLimits{MaxRequests: 1, MaxMemory: "64MiB", parallel: true}, int64(runtime.GOMAXPROCS(0)) * 64 << 20},
+		{runLimits{MaxRequests: 1, MaxMemory: "8EiB", Workers: 4, parallel: true}, math.MaxInt64},
+	} {
+		if _, err := tt.limits.options(); err != nil {
+			t.Fatal(err)
+		}
+		if got := debug.SetMemoryLimit(-1); got != tt.want {
+			t.Errorf("%+v: memory limit %d, want %d", tt.limits, got, tt.want)
+		}
+	}
 }

@@ -225,9 +225,9 @@ func TestReplayRequestBudget(t *testing.T) {
 	if code != exitTooBig || !strings.Contains(errOut, "--max-requests") {
 		t.Fatalf("--max-requests 1000 on 2,119 requests: exit %d, stderr %q", code, errOut)
 	}
-	// Memory grows with keys: 3,000 of them do not fit in 16 MiB.
+	// Memory grows with keys: 6,000 of them do not fit in 16 MiB.
 	var b strings.Builder
-	for i := range 3000 {
+	for i := range 6000 {
 		fmt.Fprintf(&b, "10.0.%d.%d - - [01/Mar/2026:12:00:00 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\"\n", i/256, i%256)
 	}
 	many := filepath.Join(t.TempDir(), "many.log")
@@ -236,10 +236,10 @@ func TestReplayRequestBudget(t *testing.T) {
 	}
 	code, _, errOut = runArgs("replay", many, "--limit", "100/m", "--max-memory", "16MiB")
 	if code != exitTooBig || !strings.Contains(errOut, "--max-memory") {
-		t.Fatalf("3,000 keys in 16 MiB: exit %d, stderr %q", code, errOut)
+		t.Fatalf("6,000 keys in 16 MiB: exit %d, stderr %q", code, errOut)
 	}
 	if code, _, errOut = runArgs("replay", many, "--limit", "100/m"); code != exitOK {
-		t.Fatalf("3,000 keys: exit %d, stderr %q", code, errOut)
+		t.Fatalf("6,000 keys: exit %d, stderr %q", code, errOut)
 	}
 }
 
@@ -249,7 +249,7 @@ func TestReplayRequestBudget(t *testing.T) {
 // run was refused after 21s and 1 GB).
 func TestReplayKeysBoundedByMemory(t *testing.T) {
 	var b strings.Builder
-	const keys = 3000
+	const keys = 6000
 	for i := range keys {
 		fmt.Fprintf(&b, "10.0.%d.%d - - [24/Nov/2026:10:00:00 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\"\n", i/250, i%250)
 	}
