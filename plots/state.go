@@ -87,19 +87,22 @@ func newStateData(r *sim.Result, stepS float64) *stateData {
 	keys, s.copies = stateKeys(r)
 	s.totalKeys = len(keys)
 	byKeyCopy := map[[2]string]stateSeries{}
-	for _, ser := range r.State {
+	for i, ser := range r.State {
 		n := min(len(ser.TS), len(ser.Remaining))
-		byKeyCopy[[2]string{ser.Key, ser.Copy}] = stateSeries{ser.TS[:n], ser.Remaining[:n]}
+		byKeyCopy[[2]string{ser.Key, ser.Copy}] = stateSeries{ser.TS[:n], ser.Remaining[:n], i}
 	}
 	s.keys = s.chooseKeys(keys, byKeyCopy)
-	s.drawLines(byKeyCopy, stepS)
+	s.drawLines(r, byKeyCopy, stepS)
 	return s
 }
 
-// stateSeries is one key's state in one copy, sample by sample.
+// stateSeries is one key's state in one copy, sample by sample, as the
+// Result has it (sparse when the Result is: the samples where the room
+// changed), and its index in the Result's State.
 type stateSeries struct {
-	ts  []float64
-	rem []int64
+	ts    []float64
+	rem   []int64
+	index int
 }
 
 // stateKeys returns the keys that have a state series, busiest first (ties
@@ -168,7 +171,7 @@ func (s *stateData) chooseKeys(keys []string, byKeyCopy map[[2]string]stateSerie
 // drawLines makes a line of each chosen key's copies, in key order, then
 // copy order: a series the same as one already drawn is named beside it,
 // and past maxStateLines a series is counted hidden.
-func (s *stateData) drawLines(byKeyCopy map[[2]string]stateSeries, stepS float64) {
+func (s *stateData) drawLines(r *sim.Result, byKeyCopy map[[2]string]stateSeries, stepS float64) {
 	var drawn []stateSeries
 	for _, k := range s.keys {
 		for _, cp := range s.copies {
@@ -188,7 +191,11 @@ func (s *stateData) drawLines(byKeyCopy map[[2]string]stateSeries, stepS float64
 				continue
 			}
 			line := stateLine{key: k, copy: cp}
-			line.runs = s.steps(ser, stepS)
+			// Drawn from every step's sample: a sparse series' value
+			// holds until its next point, which a step drawn from each
+			// point to the next would not show.
+			dense := r.StateAs(ser.index, true)
+			line.runs = s.steps(stateSeries{ts: dense.TS, rem: dense.Remaining}, stepS)
 			drawn = append(drawn, ser)
 			s.lines = append(s.lines, line)
 		}

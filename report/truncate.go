@@ -63,7 +63,15 @@ func Truncate(r *sim.Result, t float64) *sim.Result {
 		for keep < n && s.TS[keep] <= cut+eps {
 			keep++
 		}
-		out.State = append(out.State, seriesCopy(s, keep))
+		kept := seriesCopy(s, keep)
+		if r.TimelineSparse && keep > 0 && keep < n && s.TS[keep-1] < cut-eps {
+			// A sparse series' point holds until the next: the one kept
+			// last held through the cut, whose step's end is the cut
+			// series' last point (a sparse series keeps its last).
+			kept.TS = append(kept.TS, stepEnd(r, steps))
+			kept.Remaining = append(kept.Remaining, s.Remaining[keep-1])
+		}
+		out.State = append(out.State, kept)
 	}
 	out.Events = nil
 	for _, e := range r.Events {
@@ -113,6 +121,14 @@ func Truncate(r *sim.Result, t float64) *sim.Result {
 		k.Counts.Add(c.Counts)
 	}
 	return &out
+}
+
+// stepEnd is the instant the first steps steps of r end, in seconds as a
+// run writes it: whole microseconds over a million (sim's seconds), so
+// that it is the same float as the samples of that step.
+func stepEnd(r *sim.Result, steps float64) float64 {
+	stepLen := int64(math.Round(r.StepS * 1e6))
+	return float64(int64(steps)*stepLen) / 1e6
 }
 
 // deepCopy fills out's slices with copies of r's, so that the copy of a

@@ -176,3 +176,30 @@ func TestTruncateKeepsEachSeriesLimit(t *testing.T) {
 		}
 	}
 }
+
+// A run's state series are sparse (a point where the room changed): cut
+// anywhere, a sparse result's series put back step by step are those of
+// the same result made dense and then cut. A series whose last point
+// before the cut is steps earlier holds its value through the cut.
+func TestTruncateASparseResultAsTheDenseOne(t *testing.T) {
+	for _, name := range []string{"partition", "runaway-healthcheck", "store-outage"} {
+		r := run(t, name)
+		if !r.TimelineSparse {
+			t.Fatalf("%s: a run's result is not sparse", name)
+		}
+		dense := *r
+		dense.Densify()
+		for _, at := range []float64{0.5, 1, 3.7, r.DurationS / 2, r.DurationS - 1} {
+			cut, want := Truncate(r, at), Truncate(&dense, at)
+			if len(cut.State) != len(want.State) {
+				t.Fatalf("%s at %g: %d series, want %d", name, at, len(cut.State), len(want.State))
+			}
+			for i := range cut.State {
+				got, w := cut.StateAs(i, true), want.State[i]
+				if !reflect.DeepEqual(got.TS, w.TS) || !reflect.DeepEqual(got.Remaining, w.Remaining) {
+					t.Fatalf("%s at %g: series %s %s: %v at %v, want %v at %v", name, at, w.Key, w.Copy, got.Remaining, got.TS, w.Remaining, w.TS)
+				}
+			}
+		}
+	}
+}

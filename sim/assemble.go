@@ -75,7 +75,7 @@ func (s *sim) result(release bool) *Result {
 	if r.Faults == nil {
 		r.Faults = []FaultSpan{}
 	}
-	r.State, r.ZeroRemaining = s.states()
+	r.State, r.ZeroRemaining = s.states(release)
 	for _, c := range s.clients {
 		r.Clients = append(r.Clients, s.clientResult(c))
 	}

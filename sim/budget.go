@@ -152,7 +152,6 @@ const (
 	bytesPerHistBlock = histBlock*8 + 16    // one block of a latency histogram, and its place in the index
 	bytesPerHistIndex = 2*histBlocks*8 + 64 // a histogram's index of blocks and their sums, once it has more than histFew buckets
 	bytesPerRow       = 160 + 144 + 16      // a timeline row: the recorder's (160 B, in chunks) and the Result's (144 B), and its place while they are sorted
-	bytesPerStep      = 48                  // the step's end event in the queue (grown by doubling)
 	bytesPerSample    = 36                  // a key's state in one copy at one step, and its JSON
 	bytesPerPair      = 128                 // a (key, copy) pair's state in its jar, its slot, and its place in the recorder's pairs
 	bytesPerKey       = 640                 // a limiter key's run (224 B), result (144 B), ideal state, store entry and name (505 B measured)
@@ -212,10 +211,9 @@ func memoryNeed(sc Scenario, keep func(key string) bool) int64 {
 	limits := int64(1 + len(sc.Also))
 	total = satAdd(total, satMul(satMul(keys, limits), bytesPerKey))
 	rows := min(satMul(steps, clients), satMul(worst, rowsPerRequest(sc)))
-	total = satAdd(total, satMul(steps, bytesPerStep))
 	total = satAdd(total, satMul(rows, bytesPerRow))
 	total = satAdd(total, satMul(pairs, bytesPerPair))
-	total = satAdd(total, satMul(satMul(steps, kept), satMul(limits, bytesPerSample)))
+	total = satAdd(total, satMul(statePoints(sc, steps, kept, worst), satMul(limits, bytesPerSample)))
 	for _, l := range sc.Limits() {
 		if p := l.Params; p.Window > 0 {
 			// A window algorithm is measured against a sliding log, which
@@ -246,6 +244,35 @@ func sampledPairs(sc Scenario, keys, requests int64) int64 {
 		return keys
 	}
 	return min(every, satMul(requests, 2))
+}
+
+// statePoints bounds the points the state series of kept (key, copy)
+// pairs hold over steps steps, a run that sends at most requests: a
+// series is sparse (sampler), a point where its room changed and its
+// latest, so at most a point a step; and its room changes either when
+// something happens to its pair (a request decided on it, a write
+// replicated to it, a fault, each at most two pairs a request and every
+// pair a fault) or, in between, as it grows back towards the zero state's
+// room: at most that room and two more values (from -1, no answer) a
+// stretch. A key kept at a long fine step and one request is then a few
+// points, not a point a step; a series that refills a large bucket a
+// little every step is one a step.
+func statePoints(sc Scenario, steps, kept, requests int64) int64 {
+	every := satMul(steps, kept)
+	alg, err := sc.NewAlgorithm()
+	if err != nil {
+		return every
+	}
+	var each [algorithms.MaxLimits]int64
+	var policies []algorithms.Policy
+	if m, ok := alg.(*algorithms.Multi); ok {
+		policies = m.Policies()
+	}
+	remainingOf(alg, algorithms.State{}, 1, policies, &each)
+	room := slices.Max(each[:max(len(policies), 1)])
+	changes := satAdd(satMul(requests, 2), satMul(int64(len(sc.Faults)*2), kept))
+	stretches := satAdd(changes, kept)
+	return min(every, satAdd(satMul(kept, 2), satMul(stretches, satAdd(max(room, 0), 2))))
 }
 
 // rowsPerRequest bounds the timeline rows a request makes: its own step's,

@@ -170,11 +170,12 @@ func (x *detection) overThenWorst() []Finding {
 // FindingKinds, but that the worst second may follow the over-admission
 // it explains); never empty: a run with nothing to say finds it exact.
 func Findings(r *Result) []Finding {
-	if r.TimelineSparse {
-		// Sparse (a run's, or read back from a sparse JSON): the copies'
-		// state series are compared step by step, so each needs every
-		// step's point. The timeline's rows are only ever summed: its
-		// empty steps are not put back.
+	if r.TimelineSparse && r.copyGap == nil {
+		// Sparse and read back from a JSON: the copies' state series are
+		// compared step by step, so each needs every step's point. A
+		// run's own Result has its copies' widest gap from the recorder
+		// (copyGap) and reads no series. The timeline's rows are only ever
+		// summed: its empty steps are not put back.
 		dense := *r
 		dense.State = r.denseState(false)
 		r = &dense

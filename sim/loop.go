@@ -370,6 +370,13 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 			s.clock.stepsClosed++
 			s.clock.nextStepEndAt()
 			work += s.stepWork()
+			if n := s.quietSteps(top, until); n >= quietStretch {
+				// The steps up to the next event: closed together (quiet.go).
+				work += s.closeQuietSteps(ctx, s.clock.stepsClosed, s.clock.stepsClosed+n-1)
+				s.clock.stepsClosed += n
+				s.clock.now = min(int64(s.clock.stepsClosed)*s.clock.stepLen, s.clock.duration)
+				s.clock.nextStepEndAt()
+			}
 			continue
 		}
 		e := *top

@@ -153,20 +153,30 @@ func (s *sim) endStep(ctx context.Context, i int, t int64) {
 		c.step.reset()
 	}
 	s.rec.stepped = s.rec.stepped[:0]
-	// A key with several limits has a series per limit, each following
-	// that limit's own room; the copies' gap is the key's as a whole.
-	var limits []Limit
-	var policies []algorithms.Policy
-	if m, ok := s.alg.(*algorithms.Multi); ok {
-		limits, policies = s.sc.Limits(), m.Policies()
-	}
+	limits, policies := s.sampledLimits()
 	s.sampleKeys(ctx, t, limits, policies)
-	if s.shed != nil && !s.observed && (s.rec.keepState == nil || s.rec.keepState(FleetKey)) {
+	if s.samplesFleet() {
 		s.rec.sample.fleet = s.shed.sample(s.rec.sample.fleet, t)
 	}
 	if s.rec.progress != nil {
 		s.rec.progress(algorithms.Time(t).Duration(), s.sc.Duration)
 	}
+}
+
+// sampledLimits are the limits a key's state is sampled by: a key with
+// several limits has a series per limit, each following that limit's own
+// room, and the copies' gap is the key's as a whole; nil for one limit.
+func (s *sim) sampledLimits() ([]Limit, []algorithms.Policy) {
+	if m, ok := s.alg.(*algorithms.Multi); ok {
+		return s.sc.Limits(), m.Policies()
+	}
+	return nil, nil
+}
+
+// samplesFleet reports whether a step's end samples the load shedder's
+// room.
+func (s *sim) samplesFleet() bool {
+	return s.shed != nil && !s.observed && (s.rec.keepState == nil || s.rec.keepState(FleetKey))
 }
 
 // stateKept reports whether the state series keep key ki's state.

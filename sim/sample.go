@@ -16,21 +16,28 @@ import (
 // key, the copies it reached, in copy order; series the state series of
 // the pairs kept (Options.StateOf), in the order they were reached,
 // flattened into the Result's order (key, copy, limit) by states; fleet
-// the load shedder's series. ts are the ends of the steps closed so far,
-// every series' TS; zero the zero state's room at each, per limit: the
-// points of a series before its copy was reached.
+// the load shedder's series. zero is the zero state's room at each step's
+// end, per limit: the points of a series before its copy was reached.
+//
+// Every series is kept sparse as it is sampled (addPoint): a point only
+// where the room changed, and the latest. Two hours at a millisecond's
+// step are 7.2 million step ends; a key whose room stays full through
+// them is two points, not 7.2 million (and a shared column of 7.2
+// million instants): what the Result's sparse series hold anyway
+// (StateSeries.Sparse), made without the dense ones first.
 type sampler struct {
 	pairs   [][]reachedCopy
 	reached []int32 // the keys with a pair, in the order reached
 	series  []StateSeries
 	fleet   []StateSeries
-	ts      []float64
-	zero    [algorithms.MaxLimits][]int64
+	zero    [algorithms.MaxLimits]StateSeries
 	fresh   []int32 // scratch for the jars' fresh keys
 	// keeps says some series may be kept (Options.StateOf keeps a key or
-	// the fleet's), asked at the first step's end: without, ts and zero
-	// are not kept either (a table's run, at a million steps, 16 MB).
+	// the fleet's), asked at the first step's end: without, zero is not
+	// kept either.
 	keeps, asked bool
+	// steps counts the step ends sampled.
+	steps int
 	// loads counts the states read: in proportion to the pairs reached,
 	// never keys × copies (TestEndStepReadsOnlyReachedPairs).
 	loads int64
@@ -57,8 +64,7 @@ type reachedCopy struct {
 func (s *sim) sampleKeys(ctx context.Context, t int64, limits []Limit, policies []algorithms.Policy) {
 	sm := &s.rec.sample
 	perKey := max(len(policies), 1)
-	copies := len(s.stores.copies)
-	var zero, each [algorithms.MaxLimits]int64
+	var zero [algorithms.MaxLimits]int64
 	zeroRoom := remainingOf(s.alg, algorithms.State{}, t, policies, &zero)
 	s.reachPairs(limits, perKey)
 	if !sm.asked {
@@ -66,44 +72,61 @@ func (s *sim) sampleKeys(ctx context.Context, t int64, limits []Limit, policies 
 		sm.keeps = s.rec.keepState == nil || s.rec.keepState(FleetKey) || slices.ContainsFunc(s.keys, func(k keyRun) bool { return s.rec.keepState(k.name) })
 	}
 	if sm.keeps {
-		sm.ts = append(sm.ts, seconds(t))
-		for li := range perKey {
-			sm.zero[li] = append(sm.zero[li], zero[li])
-		}
+		s.sampleZero(t, &zero, perKey)
 	}
+	sm.steps++
 	loads := 0
 	for _, ki := range sm.reached {
-		pairs := sm.pairs[ki]
-		lo, hi := int64(math.MaxInt64), int64(-1)
-		if len(pairs) < copies {
-			lo, hi = zeroRoom, zeroRoom // a copy it never reached
-		}
-		for _, p := range pairs {
-			st, err := s.loadState(ctx, int(p.copy), int(ki))
-			loads++
-			for li := range perKey {
-				each[li] = -1 // unknown: the store did not answer
-			}
-			if err == nil {
-				remaining := remainingOf(s.alg, st, t, policies, &each)
-				lo, hi = min(lo, remaining), max(hi, remaining)
-			}
-			if p.series >= 0 {
-				for li := range perKey {
-					ser := &sm.series[int(p.series)+li]
-					ser.Remaining = append(ser.Remaining, each[li])
-				}
-			}
-		}
-		if copies > 1 {
-			s.rec.copyGap.see(s.keys[ki].name, int(ki), copies, lo, hi, seconds(t))
-		}
+		loads += s.sampleKey(ctx, int(ki), t, policies, zeroRoom)
 	}
 	sm.loads += int64(loads)
 	sm.lastLoads = loads
 	if sm.sampled != nil {
 		sm.sampled(ctx, t, policies)
 	}
+}
+
+// sampleZero adds the zero state's room at t, each limit's (zero), to its
+// series.
+func (s *sim) sampleZero(t int64, zero *[algorithms.MaxLimits]int64, perKey int) {
+	for li := range perKey {
+		s.rec.sample.zero[li].addPoint(seconds(t), zero[li])
+	}
+}
+
+// sampleKey reads key ki's state in every copy it reached at the step's
+// end t: its room, each limit's, added to the key's series kept, and the
+// spread of its copies' (a copy never reached holds zeroRoom) seen by the
+// copies' widest disagreement. It returns the states it read.
+func (s *sim) sampleKey(ctx context.Context, ki int, t int64, policies []algorithms.Policy, zeroRoom int64) int {
+	sm := &s.rec.sample
+	perKey := max(len(policies), 1)
+	copies := len(s.stores.copies)
+	var each [algorithms.MaxLimits]int64
+	pairs := sm.pairs[ki]
+	lo, hi := int64(math.MaxInt64), int64(-1)
+	if len(pairs) < copies {
+		lo, hi = zeroRoom, zeroRoom // a copy it never reached
+	}
+	for _, p := range pairs {
+		st, err := s.loadState(ctx, int(p.copy), ki)
+		for li := range perKey {
+			each[li] = -1 // unknown: the store did not answer
+		}
+		if err == nil {
+			remaining := remainingOf(s.alg, st, t, policies, &each)
+			lo, hi = min(lo, remaining), max(hi, remaining)
+		}
+		if p.series >= 0 {
+			for li := range perKey {
+				sm.series[int(p.series)+li].addPoint(seconds(t), each[li])
+			}
+		}
+	}
+	if copies > 1 {
+		s.rec.copyGap.see(s.keys[ki].name, ki, copies, lo, hi, seconds(t))
+	}
+	return len(pairs)
 }
 
 // reachPairs takes in the pairs reached since the last step's end: from
@@ -147,8 +170,9 @@ func (s *sim) reachPair(ki, c int, limits []Limit, perKey int) {
 	if kept {
 		p.series = int32(len(sm.series))
 		for li := range perKey {
+			z := &sm.zero[li]
 			ser := StateSeries{Key: s.keys[ki].name, Copy: s.stores.names[c],
-				Remaining: append(make([]int64, 0, len(sm.ts)+1), sm.zero[li]...)}
+				TS: slices.Clone(z.TS), Remaining: slices.Clone(z.Remaining)}
 			if limits != nil {
 				ser.Limit = limits[li].Name
 			}
@@ -175,12 +199,21 @@ func (s *sim) loadState(ctx context.Context, c, ki int) (algorithms.State, error
 // states are the state series so far, in the Result's order: by key, then
 // copy, then limit, then the load shedder's; and, when a key kept has a
 // copy no request reached (whose series is left out), the zero state's
-// room per limit, which every point of such a series would hold.
-func (s *sim) states() (out []StateSeries, zero []int64) {
+// room per limit, which every point of such a series would hold. The
+// series are sparse (sampler), and copies unless release says this is
+// their last use: a later sample may move a series' latest point, which a
+// Result already given must not see.
+func (s *sim) states(release bool) (out []StateSeries, zero []int64) {
 	sm := &s.rec.sample
 	out = []StateSeries{}
-	if len(sm.ts) == 0 {
+	if sm.steps == 0 || !sm.keeps {
 		return out, nil
+	}
+	own := func(ser StateSeries) StateSeries {
+		if !release {
+			ser.TS, ser.Remaining = slices.Clone(ser.TS), slices.Clone(ser.Remaining)
+		}
+		return ser
 	}
 	copies := len(s.stores.copies)
 	perKey := 1
@@ -199,20 +232,35 @@ func (s *sim) states() (out []StateSeries, zero []int64) {
 		absent = absent || len(pairs) < copies
 		for _, p := range pairs {
 			for li := range perKey {
-				ser := sm.series[int(p.series)+li]
-				n := len(ser.Remaining)
-				ser.TS, ser.Remaining = sm.ts[:n:n], ser.Remaining[:n:n]
-				out = append(out, ser)
+				out = append(out, own(sm.series[int(p.series)+li]))
 			}
 		}
 	}
-	out = append(out, sm.fleet...)
+	for _, ser := range sm.fleet {
+		out = append(out, own(ser))
+	}
 	if absent {
 		for li := range perKey {
-			zero = append(zero, sm.zero[li][0])
+			zero = append(zero, sm.zero[li].Remaining[0])
 		}
 	}
 	return out, zero
+}
+
+// addPoint samples room at ts, the step's end after the series' latest
+// point, keeping the series sparse: a point is kept when it is the first,
+// the latest, or differs from the one before. The latest point, when it
+// repeats the one before it, was kept only for being the latest: the new
+// point takes its place. The series is then what StateSeries.Sparse
+// makes of every point sampled.
+func (ser *StateSeries) addPoint(ts float64, room int64) {
+	n := len(ser.Remaining)
+	if n >= 2 && ser.Remaining[n-1] == ser.Remaining[n-2] {
+		ser.TS[n-1], ser.Remaining[n-1] = ts, room
+		return
+	}
+	ser.TS = append(ser.TS, ts)
+	ser.Remaining = append(ser.Remaining, room)
 }
 
 // remainingOf is what state st of alg leaves a microsecond before the step's end

@@ -47,9 +47,12 @@ func (sh *shedStage) sample(series []StateSeries, t int64) []StateSeries {
 		series = append(series, StateSeries{Key: FleetKey, Copy: "shedder"})
 		i = len(series) - 1
 	}
-	_, d := sh.shedder.Step(sh.state, algorithms.Time(t-1), 0)
-	ser := &series[i]
-	ser.TS = append(ser.TS, seconds(t))
-	ser.Remaining = append(ser.Remaining, d.Remaining)
+	series[i].addPoint(seconds(t), sh.room(t)) // sparse, as the keys' (sampler)
 	return series
+}
+
+// room is the shedder's capacity left at the end of the step ending at t.
+func (sh *shedStage) room(t int64) int64 {
+	_, d := sh.shedder.Step(sh.state, algorithms.Time(t-1), 0)
+	return d.Remaining
 }

@@ -37,9 +37,9 @@ func TestShedderKeepsCriticalTraffic(t *testing.T) {
 		t.Errorf("findings %+v, want shed about crawl first", f)
 	}
 	var fleet []int64
-	for _, s := range r.State {
+	for i, s := range r.State {
 		if s.Key == FleetKey {
-			fleet = s.Remaining
+			fleet = r.StateAs(i, true).Remaining // every step's point
 		}
 	}
 	if len(fleet) != 10 || fleet[9] < 50 || fleet[9] > 60 {

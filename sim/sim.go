@@ -44,7 +44,9 @@ type Options struct {
 	// whatever it chooses.
 	StateOf func(key string) bool
 	// Progress, if set, is called at the end of every step with the
-	// virtual time reached and the scenario's duration.
+	// virtual time reached and the scenario's duration; steps in which
+	// nothing happens are closed together (quiet.go), and it is called
+	// once at the end of them.
 	Progress func(done, total time.Duration)
 	// Observe, if set, is called with every request the run decides, in
 	// time order: what a live run records, so the two can be compared.

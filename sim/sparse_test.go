@@ -75,8 +75,10 @@ func TestCancelledRunStopsWithinAStepsWork(t *testing.T) {
 	sc.Duration, sc.Step = 1000*time.Second, time.Second
 	sc.Clients = nil
 	for i := range 200 {
+		// A request every step: no step is quiet (quiet.go closes those
+		// together, TestQuietStretchStopsWhenCancelled).
 		sc.Clients = append(sc.Clients, Client{Name: "c" + string(rune('0'+i%10)) + string(rune('a'+i/10)), APIKey: "k", Retry: Retry{Policy: RetryNone},
-			Traffic: []Traffic{{Pattern: Burst, Count: 1, At: time.Duration(i) * time.Millisecond}}})
+			Traffic: []Traffic{{Pattern: Constant, Rate: perSecond(1), Start: time.Duration(i) * time.Millisecond}}})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
