@@ -201,7 +201,7 @@ type restartReq struct {
 // frameJob plays both runs to m.clock and takes their frames.
 func (m Model) frameJob() tea.Cmd {
 	ctx, a, vs, until := m.ctx, m.run, m.vs, m.clock
-	byKey, keys, expect, pristine, ps := m.byKey, m.loaded, m.expect, m.pristine, m.players
+	byKey, keys, ps := m.byKey, m.loaded, m.players
 	return func() tea.Msg {
 		ps.mu.Lock()
 		defer ps.mu.Unlock()
@@ -215,15 +215,45 @@ func (m Model) frameJob() tea.Cmd {
 			b := *vs
 			msg.errB = b.player.Advance(ctx, min(until, b.sc.Duration))
 			b.run = b.take(ctx, byKey, keys)
-			if msg.a.done && b.verdict == nil && msg.errB == nil {
-				// The file's expectations are for the scenario as
-				// written: the first run's.
-				b.verdict = newVerdict(b.player.Result(), nil, false)
-			}
 			msg.b = &b
 		}
-		if msg.a.done && msg.a.verdict == nil && msg.errA == nil && msg.errB == nil {
-			msg.a.verdict = newVerdict(msg.a.player.Result(), expect, pristine)
+		return msg
+	}
+}
+
+// verdictMsg is the verdicts of runs played to their end (verdictJob),
+// each for the Player it was found in: a restart in between leaves them
+// unused.
+type verdictMsg struct {
+	a, b       *verdict
+	forA, forB *sim.Player
+}
+
+// verdictDue reports whether the runs have ended with no verdict yet.
+func (m Model) verdictDue() bool {
+	return m.err == nil && m.done && (m.verdict == nil || (m.vs != nil && m.vs.verdict == nil))
+}
+
+// verdictJob finds what the ended runs teach: a job of its own, not the
+// last frame's, since it assembles each whole Result (150 ms at 10,000
+// clients) where a frame reads a snapshot. The last frame is drawn
+// first; the verdict follows it.
+func (m Model) verdictJob() tea.Cmd {
+	a, vs, expect, pristine, ps := m.run, m.vs, m.expect, m.pristine, m.players
+	return func() tea.Msg {
+		ps.mu.Lock()
+		defer ps.mu.Unlock()
+		if ps.closed {
+			return closedMsg{}
+		}
+		msg := verdictMsg{forA: a.player}
+		if a.verdict == nil {
+			msg.a = newVerdict(a.player.Result(), expect, pristine)
+		}
+		if vs != nil && vs.verdict == nil {
+			// The file's expectations are for the scenario as written:
+			// the first run's.
+			msg.b, msg.forB = newVerdict(vs.player.Result(), nil, false), vs.player
 		}
 		return msg
 	}

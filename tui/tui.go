@@ -249,7 +249,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m, quit = m.onKey(msg); quit != nil {
 			return m, quit
 		}
-	case frameMsg, stateMsg, restartMsg, closedMsg:
+	case frameMsg, verdictMsg, stateMsg, restartMsg, closedMsg:
 		m = m.apply(msg)
 	default:
 		return m, nil
@@ -278,6 +278,8 @@ func (m Model) next() (Model, tea.Cmd) {
 		case m.err == nil && !m.done && m.clock.Truncate(time.Microsecond) > m.now:
 			// The Players' clocks are in microseconds, the wall's not.
 			m.job = m.frameJob()
+		case m.verdictDue():
+			m.job = m.verdictJob()
 		case !m.refreshed && !m.keysRead():
 			m.job = m.stateJob(m.gaugeKeys())
 		default:
@@ -306,6 +308,15 @@ func (m Model) apply(msg tea.Msg) Model {
 				m.err = msg.errB
 				m.note("the B run stopped: %v", msg.errB)
 			}
+		}
+	case verdictMsg:
+		if msg.a != nil && msg.forA == m.player {
+			m.verdict = msg.a
+		}
+		if msg.b != nil && m.vs != nil && msg.forB == m.vs.player {
+			b := *m.vs
+			b.verdict = msg.b
+			m.vs = &b
 		}
 	case stateMsg:
 		m.snap.State, m.loaded, m.refreshed = msg.a, msg.keys, true

@@ -659,3 +659,46 @@ func TestVersusFramesFit(t *testing.T) {
 		}
 	}
 }
+
+// The verdict is a job of its own after the last frame, not part of it:
+// the last frame is drawn with the run's end while the whole Result is
+// assembled (150 ms at 10,000 clients). A verdict found for a run that a
+// restart has replaced since is not shown.
+func TestVerdictFollowsTheLastFrame(t *testing.T) {
+	m := send(t, newTestModel(t, splitBrain(), true), size(100, 30))
+	// Played tick by tick, each tick's jobs run until the run is done.
+	var next tea.Model
+	wall := t0
+	for range 10_000 {
+		if m.done {
+			break
+		}
+		next, _ = m.Update(tickMsg(wall))
+		m = next.(Model)
+		wall = wall.Add(frame)
+		for m.job != nil && !m.done {
+			next, _ = m.Update(m.job())
+			m = next.(Model)
+		}
+	}
+	if !m.done || m.verdict != nil {
+		t.Fatalf("after the last frame: done %v, verdict %v; want done, and the verdict its own job", m.done, m.verdict)
+	}
+	job := m.job
+	if job == nil {
+		t.Fatal("the run ended with no verdict job")
+	}
+	stale := m
+	next, _ = m.Update(job())
+	m = next.(Model)
+	if m.verdict == nil || m.verdict.headline != sim.Headline(m.player.Result()) {
+		t.Fatalf("the verdict job gave %+v", m.verdict)
+	}
+	// A restart before the verdict came: not the new run's.
+	stale = send(t, stale, keyMsg("r"))
+	stale.job = nil
+	next, _ = stale.Update(job())
+	if v := next.(Model).verdict; v != nil {
+		t.Fatalf("a verdict of the run replaced by r is shown: %+v", v)
+	}
+}
