@@ -184,16 +184,30 @@ func MemoryEstimate(sc Scenario) int64 { return memoryNeed(sc, nil) }
 // keys keep chooses (Options.StateOf; nil keeps every key's): a table
 // keeps none, and its run holds no samples.
 func memoryNeed(sc Scenario, keep func(key string) bool) int64 {
-	steps := int64(1)
-	if sc.Step > 0 {
-		steps = satAdd(int64(sc.Duration/sc.Step), 1)
-	}
-	clients := int64(len(sc.Clients))
+	return newMemoryModel(sc, keep).at(sc.Step)
+}
+
+// memoryModel is what the estimate reads of a scenario, read once: a
+// refused run's step that fits (stepThatFits) tries a dozen steps, and
+// at a million clients the keys and the worst case take seconds to
+// count.
+type memoryModel struct {
+	sc                   Scenario
+	keep                 func(string) bool
+	clients, keys        int64
+	worst, pairs, kept   int64
+	limits, fixed        int64
+	rowsPerRequest, room int64
+	changes              int64
+}
+
+func newMemoryModel(sc Scenario, keep func(key string) bool) memoryModel {
+	m := memoryModel{sc: sc, keep: keep, clients: int64(len(sc.Clients))}
 	distinct := distinctKeys(sc)
-	keys := int64(len(distinct))
-	worst, _ := WorstCase(sc)
-	pairs := sampledPairs(sc, keys, worst)
-	kept := pairs
+	m.keys = int64(len(distinct))
+	m.worst, _ = WorstCase(sc)
+	m.pairs = sampledPairs(sc, m.keys, m.worst)
+	m.kept = m.pairs
 	if keep != nil {
 		n := int64(0)
 		for k := range distinct {
@@ -201,28 +215,43 @@ func memoryNeed(sc Scenario, keep func(key string) bool) int64 {
 				n++
 			}
 		}
-		kept = satMul(pairs, n) / max(keys, 1)
+		m.kept = satMul(m.pairs, n) / max(m.keys, 1)
 	}
-	total := int64(bytesBase)
-	total = satAdd(total, satMul(clients, bytesPerClient))
-	total = satAdd(total, histogramBytes(sc))
 	// A key with several limits keeps a state, and a state series, per
 	// limit.
-	limits := int64(1 + len(sc.Also))
-	total = satAdd(total, satMul(satMul(keys, limits), bytesPerKey))
-	rows := min(satMul(steps, clients), satMul(worst, rowsPerRequest(sc)))
-	total = satAdd(total, satMul(rows, bytesPerRow))
-	total = satAdd(total, satMul(pairs, bytesPerPair))
-	total = satAdd(total, satMul(statePoints(sc, steps, kept, worst), satMul(limits, bytesPerSample)))
+	m.limits = int64(1 + len(sc.Also))
+	m.rowsPerRequest = rowsPerRequest(sc)
+	m.room, m.changes = stateChanges(sc, m.kept, m.worst)
+	fixed := int64(bytesBase)
+	fixed = satAdd(fixed, satMul(m.clients, bytesPerClient))
+	fixed = satAdd(fixed, histogramBytes(sc))
+	fixed = satAdd(fixed, satMul(satMul(m.keys, m.limits), bytesPerKey))
+	fixed = satAdd(fixed, satMul(m.pairs, bytesPerPair))
 	for _, l := range sc.Limits() {
 		if p := l.Params; p.Window > 0 {
 			// A window algorithm is measured against a sliding log, which
 			// keeps a timestamp per admitted request: at most the limit per
 			// key, and never more than the requests sent.
 			perKey := saturate(math.Ceil(p.Rate.PerSecond() * p.Window.Seconds()))
-			total = satAdd(total, satMul(min(Estimate(sc), satMul(keys, perKey)), bytesPerLogEntry))
+			fixed = satAdd(fixed, satMul(min(Estimate(sc), satMul(m.keys, perKey)), bytesPerLogEntry))
 		}
 	}
+	m.fixed = fixed
+	return m
+}
+
+// at is the estimate at a step of step: what grows with the steps is the
+// timeline's rows (at most steps × clients) and the state series' points
+// (statePoints).
+func (m memoryModel) at(step time.Duration) int64 {
+	steps := int64(1)
+	if step > 0 {
+		steps = satAdd(int64(m.sc.Duration/step), 1)
+	}
+	total := m.fixed
+	rows := min(satMul(steps, m.clients), satMul(m.worst, m.rowsPerRequest))
+	total = satAdd(total, satMul(rows, bytesPerRow))
+	total = satAdd(total, satMul(m.statePoints(steps), satMul(m.limits, bytesPerSample)))
 	return satMul(total/4, collectorHeadroom)
 }
 
@@ -246,22 +275,29 @@ func sampledPairs(sc Scenario, keys, requests int64) int64 {
 	return min(every, satMul(requests, 2))
 }
 
-// statePoints bounds the points the state series of kept (key, copy)
-// pairs hold over steps steps, a run that sends at most requests: a
-// series is sparse (sampler), a point where its room changed and its
-// latest, so at most a point a step; and its room changes either when
-// something happens to its pair (a request decided on it, a write
-// replicated to it, a fault, each at most two pairs a request and every
-// pair a fault) or, in between, as it grows back towards the zero state's
-// room: at most that room and two more values (from -1, no answer) a
-// stretch. A key kept at a long fine step and one request is then a few
-// points, not a point a step; a series that refills a large bucket a
-// little every step is one a step.
-func statePoints(sc Scenario, steps, kept, requests int64) int64 {
-	every := satMul(steps, kept)
+// statePoints bounds the points the state series of the kept (key, copy)
+// pairs hold over steps steps: a series is sparse (sampler), a point where
+// its room changed and its latest, so at most a point a step; and its
+// room changes either when something happens to its pair or, in between,
+// as it grows back towards the zero state's room (stateChanges). A key
+// kept at a long fine step with one request is then a few points, not a
+// point a step; a series that refills a large bucket a little every step
+// is one a step.
+func (m memoryModel) statePoints(steps int64) int64 {
+	stretches := satAdd(m.changes, m.kept)
+	return min(satMul(steps, m.kept), satAdd(satMul(m.kept, 2), satMul(stretches, satAdd(max(m.room, 0), 2))))
+}
+
+// stateChanges are the zero state's room, the most a key's room grows to,
+// and how many times something may happen to the kept pairs of a run
+// that sends at most requests: a request decided on a pair, a write
+// replicated to another (at most two a request), and a fault (every
+// pair, at its start and its end). Between two of those a room takes at
+// most that room and two more values (from -1, no answer).
+func stateChanges(sc Scenario, kept, requests int64) (room, changes int64) {
 	alg, err := sc.NewAlgorithm()
 	if err != nil {
-		return every
+		return math.MaxInt64, math.MaxInt64
 	}
 	var each [algorithms.MaxLimits]int64
 	var policies []algorithms.Policy
@@ -269,10 +305,8 @@ func statePoints(sc Scenario, steps, kept, requests int64) int64 {
 		policies = m.Policies()
 	}
 	remainingOf(alg, algorithms.State{}, 1, policies, &each)
-	room := slices.Max(each[:max(len(policies), 1)])
-	changes := satAdd(satMul(requests, 2), satMul(int64(len(sc.Faults)*2), kept))
-	stretches := satAdd(changes, kept)
-	return min(every, satAdd(satMul(kept, 2), satMul(stretches, satAdd(max(room, 0), 2))))
+	room = slices.Max(each[:max(len(policies), 1)])
+	return room, satAdd(satMul(requests, 2), satMul(int64(len(sc.Faults)*2), kept))
 }
 
 // rowsPerRequest bounds the timeline rows a request makes: its own step's,
@@ -386,10 +420,11 @@ func checkSize(sc Scenario, opts Options) (int64, error) {
 			Advice: "a retry policy multiplies the traffic: lower retry.max, shorten the scenario or lower its rates"}
 	}
 	bound := memoryBound(opts)
-	if need := memoryNeed(sc, opts.StateOf); need > bound {
+	model := newMemoryModel(sc, opts.StateOf)
+	if need := model.at(sc.Step); need > bound {
 		steps := satAdd(int64(sc.Duration/sc.Step), 1)
 		advice := "use a longer step, a shorter duration or fewer clients"
-		if step, ok := stepThatFits(sc, opts.StateOf, bound); ok {
+		if step, ok := model.stepThatFits(bound); ok {
 			advice = fmt.Sprintf("use a longer step: %s fits, every total the same; or a shorter duration or fewer clients", words.Duration(step))
 		}
 		return 0, &TooBigError{Err: ErrMemory, Scenario: sc.Name, Option: "MaxMemory",
@@ -408,18 +443,17 @@ func memoryBound(opts Options) int64 {
 	return opts.MaxMemory
 }
 
-// stepThatFits is the finest of the usual steps, longer than sc's and at
-// most its duration, at which sc's memory estimate is within bound: what a
-// refused long run can ask for instead of giving up its length.
-func stepThatFits(sc Scenario, keep func(string) bool, bound int64) (time.Duration, bool) {
+// stepThatFits is the finest of the usual steps, longer than the
+// scenario's and at most its duration, at which its memory estimate is
+// within bound: what a refused long run can ask for instead of giving up
+// its length.
+func (m memoryModel) stepThatFits(bound int64) (time.Duration, bool) {
 	for _, step := range []time.Duration{100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond, 100 * time.Millisecond, time.Second, 10 * time.Second,
 		time.Minute, 10 * time.Minute, time.Hour, 6 * time.Hour, 24 * time.Hour} {
-		if step <= sc.Step || step > sc.Duration {
+		if step <= m.sc.Step || step > m.sc.Duration {
 			continue
 		}
-		coarse := sc
-		coarse.Step = step
-		if memoryNeed(coarse, keep) <= bound {
+		if m.at(step) <= bound {
 			return step, true
 		}
 	}

@@ -278,7 +278,7 @@ func TestMemoryRefusalNamesAStepThatFits(t *testing.T) {
 	if !errors.Is(err, ErrMemory) {
 		t.Fatalf("a week at 1s × 1,000 clients under 1 GiB: %v, want ErrMemory", err)
 	}
-	step, ok := stepThatFits(sc, nil, bound)
+	step, ok := newMemoryModel(sc, nil).stepThatFits(bound)
 	if !ok || !strings.Contains(err.Error(), "use a longer step: "+words.Duration(step)+" fits") {
 		t.Fatalf("%q does not name the step that fits (%s, %v)", err, step, ok)
 	}
@@ -291,7 +291,7 @@ func TestMemoryRefusalNamesAStepThatFits(t *testing.T) {
 	}
 	// Nothing fits a million clients at any step: the advice stays general.
 	sc.Clients = make([]Client, 1_000_000)
-	if _, ok := stepThatFits(sc, nil, bound); ok {
+	if _, ok := newMemoryModel(sc, nil).stepThatFits(bound); ok {
 		t.Error("a step was said to fit a million clients in 1 GiB")
 	}
 }

@@ -137,9 +137,10 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	budget, err := checkSize(sc, opts)
 	var coarsened string
 	if errors.Is(err, ErrMemory) && opts.FitStep {
-		if step, ok := stepThatFits(sc, opts.StateOf, memoryBound(opts)); ok {
+		model := newMemoryModel(sc, opts.StateOf)
+		if step, ok := model.stepThatFits(memoryBound(opts)); ok {
 			coarsened = fmt.Sprintf("the timeline's step is %s, not %s: at %s the run would need about %s of memory, more than %s (every total is the same at any step)",
-				words.Duration(step), words.Duration(sc.Step), words.Duration(sc.Step), words.Bytes(memoryNeed(sc, opts.StateOf)), words.Bytes(memoryBound(opts)))
+				words.Duration(step), words.Duration(sc.Step), words.Duration(sc.Step), words.Bytes(model.at(sc.Step)), words.Bytes(memoryBound(opts)))
 			sc.Step = step
 			budget, err = checkSize(sc, opts)
 		}
