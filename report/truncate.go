@@ -58,20 +58,7 @@ func Truncate(r *sim.Result, t float64) *sim.Result {
 	}
 	out.State = nil
 	for _, s := range r.State {
-		n := min(len(s.TS), len(s.Remaining))
-		keep := 0
-		for keep < n && s.TS[keep] <= cut+eps {
-			keep++
-		}
-		kept := seriesCopy(s, keep)
-		if r.TimelineSparse && keep > 0 && keep < n && s.TS[keep-1] < cut-eps {
-			// A sparse series' point holds until the next: the one kept
-			// last held through the cut, whose step's end is the cut
-			// series' last point (a sparse series keeps its last).
-			kept.TS = append(kept.TS, stepEnd(r, steps))
-			kept.Remaining = append(kept.Remaining, s.Remaining[keep-1])
-		}
-		out.State = append(out.State, kept)
+		out.State = append(out.State, seriesCut(r, s, steps))
 	}
 	out.Events = nil
 	for _, e := range r.Events {
@@ -121,6 +108,27 @@ func Truncate(r *sim.Result, t float64) *sim.Result {
 		k.Counts.Add(c.Counts)
 	}
 	return &out
+}
+
+// seriesCut is s with the samples taken by the end of r's first steps
+// steps, sharing no array with it.
+func seriesCut(r *sim.Result, s sim.StateSeries, steps float64) sim.StateSeries {
+	const eps = 1e-9 // as Truncate's
+	cut := steps * r.StepS
+	n := min(len(s.TS), len(s.Remaining))
+	keep := 0
+	for keep < n && s.TS[keep] <= cut+eps {
+		keep++
+	}
+	kept := seriesCopy(s, keep)
+	if r.TimelineSparse && keep > 0 && keep < n && s.TS[keep-1] < cut-eps {
+		// A sparse series' point holds until the next: the one kept last
+		// held through the cut, whose step's end is the cut series' last
+		// point (a sparse series keeps its last).
+		kept.TS = append(kept.TS, stepEnd(r, steps))
+		kept.Remaining = append(kept.Remaining, s.Remaining[keep-1])
+	}
+	return kept
 }
 
 // stepEnd is the instant the first steps steps of r end, in seconds as a
