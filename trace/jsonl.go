@@ -77,7 +77,9 @@ func (c *columns) finish(p *parsed, vals *[numSlots][]byte, have *[numSlots]bool
 	p.target = vals[slotPath]
 	if absent(p.target) {
 		p.target = nil
-	} else if bytes.Contains(p.target, schemeSep) {
+	} else if c := p.target[0]; c != '/' && c != '*' && bytes.Contains(p.target, schemeSep) {
+		// originForm keeps a target that starts so; the look for the
+		// scheme's "://" is for the others.
 		if t := originForm(p.target); t != nil {
 			p.target = t
 		}

@@ -254,7 +254,7 @@ const maxSeen = 32
 // line from it, is two words compared, with no call (match is inlined);
 // for another, match returns matchLong, and matchBytes tells.
 func (s *jsonSeen) match(b []byte, i int) int {
-	if len(s.name) > 16 || i+16 > len(b) {
+	if uint(len(s.name)-1) >= 16 || i+16 > len(b) { // no name (0-1 wraps), or a long one
 		return matchLong
 	}
 	w := b[i : i+16]
@@ -267,7 +267,8 @@ func (s *jsonSeen) match(b []byte, i int) int {
 // matchLong is what match returns for a name it does not compare.
 const matchLong = -2
 
-// matchBytes is match for a long name or one near the end of the line.
+// matchBytes is match for a long name, one near the end of the line, or
+// none.
 func (s *jsonSeen) matchBytes(b []byte, i int) int {
 	if len(s.name) == 0 || len(b)-i < len(s.name) || string(b[i:i+len(s.name)]) != string(s.name) {
 		return -1

@@ -99,11 +99,15 @@ func fraction(b []byte) (int64, bool) {
 			ns = ns*10 + int64(c-'0')
 		}
 	}
-	for i := len(b); i < 9; i++ {
-		ns *= 10
+	if len(b) < 9 {
+		ns *= pow10[9-len(b)]
 	}
 	return ns, true
 }
+
+// pow10 are the powers of ten a fraction of fewer than 9 digits is
+// scaled by, to nanoseconds.
+var pow10 = [...]int64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
 
 // zone reads a numeric UTC offset, "+hhmm", "+hh:mm" or "+hh", as seconds
 // east of UTC.
