@@ -64,10 +64,16 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 		}
 		switch c := b[j]; {
 		case f == nil || (f.leaf == 0 && (f.child == nil || c != '{')):
-			if i = -1; c == '"' {
-				i = shortStringEnd(b, j)
-			}
-			if i < 0 {
+			// Skipped, as skip does, the usual values with no call
+			// through it.
+			switch {
+			case c == '"':
+				if i = shortStringEnd(b, j); i < 0 {
+					i = stringEnd(b, j)
+				}
+			case c == '-' || ('0' <= c && c <= '9'):
+				i = numberEnd(b, j)
+			default:
 				i = e.quickSkip(j, depth)
 			}
 		case f.leaf == 0: // an object holding the rest of a path
@@ -140,17 +146,11 @@ func shortStringEnd(b []byte, i int) int {
 	return -1
 }
 
-// quickSkip passes over the value at e.b[i], which no path reads, as skip
-// does, and returns the index after it, or -1 to give up.
+// quickSkip passes over the value at e.b[i], which no path reads and
+// which is no string or number (quickObject passes over those): a
+// literal, an object or array, or no value. It returns the index after
+// it, or -1 to give up.
 func (e *jsonExtractor) quickSkip(i, depth int) int {
-	b := e.b
-	switch c := b[i]; {
-	case c == '"':
-		return stringEnd(b, i)
-	case c == '-' || ('0' <= c && c <= '9'):
-		return numberEnd(b, i)
-	}
-	// A literal, an object or array, or no value.
 	e.i = i
 	if e.skip(depth) != nil {
 		return -1
@@ -166,7 +166,18 @@ func (e *jsonExtractor) quickKept(f *jsonField, i, depth int) int {
 	b := e.b
 	switch c := b[i]; {
 	case c == '"':
-		if j := plainEnd(b, i+1); j < len(b) && b[j] == '"' {
+		j := i + 1 // plainEnd, written out here to save a call
+		for j+8 <= len(b) {
+			if m := stopMask(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+				j += bits.TrailingZeros64(m) / 8
+				break
+			}
+			j += 8
+		}
+		if j+8 > len(b) {
+			j = plainEnd(b, j)
+		}
+		if j < len(b) && b[j] == '"' {
 			e.keep(f.leaf, jsonValue{kind: jsonString, b: b[i+1 : j]})
 			return j + 1
 		}
