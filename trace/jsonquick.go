@@ -41,21 +41,16 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 		return i + 1
 	}
 	for member := 0; ; member++ {
-		var f *jsonField
-		j := -1
+		j, f := -1, (*jsonField)(nil)
 		if member < len(n.seen) {
-			s := &n.seen[member]
-			if j, f = s.match(b, i), s.field; j == matchLong {
-				j = s.matchBytes(b, i)
-			}
+			j, f = n.seen[member].match(b, i), n.seen[member].field
 		}
 		if j < 0 {
 			if j, f = e.quickName(n, i, member); j < 0 {
 				return -1
 			}
 		}
-		// The value's first byte, white space before it skipped where
-		// there is any: most lines have none.
+		// The value's first byte; most lines have no white space before.
 		if j < len(b) && b[j] <= ' ' {
 			j = skipSpace(b, j)
 		}
@@ -63,9 +58,7 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 			return -1
 		}
 		switch c := b[j]; {
-		case f == nil || (f.leaf == 0 && (f.child == nil || c != '{')):
-			// Skipped, as skip does, the usual values with no call
-			// through it.
+		case f == nil || (f.leaf == 0 && (f.child == nil || c != '{')): // skipped, as skip does
 			switch {
 			case c == '"':
 				if i = shortStringEnd(b, j); i < 0 {
@@ -78,6 +71,23 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 			}
 		case f.leaf == 0: // an object holding the rest of a path
 			i = e.quickObject(f.child, j, depth+1)
+		case c == '"': // a string kept: plainEnd, written out to save a call
+			k := j + 1
+			for ; k+8 <= len(b); k += 8 {
+				if m := stopMask(binary.LittleEndian.Uint64(b[k:])); m != 0 {
+					k += bits.TrailingZeros64(m) / 8
+					break
+				}
+			}
+			if k+8 > len(b) { // the last bytes, fewer than a word
+				k = plainEnd(b, k)
+			}
+			if k < len(b) && b[k] == '"' {
+				e.keep(f.leaf, jsonValue{kind: jsonString, b: b[j+1 : k]})
+				i = k + 1
+				break
+			}
+			i = e.quickKept(f, j, depth) // escaped, or not a string's end
 		default:
 			i = e.quickKept(f, j, depth)
 		}
@@ -109,6 +119,11 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 // name's field, if it is one of n's, or -1 to give up.
 func (e *jsonExtractor) quickName(n *jsonNode, i, member int) (int, *jsonField) {
 	b := e.b
+	if member < len(n.seen) { // a name match could not tell with its words
+		if s := &n.seen[member]; s.matchBytes(b, i) >= 0 {
+			return i + len(s.name), s.field
+		}
+	}
 	if i >= len(b) || b[i] != '"' {
 		return -1, nil
 	}
@@ -159,29 +174,12 @@ func (e *jsonExtractor) quickSkip(i, depth int) int {
 }
 
 // quickKept reads and checks the value at e.b[i], kept in f's slots, as
-// value does, and returns the index after it, or -1 to give up. A string
-// without an escape and a number of plain digits are kept as they are
-// written, with no more calls.
+// value does, and returns the index after it, or -1 to give up: a value
+// other than the plain string quickObject keeps itself. A number of plain
+// digits is kept as it is written, with no more calls.
 func (e *jsonExtractor) quickKept(f *jsonField, i, depth int) int {
 	b := e.b
-	switch c := b[i]; {
-	case c == '"':
-		j := i + 1 // plainEnd, written out here to save a call
-		for j+8 <= len(b) {
-			if m := stopMask(binary.LittleEndian.Uint64(b[j:])); m != 0 {
-				j += bits.TrailingZeros64(m) / 8
-				break
-			}
-			j += 8
-		}
-		if j+8 > len(b) {
-			j = plainEnd(b, j)
-		}
-		if j < len(b) && b[j] == '"' {
-			e.keep(f.leaf, jsonValue{kind: jsonString, b: b[i+1 : j]})
-			return j + 1
-		}
-	case '1' <= c && c <= '9':
+	if c := b[i]; '1' <= c && c <= '9' {
 		j := i + 1
 		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
 			j++
@@ -261,12 +259,13 @@ const maxSeen = 32
 // match returns, if b[i:] starts with s's name, the index after its
 // colon; else -1. A name that matches is a plain key (it was, when it was
 // seen) and its closing quote and colon, so it ends there, as a scan
-// would find. The usual name, of at most 16 bytes with 16 bytes of the
-// line from it, is two words compared, with no call (match is inlined);
-// for another, match returns matchLong, and matchBytes tells.
+// would find. It compares two words, with no call (match is inlined):
+// for a name of more than 16 bytes, or one with fewer than 16 bytes of
+// the line from it, it returns -1, and quickName compares the bytes
+// (matchBytes).
 func (s *jsonSeen) match(b []byte, i int) int {
 	if uint(len(s.name)-1) >= 16 || i+16 > len(b) { // no name (0-1 wraps), or a long one
-		return matchLong
+		return -1
 	}
 	w := b[i : i+16]
 	if binary.LittleEndian.Uint64(w)&s.mask[0] != s.word[0] || binary.LittleEndian.Uint64(w[8:])&s.mask[1] != s.word[1] {
@@ -274,9 +273,6 @@ func (s *jsonSeen) match(b []byte, i int) int {
 	}
 	return i + len(s.name)
 }
-
-// matchLong is what match returns for a name it does not compare.
-const matchLong = -2
 
 // matchBytes is match for a long name, one near the end of the line, or
 // none.
