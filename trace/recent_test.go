@@ -124,3 +124,54 @@ func TestBlank(t *testing.T) {
 		}
 	}
 }
+
+// TestQuickKeptStrings is the quick path against the careful one on kept
+// strings (the path, the key) whose escape, quote or control character
+// falls at each place about the words the quick path scans them by, after
+// a line that has taught it the names: the same request, or the same
+// refusal.
+func TestQuickKeptStrings(t *testing.T) {
+	k, err := ParseKey(JSONL, jsonTestKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapes := []func(path, key string) string{
+		func(path, key string) string {
+			return `{"time":"2026-03-01T12:00:00Z","request":{"method":"GET","path":"` + path + `","headers":{"x-api-key":"` + key + `"}},"status":200}`
+		},
+		func(path, key string) string { // the path in the line's last word
+			return `{"time":"2026-03-01T12:00:00Z","status":200,"request":{"headers":{"x-api-key":"` + key + `"},"method":"GET","path":"` + path + `"}}`
+		},
+	}
+	var values []string
+	for n := range 20 {
+		for _, odd := range []string{``, `\"`, `\\`, `\/`, `\u00e9`, "\t", `\`, `"`} {
+			values = append(values, strings.Repeat("a", n)+odd+"/b")
+		}
+	}
+	for _, line := range shapes {
+		for _, path := range values {
+			for _, key := range []string{"k-1", path} {
+				j, err := newJSONLParser(jsonTestFields, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var p parsed
+				if err := j.parse([]byte(line("/a", "k")), &p); err != nil {
+					t.Fatal(err)
+				}
+				l := []byte(line(path, key))
+				p = parsed{}
+				quick := jsonOutcome(&p, j.parse(l, &p))
+				p = parsed{}
+				err = j.ex.carefully(l)
+				if err == nil {
+					err = j.fill(&p, &j.ex.vals)
+				}
+				if careful := jsonOutcome(&p, err); quick != careful {
+					t.Errorf("%s\nquick path: %s\ncareful:    %s", l, quick, careful)
+				}
+			}
+		}
+	}
+}
