@@ -53,7 +53,7 @@ func newCSVParser(fields Fields, k Key, header []byte) (*csvParser, error) {
 				break
 			}
 		}
-		if p.col[s] < 0 && (c.required[s] || s == slotKey) {
+		if p.col[s] < 0 && (c.required&(1<<s) != 0 || s == slotKey) {
 			return nil, fmt.Errorf("header: no column %q (want one of %s)", name, strings.Join(have, ", "))
 		}
 	}
@@ -140,11 +140,12 @@ func (p *csvParser) parse(line []byte, out *parsed) error {
 		return err
 	}
 	var vals [numSlots][]byte
-	var have [numSlots]bool
+	var have uint
 	for s, c := range p.col {
 		if c >= 0 {
-			vals[s], have[s] = bytes.TrimSpace(fs[c]), true
+			vals[s] = bytes.TrimSpace(fs[c])
+			have |= 1 << s
 		}
 	}
-	return p.finish(out, &vals, &have, false)
+	return p.finish(out, &vals, have, false)
 }

@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"time"
 )
 
@@ -20,7 +21,7 @@ const (
 // by slot: their names, and whether a line must have them.
 type columns struct {
 	names    [numSlots]string // "" for a part the log does not have
-	required [numSlots]bool
+	required uint             // a bit a slot: 1<<s if a line must have the field of slot s
 	unit     time.Duration
 	kind     keyKind
 	times    timeCache
@@ -33,7 +34,10 @@ func newColumns(f Format, fields Fields, k Key) (columns, error) {
 	}
 	c := columns{unit: unit, kind: k.kind}
 	for s, fn := range [...]fieldName{slotTime: t, slotMethod: method, slotPath: path, slotStatus: st} {
-		c.names[s], c.required[s] = fn.name, fn.required
+		c.names[s] = fn.name
+		if fn.required {
+			c.required |= 1 << s
+		}
 	}
 	switch k.kind {
 	case keyQuery:
@@ -49,13 +53,12 @@ func newColumns(f Format, fields Fields, k Key) (columns, error) {
 	return c, nil
 }
 
-// finish fills p from the values found in a line. have[s] reports whether
-// the line has the field of slot s at all.
-func (c *columns) finish(p *parsed, vals *[numSlots][]byte, have *[numSlots]bool, numericTime bool) error {
-	for s := range numSlots {
-		if !have[s] && c.required[s] {
-			return fmt.Errorf("no %q field (want the request's %s there)", c.names[s], [...]string{"time", "method", "path", "status"}[s])
-		}
+// finish fills p from the values found in a line. have has bit 1<<s set
+// if the line has the field of slot s at all.
+func (c *columns) finish(p *parsed, vals *[numSlots][]byte, have uint, numericTime bool) error {
+	if missing := c.required &^ have; missing != 0 {
+		s := bits.TrailingZeros(missing) // the first slot missing
+		return fmt.Errorf("no %q field (want the request's %s there)", c.names[s], [...]string{"time", "method", "path", "status"}[s])
 	}
 	var err error
 	tv := vals[slotTime]
@@ -77,7 +80,9 @@ func (c *columns) finish(p *parsed, vals *[numSlots][]byte, have *[numSlots]bool
 	p.target = vals[slotPath]
 	if absent(p.target) {
 		p.target = nil
-	} else if bytes.Contains(p.target, schemeSep) {
+	} else if c := p.target[0]; c != '/' && c != '*' && bytes.Contains(p.target, schemeSep) {
+		// originForm keeps a target that starts so; the look for the
+		// scheme's "://" is for the others.
 		if t := originForm(p.target); t != nil {
 			p.target = t
 		}
@@ -135,13 +140,13 @@ func (j *jsonlParser) parse(line []byte, p *parsed) error {
 // fill fills p from the values an extractor found in a line.
 func (j *jsonlParser) fill(p *parsed, found *[maxJSONFields]jsonValue) error {
 	var vals [numSlots][]byte
-	var have [numSlots]bool
+	var have uint
 	numericTime := false
 	for s, es := range j.slot {
 		if es < 0 {
 			continue
 		}
-		v := found[es]
+		v := &found[es]
 		switch v.kind {
 		case jsonNone, jsonNull:
 			continue
@@ -150,7 +155,8 @@ func (j *jsonlParser) fill(p *parsed, found *[maxJSONFields]jsonValue) error {
 		case jsonNumber:
 			numericTime = numericTime || s == slotTime
 		}
-		vals[s], have[s] = v.b, true
+		vals[s] = v.b
+		have |= 1 << s
 	}
-	return j.finish(p, &vals, &have, numericTime)
+	return j.finish(p, &vals, have, numericTime)
 }

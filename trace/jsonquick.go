@@ -22,9 +22,7 @@ import (
 // control character (which carefully refuses).
 func (e *jsonExtractor) quick(line []byte) bool {
 	e.b = line
-	for s := range e.paths {
-		e.vals[s] = jsonValue{}
-	}
+	e.vals = [maxJSONFields]jsonValue{}
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return false
@@ -34,79 +32,64 @@ func (e *jsonExtractor) quick(line []byte) bool {
 }
 
 // quickObject reads the object at e.b[i] for n's fields, as object does
-// without all, and returns the index after it, or -1 to give up.
+// without all, and returns the index after it, or -1 to give up. Each
+// member is a name (quickName, or one comparison when it is the name the
+// line before had there), a value, and a comma or the closing brace.
 func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 	b := e.b
 	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
 		return i + 1
 	}
 	for member := 0; ; member++ {
-		if i >= len(b) || b[i] != '"' {
-			return -1
+		j, f := -1, (*jsonField)(nil)
+		if member < len(n.seen) {
+			j, f = n.seen[member].match(b, i), n.seen[member].field
 		}
-		j, f := n.expected(b, i, member)
 		if j < 0 {
-			j, f = e.quickKey(n, i)
-			if j < 0 {
+			if j, f = e.quickName(n, i, member); j < 0 {
 				return -1
 			}
-			n.expect(b[i+1:j], f, member)
 		}
-		// The colon and the value's first byte, white space around
-		// them skipped where there is any: most lines have none.
-		if i = j + 1; i < len(b) && b[i] != ':' {
-			i = skipSpace(b, i)
+		// The value's first byte; most lines have no white space before.
+		if j < len(b) && b[j] <= ' ' {
+			j = skipSpace(b, j)
 		}
-		if i >= len(b) || b[i] != ':' {
+		if j >= len(b) {
 			return -1
 		}
-		if i++; i < len(b) && b[i] <= ' ' {
-			i = skipSpace(b, i)
-		}
-		if i >= len(b) {
-			return -1
-		}
-		switch c := b[i]; {
-		case f != nil && f.leaf != 0 && c == '"':
-			// A string kept: as scalar reads it, but without a call
-			// when it has no escape.
-			if j = plainEnd(b, i+1); j < len(b) && b[j] == '"' {
-				e.keep(f.leaf, jsonValue{kind: jsonString, b: b[i+1 : j]})
-				i = j + 1
-				break
+		switch c := b[j]; {
+		case f == nil || (f.leaf == 0 && (f.child == nil || c != '{')): // skipped, as skip does
+			switch {
+			case c == '"':
+				if i = shortStringEnd(b, j); i < 0 {
+					i = stringEnd(b, j)
+				}
+			case c == '-' || ('0' <= c && c <= '9'):
+				i = numberEnd(b, j)
+			default:
+				i = e.quickSkip(j, depth)
 			}
-			e.i = i
-			if e.scalar(f.leaf) != nil {
-				return -1
-			}
-			i = e.i
-		case f != nil && f.leaf != 0:
-			e.i = i
-			if e.value(f.leaf, f.child, depth) != nil {
-				return -1
-			}
-			i = e.i
-		case f != nil && f.child != nil && c == '{':
-			i = e.quickObject(f.child, i, depth+1)
-		case c == '"':
-			// stringEnd, its first word looked at here.
-			if i+9 <= len(b) {
-				if m := stopMask(binary.LittleEndian.Uint64(b[i+1:])); m != 0 {
-					if j = i + 1 + bits.TrailingZeros64(m)/8; b[j] == '"' {
-						i = j + 1
-						break
-					}
+		case f.leaf == 0: // an object holding the rest of a path
+			i = e.quickObject(f.child, j, depth+1)
+		case c == '"': // a string kept: plainEnd, written out to save a call
+			k := j + 1
+			for ; k+8 <= len(b); k += 8 {
+				if m := stopMask(binary.LittleEndian.Uint64(b[k:])); m != 0 {
+					k += bits.TrailingZeros64(m) / 8
+					break
 				}
 			}
-			i = stringEnd(b, i)
-		case c == '-' || ('0' <= c && c <= '9'):
-			i = numberEnd(b, i)
-		default: // a literal, an object or array skipped, or no value
-			e.i = i
-			if e.skip(depth) != nil {
-				return -1
+			if k+8 > len(b) { // the last bytes, fewer than a word
+				k = plainEnd(b, k)
 			}
-			i = e.i
+			if k < len(b) && b[k] == '"' {
+				e.keep(f.leaf, jsonValue{kind: jsonString, b: b[j+1 : k]})
+				i = k + 1
+				break
+			}
+			i = e.quickKept(f, j, depth) // escaped, or not a string's end
+		default:
+			i = e.quickKept(f, j, depth)
 		}
 		if i < 0 {
 			return -1
@@ -128,6 +111,91 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 			return -1
 		}
 	}
+}
+
+// quickName reads the name at e.b[i] of the member-th member of an
+// object of n's, and the colon after it, remembering the name for the
+// next line (see jsonSeen); it returns the index after the colon and the
+// name's field, if it is one of n's, or -1 to give up.
+func (e *jsonExtractor) quickName(n *jsonNode, i, member int) (int, *jsonField) {
+	b := e.b
+	if member < len(n.seen) { // a name match could not tell with its words
+		if s := &n.seen[member]; s.matchBytes(b, i) >= 0 {
+			return i + len(s.name), s.field
+		}
+	}
+	if i >= len(b) || b[i] != '"' {
+		return -1, nil
+	}
+	j, f := e.quickKey(n, i)
+	if j < 0 {
+		return -1, nil
+	}
+	colon := j + 1
+	if colon < len(b) && b[colon] != ':' {
+		colon = skipSpace(b, colon)
+	}
+	if colon >= len(b) || b[colon] != ':' {
+		return -1, nil
+	}
+	n.expect(b[i+1:j], colon == j+1, f, member)
+	return colon + 1, f
+}
+
+// shortStringEnd returns, if the string opened by the quote b[i] has its
+// closing quote in the word after the opening one, with no backslash before it, the
+// index after the closing quote; else -1. Most skipped values are such
+// strings: this is the one way of skipping the quick path takes without
+// a call. As stringEnd, it does not look at what the string holds.
+func shortStringEnd(b []byte, i int) int {
+	if i+9 > len(b) {
+		return -1
+	}
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	x := binary.LittleEndian.Uint64(b[i+1:])
+	q, bs := x^(ones*'"'), x^(ones*'\\')
+	m := ((q-ones)&^q | (bs-ones)&^bs) & highs // the lowest bit set is exact, as in stopMask
+	if j := i + 1 + bits.TrailingZeros64(m)/8; m != 0 && b[j] == '"' {
+		return j + 1
+	}
+	return -1
+}
+
+// quickSkip passes over the value at e.b[i], which no path reads and
+// which is no string or number (quickObject passes over those): a
+// literal, an object or array, or no value. It returns the index after
+// it, or -1 to give up.
+func (e *jsonExtractor) quickSkip(i, depth int) int {
+	e.i = i
+	if e.skip(depth) != nil {
+		return -1
+	}
+	return e.i
+}
+
+// quickKept reads and checks the value at e.b[i], kept in f's slots, as
+// value does, and returns the index after it, or -1 to give up: a value
+// other than the plain string quickObject keeps itself. A number of plain
+// digits is kept as it is written, with no more calls.
+func (e *jsonExtractor) quickKept(f *jsonField, i, depth int) int {
+	b := e.b
+	if c := b[i]; '1' <= c && c <= '9' {
+		j := i + 1
+		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+			j++
+		}
+		if j == len(b) || !numberByte[b[j]] {
+			// What number would read: digits, then no fraction or
+			// exponent.
+			e.keep(f.leaf, jsonValue{kind: jsonNumber, b: b[i:j]})
+			return j
+		}
+	}
+	e.i = i
+	if e.value(f.leaf, f.child, depth) != nil {
+		return -1
+	}
+	return e.i
 }
 
 // skipSpace returns the index of the first byte from b[i] on that is not
@@ -168,48 +236,58 @@ func (e *jsonExtractor) quickKey(n *jsonNode, i int) (int, *jsonField) {
 	return j, n.find(b[i+1 : j])
 }
 
-// jsonSeen is a key an object of a node had in the line before, at the
+// jsonSeen is the name an object of a node had in the line before, at the
 // same place: a log's lines are most often written by one statement, with
-// the same keys in the same order, and a key found where it was before is
-// found with one comparison, not scanned for its end and looked up.
+// the same keys in the same order, and a name found where it was before is
+// found with two comparisons of whole words, not scanned for its end and
+// looked up.
 type jsonSeen struct {
-	key   []byte     // as written: plain text, no escape, quote or control character
-	head  uint64     // its first 8 bytes, as keyWord reads them
-	tail  uint64     // its next 8 bytes, likewise, for a key of 9 to 16
-	field *jsonField // what it is to n; nil for none of its keys
+	// name is the member's name as the line wrote it, from the opening
+	// quote to the colon (`"key":`): a plain key (no escape, quote or
+	// control character) and no white space before the colon. Empty for
+	// a name not remembered, which matches nothing.
+	name []byte
+	// word is name's first 16 bytes as two little-endian words, zeros
+	// after its end, which mask clears in the line's words.
+	word, mask [2]uint64
+	field      *jsonField // what it is to n; nil for none of its keys
 }
 
 // maxSeen is how many keys of an object a node remembers.
 const maxSeen = 32
 
-// expected returns, if the key at b[i] is the one the member-th member of
-// n's object had before, the index of its closing quote and its field;
-// else -1. A key that matches is plain text (it was, when it was seen)
-// followed by its quote, so it ends there, as a scan would find.
-func (n *jsonNode) expected(b []byte, i, member int) (int, *jsonField) {
-	if member >= len(n.seen) || i+9 > len(b) {
-		return -1, nil
+// match returns, if b[i:] starts with s's name, the index after its
+// colon; else -1. A name that matches is a plain key (it was, when it was
+// seen) and its closing quote and colon, so it ends there, as a scan
+// would find. It compares two words, with no call (match is inlined):
+// for a name of more than 16 bytes, or one with fewer than 16 bytes of
+// the line from it, it returns -1, and quickName compares the bytes
+// (matchBytes).
+func (s *jsonSeen) match(b []byte, i int) int {
+	if uint(len(s.name)-1) >= 16 || i+16 > len(b) { // no name (0-1 wraps), or a long one
+		return -1
 	}
-	s := &n.seen[member]
-	l := len(s.key)
-	end := i + 1 + l
-	if end >= len(b) || b[end] != '"' || keyWord(b, i+1, l) != s.head {
-		return -1, nil
+	w := b[i : i+16]
+	if binary.LittleEndian.Uint64(w)&s.mask[0] != s.word[0] || binary.LittleEndian.Uint64(w[8:])&s.mask[1] != s.word[1] {
+		return -1
 	}
-	switch {
-	case l <= 8:
-	case l <= 16 && i+17 <= len(b): // a word, not a call to memequal
-		if keyWord(b, i+9, l-8) != s.tail {
-			return -1, nil
-		}
-	case string(s.key[8:]) != string(b[i+9:end]):
-		return -1, nil
-	}
-	return end, s.field
+	return i + len(s.name)
 }
 
-// expect remembers key, of field f, as the member-th member of n's object.
-func (n *jsonNode) expect(key []byte, f *jsonField, member int) {
+// matchBytes is match for a long name, one near the end of the line, or
+// none.
+func (s *jsonSeen) matchBytes(b []byte, i int) int {
+	if len(s.name) == 0 || len(b)-i < len(s.name) || string(b[i:i+len(s.name)]) != string(s.name) {
+		return -1
+	}
+	return i + len(s.name)
+}
+
+// expect remembers key, of field f, as the name of the member-th member of
+// n's object; colonNext says whether the colon follows its closing quote
+// (a name with white space before its colon is not remembered: it would
+// never match).
+func (n *jsonNode) expect(key []byte, colonNext bool, f *jsonField, member int) {
 	switch {
 	case member < len(n.seen):
 	case member == len(n.seen) && member < maxSeen:
@@ -218,13 +296,22 @@ func (n *jsonNode) expect(key []byte, f *jsonField, member int) {
 		return
 	}
 	s := &n.seen[member]
-	var head, tail [8]byte
-	copy(head[:], key)
-	if len(key) > 8 {
-		copy(tail[:], key[8:])
+	s.name, s.field = s.name[:0], f
+	if !colonNext {
+		return
 	}
-	s.key, s.field = append(s.key[:0], key...), f
-	s.head, s.tail = binary.LittleEndian.Uint64(head[:]), binary.LittleEndian.Uint64(tail[:])
+	s.name = append(append(append(s.name, '"'), key...), '"', ':')
+	var w [16]byte
+	copy(w[:], s.name)
+	for k := range s.word {
+		s.word[k] = binary.LittleEndian.Uint64(w[8*k:])
+		s.mask[k] = 0
+		if l := len(s.name) - 8*k; l >= 8 {
+			s.mask[k] = ^uint64(0)
+		} else if l > 0 {
+			s.mask[k] = 1<<(8*l) - 1
+		}
+	}
 }
 
 // keyWord is the first 8 bytes of the l-byte key at b[from] (fewer: zeros

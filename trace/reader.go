@@ -13,6 +13,7 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Record is one request of a log.
@@ -281,7 +282,7 @@ func (r *Reader) setup() error {
 		v6bits: o.IPv6PrefixLen,
 		maxLen: o.MaxKey,
 		keys:   newInterner(internMax),
-		addrs:  make(map[string]string),
+		addrs:  make(map[string]recentSlot),
 	}
 	r.strs = newInterner(internMax)
 	r.maxAt = math.MinInt64
@@ -469,7 +470,7 @@ func (r *Reader) readOne() error {
 		}
 	}
 	if err == nil {
-		if len(bytes.TrimSpace(line)) == 0 {
+		if blank(line) {
 			return nil
 		}
 		err = r.record(line)
@@ -492,6 +493,15 @@ func (r *Reader) readOne() error {
 		r.badFirst = append(r.badFirst, le)
 	}
 	return nil
+}
+
+// blank reports whether line is empty or white space only, as
+// bytes.TrimSpace sees it; most lines start with a byte that shows so.
+func blank(line []byte) bool {
+	if len(line) > 0 && ' ' < line[0] && line[0] < utf8.RuneSelf {
+		return false
+	}
+	return len(bytes.TrimSpace(line)) == 0
 }
 
 // record parses line and queues its request.

@@ -99,11 +99,15 @@ func fraction(b []byte) (int64, bool) {
 			ns = ns*10 + int64(c-'0')
 		}
 	}
-	for i := len(b); i < 9; i++ {
-		ns *= 10
+	if len(b) < 9 {
+		ns *= pow10[9-len(b)]
 	}
 	return ns, true
 }
+
+// pow10 are the powers of ten a fraction of fewer than 9 digits is
+// scaled by, to nanoseconds.
+var pow10 = [...]int64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
 
 // zone reads a numeric UTC offset, "+hhmm", "+hh:mm" or "+hh", as seconds
 // east of UTC.
@@ -247,13 +251,18 @@ func (c *timeCache) parseRFC3339(b []byte) (int64, error) {
 	rest := b[19:]
 	var ns int64
 	if rest[0] == '.' {
+		// fraction's work, in the one pass that finds the digits' end.
 		i := 1
-		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-			i++
+		for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
+			if i <= 9 {
+				ns = ns*10 + int64(rest[i]-'0')
+			}
 		}
-		var ok bool
-		if ns, ok = fraction(rest[1:i]); !ok {
+		if i == 1 {
 			return 0, fmt.Errorf("time %q has a bad fraction of a second %s", b, want)
+		}
+		if i < 10 {
+			ns *= pow10[10-i]
 		}
 		rest = rest[i:]
 	}
