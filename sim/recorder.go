@@ -94,7 +94,11 @@ func (s *sim) record(o *outcome) {
 	if !allowed && c.total.Rejected == 0 {
 		s.logf(o.at, "%s: first rejection", c.Name)
 	}
-	o.tally().add(row, &c.total)
+	if o.plain() {
+		addVerdict(row, &c.total, allowed, o.idealAllowed, o.p.cost)
+	} else {
+		o.tally().add(row, &c.total)
+	}
 	c.peaks.add(o.at, allowed, o.idealAllowed)
 	if k.clients > 1 {
 		// A key of one client has that client's peaks (keyResult).
