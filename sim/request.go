@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/route"
@@ -28,7 +29,16 @@ func (s *sim) request(ctx context.Context, client int, t int64, cost int64, atte
 	}
 	o.p.service = service
 	o.d = store.Decision{}
-	if err := s.decide(ctx, &o.p, &o.d); err != nil {
+	// A copy the topology cannot reach decides by the fail policy; any
+	// other, by the run's decider (called here, not through a function
+	// between: 15 of a simulated request's instructions).
+	var err error
+	if o.p.target == topology.Unreachable {
+		err = s.policyFor(&o.d, errStoreDown)
+	} else {
+		err = s.decider(s, ctx, &o.p, &o.d)
+	}
+	if err != nil {
 		return err
 	}
 	if !o.p.deferred {
@@ -104,7 +114,8 @@ type decider func(s *sim, ctx context.Context, p *pending, d *store.Decision) er
 // whose write lands a round trip later, or whose compare-and-swap does,
 // unless the algorithm writes atomically (route.Writes); a take from the
 // run's own memory (every decision whole when observed, since whoever
-// observes a run reads them whole); or a take on route's way, as the live
+// observes a run reads them whole; the verdict alone, by Admit, when no
+// client reads more); or a take on route's way, as the live
 // fleet's servers take it, from a store, racing none, replicated on a
 // split brain.
 func (s *sim) setupDecider(observed bool) {
@@ -115,20 +126,14 @@ func (s *sim) setupDecider(observed bool) {
 		s.decider = (*sim).readThenWrite
 	case s.stores.jars != nil && s.sc.Topology.Kind != Racy && observed:
 		s.decider = (*sim).takeWholeFromJar
+	case s.stores.jars != nil && s.sc.Topology.Kind != Racy && s.stores.jars[0].step.admit != nil &&
+		!slices.ContainsFunc(s.clients, func(c *clientRun) bool { return c.waitsRetryAfter }):
+		s.decider = (*sim).admitOnJar
 	case s.stores.jars != nil && s.sc.Topology.Kind != Racy:
 		s.decider = (*sim).takeFromJar
 	default:
 		s.decider = (*sim).takeOnRoute
 	}
-}
-
-// decide asks the copy p reaches for its decision, into d, with the run's
-// decider; a copy the topology cannot reach decides by the fail policy.
-func (s *sim) decide(ctx context.Context, p *pending, d *store.Decision) error {
-	if p.target == topology.Unreachable {
-		return s.policyFor(d, errStoreDown)
-	}
-	return s.decider(s, ctx, p, d)
 }
 
 // readThenWrite decides on a racy read; its write lands a round trip
@@ -164,6 +169,20 @@ func (s *sim) readThenSwap(ctx context.Context, p *pending, d *store.Decision) e
 // Retry-After says).
 func (s *sim) takeFromJar(ctx context.Context, p *pending, d *store.Decision) error {
 	s.stores.jars[p.target].takeInto(&d.Decision, p.key, p.now, p.cost, s.clients[p.client].waitsRetryAfter)
+	if p.target == 0 && d.Allowed && s.topo.Replicates() {
+		return s.replicate(ctx, p.key, p.t)
+	}
+	return nil
+}
+
+// admitOnJar is takeFromJar for a run that reads its decisions for their
+// verdict alone (no client waits what Retry-After says, no one observes
+// the run), on an algorithm that gives it alone (stepper.admit): the
+// jar's state is stepped by Admit with nothing between, which took a
+// simulated request 55 instructions through takeInto.
+func (s *sim) admitOnJar(ctx context.Context, p *pending, d *store.Decision) error {
+	j := s.stores.jars[p.target]
+	d.Allowed = j.step.admit.Admit(j.state(p.key), p.now, p.cost)
 	if p.target == 0 && d.Allowed && s.topo.Replicates() {
 		return s.replicate(ctx, p.key, p.t)
 	}
