@@ -107,14 +107,15 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 				cost = s.clients[e.client].cost[e.arg]
 			}
 		}
+		service := int64(-1)
+		if e.kind == evArrival && e.arg >= 0 {
+			service = s.clients[e.client].streams[e.arg].service()
+		}
 		b.pending = append(b.pending, pending{})
 		p := &b.pending[len(b.pending)-1]
-		if err := s.prepare(p, int(e.client), e.at, cost, attempt); err != nil {
+		if err := s.prepare(p, int(e.client), e.at, cost, attempt, service); err != nil {
 			b.pending = b.pending[:len(b.pending)-1]
 			return err
-		}
-		if e.kind == evArrival && e.arg >= 0 {
-			p.service = s.clients[e.client].streams[e.arg].service()
 		}
 		// Its lease's release and its retry order as if scheduled now,
 		// in that order (conclude's), before what follows.

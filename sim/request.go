@@ -24,10 +24,9 @@ func (s *sim) request(ctx context.Context, client int, t int64, cost int64, atte
 	// through a func and an interface, take it without its escaping to
 	// the heap once per request.
 	o := &s.req
-	if err := s.prepare(&o.p, client, t, cost, attempt); err != nil {
+	if err := s.prepare(&o.p, client, t, cost, attempt, service); err != nil {
 		return err
 	}
-	o.p.service = service
 	o.d = store.Decision{}
 	// A copy the topology cannot reach decides by the fail policy; any
 	// other, by the run's decider (called here, not through a function
@@ -78,8 +77,11 @@ type pending struct {
 
 // prepare is what happens to a request before the store sees it: the
 // balancer picks its server, the server reads its clock, the topology says
-// which copy it reaches, and the run's request budget is charged.
-func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int) error {
+// which copy it reaches, and the run's request budget is charged. service
+// is pending.service. Every field of p is written, one by one: a
+// composite literal was built aside and copied over p, 55 of a simulated
+// request's 985 instructions. A field added to pending is written here.
+func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int, service int64) error {
 	c := s.clients[client]
 	server := s.spread.Pick(s.keys[c.key].hash, s.draw.intn)
 	if s.faults.down != nil {
@@ -93,8 +95,10 @@ func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int) 
 	if s.sent.budget > 0 && s.sent.requests > s.sent.budget {
 		return budgetSpent(s.sc.Name, s.sent.requests-1, s.sent.retries, s.sent.budget)
 	}
-	*p = pending{client: client, t: t, cost: cost, attempt: attempt, key: c.key, now: now,
-		target: s.topo.Route(server, algorithms.Time(t)), seq: uint64(s.sent.requests), server: server, service: -1}
+	p.client, p.t, p.cost, p.attempt, p.key, p.now = client, t, cost, attempt, c.key, now
+	p.target, p.server = s.topo.Route(server, algorithms.Time(t)), server
+	p.seq, p.service = uint64(s.sent.requests), service
+	p.latency, p.retrySeq, p.releaseSeq, p.deferred = 0, 0, 0, false
 	if s.topo.Remote() {
 		p.latency = s.rtt()
 	}
