@@ -78,11 +78,13 @@ type sim struct {
 	faults faultState
 
 	// stages are what a decided request passes through, in order
-	// (stages.go); shed and leases are two of them, nil when the run has
-	// no load shedder or no concurrency limit.
-	stages []stage
-	shed   *shedStage
-	leases *leaseStage
+	// (stages.go): beforeRecord, the recorder, then afterRecord; shed and
+	// leases are two of them, nil when the run has no load shedder or no
+	// concurrency limit.
+	stages                    []stage
+	beforeRecord, afterRecord []stage
+	shed                      *shedStage
+	leases                    *leaseStage
 	// decider is how the run's requests are decided (request.go); req
 	// is the request being decided and concluded, one at a time.
 	decider decider
