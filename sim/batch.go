@@ -90,15 +90,19 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 	// horizon is the first instant a retry of a member could be due: a
 	// request from then on may be one, or follow one.
 	horizon := int64(math.MaxInt64)
-	for len(b.pending) < maxBatch && s.queue.len() > 0 {
-		e := s.queue.peek()
+	for len(b.pending) < maxBatch {
+		top, src := s.peekEvent()
+		if top.seq == noSeq {
+			break // none left
+		}
+		e := *top
 		if e.at > until || e.at >= horizon || !s.batchable(e) {
 			break
 		}
 		if s.clock.stepEndBefore(e) {
 			break // the step's end reads the store: it must see the batch decided
 		}
-		s.queue.pop()
+		s.popEvent(src)
 		s.clock.now = e.at
 		cost, attempt := e.cost, int(e.arg)
 		if e.kind == evArrival {
