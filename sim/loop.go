@@ -211,7 +211,7 @@ func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) 
 		rng:    newRand(sc.Seed),
 		clock:  runClock{duration: int64(algorithms.At(sc.Duration)), stepLen: int64(algorithms.At(sc.Step))},
 		stores: storeSet{policy: sc.Topology.OnError},
-		faults: faultState{latency: -1},
+		faults: faultState{rtt: int64(algorithms.At(sc.Topology.RTT))},
 		rec:    recording{progress: opts.Progress, keepState: opts.StateOf},
 	}
 	if s.stores.policy == "" {
