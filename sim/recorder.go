@@ -78,7 +78,9 @@ func (s *sim) record(o *outcome) {
 	}
 	// Counted always, given in the Result only if some request cost more
 	// than 1 (a feed's costs are known as they arrive).
-	s.rec.weighted = s.rec.weighted || o.p.cost > 1
+	if o.p.cost > 1 {
+		s.rec.weighted = true
+	}
 	// The exact limiter sees the same arrival on the true clock. The
 	// key's ideal state is the recorder's alone, and only its verdict is
 	// read. (Admit is called here, not through a method of the recorder:

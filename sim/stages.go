@@ -95,7 +95,9 @@ func (s *sim) conclude(o *outcome, at, latency int64) {
 type recordStage struct{}
 
 func (recordStage) conclude(s *sim, o *outcome) {
-	o.latency += int64(algorithms.At(o.d.Delay))
+	if o.d.Delay != 0 { // a leaky bucket's alone: no division per request for the rest
+		o.latency += int64(algorithms.At(o.d.Delay))
+	}
 	s.record(o)
 }
 
