@@ -135,12 +135,19 @@ func (c *runClock) stepOf(t int64) int {
 
 // serve counts an admitted request as served in the step it leaves the
 // queue (row's, without a delay); after the run's end, in no step at all.
+// A delayed one (a leaky bucket's) is serveLater's, so that serve inlines
+// where nearly every admission is recorded.
 func (s *sim) serve(o *outcome, row *TimelineRow) {
-	if o.d.Delay <= 0 {
-		if o.at < s.clock.duration {
-			row.Served++
-		}
-	} else if at := o.at + int64(algorithms.At(o.d.Delay)); at < s.clock.duration {
+	if o.d.Delay > 0 {
+		s.serveLater(o)
+	} else if o.at < s.clock.duration {
+		row.Served++
+	}
+}
+
+// serveLater is serve for a request that waits o.d.Delay.
+func (s *sim) serveLater(o *outcome) {
+	if at := o.at + int64(algorithms.At(o.d.Delay)); at < s.clock.duration {
 		s.rec.timeline.at(s.clock.stepOf(at), o.p.client).Served++
 	}
 }
