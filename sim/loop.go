@@ -459,7 +459,10 @@ func (s *sim) arrive(ctx context.Context, e event, src int) error {
 	c := s.clients[e.client]
 	cost, service := e.cost, int64(-1)
 	if e.arg >= 0 {
-		cost, service = c.cost[e.arg], c.streams[e.arg].service()
+		cost = c.cost[e.arg]
+		if c.givenServices { // else no stream of it gives any
+			service = c.streams[e.arg].service()
+		}
 	}
 	if err := s.request(ctx, int(e.client), e.at, cost, 0, service); err != nil {
 		return err
