@@ -90,15 +90,19 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 	// horizon is the first instant a retry of a member could be due: a
 	// request from then on may be one, or follow one.
 	horizon := int64(math.MaxInt64)
-	for len(b.pending) < maxBatch && s.queue.len() > 0 {
-		e := s.queue.peek()
+	for len(b.pending) < maxBatch {
+		top, src := s.peekEvent()
+		if top.seq == noSeq {
+			break // none left
+		}
+		e := *top
 		if e.at > until || e.at >= horizon || !s.batchable(e) {
 			break
 		}
 		if s.clock.stepEndBefore(e) {
 			break // the step's end reads the store: it must see the batch decided
 		}
-		s.queue.pop()
+		s.popEvent(src)
 		s.clock.now = e.at
 		cost, attempt := e.cost, int(e.arg)
 		if e.kind == evArrival {
@@ -107,14 +111,15 @@ func (s *sim) runBatch(ctx context.Context, until int64) error {
 				cost = s.clients[e.client].cost[e.arg]
 			}
 		}
+		service := int64(-1)
+		if e.kind == evArrival && e.arg >= 0 {
+			service = s.clients[e.client].streams[e.arg].service()
+		}
 		b.pending = append(b.pending, pending{})
 		p := &b.pending[len(b.pending)-1]
-		if err := s.prepare(p, int(e.client), e.at, cost, attempt); err != nil {
+		if err := s.prepare(p, int(e.client), e.at, cost, attempt, service); err != nil {
 			b.pending = b.pending[:len(b.pending)-1]
 			return err
-		}
-		if e.kind == evArrival && e.arg >= 0 {
-			p.service = s.clients[e.client].streams[e.arg].service()
 		}
 		// Its lease's release and its retry order as if scheduled now,
 		// in that order (conclude's), before what follows.

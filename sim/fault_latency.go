@@ -31,11 +31,11 @@ var latencyFault = FaultType{
 		return fmt.Sprintf("LATENCY: rtt %s (normally %s)", f.RTT, sc.Topology.RTT)
 	},
 	start: func(_ context.Context, s *sim, i int, _ int64) error {
-		s.faults.latency = int64(algorithms.At(s.sc.Faults[i].RTT))
+		s.faults.rtt = int64(algorithms.At(s.sc.Faults[i].RTT))
 		return nil
 	},
 	end: func(_ context.Context, s *sim, _ Fault, _ int64) error {
-		s.faults.latency = -1
+		s.faults.rtt = int64(algorithms.At(s.sc.Topology.RTT))
 		return nil
 	},
 }

@@ -13,11 +13,14 @@ import (
 // when none; down, the servers a crash killed; spans, the Result's
 // faults; notes, the texts of log entries scheduled for later.
 type faultState struct {
-	latency int64
-	skews   []skew
-	down    []bool
-	spans   []FaultSpan
-	notes   []string
+	// rtt is the round trip in force, in µs: the topology's, or a latency
+	// fault's while one lasts. Set when it changes, not worked out from a
+	// Duration per request.
+	rtt   int64
+	skews []skew
+	down  []bool
+	spans []FaultSpan
+	notes []string
 }
 
 type skew struct {
@@ -63,18 +66,14 @@ func (s *sim) serverClock(server int, t int64) int64 {
 // t is decided at: the server's clock, or the store's own (the true time)
 // on a store clock, which no server's skew reaches.
 func (s *sim) decisionClock(server int, t int64) algorithms.Time {
-	if s.sc.Topology.Clock == StoreClock {
+	// No skew at all, the commonest case, is asked first.
+	if len(s.faults.skews) == 0 || s.sc.Topology.Clock == StoreClock {
 		return algorithms.Time(t)
 	}
 	return algorithms.Time(s.serverClock(server, t))
 }
 
-func (s *sim) rtt() int64 {
-	if s.faults.latency >= 0 {
-		return s.faults.latency
-	}
-	return int64(algorithms.At(s.sc.Topology.RTT))
-}
+func (s *sim) rtt() int64 { return s.faults.rtt }
 
 // faultStart logs fault i's start, then does what its kind does then.
 func (s *sim) faultStart(ctx context.Context, i int, t int64) error {

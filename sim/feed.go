@@ -128,11 +128,13 @@ func (s *sim) openFeeds() error {
 	return nil
 }
 
-// scheduleFeed schedules feed i's next arrival.
+// scheduleFeed schedules feed i's next arrival, source i's (sim.arrivals).
 func (s *sim) scheduleFeed(i int) error {
 	e, ok, err := s.feeds[i].next(i, s.clock.duration)
 	if ok {
-		s.schedule(e)
+		s.seq++
+		e.seq = s.seq
+		s.arrivals.set(i, e)
 	}
 	return err
 }

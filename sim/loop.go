@@ -22,7 +22,10 @@ type clientRun struct {
 	*Client     // the scenario's: a copy was 152 bytes more a client
 	key     int // index into sim.keys
 	streams []*stream
-	cost    []int64 // per stream
+	// firstSource is its first stream's arrival source (sim.arrivals),
+	// the others' following it.
+	firstSource int
+	cost        []int64 // per stream
 	// givenServices says a stream gives its arrivals' service times
 	// (Traffic.Services): a request may take less than Service.Mean.
 	givenServices bool
@@ -59,9 +62,13 @@ type sim struct {
 	exact exactLimiter // what the run is measured against (recorder.go)
 	rng   *mrand.Rand
 	draw  draws
-	queue eventQueue
-	seq   uint64
-	clock runClock
+	// The events to come: each arrival source's next arrival (the
+	// sources are the feeds, then each client's streams), and every
+	// other event in queue.
+	arrivals arrivalTree
+	queue    eventQueue
+	seq      uint64
+	clock    runClock
 
 	clients []*clientRun
 	feeds   []*feedRun
@@ -79,11 +86,13 @@ type sim struct {
 	faults faultState
 
 	// stages are what a decided request passes through, in order
-	// (stages.go); shed and leases are two of them, nil when the run has
-	// no load shedder or no concurrency limit.
-	stages []stage
-	shed   *shedStage
-	leases *leaseStage
+	// (stages.go): beforeRecord, the recorder, then afterRecord; shed and
+	// leases are two of them, nil when the run has no load shedder or no
+	// concurrency limit.
+	stages                    []stage
+	beforeRecord, afterRecord []stage
+	shed                      *shedStage
+	leases                    *leaseStage
 	// decider is how the run's requests are decided (request.go); req
 	// is the request being decided and concluded, one at a time.
 	decider decider
@@ -171,6 +180,12 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	s.clock.stepSeq0 = s.seq + 1
 	s.seq += uint64(s.steps())
 	s.clock.nextStepEndAt()
+	sources := len(s.sc.Feeds)
+	for _, c := range s.clients {
+		c.firstSource = sources
+		sources += len(c.streams)
+	}
+	s.arrivals = newArrivalTree(sources)
 	for ci, c := range s.clients {
 		for si := range c.streams {
 			s.scheduleArrival(ci, si)
@@ -198,7 +213,7 @@ func newRecording(ctx context.Context, sc Scenario, opts Options) (*sim, error) 
 		rng:    newRand(sc.Seed),
 		clock:  runClock{duration: int64(algorithms.At(sc.Duration)), stepLen: int64(algorithms.At(sc.Step))},
 		stores: storeSet{policy: sc.Topology.OnError},
-		faults: faultState{latency: -1},
+		faults: faultState{rtt: int64(algorithms.At(sc.Topology.RTT))},
 		rec:    recording{progress: opts.Progress, keepState: opts.StateOf},
 	}
 	if s.stores.policy == "" {
@@ -324,11 +339,34 @@ func orAnonymous(id string) string {
 }
 
 func (s *sim) scheduleArrival(client, streamIndex int) {
-	at, ok := s.clients[client].streams[streamIndex].next(s.rng)
+	c := s.clients[client]
+	at, ok := c.streams[streamIndex].next(s.rng)
 	if !ok {
 		return
 	}
-	s.schedule(event{at: at, kind: evArrival, client: int32(client), arg: int32(streamIndex)})
+	s.seq++
+	s.arrivals.set(c.firstSource+streamIndex, event{at: at, seq: s.seq, kind: evArrival, client: int32(client), arg: int32(streamIndex)})
+}
+
+// peekEvent is the earliest event to come, the earliest arrival or the
+// queue's top, and its arrival source (-1 when it is not an arrival);
+// noArrival when none is left, which comes after every event and every
+// step's end.
+func (s *sim) peekEvent() (*event, int) {
+	top, src := s.arrivals.top()
+	if q := s.queue.items; len(q) > 0 && earlier(&q[0], top) {
+		return &q[0], -1
+	}
+	return top, src
+}
+
+// popEvent removes the event peekEvent gave, of arrival source src.
+func (s *sim) popEvent(src int) {
+	if src >= 0 {
+		s.arrivals.set(src, noArrival)
+		return
+	}
+	s.queue.pop()
 }
 
 func (s *sim) schedule(e event) {
@@ -356,13 +394,11 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 			}
 			work = 0
 		}
-		// The next step's end, or the queue's earliest event: whichever
-		// comes first by (time, sequence number).
-		var top *event
-		if s.queue.len() > 0 {
-			top = &s.queue.items[0]
-		}
-		if top == nil || s.clock.stepEndAt < top.at || (s.clock.stepEndAt == top.at && s.clock.stepEndSeq < top.seq) {
+		// The next step's end, or the earliest event: whichever comes
+		// first by (time, sequence number). When none is left, top is
+		// noArrival, after the last step's end.
+		top, src := s.peekEvent()
+		if s.clock.stepEndAt < top.at || (s.clock.stepEndAt == top.at && s.clock.stepEndSeq < top.seq) {
 			if s.clock.stepEndAt > until {
 				break // none left by until (none at all: MaxInt64)
 			}
@@ -390,8 +426,8 @@ func (s *sim) runUntil(ctx context.Context, until int64) error {
 			sent := s.sent.requests
 			err = s.runBatch(ctx, until)
 			work += int(s.sent.requests - sent)
-		} else if e.kind == evArrival {
-			err = s.arrive(ctx, e)
+		} else if src >= 0 {
+			err = s.arrive(ctx, e, src)
 		} else {
 			s.queue.pop()
 			err = s.handle(ctx, e)
@@ -424,41 +460,45 @@ func (c *runClock) stepEndBefore(e event) bool {
 	return c.stepEndAt < e.at || (c.stepEndAt == e.at && c.stepEndSeq < e.seq)
 }
 
-// arrive handles the arrival at the top of the queue, a client's first
-// try, and puts its stream's next arrival in its place: the commonest
-// event costs one sift of the heap, not a pop and a push. Whatever the
+// arrive handles e, the earliest event, an arrival (a client's first
+// try) from source src, and puts the source's next arrival in its place:
+// the commonest event costs one pass up the arrivals' tree. Whatever the
 // request schedules comes after it (at its time or later, with a later
-// sequence number), so it is still the top when it is replaced.
-func (s *sim) arrive(ctx context.Context, e event) error {
+// sequence number), in the queue.
+func (s *sim) arrive(ctx context.Context, e event, src int) error {
 	c := s.clients[e.client]
 	cost, service := e.cost, int64(-1)
 	if e.arg >= 0 {
-		cost, service = c.cost[e.arg], c.streams[e.arg].service()
+		cost = c.cost[e.arg]
+		if c.givenServices { // else no stream of it gives any
+			service = c.streams[e.arg].service()
+		}
 	}
 	if err := s.request(ctx, int(e.client), e.at, cost, 0, service); err != nil {
 		return err
 	}
-	if top := &s.queue.items[0]; top.seq != e.seq {
+	if q := &s.queue; q.len() > 0 && earlier(&q.items[0], &e) {
+		top := &q.items[0]
 		panic(fmt.Sprintf("sim: an event was scheduled before the one being handled (seq %d at %d µs, before seq %d at %d µs)", top.seq, top.at, e.seq, e.at))
 	}
 	if e.arg < 0 {
 		next, ok, err := s.feeds[-1-e.arg].next(int(-1-e.arg), s.clock.duration)
 		if !ok {
-			s.queue.pop()
+			s.arrivals.set(src, noArrival)
 			return err
 		}
 		s.seq++
 		next.seq = s.seq
-		s.queue.replaceTop(next)
+		s.arrivals.set(src, next)
 		return nil
 	}
 	at, ok := c.streams[e.arg].next(s.rng)
 	if !ok {
-		s.queue.pop()
+		s.arrivals.set(src, noArrival)
 		return nil
 	}
 	s.seq++
-	s.queue.replaceTop(event{at: at, seq: s.seq, kind: evArrival, client: e.client, arg: e.arg})
+	s.arrivals.set(src, event{at: at, seq: s.seq, kind: evArrival, client: e.client, arg: e.arg})
 	return nil
 }
 

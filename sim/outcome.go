@@ -175,3 +175,40 @@ func (b tallyBits) addRare(row *TimelineRow, total *counts) {
 	total.FalseAllows += b.one(tFalseAllow)
 	total.FalseDenies += b.one(tFalseDeny)
 }
+
+// plain reports whether o is a first try that the limit decided and no
+// stage after it changed: nearly every request of a run, whose tally is
+// its verdict and the exact limiter's alone (addVerdict).
+func (o *outcome) plain() bool {
+	return o.p.attempt == 0 && !o.shadowed && !o.shed && !o.noAnswer && o.d.Policy == ""
+}
+
+// addVerdict adds a plain outcome (outcome.plain) of cost, admitted or
+// not, to its step's row and its client's totals, as its tally would
+// (outcome.tally, tally.add) without building the tally's bits and testing
+// them again one by one: 67 of a simulated request's 1,091 instructions
+// went to the two. Small enough to inline in the recorder.
+func addVerdict(row *TimelineRow, total *counts, allowed, idealAllowed bool, cost int64) {
+	row.Sent++
+	total.Sent++
+	row.CostSent += cost
+	total.CostSent += cost
+	if idealAllowed {
+		total.IdealAllowed++
+	}
+	if allowed {
+		row.Allowed++
+		total.Allowed++
+		row.CostAllowed += cost
+		total.CostAllowed += cost
+		if !idealAllowed {
+			total.FalseAllows++
+		}
+		return
+	}
+	row.Rejected++
+	total.Rejected++
+	if idealAllowed {
+		total.FalseDenies++
+	}
+}

@@ -34,18 +34,15 @@ import (
 const quietStretch = 16
 
 // quietSteps is how many steps, from the next to close, end before the
-// next event (top, nil when the queue is empty) and by until: steps in
-// which nothing happens. Only a run on the memory store's copies is
+// next event (top: peekEvent's, noArrival when none is left) and by
+// until: steps in which nothing happens. Only a run on the memory store's copies is
 // closed so: a Redis copy's state is read over the network, where a key
 // may expire in real time.
 func (s *sim) quietSteps(top *event, until int64) int {
 	if s.stores.jars == nil || len(s.rec.stepped) > 0 {
 		return 0
 	}
-	end := until
-	if top != nil {
-		end = min(end, top.at-1) // a step ending at the event's instant is left to the loop's order
-	}
+	end := min(until, top.at-1) // a step ending at the event's instant is left to the loop's order
 	c := &s.clock
 	if end < c.stepEndAt {
 		return 0

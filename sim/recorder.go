@@ -78,7 +78,9 @@ func (s *sim) record(o *outcome) {
 	}
 	// Counted always, given in the Result only if some request cost more
 	// than 1 (a feed's costs are known as they arrive).
-	s.rec.weighted = s.rec.weighted || o.p.cost > 1
+	if o.p.cost > 1 {
+		s.rec.weighted = true
+	}
 	// The exact limiter sees the same arrival on the true clock. The
 	// key's ideal state is the recorder's alone, and only its verdict is
 	// read. (Admit is called here, not through a method of the recorder:
@@ -94,7 +96,11 @@ func (s *sim) record(o *outcome) {
 	if !allowed && c.total.Rejected == 0 {
 		s.logf(o.at, "%s: first rejection", c.Name)
 	}
-	o.tally().add(row, &c.total)
+	if o.plain() {
+		addVerdict(row, &c.total, allowed, o.idealAllowed, o.p.cost)
+	} else {
+		o.tally().add(row, &c.total)
+	}
 	c.peaks.add(o.at, allowed, o.idealAllowed)
 	if k.clients > 1 {
 		// A key of one client has that client's peaks (keyResult).
@@ -129,12 +135,19 @@ func (c *runClock) stepOf(t int64) int {
 
 // serve counts an admitted request as served in the step it leaves the
 // queue (row's, without a delay); after the run's end, in no step at all.
+// A delayed one (a leaky bucket's) is serveLater's, so that serve inlines
+// where nearly every admission is recorded.
 func (s *sim) serve(o *outcome, row *TimelineRow) {
-	if o.d.Delay <= 0 {
-		if o.at < s.clock.duration {
-			row.Served++
-		}
-	} else if at := o.at + int64(algorithms.At(o.d.Delay)); at < s.clock.duration {
+	if o.d.Delay > 0 {
+		s.serveLater(o)
+	} else if o.at < s.clock.duration {
+		row.Served++
+	}
+}
+
+// serveLater is serve for a request that waits o.d.Delay.
+func (s *sim) serveLater(o *outcome) {
+	if at := o.at + int64(algorithms.At(o.d.Delay)); at < s.clock.duration {
 		s.rec.timeline.at(s.clock.stepOf(at), o.p.client).Served++
 	}
 }

@@ -23,9 +23,9 @@ type timelineRows struct {
 	rows rowChunks
 	// last is each client's row of its latest step, as an index into rows
 	// plus one: 0 for a client with no row yet; latest is that row itself
-	// (rows never move), which nearly every request's row is: found
-	// without working out its chunk, 60 of a simulated request's 1,139
-	// instructions.
+	// (rows never move; noRow for a client with none yet), which nearly
+	// every request's row is: found without working out its chunk, 60 of
+	// a simulated request's 1,139 instructions.
 	last   []int32
 	latest []*stepRow
 }
@@ -92,14 +92,31 @@ func (c *rowChunks) add() (int32, *stepRow) {
 }
 
 func newTimelineRows(clients int) timelineRows {
-	return timelineRows{last: make([]int32, clients), latest: make([]*stepRow, clients)}
+	latest := make([]*stepRow, clients)
+	for i := range latest {
+		latest[i] = &noRow
+	}
+	return timelineRows{last: make([]int32, clients), latest: latest}
 }
 
-// at is client ci's row of step, made empty if it has none yet.
+// noRow is the latest row of a client with none yet: its step is no
+// step's, so at looks no further than the step (no test for nil, which
+// kept at too big to inline), and it is never written.
+var noRow = stepRow{step: -1}
+
+// at is client ci's row of step, made empty if it has none yet. Nearly
+// every call finds it the client's latest row; the rest walk back
+// (walkTo). Kept that small, at inlines where a request is recorded.
 func (t *timelineRows) at(step, ci int) *TimelineRow {
-	if r := t.latest[ci]; r != nil && r.step == step {
+	if r := t.latest[ci]; r.step == step {
 		return &r.row
 	}
+	return t.walkTo(step, ci)
+}
+
+// walkTo is at for a row that is not the client's latest: found by
+// walking back from the latest, or made.
+func (t *timelineRows) walkTo(step, ci int) *TimelineRow {
 	after := int32(0) // the row of the step after, whose prev the new row is; 0: none, it is the latest
 	next := t.last[ci]
 	for i := next; i > 0; i = t.rows.at(i).prev {
