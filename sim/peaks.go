@@ -22,12 +22,15 @@ import (
 // vary holds the blocks they reached, not all 7,680 buckets, and clearing
 // the histogram at every step costs the blocks it used.
 type histogram struct {
-	n int64
 	// few are the buckets counted and their counts, in bucket order,
 	// while there are at most histFew of them (nFew) and blocked is nil.
 	few  [histFew]int64
 	at   [histFew]uint16
 	nFew uint8
+	// last is the place in few of the bucket counted last: a client's
+	// next request most often falls in it again, and is counted there
+	// inline, with no search (addAt).
+	last uint8
 	// blocked holds every count once more than histFew buckets were
 	// counted; it stays, cleared, through a reset.
 	blocked *histBlocked
@@ -41,6 +44,8 @@ type histBlocked struct {
 	sums [histBlocks]int64
 	// used are the indexes of the allocated blocks, for reset.
 	used []uint8
+	// total is every count.
+	total int64
 }
 
 const (
@@ -73,7 +78,28 @@ func histValue(i int) int64 {
 // addAt counts one value in bucket i, histIndex(value): a value counted in
 // two histograms is indexed once.
 func (h *histogram) addAt(i int) {
-	h.n++
+	if !h.bump(i) {
+		h.add(i)
+	}
+}
+
+// bump counts one value in bucket i if it is the bucket counted last, as
+// a client's next request most often is, and reports whether it did. It
+// inlines where addAt, with its call, does not: the recorder calls it,
+// and add only when it reports false (22 instructions a request, where
+// the search cost 64).
+func (h *histogram) bump(i int) bool {
+	// Once blocked, nFew is 0; the mask spares a bounds check.
+	if l := h.last & (histFew - 1); l < h.nFew && int(h.at[l]) == i {
+		h.few[l]++
+		return true
+	}
+	return false
+}
+
+// add counts one value in bucket i: among the inline buckets, in order,
+// or past them in blocks.
+func (h *histogram) add(i int) {
 	if h.blocked != nil {
 		h.blocked.add(i)
 		return
@@ -84,6 +110,7 @@ func (h *histogram) addAt(i int) {
 	}
 	if j < int(h.nFew) && int(h.at[j]) == i {
 		h.few[j]++
+		h.last = uint8(j)
 		return
 	}
 	if h.nFew == histFew {
@@ -95,6 +122,7 @@ func (h *histogram) addAt(i int) {
 	copy(h.few[j+1:h.nFew+1], h.few[j:h.nFew])
 	h.at[j], h.few[j] = uint16(i), 1
 	h.nFew++
+	h.last = uint8(j)
 }
 
 // block moves the inline buckets to blocks.
@@ -117,16 +145,35 @@ func (b *histBlocked) addN(i int, n int64) {
 	}
 	bl[i%histBlock] += n
 	b.sums[i/histBlock] += n
+	b.total += n
+}
+
+// count is how many values the histogram counts.
+func (h *histogram) count() int64 {
+	if h.blocked != nil {
+		return h.blocked.total
+	}
+	var n int64
+	for _, c := range h.few[:h.nFew] {
+		n += c
+	}
+	return n
+}
+
+// empty reports whether the histogram counts nothing.
+func (h *histogram) empty() bool {
+	return h.nFew == 0 && (h.blocked == nil || h.blocked.total == 0)
 }
 
 // quantile returns the smallest bucket value with at least q of the counts
 // at or below it; 0 for an empty histogram.
 func (h *histogram) quantile(q float64) int64 {
-	if h.n == 0 {
+	n := h.count()
+	if n == 0 {
 		return 0
 	}
-	rank := int64(q*float64(h.n) + 0.9999999)
-	rank = min(max(rank, 1), h.n)
+	rank := int64(q*float64(n) + 0.9999999)
+	rank = min(max(rank, 1), n)
 	var seen int64
 	if h.blocked == nil {
 		for j := range h.nFew {
@@ -154,15 +201,16 @@ func (h *histogram) quantile(q float64) int64 {
 
 // reset empties the histogram, keeping its blocks for the next step.
 func (h *histogram) reset() {
-	if h.n == 0 {
+	if h.empty() {
 		return
 	}
-	h.n, h.nFew = 0, 0
+	h.nFew, h.last = 0, 0
 	if b := h.blocked; b != nil {
 		for _, bi := range b.used {
 			clear(b.blocks[bi][:])
 			b.sums[bi] = 0
 		}
+		b.total = 0
 	}
 }
 

@@ -114,11 +114,15 @@ func (s *sim) record(o *outcome) {
 		c.rejectedBy[o.d.Binding]++
 	}
 	i := histIndex(o.latency)
-	c.hist.addAt(i)
-	if c.step.n == 0 {
+	if !c.hist.bump(i) {
+		c.hist.add(i)
+	}
+	if c.step.empty() {
 		s.rec.stepped = append(s.rec.stepped, int32(o.p.client))
 	}
-	c.step.addAt(i)
+	if !c.step.bump(i) {
+		c.step.add(i)
+	}
 }
 
 // stepOf is the step instant t falls in.
