@@ -9,7 +9,7 @@ var constantPattern = patternKind{
 	fields: []string{"rate", "start", "stop", "cost"},
 	needs:  []string{"rate"},
 	at: func(s *stream, _ *rand.Rand) (int64, bool) {
-		return evenly(s.start, s.k, s.tr.Rate), true
+		return evenly(s.start, s.k, s.rate), true
 	},
 	estimate: func(tr Traffic, span float64) float64 { return tr.Rate.PerSecond() * span },
 }

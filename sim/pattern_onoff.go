@@ -14,12 +14,12 @@ var onOffPattern = patternKind{
 	needs:  []string{"rate", "on", "off"},
 	at: func(s *stream, _ *rand.Rand) (int64, bool) {
 		on, off := int64(algorithms.At(s.tr.On)), int64(algorithms.At(s.tr.Off))
-		perCycle := evenlyCount(on, s.tr.Rate)
+		perCycle := evenlyCount(on, s.rate)
 		if perCycle == 0 || on <= 0 {
 			return 0, false
 		}
 		cycle, i := s.k/perCycle, s.k%perCycle
-		return satAdd(satAdd(s.start, satMul(cycle, on+off)), evenly(0, i, s.tr.Rate)), true
+		return satAdd(satAdd(s.start, satMul(cycle, on+off)), evenly(0, i, s.rate)), true
 	},
 	estimate: func(tr Traffic, span float64) float64 {
 		on, off := tr.On.Seconds(), tr.Off.Seconds()

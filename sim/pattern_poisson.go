@@ -9,7 +9,7 @@ var poissonPattern = patternKind{
 	fields: []string{"rate", "start", "stop", "cost"},
 	needs:  []string{"rate"},
 	at: func(s *stream, rng *rand.Rand) (int64, bool) {
-		rate := s.tr.Rate.PerSecond() / 1e6 // per µs
+		rate := s.rate.PerSecond() / 1e6 // per µs
 		if rate <= 0 {
 			return 0, false
 		}

@@ -19,6 +19,10 @@ type stream struct {
 	start, stop int64        // µs; stop is exclusive
 	k           int64        // arrivals generated so far
 	last        int64
+	// rate is tr.Rate, kept beside the rest: the constant and Poisson
+	// patterns read it at every arrival, and through tr that was a cache
+	// miss a request at 10,000 clients (3.8% of a TUI frame).
+	rate algorithms.Rate
 }
 
 func newStream(tr *Traffic, duration int64) *stream {
@@ -26,7 +30,7 @@ func newStream(tr *Traffic, duration int64) *stream {
 	if tr.Stop > 0 {
 		stop = min(int64(algorithms.At(tr.Stop)), duration)
 	}
-	return &stream{tr: tr, kind: patternOf(tr.Pattern), start: int64(algorithms.At(tr.Start)), stop: stop}
+	return &stream{tr: tr, kind: patternOf(tr.Pattern), start: int64(algorithms.At(tr.Start)), stop: stop, rate: tr.Rate}
 }
 
 func perMicros(r algorithms.Rate) int64 { return int64(algorithms.At(r.Per)) }
