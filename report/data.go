@@ -75,6 +75,11 @@ func WriteJSON(w io.Writer, r *sim.Result) error {
 // are those json.Encoder (two-space indent, no HTML escaping) writes, of
 // r or, sparse, of r.Sparse().
 func WriteJSONWith(ctx context.Context, w io.Writer, r *sim.Result, opts WriteOptions) error {
+	if opts.Dense {
+		if err := sim.CheckDense(r); err != nil {
+			return err
+		}
+	}
 	streamed, err := streamJSON(ctx, w, r, opts.Dense)
 	if err != nil || streamed {
 		return err
@@ -213,7 +218,16 @@ type holeWriter struct {
 }
 
 func newHoleWriter(ctx context.Context, bw *bufio.Writer) *holeWriter {
-	hw := &holeWriter{ctx: ctx, bw: bw, visit: workCheck(ctx)}
+	check := workCheck(ctx)
+	hw := &holeWriter{ctx: ctx, bw: bw, visit: func() error {
+		if err := check(); err != nil {
+			return err
+		}
+		// A write that failed (a full disk, a closed pipe) stops the
+		// rest: bufio keeps its error, and a Write gives it back.
+		_, err := bw.Write(nil)
+		return err
+	}}
 	hw.enc = json.NewEncoder(&hw.elem)
 	hw.enc.SetIndent("    ", "  ")
 	hw.enc.SetEscapeHTML(false)
@@ -373,11 +387,24 @@ func WriteCSV(w io.Writer, r *sim.Result) error {
 // opts say (sparse unless Dense, the run's label, the header), and stops,
 // with ctx's error wrapped, once ctx is cancelled.
 func WriteCSVWith(ctx context.Context, w io.Writer, r *sim.Result, opts WriteOptions) error {
+	if opts.Dense {
+		if err := sim.CheckDense(r); err != nil {
+			return err
+		}
+	}
 	cw := csv.NewWriter(w)
 	if !opts.NoHeader {
 		cw.Write(csvHeader)
 	}
-	visit := workCheck(ctx)
+	check := workCheck(ctx)
+	visit := func() error {
+		if err := check(); err != nil {
+			return err
+		}
+		// A write that failed (a full disk, a closed pipe) stops the
+		// rest: its error sticks, and the rows were still being made.
+		return cw.Error()
+	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	run := []string{r.Scenario, r.Algorithm, r.Topology, strconv.Itoa(r.Servers), r.OnError, strconv.FormatUint(r.Seed, 10)}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ratelim/ratelim/scenarios"
@@ -219,4 +220,84 @@ func fillCSV(t *testing.T, r *sim.Result, rows [][]string) [][]string {
 		t.Fatal(fmt.Sprintf("no rows from %d", len(rows)))
 	}
 	return out
+}
+
+// Every step's rows of a long fine run are refused up front, not written
+// (a year at 1 µs runs in a moment and would be 3 × 10¹³ rows): as JSON
+// and CSV alike, with ErrDense and nothing on the writer; a run that fits
+// is written.
+func TestDenseRefusedPastMaxDenseRows(t *testing.T) {
+	huge := &sim.Result{Scenario: "huge", DurationS: 3600, StepS: 1e-6, TimelineSparse: true,
+		Clients: []sim.ClientResult{{Name: "a", Key: "a"}}}
+	for name, write := range map[string]func(io.Writer, *sim.Result) error{
+		"json": func(w io.Writer, r *sim.Result) error {
+			return WriteJSONWith(context.Background(), w, r, WriteOptions{Dense: true})
+		},
+		"csv": func(w io.Writer, r *sim.Result) error {
+			return WriteCSVWith(context.Background(), w, r, WriteOptions{Dense: true})
+		},
+	} {
+		// Past a megabyte the writer fails: without the check the rows
+		// would be written until then.
+		w := &cappedWriter{left: 1 << 20}
+		err := write(w, huge)
+		if !errors.Is(err, sim.ErrDense) || !sim.IsTooBig(err) || w.n != 0 || !strings.Contains(err.Error(), "3,600,000,000 rows") {
+			t.Errorf("%s: %v, %d bytes written; want ErrDense for 3,600,000,000 rows and nothing written", name, err, w.n)
+		}
+		small := *huge
+		small.StepS = 1
+		var b strings.Builder
+		if err := write(&b, &small); err != nil || b.Len() == 0 {
+			t.Errorf("%s at a 1 s step: %v, %d bytes", name, err, b.Len())
+		}
+	}
+}
+
+// cappedWriter takes left bytes, then fails.
+type cappedWriter struct{ n, left int }
+
+func (w *cappedWriter) Write(p []byte) (int, error) {
+	if len(p) > w.left {
+		return 0, errors.New("capped")
+	}
+	w.n += len(p)
+	w.left -= len(p)
+	return len(p), nil
+}
+
+// A write that fails (a full disk, a closed pipe) stops the rows being
+// made, as JSON and CSV: before, its error stuck in the buffer while every
+// row of a dense result was still made and thrown away (5 million here,
+// seen by how often the context was asked).
+func TestAFailedWriteStopsTheRows(t *testing.T) {
+	r := &sim.Result{Scenario: "long", DurationS: 5000, StepS: 0.001, TimelineSparse: true,
+		Clients: []sim.ClientResult{{Name: "a", Key: "a"}}}
+	for name, write := range map[string]func(context.Context, io.Writer) error{
+		"json": func(ctx context.Context, w io.Writer) error {
+			return WriteJSONWith(ctx, w, r, WriteOptions{Dense: true})
+		},
+		"csv": func(ctx context.Context, w io.Writer) error {
+			return WriteCSVWith(ctx, w, r, WriteOptions{Dense: true})
+		},
+	} {
+		ctx := &askedContext{Context: context.Background()}
+		err := write(ctx, &cappedWriter{left: 64 << 10})
+		if err == nil || !strings.Contains(err.Error(), "capped") {
+			t.Errorf("%s: %v, want the writer's error", name, err)
+		}
+		if ctx.asked > 10 {
+			t.Errorf("%s: the context was asked %d times after the write failed: the rows went on being made", name, ctx.asked)
+		}
+	}
+}
+
+// askedContext counts how often it is asked whether it is done.
+type askedContext struct {
+	context.Context
+	asked int
+}
+
+func (c *askedContext) Err() error {
+	c.asked++
+	return nil
 }

@@ -32,10 +32,45 @@ var ErrBudget = errors.New("over the request budget")
 // because it is estimated to need more memory than its bound.
 var ErrMemory = errors.New("over the memory bound")
 
-// IsTooBig reports whether err is a run refused for its size (ErrBudget or
-// ErrMemory): not a mistake in the scenario, but more than this machine
+// ErrDense is returned, wrapped, for a result refused as every step's
+// rows and points (--dense) because they would be more than MaxDenseRows:
+// a run's steps cost nothing when nothing happens in them (quiet.go), so
+// a year at a microsecond's step runs in a moment, and written out whole
+// it would be 3 × 10¹³ rows.
+var ErrDense = errors.New("too many rows to write every step")
+
+// MaxDenseRows is the most rows and state points a dense result (every
+// step's, Result.EachRow(true), StateAs(i, true)) may have: 10⁸, about
+// 15 GB of JSON.
+const MaxDenseRows = 100_000_000
+
+// DenseRows is how many rows and state points r has with every step's
+// put back: steps × (clients + state series), saturating.
+func (r *Result) DenseRows() int64 {
+	steps, _, ok := r.steps()
+	if !ok {
+		return int64(len(r.Timeline)) + int64(len(r.State))
+	}
+	return satMul(int64(steps), int64(len(r.Clients)+len(r.State)))
+}
+
+// CheckDense refuses a result too big to write with every step's rows
+// and points (ErrDense): what it would take, and what to change.
+func CheckDense(r *Result) error {
+	if n := r.DenseRows(); n > MaxDenseRows {
+		return &TooBigError{Err: ErrDense, Scenario: r.Scenario,
+			Detail: fmt.Sprintf("would write %s rows and state points with every step's, more than %s", words.Thousands(n), words.Thousands(MaxDenseRows)),
+			Advice: "leave out --dense, whose sparse result leaves out only what repeats, or use a longer step"}
+	}
+	return nil
+}
+
+// IsTooBig reports whether err is a run refused for its size (ErrBudget,
+// ErrMemory or ErrDense): not a mistake in the scenario, but more than this machine
 // was told to give it. Commands exit with a code of their own for it.
-func IsTooBig(err error) bool { return errors.Is(err, ErrBudget) || errors.Is(err, ErrMemory) }
+func IsTooBig(err error) bool {
+	return errors.Is(err, ErrBudget) || errors.Is(err, ErrMemory) || errors.Is(err, ErrDense)
+}
 
 // TooBigError is a run refused, or stopped, for its size: what it would
 // take against the bound, what in the scenario to change, and the bound
@@ -56,6 +91,9 @@ type TooBigError struct {
 }
 
 func (e *TooBigError) Error() string {
+	if e.Option == "" {
+		return fmt.Sprintf("%v: %s %s (%s)", e.Err, e.Scenario, e.Detail, e.Advice)
+	}
 	return fmt.Sprintf("%v: %s %s (%s, or raise Options.%s)", e.Err, e.Scenario, e.Detail, e.Advice, e.Option)
 }
 
