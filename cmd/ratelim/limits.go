@@ -29,7 +29,7 @@ const minMemory = 16 << 20
 
 func addLimitFlags(f *pflag.FlagSet, l *runLimits, parallel bool) {
 	f.Int64Var(&l.MaxRequests, "max-requests", sim.DefaultMaxRequests, "refuse a run estimated to send more requests than this, and stop one whose retries send more")
-	f.StringVar(&l.MaxMemory, "max-memory", humanize.IBytes(sim.DefaultMaxMemory), "refuse a run estimated to need more memory than this (e.g. 512MiB, 8GB)")
+	f.StringVar(&l.MaxMemory, "max-memory", humanize.IBytes(sim.DefaultMaxMemory), "refuse a run estimated to need more (e.g. 512MiB, 8GB); the heap's soft limit too")
 	l.parallel = parallel
 	if parallel {
 		f.IntVar(&l.Workers, "parallel", 0, "runs at once (0: one per core)")
