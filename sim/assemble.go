@@ -38,7 +38,7 @@ func (s *sim) ended() bool { return s.clock.now >= s.clock.duration }
 // last use of the recorder's timeline.
 func (s *sim) result(release bool) *Result {
 	sc := s.sc
-	timeline := s.rec.timeline.sparse(s.clients, s.clock.stepLen)
+	timeline := s.rec.timeline.sparse(s.clients, s.clock.stepLen, s.clock.nSteps)
 	if release {
 		s.rec.timeline = timelineRows{}
 	}

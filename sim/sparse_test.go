@@ -170,8 +170,13 @@ func TestTimelineRowsAreTheDenseOnesSparse(t *testing.T) {
 			}
 		}
 		oracle := (&Result{Clients: results, Timeline: dense}).Sparse().Timeline
-		if got := rows.sparse(clients, stepLen); !reflect.DeepEqual(got, oracle) {
+		// Placed by counting each step's rows, and by sorting their keys
+		// (a run with far more steps than rows): the same rows.
+		if got := rows.sparse(clients, stepLen, steps); !reflect.DeepEqual(got, oracle) {
 			t.Fatalf("sparse rows:\n%+v\nwant Result.Sparse of the dense rows:\n%+v", got, oracle)
+		}
+		if got := rows.sorted(clients, stepLen); !reflect.DeepEqual(got, oracle) {
+			t.Fatalf("sorted rows:\n%+v\nwant Result.Sparse of the dense rows:\n%+v", got, oracle)
 		}
 		for st := range steps {
 			for ci, c := range clients {

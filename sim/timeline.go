@@ -154,24 +154,70 @@ func (t *timelineRows) each(ci, from int, f func(step int, row *TimelineRow)) {
 // sparse is the timeline as a sparse Result gives it (Result.Sparse): the
 // rows in which something happened, step by step and each step's in the
 // order of the clients, with their instants and names (stepLen the step's
-// microseconds). The rows are new: the recorder's are not shared.
-func (t *timelineRows) sparse(clients []*clientRun, stepLen int64) []TimelineRow {
-	order := make([]int32, 0, t.rows.n)
+// microseconds; steps the run's). The rows are new: the recorder's are not
+// shared.
+//
+// Rows are placed, not sorted: counted by step, then each client's rows
+// put at its steps' next places, the clients in order. Sorting the row
+// numbers by looking each row up in its chunk missed the cache at every
+// comparison, 91% of a 10,000-client run's Result (the TUI's verdict).
+// A run with far more steps than rows (a long one at a fine step) sorts
+// the rows' keys instead: a count a step would cost more than the rows.
+func (t *timelineRows) sparse(clients []*clientRun, stepLen int64, steps int) []TimelineRow {
+	if steps > 4*int(t.rows.n)+1024 {
+		return t.sorted(clients, stepLen)
+	}
+	at := make([]int32, steps+1) // the rows of each step, then where its next goes
 	for i := int32(1); i <= t.rows.n; i++ {
-		if !t.rows.at(i).row.Empty() {
-			order = append(order, i)
+		if r := t.rows.at(i); !r.row.Empty() {
+			at[r.step+1]++
 		}
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		ra, rb := t.rows.at(a), t.rows.at(b)
-		return cmp.Or(cmp.Compare(ra.step, rb.step), cmp.Compare(ra.client, rb.client))
-	})
-	out := make([]TimelineRow, len(order))
-	for i, ri := range order {
-		r := t.rows.at(ri)
+	for st := 1; st <= steps; st++ {
+		at[st] += at[st-1]
+	}
+	out := make([]TimelineRow, at[steps])
+	for ci, c := range clients {
+		for i := t.last[ci]; i > 0; {
+			r := t.rows.at(i)
+			if !r.row.Empty() {
+				out[at[r.step]] = assembledRow(r.row, r.step, c, stepLen)
+				at[r.step]++
+			}
+			i = r.prev
+		}
+	}
+	return out
+}
+
+// sorted is sparse by sorting the rows' keys, read chunk by chunk in the
+// order the rows were made (nearly step order, so often already sorted).
+func (t *timelineRows) sorted(clients []*clientRun, stepLen int64) []TimelineRow {
+	keys := make([]rowKey, 0, t.rows.n)
+	for i := int32(1); i <= t.rows.n; i++ {
+		if r := t.rows.at(i); !r.row.Empty() {
+			keys = append(keys, rowKey{step: r.step, client: r.client, row: i})
+		}
+	}
+	byStepClient := func(a, b rowKey) int {
+		return cmp.Or(cmp.Compare(a.step, b.step), cmp.Compare(a.client, b.client))
+	}
+	if !slices.IsSortedFunc(keys, byStepClient) {
+		slices.SortFunc(keys, byStepClient)
+	}
+	out := make([]TimelineRow, len(keys))
+	for i, k := range keys {
+		r := t.rows.at(k.row)
 		out[i] = assembledRow(r.row, r.step, clients[r.client], stepLen)
 	}
 	return out
+}
+
+// rowKey is where a row goes in the Result's timeline, and which it is.
+type rowKey struct {
+	step   int
+	client int32
+	row    int32
 }
 
 // assembledRow is row as the Result gives it: at its step's instant,
