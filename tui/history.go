@@ -350,7 +350,14 @@ func addRow(to *sim.TimelineRow, r sim.TimelineRow) {
 // by how many that step rejected), then the rest as the scenario lists
 // them. The order changes only when a row is first rejected, so the rows
 // do not shuffle while the viewer reads them.
+//
+// Rows already in that order (none rejected yet, or rejected in the
+// order of the scenario's list) are returned as they are: at 10,000
+// clients a copy is 1.4 MB a frame.
 func telling(rows []series) []series {
+	if slices.IsSortedFunc(rows, func(a, b series) int { return compareFirst(a.first, b.first) }) {
+		return rows
+	}
 	type ranked struct {
 		first rejection
 		index int
@@ -360,19 +367,19 @@ func telling(rows []series) []series {
 		rs[i] = ranked{s.first, i}
 	}
 	slices.SortFunc(rs, func(a, b ranked) int {
-		switch {
-		case a.first.step != b.first.step:
-			return cmp.Compare(a.first.step, b.first.step)
-		case a.first.n != b.first.n:
-			return cmp.Compare(b.first.n, a.first.n)
-		}
-		return cmp.Compare(a.index, b.index)
+		return cmp.Or(compareFirst(a.first, b.first), cmp.Compare(a.index, b.index))
 	})
 	out := make([]series, len(rs))
 	for i, r := range rs {
 		out[i] = rows[r.index]
 	}
 	return out
+}
+
+// compareFirst orders first rejections: the earlier step first, a step's
+// ties by how many it rejected, most first.
+func compareFirst(a, b rejection) int {
+	return cmp.Or(cmp.Compare(a.step, b.step), cmp.Compare(b.n, a.n))
 }
 
 // cell is a run of consecutive steps drawn as one cell of a strip.

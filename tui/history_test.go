@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -257,5 +258,36 @@ func TestHistoryBlocksKeepEveryFramesRows(t *testing.T) {
 				t.Fatalf("%d clients: client %d first rejected %+v, want %+v", n, ci, h.first[ci], want)
 			}
 		}
+	}
+}
+
+// Rows already in the telling order come back as they are, with no copy
+// (at 10,000 clients a frame's rows are 1.4 MB); rows out of it are
+// ordered: the earlier first rejection first, a step's ties by how many
+// it rejected, then the scenario's order.
+func TestTellingKeepsRowsInOrderWithoutACopy(t *testing.T) {
+	rows := func(firsts ...rejection) []series {
+		out := make([]series, len(firsts))
+		for i, f := range firsts {
+			out[i] = series{name: fmt.Sprint(i), first: f}
+		}
+		return out
+	}
+	names := func(rs []series) (s string) {
+		for _, r := range rs {
+			s += r.name
+		}
+		return s
+	}
+	inOrder := rows(rejection{1, 5}, rejection{1, 2}, rejection{3, 1}, neverRejected, neverRejected)
+	if allocs := testing.AllocsPerRun(10, func() { telling(inOrder) }); allocs != 0 {
+		t.Errorf("rows in order: %v allocations, want none", allocs)
+	}
+	if got := names(telling(inOrder)); got != "01234" {
+		t.Errorf("rows in order came back as %s", got)
+	}
+	mixed := rows(neverRejected, rejection{4, 1}, rejection{2, 1}, rejection{2, 3}, neverRejected, rejection{4, 1})
+	if got := names(telling(mixed)); got != "321504" {
+		t.Errorf("rows ordered %s, want 321504", got)
 	}
 }
