@@ -83,7 +83,10 @@ func benchFrames(b *testing.B, sc sim.Scenario, w, h int, speed float64, sim boo
 	m = send(t, m, size(w, h))
 	wall := t0
 	m = send(t, m, tickMsg(wall))
-	var worst time.Duration
+	// worst is the slowest job and View of any kind; worstFrame of the
+	// ticks' frames alone, worstVerdict of the verdicts' (reported apart
+	// so that a figure says which kind the worst was).
+	var worst, worstFrame, worstVerdict time.Duration
 	b.ResetTimer()
 	for range b.N {
 		wall = wall.Add(frame)
@@ -105,13 +108,22 @@ func benchFrames(b *testing.B, sc sim.Scenario, w, h int, speed float64, sim boo
 		next, _ := m.Update(tickMsg(wall))
 		m = next.(Model)
 		for m.job != nil {
-			next, _ = m.Update(m.job())
+			msg := m.job()
+			next, _ = m.Update(msg)
 			m = next.(Model)
 			_ = m.View()
-			worst = max(worst, time.Since(start))
+			took := time.Since(start)
+			worst = max(worst, took)
+			if _, ok := msg.(verdictMsg); ok {
+				worstVerdict = max(worstVerdict, took)
+			} else {
+				worstFrame = max(worstFrame, took)
+			}
 			start = time.Now()
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(time.Millisecond), "ms/frame")
 	b.ReportMetric(float64(worst)/float64(time.Millisecond), "worst-ms")
+	b.ReportMetric(float64(worstFrame)/float64(time.Millisecond), "worst-frame-ms")
+	b.ReportMetric(float64(worstVerdict)/float64(time.Millisecond), "verdict-ms")
 }

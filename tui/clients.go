@@ -356,15 +356,15 @@ func (m Model) admittedSpark(cs []cell, k int, w int) string {
 		full := perStep * float64(c.steps)
 		switch {
 		case c.Sent == 0:
-			b.WriteString(m.st.dim.Render(string(glyphIdle)))
+			b.WriteString(m.st.cells.idle)
 		case c.Allowed == 0:
 			b.WriteString(" ")
 		case 2*c.FailedOpen >= c.Allowed:
-			b.WriteString(m.st.failedOpen.Render(string(glyphFailedOpen)))
+			b.WriteString(m.st.cells.failedOpen)
 		case c.over:
-			b.WriteString(m.st.over.Render(string(glyphOver)))
+			b.WriteString(m.st.cells.over)
 		default:
-			b.WriteString(m.st.allowed.Render(string(level(float64(c.Allowed) / full))))
+			b.WriteString(m.st.cells.levels[levelIndex(float64(c.Allowed)/full)])
 		}
 	}
 	return padRight(b.String(), w)
@@ -379,23 +379,21 @@ func (m Model) rejectedSpark(cs []cell, w int) string {
 		share := float64(c.Rejected) / float64(max(c.Sent, 1))
 		switch {
 		case c.Sent == 0:
-			b.WriteString(m.st.dim.Render(string(glyphIdle)))
+			b.WriteString(m.st.cells.idle)
 		case c.Rejected == 0:
 			b.WriteString(" ")
 		case 2*c.FailedClosed >= c.Rejected:
-			b.WriteString(m.st.failedClosed.Render(string(glyphFailedClosed)))
+			b.WriteString(m.st.cells.failedClosed)
 		default:
-			b.WriteString(m.st.rejected.Render(string(shades[min(int(share*3), 2)])))
+			b.WriteString(m.st.cells.shades[min(int(share*3), 2)])
 		}
 	}
 	return padRight(b.String(), w)
 }
 
-// level is the block for a fraction of a cell: at least ▁ for anything
-// above 0, █ for 1 or more.
-func level(f float64) rune {
-	return heights[min(max(int(math.Ceil(f*8)), 1), 8)]
-}
+// levelIndex is the block in heights for a fraction of a cell: at least
+// ▁ for anything above 0, █ for 1 or more.
+func levelIndex(f float64) int { return min(max(int(math.Ceil(f*8)), 1), 8) }
 
 // rateCell is the row's admissions per second over the last whole step,
 // and that as a multiple of the limit's rate.

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -82,7 +83,7 @@ func TestCellsMarkWhatTheLimitDoesNotAllow(t *testing.T) {
 		{"100 a window, spread, is the limit", steps(repeat(30, 10)), 1, 0.1, window, strings.Repeat(".", 30)},
 	}
 	for _, tt := range tests {
-		if got := overs(cells(stepRows{ended: tt.rows}, tt.k, tt.stepS, tt.a)); got != tt.want {
+		if got := overs(cells(endedSteps(tt.rows), tt.k, tt.stepS, tt.a)); got != tt.want {
 			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)
 		}
 	}
@@ -193,15 +194,100 @@ func TestHistoryGapFillsFromASparseResult(t *testing.T) {
 		var want []sim.TimelineRow
 		for _, row := range dense.Timeline {
 			if row.Client == c.Name && row.TS < 7 {
+				row.Client = "" // a history's rows are a client's own: they do not name it
 				want = append(want, row)
 			}
 		}
-		want = append(want, c.Recent[0]) // step 7 ended; 8 is in progress
-		if !reflect.DeepEqual(h.ended[ci], want) {
-			t.Errorf("client %s's history:\n%+v\nwant:\n%+v", c.Name, h.ended[ci], want)
+		ended := c.Recent[0] // step 7 ended; 8 is in progress
+		ended.Client = ""
+		want = append(want, ended)
+		if !reflect.DeepEqual(h.endedRows(ci), want) {
+			t.Errorf("client %s's history:\n%+v\nwant:\n%+v", c.Name, h.endedRows(ci), want)
 		}
 	}
 	if h.first[1] != (rejection{2, 1}) || h.first[0].step != -1 {
 		t.Errorf("first rejections %+v, want b's at step 2 and none of a's", h.first)
+	}
+}
+
+// A history's rows are in blocks of several steps of every client, written
+// past the steps a history has as the next is built: each history built
+// on the way still reads its own steps as they were (the frame on screen
+// is drawn while the next is built), every client's at its place, whatever
+// the steps per block (64 at 3 clients, 2 at 1,500, 1 at 5,000), and a
+// client's first rejection is its first step that rejected.
+func TestHistoryBlocksKeepEveryFramesRows(t *testing.T) {
+	row := func(ci, st int) sim.TimelineRow {
+		r := sim.TimelineRow{TS: float64(st), Counts: sim.Counts{Sent: int64(ci*1000 + st + 1)}}
+		if st == ci%7+2 {
+			r.Rejected = int64(ci%3 + 1)
+		}
+		return r
+	}
+	for _, n := range []int{3, 1500, 5000} {
+		var built []history
+		h := history{}
+		for _, step := range []int{0, 1, 2, 5, 6, 9, 12, 13, 20} {
+			snap := sim.Snapshot{Step: step, Clients: make([]sim.ClientSnapshot, n)}
+			for ci := range snap.Clients {
+				// Recent: from the first step the history lacks to the step in progress.
+				for st := h.steps; st <= step; st++ {
+					snap.Clients[ci].Recent = append(snap.Clients[ci].Recent, row(ci, st))
+				}
+			}
+			h = h.next(snap, 1, func() *sim.Result { t.Fatal("no gap: the Result is not read"); return nil })
+			built = append(built, h)
+			for _, b := range built {
+				for _, ci := range []int{0, 1, n / 2, n - 1} {
+					rows := b.of(ci, snap).head(b.steps)
+					if rows.len() != b.steps {
+						t.Fatalf("%d clients, history at step %d: client %d has %d steps", n, b.steps, ci, rows.len())
+					}
+					for st := range b.steps {
+						if got, want := rows.at(st), row(ci, st); got != want {
+							t.Fatalf("%d clients, history at step %d read after step %d: client %d step %d is %+v, want %+v",
+								n, b.steps, step, ci, st, got, want)
+						}
+					}
+				}
+			}
+		}
+		for ci := range n {
+			want := rejection{ci%7 + 2, int64(ci%3 + 1)}
+			if h.first[ci] != want {
+				t.Fatalf("%d clients: client %d first rejected %+v, want %+v", n, ci, h.first[ci], want)
+			}
+		}
+	}
+}
+
+// Rows already in the telling order come back as they are, with no copy
+// (at 10,000 clients a frame's rows are 1.4 MB); rows out of it are
+// ordered: the earlier first rejection first, a step's ties by how many
+// it rejected, then the scenario's order.
+func TestTellingKeepsRowsInOrderWithoutACopy(t *testing.T) {
+	rows := func(firsts ...rejection) []series {
+		out := make([]series, len(firsts))
+		for i, f := range firsts {
+			out[i] = series{name: fmt.Sprint(i), first: f}
+		}
+		return out
+	}
+	names := func(rs []series) (s string) {
+		for _, r := range rs {
+			s += r.name
+		}
+		return s
+	}
+	inOrder := rows(rejection{1, 5}, rejection{1, 2}, rejection{3, 1}, neverRejected, neverRejected)
+	if allocs := testing.AllocsPerRun(10, func() { telling(inOrder) }); allocs != 0 {
+		t.Errorf("rows in order: %v allocations, want none", allocs)
+	}
+	if got := names(telling(inOrder)); got != "01234" {
+		t.Errorf("rows in order came back as %s", got)
+	}
+	mixed := rows(neverRejected, rejection{4, 1}, rejection{2, 1}, rejection{2, 3}, neverRejected, rejection{4, 1})
+	if got := names(telling(mixed)); got != "321504" {
+		t.Errorf("rows ordered %s, want 321504", got)
 	}
 }

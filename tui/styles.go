@@ -21,6 +21,36 @@ type styles struct {
 	gaugeEmpty                   lipgloss.Style
 	timePast, timeFault          lipgloss.Style
 	help                         lipgloss.Style
+
+	// cells are the strips' glyphs, each rendered in its style once: a
+	// frame draws thousands of them (40 rows of two 60-cell strips), and
+	// a style's Render of one glyph always writes the same.
+	cells sparkCells
+}
+
+// sparkCells are the strips' glyphs rendered: idle in dim, failedOpen,
+// failedClosed and over in their own styles, levels (heights) in allowed,
+// shades in rejected.
+type sparkCells struct {
+	idle, failedOpen, failedClosed, over string
+	levels                               [9]string
+	shades                               [3]string
+}
+
+func newSparkCells(st styles) sparkCells {
+	c := sparkCells{
+		idle:         st.dim.Render(string(glyphIdle)),
+		failedOpen:   st.failedOpen.Render(string(glyphFailedOpen)),
+		failedClosed: st.failedClosed.Render(string(glyphFailedClosed)),
+		over:         st.over.Render(string(glyphOver)),
+	}
+	for i, h := range heights {
+		c.levels[i] = st.allowed.Render(string(h))
+	}
+	for i, sh := range shades {
+		c.shades[i] = st.rejected.Render(string(sh))
+	}
+	return c
 }
 
 // newStyles builds the styles on r. With noColor the renderer is made
@@ -46,7 +76,7 @@ func newStyles(r *lipgloss.Renderer, noColor bool) styles {
 		vermillion = "#D55E00"
 		purple     = "#CC79A7"
 	)
-	return styles{
+	st := styles{
 		noColor:  noColor,
 		title:    s().Bold(true),
 		section:  s().Bold(true).Foreground(lipgloss.Color(skyBlue)),
@@ -72,6 +102,8 @@ func newStyles(r *lipgloss.Renderer, noColor bool) styles {
 		timeFault:    fg(vermillion),
 		help:         s().Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.Color(skyBlue)).Padding(0, 1),
 	}
+	st.cells = newSparkCells(st)
+	return st
 }
 
 // Glyphs. Heights are the eighths of a cell; the shades say how much of a
