@@ -253,7 +253,9 @@ func newMemoryModel(sc Scenario, keep func(key string) bool) memoryModel {
 				n++
 			}
 		}
-		m.kept = satMul(m.pairs, n) / max(m.keys, 1)
+		// Each kept key holds at most its copies' pairs, whichever keys
+		// the traffic goes to.
+		m.kept = min(m.pairs, satMul(n, int64(topology.CopyCount(sc.Topology.Kind, sc.Servers))))
 	}
 	// A key with several limits keeps a state, and a state series, per
 	// limit.
@@ -329,8 +331,8 @@ func (m memoryModel) statePoints(steps int64) int64 {
 // stateChanges are the zero state's room, the most a key's room grows to,
 // and how many times something may happen to the kept pairs of a run
 // that sends at most requests: a request decided on a pair, a write
-// replicated to another (at most two a request), and a fault (every
-// pair, at its start and its end). Between two of those a room takes at
+// replicated to another, a lease given back and replicated (at most four
+// a request), and a fault (every pair, at its start and its end). Between two of those a room takes at
 // most that room and two more values (from -1, no answer).
 func stateChanges(sc Scenario, kept, requests int64) (room, changes int64) {
 	alg, err := sc.NewAlgorithm()
@@ -344,7 +346,7 @@ func stateChanges(sc Scenario, kept, requests int64) (room, changes int64) {
 	}
 	remainingOf(alg, algorithms.State{}, 1, policies, &each)
 	room = slices.Max(each[:max(len(policies), 1)])
-	return room, satAdd(satMul(requests, 2), satMul(int64(len(sc.Faults)*2), kept))
+	return room, satAdd(satMul(requests, 4), satMul(int64(len(sc.Faults)*2), kept))
 }
 
 // rowsPerRequest bounds the timeline rows a request makes: its own step's,

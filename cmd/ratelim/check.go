@@ -141,7 +141,7 @@ func planCheck(opts *checkOptions) (*checkPlan, error) {
 	if opts.Format == "json" && outfile.IsStdout(opts.JUnit) {
 		return nil, badInput("--junit %s: standard output carries the --format json report (want --junit FILE, or --format text)", opts.JUnit)
 	}
-	simOpts, err := opts.Limits.options()
+	simOpts, err := opts.Limits.apply()
 	if err != nil {
 		return nil, err
 	}

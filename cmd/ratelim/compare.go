@@ -113,7 +113,7 @@ func planCompare(opts *compareOptions) (*comparePlan, error) {
 	if opts.Plot.format == "gif" {
 		return nil, badInput("--plot: compare draws a still grid; write it as .png or .svg")
 	}
-	simOpts, err := opts.Limits.options()
+	simOpts, err := opts.Limits.apply()
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"runtime/debug"
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/pflag"
@@ -36,8 +35,9 @@ func addLimitFlags(f *pflag.FlagSet, l *runLimits, parallel bool) {
 	}
 }
 
-// options checks the flags and returns them as the simulator's options.
-func (l runLimits) options() (sim.Options, error) {
+// apply checks the flags, holds the heap under --max-memory (holdHeapUnder)
+// and returns them as the simulator's options.
+func (l runLimits) apply() (sim.Options, error) {
 	if l.MaxRequests < 1 {
 		return sim.Options{}, badInput("--max-requests: must be at least 1 (got %d)", l.MaxRequests)
 	}
@@ -64,8 +64,12 @@ func (l runLimits) options() (sim.Options, error) {
 // could take twice --max-memory. Under the limit the collector works
 // harder near it instead: a million clients (2.5 GB live) stay under
 // 4 GiB.
+//
+// Only the program does (main sets setMemoryLimit): a test of a command
+// leaves its process's limit alone, where a --max-memory of 16MiB would
+// make the collector run all the time for the tests after it.
 func (l runLimits) holdHeapUnder(perRun int64) {
-	if os.Getenv("GOMEMLIMIT") != "" {
+	if setMemoryLimit == nil || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	runs := int64(1)
@@ -75,8 +79,11 @@ func (l runLimits) holdHeapUnder(perRun int64) {
 			runs = int64(runtime.GOMAXPROCS(0))
 		}
 	}
-	debug.SetMemoryLimit(satMulBytes(perRun, runs))
+	setMemoryLimit(satMulBytes(perRun, runs))
 }
+
+// setMemoryLimit is debug.SetMemoryLimit in the program, nil in its tests.
+var setMemoryLimit func(int64) int64
 
 // satMulBytes is a × b for sizes, at most math.MaxInt64.
 func satMulBytes(a, b int64) int64 {

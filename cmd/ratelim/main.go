@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
@@ -21,6 +22,9 @@ func main() {
 	// go-redis logs each failed dial to stderr; the store's own error says
 	// what went wrong, once, in a sentence the user can act on.
 	redis.SetLogger(quietLogger{})
+	// --max-memory holds the heap (runLimits.holdHeapUnder): the
+	// program's, not its tests'.
+	setMemoryLimit = debug.SetMemoryLimit
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	stop()

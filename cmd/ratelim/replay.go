@@ -211,7 +211,7 @@ func planReplay(opts *replayOptions) (*replayPlan, error) {
 	if opts.MaxKeys < 0 {
 		return nil, badInput("--max-keys: must be 0 (as many as --max-memory holds) or more (got %d)", opts.MaxKeys)
 	}
-	simOpts, err := opts.Limits.options()
+	simOpts, err := opts.Limits.apply()
 	if err != nil {
 		return nil, err
 	}

@@ -99,7 +99,7 @@ func planReport(opts *reportOptions) (*reportPlan, error) {
 		return nil, err
 	}
 	opts.Plot.format = opts.Image
-	simOpts, err := opts.Limits.options()
+	simOpts, err := opts.Limits.apply()
 	if err != nil {
 		return nil, err
 	}

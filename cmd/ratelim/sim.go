@@ -208,7 +208,7 @@ func planSim(opts *simOptions) (*simPlan, error) {
 	if err := opts.Plot.checkBy(); err != nil {
 		return nil, err
 	}
-	simOpts, err := opts.Limits.options()
+	simOpts, err := opts.Limits.apply()
 	if err != nil {
 		return nil, err
 	}
