@@ -35,6 +35,9 @@ func (e *jsonExtractor) quick(line []byte) bool {
 // without all, and returns the index after it, or -1 to give up. Each
 // member is a name (quickName, or one comparison when it is the name the
 // line before had there), a value, and a comma or the closing brace.
+// White space after a comma is skipped by quickName, when the name the
+// line before had there (which starts with its quote) does not match, not
+// looked for after every comma.
 func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 	b := e.b
 	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
@@ -51,13 +54,17 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 			}
 		}
 		// The value's first byte; most lines have no white space before.
-		if j < len(b) && b[j] <= ' ' {
-			j = skipSpace(b, j)
-		}
 		if j >= len(b) {
 			return -1
 		}
-		switch c := b[j]; {
+		c := b[j]
+		if c <= ' ' {
+			if j = skipSpace(b, j); j >= len(b) {
+				return -1
+			}
+			c = b[j]
+		}
+		switch {
 		case f == nil || (f.leaf == 0 && (f.child == nil || c != '{')): // skipped, as skip does
 			switch {
 			case c == '"':
@@ -91,20 +98,19 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 		default:
 			i = e.quickKept(f, j, depth)
 		}
-		if i < 0 {
+		if uint(i) >= uint(len(b)) { // given up (-1), or cut off
 			return -1
 		}
-		if i < len(b) && b[i] <= ' ' {
-			i = skipSpace(b, i)
-		}
-		if i >= len(b) {
-			return -1
-		}
-		switch b[i] {
-		case ',':
-			if i++; i < len(b) && b[i] <= ' ' {
-				i = skipSpace(b, i)
+		c = b[i]
+		if c <= ' ' {
+			if i = skipSpace(b, i); i >= len(b) {
+				return -1
 			}
+			c = b[i]
+		}
+		switch c {
+		case ',':
+			i++
 		case '}':
 			return i + 1
 		default:
@@ -113,12 +119,14 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 	}
 }
 
-// quickName reads the name at e.b[i] of the member-th member of an
-// object of n's, and the colon after it, remembering the name for the
-// next line (see jsonSeen); it returns the index after the colon and the
-// name's field, if it is one of n's, or -1 to give up.
+// quickName reads the name at e.b[i] (after white space) of the
+// member-th member of an object of n's, and the colon after it,
+// remembering the name for the next line (see jsonSeen); it returns the
+// index after the colon and the name's field, if it is one of n's, or -1
+// to give up.
 func (e *jsonExtractor) quickName(n *jsonNode, i, member int) (int, *jsonField) {
 	b := e.b
+	i = skipSpace(b, i)
 	if member < len(n.seen) { // a name match could not tell with its words
 		if s := &n.seen[member]; s.matchBytes(b, i) >= 0 {
 			return i + len(s.name), s.field

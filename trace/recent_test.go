@@ -175,3 +175,42 @@ func TestQuickKeptStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestQuickSeparators is the quick path against the careful one on a
+// line whose names it has learnt from the line before, with one byte of
+// white space or punctuation put in at, or in place of, each byte in
+// turn: the quick path reads the white space and separators about a
+// member itself (skipping white space after a comma only where a name
+// did not match), and must accept and refuse the lines the careful path
+// does, with the same values and messages.
+func TestQuickSeparators(t *testing.T) {
+	k, err := ParseKey(JSONL, jsonTestKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const good = `{"time":"2026-03-01T12:00:00.5Z","level":"info","request":{"method":"GET","path":"/a?p=1","headers":{"x-api-key":"key-0042","user-agent":"curl/8.5.0"}},"status":200,"bytes":1234,"ms":1.5,"ok":true}`
+	j, err := newJSONLParser(jsonTestFields, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for at := range len(good) + 1 {
+		for _, c := range " \t\n,:]}{\"" {
+			for _, line := range []string{good[:at] + string(c) + good[at:], good[:at] + string(c) + good[min(at+1, len(good)):]} {
+				var p parsed
+				if err := j.parse([]byte(good), &p); err != nil { // the names learnt
+					t.Fatal(err)
+				}
+				p = parsed{}
+				quick := jsonOutcome(&p, j.parse([]byte(line), &p))
+				p = parsed{}
+				err := j.ex.carefully([]byte(line))
+				if err == nil {
+					err = j.fill(&p, &j.ex.vals)
+				}
+				if careful := jsonOutcome(&p, err); quick != careful {
+					t.Fatalf("%s\nquick path: %s\ncareful:    %s", line, quick, careful)
+				}
+			}
+		}
+	}
+}
