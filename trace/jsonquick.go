@@ -79,19 +79,20 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 		case f.leaf == 0: // an object holding the rest of a path
 			i = e.quickObject(f.child, j, depth+1)
 		case c == '"': // a string kept: plainEnd, written out to save a call
-			k := j + 1
-			for ; k+8 <= len(b); k += 8 {
-				if m := stopMask(binary.LittleEndian.Uint64(b[k:])); m != 0 {
-					k += bits.TrailingZeros64(m) / 8
+			rest := b[j+1:] // what is left of the line, a word at a time
+			for len(rest) >= 8 {
+				if m := stopMask(binary.LittleEndian.Uint64(rest)); m != 0 {
+					rest = rest[bits.TrailingZeros64(m)/8:]
 					break
 				}
+				rest = rest[8:]
 			}
-			if k+8 > len(b) { // the last bytes, fewer than a word
-				k = plainEnd(b, k)
+			if len(rest) < 8 { // the last bytes, fewer than a word
+				rest = rest[plainEnd(rest, 0):]
 			}
-			if k < len(b) && b[k] == '"' {
-				e.keep(f.leaf, jsonValue{kind: jsonString, b: b[j+1 : k]})
-				i = k + 1
+			if len(rest) > 0 && rest[0] == '"' {
+				i = len(b) - len(rest) + 1 // after the closing quote
+				e.keep(f.leaf, jsonValue{kind: jsonString, b: b[j+1 : i-1]})
 				break
 			}
 			i = e.quickKept(f, j, depth) // escaped, or not a string's end
@@ -108,11 +109,10 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 			}
 			c = b[i]
 		}
-		switch c {
+		switch i++; c {
 		case ',':
-			i++
 		case '}':
-			return i + 1
+			return i
 		default:
 			return -1
 		}
