@@ -413,16 +413,18 @@ func (r *Reader) readLine() ([]byte, error) {
 // with no line that reads as a request (empty, or every line bad) is an
 // error in place of io.EOF, with SkipBad too; one whose requests are all
 // filtered out is not, only empty.
-func (r *Reader) Next() (Record, error) {
+func (r *Reader) Next() (rec Record, err error) {
 	for r.err == nil {
-		if p := r.queue.peek(); p != nil && (r.eof || p.at <= satSub(r.maxAt, r.reorder)) {
-			rec := r.queue.pop()
-			rec.rec.At = time.Unix(0, rec.at).UTC()
+		limit := int64(math.MaxInt64) // at the end, every request is due
+		if !r.eof {
+			limit = satSub(r.maxAt, r.reorder)
+		}
+		if r.queue.popDue(limit, &rec) {
 			r.stats.Requests++
-			if rec.rec.Key == "" {
+			if rec.Key == "" {
 				r.stats.Keyless++
 			}
-			return rec.rec, nil
+			return rec, nil
 		}
 		if r.eof {
 			r.err = io.EOF
@@ -541,13 +543,14 @@ func (r *Reader) record(line []byte) error {
 	if len(target) == 0 && p.target != nil {
 		target = slash // "http://host?q"
 	}
-	r.queue.push(pending{at: p.at, rec: Record{
+	q := pending{at: p.at, rec: Record{
 		Key:    key,
 		Method: r.strs.get(p.method),
 		Path:   r.strs.get(target),
 		Status: p.status,
 		Line:   r.line,
-	}})
+	}}
+	r.queue.push(&q)
 	return nil
 }
 

@@ -214,3 +214,45 @@ func TestQuickSeparators(t *testing.T) {
 		}
 	}
 }
+
+// TestReorderQueuePopDue is the reorder queue against a sorted list:
+// requests pushed mostly in order, some earlier than the latest (the
+// heap's), popped up to limits that rise as the reader's do; popDue must
+// give, in arrival then line order, exactly the requests at or before
+// the limit, with At set from the arrival.
+func TestReorderQueuePopDue(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var q reorderQueue
+		var model []pending // sorted by before
+		latest, line := int64(0), 0
+		for range rapid.IntRange(1, 300).Draw(t, "steps") {
+			if rapid.IntRange(0, 3).Draw(t, "push?") > 0 {
+				line++
+				at := latest + rapid.Int64Range(-5, 3).Draw(t, "step")
+				latest = max(latest, at)
+				p := pending{at: at, rec: Record{Line: line}}
+				q.push(&p)
+				k := len(model)
+				for k > 0 && p.before(&model[k-1]) {
+					k--
+				}
+				model = append(model[:k], append([]pending{p}, model[k:]...)...)
+				continue
+			}
+			limit := latest - rapid.Int64Range(0, 4).Draw(t, "behind")
+			var rec Record
+			for q.popDue(limit, &rec) {
+				if len(model) == 0 || model[0].at > limit {
+					t.Fatalf("popped line %d at %v past limit %d; model has %v", rec.Line, rec.At, limit, model)
+				}
+				if want := model[0]; rec.Line != want.rec.Line || rec.At.UnixNano() != want.at {
+					t.Fatalf("popped line %d at %d, want line %d at %d", rec.Line, rec.At.UnixNano(), want.rec.Line, want.at)
+				}
+				model = model[1:]
+			}
+			if len(model) > 0 && model[0].at <= limit {
+				t.Fatalf("nothing popped at limit %d; line %d at %d is due", limit, model[0].rec.Line, model[0].at)
+			}
+		}
+	})
+}
