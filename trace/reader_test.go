@@ -442,3 +442,29 @@ func TestIPv6PrefixLen(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONLFieldNone is a JSONL log read with fields named "-" (none):
+// the parts they stand for are empty, whatever the line has under the
+// names they would default to, and a line has no need of them.
+func TestJSONLFieldNone(t *testing.T) {
+	const log = `{"time":"2026-03-01T12:00:00Z","method":"GET","path":"/a","status":500,"key":"k1"}
+{"time":"2026-03-01T12:00:01Z","key":"k2"}
+`
+	r, err := trace.NewReader(strings.NewReader(log), "none.jsonl", trace.Options{Format: trace.JSONL, Fields: trace.Fields{Method: "-", Status: "-"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []trace.Record{
+		{At: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Key: "k1", Path: "/a", Line: 1},
+		{At: time.Date(2026, 3, 1, 12, 0, 1, 0, time.UTC), Key: "k2", Line: 2},
+	}
+	for _, w := range want {
+		got, err := r.Next()
+		if err != nil || got != w {
+			t.Fatalf("Next() = %+v, %v; want %+v", got, err, w)
+		}
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("after the last: %v, want EOF", err)
+	}
+}
