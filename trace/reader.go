@@ -545,13 +545,36 @@ func (r *Reader) record(line []byte) error {
 	}
 	q := pending{at: p.at, rec: Record{
 		Key:    key,
-		Method: r.strs.get(p.method),
+		Method: r.method(p.method),
 		Path:   r.strs.get(target),
 		Status: p.status,
 		Line:   r.line,
 	}}
 	r.queue.push(&q)
 	return nil
+}
+
+// method returns the method m as a string: one of the usual methods
+// without a look-up (a switch on its bytes compares their length and a
+// word or two, no call), any other through the interner.
+func (r *Reader) method(m []byte) string {
+	switch string(m) {
+	case "GET":
+		return "GET"
+	case "POST":
+		return "POST"
+	case "HEAD":
+		return "HEAD"
+	case "PUT":
+		return "PUT"
+	case "DELETE":
+		return "DELETE"
+	case "PATCH":
+		return "PATCH"
+	case "OPTIONS":
+		return "OPTIONS"
+	}
+	return r.strs.get(m)
 }
 
 // busyError ends the reading: the log has more requests in the reorder

@@ -256,3 +256,15 @@ func TestReorderQueuePopDue(t *testing.T) {
 		}
 	})
 }
+
+// TestReaderMethod is the method's string against its bytes: the usual
+// methods (written out in method), others of their lengths and cases,
+// and any other.
+func TestReaderMethod(t *testing.T) {
+	r := &Reader{strs: newInterner(16)}
+	for _, m := range []string{"GET", "POST", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS", "get", "GEX", "POSX", "HEAX", "PUX", "DELETX", "PATCX", "OPTIONX", "", "-", "M-SEARCH", "PROPFIND", "CONNECT", "TRACE"} {
+		if got := r.method([]byte(m)); got != m {
+			t.Errorf("method(%q) = %q", m, got)
+		}
+	}
+}
