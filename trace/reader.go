@@ -395,8 +395,13 @@ func (r *Reader) readLine() ([]byte, error) {
 			r.long = append(r.long, chunk...)
 			line = r.long
 		}
-		line = bytes.TrimSuffix(line, []byte("\n"))
-		line = bytes.TrimSuffix(line, []byte("\r"))
+		// The line ending, "\n" or "\r\n", or none at the end of the log.
+		if n := len(line); n > 0 && line[n-1] == '\n' {
+			line = line[:n-1]
+		}
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
 		if tooLong || len(line) > r.opts.MaxLine {
 			return nil, errLongLine{r.opts.MaxLine}
 		}

@@ -468,3 +468,35 @@ func TestJSONLFieldNone(t *testing.T) {
 		t.Fatalf("after the last: %v, want EOF", err)
 	}
 }
+
+// TestCRLFLines is logs written with Windows line endings: the "\r" is
+// the line ending's, not the last field's (a combined log line that ends
+// at its status, a CSV key in the last column).
+func TestCRLFLines(t *testing.T) {
+	for _, c := range []struct {
+		format trace.Format
+		key    string
+		first  int // the line of the first request
+		log    string
+	}{
+		{trace.Combined, "ip", 1, "10.0.0.1 - - [01/Mar/2026:12:00:00 +0000] \"GET / HTTP/1.1\" 200\r\n\r\n10.0.0.2 - - [01/Mar/2026:12:00:01 +0000] \"GET / HTTP/1.1\" 429"},
+		{trace.CSV, "key", 2, "time,key\r\n2026-03-01T12:00:00Z,k1\r\n\r\n2026-03-01T12:00:01Z,k2"},
+	} {
+		key, err := trace.ParseKey(c.format, c.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := trace.NewReader(strings.NewReader(c.log), "crlf", trace.Options{Format: c.format, Key: key, Fields: trace.Fields{Method: "-", Path: "-", Status: "-"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := range 2 {
+			if got, err := r.Next(); err != nil || got.Line != c.first+2*n {
+				t.Fatalf("%s: Next() = %+v, %v; want line %d", c.format, got, err, c.first+2*n)
+			}
+		}
+		if _, err := r.Next(); err != io.EOF {
+			t.Fatalf("%s: after the last: %v, want EOF", c.format, err)
+		}
+	}
+}
