@@ -99,8 +99,17 @@ func (c *columns) finish(p *parsed, vals *[numSlots][]byte, have uint, numericTi
 type jsonlParser struct {
 	columns
 	ex   jsonExtractor
-	slot [numSlots]int // the extractor's slot of each of ours, or -1
+	slot [numSlots]int // the extractor's slot of each of ours, or noSlot
 }
+
+// noSlot is the extractor's slot of a part the log has no field for: one
+// no path has (there are fewer paths than slots), so it is always
+// missing, and fill need not tell such parts from the others.
+const noSlot = maxJSONFields - 1
+
+// A part of a request has a path, unless two share one: fewer paths
+// than the extractor has slots.
+var _ [maxJSONFields - 1 - numSlots]struct{}
 
 func newJSONLParser(fields Fields, k Key) (*jsonlParser, error) {
 	c, err := newColumns(JSONL, fields, k)
@@ -126,6 +135,11 @@ func newJSONLParser(fields Fields, k Key) (*jsonlParser, error) {
 			paths = append(paths, name)
 		}
 	}
+	for s, es := range j.slot {
+		if es < 0 {
+			j.slot[s] = noSlot
+		}
+	}
 	j.ex = newJSONExtractor(paths)
 	return j, nil
 }
@@ -143,9 +157,6 @@ func (j *jsonlParser) fill(p *parsed, found *[maxJSONFields]jsonValue) error {
 	var have uint
 	numericTime := false
 	for s, es := range j.slot {
-		if es < 0 {
-			continue
-		}
 		v := &found[es]
 		switch v.kind {
 		case jsonNone, jsonNull:

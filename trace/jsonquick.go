@@ -35,6 +35,9 @@ func (e *jsonExtractor) quick(line []byte) bool {
 // without all, and returns the index after it, or -1 to give up. Each
 // member is a name (quickName, or one comparison when it is the name the
 // line before had there), a value, and a comma or the closing brace.
+// White space after a comma is skipped by quickName, when the name the
+// line before had there (which starts with its quote) does not match, not
+// looked for after every comma.
 func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 	b := e.b
 	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
@@ -51,13 +54,17 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 			}
 		}
 		// The value's first byte; most lines have no white space before.
-		if j < len(b) && b[j] <= ' ' {
-			j = skipSpace(b, j)
-		}
 		if j >= len(b) {
 			return -1
 		}
-		switch c := b[j]; {
+		c := b[j]
+		if c <= ' ' {
+			if j = skipSpace(b, j); j >= len(b) {
+				return -1
+			}
+			c = b[j]
+		}
+		switch {
 		case f == nil || (f.leaf == 0 && (f.child == nil || c != '{')): // skipped, as skip does
 			switch {
 			case c == '"':
@@ -72,53 +79,54 @@ func (e *jsonExtractor) quickObject(n *jsonNode, i, depth int) int {
 		case f.leaf == 0: // an object holding the rest of a path
 			i = e.quickObject(f.child, j, depth+1)
 		case c == '"': // a string kept: plainEnd, written out to save a call
-			k := j + 1
-			for ; k+8 <= len(b); k += 8 {
-				if m := stopMask(binary.LittleEndian.Uint64(b[k:])); m != 0 {
-					k += bits.TrailingZeros64(m) / 8
+			rest := b[j+1:] // what is left of the line, a word at a time
+			for len(rest) >= 8 {
+				if m := stopMask(binary.LittleEndian.Uint64(rest)); m != 0 {
+					rest = rest[bits.TrailingZeros64(m)/8:]
 					break
 				}
+				rest = rest[8:]
 			}
-			if k+8 > len(b) { // the last bytes, fewer than a word
-				k = plainEnd(b, k)
+			if len(rest) < 8 { // the last bytes, fewer than a word
+				rest = rest[plainEnd(rest, 0):]
 			}
-			if k < len(b) && b[k] == '"' {
-				e.keep(f.leaf, jsonValue{kind: jsonString, b: b[j+1 : k]})
-				i = k + 1
+			if len(rest) > 0 && rest[0] == '"' {
+				i = len(b) - len(rest) + 1 // after the closing quote
+				e.keep(f.leaf, jsonValue{kind: jsonString, b: b[j+1 : i-1]})
 				break
 			}
 			i = e.quickKept(f, j, depth) // escaped, or not a string's end
 		default:
 			i = e.quickKept(f, j, depth)
 		}
-		if i < 0 {
+		if uint(i) >= uint(len(b)) { // given up (-1), or cut off
 			return -1
 		}
-		if i < len(b) && b[i] <= ' ' {
-			i = skipSpace(b, i)
-		}
-		if i >= len(b) {
-			return -1
-		}
-		switch b[i] {
-		case ',':
-			if i++; i < len(b) && b[i] <= ' ' {
-				i = skipSpace(b, i)
+		c = b[i]
+		if c <= ' ' {
+			if i = skipSpace(b, i); i >= len(b) {
+				return -1
 			}
+			c = b[i]
+		}
+		switch i++; c {
+		case ',':
 		case '}':
-			return i + 1
+			return i
 		default:
 			return -1
 		}
 	}
 }
 
-// quickName reads the name at e.b[i] of the member-th member of an
-// object of n's, and the colon after it, remembering the name for the
-// next line (see jsonSeen); it returns the index after the colon and the
-// name's field, if it is one of n's, or -1 to give up.
+// quickName reads the name at e.b[i] (after white space) of the
+// member-th member of an object of n's, and the colon after it,
+// remembering the name for the next line (see jsonSeen); it returns the
+// index after the colon and the name's field, if it is one of n's, or -1
+// to give up.
 func (e *jsonExtractor) quickName(n *jsonNode, i, member int) (int, *jsonField) {
 	b := e.b
+	i = skipSpace(b, i)
 	if member < len(n.seen) { // a name match could not tell with its words
 		if s := &n.seen[member]; s.matchBytes(b, i) >= 0 {
 			return i + len(s.name), s.field

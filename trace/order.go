@@ -1,5 +1,7 @@
 package trace
 
+import "time"
+
 // pending is a request read but not yet returned: it waits until no line
 // still to come may be earlier than it.
 type pending struct {
@@ -33,8 +35,9 @@ type reorderQueue struct {
 
 func (q *reorderQueue) len() int { return len(q.fifo) - q.head + len(q.heap) }
 
-// push adds p, which is not before anything already popped.
-func (q *reorderQueue) push(p pending) {
+// push adds a copy of p, which is not before anything already popped. (A
+// pending request is 12 words: passed by value, it was copied once more.)
+func (q *reorderQueue) push(p *pending) {
 	if n := len(q.fifo); n == q.head || !p.before(&q.fifo[n-1]) {
 		if q.head > 0 && q.head == n {
 			q.fifo, q.head = q.fifo[:0], 0
@@ -44,10 +47,10 @@ func (q *reorderQueue) push(p pending) {
 			clear(q.fifo[m:]) // let the strings go
 			q.fifo, q.head = q.fifo[:m], 0
 		}
-		q.fifo = append(q.fifo, p)
+		q.fifo = append(q.fifo, *p)
 		return
 	}
-	q.heap = append(q.heap, p)
+	q.heap = append(q.heap, *p)
 	h := q.heap
 	for i := len(h) - 1; i > 0; {
 		parent := (i - 1) / 2
@@ -59,33 +62,34 @@ func (q *reorderQueue) push(p pending) {
 	}
 }
 
-// peek returns the earliest pending request, or nil.
-func (q *reorderQueue) peek() *pending {
-	var f, h *pending
-	if q.head < len(q.fifo) {
-		f = &q.fifo[q.head]
+// popDue removes the earliest pending request, if it arrived at limit or
+// before, and sets *rec to it, its At set; it reports whether it did.
+// (A peek and then a pop compared the two heads twice, and copied the
+// request twice more, to return it and then to return its Record.)
+func (q *reorderQueue) popDue(limit int64, rec *Record) bool {
+	if q.head < len(q.fifo) && (len(q.heap) == 0 || q.fifo[q.head].before(&q.heap[0])) {
+		f := &q.fifo[q.head]
+		if f.at > limit {
+			return false
+		}
+		*rec = f.rec
+		rec.At = time.Unix(0, f.at).UTC()
+		*f = pending{} // let the strings go
+		q.head++
+		return true
 	}
-	if len(q.heap) > 0 {
-		h = &q.heap[0]
+	if len(q.heap) == 0 || q.heap[0].at > limit {
+		return false
 	}
-	switch {
-	case f == nil:
-		return h
-	case h == nil || f.before(h):
-		return f
-	}
-	return h
+	p := q.pop()
+	*rec = p.rec
+	rec.At = time.Unix(0, p.at).UTC()
+	return true
 }
 
-// pop removes and returns the earliest pending request; the queue must
-// not be empty.
+// pop removes and returns the earliest pending request of the heap,
+// which must not be empty.
 func (q *reorderQueue) pop() pending {
-	if q.head < len(q.fifo) && (len(q.heap) == 0 || q.fifo[q.head].before(&q.heap[0])) {
-		p := q.fifo[q.head]
-		q.fifo[q.head] = pending{}
-		q.head++
-		return p
-	}
 	h := q.heap
 	p := h[0]
 	n := len(h) - 1

@@ -41,6 +41,28 @@ func TestTimesAgainstTimeParse(t *testing.T) {
 	}
 }
 
+// TestTimeCacheGet is the time cache's look-up, which compares keys of
+// 16 bytes or more as overlapping words, against a comparison of the
+// bytes: for each length a key may have, the key put, then the same key
+// (found) and the key with each byte in turn changed (not found).
+func TestTimeCacheGet(t *testing.T) {
+	for n := 1; n <= 32; n++ {
+		key := []byte("2026-03-01T12:00:00+01:00 abcdef"[:n])
+		var c timeCache
+		c.put(key, int64(n))
+		if sec, ok := c.get(key); !ok || sec != int64(n) {
+			t.Fatalf("get(%q) after put = %d, %v; want %d, true", key, sec, ok, n)
+		}
+		for at := range n {
+			other := append([]byte(nil), key...)
+			other[at] ^= 0x40
+			if _, ok := c.get(other); ok {
+				t.Fatalf("get(%q) after put(%q) found it", other, key)
+			}
+		}
+	}
+}
+
 func TestParseNumber(t *testing.T) {
 	tests := []struct {
 		in   string

@@ -395,8 +395,13 @@ func (r *Reader) readLine() ([]byte, error) {
 			r.long = append(r.long, chunk...)
 			line = r.long
 		}
-		line = bytes.TrimSuffix(line, []byte("\n"))
-		line = bytes.TrimSuffix(line, []byte("\r"))
+		// The line ending, "\n" or "\r\n", or none at the end of the log.
+		if n := len(line); n > 0 && line[n-1] == '\n' {
+			line = line[:n-1]
+		}
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
 		if tooLong || len(line) > r.opts.MaxLine {
 			return nil, errLongLine{r.opts.MaxLine}
 		}
@@ -413,16 +418,18 @@ func (r *Reader) readLine() ([]byte, error) {
 // with no line that reads as a request (empty, or every line bad) is an
 // error in place of io.EOF, with SkipBad too; one whose requests are all
 // filtered out is not, only empty.
-func (r *Reader) Next() (Record, error) {
+func (r *Reader) Next() (rec Record, err error) {
 	for r.err == nil {
-		if p := r.queue.peek(); p != nil && (r.eof || p.at <= satSub(r.maxAt, r.reorder)) {
-			rec := r.queue.pop()
-			rec.rec.At = time.Unix(0, rec.at).UTC()
+		limit := int64(math.MaxInt64) // at the end, every request is due
+		if !r.eof {
+			limit = satSub(r.maxAt, r.reorder)
+		}
+		if r.queue.popDue(limit, &rec) {
 			r.stats.Requests++
-			if rec.rec.Key == "" {
+			if rec.Key == "" {
 				r.stats.Keyless++
 			}
-			return rec.rec, nil
+			return rec, nil
 		}
 		if r.eof {
 			r.err = io.EOF
@@ -541,14 +548,38 @@ func (r *Reader) record(line []byte) error {
 	if len(target) == 0 && p.target != nil {
 		target = slash // "http://host?q"
 	}
-	r.queue.push(pending{at: p.at, rec: Record{
+	q := pending{at: p.at, rec: Record{
 		Key:    key,
-		Method: r.strs.get(p.method),
+		Method: r.method(p.method),
 		Path:   r.strs.get(target),
 		Status: p.status,
 		Line:   r.line,
-	}})
+	}}
+	r.queue.push(&q)
 	return nil
+}
+
+// method returns the method m as a string: one of the usual methods
+// without a look-up (a switch on its bytes compares their length and a
+// word or two, no call), any other through the interner.
+func (r *Reader) method(m []byte) string {
+	switch string(m) {
+	case "GET":
+		return "GET"
+	case "POST":
+		return "POST"
+	case "HEAD":
+		return "HEAD"
+	case "PUT":
+		return "PUT"
+	case "DELETE":
+		return "DELETE"
+	case "PATCH":
+		return "PATCH"
+	case "OPTIONS":
+		return "OPTIONS"
+	}
+	return r.strs.get(m)
 }
 
 // busyError ends the reading: the log has more requests in the reorder

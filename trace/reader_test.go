@@ -442,3 +442,61 @@ func TestIPv6PrefixLen(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONLFieldNone is a JSONL log read with fields named "-" (none):
+// the parts they stand for are empty, whatever the line has under the
+// names they would default to, and a line has no need of them.
+func TestJSONLFieldNone(t *testing.T) {
+	const log = `{"time":"2026-03-01T12:00:00Z","method":"GET","path":"/a","status":500,"key":"k1"}
+{"time":"2026-03-01T12:00:01Z","key":"k2"}
+`
+	r, err := trace.NewReader(strings.NewReader(log), "none.jsonl", trace.Options{Format: trace.JSONL, Fields: trace.Fields{Method: "-", Status: "-"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []trace.Record{
+		{At: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Key: "k1", Path: "/a", Line: 1},
+		{At: time.Date(2026, 3, 1, 12, 0, 1, 0, time.UTC), Key: "k2", Line: 2},
+	}
+	for _, w := range want {
+		got, err := r.Next()
+		if err != nil || got != w {
+			t.Fatalf("Next() = %+v, %v; want %+v", got, err, w)
+		}
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("after the last: %v, want EOF", err)
+	}
+}
+
+// TestCRLFLines is logs written with Windows line endings: the "\r" is
+// the line ending's, not the last field's (a combined log line that ends
+// at its status, a CSV key in the last column).
+func TestCRLFLines(t *testing.T) {
+	for _, c := range []struct {
+		format trace.Format
+		key    string
+		first  int // the line of the first request
+		log    string
+	}{
+		{trace.Combined, "ip", 1, "10.0.0.1 - - [01/Mar/2026:12:00:00 +0000] \"GET / HTTP/1.1\" 200\r\n\r\n10.0.0.2 - - [01/Mar/2026:12:00:01 +0000] \"GET / HTTP/1.1\" 429"},
+		{trace.CSV, "key", 2, "time,key\r\n2026-03-01T12:00:00Z,k1\r\n\r\n2026-03-01T12:00:01Z,k2"},
+	} {
+		key, err := trace.ParseKey(c.format, c.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := trace.NewReader(strings.NewReader(c.log), "crlf", trace.Options{Format: c.format, Key: key, Fields: trace.Fields{Method: "-", Path: "-", Status: "-"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := range 2 {
+			if got, err := r.Next(); err != nil || got.Line != c.first+2*n {
+				t.Fatalf("%s: Next() = %+v, %v; want line %d", c.format, got, err, c.first+2*n)
+			}
+		}
+		if _, err := r.Next(); err != io.EOF {
+			t.Fatalf("%s: after the last: %v, want EOF", c.format, err)
+		}
+	}
+}

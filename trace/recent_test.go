@@ -175,3 +175,96 @@ func TestQuickKeptStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestQuickSeparators is the quick path against the careful one on a
+// line whose names it has learnt from the line before, with one byte of
+// white space or punctuation put in at, or in place of, each byte in
+// turn: the quick path reads the white space and separators about a
+// member itself (skipping white space after a comma only where a name
+// did not match), and must accept and refuse the lines the careful path
+// does, with the same values and messages.
+func TestQuickSeparators(t *testing.T) {
+	k, err := ParseKey(JSONL, jsonTestKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const good = `{"time":"2026-03-01T12:00:00.5Z","level":"info","request":{"method":"GET","path":"/a?p=1","headers":{"x-api-key":"key-0042","user-agent":"curl/8.5.0"}},"status":200,"bytes":1234,"ms":1.5,"ok":true}`
+	j, err := newJSONLParser(jsonTestFields, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for at := range len(good) + 1 {
+		for _, c := range " \t\n,:]}{\"" {
+			for _, line := range []string{good[:at] + string(c) + good[at:], good[:at] + string(c) + good[min(at+1, len(good)):]} {
+				var p parsed
+				if err := j.parse([]byte(good), &p); err != nil { // the names learnt
+					t.Fatal(err)
+				}
+				p = parsed{}
+				quick := jsonOutcome(&p, j.parse([]byte(line), &p))
+				p = parsed{}
+				err := j.ex.carefully([]byte(line))
+				if err == nil {
+					err = j.fill(&p, &j.ex.vals)
+				}
+				if careful := jsonOutcome(&p, err); quick != careful {
+					t.Fatalf("%s\nquick path: %s\ncareful:    %s", line, quick, careful)
+				}
+			}
+		}
+	}
+}
+
+// TestReorderQueuePopDue is the reorder queue against a sorted list:
+// requests pushed mostly in order, some earlier than the latest (the
+// heap's), popped up to limits that rise as the reader's do; popDue must
+// give, in arrival then line order, exactly the requests at or before
+// the limit, with At set from the arrival.
+func TestReorderQueuePopDue(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var q reorderQueue
+		var model []pending // sorted by before
+		latest, line := int64(0), 0
+		for range rapid.IntRange(1, 300).Draw(t, "steps") {
+			if rapid.IntRange(0, 3).Draw(t, "push?") > 0 {
+				line++
+				at := latest + rapid.Int64Range(-5, 3).Draw(t, "step")
+				latest = max(latest, at)
+				p := pending{at: at, rec: Record{Line: line}}
+				q.push(&p)
+				k := len(model)
+				for k > 0 && p.before(&model[k-1]) {
+					k--
+				}
+				model = append(model[:k], append([]pending{p}, model[k:]...)...)
+				continue
+			}
+			limit := latest - rapid.Int64Range(0, 4).Draw(t, "behind")
+			var rec Record
+			for q.popDue(limit, &rec) {
+				if len(model) == 0 || model[0].at > limit {
+					t.Fatalf("popped line %d at %v past limit %d; model has %v", rec.Line, rec.At, limit, model)
+				}
+				if want := model[0]; rec.Line != want.rec.Line || rec.At.UnixNano() != want.at {
+					t.Fatalf("popped line %d at %d, want line %d at %d", rec.Line, rec.At.UnixNano(), want.rec.Line, want.at)
+				}
+				model = model[1:]
+			}
+			if len(model) > 0 && model[0].at <= limit {
+				t.Fatalf("nothing popped at limit %d; line %d at %d is due", limit, model[0].rec.Line, model[0].at)
+			}
+		}
+	})
+}
+
+// TestReaderMethod is the method's string against its bytes: the usual
+// methods (written out in method), others of their lengths and cases,
+// and any other.
+func TestReaderMethod(t *testing.T) {
+	r := &Reader{strs: newInterner(16)}
+	for _, m := range []string{"GET", "POST", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS", "get", "GEX", "POSX", "HEAX", "PUX", "DELETX", "PATCX", "OPTIONX", "", "-", "M-SEARCH", "PROPFIND", "CONNECT", "TRACE"} {
+		if got := r.method([]byte(m)); got != m {
+			t.Errorf("method(%q) = %q", m, got)
+		}
+	}
+}
