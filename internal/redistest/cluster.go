@@ -2,6 +2,8 @@ package redistest
 
 import (
 	"context"
+	"errors"
+	"net"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -160,9 +162,19 @@ type clusterNode struct {
 	slots              int // how many slots it serves
 }
 
-// clusterNodes asks c for CLUSTER NODES.
+// clusterNodes asks c for CLUSTER NODES, of a node that is up: a reply
+// later than the client's short read timeout (a loaded machine, the race
+// detector on two cores) is asked for again, for up to five seconds.
 func clusterNodes(ctx context.Context, c *redis.Client) ([]clusterNode, error) {
-	out, err := c.ClusterNodes(ctx).Result()
+	var out string
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		out, err = c.ClusterNodes(ctx).Result()
+		var ne net.Error
+		if err == nil || !errors.As(err, &ne) || !ne.Timeout() || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
