@@ -101,6 +101,16 @@ func TestEveryBuiltinShowsItsLessonAt80x24(t *testing.T) {
 		{"api-quotas", "the sync job's row", func(m Model, v string) bool { return rowLine(v, "sync-job") != "" }},
 		{"expensive-search", "the search page's row", func(m Model, v string) bool { return rowLine(v, "search-page") != "" }},
 		{"slow-endpoint", "the reports client's row", func(m Model, v string) bool { return rowLine(v, "reports") != "" }},
+		{"race", "checkout's row admitted past its exact limiter (×exact over 1)", func(m Model, v string) bool {
+			c := clientTotal(m, "checkout")
+			over := false
+			for _, f := range strings.Fields(rowLine(v, "checkout")) {
+				if x, err := strconv.ParseFloat(strings.TrimSuffix(f, "×"), 64); err == nil && strings.HasSuffix(f, "×") {
+					over = x > 1.1
+				}
+			}
+			return c.Allowed > c.IdealAllowed && over && columnShown(v, "×exact") && rowHasCount(v, "checkout", c.Allowed)
+		}},
 		{"black-friday", "the crawler's row with its shed 503s", func(m Model, v string) bool {
 			return columnShown(v, "shed") && rowHasCount(v, "crawler", clientTotal(m, "crawler").Shed)
 		}},
