@@ -60,7 +60,7 @@
 //	  clock: server               # server | store
 //	  replication_lag: 0s         # split-brain only, as are the next two (elsewhere
 //	                              # an error unless left at the default)
-//	  failover_after: 0s
+//	  failover_after: 0s          # a duration, or never
 //	  primary_stops_after: never  # a duration, or never
 //	clients:
 //	  - name: bastion-{i}         # {i} is 1..count, in name, api_key, user and ip

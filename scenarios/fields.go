@@ -178,7 +178,7 @@ var (
 		{name: "on_error", value: choice(onErrorPolicies), doc: "what a server does when the store fails; default fail-open"},
 		{name: "clock", value: choice(clockSources), doc: "whose clock the limiter reads; default server"},
 		{name: "replication_lag", value: duration(), doc: "split-brain only: the replica's lag; default 0"},
-		{name: "failover_after", value: duration(), doc: "split-brain only: when the replica takes over; default 0"},
+		{name: "failover_after", value: anyOf(duration(), constant("never")), doc: "split-brain only: when the replica takes over; default 0"},
 		{name: "primary_stops_after", value: anyOf(duration(), constant("never")), doc: "split-brain only: when the primary stops; default never"},
 	}}
 

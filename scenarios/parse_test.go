@@ -149,6 +149,8 @@ func TestParseErrors(t *testing.T) {
 		{"split-brain field on shared", base + "topology:\n  kind: shared\n  failover_after: 2s\n", "t.yaml:8: topology.failover_after: ", "only a split-brain topology has it"},
 		{"split-brain field on the default kind", base + "topology:\n  replication_lag: 1s\n", "t.yaml:7: topology.replication_lag: ", "this one is shared"},
 		{"split-brain field on local", base + "topology:\n  kind: local\n  primary_stops_after: 15s\n", "t.yaml:8: topology.primary_stops_after: ", "this one is local"},
+		{"failover never on shared", base + "topology:\n  kind: shared\n  failover_after: never\n", "t.yaml:8: topology.failover_after: ", "only a split-brain topology has it"},
+		{"failover a word", base + "topology:\n  kind: split-brain\n  failover_after: later\n", "t.yaml:8: topology.failover_after: ", "2s or never"},
 		{"negative rtt", base + "topology: {rtt: -1ms}\n", "t.yaml:6: topology.rtt: ", "negative"},
 		// Clients and traffic.
 		{"no clients", "name: t\nduration: 30s\nlimit: {rate: 10/s, burst: 20}\nclients: []\n", "t.yaml:4: clients: ", "empty (want at least one client)"},

@@ -151,6 +151,7 @@ func TestSchemaFormsAndRefusals(t *testing.T) {
 		{"api_key a number", "limit: {rate: 10/s, burst: 5}\nservers: 2", true},
 		{"retry a word", "limit: {rate: 10/s, burst: 5}\nfaults: [{kind: latency, start: 1s, end: 2s, rtt: 50ms}]", true},
 		{"primary never", "limit: {rate: 10/s, burst: 5}\ntopology: {kind: split-brain, primary_stops_after: never}", true},
+		{"failover never", "limit: {rate: 10/s, burst: 5}\ntopology: {kind: split-brain, failover_after: never}", true},
 		{"store URL", "limit: {rate: 10/s, burst: 5}\ntopology: {store: \"redis://localhost:6379\"}", true},
 		{"empty faults", "limit: {rate: 10/s, burst: 5}\nfaults:", true},
 		{"clock skew", "limit: {rate: 10/s, burst: 5}\nservers: 2\nfaults: [{kind: clock-skew, start: 1s, end: 2s, offset: -2s, drift: 0.01, servers: [1]}]", true},

@@ -55,7 +55,11 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 		t.ReplicationLag = d.nonNegative(v, "topology.replication_lag", "100ms")
 	}
 	if v, ok := f.values["failover_after"]; ok {
-		t.FailoverAfter = d.nonNegative(v, "topology.failover_after", "2s")
+		if v.Kind == yaml.ScalarNode && v.Value == "never" {
+			t.FailoverAfter = sim.FailoverNever
+		} else {
+			t.FailoverAfter = d.nonNegative(v, "topology.failover_after", "2s or never")
+		}
 	}
 	if v, ok := f.values["primary_stops_after"]; ok {
 		if v.Kind == yaml.ScalarNode && v.Value == "never" {

@@ -87,8 +87,10 @@ func startPartition(ctx context.Context, s *sim, i int, t int64) error {
 		return err
 	}
 	if replicated {
-		s.schedule(event{at: int64(s.topo.FailoverAt()), kind: evLog, arg: int32(len(s.faults.notes))})
-		s.faults.notes = append(s.faults.notes, "failover: the replica is promoted for the cut-off servers")
+		if failover, ok := s.topo.FailoverAt(); ok {
+			s.schedule(event{at: int64(failover), kind: evLog, arg: int32(len(s.faults.notes))})
+			s.faults.notes = append(s.faults.notes, "failover: the replica is promoted for the cut-off servers")
+		}
 		if stops, ok := s.topo.IsolatedPrimaryStopsAt(); ok {
 			s.schedule(event{at: int64(stops), kind: evLog, arg: int32(len(s.faults.notes))})
 			s.faults.notes = append(s.faults.notes, "the isolated primary stops taking writes")
@@ -108,7 +110,9 @@ func partitionBanner(sc Scenario, f Fault, now time.Duration) string {
 	primary, other := "store", "cut off, "+failing(sc)
 	if sc.Topology.Kind == SplitBrain {
 		primary, other = "primary", "replica"
-		if failover := f.Start + topo.FailoverAt().Duration(); now < failover {
+		if at, ok := topo.FailoverAt(); !ok {
+			other = fmt.Sprintf("cut off, %s: no failover", failing(sc))
+		} else if failover := f.Start + at.Duration(); now < failover {
 			other = fmt.Sprintf("cut off, %s until failover at %s", failing(sc), bannerSecs(failover))
 		}
 	}

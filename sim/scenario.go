@@ -209,6 +209,10 @@ const (
 // forever, made read as its opposite.
 const PrimaryNeverStops = topology.PrimaryNeverStops
 
+// FailoverNever is the FailoverAfter of a split brain whose replica is
+// never promoted: the cut-off servers fail for the whole partition.
+const FailoverNever = topology.FailoverNever
+
 // Topology is where the limiter's state lives and how the servers reach it.
 type Topology struct {
 	Kind TopologyKind
@@ -219,7 +223,7 @@ type Topology struct {
 	Clock   ClockSource
 	// Split-brain only.
 	ReplicationLag    time.Duration // how far the replica trails the primary
-	FailoverAfter     time.Duration // cut-off servers see errors this long, then use the replica
+	FailoverAfter     time.Duration // cut-off servers see errors this long, then use the replica; FailoverNever never
 	PrimaryStopsAfter time.Duration // when the isolated primary stops taking writes; PrimaryNeverStops
 }
 

@@ -489,3 +489,33 @@ func TestServedFollowsTheLeakyBucketsQueue(t *testing.T) {
 		}
 	}
 }
+
+// A split brain whose replica is never promoted (FailoverNever): the
+// cut-off servers reach no copy for the whole partition, so their
+// requests fail open from its start to its end, the replica takes
+// nothing, no failover is logged, and the banner says so. With the
+// failover at once (the default 0) the same servers use the replica.
+func TestFailoverNeverLeavesTheCutOffSideWithoutAStore(t *testing.T) {
+	run := func(failover time.Duration) *Result {
+		sc := hammer(SplitBrain, 2, RoundRobin)
+		sc.Topology.FailoverAfter = failover
+		sc.Faults = []Fault{{Kind: Partition, Start: 2 * time.Second, End: 6 * time.Second, Groups: [][]int{{0}, {1}}}}
+		if got := partitionBanner(sc, sc.Faults[0], 3*time.Second); failover == FailoverNever && !strings.Contains(got, "no failover") {
+			t.Errorf("banner %q, want it to say there is no failover", got)
+		}
+		return mustRun(t, sc)
+	}
+	never, atOnce := run(FailoverNever), run(0)
+	// Server 1 takes every other request: 500/s for the 4 s cut off.
+	if got := never.Clients[0].FailedOpen; got != 2000 {
+		t.Errorf("failover never: %d failed open, want the cut-off server's 2,000", got)
+	}
+	if got := atOnce.Clients[0].FailedOpen; got != 0 {
+		t.Errorf("failover at once: %d failed open, want 0 (the replica answers)", got)
+	}
+	for _, e := range never.Events {
+		if strings.Contains(e.Text, "failover") {
+			t.Errorf("failover never logged %q", e.Text)
+		}
+	}
+}

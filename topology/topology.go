@@ -44,6 +44,12 @@ func Kinds() []Kind { return []Kind{Local, Shared, Racy, SplitBrain} }
 // min-replicas-to-write does.
 const PrimaryNeverStops time.Duration = -1
 
+// FailoverNever is the FailoverAfter of a split brain whose replica is
+// never promoted: the cut-off servers reach no copy for the whole
+// partition, as when no one promotes the replica (a Sentinel without a
+// quorum on their side).
+const FailoverNever time.Duration = -1
+
 // Unreachable is the copy a server reaches when it reaches none: the store
 // is out, or a partition has cut the server off from it.
 const Unreachable = -1
@@ -54,7 +60,7 @@ type Config struct {
 	Servers int // at least 1
 	// Split-brain only.
 	ReplicationLag time.Duration // how far the replica trails the primary
-	FailoverAfter  time.Duration // cut-off servers see errors this long, then use the replica
+	FailoverAfter  time.Duration // cut-off servers see errors this long, then use the replica; FailoverNever never
 	// PrimaryStopsAfter is how long into a partition the primary keeps
 	// taking writes from the servers that still reach it (a Redis with
 	// min-replicas-to-write stops when it loses its replica): 0 is at once,
@@ -154,7 +160,7 @@ func (t *Topology) Route(server int, at algorithms.Time) int {
 		}
 		return 0
 	}
-	if t.Kind() != SplitBrain || at < t.partitionStart+algorithms.At(t.cfg.FailoverAfter) {
+	if failover, ok := t.FailoverAt(); t.Kind() != SplitBrain || !ok || at < failover {
 		return Unreachable
 	}
 	return 1
@@ -200,9 +206,13 @@ func (t *Topology) CutOff(server int) bool {
 }
 
 // FailoverAt is when the cut-off servers of the partition in force start
-// on the replica (a split brain's; the others stay cut off).
-func (t *Topology) FailoverAt() algorithms.Time {
-	return t.partitionStart + algorithms.At(t.cfg.FailoverAfter)
+// on the replica (a split brain's; the others stay cut off); ok is false
+// when they never do (FailoverNever).
+func (t *Topology) FailoverAt() (at algorithms.Time, ok bool) {
+	if t.cfg.FailoverAfter < 0 {
+		return 0, false
+	}
+	return t.partitionStart + algorithms.At(t.cfg.FailoverAfter), true
 }
 
 // IsolatedPrimaryStopsAt is when the primary of the partition in force

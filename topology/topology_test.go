@@ -54,6 +54,8 @@ func TestRoute(t *testing.T) {
 			[]int{0, 0, 0, 0}, []int{-1, -1, -1, -1}, []int{0, 0, -1, -1}, []int{0, 0, 1, 1}, []int{-1, -1, 1, 1}},
 		{"split brain whose primary never stops", Config{Kind: SplitBrain, Servers: 4, PrimaryStopsAfter: PrimaryNeverStops},
 			[]int{0, 0, 0, 0}, []int{-1, -1, -1, -1}, []int{0, 0, 1, 1}, []int{0, 0, 1, 1}, []int{0, 0, 1, 1}},
+		{"split brain whose replica is never promoted: the cut-off side has no store all the partition", Config{Kind: SplitBrain, Servers: 4, FailoverAfter: FailoverNever, PrimaryStopsAfter: PrimaryNeverStops},
+			[]int{0, 0, 0, 0}, []int{-1, -1, -1, -1}, []int{0, 0, -1, -1}, []int{0, 0, -1, -1}, []int{0, 0, -1, -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tp := New(tc.cfg)

@@ -54,7 +54,7 @@ func (m Model) exercises() (failOpen, failClosed, retries bool) {
 	// A split brain that fails over at once, to a primary that keeps
 	// taking writes, gives no server an error: each side has a copy.
 	topo := m.sc.Topology
-	splitErrors := topo.Kind != sim.SplitBrain || topo.FailoverAfter > 0 || topo.PrimaryStopsAfter != sim.PrimaryNeverStops
+	splitErrors := topo.Kind != sim.SplitBrain || topo.FailoverAfter != 0 || topo.PrimaryStopsAfter != sim.PrimaryNeverStops
 	storeCanFail := false
 	for _, f := range m.sc.Faults {
 		if topo.Kind != sim.Local && (f.Kind == sim.Outage || (f.Kind == sim.Partition && splitErrors)) {
