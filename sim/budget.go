@@ -124,6 +124,28 @@ func arrivalsOf(c Client, duration time.Duration) float64 {
 	return n
 }
 
+// clientsOf are the clients f sends for, Scenario.Clients[FirstClient :
+// FirstClient+Clients], of those sc has.
+func (f Feed) clientsOf(sc Scenario) []Client {
+	first, last := max(f.FirstClient, 0), min(f.FirstClient+f.Clients, len(sc.Clients))
+	if first >= last {
+		return nil
+	}
+	return sc.Clients[first:last]
+}
+
+// mostPersistent is the client of cs whose retry policy allows the most
+// retries, the first of those alike; nil for none.
+func mostPersistent(cs []Client) *Client {
+	var most *Client
+	for i := range cs {
+		if c := &cs[i]; most == nil || c.Retry.most() > most.Retry.most() {
+			most = c
+		}
+	}
+	return most
+}
+
 // WorstCase returns how many requests sc could send, retries counted: as
 // Estimate, with each arrival of a client that retries counted once and
 // then once more for every retry its policy allows (Retry.Max, or
@@ -154,12 +176,7 @@ func WorstCase(sc Scenario) (requests int64, retrier *Client) {
 	for _, f := range sc.Feeds {
 		// A log's arrivals name their clients one by one: each may be the
 		// block's most persistent one.
-		var most *Client
-		for i := max(f.FirstClient, 0); i < min(f.FirstClient+f.Clients, len(sc.Clients)); i++ {
-			if c := &sc.Clients[i]; most == nil || c.Retry.most() > most.Retry.most() {
-				most = c
-			}
-		}
+		most := mostPersistent(f.clientsOf(sc))
 		if most == nil {
 			total += float64(f.Requests)
 			continue
@@ -389,13 +406,13 @@ func histogramBytes(sc Scenario) int64 {
 		// A log's requests are its clients' in any share: charged as if
 		// each client could have sent them all, the clients' blocks
 		// bounded by the requests.
-		first, last := max(f.FirstClient, 0), min(f.FirstClient+f.Clients, len(sc.Clients))
+		block := f.clientsOf(sc)
 		most := int64(0)
-		for i := first; i < last; i++ {
-			most = max(most, int64(sc.Clients[i].Retry.most()))
+		if c := mostPersistent(block); c != nil {
+			most = int64(c.Retry.most())
 		}
 		requests := satMul(f.Requests, 1+most)
-		total = satAdd(total, satMul(min(int64(max(last-first, 0)), requests/(histFew+1)), one(requests)))
+		total = satAdd(total, satMul(min(int64(len(block)), requests/(histFew+1)), one(requests)))
 	}
 	return total
 }

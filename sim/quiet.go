@@ -65,10 +65,9 @@ func (s *sim) quietSteps(top *event, until int64) int {
 // read: runUntil's work.
 func (s *sim) closeQuietSteps(ctx context.Context, first, last int) int {
 	at := func(k int) int64 { return min(int64(k+1)*s.clock.stepLen, s.clock.duration) }
-	limits, policies := s.sampledLimits()
+	_, policies := s.sampledLimits()
 	perKey := max(len(policies), 1)
 	sm := &s.rec.sample
-	s.reachPairs(limits, perKey) // none are new: the step before was closed
 	work := 0
 	var zero [algorithms.MaxLimits]int64
 	zeroAt := func(k int) ([algorithms.MaxLimits]int64, int64) {
