@@ -8,6 +8,7 @@ package live
 import (
 	"context"
 	"maps"
+	"math/rand/v2"
 
 	"github.com/ratelim/ratelim/sim"
 )
@@ -27,7 +28,7 @@ import (
 // this process are held to a scenario file's rules; a refusal names the
 // field.
 func (f *Fleet) Fault(fault sim.Fault, start bool) error {
-	if err := fault.Check("", len(f.URLs)); err != nil {
+	if err := fault.Check("", len(f.URLs), f.topo.Copies()); err != nil {
 		return err
 	}
 	switch fault.Kind {
@@ -71,13 +72,12 @@ func (f *Fleet) outage(start bool) error {
 // partition cuts the servers outside fault's first group off at its
 // start, and heals at its end.
 func (f *Fleet) partition(fault sim.Fault, start bool) error {
-	keep := fault.Keep()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if start {
-		return f.topo.PartitionStarts(context.Background(), f.clock(), keep, f.route.SaveReplica)
+		return f.topo.PartitionStarts(context.Background(), f.clock(), fault.Partition(), rand.Int64N, f.route.SaveCopy)
 	}
-	return f.topo.PartitionEnds(f.resync)
+	return f.topo.PartitionEnds(f.clock(), f.resync)
 }
 
 // resync is a split brain's heal: the replica's writes during the
@@ -87,7 +87,7 @@ func (f *Fleet) partition(fault sim.Fault, start bool) error {
 func (f *Fleet) resync() error {
 	ctx, cancel := context.WithTimeout(context.Background(), clearTimeout)
 	defer cancel()
-	if err := f.route.Resync(ctx, maps.Keys(f.healKeys)); err != nil {
+	if err := f.route.Resync(ctx, maps.Keys(f.healKeys), f.clock()); err != nil {
 		return err
 	}
 	clear(f.healKeys)

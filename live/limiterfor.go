@@ -25,7 +25,7 @@ func (f *Fleet) limiterFor(i int) store.Limiter {
 	}
 	return limiterFunc(func(ctx context.Context, key string, now algorithms.Time, cost int64) (store.Decision, error) {
 		at := f.clock()
-		target := f.route.Route(i, at)
+		target := f.route.RouteKey(i, key, at)
 		f.remember(key)
 		return f.route.Take(ctx, target, key, now, at, cost)
 	})
@@ -35,12 +35,12 @@ func (f *Fleet) limiterFor(i int) store.Limiter {
 // it, a key's replica catches up on its next admission instead.
 const maxHealKeys = 100_000
 
-// remember notes key for the next heal of a split brain: a key decided
-// on either copy since the last heal may differ between them (the
-// primary's admissions during a partition, the replica's after failover,
-// writes still in flight when the link was cut).
+// remember notes key for the next heal of a split brain or a cluster: a
+// key decided on either copy since the last heal may differ between them
+// (the primary's admissions during a partition, the replica's after
+// failover, writes still in flight when the link was cut).
 func (f *Fleet) remember(key string) {
-	if f.topo.Kind() != topology.SplitBrain {
+	if k := f.topo.Kind(); k != topology.SplitBrain && k != topology.Cluster {
 		return
 	}
 	f.mu.Lock()

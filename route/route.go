@@ -84,6 +84,18 @@ var ErrCASExhausted = fmt.Errorf("failed to store the updated rate limit state a
 // cannot reach: the store is out, or a partition cut the server off.
 var ErrUnreachable = errors.New("store unreachable")
 
+// ErrClusterDown is what a cluster node that refuses every key answers
+// (src/cluster.c, clusterRedirectClient): the topology routed the request
+// to topology.ClusterDown. The fail policy answers it, as it answers
+// ErrUnreachable.
+var ErrClusterDown = errors.New("CLUSTERDOWN The cluster is down")
+
+// StoreDown reports whether err is a store that could not decide, which
+// the fail policy answers: unreachable, or a cluster that is down.
+func StoreDown(err error) bool {
+	return errors.Is(err, ErrUnreachable) || errors.Is(err, ErrClusterDown)
+}
+
 // Copy is one copy of the limiter state: a server's jar, the shared store,
 // a split brain's primary or its replica.
 type Copy interface {
@@ -96,8 +108,8 @@ type Copy interface {
 const ReplicaTTL = time.Hour
 
 // Copies are a fleet's copies of the limiter state, in the topology's
-// order (copy 0 is the shared store or the primary, copy 1 the replica),
-// and how a request is decided on them.
+// order (copy 0 is the shared store or the primary, copy 1 the replica; a
+// cluster's nodes shard by shard), and how a request is decided on them.
 type Copies struct {
 	topo   *topology.Topology
 	copies []Copy
@@ -144,14 +156,29 @@ func (c *Copies) Route(server int, at algorithms.Time) int {
 	return c.topo.Route(server, at)
 }
 
+// RouteKey is the copy server reaches for key at true time at: on a
+// cluster, its slot's master as server sees it (topology.RouteSlot).
+func (c *Copies) RouteKey(server int, key string, at algorithms.Time) int {
+	slot := 0
+	if c.topo.Kind() == topology.Cluster {
+		slot = topology.HashSlot(key)
+	}
+	c.acquire()
+	defer c.release()
+	return c.topo.RouteSlot(server, slot, at)
+}
+
 // Take decides a request for key of cost, on the server's clock now, on
 // the copy target (Route's answer) at true time at, all at once: an
 // unreachable copy answers ErrUnreachable; on the racy topology the
 // algorithm writes as it does (Writes), its read and write, or its swaps,
 // done now; an admission on the primary is then sent towards the replica.
 func (c *Copies) Take(ctx context.Context, target int, key string, now, at algorithms.Time, cost int64) (store.Decision, error) {
-	if target == topology.Unreachable {
+	switch target {
+	case topology.Unreachable:
 		return store.Decision{}, ErrUnreachable
+	case topology.ClusterDown:
+		return store.Decision{}, ErrClusterDown
 	}
 	if c.racy != nil {
 		if c.Writes == CompareAndSwap {
@@ -186,46 +213,55 @@ func (c *Copies) swap(ctx context.Context, target int, key string, now algorithm
 }
 
 // Wrote is what follows a write of key on copy target at true time at (an
-// admission, a lease given back): a write on the primary of a split brain
-// whose link is up is sent towards the replica, which receives it the
-// replication lag later.
+// admission, a lease given back): a write on a split brain's primary, or
+// a cluster shard's master, is sent towards each replica it reaches,
+// which receives it the replication lag later.
 func (c *Copies) Wrote(ctx context.Context, target int, key string, at algorithms.Time) error {
-	if target != 0 || !c.replicates() {
+	if !c.replicatesFrom(target) {
 		return nil
 	}
-	st, err := c.copies[0].Load(ctx, key)
+	st, err := c.copies[target].Load(ctx, key)
 	if err != nil {
 		return err
 	}
 	c.acquire()
 	defer c.release()
-	return c.topo.Replicate(ctx, key, st, at, c.SaveReplica)
+	return c.topo.Replicate(ctx, target, key, st, at, c.SaveCopy)
 }
 
-func (c *Copies) replicates() bool {
+func (c *Copies) replicatesFrom(target int) bool {
 	c.acquire()
 	defer c.release()
-	return c.topo.Replicates()
+	return c.topo.ReplicatesFrom(target)
 }
 
-// SaveReplica writes a state replicated from the primary to the replica.
-func (c *Copies) SaveReplica(ctx context.Context, key string, st algorithms.State) error {
-	return c.copies[1].Save(ctx, key, st, ReplicaTTL)
+// SaveCopy writes a state replicated from a master to copy to.
+func (c *Copies) SaveCopy(ctx context.Context, to int, key string, st algorithms.State) error {
+	return c.copies[to].Save(ctx, key, st, ReplicaTTL)
 }
 
-// Resync is a split brain's heal: the replica's writes during the
-// partition are lost, and each of keys is copied from the primary, so
-// that the replica holds what the primary holds. keys must hold every key
-// either copy may hold that the other does not: the simulator passes every
-// key of its run, the live fleet every key decided since the last heal.
-func (c *Copies) Resync(ctx context.Context, keys func(yield func(string) bool)) error {
+// Resync is a heal, at true time at: each copy that follows another (a
+// split brain's replica, a cluster shard's other nodes) loses its writes
+// during the partition and takes each of keys from the copy it follows
+// (the primary; the shard's master, which after a failover is the
+// promoted replica). keys must hold every key either copy may hold that
+// the other does not: the simulator passes every key of its run, the live
+// fleet every key decided since the last heal. It is called by the
+// topology's heal, with the topology's lock held.
+func (c *Copies) Resync(ctx context.Context, keys func(yield func(string) bool), at algorithms.Time) error {
 	for key := range keys {
-		st, err := c.copies[0].Load(ctx, key)
+		master, followers := c.topo.Followers(key, at)
+		if len(followers) == 0 {
+			continue
+		}
+		st, err := c.copies[master].Load(ctx, key)
 		if err != nil {
 			return err
 		}
-		if err := c.SaveReplica(ctx, key, st); err != nil {
-			return err
+		for _, to := range followers {
+			if err := c.SaveCopy(ctx, to, key, st); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

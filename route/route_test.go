@@ -178,10 +178,53 @@ func TestTakeReplicatesWhatThePrimaryAdmits(t *testing.T) {
 	if _, err := r.Take(ctx, topology.Unreachable, "a", 0, 0, 1); !errors.Is(err, route.ErrUnreachable) {
 		t.Errorf("an unreachable copy answered %v, want ErrUnreachable", err)
 	}
-	if err := r.Resync(ctx, slices.Values([]string{"b"})); err != nil {
+	if _, err := r.Take(ctx, topology.ClusterDown, "a", 0, 0, 1); !errors.Is(err, route.ErrClusterDown) || !route.StoreDown(err) {
+		t.Errorf("a cluster that is down answered %v, want ErrClusterDown", err)
+	}
+	if err := r.Resync(ctx, slices.Values([]string{"b"}), 0); err != nil {
 		t.Fatal(err)
 	}
 	if got := state(replica, "b"); !same(got, algorithms.State{}) {
 		t.Errorf("after the heal the replica still holds its own write for b: %+v, want the primary's (none)", got)
+	}
+}
+
+// TestClusterReplicatesWithinTheShard: on a cluster an admission on a
+// shard's master reaches that shard's replicas only, and a heal copies
+// each key from its shard's master to the shard's other nodes.
+func TestClusterReplicatesWithinTheShard(t *testing.T) {
+	ctx := context.Background()
+	alg := build(t, "token-bucket")
+	topo := topology.New(topology.Config{Kind: topology.Cluster, Servers: 1, Masters: 2, Replicas: 2})
+	var copies []route.Copy
+	for range topo.Copies() {
+		copies = append(copies, store.NewMemory(alg))
+	}
+	r := route.New(topo, copies, alg, nil)
+	key := "somekey" // slot 11058: the second of two masters (8192–16383), copy 3
+	target := topo.RouteSlot(0, topology.HashSlot(key), 0)
+	if target != 3 {
+		t.Fatalf("somekey routed to copy %d, want s1-master (3)", target)
+	}
+	if _, err := r.Take(ctx, target, key, 0, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range copies {
+		st, err := c.Load(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if written, want := st.T != 0 || st.N != 0, i >= 3; written != want {
+			t.Errorf("%s holds %+v after an admission on s1-master (want a copy: %v)", topo.Copies()[i], st, want)
+		}
+	}
+	if err := copies[4].Save(ctx, key, algorithms.State{N: 99}, route.ReplicaTTL); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Resync(ctx, slices.Values([]string{key}), 0); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := copies[4].Load(ctx, key); st.N == 99 {
+		t.Errorf("after the heal s1-replica1 still holds its own state")
 	}
 }

@@ -103,7 +103,7 @@ func (d *decoder) fault(f *fields, sc *sim.Scenario) sim.Fault {
 			return ft
 		}
 	}
-	if err := ft.Check(f.path, sc.Servers); err != nil {
+	if err := ft.Check(f.path, sc.Servers, sim.NodeNames(*sc)); err != nil {
 		var fe *sim.FaultError
 		if errors.As(err, &fe) {
 			d.failf(f.nodeAt(fe.Field), fe.Path(), "%s", fe.Msg)
@@ -126,6 +126,23 @@ var faultFieldReaders = map[string]func(d *decoder, n *yaml.Node, path string, f
 				return false
 			}
 			ft.Groups = append(ft.Groups, g)
+		}
+		return len(items) == 0
+	},
+	"nodes": func(d *decoder, n *yaml.Node, path string, ft *sim.Fault) bool {
+		items := d.list(n, path, "a list of store nodes per group, e.g. [[s0-master], [s1-master, s2-master]]")
+		for i, item := range items {
+			var side []string
+			for j, name := range d.list(item, index(path, i), "a list of store nodes, e.g. [s0-master]") {
+				side = append(side, d.text(name, index(index(path, i), j), "s0-master"))
+			}
+			if d.failed() {
+				return false
+			}
+			if side == nil {
+				side = []string{}
+			}
+			ft.Nodes = append(ft.Nodes, side)
 		}
 		return len(items) == 0
 	},

@@ -124,7 +124,7 @@ func TestFaultErrorsNameTheirLine(t *testing.T) {
 		{"a server in two groups", "  - kind: partition\n    start: 1s\n    end: 2s\n    groups:\n      - [0, 1]\n      - [2,\n         1, 3]\n",
 			"t.yaml:14: faults[0].groups[1][1]: server 1 is already in faults[0].groups[0] (want each server in one group only)"},
 		{"an empty group", "  - kind: partition\n    start: 1s\n    end: 2s\n    groups:\n      - [0, 1, 2, 3]\n      - []\n",
-			"t.yaml:13: faults[0].groups[1]: empty group (want at least one server, e.g. [0])"},
+			"t.yaml:13: faults[0].groups[1]: empty group (want at least one server, e.g. [0], or store nodes on its side in nodes)"},
 		{"servers in no group", "  - kind: partition\n    start: 1s\n    end: 2s\n    groups:\n      - [0]\n      - [1]\n",
 			"t.yaml:12: faults[0].groups: servers 2 and 3 are in no group (want every server from 0 to 3 in exactly one group)"},
 		{"every server crashes", "  - kind: crash\n    start: 1s\n    end: 2s\n    servers:\n      - 0\n      - 1\n      - 2\n      - 3\n",

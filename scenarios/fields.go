@@ -180,6 +180,11 @@ var (
 		{name: "replication_lag", value: duration(), doc: "split-brain only: the replica's lag; default 0"},
 		{name: "failover_after", value: anyOf(duration(), constant("never")), doc: "split-brain only: when the replica takes over; default 0"},
 		{name: "primary_stops_after", value: anyOf(duration(), constant("never")), doc: "split-brain only: when the primary stops; default never"},
+		{name: "timeout", value: duration(), doc: "a server's wait for a store that does not answer; default 0 (cluster 100ms)"},
+		{name: "masters", value: integer(1, MaxMasters), doc: "cluster only: masters, each holding a range of hash slots; default 3"},
+		{name: "replicas", value: integer(0, MaxReplicas), doc: "cluster only: replicas of each master; default 1"},
+		{name: "node_timeout", value: duration(), doc: "cluster only: cluster-node-timeout; default 15s"},
+		{name: "full_coverage", value: boolean(), doc: "cluster only: cluster-require-full-coverage; default true"},
 	}}
 
 	clientObject = object{name: "client", doc: "a client: each entry of clients:", fields: []field{
@@ -265,6 +270,7 @@ var (
 		{name: "start", value: duration(), required: true, doc: "when it starts"},
 		{name: "end", value: duration(), required: true, doc: "when it ends, at most the duration"},
 		{name: "groups", value: listOf(listOf(integer(0, MaxServers-1))), doc: "partition: the groups, naming every server once"},
+		{name: "nodes", value: listOf(listOf(text())), doc: "partition: the store nodes on each group's side, by name"},
 		{name: "rtt", value: duration(), doc: "latency: the store round trip meanwhile"},
 		{name: "servers", value: listOf(integer(0, MaxServers-1)), doc: "crash, clock-skew: the servers; clock-skew default all"},
 		{name: "offset", value: duration(), doc: "clock-skew: how far the clock is off, either way"},

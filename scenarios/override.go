@@ -100,7 +100,7 @@ func (d *decoder) override(sc sim.Scenario, name string, n *yaml.Node, f string)
 		}
 		sc = next
 	case "topology":
-		sc.Topology.Kind = sim.TopologyKind(d.choice(n, f, "topology", topologyKinds))
+		sc = sim.WithTopology(sc, sim.TopologyKind(d.choice(n, f, "topology", topologyKinds)))
 	case "store":
 		sc.Topology.Store = d.storeName(n, f)
 	case "servers":

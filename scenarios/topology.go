@@ -7,11 +7,13 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/topology"
 )
 
 // topology reads the topology: mapping; present is false when the file has
@@ -24,6 +26,7 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 		Clock:             sim.ServerClock,
 		PrimaryStopsAfter: sim.PrimaryNeverStops,
 	}
+
 	if !present {
 		t.RTT = DefaultRTT
 		return t
@@ -68,6 +71,10 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 			t.PrimaryStopsAfter = d.nonNegative(v, "topology.primary_stops_after", "15s or never")
 		}
 	}
+	if v, ok := f.values["timeout"]; ok {
+		t.Timeout = d.roundTrip(v, "topology.timeout", "100ms")
+	}
+	d.cluster(f, &t)
 	// A split-brain setting on another kind would do nothing, silently.
 	// Its default value does nothing anywhere, and may stay (DESIGN.md's
 	// example lists them all on a shared topology, to document them).
@@ -85,6 +92,60 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 		}
 	}
 	return t
+}
+
+// Bounds of a cluster's shape: Redis Cluster's masters are bounded by
+// its 16,384 slots, far past what a run shows; a shard's replicas by the
+// simulator's mark of the copies that took writes (8 bits).
+const (
+	MaxMasters     = 64
+	MaxReplicas    = 5
+	MaxNodeTimeout = time.Hour
+)
+
+// cluster reads a cluster's fields (masters, replicas, node_timeout,
+// full_coverage), refused on another kind.
+func (d *decoder) cluster(f *fields, t *sim.Topology) {
+	if d.failed() {
+		return
+	}
+	t.Replicas = 1
+	if t.Kind == sim.Cluster {
+		t.Masters, t.NodeTimeout = topology.DefaultMasters, topology.DefaultNodeTimeout
+		if _, ok := f.values["timeout"]; !ok {
+			t.Timeout = sim.DefaultClusterTimeout
+		}
+	}
+	for _, name := range []string{"masters", "replicas", "node_timeout", "full_coverage"} {
+		v, ok := f.values[name]
+		switch {
+		case !ok:
+			continue
+		case t.Kind != sim.Cluster:
+			d.failf(v, f.field(name), "only a cluster topology has it, and this one is %s (want it removed, or kind: cluster)", t.Kind)
+			return
+		}
+		field := "topology." + name
+		switch name {
+		case "masters":
+			t.Masters = int(d.integer(v, field, 1, MaxMasters, "3"))
+		case "replicas":
+			t.Replicas = int(d.integer(v, field, 0, MaxReplicas, "1"))
+		case "node_timeout":
+			t.NodeTimeout = d.positive(v, field, "15s")
+			if !d.failed() && t.NodeTimeout > MaxNodeTimeout {
+				d.failf(v, field, "%s is longer than the simulator models (want at most %s, e.g. 15s)", short(v.Value), MaxNodeTimeout)
+			}
+		case "full_coverage":
+			t.PartialCoverage = !d.boolean(v, field)
+		}
+		if d.failed() {
+			return
+		}
+	}
+	if t.Kind != sim.Cluster {
+		t.Replicas = 0
+	}
 }
 
 // storeName reads memory, miniredis or a Redis URL: redis://host:port[/db]

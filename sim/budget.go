@@ -272,7 +272,7 @@ func newMemoryModel(sc Scenario, keep func(key string) bool) memoryModel {
 		}
 		// Each kept key holds at most its copies' pairs, whichever keys
 		// the traffic goes to.
-		m.kept = min(m.pairs, satMul(n, int64(topology.CopyCount(sc.Topology.Kind, sc.Servers))))
+		m.kept = min(m.pairs, satMul(n, int64(topology.CopyCount(topologyConfig(sc)))))
 	}
 	// A key with several limits keeps a state, and a state series, per
 	// limit.
@@ -321,7 +321,7 @@ func (m memoryModel) at(step time.Duration) int64 {
 // with retries counted) and one more for a replica's copy; never more
 // than keys × copies. Any other run holds and samples every pair.
 func sampledPairs(sc Scenario, keys, requests int64) int64 {
-	copies := int64(topology.CopyCount(sc.Topology.Kind, sc.Servers))
+	copies := int64(topology.CopyCount(topologyConfig(sc)))
 	every := satMul(keys, copies)
 	if !onJars(sc.Topology.Store) || jarsDense(keys, copies) {
 		return every

@@ -194,7 +194,10 @@ func (sc *Scenario) checkFaults() error {
 		if f.Start < 0 || f.End <= f.Start {
 			return bad(field, "window %s–%s is empty or negative", f.Start, f.End)
 		}
-		if err := f.Check(field, sc.Servers); err != nil {
+		// Nodes are held to the topology a file names by its decoder; a
+		// run may change the topology (--topology, --vs, the TUI's t),
+		// and a node another topology does not have is then ignored.
+		if err := f.Check(field, sc.Servers, nil); err != nil {
 			return err
 		}
 	}

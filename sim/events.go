@@ -12,6 +12,7 @@ const (
 	evFaultEnd
 	evLog     // a log entry falls due; arg: index into notes
 	evRelease // an admitted request has been served and gives back its lease; arg: flight slot
+	evCluster // a change a partition planned for a cluster falls due; arg: index into clusterRun.planned
 )
 
 // event is something that happens at a virtual instant. Ties are broken by

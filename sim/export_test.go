@@ -25,6 +25,12 @@ func SnapshotFromScratch(p *Player) Snapshot {
 	}
 	for _, k := range s.keys {
 		for i, cp := range s.stores.copies {
+			if s.sc.Topology.Kind == Cluster {
+				// A cluster's key lives on its slot's shard alone.
+				if m, _ := s.topo.ShardOf(k.name); i/(1+s.sc.Topology.Replicas) != m {
+					continue
+				}
+			}
 			st, err := cp.Load(context.Background(), k.name)
 			now := StateNow{Key: k.name, Copy: s.stores.names[i], Remaining: -1}
 			if err == nil {

@@ -50,7 +50,7 @@ var clockSkewFault = FaultType{
 
 // checkClockSkew: servers that exist, each once; an offset of at most a
 // day and a drift of at most a second a second, either way.
-func checkClockSkew(f Fault, at string, servers int) *FaultError {
+func checkClockSkew(f Fault, at string, servers int, nodes []string) *FaultError {
 	if err := checkServers(f.Servers, at, "servers", servers, map[int]string{}); err != nil {
 		return err
 	}

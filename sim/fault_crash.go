@@ -41,7 +41,7 @@ var crashFault = FaultType{
 }
 
 // checkCrash: some servers, each once, and one left to serve.
-func checkCrash(f Fault, at string, servers int) *FaultError {
+func checkCrash(f Fault, at string, servers int, nodes []string) *FaultError {
 	if len(f.Servers) == 0 {
 		return &FaultError{Field: "servers", Msg: crashServers.Empty}
 	}

@@ -16,7 +16,7 @@ var latencyFault = FaultType{
 	Kind:   Latency,
 	Fields: []FaultField{required("rtt", "the round trip during the spike", "rtt: 50ms")},
 	Shade:  ShadeSkyBlue,
-	check: func(f Fault, _ string, _ int) *FaultError {
+	check: func(f Fault, _ string, _ int, _ []string) *FaultError {
 		if f.RTT < 0 {
 			return &FaultError{Field: "rtt", Msg: fmt.Sprintf("%s is negative (want 0 or more, e.g. 50ms)", f.RTT)}
 		}

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,35 +13,44 @@ import (
 	"github.com/ratelim/ratelim/topology"
 )
 
-// Partition cuts the servers outside Groups[0] off from the primary
-// store: on a shared or racy store their calls fail and the fail policy
-// decides; on a split brain they fail over to the replica. At its end the
-// partition heals: the replica resynchronises from the primary.
+// Partition splits the fleet into sides, Groups of API servers and the
+// store's Nodes on each (topology.Partition), each side reaching only
+// what is on it. With no nodes given, the store is with Groups[0] (a
+// split brain's replica with Groups[1]): on a shared or racy store the
+// other servers' calls fail and the fail policy decides; on a split brain
+// those with the replica fail over to it; on a cluster each shard's keys
+// go where its master is, and a side with the majority of masters fails
+// over the others (cluster.go). At its end the partition heals: the
+// copies that followed another resynchronise from it.
 const Partition FaultKind = "partition"
 
 var partitionFault = FaultType{
-	Kind:   Partition,
-	Fields: []FaultField{required("groups", "a partition splits the servers into groups", "groups: [[0, 1], [2, 3]]")},
+	Kind: Partition,
+	Fields: []FaultField{required("groups", "a partition splits the servers into groups", "groups: [[0, 1], [2, 3]]"),
+		{Name: "nodes", Empty: "empty list of sides (want a list of store nodes per group, e.g. [[s0-master], [s1-master, s2-master]], or no nodes field)"}},
 	Shade:  ShadeYellow,
 	check:  checkPartition,
 	span:   partitionSpan,
-	log: func(f Fault) string {
-		return fmt.Sprintf(": servers %v keep the primary, the rest are cut off", f.Groups[0])
-	},
+	log:    partitionLog,
 	banner: partitionBanner,
 	start:  startPartition,
 	end: func(ctx context.Context, s *sim, f Fault, t int64) error {
-		// Heal: the replica's writes during the partition are lost; it
-		// resynchronises from the primary and everyone is back on it.
-		return s.topo.PartitionEnds(func() error { return s.resyncReplica(ctx, t) })
+		// Heal: the copies that followed another during the partition
+		// lose their writes and resynchronise from it.
+		return s.topo.PartitionEnds(algorithms.Time(t), func() error { return s.resyncReplica(ctx, t) })
 	},
 }
 
-// checkPartition: at least two groups, none empty, every server in
-// exactly one.
-func checkPartition(f Fault, at string, servers int) *FaultError {
+// checkPartition: at least two groups, every server in exactly one; a
+// group empty of servers only if it has store nodes (a master alone on
+// its side); nodes, if given, a list per group of the store's nodes by
+// name, each in one group at most.
+func checkPartition(f Fault, at string, servers int, nodes []string) *FaultError {
 	if len(f.Groups) < 2 {
 		return &FaultError{Field: "groups", Msg: fmt.Sprintf("%d group is no partition (want at least two groups, e.g. [[0, 1], [2, 3]])", len(f.Groups))}
+	}
+	if len(f.Nodes) > len(f.Groups) {
+		return &FaultError{Field: "nodes", Msg: fmt.Sprintf("%d sides of nodes for %d groups of servers (want a list of nodes per group, in the groups' order)", len(f.Nodes), len(f.Groups))}
 	}
 	seen := map[int]string{} // server → the group that has it
 	for i, g := range f.Groups {
@@ -48,9 +58,12 @@ func checkPartition(f Fault, at string, servers int) *FaultError {
 		if err := checkServers(g, at, field, servers, seen); err != nil {
 			return err
 		}
-		if len(g) == 0 {
-			return &FaultError{Field: field, Msg: "empty group (want at least one server, e.g. [0])"}
+		if len(g) == 0 && (i >= len(f.Nodes) || len(f.Nodes[i]) == 0) {
+			return &FaultError{Field: field, Msg: "empty group (want at least one server, e.g. [0], or store nodes on its side in nodes)"}
 		}
+	}
+	if err := checkNodes(f, at, nodes); err != nil {
+		return err
 	}
 	var missing []string
 	for s := range servers {
@@ -68,6 +81,33 @@ func checkPartition(f Fault, at string, servers int) *FaultError {
 	return &FaultError{Field: "groups", Msg: fmt.Sprintf("%s in no group (want every server from 0 to %d in exactly one group)", noun, servers-1)}
 }
 
+// checkNodes checks a partition's nodes against the store's (nil: not
+// checked): each a node of it, in one group at most. at is the fault's
+// path.
+func checkNodes(f Fault, at string, nodes []string) *FaultError {
+	if nodes == nil {
+		return nil
+	}
+	owner := map[string]string{}
+	for i, side := range f.Nodes {
+		for j, name := range side {
+			field := fmt.Sprintf("nodes[%d][%d]", i, j)
+			if !slices.Contains(nodes, name) {
+				return &FaultError{Field: field, Msg: fmt.Sprintf("%s (want %s)", unknownNode(name), words.OneOf(nodes))}
+			}
+			if prev, dup := owner[name]; dup {
+				return &FaultError{Field: field, Msg: fmt.Sprintf("%s is already in %s (want each node on one side only)", name, joinPath(at, prev))}
+			}
+			owner[name] = field
+		}
+	}
+	return nil
+}
+
+// unknownNode says a node name is not one of the store's, quoted as
+// input.
+func unknownNode(name string) string { return fmt.Sprintf("no store node is called %q", name) }
+
 // partitionSpan is "groups 0,1 | 2,3".
 func partitionSpan(f Fault) string {
 	var parts []string
@@ -79,14 +119,15 @@ func partitionSpan(f Fault) string {
 
 func startPartition(ctx context.Context, s *sim, i int, t int64) error {
 	f := s.sc.Faults[i]
-	keep := f.Keep()
-	replicated := s.topo.Replicates()
-	// What had reached the replica is all it will have: writes still
-	// in flight are lost with the link.
-	if err := s.topo.PartitionStarts(ctx, algorithms.Time(t), keep, s.route.SaveReplica); err != nil {
+	replicated := s.topo.ReplicatesFrom(0)
+	// What had reached a replica across the cut is all it will have:
+	// writes still in flight are lost with the link. The draws are the
+	// cluster's gossip and election jitter (no other kind draws).
+	if err := s.topo.PartitionStarts(ctx, algorithms.Time(t), f.Partition(), s.rng.Int64N, s.route.SaveCopy); err != nil {
 		return err
 	}
-	if replicated {
+	s.scheduleClusterEvents(t)
+	if replicated && s.sc.Topology.Kind == SplitBrain {
 		if failover, ok := s.topo.FailoverAt(); ok {
 			s.schedule(event{at: int64(failover), kind: evLog, arg: int32(len(s.faults.notes))})
 			s.faults.notes = append(s.faults.notes, "failover: the replica is promoted for the cut-off servers")
@@ -104,6 +145,9 @@ func startPartition(ctx context.Context, s *sim, i int, t int64) error {
 func partitionBanner(sc Scenario, f Fault, now time.Duration) string {
 	if sc.Topology.Kind == Local {
 		return "PARTITION: no effect, each server has its own jar"
+	}
+	if sc.Topology.Kind == Cluster {
+		return clusterBanner(sc, f)
 	}
 	topo := partitioned(sc, f)
 	keep, cut := partitionSides(topo, sc.Servers)
@@ -126,6 +170,32 @@ func partitionBanner(sc Scenario, f Fault, now time.Duration) string {
 	return text
 }
 
+// clusterBanner says which servers are with which masters, and which
+// side has the majority of them (the one that fails the others over).
+func clusterBanner(sc Scenario, f Fault) string {
+	topo := partitioned(sc, f)
+	names := topo.Copies()
+	var sides []string
+	for side, g := range f.Groups {
+		if len(g) == 0 {
+			continue
+		}
+		var masters []string
+		for m := range len(names) / (1 + sc.Topology.Replicas) {
+			master := names[m*(1+sc.Topology.Replicas)]
+			if topo.NodeSide(m*(1+sc.Topology.Replicas)) == side {
+				masters = append(masters, master)
+			}
+		}
+		with := "no master"
+		if len(masters) > 0 {
+			with = strings.Join(masters, ", ")
+		}
+		sides = append(sides, serverList(g)+" with "+with)
+	}
+	return "PARTITION: " + strings.Join(sides, " | ")
+}
+
 // partitioned is sc's topology with partition f in force, built as the
 // simulator builds it (setupStores). The partition starts at the
 // topology's instant 0: the instants it answers (FailoverAt,
@@ -133,9 +203,8 @@ func partitionBanner(sc Scenario, f Fault, now time.Duration) string {
 // banner in time.Duration.
 func partitioned(sc Scenario, f Fault) *topology.Topology {
 	topo := NewTopology(sc)
-	keep := f.Keep()
 	// With no replica to save to, starting a partition cannot fail.
-	_ = topo.PartitionStarts(context.Background(), 0, keep, nil)
+	_ = topo.PartitionStarts(context.Background(), 0, f.Partition(), nil, nil)
 	return topo
 }
 
@@ -164,11 +233,25 @@ func serverList(servers []int) string {
 	return "servers " + strings.Join(parts, ",")
 }
 
-// Keep are the servers a partition leaves on the primary's side: its
-// first group (none for a fault without groups).
-func (f Fault) Keep() []int {
-	if len(f.Groups) > 0 {
-		return f.Groups[0]
+// Partition is the split partition fault f makes, as the topology takes
+// it.
+func (f Fault) Partition() topology.Partition {
+	return topology.Partition{Groups: f.Groups, Nodes: f.Nodes}
+}
+
+// partitionLog is the log's detail of a partition: who keeps the store,
+// and where the nodes are when given.
+func partitionLog(f Fault) string {
+	if len(f.Nodes) == 0 {
+		return fmt.Sprintf(": servers %v keep the primary, the rest are cut off", f.Groups[0])
 	}
-	return nil
+	var sides []string
+	for i, g := range f.Groups {
+		side := fmt.Sprintf("servers %v", g)
+		if i < len(f.Nodes) && len(f.Nodes[i]) > 0 {
+			side += " with " + strings.Join(f.Nodes[i], ", ")
+		}
+		sides = append(sides, side)
+	}
+	return ": " + strings.Join(sides, " | ")
 }

@@ -26,7 +26,8 @@ type FaultKind string
 type Fault struct {
 	Kind       FaultKind
 	Start, End time.Duration
-	Groups     [][]int       // partition: groups[0] keeps the primary; the others are cut off from it
+	Groups     [][]int       // partition: the API servers on each side; groups[0]'s keep the primary
+	Nodes      [][]string    // partition: the store nodes (copies) on each side, by name; see topology.Partition
 	RTT        time.Duration // latency
 	Servers    []int         // crash, clock-skew: the servers it strikes (clock-skew: all if empty)
 	Offset     time.Duration // clock-skew: how far ahead (negative: behind) the clock is at Start
@@ -45,6 +46,7 @@ var faultFieldSet = []struct {
 	set  func(Fault) bool
 }{
 	{"groups", func(f Fault) bool { return len(f.Groups) > 0 }},
+	{"nodes", func(f Fault) bool { return len(f.Nodes) > 0 }},
 	{"rtt", func(f Fault) bool { return f.RTT != 0 }},
 	{"servers", func(f Fault) bool { return len(f.Servers) > 0 }},
 	{"offset", func(f Fault) bool { return f.Offset != 0 }},
@@ -66,9 +68,10 @@ type FaultType struct {
 	Shade FaultShade
 
 	// check refuses a fault of the kind that a fleet of servers cannot
-	// run, naming the field (at is the fault's own path, for messages
-	// that name another field); nil when it has nothing to check.
-	check func(f Fault, at string, servers int) *FaultError
+	// run, on a store of the nodes named (at is the fault's own path, for
+	// messages that name another field); nil when it has nothing to
+	// check.
+	check func(f Fault, at string, servers int, nodes []string) *FaultError
 	// span is the Result's detail of the fault, log the log's (after
 	// "KIND begins"); banner what the TUI says while it is in force,
 	// before " · until END".
@@ -212,7 +215,10 @@ func joinPath(at, field string) string {
 // a crash that leaves no server, a skew past its bounds). at is the
 // fault's path, for the error's (a *FaultError). The scenario decoder,
 // Scenario.check and the live fleet all check a fault here.
-func (f Fault) Check(at string, servers int) error {
+//
+// nodes are the store's nodes (the copies, as NodeNames gives them), which
+// a partition may place; nil to leave them unchecked.
+func (f Fault) Check(at string, servers int, nodes []string) error {
 	ft := typeOf(f.Kind)
 	if ft == nil {
 		return &FaultError{At: at, Field: "kind", Msg: fmt.Sprintf("unknown fault kind %q (want %s)", f.Kind, words.OneOf(FaultKinds()))}
@@ -225,7 +231,7 @@ func (f Fault) Check(at string, servers int) error {
 	if ft.check == nil {
 		return nil
 	}
-	if err := ft.check(f, at, servers); err != nil {
+	if err := ft.check(f, at, servers, nodes); err != nil {
 		err.At = at
 		return err
 	}

@@ -54,7 +54,7 @@ func TestFaultKindsAreComplete(t *testing.T) {
 				t.Fatalf("no span detail or no log detail")
 			}
 			f, sc := sampleFault(ft.Kind), faultScenario()
-			if err := f.Check("", sc.Servers); err != nil {
+			if err := f.Check("", sc.Servers, NodeNames(sc)); err != nil {
 				t.Fatalf("the sample fault: %v", err)
 			}
 			if ft.banner == nil || ft.banner(sc, f, f.Start) == "" {
@@ -165,10 +165,14 @@ func TestFaultCheck(t *testing.T) {
 		{"partition, negative server", Fault{Kind: Partition, Groups: [][]int{{0, -1}, {2, 3}}}, "", "groups[0][1]: server -1 does not exist (want 0 to 3: servers are numbered from 0)"},
 		{"partition, server in two groups", Fault{Kind: Partition, Groups: [][]int{{0, 1}, {1, 2, 3}}}, "faults[0]", "faults[0].groups[1][0]: server 1 is already in faults[0].groups[0] (want each server in one group only)"},
 		{"partition, server twice in a group", Fault{Kind: Partition, Groups: [][]int{{0, 0}, {1, 2, 3}}}, "", "groups[0][1]: server 0 is listed twice (want each server once)"},
-		{"partition, empty group", Fault{Kind: Partition, Groups: [][]int{{0, 1, 2, 3}, {}}}, "", "groups[1]: empty group (want at least one server, e.g. [0])"},
+		{"partition, empty group", Fault{Kind: Partition, Groups: [][]int{{0, 1, 2, 3}, {}}}, "", "groups[1]: empty group (want at least one server, e.g. [0], or store nodes on its side in nodes)"},
+		{"partition with nodes", Fault{Kind: Partition, Groups: [][]int{{0, 1}, {2, 3}, {}}, Nodes: [][]string{{"s0-master"}, {"s1-master", "s0-replica"}, {"s1-replica"}}}, "", ""},
+		{"partition, unknown node", Fault{Kind: Partition, Groups: [][]int{{0, 1}, {2, 3}}, Nodes: [][]string{{"s0-master"}, {"s9-master"}}}, "", `nodes[1][0]: no store node is called "s9-master" (want s0-master, s0-replica, s1-master or s1-replica)`},
+		{"partition, node twice", Fault{Kind: Partition, Groups: [][]int{{0, 1}, {2, 3}}, Nodes: [][]string{{"s0-master"}, {"s0-master"}}}, "faults[0]", "faults[0].nodes[1][0]: s0-master is already in faults[0].nodes[0][0] (want each node on one side only)"},
+		{"partition, more sides of nodes than groups", Fault{Kind: Partition, Groups: [][]int{{0, 1}, {2, 3}}, Nodes: [][]string{{}, {}, {"s0-master"}}}, "", "nodes: 3 sides of nodes for 2 groups of servers (want a list of nodes per group, in the groups' order)"},
 		{"partition, a server in no group", Fault{Kind: Partition, Groups: [][]int{{0, 1}, {2}}}, "", "groups: server 3 is in no group (want every server from 0 to 3 in exactly one group)"},
 		{"partition, servers in no group", Fault{Kind: Partition, Groups: [][]int{{0}, {1}}}, "", "groups: servers 2 and 3 are in no group (want every server from 0 to 3 in exactly one group)"},
-		{"partition with servers", Fault{Kind: Partition, Groups: [][]int{{0, 1}, {2, 3}}, Servers: []int{1}}, "", "servers: not a field of fault kind partition (want start, end, groups)"},
+		{"partition with servers", Fault{Kind: Partition, Groups: [][]int{{0, 1}, {2, 3}}, Servers: []int{1}}, "", "servers: not a field of fault kind partition (want start, end, groups, nodes)"},
 
 		{"outage", Fault{Kind: Outage, Start: sec, End: 2 * sec}, "", ""},
 		{"outage with servers", Fault{Kind: Outage, Servers: []int{4}}, "", "servers: not a field of fault kind outage (want start and end only)"},
@@ -201,7 +205,7 @@ func TestFaultCheck(t *testing.T) {
 		{"crash with offset", Fault{Kind: Crash, Servers: []int{1}, Offset: sec}, "", "offset: not a field of fault kind crash (want start, end, servers)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.fault.Check(tt.at, 4)
+			err := tt.fault.Check(tt.at, 4, []string{"s0-master", "s0-replica", "s1-master", "s1-replica"})
 			got := ""
 			if err != nil {
 				got = err.Error()

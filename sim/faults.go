@@ -95,10 +95,24 @@ func (s *sim) faultEnd(ctx context.Context, f Fault, t int64) error {
 	return nil
 }
 
-// resyncReplica is a partition's heal on a split brain: the replica's
-// writes during the partition are lost, and every key of the run is
-// copied to it from the primary (route's Resync, as the live fleet heals).
+// resyncReplica is a partition's heal: the copies that followed another
+// (a split brain's replica, a cluster shard's other nodes) lose their
+// writes during the partition and take every key of the run from it
+// (route's Resync, as the live fleet heals).
 func (s *sim) resyncReplica(ctx context.Context, t int64) error {
+	if err := s.resyncCopies(ctx, t); err != nil {
+		return err
+	}
+	if s.stores.cluster != nil {
+		s.healCluster(t)
+		return nil
+	}
+	s.logf(t, "heal: the replica's writes are lost; every server is back on the primary")
+	return nil
+}
+
+// resyncCopies copies every key of the run from the copy each follows.
+func (s *sim) resyncCopies(ctx context.Context, t int64) error {
 	names := func(yield func(string) bool) {
 		for _, k := range s.keys {
 			if !yield(k.name) {
@@ -106,9 +120,5 @@ func (s *sim) resyncReplica(ctx context.Context, t int64) error {
 			}
 		}
 	}
-	if err := s.route.Resync(ctx, names); err != nil {
-		return err
-	}
-	s.logf(t, "heal: the replica's writes are lost; every server is back on the primary")
-	return nil
+	return s.route.Resync(ctx, names, algorithms.Time(t))
 }

@@ -51,7 +51,7 @@ func copiesDiverged(r *Result) (Finding, bool) {
 	worst := r.copyGap
 	if worst == nil {
 		// A Result read back from its JSON: the gap from its series.
-		worst = gapOfSeries(r.State, r.ZeroRemaining, copiesOf(r))
+		worst = gapOfSeries(r.State, r.ZeroRemaining, copiesOf(r), followsAnother(r))
 	}
 	if worst.spread < threshold {
 		return Finding{}, false
@@ -60,7 +60,7 @@ func copiesDiverged(r *Result) (Finding, bool) {
 	switch r.Topology {
 	case string(Local):
 		text += ", each server counting alone"
-	case string(SplitBrain):
+	case string(SplitBrain), string(Cluster):
 		text += ", each side of the split counting alone"
 	}
 	return Finding{Kind: FindingCopiesDiverged, Key: worst.key, Value: float64(worst.spread), Text: text}, true
@@ -68,8 +68,11 @@ func copiesDiverged(r *Result) (Finding, bool) {
 
 // gapOfSeries is the copyGap of a run's state series. zero is the
 // Result's ZeroRemaining: given, a key has copies copies, those without a
-// series in the zero state (its room, the least of its limits').
-func gapOfSeries(state []StateSeries, zero []int64, copies int) *copyGap {
+// series in the zero state (its room, the least of its limits'). With
+// writers, the copies also take writes from another (a split brain, a
+// cluster), and a series counts only once it decided for itself
+// (DecidedFromS): a copy that only followed cannot have counted apart.
+func gapOfSeries(state []StateSeries, zero []int64, copies int, writers bool) *copyGap {
 	worst := &copyGap{}
 	zeroRoom := int64(-1)
 	if len(zero) > 0 {
@@ -87,23 +90,36 @@ func gapOfSeries(state []StateSeries, zero []int64, copies int) *copyGap {
 	for ki, key := range order {
 		series := byKey[key]
 		n := len(series)
-		if zeroRoom >= 0 {
+		if zeroRoom >= 0 && !writers {
 			n = max(n, copies)
 		}
 		if n < 2 {
 			continue
 		}
 		for i := range series[0].Remaining {
+			at := series[0].TS[i]
 			lo, hi := int64(math.MaxInt64), int64(-1)
 			if len(series) < n {
 				lo, hi = zeroRoom, zeroRoom // a copy no request reached
 			}
+			compared := n
+			if writers {
+				compared = 0
+			}
 			for _, s := range series {
+				if writers {
+					if s.DecidedFromS == nil || *s.DecidedFromS >= at {
+						continue
+					}
+					compared++
+				}
 				if i < len(s.Remaining) && s.Remaining[i] >= 0 {
 					lo, hi = min(lo, s.Remaining[i]), max(hi, s.Remaining[i])
 				}
 			}
-			worst.see(key, ki, n, lo, hi, series[0].TS[i])
+			if compared > 1 {
+				worst.see(key, ki, compared, lo, hi, at)
+			}
 		}
 	}
 	return worst
@@ -125,7 +141,7 @@ func byCopy(state []StateSeries) []StateSeries {
 		i, ok := at[id]
 		if !ok {
 			at[id] = len(out)
-			out = append(out, StateSeries{Key: s.Key, Copy: s.Copy, TS: s.TS, Remaining: slices.Clone(s.Remaining)})
+			out = append(out, StateSeries{Key: s.Key, Copy: s.Copy, TS: s.TS, Remaining: slices.Clone(s.Remaining), DecidedFromS: s.DecidedFromS})
 			continue
 		}
 		folded := out[i].Remaining
@@ -140,6 +156,17 @@ func byCopy(state []StateSeries) []StateSeries {
 	return out
 }
 
-// copiesOf is how many copies of a key's state r's topology keeps: a jar
-// per server on a local topology, a split brain's two sides, else one.
-func copiesOf(r *Result) int { return topology.CopyCount(TopologyKind(r.Topology), r.Servers) }
+// copiesOf is how many copies of a key's state r's topology keeps where
+// every copy counts for itself: a jar per server on a local topology,
+// else one. (A split brain's and a cluster's copies follow one another:
+// followsAnother.)
+func copiesOf(r *Result) int {
+	return topology.CopyCount(topology.Config{Kind: TopologyKind(r.Topology), Servers: r.Servers})
+}
+
+// followsAnother reports whether r's copies also take writes from another
+// (a split brain's replica, a cluster's), so that only those that decided
+// for themselves are compared.
+func followsAnother(r *Result) bool {
+	return r.Topology == string(SplitBrain) || r.Topology == string(Cluster)
+}

@@ -118,6 +118,10 @@ func topologyCause(r *Result) string {
 		return fmt.Sprintf("%d servers, each with its own jar", r.Servers)
 	case r.Topology == string(Racy) && r.Servers > 1:
 		return "servers read the same state before either wrote it back"
+	case r.Topology == string(Cluster):
+		if lost, counted := lostAdmissions(r); lost > 0 {
+			return fmt.Sprintf("a failed-over shard counted its keys twice (%s): the %s the old master took in the partition were never seen by the replica elected in its place", strings.Join(counted, "; "), words.Count(lost, "admission", "admissions"))
+		}
 	case r.Topology == string(SplitBrain):
 		for _, f := range r.Faults {
 			if f.Kind != string(Partition) {

@@ -208,10 +208,22 @@ func TestFindings(t *testing.T) {
 
 func TestCopiesDiverged(t *testing.T) {
 	r := result(SplitBrain, 4, ClientResult{Name: "a", Key: "a", Counts: Counts{Sent: 100, Allowed: 50, Rejected: 50}, IdealAllowed: 50, MaxAllowed1s: 10, IdealMaxAllowed1s: 10})
+	from := func(s float64) *float64 { return &s }
 	r.State = []StateSeries{
-		{Key: "a", Copy: "primary", TS: []float64{1, 2, 3}, Remaining: []int64{20, 5, 0}},
-		{Key: "a", Copy: "replica", TS: []float64{1, 2, 3}, Remaining: []int64{20, 15, -1}}, // -1: unreadable, not a gap
+		{Key: "a", Copy: "primary", TS: []float64{1, 2, 3}, Remaining: []int64{20, 5, 0}, DecidedFromS: from(0)},
+		{Key: "a", Copy: "replica", TS: []float64{1, 2, 3}, Remaining: []int64{20, 15, -1}, DecidedFromS: from(1.5)}, // -1: unreadable, not a gap
 	}
+	// Issue 30: a replica that never took a write of its own (promoted
+	// never, or never reached) trails its primary; it did not count apart.
+	r.State[1].DecidedFromS = nil
+	if got := Findings(r); got[0].Kind != FindingExact {
+		t.Errorf("findings %+v, want exact while the replica only followed", got)
+	}
+	r.State[1].DecidedFromS = from(2)
+	if got := Findings(r); got[0].Kind != FindingExact {
+		t.Errorf("findings %+v, want exact: the replica decided from 2s, its point at 2s is what it followed", got)
+	}
+	r.State[1].DecidedFromS = from(1.5)
 	got := Findings(r)
 	if len(got) != 1 || got[0].Kind != FindingCopiesDiverged || got[0].Value != 10 || !strings.Contains(got[0].Text, "key a: its 2 copies disagreed by up to 10 requests at 2s") {
 		t.Errorf("findings %+v, want copies-diverged by 10 at 2s", got)

@@ -48,6 +48,14 @@ type keyRun struct {
 	name    string
 	clients int
 	hash    uint64
+	// slot is the key's hash slot (topology.HashSlot), on a cluster.
+	slot int32
+	// decided marks the copies that admitted a request of this key
+	// themselves during a partition, where copies also take writes from
+	// another (a split brain's by copy, a cluster shard's by its node in
+	// the shard): only copies that both took writes while they could not
+	// replicate to each other can be said to have counted apart.
+	decided uint8
 	ideal   algorithms.State
 	peaks   peakPair
 }
@@ -290,7 +298,11 @@ func (s *sim) setupClients() {
 		if !ok {
 			k = len(s.keys)
 			index[name] = k
-			s.keys = append(s.keys, keyRun{name: name, hash: topology.HashKey(name), peaks: newPeakPair()})
+			k := keyRun{name: name, hash: topology.HashKey(name), peaks: newPeakPair()}
+			if s.sc.Topology.Kind == Cluster {
+				k.slot = int32(topology.HashSlot(name))
+			}
+			s.keys = append(s.keys, k)
 		}
 		s.keys[k].clients++
 		cr := &clientRun{Client: c, key: k, peaks: newPeakPair(),
@@ -519,6 +531,8 @@ func (s *sim) handle(ctx context.Context, e event) error {
 		s.logf(e.at, "%s", s.faults.notes[e.arg])
 	case evRelease:
 		return s.release(ctx, e.arg, e.at)
+	case evCluster:
+		return s.clusterEvent(ctx, e.arg, e.at)
 	case evFaultStart:
 		return s.faultStart(ctx, int(e.arg), e.at)
 	case evFaultEnd:

@@ -7,7 +7,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -32,13 +31,22 @@ func (s *sim) request(ctx context.Context, client int, t int64, cost int64, atte
 	// other, by the run's decider (called here, not through a function
 	// between: 15 of a simulated request's instructions).
 	var err error
-	if o.p.target == topology.Unreachable {
+	switch o.p.target {
+	case topology.Unreachable:
 		err = s.policyFor(&o.d, errStoreDown)
-	} else {
+	case topology.ClusterDown:
+		err = s.policyFor(&o.d, route.ErrClusterDown)
+	default:
 		err = s.decider(s, ctx, &o.p, &o.d)
+		if s.stores.replicates && o.d.Allowed && s.topo.Partitioned() {
+			s.markDecided(o.p.key, o.p.target, o.p.t)
+		}
 	}
 	if err != nil {
 		return err
+	}
+	if s.stores.cluster != nil {
+		s.countCluster(&o.p, o.d.Allowed)
 	}
 	if !o.p.deferred {
 		s.finish(o)
@@ -96,13 +104,53 @@ func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int, 
 		return budgetSpent(s.sc.Name, s.sent.requests-1, s.sent.retries, s.sent.budget)
 	}
 	p.client, p.t, p.cost, p.attempt, p.key, p.now = client, t, cost, attempt, c.key, now
-	p.target, p.server = s.topo.Route(server, algorithms.Time(t)), server
+	p.target, p.server = s.topo.RouteSlot(server, int(s.keys[c.key].slot), algorithms.Time(t)), server
 	p.seq, p.service = uint64(s.sent.requests), service
 	p.latency, p.retrySeq, p.releaseSeq, p.deferred = 0, 0, 0, false
 	if s.topo.Remote() {
-		p.latency = s.rtt()
+		p.latency = s.storeLatency(p.target)
 	}
 	return nil
+}
+
+// storeLatency is how long a request's way to the store takes: a round
+// trip to a copy; the server's timeout (when it has one) for a store that
+// never answers; for a cluster that answers CLUSTERDOWN, the client's
+// retries (go-redis: 4 attempts, backoffs of 10–30, 10–50 and 10–90 ms,
+// osscluster.go, ClusterClient.process), up to the timeout.
+func (s *sim) storeLatency(target int) int64 {
+	timeout := s.sc.Topology.Timeout.Microseconds()
+	switch {
+	case target == topology.Unreachable && timeout > 0:
+		return timeout
+	case target == topology.ClusterDown:
+		spent := s.rtt()
+		for attempt := 1; attempt <= clusterRetries; attempt++ {
+			spent += retryBackoffMin + s.rng.Int64N(retryBackoffMin<<attempt) + s.rtt()
+		}
+		if timeout > 0 {
+			spent = min(spent, timeout)
+		}
+		return spent
+	}
+	return s.rtt()
+}
+
+// A go-redis cluster client's retries of CLUSTERDOWN: MaxRedirects 3 (so 4
+// attempts), each after min + rand[0, min << attempt) of MinRetryBackoff
+// 10 ms (internal.RetryBackoff), in µs.
+const (
+	clusterRetries  = 3
+	retryBackoffMin = 10_000
+)
+
+// copyInShard is a copy's place among those that follow one another: its
+// node in its cluster shard, or the copy itself on a split brain.
+func (s *sim) copyInShard(copy int) int {
+	if s.sc.Topology.Kind == Cluster {
+		return copy % (1 + s.sc.Topology.Replicas)
+	}
+	return copy
 }
 
 // decider asks the copy a request reaches for its decision, into d: the
@@ -173,8 +221,8 @@ func (s *sim) readThenSwap(ctx context.Context, p *pending, d *store.Decision) e
 // Retry-After says).
 func (s *sim) takeFromJar(ctx context.Context, p *pending, d *store.Decision) error {
 	s.stores.jars[p.target].takeInto(&d.Decision, p.key, p.now, p.cost, s.clients[p.client].waitsRetryAfter)
-	if p.target == 0 && d.Allowed && s.topo.Replicates() {
-		return s.replicate(ctx, p.key, p.t)
+	if d.Allowed && s.stores.replicates && s.topo.ReplicatesFrom(p.target) {
+		return s.replicate(ctx, p.target, p.key, p.t)
 	}
 	return nil
 }
@@ -187,8 +235,8 @@ func (s *sim) takeFromJar(ctx context.Context, p *pending, d *store.Decision) er
 func (s *sim) admitOnJar(ctx context.Context, p *pending, d *store.Decision) error {
 	j := s.stores.jars[p.target]
 	d.Allowed = j.step.admit.Admit(j.state(p.key), p.now, p.cost)
-	if p.target == 0 && d.Allowed && s.topo.Replicates() {
-		return s.replicate(ctx, p.key, p.t)
+	if d.Allowed && s.stores.replicates && s.topo.ReplicatesFrom(p.target) {
+		return s.replicate(ctx, p.target, p.key, p.t)
 	}
 	return nil
 }
@@ -196,8 +244,8 @@ func (s *sim) admitOnJar(ctx context.Context, p *pending, d *store.Decision) err
 // takeWholeFromJar is takeFromJar giving every decision whole.
 func (s *sim) takeWholeFromJar(ctx context.Context, p *pending, d *store.Decision) error {
 	s.stores.jars[p.target].takeInto(&d.Decision, p.key, p.now, p.cost, true)
-	if p.target == 0 && d.Allowed && s.topo.Replicates() {
-		return s.replicate(ctx, p.key, p.t)
+	if d.Allowed && s.stores.replicates && s.topo.ReplicatesFrom(p.target) {
+		return s.replicate(ctx, p.target, p.key, p.t)
 	}
 	return nil
 }
@@ -218,7 +266,7 @@ func (s *sim) takeOnRoute(ctx context.Context, p *pending, d *store.Decision) er
 // the fail policy says when the store is down; any other error ends the
 // run.
 func (s *sim) policyFor(d *store.Decision, err error) error {
-	if !errors.Is(err, errStoreDown) {
+	if !route.StoreDown(err) {
 		return fmt.Errorf("sim: the %s store failed: %w", store.Redacted(s.sc.Topology.Store), err)
 	}
 	*d = s.stores.policy.Decide(err)

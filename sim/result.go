@@ -38,6 +38,10 @@ type Result struct {
 	OnError   string      `json:"on_error"`
 	Clock     string      `json:"clock"`
 	RTTMs     float64     `json:"rtt_ms"`
+	// TimeoutMs is how long a server waits for a store that does not
+	// answer before its fail policy decides; absent when it is told at
+	// once. Added to v1.
+	TimeoutMs float64 `json:"timeout_ms,omitempty"`
 	// WallClock is the wall-clock instant virtual time 0 stood for (a
 	// live run's start), in RFC 3339, on a run of an algorithm that reads
 	// it (a fixed or sliding window's clock-aligned windows, redis_rate's
@@ -46,6 +50,9 @@ type Result struct {
 	// Shedder is the fleet's priority load shedder, on a run with one.
 	// Added to v1.
 	Shedder *ShedderResult `json:"shedder,omitempty"`
+	// Shards are a cluster's, each with its slots, its keys and what the
+	// run did to it; absent on another topology. Added to v1.
+	Shards []ShardResult `json:"shards,omitempty"`
 	// Live is set on the Result of a live run (`ratelim load`): the
 	// figures were measured over real HTTP, not simulated.
 	Live bool `json:"live,omitempty"`
@@ -285,12 +292,20 @@ type TimelineRow struct {
 // the next point.
 type StateSeries struct {
 	Key  string `json:"key"`
-	Copy string `json:"copy"` // "shared", "server-0", "primary", "replica"
+	Copy string `json:"copy"` // "shared", "server-0", "primary", "replica", "s0-master"
 	// Limit names which of a key's several limits the series follows;
 	// each has a series of its own. Absent for one limit. Added to v1.
 	Limit     string    `json:"limit,omitempty"`
 	TS        []float64 `json:"t_s"`
 	Remaining []int64   `json:"remaining"`
+	// DecidedFromS is when the copy first admitted a request itself
+	// during a partition, on a topology whose copies also take writes from
+	// another (a split brain's, a cluster's): from then on it counts for
+	// itself, and the copies-diverged finding compares it. Absent for a
+	// copy that only followed (a replica never promoted) or took writes
+	// only while it could replicate them, and on other topologies. Added
+	// to v1.
+	DecidedFromS *float64 `json:"decided_from_s,omitempty"`
 }
 
 // FaultSpan is one scheduled fault.

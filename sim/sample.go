@@ -7,6 +7,7 @@ package sim
 import (
 	"context"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/ratelim/ratelim/algorithms"
@@ -43,6 +44,12 @@ type sampler struct {
 	loads int64
 	// lastLoads are the states the last step's end read: its work.
 	lastLoads int
+	// decidedAt is when each (key, copy) pair first admitted a request
+	// itself during a partition, where copies also take writes from
+	// another (a split brain, a cluster): from then on the copy counts
+	// for itself, and only such copies are compared (copyGap). Made at
+	// the first such admission.
+	decidedAt map[[2]int32]int64
 	// sampled, if set, is called after each step's end is sampled: a
 	// test's way to hold the old full scan beside it.
 	sampled func(ctx context.Context, t int64, policies []algorithms.Policy)
@@ -105,7 +112,12 @@ func (s *sim) sampleKey(ctx context.Context, ki int, t int64, policies []algorit
 	var each [algorithms.MaxLimits]int64
 	pairs := sm.pairs[ki]
 	lo, hi := int64(math.MaxInt64), int64(-1)
-	if len(pairs) < copies {
+	compared := copies
+	if s.stores.replicates {
+		// Only the copies that took writes themselves can have counted
+		// apart: a replica that only followed its master trails it.
+		compared = bits.OnesCount8(s.keys[ki].decided)
+	} else if len(pairs) < copies {
 		lo, hi = zeroRoom, zeroRoom // a copy it never reached
 	}
 	for _, p := range pairs {
@@ -115,7 +127,9 @@ func (s *sim) sampleKey(ctx context.Context, ki int, t int64, policies []algorit
 		}
 		if err == nil {
 			remaining := remainingOf(s.alg, st, t, policies, &each)
-			lo, hi = min(lo, remaining), max(hi, remaining)
+			if !s.stores.replicates || s.keys[ki].decided&(1<<s.copyInShard(int(p.copy))) != 0 {
+				lo, hi = min(lo, remaining), max(hi, remaining)
+			}
 		}
 		if p.series >= 0 {
 			for li := range perKey {
@@ -123,8 +137,8 @@ func (s *sim) sampleKey(ctx context.Context, ki int, t int64, policies []algorit
 			}
 		}
 	}
-	if copies > 1 {
-		s.rec.copyGap.see(s.keys[ki].name, ki, copies, lo, hi, seconds(t))
+	if compared > 1 {
+		s.rec.copyGap.see(s.keys[ki].name, ki, compared, lo, hi, seconds(t))
 	}
 	return len(pairs)
 }
@@ -136,12 +150,12 @@ func (s *sim) sampleKey(ctx context.Context, ki int, t int64, policies []algorit
 // several copies is sampled.
 func (s *sim) reachPairs(limits []Limit, perKey int) {
 	sm := &s.rec.sample
-	copies := len(s.stores.copies)
 	if sm.pairs == nil {
 		sm.pairs = make([][]reachedCopy, len(s.keys))
 		if s.stores.jars == nil || s.stores.jars[0].slots == nil {
 			for ki := range s.keys {
-				for c := range copies {
+				first, n := s.copiesOfKey(ki)
+				for c := first; c < first+n; c++ {
 					s.reachPair(ki, c, limits, perKey)
 				}
 			}
@@ -156,6 +170,16 @@ func (s *sim) reachPairs(limits []Limit, perKey int) {
 			}
 		}
 	}
+}
+
+// copiesOfKey are the copies that may hold key ki's state, from first, n
+// of them: every copy, but on a cluster its shard's nodes only.
+func (s *sim) copiesOfKey(ki int) (first, n int) {
+	if s.stores.cluster == nil {
+		return 0, len(s.stores.copies)
+	}
+	n = 1 + s.sc.Topology.Replicas
+	return s.shardOfKey(ki) * n, n
 }
 
 // reachPair adds copy c to key ki's pairs, with its series if kept:
@@ -232,7 +256,12 @@ func (s *sim) states(release bool) (out []StateSeries, zero []int64) {
 		absent = absent || len(pairs) < copies
 		for _, p := range pairs {
 			for li := range perKey {
-				out = append(out, own(sm.series[int(p.series)+li]))
+				ser := own(sm.series[int(p.series)+li])
+				if at, ok := sm.decidedAt[[2]int32{int32(ki), p.copy}]; ok {
+					from := seconds(at)
+					ser.DecidedFromS = &from
+				}
+				out = append(out, ser)
 			}
 		}
 	}
@@ -285,4 +314,20 @@ func remainingOf(alg algorithms.Algorithm, st algorithms.State, t int64, policie
 		remaining = min(remaining, d.Remaining)
 	}
 	return remaining
+}
+
+// markDecided notes that copy admitted a request of key ki itself at t,
+// during a partition, on a topology whose copies also take writes from
+// another.
+func (s *sim) markDecided(ki, copy int, t int64) {
+	bit := uint8(1) << s.copyInShard(copy)
+	if s.keys[ki].decided&bit != 0 {
+		return
+	}
+	s.keys[ki].decided |= bit
+	sm := &s.rec.sample
+	if sm.decidedAt == nil {
+		sm.decidedAt = map[[2]int32]int64{}
+	}
+	sm.decidedAt[[2]int32{int32(ki), int32(copy)}] = t
 }

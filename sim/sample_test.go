@@ -86,23 +86,39 @@ func (f *fullScan) sample(s *sim, ctx context.Context, t int64, limits []Limit, 
 	var each [algorithms.MaxLimits]int64
 	for ki, k := range s.keys {
 		lo, hi := int64(math.MaxInt64), int64(-1)
-		for _, cp := range s.stores.copies {
+		compared := len(s.stores.copies)
+		if s.stores.replicates {
+			// Issue 30: only copies that took writes themselves are
+			// compared (a replica that only followed trails its master).
+			compared = 0
+		}
+		for ci, cp := range s.stores.copies {
 			for li := range perKey {
 				each[li] = -1
 			}
+			writer := !s.stores.replicates || k.decided&(1<<s.copyInShard(ci)) != 0
+			if writer && s.stores.replicates {
+				compared++
+			}
 			if st, err := cp.Load(ctx, k.name); err == nil {
 				remaining := remainingOf(s.alg, st, t, policies, &each)
-				lo, hi = min(lo, remaining), max(hi, remaining)
+				if writer {
+					lo, hi = min(lo, remaining), max(hi, remaining)
+				}
 			}
 			for li := range perKey {
 				ser := &f.series[j]
 				ser.TS = append(ser.TS, seconds(t))
 				ser.Remaining = append(ser.Remaining, each[li])
+				if at, ok := s.rec.sample.decidedAt[[2]int32{int32(ki), int32(ci)}]; ok {
+					from := seconds(at)
+					ser.DecidedFromS = &from
+				}
 				j++
 			}
 		}
-		if len(s.stores.copies) > 1 {
-			f.gap.see(k.name, ki, len(s.stores.copies), lo, hi, seconds(t))
+		if compared > 1 {
+			f.gap.see(k.name, ki, compared, lo, hi, seconds(t))
 		}
 	}
 }

@@ -193,6 +193,7 @@ const (
 	Shared     = topology.Shared     // one atomic store, one round trip per decision
 	Racy       = topology.Racy       // one store, read at t and written at t + RTT
 	SplitBrain = topology.SplitBrain // a primary and a replica that a partition separates
+	Cluster    = topology.Cluster    // Redis Cluster: masters own hash slots, replicas take over by majority
 )
 
 // ClockSource says whose clock a decision uses.
@@ -202,6 +203,28 @@ const (
 	ServerClock ClockSource = "server" // the API server's, passed to the store as an argument
 	StoreClock  ClockSource = "store"  // the store's own, as a Lua script calling TIME does
 )
+
+// DefaultClusterTimeout is a cluster's Timeout when its scenario gives
+// none: a middleware's deadline for its store call. Without one, go-redis
+// waits its ReadTimeout (5 s) per attempt, up to 4 attempts; a Timeout of
+// 20 s shows that.
+const DefaultClusterTimeout = 100 * time.Millisecond
+
+// WithTopology is sc on topology kind: switched to a cluster it had no
+// shape for (no masters), the shape a scenario file gets by default (three
+// masters with a replica each, the default node timeout, a timeout of
+// DefaultClusterTimeout unless sc has one), as --topology cluster, the
+// TUI's t key and compare's columns switch it.
+func WithTopology(sc Scenario, kind TopologyKind) Scenario {
+	sc.Topology.Kind = kind
+	if t := &sc.Topology; kind == Cluster && t.Masters == 0 {
+		t.Masters, t.Replicas, t.NodeTimeout = topology.DefaultMasters, 1, topology.DefaultNodeTimeout
+		if t.Timeout == 0 {
+			t.Timeout = DefaultClusterTimeout
+		}
+	}
+	return sc
+}
 
 // PrimaryNeverStops is the PrimaryStopsAfter of a primary that keeps taking
 // writes for the whole partition (the zero value, 0, is one that stops at
@@ -225,6 +248,17 @@ type Topology struct {
 	ReplicationLag    time.Duration // how far the replica trails the primary
 	FailoverAfter     time.Duration // cut-off servers see errors this long, then use the replica; FailoverNever never
 	PrimaryStopsAfter time.Duration // when the isolated primary stops taking writes; PrimaryNeverStops
+	// Cluster only: masters (topology.DefaultMasters when 0), each with
+	// Replicas; NodeTimeout (topology.DefaultNodeTimeout when 0);
+	// PartialCoverage is cluster-require-full-coverage no. A cluster's
+	// ReplicationLag is each replica's.
+	Masters, Replicas int
+	NodeTimeout       time.Duration
+	PartialCoverage   bool
+	// Timeout is how long a server waits for a store that does not answer
+	// (out, or across a partition) before the fail policy decides: its
+	// client's deadline. 0 answers at once, as a refused connection does.
+	Timeout time.Duration
 }
 
 // StoreLabel names t's store for a person to read: its kind, or its URL

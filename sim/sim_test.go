@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -518,4 +519,40 @@ func TestFailoverNeverLeavesTheCutOffSideWithoutAStore(t *testing.T) {
 			t.Errorf("failover never logged %q", e.Text)
 		}
 	}
+	// The replica took no write of its own: its copy trailed the
+	// primary's, it did not count apart (issue 30's false finding). With
+	// the failover, both sides took writes and counted apart.
+	for name, r := range map[string]*Result{"never": never, "never, read back": readBack(t, never)} {
+		for _, f := range r.Findings {
+			if f.Kind == FindingCopiesDiverged {
+				t.Errorf("failover %s: %q, though the replica took no write", name, f.Text)
+			}
+		}
+	}
+	decided := func(r *Result) (from []string) {
+		for _, ser := range r.State {
+			if ser.DecidedFromS != nil {
+				from = append(from, fmt.Sprintf("%s@%g", ser.Copy, *ser.DecidedFromS))
+			}
+		}
+		return from
+	}
+	if got, want := decided(never), []string{"primary@2"}; !slices.Equal(got, want) {
+		t.Errorf("failover never: copies decided %v, want %v", got, want)
+	}
+	if got, want := decided(atOnce), []string{"primary@2", "replica@2.001"}; !slices.Equal(got, want) {
+		t.Errorf("failover at once: copies decided %v, want %v", got, want)
+	}
+}
+
+// readBack is r as Findings reads it back from its JSON: the copies' gap
+// from its state series, every step's point put back, its findings
+// worked out again.
+func readBack(t *testing.T, r *Result) *Result {
+	t.Helper()
+	rb := *r
+	rb.copyGap = nil
+	rb.State = r.denseState(true)
+	rb.Findings = Findings(&rb)
+	return &rb
 }

@@ -23,8 +23,8 @@ type Snapshot struct {
 	Clients []ClientSnapshot
 	// State is each key's remaining capacity in each store copy, now:
 	// every key, in the run's order of keys (by first client), each key's
-	// copies in the order Player.Copies names them. SnapshotFor carries
-	// the keys asked for alone.
+	// copies in the order Player.Copies names them (on a cluster, its
+	// shard's nodes alone). SnapshotFor carries the keys asked for alone.
 	State []StateNow
 	// Active are the faults in force.
 	Active []FaultSpan
@@ -227,13 +227,14 @@ func (s *sim) keyIndexes(names []string) []int {
 }
 
 // stateOf is the state now of the keys at indexes in s.keys, each in every
-// store copy.
+// store copy that may hold it.
 func (s *sim) stateOf(ctx context.Context, keys []int) []StateNow {
 	var out []StateNow
 	for _, ki := range keys {
 		k := s.keys[ki]
-		for i, cp := range s.stores.copies {
-			st, err := cp.Load(ctx, k.name)
+		first, n := s.copiesOfKey(ki)
+		for i := first; i < first+n; i++ {
+			st, err := s.stores.copies[i].Load(ctx, k.name)
 			now := StateNow{Key: k.name, Copy: s.stores.names[i], Remaining: -1}
 			if err == nil {
 				_, d := s.alg.Step(st, algorithms.Time(s.clock.now), 0)

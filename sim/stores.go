@@ -29,6 +29,13 @@ type storeSet struct {
 	names   []string
 	closers []func() error
 	policy  store.Policy
+	// replicates: a copy sends its writes to others (a split brain, a
+	// cluster with replicas), so an admission asks the topology whether
+	// this one does.
+	replicates bool
+	// cluster is a cluster run's shards and their fates (cluster.go);
+	// nil on another topology.
+	cluster *clusterRun
 }
 
 // racyWrites are the racy topology's writes in flight, by slot, and,
@@ -43,9 +50,20 @@ type racyWrites struct {
 // scenario becomes a topology.Config, for the simulator, the live fleet
 // and the TUI's header alike.
 func NewTopology(sc Scenario) *topology.Topology {
+	return topology.New(topologyConfig(sc))
+}
+
+// NodeNames are the copies of the limiter state sc's topology keeps, by
+// name, in the order the topology numbers them: the store nodes a
+// partition's nodes: places.
+func NodeNames(sc Scenario) []string { return topology.CopyNames(topologyConfig(sc)) }
+
+// topologyConfig is sc's topology as package topology configures it.
+func topologyConfig(sc Scenario) topology.Config {
 	tp := sc.Topology
-	return topology.New(topology.Config{Kind: tp.Kind, Servers: sc.Servers,
-		ReplicationLag: tp.ReplicationLag, FailoverAfter: tp.FailoverAfter, PrimaryStopsAfter: tp.PrimaryStopsAfter})
+	return topology.Config{Kind: tp.Kind, Servers: sc.Servers,
+		ReplicationLag: tp.ReplicationLag, FailoverAfter: tp.FailoverAfter, PrimaryStopsAfter: tp.PrimaryStopsAfter,
+		Masters: tp.Masters, Replicas: tp.Replicas, NodeTimeout: tp.NodeTimeout, PartialCoverage: tp.PartialCoverage}
 }
 
 func (s *sim) setupStores(ctx context.Context, prefix string) error {
@@ -55,6 +73,7 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 	s.draw.int64n = s.rng.Int64N
 	names := s.topo.Copies()
 	s.stores.names = names
+	s.stores.replicates = s.sc.Topology.Kind == SplitBrain || (s.sc.Topology.Kind == Cluster && s.sc.Topology.Replicas > 0)
 	kind := s.sc.Topology.Store
 	if onJars(kind) {
 		// One numbering of the keys for all the jars; each dense where
@@ -95,6 +114,7 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 	}
 	// The way to a decision on them, as the live fleet's servers take it.
 	s.route = route.New(s.topo, s.stores.copies, s.alg, nil)
+	s.setupCluster()
 	return nil
 }
 
@@ -118,8 +138,9 @@ func (s *sim) scheduleWrite(p store.Pending, at int64) int32 {
 	return slot
 }
 
-// replicate sends the primary's new state for key towards the replica,
-// which receives it replication_lag later.
-func (s *sim) replicate(ctx context.Context, key int, t int64) error {
-	return s.route.Wrote(ctx, 0, s.keys[key].name, algorithms.Time(t))
+// replicate sends key's new state on copy from (a split brain's primary,
+// a cluster shard's master) towards its replicas, which receive it
+// replication_lag later.
+func (s *sim) replicate(ctx context.Context, from, key int, t int64) error {
+	return s.route.Wrote(ctx, from, s.keys[key].name, algorithms.Time(t))
 }

@@ -6,26 +6,26 @@ import (
 	"github.com/ratelim/ratelim/algorithms"
 )
 
-// replicator is a split brain's asynchronous replication: each state the
-// primary writes reaches the replica lag later, in the order written. A
-// write in flight when the link is cut never arrives, which is how a
-// replica promoted by failover comes to have admitted less than the
-// primary knew.
+// replicator is the asynchronous replication of a split brain's primary,
+// or a cluster's masters: each state a master writes reaches each replica
+// lag later, in the order written. A write in flight when the link is cut
+// never arrives, which is how a replica promoted by failover comes to
+// have admitted less than its master knew.
 type replicator struct {
-	on    bool
 	lag   algorithms.Time
 	queue []replication
 	head  int // queue[:head] are delivered
 }
 
 type replication struct {
-	due algorithms.Time
-	key string
-	st  algorithms.State
+	due      algorithms.Time
+	from, to int // the copies: the master that wrote, the replica
+	key      string
+	st       algorithms.State
 }
 
-func (r *replicator) push(key string, st algorithms.State, at algorithms.Time) {
-	r.queue = append(r.queue, replication{due: at + r.lag, key: key, st: st})
+func (r *replicator) push(from, to int, key string, st algorithms.State, at algorithms.Time) {
+	r.queue = append(r.queue, replication{due: at + r.lag, from: from, to: to, key: key, st: st})
 }
 
 // deliver saves every write due by at, oldest first.
@@ -33,7 +33,7 @@ func (r *replicator) deliver(ctx context.Context, at algorithms.Time, save SaveF
 	for r.head < len(r.queue) && r.queue[r.head].due <= at {
 		w := r.queue[r.head]
 		if save != nil {
-			if err := save(ctx, w.key, w.st); err != nil {
+			if err := save(ctx, w.to, w.key, w.st); err != nil {
 				return err
 			}
 		}
@@ -50,11 +50,18 @@ func (r *replicator) deliver(ctx context.Context, at algorithms.Time, save SaveF
 	return nil
 }
 
-// drop loses every write in flight.
-func (r *replicator) drop() {
-	clear(r.queue)
-	r.queue, r.head = r.queue[:0], 0
+// cut loses every write in flight between copies now on different sides
+// (side, by copy).
+func (r *replicator) cut(side []int) {
+	kept := r.queue[:0]
+	for _, w := range r.queue[r.head:] {
+		if side[w.from] == side[w.to] {
+			kept = append(kept, w)
+		}
+	}
+	clear(r.queue[len(kept):])
+	r.queue, r.head = kept, 0
 }
 
-// InFlight is how many writes are on their way to the replica.
+// InFlight is how many writes are on their way to a replica.
 func (t *Topology) InFlight() int { return len(t.replication.queue) - t.replication.head }

@@ -22,8 +22,9 @@ func TestCopyNames(t *testing.T) {
 		{Racy, 4, []string{"shared"}},
 		{"", 2, []string{"shared"}},
 		{SplitBrain, 4, []string{"primary", "replica"}},
+		{Cluster, 4, []string{"s0-master", "s0-replica", "s1-master", "s1-replica", "s2-master", "s2-replica"}},
 	} {
-		if got := CopyNames(tc.kind, tc.servers); !slices.Equal(got, tc.want) {
+		if got := New(Config{Kind: tc.kind, Servers: tc.servers, Replicas: 1}).Copies(); !slices.Equal(got, tc.want) {
 			t.Errorf("CopyNames(%q, %d) = %q, want %q", tc.kind, tc.servers, got, tc.want)
 		}
 	}
@@ -79,7 +80,7 @@ func TestRoute(t *testing.T) {
 			check("outage (one of two over)", sec(2), tc.outage)
 			tp.OutageEnds()
 			check("after the outages", sec(3), tc.healthy)
-			if err := tp.PartitionStarts(context.Background(), sec(10), []int{0, 1, 99}, nil); err != nil {
+			if err := tp.PartitionStarts(context.Background(), sec(10), Partition{Groups: [][]int{{0, 1, 99}, {2, 3}}}, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			cutOff := func(what string, want []bool) {
@@ -96,7 +97,7 @@ func TestRoute(t *testing.T) {
 			check("partition +1 s", sec(11), tc.at11)
 			check("partition +3 s", sec(13), tc.at13)
 			check("partition +6 s", sec(16), tc.at16)
-			if err := tp.PartitionEnds(nil); err != nil {
+			if err := tp.PartitionEnds(sec(19), nil); err != nil {
 				t.Fatal(err)
 			}
 			check("healed", sec(20), tc.healthy)
@@ -144,7 +145,10 @@ func TestReplication(t *testing.T) {
 	ctx := context.Background()
 	tp := New(Config{Kind: SplitBrain, Servers: 2, ReplicationLag: 100 * time.Millisecond})
 	var got []saved
-	save := func(_ context.Context, key string, st algorithms.State) error {
+	save := func(_ context.Context, to int, key string, st algorithms.State) error {
+		if to != 1 {
+			t.Errorf("saved %s to copy %d, want the replica (1)", key, to)
+		}
 		got = append(got, saved{key, st.N})
 		return nil
 	}
@@ -156,12 +160,12 @@ func TestReplication(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(tp.Replicate(ctx, "a", st(1), ms(0), save))
-	must(tp.Replicate(ctx, "b", st(2), ms(50), save))
+	must(tp.Replicate(ctx, 0, "a", st(1), ms(0), save))
+	must(tp.Replicate(ctx, 0, "b", st(2), ms(50), save))
 	if len(got) != 0 {
 		t.Fatalf("delivered before the lag: %v", got)
 	}
-	must(tp.Replicate(ctx, "a", st(3), ms(120), save)) // a@0 is due at 100
+	must(tp.Replicate(ctx, 0, "a", st(3), ms(120), save)) // a@0 is due at 100
 	if want := []saved{{"a", 1}}; !slices.Equal(got, want) {
 		t.Fatalf("at 120 ms delivered %v, want %v", got, want)
 	}
@@ -169,26 +173,26 @@ func TestReplication(t *testing.T) {
 		t.Errorf("in flight %d, want 2", tp.InFlight())
 	}
 	// The link is cut at 160 ms: b@50 (due 150) arrives, a@120 is lost.
-	must(tp.PartitionStarts(ctx, ms(160), []int{0}, save))
+	must(tp.PartitionStarts(ctx, ms(160), Partition{Groups: [][]int{{0}, {1}}}, nil, save))
 	if want := []saved{{"a", 1}, {"b", 2}}; !slices.Equal(got, want) {
 		t.Fatalf("at the cut delivered %v, want %v", got, want)
 	}
-	if tp.Replicates() || tp.InFlight() != 0 {
-		t.Errorf("after the cut: replicates %v, in flight %d", tp.Replicates(), tp.InFlight())
+	if tp.ReplicatesFrom(0) || tp.InFlight() != 0 {
+		t.Errorf("after the cut: replicates %v, in flight %d", tp.ReplicatesFrom(0), tp.InFlight())
 	}
-	must(tp.Replicate(ctx, "c", st(9), ms(500), save)) // nothing is sent during the partition
+	must(tp.Replicate(ctx, 0, "c", st(9), ms(500), save)) // nothing is sent during the partition
 	resynced := false
-	must(tp.PartitionEnds(func() error { resynced = true; return nil }))
-	if !resynced || !tp.Replicates() {
-		t.Errorf("heal: resynced %v, replicates %v", resynced, tp.Replicates())
+	must(tp.PartitionEnds(ms(600), func() error { resynced = true; return nil }))
+	if !resynced || !tp.ReplicatesFrom(0) {
+		t.Errorf("heal: resynced %v, replicates %v", resynced, tp.ReplicatesFrom(0))
 	}
-	must(tp.Replicate(ctx, "d", st(4), ms(1000), save))
-	must(tp.Replicate(ctx, "d", st(5), ms(1100), save))
+	must(tp.Replicate(ctx, 0, "d", st(4), ms(1000), save))
+	must(tp.Replicate(ctx, 0, "d", st(5), ms(1100), save))
 	if want := []saved{{"a", 1}, {"b", 2}, {"d", 4}}; !slices.Equal(got, want) {
 		t.Fatalf("after heal delivered %v, want %v", got, want)
 	}
 	boom := errors.New("replica down")
-	if err := tp.Replicate(ctx, "e", st(6), ms(5000), func(context.Context, string, algorithms.State) error { return boom }); !errors.Is(err, boom) {
+	if err := tp.Replicate(ctx, 0, "e", st(6), ms(5000), func(context.Context, int, string, algorithms.State) error { return boom }); !errors.Is(err, boom) {
 		t.Errorf("a failed save returned %v, want it passed on", err)
 	}
 }
@@ -199,7 +203,7 @@ func TestReplicationQueueStaysSmall(t *testing.T) {
 	ctx := context.Background()
 	tp := New(Config{Kind: SplitBrain, Servers: 2, ReplicationLag: time.Millisecond})
 	for i := range 100_000 {
-		if err := tp.Replicate(ctx, "k", algorithms.State{}, algorithms.Time(i*100), func(context.Context, string, algorithms.State) error { return nil }); err != nil {
+		if err := tp.Replicate(ctx, 0, "k", algorithms.State{}, algorithms.Time(i*100), func(context.Context, int, string, algorithms.State) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -111,6 +111,15 @@ func TestEveryBuiltinShowsItsLessonAt80x24(t *testing.T) {
 			}
 			return c.Allowed > c.IdealAllowed && over && columnShown(v, "×exact") && rowHasCount(v, "checkout", c.Allowed)
 		}},
+		{"cluster-partition", "the four clients' rows, checkout's with its 600 failed open", func(m Model, v string) bool {
+			for _, name := range []string{"orders", "webhooks", "mobile"} {
+				if rowLine(v, name) == "" {
+					return false
+				}
+			}
+			c := clientTotal(m, "checkout")
+			return c.FailedOpen == 600 && columnShown(v, "fail-open") && strings.HasSuffix(strings.TrimSpace(rowLine(v, "checkout")), " 600")
+		}},
 		{"black-friday", "the crawler's row with its shed 503s", func(m Model, v string) bool {
 			return columnShown(v, "shed") && rowHasCount(v, "crawler", clientTotal(m, "crawler").Shed)
 		}},

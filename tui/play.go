@@ -181,7 +181,7 @@ func (m Model) nextTopology() Model {
 		from = m.triedTopo
 	}
 	sc := m.sc
-	sc.Topology.Kind = next(topologies, from)
+	sc = sim.WithTopology(sc, next(topologies, from))
 	m.restart = &restartReq{sc: sc, what: "topology → " + string(sc.Topology.Kind), topo: true}
 	return m
 }

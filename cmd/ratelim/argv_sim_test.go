@@ -184,7 +184,7 @@ func TestCompareArgvToOptions(t *testing.T) {
 	testArgv(t, newCmdCompare(streams{}, nil),
 		func() compareOptions {
 			// Every algorithm and every topology.
-			return compareOptions{Scenario: "nat", Algorithms: []string{"exact"}, Topologies: []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain)},
+			return compareOptions{Scenario: "nat", Algorithms: []string{"exact"}, Topologies: []string{string(sim.Local), string(sim.Shared), string(sim.Racy), string(sim.SplitBrain), string(sim.Cluster)},
 				Format: "table", Limits: parallelLimits(), over: noOverrides()}
 		},
 		func(p *parsed) *compareOptions { return p.compare },
@@ -281,7 +281,7 @@ func TestCompareArgvToPlan(t *testing.T) {
 			}
 		}},
 		{line: "compare nat", check: func(t *testing.T, p *parsed) {
-			if n, want := len(p.comparePl.cells), len(algorithms.ExactNames())*4; n != want || boundsOf(p.comparePl.simOpts) != defaultBounds {
+			if n, want := len(p.comparePl.cells), len(algorithms.ExactNames())*5; n != want || boundsOf(p.comparePl.simOpts) != defaultBounds {
 				t.Errorf("%d cells with %+v, want %d with the default bounds", n, p.comparePl.simOpts, want)
 			}
 		}},

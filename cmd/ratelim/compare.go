@@ -145,7 +145,7 @@ func planCompare(opts *compareOptions) (*comparePlan, error) {
 			if err != nil {
 				return nil, badInput("%s: --algorithms %s: the scenario's limit does not suit it: %v", scenarioLabel(file), a, err)
 			}
-			sc.Topology.Kind = sim.TopologyKind(t)
+			sc = sim.WithTopology(sc, sim.TopologyKind(t))
 			if err := sim.Placement(&sc); err != nil {
 				skipped = append(skipped, a+" on "+t)
 				continue

@@ -19,7 +19,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"scenarios", ""}, []string{"list", "show", "reference", "schema"}, nil},
 		{[]string{"scenarios", "schema", "-"}, []string{"--output"}, nil},
 		{[]string{"sim", "nat", "--algorithm", ""}, []string{"token-bucket", "gcra", "redis_rate"}, nil},
-		{[]string{"sim", "nat", "--topology", ""}, []string{"local", "shared", "racy", "split-brain"}, nil},
+		{[]string{"sim", "nat", "--topology", ""}, []string{"local", "shared", "racy", "split-brain", "cluster"}, nil},
 		{[]string{"sim", "nat", "--on-error", ""}, []string{"fail-open", "fail-closed"}, nil},
 		{[]string{"sim", "nat", "--key", ""}, []string{"api-key", "ip"}, nil},
 		{[]string{"sim", "nat", "--format", ""}, []string{"table", "json", "csv"}, []string{"text"}},
