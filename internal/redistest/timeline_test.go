@@ -1,0 +1,458 @@
+package redistest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TestClusterFailoverTimeline hangs one master of three (SIGSTOP, one
+// replica each, node_timeout 1 s), watches every node until the master's
+// replica is promoted, keeps the master frozen 2 s more, lets it go on
+// (SIGCONT) and watches until it is a replica of the promoted node and
+// every node answers cluster_state:ok. It asserts only what the Redis
+// source makes hold whatever the load (src/cluster.c of 7.0; the same
+// functions are in src/cluster_legacy.c from 7.2), and logs the timeline
+// as offsets from the freeze, with a probe SET sent to the old master from
+// the SIGCONT on and a go-redis ClusterClient writing its slot throughout.
+func TestClusterFailoverTimeline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a six-node Redis Cluster and fails one master over")
+	}
+	c := StartCluster(t, 3, 1, time.Second)
+	victim, replica, _ := c.MasterWithReplica(t)
+	key := keyServedBy(t, victim)
+	ctx := context.Background()
+	vc := victim.Client()
+	if err := vc.Set(ctx, key, "before", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := vc.Wait(ctx, 1, time.Second).Result(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1 on %s = %d, %v: the replica did not ack the write", victim.Addr(), n, err)
+	}
+	mastersAtStart := map[string]bool{}
+	nodes, err := clusterNodes(ctx, c.Nodes[0].Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		mastersAtStart[n.addr] = n.master
+	}
+	probe := newSetProbe(t, victim.Addr(), key)
+	client := startClientWrites(t, c, "{"+key+"}:client")
+
+	w := WatchCluster(t, c, 10*time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+	t0 := w.Freeze(victim)
+	w.Wait(20*time.Second, "the replica "+replica.Addr()+" a master in its own view", func(v View) bool {
+		nf := v[replica.Addr()].Nodes[replica.Addr()]
+		return nf.Master && nf.Slots > 0
+	})
+	// Frozen 2 s more: does the client find the promoted replica before
+	// the old master can answer it MOVED?
+	time.Sleep(2 * time.Second)
+	thawed := w.Thaw(victim)
+	probe.start()
+	w.Wait(20*time.Second, "the old master a replica of "+replica.Addr()+" and every node ok", func(v View) bool {
+		for _, n := range c.Nodes {
+			if o, ok := v[n.Addr()]; !ok || !o.At.After(thawed) || !o.StateOK {
+				return false
+			}
+		}
+		self := v[victim.Addr()].Nodes[victim.Addr()]
+		return !self.Master && self.MasterAddr == replica.Addr()
+	})
+	// 300 ms more of SETs, to see the old master's answers and the
+	// client's once both settled.
+	time.Sleep(300 * time.Millisecond)
+	probes := probe.stop()
+	writes := client.stop()
+	tl := w.Stop()
+	final := probe.set()
+	probes = append(probes, final)
+
+	var b strings.Builder
+	tl.Format(&b, t0)
+	t.Logf("victim %s, replica %s, key %q; the timeline, ms from the SIGSTOP:\n%s", victim.Addr(), replica.Addr(), key, b.String())
+	for _, n := range c.Nodes {
+		t.Logf("%s: %d polls answered, %d missed", n.Addr(), tl.Polls[n.Addr()], tl.Missed[n.Addr()])
+	}
+
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) }
+
+	// Failure detection: a node flags another fail? only once it has not
+	// answered for node_timeout (src/cluster.c:clusterCron), and fail only
+	// when it flags it fail? itself and a majority of masters agree
+	// (markNodeAsFailingIfNeeded), so nothing about the victim comes
+	// before the freeze, and each node flags it fail? before fail. A node
+	// may go from nothing to fail between two polls, or on a FAIL message
+	// (clusterProcessPacket), so the first fail? seen anywhere may be
+	// missed or come after the first fail seen elsewhere: only each
+	// node's own order is asserted.
+	for _, e := range tl.Events {
+		if e.Subject == victim.Addr() && (e.Kind == PFail || e.Kind == Fail) && !e.At.After(t0) {
+			t.Errorf("%s flagged the victim %s at %s ms, not after the SIGSTOP", e.Observer, e.Kind, ms(e.At.Sub(t0)))
+		}
+	}
+	firstFail := tl.FirstFail(victim.Addr())
+	if firstFail.IsZero() {
+		t.Fatalf("no node was seen flagging the victim %s fail", victim.Addr())
+	}
+	for _, n := range c.Nodes {
+		pf, f := tl.Seen(n.Addr(), PFail, victim.Addr()), tl.Seen(n.Addr(), Fail, victim.Addr())
+		if !pf.IsZero() && !f.IsZero() && !pf.Before(f) {
+			t.Errorf("%s: fail? seen at %s ms, not before its fail at %s ms", n.Addr(), ms(pf.Sub(t0)), ms(f.Sub(t0)))
+		}
+	}
+	// A replica asks for votes only when its master is fail in its own
+	// view (clusterHandleSlaveFailover), and the fail stays while the
+	// master is frozen: the poll that showed the replica a master showed
+	// the fail too, or a poll before it did.
+	promotedSelf := tl.Seen(replica.Addr(), BecameMaster, replica.Addr())
+	if promotedSelf.IsZero() {
+		t.Fatalf("the replica %s never showed itself a master", replica.Addr())
+	}
+	if promotedSelf.Before(firstFail) {
+		t.Errorf("the replica showed itself a master at %s ms, before the first fail at %s ms", ms(promotedSelf.Sub(t0)), ms(firstFail.Sub(t0)))
+	}
+	promoted := tl.Promoted(replica.Addr())
+
+	// The majority's cluster_state:fail windows. clusterUpdateState makes
+	// a node's state fail only when a slot's owner is fail (full coverage,
+	// the default) or fewer than a majority of the masters are reachable;
+	// it is ok again only when every slot has an owner not fail, which for
+	// the victim's slots is the promoted replica. A window opened by the
+	// victim's fail is the full-coverage window: it ends at or after the
+	// observer showed the replica a master. Each master voted, so flagged
+	// the victim fail at least the replica's election delay (500 ms +
+	// random 0-500 ms, clusterHandleSlaveFailover) before the promotion,
+	// and so did the replica: those three show a full-coverage window.
+	windows := map[string][]time.Duration{}
+	for _, n := range c.Nodes {
+		o := n.Addr()
+		if o == victim.Addr() {
+			continue
+		}
+		fullCoverage := 0
+		for _, win := range tl.Windows(o) {
+			if win.End.IsZero() {
+				t.Errorf("%s: cluster_state fail from %s ms never ended", o, ms(win.Start.Sub(t0)))
+				continue
+			}
+			switch {
+			case slices.Contains(win.Failing, victim.Addr()):
+				fullCoverage++
+				windows[o] = append(windows[o], win.End.Sub(win.Start))
+				if seen := tl.Seen(o, BecameMaster, replica.Addr()); seen.IsZero() || win.End.Before(seen) {
+					t.Errorf("%s: full-coverage window [%s, %s] ms ended before it showed the replica a master (%s ms)",
+						o, ms(win.Start.Sub(t0)), ms(win.End.Sub(t0)), ms(seen.Sub(t0)))
+				}
+			case len(win.Failing)+len(win.PFailing) >= 2:
+				t.Logf("%s: a minority window [%s, %s] ms (flags fail %v, fail? %v)", o, ms(win.Start.Sub(t0)), ms(win.End.Sub(t0)), win.Failing, win.PFailing)
+			default:
+				t.Errorf("%s: cluster_state fail at %s ms with no owner fail and no minority (flags fail %v, fail? %v)",
+					o, ms(win.Start.Sub(t0)), win.Failing, win.PFailing)
+			}
+		}
+		if fullCoverage == 0 && (mastersAtStart[o] || o == replica.Addr()) {
+			t.Errorf("%s: no full-coverage cluster_state fail window seen", o)
+		}
+	}
+
+	// The thaw. The old master learns of the newer configEpoch and
+	// makes itself a replica of the promoted node
+	// (clusterUpdateSlotsConfigWith); a replica never takes a write: after
+	// it showed itself a replica, every SET is MOVED or CLUSTERDOWN
+	// (src/cluster.c:getNodeByQuery).
+	demoted := tl.Seen(victim.Addr(), BecameReplica, victim.Addr())
+	if !demoted.After(thawed) {
+		t.Errorf("the old master showed itself a replica at %s ms, not after the SIGCONT at %s ms", ms(demoted.Sub(t0)), ms(thawed.Sub(t0)))
+	}
+	var firstMoved time.Time
+	wantMoved := "-MOVED "
+	for _, p := range probes {
+		if firstMoved.IsZero() && strings.HasPrefix(p.reply, wantMoved) && strings.HasSuffix(p.reply, " "+replica.Addr()) {
+			firstMoved = p.at
+		}
+		if p.sent.After(demoted) && p.reply == "+OK" {
+			t.Errorf("SET sent %s ms after the SIGCONT, after the old master showed itself a replica, answered OK", ms(p.sent.Sub(thawed)))
+		}
+	}
+	if !strings.HasPrefix(final.reply, wantMoved) || !strings.HasSuffix(final.reply, " "+replica.Addr()) {
+		t.Errorf("SET %s on the old master once every node is ok = %q, want MOVED to %s", key, final.reply, replica.Addr())
+	}
+	// Last failover wins: whatever the old master took after the SIGCONT
+	// is gone; the promoted replica has what it had acked before the freeze.
+	if got, err := replica.Client().Get(ctx, key).Result(); err != nil || got != "before" {
+		t.Errorf("GET %s on the promoted replica = %q, %v; want \"before\"", key, got, err)
+	}
+
+	var pb strings.Builder
+	for i := 0; i < len(probes); {
+		j := i
+		for j < len(probes) && probes[j].reply == probes[i].reply {
+			j++
+		}
+		fmt.Fprintf(&pb, "  sent %s ms, answered %s ms: %s", ms(probes[i].sent.Sub(thawed)), ms(probes[i].at.Sub(thawed)), probes[i].reply)
+		if j-i > 1 {
+			fmt.Fprintf(&pb, " (and %d more the same, the last answered %s ms)", j-i-1, ms(probes[j-1].at.Sub(thawed)))
+		}
+		pb.WriteString("\n")
+		i = j
+	}
+	t.Logf("SET %s to the old master, ms from the SIGCONT:\n%s", key, pb.String())
+	t.Logf("go-redis ClusterClient SETs (ReadTimeout 100 ms), ms from the SIGSTOP:\n%s", formatWrites(writes, t0))
+
+	firstReply := "none"
+	if len(probes) > 0 {
+		firstReply = probes[0].reply
+	}
+	// The client's first success after the promotion, and its first
+	// success with its slot map pointing at the promoted replica.
+	clientOK, clientOnReplica := "never", "never"
+	for _, wr := range writes {
+		if wr.kind != "ok" || !wr.start.After(promoted) {
+			continue
+		}
+		if clientOK == "never" {
+			clientOK = fmt.Sprintf("%s/%s/%s", ms(wr.end.Sub(promoted)), ms(wr.end.Sub(thawed)), wr.to)
+		}
+		if wr.to == replica.Addr() {
+			clientOnReplica = fmt.Sprintf("%s/%s", ms(wr.end.Sub(promoted)), ms(wr.end.Sub(thawed)))
+			break
+		}
+	}
+	var wl []string
+	for _, n := range c.Nodes {
+		for _, d := range windows[n.Addr()] {
+			wl = append(wl, n.Addr()+"="+ms(d))
+		}
+	}
+	t.Logf("summary: fail-T0=%s pfail-T0=%s promoted-fail=%s windows=[%s] cont-replica=%s cont-moved=%s first-reply=%q client-ok(after promotion/after SIGCONT/slot map)=%s client-ok-on-replica=%s",
+		ms(firstFail.Sub(t0)), ms(tl.FirstPFail(victim.Addr()).Sub(t0)), ms(promoted.Sub(firstFail)), strings.Join(wl, " "),
+		ms(demoted.Sub(thawed)), ms(firstMoved.Sub(thawed)), firstReply, clientOK, clientOnReplica)
+}
+
+// keyServedBy returns a key that n serves: the first of probe:0, probe:1,
+// ... that n takes a SET of rather than answering MOVED.
+func keyServedBy(t *testing.T, n *Node) string {
+	t.Helper()
+	c := n.Client()
+	for i := range 1000 {
+		key := "probe:" + strconv.Itoa(i)
+		err := c.Set(context.Background(), key, "x", 0).Err()
+		if err == nil {
+			return key
+		}
+		if !strings.HasPrefix(err.Error(), "MOVED ") {
+			t.Fatalf("SET %s on %s: %v", key, n.Addr(), err)
+		}
+	}
+	t.Fatalf("no key of probe:0..999 served by %s", n.Addr())
+	return ""
+}
+
+// probeReply is one SET the probe sent and what came back: "+OK", an
+// error reply ("-MOVED 1234 127.0.0.1:7001", "-CLUSTERDOWN ..."),
+// "timeout" (no reply within probeTimeout) or "error: ...".
+type probeReply struct {
+	sent, at time.Time
+	reply    string
+}
+
+// probeTimeout bounds one probe SET.
+const probeTimeout = 100 * time.Millisecond
+
+// setProbe sends SET key to one node every 10 ms, on a connection opened
+// before the node froze, so that the first SET after the SIGCONT waits in
+// the socket for the node's first pass of its event loop.
+type setProbe struct {
+	t       *testing.T
+	addr    string
+	key     string
+	conn    net.Conn
+	r       *bufio.Reader
+	n       int
+	replies []probeReply
+	quit    chan struct{}
+	done    chan struct{}
+}
+
+func newSetProbe(t *testing.T, addr, key string) *setProbe {
+	p := &setProbe{t: t, addr: addr, key: key, quit: make(chan struct{}), done: make(chan struct{})}
+	p.dial()
+	if p.conn == nil {
+		t.Fatalf("probe: cannot connect to %s", addr)
+	}
+	t.Cleanup(func() {
+		if p.conn != nil {
+			p.conn.Close()
+		}
+	})
+	return p
+}
+
+func (p *setProbe) dial() {
+	c, err := net.DialTimeout("tcp", p.addr, probeTimeout)
+	if err != nil {
+		p.conn, p.r = nil, nil
+		return
+	}
+	p.conn, p.r = c, bufio.NewReader(c)
+}
+
+// start sends the first SET now, before it returns, and one every 10 ms
+// after, until stop.
+func (p *setProbe) start() {
+	p.replies = append(p.replies, p.set())
+	go func() {
+		defer close(p.done)
+		for {
+			select {
+			case <-p.quit:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			p.replies = append(p.replies, p.set())
+		}
+	}()
+}
+
+func (p *setProbe) stop() []probeReply {
+	close(p.quit)
+	<-p.done
+	return p.replies
+}
+
+// set sends one SET, a value of its own each; a connection whose reply
+// did not come is closed, as that reply would answer the next SET.
+func (p *setProbe) set() probeReply {
+	sent := time.Now()
+	if p.conn == nil {
+		if p.dial(); p.conn == nil {
+			return probeReply{sent: sent, at: time.Now(), reply: "error: cannot connect"}
+		}
+	}
+	p.n++
+	val := "thawed-" + strconv.Itoa(p.n)
+	p.conn.SetDeadline(sent.Add(probeTimeout))
+	cmd := fmt.Sprintf("*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(p.key), p.key, len(val), val)
+	_, err := io.WriteString(p.conn, cmd)
+	var line string
+	if err == nil {
+		line, err = p.r.ReadString('\n')
+	}
+	at := time.Now()
+	if err != nil {
+		p.conn.Close()
+		p.conn = nil
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return probeReply{sent: sent, at: at, reply: "timeout"}
+		}
+		return probeReply{sent: sent, at: at, reply: "error: " + err.Error()}
+	}
+	return probeReply{sent: sent, at: at, reply: strings.TrimRight(line, "\r\n")}
+}
+
+// clientWrite is one SET by the go-redis ClusterClient: its start, its
+// end, what it returned (ok, timeout, clusterdown, moved, or other: the
+// error), and the master its slot map named for the key after it.
+type clientWrite struct {
+	start, end time.Time
+	kind       string
+	to         string
+}
+
+type clientWrites struct {
+	quit   chan struct{}
+	done   chan struct{}
+	writes []clientWrite
+}
+
+// startClientWrites sends SET key through a go-redis ClusterClient with a
+// 100 ms read timeout every 20 ms (or as soon as the one before returns,
+// if later), until stop.
+func startClientWrites(t *testing.T, c *Cluster, key string) *clientWrites {
+	var addrs []string
+	for _, n := range c.Nodes {
+		addrs = append(addrs, n.Addr())
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ReadTimeout: 100 * time.Millisecond})
+	t.Cleanup(func() { cc.Close() })
+	cw := &clientWrites{quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(cw.done)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-cw.quit:
+				return
+			case <-tick.C:
+			}
+			start := time.Now()
+			err := cc.Set(context.Background(), key, start.UnixNano(), 0).Err()
+			end := time.Now()
+			wr := clientWrite{start: start, end: end, kind: errorKind(err)}
+			if n, err := cc.MasterForKey(context.Background(), key); err == nil {
+				wr.to = n.Options().Addr
+			}
+			cw.writes = append(cw.writes, wr)
+		}
+	}()
+	return cw
+}
+
+func (cw *clientWrites) stop() []clientWrite {
+	close(cw.quit)
+	<-cw.done
+	return cw.writes
+}
+
+// errorKind names what a command returned: ok, timeout, clusterdown,
+// moved, or other: and the error.
+func errorKind(err error) string {
+	var ne net.Error
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case strings.HasPrefix(err.Error(), "CLUSTERDOWN"):
+		return "clusterdown"
+	case strings.HasPrefix(err.Error(), "MOVED"):
+		return "moved"
+	}
+	return "other: " + err.Error()
+}
+
+// formatWrites writes runs of writes of the same kind, one a line:
+// the run's span from t0 in ms, the kind, the count and the longest
+// latency.
+func formatWrites(ws []clientWrite, t0 time.Time) string {
+	var b strings.Builder
+	for i := 0; i < len(ws); {
+		j := i
+		var longest time.Duration
+		for j < len(ws) && ws[j].kind == ws[i].kind && ws[j].to == ws[i].to {
+			longest = max(longest, ws[j].end.Sub(ws[j].start))
+			j++
+		}
+		fmt.Fprintf(&b, "  [%8.1f, %8.1f] ms %-12s x%-4d longest %6.1f ms, slot map then: %s\n",
+			float64(ws[i].start.Sub(t0).Microseconds())/1000, float64(ws[j-1].end.Sub(t0).Microseconds())/1000,
+			ws[i].kind, j-i, float64(longest.Microseconds())/1000, ws[i].to)
+		i = j
+	}
+	return b.String()
+}
