@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -178,9 +179,14 @@ func TestClusterFailoverTimeline(t *testing.T) {
 	if !demoted.After(thawed) {
 		t.Errorf("the old master showed itself a replica at %s ms, not after the SIGCONT at %s ms", ms(demoted.Sub(t0)), ms(thawed.Sub(t0)))
 	}
-	var firstMoved time.Time
+	var firstMoved, lastOK time.Time
+	oks := 0
 	wantMoved := "-MOVED "
 	for _, p := range probes {
+		if p.reply == "+OK" {
+			oks++
+			lastOK = p.at
+		}
 		if firstMoved.IsZero() && strings.HasPrefix(p.reply, wantMoved) && strings.HasSuffix(p.reply, " "+replica.Addr()) {
 			firstMoved = p.at
 		}
@@ -217,17 +223,20 @@ func TestClusterFailoverTimeline(t *testing.T) {
 	if len(probes) > 0 {
 		firstReply = probes[0].reply
 	}
-	// The client's first success after the promotion, and its first
-	// success with its slot map pointing at the promoted replica.
-	clientOK, clientOnReplica := "never", "never"
+	// The client's first success after the promotion, the node that took
+	// it, and its first success on the promoted replica.
+	clientOK, clientOnReplica, lostClientWrites := "never", "never", 0
 	for _, wr := range writes {
 		if wr.kind != "ok" || !wr.start.After(promoted) {
 			continue
 		}
 		if clientOK == "never" {
-			clientOK = fmt.Sprintf("%s/%s/%s", ms(wr.end.Sub(promoted)), ms(wr.end.Sub(thawed)), wr.to)
+			clientOK = fmt.Sprintf("%s/%s/%s", ms(wr.end.Sub(promoted)), ms(wr.end.Sub(thawed)), wr.servedBy())
 		}
-		if wr.to == replica.Addr() {
+		if wr.servedBy() == victim.Addr() {
+			lostClientWrites++
+		}
+		if wr.servedBy() == replica.Addr() {
 			clientOnReplica = fmt.Sprintf("%s/%s", ms(wr.end.Sub(promoted)), ms(wr.end.Sub(thawed)))
 			break
 		}
@@ -238,9 +247,9 @@ func TestClusterFailoverTimeline(t *testing.T) {
 			wl = append(wl, n.Addr()+"="+ms(d))
 		}
 	}
-	t.Logf("summary: fail-T0=%s pfail-T0=%s promoted-fail=%s windows=[%s] cont-replica=%s cont-moved=%s first-reply=%q client-ok(after promotion/after SIGCONT/slot map)=%s client-ok-on-replica=%s",
+	t.Logf("summary: fail-T0=%s pfail-T0=%s promoted-fail=%s windows=[%s] cont-replica=%s cont-moved=%s first-reply=%q probe-oks=%d last-ok=%s client-ok(after promotion/after SIGCONT/by)=%s client-ok-on-replica=%s client-ok-on-old-master=%d",
 		ms(firstFail.Sub(t0)), ms(tl.FirstPFail(victim.Addr()).Sub(t0)), ms(promoted.Sub(firstFail)), strings.Join(wl, " "),
-		ms(demoted.Sub(thawed)), ms(firstMoved.Sub(thawed)), firstReply, clientOK, clientOnReplica)
+		ms(demoted.Sub(thawed)), ms(firstMoved.Sub(thawed)), firstReply, oks, ms(lastOK.Sub(thawed)), clientOK, clientOnReplica, lostClientWrites)
 }
 
 // keyServedBy returns a key that n serves: the first of probe:0, probe:1,
@@ -273,7 +282,8 @@ type probeReply struct {
 // probeTimeout bounds one probe SET.
 const probeTimeout = 100 * time.Millisecond
 
-// setProbe sends SET key to one node every 10 ms, on a connection opened
+// setProbe sends SET key to one node every 1 ms, then every 10 ms (spacing),
+// on a connection opened
 // before the node froze, so that the first SET after the SIGCONT waits in
 // the socket for the node's first pass of its event loop.
 type setProbe struct {
@@ -311,8 +321,8 @@ func (p *setProbe) dial() {
 	p.conn, p.r = c, bufio.NewReader(c)
 }
 
-// start sends the first SET now, before it returns, and one every 10 ms
-// after, until stop.
+// start sends the first SET now, before it returns, and more spaced by
+// spacing until stop.
 func (p *setProbe) start() {
 	p.replies = append(p.replies, p.set())
 	go func() {
@@ -321,11 +331,20 @@ func (p *setProbe) start() {
 			select {
 			case <-p.quit:
 				return
-			case <-time.After(10 * time.Millisecond):
+			case <-time.After(p.spacing()):
 			}
 			p.replies = append(p.replies, p.set())
 		}
 	}()
+}
+
+// spacing is 1 ms for the first 50 ms after the first SET, to time the
+// old master's last OK and first MOVED closely, and 10 ms after.
+func (p *setProbe) spacing() time.Duration {
+	if time.Since(p.replies[0].sent) < 50*time.Millisecond {
+		return time.Millisecond
+	}
+	return 10 * time.Millisecond
 }
 
 func (p *setProbe) stop() []probeReply {
@@ -367,17 +386,55 @@ func (p *setProbe) set() probeReply {
 
 // clientWrite is one SET by the go-redis ClusterClient: its start, its
 // end, what it returned (ok, timeout, clusterdown, moved, or other: the
-// error), and the master its slot map named for the key after it.
+// error), and each attempt it made, as "node:what", in order: the last
+// attempt of a write that succeeded names the node that took it.
 type clientWrite struct {
 	start, end time.Time
 	kind       string
-	to         string
+	attempts   []string
+}
+
+// servedBy is the node that took a write that succeeded, or "".
+func (wr clientWrite) servedBy() string {
+	if wr.kind != "ok" || len(wr.attempts) == 0 {
+		return ""
+	}
+	addr, _, _ := strings.Cut(wr.attempts[len(wr.attempts)-1], ":ok")
+	return addr
 }
 
 type clientWrites struct {
 	quit   chan struct{}
 	done   chan struct{}
 	writes []clientWrite
+
+	mu       sync.Mutex
+	attempts []string // of the write under way
+}
+
+// attemptHook records each SET a node's client sends, with the node's
+// address: the ClusterClient's retries and redirections, one by one.
+type attemptHook struct {
+	addr string
+	cw   *clientWrites
+}
+
+func (h attemptHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h attemptHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h attemptHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if cmd.Name() == "set" {
+			h.cw.mu.Lock()
+			h.cw.attempts = append(h.cw.attempts, h.addr+":"+errorKind(err))
+			h.cw.mu.Unlock()
+		}
+		return err
+	}
 }
 
 // startClientWrites sends SET key through a go-redis ClusterClient with a
@@ -388,9 +445,14 @@ func startClientWrites(t *testing.T, c *Cluster, key string) *clientWrites {
 	for _, n := range c.Nodes {
 		addrs = append(addrs, n.Addr())
 	}
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ReadTimeout: 100 * time.Millisecond})
-	t.Cleanup(func() { cc.Close() })
 	cw := &clientWrites{quit: make(chan struct{}), done: make(chan struct{})}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ReadTimeout: 100 * time.Millisecond,
+		NewClient: func(opt *redis.Options) *redis.Client {
+			nc := redis.NewClient(opt)
+			nc.AddHook(attemptHook{addr: opt.Addr, cw: cw})
+			return nc
+		}})
+	t.Cleanup(func() { cc.Close() })
 	go func() {
 		defer close(cw.done)
 		tick := time.NewTicker(20 * time.Millisecond)
@@ -401,14 +463,15 @@ func startClientWrites(t *testing.T, c *Cluster, key string) *clientWrites {
 				return
 			case <-tick.C:
 			}
+			cw.mu.Lock()
+			cw.attempts = nil
+			cw.mu.Unlock()
 			start := time.Now()
 			err := cc.Set(context.Background(), key, start.UnixNano(), 0).Err()
 			end := time.Now()
-			wr := clientWrite{start: start, end: end, kind: errorKind(err)}
-			if n, err := cc.MasterForKey(context.Background(), key); err == nil {
-				wr.to = n.Options().Addr
-			}
-			cw.writes = append(cw.writes, wr)
+			cw.mu.Lock()
+			cw.writes = append(cw.writes, clientWrite{start: start, end: end, kind: errorKind(err), attempts: cw.attempts})
+			cw.mu.Unlock()
 		}
 	}()
 	return cw
@@ -445,13 +508,13 @@ func formatWrites(ws []clientWrite, t0 time.Time) string {
 	for i := 0; i < len(ws); {
 		j := i
 		var longest time.Duration
-		for j < len(ws) && ws[j].kind == ws[i].kind && ws[j].to == ws[i].to {
+		for j < len(ws) && ws[j].kind == ws[i].kind && slices.Equal(ws[j].attempts, ws[i].attempts) {
 			longest = max(longest, ws[j].end.Sub(ws[j].start))
 			j++
 		}
-		fmt.Fprintf(&b, "  [%8.1f, %8.1f] ms %-12s x%-4d longest %6.1f ms, slot map then: %s\n",
+		fmt.Fprintf(&b, "  [%8.1f, %8.1f] ms %-12s x%-4d longest %6.1f ms, attempts %v\n",
 			float64(ws[i].start.Sub(t0).Microseconds())/1000, float64(ws[j-1].end.Sub(t0).Microseconds())/1000,
-			ws[i].kind, j-i, float64(longest.Microseconds())/1000, ws[i].to)
+			ws[i].kind, j-i, float64(longest.Microseconds())/1000, ws[i].attempts)
 		i = j
 	}
 	return b.String()
