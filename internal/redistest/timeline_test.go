@@ -22,8 +22,9 @@ import (
 // replica is promoted, keeps the master frozen 2 s more, lets it go on
 // (SIGCONT) and watches until it is a replica of the promoted node and
 // every node answers cluster_state:ok. It asserts only what the Redis
-// source makes hold whatever the load (src/cluster.c of 7.0; the same
-// functions are in src/cluster_legacy.c from 7.2), and logs the timeline
+// source makes hold whatever the load (src/cluster.c of 7.0.15, the
+// redis-server installed here; the same functions are in
+// src/cluster_legacy.c from 7.2), and logs the timeline
 // as offsets from the freeze, with a probe SET sent to the old master from
 // the SIGCONT on and a go-redis ClusterClient writing its slot throughout.
 func TestClusterFailoverTimeline(t *testing.T) {
@@ -89,7 +90,14 @@ func TestClusterFailoverTimeline(t *testing.T) {
 		t.Logf("%s: %d polls answered, %d missed", n.Addr(), tl.Polls[n.Addr()], tl.Missed[n.Addr()])
 	}
 
-	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) }
+	// since is from's distance to t in ms, or "none" when t is the zero
+	// time (never seen).
+	since := func(at, from time.Time) string {
+		if at.IsZero() {
+			return "none"
+		}
+		return strconv.FormatFloat(float64(at.Sub(from).Microseconds())/1000, 'f', 1, 64)
+	}
 
 	// Failure detection: a node flags another fail? only once it has not
 	// answered for node_timeout (src/cluster.c:clusterCron), and fail only
@@ -102,7 +110,7 @@ func TestClusterFailoverTimeline(t *testing.T) {
 	// node's own order is asserted.
 	for _, e := range tl.Events {
 		if e.Subject == victim.Addr() && (e.Kind == PFail || e.Kind == Fail) && !e.At.After(t0) {
-			t.Errorf("%s flagged the victim %s at %s ms, not after the SIGSTOP", e.Observer, e.Kind, ms(e.At.Sub(t0)))
+			t.Errorf("%s flagged the victim %s at %s ms, not after the SIGSTOP", e.Observer, e.Kind, since(e.At, t0))
 		}
 	}
 	firstFail := tl.FirstFail(victim.Addr())
@@ -112,7 +120,7 @@ func TestClusterFailoverTimeline(t *testing.T) {
 	for _, n := range c.Nodes {
 		pf, f := tl.Seen(n.Addr(), PFail, victim.Addr()), tl.Seen(n.Addr(), Fail, victim.Addr())
 		if !pf.IsZero() && !f.IsZero() && !pf.Before(f) {
-			t.Errorf("%s: fail? seen at %s ms, not before its fail at %s ms", n.Addr(), ms(pf.Sub(t0)), ms(f.Sub(t0)))
+			t.Errorf("%s: fail? seen at %s ms, not before its fail at %s ms", n.Addr(), since(pf, t0), since(f, t0))
 		}
 	}
 	// A replica asks for votes only when its master is fail in its own
@@ -124,7 +132,7 @@ func TestClusterFailoverTimeline(t *testing.T) {
 		t.Fatalf("the replica %s never showed itself a master", replica.Addr())
 	}
 	if promotedSelf.Before(firstFail) {
-		t.Errorf("the replica showed itself a master at %s ms, before the first fail at %s ms", ms(promotedSelf.Sub(t0)), ms(firstFail.Sub(t0)))
+		t.Errorf("the replica showed itself a master at %s ms, before the first fail at %s ms", since(promotedSelf, t0), since(firstFail, t0))
 	}
 	promoted := tl.Promoted(replica.Addr())
 
@@ -147,7 +155,7 @@ func TestClusterFailoverTimeline(t *testing.T) {
 		fullCoverage := 0
 		for _, win := range tl.Windows(o) {
 			if win.End.IsZero() {
-				t.Errorf("%s: cluster_state fail from %s ms never ended", o, ms(win.Start.Sub(t0)))
+				t.Errorf("%s: cluster_state fail from %s ms never ended", o, since(win.Start, t0))
 				continue
 			}
 			switch {
@@ -156,13 +164,13 @@ func TestClusterFailoverTimeline(t *testing.T) {
 				windows[o] = append(windows[o], win.End.Sub(win.Start))
 				if seen := tl.Seen(o, BecameMaster, replica.Addr()); seen.IsZero() || win.End.Before(seen) {
 					t.Errorf("%s: full-coverage window [%s, %s] ms ended before it showed the replica a master (%s ms)",
-						o, ms(win.Start.Sub(t0)), ms(win.End.Sub(t0)), ms(seen.Sub(t0)))
+						o, since(win.Start, t0), since(win.End, t0), since(seen, t0))
 				}
 			case len(win.Failing)+len(win.PFailing) >= 2:
-				t.Logf("%s: a minority window [%s, %s] ms (flags fail %v, fail? %v)", o, ms(win.Start.Sub(t0)), ms(win.End.Sub(t0)), win.Failing, win.PFailing)
+				t.Logf("%s: a minority window [%s, %s] ms (flags fail %v, fail? %v)", o, since(win.Start, t0), since(win.End, t0), win.Failing, win.PFailing)
 			default:
 				t.Errorf("%s: cluster_state fail at %s ms with no owner fail and no minority (flags fail %v, fail? %v)",
-					o, ms(win.Start.Sub(t0)), win.Failing, win.PFailing)
+					o, since(win.Start, t0), win.Failing, win.PFailing)
 			}
 		}
 		if fullCoverage == 0 && (mastersAtStart[o] || o == replica.Addr()) {
@@ -177,7 +185,7 @@ func TestClusterFailoverTimeline(t *testing.T) {
 	// (src/cluster.c:getNodeByQuery).
 	demoted := tl.Seen(victim.Addr(), BecameReplica, victim.Addr())
 	if !demoted.After(thawed) {
-		t.Errorf("the old master showed itself a replica at %s ms, not after the SIGCONT at %s ms", ms(demoted.Sub(t0)), ms(thawed.Sub(t0)))
+		t.Errorf("the old master showed itself a replica at %s ms, not after the SIGCONT at %s ms", since(demoted, t0), since(thawed, t0))
 	}
 	var firstMoved, lastOK time.Time
 	oks := 0
@@ -191,7 +199,7 @@ func TestClusterFailoverTimeline(t *testing.T) {
 			firstMoved = p.at
 		}
 		if p.sent.After(demoted) && p.reply == "+OK" {
-			t.Errorf("SET sent %s ms after the SIGCONT, after the old master showed itself a replica, answered OK", ms(p.sent.Sub(thawed)))
+			t.Errorf("SET sent %s ms after the SIGCONT, after the old master showed itself a replica, answered OK", since(p.sent, thawed))
 		}
 	}
 	if !strings.HasPrefix(final.reply, wantMoved) || !strings.HasSuffix(final.reply, " "+replica.Addr()) {
@@ -209,9 +217,9 @@ func TestClusterFailoverTimeline(t *testing.T) {
 		for j < len(probes) && probes[j].reply == probes[i].reply {
 			j++
 		}
-		fmt.Fprintf(&pb, "  sent %s ms, answered %s ms: %s", ms(probes[i].sent.Sub(thawed)), ms(probes[i].at.Sub(thawed)), probes[i].reply)
+		fmt.Fprintf(&pb, "  sent %s ms, answered %s ms: %s", since(probes[i].sent, thawed), since(probes[i].at, thawed), probes[i].reply)
 		if j-i > 1 {
-			fmt.Fprintf(&pb, " (and %d more the same, the last answered %s ms)", j-i-1, ms(probes[j-1].at.Sub(thawed)))
+			fmt.Fprintf(&pb, " (and %d more the same, the last answered %s ms)", j-i-1, since(probes[j-1].at, thawed))
 		}
 		pb.WriteString("\n")
 		i = j
@@ -219,9 +227,9 @@ func TestClusterFailoverTimeline(t *testing.T) {
 	t.Logf("SET %s to the old master, ms from the SIGCONT:\n%s", key, pb.String())
 	t.Logf("go-redis ClusterClient SETs (ReadTimeout 100 ms), ms from the SIGSTOP:\n%s", formatWrites(writes, t0))
 
-	firstReply := "none"
+	firstReply, firstAnswer := "none", time.Time{}
 	if len(probes) > 0 {
-		firstReply = probes[0].reply
+		firstReply, firstAnswer = probes[0].reply, probes[0].at
 	}
 	// The client's first success after the promotion, the node that took
 	// it, and its first success on the promoted replica.
@@ -231,25 +239,25 @@ func TestClusterFailoverTimeline(t *testing.T) {
 			continue
 		}
 		if clientOK == "never" {
-			clientOK = fmt.Sprintf("%s/%s/%s", ms(wr.end.Sub(promoted)), ms(wr.end.Sub(thawed)), wr.servedBy())
+			clientOK = fmt.Sprintf("%s/%s/%s", since(wr.end, promoted), since(wr.end, thawed), wr.servedBy())
 		}
 		if wr.servedBy() == victim.Addr() {
 			lostClientWrites++
 		}
 		if wr.servedBy() == replica.Addr() {
-			clientOnReplica = fmt.Sprintf("%s/%s", ms(wr.end.Sub(promoted)), ms(wr.end.Sub(thawed)))
+			clientOnReplica = fmt.Sprintf("%s/%s", since(wr.end, promoted), since(wr.end, thawed))
 			break
 		}
 	}
 	var wl []string
 	for _, n := range c.Nodes {
 		for _, d := range windows[n.Addr()] {
-			wl = append(wl, n.Addr()+"="+ms(d))
+			wl = append(wl, n.Addr()+"="+strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64))
 		}
 	}
-	t.Logf("summary: fail-T0=%s pfail-T0=%s promoted-fail=%s windows=[%s] cont-replica=%s cont-moved=%s first-reply=%q probe-oks=%d last-ok=%s client-ok(after promotion/after SIGCONT/by)=%s client-ok-on-replica=%s client-ok-on-old-master=%d",
-		ms(firstFail.Sub(t0)), ms(tl.FirstPFail(victim.Addr()).Sub(t0)), ms(promoted.Sub(firstFail)), strings.Join(wl, " "),
-		ms(demoted.Sub(thawed)), ms(firstMoved.Sub(thawed)), firstReply, oks, ms(lastOK.Sub(thawed)), clientOK, clientOnReplica, lostClientWrites)
+	t.Logf("summary: fail-T0=%s pfail-T0=%s promoted-fail=%s windows=[%s] cont-replica=%s cont-moved=%s first-reply=%q first-answer=%s probe-oks=%d last-ok=%s client-ok(after promotion/after SIGCONT/by)=%s client-ok-on-replica=%s client-ok-on-old-master=%d",
+		since(firstFail, t0), since(tl.FirstPFail(victim.Addr()), t0), since(promoted, firstFail), strings.Join(wl, " "),
+		since(demoted, thawed), since(firstMoved, thawed), firstReply, since(firstAnswer, thawed), oks, since(lastOK, thawed), clientOK, clientOnReplica, lostClientWrites)
 }
 
 // keyServedBy returns a key that n serves: the first of probe:0, probe:1,
