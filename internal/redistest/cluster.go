@@ -189,19 +189,27 @@ func clusterNodes(ctx context.Context, c *redis.Client) ([]clusterNode, error) {
 		for _, flag := range strings.Split(f[2], ",") {
 			n.master = n.master || flag == "master"
 		}
-		for _, r := range f[8:] {
-			if strings.HasPrefix(r, "[") {
-				continue // a slot being migrated
-			}
-			lo, hi, found := strings.Cut(r, "-")
-			a, _ := strconv.Atoi(lo)
-			b := a
-			if found {
-				b, _ = strconv.Atoi(hi)
-			}
-			n.slots += b - a + 1
-		}
+		n.slots = countSlots(f[8:])
 		nodes = append(nodes, n)
 	}
 	return nodes, nil
+}
+
+// countSlots counts the slots in a CLUSTER NODES line's slot fields
+// ("0-5460", "5461"), leaving out slots being migrated ("[5461->-id]").
+func countSlots(fields []string) int {
+	slots := 0
+	for _, r := range fields {
+		if strings.HasPrefix(r, "[") {
+			continue // a slot being migrated
+		}
+		lo, hi, found := strings.Cut(r, "-")
+		a, _ := strconv.Atoi(lo)
+		b := a
+		if found {
+			b, _ = strconv.Atoi(hi)
+		}
+		slots += b - a + 1
+	}
+	return slots
 }

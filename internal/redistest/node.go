@@ -19,6 +19,14 @@
 // find a master and its replica, and [WaitPromoted] polls a replica's own
 // view until it serves slots as a master: the promotion, as observed.
 //
+// [WatchCluster] polls every node of a running cluster every few
+// milliseconds, a goroutine a node and a short deadline a poll, and
+// records each change of its cluster_state and of the fail?, fail and
+// master/replica flags it shows, with the instant it was seen: a
+// [Timeline] that a test reads (FirstFail, Promoted, ClusterDownWindows)
+// and logs. [Watcher.Freeze] and [Watcher.Thaw] stop and continue a node
+// and leave it out of the polls meanwhile.
+//
 // Every wait has a deadline and fails the test past it; every process is
 // killed with t.Cleanup (SIGKILL, which a stopped process obeys too), so
 // no redis-server outlives its test. Tests that need Redis call
