@@ -123,7 +123,11 @@ func startPartition(ctx context.Context, s *sim, i int, t int64) error {
 	// What had reached a replica across the cut is all it will have:
 	// writes still in flight are lost with the link. The draws are the
 	// cluster's gossip and election jitter (no other kind draws).
-	if err := s.topo.PartitionStarts(ctx, algorithms.Time(t), f.Partition(), s.rng.Int64N, s.route.SaveCopy); err != nil {
+	draw := s.rng.Int64N
+	if s.faults.jitter != nil {
+		draw = s.faults.jitter
+	}
+	if err := s.topo.PartitionStarts(ctx, algorithms.Time(t), f.Partition(), draw, s.route.SaveCopy); err != nil {
 		return err
 	}
 	s.scheduleClusterEvents(t)

@@ -21,6 +21,8 @@ type faultState struct {
 	down  []bool
 	spans []FaultSpan
 	notes []string
+	// jitter is Options.ClusterJitter: nil draws from the run's source.
+	jitter func(n int64) int64
 }
 
 type skew struct {

@@ -172,6 +172,7 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	if coarsened != "" {
 		s.logf(0, "%s", coarsened)
 	}
+	s.faults.jitter = opts.ClusterJitter
 	if err := s.setupStores(ctx, opts.KeyPrefix); err != nil {
 		s.close()
 		return nil, err

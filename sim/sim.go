@@ -55,6 +55,13 @@ type Options struct {
 	// store; empty means a random one. Each copy of the state (a server's
 	// jar, a replica) gets its own prefix under it.
 	KeyPrefix string
+	// ClusterJitter, if set, replaces the run's random draws for a
+	// cluster's failure detection and election (each draw from [0, n)
+	// µs, in the order topology.Partition's plan asks: per cut-off shard,
+	// the gossip's delay past node_timeout, then its replica's election
+	// jitter): a comparison with a live cluster feeds it the instants it
+	// observed. The run's random source is then not drawn from for them.
+	ClusterJitter func(n int64) int64
 }
 
 // SetupError is a run refused before it started: a scenario the simulator
