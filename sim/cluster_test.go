@@ -232,5 +232,3 @@ func logText(r *Result) string {
 	}
 	return b.String()
 }
-
-
