@@ -90,10 +90,15 @@ var ErrUnreachable = errors.New("store unreachable")
 // ErrUnreachable.
 var ErrClusterDown = errors.New("CLUSTERDOWN The cluster is down")
 
+// ErrBreakerOpen is what a server's open circuit breaker answers for its
+// store (Breaker): the fail policy answers it, at once.
+var ErrBreakerOpen = errors.New("circuit breaker open")
+
 // StoreDown reports whether err is a store that could not decide, which
-// the fail policy answers: unreachable, or a cluster that is down.
+// the fail policy answers: unreachable, a cluster that is down, or a
+// circuit breaker open in front of it.
 func StoreDown(err error) bool {
-	return errors.Is(err, ErrUnreachable) || errors.Is(err, ErrClusterDown)
+	return errors.Is(err, ErrUnreachable) || errors.Is(err, ErrClusterDown) || errors.Is(err, ErrBreakerOpen)
 }
 
 // Copy is one copy of the limiter state: a server's jar, the shared store,

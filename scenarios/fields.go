@@ -185,6 +185,12 @@ var (
 		{name: "replicas", value: integer(0, MaxReplicas), doc: "cluster only: replicas of each master; default 1"},
 		{name: "node_timeout", value: duration(), doc: "cluster only: cluster-node-timeout; default 15s"},
 		{name: "full_coverage", value: boolean(), doc: "cluster only: cluster-require-full-coverage; default true"},
+		{name: "breaker", value: mapping(&breakerObject), doc: "a circuit breaker in front of each server's store calls"},
+	}}
+
+	breakerObject = object{name: "breaker", doc: "a circuit breaker: topology.breaker", fields: []field{
+		{name: "failures", value: integer(1, MaxBreakerFailures), required: true, doc: "store failures in a row that open it"},
+		{name: "cooldown", value: duration(), required: true, doc: "how long it fails calls at once before a probe"},
 	}}
 
 	clientObject = object{name: "client", doc: "a client: each entry of clients:", fields: []field{
@@ -317,7 +323,7 @@ var (
 // objects are the table's objects, in the reference's order.
 var objects = []*object{
 	&scenarioObject, &limitObject, &shadowObject, &shedderObject, &reserveObject,
-	&topologyObject, &clientObject, &patternObject, &tracePatternObject, &retryObject,
+	&topologyObject, &breakerObject, &clientObject, &patternObject, &tracePatternObject, &retryObject,
 	&serviceObject, &traceObject, &logFieldsObject, &faultObject, &expectationObject,
 	&boundsObject, &spanObject, &withObject,
 }

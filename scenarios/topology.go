@@ -74,6 +74,13 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 	if v, ok := f.values["timeout"]; ok {
 		t.Timeout = d.roundTrip(v, "topology.timeout", "100ms")
 	}
+	if v, ok := f.values["breaker"]; ok && !d.failed() {
+		if t.Kind == sim.Local {
+			d.failf(v, "topology.breaker", "a local jar is in the server's memory, with no store call to break (want it removed, or another kind)")
+			return t
+		}
+		t.Breaker = d.breaker(v, "topology.breaker")
+	}
 	d.cluster(f, &t)
 	// A split-brain setting on another kind would do nothing, silently.
 	// Its default value does nothing anywhere, and may stay (DESIGN.md's
@@ -102,6 +109,32 @@ const (
 	MaxReplicas    = 5
 	MaxNodeTimeout = time.Hour
 )
+
+// MaxBreakerFailures bounds a circuit breaker's failures in a row.
+const MaxBreakerFailures = 1_000_000
+
+// breaker reads a circuit breaker: failures in a row, and its cooldown.
+func (d *decoder) breaker(n *yaml.Node, field string) *sim.Breaker {
+	f := d.record(n, field, &breakerObject, "a mapping {failures: 5, cooldown: 1s}")
+	if d.failed() {
+		return nil
+	}
+	b := &sim.Breaker{}
+	for _, name := range []string{"failures", "cooldown"} {
+		if _, ok := f.values[name]; !ok {
+			d.failf(f.node, field+"."+name, "missing (want e.g. breaker: {failures: 5, cooldown: 1s})")
+			return nil
+		}
+	}
+	b.Failures = int(d.integer(f.values["failures"], field+".failures", 1, MaxBreakerFailures, "5"))
+	if !d.failed() {
+		b.Cooldown = d.positive(f.values["cooldown"], field+".cooldown", "1s")
+	}
+	if !d.failed() && b.Cooldown > MaxNodeTimeout {
+		d.failf(f.values["cooldown"], field+".cooldown", "%s is longer than the simulator models (want at most %s, e.g. 1s)", short(f.values["cooldown"].Value), MaxNodeTimeout)
+	}
+	return b
+}
 
 // cluster reads a cluster's fields (masters, replicas, node_timeout,
 // full_coverage), refused on another kind.

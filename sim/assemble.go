@@ -55,6 +55,7 @@ func (s *sim) result(release bool) *Result {
 		Limit:     limitResult(sc, s.alg),
 		Shedder:   s.shed.result(sc.Shedder),
 		Shards:    s.shardResults(),
+		Breaker:   s.breakerResult(),
 		Balancer:  string(sc.Balancer),
 		OnError:   string(s.stores.policy),
 		Clock:     string(sc.Topology.Clock),

@@ -18,6 +18,7 @@ package sim
 
 import (
 	"context"
+	"github.com/ratelim/ratelim/route"
 	"math"
 	"slices"
 
@@ -161,8 +162,12 @@ func (s *sim) decideBatch(ctx context.Context) error {
 	b.decisions, b.errs = decisions, errs
 	for i := range b.pending {
 		p := &b.pending[i]
-		if p.target == topology.Unreachable {
+		switch p.target {
+		case topology.Unreachable:
 			errs[i] = errStoreDown
+			continue
+		case breakerOpen:
+			errs[i] = route.ErrBreakerOpen
 			continue
 		}
 		b.reqs[p.target] = append(b.reqs[p.target], store.TakeRequest{Key: s.keys[p.key].name, Now: p.now, Cost: p.cost})

@@ -113,8 +113,28 @@ func (sc *Scenario) checkTopology() error {
 	if t.Store != "" && t.Store != "memory" && t.Store != "miniredis" && !strings.HasPrefix(t.Store, "redis") {
 		return bad("topology.store", "unknown store %q (want memory, miniredis or redis://host:port)", t.Store)
 	}
+	switch {
+	case t.Timeout < 0:
+		return bad("topology.timeout", "negative (got %s)", t.Timeout)
+	case t.Kind == Cluster && (t.Masters < 0 || t.Masters > maxMasters):
+		return bad("topology.masters", "%d masters (want 1 to %d)", t.Masters, maxMasters)
+	case t.Kind == Cluster && (t.Replicas < 0 || t.Replicas > maxReplicas):
+		return bad("topology.replicas", "%d replicas (want 0 to %d)", t.Replicas, maxReplicas)
+	case t.NodeTimeout < 0:
+		return bad("topology.node_timeout", "negative (got %s)", t.NodeTimeout)
+	case t.Breaker != nil && (t.Breaker.Failures < 1 || t.Breaker.Cooldown <= 0):
+		return bad("topology.breaker", "failures %d, cooldown %s (want at least 1 failure and a positive cooldown)", t.Breaker.Failures, t.Breaker.Cooldown)
+	}
 	return nil
 }
+
+// The simulator's bounds of a cluster's shape: a key's copies that took
+// writes are marked in 8 bits (keyRun.decided), one per node of its
+// shard.
+const (
+	maxMasters  = 64
+	maxReplicas = 5
+)
 
 // checkFleet checks the clients' priorities, the load shedder, and that
 // each limit can run where the topology puts its state.

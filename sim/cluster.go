@@ -129,7 +129,7 @@ func (s *sim) countCluster(p *pending, allowed bool) {
 			s.affected(sh, p.key).Uncovered++
 		}
 	default:
-		if allowed && s.topo.Partitioned() {
+		if p.target >= 0 && allowed && s.topo.Partitioned() {
 			c.admitted[p.target]++
 		}
 	}

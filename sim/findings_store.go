@@ -73,6 +73,7 @@ func failedClosed(r *Result, t KeyResult) (Finding, bool) {
 	if len(entitled) > 0 {
 		text += fmt.Sprintf(": %s, under %s limit, lost %s", nameList(entitled), their(len(entitled)), words.Thousands(lost))
 	}
+	text += breakerText(r)
 	return Finding{Kind: FindingFailedClosed, Value: float64(t.FailedClosed), Text: text}, true
 }
 
@@ -87,7 +88,24 @@ func failedOpen(r *Result, t KeyResult) (Finding, bool) {
 	if top.FailedOpen < t.FailedOpen {
 		text += fmt.Sprintf("; %s were %s's", words.Thousands(top.FailedOpen), top.Name)
 	}
+	text += breakerText(r)
 	return Finding{Kind: FindingFailedOpen, Client: top.Name, Value: float64(t.FailedOpen), Text: text}, true
+}
+
+// breakerText is what the circuit breakers did for the requests a fail
+// policy answered: "; the circuit breakers, open 4 times, answered 1,100
+// of them at once instead of waiting 100ms"; "" with none or when they
+// never opened.
+func breakerText(r *Result) string {
+	b := r.Breaker
+	if b == nil || b.ShortCircuited == 0 {
+		return ""
+	}
+	wait := ""
+	if r.TimeoutMs > 0 {
+		wait = fmt.Sprintf(" instead of waiting %gms", r.TimeoutMs)
+	}
+	return fmt.Sprintf("; the circuit breakers, opened %s, answered %s of them at once%s", words.Count(b.Opened, "time", "times"), words.Thousands(b.ShortCircuited), wait)
 }
 
 // outageText names when the store could not be reached: "while the store

@@ -36,6 +36,8 @@ func (s *sim) request(ctx context.Context, client int, t int64, cost int64, atte
 		err = s.policyFor(&o.d, errStoreDown)
 	case topology.ClusterDown:
 		err = s.policyFor(&o.d, route.ErrClusterDown)
+	case breakerOpen:
+		err = s.policyFor(&o.d, route.ErrBreakerOpen)
 	default:
 		err = s.decider(s, ctx, &o.p, &o.d)
 		if s.stores.replicates && o.d.Allowed && s.topo.Partitioned() {
@@ -110,7 +112,41 @@ func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int, 
 	if s.topo.Remote() {
 		p.latency = s.storeLatency(p.target)
 	}
+	if s.stores.breakers != nil {
+		s.throughBreaker(p)
+	}
 	return nil
+}
+
+// breakerOpen is the copy of a request its server's open circuit breaker
+// failed at once: it reaches no store, and waits for none.
+const breakerOpen = -3
+
+// breakerResult sums what the servers' breakers did, for a Result.
+func (s *sim) breakerResult() *BreakerResult {
+	b := s.sc.Topology.Breaker
+	if b == nil || s.stores.breakers == nil {
+		return nil
+	}
+	out := &BreakerResult{Failures: b.Failures, CooldownS: b.Cooldown.Seconds()}
+	for _, br := range s.stores.breakers {
+		out.Opened += br.Opened
+		out.ShortCircuited += br.ShortCircuited
+	}
+	return out
+}
+
+// throughBreaker passes request p through its server's circuit breaker:
+// failed at once while it is open; else sent, its outcome (a store that
+// did not decide) known after its latency.
+func (s *sim) throughBreaker(p *pending) {
+	b := &s.stores.breakers[p.server]
+	at := algorithms.Time(p.t)
+	if !b.Allow(at) {
+		p.target, p.latency = breakerOpen, 0
+		return
+	}
+	b.Done(at, at+algorithms.Time(p.latency), p.target < 0)
 }
 
 // storeLatency is how long a request's way to the store takes: a round

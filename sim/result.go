@@ -50,6 +50,9 @@ type Result struct {
 	// Shedder is the fleet's priority load shedder, on a run with one.
 	// Added to v1.
 	Shedder *ShedderResult `json:"shedder,omitempty"`
+	// Breaker is what the servers' circuit breakers did, on a run with
+	// them. Added to v1.
+	Breaker *BreakerResult `json:"breaker,omitempty"`
 	// Shards are a cluster's, each with its slots, its keys and what the
 	// run did to it; absent on another topology. Added to v1.
 	Shards []ShardResult `json:"shards,omitempty"`
@@ -282,6 +285,16 @@ type TimelineRow struct {
 	Served int64   `json:"served"`
 	P50Ms  float64 `json:"p50_ms"`
 	P99Ms  float64 `json:"p99_ms"`
+}
+
+// BreakerResult is the circuit breakers' settings and what they did, over
+// every server: how many times one opened, and how many store calls they
+// failed at once instead of letting them wait.
+type BreakerResult struct {
+	Failures       int     `json:"failures"`
+	CooldownS      float64 `json:"cooldown_s"`
+	Opened         int64   `json:"opened"`
+	ShortCircuited int64   `json:"short_circuited"`
 }
 
 // StateSeries is one key's limiter state in one store copy, sampled at the

@@ -259,6 +259,17 @@ type Topology struct {
 	// (out, or across a partition) before the fail policy decides: its
 	// client's deadline. 0 answers at once, as a refused connection does.
 	Timeout time.Duration
+	// Breaker, if set, is a circuit breaker in front of each server's
+	// store calls (route.Breaker): after Failures in a row it fails every
+	// call at once for Cooldown, then probes.
+	Breaker *Breaker
+}
+
+// Breaker is a circuit breaker's settings: Failures in a row open it, for
+// Cooldown.
+type Breaker struct {
+	Failures int
+	Cooldown time.Duration
 }
 
 // StoreLabel names t's store for a person to read: its kind, or its URL

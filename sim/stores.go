@@ -36,6 +36,8 @@ type storeSet struct {
 	// cluster is a cluster run's shards and their fates (cluster.go);
 	// nil on another topology.
 	cluster *clusterRun
+	// breakers are each server's circuit breaker, on a run with one.
+	breakers []route.Breaker
 }
 
 // racyWrites are the racy topology's writes in flight, by slot, and,
@@ -115,6 +117,12 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 	// The way to a decision on them, as the live fleet's servers take it.
 	s.route = route.New(s.topo, s.stores.copies, s.alg, nil)
 	s.setupCluster()
+	if b := s.sc.Topology.Breaker; b != nil && s.topo.Remote() {
+		s.stores.breakers = make([]route.Breaker, s.sc.Servers)
+		for i := range s.stores.breakers {
+			s.stores.breakers[i] = route.Breaker{Failures: b.Failures, Cooldown: algorithms.At(b.Cooldown)}
+		}
+	}
 	return nil
 }
 
