@@ -232,3 +232,39 @@ func logText(r *Result) string {
 	}
 	return b.String()
 }
+
+// TestBreakerTradesWaitsForFailures: one server calls a store that is out
+// from 2 s to 6 s, ten calls a second, each waiting a 100 ms timeout while
+// it is out. A breaker of 3 failures and a 1 s cooldown lets 3 calls wait,
+// then fails the calls at once but for a probe a second (3.3, 4.4, 5.5 s:
+// each waits and fails, and opens it again); it is still open when the
+// store comes back at 6 s, and fails 6 more calls the store would have
+// decided, until its probe at 6.6 s closes it.
+func TestBreakerTradesWaitsForFailures(t *testing.T) {
+	sc := hammer(Shared, 1, RoundRobin)
+	sc.Clients[0].Traffic = []Traffic{{Pattern: Constant, Rate: perSecond(10)}}
+	sc.Topology.Timeout = 100 * time.Millisecond
+	sc.Topology.Breaker = &Breaker{Failures: 3, Cooldown: time.Second}
+	sc.Faults = []Fault{{Kind: Outage, Start: 2 * time.Second, End: 6 * time.Second}}
+	var waited []string
+	r, err := Run(context.Background(), sc, Options{Observe: func(o Observation) {
+		if o.Latency == 100*time.Millisecond {
+			waited = append(waited, fmt.Sprint(o.At.Seconds()))
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(waited, " "), "2 2.1 2.2 3.3 4.4 5.5"; got != want {
+		t.Errorf("calls that waited the timeout at %s, want %s", got, want)
+	}
+	if b := r.Breaker; b == nil || b.Opened != 4 || b.ShortCircuited != 40 {
+		t.Errorf("breaker %+v, want opened 4 times and 40 calls failed at once", b)
+	}
+	if got := r.Clients[0].FailedOpen; got != 46 {
+		t.Errorf("failed open %d, want the 40 calls of the outage and 6 after it", got)
+	}
+	if !strings.Contains(r.Findings[0].Text, "the circuit breakers, opened 4 times, answered 40 of them at once instead of waiting 100ms") {
+		t.Errorf("first finding %q, want it to say what the breakers did", r.Findings[0].Text)
+	}
+}
