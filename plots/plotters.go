@@ -28,7 +28,7 @@ func (f faultShade) Plot(c draw.Canvas, p *plot.Plot) {
 	for _, sp := range f.faults {
 		x0 := max(trX(sp.StartS), c.Min.X)
 		x1 := min(trX(sp.EndS), c.Max.X)
-		if x1 <= x0 {
+		if x1 <= x0 || laneOnly(sp.Kind) {
 			continue
 		}
 		colour := faultColour(sp.Kind)

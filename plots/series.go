@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -260,6 +261,7 @@ func (d *timelineData) byClient(perClient map[string][]counts) []traffic {
 			t.notes = append(t.notes, admittedNotes(t.total, c.IdealAllowed, c.MaxAllowed1s, true)...)
 		}
 		t.notes = append(t.notes, rejectedByNotes(d.r, c)...)
+		t.notes = append(t.notes, shardNotes(d.r, c.Key)...)
 		if c.Priority != "" {
 			t.notes = append(t.notes, fmt.Sprintf("priority %s: shed %s (503)", c.Priority, words.Thousands(c.Shed)))
 		}
@@ -372,6 +374,28 @@ func costNotes(c sim.ClientResult) []string {
 	return notes
 }
 
+// shardNotes say, on a cluster, whose slots a key is in and what waited or
+// was refused for it: "in s0-master's slots", "waited 321, CLUSTERDOWN 0".
+func shardNotes(r *sim.Result, key string) []string {
+	for _, sh := range r.Shards {
+		if !slices.Contains(sh.Keys, key) {
+			continue
+		}
+		where := fmt.Sprintf("in %s's slots", sh.Master)
+		if sh.EndMaster != sh.Master {
+			where += fmt.Sprintf(", then %s's", sh.EndMaster)
+		}
+		notes := []string{where}
+		for _, k := range sh.Affected {
+			if k.Key == key {
+				notes = append(notes, fmt.Sprintf("waited %s, CLUSTERDOWN %s", words.Thousands(k.TimedOut), words.Thousands(k.Fenced+k.Uncovered)))
+			}
+		}
+		return notes
+	}
+	return nil
+}
+
 // rejectedByNotes say which of a key's several limits refused the
 // client, and how often: "refused 1,400 by hourly, 0 by per-second".
 func rejectedByNotes(r *sim.Result, c sim.ClientResult) []string {
@@ -452,6 +476,47 @@ func stepRuns(ts, v []float64, keep func(i int) bool) []plotter.XYs {
 	return runs
 }
 
+// Span kinds of what a partition did to a cluster's shards: bars in the
+// Faults lane, not shaded over the panels (the partition's window is).
+const (
+	spanFence    = "fence"
+	spanElection = "election"
+)
+
+// laneOnly reports whether spans of kind are drawn in the Faults lane
+// alone.
+func laneOnly(kind string) bool { return kind == spanFence || kind == spanElection }
+
+// clusterSpans are the fates of r's shards as spans, so the picture says
+// when each master fenced and when each replica took over: a fence from
+// its instant to the partition's end, an election from the master's
+// FAIL to the end of the run.
+func clusterSpans(r *sim.Result) []sim.FaultSpan {
+	var spans []sim.FaultSpan
+	for _, sh := range r.Shards {
+		var failed float64
+		for _, e := range sh.Events {
+			switch e.What {
+			case "fenced":
+				end := r.DurationS
+				for _, f := range r.Faults {
+					if f.Kind == string(sim.Partition) && e.TS >= f.StartS && e.TS < f.EndS {
+						end = f.EndS
+					}
+				}
+				spans = append(spans, sim.FaultSpan{Kind: spanFence, StartS: e.TS, EndS: end,
+					Detail: fmt.Sprintf("%s cut off from the majority: CLUSTERDOWN", e.Node)})
+			case "failed":
+				failed = e.TS
+			case "promoted":
+				spans = append(spans, sim.FaultSpan{Kind: spanElection, StartS: failed, EndS: r.DurationS,
+					Detail: fmt.Sprintf("%s FAIL at %.2fs, %s master from %.2fs", sh.Master, failed, e.Node, e.TS)})
+			}
+		}
+	}
+	return spans
+}
+
 // spansOf is r's faults, and its limit's shadow mode as a span of kind
 // "shadow" from 0 to when it began to enforce (the end of the run if it
 // never did): what a dark launch's picture must show beside its data.
@@ -481,6 +546,7 @@ func spansOf(r *sim.Result) []sim.FaultSpan {
 		}
 	}
 	spans = append(spans, r.Faults...)
+	spans = append(spans, clusterSpans(r)...)
 	// A crash that left leases held: the slots they hold until they
 	// expire are the lesson, longer than the crash itself.
 	for _, f := range r.Faults {

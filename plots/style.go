@@ -61,8 +61,13 @@ var seriesDashes = [][]vg.Length{
 // faultColour is the shading of a fault window: the hue its kind names
 // (sim.FaultKind.Shade), and sky blue for a limit's shadow window.
 func faultColour(kind string) color.Color {
-	if kind == "shadow" {
+	switch kind {
+	case "shadow":
 		return skyBlue
+	case spanFence:
+		return reddishPurple
+	case spanElection:
+		return grey
 	}
 	return faultShades[sim.FaultKind(kind).Shade()]
 }

@@ -53,7 +53,7 @@
 //	                              # nothing) until 15s, then enforce; true: the whole run
 //	  key: auto                   # auto (api_key, else user, else ip) | api-key | user | ip
 //	topology:
-//	  kind: shared                # local | shared | racy | split-brain
+//	  kind: shared                # local | shared | racy | split-brain | cluster
 //	  store: memory               # memory | miniredis | redis://host:port | redis+cluster://h:p,h:p
 //	  rtt: 500us                  # one store round trip
 //	  on_error: fail-open         # fail-open | fail-closed
@@ -62,6 +62,11 @@
 //	                              # an error unless left at the default)
 //	  failover_after: 0s          # a duration, or never
 //	  primary_stops_after: never  # a duration, or never
+//	  timeout: 0s                 # a server's wait for a store that does not
+//	                              # answer; 0 at once (a cluster's default: 100ms)
+//	  breaker: {failures: 5, cooldown: 1s}  # a circuit breaker per server
+//	  # cluster only (Redis Cluster): masters: 3, replicas: 1,
+//	  # node_timeout: 15s, full_coverage: true
 //	clients:
 //	  - name: bastion-{i}         # {i} is 1..count, in name, api_key, user and ip
 //	    count: 8
@@ -99,9 +104,27 @@
 //
 // Faults take kind, start and end (start < end ≤ duration; two of one kind
 // may not overlap) and their kind's fields: partition groups (at least two,
-// together naming every server exactly once; groups[0] keeps the primary),
-// latency rtt, clock-skew offset and/or drift (seconds gained per second,
+// together naming every server exactly once; groups[0] keeps the primary)
+// and nodes (a list per group of the store's nodes on its side, by the
+// names the topology gives them: primary and replica, or a cluster's
+// s0-master, s0-replica, …; a node no group names is with groups[0], a
+// split brain's replica with groups[1]; a group may hold no server if it
+// holds nodes), latency rtt, clock-skew offset and/or drift (seconds gained per second,
 // -1 to 1) and servers (all if left out). outage takes nothing more.
+//
+// A cluster topology is Redis Cluster: masters (default 3) each own a
+// range of the 16,384 hash slots (a key's slot is CRC16 of the key, or of
+// its {hash tag}, mod 16,384), each with replicas (default 1). In a
+// partition a side without a majority of masters fences after
+// node_timeout (default 15s: every key answers CLUSTERDOWN); the majority
+// side marks a cut-off master FAIL about then and elects one of its
+// replicas on that side (500 ms + up to 500 ms later); with full_coverage
+// (the default) it answers CLUSTERDOWN for every key meanwhile, and for
+// the whole partition when no replica of a failed master is there. At the
+// heal the promoted replica stays master and the old one rejoins as its
+// replica, its partition-time writes lost. A server whose key's master is
+// across the partition waits timeout (default 100ms on a cluster) before
+// its fail policy decides.
 //
 // Expectations are described at [Expectation]; this package reads and
 // checks their shape, and `ratelim check` evaluates them.

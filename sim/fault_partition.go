@@ -108,11 +108,20 @@ func checkNodes(f Fault, at string, nodes []string) *FaultError {
 // input.
 func unknownNode(name string) string { return fmt.Sprintf("no store node is called %q", name) }
 
-// partitionSpan is "groups 0,1 | 2,3".
+// partitionSpan is "groups 0,1 | 2,3", and with nodes "groups 0,1 +
+// s0-master | 2,3 + 5 nodes".
 func partitionSpan(f Fault) string {
 	var parts []string
-	for _, g := range f.Groups {
-		parts = append(parts, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(g)), ","), "[]"))
+	for i, g := range f.Groups {
+		part := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(g)), ","), "[]")
+		if i < len(f.Nodes) && len(f.Nodes[i]) > 0 {
+			nodes := f.Nodes[i][0]
+			if len(f.Nodes[i]) > 1 {
+				nodes = fmt.Sprintf("%d nodes", len(f.Nodes[i]))
+			}
+			part = strings.TrimSpace(part + " + " + nodes)
+		}
+		parts = append(parts, part)
 	}
 	return "groups " + strings.Join(parts, " | ")
 }
