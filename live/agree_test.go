@@ -185,3 +185,35 @@ func TestLoadRecordsTheHoldTheFleetHad(t *testing.T) {
 	}
 	t.Logf("%d admitted, each held longer than the %v asked", admitted, asked)
 }
+
+// TestSimulatedClusterLiveAgrees: a live fleet on a simulated Redis
+// Cluster (cluster-partition made short: node_timeout 1 s, the partition
+// from 1 s to 5 s) routes each key to its slot's master as the simulator
+// does, fences, fails over at the instants it drew and waits the timeout
+// for a master across the partition; the simulator fed the arrivals the
+// load run achieved and the fleet's draws admits and fails open what the
+// fleet did, client by client, and every client that waited for a master
+// across the partition (the 100 ms timeout) or retried CLUSTERDOWN waited
+// live too.
+func TestSimulatedClusterLiveAgrees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the live run takes 6 s of wall time")
+	}
+	wallClock(t)
+	sc := scenariotest.Builtin(t, "cluster-partition")
+	sc.Duration, sc.Topology.NodeTimeout = 6*time.Second, time.Second
+	sc.Faults[0].Start, sc.Faults[0].End = time.Second, 5*time.Second
+	live, observed := liveAndObserved(t, sc)
+	for i, c := range live.Clients {
+		o := observed.Clients[i]
+		t.Logf("%s: allowed %d live, %d simulated; failed open %d and %d; p99 %gms and %gms", c.Name, c.Allowed, o.Allowed, c.FailedOpen, o.FailedOpen, c.LatencyMs.P99, o.LatencyMs.P99)
+		if !within(c.Allowed, o.Allowed) || !within(c.FailedOpen, o.FailedOpen) {
+			t.Errorf("%s: allowed %d and failed open %d live, %d and %d simulated on the same arrivals: more than 5%% apart", c.Name, c.Allowed, c.FailedOpen, o.Allowed, o.FailedOpen)
+		}
+		// What a request waited (the timeout, CLUSTERDOWN's retries) is
+		// the least its answer took live: a loaded machine only adds.
+		if o.LatencyMs.P99 >= 50 && c.LatencyMs.P99 < 0.9*o.LatencyMs.P99 {
+			t.Errorf("%s's p99 %gms live, want at least the %gms it waited in the simulator", c.Name, c.LatencyMs.P99, o.LatencyMs.P99)
+		}
+	}
+}

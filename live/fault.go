@@ -9,6 +9,7 @@ import (
 	"context"
 	"maps"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/ratelim/ratelim/sim"
 )
@@ -75,9 +76,37 @@ func (f *Fleet) partition(fault sim.Fault, start bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if start {
-		return f.topo.PartitionStarts(context.Background(), f.clock(), fault.Partition(), rand.Int64N, f.route.SaveCopy)
+		draw := func(n int64) int64 {
+			d := rand.Int64N(n)
+			f.draws = append(f.draws, d)
+			return d
+		}
+		return f.topo.PartitionStarts(context.Background(), f.clock(), fault.Partition(), draw, f.route.SaveCopy)
 	}
 	return f.topo.PartitionEnds(f.clock(), f.resync)
+}
+
+// ClusterDraws are what the fleet's partitions drew for a simulated
+// cluster's failure detection and election, in the order drawn: given to
+// the simulator as sim.Options.ClusterJitter (ReplayDraws), a run on the
+// arrivals the fleet saw fails over at the instants the fleet did.
+func (f *Fleet) ClusterDraws() []int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.draws)
+}
+
+// ReplayDraws is a sim.Options.ClusterJitter that gives draws in order,
+// then the middle of each range asked for.
+func ReplayDraws(draws []int64) func(n int64) int64 {
+	return func(n int64) int64 {
+		if len(draws) == 0 {
+			return n / 2
+		}
+		d := draws[0]
+		draws = draws[1:]
+		return d
+	}
 }
 
 // resync is a split brain's heal: the replica's writes during the

@@ -10,9 +10,13 @@ package live
 
 import (
 	"context"
+	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/httplimit"
+	"github.com/ratelim/ratelim/route"
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/topology"
 )
@@ -25,10 +29,50 @@ func (f *Fleet) limiterFor(i int) store.Limiter {
 	}
 	return limiterFunc(func(ctx context.Context, key string, now algorithms.Time, cost int64) (store.Decision, error) {
 		at := f.clock()
-		target := f.route.RouteKey(i, key, at)
+		target := f.route.RouteKey(i, simKey(key), at)
 		f.remember(key)
+		f.wait(ctx, target)
 		return f.route.Take(ctx, target, key, now, at, cost)
 	})
+}
+
+// wait is what a server spends on a copy that does not decide, as the
+// simulator counts it (storeLatency): its timeout for one across a
+// partition or an outage (never answering); a go-redis client's retries
+// of CLUSTERDOWN, up to the timeout.
+func (f *Fleet) wait(ctx context.Context, target int) {
+	var d time.Duration
+	switch target {
+	case topology.Unreachable:
+		d = f.timeout
+	case topology.ClusterDown:
+		for i := 1; i <= route.ClusterDownRetries; i++ {
+			d += route.ClusterDownBackoff(i, rand.Int64N).Duration()
+		}
+		if f.timeout > 0 {
+			d = min(d, f.timeout)
+		}
+	}
+	if d <= 0 {
+		return
+	}
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+}
+
+// simKey is the key as the simulator names it: the middleware's key
+// without the prefix that says what it was taken from ("key:orders" is
+// "orders"), so that a simulated cluster puts it in the slot the
+// simulator does.
+func simKey(key string) string {
+	for _, p := range []string{httplimit.KeyPrefixAPIKey, httplimit.KeyPrefixUser, httplimit.KeyPrefixIP} {
+		if rest, ok := strings.CutPrefix(key, p); ok {
+			return rest
+		}
+	}
+	return key
 }
 
 // maxHealKeys bounds the keys a split brain remembers for its heal: past

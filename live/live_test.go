@@ -572,7 +572,8 @@ func loadAndReplay(t *testing.T, sc sim.Scenario, fleet *Fleet, targets []string
 	if err != nil {
 		t.Fatal(err)
 	}
-	observed, err := sim.Run(context.Background(), ObservedScenario(sc, res), sim.Options{})
+	// A simulated cluster fails over at the instants the fleet drew.
+	observed, err := sim.Run(context.Background(), ObservedScenario(sc, res), sim.Options{ClusterJitter: ReplayDraws(fleet.ClusterDraws())})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,8 +85,14 @@ type Fleet struct {
 	// the last heal, which a heal copies from the primary to the replica;
 	// bounded, as every state keyed by client input is.
 	healKeys map[string]struct{}
-	wg       sync.WaitGroup
-	errs     chan error
+	// draws are what the partitions drew for a simulated cluster's
+	// failure detection and election, in order (ClusterDraws).
+	draws []int64
+	// timeout is the scenario's topology.timeout: how long a server waits
+	// for a copy a partition or an outage put out of its reach.
+	timeout time.Duration
+	wg      sync.WaitGroup
+	errs    chan error
 	// stopSweep, when set, stops the memory sweeper; Close calls it once.
 	stopSweep func()
 
@@ -210,8 +216,8 @@ func newFleet(opts ServeOptions, started time.Time) *Fleet {
 	sc := opts.Scenario
 	f := &Fleet{opts: opts, errs: make(chan error, sc.Servers), started: started,
 		topo:     sim.NewTopology(sc),
-		healKeys: map[string]struct{}{},
-		lives:    make([]chan struct{}, sc.Servers), down: make([]bool, sc.Servers),
+		healKeys: map[string]struct{}{}, timeout: sc.Topology.Timeout,
+		lives: make([]chan struct{}, sc.Servers), down: make([]bool, sc.Servers),
 		inFlight: make([]atomic.Int64, sc.Servers)}
 	for i := range f.lives {
 		f.lives[i] = make(chan struct{})

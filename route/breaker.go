@@ -77,3 +77,18 @@ func (b *Breaker) Done(t, done algorithms.Time, failed bool) {
 		b.Opened++
 	}
 }
+
+// A go-redis cluster client's retries of CLUSTERDOWN (osscluster.go,
+// ClusterClient.process): MaxRedirects 3, so 4 attempts, each retry after
+// MinRetryBackoff + rand[0, MinRetryBackoff << attempt) (internal
+// RetryBackoff): 10–30, 10–50 and 10–90 ms.
+const (
+	ClusterDownRetries = 3
+	retryBackoffMin    = 10_000 // µs
+)
+
+// ClusterDownBackoff is the i-th retry's wait (1 to ClusterDownRetries),
+// in µs, drawing with draw from [0, n).
+func ClusterDownBackoff(i int, draw func(n int64) int64) algorithms.Time {
+	return algorithms.Time(retryBackoffMin + draw(retryBackoffMin<<i))
+}

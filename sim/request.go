@@ -161,8 +161,8 @@ func (s *sim) storeLatency(target int) int64 {
 		return timeout
 	case target == topology.ClusterDown:
 		spent := s.rtt()
-		for attempt := 1; attempt <= clusterRetries; attempt++ {
-			spent += retryBackoffMin + s.rng.Int64N(retryBackoffMin<<attempt) + s.rtt()
+		for attempt := 1; attempt <= route.ClusterDownRetries; attempt++ {
+			spent += int64(route.ClusterDownBackoff(attempt, s.rng.Int64N)) + s.rtt()
 		}
 		if timeout > 0 {
 			spent = min(spent, timeout)

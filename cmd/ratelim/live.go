@@ -469,7 +469,9 @@ func simLive(ctx context.Context, opts *simOptions, label string, sc sim.Scenari
 	// What the simulator decides on the arrivals the load run achieved:
 	// where this and the live figures differ, the limiter did; where only
 	// the scheduled ones differ, the machine could not keep the schedule.
-	asSent, err := sim.Run(ctx, live.ObservedScenario(sc, res), sim.Options{MaxRequests: opts.Limits.MaxRequests})
+	// A simulated cluster's failover at the instants the fleet drew.
+	asSent, err := sim.Run(ctx, live.ObservedScenario(sc, res), sim.Options{MaxRequests: opts.Limits.MaxRequests,
+		ClusterJitter: live.ReplayDraws(fleet.ClusterDraws())})
 	if err := runError(opts.ErrOut, label, err); err != nil {
 		return err
 	}
