@@ -103,6 +103,10 @@ func (d *decoder) fault(f *fields, sc *sim.Scenario) sim.Fault {
 			return ft
 		}
 	}
+	if v, ok := f.values["nodes"]; ok && sc.Topology.Kind == sim.Local {
+		d.failf(v, f.field("nodes"), "a local topology keeps each key's state in its server's memory: there is no store node to place (want nodes removed, or another kind)")
+		return ft
+	}
 	if err := ft.Check(f.path, sc.Servers, sim.NodeNames(*sc)); err != nil {
 		var fe *sim.FaultError
 		if errors.As(err, &fe) {

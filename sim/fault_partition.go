@@ -163,24 +163,38 @@ func partitionBanner(sc Scenario, f Fault, now time.Duration) string {
 		return clusterBanner(sc, f)
 	}
 	topo := partitioned(sc, f)
-	keep, cut := partitionSides(topo, sc.Servers)
+	keep, replica, none := partitionSides(topo, sc.Servers)
 	primary, other := "store", "cut off, "+failing(sc)
 	if sc.Topology.Kind == SplitBrain {
-		primary, other = "primary", "replica"
-		if at, ok := topo.FailoverAt(); !ok {
-			other = fmt.Sprintf("cut off, %s: no failover", failing(sc))
-		} else if failover := f.Start + at.Duration(); now < failover {
-			other = fmt.Sprintf("cut off, %s until failover at %s", failing(sc), bannerSecs(failover))
-		}
+		primary = "primary"
+	}
+	promoted := "replica"
+	if at, ok := topo.FailoverAt(); !ok {
+		promoted = fmt.Sprintf("cut off, %s: no failover", failing(sc))
+	} else if failover := f.Start + at.Duration(); now < failover {
+		promoted = fmt.Sprintf("cut off, %s until failover at %s", failing(sc), bannerSecs(failover))
 	}
 	if stops, ok := topo.IsolatedPrimaryStopsAt(); ok && now >= f.Start+stops.Duration() {
 		primary += " (stopped taking writes, " + failing(sc) + ")"
 	}
-	text := "PARTITION: " + serverList(keep) + " → " + primary
-	if len(cut) > 0 {
-		text += ", " + strings.TrimPrefix(strings.TrimPrefix(serverList(cut), "servers "), "server ") + " → " + other
+	var sides []string
+	for _, side := range []struct {
+		servers []int
+		copy    string
+	}{{keep, primary}, {replica, promoted}, {none, other}} {
+		if len(side.servers) == 0 {
+			continue
+		}
+		list := serverList(side.servers)
+		if len(sides) > 0 {
+			list = strings.TrimPrefix(strings.TrimPrefix(list, "servers "), "server ")
+		}
+		sides = append(sides, list+" → "+side.copy)
 	}
-	return text
+	if len(keep) == 0 {
+		sides = append([]string{"no server → " + primary}, sides...)
+	}
+	return "PARTITION: " + strings.Join(sides, ", ")
 }
 
 // clusterBanner says which servers are with which masters, and which
@@ -221,17 +235,21 @@ func partitioned(sc Scenario, f Fault) *topology.Topology {
 	return topo
 }
 
-// partitionSides are the servers that keep the primary and those cut off
-// from it, in order, as topo's partition in force splits them.
-func partitionSides(topo *topology.Topology, servers int) (keep, cut []int) {
+// partitionSides are the servers that keep the primary, those that fail
+// over to a split brain's replica, and those that reach no copy, in
+// order, as topo's partition in force splits them.
+func partitionSides(topo *topology.Topology, servers int) (keep, replica, none []int) {
 	for s := range servers {
-		if topo.CutOff(s) {
-			cut = append(cut, s)
-		} else {
+		switch {
+		case !topo.CutOff(s):
 			keep = append(keep, s)
+		case topo.ReachesReplica(s):
+			replica = append(replica, s)
+		default:
+			none = append(none, s)
 		}
 	}
-	return keep, cut
+	return keep, replica, none
 }
 
 // serverList is "server 1" or "servers 0,1".

@@ -221,3 +221,41 @@ func TestZeroTopologyIsOneSharedStore(t *testing.T) {
 		t.Errorf("zero Topology: kind %q, route %d", tp.Kind(), tp.Route(3, 0))
 	}
 }
+
+// TestThreeSides: a partition of three sides, each reaching only what is
+// on it. A split brain's primary is with the first group, its replica
+// with the second; the third reaches neither. Nodes move them.
+func TestThreeSides(t *testing.T) {
+	groups := [][]int{{0}, {1}, {2, 3}}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		p    Partition
+		want []int // servers 0..3 at 13 s, the partition from 10 s, failover after 2 s
+	}{
+		{"shared: the store is with the first group", Config{Kind: Shared, Servers: 4, PrimaryStopsAfter: PrimaryNeverStops},
+			Partition{Groups: groups}, []int{0, -1, -1, -1}},
+		{"shared, the store placed with the third", Config{Kind: Shared, Servers: 4, PrimaryStopsAfter: PrimaryNeverStops},
+			Partition{Groups: groups, Nodes: [][]string{nil, nil, {"shared"}}}, []int{-1, -1, 0, 0}},
+		{"split brain: the replica with the second group, the third reaches nothing", Config{Kind: SplitBrain, Servers: 4, FailoverAfter: 2 * time.Second, PrimaryStopsAfter: PrimaryNeverStops},
+			Partition{Groups: groups}, []int{0, 1, -1, -1}},
+		{"split brain, the replica placed with the third", Config{Kind: SplitBrain, Servers: 4, FailoverAfter: 2 * time.Second, PrimaryStopsAfter: PrimaryNeverStops},
+			Partition{Groups: groups, Nodes: [][]string{{"primary"}, nil, {"replica"}}}, []int{0, -1, 1, 1}},
+		{"split brain, primary and replica on one side: no one fails over", Config{Kind: SplitBrain, Servers: 4, FailoverAfter: 2 * time.Second, PrimaryStopsAfter: PrimaryNeverStops},
+			Partition{Groups: groups, Nodes: [][]string{{"primary", "replica"}}}, []int{0, -1, -1, -1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tp := New(tc.cfg)
+			if err := tp.PartitionStarts(context.Background(), sec(10), tc.p, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			var got []int
+			for s := range 4 {
+				got = append(got, tp.Route(s, sec(13)))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("routes %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
