@@ -218,7 +218,11 @@ func clusterBanner(sc Scenario, f Fault) string {
 		if len(masters) > 0 {
 			with = strings.Join(masters, ", ")
 		}
-		sides = append(sides, serverList(g)+" with "+with)
+		list := serverList(g)
+		if len(sides) > 0 {
+			list = strings.TrimPrefix(strings.TrimPrefix(list, "servers "), "server ")
+		}
+		sides = append(sides, list+" + "+with)
 	}
 	return "PARTITION: " + strings.Join(sides, " | ")
 }

@@ -318,7 +318,7 @@ func TestFaultBanners(t *testing.T) {
 			"PARTITION: server 0 → primary, 1,2 → replica, 3 → cut off, failing open · until 2s"},
 		{"cluster", func(sc *sim.Scenario) { *sc = sim.WithTopology(*sc, sim.Cluster) },
 			sim.Fault{Kind: sim.Partition, Start: 1, End: 2 * time.Second, Groups: [][]int{{0, 1}, {2, 3}}, Nodes: [][]string{{"s0-master"}, {"s1-master", "s2-master"}}}, at(1),
-			"PARTITION: servers 0,1 with s0-master | servers 2,3 with s1-master, s2-master · until 2s"},
+			"PARTITION: servers 0,1 + s0-master | 2,3 + s1-master, s2-master · until 2s"},
 		{"local", func(sc *sim.Scenario) { sc.Topology.Kind = sim.Local }, partition, at(12),
 			"PARTITION: no effect, each server has its own jar · until 20s"},
 		{"outage, fail-open", nil, sim.Fault{Kind: sim.Outage, Start: 0, End: 3 * time.Second}, at(1),
