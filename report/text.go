@@ -89,7 +89,34 @@ func WriteTableWith(w io.Writer, r *sim.Result, opts TableOptions) error {
 		return err
 	}
 	fmt.Fprintln(w)
+	if len(r.Shards) > 0 {
+		writeShards(w, r.Shards)
+		fmt.Fprintln(w)
+	}
 	return WriteFindings(w, r, 4)
+}
+
+// writeShards writes a cluster's shards, a line each: its slots, its
+// master at the start and at the end, its keys, and what they met: the
+// requests that waited for a master across a partition, those answered
+// CLUSTERDOWN, and the admissions a failover lost.
+func writeShards(w io.Writer, shards []sim.ShardResult) {
+	fmt.Fprintf(w, "  %-5s %-11s %-24s %-16s %6s %5s %5s\n", "shard", "slots", "master", "keys", "waited", "down", "lost")
+	for _, sh := range shards {
+		master := sh.Master
+		if sh.EndMaster != sh.Master {
+			master += " → " + sh.EndMaster
+		}
+		keys := "none"
+		if len(sh.Keys) > 0 {
+			keys = escape.Text(sh.Keys[0])
+			if len(sh.Keys) > 1 {
+				keys += fmt.Sprintf(" +%d", len(sh.Keys)-1)
+			}
+		}
+		fmt.Fprintf(w, "  %-5s %-11s %-24s %-16s %6s %5s %5s\n", fmt.Sprintf("s%d", sh.Shard), fmt.Sprintf("%d–%d", sh.FirstSlot, sh.LastSlot),
+			master, clip(keys, 16), words.Thousands(sh.TimedOut), words.Thousands(sh.Fenced+sh.Uncovered), words.Thousands(sh.Lost))
+	}
 }
 
 // WriteFindings writes r's first n findings for an 80-column terminal: the
@@ -279,4 +306,13 @@ func writeRows(w io.Writer, r *sim.Result, opts TableOptions) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// clip is s cut to at most n runes, its last an ellipsis when cut.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
