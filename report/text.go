@@ -96,13 +96,21 @@ func WriteTableWith(w io.Writer, r *sim.Result, opts TableOptions) error {
 	return WriteFindings(w, r, 4)
 }
 
+// maxShardLines is how many shards the table lists before it says how
+// many more there are.
+const maxShardLines = 12
+
 // writeShards writes a cluster's shards, a line each: its slots, its
 // master at the start and at the end, its keys, and what they met: the
 // requests that waited for a master across a partition, those answered
 // CLUSTERDOWN, and the admissions a failover lost.
 func writeShards(w io.Writer, shards []sim.ShardResult) {
 	fmt.Fprintf(w, "  %-5s %-11s %-24s %-16s %6s %5s %5s\n", "shard", "slots", "master", "keys", "waited", "down", "lost")
-	for _, sh := range shards {
+	for i, sh := range shards {
+		if i == maxShardLines && len(shards) > maxShardLines+1 {
+			fmt.Fprintf(w, "  … %d more shards (--format json has each)\n", len(shards)-i)
+			return
+		}
 		master := sh.Master
 		if sh.EndMaster != sh.Master {
 			master += " → " + sh.EndMaster

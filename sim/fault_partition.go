@@ -65,17 +65,36 @@ func checkPartition(f Fault, at string, servers int, nodes []string) *FaultError
 	if err := checkNodes(f, at, nodes); err != nil {
 		return err
 	}
+	// The servers in no group, runs of three or more as "3–1023".
 	var missing []string
-	for s := range servers {
-		if _, ok := seen[s]; !ok {
+	count := 0
+	for s := 0; s < servers; s++ {
+		if _, ok := seen[s]; ok {
+			continue
+		}
+		end := s
+		for end+1 < servers {
+			if _, ok := seen[end+1]; ok {
+				break
+			}
+			end++
+		}
+		count += end - s + 1
+		switch {
+		case end-s >= 2:
+			missing = append(missing, fmt.Sprintf("%d–%d", s, end))
+		case end > s:
+			missing = append(missing, strconv.Itoa(s), strconv.Itoa(end))
+		default:
 			missing = append(missing, strconv.Itoa(s))
 		}
+		s = end
 	}
-	if len(missing) == 0 {
+	if count == 0 {
 		return nil
 	}
 	noun := "server " + missing[0] + " is"
-	if len(missing) > 1 {
+	if count > 1 {
 		noun = "servers " + strings.Replace(words.OneOf(missing), " or ", " and ", 1) + " are"
 	}
 	return &FaultError{Field: "groups", Msg: fmt.Sprintf("%s in no group (want every server from 0 to %d in exactly one group)", noun, servers-1)}
@@ -93,7 +112,11 @@ func checkNodes(f Fault, at string, nodes []string) *FaultError {
 		for j, name := range side {
 			field := fmt.Sprintf("nodes[%d][%d]", i, j)
 			if !slices.Contains(nodes, name) {
-				return &FaultError{Field: field, Msg: fmt.Sprintf("%s (want %s)", unknownNode(name), words.OneOf(nodes))}
+				want := words.OneOf(nodes)
+				if len(nodes) > 8 {
+					want = fmt.Sprintf("one of the store's %d nodes: %s, %s, …, %s", len(nodes), nodes[0], nodes[1], nodes[len(nodes)-1])
+				}
+				return &FaultError{Field: field, Msg: fmt.Sprintf("%s (want %s)", unknownNode(name), want)}
 			}
 			if prev, dup := owner[name]; dup {
 				return &FaultError{Field: field, Msg: fmt.Sprintf("%s is already in %s (want each node on one side only)", name, joinPath(at, prev))}

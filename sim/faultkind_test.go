@@ -172,6 +172,7 @@ func TestFaultCheck(t *testing.T) {
 		{"partition, more sides of nodes than groups", Fault{Kind: Partition, Groups: [][]int{{0, 1}, {2, 3}}, Nodes: [][]string{{}, {}, {"s0-master"}}}, "", "nodes: 3 sides of nodes for 2 groups of servers (want a list of nodes per group, in the groups' order)"},
 		{"partition, a server in no group", Fault{Kind: Partition, Groups: [][]int{{0, 1}, {2}}}, "", "groups: server 3 is in no group (want every server from 0 to 3 in exactly one group)"},
 		{"partition, servers in no group", Fault{Kind: Partition, Groups: [][]int{{0}, {1}}}, "", "groups: servers 2 and 3 are in no group (want every server from 0 to 3 in exactly one group)"},
+		{"partition, a run of servers in no group", Fault{Kind: Partition, Groups: [][]int{{0}, {}}, Nodes: [][]string{nil, {"s0-master"}}}, "", "groups: servers 1–3 are in no group (want every server from 0 to 3 in exactly one group)"},
 		{"partition with servers", Fault{Kind: Partition, Groups: [][]int{{0, 1}, {2, 3}}, Servers: []int{1}}, "", "servers: not a field of fault kind partition (want start, end, groups, nodes)"},
 
 		{"outage", Fault{Kind: Outage, Start: sec, End: 2 * sec}, "", ""},
