@@ -63,6 +63,13 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	// Event times are to the microsecond; a reader wants milliseconds.
 	"sec": func(v float64) string { return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) + " s" },
 	"got": func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) },
+	// A shard's keys: the first ten, and how many more.
+	"keys": func(keys []string) string {
+		if len(keys) <= 10 {
+			return strings.Join(keys, ", ")
+		}
+		return strings.Join(keys[:10], ", ") + fmt.Sprintf(" and %s more", words.Thousands(int64(len(keys)-10)))
+	},
 }).Parse(pageText))
 
 // HTML writes r as one self-contained HTML page: the lesson (the first
