@@ -101,12 +101,11 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 	return t
 }
 
-// Bounds of a cluster's shape: Redis Cluster's masters are bounded by
-// its 16,384 slots, far past what a run shows; a shard's replicas by the
-// simulator's mark of the copies that took writes (8 bits).
+// Bounds of a cluster's shape, the simulator's (sim.MaxMasters,
+// sim.MaxReplicas), and of its node timeout.
 const (
-	MaxMasters     = 64
-	MaxReplicas    = 5
+	MaxMasters     = sim.MaxMasters
+	MaxReplicas    = sim.MaxReplicas
 	MaxNodeTimeout = time.Hour
 )
 

@@ -18,10 +18,10 @@ package sim
 
 import (
 	"context"
-	"github.com/ratelim/ratelim/route"
 	"math"
 	"slices"
 
+	"github.com/ratelim/ratelim/route"
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/topology"
 )

@@ -116,10 +116,10 @@ func (sc *Scenario) checkTopology() error {
 	switch {
 	case t.Timeout < 0:
 		return bad("topology.timeout", "negative (got %s)", t.Timeout)
-	case t.Kind == Cluster && (t.Masters < 0 || t.Masters > maxMasters):
-		return bad("topology.masters", "%d masters (want 1 to %d)", t.Masters, maxMasters)
-	case t.Kind == Cluster && (t.Replicas < 0 || t.Replicas > maxReplicas):
-		return bad("topology.replicas", "%d replicas (want 0 to %d)", t.Replicas, maxReplicas)
+	case t.Kind == Cluster && (t.Masters < 0 || t.Masters > MaxMasters):
+		return bad("topology.masters", "%d masters (want 1 to %d)", t.Masters, MaxMasters)
+	case t.Kind == Cluster && (t.Replicas < 0 || t.Replicas > MaxReplicas):
+		return bad("topology.replicas", "%d replicas (want 0 to %d)", t.Replicas, MaxReplicas)
 	case t.NodeTimeout < 0:
 		return bad("topology.node_timeout", "negative (got %s)", t.NodeTimeout)
 	case t.Breaker != nil && (t.Breaker.Failures < 1 || t.Breaker.Cooldown <= 0):
@@ -128,12 +128,13 @@ func (sc *Scenario) checkTopology() error {
 	return nil
 }
 
-// The simulator's bounds of a cluster's shape: a key's copies that took
-// writes are marked in 8 bits (keyRun.decided), one per node of its
-// shard.
+// The simulator's bounds of a cluster's shape: Redis Cluster's masters
+// are bounded by its 16,384 slots, far past what a run shows; a key's
+// copies that took writes are marked in 8 bits (keyRun.decided), one per
+// node of its shard.
 const (
-	maxMasters  = 64
-	maxReplicas = 5
+	MaxMasters  = 64
+	MaxReplicas = 5
 )
 
 // checkFleet checks the clients' priorities, the load shedder, and that

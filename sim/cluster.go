@@ -73,8 +73,10 @@ type ShardEvent struct {
 type clusterRun struct {
 	planned []topology.ClusterEvent
 	shards  []ShardResult
-	// admitted counts each node's admissions since the partition began:
-	// those of a master a failover replaces are lost.
+	// admitted counts each node's admissions since the partition began,
+	// or since its heal: those of a master a failover replaces are lost
+	// (after a heal, those it took before the election that completes
+	// then; the heal copied the ones before it to its replicas).
 	admitted []int64
 	// rejoins are the old masters, by shard, that rejoin as replicas at
 	// the heal ("" for none).
@@ -111,11 +113,15 @@ func (s *sim) shardOfKey(ki int) int {
 }
 
 // countCluster counts what request p met on a cluster: a wait for a
-// master across the partition, a CLUSTERDOWN, or an admission on a node.
+// master across the partition (an outage's waits are the outage's), a
+// CLUSTERDOWN, or an admission on a node.
 func (s *sim) countCluster(p *pending, allowed bool) {
 	c := s.stores.cluster
 	switch p.target {
 	case topology.Unreachable:
+		if s.topo.Out() || !s.topo.Partitioned() {
+			return
+		}
 		sh := &c.shards[s.shardOfKey(p.key)]
 		sh.TimedOut++
 		s.affected(sh, p.key).TimedOut++
@@ -129,7 +135,7 @@ func (s *sim) countCluster(p *pending, allowed bool) {
 			s.affected(sh, p.key).Uncovered++
 		}
 	default:
-		if p.target >= 0 && allowed && s.topo.Partitioned() {
+		if p.target >= 0 && allowed {
 			c.admitted[p.target]++
 		}
 	}
@@ -189,7 +195,11 @@ func (s *sim) clusterEvent(ctx context.Context, i int32, t int64) error {
 		old := sh.EndMaster
 		lost := s.stores.cluster.admitted[slices.Index(names, old)]
 		sh.Lost += lost
-		s.logf(t, "%s is elected master of slots %d–%d: the %s %s %s took since the partition began are lost", node, sh.FirstSlot, sh.LastSlot, words.Thousands(lost), words.Plural(lost, "admission", "admissions"), old)
+		since := "the partition began"
+		if ev.Resync {
+			since = "the heal"
+		}
+		s.logf(t, "%s is elected master of slots %d–%d: the %s %s %s took since %s are lost", node, sh.FirstSlot, sh.LastSlot, words.Thousands(lost), words.Plural(lost, "admission", "admissions"), old, since)
 		sh.EndMaster = node
 		sh.Events = append(sh.Events, ShardEvent{TS: seconds(t), What: "promoted", Node: node})
 		if !ev.Resync {
@@ -218,6 +228,9 @@ func (s *sim) healCluster(t int64) {
 		rejoined = append(rejoined, fmt.Sprintf("%s rejoins as %s's replica", old, sh.EndMaster))
 		s.stores.cluster.rejoins[m] = ""
 	}
+	// The heal copies each master's state to its replicas: an election
+	// still to come loses only what its old master takes from now.
+	clear(s.stores.cluster.admitted)
 	text := "heal: every server reaches every node; each shard's replicas resynchronise from its master"
 	if len(rejoined) > 0 {
 		text += "; " + strings.Join(rejoined, ", ")

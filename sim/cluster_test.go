@@ -177,11 +177,17 @@ func TestPropertyClusterOverAdmissionBound(t *testing.T) {
 		}
 		topo := NewTopology(sc)
 		// A shard's admissions lost: those its old master decided from
-		// the cut until the election, when a replica was elected.
-		lostFrom := map[int][2]time.Duration{} // shard → [cut, election)
+		// the cut until the election, when a replica was elected; or,
+		// when the election came after the heal (which copied the old
+		// master's state to its replicas), from the heal.
+		lostFrom := map[int][2]time.Duration{} // shard → [cut or heal, election)
 		for m, sh := range r.Shards {
 			if e, ok := eventOf(sh, "promoted"); ok {
-				lostFrom[m] = [2]time.Duration{f.Start, time.Duration(e.TS * float64(time.Second))}
+				from, at := f.Start, time.Duration(e.TS*float64(time.Second))
+				if at >= f.End {
+					from = f.End
+				}
+				lostFrom[m] = [2]time.Duration{from, at}
 			}
 		}
 		alg, err := sc.NewAlgorithm()
@@ -198,7 +204,8 @@ func TestPropertyClusterOverAdmissionBound(t *testing.T) {
 			m, _ := topo.ShardOf(key)
 			server := int(topology.HashKey(key) % uint64(servers))
 			window, failed := lostFrom[m]
-			if failed && o.At >= window[0] && o.At < window[1] && serverSide[server] == nodeSide[r.Shards[m].Master] {
+			onItsSide := serverSide[server] == nodeSide[r.Shards[m].Master] || window[0] == f.End
+			if failed && o.At >= window[0] && o.At < window[1] && onItsSide {
 				lost[m]++
 				continue // the old master's, on its own side: lost
 			}
@@ -266,5 +273,39 @@ func TestBreakerTradesWaitsForFailures(t *testing.T) {
 	}
 	if !strings.Contains(r.Findings[0].Text, "the circuit breakers, opened 4 times, answered 40 of them at once instead of waiting 100ms") {
 		t.Errorf("first finding %q, want it to say what the breakers did", r.Findings[0].Text)
+	}
+}
+
+// TestHealBeforeTheElection: the partition heals between FAIL (7.3 s) and
+// the election (7.92 s). The election still completes, and there the old
+// master rejoins; the heal had copied its state to its replica, and the
+// fenced master answered CLUSTERDOWN from the heal on (its rejoin delay),
+// so the failover loses nothing.
+func TestHealBeforeTheElection(t *testing.T) {
+	sc := clusterScenario(t)
+	sc.Faults[0].End = 7500 * time.Millisecond
+	draws := []int64{300_000, 120_000}
+	r, err := Run(context.Background(), sc, Options{ClusterJitter: func(int64) int64 {
+		d := draws[0]
+		draws = draws[1:]
+		return d
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range r.Shards[0].Events {
+		got = append(got, fmt.Sprintf("%s %s@%g", e.What, e.Node, e.TS))
+	}
+	if want := "[fenced s0-master@7 failed s0-master@7.3 promoted s0-replica@7.92 rejoined s0-master@7.92]"; fmt.Sprint(got) != want {
+		t.Errorf("events %v, want %s", got, want)
+	}
+	if lost := r.Shards[0].Lost; lost != 0 {
+		t.Errorf("%d admissions lost, want none: the heal copied them to the replica", lost)
+	}
+	for _, e := range r.Events {
+		if strings.Contains(e.Text, "is elected master") && !strings.Contains(e.Text, "the 0 admissions s0-master took since the heal are lost") {
+			t.Errorf("the election's log %q, want it to say none were lost since the heal", e.Text)
+		}
 	}
 }

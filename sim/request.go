@@ -172,14 +172,6 @@ func (s *sim) storeLatency(target int) int64 {
 	return s.rtt()
 }
 
-// A go-redis cluster client's retries of CLUSTERDOWN: MaxRedirects 3 (so 4
-// attempts), each after min + rand[0, min << attempt) of MinRetryBackoff
-// 10 ms (internal.RetryBackoff), in µs.
-const (
-	clusterRetries  = 3
-	retryBackoffMin = 10_000
-)
-
 // copyInShard is a copy's place among those that follow one another: its
 // node in its cluster shard, or the copy itself on a split brain.
 func (s *sim) copyInShard(copy int) int {

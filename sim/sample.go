@@ -108,10 +108,12 @@ func (s *sim) sampleZero(t int64, zero *[algorithms.MaxLimits]int64, perKey int)
 func (s *sim) sampleKey(ctx context.Context, ki int, t int64, policies []algorithms.Policy, zeroRoom int64) int {
 	sm := &s.rec.sample
 	perKey := max(len(policies), 1)
-	copies := len(s.stores.copies)
 	var each [algorithms.MaxLimits]int64
 	pairs := sm.pairs[ki]
 	lo, hi := int64(math.MaxInt64), int64(-1)
+	// The copies that may hold the key: every copy, but a cluster's
+	// shard's nodes alone.
+	_, copies := s.copiesOfKey(ki)
 	compared := copies
 	if s.stores.replicates {
 		// Only the copies that took writes themselves can have counted
@@ -239,7 +241,6 @@ func (s *sim) states(release bool) (out []StateSeries, zero []int64) {
 		}
 		return ser
 	}
-	copies := len(s.stores.copies)
 	perKey := 1
 	if m, ok := s.alg.(*algorithms.Multi); ok {
 		perKey = len(m.Policies())
@@ -253,7 +254,7 @@ func (s *sim) states(release bool) (out []StateSeries, zero []int64) {
 		if sm.pairs != nil {
 			pairs = sm.pairs[ki]
 		}
-		absent = absent || len(pairs) < copies
+		absent = absent || len(pairs) < len(s.stores.copies)
 		for _, p := range pairs {
 			for li := range perKey {
 				ser := own(sm.series[int(p.series)+li])

@@ -96,7 +96,13 @@ func (f *fullScan) sample(s *sim, ctx context.Context, t int64, limits []Limit, 
 			for li := range perKey {
 				each[li] = -1
 			}
-			writer := !s.stores.replicates || k.decided&(1<<s.copyInShard(ci)) != 0
+			// A cluster's key lives on its shard's nodes alone.
+			m, _ := s.topo.ShardOf(k.name)
+			ofShard := s.sc.Topology.Kind != Cluster || ci/(1+s.sc.Topology.Replicas) == m
+			if !ofShard && !s.stores.replicates {
+				compared-- // a node that never holds it
+			}
+			writer := ofShard && (!s.stores.replicates || k.decided&(1<<s.copyInShard(ci)) != 0)
 			if writer && s.stores.replicates {
 				compared++
 			}
@@ -149,8 +155,12 @@ func TestPropertySampledAsTheFullScan(t *testing.T) {
 			Servers:  rapid.IntRange(1, 12).Draw(t, "servers"),
 			Balancer: rapid.SampledFrom([]Balancer{RoundRobin, Random, KeyHash}).Draw(t, "balancer"),
 			Limit:    Limit{Algorithm: algorithm, Params: params, Key: KeyAPIKey},
-			Topology: Topology{Kind: rapid.SampledFrom([]TopologyKind{Local, Shared, Racy, SplitBrain}).Draw(t, "kind"), OnError: "fail-open", Clock: ServerClock, PrimaryStopsAfter: PrimaryNeverStops,
+			Topology: Topology{Kind: rapid.SampledFrom([]TopologyKind{Local, Shared, Racy, SplitBrain, Cluster}).Draw(t, "kind"), OnError: "fail-open", Clock: ServerClock, PrimaryStopsAfter: PrimaryNeverStops,
 				ReplicationLag: time.Duration(rapid.IntRange(0, 300).Draw(t, "lag_ms")) * time.Millisecond},
+		}
+		if sc.Topology.Kind == Cluster {
+			sc.Topology.Masters, sc.Topology.Replicas = rapid.IntRange(1, 3).Draw(t, "masters"), rapid.IntRange(0, 1).Draw(t, "replicas")
+			sc.Topology.NodeTimeout = time.Duration(rapid.IntRange(100, 1500).Draw(t, "node_timeout_ms")) * time.Millisecond
 		}
 		if rapid.Bool().Draw(t, "two_limits") {
 			sc.Limit.Name = "rate"
@@ -178,6 +188,28 @@ func TestPropertySampledAsTheFullScan(t *testing.T) {
 				f.Offset = time.Duration(rapid.IntRange(-3000, 3000).Draw(t, "offset_ms")) * time.Millisecond
 			case Latency:
 				f.RTT = time.Duration(rapid.IntRange(0, 200).Draw(t, "rtt_ms")) * time.Millisecond
+			}
+			sc.Faults = append(sc.Faults, f)
+		}
+		// A partition, where copies take writes of their own and the
+		// copies-diverged finding compares only those (issue 30).
+		if sc.Servers > 1 && rapid.Bool().Draw(t, "partition") {
+			cut := rapid.IntRange(1, sc.Servers-1).Draw(t, "cut")
+			f := Fault{Kind: Partition, Start: time.Duration(rapid.IntRange(0, 1000).Draw(t, "partition_ms")) * time.Millisecond, Groups: [][]int{{}, {}}}
+			f.End = f.Start + time.Duration(rapid.IntRange(1, 900).Draw(t, "partition_len_ms"))*time.Millisecond
+			for s := range sc.Servers {
+				side := 0
+				if s >= cut {
+					side = 1
+				}
+				f.Groups[side] = append(f.Groups[side], s)
+			}
+			if sc.Topology.Kind == Cluster {
+				f.Nodes = [][]string{{}, {}}
+				for _, n := range NodeNames(sc) {
+					side := rapid.IntRange(0, 1).Draw(t, "node_side")
+					f.Nodes[side] = append(f.Nodes[side], n)
+				}
 			}
 			sc.Faults = append(sc.Faults, f)
 		}

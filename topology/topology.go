@@ -218,6 +218,10 @@ func (t *Topology) OutageStarts() { t.outages++ }
 // OutageEnds ends one outage.
 func (t *Topology) OutageEnds() { t.outages = max(t.outages-1, 0) }
 
+// Out reports whether an outage is in force: the remote store answers no
+// one.
+func (t *Topology) Out() bool { return t.outages > 0 }
+
 // Partition is how a network partition splits a fleet into sides, each
 // reaching only what is on it: Groups are the API servers of each side;
 // Nodes, the copies on each side by the names Copies gives them. A copy
