@@ -112,8 +112,8 @@ func TestClusterLiveAgainstSimulator(t *testing.T) {
 		f.Close(ctx)
 	})
 	// The fleet's store writes key K as prefix + K, hashed whole: its
-	// slot is not HashSlot(K), where the simulator puts it. Keys are
-	// taken where the two agree.
+	// slot is HashSlot(K), where the simulator puts it, only for a key
+	// with a hash tag.
 	prefix := fleetKeyPrefix(t, f, c)
 	sc = clusterCompareScenario(clusterKeysUnder(t, c, topo, prefix))
 	w := redistest.WatchCluster(t, c, 10*time.Millisecond)
@@ -227,8 +227,50 @@ func TestClusterLiveAgainstSimulator(t *testing.T) {
 		keyShard[i], _ = topo.ShardOf(cl.APIKey)
 	}
 	cmp := compareCluster(sc, keyShard, res, simRes, simObs)
+	// The live fleet fails a key open within what the failover explains:
+	// a victim key from the freeze (less a store timeout: asked before
+	// it, timed out after it), another shard's from the first FAIL
+	// (CLUSTERDOWN: its master had learnt it), each until fleetFailoverBound
+	// after the promotion (the store reloads the slot map). Outside that
+	// only stray: a store call timed out while the watcher too got no
+	// answer from the node serving the key (a Silence: that node stalled,
+	// or this process did), as the thaw can make it (measured once under
+	// two looping builds: a healthy shard's three keys timed out together
+	// 2.3 s after the promotion, 270 ms after the thaw).
+	var unexplained []string
+	for _, ob := range res.Observations {
+		if ob.Attempt != 0 || ob.NoAnswer || ob.Decision.Policy != store.FailOpen {
+			continue
+		}
+		m := keyShard[ob.Client]
+		from, serving := o.failAfter, shards[m].Master.Addr()
+		if m == compareVictim {
+			from, serving = o.freeze-compareStoreTimeout, replica
+			if ob.At < o.freeze {
+				serving = victim.Master.Addr()
+			}
+		}
+		if ob.At >= from && ob.At <= o.promoted+fleetFailoverBound {
+			k := &cmp.keys[ob.Client].live
+			k.lastInFailover = max(k.lastInFailover, ob.At)
+			continue
+		}
+		if start := res.Started.Add(ob.At); tl.SilentDuring(serving, start, start.Add(ob.Latency)) {
+			cmp.keys[ob.Client].live.stray++
+			continue
+		}
+		unexplained = append(unexplained, fmt.Sprintf("%s (shard %d) at %v, %v after it was sent; want within [%v, promotion %v + %v] or during a silence of %s",
+			sc.Clients[ob.Client].Name, m, ob.At, ob.Latency, from, o.promoted, fleetFailoverBound, serving))
+	}
 	var b strings.Builder
 	cmp.write(&b, o, draws, asked)
+	var silences []string
+	for _, n := range c.Nodes {
+		if ss := tl.Silences[n.Addr()]; len(ss) > 0 && n != victim.Master {
+			silences = append(silences, fmt.Sprintf("%s %d", n.Addr(), len(ss)))
+		}
+	}
+	fmt.Fprintf(&b, "silences of the nodes up (> %v without an answer to the watcher): %v\n", redistest.SilenceMin, silences)
 	t.Logf("SIGSTOP of %s (shard %d, %s), replica %s; keys under %q\n%s", victim.Master.Addr(), compareVictim, victimName, replica, prefix, b.String())
 	if testing.Verbose() {
 		t.Logf("the fleet logged:\n%s", logs.String())
@@ -271,20 +313,16 @@ func TestClusterLiveAgainstSimulator(t *testing.T) {
 			t.Errorf("%s: simulated failed open from %v to %v, outside [%v, %v)", k.key, k.sim.first, k.sim.last, from, o.promoted)
 		}
 	}
-	// The live fleet: failed open only within what the failover
-	// explains; every victim request decided while its master was
+	// The live fleet: every victim request decided while its master was
 	// stopped and the replica not yet master failed open.
+	if len(unexplained) > 0 {
+		t.Errorf("%d requests failed open live outside the failover, with their node answering the watcher:\n%s",
+			len(unexplained), strings.Join(unexplained[:min(len(unexplained), 10)], "\n"))
+	}
 	victimOpen := 0
-	for i, k := range cmp.keys {
-		from := o.freeze - compareStoreTimeout // asked before the freeze, timed out after it
-		if keyShard[i] != compareVictim {
-			from = o.failAfter // CLUSTERDOWN: the node had learnt the FAIL
-		} else {
+	for _, k := range cmp.keys {
+		if k.shard == compareVictim {
 			victimOpen += k.live.failedOpen
-		}
-		if k.live.failedOpen > 0 && (k.live.first < from || k.live.last > o.promoted+fleetFailoverBound) {
-			t.Errorf("%s (shard %d): failed open live from %v to %v, outside [%v, promotion %v + %v]",
-				k.key, keyShard[i], k.live.first, k.live.last, from, o.promoted, fleetFailoverBound)
 		}
 	}
 	if victimOpen == 0 {
@@ -370,29 +408,31 @@ func fleetKeyPrefix(t *testing.T, f *Fleet, c *redistest.Cluster) string {
 	return ""
 }
 
-// clusterKeysUnder names compareKeysShard keys in each shard, key-0,
-// key-1, … as they fall, taking only those whose Redis key under prefix
-// the real cluster puts in the shard the simulator puts the key in (its
-// CLUSTER KEYSLOT; checked against topology.HashSlot on the way).
+// clusterKeysUnder names compareKeysShard keys in each shard as the
+// simulator places them (topology.HashSlot), "{key-0}", "{key-1}", … as
+// they fall, each checked against the real cluster: the Redis key the
+// fleet's store writes for it, prefix + key, is in the same slot (CLUSTER
+// KEYSLOT). The store hashes prefix + key whole, so only a key's hash tag
+// puts it where the simulator puts it: without one the slot is
+// HashSlot(prefix + key), and since CRC-16 is linear that is
+// HashSlot(key) XOR a constant of the prefix and the key's length, which
+// for some prefixes keeps every key of a length out of a shard.
 func clusterKeysUnder(t *testing.T, c *redistest.Cluster, topo *topology.Topology, prefix string) []string {
 	t.Helper()
 	byShard := make([][]string, 3)
 	node := c.Nodes[0].Client()
 	for i, filled := 0, 0; filled < len(byShard); i++ {
-		if i == 10_000 {
-			t.Fatalf("10,000 names and still %v under %q", byShard, prefix)
+		key := fmt.Sprintf("{key-%d}", i)
+		m, slot := topo.ShardOf(key)
+		if len(byShard[m]) == compareKeysShard {
+			continue
 		}
-		key := fmt.Sprintf("key-%d", i)
-		slot, err := node.ClusterKeySlot(context.Background(), prefix+key).Result()
+		real, err := node.ClusterKeySlot(context.Background(), prefix+key).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if int(slot) != topology.HashSlot(prefix+key) {
-			t.Fatalf("CLUSTER KEYSLOT %s is %d; topology.HashSlot says %d", prefix+key, slot, topology.HashSlot(prefix+key))
-		}
-		m, _ := topo.ShardOf(key)
-		if real, _ := topo.ShardOf(prefix + key); real != m || len(byShard[m]) == compareKeysShard {
-			continue
+		if int(real) != slot {
+			t.Fatalf("CLUSTER KEYSLOT %s is %d; topology.HashSlot(%s) is %d", prefix+key, real, key, slot)
 		}
 		byShard[m] = append(byShard[m], key)
 		if len(byShard[m]) == compareKeysShard {
@@ -415,8 +455,12 @@ type clusterInstants struct {
 type keyFate struct {
 	sent, allowed, ideal int64
 	failedOpen           int
+	stray                int             // live: failed open outside the failover, in a silence of its node
 	first, last          time.Duration   // of the failed-open requests
 	latency              []time.Duration // of the failed-open requests, sorted
+	// lastInFailover is the last failed-open request live within the
+	// failover's window, strays left out.
+	lastInFailover time.Duration
 }
 
 // keyComparison is one key, live and simulated on the live arrivals.
@@ -472,7 +516,7 @@ func (c clusterComparison) write(b *strings.Builder, o clusterInstants, draws, a
 		ms(o.freeze), ms(o.fail), ms(o.fail-o.freeze), ms(o.failAfter), ms(o.promoted), ms(o.promoted-o.fail), ms(o.thaw))
 	fmt.Fprintf(b, "simulator's draws: gossip %d µs of [0, %d), election %d µs of [0, %d)\n", draws[0], asked[0], draws[1], asked[1])
 	tw := tabwriter.NewWriter(b, 0, 0, 1, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "key\tshard\tsent\tfailed open live\tsim\tlast live (ms)\tsim\tlive−promotion\tlatency live p50/max (ms)\tsim\tallowed−ideal live\tsim\t")
+	fmt.Fprintln(tw, "key\tshard\tsent\tfailed open live\tsim\tlast live (ms)\tsim\tlive−promotion\tlatency live p50/max (ms)\tsim\tallowed−ideal live\tsim\tstray live\t")
 	lat := func(l []time.Duration) string {
 		if len(l) == 0 {
 			return "-"
@@ -490,9 +534,9 @@ func (c clusterComparison) write(b *strings.Builder, o clusterInstants, draws, a
 		if k.live.failedOpen > 0 {
 			behind = fmt.Sprintf("%+.0f", float64((k.live.last-o.promoted).Microseconds())/1000)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%+d\t%+d\t\n", k.key, k.shard, k.live.sent,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%+d\t%+d\t%d\t\n", k.key, k.shard, k.live.sent,
 			k.live.failedOpen, k.sim.failedOpen, last(k.live), last(k.sim), behind, lat(k.live.latency), lat(k.sim.latency),
-			k.live.allowed-k.live.ideal, k.sim.allowed-k.sim.ideal)
+			k.live.allowed-k.live.ideal, k.sim.allowed-k.sim.ideal, k.live.stray)
 	}
 	tw.Flush()
 }
