@@ -516,7 +516,7 @@ func (c clusterComparison) write(b *strings.Builder, o clusterInstants, draws, a
 		ms(o.freeze), ms(o.fail), ms(o.fail-o.freeze), ms(o.failAfter), ms(o.promoted), ms(o.promoted-o.fail), ms(o.thaw))
 	fmt.Fprintf(b, "simulator's draws: gossip %d µs of [0, %d), election %d µs of [0, %d)\n", draws[0], asked[0], draws[1], asked[1])
 	tw := tabwriter.NewWriter(b, 0, 0, 1, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "key\tshard\tsent\tfailed open live\tsim\tlast live (ms)\tsim\tlive−promotion\tlatency live p50/max (ms)\tsim\tallowed−ideal live\tsim\tstray live\t")
+	fmt.Fprintln(tw, "key\tshard\tsent\tfailed open live\tsim\tlast live (ms)\tsim\tlast in failover−promotion\tlatency live p50/max (ms)\tsim\tallowed−ideal live\tsim\tstray live\t")
 	lat := func(l []time.Duration) string {
 		if len(l) == 0 {
 			return "-"
@@ -531,8 +531,8 @@ func (c clusterComparison) write(b *strings.Builder, o clusterInstants, draws, a
 	}
 	for _, k := range c.keys {
 		behind := "-"
-		if k.live.failedOpen > 0 {
-			behind = fmt.Sprintf("%+.0f", float64((k.live.last-o.promoted).Microseconds())/1000)
+		if k.live.failedOpen > k.live.stray {
+			behind = fmt.Sprintf("%+.0f", float64((k.live.lastInFailover-o.promoted).Microseconds())/1000)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%+d\t%+d\t%d\t\n", k.key, k.shard, k.live.sent,
 			k.live.failedOpen, k.sim.failedOpen, last(k.live), last(k.sim), behind, lat(k.live.latency), lat(k.sim.latency),
