@@ -114,7 +114,7 @@ func TestStartCluster(t *testing.T) {
 			last = first[m+1] - 1
 		}
 		if want := [][2]int{{first[m], last}}; !slices.Equal(sh.Ranges, want) || sh.Replica == nil {
-			t.Errorf("shard %d: master %s serves %v with replica %v; want %v and a replica", m, sh.Master.Addr(), sh.Ranges, sh.Replica, want)
+			t.Errorf("shard %d: master %s serves %v (a replica: %v); want %v and a replica", m, sh.Master.Addr(), sh.Ranges, sh.Replica != nil, want)
 		}
 	}
 	master, replica, replicaID := c.MasterWithReplica(t)
