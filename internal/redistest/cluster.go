@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -126,6 +127,52 @@ func (c *Cluster) MasterWithReplica(t testing.TB) (master, replica *Node, replic
 	return nil, nil, ""
 }
 
+// Shard is a master of a cluster with the slots it serves and its
+// replica, as one node's CLUSTER NODES tells them.
+type Shard struct {
+	Master *Node
+	// Ranges are the first and last slot of each range of slots it
+	// serves, in the order CLUSTER NODES lists them.
+	Ranges    [][2]int
+	Replica   *Node // nil for a master without one
+	ReplicaID string
+}
+
+// Shards are the cluster's masters that serve slots, with a replica each
+// (the first CLUSTER NODES lists, when it has several), in the order of
+// their first slot: what a test maps to the simulator's shards
+// (topology.FirstSlots numbers them by slot in the same order). It asks
+// the first node that answers, failing the test when none does.
+func (c *Cluster) Shards(t testing.TB) []Shard {
+	t.Helper()
+	var nodes []clusterNode
+	var err error
+	for _, n := range c.Nodes {
+		if nodes, err = clusterNodes(context.Background(), n.Client()); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("CLUSTER NODES: no node answered: %v", err)
+	}
+	var out []Shard
+	for _, m := range nodes {
+		if !m.master || len(m.ranges) == 0 {
+			continue
+		}
+		s := Shard{Master: c.Node(t, m.addr), Ranges: m.ranges}
+		for _, r := range nodes {
+			if r.masterID == m.id {
+				s.Replica, s.ReplicaID = c.Node(t, r.addr), r.id
+				break
+			}
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b Shard) int { return a.Ranges[0][0] - b.Ranges[0][0] })
+	return out
+}
+
 // WaitPromoted polls the replica's own view of the cluster every 5 ms
 // until the node replicaID serves slots as a master, and returns the
 // instant it was seen so: the promotion, as observed (to within one poll).
@@ -159,7 +206,8 @@ func WaitPromoted(t testing.TB, replica *Node, replicaID string, within time.Dur
 type clusterNode struct {
 	id, addr, masterID string // masterID is "-" on a master
 	master             bool
-	slots              int // how many slots it serves
+	slots              int      // how many slots it serves
+	ranges             [][2]int // the first and last slot of each range it serves
 }
 
 // clusterNodes asks c for CLUSTER NODES, of a node that is up: a reply
@@ -190,9 +238,31 @@ func clusterNodes(ctx context.Context, c *redis.Client) ([]clusterNode, error) {
 			n.master = n.master || flag == "master"
 		}
 		n.slots = countSlots(f[8:])
+		n.ranges = slotRanges(f[8:])
 		nodes = append(nodes, n)
 	}
 	return nodes, nil
+}
+
+// slotRanges reads a CLUSTER NODES line's slot fields ("0-5460",
+// "5461") as first and last slots, leaving out slots being migrated.
+func slotRanges(fields []string) [][2]int {
+	var out [][2]int
+	for _, r := range fields {
+		if strings.HasPrefix(r, "[") {
+			continue
+		}
+		lo, hi, found := strings.Cut(r, "-")
+		a, errA := strconv.Atoi(lo)
+		b, errB := a, error(nil)
+		if found {
+			b, errB = strconv.Atoi(hi)
+		}
+		if errA == nil && errB == nil {
+			out = append(out, [2]int{a, b})
+		}
+	}
+	return out
 }
 
 // countSlots counts the slots in a CLUSTER NODES line's slot fields

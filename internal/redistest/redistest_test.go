@@ -2,9 +2,12 @@ package redistest
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ratelim/ratelim/topology"
 )
 
 // TestNodeLifecycle walks a node through Stop, Cont, Kill, Start and
@@ -96,6 +99,23 @@ func TestStartCluster(t *testing.T) {
 	}
 	if masters != 3 || replicas != 3 || slots != 16384 {
 		t.Errorf("CLUSTER NODES: %d masters serving %d slots, %d replicas; want 3 serving 16384, 3:\n%+v", masters, slots, replicas, nodes)
+	}
+	// Shards: one range each, where the simulator's shards have theirs
+	// (topology.FirstSlots, as redis-cli --cluster create assigns them),
+	// each with its replica.
+	first := topology.FirstSlots(3)
+	shards := c.Shards(t)
+	if len(shards) != 3 {
+		t.Fatalf("Shards: %d, want 3: %+v", len(shards), shards)
+	}
+	for m, sh := range shards {
+		last := topology.Slots - 1
+		if m+1 < len(first) {
+			last = first[m+1] - 1
+		}
+		if want := [][2]int{{first[m], last}}; !slices.Equal(sh.Ranges, want) || sh.Replica == nil {
+			t.Errorf("shard %d: master %s serves %v (a replica: %v); want %v and a replica", m, sh.Master.Addr(), sh.Ranges, sh.Replica != nil, want)
+		}
 	}
 	master, replica, replicaID := c.MasterWithReplica(t)
 	if again, againID := c.ReplicaOf(t, master); again != replica || againID != replicaID {

@@ -66,6 +66,32 @@ type Timeline struct {
 	Events []Event
 	Polls  map[string]int // answered polls per node
 	Missed map[string]int // polls past pollDeadline, or refused, per node
+	// Silences are, per node, the gaps longer than SilenceMin between
+	// two of its answered polls, in order: it answered nothing (stopped,
+	// busy, its replies later than pollDeadline), or this process did
+	// not get to poll it (a loaded machine). A frozen node's freeze is
+	// one, ending at its first answer after the thaw.
+	Silences map[string][]Silence
+}
+
+// SilenceMin is the shortest gap between two answered polls of a node
+// that a Timeline records as a Silence: ten poll intervals of 10 ms, two
+// poll deadlines; a store call's 200 ms timeout on a node that is up
+// takes a longer one, of the node or of this process.
+const SilenceMin = 100 * time.Millisecond
+
+// Silence is a span in which a node's polls got no answer: From is the
+// reply before it, To the reply that ended it.
+type Silence struct{ From, To time.Time }
+
+// SilentDuring reports whether a silence of addr overlaps [from, to].
+func (tl Timeline) SilentDuring(addr string, from, to time.Time) bool {
+	for _, s := range tl.Silences[addr] {
+		if s.From.Before(to) && s.To.After(from) {
+			return true
+		}
+	}
+	return false
 }
 
 // first returns the first event matching, or the zero Event.
@@ -289,6 +315,10 @@ func (w *Watcher) Stop() Timeline {
 	defer w.mu.Unlock()
 	tl := w.tl
 	tl.Events = slices.Clone(w.tl.Events)
+	tl.Silences = map[string][]Silence{}
+	for a, s := range w.tl.Silences {
+		tl.Silences[a] = slices.Clone(s)
+	}
 	return tl
 }
 
@@ -431,6 +461,12 @@ func (w *Watcher) record(addr string, sent, at time.Time, info, nodes string) {
 	w.tl.Polls[addr]++
 	prev, seen := w.view[addr]
 	after := w.sentAt[addr]
+	if seen && at.Sub(prev.At) > SilenceMin {
+		if w.tl.Silences == nil {
+			w.tl.Silences = map[string][]Silence{}
+		}
+		w.tl.Silences[addr] = append(w.tl.Silences[addr], Silence{From: prev.At, To: at})
+	}
 	if !seen {
 		prev = Observation{StateOK: true, Nodes: map[string]NodeFlags{}}
 		for a, nf := range o.Nodes {

@@ -109,3 +109,32 @@ func TestWatcherFirstReplyAgainstHealthy(t *testing.T) {
 		t.Errorf("Windows = %+v, want one still open (End zero)", ws)
 	}
 }
+
+// TestWatcherRecordsSilences: a gap longer than SilenceMin between two
+// answered polls of a node is a silence of that node, from the reply
+// before it to the reply after it; shorter gaps, and other nodes, are not.
+func TestWatcherRecordsSilences(t *testing.T) {
+	w := &Watcher{view: View{}, sentAt: map[string]time.Time{}, tl: Timeline{Polls: map[string]int{}, Missed: map[string]int{}}}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	const a, b = "127.0.0.1:7000", "127.0.0.1:7001"
+	nodes := "ida 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-16383\n"
+	for _, p := range []struct {
+		node string
+		at   int
+	}{{a, 0}, {b, 0}, {a, 10}, {a, 110}, {a, 211}, {b, 300}, {a, 221}} {
+		w.record(p.node, ms(p.at-1), ms(p.at), "cluster_state:ok\r\n", nodes)
+	}
+	want := map[string][]Silence{a: {{From: ms(110), To: ms(211)}}, b: {{From: ms(0), To: ms(300)}}}
+	if !reflect.DeepEqual(w.tl.Silences, want) {
+		t.Errorf("Silences = %+v, want %+v (10→110 ms is SilenceMin, not longer)", w.tl.Silences, want)
+	}
+	for _, c := range []struct {
+		from, to int
+		want     bool
+	}{{0, 100, false}, {100, 120, true}, {205, 215, true}, {212, 400, false}} {
+		if got := w.tl.SilentDuring(a, ms(c.from), ms(c.to)); got != c.want {
+			t.Errorf("SilentDuring(%s, %d–%d ms) = %v, want %v", a, c.from, c.to, got, c.want)
+		}
+	}
+}
