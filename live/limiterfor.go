@@ -29,11 +29,39 @@ func (f *Fleet) limiterFor(i int) store.Limiter {
 	}
 	return limiterFunc(func(ctx context.Context, key string, now algorithms.Time, cost int64) (store.Decision, error) {
 		at := f.clock()
-		target := f.route.RouteKey(i, simKey(key), at)
+		if !f.breakerAllows(i, at) {
+			return store.Decision{}, route.ErrBreakerOpen
+		}
+		target := f.route.RouteKey(i, key, at)
 		f.remember(key)
 		f.wait(ctx, target)
-		return f.route.Take(ctx, target, key, now, at, cost)
+		d, err := f.route.Take(ctx, target, key, now, at, cost)
+		f.breakerDone(i, at, err != nil)
+		return d, err
 	})
+}
+
+// breakerAllows asks server i's circuit breaker, if the scenario has one,
+// whether a store call at at may go.
+func (f *Fleet) breakerAllows(i int, at algorithms.Time) bool {
+	if f.breakers == nil {
+		return true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.breakers[i].Allow(at)
+}
+
+// breakerDone tells server i's circuit breaker how the call it allowed at
+// at ended, now.
+func (f *Fleet) breakerDone(i int, at algorithms.Time, failed bool) {
+	if f.breakers == nil {
+		return
+	}
+	done := f.clock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.breakers[i].Done(at, done, failed)
 }
 
 // wait is what a server spends on a copy that does not decide, as the

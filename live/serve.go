@@ -91,8 +91,11 @@ type Fleet struct {
 	// timeout is the scenario's topology.timeout: how long a server waits
 	// for a copy a partition or an outage put out of its reach.
 	timeout time.Duration
-	wg      sync.WaitGroup
-	errs    chan error
+	// breakers are each server's circuit breaker, on a scenario with one
+	// (topology.breaker); f.mu guards them.
+	breakers []route.Breaker
+	wg       sync.WaitGroup
+	errs     chan error
 	// stopSweep, when set, stops the memory sweeper; Close calls it once.
 	stopSweep func()
 
@@ -235,6 +238,14 @@ func (f *Fleet) start(ctx context.Context, alg algorithms.Algorithm, shedder *ht
 		return err
 	}
 	f.route = route.New(f.topo, f.copies, alg, &f.mu)
+	if b := f.opts.Scenario.Topology.Breaker; b != nil && f.topo.Remote() {
+		f.breakers = make([]route.Breaker, f.opts.Scenario.Servers)
+		for i := range f.breakers {
+			f.breakers[i] = route.Breaker{Failures: b.Failures, Cooldown: algorithms.At(b.Cooldown)}
+		}
+	}
+	// A simulated cluster puts a key in the slot the simulator does.
+	f.route.SlotKey = simKey
 	host, port, err := parseListen(f.opts)
 	if err != nil {
 		return err

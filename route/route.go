@@ -127,6 +127,11 @@ type Copies struct {
 	// at once guards it with lock (the simulator, one request at a time,
 	// has none).
 	lock sync.Locker
+	// SlotKey, if set, is the part of a key its cluster slot is taken
+	// from: the live fleet's middleware keys "key:orders" where the
+	// simulator keys "orders", and both must put it in one slot. Nil
+	// takes the key whole.
+	SlotKey func(key string) string
 }
 
 // New returns the copies of a fleet running alg on topo, and how it writes
@@ -166,7 +171,7 @@ func (c *Copies) Route(server int, at algorithms.Time) int {
 func (c *Copies) RouteKey(server int, key string, at algorithms.Time) int {
 	slot := 0
 	if c.topo.Kind() == topology.Cluster {
-		slot = topology.HashSlot(key)
+		slot = topology.HashSlot(c.slotKey(key))
 	}
 	c.acquire()
 	defer c.release()
@@ -255,7 +260,7 @@ func (c *Copies) SaveCopy(ctx context.Context, to int, key string, st algorithms
 // topology's heal, with the topology's lock held.
 func (c *Copies) Resync(ctx context.Context, keys func(yield func(string) bool), at algorithms.Time) error {
 	for key := range keys {
-		master, followers := c.topo.Followers(key, at)
+		master, followers := c.topo.Followers(c.slotKey(key), at)
 		if len(followers) == 0 {
 			continue
 		}
@@ -270,6 +275,14 @@ func (c *Copies) Resync(ctx context.Context, keys func(yield func(string) bool),
 		}
 	}
 	return nil
+}
+
+// slotKey is what key's slot is taken from (SlotKey).
+func (c *Copies) slotKey(key string) string {
+	if c.SlotKey == nil {
+		return key
+	}
+	return c.SlotKey(key)
 }
 
 func (c *Copies) acquire() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,5 +227,44 @@ func TestClusterReplicatesWithinTheShard(t *testing.T) {
 	}
 	if st, _ := copies[4].Load(ctx, key); st.N == 99 {
 		t.Errorf("after the heal s1-replica1 still holds its own state")
+	}
+}
+
+// TestSlotKeyPicksTheShard: a fleet whose keys carry a prefix ("key:")
+// routes and heals each by the slot of the key without it, as the
+// simulator slots it: "key:orders" hashes to slot 15573, shard 2 of three,
+// "orders" to slot 105, shard 0's.
+func TestSlotKeyPicksTheShard(t *testing.T) {
+	ctx := context.Background()
+	alg := build(t, "token-bucket")
+	topo := topology.New(topology.Config{Kind: topology.Cluster, Servers: 1, Replicas: 1})
+	var copies []route.Copy
+	for range topo.Copies() {
+		copies = append(copies, store.NewMemory(alg))
+	}
+	r := route.New(topo, copies, alg, nil)
+	r.SlotKey = func(key string) string { return strings.TrimPrefix(key, "key:") }
+	if got := r.RouteKey(0, "key:orders", 0); got != 0 {
+		t.Fatalf("key:orders routed to copy %d, want s0-master (0)", got)
+	}
+	// The replica took no replication (its own state), and the heal
+	// must copy s0-master's over it, and touch no other shard.
+	if _, err := r.Take(ctx, 0, "key:orders", 0, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := copies[1].Save(ctx, "key:orders", algorithms.State{N: 99}, route.ReplicaTTL); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Resync(ctx, slices.Values([]string{"key:orders"}), 0); err != nil {
+		t.Fatal(err)
+	}
+	master, _ := copies[0].Load(ctx, "key:orders")
+	if st, _ := copies[1].Load(ctx, "key:orders"); st.N != master.N || st.T != master.T {
+		t.Errorf("after the heal s0-replica holds %+v, want s0-master's %+v", st, master)
+	}
+	for i := 2; i < len(copies); i++ {
+		if st, _ := copies[i].Load(ctx, "key:orders"); st.N != 0 || st.T != 0 {
+			t.Errorf("the heal wrote key:orders to %s: %+v", topo.Copies()[i], st)
+		}
 	}
 }

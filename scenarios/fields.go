@@ -177,7 +177,7 @@ var (
 		{name: "rtt", value: duration(), doc: "one store round trip; default 500us, 0 for local"},
 		{name: "on_error", value: choice(onErrorPolicies), doc: "what a server does when the store fails; default fail-open"},
 		{name: "clock", value: choice(clockSources), doc: "whose clock the limiter reads; default server"},
-		{name: "replication_lag", value: duration(), doc: "split-brain only: the replica's lag; default 0"},
+		{name: "replication_lag", value: duration(), doc: "split-brain and cluster: how far a replica trails; default 0"},
 		{name: "failover_after", value: anyOf(duration(), constant("never")), doc: "split-brain only: when the replica takes over; default 0"},
 		{name: "primary_stops_after", value: anyOf(duration(), constant("never")), doc: "split-brain only: when the primary stops; default never"},
 		{name: "timeout", value: duration(), doc: "a server's wait for a store that does not answer; default 0 (cluster 100ms)"},

@@ -152,6 +152,7 @@ func TestParseErrors(t *testing.T) {
 		{"failover never on shared", base + "topology:\n  kind: shared\n  failover_after: never\n", "t.yaml:8: topology.failover_after: ", "only a split-brain topology has it"},
 		{"failover a word", base + "topology:\n  kind: split-brain\n  failover_after: later\n", "t.yaml:8: topology.failover_after: ", "2s or never"},
 		{"negative rtt", base + "topology: {rtt: -1ms}\n", "t.yaml:6: topology.rtt: ", "negative"},
+		{"replication lag on shared", base + "topology:\n  kind: shared\n  replication_lag: 1s\n", "t.yaml:8: topology.replication_lag: ", "only a split-brain or cluster topology has it"},
 		{"cluster field on shared", base + "topology:\n  kind: shared\n  masters: 3\n", "t.yaml:8: topology.masters: ", "only a cluster topology has it"},
 		{"masters out of range", base + "topology:\n  kind: cluster\n  masters: 65\n", "t.yaml:8: topology.masters: ", "65 is too large (want at most 64)"},
 		{"replicas out of range", base + "topology:\n  kind: cluster\n  replicas: 6\n", "t.yaml:8: topology.replicas: ", "6 is too large (want at most 5)"},

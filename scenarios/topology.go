@@ -87,13 +87,18 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 	// example lists them all on a shared topology, to document them).
 	if !d.failed() && t.Kind != sim.SplitBrain {
 		set := map[string]bool{
-			"replication_lag":     t.ReplicationLag != 0,
+			// A cluster's replicas trail their masters too.
+			"replication_lag":     t.ReplicationLag != 0 && t.Kind != sim.Cluster,
 			"failover_after":      t.FailoverAfter != 0,
 			"primary_stops_after": t.PrimaryStopsAfter != sim.PrimaryNeverStops,
 		}
 		for _, name := range f.order {
 			if set[name] {
-				d.failf(f.values[name], f.field(name), "only a split-brain topology has it, and this one is %s (want it removed, or kind: split-brain)", t.Kind)
+				kinds := "split-brain"
+				if name == "replication_lag" {
+					kinds = "split-brain or cluster"
+				}
+				d.failf(f.values[name], f.field(name), "only a %s topology has it, and this one is %s (want it removed, or kind: %s)", kinds, t.Kind, kinds)
 				return t
 			}
 		}

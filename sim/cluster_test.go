@@ -50,8 +50,8 @@ func TestClusterJitterPlacesTheObservedInstants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(asked) != "[1000000 500000]" {
-		t.Errorf("asked for draws of %v µs, want the gossip's 1 s then the election's 500 ms", asked)
+	if fmt.Sprint(asked) != "[1000000 700000]" {
+		t.Errorf("asked for draws of %v µs, want the gossip's 1 s then the election's 700 ms", asked)
 	}
 	var got []string
 	for _, e := range r.Shards[0].Events {
@@ -307,5 +307,28 @@ func TestHealBeforeTheElection(t *testing.T) {
 		if strings.Contains(e.Text, "is elected master") && !strings.Contains(e.Text, "the 0 admissions s0-master took since the heal are lost") {
 			t.Errorf("the election's log %q, want it to say none were lost since the heal", e.Text)
 		}
+	}
+}
+
+// TestWithTopologyCyclesBack: cycling a shared scenario through the
+// kinds, as the TUI's t key does, gives a cluster its shape and takes it
+// out again: the shared run after it is the file's, its timeout 0.
+func TestWithTopologyCyclesBack(t *testing.T) {
+	sc := hammer(Shared, 4, RoundRobin)
+	next := sc
+	for _, kind := range []TopologyKind{Racy, SplitBrain, Cluster, Local, Shared} {
+		next = WithTopology(next, kind)
+		if kind == Cluster && (next.Topology.Masters != 3 || next.Topology.Replicas != 1 || next.Topology.Timeout != DefaultClusterTimeout) {
+			t.Fatalf("on cluster: %+v", next.Topology)
+		}
+	}
+	if next.Topology != sc.Topology {
+		t.Errorf("cycled back to shared: %+v, want the scenario's %+v", next.Topology, sc.Topology)
+	}
+	// A cluster's own timeout stays.
+	own := WithTopology(sc, Cluster)
+	own.Topology.Timeout = 20 * time.Second
+	if back := WithTopology(own, Shared); back.Topology.Timeout != 20*time.Second {
+		t.Errorf("a timeout set on the cluster was taken out: %s", back.Topology.Timeout)
 	}
 }

@@ -215,10 +215,23 @@ const DefaultClusterTimeout = 100 * time.Millisecond
 // masters with a replica each, the default node timeout, a timeout of
 // DefaultClusterTimeout unless sc has one), as --topology cluster, the
 // TUI's t key and compare's columns switch it.
+//
+// Switched on from there, what it filled in is taken out again, so that
+// cycling through the kinds (the TUI's t key) leaves each other kind as
+// sc had it.
 func WithTopology(sc Scenario, kind TopologyKind) Scenario {
-	sc.Topology.Kind = kind
-	if t := &sc.Topology; kind == Cluster && t.Masters == 0 {
+	t := &sc.Topology
+	if t.clusterFilled && kind != Cluster {
+		t.Masters, t.Replicas, t.NodeTimeout = 0, 0, 0
+		if t.Timeout == DefaultClusterTimeout {
+			t.Timeout = 0
+		}
+		t.clusterFilled = false
+	}
+	t.Kind = kind
+	if kind == Cluster && t.Masters == 0 {
 		t.Masters, t.Replicas, t.NodeTimeout = topology.DefaultMasters, 1, topology.DefaultNodeTimeout
+		t.clusterFilled = true
 		if t.Timeout == 0 {
 			t.Timeout = DefaultClusterTimeout
 		}
@@ -263,6 +276,9 @@ type Topology struct {
 	// store calls (route.Breaker): after Failures in a row it fails every
 	// call at once for Cooldown, then probes.
 	Breaker *Breaker
+	// clusterFilled says WithTopology gave it a cluster's shape, to take
+	// out when it switches to another kind.
+	clusterFilled bool
 }
 
 // Breaker is a circuit breaker's settings: Failures in a row open it, for

@@ -75,14 +75,14 @@ func keyIn(t *testing.T, m int) (key string, slot int) {
 }
 
 // fixedDraw draws the middle of every range: gossip 0.5 s, election jitter
-// 250 ms.
+// 350 ms.
 func fixedDraw(n int64) int64 { return n / 2 }
 
 // TestClusterPartition walks a 3-master cluster through the question the
 // tool exists for: a partition at 10 s leaves s0-master and servers 0, 1
 // on the minority side, everything else with servers 2, 3. With the
 // fixed draws, FAIL is at 25.5 s (15 s node timeout + 0.5 s of gossip)
-// and s0-replica is elected at 26.25 s (500 ms + 250 ms).
+// and s0-replica is elected at 26.35 s (500 ms + 350 ms).
 func TestClusterPartition(t *testing.T) {
 	minority := Partition{Groups: [][]int{{0, 1}, {2, 3}},
 		Nodes: [][]string{{"s0-master"}, {"s1-master", "s2-master", "s0-replica", "s1-replica", "s2-replica"}}}
@@ -107,13 +107,13 @@ func TestClusterPartition(t *testing.T) {
 			24.9:  {{0, U, U}, {U, 2, 4}},
 			25:    {{D, U, U}, {U, 2, 4}}, // the fence: node_timeout after the cut
 			25.5:  {{D, U, U}, {U, D, D}}, // FAIL: full coverage lost on the majority side
-			26.25: {{D, U, U}, {1, 2, 4}}, // s0-replica elected
+			26.35: {{D, U, U}, {1, 2, 4}}, // s0-replica elected
 			39:    {{D, U, U}, {1, 2, 4}},
 			40:    {{1, 2, 4}, {1, 2, 4}}, // healed: everyone on the promoted replica
 		}},
 		{"without full coverage only the failed shard's keys wait", true, minority, 40, map[float64][2][3]int{
 			25.5:  {{D, U, U}, {U, 2, 4}},
-			26.25: {{D, U, U}, {1, 2, 4}},
+			26.35: {{D, U, U}, {1, 2, 4}},
 		}},
 		{"a heal before node_timeout loses nothing and fails nothing", false, minority, 20, map[float64][2][3]int{
 			19: {{0, U, U}, {U, 2, 4}},
@@ -187,7 +187,7 @@ func TestClusterEvents(t *testing.T) {
 	for _, ev := range tp.ClusterEvents() {
 		got = append(got, fmt.Sprintf("%s %s %s", ev.At.Duration(), ev.What, tp.Copies()[ev.Node]))
 	}
-	want := []string{"25s fenced s0-master", "25.5s failed s0-master", "26.25s promoted s0-replica"}
+	want := []string{"25s fenced s0-master", "25.5s failed s0-master", "26.35s promoted s0-replica"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
 	}
@@ -209,7 +209,7 @@ func TestClusterEvents(t *testing.T) {
 	if got := tp.RouteSlot(0, 0, sec(26.1)); got != ClusterDown {
 		t.Errorf("between the heal and the election shard 0 reaches %d, want CLUSTERDOWN", got)
 	}
-	if got := tp.RouteSlot(0, 0, sec(26.3)); got != 1 {
+	if got := tp.RouteSlot(0, 0, sec(26.4)); got != 1 {
 		t.Errorf("after the election shard 0 reaches %d, want s0-replica (1)", got)
 	}
 }
