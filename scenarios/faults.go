@@ -68,6 +68,11 @@ func (d *decoder) faults(n *yaml.Node, sc *sim.Scenario) []sim.Fault {
 		d.failf(nodes[later].node, index("faults", later), "overlaps faults[%d], %s from %s to %s (want faults of one kind one after the other)", first, o.Kind, o.Start, o.End)
 		return nil
 	}
+	// On a cluster, a partition waits for the one before to settle.
+	if i, err := sim.ClusterPartitionsSettle(*sc, out); err != nil {
+		d.failf(nodes[i].node, index("faults", i), "%v", err)
+		return nil
+	}
 	return out
 }
 

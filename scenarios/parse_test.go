@@ -163,6 +163,7 @@ func TestParseErrors(t *testing.T) {
 		{"breaker on local", base + "topology:\n  kind: local\n  breaker: {failures: 5, cooldown: 1s}\n", "t.yaml:8: topology.breaker: ", "no store call to break"},
 		{"breaker without cooldown", base + "topology:\n  breaker: {failures: 5}\n", "t.yaml:7: topology.breaker.cooldown: ", "missing (want e.g. breaker: {failures: 5, cooldown: 1s})"},
 		{"breaker of no failures", base + "topology:\n  breaker: {failures: 0, cooldown: 1s}\n", "t.yaml:7: topology.breaker.failures: ", "0 is too small"},
+		{"a cluster partition before the last settles", base + "topology: {kind: cluster, node_timeout: 5s}\nfaults:\n  - {kind: partition, start: 1s, end: 10s, groups: [[0], []], nodes: [[], [s0-master]]}\n  - {kind: partition, start: 12s, end: 20s, groups: [[0], []], nodes: [[], [s1-master]]}\n", "t.yaml:9: faults[1]: ", "before the one from 1s to 10s has settled: its failure detection, election, FAIL's undoing and rejoin delay run until 17s (want it to start at 17s or later)"},
 		{"partition nodes on local", base + "topology: {kind: local}\nfaults:\n  - {kind: partition, start: 1s, end: 2s, groups: [[0], []], nodes: [[], [server-0]]}\n", "t.yaml:8: faults[0].nodes: ", "no store node to place"},
 		{"partition node unknown", base + "topology: {kind: cluster}\nfaults:\n  - {kind: partition, start: 1s, end: 2s, groups: [[0], []], nodes: [[], [s7-master]]}\n", "t.yaml:8: faults[0].nodes[1][0]: ", `no store node is called "s7-master" (want s0-master, s0-replica, s1-master, s1-replica, s2-master or s2-replica)`},
 		// Clients and traffic.

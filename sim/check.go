@@ -222,5 +222,8 @@ func (sc *Scenario) checkFaults() error {
 			return err
 		}
 	}
+	if i, err := ClusterPartitionsSettle(*sc, sc.Faults); err != nil {
+		return bad(fmt.Sprintf("faults[%d]", i), "%v", err)
+	}
 	return nil
 }

@@ -6,10 +6,12 @@ package sim
 // the findings.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/words"
@@ -251,4 +253,41 @@ func (s *sim) shardResults() []ShardResult {
 		out[i].Affected = slices.Clone(out[i].Affected)
 	}
 	return out
+}
+
+// ClusterPartitionsSettle checks that on sc's topology, a cluster, each
+// partition of faults starts once the one before it has settled: its
+// failure detection (node_timeout and a second of gossip), its elections
+// (up to 1.2 s and a second per replica's rank after FAIL), the undoing of
+// a FAIL no replica replaced (2 × node_timeout after it) and a fenced
+// master's rejoin delay after the heal (up to 5 s). A partition that
+// starts before then would begin from a cluster the model has not
+// settled, and is refused; i is its index in faults. Other kinds have
+// nothing to settle.
+func ClusterPartitionsSettle(sc Scenario, faults []Fault) (i int, err error) {
+	if sc.Topology.Kind != Cluster {
+		return 0, nil
+	}
+	nt := sc.Topology.NodeTimeout
+	if nt <= 0 {
+		nt = topology.DefaultNodeTimeout
+	}
+	var parts []int
+	for i, f := range faults {
+		if f.Kind == Partition {
+			parts = append(parts, i)
+		}
+	}
+	slices.SortStableFunc(parts, func(a, b int) int { return cmp.Compare(faults[a].Start, faults[b].Start) })
+	for k := 1; k < len(parts); k++ {
+		prev, next := faults[parts[k-1]], faults[parts[k]]
+		settled := max(prev.End+5*time.Second,
+			prev.Start+3*nt+time.Second,
+			prev.Start+nt+2200*time.Millisecond+time.Duration(sc.Topology.Replicas)*time.Second)
+		if next.Start < settled {
+			return parts[k], fmt.Errorf("a partition of the cluster from %s, before the one from %s to %s has settled: its failure detection, election, FAIL's undoing and rejoin delay run until %s (want it to start at %s or later)",
+				next.Start, prev.Start, prev.End, settled, settled)
+		}
+	}
+	return 0, nil
 }
