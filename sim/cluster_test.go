@@ -332,3 +332,33 @@ func TestWithTopologyCyclesBack(t *testing.T) {
 		t.Errorf("a timeout set on the cluster was taken out: %s", back.Topology.Timeout)
 	}
 }
+
+// TestTwoFailovers: a second partition, once the first has settled,
+// fails the shard over again, back to the node it started on; the
+// finding counts both.
+func TestTwoFailovers(t *testing.T) {
+	sc := clusterScenario(t)
+	sc.Duration = 60 * time.Second
+	second := sc.Faults[0]
+	second.Start, second.End = 30*time.Second, 45*time.Second
+	second.Nodes = [][]string{{"s0-replica"}, {"s1-master", "s2-master", "s0-master", "s1-replica", "s2-replica"}}
+	sc.Faults = append(sc.Faults, second)
+	r := mustRun(t, sc)
+	sh := r.Shards[0]
+	if sh.EndMaster != "s0-master" || countEvents(sh, "promoted") != 2 {
+		t.Fatalf("shard 0: end master %s, events %+v; want s0-master back after two failovers", sh.EndMaster, sh.Events)
+	}
+	f, ok := findingOf(r, FindingFailedOver)
+	if !ok || !strings.Contains(f.Text, "2 failovers, the first at") {
+		t.Errorf("failed-over finding %q, want it to count both", f.Text)
+	}
+}
+
+func findingOf(r *Result, kind FindingKind) (Finding, bool) {
+	for _, f := range r.Findings {
+		if f.Kind == kind {
+			return f, true
+		}
+	}
+	return Finding{}, false
+}

@@ -46,6 +46,9 @@ func shardFindings(r *Result, kind FindingKind) []Finding {
 			}
 			value = sh.Lost
 			text = fmt.Sprintf("%s was elected in %s's place at %gs; the %s %s took during the partition were lost", promoted.Node, sh.Master, round2(promoted.TS), words.Count(sh.Lost, "admission", "admissions"), sh.Master)
+			if n := countEvents(sh, "promoted"); n > 1 {
+				text = fmt.Sprintf("%d failovers, the first at %gs (%s in %s's place); the %s the old masters took during the partitions were lost", n, round2(promoted.TS), promoted.Node, sh.Master, words.Count(sh.Lost, "admission", "admissions"))
+			}
 		case FindingFenced:
 			fenced, ok := eventOf(sh, "fenced")
 			if !ok || sh.Fenced == 0 {
@@ -117,6 +120,17 @@ func affectedBy(sh ShardResult, kind FindingKind) []string {
 		}
 	}
 	return keys
+}
+
+// countEvents is how many of sh's events are what.
+func countEvents(sh ShardResult, what string) int {
+	n := 0
+	for _, e := range sh.Events {
+		if e.What == what {
+			n++
+		}
+	}
+	return n
 }
 
 // eventOf is sh's first event of what.
