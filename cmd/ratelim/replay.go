@@ -179,7 +179,7 @@ func addReplayLimitFlags(f *pflag.FlagSet, opts *replayOptions) {
 
 	o := &opts.over
 	f.StringVar(&o.algorithm, "algorithm", "token-bucket", "limiter: "+strings.Join(algorithms.Names(), ", "))
-	f.StringVar(&o.topology, "topology", "", "where the counter lives: local, shared (default), racy or split-brain")
+	f.StringVar(&o.topology, "topology", "", "where the counter lives: local, shared (default), racy, split-brain or cluster")
 	f.StringVar(&o.store, "store", "", "memory (default), miniredis or redis://host:port")
 	f.IntVar(&o.servers, "servers", 0, "number of API servers (default 1)")
 	f.StringVar(&o.balancer, "balancer", "", "round-robin (default), random or key-hash")

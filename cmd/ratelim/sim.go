@@ -159,7 +159,7 @@ func (o *overrides) visit(cmd *cobra.Command) {
 func addOverrideFlags(cmd *cobra.Command, o *overrides) {
 	f := cmd.Flags()
 	f.StringVar(&o.algorithm, "algorithm", "", "limiter: "+strings.Join(algorithms.Names(), ", "))
-	f.StringVar(&o.topology, "topology", "", "where the counter lives: local, shared, racy or split-brain")
+	f.StringVar(&o.topology, "topology", "", "where the counter lives: "+words.OneOf(scenarios.Choices("topology.kind")))
 	f.StringVar(&o.store, "store", "", "memory, miniredis or redis://host:port")
 	f.IntVar(&o.servers, "servers", 0, "number of API servers")
 	f.StringVar(&o.balancer, "balancer", "", "round-robin, random or key-hash")
