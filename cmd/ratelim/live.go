@@ -53,7 +53,9 @@ func newCmdServe(s streams, runF func(*serveOptions) error) *cobra.Command {
 		Long: `Start the scenario's API servers on loopback ports, each behind the httplimit
 middleware with the scenario's limit and topology: local (a memory jar per
 server), shared (one store), racy (one store, read and written in two calls),
-split-brain (two stores; --store redis://a,redis://b). Requests are keyed
+split-brain (two stores; --store redis://a,redis://b), cluster (a simulated
+Redis Cluster, a memory store per node; for a real one, shared with --store
+redis+cluster://h:p,h:p). Requests are keyed
 exactly as the scenario's limit.key says: api-key reads X-API-Key alone and
 user X-User alone (a request without it gets 400, never a bucket of its
 own), ip the client's address alone, auto X-API-Key, else X-User, else the

@@ -80,7 +80,8 @@ func newRootCmd(s streams, r runners) *cobra.Command {
 		Long: `ratelim replays traffic scenarios against rate-limiting algorithms (token
 bucket, GCRA, leaky bucket, fixed window, sliding log, sliding window) and
 store topologies (per-server jars, shared Redis, racy read-modify-write,
-split-brain, outage), and shows what each client experienced.
+split-brain, a partitioned Redis Cluster, outage), and shows what each
+client experienced.
 
 ` + exitCodesHelp,
 		SilenceErrors: true,
