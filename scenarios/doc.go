@@ -118,7 +118,7 @@
 // partition a side without a majority of masters fences after
 // node_timeout (default 15s: every key answers CLUSTERDOWN); the majority
 // side marks a cut-off master FAIL about then and elects one of its
-// replicas on that side (500 ms + up to 500 ms later); with full_coverage
+// replicas on that side (500 ms + up to 700 ms later); with full_coverage
 // (the default) it answers CLUSTERDOWN for every key meanwhile, and for
 // the whole partition when no replica of a failed master is there. At the
 // heal the promoted replica stays master and the old one rejoins as its
