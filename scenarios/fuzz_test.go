@@ -10,6 +10,11 @@ import (
 	"github.com/ratelim/ratelim/sim"
 )
 
+// clusterSeed is a cluster of two masters with two replicas each, a
+// breaker, and a partition of three sides placing its nodes.
+const clusterSeed = "servers: 3\ntopology: {kind: cluster, masters: 2, replicas: 2, node_timeout: 1s, timeout: 20ms, replication_lag: 5ms, full_coverage: false, breaker: {failures: 2, cooldown: 300ms}}\n" +
+	"faults:\n  - {kind: partition, start: 1s, end: 5s, groups: [[0], [1], [2]], nodes: [[s0-master], [s1-master, s0-replica1], [s0-replica2, s1-replica1]]}\n"
+
 // FuzzParse feeds Parse arbitrary bytes, seeded with the built-ins and the
 // error cases' kind of input. The property: Parse never panics, and either
 // returns a scenario the simulator's own checks would accept the basics of,
@@ -22,6 +27,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(base))
 	f.Add([]byte(base + "servers: 4\nfaults:\n  - {kind: partition, start: 1s, end: 2s, groups: [[0, 1], [2, 3]]}\n"))
 	f.Add([]byte(base + "expect:\n  - {client: a, allowed_rate: {max: 11/s}, during: {from: 1s, to: 2s}, with: {algorithm: gcra}}\n"))
+	f.Add([]byte(base + clusterSeed))
 	f.Add([]byte("a: &a {<<: [*a, *a]}\n"))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -71,6 +77,7 @@ func FuzzRun(f *testing.F) {
 	}
 	f.Add([]byte(base))
 	f.Add([]byte(strings.Replace(base, "duration: 30s", "duration: 8760h\nstep: 1us", 1)))
+	f.Add([]byte(base + clusterSeed))
 	f.Add([]byte(strings.Replace(base, "rate: 5/s", "rate: 1000000000000000000/s", 1)))
 	f.Add([]byte(noClients + "  - {name: a, count: 10000, api_key: a, traffic: {pattern: constant, rate: 5/s}, retry: {policy: immediate, max: 1000}}\n"))
 	f.Add([]byte(noClients + "  - {name: \"{i}{i}{i}{i}{i}{i}{i}{i}\", count: 10000, api_key: \"{i}\", traffic: {pattern: burst, count: 1000000, at: 1s}}\n"))
