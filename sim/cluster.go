@@ -97,22 +97,21 @@ func (s *sim) setupCluster() {
 	c := &clusterRun{admitted: make([]int64, len(names))}
 	for m := range len(names) / (1 + s.sc.Topology.Replicas) {
 		first, last := s.topo.ShardSlots(m)
-		node := names[m*(1+s.sc.Topology.Replicas)]
+		master, _ := s.topo.ShardCopies(m)
+		node := names[master]
 		c.shards = append(c.shards, ShardResult{Shard: m, FirstSlot: first, LastSlot: last, Master: node, EndMaster: node, Keys: []string{}})
 		c.rejoins = append(c.rejoins, "")
 	}
-	for _, k := range s.keys {
-		m, _ := s.topo.ShardOf(k.name)
+	for ki, k := range s.keys {
+		m := s.shardOfKey(ki)
 		c.shards[m].Keys = append(c.shards[m].Keys, k.name)
 	}
 	s.stores.cluster = c
 }
 
-// shardOfKey is key ki's shard, by its slot.
-func (s *sim) shardOfKey(ki int) int {
-	m, _ := s.topo.ShardOf(s.keys[ki].name)
-	return m
-}
+// shardOfKey is key ki's shard, by the slot worked out once for it
+// (keyRun.slot): it is asked at every step's end for every key sampled.
+func (s *sim) shardOfKey(ki int) int { return s.topo.ShardOfSlot(int(s.keys[ki].slot)) }
 
 // countCluster counts what request p met on a cluster: a wait for a
 // master across the partition (an outage's waits are the outage's), a

@@ -232,9 +232,8 @@ func clusterBanner(sc Scenario, f Fault) string {
 		}
 		var masters []string
 		for m := range len(names) / (1 + sc.Topology.Replicas) {
-			master := names[m*(1+sc.Topology.Replicas)]
-			if topo.NodeSide(m*(1+sc.Topology.Replicas)) == side {
-				masters = append(masters, master)
+			if master, _ := topo.ShardCopies(m); topo.NodeSide(master) == side {
+				masters = append(masters, names[master])
 			}
 		}
 		with := "no master"

@@ -178,10 +178,9 @@ func (s *sim) reachPairs(limits []Limit, perKey int) {
 // of them: every copy, but on a cluster its shard's nodes only.
 func (s *sim) copiesOfKey(ki int) (first, n int) {
 	if s.stores.cluster == nil {
-		return 0, len(s.stores.copies)
+		return 0, len(s.stores.copies) // a replay of observations has no topology
 	}
-	n = 1 + s.sc.Topology.Replicas
-	return s.shardOfKey(ki) * n, n
+	return s.topo.ShardCopies(s.shardOfKey(ki))
 }
 
 // reachPair adds copy c to key ki's pairs, with its series if kept:

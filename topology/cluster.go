@@ -400,10 +400,26 @@ func (t *Topology) ClusterEventHappens(ev ClusterEvent) (ClusterEvent, bool) {
 // its slot; 0 and the slot on another kind.
 func (t *Topology) ShardOf(key string) (shard, slot int) {
 	slot = HashSlot(key)
+	return t.ShardOfSlot(slot), slot
+}
+
+// ShardOfSlot is the shard (master) whose range holds slot on a cluster;
+// 0 on another kind.
+func (t *Topology) ShardOfSlot(slot int) int {
 	if t.cluster == nil {
-		return 0, slot
+		return 0
 	}
-	return shardOf(t.cluster.first, slot), slot
+	return shardOf(t.cluster.first, slot)
+}
+
+// ShardCopies are shard's nodes on a cluster, as copies: n of them from
+// first, its master as it started then its replicas. Every copy, as one
+// shard, on another kind.
+func (t *Topology) ShardCopies(shard int) (first, n int) {
+	if t.cluster == nil {
+		return 0, len(t.nodeSide)
+	}
+	return t.cluster.node(shard, 0), 1 + t.cluster.replicas
 }
 
 // ShardSlots are shard's first and last slots on a cluster.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/topology"
 )
 
 // The Multi tests: the multi script (lua/multi.lua) against algorithms.Multi
@@ -335,13 +336,10 @@ func TestMultiLuaStoreClock(t *testing.T) {
 // prefixes with braces of their own; the keys are distinct, and none is a
 // single-limit store's key for K.
 func TestMultiKeysShareOneSlot(t *testing.T) {
-	if got := crc16([]byte("123456789")); got != 0x31c3 {
-		t.Fatalf("crc16(123456789) = %#x, want 0x31c3 (CRC-16/XMODEM, Redis Cluster's)", got)
-	}
-	if a, b := clusterSlot("{user1000}.following"), clusterSlot("{user1000}.followers"); a != b {
+	if a, b := topology.HashSlot("{user1000}.following"), topology.HashSlot("{user1000}.followers"); a != b {
 		t.Fatalf("the cluster spec's example: slots %d and %d differ", a, b)
 	}
-	if a, b := clusterSlot("foo{}{bar}"), clusterSlot("foo{}{baz}"); a == b {
+	if a, b := topology.HashSlot("foo{}{bar}"), topology.HashSlot("foo{}{baz}"); a == b {
 		t.Logf("(an empty tag hashes the whole key; %d and %d collide by chance)", a, b)
 	}
 	m := mustMulti(t,
@@ -363,9 +361,9 @@ func TestMultiKeysShareOneSlot(t *testing.T) {
 			if err != nil {
 				t.Fatalf("keys(%q, %q): %v", prefix, k, err)
 			}
-			slot := clusterSlot(keys[0])
+			slot := topology.HashSlot(keys[0])
 			for i, rk := range keys {
-				if got := clusterSlot(rk); got != slot {
+				if got := topology.HashSlot(rk); got != slot {
 					t.Errorf("prefix %q key %q: limit %d's key %q on slot %d, limit 0's %q on %d", prefix, k, i, rk, got, keys[0], slot)
 				}
 				if rk == prefix+k {
@@ -391,37 +389,9 @@ func TestMultiKeysShareOneSlot(t *testing.T) {
 	}
 }
 
-// clusterSlot is the Redis Cluster slot of key: CRC16 of its hash tag
-// (what lies between the first "{" and the first "}" after it, when that
-// is not empty) or of the whole key, modulo 16384.
-func clusterSlot(key string) int {
-	if s := strings.IndexByte(key, '{'); s >= 0 {
-		if e := strings.IndexByte(key[s+1:], '}'); e > 0 {
-			key = key[s+1 : s+1+e]
-		}
-	}
-	return int(crc16([]byte(key)) & 16383)
-}
-
-// crc16 is CRC-16/XMODEM (polynomial 0x1021, initial 0), the cluster's.
-func crc16(b []byte) uint16 {
-	var crc uint16
-	for _, c := range b {
-		crc ^= uint16(c) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
-}
-
 // TestMultiOnRedisCluster runs a Multi on a real three-node cluster, on
 // hostile keys: a script whose keys were on different slots would fail
-// with CROSSSLOT. The cluster's own CLUSTER KEYSLOT checks clusterSlot.
+// with CROSSSLOT. The cluster's own CLUSTER KEYSLOT checks topology.HashSlot, the simulator's.
 func TestMultiOnRedisCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a three-node Redis Cluster")
@@ -437,8 +407,8 @@ func TestMultiOnRedisCluster(t *testing.T) {
 	mem := store.NewMemory(m)
 	for i, k := range []string{"", "}", "{", "{}", "a}b", "user:{42}", "x{y}z", "plain", "\xff"} {
 		keys, _ := r.script.keys(r.opts.Prefix, k)
-		if got, err := r.client.ClusterKeySlot(ctx, keys[0]).Result(); err != nil || int(got) != clusterSlot(keys[0]) {
-			t.Errorf("CLUSTER KEYSLOT %q = %d, %v; clusterSlot says %d", keys[0], got, err, clusterSlot(keys[0]))
+		if got, err := r.client.ClusterKeySlot(ctx, keys[0]).Result(); err != nil || int(got) != topology.HashSlot(keys[0]) {
+			t.Errorf("CLUSTER KEYSLOT %q = %d, %v; topology.HashSlot says %d", keys[0], got, err, topology.HashSlot(keys[0]))
 		}
 		for j := range 25 {
 			now := algorithms.Time(1_700_000_000_000_000 + int64(i*1000+j)*30_000)
