@@ -391,7 +391,8 @@ func TestMultiKeysShareOneSlot(t *testing.T) {
 
 // TestMultiOnRedisCluster runs a Multi on a real three-node cluster, on
 // hostile keys: a script whose keys were on different slots would fail
-// with CROSSSLOT. The cluster's own CLUSTER KEYSLOT checks topology.HashSlot, the simulator's.
+// with CROSSSLOT. The cluster's own CLUSTER KEYSLOT checks
+// topology.HashSlot, the simulator's.
 func TestMultiOnRedisCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a three-node Redis Cluster")
