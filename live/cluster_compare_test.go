@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net/http"
 	"slices"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/redistest"
-	"github.com/ratelim/ratelim/internal/syncbuf"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/topology"
@@ -105,17 +103,7 @@ func TestClusterLiveAgainstSimulator(t *testing.T) {
 	}
 	victim := shards[compareVictim]
 
-	var logs syncbuf.Buffer
-	f, err := Serve(context.Background(), ServeOptions{Scenario: sc, Store: c.URL, Listen: "127.0.0.1:0",
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		f.Close(ctx)
-	})
+	f, logs := serveOnCluster(t, sc, c)
 	// The fleet's store writes key K as prefix + K, hashed whole: its
 	// slot is HashSlot(K), where the simulator puts it, only for a key
 	// with a hash tag.

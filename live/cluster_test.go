@@ -24,6 +24,25 @@ import (
 // 60 s slot-map refresh).
 const fleetFailoverBound = 3 * time.Second
 
+// serveOnCluster serves sc on the real cluster c, its servers' log kept
+// for the test to read, closed when the test ends (its error not
+// checked: a test may have left a node of c frozen or killed).
+func serveOnCluster(t *testing.T, sc sim.Scenario, c *redistest.Cluster) (*Fleet, *syncbuf.Buffer) {
+	t.Helper()
+	logs := new(syncbuf.Buffer)
+	f, err := Serve(context.Background(), ServeOptions{Scenario: sc, Store: c.URL, Listen: "127.0.0.1:0",
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		f.Close(ctx)
+	})
+	return f, logs
+}
+
 // TestFleetFollowsClusterFailover: a fleet of two servers sharing a real
 // Redis Cluster of three masters and three replicas, one master hung by
 // SIGSTOP: once its replica is seen promoted, every key is decided by the
@@ -36,19 +55,9 @@ func TestFleetFollowsClusterFailover(t *testing.T) {
 	}
 	wallClock(t)
 	c := redistest.StartCluster(t, 3, 1, time.Second)
-	var logs syncbuf.Buffer
 	sc := bucketScenario(sim.Shared, 2)
 	sc.Topology.OnError = store.FailOpen
-	f, err := Serve(context.Background(), ServeOptions{Scenario: sc, Store: c.URL, Listen: "127.0.0.1:0",
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		f.Close(ctx)
-	})
+	f, logs := serveOnCluster(t, sc, c)
 	victim, replica, replicaID := c.MasterWithReplica(t)
 
 	// One client per key, one request every 10 ms, alternating servers.
