@@ -74,12 +74,8 @@ func (f *Fleet) wait(ctx context.Context, target int) {
 	case topology.Unreachable:
 		d = f.timeout
 	case topology.ClusterDown:
-		for i := 1; i <= route.ClusterDownRetries; i++ {
-			d += route.ClusterDownBackoff(i, rand.Int64N).Duration()
-		}
-		if f.timeout > 0 {
-			d = min(d, f.timeout)
-		}
+		// The round trips are the fleet's own, on the loopback.
+		d = route.ClusterDownWait(0, algorithms.At(f.timeout), rand.Int64N).Duration()
 	}
 	if d <= 0 {
 		return

@@ -83,12 +83,22 @@ func (b *Breaker) Done(t, done algorithms.Time, failed bool) {
 // MinRetryBackoff + rand[0, MinRetryBackoff << attempt) (internal
 // RetryBackoff): 10–30, 10–50 and 10–90 ms.
 const (
-	ClusterDownRetries = 3
+	clusterDownRetries = 3
 	retryBackoffMin    = 10_000 // µs
 )
 
-// ClusterDownBackoff is the i-th retry's wait (1 to ClusterDownRetries),
-// in µs, drawing with draw from [0, n).
-func ClusterDownBackoff(i int, draw func(n int64) int64) algorithms.Time {
-	return algorithms.Time(retryBackoffMin + draw(retryBackoffMin<<i))
+// ClusterDownWait is what a go-redis cluster client spends on a node that
+// answers CLUSTERDOWN: 4 attempts of a round trip rtt each, with its
+// backoffs between them (each drawn with draw from [0, n)), at most
+// timeout when there is one (above 0). The simulator and the live fleet
+// both wait it.
+func ClusterDownWait(rtt, timeout algorithms.Time, draw func(n int64) int64) algorithms.Time {
+	spent := rtt
+	for i := 1; i <= clusterDownRetries; i++ {
+		spent += algorithms.Time(retryBackoffMin+draw(retryBackoffMin<<i)) + rtt
+	}
+	if timeout > 0 {
+		spent = min(spent, timeout)
+	}
+	return spent
 }

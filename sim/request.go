@@ -160,14 +160,7 @@ func (s *sim) storeLatency(target int) int64 {
 	case target == topology.Unreachable && timeout > 0:
 		return timeout
 	case target == topology.ClusterDown:
-		spent := s.rtt()
-		for attempt := 1; attempt <= route.ClusterDownRetries; attempt++ {
-			spent += int64(route.ClusterDownBackoff(attempt, s.rng.Int64N)) + s.rtt()
-		}
-		if timeout > 0 {
-			spent = min(spent, timeout)
-		}
-		return spent
+		return int64(route.ClusterDownWait(algorithms.Time(s.rtt()), algorithms.Time(timeout), s.rng.Int64N))
 	}
 	return s.rtt()
 }
