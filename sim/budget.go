@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/sat"
 	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/route"
 	"github.com/ratelim/ratelim/topology"
@@ -51,7 +51,7 @@ func (r *Result) DenseRows() int64 {
 	if !ok {
 		return int64(len(r.Timeline)) + int64(len(r.State))
 	}
-	return satMul(int64(steps), int64(len(r.Clients)+len(r.State)))
+	return sat.Mul(int64(steps), int64(len(r.Clients)+len(r.State)))
 }
 
 // CheckDense refuses a result too big to write with every step's rows
@@ -272,7 +272,7 @@ func newMemoryModel(sc Scenario, keep func(key string) bool) memoryModel {
 		}
 		// Each kept key holds at most its copies' pairs, whichever keys
 		// the traffic goes to.
-		m.kept = min(m.pairs, satMul(n, int64(topology.CopyCount(topologyConfig(sc)))))
+		m.kept = min(m.pairs, sat.Mul(n, int64(topology.CopyCount(topologyConfig(sc)))))
 	}
 	// A key with several limits keeps a state, and a state series, per
 	// limit.
@@ -280,17 +280,17 @@ func newMemoryModel(sc Scenario, keep func(key string) bool) memoryModel {
 	m.rowsPerRequest = rowsPerRequest(sc)
 	m.room, m.changes = stateChanges(sc, m.kept, m.worst)
 	fixed := int64(bytesBase)
-	fixed = satAdd(fixed, satMul(m.clients, bytesPerClient))
-	fixed = satAdd(fixed, histogramBytes(sc))
-	fixed = satAdd(fixed, satMul(satMul(m.keys, m.limits), bytesPerKey))
-	fixed = satAdd(fixed, satMul(m.pairs, bytesPerPair))
+	fixed = sat.Add(fixed, sat.Mul(m.clients, bytesPerClient))
+	fixed = sat.Add(fixed, histogramBytes(sc))
+	fixed = sat.Add(fixed, sat.Mul(sat.Mul(m.keys, m.limits), bytesPerKey))
+	fixed = sat.Add(fixed, sat.Mul(m.pairs, bytesPerPair))
 	for _, l := range sc.Limits() {
 		if p := l.Params; p.Window > 0 {
 			// A window algorithm is measured against a sliding log, which
 			// keeps a timestamp per admitted request: at most the limit per
 			// key, and never more than the requests sent.
 			perKey := saturate(math.Ceil(p.Rate.PerSecond() * p.Window.Seconds()))
-			fixed = satAdd(fixed, satMul(min(Estimate(sc), satMul(m.keys, perKey)), bytesPerLogEntry))
+			fixed = sat.Add(fixed, sat.Mul(min(Estimate(sc), sat.Mul(m.keys, perKey)), bytesPerLogEntry))
 		}
 	}
 	m.fixed = fixed
@@ -303,13 +303,13 @@ func newMemoryModel(sc Scenario, keep func(key string) bool) memoryModel {
 func (m memoryModel) at(step time.Duration) int64 {
 	steps := int64(1)
 	if step > 0 {
-		steps = satAdd(int64(m.sc.Duration/step), 1)
+		steps = sat.Add(int64(m.sc.Duration/step), 1)
 	}
 	total := m.fixed
-	rows := min(satMul(steps, m.clients), satMul(m.worst, m.rowsPerRequest))
-	total = satAdd(total, satMul(rows, bytesPerRow))
-	total = satAdd(total, satMul(m.statePoints(steps), satMul(m.limits, bytesPerSample)))
-	return satMul(total/4, collectorHeadroom)
+	rows := min(sat.Mul(steps, m.clients), sat.Mul(m.worst, m.rowsPerRequest))
+	total = sat.Add(total, sat.Mul(rows, bytesPerRow))
+	total = sat.Add(total, sat.Mul(m.statePoints(steps), sat.Mul(m.limits, bytesPerSample)))
+	return sat.Mul(total/4, collectorHeadroom)
 }
 
 // sampledPairs bounds the (key, copy) pairs a run of sc holds and samples
@@ -322,14 +322,14 @@ func (m memoryModel) at(step time.Duration) int64 {
 // than keys × copies. Any other run holds and samples every pair.
 func sampledPairs(sc Scenario, keys, requests int64) int64 {
 	copies := int64(topology.CopyCount(topologyConfig(sc)))
-	every := satMul(keys, copies)
+	every := sat.Mul(keys, copies)
 	if !onJars(sc.Topology.Store) || jarsDense(keys, copies) {
 		return every
 	}
 	if sc.Topology.Kind == Local && sc.Balancer == KeyHash && !slices.ContainsFunc(sc.Faults, func(f Fault) bool { return f.Kind == Crash }) {
 		return keys
 	}
-	return min(every, satMul(requests, 2))
+	return min(every, sat.Mul(requests, 2))
 }
 
 // statePoints bounds the points the state series of the kept (key, copy)
@@ -341,8 +341,8 @@ func sampledPairs(sc Scenario, keys, requests int64) int64 {
 // point a step; a series that refills a large bucket a little every step
 // is one a step.
 func (m memoryModel) statePoints(steps int64) int64 {
-	stretches := satAdd(m.changes, m.kept)
-	return min(satMul(steps, m.kept), satAdd(satMul(m.kept, 2), satMul(stretches, satAdd(max(m.room, 0), 2))))
+	stretches := sat.Add(m.changes, m.kept)
+	return min(sat.Mul(steps, m.kept), sat.Add(sat.Mul(m.kept, 2), sat.Mul(stretches, sat.Add(max(m.room, 0), 2))))
 }
 
 // stateChanges are the zero state's room, the most a key's room grows to,
@@ -363,7 +363,7 @@ func stateChanges(sc Scenario, kept, requests int64) (room, changes int64) {
 	}
 	remainingOf(alg, algorithms.State{}, 1, policies, &each)
 	room = slices.Max(each[:max(len(policies), 1)])
-	return room, satAdd(satMul(requests, 4), satMul(int64(len(sc.Faults)*2), kept))
+	return room, sat.Add(sat.Mul(requests, 4), sat.Mul(int64(len(sc.Faults)*2), kept))
 }
 
 // rowsPerRequest bounds the timeline rows a request makes: its own step's,
@@ -395,12 +395,12 @@ func histogramBytes(sc Scenario) int64 {
 		if requests <= histFew {
 			return 0
 		}
-		return 2 * satAdd(bytesPerHistIndex, satMul(min(requests, reach), bytesPerHistBlock))
+		return 2 * sat.Add(bytesPerHistIndex, sat.Mul(min(requests, reach), bytesPerHistBlock))
 	}
 	var total int64
 	for i := range sc.Clients {
 		c := &sc.Clients[i]
-		total = satAdd(total, one(saturate(math.Ceil(arrivalsOf(*c, sc.Duration)*float64(1+c.Retry.most())))))
+		total = sat.Add(total, one(saturate(math.Ceil(arrivalsOf(*c, sc.Duration)*float64(1+c.Retry.most())))))
 	}
 	for _, f := range sc.Feeds {
 		// A log's requests are its clients' in any share: charged as if
@@ -411,8 +411,8 @@ func histogramBytes(sc Scenario) int64 {
 		if c := mostPersistent(block); c != nil {
 			most = int64(c.Retry.most())
 		}
-		requests := satMul(f.Requests, 1+most)
-		total = satAdd(total, satMul(min(int64(len(block)), requests/(histFew+1)), one(requests)))
+		requests := sat.Mul(f.Requests, 1+most)
+		total = sat.Add(total, sat.Mul(min(int64(len(block)), requests/(histFew+1)), one(requests)))
 	}
 	return total
 }
@@ -431,12 +431,12 @@ func latencyBlocks(sc Scenario) int64 {
 		}
 		rtt, varied = max(rtt, int64(algorithms.At(f.RTT))), true
 	}
-	longest := satMul(rtt, route.MaxCASAttempts+1)
+	longest := sat.Mul(rtt, route.MaxCASAttempts+1)
 	for _, l := range sc.Limits() {
 		if l.Algorithm == "leaky-bucket" {
 			// The queue holds at most Burst, drained at the rate.
 			wait := saturate(math.Ceil(float64(l.Params.Burst) / max(l.Params.Rate.PerSecond(), 1e-9) * 1e6))
-			longest, varied = satAdd(longest, wait), true
+			longest, varied = sat.Add(longest, wait), true
 		}
 	}
 	if !varied {
@@ -479,7 +479,7 @@ func checkSize(sc Scenario, opts Options) (int64, error) {
 	bound := memoryBound(opts)
 	model := newMemoryModel(sc, opts.StateOf)
 	if need := model.at(sc.Step); need > bound {
-		steps := satAdd(int64(sc.Duration/sc.Step), 1)
+		steps := sat.Add(int64(sc.Duration/sc.Step), 1)
 		advice := "use a longer step, a shorter duration or fewer clients"
 		if step, ok := model.stepThatFits(bound); ok {
 			advice = fmt.Sprintf("use a longer step: %s fits, every total the same; or a shorter duration or fewer clients", words.Duration(step))
@@ -544,24 +544,4 @@ func saturate(f float64) int64 {
 		return 0
 	}
 	return int64(f)
-}
-
-// satMul is a × b for non-negative a and b, math.MaxInt64 if it overflows.
-func satMul(a, b int64) int64 {
-	if a <= 0 || b <= 0 {
-		return 0
-	}
-	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	if hi != 0 || lo > math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(lo)
-}
-
-// satAdd is a + b for non-negative a and b, math.MaxInt64 if it overflows.
-func satAdd(a, b int64) int64 {
-	if s := a + b; s >= a {
-		return s
-	}
-	return math.MaxInt64
 }

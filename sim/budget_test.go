@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/sat"
 	"github.com/ratelim/ratelim/internal/words"
 )
 
@@ -20,12 +21,12 @@ func TestSaturatingArithmetic(t *testing.T) {
 		got  int64
 		want int64
 	}{
-		{"mul", satMul(3, 4), 12},
-		{"mul by zero", satMul(0, math.MaxInt64), 0},
-		{"mul overflow", satMul(math.MaxInt64/2+1, 2), math.MaxInt64},
-		{"mul huge", satMul(1<<40, 1<<40), math.MaxInt64},
-		{"add", satAdd(3, 4), 7},
-		{"add overflow", satAdd(math.MaxInt64, 1), math.MaxInt64},
+		{"mul", sat.Mul(3, 4), 12},
+		{"mul by zero", sat.Mul(0, math.MaxInt64), 0},
+		{"mul overflow", sat.Mul(math.MaxInt64/2+1, 2), math.MaxInt64},
+		{"mul huge", sat.Mul(1<<40, 1<<40), math.MaxInt64},
+		{"add", sat.Add(3, 4), 7},
+		{"add overflow", sat.Add(math.MaxInt64, 1), math.MaxInt64},
 		{"saturate NaN", saturate(math.NaN()), math.MaxInt64},
 		{"saturate Inf", saturate(math.Inf(1)), math.MaxInt64},
 		{"saturate 1e25", saturate(1e25), math.MaxInt64},

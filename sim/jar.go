@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/sat"
 	"github.com/ratelim/ratelim/store"
 )
 
@@ -56,7 +57,7 @@ func onJars(store string) bool { return store == "" || store == "memory" }
 // jarsDense reports whether a run's jars hold keys × copies states densely
 // (setupStores), as the memory estimate counts them.
 func jarsDense(keys, copies int64) bool {
-	return copies == 1 || satMul(keys, copies) <= int64(denseJarPairs)
+	return copies == 1 || sat.Mul(keys, copies) <= int64(denseJarPairs)
 }
 
 // keyIndex numbers a run's keys, by name, for the calls that name a key

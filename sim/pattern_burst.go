@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/sat"
 )
 
 // burstPattern sends Count requests at At, spaced evenly over Spread (all
@@ -21,7 +22,7 @@ var burstPattern = patternKind{
 		}
 		base := int64(algorithms.At(s.tr.At))
 		spread := int64(algorithms.At(s.tr.Spread))
-		return satAdd(base, int64(mulDivFloor(uint64(s.k), uint64(spread), uint64(max(count, 1))))), true
+		return sat.Add(base, int64(mulDivFloor(uint64(s.k), uint64(spread), uint64(max(count, 1))))), true
 	},
 	estimate: func(tr Traffic, _ float64) float64 { return float64(tr.Count) },
 	check: func(tr Traffic, end time.Duration) (string, string) {

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/sat"
 )
 
 // onOffPattern sends evenly at Rate for On, is silent for Off, and
@@ -19,7 +20,7 @@ var onOffPattern = patternKind{
 			return 0, false
 		}
 		cycle, i := s.k/perCycle, s.k%perCycle
-		return satAdd(satAdd(s.start, satMul(cycle, on+off)), evenly(0, i, s.rate)), true
+		return sat.Add(sat.Add(s.start, sat.Mul(cycle, on+off)), evenly(0, i, s.rate)), true
 	},
 	estimate: func(tr Traffic, span float64) float64 {
 		on, off := tr.On.Seconds(), tr.Off.Seconds()

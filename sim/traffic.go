@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/sat"
 )
 
 // stream generates one Traffic pattern's arrivals, in order. next returns the
@@ -41,7 +42,7 @@ func evenly(start, k int64, r algorithms.Rate) int64 {
 	if r.N <= 0 {
 		return math.MaxInt64
 	}
-	return satAdd(start, int64(mulDivFloor(uint64(k), uint64(perMicros(r)), uint64(r.N))))
+	return sat.Add(start, int64(mulDivFloor(uint64(k), uint64(perMicros(r)), uint64(r.N))))
 }
 
 // next is the stream's next arrival, at or after its previous one, in µs,

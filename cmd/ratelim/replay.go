@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/sat"
 	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/replay"
 	"github.com/ratelim/ratelim/sim"
@@ -306,7 +306,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 	if !opts.maxRequestsSet {
 		// A log's requests are known: the budget is for what its clients'
 		// retries add, not a bound on the log's length.
-		p.simOpts.MaxRequests = satAdd(log.Requests, sim.DefaultMaxRequests)
+		p.simOpts.MaxRequests = sat.Add(log.Requests, sim.DefaultMaxRequests)
 	}
 	sc := log.Scenario(p.limit, p.redact)
 	if err := opts.over.apply(&sc); err != nil {
@@ -439,12 +439,4 @@ func keyName(opts *replayOptions) string {
 // refused before it started, so no usage hint follows it.
 func replayInputError(err error) error {
 	return usageError{&sim.SetupError{Err: err}}
-}
-
-// satAdd is a + b, at most math.MaxInt64.
-func satAdd(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
 }
