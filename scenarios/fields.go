@@ -186,6 +186,7 @@ var (
 		{name: "node_timeout", value: duration(), doc: "cluster only: cluster-node-timeout; default 15s"},
 		{name: "full_coverage", value: boolean(), doc: "cluster only: cluster-require-full-coverage; default true"},
 		{name: "breaker", value: mapping(&breakerObject), doc: "a circuit breaker in front of each server's store calls"},
+		{name: "sync_interval", value: anyOf(duration(), constant("never")), doc: "synced only: each server's push; 0 shared, never local; default 100ms"},
 	}}
 
 	breakerObject = object{name: "breaker", doc: "a circuit breaker: topology.breaker", fields: []field{

@@ -19,7 +19,7 @@ import (
 // the order they are applied. A with: spells on-error as on_error.
 func OverrideNames() []string { return slices.Clone(overrideNames) }
 
-var overrideNames = []string{"algorithm", "topology", "store", "servers", "balancer", "key", "seed", "duration", "step", "on-error", "rtt", "wall-clock", "shadow"}
+var overrideNames = []string{"algorithm", "topology", "store", "servers", "balancer", "key", "seed", "duration", "step", "on-error", "rtt", "sync-interval", "wall-clock", "shadow"}
 
 // Override returns sc with values (override name → the text as typed) in
 // place of its own. Each value is read by the code that reads the file's
@@ -137,6 +137,12 @@ func (d *decoder) override(sc sim.Scenario, name string, n *yaml.Node, f string)
 		sc.Topology.OnError = store.Policy(d.choice(n, f, "policy", onErrorPolicies))
 	case "rtt":
 		sc.Topology.RTT = d.roundTrip(n, f, "500us")
+	case "sync-interval":
+		if sc.Topology.Kind != sim.Synced {
+			d.failf(n, f, "only a synced topology has it, and this one is %s (want --topology synced with it)", sc.Topology.Kind)
+			break
+		}
+		sc.Topology.SyncInterval = d.syncInterval(n, f)
 	case "wall-clock":
 		sc.WallClock = d.wallClock(n, f)
 	case "shadow":

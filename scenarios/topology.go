@@ -79,9 +79,14 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 			d.failf(v, "topology.breaker", "a local jar is in the server's memory, with no store call to break (want it removed, or another kind)")
 			return t
 		}
+		if t.Kind == sim.Synced {
+			d.failf(v, "topology.breaker", "a synced server decides in its own memory; its pushes and reads have no breaker in this model (want it removed, or another kind)")
+			return t
+		}
 		t.Breaker = d.breaker(v, "topology.breaker")
 	}
 	d.cluster(f, &t)
+	d.synced(f, &t)
 	// A split-brain setting on another kind would do nothing, silently.
 	// Its default value does nothing anywhere, and may stay (DESIGN.md's
 	// example lists them all on a shared topology, to document them).
@@ -183,6 +188,40 @@ func (d *decoder) cluster(f *fields, t *sim.Topology) {
 	if t.Kind != sim.Cluster {
 		t.Replicas = 0
 	}
+}
+
+// synced reads a synced topology's sync_interval (DefaultSyncInterval
+// when it has none), refused on another kind.
+func (d *decoder) synced(f *fields, t *sim.Topology) {
+	if d.failed() {
+		return
+	}
+	v, ok := f.values["sync_interval"]
+	switch {
+	case !ok:
+		if t.Kind == sim.Synced {
+			t.SyncInterval = sim.DefaultSyncInterval
+		}
+		return
+	case t.Kind != sim.Synced:
+		d.failf(v, f.field("sync_interval"), "only a synced topology has it, and this one is %s (want it removed, or kind: synced)", t.Kind)
+		return
+	}
+	t.SyncInterval = d.syncInterval(v, "topology.sync_interval")
+}
+
+// syncInterval reads a sync interval: a duration up to MaxSyncInterval,
+// 0 (every request), or never (also -1, as Kong Rate Limiting
+// Advanced spells it; Kong OSS spells every request -1, which is 0 here).
+func (d *decoder) syncInterval(v *yaml.Node, field string) time.Duration {
+	if v.Kind == yaml.ScalarNode && (v.Value == "never" || v.Value == "-1") {
+		return sim.SyncNever
+	}
+	iv := d.nonNegative(v, field, "100ms, 0 (every request) or never")
+	if !d.failed() && iv > sim.MaxSyncInterval {
+		d.failf(v, field, "%s is longer than the simulator models (want at most %s, e.g. 100ms)", short(v.Value), sim.MaxSyncInterval)
+	}
+	return iv
 }
 
 // storeName reads memory, miniredis or a Redis URL: redis://host:port[/db]

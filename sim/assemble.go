@@ -3,6 +3,7 @@ package sim
 // Assembling the Result from what the recorder wrote down.
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -46,7 +47,7 @@ func (s *sim) result(release bool) *Result {
 		Schema:    Schema,
 		Scenario:  sc.Name,
 		Algorithm: s.alg.Name(),
-		Topology:  string(sc.Topology.Kind),
+		Topology:  string(cmp.Or(s.askedKind, sc.Topology.Kind)),
 		Store:     store.KindOf(sc.Topology.Store),
 		Servers:   sc.Servers,
 		Seed:      sc.Seed,
@@ -56,6 +57,7 @@ func (s *sim) result(release bool) *Result {
 		Shedder:   s.shed.result(sc.Shedder),
 		Shards:    s.shardResults(),
 		Breaker:   s.breakerResult(),
+		Synced:    s.syncedResult(),
 		Balancer:  string(sc.Balancer),
 		OnError:   string(s.stores.policy),
 		Clock:     string(sc.Topology.Clock),
@@ -152,6 +154,9 @@ func (s *sim) keyResults(out []KeyResult) []KeyResult {
 			MaxAllowed1s: pp.actual.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: pp.idealPeak(),
 			FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
 		})
+		if s.synced != nil {
+			out[len(out)-1].SyncedBound1s, out[len(out)-1].SyncedServers = s.syncedKeyBound(i), int(s.synced.reached[i])
+		}
 	}
 	return out
 }

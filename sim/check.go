@@ -122,6 +122,12 @@ func (sc *Scenario) checkTopology() error {
 		return bad("topology.replicas", "%d replicas (want 0 to %d)", t.Replicas, MaxReplicas)
 	case t.NodeTimeout < 0:
 		return bad("topology.node_timeout", "negative (got %s)", t.NodeTimeout)
+	case t.Kind == Synced && t.SyncInterval > MaxSyncInterval:
+		return bad("topology.sync_interval", "%s (want at most %s, 0 for every request, or never)", t.SyncInterval, MaxSyncInterval)
+	case t.Kind == Synced && t.SyncInterval < 0 && t.SyncInterval != SyncNever:
+		return bad("topology.sync_interval", "%s (want a positive duration, 0 for every request, or never)", t.SyncInterval)
+	case t.Kind == Synced && t.Breaker != nil:
+		return bad("topology.breaker", "a synced server decides in its own memory (want no breaker on a synced topology)")
 	case t.Breaker != nil && (t.Breaker.Failures < 1 || t.Breaker.Cooldown <= 0):
 		return bad("topology.breaker", "failures %d, cooldown %s (want at least 1 failure and a positive cooldown)", t.Breaker.Failures, t.Breaker.Cooldown)
 	}

@@ -13,6 +13,7 @@ const (
 	evLog     // a log entry falls due; arg: index into notes
 	evRelease // an admitted request has been served and gives back its lease; arg: flight slot
 	evCluster // a change a partition planned for a cluster falls due; arg: index into clusterRun.planned
+	evSync    // a synced server pushes its admissions to the shared copy; arg: server
 )
 
 // event is something that happens at a virtual instant. Ties are broken by

@@ -7,6 +7,7 @@ package sim
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ratelim/ratelim/internal/words"
 )
@@ -116,6 +117,11 @@ func topologyCause(r *Result) string {
 	switch {
 	case r.Topology == string(Local) && r.Servers > 1:
 		return fmt.Sprintf("%d servers, each with its own jar", r.Servers)
+	case r.Topology == string(Synced) && r.Servers > 1 && r.Synced != nil && r.Synced.IntervalMs != 0:
+		if r.Synced.IntervalMs < 0 {
+			return fmt.Sprintf("%d servers, each with its own jar, never synced", r.Servers)
+		}
+		return fmt.Sprintf("%d servers each counted in their own jar between pushes every %s, blind to the others' admissions since", r.Servers, words.Duration(time.Duration(r.Synced.IntervalMs*float64(time.Millisecond))))
 	case r.Topology == string(Racy) && r.Servers > 1:
 		return "servers read the same state before either wrote it back"
 	case r.Topology == string(Cluster):

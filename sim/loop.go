@@ -88,6 +88,7 @@ type sim struct {
 	// it reaches, under the faults in force; spread is the balancer.
 	stores storeSet
 	racy   racyWrites
+	synced *syncedRun // a synced run's pushes (synced.go), nil on another kind
 	topo   *topology.Topology
 	route  *route.Copies // the way to a decision on the copies (a store's; the jars have their own)
 	spread topology.Spreader
@@ -108,6 +109,9 @@ type sim struct {
 	// observed is set on a replay of what happened elsewhere, whose
 	// store and shedder states were not seen.
 	observed bool
+	// askedKind is the topology the scenario named, when the run runs it
+	// as another (Topology.runsAs): what the Result says.
+	askedKind TopologyKind
 
 	rec   recording
 	batch batcher
@@ -151,6 +155,12 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	if err := sc.check(); err != nil {
 		return nil, err
 	}
+	// A synced topology that syncs at every request runs as the shared
+	// store, one that never does as the local jars: the same decisions
+	// (the differential tests), on their faster ways. The Result still
+	// says synced.
+	asked := sc.Topology.Kind
+	sc.Topology.Kind = sc.Topology.runsAs()
 	budget, err := checkSize(sc, opts)
 	var coarsened string
 	if errors.Is(err, ErrMemory) && opts.FitStep {
@@ -167,6 +177,10 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	}
 	s, err := newRecording(ctx, sc, opts)
 	if err != nil {
+		return nil, err
+	}
+	s.askedKind = asked
+	if err := syncedCheck(sc, s.alg); err != nil {
 		return nil, err
 	}
 	if coarsened != "" {
@@ -534,6 +548,8 @@ func (s *sim) handle(ctx context.Context, e event) error {
 		return s.release(ctx, e.arg, e.at)
 	case evCluster:
 		return s.clusterEvent(ctx, e.arg, e.at)
+	case evSync:
+		s.push(int(e.arg), e.at)
 	case evFaultStart:
 		return s.faultStart(ctx, int(e.arg), e.at)
 	case evFaultEnd:

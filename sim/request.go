@@ -193,6 +193,8 @@ type decider func(s *sim, ctx context.Context, p *pending, d *store.Decision) er
 // split brain.
 func (s *sim) setupDecider(observed bool) {
 	switch {
+	case s.synced != nil:
+		s.decider = (*sim).takeSynced
 	case s.route.Racy() && s.route.Writes == route.CompareAndSwap:
 		s.decider = (*sim).readThenSwap
 	case s.route.Racy():

@@ -53,6 +53,8 @@ type Result struct {
 	// Breaker is what the servers' circuit breakers did, on a run with
 	// them. Added to v1.
 	Breaker *BreakerResult `json:"breaker,omitempty"`
+	// Synced is a synced topology's interval and what its pushes did.
+	Synced *SyncedResult `json:"synced,omitempty"`
 	// Shards are a cluster's, each with its slots, its keys and what the
 	// run did to it; absent on another topology. Added to v1.
 	Shards []ShardResult `json:"shards,omitempty"`
@@ -266,6 +268,12 @@ type KeyResult struct {
 	IdealMaxAllowed1s int64 `json:"ideal_max_allowed_1s"`
 	FalseAllows       int64 `json:"false_allows"`
 	FalseDenies       int64 `json:"false_denies"`
+	// SyncedBound1s is, on a synced topology, the most the design lets
+	// the key admit within one second (SyncedBound, in requests of its
+	// cheapest cost), its requests reaching SyncedServers servers; 0
+	// where the derivation does not apply.
+	SyncedBound1s int64 `json:"synced_bound_1s,omitempty"`
+	SyncedServers int   `json:"synced_servers,omitempty"`
 }
 
 // TimelineRow is one client's figures over one step, starting at TS. A

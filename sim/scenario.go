@@ -194,7 +194,20 @@ const (
 	Racy       = topology.Racy       // one store, read at t and written at t + RTT
 	SplitBrain = topology.SplitBrain // a primary and a replica that a partition separates
 	Cluster    = topology.Cluster    // Redis Cluster: masters own hash slots, replicas take over by majority
+	Synced     = topology.Synced     // a jar per server, its admissions pushed to one shared copy every SyncInterval
 )
+
+// DefaultSyncInterval is a synced topology's SyncInterval when its
+// scenario gives none: gubernator's GlobalSyncWait (config.go,
+// SetDefaults), within Kong's sync_rate range (≥ 0.02 s).
+const DefaultSyncInterval = 100 * time.Millisecond
+
+// SyncNever is the SyncInterval of jars that never push: the local
+// topology, reached as a synced topology's limit.
+const SyncNever = topology.SyncNever
+
+// MaxSyncInterval bounds a synced topology's SyncInterval.
+const MaxSyncInterval = time.Hour
 
 // ClockSource says whose clock a decision uses.
 type ClockSource string
@@ -228,7 +241,14 @@ func WithTopology(sc Scenario, kind TopologyKind) Scenario {
 		}
 		t.clusterFilled = false
 	}
+	if t.syncFilled && kind != Synced {
+		t.SyncInterval, t.syncFilled = 0, false
+	}
+	was := t.Kind
 	t.Kind = kind
+	if kind == Synced && was != Synced && t.SyncInterval == 0 {
+		t.SyncInterval, t.syncFilled = DefaultSyncInterval, true
+	}
 	if kind == Cluster && t.Masters == 0 {
 		t.Masters, t.Replicas, t.NodeTimeout = topology.DefaultMasters, 1, topology.DefaultNodeTimeout
 		t.clusterFilled = true
@@ -276,9 +296,30 @@ type Topology struct {
 	// store calls (route.Breaker): after Failures in a row it fails every
 	// call at once for Cooldown, then probes.
 	Breaker *Breaker
+	// SyncInterval is, on a synced topology, how often each server pushes
+	// its admissions to the shared copy (topology.Synced): 0 at every
+	// request (the shared store's decisions), SyncNever never (the local
+	// jars').
+	SyncInterval time.Duration
 	// clusterFilled says WithTopology gave it a cluster's shape, to take
-	// out when it switches to another kind.
-	clusterFilled bool
+	// out when it switches to another kind; syncFilled, its
+	// DefaultSyncInterval.
+	clusterFilled, syncFilled bool
+}
+
+// runsAs is the kind the simulator runs t as: a synced topology that
+// syncs at every request is the shared store, one that never syncs the
+// local jars, exactly (the differential tests hold them to it).
+func (t Topology) runsAs() TopologyKind {
+	switch {
+	case t.Kind != Synced:
+		return t.Kind
+	case t.SyncInterval == 0:
+		return Shared
+	case t.SyncInterval < 0:
+		return Local
+	}
+	return Synced
 }
 
 // Breaker is a circuit breaker's settings: Failures in a row open it, for

@@ -65,7 +65,8 @@ func topologyConfig(sc Scenario) topology.Config {
 	tp := sc.Topology
 	return topology.Config{Kind: tp.Kind, Servers: sc.Servers,
 		ReplicationLag: tp.ReplicationLag, FailoverAfter: tp.FailoverAfter, PrimaryStopsAfter: tp.PrimaryStopsAfter,
-		Masters: tp.Masters, Replicas: tp.Replicas, NodeTimeout: tp.NodeTimeout, PartialCoverage: tp.PartialCoverage}
+		Masters: tp.Masters, Replicas: tp.Replicas, NodeTimeout: tp.NodeTimeout, PartialCoverage: tp.PartialCoverage,
+		SyncInterval: tp.SyncInterval}
 }
 
 func (s *sim) setupStores(ctx context.Context, prefix string) error {
@@ -117,6 +118,7 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 	// The way to a decision on them, as the live fleet's servers take it.
 	s.route = route.New(s.topo, s.stores.copies, s.alg, nil)
 	s.setupCluster()
+	s.setupSynced()
 	if b := s.sc.Topology.Breaker; b != nil && s.topo.Remote() {
 		s.stores.breakers = make([]route.Breaker, s.sc.Servers)
 		for i := range s.stores.breakers {

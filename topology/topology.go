@@ -34,12 +34,13 @@ const (
 	Racy       Kind = "racy"        // one store, read at t and written a round trip later
 	SplitBrain Kind = "split-brain" // a primary and a replica that a partition separates
 	Cluster    Kind = "cluster"     // Redis Cluster: masters own hash slots, replicas take over by majority
+	Synced     Kind = "synced"      // a jar per server, its admissions pushed to one shared copy every SyncInterval
 )
 
 // Kinds are the topologies there are, in the order they are taught (and
 // listed, cycled and checked by the parser, the TUI and the simulator):
 // the one list of them.
-func Kinds() []Kind { return []Kind{Local, Shared, Racy, SplitBrain, Cluster} }
+func Kinds() []Kind { return []Kind{Local, Shared, Racy, SplitBrain, Cluster, Synced} }
 
 // PrimaryNeverStops is the PrimaryStopsAfter of a primary that keeps taking
 // writes for the whole partition, as a Redis primary without
@@ -76,6 +77,10 @@ type Config struct {
 	Masters, Replicas int
 	NodeTimeout       time.Duration
 	PartialCoverage   bool
+	// Synced only: how often each server pushes its admissions to the
+	// shared copy (synced.go); SyncEveryRequest and SyncNever are the
+	// shared store's and the local jars' limits of it.
+	SyncInterval time.Duration
 }
 
 // CopyCount is how many copies of the state a topology of cfg keeps: a
@@ -99,6 +104,9 @@ func CopyNames(cfg Config) []string {
 		return []string{"primary", "replica"}
 	case Cluster:
 		return clusterNames(cfg.Masters, cfg.Replicas)
+	case Synced:
+		names := CopyNames(Config{Kind: Local, Servers: cfg.Servers})
+		return append(names, "shared")
 	}
 	return []string{"shared"}
 }
@@ -157,9 +165,11 @@ func (t *Topology) Kind() Kind {
 // Copies names the copies of the state, in Route's numbering.
 func (t *Topology) Copies() []string { return CopyNames(t.cfg.normalized()) }
 
-// Remote reports whether a server reaches its copy over the network, where
-// round trips, outages and partitions reach it: every kind but local jars.
-func (t *Topology) Remote() bool { return t.Kind() != Local }
+// Remote reports whether a server reaches the copy it decides on over the
+// network, where round trips, outages and partitions reach it: every kind
+// but local jars and synced ones (whose way to the shared copy is
+// SyncRoute's).
+func (t *Topology) Remote() bool { return t.Kind() != Local && t.Kind() != Synced }
 
 // Route is the copy server decides on at time at, or Unreachable: a
 // key's copy on any kind but a cluster, whose copy depends on the key's
@@ -179,7 +189,7 @@ func (t *Topology) Route(server int, at algorithms.Time) int { return t.RouteSlo
 // timeout), or ClusterDown when the node refuses every key.
 func (t *Topology) RouteSlot(server, slot int, at algorithms.Time) int {
 	switch {
-	case t.Kind() == Local:
+	case t.Kind() == Local || t.Kind() == Synced:
 		return server
 	case t.outages > 0:
 		return Unreachable

@@ -97,6 +97,11 @@ func scenarioSetting(sc sim.Scenario, name string) string {
 		return string(sc.Topology.OnError)
 	case "rtt":
 		return sc.Topology.RTT.String()
+	case "sync-interval":
+		if sc.Topology.SyncInterval < 0 {
+			return "never"
+		}
+		return sc.Topology.SyncInterval.String()
 	case "wall-clock":
 		return sc.WallClock.Format(time.RFC3339Nano)
 	case "shadow":

@@ -1,0 +1,279 @@
+package sim
+
+// The synced topology's run (topology.Synced): each server decides on its
+// own jar, reads the shared copy at a key's first request after each of
+// its pushes, and pushes what it admitted every sync interval.
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/sat"
+	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/topology"
+)
+
+// syncedRun is what a synced run keeps beside its jars: each server's
+// admissions on their way to the shared copy, and what the pushes did.
+type syncedRun struct {
+	interval int64 // µs
+	charger  algorithms.Charger
+	shared   *jar
+	servers  []syncedServer
+	// reached counts, by key, the servers that read it: the N of the
+	// key's bound (SyncedBound). pairs are the (key, server) pairs
+	// counted, met at reads alone, never at every request.
+	reached []int32
+	pairs   map[uint64]struct{}
+	// Pushes counts the pushes that reached the shared copy, Dropped
+	// those that did not (their admissions never counted there), and
+	// DroppedAdmissions what those carried.
+	pushes, dropped, droppedAdmissions int64
+}
+
+// syncedServer is one server's side of the sync.
+type syncedServer struct {
+	// pending are the admissions made since the last push, in order.
+	pending []admission
+	// read are the keys read since the last push: a key not in it reads
+	// the shared copy first.
+	read map[int32]struct{}
+	// pushAt is the push scheduled, 0 when none is: a server with
+	// nothing to push and nothing read schedules none, so an idle
+	// fleet's run costs nothing a sync interval.
+	pushAt int64
+}
+
+// admission is an admission a server made and has not pushed yet: the
+// shared copy is charged with it at its own instant (Charger).
+type admission struct {
+	at   algorithms.Time
+	cost int64
+	key  int32
+}
+
+// setupSynced sets up a synced run's sync, on jars (the only store it
+// runs on) and an algorithm that can be charged (checked by check).
+func (s *sim) setupSynced() {
+	if s.sc.Topology.Kind != Synced {
+		return
+	}
+	charger, _ := algorithms.AsCharger(s.alg)
+	sy := &syncedRun{
+		interval: int64(algorithms.At(s.sc.Topology.SyncInterval)),
+		charger:  charger,
+		shared:   s.stores.jars[s.sc.Servers],
+		servers:  make([]syncedServer, s.sc.Servers),
+		reached:  make([]int32, len(s.keys)),
+		pairs:    map[uint64]struct{}{},
+	}
+	for i := range sy.servers {
+		sy.servers[i].read = map[int32]struct{}{}
+	}
+	s.synced = sy
+}
+
+// takeSynced decides a request on its server's jar: after reading the
+// shared copy, a round trip, when it is the key's first request since
+// the server's last push; the fail policy decides when the shared copy
+// cannot be reached for that read (Kong's fault_tolerant).
+func (s *sim) takeSynced(ctx context.Context, p *pending, d *store.Decision) error {
+	sy := s.synced
+	sv := &sy.servers[p.server]
+	key := int32(p.key)
+	if _, ok := sv.read[key]; !ok {
+		if s.topo.SyncRoute(p.server, algorithms.Time(p.t)) == topology.Unreachable {
+			p.latency = s.storeLatency(topology.Unreachable)
+			return s.policyFor(d, errStoreDown)
+		}
+		p.latency = s.rtt()
+		*s.stores.jars[p.server].state(p.key) = sy.shared.load(p.key)
+		sv.read[key] = struct{}{}
+		if pair := uint64(key)<<32 | uint64(p.server); !has(sy.pairs, pair) {
+			sy.pairs[pair] = struct{}{}
+			sy.reached[key]++
+		}
+		s.pushSoon(p.server, p.t)
+	}
+	s.stores.jars[p.server].takeInto(&d.Decision, p.key, p.now, p.cost, true)
+	if d.Allowed {
+		sv.pending = append(sv.pending, admission{at: p.now, cost: p.cost, key: key})
+	}
+	return nil
+}
+
+func has(m map[uint64]struct{}, k uint64) bool { _, ok := m[k]; return ok }
+
+// pushSoon schedules server's next push, at its first tick after t, if
+// none is scheduled.
+func (s *sim) pushSoon(server int, t int64) {
+	sv := &s.synced.servers[server]
+	if sv.pushAt != 0 {
+		return
+	}
+	iv := s.synced.interval
+	phase := int64(algorithms.At(s.topo.SyncPhase(server)))
+	at := phase + ((t-phase)/iv+1)*iv
+	if t < phase {
+		at = phase
+	}
+	sv.pushAt = max(at, 1)
+	s.schedule(event{at: sv.pushAt, kind: evSync, arg: int32(server)})
+}
+
+// push is server's push at at: its admissions since the last, charged to
+// the shared copy each at its own instant, or dropped when the shared
+// copy cannot be reached (as Kong's sync_to_redis and gubernator's
+// sendHits drop a failed send); either way the server reads the shared
+// copy again at each key's next request.
+func (s *sim) push(server int, at int64) {
+	sy := s.synced
+	sv := &sy.servers[server]
+	sv.pushAt = 0
+	if s.topo.SyncRoute(server, algorithms.Time(at)) == topology.Unreachable {
+		if len(sv.pending) > 0 {
+			sy.dropped++
+			sy.droppedAdmissions += int64(len(sv.pending))
+		}
+	} else {
+		for _, a := range sv.pending {
+			st := sy.shared.state(int(a.key))
+			*st = sy.charger.Charge(*st, a.at, a.cost)
+		}
+		if len(sv.pending) > 0 {
+			sy.pushes++
+		}
+	}
+	sv.pending = sv.pending[:0]
+	clear(sv.read)
+}
+
+// SyncedResult is what a synced run's pushes did.
+type SyncedResult struct {
+	IntervalMs float64 `json:"interval_ms"`
+	// Pushes reached the shared copy; Dropped did not, and the
+	// DroppedAdmissions they carried were never counted there.
+	Pushes            int64 `json:"pushes"`
+	Dropped           int64 `json:"dropped"`
+	DroppedAdmissions int64 `json:"dropped_admissions"`
+}
+
+// syncedResult sums a synced run's pushes, for a Result; nil on another
+// topology.
+func (s *sim) syncedResult() *SyncedResult {
+	tp := s.sc.Topology
+	if cmp.Or(s.askedKind, tp.Kind) != Synced {
+		return nil
+	}
+	out := &SyncedResult{IntervalMs: millis(int64(algorithms.At(tp.SyncInterval)))}
+	if tp.SyncInterval < 0 {
+		out.IntervalMs = -1
+	}
+	if sy := s.synced; sy != nil {
+		out.Pushes, out.Dropped, out.DroppedAdmissions = sy.pushes, sy.dropped, sy.droppedAdmissions
+	}
+	return out
+}
+
+// SyncedBound is the most a synced topology admits of one key in any span
+// of length T (topology.Synced's doc derives it), added up over chunks
+// pieces of the span: in each, perChunk, what one copy that saw every
+// admission admits at most, and unseen, what each of the servers − 1
+// others admits at most that it had not seen. Saturating.
+func SyncedBound(chunks, perChunk, unseen int64, servers int) int64 {
+	return sat.Mul(chunks, sat.Add(perChunk, sat.Mul(int64(max(servers, 1)-1), unseen)))
+}
+
+// syncedBoundOf is the most alg admits of one key in any span of T on a
+// synced topology whose servers push every interval, the key's requests
+// reaching servers of them, in units of cost; ok is false for an
+// algorithm the derivation does not cover. A Multi is bound by the least
+// of its limits' bounds.
+func syncedBoundOf(alg algorithms.Algorithm, span, interval time.Duration, servers int) (int64, bool) {
+	if m, ok := alg.(*algorithms.Multi); ok {
+		least, any := int64(0), false
+		for _, p := range m.Policies() {
+			if b, ok := syncedBoundOf(p.Algorithm, span, interval, servers); ok && (!any || b < least) {
+				least, any = b, true
+			}
+		}
+		return least, any
+	}
+	p := alg.Params()
+	unseenSpan := min(2*interval, span)
+	switch Family(alg.Name()) {
+	case "token-bucket", "gcra", "leaky-bucket":
+		return SyncedBound(1, bucketSpan(p, span), bucketSpan(p, unseenSpan), servers), true
+	case "fixed-window", "sliding-window", "sliding-log":
+		_, limit, err := algorithms.WindowLimit(p.Rate, p.Window)
+		if err != nil || p.Window <= 0 {
+			return 0, false
+		}
+		windows := int64((span + p.Window - 1) / p.Window)
+		if Family(alg.Name()) != "sliding-log" {
+			windows++
+		}
+		// Each server counts its own, at most limit a window: a window
+		// admits at most servers × limit, the local jars' worst.
+		return SyncedBound(windows, limit, limit, servers), true
+	}
+	return 0, false
+}
+
+// bucketSpan is the most a bucket of p admits in a span of d: its burst
+// and what it refills in d.
+func bucketSpan(p algorithms.Params, d time.Duration) int64 {
+	if p.Rate.Per <= 0 {
+		return p.Burst
+	}
+	refill := sat.Mul(p.Rate.N, int64(d)) / int64(p.Rate.Per)
+	return sat.Add(p.Burst, refill)
+}
+
+// syncedKeyBound is key k's bound in requests within one second: the
+// bound in cost over the least cost among its clients' requests; 0 when
+// there is none (a key that costs nothing, or a run not synced).
+func (s *sim) syncedKeyBound(k int) int64 {
+	sy := s.synced
+	if sy == nil || int(sy.reached[k]) == 0 {
+		return 0
+	}
+	units, ok := syncedBoundOf(s.alg, time.Second, s.sc.Topology.SyncInterval, int(sy.reached[k]))
+	if !ok {
+		return 0
+	}
+	least := int64(-1)
+	for _, c := range s.clients {
+		if c.key != k {
+			continue
+		}
+		for _, cost := range c.cost {
+			if least < 0 || cost < least {
+				least = cost
+			}
+		}
+	}
+	if least <= 0 {
+		return 0
+	}
+	return units / least
+}
+
+// syncedCheck refuses a synced topology the simulator cannot run: on a
+// store but memory, or with an algorithm whose state cannot be charged
+// with admissions decided elsewhere.
+func syncedCheck(sc Scenario, alg algorithms.Algorithm) error {
+	if sc.Topology.runsAs() != Synced {
+		return nil
+	}
+	if !onJars(sc.Topology.Store) {
+		return bad("topology.store", "a synced topology runs on the memory store only (want store: memory)")
+	}
+	if _, ok := algorithms.AsCharger(alg); !ok {
+		return bad("limit.algorithm", "%s cannot count admissions a server made elsewhere, which a synced topology pushes (want %s)", alg.Name(), fmt.Sprint("token-bucket, gcra, leaky-bucket, fixed-window, sliding-window or sliding-log"))
+	}
+	return nil
+}
