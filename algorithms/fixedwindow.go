@@ -102,8 +102,11 @@ func (f *FixedWindow) StepInPlace(st *State, now Time, cost int64) Decision {
 	}
 	end := st.T + f.w
 	d := Decision{Limit: f.limit, ResetAfter: exact.Micros(end - int64(now))}
-	if st.N+cost > f.limit {
-		d.Remaining = f.limit - st.N
+	// cost > limit first: a cost near math.MaxInt64 would overflow the
+	// sum and pass. A charged window ([FixedWindow.Charge]) may count
+	// beyond its limit: no room, not negative room.
+	if cost > f.limit || st.N+cost > f.limit {
+		d.Remaining = max(f.limit-st.N, 0)
 		d.RetryAfter = exact.Micros(end - int64(now))
 		if cost > f.limit {
 			d.RetryAfter = Never
@@ -120,6 +123,32 @@ func (f *FixedWindow) StepInPlace(st *State, now Time, cost int64) Decision {
 		d.ResetAfter = 0
 	}
 	return d
+}
+
+// Charge counts a request of cost at now as admitted ([Charger]), in the
+// window that holds now, whether or not the window has room: counted beyond
+// capacity, the window's count exceeds the limit, and every request is
+// refused, a peek included, until the next window starts from zero. A
+// charge in the state's window adds to its count; one in a later window
+// starts that window with the cost, as Step does; one in an earlier window
+// (a push that arrived after a later one) is dropped, since that window is
+// over and nothing reads its count again: Kong's INCRBY on an old window's
+// key. The count saturates at the limit + 2^50/window (window in µs).
+func (f *FixedWindow) Charge(prev State, now Time, cost int64) State {
+	if f.w == 0 {
+		return prev
+	}
+	next := prev // Step's shape: what it does not move, it keeps
+	start := windowStart(f.origin, now, f.w)
+	switch {
+	case start > next.T || !onWindow(f.origin, next.T, f.w):
+		next = State{T: start}
+	case start < next.T:
+		return next
+	}
+	ceiling := f.limit + excessMax/f.w
+	next.N = addSat(next.N, min(CleanCost(cost), ceiling), ceiling)
+	return next
 }
 
 // windowStart is the start, on the caller's clock, of the window of

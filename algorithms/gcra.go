@@ -1,6 +1,10 @@
 package algorithms
 
-import "github.com/ratelim/ratelim/algorithms/internal/exact"
+import (
+	"math"
+
+	"github.com/ratelim/ratelim/algorithms/internal/exact"
+)
 
 // GCRA, the generic cell rate algorithm from ATM networks, is a token bucket
 // stored as a single instant: the theoretical arrival time (TAT), when the
@@ -48,6 +52,26 @@ func (g *GCRA) Step(prev State, now Time, cost int64) (State, Decision) {
 	}
 	next, d, _ := g.step(prev, now, cost)
 	return next, d
+}
+
+// Charge counts a request of cost at now as admitted ([Charger]): the TAT
+// moves from max(TAT, now) by cost emission intervals, kept exact with its
+// sub-microsecond remainder as Step keeps it, whether or not that leaves
+// it within Burst intervals of now. Counted beyond capacity, the TAT is
+// more than Burst intervals ahead of now: requests are refused until the
+// clock has caught up with the excess. A now before the TAT (a push that
+// arrived after a later one) adds its intervals to the TAT all the same;
+// one after it starts from now, as a request on a full bucket does.
+//
+// A charge moves the TAT by at most capacity + 2^50 units of 1/Rate.N µs
+// (a larger cost saturates there), and never past 2^62 µs: the TAT is the
+// state's only instant, so unlike the token bucket's deficit there is no
+// later instant to bound the total from, and each charge is bounded alone.
+func (g *GCRA) Charge(prev State, now Time, cost int64) State {
+	if g.unbuilt() {
+		return prev
+	}
+	return g.charge(prev, now, cost)
 }
 
 // tat is the arithmetic GCRA and the leaky bucket share: a theoretical
@@ -111,4 +135,20 @@ func (t tat) step(prev State, now Time, cost int64) (next State, d Decision, bac
 	d.Remaining = (t.capacity - after) / t.per
 	d.ResetAfter = exact.Micros(ceilDiv(after, n))
 	return State{T: int64(now) + after/n, N: after % n}, d, backlog
+}
+
+// charge is GCRA's and the leaky bucket's Charge: the TAT, as T and the
+// remainder N, moved from max(TAT, now) by cost emission intervals of per
+// units each. For a request Step admits this is Step's arithmetic: after
+// = backlog + cost × per, from now, is the same instant from the TAT.
+func (t tat) charge(prev State, now Time, cost int64) State {
+	n := t.rate.N
+	at, rem := prev.T, max(prev.N, 0) // a step never leaves N negative
+	if at < int64(now) {
+		// A TAT in the past is a full bucket: its remainder, under a
+		// microsecond, is behind now too.
+		at, rem = int64(now), 0
+	}
+	units := addSat(rem, mulSat(CleanCost(cost), t.per, t.capacity+excessMax), math.MaxInt64)
+	return State{T: addSat(at, units/n, maxInstant), N: units % n}
 }

@@ -51,3 +51,15 @@ func (b *LeakyBucket) Step(prev State, now Time, cost int64) (State, Decision) {
 	}
 	return next, d
 }
+
+// Charge counts a request of cost at now as admitted ([Charger]), as
+// [GCRA.Charge] does: the instant the queue will be empty moves from
+// max(that instant, now) by cost emission intervals. Counted beyond
+// capacity, the queue holds more than Burst requests ahead of now, and
+// refuses until it has drained below Burst again.
+func (b *LeakyBucket) Charge(prev State, now Time, cost int64) State {
+	if b.unbuilt() {
+		return prev
+	}
+	return b.charge(prev, now, cost)
+}

@@ -118,6 +118,48 @@ func (m *Multi) Step(prev State, now Time, cost int64) (State, Decision) {
 	return next, d
 }
 
+// Charge counts a request of cost at now as admitted on every limit
+// ([Charger]), each by its own algorithm's Charge, so that a key's shared
+// copy counts what its servers admitted on each of its limits, the
+// hourly quota as well as the per-second bucket. A limit in shadow mode at
+// now is stepped instead, counting the request only if it admits it, as
+// Step commits it: a shadowed limit measures what it would refuse were it
+// enforced, and an enforced limit counts nothing it refuses. The new
+// State's Sub is a slice of its own, never prev's.
+//
+// A Multi with a limit whose algorithm is not a Charger ([AsCharger]
+// reports false for it) cannot count a request it did not decide: Charge
+// then returns prev unchanged, as the zero Multi does.
+func (m *Multi) Charge(prev State, now Time, cost int64) State {
+	if len(m.policies) == 0 || !m.charges() {
+		return prev
+	}
+	next := State{Sub: make([]State, len(m.policies))}
+	for i := range min(len(prev.Sub), len(next.Sub)) {
+		next.Sub[i] = prev.Sub[i].Capped()
+	}
+	for i := range m.policies {
+		p := &m.policies[i]
+		if p.shadowedAt(now) {
+			next.Sub[i], _ = p.Algorithm.Step(next.Sub[i], now, cost)
+			continue
+		}
+		c, _ := AsCharger(p.Algorithm)
+		next.Sub[i] = c.Charge(next.Sub[i], now, cost)
+	}
+	return next
+}
+
+// charges reports whether every limit's algorithm is a [Charger].
+func (m *Multi) charges() bool {
+	for _, p := range m.policies {
+		if _, ok := AsCharger(p.Algorithm); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // StepInPlace is Step on a state its caller owns, Sub stepped where it
 // lies: a store that keeps one State per key allocates its Sub once, not
 // on every request.

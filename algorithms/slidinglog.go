@@ -81,8 +81,12 @@ func (l *SlidingLog) step(prev State, now Time, cost int64, inPlace bool) (State
 	expired := sort.Search(len(prev.Log), func(i int) bool { return prev.Log[i] > cutoff })
 	live := prev.Log[expired:]
 	d := Decision{Limit: l.limit}
-	if int64(len(live))+cost > l.limit {
-		d.Remaining = l.limit - int64(len(live))
+	// cost > limit first: a cost near math.MaxInt64 would overflow the
+	// sum and pass, then log that many entries. A charged log
+	// ([SlidingLog.Charge]) may hold more than the limit: no room, not
+	// negative room.
+	if cost > l.limit || int64(len(live))+cost > l.limit {
+		d.Remaining = max(l.limit-int64(len(live)), 0)
 		d.RetryAfter = Never
 		if cost <= l.limit {
 			// The request fits once enough of the oldest entries leave.
@@ -126,4 +130,58 @@ func (l *SlidingLog) step(prev State, now Time, cost int64, inPlace bool) (State
 		d.ResetAfter = exact.Micros(log[len(log)-1] + l.w - int64(now))
 	}
 	return State{Log: log}, d
+}
+
+// Charge counts a request of cost at now as admitted ([Charger]): it logs
+// cost copies of now, as Step does, whether or not the log has room.
+// Counted beyond capacity, the log holds more instants than the limit, and
+// refuses every request, a peek included, until enough have left the
+// window. The instants are inserted in order, so a now before the newest
+// instant logged (a push that arrived after a later one) is logged at its
+// own instant, not moved up to the newest as a clock gone backwards is by
+// Step; and whatever Step would forget is forgotten relative to the newest
+// instant, the charge's or one already logged.
+//
+// The log keeps at most Limit + 1 instants, the newest: all a step reads.
+// A request of cost c passes when at most Limit − c instants are live,
+// which depends only on whether the (Limit − c + 1)th newest has left the
+// window; so does its Retry-After. One instant beyond the limit keeps a
+// peek refused, as it is on the other algorithms' charged states. A
+// charge of any cost thus costs O(Limit), never memory for its cost.
+func (l *SlidingLog) Charge(prev State, now Time, cost int64) State {
+	if l.w == 0 {
+		return prev
+	}
+	keep := l.limit + 1
+	cost = min(CleanCost(cost), keep)
+	newest := int64(now)
+	if len(prev.Log) > 0 {
+		newest = max(newest, prev.Log[len(prev.Log)-1])
+	}
+	cutoff := newest - l.w // entries at or before cutoff have left the window
+	expired := sort.Search(len(prev.Log), func(i int) bool { return prev.Log[i] > cutoff })
+	live := prev.Log[expired:]
+	if int64(now) <= cutoff {
+		cost = 0 // logged, it would be forgotten at once
+	}
+	if cost == 0 && len(live) == 0 {
+		return State{}
+	}
+	// Where the charge's instants go: after every live instant at or
+	// before now, so that equal instants keep their order of arrival.
+	at := sort.Search(len(live), func(i int) bool { return live[i] > int64(now) })
+	log := make([]int64, 0, min(int64(len(live))+cost, keep))
+	// Only the newest keep instants are kept: drop from the front what
+	// is beyond them.
+	drop := max(int64(len(live))+cost-keep, 0)
+	older, newer := live[:at], live[at:]
+	skip := min(drop, int64(len(older)))
+	log = append(log, older[skip:]...)
+	drop -= skip
+	for range cost - min(drop, cost) {
+		log = append(log, int64(now))
+	}
+	drop -= min(drop, cost)
+	log = append(log, newer[drop:]...)
+	return State{Log: log}
 }

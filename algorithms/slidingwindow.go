@@ -112,7 +112,9 @@ func (s *SlidingWindow) StepInPlace(st *State, now Time, cost int64) Decision {
 	elapsed := max(int64(now)-st.T, 0)
 	weighted := st.Prev * (w - elapsed) // the previous window's share, × w
 	d := Decision{Limit: limit}
-	if weighted+(st.N+cost)*w > limit*w {
+	// cost > limit first: a cost near math.MaxInt64 would overflow the
+	// product and pass.
+	if cost > limit || weighted+(st.N+cost)*w > limit*w {
 		d.Remaining = max(limit-st.N-ceilDiv(weighted, w), 0)
 		d.RetryAfter = s.retryAfter(*st, now, cost)
 		d.ResetAfter = s.resetAfter(*st, now)
@@ -123,6 +125,40 @@ func (s *SlidingWindow) StepInPlace(st *State, now Time, cost int64) Decision {
 	d.Remaining = max(limit-st.N-ceilDiv(weighted, w), 0)
 	d.ResetAfter = s.resetAfter(*st, now)
 	return d
+}
+
+// Charge counts a request of cost at now as admitted ([Charger]), whether
+// or not the estimate leaves room for it. Counted beyond capacity, the
+// current window's count exceeds the limit, and requests are refused until
+// the count has faded: through the rest of this window and, as the
+// previous window's weighted count, into the next one. A charge in the
+// state's current window adds to N; one in the window before it (a push
+// that arrived after a later one) adds to Prev, where Step would have
+// counted it; one in a later window rolls the windows as Step does, then
+// adds to the new N; one in an older window is dropped, since no estimate
+// reads it again. Counts saturate at the limit + 2^50/window (window in
+// µs), which keeps the estimate's products, count × window, exact.
+func (s *SlidingWindow) Charge(prev State, now Time, cost int64) State {
+	if s.w == 0 {
+		return prev
+	}
+	w := s.w
+	ceiling := s.limit + excessMax/w
+	cost = min(CleanCost(cost), ceiling)
+	next := State{T: prev.T, N: prev.N, Prev: prev.Prev}
+	switch start := windowStart(s.origin, now, w); {
+	case start > next.T || !onWindow(s.origin, next.T, w):
+		prevN := int64(0)
+		if start == next.T+w {
+			prevN = next.N
+		}
+		next = State{T: start, N: cost, Prev: prevN}
+	case start == next.T:
+		next.N = addSat(next.N, cost, ceiling)
+	case start == next.T-w:
+		next.Prev = addSat(next.Prev, cost, ceiling)
+	}
+	return next
 }
 
 // retryAfter is how long until a request of cost would fit, if nothing else

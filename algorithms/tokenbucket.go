@@ -103,6 +103,29 @@ func (b *TokenBucket) Admit(st *State, now Time, cost int64) bool {
 	return false
 }
 
+// Charge counts a request of cost at now as admitted ([Charger]): it
+// refills the bucket as Step does, then takes cost tokens whether the
+// bucket holds them or not. Counted beyond capacity, the deficit exceeds
+// the bucket's size: the bucket then holds fewer than no tokens, and
+// refuses every request, a peek included, until it has refilled the
+// excess and the tokens a request asks for. A now before the state's T
+// (a server's push that arrived after a later one) is counted at T: the
+// bucket never refills backwards, and the deficit grows by cost tokens
+// all the same. The deficit saturates at capacity + 2^50 units.
+func (b *TokenBucket) Charge(prev State, now Time, cost int64) State {
+	if b.per == 0 {
+		return prev
+	}
+	st := State{T: prev.T, N: prev.N}
+	if elapsed := int64(now) - st.T; elapsed > 0 {
+		st.N = refill(st.N, elapsed, b.rate.N)
+		st.T = int64(now)
+	}
+	ceiling := b.capacity + excessMax
+	st.N = addSat(st.N, mulSat(CleanCost(cost), b.per, ceiling), ceiling)
+	return st
+}
+
 // DecisionAfter is the Decision of the step that left st: the one
 // StepInPlace would have returned for a request of cost at now, given the
 // verdict Admit returned. Everything it reports is a function of the state
@@ -118,7 +141,9 @@ func (b *TokenBucket) DecisionAfter(st State, now Time, cost int64, allowed bool
 	// counted.
 	behind := max(st.T-int64(now), 0)
 	d := Decision{Limit: b.burst, Allowed: allowed}
-	d.Remaining = (b.capacity - st.N) / b.per
+	// A charged bucket ([TokenBucket.Charge]) may be below empty: no room,
+	// not negative room.
+	d.Remaining = max((b.capacity-st.N)/b.per, 0)
 	d.ResetAfter = exact.Micros(behind + ceilDiv(st.N, b.rate.N))
 	switch {
 	case allowed:
