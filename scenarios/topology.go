@@ -79,14 +79,13 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 			d.failf(v, "topology.breaker", "a local jar is in the server's memory, with no store call to break (want it removed, or another kind)")
 			return t
 		}
-		if t.Kind == sim.Synced {
-			d.failf(v, "topology.breaker", "a synced server decides in its own memory; its pushes and reads have no breaker in this model (want it removed, or another kind)")
-			return t
-		}
 		t.Breaker = d.breaker(v, "topology.breaker")
 	}
 	d.cluster(f, &t)
 	d.synced(f, &t)
+	if v, ok := f.values["breaker"]; ok && !d.failed() && t.RunsAs() == sim.Synced {
+		d.failf(v, "topology.breaker", "a synced server decides in its own memory; its pushes and reads have no breaker in this model (want it removed, sync_interval: 0, or another kind)")
+	}
 	// A split-brain setting on another kind would do nothing, silently.
 	// Its default value does nothing anywhere, and may stay (DESIGN.md's
 	// example lists them all on a shared topology, to document them).

@@ -35,8 +35,8 @@ func Placement(sc *Scenario) error {
 		if l.Algorithm != "concurrency" {
 			continue
 		}
-		if k := sc.Topology.Kind; k != Local && k != Shared {
-			return fmt.Errorf("concurrency runs on the local or shared topology, not %s: a lease given back through a racy write or to a replica is not modelled (want topology: shared or local)", k)
+		if k := sc.Topology.RunsAs(); k != Local && k != Shared {
+			return fmt.Errorf("concurrency runs on the local or shared topology, not %s: a lease given back through a racy write, to a replica or pushed later is not modelled (want topology: shared or local)", k)
 		}
 	}
 	return nil
@@ -126,7 +126,7 @@ func (sc *Scenario) checkTopology() error {
 		return bad("topology.sync_interval", "%s (want at most %s, 0 for every request, or never)", t.SyncInterval, MaxSyncInterval)
 	case t.Kind == Synced && t.SyncInterval < 0 && t.SyncInterval != SyncNever:
 		return bad("topology.sync_interval", "%s (want a positive duration, 0 for every request, or never)", t.SyncInterval)
-	case t.Kind == Synced && t.Breaker != nil:
+	case t.RunsAs() == Synced && t.Breaker != nil:
 		return bad("topology.breaker", "a synced server decides in its own memory (want no breaker on a synced topology)")
 	case t.Breaker != nil && (t.Breaker.Failures < 1 || t.Breaker.Cooldown <= 0):
 		return bad("topology.breaker", "failures %d, cooldown %s (want at least 1 failure and a positive cooldown)", t.Breaker.Failures, t.Breaker.Cooldown)

@@ -60,6 +60,8 @@ func copiesDiverged(r *Result) (Finding, bool) {
 	switch r.Topology {
 	case string(Local):
 		text += ", each server counting alone"
+	case string(Synced):
+		text += ", each server counting alone between pushes"
 	case string(SplitBrain), string(Cluster):
 		text += ", each side of the split counting alone"
 	}

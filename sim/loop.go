@@ -110,7 +110,7 @@ type sim struct {
 	// store and shedder states were not seen.
 	observed bool
 	// askedKind is the topology the scenario named, when the run runs it
-	// as another (Topology.runsAs): what the Result says.
+	// as another (Topology.RunsAs): what the Result says.
 	askedKind TopologyKind
 
 	rec   recording
@@ -160,7 +160,7 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 	// (the differential tests), on their faster ways. The Result still
 	// says synced.
 	asked := sc.Topology.Kind
-	sc.Topology.Kind = sc.Topology.runsAs()
+	sc.Topology.Kind = sc.Topology.RunsAs()
 	budget, err := checkSize(sc, opts)
 	var coarsened string
 	if errors.Is(err, ErrMemory) && opts.FitStep {

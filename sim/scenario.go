@@ -307,10 +307,10 @@ type Topology struct {
 	clusterFilled, syncFilled bool
 }
 
-// runsAs is the kind the simulator runs t as: a synced topology that
+// RunsAs is the kind the simulator runs t as: a synced topology that
 // syncs at every request is the shared store, one that never syncs the
 // local jars, exactly (the differential tests hold them to it).
-func (t Topology) runsAs() TopologyKind {
+func (t Topology) RunsAs() TopologyKind {
 	switch {
 	case t.Kind != Synced:
 		return t.Kind

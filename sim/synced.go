@@ -266,7 +266,7 @@ func (s *sim) syncedKeyBound(k int) int64 {
 // store but memory, or with an algorithm whose state cannot be charged
 // with admissions decided elsewhere.
 func syncedCheck(sc Scenario, alg algorithms.Algorithm) error {
-	if sc.Topology.runsAs() != Synced {
+	if sc.Topology.RunsAs() != Synced {
 		return nil
 	}
 	if !onJars(sc.Topology.Store) {
