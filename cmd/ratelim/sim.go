@@ -55,9 +55,9 @@ type simOptions struct {
 // exactly as the file's field is.
 type overrides struct {
 	algorithm, topology, store, balancer, key, onError, rtt, syncInterval, duration, step, wallClock, shadow string
-	servers                                                                                    int
-	seed                                                                                       uint64
-	set                                                                                        map[string]string
+	servers                                                                                                  int
+	seed                                                                                                     uint64
+	set                                                                                                      map[string]string
 }
 
 func newCmdSim(s streams, runF func(*simOptions) error) *cobra.Command {
