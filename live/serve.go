@@ -126,6 +126,13 @@ type switchable = route.Copy
 // (Fault). A scenario's load shedder is one for the fleet, after the
 // limit, reading each request's priority from PriorityHeader.
 func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
+	// A synced topology at its limits is the shared store or the local
+	// jars, and serves as them; in between, its pushes are the
+	// simulator's alone so far.
+	if opts.Scenario.Topology.RunsAs() == sim.Synced {
+		return nil, &sim.SetupError{Err: errors.New("topology.kind: a synced topology runs in the simulator only, not on a live fleet yet (want sync_interval: 0 or never, or another kind)")}
+	}
+	opts.Scenario.Topology.Kind = opts.Scenario.Topology.RunsAs()
 	sc := opts.Scenario
 	started := time.Now()
 	alg, err := fleetAlgorithm(sc, started)

@@ -376,6 +376,12 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 			d.choice(v, fl, "policy", onErrorPolicies)
 		case "wall_clock":
 			d.wallClock(v, fl)
+		case "sync_interval":
+			if sc.Topology.Kind != sim.Synced {
+				d.failf(v, fl, "only a synced topology has it, and this one is %s (want it removed, or kind: synced)", sc.Topology.Kind)
+				break
+			}
+			d.syncInterval(v, fl)
 		}
 		if d.failed() {
 			return nil

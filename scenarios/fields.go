@@ -317,6 +317,7 @@ var (
 		{name: "seed", value: integer(0, 1<<64-1), doc: "as --seed"},
 		{name: "duration", value: duration(), doc: "as --duration"},
 		{name: "on_error", value: choice(onErrorPolicies), doc: "as --on-error"},
+		{name: "sync_interval", value: anyOf(duration(), constant("never")), doc: "as --sync-interval"},
 		{name: "wall_clock", value: instant(), doc: "as --wall-clock"},
 	}}
 )

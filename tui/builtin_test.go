@@ -120,6 +120,16 @@ func TestEveryBuiltinShowsItsLessonAt80x24(t *testing.T) {
 			c := clientTotal(m, "checkout")
 			return c.FailedOpen == 600 && columnShown(v, "fail-open") && strings.HasSuffix(strings.TrimSpace(rowLine(v, "checkout")), " 600")
 		}},
+		{"sync-interval", "the flash bot's row admitted past its exact limiter (×exact over 2)", func(m Model, v string) bool {
+			c := clientTotal(m, "flash-bot")
+			over := false
+			for _, f := range strings.Fields(rowLine(v, "flash-bot")) {
+				if x, err := strconv.ParseFloat(strings.TrimSuffix(f, "×"), 64); err == nil && strings.HasSuffix(f, "×") {
+					over = x > 2
+				}
+			}
+			return c.Allowed > 2*c.IdealAllowed && over && columnShown(v, "×exact") && rowHasCount(v, "flash-bot", c.Allowed)
+		}},
 		{"black-friday", "the crawler's row with its shed 503s", func(m Model, v string) bool {
 			return columnShown(v, "shed") && rowHasCount(v, "crawler", clientTotal(m, "crawler").Shed)
 		}},

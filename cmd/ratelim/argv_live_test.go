@@ -26,6 +26,9 @@ func TestServeArgvToOptions(t *testing.T) {
 			{line: "serve api-quotas --shadow true", want: func(o *serveOptions) {
 				o.Scenario, o.over.shadow, o.over.set = "api-quotas", "true", map[string]string{"shadow": "true"}
 			}},
+			{line: "serve sync-interval --sync-interval 0", want: func(o *serveOptions) {
+				o.Scenario, o.over.syncInterval, o.over.set = "sync-interval", "0", map[string]string{"sync-interval": "0"}
+			}},
 			{line: "serve store-outage --store redis-server", want: func(o *serveOptions) {
 				o.Scenario, o.over.store, o.over.set = "store-outage", "redis-server", map[string]string{"store": "redis-server"}
 			}},
@@ -58,6 +61,9 @@ func TestLoadArgvToOptions(t *testing.T) {
 			{line: "load nat --max-in-flight 16 --max-requests 1000", want: func(o *loadOptions) { o.MaxInFlight, o.MaxRequests = 16, 1000 }},
 			{line: "load nat --format json -q --wide", want: func(o *loadOptions) { o.Format, o.Quiet, o.Wide = "json", true, true }},
 			{line: "load nat --format csv --dense", want: func(o *loadOptions) { o.Format, o.Dense = "csv", true }},
+			{line: "load sync-interval --sync-interval never", want: func(o *loadOptions) {
+				o.Scenario, o.over.syncInterval, o.over.set = "sync-interval", "never", map[string]string{"sync-interval": "never"}
+			}},
 			{line: "load nat --quiet --plot live.png --plot-width 7 --plot-height 3", want: func(o *loadOptions) {
 				o.Quiet, o.Plot = true, plotFlags{Path: "live.png", Width: 7, Height: 3}
 			}},

@@ -43,6 +43,9 @@ func TestSimArgvToOptions(t *testing.T) {
 				o.over = overrides{topology: "local", store: "miniredis", balancer: "random", key: "ip", seed: 7, duration: "10s", step: "2s", onError: "fail-closed", rtt: "1ms",
 					set: map[string]string{"topology": "local", "store": "miniredis", "balancer": "random", "key": "ip", "seed": "7", "duration": "10s", "step": "2s", "on-error": "fail-closed", "rtt": "1ms"}}
 			}},
+			{line: "sim sync-interval --sync-interval 10ms", want: func(o *simOptions) {
+				o.Scenario, o.over.syncInterval, o.over.set = "sync-interval", "10ms", map[string]string{"sync-interval": "10ms"}
+			}},
 			{line: "sim nat --algorithm redis_rate --wall-clock 2026-11-24T10:00:00Z", want: func(o *simOptions) {
 				o.over.algorithm, o.over.wallClock = "redis_rate", "2026-11-24T10:00:00Z"
 				o.over.set = map[string]string{"algorithm": "redis_rate", "wall-clock": "2026-11-24T10:00:00Z"}
@@ -232,6 +235,9 @@ func TestReportArgvToOptions(t *testing.T) {
 		func(p *parsed) *reportOptions { return p.report },
 		[]argvCase[reportOptions]{
 			{line: "report nat -o nat.html"},
+			{line: "report sync-interval -o nat.html --sync-interval never", want: func(o *reportOptions) {
+				o.Scenario, o.over.syncInterval, o.over.set = "sync-interval", "never", map[string]string{"sync-interval": "never"}
+			}},
 			{line: "report nat", code: exitBadInput, want: func(o *reportOptions) { o.Output = "" }},
 			{line: "report nat --output - --image svg --by key", want: func(o *reportOptions) { o.Output, o.Image, o.Plot.By = "-", "svg", "key" }},
 			{line: "report nat -o nat.html --plot-width 9 --plot-height 12", want: func(o *reportOptions) { o.Plot.Width, o.Plot.Height = 9, 12 }},

@@ -22,8 +22,14 @@ import (
 	"github.com/ratelim/ratelim/store"
 )
 
-// allTopologies are the topology kinds a scenario file may name.
-var allTopologies = scenarios.Choices("topology.kind")
+// allTopologies are the topology kinds a scenario file may name;
+// defaultTopologies, those compare runs unless told: all but synced,
+// whose interval is an axis of its own (sim --vs sync-interval=), and
+// whose column would take the matrix past 80 columns.
+var (
+	allTopologies     = scenarios.Choices("topology.kind")
+	defaultTopologies = slices.DeleteFunc(slices.Clone(allTopologies), func(k string) bool { return k == string(sim.Synced) })
+)
 
 type compareOptions struct {
 	streams
@@ -69,7 +75,7 @@ The worst cell of each matrix is marked with *. The store is memory unless
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&opts.Algorithms, "algorithms", []string{"exact"}, "algorithms to compare, comma-separated; exact (the six), peers (the libraries modelled) and all name groups")
-	f.StringSliceVar(&opts.Topologies, "topologies", allTopologies, "topologies to compare, comma-separated")
+	f.StringSliceVar(&opts.Topologies, "topologies", defaultTopologies, "topologies to compare, comma-separated (also: synced)")
 	f.StringVar(&opts.Format, "format", "table", "output: table, json or csv (one row per cell)")
 	addLimitFlags(f, &opts.Limits, true)
 	f.StringVar(&opts.over.store, "store", "", "memory, miniredis or redis://host:port")
@@ -353,6 +359,7 @@ func compareFindings(sc sim.Scenario, cells []Cell) []string {
 		string(sim.Local):      fmt.Sprintf("%d %s, each with its own jar", sc.Servers, words.Plural(sc.Servers, "server", "servers")),
 		string(sim.Racy):       "servers read the same state before either wrote it back",
 		string(sim.SplitBrain): "each side of the partition counts in its own copy",
+		string(sim.Synced):     "each server counts alone between its pushes",
 	}
 	shared := map[string]Cell{}
 	for _, c := range cells {
