@@ -129,8 +129,11 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	// A synced topology at its limits is the shared store or the local
 	// jars, and serves as them; in between, its pushes are the
 	// simulator's alone so far.
-	if opts.Scenario.Topology.RunsAs() == sim.Synced {
+	switch opts.Scenario.Topology.RunsAs() {
+	case sim.Synced:
 		return nil, &sim.SetupError{Err: errors.New("topology.kind: a synced topology runs in the simulator only, not on a live fleet yet (want sync_interval: 0 or never, or another kind)")}
+	case sim.TwoTier:
+		return nil, &sim.SetupError{Err: errors.New("topology.kind: a two-tier topology runs in the simulator only, not on a live fleet yet (want another kind)")}
 	}
 	opts.Scenario.Topology.Kind = opts.Scenario.Topology.RunsAs()
 	sc := opts.Scenario

@@ -75,6 +75,16 @@ func WriteTableWith(w io.Writer, r *sim.Result, opts TableOptions) error {
 	case r.Limit.Shadow:
 		limit += " · shadow mode: decides, counts, refuses nothing"
 	}
+	switch {
+	case r.Synced != nil && r.Synced.IntervalMs > 0:
+		limit += fmt.Sprintf(" · each server pushes every %gms", r.Synced.IntervalMs)
+	case r.Synced != nil && r.Synced.IntervalMs < 0:
+		limit += " · servers never push"
+	case r.Synced != nil:
+		limit += " · servers push at every request"
+	case r.TwoTier != nil:
+		limit += fmt.Sprintf(" · a local tier of %g/s, burst %d on each server", r.TwoTier.LocalRatePerS, r.TwoTier.LocalBurst)
+	}
 	for _, f := range r.Faults {
 		limit += fmt.Sprintf(" · %s %g–%gs", f.Kind, f.StartS, f.EndS)
 	}

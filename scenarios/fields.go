@@ -187,6 +187,12 @@ var (
 		{name: "full_coverage", value: boolean(), doc: "cluster only: cluster-require-full-coverage; default true"},
 		{name: "breaker", value: mapping(&breakerObject), doc: "a circuit breaker in front of each server's store calls"},
 		{name: "sync_interval", value: anyOf(duration(), constant("never")), doc: "synced only: each server's push; 0 shared, never local; default 100ms"},
+		{name: "local", value: mapping(&localTierObject), doc: "two-tier only: each server's token bucket in front of the shared limit"},
+	}}
+
+	localTierObject = object{name: "local", doc: "a two-tier topology's local tier: topology.local", fields: []field{
+		{name: "rate", value: rate(), required: true, doc: "each server's local bucket refill, per key"},
+		{name: "burst", value: integer(1, 1<<50), required: true, doc: "each server's local bucket size"},
 	}}
 
 	breakerObject = object{name: "breaker", doc: "a circuit breaker: topology.breaker", fields: []field{
@@ -325,7 +331,7 @@ var (
 // objects are the table's objects, in the reference's order.
 var objects = []*object{
 	&scenarioObject, &limitObject, &shadowObject, &shedderObject, &reserveObject,
-	&topologyObject, &breakerObject, &clientObject, &patternObject, &tracePatternObject, &retryObject,
+	&topologyObject, &breakerObject, &localTierObject, &clientObject, &patternObject, &tracePatternObject, &retryObject,
 	&serviceObject, &traceObject, &logFieldsObject, &faultObject, &expectationObject,
 	&boundsObject, &spanObject, &withObject,
 }

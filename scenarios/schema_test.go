@@ -227,6 +227,7 @@ var fieldContexts = []struct {
 	{&reserveObject, "shedder.reserve", "shedder: {capacity: 100/s, reserve: {normal: 0.2}}"},
 	{&topologyObject, "topology", "topology: {kind: shared}"},
 	{&breakerObject, "topology.breaker", "topology: {kind: shared, breaker: {failures: 5, cooldown: 1s}}"},
+	{&localTierObject, "topology.local", "topology: {kind: two-tier, local: {rate: 5/s, burst: 2}}"},
 	{&clientObject, "clients[0]", ""},
 	{&patternObject, "clients[0].traffic", ""},
 	{&tracePatternObject, "clients[0].traffic", "clients: [{name: web, api_key: w, traffic: {pattern: trace, file: ../replay/testdata/access.log}}]"},

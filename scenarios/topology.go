@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/topology"
@@ -83,8 +84,12 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 	}
 	d.cluster(f, &t)
 	d.synced(f, &t)
+	d.localTier(f, &t)
 	if v, ok := f.values["breaker"]; ok && !d.failed() && t.RunsAs() == sim.Synced {
 		d.failf(v, "topology.breaker", "a synced server decides in its own memory; its pushes and reads have no breaker in this model (want it removed, sync_interval: 0, or another kind)")
+	}
+	if v, ok := f.values["breaker"]; ok && !d.failed() && t.Kind == sim.TwoTier {
+		d.failf(v, "topology.breaker", "a two-tier server's local tier decides before any store call; a breaker behind it is not modelled (want it removed, or another kind)")
 	}
 	// A split-brain setting on another kind would do nothing, silently.
 	// Its default value does nothing anywhere, and may stay (DESIGN.md's
@@ -186,6 +191,46 @@ func (d *decoder) cluster(f *fields, t *sim.Topology) {
 	}
 	if t.Kind != sim.Cluster {
 		t.Replicas = 0
+	}
+}
+
+// localTier reads a two-tier topology's local tier, required there and
+// refused on another kind.
+func (d *decoder) localTier(f *fields, t *sim.Topology) {
+	if d.failed() {
+		return
+	}
+	v, ok := f.values["local"]
+	switch {
+	case !ok && t.Kind == sim.TwoTier:
+		d.failf(f.node, f.field("local"), "missing: a two-tier topology's local tier (want e.g. local: {rate: 25/s, burst: 10})")
+		return
+	case !ok:
+		return
+	case t.Kind != sim.TwoTier:
+		d.failf(v, f.field("local"), "only a two-tier topology has it, and this one is %s (want it removed, or kind: two-tier)", t.Kind)
+		return
+	}
+	lf := d.record(v, "topology.local", &localTierObject, "a mapping {rate: 25/s, burst: 10}")
+	if d.failed() {
+		return
+	}
+	for _, name := range []string{"rate", "burst"} {
+		if _, ok := lf.values[name]; !ok {
+			d.failf(lf.node, "topology.local."+name, "missing (want e.g. local: {rate: 25/s, burst: 10})")
+			return
+		}
+	}
+	tier := &sim.LocalTier{Rate: d.rate(lf.values["rate"], "topology.local.rate", false)}
+	if !d.failed() {
+		tier.Burst = d.integer(lf.values["burst"], "topology.local.burst", 1, 1<<50, "10")
+	}
+	if !d.failed() {
+		if _, err := algorithms.NewTokenBucket(tier.Rate, tier.Burst); err != nil {
+			d.failf(v, "topology.local", "%s", err)
+			return
+		}
+		t.Local = tier
 	}
 }
 

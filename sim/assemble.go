@@ -58,6 +58,7 @@ func (s *sim) result(release bool) *Result {
 		Shards:    s.shardResults(),
 		Breaker:   s.breakerResult(),
 		Synced:    s.syncedResult(),
+		TwoTier:   s.twoTierResult(),
 		Balancer:  string(sc.Balancer),
 		OnError:   string(s.stores.policy),
 		Clock:     string(sc.Topology.Clock),
@@ -154,8 +155,8 @@ func (s *sim) keyResults(out []KeyResult) []KeyResult {
 			MaxAllowed1s: pp.actual.peak, IdealAllowed: t.IdealAllowed, IdealMaxAllowed1s: pp.idealPeak(),
 			FalseAllows: t.FalseAllows, FalseDenies: t.FalseDenies,
 		})
-		if s.synced != nil {
-			out[len(out)-1].SyncedBound1s, out[len(out)-1].SyncedServers = s.syncedKeyBound(i), int(s.synced.reached[i])
+		if s.reach != nil {
+			out[len(out)-1].DesignBound1s, out[len(out)-1].DesignServers = s.designKeyBound(i, t.FailedOpen > 0), int(s.reach.count[i])
 		}
 	}
 	return out

@@ -126,6 +126,12 @@ func (sc *Scenario) checkTopology() error {
 		return bad("topology.sync_interval", "%s (want at most %s, 0 for every request, or never)", t.SyncInterval, MaxSyncInterval)
 	case t.Kind == Synced && t.SyncInterval < 0 && t.SyncInterval != SyncNever:
 		return bad("topology.sync_interval", "%s (want a positive duration, 0 for every request, or never)", t.SyncInterval)
+	case t.Kind == TwoTier && t.Local == nil:
+		return bad("topology.local", "missing: a two-tier topology's local tier (want e.g. local: {rate: 25/s, burst: 10})")
+	case t.Kind != TwoTier && t.Local != nil:
+		return bad("topology.local", "only a two-tier topology has it, and this one is %s", t.Kind)
+	case t.Kind == TwoTier && t.Breaker != nil:
+		return bad("topology.breaker", "a two-tier server's local tier decides before any store call; a breaker behind it is not modelled (want no breaker on a two-tier topology)")
 	case t.RunsAs() == Synced && t.Breaker != nil:
 		return bad("topology.breaker", "a synced server decides in its own memory (want no breaker on a synced topology)")
 	case t.Breaker != nil && (t.Breaker.Failures < 1 || t.Breaker.Cooldown <= 0):

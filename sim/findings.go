@@ -48,7 +48,7 @@ var findingRules = []findingRule{
 	{FindingQueued, "client", func(x *detection) []Finding { return found(queued(x.r)) }},
 	{FindingWorstWindow, "key", (*detection).worstFirst},
 	{FindingOverAdmitted, "", (*detection).overThenWorst},
-	{FindingSyncedBound, "key", func(x *detection) []Finding { return syncedBoundFindings(x.r) }},
+	{FindingDesignBound, "key", func(x *detection) []Finding { return designBoundFindings(x.r) }},
 	{FindingCopiesDiverged, "key", func(x *detection) []Finding { return found(copiesDiverged(x.r)) }},
 	{FindingLostUnderShare, "key", func(x *detection) []Finding { return lostUnderShare(x.r) }},
 	{FindingRetriesWasted, "client", func(x *detection) []Finding { return retriesWasted(x.r) }},

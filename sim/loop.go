@@ -86,9 +86,13 @@ type sim struct {
 	// The store copies, how servers reach them, and the racy topology's
 	// writes in flight (stores.go): topo routes each server to the copy
 	// it reaches, under the faults in force; spread is the balancer.
-	stores storeSet
-	racy   racyWrites
-	synced *syncedRun // a synced run's pushes (synced.go), nil on another kind
+	stores  storeSet
+	racy    racyWrites
+	synced  *syncedRun  // a synced run's pushes (synced.go), nil on another kind
+	twoTier *twoTierRun // a two-tier run's local tiers (twotier.go)
+	// reach counts the servers each key reached, on the kinds whose
+	// bound depends on it (synced, two-tier).
+	reach  *keyServers
 	topo   *topology.Topology
 	route  *route.Copies // the way to a decision on the copies (a store's; the jars have their own)
 	spread topology.Spreader

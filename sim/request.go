@@ -31,12 +31,14 @@ func (s *sim) request(ctx context.Context, client int, t int64, cost int64, atte
 	// other, by the run's decider (called here, not through a function
 	// between: 15 of a simulated request's instructions).
 	var err error
-	switch o.p.target {
-	case topology.Unreachable:
+	switch {
+	case s.twoTier != nil && s.localRefuses(&o.p, &o.d):
+		// The server's local tier answered at once.
+	case o.p.target == topology.Unreachable:
 		err = s.policyFor(&o.d, errStoreDown)
-	case topology.ClusterDown:
+	case o.p.target == topology.ClusterDown:
 		err = s.policyFor(&o.d, route.ErrClusterDown)
-	case breakerOpen:
+	case o.p.target == breakerOpen:
 		err = s.policyFor(&o.d, route.ErrBreakerOpen)
 	default:
 		err = s.decider(s, ctx, &o.p, &o.d)

@@ -55,6 +55,8 @@ type Result struct {
 	Breaker *BreakerResult `json:"breaker,omitempty"`
 	// Synced is a synced topology's interval and what its pushes did.
 	Synced *SyncedResult `json:"synced,omitempty"`
+	// TwoTier is a two-tier topology's local tier and what it spared.
+	TwoTier *TwoTierResult `json:"two_tier,omitempty"`
 	// Shards are a cluster's, each with its slots, its keys and what the
 	// run did to it; absent on another topology. Added to v1.
 	Shards []ShardResult `json:"shards,omitempty"`
@@ -268,12 +270,13 @@ type KeyResult struct {
 	IdealMaxAllowed1s int64 `json:"ideal_max_allowed_1s"`
 	FalseAllows       int64 `json:"false_allows"`
 	FalseDenies       int64 `json:"false_denies"`
-	// SyncedBound1s is, on a synced topology, the most the design lets
-	// the key admit within one second (SyncedBound, in requests of its
-	// cheapest cost), its requests reaching SyncedServers servers; 0
-	// where the derivation does not apply.
-	SyncedBound1s int64 `json:"synced_bound_1s,omitempty"`
-	SyncedServers int   `json:"synced_servers,omitempty"`
+	// DesignBound1s is, on a synced or two-tier topology, the most the
+	// design lets the key admit within one second (topology.Synced's and
+	// topology.TwoTier's bounds, in requests of its cheapest cost), its
+	// requests reaching DesignServers servers; 0 where the derivation
+	// does not apply.
+	DesignBound1s int64 `json:"design_bound_1s,omitempty"`
+	DesignServers int   `json:"design_servers,omitempty"`
 }
 
 // TimelineRow is one client's figures over one step, starting at TS. A

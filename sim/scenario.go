@@ -195,7 +195,17 @@ const (
 	SplitBrain = topology.SplitBrain // a primary and a replica that a partition separates
 	Cluster    = topology.Cluster    // Redis Cluster: masters own hash slots, replicas take over by majority
 	Synced     = topology.Synced     // a jar per server, its admissions pushed to one shared copy every SyncInterval
+	TwoTier    = topology.TwoTier    // a local bucket per server in front of one shared store
 )
+
+// LocalTier is a two-tier topology's local limit on each server: a token
+// bucket of Rate and Burst per key (Envoy's local rate limit filter:
+// max_tokens, and tokens_per_fill every fill_interval, refilled here
+// continuously rather than a fill at a time).
+type LocalTier struct {
+	Rate  algorithms.Rate
+	Burst int64
+}
 
 // DefaultSyncInterval is a synced topology's SyncInterval when its
 // scenario gives none: gubernator's GlobalSyncWait (config.go,
@@ -246,6 +256,12 @@ func WithTopology(sc Scenario, kind TopologyKind) Scenario {
 	}
 	was := t.Kind
 	t.Kind = kind
+	if t.localFilled && kind != TwoTier {
+		t.Local, t.localFilled = nil, false
+	}
+	if kind == TwoTier && t.Local == nil {
+		t.Local, t.localFilled = defaultLocalTier(sc), true
+	}
 	if kind == Synced && was != Synced && t.SyncInterval == 0 {
 		t.SyncInterval, t.syncFilled = DefaultSyncInterval, true
 	}
@@ -301,10 +317,33 @@ type Topology struct {
 	// request (the shared store's decisions), SyncNever never (the local
 	// jars').
 	SyncInterval time.Duration
+	// Local is, on a two-tier topology, each server's local limit in
+	// front of the shared one (topology.TwoTier).
+	Local *LocalTier
 	// clusterFilled says WithTopology gave it a cluster's shape, to take
 	// out when it switches to another kind; syncFilled, its
 	// DefaultSyncInterval.
-	clusterFilled, syncFilled bool
+	clusterFilled, syncFilled, localFilled bool
+}
+
+// defaultLocalTier is a two-tier topology's local limit when none is
+// given (--topology two-tier, the TUI's t key): each server's share of
+// the limit's rate, and its burst, so that N servers' local tiers
+// together pass what the shared limit admits when the balancer spreads
+// evenly.
+func defaultLocalTier(sc Scenario) *LocalTier {
+	p := sc.Limit.Params
+	servers := int64(max(sc.Servers, 1))
+	rate := p.Rate
+	if rate.N > 0 && rate.Per > 0 {
+		// N/servers per Per, kept whole: servers × N per servers × Per.
+		rate = algorithms.Rate{N: rate.N, Per: rate.Per * time.Duration(servers)}
+	}
+	if p.Window > 0 && rate.N > 0 {
+		// A window's limit as its burst.
+		return &LocalTier{Rate: rate, Burst: max(1, rate.N*int64(p.Window)/int64(p.Rate.Per)/servers+1)}
+	}
+	return &LocalTier{Rate: rate, Burst: max(1, p.Burst/servers+1)}
 }
 
 // RunsAs is the kind the simulator runs t as: a synced topology that

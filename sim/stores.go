@@ -119,6 +119,9 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 	s.route = route.New(s.topo, s.stores.copies, s.alg, nil)
 	s.setupCluster()
 	s.setupSynced()
+	if err := s.setupTwoTier(); err != nil {
+		return err
+	}
 	if b := s.sc.Topology.Breaker; b != nil && s.topo.Remote() {
 		s.stores.breakers = make([]route.Breaker, s.sc.Servers)
 		for i := range s.stores.breakers {

@@ -23,11 +23,6 @@ type syncedRun struct {
 	charger  algorithms.Charger
 	shared   *jar
 	servers  []syncedServer
-	// reached counts, by key, the servers that read it: the N of the
-	// key's bound (SyncedBound). pairs are the (key, server) pairs
-	// counted, met at reads alone, never at every request.
-	reached []int32
-	pairs   map[uint64]struct{}
 	// Pushes counts the pushes that reached the shared copy, Dropped
 	// those that did not (their admissions never counted there), and
 	// DroppedAdmissions what those carried.
@@ -71,9 +66,8 @@ func (s *sim) setupSynced() {
 		charger:  charger,
 		shared:   s.stores.jars[s.sc.Servers],
 		servers:  make([]syncedServer, s.sc.Servers),
-		reached:  make([]int32, len(s.keys)),
-		pairs:    map[uint64]struct{}{},
 	}
+	s.reach = newKeyServers(len(s.keys))
 	for i := range sy.servers {
 		sy.servers[i].epoch = 1
 	}
@@ -99,10 +93,7 @@ func (s *sim) takeSynced(ctx context.Context, p *pending, d *store.Decision) err
 		p.latency = s.rtt()
 		*s.stores.jars[p.server].state(p.key) = sy.shared.load(p.key)
 		sv.readIn[key] = sv.epoch
-		if pair := uint64(key)<<32 | uint64(p.server); !has(sy.pairs, pair) {
-			sy.pairs[pair] = struct{}{}
-			sy.reached[key]++
-		}
+		s.reach.add(p.key, p.server)
 		s.pushSoon(p.server, p.t)
 	}
 	s.stores.jars[p.server].takeInto(&d.Decision, p.key, p.now, p.cost, s.observed || s.clients[p.client].waitsRetryAfter)
@@ -112,7 +103,26 @@ func (s *sim) takeSynced(ctx context.Context, p *pending, d *store.Decision) err
 	return nil
 }
 
-func has(m map[uint64]struct{}, k uint64) bool { _, ok := m[k]; return ok }
+// keyServers counts, by key, the servers that decided it: the N of the
+// key's bound (DesignBound1s). It is told at a synced server's read and
+// at a two-tier local decision, not at every shared decision.
+type keyServers struct {
+	count []int32
+	pairs map[uint64]struct{}
+}
+
+func newKeyServers(keys int) *keyServers {
+	return &keyServers{count: make([]int32, keys), pairs: map[uint64]struct{}{}}
+}
+
+// add counts server for key, once.
+func (k *keyServers) add(key, server int) {
+	pair := uint64(key)<<32 | uint64(server)
+	if _, ok := k.pairs[pair]; !ok {
+		k.pairs[pair] = struct{}{}
+		k.count[key]++
+	}
+}
 
 // pushSoon schedules server's next push, at its first tick after t, if
 // none is scheduled.
@@ -240,15 +250,23 @@ func bucketSpan(p algorithms.Params, d time.Duration) int64 {
 	return sat.Add(p.Burst, refill)
 }
 
-// syncedKeyBound is key k's bound in requests within one second: the
-// bound in cost over the least cost among its clients' requests; 0 when
-// there is none (a key that costs nothing, or a run not synced).
-func (s *sim) syncedKeyBound(k int) int64 {
-	sy := s.synced
-	if sy == nil || int(sy.reached[k]) == 0 {
+// designKeyBound is key k's bound within one second on a synced or
+// two-tier run, in requests: the bound in cost over the least cost among
+// its clients' requests; 0 when there is none (a key that costs nothing,
+// a run of another kind).
+func (s *sim) designKeyBound(k int, failedOpen bool) int64 {
+	if s.reach == nil || s.reach.count[k] == 0 {
 		return 0
 	}
-	units, ok := syncedBoundOf(s.alg, time.Second, s.sc.Topology.SyncInterval, int(sy.reached[k]))
+	servers := int(s.reach.count[k])
+	var units int64
+	ok := false
+	switch s.sc.Topology.Kind {
+	case Synced:
+		units, ok = syncedBoundOf(s.alg, time.Second, s.sc.Topology.SyncInterval, servers)
+	case TwoTier:
+		units, ok = twoTierBoundOf(s.alg, s.sc.Topology.Local, time.Second, servers, failedOpen)
+	}
 	if !ok {
 		return 0
 	}

@@ -35,12 +35,13 @@ const (
 	SplitBrain Kind = "split-brain" // a primary and a replica that a partition separates
 	Cluster    Kind = "cluster"     // Redis Cluster: masters own hash slots, replicas take over by majority
 	Synced     Kind = "synced"      // a jar per server, its admissions pushed to one shared copy every SyncInterval
+	TwoTier    Kind = "two-tier"    // a local bucket per server in front of one shared store
 )
 
 // Kinds are the topologies there are, in the order they are taught (and
 // listed, cycled and checked by the parser, the TUI and the simulator):
 // the one list of them.
-func Kinds() []Kind { return []Kind{Local, Shared, Racy, SplitBrain, Cluster, Synced} }
+func Kinds() []Kind { return []Kind{Local, Shared, Racy, SplitBrain, Cluster, Synced, TwoTier} }
 
 // PrimaryNeverStops is the PrimaryStopsAfter of a primary that keeps taking
 // writes for the whole partition, as a Redis primary without

@@ -23,12 +23,13 @@ import (
 )
 
 // allTopologies are the topology kinds a scenario file may name;
-// defaultTopologies, those compare runs unless told: all but synced,
-// whose interval is an axis of its own (sim --vs sync-interval=), and
-// whose column would take the matrix past 80 columns.
+// defaultTopologies, those compare runs unless told: all but synced and
+// two-tier, whose own knobs (the interval, the local tier) are axes of
+// their own (sim --vs sync-interval=), and whose columns would take the
+// matrix past 80 columns.
 var (
 	allTopologies     = scenarios.Choices("topology.kind")
-	defaultTopologies = slices.DeleteFunc(slices.Clone(allTopologies), func(k string) bool { return k == string(sim.Synced) })
+	defaultTopologies = slices.DeleteFunc(slices.Clone(allTopologies), func(k string) bool { return k == string(sim.Synced) || k == string(sim.TwoTier) })
 )
 
 type compareOptions struct {
@@ -75,7 +76,7 @@ The worst cell of each matrix is marked with *. The store is memory unless
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&opts.Algorithms, "algorithms", []string{"exact"}, "algorithms to compare, comma-separated; exact (the six), peers (the libraries modelled) and all name groups")
-	f.StringSliceVar(&opts.Topologies, "topologies", defaultTopologies, "topologies to compare, comma-separated (also: synced)")
+	f.StringSliceVar(&opts.Topologies, "topologies", defaultTopologies, "topologies to compare, comma-separated (also: synced, two-tier)")
 	f.StringVar(&opts.Format, "format", "table", "output: table, json or csv (one row per cell)")
 	addLimitFlags(f, &opts.Limits, true)
 	f.StringVar(&opts.over.store, "store", "", "memory, miniredis or redis://host:port")
@@ -360,6 +361,7 @@ func compareFindings(sc sim.Scenario, cells []Cell) []string {
 		string(sim.Racy):       "servers read the same state before either wrote it back",
 		string(sim.SplitBrain): "each side of the partition counts in its own copy",
 		string(sim.Synced):     "each server counts alone between its pushes",
+		string(sim.TwoTier):    "each server's local tier passed what the shared store did not decide",
 	}
 	shared := map[string]Cell{}
 	for _, c := range cells {
