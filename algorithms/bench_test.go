@@ -85,3 +85,63 @@ func BenchmarkStep(b *testing.B) {
 		})
 	}
 }
+
+// Charge beside ChargeInPlace, each algorithm's pair in one run, called
+// through the Charger interface as a synced topology's shared copy calls
+// it:
+//
+//	go test -run '^$' -bench Charge ./algorithms
+//
+// The charges arrive at half the rate, in order, so that every one is an
+// admission Step would also have made: a shared copy within its limit.
+// The Multi is the token bucket beside a per-minute fixed window and the
+// sliding log.
+func BenchmarkCharge(b *testing.B) {
+	p := algorithms.Params{Rate: algorithms.Rate{N: benchRate, Per: time.Second}, Burst: 50, Window: 50 * time.Millisecond}
+	var algs []algorithms.Algorithm
+	byName := map[string]algorithms.Algorithm{}
+	for _, name := range algorithms.ExactNames() {
+		alg, err := algorithms.New(name, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		algs = append(algs, alg)
+		byName[name] = alg
+	}
+	minute, err := algorithms.NewFixedWindow(algorithms.Rate{N: 60 * benchRate, Per: time.Minute}, time.Minute)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := algorithms.NewMulti([]algorithms.Policy{
+		{Name: "burst", Algorithm: byName["token-bucket"]},
+		{Name: "minute", Algorithm: minute},
+		{Name: "log", Algorithm: byName["sliding-log"]},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	algs = append(algs, m)
+	const every = 2 * 1_000_000 / benchRate // µs: half the rate
+	for _, alg := range algs {
+		c, ok := algorithms.AsCharger(alg)
+		if !ok {
+			b.Fatalf("%s is not a Charger", alg.Name())
+		}
+		b.Run(alg.Name()+"/Charge", func(b *testing.B) {
+			var st algorithms.State
+			now := algorithms.Time(0)
+			for b.Loop() {
+				now += every
+				st = c.Charge(st, now, 1)
+			}
+		})
+		b.Run(alg.Name()+"/ChargeInPlace", func(b *testing.B) {
+			var st algorithms.State
+			now := algorithms.Time(0)
+			for b.Loop() {
+				now += every
+				c.ChargeInPlace(&st, now, 1)
+			}
+		})
+	}
+}

@@ -31,6 +31,19 @@ type Charger interface {
 	// is untouched, and the new State never shares prev's Log. A negative
 	// cost counts as 0; the zero (unbuilt) algorithm returns prev.
 	Charge(prev State, now Time, cost int64) State
+	// ChargeInPlace is Charge for a caller that owns st: it leaves in *st
+	// exactly the State Charge(*st, now, cost) returns, moving it on where
+	// it lies instead of copying a State in and out (a synced key's shared
+	// copy, charged with every admission of every push). Like the
+	// algorithms' StepInPlace it never writes inside the log it was given,
+	// only past its end, so a copy of the State taken before (a Capped
+	// one a store handed out) is still the state before: a sliding log
+	// appends to st.Log where its capacity allows, and builds a log past
+	// the end of it, or in an array of its own, for an instant it inserts
+	// before newer ones. A [Multi] charges st.Sub where it lies, as its
+	// StepInPlace steps it: a store that hands out copies hands them out
+	// Capped.
+	ChargeInPlace(st *State, now Time, cost int64)
 }
 
 // AsCharger returns alg as a Charger, and reports whether it is one: the six
@@ -40,6 +53,11 @@ type Charger interface {
 // that will give it back, a shedder's reserves are a decision, not a count,
 // and a peer model reproduces its library's step, which has no such
 // operation.
+//
+// Charger has both forms, pure and in place, rather than a second
+// interface for the in-place one: every Charger is one of these seven,
+// each has both, and a caller holding one (the simulator's synced
+// topology) charges in place without asking again.
 func AsCharger(alg Algorithm) (Charger, bool) {
 	switch a := alg.(type) {
 	case *Multi:
@@ -51,6 +69,15 @@ func AsCharger(alg Algorithm) (Charger, bool) {
 		return a, true
 	}
 	return nil, false
+}
+
+// onlyTN clears what a bucket's state does not hold, Prev, Log and Sub,
+// as the bucket's Charge, which returns State{T, N}, does. A state the
+// bucket built holds none of them and is not written.
+func onlyTN(st *State) {
+	if st.Prev != 0 || st.Log != nil || st.Sub != nil {
+		*st = State{T: st.T, N: st.N}
+	}
 }
 
 // excessMax is how far beyond its capacity a charge may carry a state, in

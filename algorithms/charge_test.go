@@ -415,9 +415,12 @@ const spareMark = -424242
 
 // withSpareLog gives st's log, and each sub-state's, spare capacity
 // filled with spareMark, a fresh Sub, as a store's in-place logs have.
-func withSpareLog(st State) State {
+func withSpareLog(st State) State { return withSpare(st, 4) }
+
+// withSpare is withSpareLog with extra places to spare in each log.
+func withSpare(st State, extra int) State {
 	if st.Log != nil {
-		log := make([]int64, len(st.Log), len(st.Log)+4)
+		log := make([]int64, len(st.Log), len(st.Log)+extra)
 		copy(log, st.Log)
 		for i := len(log); i < cap(log); i++ {
 			log[:cap(log)][i] = spareMark
@@ -427,7 +430,7 @@ func withSpareLog(st State) State {
 	if st.Sub != nil {
 		sub := make([]State, len(st.Sub))
 		for i := range sub {
-			sub[i] = withSpareLog(st.Sub[i])
+			sub[i] = withSpare(st.Sub[i], extra)
 		}
 		st.Sub = sub
 	}
@@ -460,8 +463,102 @@ func scribble(st *State) {
 	}
 }
 
+// TestPropertyChargeInPlaceIsCharge: ChargeInPlace leaves in a state
+// exactly the State Charge returns from it, log, sub-states and the
+// fields the algorithm does not read included, charge after charge (a
+// log's spare capacity used, outgrown, and built past), at instants
+// before and after the state's own, costs up to math.MaxInt64. And it
+// keeps Step's in-place rule: handed a state that shares its logs with
+// prev, it never writes inside them, so prev is still the state it was;
+// handed them Capped, whose arrays go on past their ends into another
+// State's entries (spareMark), it never writes there either, nor does an
+// append to what it leaves.
+func TestPropertyChargeInPlaceIsCharge(t *testing.T) {
+	for _, name := range chargeable() {
+		t.Run(name, rapid.MakeCheck(func(t *rapid.T) {
+			alg := genCharger(t, name)
+			c := asCharger(t, alg)
+			built, latest := buildState(t, alg)
+			if rapid.IntRange(0, 7).Draw(t, "from zero?") == 0 {
+				built = State{} // a key the shared copy never saw
+			}
+			if rapid.Bool().Draw(t, "stray fields") {
+				built = withStray(name, built)
+			}
+			prev := withSpare(built, rapid.IntRange(0, 40).Draw(t, "spare"))
+			before := fmt.Sprint(prev)
+			capped := rapid.Bool().Draw(t, "capped")
+			st := withOwnSub(prev)
+			if capped {
+				st = prev.Capped()
+			}
+			pure := prev
+			for i := range rapid.IntRange(1, 8).Draw(t, "charges") {
+				now := latest + Time(rapid.Int64Range(-3_000_000, 3_000_000).Draw(t, "now"))
+				latest = max(latest, now)
+				cost := rapid.OneOf(rapid.Int64Range(-1, 20), rapid.Just(int64(math.MaxInt64))).Draw(t, "cost")
+				from := fmt.Sprint(st)
+				want := c.Charge(pure, now, cost)
+				c.ChargeInPlace(&st, now, cost)
+				if !reflect.DeepEqual(st, want) {
+					t.Fatalf("charge %d: from %s, ChargeInPlace(%d, %d) left %+v, Charge returns %+v", i, from, now, cost, st, want)
+				}
+				if fmt.Sprint(prev) != before {
+					t.Fatalf("charge %d (%d, %d): ChargeInPlace wrote inside a log it was given: a copy taken before is now %v, was %s", i, now, cost, prev, before)
+				}
+				if capped && spareWritten(prev) {
+					t.Fatalf("charge %d (%d, %d): ChargeInPlace, given capped logs, wrote past their ends into %v", i, now, cost, prev)
+				}
+				pure = want
+			}
+			if capped {
+				scribble(&st)
+				if fmt.Sprint(prev) != before || spareWritten(prev) {
+					t.Fatalf("ChargeInPlace left a state sharing arrays another State writes: prev now %v", prev)
+				}
+			}
+		}))
+	}
+}
+
+// withStray sets the fields of st that algorithm name does not read, as
+// a state some other algorithm built might have them: ChargeInPlace
+// keeps or clears them exactly as Charge does.
+func withStray(name string, st State) State {
+	log, sub := []int64{-5, -4}, []State{{T: -6, N: -7}}
+	switch name {
+	case "sliding-log":
+		st.T, st.N, st.Prev, st.Sub = -1, -2, -3, sub
+	case "multi":
+		// And a sub-state too many, as a state of a Multi of more
+		// limits has: Charge keeps the first of them.
+		st.T, st.N, st.Prev, st.Log = -1, -2, -3, log
+		st.Sub = append(st.Sub[:len(st.Sub):len(st.Sub)], State{T: -8, Log: []int64{-9}})
+	case "sliding-window":
+		st.Log, st.Sub = log, sub
+	default: // the buckets and the fixed window: T and N
+		st.Prev, st.Log, st.Sub = -3, log, sub
+	}
+	return st
+}
+
+// withOwnSub is st with a Sub of its own, each sub-state's too, its logs
+// shared as they are, spare capacity and all: a state whose Sub a caller
+// may charge in place without writing into st's.
+func withOwnSub(st State) State {
+	if st.Sub != nil {
+		sub := make([]State, len(st.Sub))
+		for i := range sub {
+			sub[i] = withOwnSub(st.Sub[i])
+		}
+		st.Sub = sub
+	}
+	return st
+}
+
 // TestZeroChargerReturnsPrev: the zero value of each algorithm, which can
-// count nothing, returns prev whatever it is charged.
+// count nothing, returns prev whatever it is charged, and leaves it as it
+// was when charged in place.
 func TestZeroChargerReturnsPrev(t *testing.T) {
 	zeros := []Charger{&TokenBucket{}, &GCRA{}, &LeakyBucket{}, &FixedWindow{}, &SlidingWindow{}, &SlidingLog{}, &Multi{}}
 	prev := State{T: 5_000_000, N: 3, Prev: 2, Log: []int64{1, 2}}
@@ -469,6 +566,10 @@ func TestZeroChargerReturnsPrev(t *testing.T) {
 		for _, cost := range []int64{1, 0, -3, math.MaxInt64} {
 			if got := z.Charge(prev, 7_000_000, cost); !reflect.DeepEqual(got, prev) {
 				t.Errorf("%T.Charge(prev, 7s, %d) = %+v, want prev %+v", z, cost, got, prev)
+			}
+			st := State{T: prev.T, N: prev.N, Prev: prev.Prev, Log: slices.Clone(prev.Log)}
+			if z.ChargeInPlace(&st, 7_000_000, cost); !reflect.DeepEqual(st, prev) {
+				t.Errorf("%T.ChargeInPlace(prev, 7s, %d) left %+v, want prev %+v", z, cost, st, prev)
 			}
 		}
 	}

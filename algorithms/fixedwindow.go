@@ -135,20 +135,25 @@ func (f *FixedWindow) StepInPlace(st *State, now Time, cost int64) Decision {
 // over and nothing reads its count again: Kong's INCRBY on an old window's
 // key. The count saturates at the limit + 2^50/window (window in µs).
 func (f *FixedWindow) Charge(prev State, now Time, cost int64) State {
-	if f.w == 0 {
-		return prev
-	}
 	next := prev // Step's shape: what it does not move, it keeps
+	f.ChargeInPlace(&next, now, cost)
+	return next
+}
+
+// ChargeInPlace is Charge for a caller that owns st ([Charger]).
+func (f *FixedWindow) ChargeInPlace(st *State, now Time, cost int64) {
+	if f.w == 0 {
+		return
+	}
 	start := windowStart(f.origin, now, f.w)
 	switch {
-	case start > next.T || !onWindow(f.origin, next.T, f.w):
-		next = State{T: start}
-	case start < next.T:
-		return next
+	case start > st.T || !onWindow(f.origin, st.T, f.w):
+		*st = State{T: start}
+	case start < st.T:
+		return
 	}
 	ceiling := f.limit + excessMax/f.w
-	next.N = addSat(next.N, min(CleanCost(cost), ceiling), ceiling)
-	return next
+	st.N = addSat(st.N, min(CleanCost(cost), ceiling), ceiling)
 }
 
 // windowStart is the start, on the caller's clock, of the window of

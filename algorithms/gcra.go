@@ -71,7 +71,15 @@ func (g *GCRA) Charge(prev State, now Time, cost int64) State {
 	if g.unbuilt() {
 		return prev
 	}
-	return g.charge(prev, now, cost)
+	g.chargeInPlace(&prev, now, cost)
+	return prev
+}
+
+// ChargeInPlace is Charge for a caller that owns st ([Charger]).
+func (g *GCRA) ChargeInPlace(st *State, now Time, cost int64) {
+	if !g.unbuilt() {
+		g.chargeInPlace(st, now, cost)
+	}
 }
 
 // tat is the arithmetic GCRA and the leaky bucket share: a theoretical
@@ -137,18 +145,20 @@ func (t tat) step(prev State, now Time, cost int64) (next State, d Decision, bac
 	return State{T: int64(now) + after/n, N: after % n}, d, backlog
 }
 
-// charge is GCRA's and the leaky bucket's Charge: the TAT, as T and the
-// remainder N, moved from max(TAT, now) by cost emission intervals of per
-// units each. For a request Step admits this is Step's arithmetic: after
-// = backlog + cost × per, from now, is the same instant from the TAT.
-func (t tat) charge(prev State, now Time, cost int64) State {
+// chargeInPlace is GCRA's and the leaky bucket's Charge, in place: the
+// TAT, as T and the remainder N, moved from max(TAT, now) by cost emission
+// intervals of per units each. For a request Step admits this is Step's
+// arithmetic: after = backlog + cost × per, from now, is the same instant
+// from the TAT.
+func (t tat) chargeInPlace(st *State, now Time, cost int64) {
 	n := t.rate.N
-	at, rem := prev.T, max(prev.N, 0) // a step never leaves N negative
+	at, rem := st.T, max(st.N, 0) // a step never leaves N negative
 	if at < int64(now) {
 		// A TAT in the past is a full bucket: its remainder, under a
 		// microsecond, is behind now too.
 		at, rem = int64(now), 0
 	}
 	units := addSat(rem, mulSat(CleanCost(cost), t.per, t.capacity+excessMax), math.MaxInt64)
-	return State{T: addSat(at, units/n, maxInstant), N: units % n}
+	st.T, st.N = addSat(at, units/n, maxInstant), units%n
+	onlyTN(st)
 }

@@ -61,5 +61,13 @@ func (b *LeakyBucket) Charge(prev State, now Time, cost int64) State {
 	if b.unbuilt() {
 		return prev
 	}
-	return b.charge(prev, now, cost)
+	b.chargeInPlace(&prev, now, cost)
+	return prev
+}
+
+// ChargeInPlace is Charge for a caller that owns st ([Charger]).
+func (b *LeakyBucket) ChargeInPlace(st *State, now Time, cost int64) {
+	if !b.unbuilt() {
+		b.chargeInPlace(st, now, cost)
+	}
 }

@@ -36,6 +36,9 @@ type Multi struct {
 	// inPlace[i] is policies[i]'s algorithm when it steps in place, nil
 	// otherwise: asked once, not on every request.
 	inPlace []inPlaceStep
+	// chargers[i] is policies[i]'s algorithm as a Charger; chargers is
+	// nil unless every one of them is one ([AsCharger]).
+	chargers []Charger
 }
 
 // Policy is one named limit of a key.
@@ -80,6 +83,15 @@ func NewMulti(policies []Policy) (*Multi, error) {
 	m := &Multi{policies: append([]Policy(nil), policies...), inPlace: make([]inPlaceStep, len(policies))}
 	for i, p := range policies {
 		m.inPlace[i], _ = p.Algorithm.(inPlaceStep)
+	}
+	m.chargers = make([]Charger, len(policies))
+	for i, p := range policies {
+		c, ok := AsCharger(p.Algorithm)
+		if !ok {
+			m.chargers = nil
+			break
+		}
+		m.chargers[i] = c
 	}
 	return m, nil
 }
@@ -144,21 +156,44 @@ func (m *Multi) Charge(prev State, now Time, cost int64) State {
 			next.Sub[i], _ = p.Algorithm.Step(next.Sub[i], now, cost)
 			continue
 		}
-		c, _ := AsCharger(p.Algorithm)
-		next.Sub[i] = c.Charge(next.Sub[i], now, cost)
+		next.Sub[i] = m.chargers[i].Charge(next.Sub[i], now, cost)
 	}
 	return next
 }
 
-// charges reports whether every limit's algorithm is a [Charger].
-func (m *Multi) charges() bool {
-	for _, p := range m.policies {
-		if _, ok := AsCharger(p.Algorithm); !ok {
-			return false
-		}
+// ChargeInPlace is Charge for a caller that owns st ([Charger]): each
+// limit's state is charged where it lies in st.Sub, as [Multi.StepInPlace]
+// steps it (a limit in shadow mode is stepped, as Charge steps it); st
+// gets a Sub of its own only when it has none of the right length.
+func (m *Multi) ChargeInPlace(st *State, now Time, cost int64) {
+	if len(m.policies) == 0 || !m.charges() {
+		return
 	}
-	return true
+	if len(st.Sub) != len(m.policies) {
+		sub := make([]State, len(m.policies))
+		copy(sub, st.Sub)
+		st.Sub = sub
+	}
+	if st.T != 0 || st.N != 0 || st.Prev != 0 || st.Log != nil {
+		*st = State{Sub: st.Sub} // Charge's state is its Sub alone
+	}
+	for i := range m.policies {
+		p, sub := &m.policies[i], &st.Sub[i]
+		if p.shadowedAt(now) {
+			// Stepped by Step, as Charge steps it: StepInPlace keeps
+			// fields of a state that Step's new one drops (a bucket's
+			// keeps a Log it does not read), and a limit in shadow
+			// mode, a dark launch, is rare enough to copy.
+			*sub, _ = p.Algorithm.Step(*sub, now, cost)
+			continue
+		}
+		m.chargers[i].ChargeInPlace(sub, now, cost)
+	}
 }
+
+// charges reports whether every limit's algorithm is a [Charger]: the
+// zero Multi, with none, counts as one that charges nothing.
+func (m *Multi) charges() bool { return len(m.policies) == 0 || m.chargers != nil }
 
 // StepInPlace is Step on a state its caller owns, Sub stepped where it
 // lies: a store that keeps one State per key allocates its Sub once, not

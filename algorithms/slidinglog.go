@@ -1,6 +1,7 @@
 package algorithms
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -184,4 +185,72 @@ func (l *SlidingLog) Charge(prev State, now Time, cost int64) State {
 	drop -= min(drop, cost)
 	log = append(log, newer[drop:]...)
 	return State{Log: log}
+}
+
+// ChargeInPlace is Charge for a caller that owns st ([Charger]): the log
+// Charge returns, built where st's log lies. A charge at or after every
+// instant it keeps appends past the end of st.Log, reusing its array
+// until it is full, and lets what is forgotten fall off the front, as
+// StepInPlace does: amortized O(log Limit + cost). A charge inserted
+// before newer instants (a push that arrived after a later one) cannot
+// be written inside the log without changing what a copy taken before
+// reads: its log, O(Limit), is built past the end of st.Log when the
+// capacity left there holds it, or in an array of its own with as much
+// again to spare, for the appends and the insertions that follow.
+func (l *SlidingLog) ChargeInPlace(st *State, now Time, cost int64) {
+	if l.w == 0 {
+		return
+	}
+	keep := l.limit + 1
+	cost = min(CleanCost(cost), keep)
+	log := st.Log
+	newest := int64(now)
+	if len(log) > 0 {
+		newest = max(newest, log[len(log)-1])
+	}
+	cutoff := newest - l.w // entries at or before cutoff have left the window
+	expired := sort.Search(len(log), func(i int) bool { return log[i] > cutoff })
+	live := log[expired:]
+	if int64(now) <= cutoff {
+		cost = 0 // logged, it would be forgotten at once
+	}
+	if cost == 0 && len(live) == 0 {
+		*st = State{}
+		return
+	}
+	// Charge's log: older, cost copies of now, newer, less the oldest
+	// drop of them beyond keep.
+	at := sort.Search(len(live), func(i int) bool { return live[i] > int64(now) })
+	drop := max(int64(len(live))+cost-keep, 0)
+	older, newer := live[:at], live[at:]
+	skip := min(drop, int64(len(older)))
+	older = older[skip:]
+	drop -= skip
+	copies := cost - min(drop, cost)
+	drop -= min(drop, cost)
+	newer = newer[drop:]
+	switch {
+	case copies == 0:
+		// Nothing inserted: what is kept is the newest of the log.
+		log = live[int64(len(live))-int64(len(older)+len(newer)):]
+	case len(newer) == 0:
+		// older ends where st.Log ends: append past it.
+		log = slices.Grow(older, int(copies))
+		for range copies {
+			log = append(log, int64(now))
+		}
+	default:
+		n := len(older) + int(copies) + len(newer)
+		if spare := st.Log[len(st.Log):cap(st.Log)]; len(spare) >= n {
+			log = spare[:0]
+		} else {
+			log = make([]int64, 0, 2*n)
+		}
+		log = append(log, older...)
+		for range copies {
+			log = append(log, int64(now))
+		}
+		log = append(log, newer...)
+	}
+	*st = State{Log: log}
 }

@@ -142,23 +142,34 @@ func (s *SlidingWindow) Charge(prev State, now Time, cost int64) State {
 	if s.w == 0 {
 		return prev
 	}
+	next := State{T: prev.T, N: prev.N, Prev: prev.Prev}
+	s.ChargeInPlace(&next, now, cost)
+	return next
+}
+
+// ChargeInPlace is Charge for a caller that owns st ([Charger]).
+func (s *SlidingWindow) ChargeInPlace(st *State, now Time, cost int64) {
+	if s.w == 0 {
+		return
+	}
+	if st.Log != nil || st.Sub != nil {
+		st.Log, st.Sub = nil, nil // Charge's state is T, N and Prev alone
+	}
 	w := s.w
 	ceiling := s.limit + excessMax/w
 	cost = min(CleanCost(cost), ceiling)
-	next := State{T: prev.T, N: prev.N, Prev: prev.Prev}
 	switch start := windowStart(s.origin, now, w); {
-	case start > next.T || !onWindow(s.origin, next.T, w):
+	case start > st.T || !onWindow(s.origin, st.T, w):
 		prevN := int64(0)
-		if start == next.T+w {
-			prevN = next.N
+		if start == st.T+w {
+			prevN = st.N
 		}
-		next = State{T: start, N: cost, Prev: prevN}
-	case start == next.T:
-		next.N = addSat(next.N, cost, ceiling)
-	case start == next.T-w:
-		next.Prev = addSat(next.Prev, cost, ceiling)
+		st.T, st.N, st.Prev = start, cost, prevN
+	case start == st.T:
+		st.N = addSat(st.N, cost, ceiling)
+	case start == st.T-w:
+		st.Prev = addSat(st.Prev, cost, ceiling)
 	}
-	return next
 }
 
 // retryAfter is how long until a request of cost would fit, if nothing else

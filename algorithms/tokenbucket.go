@@ -117,13 +117,22 @@ func (b *TokenBucket) Charge(prev State, now Time, cost int64) State {
 		return prev
 	}
 	st := State{T: prev.T, N: prev.N}
+	b.ChargeInPlace(&st, now, cost)
+	return st
+}
+
+// ChargeInPlace is Charge for a caller that owns st ([Charger]).
+func (b *TokenBucket) ChargeInPlace(st *State, now Time, cost int64) {
+	if b.per == 0 {
+		return
+	}
 	if elapsed := int64(now) - st.T; elapsed > 0 {
 		st.N = refill(st.N, elapsed, b.rate.N)
 		st.T = int64(now)
 	}
 	ceiling := b.capacity + excessMax
 	st.N = addSat(st.N, mulSat(CleanCost(cost), b.per, ceiling), ceiling)
-	return st
+	onlyTN(st)
 }
 
 // DecisionAfter is the Decision of the step that left st: the one
