@@ -158,7 +158,7 @@ func (s *sim) push(server int, at int64) {
 	} else {
 		for _, a := range sv.pending {
 			st := sy.shared.state(int(a.key))
-			*st = sy.charger.Charge(*st, a.at, a.cost)
+			sy.charger.ChargeInPlace(st, a.at, a.cost)
 		}
 		if len(sv.pending) > 0 {
 			sy.pushes++
