@@ -132,8 +132,8 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	switch opts.Scenario.Topology.RunsAs() {
 	case sim.Synced:
 		return nil, &sim.SetupError{Err: errors.New("topology.kind: a synced topology runs in the simulator only, not on a live fleet yet (want sync_interval: 0 or never, or another kind)")}
-	case sim.TwoTier:
-		return nil, &sim.SetupError{Err: errors.New("topology.kind: a two-tier topology runs in the simulator only, not on a live fleet yet (want another kind)")}
+	case sim.TwoTier, sim.Owner:
+		return nil, &sim.SetupError{Err: fmt.Errorf("topology.kind: a %s topology runs in the simulator only, not on a live fleet yet (want another kind)", opts.Scenario.Topology.Kind)}
 	}
 	opts.Scenario.Topology.Kind = opts.Scenario.Topology.RunsAs()
 	sc := opts.Scenario

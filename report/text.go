@@ -82,6 +82,8 @@ func WriteTableWith(w io.Writer, r *sim.Result, opts TableOptions) error {
 		limit += " · servers never push"
 	case r.Synced != nil:
 		limit += " · servers push at every request"
+	case r.Owner != nil:
+		limit += fmt.Sprintf(" · nodes send hits and status %gms after the first", r.Owner.SyncWaitMs)
 	case r.TwoTier != nil:
 		limit += fmt.Sprintf(" · a local tier of %g/s, burst %d on each server", r.TwoTier.LocalRatePerS, r.TwoTier.LocalBurst)
 	}

@@ -188,6 +188,8 @@ var (
 		{name: "breaker", value: mapping(&breakerObject), doc: "a circuit breaker in front of each server's store calls"},
 		{name: "sync_interval", value: anyOf(duration(), constant("never")), doc: "synced only: each server's push; 0 shared, never local; default 100ms"},
 		{name: "local", value: mapping(&localTierObject), doc: "two-tier only: each server's token bucket in front of the shared limit"},
+		{name: "sync_wait", value: duration(), doc: "owner only: a node's wait before it sends queued hits or status; default 100ms"},
+		{name: "batch_limit", value: integer(1, sim.MaxBatchLimit), doc: "owner only: keys queued that make a node send at once; default 1000"},
 	}}
 
 	localTierObject = object{name: "local", doc: "a two-tier topology's local tier: topology.local", fields: []field{

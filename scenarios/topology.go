@@ -85,8 +85,12 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 	d.cluster(f, &t)
 	d.synced(f, &t)
 	d.localTier(f, &t)
+	d.ownerFields(f, &t)
 	if v, ok := f.values["breaker"]; ok && !d.failed() && t.RunsAs() == sim.Synced {
 		d.failf(v, "topology.breaker", "a synced server decides in its own memory; its pushes and reads have no breaker in this model (want it removed, sync_interval: 0, or another kind)")
+	}
+	if v, ok := f.values["breaker"]; ok && !d.failed() && t.Kind == sim.Owner {
+		d.failf(v, "topology.breaker", "an owner topology's node decides from its cache, with no store call to break (want it removed, or another kind)")
 	}
 	if v, ok := f.values["breaker"]; ok && !d.failed() && t.Kind == sim.TwoTier {
 		d.failf(v, "topology.breaker", "a two-tier server's local tier decides before any store call; a breaker behind it is not modelled (want it removed, or another kind)")
@@ -191,6 +195,28 @@ func (d *decoder) cluster(f *fields, t *sim.Topology) {
 	}
 	if t.Kind != sim.Cluster {
 		t.Replicas = 0
+	}
+}
+
+// ownerFields reads an owner topology's sync_wait and batch_limit,
+// refused on another kind.
+func (d *decoder) ownerFields(f *fields, t *sim.Topology) {
+	for _, name := range []string{"sync_wait", "batch_limit"} {
+		v, ok := f.values[name]
+		switch {
+		case d.failed() || !ok:
+			continue
+		case t.Kind != sim.Owner:
+			d.failf(v, f.field(name), "only an owner topology has it, and this one is %s (want it removed, or kind: owner)", t.Kind)
+			return
+		case name == "sync_wait":
+			t.SyncWait = d.positive(v, "topology.sync_wait", "100ms")
+			if !d.failed() && t.SyncWait > sim.MaxSyncInterval {
+				d.failf(v, "topology.sync_wait", "%s is longer than the simulator models (want at most %s, e.g. 100ms)", short(v.Value), sim.MaxSyncInterval)
+			}
+		default:
+			t.BatchLimit = int(d.integer(v, "topology.batch_limit", 1, sim.MaxBatchLimit, "1000"))
+		}
 	}
 }
 

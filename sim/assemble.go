@@ -59,6 +59,7 @@ func (s *sim) result(release bool) *Result {
 		Breaker:   s.breakerResult(),
 		Synced:    s.syncedResult(),
 		TwoTier:   s.twoTierResult(),
+		Owner:     s.ownerResult(),
 		Balancer:  string(sc.Balancer),
 		OnError:   string(s.stores.policy),
 		Clock:     string(sc.Topology.Clock),

@@ -126,10 +126,14 @@ func (sc *Scenario) checkTopology() error {
 		return bad("topology.sync_interval", "%s (want at most %s, 0 for every request, or never)", t.SyncInterval, MaxSyncInterval)
 	case t.Kind == Synced && t.SyncInterval < 0 && t.SyncInterval != SyncNever:
 		return bad("topology.sync_interval", "%s (want a positive duration, 0 for every request, or never)", t.SyncInterval)
+	case t.SyncWait < 0 || t.SyncWait > MaxSyncInterval:
+		return bad("topology.sync_wait", "%s (want 1us to %s)", t.SyncWait, MaxSyncInterval)
+	case t.BatchLimit < 0 || t.BatchLimit > MaxBatchLimit:
+		return bad("topology.batch_limit", "%d (want 1 to %d)", t.BatchLimit, MaxBatchLimit)
+	case t.Kind == Owner && t.Breaker != nil:
+		return bad("topology.breaker", "an owner topology's node decides from its cache, with no store call to break (want no breaker)")
 	case t.Kind == TwoTier && t.Local == nil:
 		return bad("topology.local", "missing: a two-tier topology's local tier (want e.g. local: {rate: 25/s, burst: 10})")
-	case t.Kind != TwoTier && t.Local != nil:
-		return bad("topology.local", "only a two-tier topology has it, and this one is %s", t.Kind)
 	case t.Kind == TwoTier && t.Breaker != nil:
 		return bad("topology.breaker", "a two-tier server's local tier decides before any store call; a breaker behind it is not modelled (want no breaker on a two-tier topology)")
 	case t.RunsAs() == Synced && t.Breaker != nil:

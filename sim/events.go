@@ -10,10 +10,12 @@ const (
 	evStepEnd                 // the recorder closes a step; arg: step (never queued: see sim.nextStepEnd)
 	evFaultStart              // arg: fault index
 	evFaultEnd
-	evLog     // a log entry falls due; arg: index into notes
-	evRelease // an admitted request has been served and gives back its lease; arg: flight slot
-	evCluster // a change a partition planned for a cluster falls due; arg: index into clusterRun.planned
-	evSync    // a synced server pushes its admissions to the shared copy; arg: server
+	evLog            // a log entry falls due; arg: index into notes
+	evRelease        // an admitted request has been served and gives back its lease; arg: flight slot
+	evCluster        // a change a partition planned for a cluster falls due; arg: index into clusterRun.planned
+	evSync           // a synced server pushes its admissions to the shared copy; arg: server
+	evOwnerHits      // an owner topology's node sends its queued hits to their owners; arg: node
+	evOwnerBroadcast // an owner broadcasts its queued keys' status to the other nodes; arg: node
 )
 
 // event is something that happens at a virtual instant. Ties are broken by

@@ -122,6 +122,8 @@ func topologyCause(r *Result) string {
 			return fmt.Sprintf("%d servers, each with its own jar, never synced", r.Servers)
 		}
 		return fmt.Sprintf("%d servers each counted in their own jar between pushes every %s, blind to the others' admissions since", r.Servers, words.Duration(time.Duration(r.Synced.IntervalMs*float64(time.Millisecond))))
+	case r.Topology == string(Owner) && r.Servers > 1 && r.Owner != nil:
+		return fmt.Sprintf("%d nodes each answered from their own cache, blind to the others' hits until the owner's broadcast (hits sent %gms after the first, the status %gms after that)", r.Servers, r.Owner.SyncWaitMs, r.Owner.SyncWaitMs)
 	case r.Topology == string(Racy) && r.Servers > 1:
 		return "servers read the same state before either wrote it back"
 	case r.Topology == string(Cluster):

@@ -90,6 +90,7 @@ type sim struct {
 	racy    racyWrites
 	synced  *syncedRun  // a synced run's pushes (synced.go), nil on another kind
 	twoTier *twoTierRun // a two-tier run's local tiers (twotier.go)
+	owner   *ownerRun   // an owner run's hits and broadcasts (owner.go)
 	// reach counts the servers each key reached, on the kinds whose
 	// bound depends on it (synced, two-tier).
 	reach  *keyServers
@@ -554,6 +555,10 @@ func (s *sim) handle(ctx context.Context, e event) error {
 		return s.clusterEvent(ctx, e.arg, e.at)
 	case evSync:
 		s.push(int(e.arg), e.at)
+	case evOwnerHits:
+		s.sendHits(int(e.arg), e.at)
+	case evOwnerBroadcast:
+		s.broadcast(int(e.arg), e.at)
 	case evFaultStart:
 		return s.faultStart(ctx, int(e.arg), e.at)
 	case evFaultEnd:

@@ -197,6 +197,8 @@ func (s *sim) setupDecider(observed bool) {
 	switch {
 	case s.synced != nil:
 		s.decider = (*sim).takeSynced
+	case s.owner != nil:
+		s.decider = (*sim).takeOwner
 	case s.route.Racy() && s.route.Writes == route.CompareAndSwap:
 		s.decider = (*sim).readThenSwap
 	case s.route.Racy():

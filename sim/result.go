@@ -57,6 +57,8 @@ type Result struct {
 	Synced *SyncedResult `json:"synced,omitempty"`
 	// TwoTier is a two-tier topology's local tier and what it spared.
 	TwoTier *TwoTierResult `json:"two_tier,omitempty"`
+	// Owner is an owner topology's sync wait and what its sends did.
+	Owner *OwnerResult `json:"owner,omitempty"`
 	// Shards are a cluster's, each with its slots, its keys and what the
 	// run did to it; absent on another topology. Added to v1.
 	Shards []ShardResult `json:"shards,omitempty"`

@@ -196,6 +196,16 @@ const (
 	Cluster    = topology.Cluster    // Redis Cluster: masters own hash slots, replicas take over by majority
 	Synced     = topology.Synced     // a jar per server, its admissions pushed to one shared copy every SyncInterval
 	TwoTier    = topology.TwoTier    // a local bucket per server in front of one shared store
+	Owner      = topology.Owner      // gubernator's GLOBAL: a node per server answers from its cache, an owner per key
+)
+
+// DefaultSyncWait and DefaultBatchLimit are an owner topology's SyncWait
+// (in µs) and BatchLimit when its scenario gives none: gubernator's
+// GlobalSyncWait and GlobalBatchLimit defaults.
+const (
+	DefaultSyncWait   = topology.DefaultSyncWait
+	DefaultBatchLimit = topology.DefaultBatchLimit
+	MaxBatchLimit     = 1_000_000
 )
 
 // LocalTier is a two-tier topology's local limit on each server: a token
@@ -317,6 +327,12 @@ type Topology struct {
 	// request (the shared store's decisions), SyncNever never (the local
 	// jars').
 	SyncInterval time.Duration
+	// SyncWait and BatchLimit are, on an owner topology, how long a node
+	// waits after the first hit (or change) it queues before it sends
+	// them, and how many keys make it send at once (gubernator's
+	// GlobalSyncWait and GlobalBatchLimit); 0 is gubernator's default.
+	SyncWait   time.Duration
+	BatchLimit int
 	// Local is, on a two-tier topology, each server's local limit in
 	// front of the shared one (topology.TwoTier).
 	Local *LocalTier

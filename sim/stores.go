@@ -119,6 +119,7 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 	s.route = route.New(s.topo, s.stores.copies, s.alg, nil)
 	s.setupCluster()
 	s.setupSynced()
+	s.setupOwner()
 	if err := s.setupTwoTier(); err != nil {
 		return err
 	}

@@ -291,7 +291,18 @@ func (s *sim) designKeyBound(k int, failedOpen bool) int64 {
 // store but memory, or with an algorithm whose state cannot be charged
 // with admissions decided elsewhere.
 func syncedCheck(sc Scenario, alg algorithms.Algorithm) error {
-	if sc.Topology.RunsAs() != Synced {
+	if k := sc.Topology.RunsAs(); k == Owner {
+		if !onJars(sc.Topology.Store) {
+			return bad("topology.store", "an owner topology runs on the memory store only: its nodes are the store (want store: memory)")
+		}
+		if _, ok := alg.(drainer); ok {
+			return nil
+		}
+		if _, ok := algorithms.AsCharger(alg); !ok {
+			return bad("limit.algorithm", "%s cannot be drained by an owner (want gubernator, or one of token-bucket, gcra, leaky-bucket, fixed-window, sliding-window or sliding-log)", alg.Name())
+		}
+		return nil
+	} else if k != Synced {
 		return nil
 	}
 	if !onJars(sc.Topology.Store) {

@@ -36,12 +36,13 @@ const (
 	Cluster    Kind = "cluster"     // Redis Cluster: masters own hash slots, replicas take over by majority
 	Synced     Kind = "synced"      // a jar per server, its admissions pushed to one shared copy every SyncInterval
 	TwoTier    Kind = "two-tier"    // a local bucket per server in front of one shared store
+	Owner      Kind = "owner"       // gubernator's GLOBAL: a node per server answers from its cache, an owner per key
 )
 
 // Kinds are the topologies there are, in the order they are taught (and
 // listed, cycled and checked by the parser, the TUI and the simulator):
 // the one list of them.
-func Kinds() []Kind { return []Kind{Local, Shared, Racy, SplitBrain, Cluster, Synced, TwoTier} }
+func Kinds() []Kind { return []Kind{Local, Shared, Racy, SplitBrain, Cluster, Synced, TwoTier, Owner} }
 
 // PrimaryNeverStops is the PrimaryStopsAfter of a primary that keeps taking
 // writes for the whole partition, as a Redis primary without
@@ -108,6 +109,12 @@ func CopyNames(cfg Config) []string {
 	case Synced:
 		names := CopyNames(Config{Kind: Local, Servers: cfg.Servers})
 		return append(names, "shared")
+	case Owner:
+		names := make([]string, max(cfg.Servers, 1))
+		for i := range names {
+			names[i] = fmt.Sprintf("node-%d", i)
+		}
+		return names
 	}
 	return []string{"shared"}
 }
@@ -140,6 +147,7 @@ type Topology struct {
 	nodeSide       []int
 	replication    replicator
 	cluster        *cluster // the cluster kind's shards and their fates
+	ring           *ownerRing
 }
 
 // New returns the topology cfg describes, with no fault in force.
@@ -151,6 +159,10 @@ func New(cfg Config) *Topology {
 	t.replication.lag = algorithms.At(cfg.ReplicationLag)
 	if cfg.Kind == Cluster {
 		t.cluster = newCluster(cfg)
+	}
+	if cfg.Kind == Owner {
+		r := newOwnerRing(cfg.Servers)
+		t.ring = &r
 	}
 	return t
 }
@@ -168,9 +180,12 @@ func (t *Topology) Copies() []string { return CopyNames(t.cfg.normalized()) }
 
 // Remote reports whether a server reaches the copy it decides on over the
 // network, where round trips, outages and partitions reach it: every kind
-// but local jars and synced ones (whose way to the shared copy is
-// SyncRoute's).
-func (t *Topology) Remote() bool { return t.Kind() != Local && t.Kind() != Synced }
+// but local jars, synced ones (whose way to the shared copy is
+// SyncRoute's) and owner ones (whose nodes' ways to each other are
+// NodesReach's).
+func (t *Topology) Remote() bool {
+	return t.Kind() != Local && t.Kind() != Synced && t.Kind() != Owner
+}
 
 // Route is the copy server decides on at time at, or Unreachable: a
 // key's copy on any kind but a cluster, whose copy depends on the key's
@@ -190,7 +205,7 @@ func (t *Topology) Route(server int, at algorithms.Time) int { return t.RouteSlo
 // timeout), or ClusterDown when the node refuses every key.
 func (t *Topology) RouteSlot(server, slot int, at algorithms.Time) int {
 	switch {
-	case t.Kind() == Local || t.Kind() == Synced:
+	case t.Kind() == Local || t.Kind() == Synced || t.Kind() == Owner:
 		return server
 	case t.outages > 0:
 		return Unreachable

@@ -185,7 +185,7 @@ func TestACyclesTheAlgorithmAndTTheTopology(t *testing.T) {
 			t.Fatalf("fixed-window without a window: params %+v\n%s", m.sc.Limit.Params, m.View())
 		}
 	}
-	for _, want := range []string{"cluster", "synced", "two-tier", "local", "shared", "racy", "split-brain"} {
+	for _, want := range []string{"cluster", "synced", "two-tier", "owner", "local", "shared", "racy", "split-brain"} {
 		m = send(t, m, keyMsg("t"))
 		if !strings.Contains(header(m), " · "+want+" on memory") {
 			t.Fatalf("after t, want %s:\n%s", want, header(m))

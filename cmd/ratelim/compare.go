@@ -23,13 +23,15 @@ import (
 )
 
 // allTopologies are the topology kinds a scenario file may name;
-// defaultTopologies, those compare runs unless told: all but synced and
-// two-tier, whose own knobs (the interval, the local tier) are axes of
-// their own (sim --vs sync-interval=), and whose columns would take the
+// defaultTopologies, those compare runs unless told: all but synced,
+// two-tier and owner, whose own knobs (the interval, the local tier, the
+// sync wait) are axes of their own (sim --vs sync-interval=), and whose columns would take the
 // matrix past 80 columns.
 var (
 	allTopologies     = scenarios.Choices("topology.kind")
-	defaultTopologies = slices.DeleteFunc(slices.Clone(allTopologies), func(k string) bool { return k == string(sim.Synced) || k == string(sim.TwoTier) })
+	defaultTopologies = slices.DeleteFunc(slices.Clone(allTopologies), func(k string) bool {
+		return k == string(sim.Synced) || k == string(sim.TwoTier) || k == string(sim.Owner)
+	})
 )
 
 type compareOptions struct {
@@ -76,7 +78,7 @@ The worst cell of each matrix is marked with *. The store is memory unless
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&opts.Algorithms, "algorithms", []string{"exact"}, "algorithms to compare, comma-separated; exact (the six), peers (the libraries modelled) and all name groups")
-	f.StringSliceVar(&opts.Topologies, "topologies", defaultTopologies, "topologies to compare, comma-separated (also: synced, two-tier)")
+	f.StringSliceVar(&opts.Topologies, "topologies", defaultTopologies, "topologies to compare, comma-separated (also: synced, two-tier, owner)")
 	f.StringVar(&opts.Format, "format", "table", "output: table, json or csv (one row per cell)")
 	addLimitFlags(f, &opts.Limits, true)
 	f.StringVar(&opts.over.store, "store", "", "memory, miniredis or redis://host:port")
@@ -362,6 +364,7 @@ func compareFindings(sc sim.Scenario, cells []Cell) []string {
 		string(sim.SplitBrain): "each side of the partition counts in its own copy",
 		string(sim.Synced):     "each server counts alone between its pushes",
 		string(sim.TwoTier):    "each server's local tier passed what the shared store did not decide",
+		string(sim.Owner):      "each node answers from its cache until the key's owner broadcasts",
 	}
 	shared := map[string]Cell{}
 	for _, c := range cells {

@@ -1,0 +1,237 @@
+package sim
+
+// The owner topology's run (topology.Owner, gubernator's GLOBAL): each
+// server's node decides on its cache, queues the hits for the key's
+// owner, and the owner broadcasts the key's status back.
+
+import (
+	"cmp"
+	"context"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/store"
+)
+
+// drainer is an algorithm that applies a batch of hits with
+// DRAIN_OVER_LIMIT its own way (the gubernator peer model); the others
+// drain as drain says.
+type drainer interface {
+	Drain(prev algorithms.State, now algorithms.Time, hits int64) algorithms.State
+}
+
+// ownerRun is what an owner run keeps beside the nodes' caches (its
+// jars): each node's hits on their way to owners, its keys waiting to be
+// broadcast, and what the sends did.
+type ownerRun struct {
+	wait       int64 // µs: GlobalSyncWait
+	batchLimit int
+	owners     []int32 // by key
+	nodes      []ownerNode
+	drain      func(st *algorithms.State, now algorithms.Time, hits int64)
+	// Sent counts the hit batches and broadcasts that reached their
+	// node, Dropped those that did not.
+	sent, dropped int64
+}
+
+// ownerNode is one node's queues.
+type ownerNode struct {
+	// hits are the hits queued per key since the last send, in the order
+	// their keys were first queued, each with the instant of its first
+	// (the batch's CreatedAt: runAsyncHits keeps the first request).
+	hits    []queuedHits
+	hitSlot map[int32]int32
+	hitsAt  int64 // the send scheduled, 0 when none
+	// updates are the keys this node owns whose status waits to be
+	// broadcast.
+	updates     []int32
+	updateSet   map[int32]struct{}
+	broadcastAt int64
+}
+
+type queuedHits struct {
+	key   int32
+	first algorithms.Time
+	hits  int64
+}
+
+// setupOwner sets up an owner run.
+func (s *sim) setupOwner() {
+	tp := s.sc.Topology
+	if tp.Kind != Owner {
+		return
+	}
+	o := &ownerRun{
+		wait:       int64(algorithms.At(cmp.Or(tp.SyncWait, time.Duration(DefaultSyncWait)*time.Microsecond))),
+		batchLimit: cmp.Or(tp.BatchLimit, DefaultBatchLimit),
+		owners:     make([]int32, len(s.keys)),
+		nodes:      make([]ownerNode, s.sc.Servers),
+	}
+	for i, k := range s.keys {
+		o.owners[i] = int32(s.topo.OwnerOf(k.name))
+	}
+	for i := range o.nodes {
+		o.nodes[i].hitSlot = map[int32]int32{}
+		o.nodes[i].updateSet = map[int32]struct{}{}
+	}
+	if d, ok := s.alg.(drainer); ok {
+		o.drain = func(st *algorithms.State, now algorithms.Time, hits int64) { *st = d.Drain(*st, now, hits) }
+	} else {
+		charger, _ := algorithms.AsCharger(s.alg)
+		alg := s.alg
+		o.drain = func(st *algorithms.State, now algorithms.Time, hits int64) {
+			// Admitted whole, or emptied: what is left is charged.
+			if next, d := alg.Step(*st, now, hits); d.Allowed {
+				*st = next
+				return
+			}
+			_, peek := alg.Step(*st, now, 0)
+			if peek.Remaining > 0 {
+				charger.ChargeInPlace(st, now, peek.Remaining)
+			}
+		}
+	}
+	s.owner = o
+	s.reach = newKeyServers(len(s.keys))
+}
+
+// takeOwner decides a request on its server's node's cache, and queues
+// its hits for the key's owner, or, on the owner's own node, the key's
+// broadcast.
+func (s *sim) takeOwner(ctx context.Context, p *pending, d *store.Decision) error {
+	o := s.owner
+	s.reach.add(p.key, p.server)
+	s.stores.jars[p.server].takeInto(&d.Decision, p.key, p.now, p.cost, true)
+	if p.cost == 0 {
+		return nil // a peek is never sent or broadcast (QueueHit, QueueUpdate)
+	}
+	if int(o.owners[p.key]) == p.server {
+		s.queueBroadcast(p.server, int32(p.key), p.t)
+		return nil
+	}
+	n := &o.nodes[p.server]
+	key := int32(p.key)
+	if i, ok := n.hitSlot[key]; ok {
+		n.hits[i].hits += p.cost
+	} else {
+		n.hitSlot[key] = int32(len(n.hits))
+		n.hits = append(n.hits, queuedHits{key: key, first: p.now, hits: p.cost})
+	}
+	switch {
+	case len(n.hits) >= o.batchLimit:
+		s.scheduleOwner(&n.hitsAt, p.t, evOwnerHits, p.server)
+	case n.hitsAt == 0:
+		s.scheduleOwner(&n.hitsAt, p.t+o.wait, evOwnerHits, p.server)
+	}
+	return nil
+}
+
+// scheduleOwner schedules a node's send of kind at at, unless one is due
+// already no later.
+func (s *sim) scheduleOwner(due *int64, at int64, kind uint8, node int) {
+	if *due != 0 && *due <= at {
+		return
+	}
+	*due = max(at, 1)
+	s.schedule(event{at: *due, kind: kind, arg: int32(node)})
+}
+
+// queueBroadcast queues key's status on its owner for the next broadcast.
+func (s *sim) queueBroadcast(node int, key int32, t int64) {
+	o := s.owner
+	n := &o.nodes[node]
+	if _, ok := n.updateSet[key]; !ok {
+		n.updateSet[key] = struct{}{}
+		n.updates = append(n.updates, key)
+	}
+	switch {
+	case len(n.updates) >= o.batchLimit:
+		s.scheduleOwner(&n.broadcastAt, t, evOwnerBroadcast, node)
+	case n.broadcastAt == 0:
+		s.scheduleOwner(&n.broadcastAt, t+o.wait, evOwnerBroadcast, node)
+	}
+}
+
+// sendHits is node's send of its queued hits at at, one batch per owner:
+// each owner applies a key's hits with DRAIN_OVER_LIMIT at the instant of
+// its first (the item expires by the owner's clock, at), and queues the
+// key's broadcast; a batch whose owner cannot be reached is dropped.
+func (s *sim) sendHits(node int, at int64) {
+	o := s.owner
+	n := &o.nodes[node]
+	if n.hitsAt != at {
+		return // an earlier send took these hits
+	}
+	n.hitsAt = 0
+	for _, q := range n.hits {
+		owner := int(o.owners[q.key])
+		if !s.topo.NodesReach(node, owner, algorithms.Time(at)) {
+			o.dropped++
+			continue
+		}
+		o.sent++
+		st := s.stores.jars[owner].state(int(q.key))
+		if expired(s.alg, *st, algorithms.Time(at)) {
+			*st = algorithms.State{}
+		}
+		o.drain(st, q.first, q.hits)
+		s.queueBroadcast(owner, q.key, at)
+	}
+	n.hits = n.hits[:0]
+	clear(n.hitSlot)
+}
+
+// expired reports whether st is an item the owner's cache has dropped by
+// at: gubernator's LRU drops an item past its ExpireAt (the peer model's
+// T); the other algorithms' states never expire.
+func expired(alg algorithms.Algorithm, st algorithms.State, at algorithms.Time) bool {
+	_, ok := alg.(drainer)
+	return ok && st.T != 0 && int64(at) > st.T
+}
+
+// broadcast is owner node's broadcast at at: each queued key's status,
+// read now (a peek, gubernator's Hits 0), replaces the key's item in the
+// cache of every node it reaches.
+func (s *sim) broadcast(node int, at int64) {
+	o := s.owner
+	n := &o.nodes[node]
+	if n.broadcastAt != at {
+		return
+	}
+	n.broadcastAt = 0
+	own := s.stores.jars[node]
+	for _, key := range n.updates {
+		st := own.state(int(key))
+		*st, _ = s.alg.Step(*st, algorithms.Time(at), 0)
+		for peer := range o.nodes {
+			if peer == node {
+				continue
+			}
+			if !s.topo.NodesReach(node, peer, algorithms.Time(at)) {
+				o.dropped++
+				continue
+			}
+			o.sent++
+			*s.stores.jars[peer].state(int(key)) = st.Capped()
+		}
+	}
+	n.updates = n.updates[:0]
+	clear(n.updateSet)
+}
+
+// OwnerResult is what an owner run's sends did.
+type OwnerResult struct {
+	SyncWaitMs float64 `json:"sync_wait_ms"`
+	BatchLimit int     `json:"batch_limit"`
+	// Sent are the hit batches and broadcasts that reached their node
+	// (one a key a node), Dropped those that did not.
+	Sent    int64 `json:"sent"`
+	Dropped int64 `json:"dropped"`
+}
+
+func (s *sim) ownerResult() *OwnerResult {
+	if s.owner == nil {
+		return nil
+	}
+	return &OwnerResult{SyncWaitMs: millis(s.owner.wait), BatchLimit: s.owner.batchLimit, Sent: s.owner.sent, Dropped: s.owner.dropped}
+}
