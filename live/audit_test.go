@@ -240,8 +240,8 @@ func TestControlRefusesServersItHasNot(t *testing.T) {
 		{"kind=crash&start=1&servers=1,1", "servers[1]: server 1 is listed twice (want each server once)"},
 		{"kind=crash&start=1&servers=0,1,2,3", "servers: every server crashes"},
 		{"kind=crash&start=1", "servers: empty (want the servers that crash, e.g. [1])"},
-		{"kind=outage&start=1&servers=4", "servers: not a field of fault kind outage (want start and end only)"},
-		{"kind=outage&start=1&groups=9", "groups: not a field of fault kind outage (want start and end only)"},
+		{"kind=outage&start=1&servers=4", "servers: not a field of fault kind outage (want start, end, region)"},
+		{"kind=outage&start=1&groups=9", "groups: not a field of fault kind outage (want start, end, region)"},
 		{"kind=outage&start=yes", `start: "yes" is neither 1`},
 	} {
 		if code, body := post(tc.query); code != http.StatusBadRequest || !strings.Contains(body, tc.want) {

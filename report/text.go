@@ -84,10 +84,18 @@ func WriteTableWith(w io.Writer, r *sim.Result, opts TableOptions) error {
 		limit += " · servers push at every request"
 	case r.Owner != nil:
 		limit += fmt.Sprintf(" · nodes send hits and status %gms after the first", r.Owner.SyncWaitMs)
+	case r.Regions != nil && r.Regions.ReplicationLagMs < 0:
+		limit += " · regions share no counts"
+	case r.Regions != nil:
+		limit += fmt.Sprintf(" · regions replicate after %gms", r.Regions.ReplicationLagMs)
 	case r.TwoTier != nil:
 		limit += fmt.Sprintf(" · a local tier of %g/s, burst %d on each server", r.TwoTier.LocalRatePerS, r.TwoTier.LocalBurst)
 	}
 	for _, f := range r.Faults {
+		if r.Regions != nil && f.Kind == string(sim.Outage) && f.Detail != "" {
+			limit += fmt.Sprintf(" · %s down %g–%gs", escape.Text(f.Detail), f.StartS, f.EndS)
+			continue
+		}
 		limit += fmt.Sprintf(" · %s %g–%gs", f.Kind, f.StartS, f.EndS)
 	}
 	for i, line := range Wrap(limit, 78) {

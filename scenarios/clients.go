@@ -127,6 +127,25 @@ func (d *decoder) clientIdentity(f *fields) (sim.Client, int64) {
 	return c, count
 }
 
+// clientRegion reads the region that serves a client: required on a
+// regions topology, refused on another.
+func (d *decoder) clientRegion(f *fields, c *sim.Client, sc *sim.Scenario) {
+	v, ok := f.values["region"]
+	names := make([]string, len(sc.Topology.Regions))
+	for i, r := range sc.Topology.Regions {
+		names[i] = r.Name
+	}
+	switch {
+	case d.failed():
+	case ok && sc.Topology.Kind != sim.Regions:
+		d.failf(v, f.field("region"), "only a regions topology serves clients in regions, and this one is %s (want it removed, or kind: regions)", sc.Topology.Kind)
+	case ok:
+		c.Region = d.choice(v, f.field("region"), "region", names)
+	case sc.Topology.Kind == sim.Regions:
+		d.failf(f.node, f.field("region"), "missing: on a regions topology each client is served in its region (want region: %s)", names[0])
+	}
+}
+
 // clientRequests reads what a client sends and how: its traffic (tv), the
 // retry policy, priority and service, and the cost of each request. It
 // returns the logs the client's traffic replays, one feed each per
@@ -145,6 +164,7 @@ func (d *decoder) clientRequests(f *fields, tv *yaml.Node, c *sim.Client, sc *si
 	if v, ok := f.values["service"]; ok {
 		c.Service = d.service(v, f.field("service"))
 	}
+	d.clientRegion(f, c, sc)
 	// What each of the client's requests costs, unless its traffic
 	// pattern says otherwise (a search at 5 beside reads at 1 is two
 	// patterns); 1 when neither says.

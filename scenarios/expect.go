@@ -376,6 +376,14 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 			d.choice(v, fl, "policy", onErrorPolicies)
 		case "wall_clock":
 			d.wallClock(v, fl)
+		case "replication_lag":
+			if k := sc.Topology.Kind; k != sim.Regions && k != sim.SplitBrain && k != sim.Cluster {
+				d.failf(v, fl, "only a split-brain, cluster or regions topology replicates, and this one is %s", k)
+				break
+			}
+			if v.Kind != yaml.ScalarNode || v.Value != "never" || sc.Topology.Kind != sim.Regions {
+				d.nonNegative(v, fl, "200ms")
+			}
 		case "sync_interval":
 			if sc.Topology.Kind != sim.Synced {
 				d.failf(v, fl, "only a synced topology has it, and this one is %s (want it removed, or kind: synced)", sc.Topology.Kind)

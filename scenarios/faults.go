@@ -167,6 +167,10 @@ var faultFieldReaders = map[string]func(d *decoder, n *yaml.Node, path string, f
 		ft.Offset = d.duration(n, path, "2s")
 		return false
 	},
+	"region": func(d *decoder, n *yaml.Node, path string, ft *sim.Fault) bool {
+		ft.Region = d.text(n, path, "eu")
+		return false
+	},
 	"drift": func(d *decoder, n *yaml.Node, path string, ft *sim.Fault) bool {
 		ft.Drift = d.number(n, path, "0.01")
 		return false

@@ -177,7 +177,7 @@ var (
 		{name: "rtt", value: duration(), doc: "one store round trip; default 500us, 0 for local"},
 		{name: "on_error", value: choice(onErrorPolicies), doc: "what a server does when the store fails; default fail-open"},
 		{name: "clock", value: choice(clockSources), doc: "whose clock the limiter reads; default server"},
-		{name: "replication_lag", value: duration(), doc: "split-brain and cluster: how far a replica trails; default 0"},
+		{name: "replication_lag", value: anyOf(duration(), constant("never")), doc: "split-brain, cluster: how far a replica trails; regions: never, or each admission's lag"},
 		{name: "failover_after", value: anyOf(duration(), constant("never")), doc: "split-brain only: when the replica takes over; default 0"},
 		{name: "primary_stops_after", value: anyOf(duration(), constant("never")), doc: "split-brain only: when the primary stops; default never"},
 		{name: "timeout", value: duration(), doc: "a server's wait for a store that does not answer; default 0 (cluster 100ms)"},
@@ -190,6 +190,12 @@ var (
 		{name: "local", value: mapping(&localTierObject), doc: "two-tier only: each server's token bucket in front of the shared limit"},
 		{name: "sync_wait", value: duration(), doc: "owner only: a node's wait before it sends queued hits or status; default 100ms"},
 		{name: "batch_limit", value: integer(1, sim.MaxBatchLimit), doc: "owner only: keys queued that make a node send at once; default 1000"},
+		{name: "regions", value: listOf(mapping(&regionObject)), doc: "regions only: each region's name and servers, in order"},
+	}}
+
+	regionObject = object{name: "region", doc: "a region of a regions topology: topology.regions[i]", fields: []field{
+		{name: "name", value: text(), required: true, doc: "the region, and its store's node name"},
+		{name: "servers", value: integer(1, MaxServers), required: true, doc: "its API servers"},
 	}}
 
 	localTierObject = object{name: "local", doc: "a two-tier topology's local tier: topology.local", fields: []field{
@@ -213,6 +219,7 @@ var (
 		{name: "cost", value: integer(1, MaxCost), doc: "tokens each request costs, unless its pattern says; default 1"},
 		{name: "service", value: anyOf(duration(), mapping(&serviceObject)), doc: "how long a request takes to serve: 2s or {mean, dist}"},
 		{name: "priority", value: choice(algorithms.Priorities), doc: "its priority at the shedder; default normal"},
+		{name: "region", value: text(), doc: "regions only: the region that serves it while it is up"},
 	}}
 
 	patternObject = object{name: "pattern", doc: "a traffic pattern the simulator generates", fields: []field{
@@ -290,6 +297,7 @@ var (
 		{name: "servers", value: listOf(integer(0, MaxServers-1)), doc: "crash, clock-skew: the servers; clock-skew default all"},
 		{name: "offset", value: duration(), doc: "clock-skew: how far the clock is off, either way"},
 		{name: "drift", value: between(-1, 1), doc: "clock-skew: seconds gained per second, -1 to 1"},
+		{name: "region", value: text(), doc: "outage, regions only: the region that goes down, its clients served elsewhere"},
 	},
 		variantKey:    "kind",
 		variantValues: faultKinds,
@@ -326,6 +334,7 @@ var (
 		{name: "duration", value: duration(), doc: "as --duration"},
 		{name: "on_error", value: choice(onErrorPolicies), doc: "as --on-error"},
 		{name: "sync_interval", value: anyOf(duration(), constant("never")), doc: "as --sync-interval"},
+		{name: "replication_lag", value: anyOf(duration(), constant("never")), doc: "as --replication-lag"},
 		{name: "wall_clock", value: instant(), doc: "as --wall-clock"},
 	}}
 )
@@ -333,7 +342,7 @@ var (
 // objects are the table's objects, in the reference's order.
 var objects = []*object{
 	&scenarioObject, &limitObject, &shadowObject, &shedderObject, &reserveObject,
-	&topologyObject, &breakerObject, &localTierObject, &clientObject, &patternObject, &tracePatternObject, &retryObject,
+	&topologyObject, &breakerObject, &localTierObject, &regionObject, &clientObject, &patternObject, &tracePatternObject, &retryObject,
 	&serviceObject, &traceObject, &logFieldsObject, &faultObject, &expectationObject,
 	&boundsObject, &spanObject, &withObject,
 }

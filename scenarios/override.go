@@ -19,7 +19,7 @@ import (
 // the order they are applied. A with: spells on-error as on_error.
 func OverrideNames() []string { return slices.Clone(overrideNames) }
 
-var overrideNames = []string{"algorithm", "topology", "store", "servers", "balancer", "key", "seed", "duration", "step", "on-error", "rtt", "sync-interval", "wall-clock", "shadow"}
+var overrideNames = []string{"algorithm", "topology", "store", "servers", "balancer", "key", "seed", "duration", "step", "on-error", "rtt", "sync-interval", "replication-lag", "wall-clock", "shadow"}
 
 // Override returns sc with values (override name → the text as typed) in
 // place of its own. Each value is read by the code that reads the file's
@@ -137,6 +137,15 @@ func (d *decoder) override(sc sim.Scenario, name string, n *yaml.Node, f string)
 		sc.Topology.OnError = store.Policy(d.choice(n, f, "policy", onErrorPolicies))
 	case "rtt":
 		sc.Topology.RTT = d.roundTrip(n, f, "500us")
+	case "replication-lag":
+		switch k := sc.Topology.Kind; {
+		case k == sim.Regions && n.Value == "never":
+			sc.Topology.ReplicationLag = sim.ReplicationNone
+		case k == sim.Regions || k == sim.SplitBrain || k == sim.Cluster:
+			sc.Topology.ReplicationLag = d.nonNegative(n, f, "200ms")
+		default:
+			d.failf(n, f, "only a split-brain, cluster or regions topology replicates, and this one is %s", k)
+		}
 	case "sync-interval":
 		if sc.Topology.Kind != sim.Synced {
 			d.failf(n, f, "only a synced topology has it, and this one is %s (want --topology synced with it)", sc.Topology.Kind)

@@ -171,6 +171,10 @@ func (d *decoder) parse(data []byte) *File {
 	if d.failed() {
 		return nil
 	}
+	d.regionServers(top, &sc)
+	if d.failed() {
+		return nil
+	}
 	d.place(top, &sc)
 	if d.failed() {
 		return nil
@@ -272,6 +276,27 @@ func (d *decoder) timeline(top *fields, log *replay.Log, sc *sim.Scenario) {
 	}
 }
 
+// regionServers makes a regions topology's servers its regions': the
+// servers: field, when the file gives one, must say as many.
+func (d *decoder) regionServers(top *fields, sc *sim.Scenario) {
+	if sc.Topology.Kind != sim.Regions {
+		return
+	}
+	total := 0
+	for _, r := range sc.Topology.Regions {
+		total += r.Servers
+	}
+	if n, ok := top.values["servers"]; ok && sc.Servers != total {
+		d.failf(n, "servers", "%d, but the regions hold %d (want them equal, or servers: left out)", sc.Servers, total)
+		return
+	}
+	if total > MaxServers {
+		d.failf(top.values["topology"], "topology.regions", "%d servers in all (want at most %d)", total, MaxServers)
+		return
+	}
+	sc.Servers = total
+}
+
 // fleet reads the servers, the wall clock they read (a trace's own when
 // the file gives none) and the balancer that spreads requests over them.
 func (d *decoder) fleet(top *fields, log *replay.Log, sc *sim.Scenario) {
@@ -316,7 +341,7 @@ func (d *decoder) place(top *fields, sc *sim.Scenario) {
 		at = top.node
 	}
 	field := "topology.store"
-	if strings.HasPrefix(err.Error(), "concurrency") {
+	if strings.HasPrefix(err.Error(), "concurrency") || strings.Contains(err.Error(), "cannot count an admission") {
 		field = "topology.kind"
 	}
 	d.failf(at, field, "%v", err)

@@ -142,7 +142,7 @@ faults:
 	}
 	wantTopo := sim.Topology{Kind: sim.SplitBrain, Store: "redis+cluster://h1:7000,h2:7001", RTT: 2 * time.Millisecond, OnError: store.FailClosed,
 		Clock: sim.StoreClock, ReplicationLag: 100 * time.Millisecond, FailoverAfter: 2 * time.Second, PrimaryStopsAfter: 15 * time.Second}
-	if sc.Topology != wantTopo {
+	if !reflect.DeepEqual(sc.Topology, wantTopo) {
 		t.Errorf("topology %+v, want %+v", sc.Topology, wantTopo)
 	}
 	wantTraffic := sim.Traffic{Pattern: sim.Ramp, From: algorithms.Rate{N: 0, Per: time.Second}, To: algorithms.Rate{N: 50, Per: time.Second},

@@ -228,6 +228,7 @@ var fieldContexts = []struct {
 	{&topologyObject, "topology", "topology: {kind: shared}"},
 	{&breakerObject, "topology.breaker", "topology: {kind: shared, breaker: {failures: 5, cooldown: 1s}}"},
 	{&localTierObject, "topology.local", "topology: {kind: two-tier, local: {rate: 5/s, burst: 2}}"},
+	{&regionObject, "topology.regions[0]", "topology: {kind: regions, regions: [{name: a, servers: 1}]}\nclients: [{name: web, api_key: w, region: a, traffic: {pattern: constant, rate: 5/s}}]"},
 	{&clientObject, "clients[0]", ""},
 	{&patternObject, "clients[0].traffic", ""},
 	{&tracePatternObject, "clients[0].traffic", "clients: [{name: web, api_key: w, traffic: {pattern: trace, file: ../replay/testdata/access.log}}]"},

@@ -56,7 +56,13 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 		return t
 	}
 	if v, ok := f.values["replication_lag"]; ok {
-		t.ReplicationLag = d.nonNegative(v, "topology.replication_lag", "100ms")
+		if t.Kind == sim.Regions && v.Kind == yaml.ScalarNode && v.Value == "never" {
+			t.ReplicationLag = sim.ReplicationNone
+		} else {
+			t.ReplicationLag = d.nonNegative(v, "topology.replication_lag", "100ms")
+		}
+	} else if t.Kind == sim.Regions {
+		t.ReplicationLag = sim.ReplicationNone
 	}
 	if v, ok := f.values["failover_after"]; ok {
 		if v.Kind == yaml.ScalarNode && v.Value == "never" {
@@ -86,6 +92,7 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 	d.synced(f, &t)
 	d.localTier(f, &t)
 	d.ownerFields(f, &t)
+	d.regions(f, &t)
 	if v, ok := f.values["breaker"]; ok && !d.failed() && t.RunsAs() == sim.Synced {
 		d.failf(v, "topology.breaker", "a synced server decides in its own memory; its pushes and reads have no breaker in this model (want it removed, sync_interval: 0, or another kind)")
 	}
@@ -101,7 +108,7 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 	if !d.failed() && t.Kind != sim.SplitBrain {
 		set := map[string]bool{
 			// A cluster's replicas trail their masters too.
-			"replication_lag":     t.ReplicationLag != 0 && t.Kind != sim.Cluster,
+			"replication_lag":     t.ReplicationLag != 0 && t.Kind != sim.Cluster && t.Kind != sim.Regions,
 			"failover_after":      t.FailoverAfter != 0,
 			"primary_stops_after": t.PrimaryStopsAfter != sim.PrimaryNeverStops,
 		}
@@ -109,7 +116,7 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 			if set[name] {
 				kinds := "split-brain"
 				if name == "replication_lag" {
-					kinds = "split-brain or cluster"
+					kinds = "split-brain, cluster or regions"
 				}
 				d.failf(f.values[name], f.field(name), "only a %s topology has it, and this one is %s (want it removed, or kind: %s)", kinds, t.Kind, kinds)
 				return t
@@ -195,6 +202,54 @@ func (d *decoder) cluster(f *fields, t *sim.Topology) {
 	}
 	if t.Kind != sim.Cluster {
 		t.Replicas = 0
+	}
+}
+
+// regions reads a regions topology's regions: required there, refused on
+// another kind.
+func (d *decoder) regions(f *fields, t *sim.Topology) {
+	v, ok := f.values["regions"]
+	switch {
+	case d.failed():
+		return
+	case !ok && t.Kind == sim.Regions:
+		d.failf(f.node, f.field("regions"), "missing: a regions topology's regions (want e.g. regions: [{name: us, servers: 2}, {name: eu, servers: 2}])")
+		return
+	case !ok:
+		return
+	case t.Kind != sim.Regions:
+		d.failf(v, f.field("regions"), "only a regions topology has them, and this one is %s (want them removed, or kind: regions)", t.Kind)
+		return
+	}
+	items := d.list(v, "topology.regions", "a list of regions, e.g. [{name: us, servers: 2}, {name: eu, servers: 2}]")
+	if !d.failed() && (len(items) == 0 || len(items) > sim.MaxRegions) {
+		d.failf(v, "topology.regions", "%d regions (want 1 to %d)", len(items), sim.MaxRegions)
+		return
+	}
+	for i, item := range items {
+		path := index("topology.regions", i)
+		rf := d.record(item, path, &regionObject, "a mapping {name: eu, servers: 2}")
+		if d.failed() {
+			return
+		}
+		for _, name := range []string{"name", "servers"} {
+			if _, ok := rf.values[name]; !ok {
+				d.failf(rf.node, path+"."+name, "missing (want e.g. {name: eu, servers: 2})")
+				return
+			}
+		}
+		r := sim.Region{Name: d.text(rf.values["name"], path+".name", "eu")}
+		if !d.failed() {
+			r.Servers = int(d.integer(rf.values["servers"], path+".servers", 1, MaxServers, "2"))
+		}
+		if d.failed() {
+			return
+		}
+		if slices.ContainsFunc(t.Regions, func(o sim.Region) bool { return o.Name == r.Name }) {
+			d.failf(rf.values["name"], path+".name", "%q names an earlier region too (want each region named once)", r.Name)
+			return
+		}
+		t.Regions = append(t.Regions, r)
 	}
 }
 

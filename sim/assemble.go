@@ -60,6 +60,7 @@ func (s *sim) result(release bool) *Result {
 		Synced:    s.syncedResult(),
 		TwoTier:   s.twoTierResult(),
 		Owner:     s.ownerResult(),
+		Regions:   s.regionsResult(),
 		Balancer:  string(sc.Balancer),
 		OnError:   string(s.stores.policy),
 		Clock:     string(sc.Topology.Clock),

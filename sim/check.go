@@ -24,10 +24,16 @@ func PeerStore(algorithm, storeName string) error {
 }
 
 // Placement returns an error if one of sc's limits cannot run where sc
-// puts its state: a peer model off the memory store (PeerStore), or a
+// puts its state: a peer model off the memory store (PeerStore), a
 // concurrency limit on a topology whose leases are not modelled (a racy
-// write or a replica would have to give a lease back too).
+// write or a replica would have to give a lease back too), or a topology
+// that counts admissions made elsewhere (synced, owner, regions that
+// replicate) off the memory store or on an algorithm that cannot count
+// them (countsElsewhere).
 func Placement(sc *Scenario) error {
+	if err := countsElsewhere(sc); err != nil {
+		return err
+	}
 	for _, l := range sc.Limits() {
 		if err := PeerStore(l.Algorithm, sc.Topology.Store); err != nil {
 			return err
@@ -132,6 +138,8 @@ func (sc *Scenario) checkTopology() error {
 		return bad("topology.batch_limit", "%d (want 1 to %d)", t.BatchLimit, MaxBatchLimit)
 	case t.Kind == Owner && t.Breaker != nil:
 		return bad("topology.breaker", "an owner topology's node decides from its cache, with no store call to break (want no breaker)")
+	case t.Kind == Regions:
+		return sc.checkRegions()
 	case t.Kind == TwoTier && t.Local == nil:
 		return bad("topology.local", "missing: a two-tier topology's local tier (want e.g. local: {rate: 25/s, burst: 10})")
 	case t.Kind == TwoTier && t.Breaker != nil:
@@ -140,6 +148,39 @@ func (sc *Scenario) checkTopology() error {
 		return bad("topology.breaker", "a synced server decides in its own memory (want no breaker on a synced topology)")
 	case t.Breaker != nil && (t.Breaker.Failures < 1 || t.Breaker.Cooldown <= 0):
 		return bad("topology.breaker", "failures %d, cooldown %s (want at least 1 failure and a positive cooldown)", t.Breaker.Failures, t.Breaker.Cooldown)
+	}
+	return nil
+}
+
+// MaxRegions bounds a regions topology's regions.
+const MaxRegions = 16
+
+// checkRegions checks a regions topology: named regions, each with
+// servers, adding up to the scenario's; every client in one of them.
+func (sc *Scenario) checkRegions() error {
+	t := sc.Topology
+	if len(t.Regions) < 1 || len(t.Regions) > MaxRegions {
+		return bad("topology.regions", "%d regions (want 1 to %d, written in the file with each client's region: regions: [{name: us, servers: 2}, {name: eu, servers: 2}])", len(t.Regions), MaxRegions)
+	}
+	total := 0
+	for i, r := range t.Regions {
+		switch {
+		case r.Name == "":
+			return bad(fmt.Sprintf("topology.regions[%d].name", i), "empty (want e.g. eu)")
+		case slices.ContainsFunc(t.Regions[:i], func(o Region) bool { return o.Name == r.Name }):
+			return bad(fmt.Sprintf("topology.regions[%d].name", i), "%q twice (want each region named once)", r.Name)
+		case r.Servers < 1:
+			return bad(fmt.Sprintf("topology.regions[%d].servers", i), "%d (want at least 1)", r.Servers)
+		}
+		total += r.Servers
+	}
+	if total != sc.Servers {
+		return bad("servers", "%d, but the regions hold %d (want them equal)", sc.Servers, total)
+	}
+	for i, c := range sc.Clients {
+		if !slices.ContainsFunc(t.Regions, func(r Region) bool { return r.Name == c.Region }) {
+			return bad(fmt.Sprintf("clients[%d].region", i), "%q is not a region (want one of the topology's)", c.Region)
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -316,13 +317,13 @@ func TestHealBeforeTheElection(t *testing.T) {
 func TestWithTopologyCyclesBack(t *testing.T) {
 	sc := hammer(Shared, 4, RoundRobin)
 	next := sc
-	for _, kind := range []TopologyKind{Racy, SplitBrain, Cluster, Local, Shared} {
+	for _, kind := range []TopologyKind{Racy, SplitBrain, Cluster, Synced, TwoTier, Owner, Local, Shared} {
 		next = WithTopology(next, kind)
 		if kind == Cluster && (next.Topology.Masters != 3 || next.Topology.Replicas != 1 || next.Topology.Timeout != DefaultClusterTimeout) {
 			t.Fatalf("on cluster: %+v", next.Topology)
 		}
 	}
-	if next.Topology != sc.Topology {
+	if !reflect.DeepEqual(next.Topology, sc.Topology) {
 		t.Errorf("cycled back to shared: %+v, want the scenario's %+v", next.Topology, sc.Topology)
 	}
 	// A cluster's own timeout stays.

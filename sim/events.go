@@ -16,6 +16,7 @@ const (
 	evSync           // a synced server pushes its admissions to the shared copy; arg: server
 	evOwnerHits      // an owner topology's node sends its queued hits to their owners; arg: node
 	evOwnerBroadcast // an owner broadcasts its queued keys' status to the other nodes; arg: node
+	evRegionDelivery // admissions replicated from other regions reach a region's store; arg: region
 )
 
 // event is something that happens at a virtual instant. Ties are broken by

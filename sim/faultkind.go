@@ -32,6 +32,7 @@ type Fault struct {
 	Servers    []int         // crash, clock-skew: the servers it strikes (clock-skew: all if empty)
 	Offset     time.Duration // clock-skew: how far ahead (negative: behind) the clock is at Start
 	Drift      float64       // clock-skew: seconds gained per second from Start (negative: lost)
+	Region     string        // outage, on a regions topology: the region that goes down (all of them if empty)
 }
 
 // faultTypes are the fault kinds, in the order the docs, the reference
@@ -51,6 +52,7 @@ var faultFieldSet = []struct {
 	{"servers", func(f Fault) bool { return len(f.Servers) > 0 }},
 	{"offset", func(f Fault) bool { return f.Offset != 0 }},
 	{"drift", func(f Fault) bool { return f.Drift != 0 }},
+	{"region", func(f Fault) bool { return f.Region != "" }},
 }
 
 // FaultType is one kind of fault: what a scenario file writes for it and

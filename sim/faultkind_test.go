@@ -176,9 +176,9 @@ func TestFaultCheck(t *testing.T) {
 		{"partition with servers", Fault{Kind: Partition, Groups: [][]int{{0, 1}, {2, 3}}, Servers: []int{1}}, "", "servers: not a field of fault kind partition (want start, end, groups, nodes)"},
 
 		{"outage", Fault{Kind: Outage, Start: sec, End: 2 * sec}, "", ""},
-		{"outage with servers", Fault{Kind: Outage, Servers: []int{4}}, "", "servers: not a field of fault kind outage (want start and end only)"},
-		{"outage with groups", Fault{Kind: Outage, Groups: [][]int{{9}}}, "", "groups: not a field of fault kind outage (want start and end only)"},
-		{"outage with rtt", Fault{Kind: Outage, RTT: sec}, "faults[2]", "faults[2].rtt: not a field of fault kind outage (want start and end only)"},
+		{"outage with servers", Fault{Kind: Outage, Servers: []int{4}}, "", "servers: not a field of fault kind outage (want start, end, region)"},
+		{"outage with groups", Fault{Kind: Outage, Groups: [][]int{{9}}}, "", "groups: not a field of fault kind outage (want start, end, region)"},
+		{"outage with rtt", Fault{Kind: Outage, RTT: sec}, "faults[2]", "faults[2].rtt: not a field of fault kind outage (want start, end, region)"},
 
 		{"latency", Fault{Kind: Latency, RTT: 50 * time.Millisecond}, "", ""},
 		{"latency of 0", Fault{Kind: Latency}, "", ""},

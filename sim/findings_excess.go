@@ -122,6 +122,21 @@ func topologyCause(r *Result) string {
 			return fmt.Sprintf("%d servers, each with its own jar, never synced", r.Servers)
 		}
 		return fmt.Sprintf("%d servers each counted in their own jar between pushes every %s, blind to the others' admissions since", r.Servers, words.Duration(time.Duration(r.Synced.IntervalMs*float64(time.Millisecond))))
+	case r.Topology == string(Regions) && r.Regions != nil && r.Regions.Regions > 1:
+		text := "each region's store counted only what it admitted itself"
+		if r.Regions.ReplicationLagMs >= 0 {
+			text = fmt.Sprintf("each region's store learned the others' admissions %gms late", r.Regions.ReplicationLagMs)
+			if r.Regions.Lost > 0 {
+				text += fmt.Sprintf(", and %s never reached a region that was down", words.Count(r.Regions.Lost, "admission", "admissions"))
+			}
+		}
+		if r.Regions.Moved > 0 {
+			text += fmt.Sprintf("; %s were served outside their region while it was down", words.Count(r.Regions.Moved, "request", "requests"))
+			if r.Regions.ReplicationLagMs < 0 {
+				text += ", on counts that had not seen them"
+			}
+		}
+		return text
 	case r.Topology == string(Owner) && r.Servers > 1 && r.Owner != nil:
 		return fmt.Sprintf("%d nodes each answered from their own cache, blind to the others' hits until the owner's broadcast (hits sent %gms after the first, the status %gms after that)", r.Servers, r.Owner.SyncWaitMs, r.Owner.SyncWaitMs)
 	case r.Topology == string(Racy) && r.Servers > 1:

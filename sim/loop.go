@@ -91,6 +91,7 @@ type sim struct {
 	synced  *syncedRun  // a synced run's pushes (synced.go), nil on another kind
 	twoTier *twoTierRun // a two-tier run's local tiers (twotier.go)
 	owner   *ownerRun   // an owner run's hits and broadcasts (owner.go)
+	regions *regionsRun // a regions run's homes and replication (regions.go)
 	// reach counts the servers each key reached, on the kinds whose
 	// bound depends on it (synced, two-tier).
 	reach  *keyServers
@@ -185,9 +186,6 @@ func newSim(ctx context.Context, sc Scenario, opts Options) (*sim, error) {
 		return nil, err
 	}
 	s.askedKind = asked
-	if err := syncedCheck(sc, s.alg); err != nil {
-		return nil, err
-	}
 	if coarsened != "" {
 		s.logf(0, "%s", coarsened)
 	}
@@ -559,6 +557,8 @@ func (s *sim) handle(ctx context.Context, e event) error {
 		s.sendHits(int(e.arg), e.at)
 	case evOwnerBroadcast:
 		s.broadcast(int(e.arg), e.at)
+	case evRegionDelivery:
+		s.deliver(int(e.arg), e.at)
 	case evFaultStart:
 		return s.faultStart(ctx, int(e.arg), e.at)
 	case evFaultEnd:

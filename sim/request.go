@@ -52,6 +52,9 @@ func (s *sim) request(ctx context.Context, client int, t int64, cost int64, atte
 	if s.stores.cluster != nil {
 		s.countCluster(&o.p, o.d.Allowed)
 	}
+	if s.regions != nil && o.d.Allowed && o.p.target >= 0 {
+		s.replicateRegion(o.p.target, o.p.key, o.p.now, o.p.t, o.p.cost)
+	}
 	if !o.p.deferred {
 		s.finish(o)
 	}
@@ -95,7 +98,12 @@ type pending struct {
 // request's 985 instructions. A field added to pending is written here.
 func (s *sim) prepare(p *pending, client int, t int64, cost int64, attempt int, service int64) error {
 	c := s.clients[client]
-	server := s.spread.Pick(s.keys[c.key].hash, s.draw.intn)
+	var server int
+	if s.regions != nil {
+		server = s.regionServer(client, s.keys[c.key].hash)
+	} else {
+		server = s.spread.Pick(s.keys[c.key].hash, s.draw.intn)
+	}
 	if s.faults.down != nil {
 		server = s.routeAround(server)
 	}

@@ -59,6 +59,8 @@ type Result struct {
 	TwoTier *TwoTierResult `json:"two_tier,omitempty"`
 	// Owner is an owner topology's sync wait and what its sends did.
 	Owner *OwnerResult `json:"owner,omitempty"`
+	// Regions is a regions topology's replication and its moved requests.
+	Regions *RegionsResult `json:"regions,omitempty"`
 	// Shards are a cluster's, each with its slots, its keys and what the
 	// run did to it; absent on another topology. Added to v1.
 	Shards []ShardResult `json:"shards,omitempty"`

@@ -197,7 +197,15 @@ const (
 	Synced     = topology.Synced     // a jar per server, its admissions pushed to one shared copy every SyncInterval
 	TwoTier    = topology.TwoTier    // a local bucket per server in front of one shared store
 	Owner      = topology.Owner      // gubernator's GLOBAL: a node per server answers from its cache, an owner per key
+	Regions    = topology.Regions    // a store per region, replicated later or not at all
 )
+
+// Region is one region of a regions topology: its name, which names its
+// store, and its API servers, which Scenario.Servers adds up.
+type Region = topology.RegionConfig
+
+// ReplicationNone is the ReplicationLag of regions that share nothing.
+const ReplicationNone = time.Duration(topology.ReplicationNone)
 
 // DefaultSyncWait and DefaultBatchLimit are an owner topology's SyncWait
 // (in µs) and BatchLimit when its scenario gives none: gubernator's
@@ -333,6 +341,10 @@ type Topology struct {
 	// GlobalSyncWait and GlobalBatchLimit); 0 is gubernator's default.
 	SyncWait   time.Duration
 	BatchLimit int
+	// Regions are, on a regions topology, the regions in order, holding
+	// the servers in order; ReplicationLag is then how long an admission
+	// takes to reach the other regions' stores, or ReplicationNone.
+	Regions []Region
 	// Local is, on a two-tier topology, each server's local limit in
 	// front of the shared one (topology.TwoTier).
 	Local *LocalTier
@@ -400,6 +412,9 @@ type Client struct {
 	// shedder (Scenario.Shedder): "critical", "normal" or "sheddable";
 	// "" is normal.
 	Priority string
+	// Region is, on a regions topology, the region that serves the
+	// client, while it is up.
+	Region string
 	// Service is how long the API takes to serve one of its admitted
 	// requests: what keeps a request in flight, and so what a
 	// concurrency limit counts. The zero Service serves at once.

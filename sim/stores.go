@@ -66,7 +66,7 @@ func topologyConfig(sc Scenario) topology.Config {
 	return topology.Config{Kind: tp.Kind, Servers: sc.Servers,
 		ReplicationLag: tp.ReplicationLag, FailoverAfter: tp.FailoverAfter, PrimaryStopsAfter: tp.PrimaryStopsAfter,
 		Masters: tp.Masters, Replicas: tp.Replicas, NodeTimeout: tp.NodeTimeout, PartialCoverage: tp.PartialCoverage,
-		SyncInterval: tp.SyncInterval}
+		SyncInterval: tp.SyncInterval, Regions: tp.Regions}
 }
 
 func (s *sim) setupStores(ctx context.Context, prefix string) error {
@@ -120,6 +120,7 @@ func (s *sim) setupStores(ctx context.Context, prefix string) error {
 	s.setupCluster()
 	s.setupSynced()
 	s.setupOwner()
+	s.setupRegions()
 	if err := s.setupTwoTier(); err != nil {
 		return err
 	}

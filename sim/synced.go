@@ -8,6 +8,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
@@ -206,21 +208,35 @@ func SyncedBound(chunks, perChunk, unseen int64, servers int) int64 {
 
 // syncedBoundOf is the most alg admits of one key in any span of T on a
 // synced topology whose servers push every interval, the key's requests
-// reaching servers of them, in units of cost; ok is false for an
-// algorithm the derivation does not cover. A Multi is bound by the least
-// of its limits' bounds.
+// reaching servers of them, in units of cost: blindBound with the
+// unseen span of two intervals.
 func syncedBoundOf(alg algorithms.Algorithm, span, interval time.Duration, servers int) (int64, bool) {
+	return blindBound(alg, span, 2*interval, servers)
+}
+
+// blindBound is the most alg admits of one key in any span of T when
+// copies copies each decide exactly on what they have seen, and what
+// they have not seen of the others' admissions is at most a span of
+// unseen (topology.Synced's derivation), in units of cost; ok is false
+// for an algorithm the derivation does not cover: a peer model, whose
+// own quirks it does not know. A Multi is bound by the least of its
+// limits' bounds.
+func blindBound(alg algorithms.Algorithm, span, unseen time.Duration, copies int) (int64, bool) {
 	if m, ok := alg.(*algorithms.Multi); ok {
 		least, any := int64(0), false
 		for _, p := range m.Policies() {
-			if b, ok := syncedBoundOf(p.Algorithm, span, interval, servers); ok && (!any || b < least) {
+			if b, ok := blindBound(p.Algorithm, span, unseen, copies); ok && (!any || b < least) {
 				least, any = b, true
 			}
 		}
 		return least, any
 	}
+	if PeerOf(alg.Name()) != nil {
+		return 0, false
+	}
+	servers := copies
 	p := alg.Params()
-	unseenSpan := min(2*interval, span)
+	unseenSpan := min(max(unseen, 0), span)
 	switch Family(alg.Name()) {
 	case "token-bucket", "gcra", "leaky-bucket":
 		return SyncedBound(1, bucketSpan(p, span), bucketSpan(p, unseenSpan), servers), true
@@ -233,8 +249,8 @@ func syncedBoundOf(alg algorithms.Algorithm, span, interval time.Duration, serve
 		if Family(alg.Name()) != "sliding-log" {
 			windows++
 		}
-		// Each server counts its own, at most limit a window: a window
-		// admits at most servers × limit, the local jars' worst.
+		// Each copy counts its own, at most limit a window: a window
+		// admits at most copies × limit, the local jars' worst.
 		return SyncedBound(windows, limit, limit, servers), true
 	}
 	return 0, false
@@ -266,6 +282,8 @@ func (s *sim) designKeyBound(k int, failedOpen bool) int64 {
 		units, ok = syncedBoundOf(s.alg, time.Second, s.sc.Topology.SyncInterval, servers)
 	case TwoTier:
 		units, ok = twoTierBoundOf(s.alg, s.sc.Topology.Local, time.Second, servers, failedOpen)
+	case Regions:
+		units, ok = regionsBoundOf(s.alg, time.Second, s.sc.Topology.ReplicationLag, servers)
 	}
 	if !ok {
 		return 0
@@ -287,29 +305,37 @@ func (s *sim) designKeyBound(k int, failedOpen bool) int64 {
 	return units / least
 }
 
-// syncedCheck refuses a synced topology the simulator cannot run: on a
-// store but memory, or with an algorithm whose state cannot be charged
-// with admissions decided elsewhere.
-func syncedCheck(sc Scenario, alg algorithms.Algorithm) error {
-	if k := sc.Topology.RunsAs(); k == Owner {
-		if !onJars(sc.Topology.Store) {
-			return bad("topology.store", "an owner topology runs on the memory store only: its nodes are the store (want store: memory)")
-		}
-		if _, ok := alg.(drainer); ok {
-			return nil
-		}
-		if _, ok := algorithms.AsCharger(alg); !ok {
-			return bad("limit.algorithm", "%s cannot be drained by an owner (want gubernator, or one of token-bucket, gcra, leaky-bucket, fixed-window, sliding-window or sliding-log)", alg.Name())
-		}
-		return nil
-	} else if k != Synced {
+// countsElsewhere refuses a topology whose copies count admissions made
+// elsewhere (a synced push, an owner's batch, a region's replication) on
+// a store but memory, or with an algorithm that cannot count them: the
+// six exact algorithms can (algorithms.Charger), and on an owner the
+// gubernator model drains its own way.
+func countsElsewhere(sc *Scenario) error {
+	t := sc.Topology
+	var kind string
+	switch k := t.RunsAs(); {
+	case k == Synced:
+		kind = "a synced topology's push"
+	case k == Owner:
+		kind = "an owner topology's batch of hits"
+	case k == Regions && t.ReplicationLag >= 0:
+		kind = "a region's replication"
+	default:
 		return nil
 	}
-	if !onJars(sc.Topology.Store) {
-		return bad("topology.store", "a synced topology runs on the memory store only (want store: memory)")
+	if !onJars(t.Store) {
+		return fmt.Errorf("%s is modelled on the memory store only (want store: memory)", kind)
 	}
-	if _, ok := algorithms.AsCharger(alg); !ok {
-		return bad("limit.algorithm", "%s cannot count admissions a server made elsewhere, which a synced topology pushes (want %s)", alg.Name(), fmt.Sprint("token-bucket, gcra, leaky-bucket, fixed-window, sliding-window or sliding-log"))
+	exact := algorithms.ExactNames()
+	for _, l := range sc.Limits() {
+		if slices.Contains(exact, l.Algorithm) || (t.RunsAs() == Owner && l.Algorithm == "gubernator") {
+			continue
+		}
+		want := strings.Join(exact, ", ")
+		if t.RunsAs() == Owner {
+			want = "gubernator, " + want
+		}
+		return fmt.Errorf("%s cannot count an admission decided elsewhere, which %s must (want one of %s)", l.Algorithm, kind, want)
 	}
 	return nil
 }

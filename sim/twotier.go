@@ -105,5 +105,5 @@ func twoTierBoundOf(alg algorithms.Algorithm, local *LocalTier, span time.Durati
 // exactSpan is C(T): the most one exact copy of alg admits in any span
 // of T, in units of cost (SyncedBound with one server).
 func exactSpan(alg algorithms.Algorithm, span time.Duration) (int64, bool) {
-	return syncedBoundOf(alg, span, 0, 1)
+	return blindBound(alg, span, 0, 1)
 }

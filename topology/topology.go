@@ -37,12 +37,15 @@ const (
 	Synced     Kind = "synced"      // a jar per server, its admissions pushed to one shared copy every SyncInterval
 	TwoTier    Kind = "two-tier"    // a local bucket per server in front of one shared store
 	Owner      Kind = "owner"       // gubernator's GLOBAL: a node per server answers from its cache, an owner per key
+	Regions    Kind = "regions"     // a store per region, replicated later or not at all
 )
 
 // Kinds are the topologies there are, in the order they are taught (and
 // listed, cycled and checked by the parser, the TUI and the simulator):
 // the one list of them.
-func Kinds() []Kind { return []Kind{Local, Shared, Racy, SplitBrain, Cluster, Synced, TwoTier, Owner} }
+func Kinds() []Kind {
+	return []Kind{Local, Shared, Racy, SplitBrain, Cluster, Synced, TwoTier, Owner, Regions}
+}
 
 // PrimaryNeverStops is the PrimaryStopsAfter of a primary that keeps taking
 // writes for the whole partition, as a Redis primary without
@@ -83,6 +86,11 @@ type Config struct {
 	// shared copy (synced.go); SyncEveryRequest and SyncNever are the
 	// shared store's and the local jars' limits of it.
 	SyncInterval time.Duration
+	// Regions only: the regions, in order, holding the servers in order
+	// (their Servers add up to Servers). ReplicationLag is how long an
+	// admission takes to reach the other regions' stores, or
+	// ReplicationNone.
+	Regions []RegionConfig
 }
 
 // CopyCount is how many copies of the state a topology of cfg keeps: a
@@ -109,6 +117,12 @@ func CopyNames(cfg Config) []string {
 	case Synced:
 		names := CopyNames(Config{Kind: Local, Servers: cfg.Servers})
 		return append(names, "shared")
+	case Regions:
+		names := make([]string, len(cfg.Regions))
+		for i, r := range cfg.Regions {
+			names[i] = r.Name
+		}
+		return names
 	case Owner:
 		names := make([]string, max(cfg.Servers, 1))
 		for i := range names {
@@ -148,6 +162,7 @@ type Topology struct {
 	replication    replicator
 	cluster        *cluster // the cluster kind's shards and their fates
 	ring           *ownerRing
+	regionsDown    []int // by region, the outages in force
 }
 
 // New returns the topology cfg describes, with no fault in force.
@@ -160,6 +175,7 @@ func New(cfg Config) *Topology {
 	if cfg.Kind == Cluster {
 		t.cluster = newCluster(cfg)
 	}
+	t.regionsDown = make([]int, len(cfg.Regions))
 	if cfg.Kind == Owner {
 		r := newOwnerRing(cfg.Servers)
 		t.ring = &r
@@ -211,6 +227,8 @@ func (t *Topology) RouteSlot(server, slot int, at algorithms.Time) int {
 		return Unreachable
 	case t.cluster != nil:
 		return t.cluster.route(t.side(server), slot, t.partitioned, at)
+	case t.Kind() == Regions:
+		return t.routeRegion(server)
 	case !t.partitioned:
 		return 0
 	}

@@ -118,6 +118,10 @@ func TestEveryBuiltinShowsItsLessonAt80x24(t *testing.T) {
 			c := clientTotal(m, "flash-bot")
 			return c.Allowed > 2*c.IdealAllowed && timesExact(v, "flash-bot") > 2 && columnShown(v, "×exact") && rowHasCount(v, "flash-bot", c.Allowed)
 		}},
+		{"two-regions", "the importer's row with its 2,000 admitted, twice its exact limiter's, and both regions' stores emptied", func(m Model, v string) bool {
+			c := clientTotal(m, "importer")
+			return c.Allowed == 2*c.IdealAllowed && rowHasCount(v, "importer", c.Allowed) && strings.Contains(v, "0/1000  eu") && strings.Contains(v, " 0/1000\n")
+		}},
 		{"black-friday", "the crawler's row with its shed 503s", func(m Model, v string) bool {
 			return columnShown(v, "shed") && rowHasCount(v, "crawler", clientTotal(m, "crawler").Shed)
 		}},

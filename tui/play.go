@@ -263,8 +263,9 @@ func (m Model) restarted(msg restartMsg) Model {
 	return m
 }
 
-// topologies are the kinds t cycles through.
-var topologies = topology.Kinds()
+// topologies are the kinds t cycles through: all but regions, whose
+// regions and clients' homes only a file says.
+var topologies = slices.DeleteFunc(topology.Kinds(), func(k topology.Kind) bool { return k == topology.Regions })
 
 // next is the element after from in list, wrapping; the first if from is
 // not in it.

@@ -26,6 +26,9 @@ func TestServeArgvToOptions(t *testing.T) {
 			{line: "serve api-quotas --shadow true", want: func(o *serveOptions) {
 				o.Scenario, o.over.shadow, o.over.set = "api-quotas", "true", map[string]string{"shadow": "true"}
 			}},
+			{line: "serve partition --replication-lag 1s", want: func(o *serveOptions) {
+				o.Scenario, o.over.replicationLag, o.over.set = "partition", "1s", map[string]string{"replication-lag": "1s"}
+			}},
 			{line: "serve sync-interval --sync-interval 0", want: func(o *serveOptions) {
 				o.Scenario, o.over.syncInterval, o.over.set = "sync-interval", "0", map[string]string{"sync-interval": "0"}
 			}},
@@ -61,6 +64,9 @@ func TestLoadArgvToOptions(t *testing.T) {
 			{line: "load nat --max-in-flight 16 --max-requests 1000", want: func(o *loadOptions) { o.MaxInFlight, o.MaxRequests = 16, 1000 }},
 			{line: "load nat --format json -q --wide", want: func(o *loadOptions) { o.Format, o.Quiet, o.Wide = "json", true, true }},
 			{line: "load nat --format csv --dense", want: func(o *loadOptions) { o.Format, o.Dense = "csv", true }},
+			{line: "load partition --replication-lag 1s --faults=false", want: func(o *loadOptions) {
+				o.Scenario, o.Faults, o.over.replicationLag, o.over.set = "partition", false, "1s", map[string]string{"replication-lag": "1s"}
+			}},
 			{line: "load sync-interval --sync-interval never", want: func(o *loadOptions) {
 				o.Scenario, o.over.syncInterval, o.over.set = "sync-interval", "never", map[string]string{"sync-interval": "never"}
 			}},

@@ -43,6 +43,9 @@ func TestSimArgvToOptions(t *testing.T) {
 				o.over = overrides{topology: "local", store: "miniredis", balancer: "random", key: "ip", seed: 7, duration: "10s", step: "2s", onError: "fail-closed", rtt: "1ms",
 					set: map[string]string{"topology": "local", "store": "miniredis", "balancer": "random", "key": "ip", "seed": "7", "duration": "10s", "step": "2s", "on-error": "fail-closed", "rtt": "1ms"}}
 			}},
+			{line: "sim two-regions --replication-lag 200ms", want: func(o *simOptions) {
+				o.Scenario, o.over.replicationLag, o.over.set = "two-regions", "200ms", map[string]string{"replication-lag": "200ms"}
+			}},
 			{line: "sim sync-interval --sync-interval 10ms", want: func(o *simOptions) {
 				o.Scenario, o.over.syncInterval, o.over.set = "sync-interval", "10ms", map[string]string{"sync-interval": "10ms"}
 			}},
@@ -235,6 +238,9 @@ func TestReportArgvToOptions(t *testing.T) {
 		func(p *parsed) *reportOptions { return p.report },
 		[]argvCase[reportOptions]{
 			{line: "report nat -o nat.html"},
+			{line: "report two-regions -o nat.html --replication-lag never", want: func(o *reportOptions) {
+				o.Scenario, o.over.replicationLag, o.over.set = "two-regions", "never", map[string]string{"replication-lag": "never"}
+			}},
 			{line: "report sync-interval -o nat.html --sync-interval never", want: func(o *reportOptions) {
 				o.Scenario, o.over.syncInterval, o.over.set = "sync-interval", "never", map[string]string{"sync-interval": "never"}
 			}},

@@ -24,13 +24,14 @@ import (
 
 // allTopologies are the topology kinds a scenario file may name;
 // defaultTopologies, those compare runs unless told: all but synced,
-// two-tier and owner, whose own knobs (the interval, the local tier, the
-// sync wait) are axes of their own (sim --vs sync-interval=), and whose columns would take the
+// two-tier, owner and regions, whose own knobs (the interval, the local
+// tier, the sync wait, the regions and their clients) are axes of their
+// own (sim --vs sync-interval=), and whose columns would take the
 // matrix past 80 columns.
 var (
 	allTopologies     = scenarios.Choices("topology.kind")
 	defaultTopologies = slices.DeleteFunc(slices.Clone(allTopologies), func(k string) bool {
-		return k == string(sim.Synced) || k == string(sim.TwoTier) || k == string(sim.Owner)
+		return k == string(sim.Synced) || k == string(sim.TwoTier) || k == string(sim.Owner) || k == string(sim.Regions)
 	})
 )
 
@@ -78,7 +79,7 @@ The worst cell of each matrix is marked with *. The store is memory unless
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&opts.Algorithms, "algorithms", []string{"exact"}, "algorithms to compare, comma-separated; exact (the six), peers (the libraries modelled) and all name groups")
-	f.StringSliceVar(&opts.Topologies, "topologies", defaultTopologies, "topologies to compare, comma-separated (also: synced, two-tier, owner)")
+	f.StringSliceVar(&opts.Topologies, "topologies", defaultTopologies, "topologies to compare, comma-separated (also: synced, two-tier, owner; regions only for a file that has them)")
 	f.StringVar(&opts.Format, "format", "table", "output: table, json or csv (one row per cell)")
 	addLimitFlags(f, &opts.Limits, true)
 	f.StringVar(&opts.over.store, "store", "", "memory, miniredis or redis://host:port")

@@ -54,10 +54,10 @@ type simOptions struct {
 // apply reads: through scenarios.Override, so that a flag is checked
 // exactly as the file's field is.
 type overrides struct {
-	algorithm, topology, store, balancer, key, onError, rtt, syncInterval, duration, step, wallClock, shadow string
-	servers                                                                                                  int
-	seed                                                                                                     uint64
-	set                                                                                                      map[string]string
+	algorithm, topology, store, balancer, key, onError, rtt, syncInterval, replicationLag, duration, step, wallClock, shadow string
+	servers                                                                                                                  int
+	seed                                                                                                                     uint64
+	set                                                                                                                      map[string]string
 }
 
 func newCmdSim(s streams, runF func(*simOptions) error) *cobra.Command {
@@ -170,6 +170,7 @@ func addOverrideFlags(cmd *cobra.Command, o *overrides) {
 	f.StringVar(&o.onError, "on-error", "", "when the store fails: fail-open or fail-closed")
 	f.StringVar(&o.rtt, "rtt", "", "one store round trip, e.g. 500us")
 	f.StringVar(&o.syncInterval, "sync-interval", "", "synced topology: each server pushes its admissions this often, e.g. 100ms; 0 every request, never")
+	f.StringVar(&o.replicationLag, "replication-lag", "", "split-brain, cluster, regions: how long a write takes to reach the other copies, e.g. 200ms; regions: never")
 	f.StringVar(&o.shadow, "shadow", "", "every limit in shadow mode (decided and counted, never refused): true, false, or the instant they enforce from, e.g. 15s")
 }
 

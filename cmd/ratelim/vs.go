@@ -97,6 +97,11 @@ func scenarioSetting(sc sim.Scenario, name string) string {
 		return string(sc.Topology.OnError)
 	case "rtt":
 		return sc.Topology.RTT.String()
+	case "replication-lag":
+		if sc.Topology.ReplicationLag < 0 {
+			return "never"
+		}
+		return sc.Topology.ReplicationLag.String()
 	case "sync-interval":
 		if sc.Topology.SyncInterval < 0 {
 			return "never"
