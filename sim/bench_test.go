@@ -35,6 +35,15 @@ func BenchmarkSimulateSynced(b *testing.B) {
 	benchEightClients(b, sc)
 }
 
+// BenchmarkSimulateOwner is the same run on an owner topology of four
+// gubernator nodes on the token bucket: a node's decision, its hits
+// queued for the owner, the sends and broadcasts every 100 ms.
+func BenchmarkSimulateOwner(b *testing.B) {
+	sc := hammer(Owner, 4, RoundRobin)
+	sc.Topology.SyncWait = 100 * time.Millisecond
+	benchEightClients(b, sc)
+}
+
 // benchEightClients runs sc for 30 s with eight clients of 25,000/s each,
 // overloaded (a limit of 10/s) and within its limit (1,000,000/s).
 func benchEightClients(b *testing.B, sc Scenario) {

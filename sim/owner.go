@@ -39,8 +39,11 @@ type ownerNode struct {
 	// hits are the hits queued per key since the last send, in the order
 	// their keys were first queued, each with the instant of its first
 	// (the batch's CreatedAt: runAsyncHits keeps the first request).
-	hits    []queuedHits
-	hitSlot map[int32]int32
+	hits []queuedHits
+	// hitSlot is, by key, 1 + its place in hits, 0 when it has none
+	// queued: a slice by key, reset at each send for the keys it held,
+	// not a map looked up at every request.
+	hitSlot []int32
 	hitsAt  int64 // the send scheduled, 0 when none
 	// updates are the keys this node owns whose status waits to be
 	// broadcast.
@@ -71,7 +74,7 @@ func (s *sim) setupOwner() {
 		o.owners[i] = int32(s.topo.OwnerOf(k.name))
 	}
 	for i := range o.nodes {
-		o.nodes[i].hitSlot = map[int32]int32{}
+		o.nodes[i].hitSlot = make([]int32, len(s.keys))
 		o.nodes[i].updateSet = map[int32]struct{}{}
 	}
 	if d, ok := s.alg.(drainer); ok {
@@ -92,7 +95,6 @@ func (s *sim) setupOwner() {
 		}
 	}
 	s.owner = o
-	s.reach = newKeyServers(len(s.keys))
 }
 
 // takeOwner decides a request on its server's node's cache, and queues
@@ -100,8 +102,7 @@ func (s *sim) setupOwner() {
 // broadcast.
 func (s *sim) takeOwner(ctx context.Context, p *pending, d *store.Decision) error {
 	o := s.owner
-	s.reach.add(p.key, p.server)
-	s.stores.jars[p.server].takeInto(&d.Decision, p.key, p.now, p.cost, true)
+	s.stores.jars[p.server].takeInto(&d.Decision, p.key, p.now, p.cost, s.observed || s.clients[p.client].waitsRetryAfter)
 	if p.cost == 0 {
 		return nil // a peek is never sent or broadcast (QueueHit, QueueUpdate)
 	}
@@ -111,11 +112,14 @@ func (s *sim) takeOwner(ctx context.Context, p *pending, d *store.Decision) erro
 	}
 	n := &o.nodes[p.server]
 	key := int32(p.key)
-	if i, ok := n.hitSlot[key]; ok {
-		n.hits[i].hits += p.cost
+	if int(key) >= len(n.hitSlot) {
+		n.hitSlot = append(n.hitSlot, make([]int32, int(key)+1-len(n.hitSlot))...)
+	}
+	if i := n.hitSlot[key]; i > 0 {
+		n.hits[i-1].hits += p.cost
 	} else {
-		n.hitSlot[key] = int32(len(n.hits))
 		n.hits = append(n.hits, queuedHits{key: key, first: p.now, hits: p.cost})
+		n.hitSlot[key] = int32(len(n.hits))
 	}
 	switch {
 	case len(n.hits) >= o.batchLimit:
@@ -164,6 +168,7 @@ func (s *sim) sendHits(node int, at int64) {
 	}
 	n.hitsAt = 0
 	for _, q := range n.hits {
+		n.hitSlot[q.key] = 0
 		owner := int(o.owners[q.key])
 		if !s.topo.NodesReach(node, owner, algorithms.Time(at)) {
 			o.dropped++
@@ -178,7 +183,6 @@ func (s *sim) sendHits(node int, at int64) {
 		s.queueBroadcast(owner, q.key, at)
 	}
 	n.hits = n.hits[:0]
-	clear(n.hitSlot)
 }
 
 // expired reports whether st is an item the owner's cache has dropped by
