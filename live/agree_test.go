@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -232,6 +233,49 @@ func TestSimulatedClusterLiveAgrees(t *testing.T) {
 				// machine only adds.
 				if breaker == nil && o.LatencyMs.P99 >= 50 && c.LatencyMs.P99 < 0.9*o.LatencyMs.P99 {
 					t.Errorf("%s's p99 %gms live, want at least the %gms it waited in the simulator", c.Name, c.LatencyMs.P99, o.LatencyMs.P99)
+				}
+			}
+		})
+	}
+}
+
+// TestTwoTierLiveAgrees: a two-tier fleet's local buckets answer before
+// the shared store (memory, and a real redis-server when installed), live
+// as in the simulator fed the observed arrivals: each client's admissions
+// within 5% (or one request) of the simulator's, with both tiers
+// refusing.
+func TestTwoTierLiveAgrees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the live run takes 4 s of wall time")
+	}
+	sc := sim.Scenario{Name: "two-tier", Duration: 4 * time.Second, Step: time.Second, Servers: 2, Seed: 1, Balancer: sim.RoundRobin,
+		Limit: sim.Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: algorithms.Rate{N: 20, Per: time.Second}, Burst: 10}, Key: sim.KeyAPIKey},
+		Topology: sim.Topology{Kind: sim.TwoTier, RTT: 0, OnError: "fail-open", Clock: sim.ServerClock, PrimaryStopsAfter: sim.PrimaryNeverStops,
+			Local: &sim.LocalTier{Rate: algorithms.Rate{N: 15, Per: time.Second}, Burst: 5}},
+		Clients: []sim.Client{
+			{Name: "flood", APIKey: "flood", Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: algorithms.Rate{N: 40, Per: time.Second}}}},
+			{Name: "calm", APIKey: "calm", Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: algorithms.Rate{N: 4, Per: time.Second}}}},
+		},
+	}
+	stores := []string{"memory"}
+	if _, err := exec.LookPath("redis-server"); err == nil {
+		stores = append(stores, "redis-server") // the shared tier on a real Redis
+	}
+	for _, kind := range stores {
+		t.Run(kind, func(t *testing.T) {
+			fleet := startFleet(t, sc, kind)
+			live, observed := loadAndReplay(t, sc, fleet, fleet.URLs)
+			t.Logf("%s", live.Audit.Lateness())
+			// Both tiers refuse: the flood's 20/s a server is past its
+			// local 15/s, and the 30/s they pass past the shared 20/s.
+			if r := observed.Totals(); observed.TwoTier == nil || observed.TwoTier.RefusedLocally == 0 || r.Rejected <= observed.TwoTier.RefusedLocally {
+				t.Fatalf("the simulator's two-tier figures %+v, %d refused in all: want refusals by both tiers", observed.TwoTier, r.Rejected)
+			}
+			for i, c := range live.Clients {
+				o := observed.Clients[i]
+				t.Logf("%s: allowed %d live, %d simulated on the observed arrivals", c.Name, c.Allowed, o.Allowed)
+				if !within(c.Allowed, o.Allowed) {
+					t.Errorf("%s: allowed %d live, %d simulated on the same arrivals: more than 5%% apart", c.Name, c.Allowed, o.Allowed)
 				}
 			}
 		})

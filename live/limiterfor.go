@@ -10,6 +10,8 @@ package live
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/httplimit"
 	"github.com/ratelim/ratelim/route"
+	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/topology"
 )
@@ -28,6 +31,13 @@ func (f *Fleet) limiterFor(i int) store.Limiter {
 		return f.copies[i] // a jar in the server's own memory: nothing takes it away
 	}
 	return limiterFunc(func(ctx context.Context, key string, now algorithms.Time, cost int64) (store.Decision, error) {
+		if f.localTiers != nil {
+			// A two-tier server's local bucket answers first, with no
+			// store call (topology.TwoTier).
+			if d, err := f.localTiers[i].Take(ctx, key, now, cost); err != nil || !d.Allowed {
+				return d, err
+			}
+		}
 		at := f.clock()
 		if !f.breakerAllows(i, at) {
 			return store.Decision{}, route.ErrBreakerOpen
@@ -39,6 +49,27 @@ func (f *Fleet) limiterFor(i int) store.Limiter {
 		f.breakerDone(i, at, err != nil)
 		return d, err
 	})
+}
+
+// openLocalTiers builds, on a two-tier topology, each server's local
+// token bucket: a memory store of its own, bounded as every server's
+// memory store is (its keys are what clients choose).
+func (f *Fleet) openLocalTiers() error {
+	tp := f.opts.Scenario.Topology
+	if tp.Kind != sim.TwoTier {
+		return nil
+	}
+	if tp.Local == nil {
+		return &sim.SetupError{Err: errors.New("topology.local: missing: a two-tier topology's local tier (want e.g. local: {rate: 25/s, burst: 10})")}
+	}
+	bucket, err := algorithms.NewTokenBucket(tp.Local.Rate, tp.Local.Burst)
+	if err != nil {
+		return &sim.SetupError{Err: fmt.Errorf("topology.local.%w", err)}
+	}
+	for range f.opts.Scenario.Servers {
+		f.localTiers = append(f.localTiers, store.NewServerMemory(bucket))
+	}
+	return nil
 }
 
 // breakerAllows asks server i's circuit breaker, if the scenario has one,

@@ -19,6 +19,7 @@ import (
 	"github.com/ratelim/ratelim/httplimit"
 	"github.com/ratelim/ratelim/route"
 	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/store"
 	"github.com/ratelim/ratelim/store/redisstore"
 	"github.com/ratelim/ratelim/topology"
 )
@@ -94,8 +95,11 @@ type Fleet struct {
 	// breakers are each server's circuit breaker, on a scenario with one
 	// (topology.breaker); f.mu guards them.
 	breakers []route.Breaker
-	wg       sync.WaitGroup
-	errs     chan error
+	// localTiers are, on a two-tier topology, each server's local token
+	// bucket in front of the store (localTier).
+	localTiers []*store.Memory
+	wg         sync.WaitGroup
+	errs       chan error
 	// stopSweep, when set, stops the memory sweeper; Close calls it once.
 	stopSweep func()
 
@@ -132,7 +136,7 @@ func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	switch opts.Scenario.Topology.RunsAs() {
 	case sim.Synced:
 		return nil, &sim.SetupError{Err: errors.New("topology.kind: a synced topology runs in the simulator only, not on a live fleet yet (want sync_interval: 0 or never, or another kind)")}
-	case sim.TwoTier, sim.Owner:
+	case sim.Owner, sim.Regions:
 		return nil, &sim.SetupError{Err: fmt.Errorf("topology.kind: a %s topology runs in the simulator only, not on a live fleet yet (want another kind)", opts.Scenario.Topology.Kind)}
 	}
 	opts.Scenario.Topology.Kind = opts.Scenario.Topology.RunsAs()
@@ -248,6 +252,9 @@ func (f *Fleet) start(ctx context.Context, alg algorithms.Algorithm, shedder *ht
 		return err
 	}
 	f.route = route.New(f.topo, f.copies, alg, &f.mu)
+	if err := f.openLocalTiers(); err != nil {
+		return err
+	}
 	if b := f.opts.Scenario.Topology.Breaker; b != nil && f.topo.Remote() {
 		f.breakers = make([]route.Breaker, f.opts.Scenario.Servers)
 		for i := range f.breakers {

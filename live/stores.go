@@ -46,7 +46,7 @@ func (f *Fleet) memoryOf(i int) (*store.Memory, bool) {
 // stores that are back to full: the ones no request comes back for, which
 // forgetting on touch never reaches.
 func (f *Fleet) sweepMemory() {
-	var mems []*store.Memory
+	mems := append([]*store.Memory(nil), f.localTiers...)
 	for _, c := range f.copies {
 		if m, ok := c.(*store.Memory); ok {
 			mems = append(mems, m)
