@@ -126,19 +126,15 @@ func (k *keyServers) add(key, server int) {
 	}
 }
 
-// pushSoon schedules server's next push, at its first tick after t, if
-// none is scheduled.
+// pushSoon schedules server's next push, at its first tick after t
+// (topology.NextPush, on the run's wall clock), if none is scheduled.
 func (s *sim) pushSoon(server int, t int64) {
 	sv := &s.synced.servers[server]
 	if sv.pushAt != 0 {
 		return
 	}
-	iv := s.synced.interval
-	phase := int64(algorithms.At(s.topo.SyncPhase(server)))
-	at := phase + ((t-phase)/iv+1)*iv
-	if t < phase {
-		at = phase
-	}
+	origin := int64(s.sc.Origin())
+	at := int64(s.topo.NextPush(server, algorithms.Time(origin+t))) - origin
 	sv.pushAt = max(at, 1)
 	s.schedule(event{at: sv.pushAt, kind: evSync, arg: int32(server)})
 }

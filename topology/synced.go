@@ -115,3 +115,21 @@ func (t *Topology) SyncPhase(server int) time.Duration {
 
 // SyncInterval is how often each server of a synced topology pushes.
 func (t *Topology) SyncInterval() time.Duration { return t.cfg.SyncInterval }
+
+// NextPush is server's first push after wall (µs since the Unix epoch):
+// the pushes fall where wall − SyncPhase(server) is a whole number of
+// intervals, anchored to the wall clock, so that a live fleet and the
+// simulator of its observed run (whose virtual 0 is the run's wall-clock
+// start) push at the same instants.
+func (t *Topology) NextPush(server int, wall algorithms.Time) algorithms.Time {
+	iv := int64(algorithms.At(t.cfg.SyncInterval))
+	if iv <= 0 {
+		return wall
+	}
+	phase := int64(algorithms.At(t.SyncPhase(server)))
+	k := (int64(wall) - phase) / iv
+	if int64(wall)-phase < 0 && (int64(wall)-phase)%iv != 0 {
+		k-- // floor, not truncation, before the phase
+	}
+	return algorithms.Time(phase + (k+1)*iv)
+}
