@@ -281,3 +281,47 @@ func TestTwoTierLiveAgrees(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncedLiveAgrees: a synced fleet (each server on its own memory,
+// pushing to the shared store every 200 ms on the wall clock's grid, as
+// the simulator does) admits, client by client, what the simulator fed
+// the observed arrivals admits, within 5% or one request, on memory and on
+// a real redis-server when installed; and more than one exact store
+// would, which is the design's point.
+func TestSyncedLiveAgrees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the live run takes 4 s of wall time")
+	}
+	sc := sim.Scenario{Name: "synced", Duration: 4 * time.Second, Step: time.Second, Servers: 2, Seed: 1, Balancer: sim.RoundRobin,
+		Limit: sim.Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: algorithms.Rate{N: 20, Per: time.Second}, Burst: 10}, Key: sim.KeyAPIKey},
+		Topology: sim.Topology{Kind: sim.Synced, SyncInterval: 200 * time.Millisecond, OnError: "fail-open", Clock: sim.ServerClock, PrimaryStopsAfter: sim.PrimaryNeverStops},
+		Clients: []sim.Client{
+			{Name: "flood", APIKey: "flood", Traffic: []sim.Traffic{{Pattern: sim.OnOff, Rate: algorithms.Rate{N: 200, Per: time.Second}, On: 300 * time.Millisecond, Off: 700 * time.Millisecond}}},
+			{Name: "calm", APIKey: "calm", Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: algorithms.Rate{N: 4, Per: time.Second}}}},
+		},
+	}
+	stores := []string{"memory"}
+	if _, err := exec.LookPath("redis-server"); err == nil {
+		stores = append(stores, "redis-server") // the shared copy on a real Redis
+	}
+	for _, kind := range stores {
+		t.Run(kind, func(t *testing.T) {
+			fleet := startFleet(t, sc, kind)
+			live, observed := loadAndReplay(t, sc, fleet, fleet.URLs)
+			t.Logf("%s", live.Audit.Lateness())
+			if observed.Synced == nil || observed.Synced.Pushes == 0 {
+				t.Fatalf("the simulator's synced figures %+v: want pushes", observed.Synced)
+			}
+			for i, c := range live.Clients {
+				o := observed.Clients[i]
+				t.Logf("%s: allowed %d live, %d simulated on the observed arrivals (exact: %d)", c.Name, c.Allowed, o.Allowed, o.IdealAllowed)
+				if !within(c.Allowed, o.Allowed) {
+					t.Errorf("%s: allowed %d live, %d simulated on the same arrivals: more than 5%% apart", c.Name, c.Allowed, o.Allowed)
+				}
+			}
+			if f := observed.Clients[0]; f.Allowed <= f.IdealAllowed {
+				t.Errorf("flood: %d admitted, an exact store %d: the sync admitted nothing more", f.Allowed, f.IdealAllowed)
+			}
+		})
+	}
+}

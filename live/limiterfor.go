@@ -27,6 +27,9 @@ import (
 // limiterFor is server i's view of the store: the copy the topology routes
 // it to at the moment of each request, as in the simulator.
 func (f *Fleet) limiterFor(i int) store.Limiter {
+	if f.synced != nil {
+		return f.syncedLimiter(i)
+	}
 	if !f.topo.Remote() {
 		return f.copies[i] // a jar in the server's own memory: nothing takes it away
 	}

@@ -98,8 +98,12 @@ type Fleet struct {
 	// localTiers are, on a two-tier topology, each server's local token
 	// bucket in front of the store (localTier).
 	localTiers []*store.Memory
-	wg         sync.WaitGroup
-	errs       chan error
+	// synced is a synced fleet's sync (synced.go); stopSync stops its
+	// push loops, once, at Close.
+	synced   *syncedFleet
+	stopSync func()
+	wg       sync.WaitGroup
+	errs     chan error
 	// stopSweep, when set, stops the memory sweeper; Close calls it once.
 	stopSweep func()
 
@@ -131,11 +135,9 @@ type switchable = route.Copy
 // limit, reading each request's priority from PriorityHeader.
 func Serve(ctx context.Context, opts ServeOptions) (*Fleet, error) {
 	// A synced topology at its limits is the shared store or the local
-	// jars, and serves as them; in between, its pushes are the
+	// jars, and serves as them. The owner and regions kinds are the
 	// simulator's alone so far.
 	switch opts.Scenario.Topology.RunsAs() {
-	case sim.Synced:
-		return nil, &sim.SetupError{Err: errors.New("topology.kind: a synced topology runs in the simulator only, not on a live fleet yet (want sync_interval: 0 or never, or another kind)")}
 	case sim.Owner, sim.Regions:
 		return nil, &sim.SetupError{Err: fmt.Errorf("topology.kind: a %s topology runs in the simulator only, not on a live fleet yet (want another kind)", opts.Scenario.Topology.Kind)}
 	}
@@ -255,6 +257,9 @@ func (f *Fleet) start(ctx context.Context, alg algorithms.Algorithm, shedder *ht
 	if err := f.openLocalTiers(); err != nil {
 		return err
 	}
+	if err := f.openSynced(alg); err != nil {
+		return err
+	}
 	if b := f.opts.Scenario.Topology.Breaker; b != nil && f.topo.Remote() {
 		f.breakers = make([]route.Breaker, f.opts.Scenario.Servers)
 		for i := range f.breakers {
@@ -328,6 +333,10 @@ func (f *Fleet) Close(ctx context.Context) error {
 	if f.stopSweep != nil {
 		f.stopSweep()
 		f.stopSweep = nil
+	}
+	if f.stopSync != nil {
+		f.stopSync()
+		f.stopSync = nil
 	}
 	f.wg.Wait()
 	for i := len(f.closers) - 1; i >= 0; i-- {

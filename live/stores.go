@@ -30,7 +30,7 @@ const (
 // bound: a local jar, or the one memory store a shared fleet runs.
 func (f *Fleet) memoryOf(i int) (*store.Memory, bool) {
 	idx := 0
-	if f.opts.Scenario.Topology.Kind == sim.Local {
+	if k := f.opts.Scenario.Topology.Kind; k == sim.Local || k == sim.Synced {
 		idx = i
 	} else if i != 0 {
 		return nil, false // the shared store's stats are server 0's
@@ -143,6 +143,9 @@ func (f *Fleet) openStores(ctx context.Context, alg algorithms.Algorithm) error 
 	}
 	for i := range copies {
 		kind := urls[min(i, len(urls)-1)]
+		if sc.Topology.Kind == sim.Synced && i < sc.Servers {
+			kind = "memory" // a server's own copy, in its memory; the last copy is the shared store
+		}
 		c, err := open(strings.TrimSpace(kind), i)
 		if err != nil {
 			return err
