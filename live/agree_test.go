@@ -293,7 +293,7 @@ func TestSyncedLiveAgrees(t *testing.T) {
 		t.Skip("-short: the live run takes 4 s of wall time")
 	}
 	sc := sim.Scenario{Name: "synced", Duration: 4 * time.Second, Step: time.Second, Servers: 2, Seed: 1, Balancer: sim.RoundRobin,
-		Limit: sim.Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: algorithms.Rate{N: 20, Per: time.Second}, Burst: 10}, Key: sim.KeyAPIKey},
+		Limit:    sim.Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: algorithms.Rate{N: 20, Per: time.Second}, Burst: 10}, Key: sim.KeyAPIKey},
 		Topology: sim.Topology{Kind: sim.Synced, SyncInterval: 200 * time.Millisecond, OnError: "fail-open", Clock: sim.ServerClock, PrimaryStopsAfter: sim.PrimaryNeverStops},
 		Clients: []sim.Client{
 			{Name: "flood", APIKey: "flood", Traffic: []sim.Traffic{{Pattern: sim.OnOff, Rate: algorithms.Rate{N: 200, Per: time.Second}, On: 300 * time.Millisecond, Off: 700 * time.Millisecond}}},

@@ -14,10 +14,18 @@ import (
 )
 
 // drainer is an algorithm that applies a batch of hits with
-// DRAIN_OVER_LIMIT its own way (the gubernator peer model); the others
+// DRAIN_OVER_LIMIT its own way (the gubernator peer models); the others
 // drain as drain says.
 type drainer interface {
 	Drain(prev algorithms.State, now algorithms.Time, hits int64) algorithms.State
+}
+
+// broadcaster is an algorithm whose peers keep something else of the
+// owner's item than the item itself (gubernator's leaky bucket: the
+// status's whole Remaining, leaking from the broadcast on); the others'
+// peers keep a copy.
+type broadcaster interface {
+	Broadcast(owner algorithms.State, now algorithms.Time) algorithms.State
 }
 
 // ownerRun is what an owner run keeps beside the nodes' caches (its
@@ -186,11 +194,13 @@ func (s *sim) sendHits(node int, at int64) {
 }
 
 // expired reports whether st is an item the owner's cache has dropped by
-// at: gubernator's LRU drops an item past its ExpireAt (the peer model's
-// T); the other algorithms' states never expire.
+// at: gubernator's LRU drops an item past its ExpireAt (the peer models
+// say where they keep it); the other algorithms' states never expire.
 func expired(alg algorithms.Algorithm, st algorithms.State, at algorithms.Time) bool {
-	_, ok := alg.(drainer)
-	return ok && st.T != 0 && int64(at) > st.T
+	e, ok := alg.(interface {
+		Expired(st algorithms.State, now algorithms.Time) bool
+	})
+	return ok && e.Expired(st, at)
 }
 
 // broadcast is owner node's broadcast at at: each queued key's status,
@@ -207,6 +217,10 @@ func (s *sim) broadcast(node int, at int64) {
 	for _, key := range n.updates {
 		st := own.state(int(key))
 		*st, _ = s.alg.Step(*st, algorithms.Time(at), 0)
+		sent := *st
+		if b, ok := s.alg.(broadcaster); ok {
+			sent = b.Broadcast(*st, algorithms.Time(at))
+		}
 		for peer := range o.nodes {
 			if peer == node {
 				continue
@@ -216,7 +230,7 @@ func (s *sim) broadcast(node int, at int64) {
 				continue
 			}
 			o.sent++
-			*s.stores.jars[peer].state(int(key)) = st.Capped()
+			*s.stores.jars[peer].state(int(key)) = sent.Capped()
 		}
 	}
 	n.updates = n.updates[:0]

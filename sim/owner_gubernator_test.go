@@ -49,12 +49,11 @@ type gubernatorCases struct {
 // TestOwnerAgreesWithGubernator replays each case the real gubernator
 // v2.13.0 answered (three or four daemons in process, GLOBAL behaviour,
 // GlobalSyncWait 50ms, bursts far apart: internal/gubernatorcheck) on
-// the owner model with the gubernator algorithm, request by request on
-// the node the case names (the key's owner, or the first, second... of
-// the others), the bursts as far apart as there, and requires every
-// answer's status and remaining to be the library's. The leaky bucket's
-// cases are the library's too, and the model has no leaky bucket yet:
-// they are skipped, and said.
+// the owner model with the gubernator algorithm of the case (its token
+// bucket, or its leaky bucket), request by request on the node the case
+// names (the key's owner, or the first, second... of the others), the
+// bursts as far apart as there, and requires every answer's status and
+// remaining to be the library's.
 func TestOwnerAgreesWithGubernator(t *testing.T) {
 	var golden gubernatorGolden
 	var cases gubernatorCases
@@ -75,14 +74,14 @@ func TestOwnerAgreesWithGubernator(t *testing.T) {
 	}
 	compared := 0
 	for _, c := range golden.Cases {
-		if c.Algorithm != "token" {
-			t.Logf("%s: a %s bucket, which the gubernator model does not have yet: skipped", c.Name, c.Algorithm)
-			continue
+		algorithm := map[string]string{"token": "gubernator", "leaky": "gubernator-leaky"}[c.Algorithm]
+		if algorithm == "" {
+			t.Fatalf("%s: no model of gubernator's %q algorithm", c.Name, c.Algorithm)
 		}
 		t.Run(c.Name, func(t *testing.T) {
 			window := time.Duration(c.DurationMS) * time.Millisecond
 			sc := Scenario{Name: c.Name, Duration: time.Hour, Step: time.Second, Servers: c.Nodes, Seed: 1, Balancer: RoundRobin,
-				Limit:    Limit{Algorithm: "gubernator", Params: algorithms.Params{Rate: algorithms.Rate{N: c.Limit, Per: window}, Window: window}, Key: KeyAPIKey},
+				Limit:    Limit{Algorithm: algorithm, Params: algorithms.Params{Rate: algorithms.Rate{N: c.Limit, Per: window}, Window: window}, Key: KeyAPIKey},
 				Topology: Topology{Kind: Owner, SyncWait: time.Duration(golden.GlobalSyncWaitMS) * time.Millisecond, OnError: store.FailOpen, Clock: ServerClock, PrimaryStopsAfter: PrimaryNeverStops},
 				Clients:  []Client{{Name: "k", APIKey: "k", Traffic: []Traffic{{Pattern: Times}}}},
 			}

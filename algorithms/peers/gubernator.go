@@ -1,6 +1,8 @@
 package peers
 
 import (
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
@@ -62,6 +64,12 @@ func (g *Gubernator) Step(prev algorithms.State, now algorithms.Time, cost int64
 	return g.step(prev, now, cost, false)
 }
 
+// Expired reports whether a cache holding st has dropped it by now: an
+// item past its ExpireAt (cache.go IsExpired).
+func (g *Gubernator) Expired(st algorithms.State, now algorithms.Time) bool {
+	return st.T != 0 && int64(now) > st.T
+}
+
 // Drain is Step with DRAIN_OVER_LIMIT: what a key's owner does with a
 // peer's batch of hits (gubernator.go GetPeerRateLimits sets it on every
 // GLOBAL request it receives). On a new item it changes nothing:
@@ -113,5 +121,154 @@ func (g *Gubernator) step(prev algorithms.State, now algorithms.Time, cost int64
 		next.N += hits
 		d.Allowed, d.Remaining = true, remaining-hits
 	}
+	return next, d
+}
+
+// GubernatorLeaky models gubernator v2.13.0's LEAKY_BUCKET
+// (algorithms.go: leakyBucket and leakyBucketNewItem), in its own
+// arithmetic: milliseconds, a float64 Remaining that leaks Limit per
+// Duration (rate = Duration ÷ Limit ms a token) only once a whole token
+// has leaked since UpdatedAt (int64(leak) > 0), capped at Burst (= Limit,
+// gubernator's default when a request gives none).
+//
+// A key with no item, or whose item has expired (its ExpireAt < now),
+// gets a new one: Remaining = Burst − hits, refused and emptied when
+// hits > Burst (unlike the token bucket, whose first hit above the limit
+// leaves the window full). On a live item: int64(Remaining) 0 refuses;
+// hits equal to it take it all; above it, refused, taking nothing unless
+// DRAIN_OVER_LIMIT (Drain), which empties it; else Remaining −= hits. A
+// hit moves the item's expiry to now + Duration. ResetAfter is
+// gubernator's ResetTime − now: (Limit − Remaining) × int64(rate).
+//
+// State: T is UpdatedAt (ms), N the float64 bits of Remaining, Prev the
+// item's ExpireAt (ms), 0 for a key with no item.
+type GubernatorLeaky struct {
+	p        algorithms.Params
+	duration int64 // ms
+	limit    int64
+}
+
+// NewGubernatorLeaky returns a model of gubernator's leaky bucket with
+// Limit p.Rate × p.Window per Duration p.Window, in whole milliseconds.
+func NewGubernatorLeaky(p algorithms.Params) (*GubernatorLeaky, error) {
+	_, limit, err := algorithms.WindowLimit(p.Rate, p.Window)
+	if err != nil {
+		return nil, err
+	}
+	ms := p.Window.Milliseconds()
+	if ms < 1 {
+		return nil, &algorithms.ParamError{Param: "window", Msg: fmt.Sprintf("%s is under gubernator's millisecond (want at least 1ms)", p.Window)}
+	}
+	return &GubernatorLeaky{p: algorithms.Params{Rate: p.Rate, Window: p.Window}, duration: ms, limit: limit}, nil
+}
+
+// Name returns "gubernator-leaky".
+func (g *GubernatorLeaky) Name() string { return "gubernator-leaky" }
+
+// Params returns the rate and window.
+func (g *GubernatorLeaky) Params() algorithms.Params { return onlyRead(g.p, "window") }
+
+// Step is a GetRateLimits request of hits = cost on the node that holds
+// the item, without DRAIN_OVER_LIMIT.
+func (g *GubernatorLeaky) Step(prev algorithms.State, now algorithms.Time, cost int64) (algorithms.State, algorithms.Decision) {
+	return g.step(prev, now, cost, false)
+}
+
+// Expired reports whether a cache holding st has dropped it by now: an
+// item past its ExpireAt, in ms (cache.go IsExpired).
+func (g *GubernatorLeaky) Expired(st algorithms.State, now algorithms.Time) bool {
+	return st.Prev != 0 && floorMs(now) > st.Prev
+}
+
+// Drain is Step with DRAIN_OVER_LIMIT: an owner applying a peer's batch.
+func (g *GubernatorLeaky) Drain(prev algorithms.State, now algorithms.Time, hits int64) algorithms.State {
+	next, _ := g.step(prev, now, hits, true)
+	return next
+}
+
+// Broadcast is the item a peer keeps of the owner's status at now
+// (gubernator.go UpdatePeerGlobals): Remaining the status's, whole;
+// UpdatedAt the peer's now; expiring at the status's ResetTime.
+func (g *GubernatorLeaky) Broadcast(owner algorithms.State, now algorithms.Time) algorithms.State {
+	if g.limit == 0 || owner.Prev == 0 {
+		return owner
+	}
+	_, d := g.step(owner, now, 0, false)
+	t := floorMs(now)
+	return algorithms.State{T: t, N: int64(math.Float64bits(float64(d.Remaining))), Prev: t + d.ResetAfter.Milliseconds()}
+}
+
+func floorMs(now algorithms.Time) int64 {
+	t := int64(now)
+	if t < 0 {
+		return -((-t + 999) / 1000)
+	}
+	return t / 1000
+}
+
+func (g *GubernatorLeaky) step(prev algorithms.State, now algorithms.Time, cost int64, drain bool) (algorithms.State, algorithms.Decision) {
+	if g.limit == 0 {
+		return algorithms.Unbuilt(prev, cost)
+	}
+	hits := algorithms.CleanCost(cost)
+	t := floorMs(now)
+	rate := float64(g.duration) / float64(g.limit)
+	burst := g.limit
+	d := algorithms.Decision{Limit: g.limit}
+	ms := func(v int64) time.Duration { return time.Duration(max(v, 0)) * time.Millisecond }
+	if prev.Prev == 0 || prev.Prev < t { // no item, or expired: leakyBucketNewItem
+		rem := burst - hits
+		next := algorithms.State{T: t, Prev: t + g.duration}
+		if hits > burst {
+			next.N = int64(math.Float64bits(0))
+			d.RetryAfter = algorithms.Never
+			d.ResetAfter = ms(g.limit * int64(rate))
+			return next, d
+		}
+		next.N = int64(math.Float64bits(float64(rem)))
+		d.Allowed, d.Remaining = true, rem
+		d.ResetAfter = ms((g.limit - rem) * int64(rate))
+		return next, d
+	}
+	remaining := math.Float64frombits(uint64(prev.N))
+	updated, expire := prev.T, prev.Prev
+	if hits != 0 {
+		expire = t + g.duration // c.UpdateExpiration
+	}
+	if leak := float64(t-updated) / rate; int64(leak) > 0 {
+		remaining += leak
+		updated = t
+	}
+	if int64(remaining) > burst {
+		remaining = float64(burst)
+	}
+	whole := int64(remaining)
+	next := algorithms.State{T: updated, Prev: expire}
+	reset := (g.limit - whole) * int64(rate)
+	switch {
+	case whole == 0 && hits > 0:
+		d.RetryAfter = ms(reset)
+	case whole == hits:
+		remaining, whole = 0, 0
+		reset = g.limit * int64(rate)
+		d.Allowed = true
+	case hits > whole:
+		d.Remaining, d.RetryAfter = whole, ms(reset)
+		if hits > burst {
+			d.RetryAfter = algorithms.Never
+		}
+		if drain {
+			remaining, d.Remaining = 0, 0
+		}
+	case hits == 0:
+		d.Allowed, d.Remaining = true, whole
+	default:
+		remaining -= float64(hits)
+		whole = int64(remaining)
+		reset = (g.limit - whole) * int64(rate)
+		d.Allowed, d.Remaining = true, whole
+	}
+	next.N = int64(math.Float64bits(remaining))
+	d.ResetAfter = ms(reset)
 	return next, d
 }
