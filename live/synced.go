@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,9 +34,11 @@ type syncedFleet struct {
 }
 
 // syncedServer is one server's side of the sync. Its read and pending
-// are keyed by what clients choose: both are emptied at every push, so
-// they hold at most one interval's keys and admissions.
+// are keyed by what clients choose: both are emptied at every push, and a
+// server that reaches maxUnpushed of either pushes at once (kick) rather
+// than at its tick, so they hold at most that many.
 type syncedServer struct {
+	kick    chan struct{}
 	mu      sync.Mutex
 	local   route.Copy
 	read    map[string]struct{}
@@ -44,6 +47,11 @@ type syncedServer struct {
 	// and those that did not.
 	pushes, dropped int64
 }
+
+// maxUnpushed bounds a server's keys read and admissions not yet pushed:
+// past it the server pushes at once (the simulator, whose keys are the
+// scenario's, never needs to).
+const maxUnpushed = 1 << 16
 
 type pendingAdmission struct {
 	key  string
@@ -65,7 +73,7 @@ func (f *Fleet) openSynced(alg algorithms.Algorithm) error {
 	servers := f.opts.Scenario.Servers
 	sy := &syncedFleet{shared: f.copies[servers], charger: charger}
 	for i := range servers {
-		sy.servers = append(sy.servers, &syncedServer{local: f.copies[i], read: map[string]struct{}{}})
+		sy.servers = append(sy.servers, &syncedServer{local: f.copies[i], read: map[string]struct{}{}, kick: make(chan struct{}, 1)})
 	}
 	f.synced = sy
 	stop := make(chan struct{})
@@ -83,6 +91,8 @@ func (f *Fleet) openSynced(alg algorithms.Algorithm) error {
 					timer.Stop()
 					return
 				case <-timer.C:
+				case <-sy.servers[i].kick:
+					timer.Stop()
 				}
 				f.push(i)
 			}
@@ -119,6 +129,12 @@ func (f *Fleet) syncedLimiter(i int) store.Limiter {
 		if err == nil && d.Allowed {
 			sv.pending = append(sv.pending, pendingAdmission{key: key, at: now, cost: cost})
 		}
+		if len(sv.pending) >= maxUnpushed || len(sv.read) >= maxUnpushed {
+			select {
+			case sv.kick <- struct{}{}:
+			default: // a push is asked for already
+			}
+		}
 		return d, err
 	})
 }
@@ -127,14 +143,18 @@ func (f *Fleet) syncedLimiter(i int) store.Limiter {
 // to the shared store's key at its own instant, a key loaded and saved
 // once; dropped when the shared store cannot be reached, as the
 // simulator drops it. Either way the server reads the shared store again
-// at each key's next request.
+// at each key's next request. The server's requests wait for its push
+// (its mutex is held throughout, then the fleet's push mutex): a read
+// between the push's start and its save would find the shared store
+// without the server's own admissions, and admit them again, where the
+// simulator's push is one instant.
 func (f *Fleet) push(i int) {
 	sv := f.synced.servers[i]
 	sv.mu.Lock()
+	defer sv.mu.Unlock()
 	pending := sv.pending
 	sv.pending = nil
 	clear(sv.read)
-	sv.mu.Unlock()
 	if len(pending) == 0 {
 		return
 	}
@@ -142,9 +162,7 @@ func (f *Fleet) push(i int) {
 	reach := f.topo.SyncRoute(i, f.clock())
 	f.mu.Unlock()
 	if reach == topology.Unreachable {
-		sv.mu.Lock()
 		sv.dropped++
-		sv.mu.Unlock()
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -152,17 +170,8 @@ func (f *Fleet) push(i int) {
 	sy := f.synced
 	sy.pushMu.Lock()
 	defer sy.pushMu.Unlock()
-	// By key, in the order first admitted; each key's admissions in
-	// their order.
-	slices.SortStableFunc(pending, func(a, b pendingAdmission) int {
-		switch {
-		case a.key < b.key:
-			return -1
-		case a.key > b.key:
-			return 1
-		}
-		return 0
-	})
+	// By key, each key's admissions in their order.
+	slices.SortStableFunc(pending, func(a, b pendingAdmission) int { return strings.Compare(a.key, b.key) })
 	for start := 0; start < len(pending); {
 		key := pending[start].key
 		end := start
@@ -177,14 +186,10 @@ func (f *Fleet) push(i int) {
 			err = sy.shared.Save(ctx, key, st, route.ReplicaTTL)
 		}
 		if err != nil {
-			sv.mu.Lock()
 			sv.dropped++
-			sv.mu.Unlock()
 			return
 		}
 		start = end
 	}
-	sv.mu.Lock()
 	sv.pushes++
-	sv.mu.Unlock()
 }

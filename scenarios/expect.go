@@ -377,16 +377,16 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 		case "wall_clock":
 			d.wallClock(v, fl)
 		case "replication_lag":
-			if k := sc.Topology.Kind; k != sim.Regions && k != sim.SplitBrain && k != sim.Cluster {
-				d.failf(v, fl, "only a split-brain, cluster or regions topology replicates, and this one is %s", k)
+			if k := withKind(f, sc); k != sim.Regions && k != sim.SplitBrain && k != sim.Cluster {
+				d.failf(v, fl, "only a split-brain, cluster or regions topology replicates, and this one is %s (want it removed, or topology: regions)", k)
 				break
 			}
-			if v.Kind != yaml.ScalarNode || v.Value != "never" || sc.Topology.Kind != sim.Regions {
+			if v.Kind != yaml.ScalarNode || v.Value != "never" || withKind(f, sc) != sim.Regions {
 				d.nonNegative(v, fl, "200ms")
 			}
 		case "sync_interval":
-			if sc.Topology.Kind != sim.Synced {
-				d.failf(v, fl, "only a synced topology has it, and this one is %s (want it removed, or kind: synced)", sc.Topology.Kind)
+			if k := withKind(f, sc); k != sim.Synced {
+				d.failf(v, fl, "only a synced topology has it, and this one is %s (want it removed, or topology: synced)", k)
 				break
 			}
 			d.syncInterval(v, fl)
@@ -477,4 +477,13 @@ func (e *Expectation) renderWith(b *strings.Builder) {
 		}
 		b.WriteString(" with " + strings.Join(parts, ", "))
 	}
+}
+
+// withKind is the topology a with: block runs on: its own topology:, or
+// the file's.
+func withKind(f *fields, sc *sim.Scenario) sim.TopologyKind {
+	if v, ok := f.values["topology"]; ok && v.Kind == yaml.ScalarNode {
+		return sim.TopologyKind(v.Value)
+	}
+	return sc.Topology.Kind
 }

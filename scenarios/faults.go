@@ -108,6 +108,14 @@ func (d *decoder) fault(f *fields, sc *sim.Scenario) sim.Fault {
 			return ft
 		}
 	}
+	if v, ok := f.values["region"]; ok && sc.Topology.Kind != sim.Regions {
+		d.failf(v, f.field("region"), "only a regions topology has regions, and this one is %s (want region removed, or kind: regions)", sc.Topology.Kind)
+		return ft
+	}
+	if v, ok := f.values["nodes"]; ok && sc.Topology.Kind == sim.Owner {
+		d.failf(v, f.field("nodes"), "an owner topology's nodes are its servers' and go where they go (want nodes removed: groups place them)")
+		return ft
+	}
 	if v, ok := f.values["nodes"]; ok && sc.Topology.Kind == sim.Local {
 		d.failf(v, f.field("nodes"), "a local topology keeps each key's state in its server's memory: there is no store node to place (want nodes removed, or another kind)")
 		return ft

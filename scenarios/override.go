@@ -143,8 +143,11 @@ func (d *decoder) override(sc sim.Scenario, name string, n *yaml.Node, f string)
 			sc.Topology.ReplicationLag = sim.ReplicationNone
 		case k == sim.Regions || k == sim.SplitBrain || k == sim.Cluster:
 			sc.Topology.ReplicationLag = d.nonNegative(n, f, "200ms")
+			if !d.failed() && sc.Topology.ReplicationLag > sim.MaxSyncInterval {
+				d.failf(n, f, "%s is longer than the simulator models (want at most %s)", n.Value, sim.MaxSyncInterval)
+			}
 		default:
-			d.failf(n, f, "only a split-brain, cluster or regions topology replicates, and this one is %s", k)
+			d.failf(n, f, "only a split-brain, cluster or regions topology replicates, and this one is %s (want --topology regions, split-brain or cluster with it)", k)
 		}
 	case "sync-interval":
 		if sc.Topology.Kind != sim.Synced {

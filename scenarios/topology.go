@@ -60,6 +60,9 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 			t.ReplicationLag = sim.ReplicationNone
 		} else {
 			t.ReplicationLag = d.nonNegative(v, "topology.replication_lag", "100ms")
+			if !d.failed() && t.ReplicationLag > sim.MaxSyncInterval {
+				d.failf(v, "topology.replication_lag", "%s is longer than the simulator models (want at most %s, e.g. 200ms)", short(v.Value), sim.MaxSyncInterval)
+			}
 		}
 	} else if t.Kind == sim.Regions {
 		t.ReplicationLag = sim.ReplicationNone

@@ -211,6 +211,7 @@ const (
 	bytesPerPair      = 128                 // a (key, copy) pair's state in its jar, its slot, and its place in the recorder's pairs
 	bytesPerKey       = 640                 // a limiter key's run (224 B), result (144 B), ideal state, store entry and name (505 B measured)
 	bytesPerLogEntry  = 8 * 2               // a sliding log's timestamp, in the limiter and in the exact one
+	bytesPerSent      = 48                  // an admission on its way to another copy (a synced push, a region's replication) or an owner's queued hits
 	bytesBase         = 4 << 20             // the run's fixed structures
 	collectorHeadroom = 5                   // in quarters: the estimate is 5/4 of what is live
 )
@@ -293,8 +294,56 @@ func newMemoryModel(sc Scenario, keep func(key string) bool) memoryModel {
 			fixed = sat.Add(fixed, sat.Mul(min(Estimate(sc), sat.Mul(m.keys, perKey)), bytesPerLogEntry))
 		}
 	}
-	m.fixed = fixed
+	m.fixed = sat.Add(fixed, elsewhereBytes(sc, m.keys, m.worst))
 	return m
+}
+
+// elsewhereBytes bounds what the topologies that count elsewhere hold
+// besides their jars: a synced server's admissions until its push and a
+// region's on their way to the others (at most what is sent, and at most
+// every key's most in an interval, or a lag, on every copy), an owner
+// node's slot per key and its queued hits, a two-tier server's local
+// bucket per key.
+func elsewhereBytes(sc Scenario, keys, worst int64) int64 {
+	t := sc.Topology
+	servers := int64(max(sc.Servers, 1))
+	// inFlight bounds what pairs (key, copy) pairs admit in a span: each
+	// at most an exact copy's most in it.
+	inFlight := func(span time.Duration, pairs int64) int64 {
+		alg, err := sc.NewAlgorithm()
+		most := worst
+		if err == nil {
+			if c, ok := blindBound(alg, max(span, time.Microsecond), 0, 1); ok {
+				most = min(worst, sat.Mul(pairs, c))
+			}
+		}
+		return sat.Mul(most, bytesPerSent)
+	}
+	switch t.RunsAs() {
+	case Synced:
+		return inFlight(t.SyncInterval, sat.Mul(keys, servers))
+	case Regions:
+		if t.ReplicationLag < 0 {
+			return 0
+		}
+		// A key is admitted in the regions its clients are served in,
+		// and in the next one up while theirs is down.
+		homes := map[[2]string]bool{}
+		for _, c := range sc.Clients {
+			homes[[2]string{KeyOf(c, sc.Limit.Key), c.Region}] = true
+		}
+		copies := int64(len(homes))
+		if slices.ContainsFunc(sc.Faults, func(f Fault) bool { return f.Region != "" }) {
+			copies *= 2
+		}
+		regions := int64(len(t.Regions))
+		return sat.Mul(inFlight(t.ReplicationLag, max(copies, 1)), max(regions-1, 1))
+	case Owner:
+		return sat.Add(sat.Mul(sat.Mul(servers, keys), 4), sat.Mul(min(worst, sat.Mul(servers, keys)), bytesPerSent))
+	case TwoTier:
+		return sat.Mul(min(worst, sat.Mul(servers, keys)), bytesPerPair)
+	}
+	return 0
 }
 
 // at is the estimate at a step of step: what grows with the steps is the

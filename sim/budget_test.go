@@ -349,6 +349,25 @@ func TestMemoryEstimateIsAnUpperBound(t *testing.T) {
 			sc.Limit = Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: perSecond(10), Burst: 1_000_000}, Key: KeyAuto}
 			sc.Duration, sc.Clients = 20_000*time.Second, clients(1, 1)
 		}},
+		{"100 keys × 64 servers synced every 10ms", func(sc *Scenario) {
+			sc.Topology.Kind, sc.Topology.SyncInterval, sc.Servers, sc.Duration, sc.Step, sc.Clients = Synced, 10*time.Millisecond, 64, 30*time.Second, 100*time.Millisecond, clients(100, 100)
+		}},
+		{"1,000 keys × 64 owner nodes", func(sc *Scenario) {
+			sc.Topology.Kind, sc.Servers, sc.Duration, sc.Clients = Owner, 64, 20*time.Second, clients(1000, 1000)
+		}},
+		{"1,000 keys × 64 two-tier servers", func(sc *Scenario) {
+			sc.Topology.Kind, sc.Topology.Local, sc.Servers, sc.Duration, sc.Clients = TwoTier, &LocalTier{Rate: perSecond(5), Burst: 5}, 64, 20*time.Second, clients(1000, 1000)
+		}},
+		{"1,000 keys in 8 regions replicating after 200ms", func(sc *Scenario) {
+			sc.Topology.Kind, sc.Topology.ReplicationLag, sc.Duration, sc.Clients = Regions, 200*time.Millisecond, 20*time.Second, clients(1000, 1000)
+			sc.Servers = 16
+			for r := range 8 {
+				sc.Topology.Regions = append(sc.Topology.Regions, Region{Name: fmt.Sprint("r", r), Servers: 2})
+			}
+			for i := range sc.Clients {
+				sc.Clients[i].Region = fmt.Sprint("r", i%8)
+			}
+		}},
 		{"a sliding log of 5,000 a window", func(sc *Scenario) {
 			sc.Limit = Limit{Algorithm: "sliding-log", Params: algorithms.Params{Rate: perSecond(5_000), Window: time.Second}, Key: KeyAuto}
 			sc.Duration, sc.Clients = 2*time.Second, clients(1, 1)

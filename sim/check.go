@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,6 +33,9 @@ func PeerStore(algorithm, storeName string) error {
 // them (countsElsewhere).
 func Placement(sc *Scenario) error {
 	if err := countsElsewhere(sc); err != nil {
+		return err
+	}
+	if err := inRegions(sc); err != nil {
 		return err
 	}
 	for _, l := range sc.Limits() {
@@ -138,6 +142,8 @@ func (sc *Scenario) checkTopology() error {
 		return bad("topology.batch_limit", "%d (want 1 to %d)", t.BatchLimit, MaxBatchLimit)
 	case t.Kind == Owner && t.Breaker != nil:
 		return bad("topology.breaker", "an owner topology's node decides from its cache, with no store call to break (want no breaker)")
+	case t.ReplicationLag > MaxSyncInterval:
+		return bad("topology.replication_lag", "%s (want at most %s)", t.ReplicationLag, MaxSyncInterval)
 	case t.Kind == Regions:
 		return sc.checkRegions()
 	case t.Kind == TwoTier && t.Local == nil:
@@ -148,6 +154,23 @@ func (sc *Scenario) checkTopology() error {
 		return bad("topology.breaker", "a synced server decides in its own memory (want no breaker on a synced topology)")
 	case t.Breaker != nil && (t.Breaker.Failures < 1 || t.Breaker.Cooldown <= 0):
 		return bad("topology.breaker", "failures %d, cooldown %s (want at least 1 failure and a positive cooldown)", t.Breaker.Failures, t.Breaker.Cooldown)
+	}
+	return nil
+}
+
+// inRegions refuses a scenario whose clients or faults are in regions on
+// another kind than regions (where no region would take its clients or go
+// down), and a regions topology whose regions the scenario does not name
+// (a --topology regions over a file without them).
+func inRegions(sc *Scenario) error {
+	t := sc.Topology
+	regional := slices.ContainsFunc(sc.Clients, func(c Client) bool { return c.Region != "" }) ||
+		slices.ContainsFunc(sc.Faults, func(f Fault) bool { return f.Region != "" })
+	switch {
+	case t.Kind != Regions && regional:
+		return fmt.Errorf("its clients and faults are in regions, which only a regions topology has (want topology: regions, not %s)", t.Kind)
+	case t.Kind == Regions && len(t.Regions) == 0:
+		return errors.New("a regions topology's regions and each client's are written in the file (want topology.regions and clients[].region)")
 	}
 	return nil
 }
@@ -180,6 +203,11 @@ func (sc *Scenario) checkRegions() error {
 	for i, c := range sc.Clients {
 		if !slices.ContainsFunc(t.Regions, func(r Region) bool { return r.Name == c.Region }) {
 			return bad(fmt.Sprintf("clients[%d].region", i), "%q is not a region (want one of the topology's)", c.Region)
+		}
+	}
+	for i, f := range sc.Faults {
+		if f.Region != "" && !slices.ContainsFunc(t.Regions, func(r Region) bool { return r.Name == f.Region }) {
+			return bad(fmt.Sprintf("faults[%d].region", i), "%q is not a region (want one of the topology's)", f.Region)
 		}
 	}
 	return nil
@@ -277,6 +305,14 @@ func (sc *Scenario) checkFaults() error {
 		// and a node another topology does not have is then ignored.
 		if err := f.Check(field, sc.Servers, nil); err != nil {
 			return err
+		}
+		// A region's outage on another kind would take nothing down,
+		// silently.
+		if f.Region != "" && sc.Topology.Kind != Regions {
+			return bad(field+".region", "only a regions topology has regions, and this one is %s (want region removed, or kind: regions)", sc.Topology.Kind)
+		}
+		if len(f.Nodes) > 0 && sc.Topology.Kind == Owner {
+			return bad(field+".nodes", "an owner topology's nodes are its servers' and go where they go (want nodes removed: groups place them)")
 		}
 	}
 	if i, err := ClusterPartitionsSettle(*sc, sc.Faults); err != nil {

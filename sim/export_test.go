@@ -66,3 +66,6 @@ func (t *timelineRows) find(step, ci int) (TimelineRow, bool) {
 	}
 	return TimelineRow{}, false
 }
+
+// SyncedBoundOf is syncedBoundOf, for the external tests.
+var SyncedBoundOf = syncedBoundOf

@@ -21,7 +21,7 @@ func TestOwnerOfOneNodeIsLocal(t *testing.T) {
 			t.Fatal(err)
 		}
 		sc := f.Scenario
-		if sc.Topology.Breaker != nil || sc.Limit.Algorithm == "concurrency" {
+		if sc.Topology.Breaker != nil || sc.Limit.Algorithm == "concurrency" || sc.Topology.Kind == sim.Regions {
 			continue
 		}
 		sc.Duration = min(sc.Duration, 20*time.Second)

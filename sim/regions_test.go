@@ -25,7 +25,7 @@ func TestOneRegionIsShared(t *testing.T) {
 		}
 		for _, lag := range []time.Duration{sim.ReplicationNone, 0} {
 			sc := f.Scenario
-			if sc.Limit.Algorithm == "concurrency" {
+			if sc.Limit.Algorithm == "concurrency" || sc.Topology.Kind == sim.Regions {
 				continue
 			}
 			sc.Duration = min(sc.Duration, 20*time.Second)
