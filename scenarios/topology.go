@@ -56,9 +56,12 @@ func (d *decoder) topology(n *yaml.Node, present bool, top *yaml.Node) sim.Topol
 		return t
 	}
 	if v, ok := f.values["replication_lag"]; ok {
-		if t.Kind == sim.Regions && v.Kind == yaml.ScalarNode && v.Value == "never" {
+		switch {
+		case t.Kind == sim.Regions && v.Kind == yaml.ScalarNode && v.Value == "never":
 			t.ReplicationLag = sim.ReplicationNone
-		} else {
+		case v.Kind == yaml.ScalarNode && v.Value == "never":
+			d.failf(v, "topology.replication_lag", "never is for regions that share nothing, and this one is %s (want a duration, e.g. 100ms)", t.Kind)
+		default:
 			t.ReplicationLag = d.nonNegative(v, "topology.replication_lag", "100ms")
 			if !d.failed() && t.ReplicationLag > sim.MaxSyncInterval {
 				d.failf(v, "topology.replication_lag", "%s is longer than the simulator models (want at most %s, e.g. 200ms)", short(v.Value), sim.MaxSyncInterval)
@@ -346,8 +349,12 @@ func (d *decoder) syncInterval(v *yaml.Node, field string) time.Duration {
 		return sim.SyncNever
 	}
 	iv := d.nonNegative(v, field, "100ms, 0 (every request) or never")
-	if !d.failed() && iv > sim.MaxSyncInterval {
+	switch {
+	case d.failed():
+	case iv > sim.MaxSyncInterval:
 		d.failf(v, field, "%s is longer than the simulator models (want at most %s, e.g. 100ms)", short(v.Value), sim.MaxSyncInterval)
+	case iv > 0 && iv < time.Microsecond:
+		d.failf(v, field, "%s is under the simulator's microsecond (want at least 1us, or 0 for every request)", short(v.Value))
 	}
 	return iv
 }

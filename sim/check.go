@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/words"
@@ -134,6 +135,8 @@ func (sc *Scenario) checkTopology() error {
 		return bad("topology.node_timeout", "negative (got %s)", t.NodeTimeout)
 	case t.Kind == Synced && t.SyncInterval > MaxSyncInterval:
 		return bad("topology.sync_interval", "%s (want at most %s, 0 for every request, or never)", t.SyncInterval, MaxSyncInterval)
+	case t.Kind == Synced && t.SyncInterval > 0 && t.SyncInterval < time.Microsecond:
+		return bad("topology.sync_interval", "%s (want at least 1µs, or 0 for every request)", t.SyncInterval)
 	case t.Kind == Synced && t.SyncInterval < 0 && t.SyncInterval != SyncNever:
 		return bad("topology.sync_interval", "%s (want a positive duration, 0 for every request, or never)", t.SyncInterval)
 	case t.SyncWait < 0 || t.SyncWait > MaxSyncInterval:

@@ -31,12 +31,14 @@ var outageFault = FaultType{
 		if f.Region != "" {
 			return ": region " + f.Region + " is down, its clients go to the next region up"
 		}
-		return ": every store call fails"
+		return ": every store call fails (on an owner topology, every send between nodes)"
 	},
 	banner: func(sc Scenario, f Fault, _ time.Duration) string {
 		switch {
 		case f.Region != "":
 			return "REGION " + strings.ToUpper(f.Region) + " DOWN — its clients served elsewhere"
+		case sc.Topology.Kind == Owner:
+			return "NODES CUT OFF — each answers from its cache, hits and status dropped"
 		case sc.Topology.Kind == Local:
 			return "STORE DOWN: no effect, each server has its own jar"
 		}

@@ -2,7 +2,7 @@ package sim
 
 // The finding that weighs a key's worst second against the most its
 // topology's design allows it: a synced topology's (topology.Synced), a
-// two-tier one's (topology.TwoTier).
+// two-tier one's (topology.TwoTier), regions' (topology.Regions).
 
 import (
 	"fmt"
@@ -14,8 +14,10 @@ import (
 // FindingDesignBound: a key's most admitted within one second against
 // the most its topology's design allows it (KeyResult.DesignBound1s): on
 // a synced topology, the servers its requests reached each blind to the
-// others' admissions of up to two sync intervals; on a two-tier one
-// failing open, the servers' local tiers alone. Value: measured ÷ bound.
+// others' admissions of up to two sync intervals; on regions, each region
+// blind to the others' for the replication lag (or for good); on a
+// two-tier one failing open, the servers' local tiers alone. Value:
+// measured ÷ bound.
 const FindingDesignBound FindingKind = "design-bound"
 
 // designBoundFindings weighs the key that came closest to its bound:
@@ -43,6 +45,16 @@ func designBoundFindings(r *Result) []Finding {
 				words.Count(int64(k.DesignServers), "server", "servers"), interval, words.Thousands(k.DesignBound1s), 100*ratio)
 			if r.Synced.Dropped > 0 {
 				text += fmt.Sprintf("; %s never reached the shared copy, which the bound does not cover", words.Count(r.Synced.DroppedAdmissions, "admission", "admissions"))
+			}
+		case r.Regions != nil && k.DesignServers > 1 && k.MaxAllowed1s > k.IdealMaxAllowed1s && k.FailedOpen == 0:
+			blind := "sharing no counts"
+			if r.Regions.ReplicationLagMs >= 0 {
+				blind = fmt.Sprintf("replicating after %gms", r.Regions.ReplicationLagMs)
+			}
+			text = fmt.Sprintf("key %s got %s admitted within 1 s, an exact limiter %s; %d regions %s allow it at most %s (%.0f%% of that reached)",
+				k.Key, words.Thousands(k.MaxAllowed1s), words.Thousands(k.IdealMaxAllowed1s), k.DesignServers, blind, words.Thousands(k.DesignBound1s), 100*ratio)
+			if r.Regions.Lost > 0 {
+				text += fmt.Sprintf("; %s were lost on the way, which the bound does not cover", words.Count(r.Regions.Lost, "replicated admission", "replicated admissions"))
 			}
 		case r.TwoTier != nil && k.FailedOpen > 0:
 			text = fmt.Sprintf("key %s failed open %s times, and the local tiers of %s (%g/s, burst %d each) held it to %s within 1 s, at most %s (%.0f%% of that reached)",

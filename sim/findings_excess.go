@@ -127,7 +127,7 @@ func topologyCause(r *Result) string {
 		if r.Regions.ReplicationLagMs >= 0 {
 			text = fmt.Sprintf("each region's store learned the others' admissions %gms late", r.Regions.ReplicationLagMs)
 			if r.Regions.Lost > 0 {
-				text += fmt.Sprintf(", and %s never reached a region that was down", words.Count(r.Regions.Lost, "admission", "admissions"))
+				text += fmt.Sprintf(", and %s were lost on the way (a region down, a partition between regions, an outage)", words.Count(r.Regions.Lost, "admission", "admissions"))
 			}
 		}
 		if r.Regions.Moved > 0 {

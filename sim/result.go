@@ -274,11 +274,12 @@ type KeyResult struct {
 	IdealMaxAllowed1s int64 `json:"ideal_max_allowed_1s"`
 	FalseAllows       int64 `json:"false_allows"`
 	FalseDenies       int64 `json:"false_denies"`
-	// DesignBound1s is, on a synced or two-tier topology, the most the
-	// design lets the key admit within one second (topology.Synced's and
-	// topology.TwoTier's bounds, in requests of its cheapest cost), its
-	// requests reaching DesignServers servers; 0 where the derivation
-	// does not apply.
+	// DesignBound1s is, on a synced, two-tier or regions topology, the
+	// most the design lets the key admit within one second
+	// (topology.Synced's, topology.TwoTier's and topology.Regions' bounds,
+	// in requests of its cheapest cost), its requests reaching
+	// DesignServers servers (on regions, regions); 0 where no derivation
+	// applies (owner; a peer model's own quirks).
 	DesignBound1s int64 `json:"design_bound_1s,omitempty"`
 	DesignServers int   `json:"design_servers,omitempty"`
 }

@@ -19,8 +19,8 @@ import "github.com/ratelim/ratelim/algorithms"
 // So the copies are the regions' stores, by region name; Route gives a
 // server its region's store, Unreachable while that region is down
 // (RegionDown) or a partition separates them. What replication delivers
-// is package sim's: a delivery across a partition, or to a region that is
-// down, is lost.
+// is package sim's: a delivery across a partition, during an outage, or
+// from or to a region that is down (RegionsReach), is lost.
 //
 // # What it admits beyond the limit
 //

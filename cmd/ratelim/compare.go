@@ -366,6 +366,7 @@ func compareFindings(sc sim.Scenario, cells []Cell) []string {
 		string(sim.Synced):     "each server counts alone between its pushes",
 		string(sim.TwoTier):    "each server's local tier passed what the shared store did not decide",
 		string(sim.Owner):      "each node answers from its cache until the key's owner broadcasts",
+		string(sim.Regions):    "each region counts in its own store, the others' admissions late or never",
 	}
 	shared := map[string]Cell{}
 	for _, c := range cells {
