@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -96,7 +97,7 @@ func Sweep(w io.Writer, d SweepData, opts Options) error {
 			{label: "the design's bound on a second ÷ exact's", thumb: lineThumb{sweepBound, false}},
 		},
 	}
-	if d.Over > 1 {
+	if slices.ContainsFunc(d.Points, func(pt SweepPoint) bool { return d.Over > 1 && pt.PeakRatio > d.Over }) {
 		h.legend = append(h.legend, legendEntry{label: fmt.Sprintf("worst second over %s exact", ratioLabel(d.Over)), thumb: swatch{fill: sweepShade}})
 	}
 	if height == 0 {
@@ -319,4 +320,3 @@ func (ratioTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	return out
 }
-
