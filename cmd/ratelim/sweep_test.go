@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"os"
@@ -8,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
+	"github.com/ratelim/ratelim/scenarios/scenariotest"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -111,5 +115,30 @@ func TestSimSweepPlot(t *testing.T) {
 	i0, i100, inever := strings.Index(s, ">0<"), strings.Index(s, ">100ms<"), strings.Index(s, ">never<")
 	if i0 < 0 || i100 < i0 || inever < i100 || !strings.Contains(s, "sync-interval: what a sweep of sync-interval admits") {
 		t.Errorf("the sweep's SVG lacks its title or its values in order (0 at %d, 100ms at %d, never at %d)", i0, i100, inever)
+	}
+}
+
+// Each run of a sweep is held to --max-requests, as one run is, and the
+// refusal names the value whose run it was.
+func TestSimSweepBoundsEachRun(t *testing.T) {
+	code, _, errOut := runArgs("sim", "sync-interval", "--sweep", "sync-interval=0,100ms", "--max-requests", "10")
+	if code != exitTooBig || !strings.Contains(errOut, "with --sync-interval 0: over the request budget") {
+		t.Errorf("exit %d, %q; want %d naming the first value's run", code, errOut, exitTooBig)
+	}
+}
+
+// On a terminal, a sweep that has run a second says how many of its runs
+// are done, and erases the line at the end.
+func TestSweepProgress(t *testing.T) {
+	f := scenariotest.Builtin(t, "sync-interval")
+	var errOut bytes.Buffer
+	prog := newProgress(&errOut, true, "simulating")
+	prog.started = prog.started.Add(-2 * time.Second)
+	results, errs := runSweep(context.Background(), prog, []sim.Scenario{f, f}, sim.Options{}, 2)
+	if errs[0] != nil || errs[1] != nil || results[0] == nil || results[1] == nil {
+		t.Fatalf("runs: %v", errs)
+	}
+	if s := errOut.String(); !strings.Contains(s, "simulating: ") || !strings.Contains(s, " of 2 runs done") || !strings.HasSuffix(s, "\r\033[K") {
+		t.Errorf("progress %q: want runs counted, then erased", s)
 	}
 }
