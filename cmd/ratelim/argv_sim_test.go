@@ -43,6 +43,10 @@ func TestSimArgvToOptions(t *testing.T) {
 				o.over = overrides{topology: "local", store: "miniredis", balancer: "random", key: "ip", seed: 7, duration: "10s", step: "2s", onError: "fail-closed", rtt: "1ms",
 					set: map[string]string{"topology": "local", "store": "miniredis", "balancer": "random", "key": "ip", "seed": "7", "duration": "10s", "step": "2s", "on-error": "fail-closed", "rtt": "1ms"}}
 			}},
+			{line: "sim sync-interval --sweep sync-interval=0,100ms,never --parallel 2 --plot sweep.svg", want: func(o *simOptions) {
+				o.Scenario, o.Sweep, o.Limits.Workers = "sync-interval", []string{"sync-interval=0,100ms,never"}, 2
+				o.Plot = plotFlags{Path: "sweep.svg", By: "client"}
+			}},
 			{line: "sim two-regions --replication-lag 200ms", want: func(o *simOptions) {
 				o.Scenario, o.over.replicationLag, o.over.set = "two-regions", "200ms", map[string]string{"replication-lag": "200ms"}
 			}},
@@ -105,6 +109,20 @@ func TestSimArgvToPlan(t *testing.T) {
 			}
 			if orig := scenariotest.Builtin(t, "api-quotas"); orig.Also[0].Shadow {
 				t.Error("the override changed the built-in's own limits")
+			}
+		}},
+		{line: "sim sync-interval --sweep sync_interval=0,100ms,never --parallel 5 --max-memory 64MiB", check: func(t *testing.T, p *parsed) {
+			// A run per value, in the order given, each with its value;
+			// no more workers than runs, each run within --max-memory.
+			var got []string
+			for _, sc := range p.simPlan.sweepScs {
+				got = append(got, scenarioSetting(sc, "sync-interval"))
+			}
+			if want := []string{"0s", "100ms", "never"}; !reflect.DeepEqual(got, want) || p.simPlan.sweep.field != "sync-interval" {
+				t.Errorf("sweep of %q over %v, want sync-interval over %v", p.simPlan.sweep.field, got, want)
+			}
+			if p.simPlan.workers != 3 || p.simPlan.simOpts.MaxMemory != 64<<20 {
+				t.Errorf("%d workers, %d bytes a run; want 3 (one per run) and 64MiB", p.simPlan.workers, p.simPlan.simOpts.MaxMemory)
 			}
 		}},
 		{line: "sim nat --max-requests 500 --max-memory 64MiB", check: func(t *testing.T, p *parsed) {
@@ -183,6 +201,26 @@ func TestSimRefusesBadFlags(t *testing.T) {
 		{"sim nat --plot out.gif --plot-height 0.5", exitBadInput, []string{"--plot-height", "(got 0.5)"}},
 		{"sim nat --plot out.png --plot-height wide", exitBadInput, []string{"--plot-height", `"wide"`}},
 		{"sim nat --by server", exitBadInput, []string{"--by", `"server"`}},
+		{"sim sync-interval --sweep sync-interval", exitBadInput, []string{"--sweep", "FIELD=V1,V2"}},
+		{"sim sync-interval --sweep =0,1s", exitBadInput, []string{"--sweep", "FIELD=V1,V2"}},
+		{"sim sync-interval --sweep colour=red,blue", exitBadInput, []string{"--sweep", `unknown field "colour"`}},
+		{"sim sync-interval --sweep sync-interval=", exitBadInput, []string{"--sweep sync-interval", "no values"}},
+		{"sim sync-interval --sweep sync-interval=0,,1s", exitBadInput, []string{"--sweep sync-interval", "value 2 of 3 is empty"}},
+		{"sim sync-interval --sweep sync-interval=0,1s,", exitBadInput, []string{"--sweep sync-interval", "value 3 of 3 is empty"}},
+		{"sim sync-interval --sweep sync-interval=0,1s,0", exitBadInput, []string{"--sweep sync-interval", "0 given twice"}},
+		{"sim sync-interval --sweep sync-interval=100ms,0.1s", exitBadInput, []string{"--sweep sync-interval", "0.1s is 100ms again"}},
+		{"sim sync-interval --sweep sync-interval=" + strings.Repeat("1s,", 32) + "1s", exitBadInput, []string{"--sweep sync-interval", "33 values", "at most 32"}},
+		{"sim sync-interval --sweep sync-interval=0,soon", exitBadInput, []string{"--sweep sync-interval", `"soon"`}},
+		{"sim nat --sweep sync-interval=0,1s", exitBadInput, []string{"--sweep sync-interval", "only a synced topology"}},
+		{"sim nat --sweep servers=1,5000", exitBadInput, []string{"--sweep servers", "1024"}},
+		{"sim sync-interval --sweep seed=1,2 --sweep servers=1,2", exitBadInput, []string{"--sweep", "given 2 times"}},
+		{"sim sync-interval --sweep seed=1,2 --vs servers=1", exitBadInput, []string{"--sweep and --vs"}},
+		{"sim sync-interval --sweep seed=1,2 --tui", exitBadInput, []string{"--sweep and --tui"}},
+		{"sim sync-interval --sweep seed=1,2 --live", exitBadInput, []string{"--sweep and --live"}},
+		{"sim sync-interval --sweep seed=1,2 --plot x.gif", exitBadInput, []string{"--plot", "still chart"}},
+		{"sim sync-interval --sweep seed=1,2 --seed 3", exitBadInput, []string{"--sweep seed", "--seed 3 is given too"}},
+		{"sim sync-interval --sweep seed=1,2 --parallel -1", exitBadInput, []string{"--parallel", "0 (one run per core) or more"}},
+		{"sim sync-interval --parallel 2", exitBadInput, []string{"--parallel", "with --sweep"}},
 	})
 }
 

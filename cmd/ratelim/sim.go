@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,6 +46,9 @@ type simOptions struct {
 	// Vs are the --vs FIELD=VALUE flags: run the scenario a second time
 	// so changed and show the two side by side.
 	Vs []string
+	// Sweep is the --sweep FIELD=V1,V2,... flag (one): run the scenario
+	// once per value and show a row per value.
+	Sweep []string
 
 	over overrides
 }
@@ -88,6 +92,7 @@ Every field of a scenario file: 'ratelim scenarios reference'.`,
   ratelim sim runaway-healthcheck --topology local --servers 8
   ratelim sim window-boundary --algorithm sliding-log
   ratelim sim store-outage --vs on_error=fail-closed --plot outage.png
+  ratelim sim sync-interval --sweep sync-interval=0,10ms,100ms,1s,never --plot sweep.png
   ratelim sim partition --format json > result.json
   ratelim sim my-scenario.yaml --seed 7 --format csv`,
 		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
@@ -111,6 +116,10 @@ Every field of a scenario file: 'ratelim scenarios reference'.`,
 	f.Var((*speedFlag)(&opts.Speed), "speed", "with --tui: virtual seconds per second at the start, or max (as fast as the screen follows)")
 	f.BoolVar(&opts.Live, "live", false, "also run it for real: in-process servers on loopback, real HTTP, for the scenario's duration; print both and the difference")
 	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: run it again so changed and show both side by side, e.g. --vs on_error=fail-closed (repeat for several fields)")
+	f.StringArrayVar(&opts.Sweep, "sweep", nil, "FIELD=V1,V2,...: run it once per value (in parallel) and show a row per value, what was admitted and the worst second against the exact limiter; --plot draws it, e.g. --sweep sync-interval=0,10ms,100ms,1s,never (at most 32 values)")
+	// Declared here, not by addLimitFlags: a sweep alone runs several at
+	// once, and planSim marks the limits parallel only then.
+	f.IntVar(&opts.Limits.Workers, "parallel", 0, "with --sweep: runs at once (0: one per core)")
 	addOverrideFlags(cmd, &opts.over)
 	addWallClockFlag(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
@@ -199,6 +208,11 @@ type simPlan struct {
 	vs      *versus
 	scB     sim.Scenario // the --vs run, when vs is not nil
 	simOpts sim.Options
+	// sweep, when not nil, is --sweep; sweepScs its runs, one per value,
+	// run workers at once.
+	sweep    *sweep
+	sweepScs []sim.Scenario
+	workers  int
 }
 
 // planSim checks opts and opens the scenario, running nothing: every flag
@@ -210,7 +224,25 @@ func planSim(opts *simOptions) (*simPlan, error) {
 	if err := opts.Plot.checkBy(); err != nil {
 		return nil, err
 	}
-	simOpts, err := opts.Limits.apply()
+	sw, err := parseSweep(opts.Sweep)
+	if err != nil {
+		return nil, err
+	}
+	limits := opts.Limits
+	if sw != nil {
+		// Each run within --max-memory, and as many at once as there are
+		// runs, at most: the heap is held under what those need together.
+		limits.parallel = true
+		if limits.Workers == 0 {
+			limits.Workers = runtime.GOMAXPROCS(0)
+		}
+		if limits.Workers > 0 {
+			limits.Workers = min(limits.Workers, len(sw.values))
+		}
+	} else if opts.Limits.Workers != 0 {
+		return nil, badInput("--parallel: a single run is one at a time (want it with --sweep)")
+	}
+	simOpts, err := limits.apply()
 	if err != nil {
 		return nil, err
 	}
@@ -245,6 +277,15 @@ func planSim(opts *simOptions) (*simPlan, error) {
 			return nil, err
 		}
 	}
+	if sw != nil {
+		if err := checkSweepFlags(opts, sw, vs); err != nil {
+			return nil, err
+		}
+		if p.sweepScs, err = sw.planSweep(sc); err != nil {
+			return nil, err
+		}
+		p.sweep, p.workers = sw, limits.Workers
+	}
 	if opts.Live && opts.TUI {
 		return nil, badInput("--live and --tui do not go together")
 	}
@@ -268,6 +309,9 @@ func simRun(ctx context.Context, opts *simOptions) error {
 		return err
 	}
 	file, sc, vs, scB, simOpts := p.file, p.sc, p.vs, p.scB, p.simOpts
+	if p.sweep != nil {
+		return simSweep(ctx, opts, p)
+	}
 	if opts.Live {
 		return simLive(ctx, opts, scenarioLabel(file), sc)
 	}
@@ -403,6 +447,15 @@ func (p *progress) update(done, total time.Duration) {
 	if !p.enabled {
 		return
 	}
+	p.show(fmt.Sprintf("%s of %s (%.0f%%)", done.Round(time.Millisecond), total, 100*done.Seconds()/total.Seconds()))
+}
+
+// show writes how far the run has got, as text says ("3 of 8 runs
+// done"), once it has taken a second and at most ten times a second.
+func (p *progress) show(text string) {
+	if !p.enabled {
+		return
+	}
 	now := time.Now()
 	if now.Sub(p.started) < time.Second || now.Sub(p.last) < 100*time.Millisecond {
 		return
@@ -410,7 +463,7 @@ func (p *progress) update(done, total time.Duration) {
 	p.last = now
 	p.shown = true
 	// Erased to the line's end: a shorter figure leaves nothing behind.
-	fmt.Fprintf(p.w, "\r%s: %s of %s (%.0f%%) \033[K", p.doing, done.Round(time.Millisecond), total, 100*done.Seconds()/total.Seconds())
+	fmt.Fprintf(p.w, "\r%s: %s \033[K", p.doing, text)
 }
 
 func (p *progress) done() {

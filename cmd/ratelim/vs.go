@@ -93,6 +93,8 @@ func scenarioSetting(sc sim.Scenario, name string) string {
 		return strconv.FormatUint(sc.Seed, 10)
 	case "duration":
 		return sc.Duration.String()
+	case "step":
+		return sc.Step.String()
 	case "on-error":
 		return string(sc.Topology.OnError)
 	case "rtt":

@@ -1,0 +1,501 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/internal/words"
+	"github.com/ratelim/ratelim/plots"
+	"github.com/ratelim/ratelim/report"
+	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/store"
+)
+
+// maxSweepValues is the most values one --sweep takes: a table of 32 rows
+// still reads on a screen, and 32 runs at --max-memory each are already
+// many for one machine.
+const maxSweepValues = 32
+
+// sweepExcess is the worst second's ratio to the exact limiter's past
+// which the findings line counts a value as over-admitting: 5% is what
+// compare calls within the shared store, and above rounding on a worst
+// second of 20.
+const sweepExcess = 1.05
+
+// sweep is a --sweep FIELD=V1,V2,...: the scenario run once per value of
+// one override field, the values in the order given.
+type sweep struct {
+	field  string   // an override name, with dashes
+	values []string // as typed, trimmed
+}
+
+// parseSweep reads the --sweep flags: at most one, its FIELD an override
+// name (sync_interval or sync-interval alike) and its values a
+// comma-separated list of 1 to maxSweepValues, none empty. A value given
+// twice is refused when the sweep is planned (planSweep), where "100ms"
+// and "0.1s" are seen to be one.
+func parseSweep(flags []string) (*sweep, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	if len(flags) > 1 {
+		return nil, badInput("--sweep: given %d times (want one FIELD=V1,V2,...: a sweep varies one field)", len(flags))
+	}
+	f := flags[0]
+	name, list, ok := strings.Cut(f, "=")
+	name = strings.ReplaceAll(strings.TrimSpace(name), "_", "-")
+	if !ok || name == "" {
+		return nil, badInput("--sweep %q: want FIELD=V1,V2,..., e.g. --sweep sync-interval=0,10ms,100ms,never (FIELD one of %s)", f, strings.Join(scenarios.OverrideNames(), ", "))
+	}
+	if !slices.Contains(scenarios.OverrideNames(), name) {
+		return nil, badInput("--sweep %q: unknown field %q (want one of %s)", f, name, strings.Join(scenarios.OverrideNames(), ", "))
+	}
+	if strings.TrimSpace(list) == "" {
+		return nil, badInput("--sweep %s: no values (want V1,V2,..., e.g. --sweep %s=A,B,C)", name, name)
+	}
+	values := strings.Split(list, ",")
+	if len(values) > maxSweepValues {
+		return nil, badInput("--sweep %s: %d values (want at most %d)", name, len(values), maxSweepValues)
+	}
+	for i, v := range values {
+		values[i] = strings.TrimSpace(v)
+		if values[i] == "" {
+			return nil, badInput("--sweep %s: value %d of %d is empty (want V1,V2,... with no empty one)", name, i+1, len(values))
+		}
+	}
+	return &sweep{field: name, values: values}, nil
+}
+
+// planSweep makes the scenario of each value from sc, each value refused
+// as the file's field would be, naming --sweep; and refuses a value that
+// gives a run another value already gave (as typed, or "100ms" after
+// "0.1s"), which would be a row twice.
+func (s *sweep) planSweep(sc sim.Scenario) ([]sim.Scenario, error) {
+	scs := make([]sim.Scenario, len(s.values))
+	first := map[string]string{} // the setting a run has → the value that gave it
+	for i, v := range s.values {
+		next, err := scenarios.Override(sc, map[string]string{s.field: v}, func(name string) string { return "--sweep " + name })
+		if err != nil {
+			return nil, usageError{err}
+		}
+		setting := scenarioSetting(next, s.field)
+		if prev, dup := first[setting]; dup {
+			if prev == v {
+				return nil, badInput("--sweep %s: %s given twice (want each value once)", s.field, sweepLabel(s.field, v))
+			}
+			return nil, badInput("--sweep %s: %s is %s again (want each value once)", s.field, sweepLabel(s.field, v), sweepLabel(s.field, prev))
+		}
+		first[setting] = v
+		scs[i] = next
+	}
+	return scs, nil
+}
+
+// sweepLabel is a value as the table, the JSON and the plot show it: as
+// typed, but a store URL without its password.
+func sweepLabel(field, value string) string {
+	if field == "store" {
+		return store.Redacted(value)
+	}
+	return value
+}
+
+// SweepRow is one value of a sweep: the run's totals against the exact
+// limiter on the same arrivals, and the worst key's worst second.
+type SweepRow struct {
+	// Value is the field's value as typed (a store without its password).
+	Value string `json:"value"`
+	// Allowed and IdealAllowed are the run's totals, every key's, and what
+	// one exact limiter admits on the same arrivals; AdmittedRatio is the
+	// one ÷ the other, 0 when the exact limiter admitted nothing.
+	Allowed       int64   `json:"allowed"`
+	IdealAllowed  int64   `json:"ideal_allowed"`
+	AdmittedRatio float64 `json:"admitted_ratio"`
+	// WorstKey is the key whose worst second (MaxAllowed1s) is the most
+	// over the exact limiter's (IdealMaxAllowed1s); PeakRatio is that
+	// ratio, 0 when the exact limiter admitted nothing on any key.
+	WorstKey          string  `json:"worst_key"`
+	MaxAllowed1s      int64   `json:"max_allowed_1s"`
+	IdealMaxAllowed1s int64   `json:"ideal_max_allowed_1s"`
+	PeakRatio         float64 `json:"peak_ratio"`
+	// DesignBound1s is the worst key's design_bound_1s: the most the
+	// design lets it admit in a second, 0 where none is derived.
+	DesignBound1s int64 `json:"design_bound_1s,omitempty"`
+	// Result is the run's summary, without its timeline and state.
+	Result *sim.Result `json:"result"`
+}
+
+// summarise fills row from r.
+func (row *SweepRow) summarise(r *sim.Result) {
+	t := r.Totals()
+	row.Allowed, row.IdealAllowed = t.Allowed, t.IdealAllowed
+	if t.IdealAllowed > 0 {
+		row.AdmittedRatio = float64(t.Allowed) / float64(t.IdealAllowed)
+	}
+	worst := -1
+	for i, k := range r.Keys {
+		if k.IdealMaxAllowed1s <= 0 {
+			continue
+		}
+		ratio := float64(k.MaxAllowed1s) / float64(k.IdealMaxAllowed1s)
+		if worst < 0 || ratio > row.PeakRatio {
+			worst, row.PeakRatio = i, ratio
+		}
+	}
+	if worst < 0 {
+		// No key had an exact second to compare with: the most admitted.
+		for i, k := range r.Keys {
+			if worst < 0 || k.MaxAllowed1s > r.Keys[worst].MaxAllowed1s {
+				worst = i
+			}
+		}
+	}
+	if worst >= 0 {
+		k := r.Keys[worst]
+		row.WorstKey, row.MaxAllowed1s, row.IdealMaxAllowed1s, row.DesignBound1s = k.Key, k.MaxAllowed1s, k.IdealMaxAllowed1s, k.DesignBound1s
+	}
+	summary := *r
+	summary.Timeline, summary.State = nil, nil
+	row.Result = &summary
+}
+
+// SweepSchema names `sim --sweep --format json`.
+const SweepSchema = "ratelim.sweep/v1"
+
+type sweepJSON struct {
+	Schema   string     `json:"schema"`
+	Scenario string     `json:"scenario"`
+	Field    string     `json:"field"`
+	Rows     []SweepRow `json:"rows"`
+}
+
+// simSweep runs `sim --sweep`: scs (one per value) at once on workers, then
+// the table, JSON or CSV, and the plot.
+func simSweep(ctx context.Context, opts *simOptions, p *simPlan) error {
+	label := scenarioLabel(p.file)
+	showProgress := opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table"
+	results, errs := runSweep(ctx, newProgress(opts.ErrOut, showProgress, "simulating"), p.sweepScs, p.simOpts, p.workers)
+	rows := make([]SweepRow, len(results))
+	for i, err := range errs {
+		runLabel := fmt.Sprintf("%s with --%s %s", label, p.sweep.field, sweepLabel(p.sweep.field, p.sweep.values[i]))
+		if err := runError(opts.ErrOut, runLabel, err); err != nil {
+			return err
+		}
+		rows[i].Value = sweepLabel(p.sweep.field, p.sweep.values[i])
+		rows[i].summarise(results[i])
+	}
+	finding := sweepFinding(p.sweep.field, rows)
+	if err := opts.Plot.render(func(w io.Writer) error {
+		return renderSweep(w, p.sc.Name, p.sweep.field, finding, rows, opts.Plot)
+	}); err != nil {
+		return err
+	}
+	switch opts.Format {
+	case "json":
+		enc := json.NewEncoder(opts.Out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(sweepJSON{Schema: SweepSchema, Scenario: p.sc.Name, Field: p.sweep.field, Rows: rows})
+	case "csv":
+		return writeSweepCSV(opts.Out, p.sweep.field, rows)
+	}
+	if !opts.Quiet {
+		writeSweepTitle(opts.Out, p.sc, p.sweep.field, rows)
+	}
+	writeSweepRows(opts.Out, p.sweep.field, rows)
+	if !opts.Quiet {
+		fmt.Fprintln(opts.Out, "\nworst 1s: the worst key's most admitted in one second; bound: the most its")
+		fmt.Fprintln(opts.Out, "design admits in one second (— where none is derived)")
+		for _, line := range report.Wrap(escape.Text(finding), 80) {
+			fmt.Fprintln(opts.Out, line)
+		}
+	}
+	return nil
+}
+
+// runSweep runs scs on workers goroutines (as sim.RunAll does) and shows,
+// on a terminal, how far they have got: each run's share of its virtual
+// time, averaged. Results and errors are in the order of scs, whatever
+// finished first.
+func runSweep(ctx context.Context, prog *progress, scs []sim.Scenario, opts sim.Options, workers int) ([]*sim.Result, []error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	results := make([]*sim.Result, len(scs))
+	errs := make([]error, len(scs))
+	var mu sync.Mutex
+	share := make([]float64, len(scs)) // each run's done ÷ total
+	finished := 0
+	tell := func() {
+		sum := 0.0
+		for _, s := range share {
+			sum += s
+		}
+		prog.show(fmt.Sprintf("%d of %d runs done, %.0f%% of their time", finished, len(scs), 100*sum/float64(len(scs))))
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, max(len(scs), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				o := opts
+				o.Progress = func(done, total time.Duration) {
+					mu.Lock()
+					defer mu.Unlock()
+					if total > 0 {
+						share[i] = min(1, float64(done)/float64(total))
+					}
+					tell()
+				}
+				results[i], errs[i] = sim.Run(ctx, scs[i], o)
+				mu.Lock()
+				share[i] = 1
+				finished++
+				tell()
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range scs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	prog.done()
+	return results, errs
+}
+
+// writeSweepTitle is the line naming the scenario and the settings the
+// sweep leaves alone, and the exact limiter's figures where every row
+// has the same.
+func writeSweepTitle(w io.Writer, sc sim.Scenario, field string, rows []SweepRow) {
+	parts := []string{escape.Text(sc.Name)}
+	add := func(name, text string) {
+		if name != field {
+			parts = append(parts, text)
+		}
+	}
+	add("topology", string(sc.Topology.Kind))
+	add("algorithm", sc.Limit.Algorithm)
+	add("servers", fmt.Sprintf("%d %s", sc.Servers, words.Plural(sc.Servers, "server", "servers")))
+	add("seed", fmt.Sprintf("seed %d", sc.Seed))
+	add("duration", sc.Duration.String())
+	add("store", "store "+store.Redacted(sc.Topology.Store))
+	fmt.Fprintln(w, strings.Join(parts, " · "))
+	same := true
+	for _, r := range rows[1:] {
+		same = same && r.IdealAllowed == rows[0].IdealAllowed && r.WorstKey == rows[0].WorstKey && r.IdealMaxAllowed1s == rows[0].IdealMaxAllowed1s
+	}
+	if same {
+		fmt.Fprintf(w, "the exact limiter on the same arrivals: admitted %s, worst second %s\n", words.Thousands(rows[0].IdealAllowed), words.Thousands(rows[0].IdealMaxAllowed1s))
+	}
+	fmt.Fprintln(w)
+}
+
+// writeSweepRows is the table: a row per value, the worst key's name in
+// the last column when the runs have more than one key, cut to fit 80
+// columns.
+func writeSweepRows(w io.Writer, field string, rows []SweepRow) {
+	values := make([]string, len(rows))
+	valueW := utf8.RuneCountInString(field)
+	manyKeys := false
+	for i, r := range rows {
+		values[i] = escape.Text(r.Value)
+		valueW = max(valueW, utf8.RuneCountInString(values[i]))
+		manyKeys = manyKeys || (r.Result != nil && len(r.Result.Keys) > 1)
+	}
+	valueW = min(valueW, 24)
+	cells := [][]string{{"admitted", "÷ exact", "worst 1s", "÷ exact", "bound"}}
+	for _, r := range rows {
+		bound := "—"
+		if r.DesignBound1s > 0 {
+			bound = words.Thousands(r.DesignBound1s)
+		}
+		cells = append(cells, []string{words.Thousands(r.Allowed), sweepRatio(r.AdmittedRatio), words.Thousands(r.MaxAllowed1s), sweepRatio(r.PeakRatio), bound})
+	}
+	widths := make([]int, len(cells[0]))
+	for _, row := range cells {
+		for j, c := range row {
+			widths[j] = max(widths[j], utf8.RuneCountInString(c))
+		}
+	}
+	used := valueW
+	for _, wd := range widths {
+		used += 2 + wd
+	}
+	for i, row := range cells {
+		name := field
+		if i > 0 {
+			name = values[i-1]
+		}
+		line := pad(cut(name, valueW), valueW, false)
+		for j, c := range row {
+			line += "  " + pad(c, widths[j], true)
+		}
+		if manyKeys {
+			key := "key"
+			if i > 0 {
+				key = escape.Text(rows[i-1].WorstKey)
+			}
+			line += "  " + cut(key, max(3, 80-used-2))
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// pad pads s with spaces to width runes, on the left when right-aligned.
+func pad(s string, width int, right bool) string {
+	n := width - utf8.RuneCountInString(s)
+	if n <= 0 {
+		return s
+	}
+	if right {
+		return strings.Repeat(" ", n) + s
+	}
+	return s + strings.Repeat(" ", n)
+}
+
+// cut shortens s to width runes, its end an ellipsis when cut.
+func cut(s string, width int) string {
+	r := []rune(s)
+	if len(r) <= width {
+		return s
+	}
+	return string(r[:width-1]) + "…"
+}
+
+// sweepRatio is a ratio as the table shows it; — where there is none.
+func sweepRatio(v float64) string {
+	if v <= 0 {
+		return "—"
+	}
+	return ratioText(v)
+}
+
+// sweepFinding says in a line what the rows show: at which values the
+// worst second is more than sweepExcess over the exact limiter's ("from
+// V on" only when every value after V is too, and none before), how far
+// over at most, and whether a worst second passed its design bound.
+func sweepFinding(field string, rows []SweepRow) string {
+	var over []int
+	most, least := 0, 0
+	for i, r := range rows {
+		if r.PeakRatio > sweepExcess {
+			over = append(over, i)
+		}
+		if r.PeakRatio > rows[most].PeakRatio {
+			most = i
+		}
+		if r.PeakRatio < rows[least].PeakRatio {
+			least = i
+		}
+	}
+	// Every value at the most, in order: "1s and never".
+	var mostAt []string
+	for _, r := range rows {
+		if r.PeakRatio == rows[most].PeakRatio {
+			mostAt = append(mostAt, r.Value)
+		}
+	}
+	upTo := sweepRatio(rows[most].PeakRatio) + " at " + andList(mostAt)
+	var s string
+	switch {
+	case len(over) == 0:
+		s = fmt.Sprintf("at every %s the worst second is within 5%% of the exact limiter's (at most %s)", field, upTo)
+	case len(over) == len(rows):
+		s = fmt.Sprintf("at every %s the worst second is more than 5%% over the exact limiter's: from %s at %s up to %s", field, sweepRatio(rows[least].PeakRatio), rows[least].Value, upTo)
+	case over[0] == len(rows)-len(over):
+		i := over[0]
+		s = fmt.Sprintf("the worst second is within 5%% of the exact limiter's up to %s %s, and more from %s on: %s there", field, rows[i-1].Value, rows[i].Value, sweepRatio(rows[i].PeakRatio))
+		if rows[most].PeakRatio != rows[i].PeakRatio {
+			s += ", up to " + upTo
+		}
+	default:
+		var names []string
+		for _, i := range over {
+			names = append(names, rows[i].Value)
+		}
+		s = fmt.Sprintf("the worst second is more than 5%% over the exact limiter's at %s %s", field, andList(names))
+		if len(mostAt) == len(over) {
+			s += " (" + sweepRatio(rows[most].PeakRatio) + ")"
+		} else {
+			s += ", up to " + upTo
+		}
+	}
+	var past []string
+	for _, r := range rows {
+		if r.DesignBound1s > 0 && r.MaxAllowed1s > r.DesignBound1s {
+			past = append(past, r.Value)
+		}
+	}
+	if len(past) > 0 {
+		s += fmt.Sprintf("; past its design bound at %s", andList(past))
+	}
+	return s
+}
+
+func writeSweepCSV(w io.Writer, field string, rows []SweepRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"field", "value", "allowed", "ideal_allowed", "admitted_ratio", "worst_key", "max_allowed_1s", "ideal_max_allowed_1s", "peak_ratio", "design_bound_1s"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, r := range rows {
+		cw.Write([]string{field, r.Value, i(r.Allowed), i(r.IdealAllowed), f(r.AdmittedRatio), r.WorstKey, i(r.MaxAllowed1s), i(r.IdealMaxAllowed1s), f(r.PeakRatio), i(r.DesignBound1s)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// renderSweep draws the sweep: the ratios of each row, on the values as
+// typed.
+func renderSweep(w io.Writer, scenario, field, finding string, rows []SweepRow, p plotFlags) error {
+	points := make([]plots.SweepPoint, len(rows))
+	for i, r := range rows {
+		points[i] = plots.SweepPoint{Label: r.Value, PeakRatio: r.PeakRatio, AdmittedRatio: r.AdmittedRatio}
+		if r.DesignBound1s > 0 && r.IdealMaxAllowed1s > 0 {
+			points[i].BoundRatio = float64(r.DesignBound1s) / float64(r.IdealMaxAllowed1s)
+		}
+	}
+	return plots.Sweep(w, plots.SweepData{Scenario: scenario, Field: field, Finding: finding, Over: sweepExcess, Points: points}, p.options())
+}
+
+// checkSweepFlags refuses what --sweep does not go with: --vs, --tui,
+// --live, an animated plot, and a flag setting the field swept.
+func checkSweepFlags(opts *simOptions, sw *sweep, vs *versus) error {
+	switch {
+	case vs != nil:
+		return badInput("--sweep and --vs do not go together (a sweep varies one field over its values; for two runs side by side, --vs alone)")
+	case opts.TUI:
+		return badInput("--sweep and --tui do not go together (the TUI plays one run; --plot draws the sweep)")
+	case opts.Live:
+		return badInput("--sweep and --live do not go together (a live run is one at a time on real time)")
+	case opts.Plot.format == "gif":
+		return badInput("--plot: --sweep draws a still chart; write it as .png or .svg")
+	}
+	if v, ok := opts.over.set[sw.field]; ok {
+		return badInput("--sweep %s: --%s %s is given too (want the field in one place: the sweep's values)", sw.field, sw.field, v)
+	}
+	return nil
+}
+
+// andList joins items as a sentence does: "a", "a and b", "a, b and c".
+func andList(items []string) string {
+	if len(items) <= 1 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ratelim/ratelim/scenarios/scenariotest"
+	"github.com/ratelim/ratelim/sim"
+)
+
+// The table of a sweep is a golden: the rows, the exact limiter's
+// figures, the line saying where the worst second leaves the exact one,
+// each line within 80 columns.
+func TestSimSweepGolden(t *testing.T) {
+	args := []string{"sim", "sync-interval", "--sweep", "sync-interval=0,100ms,never"}
+	code, out, errOut := runArgs(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden(t, "sim-sync-interval-sweep.table", []byte(out))
+	for _, line := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("line of %d columns, want at most 80: %q", n, line)
+		}
+	}
+}
+
+// The output is the same whatever the runs' order of finishing: one at a
+// time and two at once print the same bytes, in every format.
+func TestSimSweepIsDeterministic(t *testing.T) {
+	for _, format := range []string{"table", "json", "csv"} {
+		var outs []string
+		for _, parallel := range []string{"1", "2"} {
+			code, out, errOut := runArgs("sim", "sync-interval", "--sweep", "sync-interval=never,0,50ms,100ms", "--parallel", parallel, "--format", format)
+			if code != exitOK {
+				t.Fatalf("%s --parallel %s: exit %d: %s", format, parallel, code, errOut)
+			}
+			outs = append(outs, out)
+		}
+		if outs[0] != outs[1] {
+			t.Errorf("--format %s: --parallel 1 and 2 differ:\n%s\n---\n%s", format, outs[0], outs[1])
+		}
+	}
+}
+
+// Each row is the run of its value alone: the sweep's JSON row for
+// 100ms has the figures `sim --sync-interval 100ms` has.
+func TestSimSweepRowsAreTheRuns(t *testing.T) {
+	code, out, errOut := runArgs("sim", "sync-interval", "--sweep", "sync-interval=0,100ms,never", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got struct {
+		Schema, Scenario, Field string
+		Rows                    []SweepRow
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Schema != SweepSchema || got.Field != "sync-interval" || got.Scenario != "sync-interval" || len(got.Rows) != 3 {
+		t.Fatalf("json: %s of %s over %s with %d rows; want %s, sync-interval, 3 rows", got.Schema, got.Scenario, got.Field, len(got.Rows), SweepSchema)
+	}
+	for i, value := range []string{"0", "100ms", "never"} {
+		code, one, errOut := runArgs("sim", "sync-interval", "--sync-interval", value, "--format", "json")
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", value, code, errOut)
+		}
+		var r sim.Result
+		if err := json.Unmarshal([]byte(one), &r); err != nil {
+			t.Fatal(err)
+		}
+		row := got.Rows[i]
+		want := SweepRow{Value: value}
+		want.summarise(&r)
+		if row.Value != value || row.Allowed != want.Allowed || row.IdealAllowed != want.IdealAllowed || row.WorstKey != want.WorstKey ||
+			row.MaxAllowed1s != want.MaxAllowed1s || row.IdealMaxAllowed1s != want.IdealMaxAllowed1s || row.DesignBound1s != want.DesignBound1s || row.PeakRatio != want.PeakRatio {
+			t.Errorf("row %d: %+v, want the run of --sync-interval %s: %+v", i, row, value, want)
+		}
+	}
+	// The exact limiter admits the same at every interval; a synced run
+	// admits more the longer it waits, and 0 is the shared store.
+	if r := got.Rows; r[0].PeakRatio != 1 || r[1].PeakRatio <= 1.05 || r[2].MaxAllowed1s < r[1].MaxAllowed1s || r[1].DesignBound1s == 0 || r[0].DesignBound1s != 0 {
+		t.Errorf("rows %+v: want 0 exact, 100ms over with a bound, never the most and no bound", r)
+	}
+
+	code, out, _ = runArgs("sim", "sync-interval", "--sweep", "sync-interval=0,100ms,never", "--format", "csv")
+	records, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if code != exitOK || err != nil || len(records) != 4 || records[0][0] != "field" || records[2][1] != "100ms" || records[2][6] != strconv.FormatInt(got.Rows[1].MaxAllowed1s, 10) {
+		t.Errorf("csv: exit %d, %v, %q; want a header and a row per value", code, err, records)
+	}
+}
+
+// --plot draws the sweep, as .png or .svg, through the one writer of
+// files: the SVG names each value as typed, in order.
+func TestSimSweepPlot(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sweep.svg")
+	code, _, errOut := runArgs("sim", "sync-interval", "--sweep", "sync-interval=0,100ms,never", "--plot", path, "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i0, i100, inever := strings.Index(s, ">0<"), strings.Index(s, ">100ms<"), strings.Index(s, ">never<")
+	if i0 < 0 || i100 < i0 || inever < i100 || !strings.Contains(s, "sync-interval: what a sweep of sync-interval admits") {
+		t.Errorf("the sweep's SVG lacks its title or its values in order (0 at %d, 100ms at %d, never at %d)", i0, i100, inever)
+	}
+}
+
+// Each run of a sweep is held to --max-requests, as one run is, and the
+// refusal names the value whose run it was.
+func TestSimSweepBoundsEachRun(t *testing.T) {
+	code, _, errOut := runArgs("sim", "sync-interval", "--sweep", "sync-interval=0,100ms", "--max-requests", "10")
+	if code != exitTooBig || !strings.Contains(errOut, "with --sync-interval 0: over the request budget") {
+		t.Errorf("exit %d, %q; want %d naming the first value's run", code, errOut, exitTooBig)
+	}
+}
+
+// On a terminal, a sweep that has run a second says how many of its runs
+// are done, and erases the line at the end.
+func TestSweepProgress(t *testing.T) {
+	f := scenariotest.Builtin(t, "sync-interval")
+	var errOut bytes.Buffer
+	prog := newProgress(&errOut, true, "simulating")
+	prog.started = prog.started.Add(-2 * time.Second)
+	results, errs := runSweep(context.Background(), prog, []sim.Scenario{f, f}, sim.Options{}, 2)
+	if errs[0] != nil || errs[1] != nil || results[0] == nil || results[1] == nil {
+		t.Fatalf("runs: %v", errs)
+	}
+	if s := errOut.String(); !strings.Contains(s, "simulating: ") || !strings.Contains(s, " of 2 runs done") || !strings.HasSuffix(s, "\r\033[K") {
+		t.Errorf("progress %q: want runs counted, then erased", s)
+	}
+}
