@@ -67,18 +67,23 @@ func (g *GCRA) Step(prev State, now Time, cost int64) (State, Decision) {
 // (a larger cost saturates there), and never past 2^62 µs: the TAT is the
 // state's only instant, so unlike the token bucket's deficit there is no
 // later instant to bound the total from, and each charge is bounded alone.
-func (g *GCRA) Charge(prev State, now Time, cost int64) State {
-	if g.unbuilt() {
+//
+// The leaky bucket, on the same arithmetic, charges the same way: the
+// instant its queue will be empty moves by cost emission intervals, and
+// counted beyond capacity the queue holds more than Burst requests ahead
+// of now, refusing until it has drained below Burst again.
+func (t tat) Charge(prev State, now Time, cost int64) State {
+	if t.unbuilt() {
 		return prev
 	}
-	g.chargeInPlace(&prev, now, cost)
+	t.chargeInPlace(&prev, now, cost)
 	return prev
 }
 
 // ChargeInPlace is Charge for a caller that owns st ([Charger]).
-func (g *GCRA) ChargeInPlace(st *State, now Time, cost int64) {
-	if !g.unbuilt() {
-		g.chargeInPlace(st, now, cost)
+func (t tat) ChargeInPlace(st *State, now Time, cost int64) {
+	if !t.unbuilt() {
+		t.chargeInPlace(st, now, cost)
 	}
 }
 

@@ -51,23 +51,3 @@ func (b *LeakyBucket) Step(prev State, now Time, cost int64) (State, Decision) {
 	}
 	return next, d
 }
-
-// Charge counts a request of cost at now as admitted ([Charger]), as
-// [GCRA.Charge] does: the instant the queue will be empty moves from
-// max(that instant, now) by cost emission intervals. Counted beyond
-// capacity, the queue holds more than Burst requests ahead of now, and
-// refuses until it has drained below Burst again.
-func (b *LeakyBucket) Charge(prev State, now Time, cost int64) State {
-	if b.unbuilt() {
-		return prev
-	}
-	b.chargeInPlace(&prev, now, cost)
-	return prev
-}
-
-// ChargeInPlace is Charge for a caller that owns st ([Charger]).
-func (b *LeakyBucket) ChargeInPlace(st *State, now Time, cost int64) {
-	if !b.unbuilt() {
-		b.chargeInPlace(st, now, cost)
-	}
-}

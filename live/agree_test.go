@@ -257,29 +257,13 @@ func TestTwoTierLiveAgrees(t *testing.T) {
 			{Name: "calm", APIKey: "calm", Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: algorithms.Rate{N: 4, Per: time.Second}}}},
 		},
 	}
-	stores := []string{"memory"}
-	if _, err := exec.LookPath("redis-server"); err == nil {
-		stores = append(stores, "redis-server") // the shared tier on a real Redis
-	}
-	for _, kind := range stores {
-		t.Run(kind, func(t *testing.T) {
-			fleet := startFleet(t, sc, kind)
-			live, observed := loadAndReplay(t, sc, fleet, fleet.URLs)
-			t.Logf("%s", live.Audit.Lateness())
-			// Both tiers refuse: the flood's 20/s a server is past its
-			// local 15/s, and the 30/s they pass past the shared 20/s.
-			if r := observed.Totals(); observed.TwoTier == nil || observed.TwoTier.RefusedLocally == 0 || r.Rejected <= observed.TwoTier.RefusedLocally {
-				t.Fatalf("the simulator's two-tier figures %+v, %d refused in all: want refusals by both tiers", observed.TwoTier, r.Rejected)
-			}
-			for i, c := range live.Clients {
-				o := observed.Clients[i]
-				t.Logf("%s: allowed %d live, %d simulated on the observed arrivals", c.Name, c.Allowed, o.Allowed)
-				if !within(c.Allowed, o.Allowed) {
-					t.Errorf("%s: allowed %d live, %d simulated on the same arrivals: more than 5%% apart", c.Name, c.Allowed, o.Allowed)
-				}
-			}
-		})
-	}
+	agreeOnStores(t, sc, func(t *testing.T, observed *sim.Result) {
+		// Both tiers refuse: the flood's 20/s a server is past its
+		// local 15/s, and the 30/s they pass past the shared 20/s.
+		if r := observed.Totals(); observed.TwoTier == nil || observed.TwoTier.RefusedLocally == 0 || r.Rejected <= observed.TwoTier.RefusedLocally {
+			t.Fatalf("the simulator's two-tier figures %+v, %d refused in all: want refusals by both tiers", observed.TwoTier, r.Rejected)
+		}
+	})
 }
 
 // TestSyncedLiveAgrees: a synced fleet (each server on its own memory,
@@ -300,27 +284,38 @@ func TestSyncedLiveAgrees(t *testing.T) {
 			{Name: "calm", APIKey: "calm", Traffic: []sim.Traffic{{Pattern: sim.Constant, Rate: algorithms.Rate{N: 4, Per: time.Second}}}},
 		},
 	}
+	agreeOnStores(t, sc, func(t *testing.T, observed *sim.Result) {
+		if observed.Synced == nil || observed.Synced.Pushes == 0 {
+			t.Fatalf("the simulator's synced figures %+v: want pushes", observed.Synced)
+		}
+		if f := observed.Clients[0]; f.Allowed <= f.IdealAllowed {
+			t.Errorf("flood: %d admitted, an exact store %d: the sync admitted nothing more", f.Allowed, f.IdealAllowed)
+		}
+	})
+}
+
+// agreeOnStores runs sc for real on a fleet whose store is memory, and a
+// real redis-server when one is installed, and in the simulator fed the
+// arrivals each load run achieved: each client's admissions must agree
+// within 5% (or one request); check looks at the simulator's figures.
+func agreeOnStores(t *testing.T, sc sim.Scenario, check func(t *testing.T, observed *sim.Result)) {
+	t.Helper()
 	stores := []string{"memory"}
 	if _, err := exec.LookPath("redis-server"); err == nil {
-		stores = append(stores, "redis-server") // the shared copy on a real Redis
+		stores = append(stores, "redis-server")
 	}
 	for _, kind := range stores {
 		t.Run(kind, func(t *testing.T) {
 			fleet := startFleet(t, sc, kind)
 			live, observed := loadAndReplay(t, sc, fleet, fleet.URLs)
 			t.Logf("%s", live.Audit.Lateness())
-			if observed.Synced == nil || observed.Synced.Pushes == 0 {
-				t.Fatalf("the simulator's synced figures %+v: want pushes", observed.Synced)
-			}
+			check(t, observed)
 			for i, c := range live.Clients {
 				o := observed.Clients[i]
 				t.Logf("%s: allowed %d live, %d simulated on the observed arrivals (exact: %d)", c.Name, c.Allowed, o.Allowed, o.IdealAllowed)
 				if !within(c.Allowed, o.Allowed) {
 					t.Errorf("%s: allowed %d live, %d simulated on the same arrivals: more than 5%% apart", c.Name, c.Allowed, o.Allowed)
 				}
-			}
-			if f := observed.Clients[0]; f.Allowed <= f.IdealAllowed {
-				t.Errorf("flood: %d admitted, an exact store %d: the sync admitted nothing more", f.Allowed, f.IdealAllowed)
 			}
 		})
 	}

@@ -31,7 +31,7 @@ var outageFault = FaultType{
 		if f.Region != "" {
 			return ": region " + f.Region + " is down, its clients go to the next region up"
 		}
-		return ": every store call fails (on an owner topology, every send between nodes)"
+		return ": every store call fails"
 	},
 	banner: func(sc Scenario, f Fault, _ time.Duration) string {
 		switch {

@@ -9,7 +9,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ratelim/ratelim/algorithms"
-	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -18,45 +17,30 @@ import (
 // without replication (there is no other region to send to): the Result
 // field for field but the topology's name and the regions' figures.
 func TestOneRegionIsShared(t *testing.T) {
-	for _, name := range scenarios.Builtin() {
-		f, err := scenarios.Open(name)
-		if err != nil {
-			t.Fatal(err)
+	everyBuiltin(t, false, func(name string, sc sim.Scenario) {
+		if sc.Limit.Algorithm == "concurrency" {
+			return
 		}
+		base := sc
 		for _, lag := range []time.Duration{sim.ReplicationNone, 0} {
-			sc := f.Scenario
-			if sc.Limit.Algorithm == "concurrency" || sc.Topology.Kind == sim.Regions {
-				continue
-			}
-			sc.Duration = min(sc.Duration, 20*time.Second)
+			sc := base
 			sc.Topology.Kind = sim.Shared
-			want := syncedJSON(t, sc)
+			want := decisionsJSON(t, runFor(t, sc))
 			sc.Topology.Kind, sc.Topology.ReplicationLag = sim.Regions, lag
 			sc.Topology.Regions = []sim.Region{{Name: "shared", Servers: sc.Servers}}
 			sc.Clients = append([]sim.Client(nil), sc.Clients...)
 			for i := range sc.Clients {
 				sc.Clients[i].Region = "shared"
 			}
-			r, err := sim.Run(context.Background(), sc, sim.Options{})
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
+			r := runFor(t, sc)
 			if r.Regions == nil || r.Regions.Delivered+r.Regions.Lost+r.Regions.Moved != 0 {
 				t.Errorf("%s: regions figures %+v, want nothing sent or moved", name, r.Regions)
 			}
-			r.Regions = nil
-			for i := range r.Keys {
-				r.Keys[i].DesignBound1s, r.Keys[i].DesignServers = 0, 0
-			}
-			for i := range r.Findings {
-				r.Findings[i].Text = ""
-			}
-			r.Findings = removeKind(r.Findings, sim.FindingDesignBound)
-			if got := resultJSON(t, r); got != want {
+			if got := decisionsJSON(t, r); got != want {
 				t.Errorf("%s, replication lag %v: one region differs from the shared store", name, lag)
 			}
 		}
-	}
+	})
 }
 
 // TestPropertyRegionsStayWithinTheirBound: on random regions, lags and

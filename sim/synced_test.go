@@ -2,7 +2,6 @@ package sim_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ratelim/ratelim/algorithms"
-	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 )
@@ -20,56 +18,19 @@ import (
 // the local jars, on every built-in: the Result field for field but the
 // topology's name and the sync's own figures.
 func TestSyncedAtItsLimitsIsSharedAndLocal(t *testing.T) {
-	for _, name := range scenarios.Builtin() {
-		f, err := scenarios.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f.Scenario.Topology.Kind == sim.Regions {
-			continue // its clients and faults are in regions no other kind has
-		}
+	everyBuiltin(t, false, func(name string, sc sim.Scenario) {
 		for _, limit := range []struct {
 			interval time.Duration
 			as       sim.TopologyKind
 		}{{0, sim.Shared}, {sim.SyncNever, sim.Local}} {
-			sc := f.Scenario
-			sc.Duration = min(sc.Duration, 20*time.Second)
 			sc.Topology.Kind = limit.as
-			want := syncedJSON(t, sc)
+			want := decisionsJSON(t, runFor(t, sc))
 			sc.Topology.Kind, sc.Topology.SyncInterval = sim.Synced, limit.interval
-			if got := syncedJSON(t, sc); got != want {
+			if got := decisionsJSON(t, runFor(t, sc)); got != want {
 				t.Errorf("%s: synced every %v differs from %s", name, limit.interval, limit.as)
 			}
 		}
-	}
-}
-
-// syncedJSON is sc's Result as JSON without its topology's name and its
-// sync's figures.
-func syncedJSON(t *testing.T, sc sim.Scenario) string {
-	t.Helper()
-	r, err := sim.Run(context.Background(), sc, sim.Options{})
-	if err != nil {
-		t.Fatalf("%s on %s: %v", sc.Name, sc.Topology.Kind, err)
-	}
-	// What was decided must be the same; the findings' words may name
-	// the topology, their kinds may not differ.
-	r.Topology, r.Synced = "", nil
-	for i := range r.Findings {
-		r.Findings[i].Text = ""
-	}
-	return resultJSON(t, r)
-}
-
-// resultJSON is r as JSON, its topology's name left out.
-func resultJSON(t *testing.T, r *sim.Result) string {
-	t.Helper()
-	r.Topology = ""
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	})
 }
 
 // syncedScenario is a run on a synced topology of servers pushing every

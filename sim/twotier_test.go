@@ -9,7 +9,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ratelim/ratelim/algorithms"
-	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -18,59 +17,19 @@ import (
 // tier can stand in front of: the Result field for field but the
 // topology's name and the tier's own figures.
 func TestTwoTierWithRoomyLocalTiersIsShared(t *testing.T) {
-	for _, name := range scenarios.Builtin() {
-		f, err := scenarios.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f.Scenario.Topology.Kind == sim.Regions {
-			continue // its clients and faults are in regions no other kind has
-		}
-		sc := f.Scenario
-		if sc.Topology.Breaker != nil || sc.Limit.Algorithm == "concurrency" {
-			continue // refused in front of a two-tier's local tier
-		}
-		sc.Duration = min(sc.Duration, 20*time.Second)
+	everyBuiltin(t, true, func(name string, sc sim.Scenario) {
 		sc.Topology.Kind = sim.Shared
-		want := syncedJSON(t, sc)
+		want := decisionsJSON(t, runFor(t, sc))
 		sc.Topology.Kind = sim.TwoTier
 		sc.Topology.Local = &sim.LocalTier{Rate: algorithms.Rate{N: 1 << 30, Per: time.Second}, Burst: 1 << 30}
-		r, err := sim.Run(context.Background(), sc, sim.Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		r := runFor(t, sc)
 		if r.TwoTier == nil || r.TwoTier.RefusedLocally != 0 {
 			t.Errorf("%s: two-tier figures %+v, want none refused locally", name, r.TwoTier)
 		}
-		if got := twoTierJSON(t, r); got != want {
+		if got := decisionsJSON(t, r); got != want {
 			t.Errorf("%s: two-tier with roomy local tiers differs from shared", name)
 		}
-	}
-}
-
-// twoTierJSON is r as syncedJSON makes it, without the two-tier figures
-// and each key's bound.
-func twoTierJSON(t *testing.T, r *sim.Result) string {
-	t.Helper()
-	r.TwoTier = nil
-	for i := range r.Keys {
-		r.Keys[i].DesignBound1s, r.Keys[i].DesignServers = 0, 0
-	}
-	for i := range r.Findings {
-		r.Findings[i].Text = ""
-	}
-	r.Findings = removeKind(r.Findings, sim.FindingDesignBound)
-	return resultJSON(t, r)
-}
-
-func removeKind(fs []sim.Finding, kind sim.FindingKind) []sim.Finding {
-	var out []sim.Finding
-	for _, f := range fs {
-		if f.Kind != kind {
-			out = append(out, f)
-		}
-	}
-	return out
+	})
 }
 
 // TestPropertyTwoTierStaysWithinItsBound: with random local tiers, store
