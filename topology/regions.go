@@ -37,7 +37,11 @@ import "github.com/ratelim/ratelim/algorithms"
 // window algorithm counts per window: R × Limit a window either way. A
 // region outage moves clients but not the bound: their admissions are
 // counted where they are made. The bound holds with every delivery made;
-// a lost one is said.
+// a lost one is said. It is tight to within 1.6×: regions that each burst
+// before the others' admissions reach them, then flood, reach at least
+// 62.5% of it on every exact algorithm, 2 to 4 regions and lags of 1 ms
+// to 1 s (package sim's TestRegionsBoundIsReached), and a property test
+// holds every random run within it.
 
 // RegionConfig is one region: its name (its store's copy name) and how
 // many API servers it has.
