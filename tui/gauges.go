@@ -87,7 +87,7 @@ func copyLabel(name string, short bool) string {
 			return "s" + n
 		}
 	}
-	return name
+	return escape.Text(name) // a region's store is named by the file
 }
 
 // followed are the first n keys in the order the STORE section shows

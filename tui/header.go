@@ -160,7 +160,9 @@ func (m Model) banners() []string {
 						text = "A " + text + "  ·  B " + b
 					}
 				}
-				out = append(out, text)
+				// A region's outage names the region, which came from
+				// the file.
+				out = append(out, escape.Text(text))
 				break
 			}
 		}
