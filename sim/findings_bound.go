@@ -56,6 +56,9 @@ func designBoundFindings(r *Result) []Finding {
 			if r.Regions.Lost > 0 {
 				text += fmt.Sprintf("; %s were lost on the way, which the bound does not cover", words.Count(r.Regions.Lost, "replicated admission", "replicated admissions"))
 			}
+		case r.Owner != nil && k.MaxAllowed1s > k.IdealMaxAllowed1s && k.FailedOpen == 0:
+			text = fmt.Sprintf("key %s got %s admitted within 1 s, an exact limiter %s; %s answering from their caches allow it at most %s (%.0f%% of that reached)",
+				k.Key, words.Thousands(k.MaxAllowed1s), words.Thousands(k.IdealMaxAllowed1s), words.Count(int64(k.DesignServers), "node", "nodes"), words.Thousands(k.DesignBound1s), 100*ratio)
 		case r.TwoTier != nil && k.FailedOpen > 0:
 			text = fmt.Sprintf("key %s failed open %s times, and the local tiers of %s (%g/s, burst %d each) held it to %s within 1 s, at most %s (%.0f%% of that reached)",
 				k.Key, words.Thousands(k.FailedOpen), words.Count(int64(k.DesignServers), "server", "servers"), r.TwoTier.LocalRatePerS, r.TwoTier.LocalBurst,

@@ -103,6 +103,7 @@ func (s *sim) setupOwner() {
 		}
 	}
 	s.owner = o
+	s.reach = newKeyServers(len(s.keys))
 }
 
 // takeOwner decides a request on its server's node's cache, and queues
@@ -128,6 +129,7 @@ func (s *sim) takeOwner(ctx context.Context, p *pending, d *store.Decision) erro
 	} else {
 		n.hits = append(n.hits, queuedHits{key: key, first: p.now, hits: p.cost})
 		n.hitSlot[key] = int32(len(n.hits))
+		s.reach.add(p.key, p.server) // once a batch, not at every request
 	}
 	switch {
 	case len(n.hits) >= o.batchLimit:
@@ -153,6 +155,7 @@ func (s *sim) queueBroadcast(node int, key int32, t int64) {
 	o := s.owner
 	n := &o.nodes[node]
 	if _, ok := n.updateSet[key]; !ok {
+		s.reach.add(int(key), node)
 		n.updateSet[key] = struct{}{}
 		n.updates = append(n.updates, key)
 	}
@@ -252,4 +255,22 @@ func (s *sim) ownerResult() *OwnerResult {
 		return nil
 	}
 	return &OwnerResult{SyncWaitMs: millis(s.owner.wait), BatchLimit: s.owner.batchLimit, Sent: s.owner.sent, Dropped: s.owner.dropped}
+}
+
+// ownerBoundOf is the most a key is admitted in any span of T on an owner
+// topology running gubernator's token bucket, its requests reaching
+// servers nodes (topology.Owner's doc derives it): (⌈T/D⌉ + 1) windows of
+// Duration D meet the span, and in each at most (3N + 1) × Limit. Not
+// derived for the other algorithms (ok false).
+func ownerBoundOf(alg algorithms.Algorithm, span time.Duration, servers int) (int64, bool) {
+	if alg.Name() != "gubernator" {
+		return 0, false
+	}
+	p := alg.Params()
+	_, limit, err := algorithms.WindowLimit(p.Rate, p.Window)
+	if err != nil || p.Window <= 0 {
+		return 0, false
+	}
+	windows := int64((span+p.Window-1)/p.Window) + 1
+	return SyncedBound(windows, limit, 3*limit, servers+1), true
 }

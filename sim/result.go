@@ -274,12 +274,13 @@ type KeyResult struct {
 	IdealMaxAllowed1s int64 `json:"ideal_max_allowed_1s"`
 	FalseAllows       int64 `json:"false_allows"`
 	FalseDenies       int64 `json:"false_denies"`
-	// DesignBound1s is, on a synced, two-tier or regions topology, the
-	// most the design lets the key admit within one second
-	// (topology.Synced's, topology.TwoTier's and topology.Regions' bounds,
-	// in requests of its cheapest cost), its requests reaching
-	// DesignServers servers (on regions, regions); 0 where no derivation
-	// applies (owner; a peer model's own quirks).
+	// DesignBound1s is, on a synced, two-tier, regions or owner topology,
+	// the most the design lets the key admit within one second (the
+	// bounds topology.Synced, TwoTier, Regions and Owner derive, in
+	// requests of its cheapest cost), its requests reaching DesignServers
+	// servers (on regions, regions; on owner, nodes); 0 where no
+	// derivation applies (a peer model's own quirks; owner but on
+	// gubernator's token bucket).
 	DesignBound1s int64 `json:"design_bound_1s,omitempty"`
 	DesignServers int   `json:"design_servers,omitempty"`
 }

@@ -294,6 +294,8 @@ func (s *sim) designKeyBound(k int, failedOpen bool) int64 {
 		units, ok = twoTierBoundOf(s.alg, s.sc.Topology.Local, time.Second, servers, failedOpen)
 	case Regions:
 		units, ok = regionsBoundOf(s.alg, time.Second, s.sc.Topology.ReplicationLag, servers)
+	case Owner:
+		units, ok = ownerBoundOf(s.alg, time.Second, servers)
 	}
 	if !ok {
 		return 0

@@ -78,6 +78,9 @@ func TestPropertySyncedStaysWithinItsBound(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, k := range r.Keys {
+			if k.Sent == 0 {
+				continue // no request: no server counted it
+			}
 			if k.DesignBound1s == 0 && k.Allowed > 0 {
 				t.Fatalf("key %s: no bound on %s", k.Key, alg)
 			}

@@ -40,10 +40,36 @@ import (
 // A node decides on its cache, blind to every admission made elsewhere
 // since the owner's last broadcast reached it, and to its own hits queued
 // or sent since: a broadcast replaces its item with the owner's status,
-// which does not hold them yet. How far that lets a key past its limit is
-// the owner kind's open question: package sim measures it against an
-// exact limiter, and checks the model against the real library's answers
-// (internal/gubernatorcheck).
+// which does not hold them yet. Package sim checks the model against the
+// real library's answers (internal/gubernatorcheck).
+//
+// # What it admits beyond the limit
+//
+// Derived for gubernator's token bucket, a window of Duration D from the
+// owner's first hit with Limit L, on N nodes. Within one owner window:
+//
+//   - a node with no item of the key answers from a fresh one: at most L
+//     each before any broadcast reaches it, N × L in all;
+//   - the owner's item gives out at most L through its own requests and
+//     the batches it takes whole (a first batch above L, on no item, is
+//     refused whole and leaves L: still at most L taken);
+//   - after broadcast b, carrying remaining R_b ≤ L, each node admits at
+//     most R_b until the next. Broadcasts are at least SyncWait apart (the
+//     next is sent SyncWait after the first change queued after one), and
+//     a hit reaches the owner at most SyncWait after it is made, so every
+//     hit of epoch b is in the owner's status by broadcast b + 2: R_{b+2}
+//     ≤ R_b − (epoch b's hits), or 0 once they exceed it (drained). So
+//     the epochs until the first that admits more than its R_b take at
+//     most R_1 ≤ L, and that epoch and the next at most N × L each, after
+//     which the status is 0 until the window ends: at most L + 2N × L.
+//
+// In all, at most (3N + 1) × L a window, and a span of T meets ⌈T/D⌉ + 1
+// windows. It is safe (package sim's property test holds random runs
+// within it, and fails at (N + 1) × L a window) and loose: bursts that
+// fill every node's fresh item reach about 15% of it; reaching the two
+// epochs of N × L needs a broadcast that goes out before the previous
+// epoch's hits arrive, which the model allows and no adversary here has
+// been built to time. Not derived for the other algorithms on this kind.
 
 // DefaultSyncWait and DefaultBatchLimit are gubernator's GlobalSyncWait
 // and GlobalBatchLimit defaults (config.go, SetDefaults; maxBatchSize in
