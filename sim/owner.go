@@ -181,7 +181,7 @@ func (s *sim) sendHits(node int, at int64) {
 	for _, q := range n.hits {
 		n.hitSlot[q.key] = 0
 		owner := int(o.owners[q.key])
-		if !s.topo.NodesReach(node, owner, algorithms.Time(at)) {
+		if !s.nodesReach(node, owner, at) {
 			o.dropped++
 			continue
 		}
@@ -194,6 +194,18 @@ func (s *sim) sendHits(node int, at int64) {
 		s.queueBroadcast(owner, q.key, at)
 	}
 	n.hits = n.hits[:0]
+}
+
+// nodesReach reports whether node from's send reaches node to at at: the
+// topology's links (outages, partitions), and both nodes up: a node is
+// its server's, and a crashed server's node neither sends nor receives
+// (its queue dies with it; the ring is not redrawn, as gubernator's
+// would be once its membership saw the node go).
+func (s *sim) nodesReach(from, to int, at int64) bool {
+	if down := s.faults.down; down != nil && (down[from] || down[to]) {
+		return false
+	}
+	return s.topo.NodesReach(from, to, algorithms.Time(at))
 }
 
 // expired reports whether st is an item the owner's cache has dropped by
@@ -228,7 +240,7 @@ func (s *sim) broadcast(node int, at int64) {
 			if peer == node {
 				continue
 			}
-			if !s.topo.NodesReach(node, peer, algorithms.Time(at)) {
+			if !s.nodesReach(node, peer, at) {
 				o.dropped++
 				continue
 			}

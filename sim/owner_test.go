@@ -97,3 +97,28 @@ func TestOwnerBoundIsReachedInPart(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnerNodeCrash: while the server of a key's owner is down, the
+// hits the other nodes send it and the broadcasts it would send are
+// dropped, and the nodes answer from their caches: more is admitted than
+// with every node up.
+func TestOwnerNodeCrash(t *testing.T) {
+	p := algorithms.Params{Rate: algorithms.Rate{N: 10, Per: time.Second}, Window: time.Second}
+	sc := syncedScenario(3, 0, "gubernator", p, sim.RoundRobin, []sim.Traffic{{Pattern: sim.Constant, Rate: algorithms.Rate{N: 60, Per: time.Second}}})
+	sc.Topology.Kind, sc.Topology.SyncWait, sc.Duration = sim.Owner, 50*time.Millisecond, 10*time.Second
+	up := runFor(t, sc)
+	owner := -1
+	for i := range 3 {
+		if sim.NewTopology(sc).OwnerOf(up.Keys[0].Key) == i {
+			owner = i
+		}
+	}
+	sc.Faults = []sim.Fault{{Kind: sim.Crash, Servers: []int{owner}, Start: 3 * time.Second, End: 6 * time.Second}}
+	crashed := runFor(t, sc)
+	if up.Owner.Dropped != 0 || crashed.Owner.Dropped == 0 {
+		t.Errorf("dropped %d with every node up, %d with the owner's down: want none, then some", up.Owner.Dropped, crashed.Owner.Dropped)
+	}
+	if crashed.Keys[0].Allowed <= up.Keys[0].Allowed {
+		t.Errorf("admitted %d with the owner's node down, %d with it up: want more", crashed.Keys[0].Allowed, up.Keys[0].Allowed)
+	}
+}
