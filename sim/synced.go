@@ -59,7 +59,8 @@ type admission struct {
 }
 
 // setupSynced sets up a synced run's sync, on jars (the only store it
-// runs on) and an algorithm that can be charged (checked by check).
+// runs on) and an algorithm that can be charged (Placement refused the
+// others: countsElsewhere).
 func (s *sim) setupSynced() {
 	if s.sc.Topology.Kind != Synced {
 		return
@@ -107,9 +108,10 @@ func (s *sim) takeSynced(ctx context.Context, p *pending, d *store.Decision) err
 	return nil
 }
 
-// keyServers counts, by key, the servers that decided it: the N of the
-// key's bound (DesignBound1s). It is told at a synced server's read and
-// at a two-tier local decision, not at every shared decision.
+// keyServers counts, by key, the servers (nodes, regions) that decided
+// it: the N of the key's bound (DesignBound1s). It is told at a synced
+// server's read, a two-tier local decision, an owner node's batch or
+// broadcast queued, a region's admission.
 type keyServers struct {
 	count []int32
 	pairs map[uint64]struct{}
