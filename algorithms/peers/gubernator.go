@@ -28,7 +28,8 @@ import (
 //
 // A peek (hits 0) answers the status and, like gubernator's, makes an
 // item on a key without one: the window starts at the peek. ResetAfter is
-// ExpireAt − now, which gubernator sends as ResetTime; RetryAfter the
+// ExpireAt − now and a microsecond (the item lives through its ExpireAt:
+// cache.go IsExpired), which gubernator sends as ResetTime; RetryAfter the
 // same for a refusal, Never for hits above the limit.
 //
 // Limit is rate × window rounded down, Duration the window: Rate{N,
@@ -89,7 +90,7 @@ func (g *Gubernator) step(prev algorithms.State, now algorithms.Time, cost int64
 	if prev.T == 0 || t > prev.T { // no item, or expired (ExpireAt < now: cache.go IsExpired): tokenBucketNewItem
 		expire := t + g.window
 		next := algorithms.State{T: expire}
-		d.ResetAfter = time.Duration(g.window) * time.Microsecond
+		d.ResetAfter = time.Duration(g.window+1) * time.Microsecond
 		if hits > g.limit {
 			d.Remaining, d.RetryAfter = g.limit, algorithms.Never
 			return next, d
@@ -100,7 +101,8 @@ func (g *Gubernator) step(prev algorithms.State, now algorithms.Time, cost int64
 	}
 	next := algorithms.State{T: prev.T, N: prev.N}
 	remaining := max(g.limit-prev.N, 0)
-	d.ResetAfter = time.Duration(prev.T-t) * time.Microsecond
+	// The item lives through its ExpireAt: forgotten a microsecond after.
+	d.ResetAfter = time.Duration(prev.T-t+1) * time.Microsecond
 	switch {
 	case hits == 0:
 		d.Allowed, d.Remaining = true, remaining
@@ -137,8 +139,12 @@ func (g *Gubernator) step(prev algorithms.State, now algorithms.Time, cost int64
 // leaves the window full). On a live item: int64(Remaining) 0 refuses;
 // hits equal to it take it all; above it, refused, taking nothing unless
 // DRAIN_OVER_LIMIT (Drain), which empties it; else Remaining −= hits. A
-// hit moves the item's expiry to now + Duration. ResetAfter is
-// gubernator's ResetTime − now: (Limit − Remaining) × int64(rate).
+// hit moves the item's expiry to now + Duration. ResetAfter is until the
+// cache drops the item, past its ExpireAt (a store that forgets keys
+// relies on it, and a full item is not as good as none: a first hit above
+// the burst empties a new one); gubernator's own ResetTime, (Limit −
+// Remaining) × int64(rate), is what a peer's item expires at after a
+// broadcast, and a refusal's RetryAfter at least that.
 //
 // State: T is UpdatedAt (ms), N the float64 bits of Remaining, Prev the
 // item's ExpireAt (ms), 0 for a key with no item.
@@ -171,7 +177,8 @@ func (g *GubernatorLeaky) Params() algorithms.Params { return onlyRead(g.p, "win
 // Step is a GetRateLimits request of hits = cost on the node that holds
 // the item, without DRAIN_OVER_LIMIT.
 func (g *GubernatorLeaky) Step(prev algorithms.State, now algorithms.Time, cost int64) (algorithms.State, algorithms.Decision) {
-	return g.step(prev, now, cost, false)
+	next, d, _ := g.step(prev, now, cost, false)
+	return next, d
 }
 
 // Expired reports whether a cache holding st has dropped it by now: an
@@ -182,7 +189,7 @@ func (g *GubernatorLeaky) Expired(st algorithms.State, now algorithms.Time) bool
 
 // Drain is Step with DRAIN_OVER_LIMIT: an owner applying a peer's batch.
 func (g *GubernatorLeaky) Drain(prev algorithms.State, now algorithms.Time, hits int64) algorithms.State {
-	next, _ := g.step(prev, now, hits, true)
+	next, _, _ := g.step(prev, now, hits, true)
 	return next
 }
 
@@ -193,9 +200,9 @@ func (g *GubernatorLeaky) Broadcast(owner algorithms.State, now algorithms.Time)
 	if g.limit == 0 || owner.Prev == 0 {
 		return owner
 	}
-	_, d := g.step(owner, now, 0, false)
+	_, d, reset := g.step(owner, now, 0, false)
 	t := floorMs(now)
-	return algorithms.State{T: t, N: int64(math.Float64bits(float64(d.Remaining))), Prev: t + d.ResetAfter.Milliseconds()}
+	return algorithms.State{T: t, N: int64(math.Float64bits(float64(d.Remaining))), Prev: t + reset}
 }
 
 func floorMs(now algorithms.Time) int64 {
@@ -206,9 +213,15 @@ func floorMs(now algorithms.Time) int64 {
 	return t / 1000
 }
 
-func (g *GubernatorLeaky) step(prev algorithms.State, now algorithms.Time, cost int64, drain bool) (algorithms.State, algorithms.Decision) {
+// step is a request on the item, and gubernator's ResetTime for it, in
+// ms from now: (Limit − int64(Remaining)) × int64(rate), what a peer's
+// item expires at after a broadcast. The Decision's ResetAfter is instead
+// when the item is as good as none (resetAfter), which a store that
+// forgets keys relies on.
+func (g *GubernatorLeaky) step(prev algorithms.State, now algorithms.Time, cost int64, drain bool) (algorithms.State, algorithms.Decision, int64) {
 	if g.limit == 0 {
-		return algorithms.Unbuilt(prev, cost)
+		next, d := algorithms.Unbuilt(prev, cost)
+		return next, d, 0
 	}
 	hits := algorithms.CleanCost(cost)
 	t := floorMs(now)
@@ -222,13 +235,13 @@ func (g *GubernatorLeaky) step(prev algorithms.State, now algorithms.Time, cost 
 		if hits > burst {
 			next.N = int64(math.Float64bits(0))
 			d.RetryAfter = algorithms.Never
-			d.ResetAfter = ms(g.limit * int64(rate))
-			return next, d
+			d.ResetAfter = g.resetAfter(next, now)
+			return next, d, g.limit * int64(rate)
 		}
 		next.N = int64(math.Float64bits(float64(rem)))
 		d.Allowed, d.Remaining = true, rem
-		d.ResetAfter = ms((g.limit - rem) * int64(rate))
-		return next, d
+		d.ResetAfter = g.resetAfter(next, now)
+		return next, d, (g.limit - rem) * int64(rate)
 	}
 	remaining := math.Float64frombits(uint64(prev.N))
 	updated, expire := prev.T, prev.Prev
@@ -269,6 +282,20 @@ func (g *GubernatorLeaky) step(prev algorithms.State, now algorithms.Time, cost 
 		d.Allowed, d.Remaining = true, whole
 	}
 	next.N = int64(math.Float64bits(remaining))
-	d.ResetAfter = ms(reset)
-	return next, d
+	d.ResetAfter = g.resetAfter(next, now)
+	if d.RetryAfter != 0 && d.RetryAfter != algorithms.Never {
+		d.RetryAfter = max(ms(reset), d.ResetAfter)
+	}
+	return next, d, reset
+}
+
+// resetAfter is how long from now until item st is as good as none: the
+// cache drops it past its ExpireAt. Not sooner, even full: a first hit
+// above the burst empties a new item and leaves a live full one as it is.
+func (g *GubernatorLeaky) resetAfter(st algorithms.State, now algorithms.Time) time.Duration {
+	if st.Prev == 0 {
+		return 0
+	}
+	at := (st.Prev + 1) * 1000 // the first µs of the first ms past ExpireAt
+	return time.Duration(max(at-int64(now), 0)) * time.Microsecond
 }
