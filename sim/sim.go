@@ -176,6 +176,14 @@ func (p *Player) Close() error { return p.s.close() }
 // one per core), and returns the results and errors in the scenarios'
 // order. Runs share nothing, so each Result is what Run alone gives.
 func RunAll(ctx context.Context, scs []Scenario, opts Options, workers int) ([]*Result, []error) {
+	return RunEach(ctx, scs, opts, workers, nil, nil)
+}
+
+// RunEach is RunAll with each run's progress told apart: run i reports to
+// progressOf(i), and finished(i) is called when it ends (either may be
+// nil). opts.Progress itself is never called: progress of one run among
+// many means nothing.
+func RunEach(ctx context.Context, scs []Scenario, opts Options, workers int, progressOf func(i int) func(done, total time.Duration), finished func(i int)) ([]*Result, []error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -189,8 +197,14 @@ func RunAll(ctx context.Context, scs []Scenario, opts Options, workers int) ([]*
 			defer wg.Done()
 			for i := range next {
 				o := opts
-				o.Progress = nil // progress of one run among many means nothing
+				o.Progress = nil
+				if progressOf != nil {
+					o.Progress = progressOf(i)
+				}
 				results[i], errs[i] = Run(ctx, scs[i], o)
+				if finished != nil {
+					finished(i)
+				}
 			}
 		}()
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -230,11 +229,6 @@ func simSweep(ctx context.Context, opts *simOptions, p *simPlan) error {
 // time, averaged. Results and errors are in the order of scs, whatever
 // finished first.
 func runSweep(ctx context.Context, prog *progress, scs []sim.Scenario, opts sim.Options, workers int) ([]*sim.Result, []error) {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	results := make([]*sim.Result, len(scs))
-	errs := make([]error, len(scs))
 	var mu sync.Mutex
 	share := make([]float64, len(scs)) // each run's done ÷ total
 	finished := 0
@@ -245,36 +239,22 @@ func runSweep(ctx context.Context, prog *progress, scs []sim.Scenario, opts sim.
 		}
 		prog.show(fmt.Sprintf("%d of %d runs done, %.0f%% of their time", finished, len(scs), 100*sum/float64(len(scs))))
 	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(workers, max(len(scs), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				o := opts
-				o.Progress = func(done, total time.Duration) {
-					mu.Lock()
-					defer mu.Unlock()
-					if total > 0 {
-						share[i] = min(1, float64(done)/float64(total))
-					}
-					tell()
-				}
-				results[i], errs[i] = sim.Run(ctx, scs[i], o)
-				mu.Lock()
-				share[i] = 1
-				finished++
-				tell()
-				mu.Unlock()
+	results, errs := sim.RunEach(ctx, scs, opts, workers, func(i int) func(done, total time.Duration) {
+		return func(done, total time.Duration) {
+			mu.Lock()
+			defer mu.Unlock()
+			if total > 0 {
+				share[i] = min(1, float64(done)/float64(total))
 			}
-		}()
-	}
-	for i := range scs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+			tell()
+		}
+	}, func(i int) {
+		mu.Lock()
+		defer mu.Unlock()
+		share[i] = 1
+		finished++
+		tell()
+	})
 	prog.done()
 	return results, errs
 }
