@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"pgregory.net/rapid"
+
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -65,4 +67,23 @@ func decisionsJSON(t *testing.T, r *sim.Result) string {
 		t.Fatal(err)
 	}
 	return strings.ReplaceAll(string(b), `"node-`, `"server-`)
+}
+
+// withinBound runs sc and fails t if a key a request reached has no
+// design bound, or was admitted more within one second than it: the
+// property tests of each kind's bound. shape names sc's draw for the
+// failure.
+func withinBound(t *rapid.T, sc sim.Scenario, shape string) {
+	r, err := sim.Run(context.Background(), sc, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range r.Keys {
+		if k.Sent == 0 {
+			continue // no request: nothing counted it
+		}
+		if k.DesignBound1s == 0 || k.MaxAllowed1s > k.DesignBound1s {
+			t.Fatalf("key %s admitted %d within 1 s, bound %d (%d servers, nodes or regions reached, failed open %d; %s)", k.Key, k.MaxAllowed1s, k.DesignBound1s, k.DesignServers, k.FailedOpen, shape)
+		}
+	}
 }

@@ -73,21 +73,7 @@ func TestPropertySyncedStaysWithinItsBound(t *testing.T) {
 		}
 		sc := syncedScenario(servers, interval, alg, p, balancer, clients...)
 		sc.Seed = rapid.Uint64().Draw(t, "seed")
-		r, err := sim.Run(context.Background(), sc, sim.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range r.Keys {
-			if k.Sent == 0 {
-				continue // no request: no server counted it
-			}
-			if k.DesignBound1s == 0 && k.Allowed > 0 {
-				t.Fatalf("key %s: no bound on %s", k.Key, alg)
-			}
-			if k.MaxAllowed1s > k.DesignBound1s {
-				t.Fatalf("key %s admitted %d within 1 s, over its bound %d (%d servers, every %v, %s %+v)", k.Key, k.MaxAllowed1s, k.DesignBound1s, k.DesignServers, interval, alg, p)
-			}
-		}
+		withinBound(t, sc, fmt.Sprintf("every %v, %s %+v", interval, alg, p))
 	})
 }
 
