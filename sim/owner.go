@@ -103,7 +103,7 @@ func (s *sim) setupOwner() {
 		}
 	}
 	s.owner = o
-	s.reach = newKeyServers(len(s.keys))
+	s.reach = newKeyServers(len(s.keys), s.sc.Servers)
 }
 
 // takeOwner decides a request on its server's node's cache, and queues

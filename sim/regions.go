@@ -59,7 +59,7 @@ func (s *sim) setupRegions() {
 		r.home = append(r.home, max(slices.IndexFunc(tp.Regions, func(reg Region) bool { return reg.Name == c.Region }), 0))
 	}
 	s.regions = r
-	s.reach = newKeyServers(len(s.keys))
+	s.reach = newKeyServers(len(s.keys), len(tp.Regions))
 }
 
 // regionServer is the server that serves client's request: one of its

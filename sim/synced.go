@@ -72,7 +72,7 @@ func (s *sim) setupSynced() {
 		shared:   s.stores.jars[s.sc.Servers],
 		servers:  make([]syncedServer, s.sc.Servers),
 	}
-	s.reach = newKeyServers(len(s.keys))
+	s.reach = newKeyServers(len(s.keys), s.sc.Servers)
 	for i := range sy.servers {
 		sy.servers[i].epoch = 1
 	}
@@ -111,18 +111,34 @@ func (s *sim) takeSynced(ctx context.Context, p *pending, d *store.Decision) err
 // keyServers counts, by key, the servers (nodes, regions) that decided
 // it: the N of the key's bound (DesignBound1s). It is told at a synced
 // server's read, a two-tier local decision, an owner node's batch or
-// broadcast queued, a region's admission.
+// broadcast queued, a region's admission: on some kinds at every
+// request, so a fleet of at most 64 keeps a bit per (key, server) and
+// asks no map.
 type keyServers struct {
 	count []int32
-	pairs map[uint64]struct{}
+	bits  []uint64            // by key, its servers as bits, with at most 64 servers
+	pairs map[uint64]struct{} // the (key, server) pairs counted, with more
 }
 
-func newKeyServers(keys int) *keyServers {
-	return &keyServers{count: make([]int32, keys), pairs: map[uint64]struct{}{}}
+func newKeyServers(keys, servers int) *keyServers {
+	k := &keyServers{count: make([]int32, keys)}
+	if servers <= 64 {
+		k.bits = make([]uint64, keys)
+	} else {
+		k.pairs = map[uint64]struct{}{}
+	}
+	return k
 }
 
 // add counts server for key, once.
 func (k *keyServers) add(key, server int) {
+	if k.bits != nil {
+		if bit := uint64(1) << uint(server); k.bits[key]&bit == 0 {
+			k.bits[key] |= bit
+			k.count[key]++
+		}
+		return
+	}
 	pair := uint64(key)<<32 | uint64(server)
 	if _, ok := k.pairs[pair]; !ok {
 		k.pairs[pair] = struct{}{}

@@ -37,7 +37,7 @@ func (s *sim) setupTwoTier() error {
 	keys := newKeyIndex(s.keys)
 	dense := jarsDense(int64(len(s.keys)), int64(s.sc.Servers))
 	tt := &twoTierRun{}
-	s.reach = newKeyServers(len(s.keys))
+	s.reach = newKeyServers(len(s.keys), s.sc.Servers)
 	for range s.sc.Servers {
 		tt.locals = append(tt.locals, newJar(alg, keys, dense))
 	}
