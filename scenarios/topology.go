@@ -185,7 +185,7 @@ func (d *decoder) cluster(f *fields, t *sim.Topology) {
 		case !ok:
 			continue
 		case t.Kind != sim.Cluster:
-			d.failf(v, f.field(name), "only a cluster topology has it, and this one is %s (want it removed, or kind: cluster)", t.Kind)
+			d.onlyOn(v, f.field(name), sim.Cluster, t.Kind, "it")
 			return
 		}
 		field := "topology." + name
@@ -224,7 +224,7 @@ func (d *decoder) regions(f *fields, t *sim.Topology) {
 	case !ok:
 		return
 	case t.Kind != sim.Regions:
-		d.failf(v, f.field("regions"), "only a regions topology has them, and this one is %s (want them removed, or kind: regions)", t.Kind)
+		d.onlyOn(v, f.field("regions"), sim.Regions, t.Kind, "them")
 		return
 	}
 	items := d.list(v, "topology.regions", "a list of regions, e.g. [{name: us, servers: 2}, {name: eu, servers: 2}]")
@@ -268,7 +268,7 @@ func (d *decoder) ownerFields(f *fields, t *sim.Topology) {
 		case d.failed() || !ok:
 			continue
 		case t.Kind != sim.Owner:
-			d.failf(v, f.field(name), "only an owner topology has it, and this one is %s (want it removed, or kind: owner)", t.Kind)
+			d.onlyOn(v, f.field(name), sim.Owner, t.Kind, "it")
 			return
 		case name == "sync_wait":
 			t.SyncWait = d.positive(v, "topology.sync_wait", "100ms")
@@ -295,7 +295,7 @@ func (d *decoder) localTier(f *fields, t *sim.Topology) {
 	case !ok:
 		return
 	case t.Kind != sim.TwoTier:
-		d.failf(v, f.field("local"), "only a two-tier topology has it, and this one is %s (want it removed, or kind: two-tier)", t.Kind)
+		d.onlyOn(v, f.field("local"), sim.TwoTier, t.Kind, "it")
 		return
 	}
 	lf := d.record(v, "topology.local", &localTierObject, "a mapping {rate: 25/s, burst: 10}")
@@ -335,7 +335,7 @@ func (d *decoder) synced(f *fields, t *sim.Topology) {
 		}
 		return
 	case t.Kind != sim.Synced:
-		d.failf(v, f.field("sync_interval"), "only a synced topology has it, and this one is %s (want it removed, or kind: synced)", t.Kind)
+		d.onlyOn(v, f.field("sync_interval"), sim.Synced, t.Kind, "it")
 		return
 	}
 	t.SyncInterval = d.syncInterval(v, "topology.sync_interval")
@@ -386,4 +386,15 @@ func (d *decoder) storeName(n *yaml.Node, field string) string {
 	}
 	d.failf(n, field, "%s", unknown("store", s, []string{"memory", "miniredis", "redis://host:port", "redis+cluster://host:port,host:port"}))
 	return ""
+}
+
+// onlyOn refuses a field that only a topology of kind has, on one of
+// another: "only a synced topology has it, and this one is shared (want
+// it removed, or kind: synced)". what is "it", or "them" for a list.
+func (d *decoder) onlyOn(n *yaml.Node, field string, kind, got sim.TopologyKind, what string) {
+	article := "a"
+	if strings.ContainsRune("aeiou", rune(kind[0])) {
+		article = "an"
+	}
+	d.failf(n, field, "only %s %s topology has %s, and this one is %s (want %s removed, or kind: %s)", article, kind, what, got, what, kind)
 }
