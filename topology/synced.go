@@ -82,7 +82,7 @@ const (
 	SyncNever        time.Duration = -1
 )
 
-// Shared is the index of a synced topology's shared copy among its copies:
+// sharedCopy is the index of a synced topology's shared copy among its copies:
 // after the servers' jars.
 func (t *Topology) sharedCopy() int { return t.cfg.Servers }
 
@@ -112,9 +112,6 @@ func (t *Topology) SyncPhase(server int) time.Duration {
 	}
 	return time.Duration(int64(t.cfg.SyncInterval) / int64(t.cfg.Servers) * int64(server))
 }
-
-// SyncInterval is how often each server of a synced topology pushes.
-func (t *Topology) SyncInterval() time.Duration { return t.cfg.SyncInterval }
 
 // NextPush is server's first push after wall (µs since the Unix epoch):
 // the pushes fall where wall − SyncPhase(server) is a whole number of
