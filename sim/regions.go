@@ -20,8 +20,12 @@ type regionsRun struct {
 	lag     int64 // µs; < 0: no replication
 	charger algorithms.Charger
 	// inbound are, by region, the admissions on their way to it, in the
-	// order they are due (one lag for all: the order they were made).
+	// order they are due (one lag for all: the order they were made),
+	// from head on: those before it were delivered. The queue is cut
+	// back once it is half delivered, not at every delivery (which moved
+	// every admission in flight, a lag's worth, at each).
 	inbound [][]delivery
+	head    []int
 	// due is, by region, the instant of the delivery event scheduled, 0
 	// when none is.
 	due []int64
@@ -47,7 +51,7 @@ func (s *sim) setupRegions() {
 	if tp.Kind != Regions {
 		return
 	}
-	r := &regionsRun{lag: -1, inbound: make([][]delivery, len(tp.Regions)), due: make([]int64, len(tp.Regions))}
+	r := &regionsRun{lag: -1, inbound: make([][]delivery, len(tp.Regions)), head: make([]int, len(tp.Regions)), due: make([]int64, len(tp.Regions))}
 	if tp.ReplicationLag >= 0 {
 		r.lag = int64(algorithms.At(tp.ReplicationLag))
 		r.charger, _ = algorithms.AsCharger(s.alg)
@@ -112,7 +116,7 @@ func (s *sim) deliver(to int, t int64) {
 	r := s.regions
 	r.due[to] = 0
 	q := r.inbound[to]
-	n := 0
+	n := r.head[to]
 	for n < len(q) && q[n].due <= t {
 		d := q[n]
 		n++
@@ -123,9 +127,15 @@ func (s *sim) deliver(to int, t int64) {
 		r.delivered++
 		r.charger.ChargeInPlace(s.stores.jars[to].state(int(d.key)), d.at, d.cost)
 	}
-	r.inbound[to] = append(q[:0], q[n:]...)
-	if len(r.inbound[to]) > 0 {
-		r.due[to] = r.inbound[to][0].due
+	switch {
+	case n == len(q):
+		q, n = q[:0], 0
+	case n > len(q)/2:
+		q, n = append(q[:0], q[n:]...), 0
+	}
+	r.inbound[to], r.head[to] = q, n
+	if n < len(q) {
+		r.due[to] = q[n].due
 		s.schedule(event{at: r.due[to], kind: evRegionDelivery, arg: int32(to)})
 	}
 }
