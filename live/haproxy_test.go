@@ -16,7 +16,7 @@ import (
 	"github.com/ratelim/ratelim/sim"
 )
 
-// The haproxy-http-req-rate peer model held to a real haproxy: each
+// The haproxy-req-rate peer model held to a real haproxy: each
 // configuration below is one haproxy on loopback with
 //
 //	stick-table type string len 64 size 100k expire 30s store http_req_rate(P)
@@ -154,7 +154,7 @@ func haproxyScenario(t *testing.T, c haproxyCase) sim.Scenario {
 // instants the requests were sent, on the wall clock of the run's start.
 func compareWithHAProxy(t *testing.T, c haproxyCase, sc sim.Scenario, res *LoadResult) haproxyAgreement {
 	t.Helper()
-	model, err := peers.NewHAProxyHTTPReqRate(algorithms.Params{
+	model, err := peers.NewHAProxyReqRate(algorithms.Params{
 		Rate:   algorithms.Rate{N: c.limit, Per: c.period},
 		Window: c.period,
 		Origin: algorithms.FromTime(res.Started),
@@ -181,7 +181,7 @@ func compareWithHAProxy(t *testing.T, c haproxyCase, sc sim.Scenario, res *LoadR
 
 // add compares one key's requests, group by group, with the model's
 // verdicts.
-func (a *haproxyAgreement) add(key string, model *peers.HAProxyHTTPReqRate, obs []sim.Observation) {
+func (a *haproxyAgreement) add(key string, model *peers.HAProxyReqRate, obs []sim.Observation) {
 	slices.SortFunc(obs, func(x, y sim.Observation) int { return cmp.Or(cmp.Compare(x.At, y.At), cmp.Compare(x.Seq, y.Seq)) })
 	var state algorithms.State
 	for i := 0; i < len(obs); {

@@ -9,7 +9,7 @@ import (
 	"github.com/ratelim/ratelim/algorithms/internal/exact"
 )
 
-// HAProxyHTTPReqRate models HAProxy's usual per-key request rate limit,
+// HAProxyReqRate models HAProxy's usual per-key request rate limit,
 //
 //	frontend fe
 //	    stick-table type string len 64 size 100k expire 30s store http_req_rate(10s)
@@ -126,9 +126,9 @@ import (
 // curr_ctr and Prev is prev_ctr. curr_ctr is at least 1 once a key has been
 // hit, so N = 0 is the new entry (the zero State).
 //
-// The zero HAProxyHTTPReqRate has no period: it refuses every request of positive
-// cost, as unbuilt limiters do. Build one with [NewHAProxyHTTPReqRate].
-type HAProxyHTTPReqRate struct {
+// The zero HAProxyReqRate has no period: it refuses every request of positive
+// cost, as unbuilt limiters do. Build one with [NewHAProxyReqRate].
+type HAProxyReqRate struct {
 	p      algorithms.Params
 	period int64 // P: http_req_rate(<period>), ms; even, 2 ≤ P < 2^31
 	limit  int64 // N of `gt N`: Rate × Window, below 2^32 − 1
@@ -139,10 +139,10 @@ type HAProxyHTTPReqRate struct {
 // saturates at it where haproxy would wrap.
 const maxUint32 = math.MaxUint32
 
-// NewHAProxyHTTPReqRate returns the model of `store http_req_rate(<p.Window>)`
+// NewHAProxyReqRate returns the model of `store http_req_rate(<p.Window>)`
 // with `deny if { sc_http_req_rate(0) gt N }`, N = p.Rate × p.Window rounded
 // down. It reads p.Rate, p.Window and p.Origin.
-func NewHAProxyHTTPReqRate(p algorithms.Params) (*HAProxyHTTPReqRate, error) {
+func NewHAProxyReqRate(p algorithms.Params) (*HAProxyReqRate, error) {
 	_, limit, err := algorithms.WindowLimit(p.Rate, p.Window)
 	if err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func NewHAProxyHTTPReqRate(p algorithms.Params) (*HAProxyHTTPReqRate, error) {
 	if limit >= maxUint32 {
 		return nil, &algorithms.ParamError{Param: "rate", Msg: fmt.Sprintf("%s over %s is %d, which haproxy's rate, a uint32, can never exceed (want at most 4294967294 a window)", p.Rate, p.Window, limit)}
 	}
-	return &HAProxyHTTPReqRate{
+	return &HAProxyReqRate{
 		p:      algorithms.Params{Rate: p.Rate, Window: p.Window, Origin: p.Origin},
 		period: int64(ms),
 		limit:  limit,
@@ -169,18 +169,18 @@ func NewHAProxyHTTPReqRate(p algorithms.Params) (*HAProxyHTTPReqRate, error) {
 	}, nil
 }
 
-// Name returns "haproxy-http-req-rate".
-func (h *HAProxyHTTPReqRate) Name() string { return "haproxy-http-req-rate" }
+// Name returns "haproxy-req-rate".
+func (h *HAProxyReqRate) Name() string { return "haproxy-req-rate" }
 
 // Params returns the rate, window and origin.
-func (h *HAProxyHTTPReqRate) Params() algorithms.Params { return onlyRead(h.p, "window") }
+func (h *HAProxyReqRate) Params() algorithms.Params { return onlyRead(h.p, "window") }
 
 // Limit returns N, the `gt N` threshold.
-func (h *HAProxyHTTPReqRate) Limit() int64 { return h.limit }
+func (h *HAProxyReqRate) Limit() int64 { return h.limit }
 
 // Rate returns what sc_http_req_rate(0) reads for a key in state st at now
 // with no request counted: the figure `show table` prints.
-func (h *HAProxyHTTPReqRate) Rate(st algorithms.State, now algorithms.Time) int64 {
+func (h *HAProxyReqRate) Rate(st algorithms.State, now algorithms.Time) int64 {
 	if h.period == 0 {
 		return 0
 	}
@@ -196,26 +196,26 @@ type freqCtr struct {
 	curr, prev int64 // curr_ctr, prev_ctr: at most maxUint32
 }
 
-func (h *HAProxyHTTPReqRate) counter(st algorithms.State) freqCtr {
+func (h *HAProxyReqRate) counter(st algorithms.State) freqCtr {
 	if st.N == 0 {
 		return freqCtr{}
 	}
 	return freqCtr{tick: exact.FloorDiv(h.origin+st.T, 1000), curr: st.N, prev: st.Prev}
 }
 
-func (h *HAProxyHTTPReqRate) state(c freqCtr) algorithms.State {
+func (h *HAProxyReqRate) state(c freqCtr) algorithms.State {
 	return algorithms.State{T: c.tick*1000 - h.origin, N: c.curr, Prev: c.prev}
 }
 
 // ms is haproxy's global_now_ms at now, as a full int64: Origin + now
 // floored to the ms.
-func (h *HAProxyHTTPReqRate) ms(now algorithms.Time) int64 {
+func (h *HAProxyReqRate) ms(now algorithms.Time) int64 {
 	return exact.FloorDiv(h.origin+int64(now), 1000)
 }
 
 // live returns c as a hit at nowMs finds it: a new entry if its period
 // started 2P or more before nowMs, or after it (see the type's doc).
-func (h *HAProxyHTTPReqRate) live(c freqCtr, nowMs int64) freqCtr {
+func (h *HAProxyReqRate) live(c freqCtr, nowMs int64) freqCtr {
 	if c.curr == 0 {
 		return freqCtr{}
 	}
@@ -226,7 +226,7 @@ func (h *HAProxyHTTPReqRate) live(c freqCtr, nowMs int64) freqCtr {
 }
 
 // hit is update_freq_ctr_period(c, P, 1) at nowMs, for a c from live.
-func (h *HAProxyHTTPReqRate) hit(c freqCtr, nowMs int64) freqCtr {
+func (h *HAProxyReqRate) hit(c freqCtr, nowMs int64) freqCtr {
 	p := h.period
 	if c.curr == 0 {
 		// A new entry: curr_tick is 0 and now − 0 is the uint32 ms
@@ -254,7 +254,7 @@ func (h *HAProxyHTTPReqRate) hit(c freqCtr, nowMs int64) freqCtr {
 // start it reads 0 (or, at exactly 2P, the flapping correction's curr ≤ 1),
 // as haproxy's does. Before the period's start (a clock stepped back) it
 // reads 0, as the new entry the next hit would find.
-func (h *HAProxyHTTPReqRate) read(c freqCtr, nowMs int64) int64 {
+func (h *HAProxyReqRate) read(c freqCtr, nowMs int64) int64 {
 	if c.curr == 0 && c.prev == 0 || nowMs < c.tick {
 		return 0
 	}
@@ -279,7 +279,7 @@ func (h *HAProxyHTTPReqRate) read(c freqCtr, nowMs int64) int64 {
 
 // take is cost hits at nowMs: the counter after them and the rate the last
 // one reads.
-func (h *HAProxyHTTPReqRate) take(c freqCtr, nowMs, cost int64) (freqCtr, int64) {
+func (h *HAProxyReqRate) take(c freqCtr, nowMs, cost int64) (freqCtr, int64) {
 	c = h.hit(h.live(c, nowMs), nowMs)
 	// The first hit leaves nowMs in the current period (P ≥ 2), so the
 	// others only add to curr_ctr.
@@ -289,8 +289,8 @@ func (h *HAProxyHTTPReqRate) take(c freqCtr, nowMs, cost int64) (freqCtr, int64)
 
 // Step is cost requests through track-sc0 and the deny rule at now, or a
 // read of sc_http_req_rate for a cost of 0.
-func (h *HAProxyHTTPReqRate) Step(prev algorithms.State, now algorithms.Time, cost int64) (algorithms.State, algorithms.Decision) {
-	if h.period == 0 { // the zero value: NewHAProxyHTTPReqRate never builds one
+func (h *HAProxyReqRate) Step(prev algorithms.State, now algorithms.Time, cost int64) (algorithms.State, algorithms.Decision) {
+	if h.period == 0 { // the zero value: NewHAProxyReqRate never builds one
 		return algorithms.Unbuilt(prev, cost)
 	}
 	cost = algorithms.CleanCost(cost)
@@ -321,7 +321,7 @@ func (h *HAProxyHTTPReqRate) Step(prev algorithms.State, now algorithms.Time, co
 
 // remaining is how many unit requests at nowMs would pass one after the
 // other on c: each adds 1 to the rate the next one reads.
-func (h *HAProxyHTTPReqRate) remaining(c freqCtr, nowMs int64) int64 {
+func (h *HAProxyReqRate) remaining(c freqCtr, nowMs int64) int64 {
 	_, rate := h.take(c, nowMs, 1)
 	return max(h.limit-rate+1, 0)
 }
@@ -333,7 +333,7 @@ func (h *HAProxyHTTPReqRate) remaining(c freqCtr, nowMs int64) int64 {
 // weight, which is what it added before; from 2P, a new entry), so the
 // first such ms is found by bisection; at the start plus 2P, a new entry,
 // it reads cost ≤ N.
-func (h *HAProxyHTTPReqRate) passesAt(c freqCtr, nowMs, cost int64) int64 {
+func (h *HAProxyReqRate) passesAt(c freqCtr, nowMs, cost int64) int64 {
 	lo, hi := nowMs+1, c.tick+2*h.period
 	for lo < hi {
 		mid := lo + (hi-lo)/2

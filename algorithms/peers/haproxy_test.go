@@ -35,8 +35,8 @@ var hapOrigin = algorithms.FromTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 
 const hms = algorithms.Time(1000) // a ms in µs
 
-func mustHAProxy(t interface{ Fatal(...any) }, n int64, window time.Duration, origin algorithms.Time) *peers.HAProxyHTTPReqRate {
-	h, err := peers.NewHAProxyHTTPReqRate(algorithms.Params{Rate: algorithms.Rate{N: n, Per: window}, Window: window, Origin: origin})
+func mustHAProxy(t interface{ Fatal(...any) }, n int64, window time.Duration, origin algorithms.Time) *peers.HAProxyReqRate {
+	h, err := peers.NewHAProxyReqRate(algorithms.Params{Rate: algorithms.Rate{N: n, Per: window}, Window: window, Origin: origin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ type hstep struct {
 	retry     time.Duration
 }
 
-func runHAProxy(t *testing.T, h *peers.HAProxyHTTPReqRate, st algorithms.State, steps []hstep) algorithms.State {
+func runHAProxy(t *testing.T, h *peers.HAProxyReqRate, st algorithms.State, steps []hstep) algorithms.State {
 	t.Helper()
 	for i, s := range steps {
 		at := algorithms.Time(s.atMs) * hms
@@ -376,7 +376,7 @@ func (f *cFreqCtr) read(now, period uint32) uint32 {
 // turn), and an Origin at any µs, its ms at least 2P and at most 2^31 after
 // a uint32 wrap, where the C's re-anchoring and the model's new entry are
 // the same state.
-func genHAProxy(t *rapid.T) (h *peers.HAProxyHTTPReqRate, n, period int64, origin algorithms.Time) {
+func genHAProxy(t *rapid.T) (h *peers.HAProxyReqRate, n, period int64, origin algorithms.Time) {
 	n = rapid.Int64Range(1, 40).Draw(t, "N")
 	period = 2 * rapid.OneOf(rapid.Int64Range(1, 50), rapid.Int64Range(1, 5000)).Draw(t, "P/2")
 	wrap := rapid.Int64Range(300, 500).Draw(t, "wraps") << 32
@@ -619,10 +619,10 @@ func TestHAProxyParamErrors(t *testing.T) {
 		{"a limit haproxy's uint32 rate never exceeds", algorithms.Params{Rate: r(1<<32, 2*time.Millisecond), Window: 2 * time.Millisecond}, "rate", "uint32"},
 	}
 	for _, tt := range tests {
-		_, err := peers.NewHAProxyHTTPReqRate(tt.p)
+		_, err := peers.NewHAProxyReqRate(tt.p)
 		var pe *algorithms.ParamError
 		if !errors.As(err, &pe) || pe.Param != tt.param || !strings.Contains(pe.Msg, tt.msg) {
-			t.Errorf("%s: NewHAProxyHTTPReqRate(%+v) = %v, want a ParamError on %q containing %q", tt.name, tt.p, err, tt.param, tt.msg)
+			t.Errorf("%s: NewHAProxyReqRate(%+v) = %v, want a ParamError on %q containing %q", tt.name, tt.p, err, tt.param, tt.msg)
 		}
 	}
 	for _, p := range []algorithms.Params{
@@ -631,7 +631,7 @@ func TestHAProxyParamErrors(t *testing.T) {
 		{Rate: r(1, 24*time.Hour), Window: 2147483646 * time.Millisecond, Origin: 99},
 		{Rate: r(4294967294, 2*time.Millisecond), Window: 2 * time.Millisecond},
 	} {
-		h, err := algorithms.New("haproxy-http-req-rate", p)
+		h, err := algorithms.New("haproxy-req-rate", p)
 		if err != nil {
 			t.Errorf("New(%+v): %v", p, err)
 			continue
@@ -645,11 +645,11 @@ func TestHAProxyParamErrors(t *testing.T) {
 // TestHAProxyEdges: the zero value, and inputs at the ends of int64, neither
 // panic nor break the contract.
 func TestHAProxyEdges(t *testing.T) {
-	var zero peers.HAProxyHTTPReqRate
+	var zero peers.HAProxyReqRate
 	if _, d := zero.Step(algorithms.State{}, 0, 1); d.Allowed || d.RetryAfter != algorithms.Never {
 		t.Errorf("zero value admitted %+v", d)
 	}
-	if zero.Name() != "haproxy-http-req-rate" || zero.Rate(algorithms.State{N: 3}, 0) != 0 {
+	if zero.Name() != "haproxy-req-rate" || zero.Rate(algorithms.State{N: 3}, 0) != 0 {
 		t.Errorf("zero value: %q", zero.Name())
 	}
 	h := mustHAProxy(t, 20, 10*time.Second, hapOrigin)
