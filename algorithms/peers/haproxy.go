@@ -22,8 +22,10 @@ import (
 // line numbers below are of tag v2.6.0, the only 2.6 tag the source mirror
 // has: the 2.6.1 to 2.6.12 changelog touches no freq_ctr, http_req_rate,
 // track-sc or clock code, only stick-table purging and races, and Debian's
-// patches are CVE fixes elsewhere; a replay of 305 answers of the real
-// 2.6.12 agrees with the model on every one (TestHAProxyReplaysRealAnswers).
+// patches are CVE fixes elsewhere. A replay of 305 answers of the real
+// 2.6.12 agrees with the model on every one (TestHAProxyReplaysRealAnswers),
+// and so does a live haproxy on loopback fed by `ratelim load`, gt 20 over
+// 10s and gt 5 over 2s (live/haproxy_test.go).
 //
 // Each key's counter is a struct freq_ctr (include/haproxy/freq_ctr-t.h):
 // curr_tick, the start of the current period in ms, and curr_ctr and
@@ -124,7 +126,10 @@ import (
 //
 // State: T is curr_tick as an instant (its ms × 1000 − Origin, µs), N is
 // curr_ctr and Prev is prev_ctr. curr_ctr is at least 1 once a key has been
-// hit, so N = 0 is the new entry (the zero State).
+// hit, so N = 0 is the new entry (the zero State). Like the other peers it
+// is no [algorithms.Charger]: haproxy has no way to count a request another
+// server decided: its peers section sends a key's whole freq_ctr
+// (src/peers.c, peer_prepare_updatemsg), not hits to add.
 //
 // The zero HAProxyReqRate has no period: it refuses every request of positive
 // cost, as unbuilt limiters do. Build one with [NewHAProxyReqRate].
