@@ -71,12 +71,13 @@ import (
 // through at 11 s.
 //
 // Parameters. http_req_rate's period is parsed by parse_time_err
-// (src/tools.c) in whole ms, rounded up, and refused at 2^31 ms or more
-// (PARSE_TIME_OVER): the model wants Window a whole number of ms below
-// 2^31. It also wants it even and at least 2 ms, which haproxy does not
-// check: the start's even rounding makes an odd period move its grid 1 ms
-// back at each turn (tick + P is odd) and lets two turns happen in one ms,
-// and a 1 ms period turns at every hit of an odd ms and never counts past 1.
+// (src/tools.c:2410-2494) in whole ms, rounded up, and refused at 2^31 ms
+// or more (PARSE_TIME_OVER): the model wants Window a whole number of ms
+// below 2^31. It also wants it even and at least 2 ms, which haproxy does
+// not check: the start's even rounding makes an odd period move its grid
+// 1 ms back at each turn (tick + P is odd) and lets two turns happen in one
+// ms, and a 1 ms period turns at every hit of an odd ms and never counts
+// past 1. (A period of 0 parses, and divides by zero at the first read.)
 // N is compared with a uint32 rate, which never exceeds 2^32 − 1, so the
 // model wants N below it.
 //

@@ -23,7 +23,7 @@ import (
 //	                                    else prev = curr, curr = inc, tick += P; 2P or more
 //	                                    → prev = 0, tick = now; store tick & ~1
 //	include/haproxy/freq_ctr.h  99-104  read_freq_ctr_period: freq_ctr_total(-1) / P
-//	src/freq_ctr.c              75-96   remain = tick + P − now; < 0 → past = curr or 0;
+//	src/freq_ctr.c              78-96   remain = tick + P − now; < 0 → past = curr or 0;
 //	                                    curr == 0 && past ≤ 1 → past; else past × remain + curr × P
 //	src/http_act.c        2001-2081     http_action_track_sc: update(+1) before any deny rule
 //	src/stick_table.c     3846-3879     smp_fetch_sc_http_req_rate: read_freq_ctr_period
