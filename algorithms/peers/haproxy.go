@@ -77,7 +77,8 @@ import (
 // not check: the start's even rounding makes an odd period move its grid
 // 1 ms back at each turn (tick + P is odd) and lets two turns happen in one
 // ms, and a 1 ms period turns at every hit of an odd ms and never counts
-// past 1. (A period of 0 parses, and divides by zero at the first read.)
+// past 1. (A period of 0 parses, and divides by zero at the first read:
+// haproxy 2.6.12 dies of SIGFPE at the first request it tracks.)
 // N is compared with a uint32 rate, which never exceeds 2^32 − 1, so the
 // model wants N below it.
 //
