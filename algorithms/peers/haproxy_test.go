@@ -76,11 +76,12 @@ func runHAProxy(t *testing.T, h *peers.HAProxyReqRate, st algorithms.State, step
 	return st
 }
 
-// burst is n unit requests at atMs, the first 20 − before passing with
-// N = 20: rates before+1 … before+n, each request counted.
-func burst(atMs, before, n int64, retry func(k int64) time.Duration) []hstep {
+// burst is n unit requests at atMs on a new key with N = 20: they read
+// 1 … n, each counted, and the first 20 pass; the k-th refused waits
+// retry(k).
+func burst(atMs, n int64, retry func(k int64) time.Duration) []hstep {
 	var steps []hstep
-	for k := before + 1; k <= before+n; k++ {
+	for k := int64(1); k <= n; k++ {
 		s := hstep{atMs: atMs, cost: 1, ok: k <= 20, rate: k, remaining: max(20-k, 0), retry: 0}
 		if !s.ok {
 			s.retry = retry(k)
@@ -104,7 +105,7 @@ func TestHAProxySourceArithmetic(t *testing.T) {
 	}
 	t.Run("a burst of 30 passes 20", func(t *testing.T) {
 		h := mustHAProxy(t, 20, 10*time.Second, hapOrigin)
-		st := runHAProxy(t, h, algorithms.State{}, burst(0, 0, 30, retryAfterBurst))
+		st := runHAProxy(t, h, algorithms.State{}, burst(0, 30, retryAfterBurst))
 		// The 21st waits 10477 ms (remain 9523: 21 × 9523 = 199983),
 		// the 30th 13334 ms (remain 6666).
 		if got := retryAfterBurst(21); got != 10477*ms {
@@ -116,7 +117,7 @@ func TestHAProxySourceArithmetic(t *testing.T) {
 	})
 	t.Run("after 21 at once, 1/s is refused until 16s", func(t *testing.T) {
 		h := mustHAProxy(t, 20, 10*time.Second, hapOrigin)
-		steps := burst(0, 0, 21, retryAfterBurst)
+		steps := burst(0, 21, retryAfterBurst)
 		// 1..9 s: the same period, curr 22..30, prev 0.
 		for s := int64(1); s <= 9; s++ {
 			steps = append(steps, hstep{atMs: s * 1000, cost: 1, rate: 21 + s, remaining: 0, retry: -1})
@@ -161,7 +162,7 @@ func TestHAProxySourceArithmetic(t *testing.T) {
 		// at 20 s the period started 2P ago: a new entry, 20 pass.
 		h := mustHAProxy(t, 20, 10*time.Second, hapOrigin)
 		for _, c := range []struct{ atMs, pass int64 }{{12000, 4}, {19500, 19}, {19999, 20}, {20000, 20}, {45000, 20}} {
-			st := runHAProxy(t, h, algorithms.State{}, burst(0, 0, 20, nil))
+			st := runHAProxy(t, h, algorithms.State{}, burst(0, 20, nil))
 			passed := int64(0)
 			for range 20 {
 				var d algorithms.Decision
@@ -185,7 +186,7 @@ func TestHAProxySourceArithmetic(t *testing.T) {
 			wait   int64
 		}{{"even", hapOrigin, 10477}, {"odd", hapOrigin + hms, 10476}, {"odd, 999 µs in", hapOrigin + hms + 999, 10476}} {
 			h := mustHAProxy(t, 20, 10*time.Second, c.origin)
-			st := runHAProxy(t, h, algorithms.State{}, burst(0, 0, 20, nil))
+			st := runHAProxy(t, h, algorithms.State{}, burst(0, 20, nil))
 			st, d := h.Step(st, 0, 1)
 			// The wait is to the start of the ms, from Time 0 (which is
 			// 999 µs into its ms in the third case).
