@@ -224,3 +224,20 @@ func TestCheckTargetInterrupted(t *testing.T) {
 		t.Errorf("a JUnit report was written (%v), want none", err)
 	}
 }
+
+// A live check of a scenario with faults, without --control, skips each
+// expectation saying why, and sends nothing (the target is a port no one
+// listens on): its lines and its JUnit report, as goldens.
+func TestCheckTargetSkipsGolden(t *testing.T) {
+	report := filepath.Join(t.TempDir(), "report.xml")
+	code, out, errOut := runArgs("check", "store-outage", "--target", "http://127.0.0.1:1", "--junit", report)
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, errOut)
+	}
+	golden(t, "check-target-store-outage.txt", []byte(out))
+	xml, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "check-target-store-outage.xml", xml)
+}
