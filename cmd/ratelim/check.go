@@ -53,7 +53,9 @@ With --target, each scenario's clients are sent for real, over HTTP, to
 the servers given (your service: the scenario's servers: count is replaced
 by the number of targets, which its balancer spreads the requests over),
 one run after another, each taking the scenario's duration; the expect:
-lines are checked on what was observed. ` + liveCheckHelp + `
+lines are checked on what was observed.
+
+` + liveCheckHelp + `
 
 A file that cannot be checked (malformed, or its run over a bound) prints
 ERROR and is an errored test case in --junit; the other files still run,

@@ -41,23 +41,27 @@ func addLiveCheckFlags(f *pflag.FlagSet, t *liveTargets) {
 }
 
 // liveCheckHelp is check's help on what a live check skips.
-const liveCheckHelp = `An expectation a live run cannot observe is
-skipped, printed as skip with the reason (a skipped case in --junit),
-never passed and never failed: design_bound_1s and the findings of the
-simulator's model (design-bound, copies-diverged, a cluster's shards,
-leaked); failed_open, failed_closed, would_reject, shed and served, read
-from headers only ratelim's httplimit middleware sends, unless
---httplimit-headers says the targets send them (--control implies it); a
-with: that changes the limiter (algorithm, topology, store, servers, key,
-on_error...: the targets' limiter is theirs; seed, duration, step and
-balancer run); and a scenario with faults, unless --control URL --token
-TOKEN name the control listener of a 'ratelim serve' fleet to apply them
-to. ideal_allowed, ideal_max_allowed_1s, false_allows and false_denies are
-the exact limiter of the scenario's limit fed the requests as observed.
-Targets must be on this machine unless --allow-remote; --max-requests
-bounds each run (2,000,000 by default with --target), and a scenario
-estimated over it is refused (exit 3) before anything is sent. The runs
-share the servers: a key's counters carry from one run into the next.`
+const liveCheckHelp = `An expectation a live run cannot observe is skipped, printed as skip with
+the reason (a skipped case in --junit), never passed and never failed:
+design_bound_1s and the findings of the simulator's model (design-bound,
+copies-diverged, a cluster's shards, leaked); failed_open, failed_closed,
+would_reject, shed and served, read from headers only ratelim's httplimit
+middleware sends, unless --httplimit-headers says the targets send them
+(--control implies it); a with: that changes the limiter (algorithm,
+topology, store, servers, key, on_error...: the targets' limiter is
+theirs; seed, duration, step and balancer run); and a scenario with
+faults, unless --control URL --token TOKEN name the control listener of a
+'ratelim serve' fleet to apply them to. ideal_allowed,
+ideal_max_allowed_1s, false_allows and false_denies are one exact limiter
+of the scenario's limit fed the requests as observed. A request no target
+answered is counted in no_answer, neither allowed nor rejected (bound it:
+{client: "*", no_answer: {max: 0}}).
+
+Targets must be on this machine unless --allow-remote. --max-requests
+bounds each run (2,000,000 by default with --target, as load's), and a
+scenario estimated over it is refused (exit 3) before anything is sent.
+The runs share the servers: a key's counters carry from one run into the
+next.`
 
 // checkLiveFlags refuses the live flags without --target, --store with it
 // (the targets' store is theirs), and --control without --token.
