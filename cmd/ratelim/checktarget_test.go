@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"net"
@@ -9,12 +10,15 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/live"
 	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/sim"
 )
 
 // The live checks below send at most 2 s of traffic each, to a fleet of
@@ -240,4 +244,49 @@ func TestCheckTargetSkipsGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "check-target-store-outage.xml", xml)
+}
+
+// The exact-limiter figures a live check checks (ideal_allowed,
+// false_allows...) are one exact limiter of the scenario's limit fed the
+// requests as they were observed: a token bucket stepped here over a load
+// run's observations, each key's in the order the run recorded them (at
+// the instant the server decided, clamped into the run as sim.Replay
+// clamps it), admits for each client what the run's Result says.
+func TestLiveIdealIsTheExactLimiterOnTheObservedRequests(t *testing.T) {
+	fleet := startTargetFleet(t, targetScenario, 2)
+	f, err := scenarios.Parse("target.yaml", []byte(targetScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := f.Scenario
+	res, err := live.Load(context.Background(), sc, live.LoadOptions{Targets: fleet.URLs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := algorithms.NewTokenBucket(sc.Limit.Params.Rate, sc.Limit.Params.Burst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := slices.Clone(res.Observations)
+	slices.SortStableFunc(obs, func(a, b sim.Observation) int {
+		return cmp.Or(cmp.Compare(a.At, b.At), cmp.Compare(a.Seq, b.Seq))
+	})
+	last := algorithms.At(sc.Duration) - 1
+	states := make([]algorithms.State, len(sc.Clients)) // a key per client here
+	ideal := make([]int64, len(sc.Clients))
+	for _, o := range obs {
+		if o.NoAnswer {
+			continue
+		}
+		var d algorithms.Decision
+		states[o.Client], d = exact.Step(states[o.Client], min(max(algorithms.At(o.At), 0), last), max(o.Cost, 1))
+		if d.Allowed {
+			ideal[o.Client]++
+		}
+	}
+	for i, c := range res.Result.Clients {
+		if c.IdealAllowed != ideal[i] || c.Sent == 0 {
+			t.Errorf("%s: ideal_allowed %d of %d sent, a token bucket on the observations admits %d", c.Name, c.IdealAllowed, c.Sent, ideal[i])
+		}
+	}
 }
