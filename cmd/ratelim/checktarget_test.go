@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/proxytest"
 	"github.com/ratelim/ratelim/live"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
@@ -288,5 +289,23 @@ func TestLiveIdealIsTheExactLimiterOnTheObservedRequests(t *testing.T) {
 		if c.IdealAllowed != ideal[i] || c.Sent == 0 {
 			t.Errorf("%s: ideal_allowed %d of %d sent, a token bucket on the observations admits %d", c.Name, c.IdealAllowed, c.Sent, ideal[i])
 		}
+	}
+}
+
+// A live check of a service that is not ratelim's: a real nginx on
+// loopback with limit_req keyed by X-API-Key. What its answers show is
+// checked; what only ratelim's middleware would say is skipped.
+func TestCheckTargetNginx(t *testing.T) {
+	proxytest.NeedNginx(t)
+	n := proxytest.StartNginx(t, proxytest.NginxConfig{
+		HTTP:      "limit_req_zone $http_x_api_key zone=z:1m rate=10r/s;\nlimit_req_status 429;",
+		Locations: map[string]string{"/api": "limit_req zone=z burst=5 nodelay;"},
+	})
+	text := strings.Replace(targetScenario, "limit: {algorithm: token-bucket, rate: 10/s, burst: 5}",
+		"limit: {algorithm: nginx-limit-req, rate: 10/s, burst: 5, nodelay: true, key: api-key}", 1) +
+		"  - {client: hammer, failed_closed: {max: 0}}\n"
+	code, out, errOut := runArgs("check", writeScenario(t, "nginx.yaml", text), "--target", n.URL)
+	if code != exitOK || !strings.Contains(out, "3 passed, 0 failed, 1 skipped\n") || !strings.Contains(out, "skip ") {
+		t.Fatalf("exit %d, want 0 with 3 passed and failed_closed skipped\n%s%s", code, out, errOut)
 	}
 }
