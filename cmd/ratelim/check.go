@@ -354,7 +354,8 @@ func checkOutcomes(errOut io.Writer, p *checkPlan, results []*sim.Result, runErr
 			}
 			outs, err := scenarios.Evaluate(job.label, e, results[i])
 			if err != nil {
-				failLine(job.entry, checkLine{File: job.label, Line: e.Line, Text: e.Text + with, name: e.Text + with}, usageError{err})
+				// e.Text ends with its with: already.
+				failLine(job.entry, checkLine{File: job.label, Line: e.Line, Text: e.Text, name: e.Text}, usageError{err})
 				continue
 			}
 			for _, o := range outs {
