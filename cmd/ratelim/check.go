@@ -83,7 +83,8 @@ Exit status, the worst seen when files differ (4 > 2 > 3 > 1 > 0):
   ratelim check my-limits.yaml --target http://127.0.0.1:8080 --junit report.xml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
-			if len(opts.Live.Targets) > 0 && !cmd.Flags().Changed("max-requests") {
+			opts.Live.Given = cmd.Flags().Changed("target")
+			if opts.Live.on() && !cmd.Flags().Changed("max-requests") {
 				// A live run's bound, as load's: real requests cost
 				// real time.
 				opts.Limits.MaxRequests = live.DefaultMaxRequests
@@ -207,7 +208,7 @@ func planCheck(opts *checkOptions) (*checkPlan, error) {
 		p.jobs = append(p.jobs, jobs...)
 		p.scs = append(p.scs, scs...)
 	}
-	if len(opts.Live.Targets) > 0 {
+	if opts.Live.on() {
 		if p.live, err = planLive(opts, p); err != nil {
 			return nil, err
 		}

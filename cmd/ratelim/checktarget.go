@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,6 +25,10 @@ import (
 
 // liveTargets are check's flags for a live check.
 type liveTargets struct {
+	// Given says --target was given, even with no URL in it: an unset
+	// variable in a CI script (--target "$URL") must not fall back to
+	// simulating.
+	Given       bool
 	Targets     []string
 	AllowRemote bool
 	Control     string
@@ -63,11 +68,15 @@ scenario estimated over it is refused (exit 3) before anything is sent.
 The runs share the servers: a key's counters carry from one run into the
 next.`
 
-// checkLiveFlags refuses the live flags without --target, --store with it
-// (the targets' store is theirs), and --control without --token.
+// on says a live check was asked for: --target given, URLs in it or not.
+func (t liveTargets) on() bool { return t.Given || len(t.Targets) > 0 }
+
+// checkLiveFlags refuses the live flags without --target, a --target
+// without a URL in it, --store with it (the targets' store is theirs),
+// and --control without --token.
 func checkLiveFlags(opts *checkOptions) error {
 	t := opts.Live
-	if len(t.Targets) == 0 {
+	if !t.on() {
 		for _, f := range []struct {
 			flag string
 			set  bool
@@ -77,6 +86,9 @@ func checkLiveFlags(opts *checkOptions) error {
 			}
 		}
 		return nil
+	}
+	if !slices.ContainsFunc(t.Targets, func(u string) bool { return strings.TrimSpace(u) != "" }) {
+		return badInput("--target: no URL given (want base URLs, comma-separated, e.g. --target http://127.0.0.1:8080)")
 	}
 	if opts.Store != "" {
 		return badInput("--store: a live check runs on the targets' own store (want --store or --target, not both)")

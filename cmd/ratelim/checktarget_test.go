@@ -309,3 +309,16 @@ func TestCheckTargetNginx(t *testing.T) {
 		t.Fatalf("exit %d, want 0 with 3 passed and failed_closed skipped\n%s%s", code, out, errOut)
 	}
 }
+
+// A --target with no URL in it (an unset variable in a CI script:
+// --target "$URL") is a flag error, exit 2, never a simulated check that
+// passes.
+func TestCheckTargetEmptyIsAFlagError(t *testing.T) {
+	path := writeScenario(t, "a.yaml", targetScenario)
+	for _, target := range []string{"", " ", ",", " , "} {
+		code, out, errOut := runArgs("check", path, "--target", target)
+		if code != exitBadInput || !strings.Contains(errOut, "--target: no URL given (want ") || strings.Contains(out, "ok ") {
+			t.Errorf("--target %q: exit %d, want 2 and the flag named\n%s%s", target, code, out, errOut)
+		}
+	}
+}
