@@ -90,6 +90,11 @@ func checkLiveFlags(opts *checkOptions) error {
 	if !slices.ContainsFunc(t.Targets, func(u string) bool { return strings.TrimSpace(u) != "" }) {
 		return badInput("--target: no URL given (want base URLs, comma-separated, e.g. --target http://127.0.0.1:8080)")
 	}
+	if len(t.Targets) > scenarios.MaxServers {
+		// The targets are the scenarios' servers: as many as a
+		// scenario may have, checked once here rather than per file.
+		return badInput("--target: %d URLs (want at most %d, the servers a scenario may have)", len(t.Targets), scenarios.MaxServers)
+	}
 	if opts.Store != "" {
 		return badInput("--store: a live check runs on the targets' own store (want --store or --target, not both)")
 	}
@@ -153,7 +158,7 @@ func planLive(opts *checkOptions, p *checkPlan) (*livePlan, error) {
 		// own checks of them (a fault naming server 5 of 2).
 		sc, err := scenarios.Override(sc, map[string]string{"servers": servers}, func(string) string { return "--target (its servers)" })
 		if err != nil {
-			lp.refused[i] = usageError{fmt.Errorf("%s: %w", job.label, err)}
+			lp.refused[i] = usageError{err} // named with job's label when reported (runError)
 			continue
 		}
 		p.scs[i] = sc

@@ -322,3 +322,21 @@ func TestCheckTargetEmptyIsAFlagError(t *testing.T) {
 		}
 	}
 }
+
+// More targets than a scenario may have servers is the flag's error,
+// once, exit 2; a scenario the targets' count makes invalid (a partition
+// naming server 2 of 2) is its file's ERROR, named once.
+func TestCheckTargetCountAndRefusalNamedOnce(t *testing.T) {
+	path := writeScenario(t, "short.yaml", targetScenario)
+	many := strings.TrimSuffix(strings.Repeat("http://127.0.0.1:1,", scenarios.MaxServers+1), ",")
+	code, out, errOut := runArgs("check", path, "--target", many)
+	if code != exitBadInput || !strings.Contains(errOut, "ratelim: --target: 1025 URLs (want at most 1024") || strings.Contains(out+errOut, "short.yaml") {
+		t.Errorf("1025 targets: exit %d, want 2 and the flag's error alone\n%s%s", code, out, errOut)
+	}
+	partitioned := strings.Replace(targetScenario, "expect:\n", "faults:\n  - {kind: partition, start: 500ms, end: 1s, groups: [[0], [1, 2]]}\nexpect:\n", 1)
+	path = writeScenario(t, "part.yaml", partitioned)
+	code, out, errOut = runArgs("check", path, "--target", "http://127.0.0.1:1,http://127.0.0.1:2", "--control", "http://127.0.0.1:1", "--token", "x")
+	if code != exitBadInput || strings.Count(out, path) != 1 || !strings.Contains(out, "ERROR "+path+": ") {
+		t.Errorf("a partition of 3 servers on 2 targets: exit %d, want 2 and the file named once\n%s%s", code, out, errOut)
+	}
+}
