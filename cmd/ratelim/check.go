@@ -424,7 +424,9 @@ func writeCheckLines(w io.Writer, entries []checkEntry, lines []checkLine, n che
 	for _, l := range lines {
 		switch {
 		case l.Error != "":
-			fmt.Fprintf(w, "ERROR %s\n", l.Error) // quotes its names, as every error does
+			// Its text names the file and may quote what was in it:
+			// input, escaped as the other lines' names are.
+			fmt.Fprintf(w, "ERROR %s\n", escape.Text(l.Error))
 		case l.Skipped != "":
 			fmt.Fprintf(w, "skip %s:%d: %s (not checked: %s)\n", escape.Text(l.File), l.Line, escape.Text(l.Text), escape.Text(l.Skipped))
 		case l.OK:
@@ -479,11 +481,13 @@ type checkErrors struct {
 	worst error
 }
 
+// Error is the summary on standard error after the lines: it names a
+// file, input, escaped as its ERROR line is.
 func (e checkErrors) Error() string {
 	if len(e.errs) == 1 {
-		return errorText(e.worst)
+		return escape.Text(errorText(e.worst))
 	}
-	return fmt.Sprintf("%d checks could not run (each an ERROR in the results); the worst: %s", len(e.errs), errorText(e.worst))
+	return fmt.Sprintf("%d checks could not run (each an ERROR in the results); the worst: %s", len(e.errs), escape.Text(errorText(e.worst)))
 }
 
 func (e checkErrors) Unwrap() error { return e.worst }

@@ -340,3 +340,26 @@ func TestCheckTargetCountAndRefusalNamedOnce(t *testing.T) {
 		t.Errorf("a partition of 3 servers on 2 targets: exit %d, want 2 and the file named once\n%s%s", code, out, errOut)
 	}
 }
+
+// A file's name is input: its ERROR line and the summary on standard
+// error show it escaped, simulated and live, never a terminal escape.
+func TestCheckErrorLinesEscapeNames(t *testing.T) {
+	dir := t.TempDir()
+	write := func(text string) string {
+		path := filepath.Join(dir, "evil\x1b[31m.yaml")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	path := write("name: broken\nduration: 2s\nclients: [\n")
+	code, out, errOut := runArgs("check", path)
+	if code != exitBadInput || strings.Contains(out+errOut, "\x1b") || !strings.Contains(out, `ERROR `+dir+`/evil\x1b[31m.yaml`) {
+		t.Errorf("simulated: exit %d, want 2 and the name escaped\n%q\n%q", code, out, errOut)
+	}
+	write(strings.Replace(targetScenario, "expect:\n", "faults:\n  - {kind: partition, start: 500ms, end: 1s, groups: [[0], [1, 2]]}\nexpect:\n", 1))
+	code, out, errOut = runArgs("check", path, "--target", "http://127.0.0.1:1,http://127.0.0.1:2", "--control", "http://127.0.0.1:1", "--token", "x")
+	if code != exitBadInput || strings.Contains(out+errOut, "\x1b") || !strings.Contains(out, `ERROR `+dir+`/evil\x1b[31m.yaml: `) {
+		t.Errorf("live: exit %d, want 2 and the name escaped\n%q\n%q", code, out, errOut)
+	}
+}
