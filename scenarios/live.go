@@ -198,16 +198,18 @@ func (lc LiveCheck) SkipWith(with map[string]string) string {
 	return ""
 }
 
-// Findings are those of fs a live run can show, in their order: a lesson
-// is then the first of them, and what the simulator's model found of the
-// fleet is not taken for something the service did.
-func (lc LiveCheck) Findings(fs []sim.Finding) []sim.Finding {
-	var out []sim.Finding
-	for _, f := range fs {
-		s, ok := liveFindings[f.Kind]
-		if ok && lc.reason("", s) == "" {
-			out = append(out, f)
-		}
-	}
-	return out
+// Shows reports whether a live run can show a finding of kind: one
+// computed from figures it observes (or, with Told, is told).
+func (lc LiveCheck) Shows(kind sim.FindingKind) bool {
+	s, ok := liveFindings[kind]
+	return ok && lc.reason("", s) == ""
+}
+
+// Findings are those of r's a live run can show, in their order, and
+// exact when none of them is left (sim.FindingsShown): a lesson is then
+// the first of them, and what the simulator's model found of the fleet is
+// neither taken for something the service did nor left standing in for
+// exact.
+func (lc LiveCheck) Findings(r *sim.Result) []sim.Finding {
+	return sim.FindingsShown(r, lc.Shows)
 }

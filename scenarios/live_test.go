@@ -95,21 +95,25 @@ func TestLiveCheckSkipWith(t *testing.T) {
 	}
 }
 
-// A live run's findings keep their order, less those it cannot show: a
-// lesson is the first that remains.
-func TestLiveCheckFindings(t *testing.T) {
-	fs := []sim.Finding{{Kind: sim.FindingFailedOpen}, {Kind: sim.FindingWorstWindow}, {Kind: sim.FindingDesignBound}, {Kind: sim.FindingRetriesWasted}}
-	kinds := func(fs []sim.Finding) []sim.FindingKind {
-		var out []sim.FindingKind
-		for _, f := range fs {
-			out = append(out, f.Kind)
+// A live run shows the findings of what it observes, and of what it is
+// told only when told.
+func TestLiveCheckShows(t *testing.T) {
+	for _, tt := range []struct {
+		kind        sim.FindingKind
+		plain, told bool
+	}{
+		{sim.FindingFailedOpen, false, true},
+		{sim.FindingWorstWindow, true, true},
+		{sim.FindingDesignBound, false, false},
+		{sim.FindingRetriesWasted, true, true},
+		{sim.FindingExact, true, true},
+		{"no-such-finding", false, false},
+	} {
+		if got := (LiveCheck{}).Shows(tt.kind); got != tt.plain {
+			t.Errorf("Shows(%s) = %v, want %v", tt.kind, got, tt.plain)
 		}
-		return out
-	}
-	if got, want := kinds(LiveCheck{}.Findings(fs)), []sim.FindingKind{sim.FindingWorstWindow, sim.FindingRetriesWasted}; !slices.Equal(got, want) {
-		t.Errorf("findings %v, want %v", got, want)
-	}
-	if got, want := kinds(LiveCheck{Told: true}.Findings(fs)), []sim.FindingKind{sim.FindingFailedOpen, sim.FindingWorstWindow, sim.FindingRetriesWasted}; !slices.Equal(got, want) {
-		t.Errorf("told: findings %v, want %v", got, want)
+		if got := (LiveCheck{Told: true}).Shows(tt.kind); got != tt.told {
+			t.Errorf("told: Shows(%s) = %v, want %v", tt.kind, got, tt.told)
+		}
 	}
 }

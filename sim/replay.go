@@ -86,3 +86,22 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 	sort.SliceStable(s.log, func(i, j int) bool { return s.log[i].TS < s.log[j].TS })
 	return s.lastResult(), nil
 }
+
+// FindingsShown is what r teaches of the kinds shown says can be shown
+// (a live run's: scenarios.LiveCheck), most telling first: Findings(r)
+// without the rest, and exact when none is left. The filter comes before
+// exact is decided: a finding that is not shown (a design's bound, a
+// store's copies) must not stand in for exact and then be dropped,
+// leaving nothing.
+func FindingsShown(r *Result, shown func(FindingKind) bool) []Finding {
+	var out []Finding
+	for _, f := range Findings(r) {
+		if shown(f.Kind) {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 && shown(FindingExact) {
+		out = append(out, exactFinding(r.Totals()))
+	}
+	return out
+}

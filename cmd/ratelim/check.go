@@ -67,8 +67,9 @@ output is one XML document a tool can read (with --format json, which
 also wants standard output, give --junit a file).
 
 Exit status, the worst seen when files differ (4 > 2 > 3 > 1 > 0):
-  0    every expectation holds (or, live, was skipped)
-  1    an expectation failed
+  0    every expectation holds (or, live, was skipped, and some held)
+  1    an expectation failed, or, live, every one was skipped: nothing
+       checked
   2    a file or an expectation is malformed (named with file and line),
        a bad flag, nothing named to check, or a --junit path that cannot
        be created
@@ -307,6 +308,9 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 	if n.failed > 0 {
 		return errChecksFailed
 	}
+	if n.passed == 0 && n.skipped > 0 {
+		return errNothingChecked
+	}
 	return nil
 }
 
@@ -453,6 +457,18 @@ func writeCheckLines(w io.Writer, entries []checkEntry, lines []checkLine, n che
 // errChecksFailed is returned when an expectation failed: exit 1, and the
 // lines above have said which.
 var errChecksFailed = errors.New("some expectations failed")
+
+// errNothingChecked is a check whose every expectation was skipped (a
+// live check that could observe none of what they bound): exit 1, as a
+// failure, since a CI job that checked nothing must not pass.
+var errNothingChecked error = nothingChecked{}
+
+type nothingChecked struct{}
+
+func (nothingChecked) Error() string { return "nothing checked: every expectation was skipped" }
+
+// Is makes it exit as errChecksFailed does.
+func (nothingChecked) Is(target error) bool { return target == errChecksFailed }
 
 // checkSeverity orders exit codes for a check whose files ended
 // differently: the worst decides the exit. An internal or store error (4)

@@ -218,7 +218,7 @@ func runLive(ctx context.Context, opts *checkOptions, p *checkPlan) ([]*sim.Resu
 			continue
 		}
 		r := *res.Result
-		r.Findings = lp.check.Findings(r.Findings)
+		r.Findings = lp.check.Findings(&r)
 		results[i] = &r
 	}
 	return results, runErrs, nil

@@ -232,12 +232,13 @@ func TestCheckTargetInterrupted(t *testing.T) {
 
 // A live check of a scenario with faults, without --control, skips each
 // expectation saying why, and sends nothing (the target is a port no one
-// listens on): its lines and its JUnit report, as goldens.
+// listens on): its lines and its JUnit report, as goldens. Nothing was
+// checked, which is exit 1, said on standard error.
 func TestCheckTargetSkipsGolden(t *testing.T) {
 	report := filepath.Join(t.TempDir(), "report.xml")
 	code, out, errOut := runArgs("check", "store-outage", "--target", "http://127.0.0.1:1", "--junit", report)
-	if code != exitOK || errOut != "" {
-		t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, errOut)
+	if code != exitFailed || errOut != "ratelim: nothing checked: every expectation was skipped\n" {
+		t.Fatalf("exit %d, stderr %q; want 1 and nothing checked", code, errOut)
 	}
 	golden(t, "check-target-store-outage.txt", []byte(out))
 	xml, err := os.ReadFile(report)
