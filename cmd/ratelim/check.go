@@ -59,7 +59,8 @@ lines are checked on what was observed.
 
 A file that cannot be checked (malformed, or its run over a bound) prints
 ERROR and is an errored test case in --junit; the other files still run,
-and the JUnit report is written whatever they found.
+and the JUnit report is written whatever they found; for a bad flag
+too, as one errored case, once --junit names a path it can write.
 
 --junit - writes the JUnit XML to standard output, and then the ok, FAIL
 and ERROR lines and the summary go to standard error, so that standard
@@ -264,7 +265,7 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 	}
 	p, err := planCheck(opts)
 	if err != nil {
-		return err
+		return flagErrorReport(opts, err)
 	}
 	var results []*sim.Result
 	var runErrs []error
@@ -312,6 +313,25 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 		return errNothingChecked
 	}
 	return nil
+}
+
+// flagErrorReport writes, for a check refused before it ran anything (a
+// bad flag, nothing named), a JUnit report of one errored case that says
+// why, when --junit names a path it can use: a CI system that reads the
+// report then shows the error, not a missing file. It returns err, which
+// the caller exits with; a report that could not be written is said on
+// standard error besides.
+func flagErrorReport(opts *checkOptions, err error) error {
+	if opts.JUnit == "" || (opts.Format == "json" && outfile.IsStdout(opts.JUnit)) {
+		return err // no report asked for, or its path is the flags' error
+	}
+	const label = "ratelim check"
+	entries := []checkEntry{{label: label, err: err}}
+	lines := [][]checkLine{{{File: label, Text: "flags", Error: errorText(err), name: "flags"}}}
+	if werr := writeOutput(opts.JUnit, opts.Out, func(w io.Writer) error { return writeJUnit(w, entries, lines) }); werr != nil {
+		fmt.Fprintf(opts.ErrOut, "ratelim: --junit: the report of the error below was not written: %s\n", escape.Text(errorText(werr)))
+	}
+	return err
 }
 
 // checkOutcomes evaluates each job's expectations on its result, and

@@ -364,3 +364,41 @@ func TestCheckErrorLinesEscapeNames(t *testing.T) {
 		t.Errorf("live: exit %d, want 2 and the name escaped\n%q\n%q", code, out, errOut)
 	}
 }
+
+// A check refused for its flags (exit 2) still writes its JUnit report
+// when --junit names a usable path: one errored case that says why.
+func TestCheckFlagErrorWritesJUnit(t *testing.T) {
+	path := writeScenario(t, "a.yaml", targetScenario)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{path, "--target", "http://example.com"}, "--target: example.com is not a loopback address"},
+		{[]string{path, "--target", "ftp://127.0.0.1/x"}, `--target: "ftp://127.0.0.1/x" is not an http URL`},
+		{[]string{path, "--target", "http://127.0.0.1:1", "--max-requests", "0"}, "--max-requests"},
+		{[]string{path, "--format", "bad"}, "--format"},
+		{nil, "nothing to check"},
+	} {
+		report := filepath.Join(t.TempDir(), "report.xml")
+		code, out, errOut := runArgs(append(append([]string{"check"}, tt.args...), "--junit", report)...)
+		if code != exitBadInput {
+			t.Errorf("%v: exit %d, want 2\n%s%s", tt.args, code, out, errOut)
+			continue
+		}
+		if _, err := os.Stat(report); err != nil {
+			t.Errorf("%v: no JUnit report: %v", tt.args, err)
+			continue
+		}
+		doc := readJUnit(t, report)
+		if doc.Tests != 1 || doc.Errors != 1 || len(doc.Suites) != 1 || doc.Suites[0].Cases[0].Error == nil ||
+			!strings.Contains(doc.Suites[0].Cases[0].Error.Message, tt.want) {
+			t.Errorf("%v: JUnit %+v, want one errored case saying %q", tt.args, doc, tt.want)
+		}
+	}
+	// --junit - with --format json is the flags' error: no report, as
+	// standard output is json's.
+	code, out, _ := runArgs("check", path, "--format", "json", "--junit", "-")
+	if code != exitBadInput || strings.Contains(out, "<testsuites") {
+		t.Errorf("--junit - --format json: exit %d, stdout %q; want 2 and no report", code, out)
+	}
+}
