@@ -72,10 +72,24 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 		for ; step < s.steps() && t >= int64(step+1)*s.clock.stepLen; step++ {
 			s.endStep(ctx, step, int64(step+1)*s.clock.stepLen)
 		}
+		s.releaseDue(ctx, t)
 		s.sent.requests++
-		s.record(&outcome{p: pending{client: o.Client, t: t, cost: max(o.Cost, 1), attempt: o.Attempt}, d: o.Decision, at: t,
-			latency: int64(algorithms.At(o.Latency)), shadowed: o.Shadowed, shed: o.Shed, noAnswer: o.NoAnswer})
+		oc := &outcome{p: pending{client: o.Client, key: s.clients[o.Client].key, t: t, cost: max(o.Cost, 1), attempt: o.Attempt,
+			service: max(int64(algorithms.At(o.Service)), 0)}, d: o.Decision, at: t,
+			latency: int64(algorithms.At(o.Latency)), shadowed: o.Shadowed, shed: o.Shed, noAnswer: o.NoAnswer}
+		s.record(oc)
+		if s.leases != nil && oc.idealLease != 0 {
+			// The exact limiter's lease of a request it admitted is
+			// given back when the request was served, at o.At +
+			// o.Service, as the simulator's lease stage gives it back
+			// (leaseStage.hold): else a concurrency limit's exact
+			// limiter fills up with its first admissions and refuses
+			// the rest. The service's own lease is not ours to hold
+			// (0).
+			s.leases.hold(s, &oc.p, 0, oc.idealLease, t, true)
+		}
 	}
+	s.releaseDue(ctx, s.clock.duration)
 	for ; step < s.steps(); step++ {
 		s.endStep(ctx, step, min(int64(step+1)*s.clock.stepLen, s.clock.duration))
 	}
@@ -85,6 +99,17 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 	s.log = append(s.log, events...)
 	sort.SliceStable(s.log, func(i, j int) bool { return s.log[i].TS < s.log[j].TS })
 	return s.lastResult(), nil
+}
+
+// releaseDue gives back the exact limiter's leases due by t, in the order
+// they fall due: the requests served by then.
+func (s *sim) releaseDue(ctx context.Context, t int64) {
+	for s.queue.len() > 0 && s.queue.items[0].at <= t {
+		e := s.queue.pop()
+		// A replay has no store: release gives back the exact
+		// limiter's lease alone, which cannot fail.
+		_ = s.release(ctx, e.arg, e.at)
+	}
 }
 
 // FindingsShown is what r teaches of the kinds shown says can be shown

@@ -402,3 +402,29 @@ func TestCheckFlagErrorWritesJUnit(t *testing.T) {
 		t.Errorf("--junit - --format json: exit %d, stdout %q; want 2 and no report", code, out)
 	}
 }
+
+// A live check of a concurrency limit against a 'ratelim serve' fleet of
+// the same file: the exact limiter gives each admitted request's lease
+// back when it was served, as the simulator does, so it admits what the
+// fleet did (one client at 20/s, 50 ms each, never 5 in flight). It kept
+// every lease before: ideal_allowed 5, and the rest false allows.
+func TestCheckTargetConcurrencyExactFigures(t *testing.T) {
+	text := `name: in-flight
+duration: 2s
+limit: {algorithm: concurrency, max_in_flight: 5, lease_ttl: 30s}
+topology: {kind: shared}
+clients:
+  - name: c
+    api_key: c
+    service: 50ms
+    traffic: {pattern: constant, rate: 20/s}
+expect:
+  - {client: c, false_allows: {max: 0}}
+  - {client: c, ideal_allowed: {min: 20}}
+`
+	fleet := startTargetFleet(t, text, 1)
+	code, out, errOut := runArgs("check", writeScenario(t, "in-flight.yaml", text), "--target", fleet.URLs[0])
+	if code != exitOK || !strings.Contains(out, "2 passed, 0 failed\n") {
+		t.Fatalf("exit %d, want 0 and both passed\n%s%s", code, out, errOut)
+	}
+}
