@@ -56,6 +56,10 @@ type Audit struct {
 	// among the rejected, though no rate limit refused them: this says
 	// how many of the rejected were such.
 	OtherStatus int64 `json:"other_status"`
+	// FirstOtherStatus is the status of the first answer that was
+	// neither 2xx, 429 nor 503 (an OtherStatus or a redirect): what a
+	// wrong path or target answered; 0 without one.
+	FirstOtherStatus int `json:"first_other_status,omitempty"`
 	// Cut: answers whose status came and whose body was cut off: the
 	// server abandoned the request while serving it (a crash fault). They
 	// count as their status says, admitted for a 200: the limiter did
@@ -100,6 +104,11 @@ func (a Audit) Deciding() string {
 	return fmt.Sprintf("decided %.1f ms after sending median, %.1f ms p99, %.1f ms at worst",
 		a.DecideP50Ms, a.DecideP99Ms, a.DecideMaxMs)
 }
+
+// NotLimiting is the number of answers that were neither 2xx, 429 nor
+// 503: a 404, a 400, a 500, a redirect. No rate limit said them, and a
+// check of what a limiter did cannot count them as its refusals.
+func (a Audit) NotLimiting() int64 { return a.OtherStatus + a.Redirects }
 
 // Breaches is the number of answers that broke a header rule.
 func (a Audit) Breaches() int64 {

@@ -84,7 +84,10 @@ type LoadOptions struct {
 	// AllowRemote allows targets that are not on this machine. Without it
 	// only loopback addresses are accepted.
 	AllowRemote bool
-	// Path is requested on every target; "" means /api.
+	// Path is requested on every target, after the target's own path;
+	// "" means /api. It starts with /, holds no control character, ?
+	// or # (the query is the run's: client=NAME), and is at most
+	// MaxPathLen bytes.
 	Path string
 	// Client sends the requests; nil means one with keep-alive
 	// connections sized for MaxInFlight, which waits 10 s for each answer
@@ -207,6 +210,9 @@ func (opts LoadOptions) Check(sc sim.Scenario) error {
 	if _, err := checkTargets(opts.Targets, opts.AllowRemote); err != nil {
 		return err
 	}
+	if err := checkPath(opts.Path); err != nil {
+		return err
+	}
 	budget := opts.MaxRequests
 	if budget == 0 {
 		budget = DefaultMaxRequests
@@ -238,6 +244,27 @@ func checkTargets(raw []string, allowRemote bool) ([]*url.URL, error) {
 		out = append(out, u)
 	}
 	return out, nil
+}
+
+// MaxPathLen bounds LoadOptions.Path: a path is a route, not a payload.
+const MaxPathLen = 1024
+
+// checkPath refuses a Path that is not one: it must start with /, and
+// hold no control character (a header or a log line a server writes it
+// into must not be broken), no ? or # (the query is the run's) and be at
+// most MaxPathLen bytes. "" is the default, /api.
+func checkPath(path string) error {
+	switch {
+	case path == "":
+		return nil
+	case len(path) > MaxPathLen:
+		return optionError("Path", "%d bytes (want at most %d)", len(path), MaxPathLen)
+	case !strings.HasPrefix(path, "/"):
+		return optionError("Path", "%q does not start with / (want e.g. /api)", path)
+	case strings.ContainsFunc(path, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '?' || r == '#' || (r >= 0x80 && r < 0xa0) }):
+		return optionError("Path", "%q holds a control character, ? or # (want a path alone, e.g. /api/v1/items: the query is the run's, client=NAME)", path)
+	}
+	return nil
 }
 
 // isLoopback reports whether host is this machine: localhost, or a

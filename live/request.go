@@ -233,6 +233,7 @@ func (l *loader) decisionOf(client int, resp *http.Response, saw *seen) (d store
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		l.mu.Lock()
 		l.audit.Redirects++
+		l.firstOtherStatus(resp.StatusCode)
 		l.mu.Unlock()
 	case resp.StatusCode == http.StatusTooManyRequests:
 		d.Binding = l.auditRejection(client, resp.Header, retryAfter)
@@ -255,9 +256,18 @@ func (l *loader) decisionOf(client int, resp *http.Response, saw *seen) (d store
 		// A 404, a 400, a 500: refused, but by no rate limit.
 		l.mu.Lock()
 		l.audit.OtherStatus++
+		l.firstOtherStatus(resp.StatusCode)
 		l.mu.Unlock()
 	}
 	return d, retryAfter
+}
+
+// firstOtherStatus keeps the first status that no rate limit answers, for
+// the operator (Audit.FirstOtherStatus). l.mu is held.
+func (l *loader) firstOtherStatus(status int) {
+	if l.audit.FirstOtherStatus == 0 {
+		l.audit.FirstOtherStatus = status
+	}
 }
 
 // seen is what an answer said beyond its decision.

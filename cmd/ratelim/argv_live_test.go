@@ -46,7 +46,7 @@ func TestServeArgvToOptions(t *testing.T) {
 func TestLoadArgvToOptions(t *testing.T) {
 	testArgv(t, newCmdLoad(streams{}, nil),
 		func() loadOptions {
-			return loadOptions{Scenario: "nat", Faults: true, MaxInFlight: live.DefaultMaxInFlight, MaxRequests: live.DefaultMaxRequests, Format: "table", over: noOverrides()}
+			return loadOptions{Scenario: "nat", Path: "/api", Faults: true, MaxInFlight: live.DefaultMaxInFlight, MaxRequests: live.DefaultMaxRequests, Format: "table", over: noOverrides()}
 		},
 		func(p *parsed) *loadOptions { return p.load },
 		[]argvCase[loadOptions]{
@@ -57,6 +57,7 @@ func TestLoadArgvToOptions(t *testing.T) {
 			{line: "load store-outage --control http://127.0.0.1:4000 --token s3cret", want: func(o *loadOptions) {
 				o.Scenario, o.Control, o.Token = "store-outage", "http://127.0.0.1:4000", "s3cret"
 			}},
+			{line: "load nat --path /v1/items", want: func(o *loadOptions) { o.Path = "/v1/items" }},
 			{line: "load store-outage --faults=false", want: func(o *loadOptions) { o.Scenario, o.Faults = "store-outage", false }},
 			{line: "load api-quotas --shadow false", want: func(o *loadOptions) {
 				o.Scenario, o.over.shadow, o.over.set = "api-quotas", "false", map[string]string{"shadow": "false"}
@@ -113,7 +114,7 @@ func TestServeArgvToPlan(t *testing.T) {
 func TestLoadArgvToPlan(t *testing.T) {
 	testPlans(t, []planCase{
 		{line: "load nat --target http://127.0.0.1:8080,http://127.0.0.1:8081 --allow-remote --max-in-flight 16 --max-requests 1000", check: func(t *testing.T, p *parsed) {
-			want := live.LoadOptions{Targets: []string{"http://127.0.0.1:8080", "http://127.0.0.1:8081"}, AllowRemote: true, MaxInFlight: 16, MaxRequests: 1000}
+			want := live.LoadOptions{Targets: []string{"http://127.0.0.1:8080", "http://127.0.0.1:8081"}, Path: "/api", AllowRemote: true, MaxInFlight: 16, MaxRequests: 1000}
 			if !reflect.DeepEqual(p.loadPlan.load, want) {
 				t.Errorf("load options\n%+v, want\n%+v", p.loadPlan.load, want)
 			}
@@ -129,7 +130,7 @@ func TestLoadArgvToPlan(t *testing.T) {
 			}
 		}},
 		{line: "load nat", check: func(t *testing.T, p *parsed) {
-			want := live.LoadOptions{MaxInFlight: live.DefaultMaxInFlight, MaxRequests: live.DefaultMaxRequests}
+			want := live.LoadOptions{Path: "/api", MaxInFlight: live.DefaultMaxInFlight, MaxRequests: live.DefaultMaxRequests}
 			if !reflect.DeepEqual(p.loadPlan.load, want) || !reflect.DeepEqual(p.loadPlan.sc, scenariotest.Builtin(t, "nat")) {
 				t.Errorf("load options\n%+v, want\n%+v, and nat as built in", p.loadPlan.load, want)
 			}

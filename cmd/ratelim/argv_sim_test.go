@@ -272,9 +272,9 @@ func TestCheckArgvToOptions(t *testing.T) {
 				o.Paths, o.Limits.MaxRequests = []string{"nat"}, live.DefaultMaxRequests
 				o.Live.Given, o.Live.Targets = true, []string{"http://127.0.0.1:8080", "http://127.0.0.1:8081", "http://[::1]:8082"}
 			}},
-			{line: "check nat --target http://10.0.0.2:80 --allow-remote --max-requests 500 --httplimit-headers", want: func(o *checkOptions) {
+			{line: "check nat --target http://10.0.0.2:80 --path /v1/items --allow-remote --max-requests 500 --httplimit-headers", want: func(o *checkOptions) {
 				o.Paths, o.Limits.MaxRequests = []string{"nat"}, 500
-				o.Live = liveTargets{Given: true, Targets: []string{"http://10.0.0.2:80"}, AllowRemote: true, Told: true}
+				o.Live = liveTargets{Given: true, Targets: []string{"http://10.0.0.2:80"}, Path: "/v1/items", AllowRemote: true, Told: true}
 			}},
 			{line: "check store-outage --target http://127.0.0.1:8080 --control http://127.0.0.1:4000 --token s3cret --junit -", want: func(o *checkOptions) {
 				o.Paths, o.Limits.MaxRequests, o.JUnit = []string{"store-outage"}, live.DefaultMaxRequests, "-"

@@ -76,8 +76,9 @@ Exit status, the worst seen when files differ (4 > 2 > 3 > 1 > 0):
        be created
   3    a run is over --max-requests or --max-memory
   4    an internal or store error, a --target that answered no request
-       (down, or not an HTTP server: the runs after it are not made), or
-       the JUnit report failed part way
+       (down, or not an HTTP server: the runs after it are not made), a
+       run answered with a status no rate limit gives (not 2xx, 429 or
+       503: a wrong --path?), or the JUnit report failed part way
   130  interrupted (nothing is printed, no report is written)`,
 		Example: `  ratelim check --builtins
   ratelim check scenarios/ --junit report.xml
@@ -267,10 +268,16 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 	if err != nil {
 		return flagErrorReport(opts, err)
 	}
+	// With the JUnit on standard output, the lines for people go to
+	// standard error: one document on stdout, which a tool can parse.
+	lineOut := opts.Out
+	if outfile.IsStdout(opts.JUnit) || opts.Format == "json" {
+		lineOut = opts.ErrOut
+	}
 	var results []*sim.Result
 	var runErrs []error
 	if p.live != nil {
-		if results, runErrs, err = runLive(ctx, opts, p); err != nil {
+		if results, runErrs, err = runLive(ctx, opts, p, lineOut); err != nil {
 			return err // interrupted: nothing printed, no report
 		}
 	} else {
@@ -289,12 +296,6 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 		if err := writeOutput(opts.JUnit, opts.Out, func(w io.Writer) error { return writeJUnit(w, p.entries, perEntry) }); err != nil {
 			errs = append(errs, err)
 		}
-	}
-	// With the JUnit on standard output, the lines for people go to
-	// standard error: one document on stdout, which a tool can parse.
-	lineOut := opts.Out
-	if outfile.IsStdout(opts.JUnit) {
-		lineOut = opts.ErrOut
 	}
 	if opts.Format == "json" {
 		if err := writeCheckJSON(opts.Out, lines, n); err != nil {

@@ -8,9 +8,11 @@ package main
 // show it.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/live"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
@@ -28,8 +31,10 @@ type liveTargets struct {
 	// Given says --target was given, even with no URL in it: an unset
 	// variable in a CI script (--target "$URL") must not fall back to
 	// simulating.
-	Given       bool
-	Targets     []string
+	Given   bool
+	Targets []string
+	// Path is requested on every target (--path); "" is /api.
+	Path        string
 	AllowRemote bool
 	Control     string
 	Token       string
@@ -39,6 +44,7 @@ type liveTargets struct {
 
 func addLiveCheckFlags(f *pflag.FlagSet, t *liveTargets) {
 	f.StringSliceVar(&t.Targets, "target", nil, "send each scenario's clients to these servers (base URLs, comma-separated) and check what they answered, instead of simulating")
+	f.StringVar(&t.Path, "path", "", "with --target, the path requested on every target, after the target's own: GET TARGET+PATH?client=NAME (default /api)")
 	f.BoolVar(&t.AllowRemote, "allow-remote", false, "with --target, allow targets that are not on this machine (only servers you own)")
 	f.StringVar(&t.Control, "control", "", "with --target, the control URL of the 'ratelim serve' fleet the targets are, where the scenarios' faults are applied")
 	f.StringVar(&t.Token, "token", "", "the token 'ratelim serve' printed, for --control")
@@ -62,6 +68,12 @@ of the scenario's limit fed the requests as observed. A request no target
 answered is counted in no_answer, neither allowed nor rejected (bound it:
 {client: "*", no_answer: {max: 0}}).
 
+Each request is GET TARGET+PATH?client=NAME (--path, /api by default)
+with the client's X-API-Key, X-User or X-Forwarded-For and
+X-Ratelim-Request numbering it. A 2xx is admitted, a 429 or a 503 refused;
+any other answer (a 404, a 500, a redirect) makes the run an error (exit
+4): no rate limit said it. Each run prints load's audit of the answers.
+
 Targets must be on this machine unless --allow-remote. --max-requests
 bounds each run (2,000,000 by default with --target, as load's), and a
 scenario estimated over it is refused (exit 3) before anything is sent.
@@ -80,7 +92,7 @@ func checkLiveFlags(opts *checkOptions) error {
 		for _, f := range []struct {
 			flag string
 			set  bool
-		}{{"--allow-remote", t.AllowRemote}, {"--control", t.Control != ""}, {"--token", t.Token != ""}, {"--httplimit-headers", t.Told}} {
+		}{{"--path", t.Path != ""}, {"--allow-remote", t.AllowRemote}, {"--control", t.Control != ""}, {"--token", t.Token != ""}, {"--httplimit-headers", t.Told}} {
 			if f.set {
 				return badInput("%s: only for a live check (want --target URL with it)", f.flag)
 			}
@@ -126,7 +138,7 @@ func planLive(opts *checkOptions, p *checkPlan) (*livePlan, error) {
 	t := opts.Live
 	lp := &livePlan{
 		check:   scenarios.LiveCheck{Told: t.Told || t.Control != ""},
-		load:    live.LoadOptions{Targets: t.Targets, AllowRemote: t.AllowRemote, MaxRequests: opts.Limits.MaxRequests},
+		load:    live.LoadOptions{Targets: t.Targets, Path: t.Path, AllowRemote: t.AllowRemote, MaxRequests: opts.Limits.MaxRequests},
 		skips:   make([]string, len(p.jobs)),
 		refused: make([]error, len(p.jobs)),
 	}
@@ -185,7 +197,11 @@ func faultList(faults []sim.Fault) string {
 // Once a run got no answer at all, the targets are down: the rest are not
 // made, each an error that says so. An interrupted check returns the
 // interruption alone: nothing is reported.
-func runLive(ctx context.Context, opts *checkOptions, p *checkPlan) ([]*sim.Result, []error, error) {
+//
+// Each run's audit of the answers is printed on auditOut as load prints
+// it. A run answered with statuses no rate limit gives (a 404, a 500, a
+// redirect) is an error of that run: they would count as refusals.
+func runLive(ctx context.Context, opts *checkOptions, p *checkPlan, auditOut io.Writer) ([]*sim.Result, []error, error) {
 	lp := p.live
 	results := make([]*sim.Result, len(p.jobs))
 	runErrs := make([]error, len(p.jobs))
@@ -210,8 +226,12 @@ func runLive(ctx context.Context, opts *checkOptions, p *checkPlan) ([]*sim.Resu
 			return nil, nil, fmt.Errorf("%s: %w", job.label, ctx.Err())
 		}
 		if err == nil {
+			writeRunAudit(auditOut, job, p.scs[i], res)
 			unanswered = res.CheckAnswered()
 			err = unanswered
+		}
+		if err == nil {
+			err = notLimiting(res.Audit, lo.Path)
 		}
 		if err != nil {
 			runErrs[i] = err
@@ -222,6 +242,36 @@ func runLive(ctx context.Context, opts *checkOptions, p *checkPlan) ([]*sim.Resu
 		results[i] = &r
 	}
 	return results, runErrs, nil
+}
+
+// writeRunAudit prints what a run's audit found in the answers, as load
+// prints it under its table, after a line naming the run.
+func writeRunAudit(w io.Writer, job checkJob, sc sim.Scenario, res *live.LoadResult) {
+	fmt.Fprintf(w, "run  %s%s: %d sent\n", escape.Text(job.label), escape.Text(withText(job.with)), res.Totals().Sent)
+	writeAudit(w, sc, res)
+}
+
+// NotLimitingError is a live run whose answers were not all a limiter's:
+// some were neither 2xx, 429 nor 503 (a 404 of a wrong path, a 500, a
+// redirect), which a check would count as refusals.
+type NotLimitingError struct {
+	Count int64
+	First int
+	Path  string
+}
+
+func (e *NotLimitingError) Error() string {
+	return fmt.Sprintf("%s neither 2xx, 429 nor 503 (the first %d), which no rate limit answers: is the path right? (--path, %s sent)",
+		words.Count(e.Count, "answer was", "answers were"), e.First, cmp.Or(e.Path, "/api"))
+}
+
+// notLimiting is the error of a run whose audit counted answers no rate
+// limit gives; nil when every answer was 2xx, 429 or 503.
+func notLimiting(a live.Audit, path string) error {
+	if n := a.NotLimiting(); n > 0 {
+		return &NotLimitingError{Count: n, First: a.FirstOtherStatus, Path: path}
+	}
+	return nil
 }
 
 // skipLine is e of job, not checked by a live check, and why.

@@ -428,3 +428,57 @@ expect:
 		t.Fatalf("exit %d, want 0 and both passed\n%s%s", code, out, errOut)
 	}
 }
+
+// A target that answers what no rate limit answers (a 404 everywhere, as
+// a wrong path gets; a redirect) is an error of the run, exit 4, never a
+// check passed on refusals that were not a limiter's; each run's audit is
+// printed, as load prints it. --path names what is requested.
+func TestCheckTargetNotLimitingAnswersAreErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/items":
+			w.WriteHeader(http.StatusOK)
+		case "/moved":
+			http.Redirect(w, r, "/v1/items", http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	short := strings.Replace(targetScenario, "duration: 2s", "duration: 300ms", 1) + "  - {client: hammer, allowed: {max: 125}}\n"
+	path := writeScenario(t, "short.yaml", short)
+	report := filepath.Join(t.TempDir(), "report.xml")
+	code, out, errOut := runArgs("check", path, "--target", srv.URL, "--junit", report)
+	if code != exitInternal {
+		t.Fatalf("404 everywhere: exit %d, want 4\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"run  " + path + ": ", "headers: ", "(among the rejected)", "ERROR " + path + ": ", "neither 2xx, 429 nor 503 (the first 404), which no rate limit answers: is the path right? (--path, /api sent)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("404 everywhere: output lacks %q\n%s", want, out)
+		}
+	}
+	if doc := readJUnit(t, report); doc.Errors != 1 || doc.Tests != 1 {
+		t.Errorf("404 everywhere: JUnit %d tests, %d errors; want the run errored", doc.Tests, doc.Errors)
+	}
+	code, out, errOut = runArgs("check", path, "--target", srv.URL, "--path", "/moved")
+	if code != exitInternal || !strings.Contains(out, "(the first 302)") {
+		t.Errorf("redirected: exit %d, want 4 and the 302 named\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runArgs("check", path, "--target", srv.URL, "--path", "/v1/items")
+	if code != exitFailed || !strings.Contains(out, "hammer rejected >= 1 (got 0)") {
+		t.Errorf("--path /v1/items: exit %d, want 1 (nothing limits it)\n%s%s", code, out, errOut)
+	}
+	for _, bad := range []string{"api", "/a?b=1", "/a#b", "/a\nb", "/" + strings.Repeat("a", live.MaxPathLen)} {
+		code, out, errOut = runArgs("check", path, "--target", srv.URL, "--path", bad)
+		if code != exitBadInput || !strings.Contains(errOut, "--path: ") {
+			t.Errorf("--path %q: exit %d, want 2 and the flag named\n%s%s", bad, code, out, errOut)
+		}
+		code, out, errOut = runArgs("load", path, "--target", srv.URL, "--path", bad)
+		if code != exitBadInput || !strings.Contains(errOut, "--path: ") {
+			t.Errorf("load --path %q: exit %d, want 2 and the flag named\n%s%s", bad, code, out, errOut)
+		}
+	}
+	if code, _, errOut := runArgs("check", path, "--path", "/api"); code != exitBadInput || !strings.Contains(errOut, "--path: only for a live check") {
+		t.Errorf("--path without --target: exit %d, want 2\n%s", code, errOut)
+	}
+}

@@ -217,18 +217,20 @@ type loadOptions struct {
 	ErrIsTerminal bool
 	Scenario      string
 	Targets       []string
-	AllowRemote   bool
-	Faults        bool
-	Control       string
-	Token         string
-	MaxInFlight   int
-	MaxRequests   int64
-	Format        string
-	Quiet         bool
-	Wide          bool
-	Dense         bool
-	Plot          plotFlags
-	over          overrides
+	// Path is requested on every target (--path).
+	Path        string
+	AllowRemote bool
+	Faults      bool
+	Control     string
+	Token       string
+	MaxInFlight int
+	MaxRequests int64
+	Format      string
+	Quiet       bool
+	Wide        bool
+	Dense       bool
+	Plot        plotFlags
+	over        overrides
 }
 
 func newCmdLoad(s streams, runF func(*loadOptions) error) *cobra.Command {
@@ -263,6 +265,7 @@ printing its figures; one in which some were answered exits 0.`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&opts.Targets, "target", nil, "the servers' base URLs, comma-separated")
+	f.StringVar(&opts.Path, "path", "/api", "the path requested on every target, after the target's own (GET TARGET+PATH?client=NAME)")
 	f.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow targets that are not on this machine (only servers you own)")
 	f.BoolVar(&opts.Faults, "faults", true, "apply the scenario's outage and partition faults to a 'ratelim serve' fleet, through --control")
 	f.StringVar(&opts.Control, "control", "", "the control URL 'ratelim serve' printed, where faults are applied")
@@ -303,7 +306,7 @@ func planLoad(opts *loadOptions) (*loadPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	lo := live.LoadOptions{Targets: opts.Targets, AllowRemote: opts.AllowRemote, MaxInFlight: opts.MaxInFlight, MaxRequests: opts.MaxRequests}
+	lo := live.LoadOptions{Targets: opts.Targets, Path: opts.Path, AllowRemote: opts.AllowRemote, MaxInFlight: opts.MaxInFlight, MaxRequests: opts.MaxRequests}
 	if opts.Faults && len(sc.Faults) > 0 {
 		// A fleet started by 'ratelim serve' takes the faults on its
 		// control listener, for all its servers: they share the store.
@@ -404,6 +407,9 @@ func writeAudit(w io.Writer, sc sim.Scenario, res *live.LoadResult) {
 	fmt.Fprintf(&b, "); %d transport errors, %d redirects (not followed)", a.TransportErrors, a.Redirects)
 	if a.OtherStatus > 0 {
 		fmt.Fprintf(&b, ", %d answers neither 2xx, 3xx, 429 nor 503 (among the rejected)", a.OtherStatus)
+	}
+	if a.FirstOtherStatus != 0 {
+		fmt.Fprintf(&b, "; the first answer no rate limit gives: %d (is the path right? --path)", a.FirstOtherStatus)
 	}
 	if a.Cut > 0 {
 		fmt.Fprintf(&b, ", %d answers cut off by a crash (counted as their status)", a.Cut)

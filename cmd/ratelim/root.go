@@ -187,7 +187,7 @@ func errorText(err error) string {
 	// So is a field of live's options.
 	var oe *live.OptionError
 	if errors.As(err, &oe) {
-		if flag, ok := map[string]string{"Targets": "--target", "Listen": "--listen", "Control": "--control", "Store": "--store"}[oe.Option]; ok {
+		if flag, ok := map[string]string{"Targets": "--target", "Path": "--path", "Listen": "--listen", "Control": "--control", "Store": "--store"}[oe.Option]; ok {
 			msg = strings.Replace(msg, oe.Option+": ", flag+": ", 1)
 		}
 		msg = strings.ReplaceAll(msg, "set AllowRemote", "pass --allow-remote")
