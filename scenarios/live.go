@@ -105,17 +105,24 @@ var liveFindings = map[sim.FindingKind]liveSight{
 	sim.FindingShed:              {told, liveFigures["shed"].why},
 	sim.FindingShadow:            {told, liveFigures["would_reject"].why},
 	sim.FindingQuota:             {told, "which of a key's limits refused is read from the policy a 429's RateLimit field names, which a service need not send"},
-	sim.FindingCostly:            {seen, ""},
-	sim.FindingQueued:            {seen, ""},
-	sim.FindingWorstWindow:       {exact, ""},
-	sim.FindingOverAdmitted:      {exact, ""},
-	sim.FindingDesignBound:       {internal, "it weighs the peak seen against a bound " + whyTopology},
-	sim.FindingCopiesDiverged:    {internal, "the store's copies of a counter, which a service's answers do not show"},
-	sim.FindingLostUnderShare:    {seen, ""},
-	sim.FindingRetriesWasted:     {seen, ""},
-	sim.FindingIsolated:          {seen, ""},
-	sim.FindingPeer:              {exact, ""},
-	sim.FindingExact:             {exact, ""},
+	// costly says the refusals came of the cost each request asked for
+	// in X-Ratelim-Cost: a service that ignores the header refused for
+	// something else.
+	sim.FindingCostly: {told, "it says the refusals came of the cost asked in X-Ratelim-Cost, which only ratelim's httplimit middleware is known to spend; another service may ignore it"},
+	// queued is a leaky bucket's queue, told from a slow handler only
+	// by X-RateLimit-Delay: a live run's latency includes the handler's
+	// time. Told, the check computes it from the delays the answers
+	// said (checktarget.go's observedQueue), never from latency.
+	sim.FindingQueued:         {told, "a leaky bucket's queue is told from a slow handler only by X-RateLimit-Delay, which only ratelim's httplimit middleware sends (a live run's latency includes the handler's time)"},
+	sim.FindingWorstWindow:    {exact, ""},
+	sim.FindingOverAdmitted:   {exact, ""},
+	sim.FindingDesignBound:    {internal, "it weighs the peak seen against a bound " + whyTopology},
+	sim.FindingCopiesDiverged: {internal, "the store's copies of a counter, which a service's answers do not show"},
+	sim.FindingLostUnderShare: {seen, ""},
+	sim.FindingRetriesWasted:  {seen, ""},
+	sim.FindingIsolated:       {seen, ""},
+	sim.FindingPeer:           {exact, ""},
+	sim.FindingExact:          {exact, ""},
 }
 
 // liveWith are the settings a with: may change (overrideNames), and for
@@ -198,11 +205,14 @@ func (lc LiveCheck) SkipWith(with map[string]string) string {
 	return ""
 }
 
-// Shows reports whether a live run can show a finding of kind: one
-// computed from figures it observes (or, with Told, is told).
+// Shows reports whether a live run shows a finding of kind as the
+// simulator computes it from the Result: one computed from figures it
+// observes (or, with Told, is told). queued is not, even told: the
+// simulator reads it from latency, which live includes the handler's
+// time; a live check computes it from the delays the answers said.
 func (lc LiveCheck) Shows(kind sim.FindingKind) bool {
 	s, ok := liveFindings[kind]
-	return ok && lc.reason("", s) == ""
+	return ok && kind != sim.FindingQueued && lc.reason("", s) == ""
 }
 
 // Findings are those of r's a live run can show, in their order, and

@@ -13,9 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -56,9 +58,10 @@ const liveCheckHelp = `An expectation a live run cannot observe is skipped, prin
 the reason (a skipped case in --junit), never passed and never failed:
 design_bound_1s and the findings of the simulator's model (design-bound,
 copies-diverged, a cluster's shards, leaked); failed_open, failed_closed,
-would_reject, shed and served, read from headers only ratelim's httplimit
-middleware sends, unless --httplimit-headers says the targets send them
-(--control implies it); a with: that changes the limiter (algorithm,
+would_reject, shed and served, and the findings queued and costly, read
+from headers only ratelim's httplimit middleware sends or reads, unless
+--httplimit-headers says the targets do (--control implies it): queued
+is then the delays X-RateLimit-Delay said, never latency; a with: that changes the limiter (algorithm,
 topology, store, servers, key, on_error...: the targets' limiter is
 theirs; seed, duration, step and balancer run); and a scenario with
 faults, unless --control URL --token TOKEN name the control listener of a
@@ -66,7 +69,9 @@ faults, unless --control URL --token TOKEN name the control listener of a
 ideal_max_allowed_1s, false_allows and false_denies are one exact limiter
 of the scenario's limit fed the requests as observed. A request no target
 answered is counted in no_answer, neither allowed nor rejected (bound it:
-{client: "*", no_answer: {max: 0}}).
+{client: "*", no_answer: {max: 0}}). p50_ms and p99_ms are each
+request's time from sending to its answer: the service's handler time is
+in them, not the limiter's wait alone.
 
 Each request is GET TARGET+PATH?client=NAME (--path, /api by default)
 with the client's X-API-Key, X-User or X-Forwarded-For and
@@ -239,9 +244,65 @@ func runLive(ctx context.Context, opts *checkOptions, p *checkPlan, auditOut io.
 		}
 		r := *res.Result
 		r.Findings = lp.check.Findings(&r)
+		if lp.check.Told {
+			if q, ok := observedQueue(&r, res.Observations); ok {
+				r.Findings = withFinding(r.Findings, q)
+			}
+		}
 		results[i] = &r
 	}
 	return results, runErrs, nil
+}
+
+// minQueueWait is the wait in a leaky bucket's queue worth a finding, as
+// the simulator's (sim's minQueueWait).
+const minQueueWait = 100 * time.Millisecond
+
+// observedQueue is the queued finding of a live run from what its answers
+// said: each client's 99th percentile of the delay X-RateLimit-Delay gave
+// its admitted requests (their Decision.Delay), the worst client's, when a
+// leaky bucket is the limit and it is at least minQueueWait. The
+// simulator's reads the 99th percentile latency, which live includes the
+// handler's time: a slow handler is no queue.
+func observedQueue(r *sim.Result, obs []sim.Observation) (sim.Finding, bool) {
+	if sim.Family(r.Algorithm) != "leaky-bucket" {
+		return sim.Finding{}, false
+	}
+	delays := make([][]time.Duration, len(r.Clients))
+	for _, o := range obs {
+		if o.Client >= 0 && o.Client < len(delays) && !o.NoAnswer && o.Decision.Allowed {
+			delays[o.Client] = append(delays[o.Client], o.Decision.Delay)
+		}
+	}
+	worst, wait := -1, time.Duration(0)
+	for i, ds := range delays {
+		if len(ds) == 0 {
+			continue
+		}
+		slices.Sort(ds)
+		if p99 := ds[len(ds)*99/100]; worst < 0 || p99 > wait {
+			worst, wait = i, p99
+		}
+	}
+	if worst < 0 || wait < minQueueWait {
+		return sim.Finding{}, false
+	}
+	name := r.Clients[worst].Name
+	text := fmt.Sprintf("%s's admitted requests waited up to %.1f s in the queue (p99, as X-RateLimit-Delay said): a leaky bucket delays a burst to its rate instead of letting it through", name, wait.Seconds())
+	return sim.Finding{Kind: sim.FindingQueued, Client: name, Value: math.Round(wait.Seconds()*1000) / 1000, Text: text}, true
+}
+
+// withFinding is fs with f in its place among them (sim.FindingKinds'
+// order); in place of exact, which is found only when nothing else is.
+func withFinding(fs []sim.Finding, f sim.Finding) []sim.Finding {
+	fs = slices.DeleteFunc(slices.Clone(fs), func(g sim.Finding) bool { return g.Kind == sim.FindingExact })
+	kinds := sim.FindingKinds()
+	rank := slices.Index(kinds, f.Kind)
+	at := slices.IndexFunc(fs, func(g sim.Finding) bool { return slices.Index(kinds, g.Kind) > rank })
+	if at < 0 {
+		at = len(fs)
+	}
+	return slices.Insert(fs, at, f)
 }
 
 // writeRunAudit prints what a run's audit found in the answers, as load

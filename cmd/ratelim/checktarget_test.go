@@ -482,3 +482,42 @@ func TestCheckTargetNotLimitingAnswersAreErrors(t *testing.T) {
 		t.Errorf("--path without --target: exit %d, want 2\n%s", code, errOut)
 	}
 }
+
+// queued is a leaky bucket's queue, which a live run tells from a slow
+// handler only by X-RateLimit-Delay: against a token bucket whose
+// requests take 300 ms, a file that says leaky-bucket is not found
+// queued (skipped without --httplimit-headers; failed with it, as no
+// answer said it waited). Against a leaky bucket that queues, with the
+// headers, it holds. costly is skipped without them too.
+func TestCheckTargetQueuedIsToldNotLatency(t *testing.T) {
+	leaky := `name: queue
+duration: 1s
+limit: {algorithm: leaky-bucket, rate: 5/s, burst: 10}
+topology: {kind: shared}
+clients:
+  - name: c
+    api_key: c
+    service: 300ms
+    traffic: {pattern: constant, rate: 20/s}
+expect:
+  - {client: c, sent: {min: 1}}
+  - {finding: queued}
+  - {finding: costly}
+`
+	path := writeScenario(t, "queue.yaml", leaky)
+	bucket := startTargetFleet(t, strings.Replace(leaky, "leaky-bucket", "token-bucket", 1), 1)
+	code, out, errOut := runArgs("check", path, "--target", bucket.URLs[0])
+	if code != exitOK || !strings.Contains(out, "skip "+path+":12: finding queued (not checked: finding queued: a leaky bucket's queue is told from a slow handler only by X-RateLimit-Delay") ||
+		!strings.Contains(out, "skip "+path+":13: finding costly (not checked: finding costly: it says the refusals came of the cost asked in X-Ratelim-Cost") {
+		t.Errorf("a slow token bucket: exit %d, want 0 and queued and costly skipped\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runArgs("check", path, "--target", bucket.URLs[0], "--httplimit-headers")
+	if code != exitFailed || !strings.Contains(out, "FAIL "+path+":12: finding queued") {
+		t.Errorf("a slow token bucket, told: exit %d, want 1 and queued failed\n%s%s", code, out, errOut)
+	}
+	queue := startTargetFleet(t, leaky, 1)
+	code, out, errOut = runArgs("check", path, "--target", queue.URLs[0], "--httplimit-headers")
+	if !strings.Contains(out, "ok   "+path+":12: finding queued") {
+		t.Errorf("a leaky bucket, told: exit %d, want queued found\n%s%s", code, out, errOut)
+	}
+}
