@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"time"
 
@@ -99,6 +100,24 @@ func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result
 	s.log = append(s.log, events...)
 	sort.SliceStable(s.log, func(i, j int) bool { return s.log[i].TS < s.log[j].TS })
 	return s.lastResult(), nil
+}
+
+// CheckReplay returns the error Replay would refuse sc with, whatever
+// the observations: a caller about to send sc's traffic for real (a live
+// check) checks it before the first request, not after the run.
+func CheckReplay(sc Scenario) error {
+	if err := sc.check(); err != nil {
+		return &SetupError{err}
+	}
+	if _, err := sc.NewAlgorithm(); err != nil {
+		return &SetupError{fmt.Errorf("limit.%w", err)}
+	}
+	if sc.Shedder != nil {
+		if _, err := sc.Shedder.New(); err != nil {
+			return &SetupError{fmt.Errorf("shedder: %w", err)}
+		}
+	}
+	return nil
 }
 
 // releaseDue gives back the exact limiter's leases due by t, in the order

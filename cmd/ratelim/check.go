@@ -53,7 +53,11 @@ With --target, each scenario's clients are sent for real, over HTTP, to
 the servers given (your service: the scenario's servers: count is replaced
 by the number of targets, which its balancer spreads the requests over),
 one run after another, each taking the scenario's duration; the expect:
-lines are checked on what was observed.
+lines are checked on what was observed. On a synced, two-tier or owner
+topology the targets are the servers its design counts (each with its own
+jar, local tier or node); a regions topology is skipped, as a live run
+cannot place the targets in its regions. A scenario the targets' count
+makes invalid is refused before anything is sent.
 
 ` + liveCheckHelp + `
 

@@ -167,6 +167,10 @@ func planLive(opts *checkOptions, p *checkPlan) (*livePlan, error) {
 			lp.skips[i] = why
 			continue
 		}
+		if sc.Topology.Kind == sim.Regions {
+			lp.skips[i] = "its topology is regions, whose clients each go to their region's servers: a live run spreads the requests over the targets, which it cannot place in regions (check each region's service with a file of its own)"
+			continue
+		}
 		if len(sc.Faults) > 0 && t.Control == "" {
 			lp.skips[i] = fmt.Sprintf("its faults (%s) cannot be applied to the targets (want --control URL --token TOKEN of a 'ratelim serve' fleet to apply them)", faultList(sc.Faults))
 			continue
@@ -176,6 +180,12 @@ func planLive(opts *checkOptions, p *checkPlan) (*livePlan, error) {
 		sc, err := scenarios.Override(sc, map[string]string{"servers": servers}, func(string) string { return "--target (its servers)" })
 		if err != nil {
 			lp.refused[i] = usageError{err} // named with job's label when reported (runError)
+			continue
+		}
+		// And checked whole now, as the Result of the run will be
+		// (sim.Replay), not after the run was sent.
+		if err := sim.CheckReplay(sc); err != nil {
+			lp.refused[i] = usageError{fmt.Errorf("--target: its %s as the scenario's servers: %w", words.Count(int64(len(t.Targets)), "URL", "URLs"), err)}
 			continue
 		}
 		p.scs[i] = sc

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -519,5 +520,40 @@ expect:
 	code, out, errOut = runArgs("check", path, "--target", queue.URLs[0], "--httplimit-headers")
 	if !strings.Contains(out, "ok   "+path+":12: finding queued") {
 		t.Errorf("a leaky bucket, told: exit %d, want queued found\n%s%s", code, out, errOut)
+	}
+}
+
+// A scenario the targets cannot play is found before anything is sent:
+// a regions topology is skipped with the reason (its clients' regions
+// cannot be placed on the targets), and one the targets' count makes
+// invalid (a crash of server 2 of 2) is refused, exit 2, naming --target,
+// with no request sent to the target.
+func TestCheckTargetInvalidWithTheTargetsBeforeSending(t *testing.T) {
+	var got atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got.Add(1) }))
+	defer srv.Close()
+	regions := `name: regions
+duration: 300ms
+limit: {algorithm: token-bucket, rate: 10/s, burst: 5, key: api-key}
+topology:
+  kind: regions
+  regions:
+    - {name: us, servers: 1}
+    - {name: eu, servers: 1}
+clients:
+  - {name: a, api_key: a, region: us, traffic: {pattern: constant, rate: 20/s}}
+expect:
+  - {client: a, allowed: {max: 100}}
+`
+	crash := strings.Replace(targetScenario, "duration: 2s", "duration: 300ms", 1)
+	crash = strings.Replace(crash, "expect:\n", "faults:\n  - {kind: crash, servers: [2], start: 100ms, end: 200ms}\nexpect:\n", 1)
+	r, c := writeScenario(t, "regions.yaml", regions), writeScenario(t, "crash.yaml", crash)
+	code, out, errOut := runArgs("check", r, "--target", srv.URL)
+	if code != exitFailed || !strings.Contains(out, "skip "+r+":12: a allowed <= 100 (not checked: its topology is regions") || got.Load() != 0 {
+		t.Errorf("regions: exit %d, %d requests; want 1 (nothing checked), skipped, none sent\n%s%s", code, got.Load(), out, errOut)
+	}
+	code, out, errOut = runArgs("check", c, "--target", srv.URL+","+srv.URL, "--control", "http://127.0.0.1:1", "--token", "x")
+	if code != exitBadInput || !strings.Contains(out, "ERROR "+c+": --target: ") || got.Load() != 0 {
+		t.Errorf("a crash of server 2 of 2: exit %d, %d requests; want 2, --target named, none sent\n%s%s", code, got.Load(), out, errOut)
 	}
 }
