@@ -79,8 +79,10 @@ Exit status, the worst seen when files differ (4 > 2 > 3 > 1 > 0):
        a bad flag, nothing named to check, or a --junit path that cannot
        be created
   3    a run is over --max-requests or --max-memory
-  4    an internal or store error, a --target that answered no request
-       (down, or not an HTTP server: the runs after it are not made), a
+  4    an internal or store error, a --target nothing listens on (each
+       is connected to, TCP only, before any run: none is made), one that
+       answered no request (not an HTTP server: the runs after it are not
+       made), a
        run answered with a status no rate limit gives (not 2xx, 429 or
        503: a wrong --path?), or the JUnit report failed part way
   130  interrupted (nothing is printed, no report is written)`,

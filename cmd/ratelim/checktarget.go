@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -220,13 +222,27 @@ func runLive(ctx context.Context, opts *checkOptions, p *checkPlan, auditOut io.
 	lp := p.live
 	results := make([]*sim.Result, len(p.jobs))
 	runErrs := make([]error, len(p.jobs))
-	var unanswered error
+	var unanswered, unreachable error
+	for i := range p.jobs {
+		if lp.skips[i] == "" && lp.refused[i] == nil {
+			// Some run is to be made: a target nothing listens on is
+			// found now, not after a whole scenario's duration.
+			unreachable = dialTargets(ctx, lp.load.Targets)
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			break
+		}
+	}
 	for i, job := range p.jobs {
 		switch {
 		case lp.skips[i] != "":
 			continue
 		case lp.refused[i] != nil:
 			runErrs[i] = lp.refused[i]
+			continue
+		case unreachable != nil:
+			runErrs[i] = unreachable
 			continue
 		case unanswered != nil:
 			runErrs[i] = fmt.Errorf("not run, as the run before it got no answer: %w", unanswered)
@@ -313,6 +329,34 @@ func withFinding(fs []sim.Finding, f sim.Finding) []sim.Finding {
 		at = len(fs)
 	}
 	return slices.Insert(fs, at, f)
+}
+
+// dialTimeout is how long dialTargets waits for each target to accept a
+// connection.
+const dialTimeout = 3 * time.Second
+
+// dialTargets connects to each target (TCP only, no HTTP request, which
+// would spend the service's quota) and closes the connection: the error
+// names the first that refused or did not accept within dialTimeout, and
+// says nothing was sent.
+func dialTargets(ctx context.Context, targets []string) error {
+	d := net.Dialer{Timeout: dialTimeout}
+	for _, raw := range targets {
+		u, err := url.Parse(strings.TrimSpace(raw))
+		if err != nil {
+			return fmt.Errorf("--target %s: %w", escape.Text(raw), err) // checked before: not reached
+		}
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+		}
+		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+		if err != nil {
+			return fmt.Errorf("--target %s: not reachable, nothing was sent: %w (want a server listening there)", escape.Text(raw), err)
+		}
+		conn.Close()
+	}
+	return nil
 }
 
 // writeRunAudit prints what a run's audit found in the answers, as load
