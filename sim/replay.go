@@ -46,7 +46,10 @@ type Observation struct {
 // limiter to compare with, the same JSON. Observations may come in any
 // order; they are taken in time order, and by Seq at one instant. Store state is not observed, so the
 // Result's state series is empty; events are what happened during the run
-// (faults applied, say), added to the log.
+// (faults applied, say), added to the log. On a concurrency limit the
+// exact limiter's lease of each request it admitted is given back at
+// At + Service, the instant the request was served, as a run's lease
+// stage gives it back.
 func Replay(sc Scenario, observations []Observation, events []LogEntry) (*Result, error) {
 	if err := sc.check(); err != nil {
 		return nil, &SetupError{err}
