@@ -1,0 +1,91 @@
+package probe_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratelim/ratelim/live"
+	"github.com/ratelim/ratelim/probe"
+	"github.com/ratelim/ratelim/scenarios"
+)
+
+// serveLimit starts an in-process `ratelim serve` fleet of one server on
+// a loopback port, keyed by X-API-Key, with the limit block given, and
+// returns its API URL.
+func serveLimit(t *testing.T, limit string) string {
+	t.Helper()
+	yaml := fmt.Sprintf("name: probe-target\nduration: 1s\nservers: 1\nlimit: %s\ntopology: {kind: shared, store: memory}\nclients:\n  - {name: c, api_key: c, traffic: [{pattern: constant, rate: 1/s}]}\n", limit)
+	f, err := scenarios.Parse("probe-target.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet, err := live.Serve(context.Background(), live.ServeOptions{Scenario: f.Scenario, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := fleet.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return fleet.URLs[0] + "/api"
+}
+
+// near reports whether got is within 5% of want.
+func near(got, want float64) bool { return math.Abs(got-want) <= 0.05*want }
+
+// TestProbeFindsServesAlgorithms probes ratelim serve running each of the
+// six algorithms with known numbers, one after another, and checks the
+// family found and that rate and burst or window are within 5%.
+func TestProbeFindsServesAlgorithms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: each probe takes seconds of wall time")
+	}
+	cases := []struct {
+		limit     string
+		algorithm string
+		rate      float64
+		burst     int64
+		window    time.Duration
+	}{
+		{"{algorithm: token-bucket, rate: 20/s, burst: 10, key: api-key}", "token-bucket", 20, 10, 0},
+		{"{algorithm: gcra, rate: 20/s, burst: 10, key: api-key}", "token-bucket", 20, 10, 0},
+		{"{algorithm: leaky-bucket, rate: 20/s, burst: 10, key: api-key}", "leaky-bucket", 20, 10, 0},
+		{"{algorithm: fixed-window, rate: 20/s, window: 1s, key: api-key}", "fixed-window", 20, 0, time.Second},
+		{"{algorithm: sliding-window, rate: 20/s, window: 1s, key: api-key}", "sliding-window", 20, 0, time.Second},
+		{"{algorithm: sliding-log, rate: 20/s, window: 1s, key: api-key}", "sliding-log", 20, 0, time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.limit, func(t *testing.T) {
+			url := serveLimit(t, c.limit)
+			rec, err := probe.Run(t.Context(), probe.Options{URL: url, KeyHeader: "X-API-Key"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := probe.Analyze(rec)
+			var b = new(stringsBuilder)
+			probe.WriteText(b, r)
+			t.Logf("\n%s", b.String())
+			if r.Algorithm != c.algorithm {
+				t.Errorf("algorithm %q, want %q", r.Algorithm, c.algorithm)
+			}
+			if !near(r.Rate, c.rate) {
+				t.Errorf("rate %g, want %g ± 5%%", r.Rate, c.rate)
+			}
+			if c.burst > 0 && !near(float64(r.Burst), float64(c.burst)) {
+				t.Errorf("burst %d, want %d ± 5%%", r.Burst, c.burst)
+			}
+			if c.window > 0 && !near(float64(r.Window), float64(c.window)) {
+				t.Errorf("window %s, want %s ± 5%%", time.Duration(r.Window), c.window)
+			}
+		})
+	}
+}
+
+type stringsBuilder = strings.Builder
