@@ -283,6 +283,7 @@ type trainView struct {
 	started           time.Time
 	sent, answered    int
 	admitted, refused int
+	failed            int // no answer
 	// firstRun counts the admissions before the train's first refusal;
 	// refusedSinceAdmit the refusals since its last admission.
 	firstRun          int64
@@ -302,7 +303,7 @@ func (p *prober) train(ctx context.Context, phase, key string, pace float64, n i
 		}
 		v.sent++
 		v = view(v, p.s.observed()[before:], phase, key)
-		if stop(v) {
+		if stop(v) || v.failed >= 3 && v.answered == 0 {
 			break
 		}
 	}
@@ -313,9 +314,13 @@ func (p *prober) train(ctx context.Context, phase, key string, pace float64, n i
 // view counts a train's answers (in the order they were sent).
 func view(v trainView, obs []Observation, phase, key string) trainView {
 	sortBySent(obs)
-	v.answered, v.admitted, v.refused, v.firstRun, v.refusedSinceAdmit = 0, 0, 0, 0, 0
+	v.answered, v.admitted, v.refused, v.failed, v.firstRun, v.refusedSinceAdmit = 0, 0, 0, 0, 0, 0
 	for _, o := range obs {
-		if o.Phase != phase || o.Key != key || o.Status == 0 {
+		if o.Phase != phase || o.Key != key {
+			continue
+		}
+		if o.Status == 0 {
+			v.failed++
 			continue
 		}
 		v.answered++
