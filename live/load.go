@@ -55,6 +55,10 @@ const (
 	// failing closed, turned the request away.
 	PriorityHeader = "X-Ratelim-Priority"
 	ShedHeader     = httplimit.ShedHeader
+	// RequestHeader numbers each request a load run sends, as its
+	// Observation's Seq: a server's own log (nginx's access log, a
+	// proxy's) joins with the run's observations by it.
+	RequestHeader = "X-Ratelim-Request"
 )
 
 // MaxService is the longest a demo server holds a request, whatever its

@@ -41,7 +41,7 @@ func (l *loader) send(ctx context.Context, a sim.Arrival, attempt int) {
 			}
 			return
 		}
-		d, retryAfter, seen, ok := l.do(ctx, a.Client, c, a.Cost)
+		d, retryAfter, seen, ok := l.do(ctx, a.Client, c, a.Cost, seq)
 		latency := time.Since(l.start) - at
 		<-l.sem
 		if !ok && ctx.Err() != nil {
@@ -127,11 +127,11 @@ func (l *loader) serviceTime(c sim.Client) time.Duration {
 	return min(d, MaxService)
 }
 
-// do sends one request and reads the decision from the answer: 2xx
+// do sends one request, numbered seq (its Observation's Seq), and reads the decision from the answer: 2xx
 // admitted (or failed open, when the answer says a policy decided), 429
 // rejected, 503 shed when ShedHeader says so (a refusal the client may
 // retry after its Retry-After, as the simulator's), else failed closed.
-func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (d store.Decision, retryAfter time.Duration, saw seen, ok bool) {
+func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64, seq uint64) (d store.Decision, retryAfter time.Duration, saw seen, ok bool) {
 	u := *l.target(client)
 	u.Path = strings.TrimSuffix(u.Path, "/") + l.opts.Path
 	u.RawQuery = "client=" + url.QueryEscape(c.Name)
@@ -147,6 +147,7 @@ func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64) (
 		return d, 0, saw, false
 	}
 	setRequestHeaders(req.Header, c, cost, service)
+	req.Header.Set(RequestHeader, strconv.FormatUint(seq, 10))
 	if service > 0 {
 		saw.service = service
 	}
