@@ -247,11 +247,13 @@ func estimate(ds []decision, mine []Observation, maxRate float64) (estimates, bo
 	} else {
 		// Nothing came back while the probe kept sending: the first
 		// admission after the first refusal, however late, bounds it.
+		// Measured from the last request of the train: a limit that
+		// counts refusals recovers from there.
 		next := slices.IndexFunc(ds[first:], func(d decision) bool { return d.admitted })
 		if next < 0 {
 			return e, false
 		}
-		gap := ds[first+next].t - ds[first].t
+		gap := ds[first+next].t - end
 		e.rate = float64(max(first, 1)) / (float64(max(gap, 1)) / 1e6)
 		longestGap = gap
 	}
@@ -301,7 +303,7 @@ func refusedCounted(fits []fit, best fit, tol int) string {
 	return "no"
 }
 
-// confidence grades the family found: high when its model gets at most 1%
+// confidence grades the family found: high when its model gets at most 2%
 // of the decisions wrong and every other family at least 5% more (and at
 // least 5 decisions) wrong; medium with a margin of 3; low otherwise.
 func confidence(n, wrong int, hasRunnerUp bool, runnerUp int) string {
@@ -310,7 +312,7 @@ func confidence(n, wrong int, hasRunnerUp bool, runnerUp int) string {
 		margin = runnerUp - wrong
 	}
 	switch {
-	case wrong*100 <= n && margin >= max(5, n/20):
+	case wrong*50 <= n && margin >= max(5, n/20):
 		return "high"
 	case margin >= 3 && wrong*20 <= n:
 		return "medium"
@@ -379,11 +381,14 @@ func keyFinding(header string, obs []Observation, own string) *KeyFinding {
 			}
 		}
 	}
+	// The own key may win a token back now and then while refused; a
+	// fresh allowance is most of the fresh key's requests admitted while
+	// most of the own's are refused.
 	switch {
-	case k.OwnRefused == 0 || k.FreshSent == 0:
-	case k.FreshAdmitted > 0 && k.OwnRefused == k.OwnSent:
+	case k.FreshSent == 0 || 2*k.OwnRefused <= k.OwnSent:
+	case 2*k.FreshAdmitted > k.FreshSent:
 		k.Keyed = "yes"
-	case k.FreshAdmitted == 0:
+	case k.FreshAdmitted <= k.OwnSent-k.OwnRefused:
 		k.Keyed = "no"
 	}
 	return k

@@ -43,9 +43,16 @@ type fit struct {
 }
 
 // gridPoints is how many values of the continuous parameter a fit tries
-// for each value of the discrete one, spaced evenly on a log scale: over
-// the 64-fold range fitCandidate searches, about 0.8% apart.
-const gridPoints = 520
+// first for each value of the discrete one, spaced evenly on a log scale:
+// over the 64-fold range fitCandidate searches, about 1% apart. A long
+// probe pins a rate far closer than that, so the best of them are then
+// searched again between their neighbours, twice (refinements).
+const (
+	gridPoints  = 400
+	refineBest  = 8
+	refinePts   = 24
+	refinements = 2
+)
 
 // searchSpan is how far either side of its estimate a fit searches the
 // continuous parameter: a factor of 8.
@@ -53,58 +60,171 @@ const searchSpan = 8
 
 // fitCandidate finds c's parameters that get the fewest decisions wrong.
 // The discrete parameter (burst, limit) is tried at each of discrete; the
-// continuous one on a log grid around est. Among grid points that tie,
-// the interval they span (half a step beyond at each end) is kept, and the
-// value reported is the simplest number in it: limits are configured as
-// round numbers, and any value in the interval explains the answers
-// equally well.
+// continuous one on a log grid around est, with the round values in its
+// range, refined around its best points. Of the values that tie at the
+// fewest, the simplest is reported (limits are configured as round
+// numbers, and any of them explains the answers equally well), with the
+// range they span.
 func fitCandidate(c candidate, ds []decision, discrete []int64, est float64) fit {
 	best := fit{candidate: c, mismatches: math.MaxInt}
 	if est <= 0 || math.IsInf(est, 0) || math.IsNaN(est) || len(discrete) == 0 {
 		return best
 	}
-	grid := logGrid(est/searchSpan, est*searchSpan, gridPoints)
-	step := math.Pow(searchSpan*searchSpan, 1.0/float64(gridPoints-1))
+	for _, k := range discrete {
+		wrong, v, lo, hi, ok := fitContinuous(c, ds, k, est, best.mismatches)
+		if !ok {
+			continue
+		}
+		better := wrong < best.mismatches ||
+			wrong == best.mismatches && hi/lo > best.hi/best.lo // the same fit over a wider range: the steadier value
+		if better {
+			best = fit{candidate: c, params: paramsFor(c.family, k, v), mismatches: wrong, lo: lo, hi: hi}
+		}
+	}
+	return best
+}
+
+// scored is a value of the continuous parameter and its mismatches.
+type scored struct {
+	v     float64
+	wrong int
+}
+
+// fitContinuous searches c's continuous parameter with the discrete one
+// at k, and returns the fewest mismatches found, the simplest value that
+// gives them and the range of the values that do. ok is false when
+// nothing did better than bound.
+func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int) (wrong int, v, lo, hi float64, ok bool) {
+	count := func(v float64, limit int) int {
+		if limit == math.MaxInt {
+			limit = len(ds)
+		}
+		return mismatches(c, paramsFor(c.family, k, v), ds, limit)
+	}
+	var tried []scored
 	if c.family.clockAligned() {
 		// Windows on the clock's multiples are where they are only for
 		// their exact length: a window 0.1% longer puts every edge of
 		// today's elsewhere. Try the lengths a clock-aligned window has.
-		grid, step = clockWindows, 1
-	}
-	for _, k := range discrete {
-		bestHere, first, last := math.MaxInt, -1, -1
-		for i, v := range grid {
-			limit := min(bestHere, best.mismatches)
-			if limit == math.MaxInt {
-				limit = len(ds)
-			}
-			w := mismatches(c, paramsFor(c.family, k, v), ds, limit)
-			switch {
-			case w < bestHere:
-				bestHere, first, last = w, i, i
-			case w == bestHere && last == i-1:
-				last = i // the interval of the first minimum only: the fit is unimodal where the data constrain it
-			}
+		for _, v := range clockWindows {
+			tried = append(tried, scored{v, count(v, bound)})
 		}
-		if first < 0 {
+		return pickSimplest(tried, bound)
+	}
+	// The coarse grid counts well past the bound: the best basin is
+	// narrow, and its nearest grid points may score worse than the best
+	// found at another k before refining finds its floor.
+	loose := bound
+	if bound < len(ds) {
+		loose = 2*bound + 20
+	}
+	grid := logGrid(est/searchSpan, est*searchSpan, gridPoints)
+	for _, v := range grid {
+		tried = append(tried, scored{v, count(v, loose)})
+	}
+	order := slices.Clone(tried)
+	for i := range order {
+		order[i].v = float64(i) // the index, to refine between its neighbours
+	}
+	slices.SortStableFunc(order, func(a, b scored) int { return a.wrong - b.wrong })
+	for _, o := range order[:min(refineBest, len(order))] {
+		if o.wrong > loose {
+			break
+		}
+		i := int(o.v)
+		l, h := grid[max(i-1, 0)], grid[min(i+1, len(grid)-1)]
+		for range refinements {
+			step := (h - l) / float64(refinePts-1)
+			at, least := 0.0, math.MaxInt
+			for j := range refinePts {
+				x := l + float64(j)*step
+				w := count(x, loose)
+				tried = append(tried, scored{x, w})
+				if w < least {
+					at, least = x, w
+				}
+			}
+			l, h = at-step, at+step
+		}
+	}
+	for _, r := range roundValues(c.family, grid[0], grid[len(grid)-1]) {
+		tried = append(tried, scored{r, count(r, loose)})
+	}
+	return pickSimplest(tried, bound)
+}
+
+// pickSimplest returns, of the values tried, the fewest mismatches, the
+// simplest value (fewest significant digits, then nearest the middle of
+// their range) that gives them, and the range of those that do.
+func pickSimplest(tried []scored, bound int) (wrong int, v, lo, hi float64, ok bool) {
+	wrong = math.MaxInt
+	for _, s := range tried {
+		wrong = min(wrong, s.wrong)
+	}
+	if wrong > bound {
+		return wrong, 0, 0, 0, false
+	}
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, s := range tried {
+		if s.wrong == wrong {
+			lo, hi = math.Min(lo, s.v), math.Max(hi, s.v)
+		}
+	}
+	mid := math.Sqrt(lo * hi)
+	bestDigits := math.MaxInt
+	for _, s := range tried {
+		if s.wrong != wrong {
 			continue
 		}
-		lo, hi := grid[first]/math.Sqrt(step), grid[last]*math.Sqrt(step)
-		if c.family.clockAligned() {
-			lo, hi = grid[first], grid[first]
-		}
-		better := bestHere < best.mismatches ||
-			bestHere == best.mismatches && hi/lo > best.hi/best.lo // the same fit over a wider range: the steadier value
-		if better {
-			best = fit{candidate: c, params: paramsFor(c.family, k, simplest(lo, hi)), mismatches: bestHere, lo: lo, hi: hi}
+		d := significantDigits(s.v)
+		if d < bestDigits || d == bestDigits && math.Abs(math.Log(s.v/mid)) < math.Abs(math.Log(v/mid)) {
+			bestDigits, v = d, s.v
 		}
 	}
-	// The simplest value is inside an interval of tied grid points, but
-	// between them the fit may differ: count it as reported.
-	if best.mismatches != math.MaxInt {
-		best.mismatches = mismatches(c, best.params, ds, len(ds))
+	return wrong, v, lo, hi, true
+}
+
+// significantDigits counts the significant digits v needs (at most 9).
+func significantDigits(v float64) int {
+	if v == 0 {
+		return 1
 	}
-	return best
+	for d := 1; d < 9; d++ {
+		scale := math.Pow(10, float64(d)-math.Ceil(math.Log10(math.Abs(v))))
+		if math.Abs(math.Round(v*scale)/scale-v) <= 1e-9*math.Abs(v) {
+			return d
+		}
+	}
+	return 9
+}
+
+// roundValues are the values people configure, between lo and hi: for a
+// rate, whole and half requests a second and whole requests a minute;
+// for a window (µs), whole tenths of a second up to 10 s and the clock's
+// lengths.
+func roundValues(f family, lo, hi float64) []float64 {
+	var out []float64
+	add := func(v float64) {
+		if v >= lo && v <= hi {
+			out = append(out, v)
+		}
+	}
+	if f.windowed() {
+		for ms := 100; ms <= 10_000; ms += 100 {
+			add(float64(ms) * 1000)
+		}
+		for _, w := range clockWindows {
+			add(w)
+		}
+		return out
+	}
+	for n := 1; n <= 600; n++ {
+		add(float64(n) / 60)
+	}
+	for n := 1; n <= 2*int(MaxMaxRate); n++ {
+		add(float64(n) / 2)
+	}
+	return out
 }
 
 // clockWindows are the window lengths (µs) a window aligned to the clock

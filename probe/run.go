@@ -166,6 +166,12 @@ func (p *prober) run(ctx context.Context) error {
 
 func (p *prober) phases(ctx context.Context) error {
 	key, top := p.opts.Key, p.opts.MaxRate
+	// A key's first request half a second off the clock's whole seconds:
+	// windows anchored at it then fall as far as they can from windows
+	// aligned to the clock, which the answers can then tell apart.
+	if !sleepUntil(ctx, offTheSecond(time.Now())) {
+		return ctx.Err()
+	}
 	// Burst: at the top rate until refused.
 	burst := p.train(ctx, phaseBurst, key, top, p.opts.MaxRequests/4, func(t trainView) bool { return t.refused >= 3 })
 	if burst.refused == 0 {
@@ -174,9 +180,13 @@ func (p *prober) phases(ctx context.Context) error {
 	a := burst.firstRun
 	// Overload: on at the top rate until as many as the burst were
 	// admitted again and refused after, or 40% of the budget.
+	// Past 1 s and three bursts' time with nothing admitted, the limit
+	// counts what it refuses or its window is long: the recover phase
+	// finds out with far fewer requests.
+	overloadFor := min(p.opts.MaxDuration*3/10, time.Second+3*time.Since(burst.started))
 	over := p.train(ctx, phaseOverload, key, top, p.opts.MaxRequests*2/5, func(t trainView) bool {
 		return int64(t.admitted) >= max(a, 10) && t.refusedSinceAdmit >= 3 ||
-			time.Since(t.started) > p.opts.MaxDuration*3/10
+			t.admitted == 0 && time.Since(t.started) > overloadFor
 	})
 	if over.admitted == 0 {
 		// Nothing came back while sending: single requests, further and
@@ -212,7 +222,7 @@ func (p *prober) phases(ctx context.Context) error {
 	// twice the rate seen until 1.7 cycles from the first: a log gives
 	// back the first half a window after it, a fixed window all of it at
 	// its edge, a sliding counter a little at a time.
-	if !p.idle(ctx, cycle*22/10) {
+	if !p.idle(ctx, cycle*22/10) || !sleepUntil(ctx, offTheSecond(time.Now())) {
 		return errStop
 	}
 	first := time.Now()
@@ -221,21 +231,63 @@ func (p *prober) phases(ctx context.Context) error {
 		return ctx.Err()
 	}
 	p.train(ctx, phaseSplit, key, top, 2*int(a)+10, func(t trainView) bool { return t.refused >= 3 })
+	// On past the refusal at twice the rate seen, to see what comes back
+	// and when; at half of it when the overload admitted nothing (the
+	// limit counts refusals, most likely): sending faster than it lets
+	// through would hold it shut and show nothing.
 	pace := math.Min(top, math.Max(2*p.rate(), 2))
+	if over.admitted == 0 {
+		pace = math.Min(top, math.Max(p.rate()/2, 1))
+	}
 	until := first.Add(cycle * 17 / 10)
 	p.train(ctx, phaseSplit, key, pace, p.s.budget(), func(trainView) bool { return time.Now().After(until) })
-	// Key: while the own key is refused, a fresh value.
 	if p.opts.KeyHeader != "" {
-		own := p.train(ctx, phaseDrain, key, top, 3*int(a)+10, func(t trainView) bool { return t.refusedSinceAdmit >= 2 })
-		if own.refusedSinceAdmit >= 2 {
-			fresh := NewKey()
-			for range 2 {
-				p.train(ctx, phaseKey, fresh, top, 1, func(trainView) bool { return true })
-				p.train(ctx, phaseKey, key, top, 1, func(trainView) bool { return true })
+		p.keyTest(ctx, key, top, a)
+	}
+	return ctx.Err()
+}
+
+// keyTest sends the probe's own key at the top rate until two are refused
+// in a row, then, without waiting for the answers still to come (a queue
+// would drain meanwhile), a fresh key and the own in turn, three each: if
+// the header keys the limit, the fresh key is admitted while the own is
+// refused.
+func (p *prober) keyTest(ctx context.Context, key string, top float64, a int64) {
+	before := len(p.s.observed())
+	start, gap := time.Now(), time.Duration(float64(time.Second)/top)
+	drained := false
+	for i := 0; i < 3*int(a)+10 && !drained; i++ {
+		if !p.s.send(ctx, phaseDrain, key, start.Add(time.Duration(i)*gap)) {
+			break
+		}
+		// The answers come while it sends: a refusal answers at once.
+		v := view(trainView{}, p.s.observed()[before:], phaseDrain, key)
+		drained = v.refusedSinceAdmit >= 2
+		for j := 0; j < 20 && !drained && p.s.pending() > 0; j++ {
+			time.Sleep(gap / 20)
+			v = view(trainView{}, p.s.observed()[before:], phaseDrain, key)
+			drained = v.refusedSinceAdmit >= 2
+		}
+	}
+	if drained {
+		fresh := NewKey()
+		for range 3 {
+			if !p.s.send(ctx, phaseKey, fresh, time.Now()) || !p.s.send(ctx, phaseKey, key, time.Now()) {
+				break
 			}
 		}
 	}
-	return ctx.Err()
+	p.s.wait()
+}
+
+// offTheSecond is the first instant from now that is half a second past
+// a whole second of the wall clock.
+func offTheSecond(now time.Time) time.Time {
+	next := now.Truncate(time.Second).Add(time.Second / 2)
+	if next.Before(now) {
+		next = next.Add(time.Second)
+	}
+	return next
 }
 
 // idle waits d, or reports false when the deadline would pass first or

@@ -116,6 +116,13 @@ func (s *sender) do(ctx context.Context, seq int, phase, key string) Observation
 // wait waits for every request in flight to be answered.
 func (s *sender) wait() { s.inFlight.Wait() }
 
+// pending counts the requests sent and not yet answered.
+func (s *sender) pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sent - len(s.obs)
+}
+
 // observed returns a copy of what has been answered so far.
 func (s *sender) observed() []Observation {
 	s.mu.Lock()

@@ -2,8 +2,11 @@ package probe_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,14 +67,7 @@ func TestProbeFindsServesAlgorithms(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.limit, func(t *testing.T) {
 			url := serveLimit(t, c.limit)
-			rec, err := probe.Run(t.Context(), probe.Options{URL: url, KeyHeader: "X-API-Key"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := probe.Analyze(rec)
-			var b = new(stringsBuilder)
-			probe.WriteText(b, r)
-			t.Logf("\n%s", b.String())
+			r := probeURL(t, url)
 			if r.Algorithm != c.algorithm {
 				t.Errorf("algorithm %q, want %q", r.Algorithm, c.algorithm)
 			}
@@ -88,4 +84,22 @@ func TestProbeFindsServesAlgorithms(t *testing.T) {
 	}
 }
 
-type stringsBuilder = strings.Builder
+// recordIfAsked writes rec under testdata/ when -record is given: a real
+// run kept for the analysis's golden tests (TestAnalyzeRecorded).
+func recordIfAsked(t *testing.T, rec probe.Recording) {
+	t.Helper()
+	if !*record {
+		return
+	}
+	name := strings.NewReplacer("/", "-", " ", "", "{", "", "}", "", ":", "", ",", "_").Replace(t.Name())
+	f, err := os.Create(filepath.Join("testdata", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := probe.WriteRecording(f, rec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var record = flag.Bool("record", false, "write each live probe's observations under testdata/")
