@@ -28,7 +28,7 @@ type Report struct {
 	Algorithm string   `json:"algorithm,omitempty"`
 	// Anchor says where a window's boundaries fall: "clock" (multiples of
 	// the window since the Unix epoch) or "first-hit" (from the key's
-	// first request); "" for a bucket.
+	// first request); "" for a bucket or a log, which have none.
 	Anchor string `json:"anchor,omitempty"`
 	// Rate is the sustained rate in requests per second, Burst the
 	// bucket's size, Limit and Window a window's count and length; each
@@ -162,8 +162,10 @@ func Analyze(rec Recording) Report {
 		r.Algorithm = algorithmOf(best.candidate.family)
 		r.Families = []string{r.Algorithm}
 		r.Family = familyName(best.candidate.family)
-		r.Anchor = "clock"
-		if best.candidate.family == familyFixedFirst || best.candidate.family == familySlidingFirst {
+		switch best.candidate.family {
+		case familyFixedClock, familySlidingClock:
+			r.Anchor = "clock"
+		case familyFixedFirst, familySlidingFirst:
 			r.Anchor = "first-hit"
 		}
 	}
@@ -381,14 +383,16 @@ func keyFinding(header string, obs []Observation, own string) *KeyFinding {
 			}
 		}
 	}
-	// The own key may win a token back now and then while refused; a
-	// fresh allowance is most of the fresh key's requests admitted while
-	// most of the own's are refused.
+	// The own key wins back what refills while the test runs; a fresh
+	// allowance is at least three of the fresh key's requests admitted,
+	// two more than the own's. No more of the fresh key's admitted than
+	// the own's: they share one limit.
+	ownAdmitted := k.OwnSent - k.OwnRefused
 	switch {
-	case k.FreshSent == 0 || 2*k.OwnRefused <= k.OwnSent:
-	case 2*k.FreshAdmitted > k.FreshSent:
+	case k.FreshSent == 0 || k.OwnSent == 0:
+	case k.FreshAdmitted >= 3 && k.FreshAdmitted >= ownAdmitted+2:
 		k.Keyed = "yes"
-	case k.FreshAdmitted <= k.OwnSent-k.OwnRefused:
+	case k.FreshAdmitted <= ownAdmitted:
 		k.Keyed = "no"
 	}
 	return k

@@ -32,8 +32,10 @@ type Observation struct {
 	Phase string `json:"phase"`
 	// Key is the value sent in the key header; "" when none was named.
 	Key string `json:"key,omitempty"`
-	// Sent is when the request left, Answered when its answer came back
-	// (or the request failed).
+	// Sent is when the probe sent the request (the instant its schedule,
+	// never faster than the top rate, was held to; it leaves on its own
+	// goroutine microseconds later); Answered when its answer came back,
+	// or the request failed.
 	Sent     int64 `json:"sent_us"`
 	Answered int64 `json:"answered_us"`
 	// Status is the HTTP status; 0 for a request that got no answer, whose

@@ -10,7 +10,8 @@ import (
 )
 
 // probeURL probes url with the X-Api-Key header and logs the report.
-func probeURL(t *testing.T, url string) probe.Report {
+// With -record its observations are written to testdata/name.json.
+func probeURL(t *testing.T, name, url string) probe.Report {
 	t.Helper()
 	rec, err := probe.Run(t.Context(), probe.Options{URL: url, KeyHeader: "X-Api-Key"})
 	if err != nil {
@@ -22,7 +23,7 @@ func probeURL(t *testing.T, url string) probe.Report {
 		t.Fatal(err)
 	}
 	t.Logf("\n%s", b.String())
-	recordIfAsked(t, rec)
+	recordIfAsked(t, name, rec)
 	return r
 }
 
@@ -46,7 +47,7 @@ func TestProbeFindsNginxLimitReq(t *testing.T) {
 	})
 	for _, c := range []struct{ path, algorithm string }{{"/nodelay", "token-bucket"}, {"/queue", "leaky-bucket"}} {
 		t.Run(c.path, func(t *testing.T) {
-			r := probeURL(t, n.URL+c.path)
+			r := probeURL(t, "nginx-"+c.path[1:], n.URL+c.path)
 			if r.Algorithm != c.algorithm || !near(r.Rate, 20) || !near(float64(r.Burst), 11) {
 				t.Errorf("found %s %g/s burst %d, want %s 20/s burst 11 (nginx's burst=10 + 1), each within 5%%", r.Algorithm, r.Rate, r.Burst, c.algorithm)
 			}
@@ -68,7 +69,7 @@ func TestProbeFindsHAProxyRate(t *testing.T) {
 		"http-request deny deny_status 429 if { sc_http_req_rate(0) gt 20 }",
 		`http-request return status 200 content-type text/plain string "ok"`,
 	}, "\n"))
-	r := probeURL(t, h.URL+"/api")
+	r := probeURL(t, "haproxy", h.URL+"/api")
 	if r.Algorithm != "sliding-window" || r.Anchor != "first-hit" || r.RefusedCounted != "yes" {
 		t.Errorf("found %s anchored at %q, refused counted %s; want sliding-window anchored at first-hit, refusals counted", r.Algorithm, r.Anchor, r.RefusedCounted)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"strings"
 	"time"
 )
@@ -27,19 +28,25 @@ func findings(r Report, best fit, est estimates) []string {
 			out = append(out, "Admitted answers were not held longer as the bucket emptied: no queue.")
 		}
 	} else {
-		anchor := "aligned to the clock (multiples of the window since the Unix epoch)"
 		if r.Anchor == "first-hit" {
-			anchor = "anchored at the key's first request"
+			out = append(out, fmt.Sprintf("%d requests per %s (windows from %s to %s fit as well), %s/s; windows anchored at the key's first request.",
+				r.Limit, time.Duration(r.Window), roundDuration(r.WindowLow), roundDuration(r.WindowHigh), formatFloat(r.Rate)))
+		} else {
+			out = append(out, fmt.Sprintf("%d requests per %s, %s/s; windows aligned to the clock (multiples of the window since the Unix epoch; the lengths that divide a day were tried).",
+				r.Limit, time.Duration(r.Window), formatFloat(r.Rate)))
 		}
-		out = append(out, fmt.Sprintf("%d requests per %s (windows from %s to %s fit as well), %s/s; windows %s.",
-			r.Limit, time.Duration(r.Window), roundDuration(r.WindowLow), roundDuration(r.WindowHigh), formatFloat(r.Rate), anchor))
 	}
+	fixed := best.candidate.family == familyFixedClock || best.candidate.family == familyFixedFirst
 	switch r.RefusedCounted {
 	case "yes":
 		out = append(out, "Refused requests are counted: sending into a refusal postponed recovery.")
 	case "no":
 		out = append(out, "Refused requests are not counted: the limit came back while the probe kept sending into refusals.")
-	default:
+	case "unknown":
+		if fixed {
+			out = append(out, "Whether refused requests are counted cannot show in a fixed window's answers: it refuses until the window ends either way.")
+			break
+		}
 		out = append(out, "Whether refused requests are counted: the answers fit either way.")
 	}
 	if k := r.Key; k != nil {
@@ -49,7 +56,11 @@ func findings(r Report, best fit, est estimates) []string {
 		case "no":
 			out = append(out, fmt.Sprintf("Not keyed by %s alone: a fresh value was refused too (%d of %d admitted).", k.Header, k.FreshAdmitted, k.FreshSent))
 		default:
-			out = append(out, fmt.Sprintf("Whether %s keys the limit is unknown: the key test did not run to the end.", k.Header))
+			if k.FreshSent == 0 {
+				out = append(out, fmt.Sprintf("Whether %s keys the limit is unknown: the key test did not run (the probe's key was never refused twice in a row, or the budget ran out).", k.Header))
+				break
+			}
+			out = append(out, fmt.Sprintf("Whether %s keys the limit is unknown: a fresh value was admitted %d of %d times, the probe's own %d of %d.", k.Header, k.FreshAdmitted, k.FreshSent, k.OwnSent-k.OwnRefused, k.OwnSent))
 		}
 	}
 	out = append(out, headerFindings(r.Headers)...)
@@ -92,7 +103,7 @@ func WriteText(w io.Writer, r Report) error {
 	fmt.Fprintf(&b, "probe %s\n", r.Target)
 	fmt.Fprintf(&b, "  %d requests (%d answered) in %.1f s\n", r.Requests, r.Answered, r.Seconds)
 	if r.Limited && r.Family != "" {
-		fmt.Fprintf(&b, "  family      %s\n", r.Family)
+		b.WriteString(wrap(r.Family, 80, "  family      ", "              "))
 		if r.Limit > 0 {
 			fmt.Fprintf(&b, "  limit       %d per %s (%s/s)\n", r.Limit, time.Duration(r.Window), formatFloat(r.Rate))
 		} else {
@@ -133,7 +144,7 @@ func LimitBlock(r Report) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# probed %s: %s, confidence %s\n", r.Target, r.Family, r.Confidence)
+	b.WriteString(wrap(fmt.Sprintf("probed %s: %s, confidence %s", r.Target, r.Family, r.Confidence), 80, "# ", "# "))
 	if r.Anchor == "first-hit" {
 		b.WriteString("# its windows start at the key's first request; ratelim's start on the clock\n")
 	}
@@ -149,6 +160,16 @@ func LimitBlock(r Report) string {
 	} else {
 		fmt.Fprintf(&b, "  rate: %s\n", bucketRate(r.Rate))
 		fmt.Fprintf(&b, "  burst: %d\n", r.Burst)
+	}
+	// A scenario keys by the headers ratelim's servers read: say so when
+	// the probe found the limit keyed by one of them.
+	if k := r.Key; k != nil && k.Keyed == "yes" {
+		switch http.CanonicalHeaderKey(k.Header) {
+		case "X-Api-Key":
+			b.WriteString("  key: api-key\n")
+		case "X-User":
+			b.WriteString("  key: user\n")
+		}
 	}
 	return b.String()
 }
@@ -172,12 +193,12 @@ func bucketRate(perSecond float64) string {
 	if m := perSecond * 60; math.Abs(m-math.Round(m)) < 1e-9 {
 		return fmt.Sprintf("%d/m", int64(math.Round(m)))
 	}
-	for per := 10.0; per <= 1e4; per *= 10 {
+	for per := 10.0; per < 1e4; per *= 10 {
 		if n := perSecond * per; math.Abs(n-math.Round(n)) < 1e-6 {
-			return fmt.Sprintf("%d/%s", int64(math.Round(n)), time.Duration(per)*time.Second)
+			return fmt.Sprintf("%d/%gs", int64(math.Round(n)), per)
 		}
 	}
-	return fmt.Sprintf("%d/%s", int64(math.Round(perSecond*1e4)), 10000*time.Second)
+	return fmt.Sprintf("%d/%gs", int64(math.Round(perSecond*1e4)), 1e4)
 }
 
 func roundDuration(d Duration) time.Duration {

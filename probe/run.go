@@ -247,11 +247,15 @@ func (p *prober) phases(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// keyPairs is how many requests of a fresh key, each followed by one of
+// the own, the key test sends.
+const keyPairs = 5
+
 // keyTest sends the probe's own key at the top rate until two are refused
 // in a row, then, without waiting for the answers still to come (a queue
-// would drain meanwhile), a fresh key and the own in turn, three each: if
-// the header keys the limit, the fresh key is admitted while the own is
-// refused.
+// would drain meanwhile), a fresh key and the own in turn, keyPairs each:
+// if the header keys the limit, the fresh key is admitted (a fresh
+// allowance) while the own gets only what refills meanwhile.
 func (p *prober) keyTest(ctx context.Context, key string, top float64, a int64) {
 	before := len(p.s.observed())
 	start, gap := time.Now(), time.Duration(float64(time.Second)/top)
@@ -271,7 +275,7 @@ func (p *prober) keyTest(ctx context.Context, key string, top float64, a int64) 
 	}
 	if drained {
 		fresh := NewKey()
-		for range 3 {
+		for range keyPairs {
 			if !p.s.send(ctx, phaseKey, fresh, time.Now()) || !p.s.send(ctx, phaseKey, key, time.Now()) {
 				break
 			}

@@ -67,6 +67,9 @@ func (s *sender) send(ctx context.Context, phase, key string, at time.Time) bool
 	seq := s.sent
 	s.lastSend = now
 	s.mu.Unlock()
+	// The instant recorded is the one the schedule was held to: the
+	// request leaves on its goroutine microseconds later.
+	sent := now.UnixMicro()
 	if s.progress != nil {
 		s.progress(seq, phase)
 	}
@@ -74,7 +77,7 @@ func (s *sender) send(ctx context.Context, phase, key string, at time.Time) bool
 	go func() {
 		defer s.inFlight.Done()
 		defer func() { <-s.sem }()
-		o := s.do(ctx, seq, phase, key)
+		o := s.do(ctx, seq, phase, key, sent)
 		s.mu.Lock()
 		s.obs = append(s.obs, o)
 		s.mu.Unlock()
@@ -83,8 +86,8 @@ func (s *sender) send(ctx context.Context, phase, key string, at time.Time) bool
 }
 
 // do sends request seq and records its answer.
-func (s *sender) do(ctx context.Context, seq int, phase, key string) Observation {
-	o := Observation{Seq: seq, Phase: phase, Key: key}
+func (s *sender) do(ctx context.Context, seq int, phase, key string, sent int64) Observation {
+	o := Observation{Seq: seq, Phase: phase, Key: key, Sent: sent}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
@@ -96,7 +99,6 @@ func (s *sender) do(ctx context.Context, seq int, phase, key string) Observation
 	if s.keyHeader != "" && key != "" {
 		req.Header.Set(s.keyHeader, key)
 	}
-	o.Sent = time.Now().UnixMicro()
 	resp, err := s.client.Do(req)
 	if err != nil {
 		o.Answered = time.Now().UnixMicro()

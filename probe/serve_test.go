@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -51,23 +50,24 @@ func TestProbeFindsServesAlgorithms(t *testing.T) {
 		t.Skip("-short: each probe takes seconds of wall time")
 	}
 	cases := []struct {
+		name      string // of its recording under testdata/
 		limit     string
 		algorithm string
 		rate      float64
 		burst     int64
 		window    time.Duration
 	}{
-		{"{algorithm: token-bucket, rate: 20/s, burst: 10, key: api-key}", "token-bucket", 20, 10, 0},
-		{"{algorithm: gcra, rate: 20/s, burst: 10, key: api-key}", "token-bucket", 20, 10, 0},
-		{"{algorithm: leaky-bucket, rate: 20/s, burst: 10, key: api-key}", "leaky-bucket", 20, 10, 0},
-		{"{algorithm: fixed-window, rate: 20/s, window: 1s, key: api-key}", "fixed-window", 20, 0, time.Second},
-		{"{algorithm: sliding-window, rate: 20/s, window: 1s, key: api-key}", "sliding-window", 20, 0, time.Second},
-		{"{algorithm: sliding-log, rate: 20/s, window: 1s, key: api-key}", "sliding-log", 20, 0, time.Second},
+		{"serve-token-bucket", "{algorithm: token-bucket, rate: 20/s, burst: 10, key: api-key}", "token-bucket", 20, 10, 0},
+		{"serve-gcra", "{algorithm: gcra, rate: 20/s, burst: 10, key: api-key}", "token-bucket", 20, 10, 0},
+		{"serve-leaky-bucket", "{algorithm: leaky-bucket, rate: 20/s, burst: 10, key: api-key}", "leaky-bucket", 20, 10, 0},
+		{"serve-fixed-window", "{algorithm: fixed-window, rate: 20/s, window: 1s, key: api-key}", "fixed-window", 20, 0, time.Second},
+		{"serve-sliding-window", "{algorithm: sliding-window, rate: 20/s, window: 1s, key: api-key}", "sliding-window", 20, 0, time.Second},
+		{"serve-sliding-log", "{algorithm: sliding-log, rate: 20/s, window: 1s, key: api-key}", "sliding-log", 20, 0, time.Second},
 	}
 	for _, c := range cases {
-		t.Run(c.limit, func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			url := serveLimit(t, c.limit)
-			r := probeURL(t, url)
+			r := probeURL(t, c.name, url)
 			if r.Algorithm != c.algorithm {
 				t.Errorf("algorithm %q, want %q", r.Algorithm, c.algorithm)
 			}
@@ -86,12 +86,11 @@ func TestProbeFindsServesAlgorithms(t *testing.T) {
 
 // recordIfAsked writes rec under testdata/ when -record is given: a real
 // run kept for the analysis's golden tests (TestAnalyzeRecorded).
-func recordIfAsked(t *testing.T, rec probe.Recording) {
+func recordIfAsked(t *testing.T, name string, rec probe.Recording) {
 	t.Helper()
 	if !*record {
 		return
 	}
-	name := strings.NewReplacer("/", "-", " ", "", "{", "", "}", "", ":", "", ",", "_").Replace(t.Name())
 	f, err := os.Create(filepath.Join("testdata", name+".json"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,216 @@
+package probe_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ratelim/ratelim/probe"
+	"github.com/ratelim/ratelim/scenarios"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden reports under testdata/")
+
+// recorded are the real probes kept under testdata/ (written by the live
+// tests with -record) and what the analysis must find in each: the
+// limiter each ran against, rate and burst or window to within 5%.
+var recorded = []struct {
+	name      string
+	algorithm string
+	anchor    string
+	counted   string
+	rate      float64
+	burst     int64
+	limit     int64
+	window    time.Duration
+}{
+	{"serve-token-bucket", "token-bucket", "", "no", 20, 10, 0, 0},
+	{"serve-gcra", "token-bucket", "", "no", 20, 10, 0, 0},
+	{"serve-leaky-bucket", "leaky-bucket", "", "no", 20, 10, 0, 0},
+	{"serve-fixed-window", "fixed-window", "clock", "", 20, 0, 20, time.Second},
+	{"serve-sliding-window", "sliding-window", "clock", "no", 20, 0, 20, time.Second},
+	{"serve-sliding-log", "sliding-log", "", "no", 20, 0, 20, time.Second},
+	// nginx's burst=10 admits 11 at once (ngx_http_limit_req_lookup:
+	// the request that finds excess 0 leaves it at 1000, and up to
+	// burst × 1000 is admitted).
+	{"nginx-nodelay", "token-bucket", "", "no", 20, 11, 0, 0},
+	{"nginx-queue", "leaky-bucket", "", "no", 20, 11, 0, 0},
+	// HAProxy's http_req_rate(1s) with `gt 20`: a sliding window on
+	// periods from the key's first hit, counting the requests it denies.
+	{"haproxy", "sliding-window", "first-hit", "yes", 20, 0, 20, time.Second},
+}
+
+func readRecording(t *testing.T, name string) probe.Recording {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rec, err := probe.ReadRecording(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// TestAnalyzeRecorded analyses each recorded probe: the family and
+// numbers must be the limiter's, the report its golden (-update rewrites
+// them), the same bytes on a second analysis, and its text within 80
+// columns.
+func TestAnalyzeRecorded(t *testing.T) {
+	for _, c := range recorded {
+		t.Run(c.name, func(t *testing.T) {
+			rec := readRecording(t, c.name)
+			r := probe.Analyze(rec)
+			if r.Algorithm != c.algorithm || r.Anchor != c.anchor {
+				t.Errorf("found %s (anchor %q), want %s (anchor %q)", r.Algorithm, r.Anchor, c.algorithm, c.anchor)
+			}
+			if r.Key == nil || r.Key.Keyed != "yes" {
+				t.Errorf("key finding %+v, want X-Api-Key found to key the limit", r.Key)
+			}
+			if c.counted != "" && r.RefusedCounted != c.counted {
+				t.Errorf("refused counted %q, want %q", r.RefusedCounted, c.counted)
+			}
+			if !near(r.Rate, c.rate) || r.Burst != c.burst && !near(float64(r.Burst), float64(c.burst)) ||
+				r.Limit != c.limit && !near(float64(r.Limit), float64(c.limit)) || !near(float64(r.Window), float64(c.window)) {
+				t.Errorf("found %g/s burst %d limit %d window %s, want %g/s burst %d limit %d window %s, each within 5%%",
+					r.Rate, r.Burst, r.Limit, time.Duration(r.Window), c.rate, c.burst, c.limit, c.window)
+			}
+			var got bytes.Buffer
+			if err := probe.WriteText(&got, r); err != nil {
+				t.Fatal(err)
+			}
+			for i, line := range strings.Split(got.String(), "\n") {
+				if n := utf8.RuneCountInString(line); n > 80 {
+					t.Errorf("text line %d is %d columns: %q", i+1, n, line)
+				}
+			}
+			got.WriteString("\n")
+			if err := probe.WriteJSON(&got, r); err != nil {
+				t.Fatal(err)
+			}
+			var again bytes.Buffer
+			r2 := probe.Analyze(rec)
+			_ = probe.WriteText(&again, r2)
+			again.WriteString("\n")
+			_ = probe.WriteJSON(&again, r2)
+			if !bytes.Equal(got.Bytes(), again.Bytes()) {
+				t.Error("a second analysis of the same observations gave another report")
+			}
+			golden := filepath.Join("testdata", c.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (go test ./probe -run TestAnalyzeRecorded -update writes it)", err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("report differs from %s (-update rewrites it):\n%s", golden, got.String())
+			}
+		})
+	}
+}
+
+// TestLimitBlockParses pastes each recorded probe's limit block into a
+// scenario and loads it with the scenarios loader: the limit it reads is
+// the one found.
+func TestLimitBlockParses(t *testing.T) {
+	for _, c := range recorded {
+		t.Run(c.name, func(t *testing.T) {
+			r := probe.Analyze(readRecording(t, c.name))
+			block := probe.LimitBlock(r)
+			yaml := "name: pasted\nduration: 1s\n" + block + "clients:\n  - {name: c, api_key: c, traffic: [{pattern: constant, rate: 1/s}]}\n"
+			f, err := scenarios.Parse("pasted.yaml", []byte(yaml))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, yaml)
+			}
+			l := f.Scenario.Limit
+			if l.Algorithm != r.Algorithm {
+				t.Errorf("algorithm %q, want %q", l.Algorithm, r.Algorithm)
+			}
+			if got := l.Params.Rate.PerSecond(); !near(got, r.Rate) {
+				t.Errorf("rate %g/s, want %g/s\n%s", got, r.Rate, block)
+			}
+			if r.Limit > 0 {
+				if l.Params.Window != time.Duration(r.Window) || int64(l.Params.Rate.PerSecond()*l.Params.Window.Seconds()+0.5) != r.Limit {
+					t.Errorf("window %s at %s, want %d per %s\n%s", l.Params.Window, l.Params.Rate, r.Limit, time.Duration(r.Window), block)
+				}
+			} else if l.Params.Burst != r.Burst {
+				t.Errorf("burst %d, want %d\n%s", l.Params.Burst, r.Burst, block)
+			}
+			if keyed := r.Key != nil && r.Key.Keyed == "yes"; keyed != (l.Key == "api-key") {
+				t.Errorf("key %q, and the probe found X-Api-Key keys it: %v\n%s", l.Key, keyed, block)
+			}
+		})
+	}
+}
+
+// TestAnalyzeWithoutRefusals says no limit was seen, and gives no block.
+func TestAnalyzeWithoutRefusals(t *testing.T) {
+	var obs []probe.Observation
+	for i := range 50 {
+		obs = append(obs, probe.Observation{Seq: i + 1, Phase: "burst", Sent: int64(i) * 10_000, Answered: int64(i)*10_000 + 300, Status: 200})
+	}
+	r := probe.Analyze(probe.Recording{Target: "http://127.0.0.1:1/", MaxRate: 100, Obs: obs})
+	if r.Limited || r.Algorithm != "" || probe.LimitBlock(r) != "" {
+		t.Errorf("found a limit in 50 admissions: %+v", r)
+	}
+	if len(r.Findings) != 1 || !strings.Contains(r.Findings[0], "No request was refused") {
+		t.Errorf("findings %q", r.Findings)
+	}
+}
+
+// TestHeadersHeldToBehaviour: serve's answers tell the truth, and the
+// same answers with their fields altered are caught: a Retry-After of 0
+// is early (later requests were refused), one of 5 s late (the window
+// came back within a second), a RateLimit-Policy of 50 wrong.
+func TestHeadersHeldToBehaviour(t *testing.T) {
+	rec := readRecording(t, "serve-fixed-window")
+	h := probe.Analyze(rec).Headers
+	if h.RetryAfter.WithField == 0 || h.RetryAfter.Early+h.RetryAfter.Late != 0 || len(h.Claims) == 0 {
+		t.Errorf("serve's own fields: %+v, want every Retry-After on time and claims made", h)
+	}
+	for _, c := range h.Claims {
+		if !c.Agrees {
+			t.Errorf("serve's %s says %g, the behaviour %g", c.Field, c.Says, c.Observed)
+		}
+	}
+	altered := func(field, value string) probe.HeaderFindings {
+		r := probe.Recording{Target: rec.Target, KeyHeader: rec.KeyHeader, MaxRate: rec.MaxRate}
+		for _, o := range rec.Obs {
+			if _, ok := o.Headers[field]; ok {
+				h := map[string]string{}
+				for k, v := range o.Headers {
+					h[k] = v
+				}
+				h[field] = value
+				o.Headers = h
+			}
+			r.Obs = append(r.Obs, o)
+		}
+		return probe.Analyze(r).Headers
+	}
+	if ra := altered("Retry-After", "0").RetryAfter; ra.Early == 0 {
+		t.Errorf("Retry-After: 0 on every refusal: %+v, want some early", ra)
+	}
+	if ra := altered("Retry-After", "5").RetryAfter; ra.Late == 0 {
+		t.Errorf("Retry-After: 5 on every refusal: %+v, want some late", ra)
+	}
+	wrong := false
+	for _, c := range altered("Ratelimit-Policy", `"default";q=50;w=1`).Claims {
+		wrong = wrong || c.Field == "RateLimit-Policy q" && !c.Agrees
+	}
+	if !wrong {
+		t.Error("RateLimit-Policy q=50 for a limit of 20 passed as true")
+	}
+}
