@@ -214,3 +214,27 @@ func TestHeadersHeldToBehaviour(t *testing.T) {
 		t.Error("RateLimit-Policy q=50 for a limit of 20 passed as true")
 	}
 }
+
+// TestLimitBlockOfWindows: a window's block states a rate whose product
+// with the window is the limit, whole per second or not.
+func TestLimitBlockOfWindows(t *testing.T) {
+	for _, c := range []struct {
+		limit  int64
+		window time.Duration
+		rate   string
+	}{{40, 2 * time.Second, "20/s"}, {7, 1500 * time.Millisecond, "7/1.5s"}, {100, time.Minute, "100/m"}, {90, 90 * time.Minute, "90/1h30m"}} {
+		r := probe.Report{Target: "http://127.0.0.1:1/", Limited: true, Algorithm: "sliding-log", Family: "sliding log",
+			Limit: c.limit, Window: probe.Duration(c.window), Rate: float64(c.limit) / c.window.Seconds()}
+		block := probe.LimitBlock(r)
+		if !strings.Contains(block, "rate: "+c.rate+"\n") {
+			t.Errorf("%d per %s: block\n%s\nwant rate: %s", c.limit, c.window, block, c.rate)
+		}
+		f, err := scenarios.Parse("pasted.yaml", []byte("name: pasted\nduration: 1s\n"+block+"clients:\n  - {name: c, api_key: c, traffic: [{pattern: constant, rate: 1/s}]}\n"))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, block)
+		}
+		if l := f.Scenario.Limit.Params; l.Window != c.window || int64(l.Rate.PerSecond()*l.Window.Seconds()+0.5) != c.limit {
+			t.Errorf("%d per %s read back as %s per %s", c.limit, c.window, l.Rate, l.Window)
+		}
+	}
+}

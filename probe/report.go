@@ -156,7 +156,7 @@ func LimitBlock(r Report) string {
 	if r.Limit > 0 {
 		window := time.Duration(r.Window)
 		fmt.Fprintf(&b, "  rate: %s\n", windowRate(r.Limit, window))
-		fmt.Fprintf(&b, "  window: %s\n", window)
+		fmt.Fprintf(&b, "  window: %s\n", compactDuration(window))
 	} else {
 		fmt.Fprintf(&b, "  rate: %s\n", bucketRate(r.Rate))
 		fmt.Fprintf(&b, "  burst: %d\n", r.Burst)
@@ -177,10 +177,28 @@ func LimitBlock(r Report) string {
 // windowRate writes limit per window as a rate whose product with the
 // window is limit exactly: 20/s for 40 per 2 s, 7/1.5s otherwise.
 func windowRate(limit int64, window time.Duration) string {
-	if window%time.Second == 0 && limit%int64(window/time.Second) == 0 {
+	switch {
+	case window%time.Second == 0 && limit%int64(window/time.Second) == 0:
 		return fmt.Sprintf("%d/s", limit/int64(window/time.Second))
+	case window == time.Minute:
+		return fmt.Sprintf("%d/m", limit)
+	case window == time.Hour:
+		return fmt.Sprintf("%d/h", limit)
 	}
-	return fmt.Sprintf("%d/%s", limit, window)
+	return fmt.Sprintf("%d/%s", limit, compactDuration(window))
+}
+
+// compactDuration writes d as Go does without its zero units: 1m, not
+// 1m0s.
+func compactDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // bucketRate writes a rate per second as ParseRate reads it: per second
