@@ -54,6 +54,11 @@ const (
 	refinements = 2
 )
 
+// roundSpan is how far either side of the best value found the round
+// values are tried: 3%, more than the noise of a loaded machine moves a
+// fitted rate on a probe of a few seconds.
+const roundSpan = 1.03
+
 // searchSpan is how far either side of its estimate a fit searches the
 // continuous parameter: a factor of 8.
 const searchSpan = 8
@@ -147,7 +152,10 @@ func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int) 
 			l, h = at-step, at+step
 		}
 	}
-	for _, r := range roundValues(c.family, grid[0], grid[len(grid)-1]) {
+	// The round values near the best found: one of them is most likely
+	// what was configured, and if it fits as well it is the one to say.
+	fewest := slices.MinFunc(tried, func(a, b scored) int { return a.wrong - b.wrong })
+	for _, r := range roundValues(c.family, fewest.v/roundSpan, fewest.v*roundSpan) {
 		tried = append(tried, scored{r, count(r, loose)})
 	}
 	return pickSimplest(tried, bound)
