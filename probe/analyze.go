@@ -33,13 +33,16 @@ type Report struct {
 	// Rate is the sustained rate in requests per second, Burst the
 	// bucket's size, Limit and Window a window's count and length; each
 	// fitted value with the interval that fits the answers as well.
-	Rate       float64    `json:"rate_per_s,omitempty"`
-	RateRange  [2]float64 `json:"rate_range,omitempty"`
-	Burst      int64      `json:"burst,omitempty"`
-	Limit      int64      `json:"limit,omitempty"`
-	Window     Duration   `json:"window,omitempty"`
-	WindowLow  Duration   `json:"window_low,omitempty"`
-	WindowHigh Duration   `json:"window_high,omitempty"`
+	Rate      float64    `json:"rate_per_s,omitempty"`
+	RateRange [2]float64 `json:"rate_range,omitempty"`
+	Burst     int64      `json:"burst,omitempty"`
+	Limit     int64      `json:"limit,omitempty"`
+	// MaxInFlight is a concurrency limit\'s: the requests it lets be in
+	// flight at once.
+	MaxInFlight int64    `json:"max_in_flight,omitempty"`
+	Window      Duration `json:"window,omitempty"`
+	WindowLow   Duration `json:"window_low,omitempty"`
+	WindowHigh  Duration `json:"window_high,omitempty"`
 	// Queues reports whether admitted requests were held in a queue
 	// (their latency grew with the backlog): a leaky bucket.
 	Queues     bool    `json:"queues"`
@@ -139,10 +142,25 @@ func Analyze(rec Recording) Report {
 			break
 		}
 	}
+	var heldFor time.Duration
+	if tied[familyConcurrency] && best.candidate.family != familyConcurrency {
+		// A server that holds each request about the same time admits
+		// like a window of that length: when the window the rate limits
+		// need is that time, a limit on requests in flight explains both.
+		if c, held, ok := heldAsLong(fits, best, mine); ok {
+			best, heldFor = c, held
+		}
+	}
 	r.RefusedCounted = refusedCounted(fits, best, tol)
 	r.Confidence = confidence(len(ds), best.mismatches, r.RunnerUp != "", r.RunnerUpMismatches)
 	p := best.params
-	if best.candidate.family == familyBucket {
+	switch best.candidate.family {
+	case familyConcurrency:
+		r.MaxInFlight = p.limit
+		r.Algorithm, r.Families = "concurrency", []string{"concurrency"}
+		r.Family = familyName(familyConcurrency)
+		r.RefusedCounted = "no"
+	case familyBucket:
 		r.Rate, r.Burst = round4(p.rate), p.burst
 		r.RateRange = [2]float64{round4(best.lo), round4(best.hi)}
 		r.QueueSlope = queueSlope(mine, best)
@@ -154,7 +172,7 @@ func Analyze(rec Recording) Report {
 			r.Algorithm, r.Families = "leaky-bucket", []string{"leaky-bucket"}
 			r.Family = "leaky bucket (queues: admitted answers are held)"
 		}
-	} else {
+	default:
 		r.Limit, r.Window = p.limit, Duration(time.Duration(p.window)*time.Microsecond)
 		r.WindowLow, r.WindowHigh = Duration(time.Duration(best.lo)*time.Microsecond), Duration(time.Duration(best.hi)*time.Microsecond)
 		r.Rate = round4(float64(p.limit) / (float64(p.window) / 1e6))
@@ -181,9 +199,13 @@ func Analyze(rec Recording) Report {
 		for _, o := range others {
 			r.Families = append(r.Families, algorithmOf(familyOf(o)))
 		}
-		r.Findings = append(r.Findings, fmt.Sprintf("The answers fit %s as well (within %d decisions): the probe could not tell them apart.", joinWords(others), tol))
+		r.Findings = append(r.Findings, fmt.Sprintf("The answers fit %s as well (within %d %s): the probe could not tell them apart.", joinWords(others), tol, plural(tol, "decision", "decisions")))
 	}
 	r.Headers = checkHeaders(mine, best, r)
+	if heldFor > 0 {
+		r.Findings = append(r.Findings, fmt.Sprintf("A rate limit would need a window of about %s, the time each admitted request was held (median %s): a limit on requests in flight explains both, and is named.",
+			(time.Duration(fits[0].params.window)*time.Microsecond).Round(time.Millisecond), heldFor.Round(time.Millisecond)))
+	}
 	r.Findings = append(r.Findings, findings(r, best, est)...)
 	return r
 }
@@ -205,7 +227,7 @@ func ownDecisions(obs []Observation) ([]decision, []Observation) {
 		if o.Key != obs[0].Key || !o.Admitted() && !o.Refused() {
 			continue
 		}
-		ds = append(ds, decision{t: o.Sent, admitted: o.Admitted()})
+		ds = append(ds, decision{t: o.Sent, answered: o.Answered, admitted: o.Admitted()})
 		mine = append(mine, o)
 	}
 	return ds, mine
@@ -278,6 +300,12 @@ func fitAll(ds []decision, e estimates) []fit {
 	for f := range familyCount {
 		for _, counts := range []bool{false, true} {
 			c := candidate{family: f, countsRefused: counts}
+			if f == familyConcurrency {
+				if !counts { // a refusal holds nothing in flight: one way only
+					fits = append(fits, fitConcurrency(ds, a))
+				}
+				continue
+			}
 			if f.windowed() {
 				fits = append(fits, fitCandidate(c, ds, windows, e.window))
 			} else {
@@ -287,6 +315,50 @@ func fitAll(ds []decision, e estimates) []fit {
 	}
 	slices.SortStableFunc(fits, func(x, y fit) int { return cmp.Compare(x.mismatches, y.mismatches) })
 	return fits
+}
+
+// heldAsLong returns the concurrency fit and the median time admitted
+// requests were held, when the best fit's window (a bucket's: burst ÷
+// rate) is within 15% of that time.
+func heldAsLong(fits []fit, best fit, mine []Observation) (fit, time.Duration, bool) {
+	var held []int64
+	for _, o := range mine {
+		if o.Admitted() {
+			held = append(held, o.Answered-o.Sent)
+		}
+	}
+	if len(held) == 0 {
+		return fit{}, 0, false
+	}
+	slices.Sort(held)
+	median := float64(held[len(held)/2])
+	window := float64(best.params.window)
+	if best.candidate.family == familyBucket {
+		window = float64(best.params.burst) / best.params.rate * 1e6
+	}
+	if math.Abs(window-median) > 0.15*median {
+		return fit{}, 0, false
+	}
+	for _, f := range fits {
+		if f.candidate.family == familyConcurrency {
+			return f, time.Duration(median) * time.Microsecond, true
+		}
+	}
+	return fit{}, 0, false
+}
+
+// fitConcurrency fits a limit on requests in flight: each limit from 1 to
+// a few past the first run of admissions.
+func fitConcurrency(ds []decision, firstRun int64) fit {
+	c := candidate{family: familyConcurrency}
+	best := fit{candidate: c, mismatches: math.MaxInt}
+	for k := int64(1); k <= firstRun+3; k++ {
+		p := params{limit: k}
+		if w := mismatches(c, p, ds, min(best.mismatches, len(ds))); w < best.mismatches {
+			best = fit{candidate: c, params: p, mismatches: w, lo: float64(k), hi: float64(k)}
+		}
+	}
+	return best
 }
 
 // refusedCounted says whether the best family fits better counting
@@ -340,7 +412,7 @@ func queueSlope(mine []Observation, best fit) float64 {
 	m := newModel(candidate{family: familyBucket}, best.params).(*bucketModel)
 	var sxy, sxx, most float64
 	for _, o := range mine {
-		m.decide(o.Sent)
+		m.decide(decision{t: o.Sent, answered: o.Answered})
 		if !o.Admitted() {
 			continue
 		}
@@ -410,6 +482,8 @@ func familyName(f family) string {
 		return "sliding window (two weighted windows), aligned to the clock"
 	case familySlidingFirst:
 		return "sliding window (two weighted windows), anchored at the key's first hit"
+	case familyConcurrency:
+		return "concurrency limit (requests in flight)"
 	}
 	return "sliding log"
 }
@@ -431,8 +505,17 @@ func algorithmOf(f family) string {
 		return "fixed-window"
 	case familySlidingClock, familySlidingFirst:
 		return "sliding-window"
+	case familyConcurrency:
+		return "concurrency"
 	}
 	return "sliding-log"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func round4(x float64) float64 {

@@ -7,10 +7,11 @@ import (
 )
 
 // decision is one observed request the fit judges: the instant it left
-// (wall-clock µs) and whether the limiter let it through.
+// and the instant its answer came back (wall-clock µs), and whether the
+// limiter let it through.
 type decision struct {
-	t        int64
-	admitted bool
+	t, answered int64
+	admitted    bool
 }
 
 // mismatches counts the decisions a model of c with p decides otherwise,
@@ -21,7 +22,7 @@ func mismatches(c candidate, p params, ds []decision, limit int) int {
 	m := newModel(c, p)
 	wrong := 0
 	for _, d := range ds {
-		if m.decide(d.t) != d.admitted {
+		if m.decide(d) != d.admitted {
 			wrong++
 			if wrong > limit {
 				return wrong
@@ -255,6 +256,9 @@ var clockWindows = func() []float64 {
 // paramsFor builds a family's params from its discrete parameter k and its
 // continuous one v.
 func paramsFor(f family, k int64, v float64) params {
+	if f == familyConcurrency {
+		return params{limit: k}
+	}
 	if f.windowed() {
 		return params{limit: k, window: max(int64(math.Round(v)), 1)}
 	}
@@ -269,30 +273,6 @@ func logGrid(lo, hi float64, n int) []float64 {
 		out[i] = lo * math.Exp(ratio*float64(i)/float64(n-1))
 	}
 	return out
-}
-
-// simplest returns the number in [lo, hi] with the fewest significant
-// digits (the one nearest the interval's geometric middle among those),
-// or that middle when the interval is too narrow for six digits.
-func simplest(lo, hi float64) float64 {
-	mid := math.Sqrt(lo * hi)
-	if lo <= 0 || hi < lo {
-		return mid
-	}
-	top := math.Floor(math.Log10(hi))
-	for digits := 0.0; digits < 6; digits++ {
-		unit := math.Pow(10, top-digits)
-		// Halves too: 1.5 s and 2.5/s are configured as often as 2 s.
-		for _, u := range []float64{unit, unit / 2} {
-			first, last := math.Ceil(lo/u-1e-9), math.Floor(hi/u+1e-9)
-			if first > last {
-				continue
-			}
-			k := math.Min(math.Max(math.Round(mid/u), first), last)
-			return k * u
-		}
-	}
-	return mid
 }
 
 // discreteRange is the values from lo to hi, at most cap of them, evenly

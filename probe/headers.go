@@ -68,7 +68,7 @@ func checkHeaders(mine []Observation, best fit, r Report) HeaderFindings {
 	h.Claims = claims(mine, r)
 	m := newModel(best.candidate, best.params)
 	for _, o := range mine {
-		m.decide(o.Sent)
+		m.decide(decision{t: o.Sent, answered: o.Answered})
 		if !o.Admitted() {
 			continue
 		}

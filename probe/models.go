@@ -17,11 +17,12 @@ const (
 	familySlidingClock               // the sliding-window counter on clock-aligned windows
 	familySlidingFirst               // the sliding-window counter on periods from the key's first hit (HAProxy's freq_ctr)
 	familyLog                        // the sliding log
+	familyConcurrency                // a limit on requests in flight
 	familyCount
 )
 
 // windowed reports whether f's parameters are a limit per window.
-func (f family) windowed() bool { return f != familyBucket }
+func (f family) windowed() bool { return f != familyBucket && f != familyConcurrency }
 
 // clockAligned reports whether f's windows are the clock's.
 func (f family) clockAligned() bool { return f == familyFixedClock || f == familySlidingClock }
@@ -36,7 +37,8 @@ type candidate struct {
 }
 
 // params are a candidate's numbers: rate (per second) and burst for the
-// bucket; limit per window and the window (µs) for the others.
+// bucket; limit per window and the window (µs) for the windows; limit
+// requests in flight for a concurrency limit.
 type params struct {
 	rate   float64
 	burst  int64
@@ -49,7 +51,7 @@ type params struct {
 // remaining is what the limiter has left after the last decision, in
 // requests, as an honest RateLimit-Remaining would say it.
 type model interface {
-	decide(t int64) (admitted bool)
+	decide(d decision) (admitted bool)
 	remaining() int64
 }
 
@@ -61,6 +63,8 @@ func newModel(c candidate, p params) model {
 		return &fixedModel{limit: p.limit, window: p.window, anchored: c.family == familyFixedFirst, counts: c.countsRefused, fresh: true}
 	case familySlidingClock, familySlidingFirst:
 		return &slidingModel{limit: p.limit, window: p.window, anchored: c.family == familySlidingFirst, counts: c.countsRefused, fresh: true}
+	case familyConcurrency:
+		return &concurrencyModel{limit: p.limit}
 	}
 	return &logModel{limit: p.limit, window: p.window, counts: c.countsRefused}
 }
@@ -80,7 +84,8 @@ type bucketModel struct {
 // instant is there at that instant.
 const tokenEpsilon = 1e-9
 
-func (m *bucketModel) decide(t int64) bool {
+func (m *bucketModel) decide(d decision) bool {
+	t := d.t
 	if !m.fresh && t > m.last {
 		m.tokens = math.Min(m.burst, m.tokens+m.rate*float64(t-m.last)/1e6)
 	}
@@ -110,7 +115,8 @@ type fixedModel struct {
 	anchored, counts, fresh bool
 }
 
-func (m *fixedModel) decide(t int64) bool {
+func (m *fixedModel) decide(d decision) bool {
+	t := d.t
 	if m.anchored {
 		if m.fresh || t >= m.start+m.window {
 			m.start, m.n = t, 0
@@ -145,7 +151,8 @@ type slidingModel struct {
 	anchored, counts, fresh       bool
 }
 
-func (m *slidingModel) decide(t int64) bool {
+func (m *slidingModel) decide(d decision) bool {
+	t := d.t
 	switch {
 	case m.fresh:
 		m.start = t
@@ -193,7 +200,8 @@ type logModel struct {
 	counts        bool
 }
 
-func (m *logModel) decide(t int64) bool {
+func (m *logModel) decide(d decision) bool {
+	t := d.t
 	for m.head < len(m.times) && m.times[m.head] <= t-m.window {
 		m.head++
 	}
@@ -220,3 +228,30 @@ func floorDiv(a, b int64) int64 {
 	}
 	return q
 }
+
+// concurrencyModel limits the requests in flight (algorithms/concurrency.go):
+// a request is admitted while fewer than limit admitted ones are still
+// unanswered, whatever the rate. In flight is as the client saw it, from
+// sending to the answer: a little longer than the server held it.
+// Refusals hold nothing, counted or not.
+type concurrencyModel struct {
+	limit int64
+	ends  []int64 // the answers still to come of the admitted, unordered
+}
+
+func (m *concurrencyModel) decide(d decision) bool {
+	kept := m.ends[:0]
+	for _, e := range m.ends {
+		if e > d.t {
+			kept = append(kept, e)
+		}
+	}
+	m.ends = kept
+	if int64(len(m.ends)) < m.limit {
+		m.ends = append(m.ends, d.answered)
+		return true
+	}
+	return false
+}
+
+func (m *concurrencyModel) remaining() int64 { return max(m.limit-int64(len(m.ends)), 0) }

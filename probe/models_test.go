@@ -61,7 +61,7 @@ func TestModelsAgreeWithAlgorithms(t *testing.T) {
 			now += gap
 			var d algorithms.Decision
 			st, d = alg.Step(st, algorithms.Time(now), 1)
-			if got := m.decide(now); got != d.Allowed {
+			if got := m.decide(decision{t: now}); got != d.Allowed {
 				t.Fatalf("request %d at %d µs: model admits %v, %s admits %v", i, now, got, kind, d.Allowed)
 			}
 		}
@@ -71,21 +71,21 @@ func TestModelsAgreeWithAlgorithms(t *testing.T) {
 // TestModelsThatCountRefusals: a refused request postpones recovery only
 // when the model counts refusals, and never in a fixed window.
 func TestModelsThatCountRefusals(t *testing.T) {
-	for f := range familyCount {
+	for f := range familyConcurrency { // a concurrency limit counts what is in flight, not what came
 		p := params{rate: 10, burst: 2, limit: 2, window: 200_000}
 		for _, counts := range []bool{false, true} {
 			m := newModel(candidate{family: f, countsRefused: counts}, p)
 			// Two admitted at 0, then refused every 10 ms for 400 ms, then
 			// one more right after: admitted unless the refusals counted.
-			m.decide(0)
-			m.decide(0)
+			m.decide(decision{})
+			m.decide(decision{})
 			for at := int64(10_000); at < 400_000; at += 10_000 {
-				m.decide(at)
+				m.decide(decision{t: at})
 			}
 			// A fixed window starts from zero at its next window whatever
 			// it counted: the refusals cannot show.
 			want := !counts || f == familyFixedClock || f == familyFixedFirst
-			if got := m.decide(400_001); got != want {
+			if got := m.decide(decision{t: 400_001}); got != want {
 				t.Errorf("%s, counting refusals %v: the request after 40 refusals admitted %v, want %v", familyName(f), counts, got, want)
 			}
 		}

@@ -2,7 +2,8 @@
 // the answers to a bounded, designed sequence of requests: its family
 // (token bucket or GCRA, a leaky bucket that queues, a fixed window aligned
 // to the clock or anchored at a key's first hit, the sliding-window
-// counter, the sliding log), its rate and burst or window, whether refused
+// counter, the sliding log, a limit on requests in flight), its rate and
+// burst or window, whether refused
 // requests are counted, which header keys it, and whether the answers'
 // headers tell the truth.
 //

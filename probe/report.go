@@ -19,7 +19,10 @@ func findings(r Report, best fit, est estimates) []string {
 		fitText += fmt.Sprintf("; the next best, %s, %d", r.RunnerUp, r.Decisions-r.RunnerUpMismatches)
 	}
 	out = append(out, fmt.Sprintf("%s (confidence %s). %s.", capitalize(r.Family), r.Confidence, fitText))
-	if best.candidate.family == familyBucket {
+	switch best.candidate.family {
+	case familyConcurrency:
+		out = append(out, fmt.Sprintf("At most %d requests in flight: a request was refused while %d admitted ones were unanswered, whatever the rate.", r.MaxInFlight, r.MaxInFlight))
+	case familyBucket:
 		out = append(out, fmt.Sprintf("Rate %s/s (any from %s to %s fits as well), burst %d: %d were admitted at once from a full bucket.",
 			formatFloat(r.Rate), formatFloat(r.RateRange[0]), formatFloat(r.RateRange[1]), r.Burst, est.firstRun))
 		if r.Queues {
@@ -27,7 +30,7 @@ func findings(r Report, best fit, est estimates) []string {
 		} else {
 			out = append(out, "Admitted answers were not held longer as the bucket emptied: no queue.")
 		}
-	} else {
+	default:
 		if r.Anchor == "first-hit" {
 			out = append(out, fmt.Sprintf("%d requests per %s (windows from %s to %s fit as well), %s/s; windows anchored at the key's first request.",
 				r.Limit, time.Duration(r.Window), roundDuration(r.WindowLow), roundDuration(r.WindowHigh), formatFloat(r.Rate)))
@@ -104,9 +107,12 @@ func WriteText(w io.Writer, r Report) error {
 	fmt.Fprintf(&b, "  %d requests (%d answered) in %.1f s\n", r.Requests, r.Answered, r.Seconds)
 	if r.Limited && r.Family != "" {
 		b.WriteString(wrap(r.Family, 80, "  family      ", "              "))
-		if r.Limit > 0 {
+		switch {
+		case r.MaxInFlight > 0:
+			fmt.Fprintf(&b, "  in flight   %d at once\n", r.MaxInFlight)
+		case r.Limit > 0:
 			fmt.Fprintf(&b, "  limit       %d per %s (%s/s)\n", r.Limit, time.Duration(r.Window), formatFloat(r.Rate))
-		} else {
+		default:
 			fmt.Fprintf(&b, "  rate        %s/s\n  burst       %d\n", formatFloat(r.Rate), r.Burst)
 		}
 		fmt.Fprintf(&b, "  refused     counted: %s\n", r.RefusedCounted)
@@ -151,13 +157,19 @@ func LimitBlock(r Report) string {
 	if r.RefusedCounted == "yes" {
 		b.WriteString("# it counts refused requests too; ratelim's algorithms count admissions only\n")
 	}
+	if r.MaxInFlight > 0 {
+		b.WriteString("# lease_ttl is not observable from outside: 30s is a guess to edit\n")
+	}
 	b.WriteString("limit:\n")
 	fmt.Fprintf(&b, "  algorithm: %s\n", r.Algorithm)
-	if r.Limit > 0 {
+	switch {
+	case r.MaxInFlight > 0:
+		fmt.Fprintf(&b, "  max_in_flight: %d\n  lease_ttl: 30s\n", r.MaxInFlight)
+	case r.Limit > 0:
 		window := time.Duration(r.Window)
 		fmt.Fprintf(&b, "  rate: %s\n", windowRate(r.Limit, window))
 		fmt.Fprintf(&b, "  window: %s\n", compactDuration(window))
-	} else {
+	default:
 		fmt.Fprintf(&b, "  rate: %s\n", bucketRate(r.Rate))
 		fmt.Fprintf(&b, "  burst: %d\n", r.Burst)
 	}

@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/probe"
+	"github.com/ratelim/ratelim/scenarios"
 )
 
 // limitedServer answers 200 or 429 from a token bucket of rate/s and
@@ -128,5 +130,40 @@ func TestOptionsCheck(t *testing.T) {
 	}
 	if err := (probe.Options{}).Check(); err != nil {
 		t.Errorf("the defaults refused: %v", err)
+	}
+}
+
+// TestProbeFindsAConcurrencyLimit probes a server that holds each request
+// 100 ms and refuses one while 5 are being served: a limit on requests in
+// flight, not on their rate, which the probe names with its number.
+func TestProbeFindsAConcurrencyLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the probe takes seconds of wall time")
+	}
+	slots := make(chan struct{}, 5)
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+			time.Sleep(100 * time.Millisecond)
+			<-slots
+		default:
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	}))
+	t.Cleanup(s.Close)
+	rec, err := probe.Run(t.Context(), probe.Options{URL: s.URL, MaxDuration: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := probe.Analyze(rec)
+	var b strings.Builder
+	_ = probe.WriteText(&b, r)
+	t.Logf("\n%s", b.String())
+	if r.Algorithm != "concurrency" || r.MaxInFlight != 5 {
+		t.Errorf("found %s with %d in flight, want concurrency, 5", r.Algorithm, r.MaxInFlight)
+	}
+	block := probe.LimitBlock(r)
+	if _, err := scenarios.Parse("pasted.yaml", []byte("name: pasted\nduration: 1s\n"+block+"clients:\n  - {name: c, api_key: c, service: 100ms, traffic: [{pattern: constant, rate: 1/s}]}\n")); err != nil {
+		t.Errorf("%v\n%s", err, block)
 	}
 }
