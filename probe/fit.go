@@ -115,7 +115,7 @@ func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int) 
 		for _, v := range clockWindows {
 			tried = append(tried, scored{v, count(v, bound)})
 		}
-		return pickSimplest(tried, bound)
+		return pickSimplest(tried, bound, fitSlack(len(ds)))
 	}
 	// The coarse grid counts well past the bound: the best basin is
 	// narrow, and its nearest grid points may score worse than the best
@@ -159,39 +159,46 @@ func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int) 
 	for _, r := range roundValues(c.family, fewest.v/roundSpan, fewest.v*roundSpan) {
 		tried = append(tried, scored{r, count(r, loose)})
 	}
-	return pickSimplest(tried, bound)
+	return pickSimplest(tried, bound, fitSlack(len(ds)))
 }
 
-// pickSimplest returns, of the values tried, the fewest mismatches, the
-// simplest value (fewest significant digits, then nearest the middle of
-// their range) that gives them, and the range of those that do.
-func pickSimplest(tried []scored, bound int) (wrong int, v, lo, hi float64, ok bool) {
-	wrong = math.MaxInt
+// pickSimplest returns, of the values tried, the range of those that get
+// the fewest decisions wrong, and in it the simplest value (fewest
+// significant digits, then nearest the middle) that gets at most slack
+// more wrong, with its count: the instant a request left is not quite
+// the instant it was decided, and a configured 20/s is a better answer
+// than the 19.99/s that explains one more decision of a loaded machine.
+func pickSimplest(tried []scored, bound, slack int) (wrong int, v, lo, hi float64, ok bool) {
+	fewest := math.MaxInt
 	for _, s := range tried {
-		wrong = min(wrong, s.wrong)
+		fewest = min(fewest, s.wrong)
 	}
-	if wrong > bound {
-		return wrong, 0, 0, 0, false
+	if fewest > bound {
+		return fewest, 0, 0, 0, false
 	}
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, s := range tried {
-		if s.wrong == wrong {
+		if s.wrong == fewest {
 			lo, hi = math.Min(lo, s.v), math.Max(hi, s.v)
 		}
 	}
 	mid := math.Sqrt(lo * hi)
 	bestDigits := math.MaxInt
 	for _, s := range tried {
-		if s.wrong != wrong {
+		if s.wrong > fewest+slack || s.v < lo || s.v > hi {
 			continue
 		}
 		d := significantDigits(s.v)
 		if d < bestDigits || d == bestDigits && math.Abs(math.Log(s.v/mid)) < math.Abs(math.Log(v/mid)) {
-			bestDigits, v = d, s.v
+			bestDigits, v, wrong = d, s.v, s.wrong
 		}
 	}
 	return wrong, v, lo, hi, true
 }
+
+// fitSlack is how many more decisions than the fewest a simpler value
+// may get wrong: one in 200, at least one.
+func fitSlack(n int) int { return max(1, n/200) }
 
 // significantDigits counts the significant digits v needs (at most 9).
 func significantDigits(v float64) int {

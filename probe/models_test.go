@@ -103,7 +103,20 @@ func TestSignificantDigits(t *testing.T) {
 		}
 	}
 	tried := []scored{{19.97, 0}, {20, 0}, {20.04, 0}, {21, 3}}
-	if wrong, v, lo, hi, ok := pickSimplest(tried, 10); !ok || wrong != 0 || v != 20 || lo != 19.97 || hi != 20.04 {
+	if wrong, v, lo, hi, ok := pickSimplest(tried, 10, 1); !ok || wrong != 0 || v != 20 || lo != 19.97 || hi != 20.04 {
 		t.Errorf("pickSimplest = %d %g [%g, %g] %v, want 0 20 [19.97, 20.04]", wrong, v, lo, hi, ok)
+	}
+	// 20 one worse than its neighbours, inside their range: within the
+	// slack it is said; past it, not; outside the range, never.
+	tried = []scored{{19.99, 2}, {20, 3}, {20.02, 2}}
+	if wrong, v, _, _, _ := pickSimplest(tried, 10, 1); v != 20 || wrong != 3 {
+		t.Errorf("pickSimplest chose %g (%d wrong), want 20 (3 wrong, within 1)", v, wrong)
+	}
+	if _, v, _, _, _ := pickSimplest(tried, 10, 0); v == 20 {
+		t.Error("pickSimplest chose 20 with no slack for its extra mismatch")
+	}
+	tried = []scored{{19.99, 2}, {20.02, 2}, {30, 3}}
+	if _, v, _, _, _ := pickSimplest(tried, 10, 1); v == 30 {
+		t.Error("pickSimplest chose 30, outside the range of the best")
 	}
 }

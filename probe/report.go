@@ -91,7 +91,11 @@ func headerFindings(h HeaderFindings) []string {
 		if !c.Agrees {
 			verdict = "does not agree"
 		}
-		out = append(out, fmt.Sprintf("%s says %s, the behaviour %s: it %s.", c.Field, formatFloat(c.Says), formatFloat(c.Observed), verdict))
+		unit := ""
+		if strings.HasSuffix(c.Field, " w") {
+			unit = " s" // the draft's w: whole seconds
+		}
+		out = append(out, fmt.Sprintf("%s says %s%s, the behaviour %s%s: it %s.", c.Field, formatFloat(c.Says), unit, formatFloat(c.Observed), unit, verdict))
 	}
 	if h.Remaining.Checked > 0 {
 		out = append(out, fmt.Sprintf("The remaining quota sent agrees (within 1) with the fitted limiter's on %d of %d admitted answers.", h.Remaining.Agree, h.Remaining.Checked))
