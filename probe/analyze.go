@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"net/http"
 	"slices"
 	"sort"
 	"time"
@@ -109,11 +110,19 @@ func Analyze(rec Recording) Report {
 		last = max(last, o.Answered, o.Sent)
 	}
 	r.Seconds = float64(last-obs[0].Sent) / 1e6
+	if n, first := otherStatuses(obs); n > 0 {
+		r.Findings = append(r.Findings, fmt.Sprintf("%d of the %d answers were neither 2xx nor a refusal (429, 503); the first was %d %s. The analysis leaves them out.",
+			n, r.Answered, first, http.StatusText(first)))
+	}
 	own := obs[0].Key
 	ds, mine := ownDecisions(obs)
 	r.Decisions = len(ds)
 	r.Key = keyFinding(rec.KeyHeader, obs, own)
 	firstRefused := slices.IndexFunc(ds, func(d decision) bool { return !d.admitted })
+	if len(ds) == 0 {
+		r.Findings = append(r.Findings, "No answer was an admission (2xx) or a refusal (429, 503): nothing to analyse.")
+		return r
+	}
 	if firstRefused < 0 {
 		r.Findings = append(r.Findings, fmt.Sprintf("No request was refused: %d of %d answered 2xx, sent at up to %s/s. A limit above that rate, or none on this endpoint.",
 			len(ds), r.Requests, formatFloat(rec.MaxRate)))
@@ -208,6 +217,20 @@ func Analyze(rec Recording) Report {
 	}
 	r.Findings = append(r.Findings, findings(r, best, est)...)
 	return r
+}
+
+// otherStatuses counts the answers that are neither admissions nor
+// refusals, and gives the first one's status.
+func otherStatuses(obs []Observation) (n, first int) {
+	for _, o := range obs {
+		if o.Status != 0 && !o.Admitted() && !o.Refused() {
+			if n == 0 {
+				first = o.Status
+			}
+			n++
+		}
+	}
+	return n, first
 }
 
 // sortBySent orders observations by the instant they were sent, then by

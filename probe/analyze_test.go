@@ -245,3 +245,18 @@ func TestLimitBlockOfWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeOtherAnswers: answers that are neither admissions nor
+// refusals (a server that wants a key answers 400) are named, and no
+// limit is inferred from them.
+func TestAnalyzeOtherAnswers(t *testing.T) {
+	obs := []probe.Observation{
+		{Seq: 1, Phase: "burst", Sent: 0, Answered: 300, Status: 400},
+		{Seq: 2, Phase: "burst", Sent: 10_000, Answered: 10_300, Status: 400},
+	}
+	r := probe.Analyze(probe.Recording{Target: "http://127.0.0.1:1/", MaxRate: 100, Obs: obs})
+	if r.Limited || len(r.Findings) != 2 || !strings.Contains(r.Findings[0], "2 of the 2 answers") || !strings.Contains(r.Findings[0], "400 Bad Request") ||
+		!strings.Contains(r.Findings[1], "nothing to analyse") {
+		t.Errorf("findings %q", r.Findings)
+	}
+}

@@ -340,6 +340,7 @@ type trainView struct {
 	sent, answered    int
 	admitted, refused int
 	failed            int // no answer
+	other             int // answered neither 2xx nor a refusal (a 400, a 404)
 	// firstRun counts the admissions before the train's first refusal;
 	// refusedSinceAdmit the refusals since its last admission.
 	firstRun          int64
@@ -359,7 +360,9 @@ func (p *prober) train(ctx context.Context, phase, key string, pace float64, n i
 		}
 		v.sent++
 		v = view(v, p.s.observed()[before:], phase, key)
-		if stop(v) || v.failed >= 3 && v.answered == 0 {
+		// Three failures, or three answers that are neither, before any
+		// decision: the probe is not reaching a limiter.
+		if stop(v) || (v.failed >= 3 || v.other >= 3) && v.admitted+v.refused == 0 {
 			break
 		}
 	}
@@ -390,6 +393,8 @@ func view(v trainView, obs []Observation, phase, key string) trainView {
 		case o.Refused():
 			v.refused++
 			v.refusedSinceAdmit++
+		default:
+			v.other++
 		}
 	}
 	return v
