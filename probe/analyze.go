@@ -111,8 +111,12 @@ func Analyze(rec Recording) Report {
 	}
 	r.Seconds = float64(last-obs[0].Sent) / 1e6
 	if n, first := otherStatuses(obs); n > 0 {
-		r.Findings = append(r.Findings, fmt.Sprintf("%d of the %d answers were neither 2xx nor a refusal (429, 503); the first was %d %s. The analysis leaves them out.",
-			n, r.Answered, first, http.StatusText(first)))
+		f := fmt.Sprintf("%d of the %d answers were neither 2xx nor a refusal (429, 503); the first was %d %s. The analysis leaves them out.",
+			n, r.Answered, first, http.StatusText(first))
+		if first == http.StatusBadRequest && rec.KeyHeader == "" {
+			f += " An endpoint that wants a key answers 400 without it: name its header with --key-header."
+		}
+		r.Findings = append(r.Findings, f)
 	}
 	own := obs[0].Key
 	ds, mine := ownDecisions(obs)
