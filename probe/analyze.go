@@ -142,7 +142,22 @@ func Analyze(rec Recording) Report {
 	fits := fitAll(ds, est)
 	best := fits[0]
 	tol := max(1, len(ds)/200)
-	r.Decisions, r.Mismatches = len(ds), best.mismatches
+	slope := 0.0
+	var queueAsInFlight *fit
+	if best.candidate.family == familyBucket {
+		slope = queueSlope(mine, best)
+		if slope >= queueSlopeMin {
+			// A queue of burst places is a limit of burst requests in
+			// flight, and admits nearly alike; the latencies, growing by
+			// one place's time, say which: set the limit in flight aside.
+			i := slices.IndexFunc(fits, func(f fit) bool { return f.candidate.family == familyConcurrency })
+			if i >= 0 {
+				queueAsInFlight = &fits[i]
+				fits = slices.Delete(slices.Clone(fits), i, i+1)
+			}
+		}
+	}
+	r.Decisions = len(ds)
 	tied := map[family]bool{}
 	for _, f := range fits {
 		if f.mismatches <= best.mismatches+tol {
@@ -164,6 +179,7 @@ func Analyze(rec Recording) Report {
 			best, heldFor = c, held
 		}
 	}
+	r.Mismatches = best.mismatches
 	r.RefusedCounted = refusedCounted(fits, best, tol)
 	r.Confidence = confidence(len(ds), best.mismatches, r.RunnerUp != "", r.RunnerUpMismatches)
 	p := best.params
@@ -176,8 +192,8 @@ func Analyze(rec Recording) Report {
 	case familyBucket:
 		r.Rate, r.Burst = round4(p.rate), p.burst
 		r.RateRange = [2]float64{round4(best.lo), round4(best.hi)}
-		r.QueueSlope = queueSlope(mine, best)
-		r.Queues = r.QueueSlope >= 0.5
+		r.QueueSlope = slope
+		r.Queues = slope >= queueSlopeMin
 		r.Algorithm = "token-bucket"
 		r.Families = []string{"token-bucket", "gcra"}
 		r.Family = "token bucket or GCRA (the same admissions)"
@@ -220,6 +236,10 @@ func Analyze(rec Recording) Report {
 			(time.Duration(fits[0].params.window)*time.Microsecond).Round(time.Millisecond), heldFor.Round(time.Millisecond)))
 	}
 	r.Findings = append(r.Findings, findings(r, best, est)...)
+	if q := queueAsInFlight; q != nil && q.mismatches != math.MaxInt {
+		r.Findings = append(r.Findings, fmt.Sprintf("A limit of %d requests in flight decides %d of the answers as they were decided, too: a queue is such a limit, each place held until served. That the admitted answers came back a place's time apart says it is a queue drained at the rate.",
+			q.params.limit, r.Decisions-q.mismatches))
+	}
 	return r
 }
 
@@ -379,8 +399,30 @@ func heldAsLong(fits []fit, best fit, mine []Observation) (fit, time.Duration, b
 func fitConcurrency(ds []decision, firstRun int64) fit {
 	c := candidate{family: familyConcurrency}
 	best := fit{candidate: c, mismatches: math.MaxInt}
+	// The slot a request held is free a little before its answer is
+	// seen, and a request arrives a little after its recorded dispatch
+	// (it leaves on a goroutine of its own, late on a loaded machine):
+	// a millisecond and two refusals' round trips, at most a quarter of
+	// the time an admitted request was held.
+	var refused, admitted []int64
+	for _, d := range ds {
+		if d.admitted {
+			admitted = append(admitted, d.answered-d.t)
+		} else {
+			refused = append(refused, d.answered-d.t)
+		}
+	}
+	margin := int64(1000)
+	if len(refused) > 0 {
+		slices.Sort(refused)
+		margin += 2 * max(refused[len(refused)/2], 0)
+	}
+	if len(admitted) > 0 {
+		slices.Sort(admitted)
+		margin = min(margin, admitted[len(admitted)/2]/4)
+	}
 	for k := int64(1); k <= firstRun+3; k++ {
-		p := params{limit: k}
+		p := params{limit: k, margin: margin}
 		if w := mismatches(c, p, ds, min(best.mismatches, len(ds))); w < best.mismatches {
 			best = fit{candidate: c, params: p, mismatches: w, lo: float64(k), hi: float64(k)}
 		}
@@ -420,6 +462,10 @@ func confidence(n, wrong int, hasRunnerUp bool, runnerUp int) string {
 	}
 	return "low"
 }
+
+// queueSlopeMin is the slope of latency on backlog at which admitted
+// answers are taken to be held in a queue: half what a queue gives.
+const queueSlopeMin = 0.5
 
 // queueSlope measures whether admitted answers were held: the slope of
 // each admitted request's extra latency (over the fastest refusal's) on

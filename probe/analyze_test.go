@@ -260,3 +260,14 @@ func TestAnalyzeOtherAnswers(t *testing.T) {
 		t.Errorf("findings %q", r.Findings)
 	}
 }
+
+// TestAnalyzeRecordedConcurrency: a server holding each request 100 ms
+// with 5 slots, probed while two builds loaded the machine (a request
+// sent as another's answer came back found its slot free: the round trip
+// the model allows for), is a limit of 5 in flight.
+func TestAnalyzeRecordedConcurrency(t *testing.T) {
+	r := analyzed(t, "concurrency")
+	if r.Algorithm != "concurrency" || r.MaxInFlight != 5 || r.Mismatches > 1 {
+		t.Errorf("found %s, %d in flight, %d of %d answers decided otherwise; want concurrency, 5, at most 1", r.Algorithm, r.MaxInFlight, r.Mismatches, r.Decisions)
+	}
+}

@@ -44,6 +44,10 @@ type params struct {
 	burst  int64
 	limit  int64
 	window int64
+	// margin (µs) is how much sooner than the client saw its answer a
+	// request's slot was free at the server: a round trip, the fastest
+	// seen (a refused request comes back at once).
+	margin int64
 }
 
 // model decides requests in the order of their instants (wall-clock µs),
@@ -64,7 +68,7 @@ func newModel(c candidate, p params) model {
 	case familySlidingClock, familySlidingFirst:
 		return &slidingModel{limit: p.limit, window: p.window, anchored: c.family == familySlidingFirst, counts: c.countsRefused, fresh: true}
 	case familyConcurrency:
-		return &concurrencyModel{limit: p.limit}
+		return &concurrencyModel{limit: p.limit, margin: p.margin}
 	}
 	return &logModel{limit: p.limit, window: p.window, counts: c.countsRefused}
 }
@@ -232,11 +236,12 @@ func floorDiv(a, b int64) int64 {
 // concurrencyModel limits the requests in flight (algorithms/concurrency.go):
 // a request is admitted while fewer than limit admitted ones are still
 // unanswered, whatever the rate. In flight is as the client saw it, from
-// sending to the answer: a little longer than the server held it.
-// Refusals hold nothing, counted or not.
+// sending to the answer less a round trip (margin): a request that
+// arrives as another's answer leaves finds its slot free. Refusals hold
+// nothing, counted or not.
 type concurrencyModel struct {
-	limit int64
-	ends  []int64 // the answers still to come of the admitted, unordered
+	limit, margin int64
+	ends          []int64 // when the admitted free their slots, unordered
 }
 
 func (m *concurrencyModel) decide(d decision) bool {
@@ -248,7 +253,7 @@ func (m *concurrencyModel) decide(d decision) bool {
 	}
 	m.ends = kept
 	if int64(len(m.ends)) < m.limit {
-		m.ends = append(m.ends, d.answered)
+		m.ends = append(m.ends, d.answered-m.margin)
 		return true
 	}
 	return false

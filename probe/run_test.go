@@ -155,6 +155,7 @@ func TestProbeFindsAConcurrencyLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	recordIfAsked(t, "concurrency", rec)
 	r := probe.Analyze(rec)
 	var b strings.Builder
 	_ = probe.WriteText(&b, r)
