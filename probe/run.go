@@ -117,7 +117,8 @@ func Run(ctx context.Context, opts Options) (Recording, error) {
 	start := time.Now()
 	s := &sender{client: client, url: opts.URL, keyHeader: opts.KeyHeader,
 		minGap: time.Duration(float64(time.Second) / opts.MaxRate), maxRequests: opts.MaxRequests,
-		deadline: start.Add(opts.MaxDuration), sem: make(chan struct{}, maxInFlight)}
+		deadline: start.Add(opts.MaxDuration - answerGrace(opts.MaxDuration)), end: start.Add(opts.MaxDuration),
+		sem: make(chan struct{}, maxInFlight)}
 	if opts.Progress != nil {
 		s.progress = func(sent int, phase string) { opts.Progress(sent, opts.MaxRequests, phase) }
 	}
@@ -151,6 +152,11 @@ type prober struct {
 	opts  Options
 	start time.Time
 }
+
+// answerGrace is how long before MaxDuration the probe stops sending, so
+// that the last answers (a queue holds them) come within it: a second, at
+// most a tenth of it.
+func answerGrace(d time.Duration) time.Duration { return min(time.Second, d/10) }
 
 // errStop ends the phases early: the budget, the deadline or nothing more
 // to learn.

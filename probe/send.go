@@ -30,10 +30,12 @@ type sender struct {
 	keyHeader   string
 	minGap      time.Duration
 	maxRequests int
-	deadline    time.Time
-	progress    func(sent int, phase string)
-	sem         chan struct{}
-	inFlight    sync.WaitGroup
+	// deadline is when sending stops; end is when the probe's time is up,
+	// and a request still unanswered then is abandoned.
+	deadline, end time.Time
+	progress      func(sent int, phase string)
+	sem           chan struct{}
+	inFlight      sync.WaitGroup
 
 	mu       sync.Mutex
 	obs      []Observation
@@ -88,7 +90,7 @@ func (s *sender) send(ctx context.Context, phase, key string, at time.Time) bool
 // do sends request seq and records its answer.
 func (s *sender) do(ctx context.Context, seq int, phase, key string, sent int64) Observation {
 	o := Observation{Seq: seq, Phase: phase, Key: key, Sent: sent}
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithDeadline(ctx, minTime(time.Now().Add(requestTimeout), s.end))
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
@@ -155,6 +157,13 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 func maxTime(a, b time.Time) time.Time {
