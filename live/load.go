@@ -152,18 +152,12 @@ func (r *LoadResult) FaultLateness(sc sim.Scenario) time.Duration {
 // OnFault is what makes the servers abandon what they were serving
 // (Fleet.Fault).
 func Load(ctx context.Context, sc sim.Scenario, opts LoadOptions) (*LoadResult, error) {
+	if err := opts.Check(sc); err != nil {
+		return nil, err
+	}
 	targets, err := checkTargets(opts.Targets, opts.AllowRemote)
 	if err != nil {
 		return nil, err
-	}
-	budget := opts.MaxRequests
-	if budget == 0 {
-		budget = DefaultMaxRequests
-	}
-	if est := sim.Estimate(sc); est > budget {
-		return nil, &sim.TooBigError{Err: sim.ErrBudget, Scenario: sc.Name, Option: "MaxRequests",
-			Detail: fmt.Sprintf("would send about %s requests for real, more than %s", words.Thousands(est), words.Thousands(budget)),
-			Advice: "shorten the scenario or lower its rates"}
 	}
 	if opts.Balancer == "" {
 		opts.Balancer = sc.Balancer
@@ -203,6 +197,26 @@ func Load(ctx context.Context, sc sim.Scenario, opts LoadOptions) (*LoadResult, 
 		l.keyHashes = append(l.keyHashes, topology.HashKey(key))
 	}
 	return l.run(ctx)
+}
+
+// Check returns the error Load would refuse sc with before sending a
+// request: a target that is not an http URL (or not on this machine,
+// without AllowRemote), or a run estimated to send more than MaxRequests.
+// A caller with several runs to make checks each before the first starts.
+func (opts LoadOptions) Check(sc sim.Scenario) error {
+	if _, err := checkTargets(opts.Targets, opts.AllowRemote); err != nil {
+		return err
+	}
+	budget := opts.MaxRequests
+	if budget == 0 {
+		budget = DefaultMaxRequests
+	}
+	if est := sim.Estimate(sc); est > budget {
+		return &sim.TooBigError{Err: sim.ErrBudget, Scenario: sc.Name, Option: "MaxRequests",
+			Detail: fmt.Sprintf("would send about %s requests for real, more than %s", words.Thousands(est), words.Thousands(budget)),
+			Advice: "shorten the scenario or lower its rates"}
+	}
+	return nil
 }
 
 // checkTargets parses the target URLs and refuses any that is not on this

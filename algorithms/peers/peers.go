@@ -1,8 +1,9 @@
 // Package peers models the rate limiters of libraries people deploy
 // (golang.org/x/time/rate, redis_rate, throttled, ulule/limiter,
-// sethvargo/go-limiter, envoy's ratelimit service and nginx's limit_req),
-// each as a pure [algorithms.Algorithm] that reaches the library's
-// decisions, flaws included, from the same instants and costs.
+// sethvargo/go-limiter, envoy's ratelimit service, nginx's limit_req and
+// HAProxy's stick-table http_req_rate), each as a pure
+// [algorithms.Algorithm] that reaches the library's decisions, flaws
+// included, from the same instants and costs.
 //
 // Each model is one file, NAME.go, whose doc comment says what it models
 // and from which of the library's files and functions, with its tests
@@ -93,6 +94,14 @@ var catalog = []algorithms.Info{
 			Source: "src/http/modules/ngx_http_limit_req_module.c (ngx_http_limit_req_lookup, ngx_http_limit_req_account, ngx_http_limit_req_zone)",
 			Family: "leaky-bucket",
 			Quirk:  "a key's first request is free (excess 0), so burst=B admits B+1 at once; rate and excess are integer 1/1000s on a ms clock (100r/m leaks 1666/s, not 1666.67)"}},
+	{Name: "haproxy-req-rate", Params: []string{"rate", "window"}, Memory: "3 integers (the period's start in ms, its count and the last period's)",
+		Good:  "HAProxy's stick-table rate: two counters per key, the last period weighted by what is left of this one",
+		Bad:   "refused requests are counted, so a client sending over the limit is refused for as long as it sends",
+		Build: func(p algorithms.Params) (algorithms.Algorithm, error) { return NewHAProxyReqRate(p) },
+		Peer: &algorithms.Provenance{Library: "HAProxy (stick-table http_req_rate, sc_http_req_rate)", Version: "2.6.12 (Debian 2.6.12-1+deb12u4; source read at v2.6.0)",
+			Source: "include/haproxy/freq_ctr.h (update_freq_ctr_period, read_freq_ctr_period), src/freq_ctr.c (freq_ctr_total), src/http_act.c (http_action_track_sc), src/stick_table.c (smp_fetch_sc_http_req_rate)",
+			Family: "sliding-window",
+			Quirk:  "a key's periods start at its first hit, on an even ms, and start afresh after 2 idle periods; the rate, curr + ⌊prev × remain / period⌋, counts the request and every refused one: after 21 at once and 1/s, 20 per 10s refuses until 16s (the exact sliding window 11s)"}},
 }
 
 // onlyRead is p with the parameters a limiter does not read cleared, as the

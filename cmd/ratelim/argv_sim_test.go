@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/live"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/scenarios/scenariotest"
 	"github.com/ratelim/ratelim/sim"
@@ -265,6 +266,20 @@ func TestCheckArgvToOptions(t *testing.T) {
 			{line: "check nat --max-requests 100000 --max-memory 2GB --parallel 1", want: func(o *checkOptions) {
 				o.Paths, o.Limits = []string{"nat"}, runLimits{MaxRequests: 100000, MaxMemory: "2GB", Workers: 1, parallel: true}
 			}},
+			// A live check's runs are bounded as load's are, unless
+			// --max-requests says otherwise.
+			{line: "check nat --target http://127.0.0.1:8080,http://127.0.0.1:8081 --target http://[::1]:8082", want: func(o *checkOptions) {
+				o.Paths, o.Limits.MaxRequests = []string{"nat"}, live.DefaultMaxRequests
+				o.Live.Targets = []string{"http://127.0.0.1:8080", "http://127.0.0.1:8081", "http://[::1]:8082"}
+			}},
+			{line: "check nat --target http://10.0.0.2:80 --allow-remote --max-requests 500 --httplimit-headers", want: func(o *checkOptions) {
+				o.Paths, o.Limits.MaxRequests = []string{"nat"}, 500
+				o.Live = liveTargets{Targets: []string{"http://10.0.0.2:80"}, AllowRemote: true, Told: true}
+			}},
+			{line: "check store-outage --target http://127.0.0.1:8080 --control http://127.0.0.1:4000 --token s3cret --junit -", want: func(o *checkOptions) {
+				o.Paths, o.Limits.MaxRequests, o.JUnit = []string{"store-outage"}, live.DefaultMaxRequests, "-"
+				o.Live = liveTargets{Targets: []string{"http://127.0.0.1:8080"}, Control: "http://127.0.0.1:4000", Token: "s3cret"}
+			}},
 		})
 }
 
@@ -339,7 +354,62 @@ func TestCompareArgvToPlan(t *testing.T) {
 }
 
 func TestCheckArgvToPlan(t *testing.T) {
+	// A file with a with: that only changes the traffic, one that
+	// changes the limiter, and a scenario with faults.
+	withs := writeScenario(t, "withs.yaml", smallScenario+`  - {client: polite, rejected: {max: 0}, with: {seed: 3, duration: 2s}}
+  - {client: polite, rejected: {max: 0}, with: {algorithm: gcra}}
+`)
+	const targets = " --target http://127.0.0.1:1,http://127.0.0.1:2,http://127.0.0.1:3"
 	testPlans(t, []planCase{
+		// The targets are the servers; each with: runs unless it changes
+		// the limiter, which is the targets'.
+		{line: "check " + withs + targets, check: func(t *testing.T, p *parsed) {
+			lp := p.checkPlan.live
+			if lp == nil || len(p.checkPlan.jobs) != 3 {
+				t.Fatalf("plan %+v, want a live plan of 3 jobs", p.checkPlan)
+			}
+			var got []string
+			for i, sc := range p.checkPlan.scs {
+				got = append(got, fmt.Sprintf("%d/%s/%v/%v", sc.Servers, sc.Duration, lp.skips[i] != "", lp.refused[i] != nil))
+			}
+			if want := "3/5s/false/false 3/2s/false/false 2/5s/true/false"; strings.Join(got, " ") != want {
+				t.Errorf("jobs (servers/duration/skipped/refused) %s, want %s", strings.Join(got, " "), want)
+			}
+			if !strings.Contains(lp.skips[2], "with: algorithm") || lp.load.MaxRequests != live.DefaultMaxRequests || lp.check.Told {
+				t.Errorf("skip %q, load %+v, check %+v: want the algorithm named, load's bound, no headers trusted", lp.skips[2], lp.load, lp.check)
+			}
+		}},
+		// Faults cannot be applied to a service without a fleet's
+		// control listener: the scenario is skipped, saying which.
+		{line: "check store-outage" + targets, check: func(t *testing.T, p *parsed) {
+			// Its with: on_error changes the limiter, and is skipped for it
+			// first.
+			skips := p.checkPlan.live.skips
+			if len(skips) != 2 || !strings.Contains(skips[0], "its faults (outage 10s–20s) cannot be applied") || !strings.Contains(skips[1], "with: on_error") {
+				t.Errorf("skipped for %q, want the outage named, then the with:", skips)
+			}
+		}},
+		{line: "check store-outage" + targets + " --control http://127.0.0.1:4 --token t", check: func(t *testing.T, p *parsed) {
+			lp := p.checkPlan.live
+			if lp.skips[0] != "" || lp.load.OnFault == nil || !lp.check.Told {
+				t.Errorf("skip %q, OnFault set %v, told %v: want the faults applied through --control, and its headers read", lp.skips[0], lp.load.OnFault != nil, lp.check.Told)
+			}
+		}},
+		// Over --max-requests is refused before anything is sent; the
+		// other files still run.
+		{line: "check " + withs + " nat" + targets + " --max-requests 300", check: func(t *testing.T, p *parsed) {
+			lp := p.checkPlan.live
+			var got []string
+			for i, err := range lp.refused {
+				got = append(got, fmt.Sprintf("%v", sim.IsTooBig(err)))
+				if i == 0 && (err == nil || !strings.Contains(err.Error(), "would send about 525 requests for real, more than 300")) {
+					t.Errorf("refused %v, want the estimate against the bound", err)
+				}
+			}
+			if want := "true false false true"; strings.Join(got, " ") != want {
+				t.Errorf("refused as too big: %s, want %s (the 5 s run, the 2 s one, the one skipped, nat)", strings.Join(got, " "), want)
+			}
+		}},
 		{line: "check --builtins", check: func(t *testing.T, p *parsed) {
 			if len(p.checkPlan.files) != len(scenarios.Builtin()) || boundsOf(p.checkPlan.simOpts) != defaultBounds {
 				t.Errorf("%d files with %+v, want every built-in with the default bounds", len(p.checkPlan.files), p.checkPlan.simOpts)
@@ -427,6 +497,16 @@ func TestCheckRefusesBadFlags(t *testing.T) {
 		{"check nat --store redis://", exitBadInput, []string{"--store", "no host"}},
 		{"check nat --store bogus", exitBadInput, []string{"--store", `"bogus"`, "redis+cluster://"}},
 		{"check nat --store http://cache:6379", exitBadInput, []string{"--store", `"http"`}},
+		// A live check's flags.
+		{"check nat --target http://10.9.8.7:8080", exitBadInput, []string{"--target: 10.9.8.7:8080 is not a loopback address", "pass --allow-remote"}},
+		{"check nat --target nonsense", exitBadInput, []string{"--target", `"nonsense" is not an http URL`}},
+		{"check nat --target http://127.0.0.1:1 --store miniredis", exitBadInput, []string{"--store", "the targets' own store"}},
+		{"check nat --target http://127.0.0.1:1 --control http://127.0.0.1:2", exitBadInput, []string{"--control and --token", "give both"}},
+		{"check nat --target http://127.0.0.1:1 --control http://10.0.0.1:2 --token t", exitBadInput, []string{"--control", "not on this machine"}},
+		{"check nat --allow-remote", exitBadInput, []string{"--allow-remote: only for a live check", "--target"}},
+		{"check nat --control http://127.0.0.1:2 --token t", exitBadInput, []string{"--control: only for a live check"}},
+		{"check nat --httplimit-headers", exitBadInput, []string{"--httplimit-headers: only for a live check"}},
+		{"check nat --target http://127.0.0.1:1 --max-requests 0", exitBadInput, []string{"--max-requests"}},
 	})
 }
 

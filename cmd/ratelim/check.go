@@ -15,24 +15,31 @@ import (
 
 	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/outfile"
+	"github.com/ratelim/ratelim/live"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
 
 type checkOptions struct {
 	streams
-	Paths    []string
-	Builtins bool
-	JUnit    string
-	Format   string
-	Store    string
-	Limits   runLimits
+	// ErrIsTerminal says whether ErrOut is a terminal, where a live
+	// run's progress goes.
+	ErrIsTerminal bool
+	Paths         []string
+	Builtins      bool
+	JUnit         string
+	Format        string
+	Store         string
+	Limits        runLimits
+	// Live: the servers to send the scenarios' clients to, instead of
+	// simulating them (checktarget.go).
+	Live liveTargets
 }
 
 func newCmdCheck(s streams, runF func(*checkOptions) error) *cobra.Command {
-	opts := &checkOptions{streams: s}
+	opts := &checkOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
 	cmd := &cobra.Command{
-		Use:   "check [FILE|DIR|NAME ...] [--builtins]",
+		Use:   "check [FILE|DIR|NAME ...] [--builtins] [--target URL[,URL...]]",
 		Short: "Run scenarios and check their expect: lines (exit 1 on any failure)",
 		Long: `Run each scenario given (a directory means its *.yaml files, a name a
 built-in; --builtins adds every built-in) and check its expect: lines
@@ -41,6 +48,14 @@ list in a CI script fails rather than checks something else. Each
 expectation prints ok or FAIL with the figure it got; a glob subject
 ("bastion-*") is checked for each client it matches. An expectation with
 with: runs the scenario again with those overrides.
+
+With --target, each scenario's clients are sent for real, over HTTP, to
+the servers given (your service: the scenario's servers: count is replaced
+by the number of targets, which its balancer spreads the requests over),
+one run after another, each taking the scenario's duration; the expect:
+lines are checked on what was observed.
+
+` + liveCheckHelp + `
 
 A file that cannot be checked (malformed, or its run over a bound) prints
 ERROR and is an errored test case in --junit; the other files still run,
@@ -52,19 +67,27 @@ output is one XML document a tool can read (with --format json, which
 also wants standard output, give --junit a file).
 
 Exit status, the worst seen when files differ (4 > 2 > 3 > 1 > 0):
-  0    every expectation holds
+  0    every expectation holds (or, live, was skipped)
   1    an expectation failed
   2    a file or an expectation is malformed (named with file and line),
        a bad flag, nothing named to check, or a --junit path that cannot
        be created
   3    a run is over --max-requests or --max-memory
-  4    an internal or store error, or the JUnit report failed part way
+  4    an internal or store error, a --target that answered no request
+       (down, or not an HTTP server: the runs after it are not made), or
+       the JUnit report failed part way
   130  interrupted (nothing is printed, no report is written)`,
 		Example: `  ratelim check --builtins
   ratelim check scenarios/ --junit report.xml
-  ratelim check my-limits.yaml --format json`,
+  ratelim check my-limits.yaml --format json
+  ratelim check my-limits.yaml --target http://127.0.0.1:8080 --junit report.xml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
+			if len(opts.Live.Targets) > 0 && !cmd.Flags().Changed("max-requests") {
+				// A live run's bound, as load's: real requests cost
+				// real time.
+				opts.Limits.MaxRequests = live.DefaultMaxRequests
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -77,6 +100,7 @@ Exit status, the worst seen when files differ (4 > 2 > 3 > 1 > 0):
 	f.StringVar(&opts.Format, "format", "text", "output: text or json")
 	f.StringVar(&opts.Store, "store", "", "run every scenario on this store: memory, miniredis or redis://host:port")
 	addLimitFlags(f, &opts.Limits, true)
+	addLiveCheckFlags(f, &opts.Live)
 	return cmd
 }
 
@@ -111,6 +135,10 @@ type checkLine struct {
 	// its run failed or was over a bound. Added to v1; such a line is
 	// never OK, so a reader that does not know the field counts it failed.
 	Error string `json:"error,omitempty"`
+	// Skipped says why a live check (--target) could not check it: what
+	// it bounds is not observed of a service. Added to v1; such a line
+	// is never OK.
+	Skipped string `json:"skipped,omitempty"`
 	// name is its JUnit test case: the claim and its with:, never the
 	// line, so that an edit that moves lines keeps the case's history.
 	name    string
@@ -125,6 +153,9 @@ type checkPlan struct {
 	jobs    []checkJob
 	scs     []sim.Scenario
 	simOpts sim.Options
+	// live is the plan of a live check (--target), nil for a simulated
+	// one.
+	live *livePlan
 }
 
 // errNothingToCheck is a check that names nothing: an empty $FILES in a CI
@@ -143,6 +174,9 @@ func planCheck(opts *checkOptions) (*checkPlan, error) {
 	}
 	simOpts, err := opts.Limits.apply()
 	if err != nil {
+		return nil, err
+	}
+	if err := checkLiveFlags(opts); err != nil {
 		return nil, err
 	}
 	if len(opts.Paths) == 0 && !opts.Builtins {
@@ -172,6 +206,11 @@ func planCheck(opts *checkOptions) (*checkPlan, error) {
 		p.files = append(p.files, e.file)
 		p.jobs = append(p.jobs, jobs...)
 		p.scs = append(p.scs, scs...)
+	}
+	if len(opts.Live.Targets) > 0 {
+		if p.live, err = planLive(opts, p); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }
@@ -225,11 +264,19 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 	if err != nil {
 		return err
 	}
-	results, runErrs := sim.RunAll(ctx, p.scs, p.simOpts, opts.Limits.Workers)
-	if ctx.Err() != nil {
-		for _, err := range runErrs {
-			if errors.Is(err, context.Canceled) {
-				return err
+	var results []*sim.Result
+	var runErrs []error
+	if p.live != nil {
+		if results, runErrs, err = runLive(ctx, opts, p); err != nil {
+			return err // interrupted: nothing printed, no report
+		}
+	} else {
+		results, runErrs = sim.RunAll(ctx, p.scs, p.simOpts, opts.Limits.Workers)
+		if ctx.Err() != nil {
+			for _, err := range runErrs {
+				if errors.Is(err, context.Canceled) {
+					return err
+				}
 			}
 		}
 	}
@@ -283,6 +330,13 @@ func checkOutcomes(errOut io.Writer, p *checkPlan, results []*sim.Result, runErr
 	}
 	for i, job := range p.jobs {
 		with := withText(job.with)
+		if p.live != nil && p.live.skips[i] != "" {
+			// Not run: every expectation of the job says why.
+			for _, e := range job.exps {
+				perEntry[job.entry] = append(perEntry[job.entry], skipLine(job, e, p.live.skips[i]))
+			}
+			continue
+		}
 		if err := runError(errOut, job.label, runErrs[i]); err != nil {
 			l := checkLine{File: job.label, Text: "run" + with, name: "run" + with}
 			if len(job.with) > 0 {
@@ -292,9 +346,16 @@ func checkOutcomes(errOut io.Writer, p *checkPlan, results []*sim.Result, runErr
 			continue
 		}
 		for _, e := range job.exps {
+			if p.live != nil {
+				if why := p.live.check.Skip(e); why != "" {
+					perEntry[job.entry] = append(perEntry[job.entry], skipLine(job, e, why))
+					continue
+				}
+			}
 			outs, err := scenarios.Evaluate(job.label, e, results[i])
 			if err != nil {
-				failLine(job.entry, checkLine{File: job.label, Line: e.Line, Text: e.Text + with, name: e.Text + with}, usageError{err})
+				// e.Text ends with its with: already.
+				failLine(job.entry, checkLine{File: job.label, Line: e.Line, Text: e.Text, name: e.Text}, usageError{err})
 				continue
 			}
 			for _, o := range outs {
@@ -309,7 +370,7 @@ func checkOutcomes(errOut io.Writer, p *checkPlan, results []*sim.Result, runErr
 }
 
 // checkCounts are a check's lines by outcome.
-type checkCounts struct{ passed, failed, errored int }
+type checkCounts struct{ passed, failed, errored, skipped int }
 
 // orderLines sorts each entry's lines by line in its file (whatever job
 // each came from), in place, and returns them all, entry by entry in
@@ -323,6 +384,8 @@ func orderLines(perEntry [][]checkLine) ([]checkLine, checkCounts) {
 			switch {
 			case l.Error != "":
 				n.errored++
+			case l.Skipped != "":
+				n.skipped++
 			case l.OK:
 				n.passed++
 			default:
@@ -347,8 +410,9 @@ func writeCheckJSON(w io.Writer, lines []checkLine, n checkCounts) error {
 		Passed  int         `json:"passed"`
 		Failed  int         `json:"failed"`
 		Errors  int         `json:"errors"`
+		Skipped int         `json:"skipped,omitempty"` // added to v1, by a live check
 		Results []checkLine `json:"results"`
-	}{"ratelim.check/v1", n.passed, n.failed, n.errored, lines})
+	}{"ratelim.check/v1", n.passed, n.failed, n.errored, n.skipped, lines})
 }
 
 // writeCheckLines writes a line per outcome for people (ok, FAIL or
@@ -360,6 +424,8 @@ func writeCheckLines(w io.Writer, entries []checkEntry, lines []checkLine, n che
 		switch {
 		case l.Error != "":
 			fmt.Fprintf(w, "ERROR %s\n", l.Error) // quotes its names, as every error does
+		case l.Skipped != "":
+			fmt.Fprintf(w, "skip %s:%d: %s (not checked: %s)\n", escape.Text(l.File), l.Line, escape.Text(l.Text), escape.Text(l.Skipped))
 		case l.OK:
 			fmt.Fprintf(w, "ok   %s:%d: %s\n", escape.Text(l.File), l.Line, escape.Text(l.Text))
 		default:
@@ -372,6 +438,9 @@ func writeCheckLines(w io.Writer, entries []checkEntry, lines []checkLine, n che
 		}
 	}
 	fmt.Fprintf(w, "%d passed, %d failed", n.passed, n.failed)
+	if n.skipped > 0 {
+		fmt.Fprintf(w, ", %d skipped", n.skipped)
+	}
 	if n.errored > 0 {
 		fmt.Fprintf(w, ", %d could not be checked", n.errored)
 	}

@@ -13,12 +13,14 @@ import (
 
 // The JUnit XML schema that CI systems read: a testsuite per scenario, a
 // testcase per checked expectation, a failure element for each that
-// failed, an error element for each file or run that could not be checked.
+// failed, an error element for each file or run that could not be checked,
+// a skipped element for each a live check could not observe.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr,omitempty"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
@@ -27,6 +29,7 @@ type junitSuite struct {
 	Tests     int         `xml:"tests,attr"`
 	Failures  int         `xml:"failures,attr"`
 	Errors    int         `xml:"errors,attr"`
+	Skipped   int         `xml:"skipped,attr,omitempty"`
 	Timestamp string      `xml:"timestamp,attr,omitempty"`
 	Cases     []junitCase `xml:"testcase"`
 }
@@ -36,6 +39,12 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
 	Error     *junitFailure `xml:"error,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+}
+
+// junitSkipped is a case a live check did not check, and why.
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -63,6 +72,9 @@ func writeJUnit(w io.Writer, entries []checkEntry, lines [][]checkLine) error {
 			case l.Error != "":
 				c.Error = &junitFailure{Message: l.Error, Body: l.Error}
 				s.Errors++
+			case l.Skipped != "":
+				c.Skipped = &junitSkipped{Message: l.Skipped}
+				s.Skipped++
 			case !l.OK:
 				got := l.outcome.GotText
 				if got == "" {
@@ -77,6 +89,7 @@ func writeJUnit(w io.Writer, entries []checkEntry, lines [][]checkLine) error {
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
 		doc.Errors += s.Errors
+		doc.Skipped += s.Skipped
 		doc.Suites = append(doc.Suites, s)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {

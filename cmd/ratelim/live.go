@@ -310,12 +310,21 @@ func planLoad(opts *loadOptions) (*loadPlan, error) {
 		if opts.Control == "" || opts.Token == "" {
 			return nil, badInput("%s has faults: give --control URL --token TOKEN as 'ratelim serve' printed them, or --faults=false to run without", scenarioLabel(file))
 		}
-		if err := checkLoopbackURL("--control", opts.Control); err != nil {
+		if lo.OnFault, err = fleetFaults(opts.Control, opts.Token); err != nil {
 			return nil, err
 		}
-		lo.OnFault = live.RemoteFaults(&http.Client{Timeout: 5 * time.Second}, opts.Control, opts.Token)
 	}
 	return &loadPlan{file: file, sc: sc, load: lo}, nil
+}
+
+// fleetFaults is the OnFault of a load run that applies the scenario's
+// faults to a 'ratelim serve' fleet, through its control URL (on this
+// machine, checked) with its token.
+func fleetFaults(control, token string) (func(sim.Fault, bool) error, error) {
+	if err := checkLoopbackURL("--control", control); err != nil {
+		return nil, err
+	}
+	return live.RemoteFaults(&http.Client{Timeout: 5 * time.Second}, control, token), nil
 }
 
 func loadRun(ctx context.Context, opts *loadOptions) error {
