@@ -23,7 +23,9 @@ type Report struct {
 	Limited bool `json:"limited"`
 	// Family names what the answers fit best, in words; Families are the
 	// ratelim algorithms it may be (several when they admit alike);
-	// Algorithm the one the limit block names.
+	// Algorithm the one the limit block names: a peer model's when one
+	// decides as found (haproxy-req-rate: a sliding window from the key's
+	// first hit that counts refusals).
 	Family    string   `json:"family,omitempty"`
 	Families  []string `json:"families,omitempty"`
 	Algorithm string   `json:"algorithm,omitempty"`
@@ -214,6 +216,12 @@ func Analyze(rec Recording) Report {
 			r.Anchor = "clock"
 		case familyFixedFirst, familySlidingFirst:
 			r.Anchor = "first-hit"
+		}
+		if best.candidate == (candidate{family: familySlidingFirst, countsRefused: true}) {
+			// HAProxy's http_req_rate, which ratelim models as a peer
+			// (algorithms/peers: haproxy-req-rate): the limit block names it.
+			r.Algorithm = "haproxy-req-rate"
+			r.Families = append(r.Families, r.Algorithm)
 		}
 	}
 	var others []string

@@ -43,7 +43,8 @@ var recorded = []struct {
 	{"nginx-queue", "leaky-bucket", "", "no", 20, 11, 0, 0},
 	// HAProxy's http_req_rate(1s) with `gt 20`: a sliding window on
 	// periods from the key's first hit, counting the requests it denies.
-	{"haproxy", "sliding-window", "first-hit", "yes", 20, 0, 20, time.Second},
+	// ratelim models it as the peer haproxy-req-rate, which the block names.
+	{"haproxy", "haproxy-req-rate", "first-hit", "yes", 20, 0, 20, time.Second},
 }
 
 func readRecording(t *testing.T, name string) probe.Recording {

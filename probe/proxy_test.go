@@ -58,7 +58,8 @@ func TestProbeFindsNginxLimitReq(t *testing.T) {
 // TestProbeFindsHAProxyRate probes a real haproxy denying over 20
 // requests in its http_req_rate(1s): a sliding window of two periods
 // anchored at the key's first hit that counts the requests it denies
-// (include/haproxy/freq_ctr.h; /work/notes' research).
+// (include/haproxy/freq_ctr.h), which ratelim's peer haproxy-req-rate
+// models.
 func TestProbeFindsHAProxyRate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the probe takes seconds of wall time")
@@ -70,8 +71,8 @@ func TestProbeFindsHAProxyRate(t *testing.T) {
 		`http-request return status 200 content-type text/plain string "ok"`,
 	}, "\n"))
 	r := probeURL(t, "haproxy", h.URL+"/api")
-	if r.Algorithm != "sliding-window" || r.Anchor != "first-hit" || r.RefusedCounted != "yes" {
-		t.Errorf("found %s anchored at %q, refused counted %s; want sliding-window anchored at first-hit, refusals counted", r.Algorithm, r.Anchor, r.RefusedCounted)
+	if r.Algorithm != "haproxy-req-rate" || r.Anchor != "first-hit" || r.RefusedCounted != "yes" {
+		t.Errorf("found %s anchored at %q, refused counted %s; want a sliding window anchored at first-hit, refusals counted: haproxy-req-rate", r.Algorithm, r.Anchor, r.RefusedCounted)
 	}
 	if r.Limit != 20 || !near(float64(r.Window), float64(time.Second)) {
 		t.Errorf("found %d per %s, want 20 per 1s within 5%%", r.Limit, time.Duration(r.Window))

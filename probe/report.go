@@ -155,10 +155,13 @@ func LimitBlock(r Report) string {
 	}
 	var b strings.Builder
 	b.WriteString(wrap(fmt.Sprintf("probed %s: %s, confidence %s", r.Target, r.Family, r.Confidence), 80, "# ", "# "))
-	if r.Anchor == "first-hit" {
+	switch {
+	case r.Algorithm == "haproxy-req-rate":
+		b.WriteString("# HAProxy's http_req_rate: periods from the key's first hit, refusals counted\n")
+	case r.Anchor == "first-hit":
 		b.WriteString("# its windows start at the key's first request; ratelim's start on the clock\n")
 	}
-	if r.RefusedCounted == "yes" {
+	if r.RefusedCounted == "yes" && r.Algorithm != "haproxy-req-rate" {
 		b.WriteString("# it counts refused requests too; ratelim's algorithms count admissions only\n")
 	}
 	if r.MaxInFlight > 0 {
