@@ -70,6 +70,7 @@ type runners struct {
 	report     func(*reportOptions) error
 	serve      func(*serveOptions) error
 	load       func(*loadOptions) error
+	probe      func(*probeOptions) error
 	replay     func(*replayOptions) error
 }
 
@@ -101,6 +102,7 @@ client experienced.
 	root.AddCommand(newCmdReport(s, r.report))
 	root.AddCommand(newCmdServe(s, r.serve))
 	root.AddCommand(newCmdLoad(s, r.load))
+	root.AddCommand(newCmdProbe(s, r.probe))
 	root.AddCommand(newCmdVersion(s))
 	root.Version = version(debug.ReadBuildInfo())
 	root.SetVersionTemplate("ratelim {{.Version}}\n")

@@ -105,7 +105,8 @@ func TestCheckNamesTheForbiddenEdge(t *testing.T) {
 		"scenarios -> replay sim",
 		"scenarios/scenariotest -> scenarios",
 		"live -> httplimit sim store/redisstore",
-		"report -> sim", "plots -> sim", "tui -> sim", "cmd/ratelim -> live scenarios store/redisstore",
+		"report -> sim", "plots -> sim", "tui -> sim", "cmd/ratelim -> live scenarios store/redisstore probe",
+		"probe -> fmt time",
 	}
 	if broken := Check(graph(good...), Rules, TestHelpers); len(broken) != 0 {
 		t.Fatalf("a graph that keeps the rules broke them:\n%s", strings.Join(broken, "\n"))
@@ -121,6 +122,8 @@ func TestCheckNamesTheForbiddenEdge(t *testing.T) {
 			"forbidden import: replay -> github.com/prometheus/client_golang/prometheus (replay must not"},
 		{"an internal helper runs back up", []string{"internal/escape -> scenarios"},
 			"forbidden import: internal/escape -> scenarios (internal/escape may depend on [internal/...] only"},
+		{"the probe links the fleet", []string{"probe -> live"},
+			"forbidden import: probe -> live (probe may depend on [] only"},
 		{"the words import the simulator", []string{"internal/words -> sim"},
 			"forbidden import: internal/words -> sim (internal/words may depend on [] only"},
 		{"the words import another internal package", []string{"internal/words -> internal/escape"},

@@ -1,0 +1,274 @@
+package probe_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ratelim/ratelim/probe"
+	"github.com/ratelim/ratelim/scenarios"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden reports under testdata/")
+
+// recorded are the real probes kept under testdata/ (written by the live
+// tests with -record) and what the analysis must find in each: the
+// limiter each ran against, rate and burst or window to within 5%.
+var recorded = []struct {
+	name      string
+	algorithm string
+	anchor    string
+	counted   string
+	rate      float64
+	burst     int64
+	limit     int64
+	window    time.Duration
+}{
+	{"serve-token-bucket", "token-bucket", "", "no", 20, 10, 0, 0},
+	{"serve-gcra", "token-bucket", "", "no", 20, 10, 0, 0},
+	{"serve-leaky-bucket", "leaky-bucket", "", "no", 20, 10, 0, 0},
+	{"serve-fixed-window", "fixed-window", "clock", "", 20, 0, 20, time.Second},
+	{"serve-sliding-window", "sliding-window", "clock", "no", 20, 0, 20, time.Second},
+	{"serve-sliding-log", "sliding-log", "", "no", 20, 0, 20, time.Second},
+	// nginx's burst=10 admits 11 at once (ngx_http_limit_req_lookup:
+	// the request that finds excess 0 leaves it at 1000, and up to
+	// burst × 1000 is admitted).
+	{"nginx-nodelay", "token-bucket", "", "no", 20, 11, 0, 0},
+	{"nginx-queue", "leaky-bucket", "", "no", 20, 11, 0, 0},
+	// HAProxy's http_req_rate(1s) with `gt 20`: a sliding window on
+	// periods from the key's first hit, counting the requests it denies.
+	// ratelim models it as the peer haproxy-req-rate, which the block names.
+	{"haproxy", "haproxy-req-rate", "first-hit", "yes", 20, 0, 20, time.Second},
+}
+
+func readRecording(t *testing.T, name string) probe.Recording {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rec, err := probe.ReadRecording(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// analyses are the recorded probes' reports, each analysed once for all
+// the tests that read it: the analysis is the slow part, most of all
+// under -race.
+var analyses sync.Map // name → probe.Report
+
+func analyzed(t *testing.T, name string) probe.Report {
+	t.Helper()
+	if r, ok := analyses.Load(name); ok {
+		return r.(probe.Report)
+	}
+	r := probe.Analyze(readRecording(t, name))
+	analyses.Store(name, r)
+	return r
+}
+
+// TestAnalyzeRecorded analyses each recorded probe: the family and
+// numbers must be the limiter's, the report its golden byte for byte
+// (written by an earlier analysis, in another process: the analysis is
+// deterministic; -update rewrites them), and its text within 80 columns.
+func TestAnalyzeRecorded(t *testing.T) {
+	for _, c := range recorded {
+		t.Run(c.name, func(t *testing.T) {
+			r := analyzed(t, c.name)
+			if r.Algorithm != c.algorithm || r.Anchor != c.anchor {
+				t.Errorf("found %s (anchor %q), want %s (anchor %q)", r.Algorithm, r.Anchor, c.algorithm, c.anchor)
+			}
+			if r.Key == nil || r.Key.Keyed != "yes" {
+				t.Errorf("key finding %+v, want X-Api-Key found to key the limit", r.Key)
+			}
+			if c.counted != "" && r.RefusedCounted != c.counted {
+				t.Errorf("refused counted %q, want %q", r.RefusedCounted, c.counted)
+			}
+			if !near(r.Rate, c.rate) || r.Burst != c.burst && !near(float64(r.Burst), float64(c.burst)) ||
+				r.Limit != c.limit && !near(float64(r.Limit), float64(c.limit)) || !near(float64(r.Window), float64(c.window)) {
+				t.Errorf("found %g/s burst %d limit %d window %s, want %g/s burst %d limit %d window %s, each within 5%%",
+					r.Rate, r.Burst, r.Limit, time.Duration(r.Window), c.rate, c.burst, c.limit, c.window)
+			}
+			var got bytes.Buffer
+			if err := probe.WriteText(&got, r); err != nil {
+				t.Fatal(err)
+			}
+			for i, line := range strings.Split(got.String(), "\n") {
+				if n := utf8.RuneCountInString(line); n > 80 {
+					t.Errorf("text line %d is %d columns: %q", i+1, n, line)
+				}
+			}
+			got.WriteString("\n")
+			if err := probe.WriteJSON(&got, r); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", c.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (go test ./probe -run TestAnalyzeRecorded -update writes it)", err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("report differs from %s (-update rewrites it):\n%s", golden, got.String())
+			}
+		})
+	}
+}
+
+// TestLimitBlockParses pastes each recorded probe's limit block into a
+// scenario and loads it with the scenarios loader: the limit it reads is
+// the one found.
+func TestLimitBlockParses(t *testing.T) {
+	for _, c := range recorded {
+		t.Run(c.name, func(t *testing.T) {
+			r := analyzed(t, c.name)
+			block := probe.LimitBlock(r)
+			yaml := "name: pasted\nduration: 1s\n" + block + "clients:\n  - {name: c, api_key: c, traffic: [{pattern: constant, rate: 1/s}]}\n"
+			f, err := scenarios.Parse("pasted.yaml", []byte(yaml))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, yaml)
+			}
+			l := f.Scenario.Limit
+			if l.Algorithm != r.Algorithm {
+				t.Errorf("algorithm %q, want %q", l.Algorithm, r.Algorithm)
+			}
+			if got := l.Params.Rate.PerSecond(); !near(got, r.Rate) {
+				t.Errorf("rate %g/s, want %g/s\n%s", got, r.Rate, block)
+			}
+			if r.Limit > 0 {
+				if l.Params.Window != time.Duration(r.Window) || int64(l.Params.Rate.PerSecond()*l.Params.Window.Seconds()+0.5) != r.Limit {
+					t.Errorf("window %s at %s, want %d per %s\n%s", l.Params.Window, l.Params.Rate, r.Limit, time.Duration(r.Window), block)
+				}
+			} else if l.Params.Burst != r.Burst {
+				t.Errorf("burst %d, want %d\n%s", l.Params.Burst, r.Burst, block)
+			}
+			if keyed := r.Key != nil && r.Key.Keyed == "yes"; keyed != (l.Key == "api-key") {
+				t.Errorf("key %q, and the probe found X-Api-Key keys it: %v\n%s", l.Key, keyed, block)
+			}
+		})
+	}
+}
+
+// TestAnalyzeWithoutRefusals says no limit was seen, and gives no block.
+func TestAnalyzeWithoutRefusals(t *testing.T) {
+	var obs []probe.Observation
+	for i := range 50 {
+		obs = append(obs, probe.Observation{Seq: i + 1, Phase: "burst", Sent: int64(i) * 10_000, Answered: int64(i)*10_000 + 300, Status: 200})
+	}
+	r := probe.Analyze(probe.Recording{Target: "http://127.0.0.1:1/", MaxRate: 100, Obs: obs})
+	if r.Limited || r.Algorithm != "" || probe.LimitBlock(r) != "" {
+		t.Errorf("found a limit in 50 admissions: %+v", r)
+	}
+	if len(r.Findings) != 1 || !strings.Contains(r.Findings[0], "No request was refused") {
+		t.Errorf("findings %q", r.Findings)
+	}
+}
+
+// TestHeadersHeldToBehaviour: serve's answers tell the truth, and the
+// same answers with their fields altered are caught: a Retry-After of 0
+// is early (later requests were refused), one of 5 s late (the window
+// came back within a second), a RateLimit-Policy of 50 wrong.
+func TestHeadersHeldToBehaviour(t *testing.T) {
+	rec := readRecording(t, "serve-fixed-window")
+	h := probe.Analyze(rec).Headers
+	if h.RetryAfter.WithField == 0 || h.RetryAfter.Early+h.RetryAfter.Late != 0 || len(h.Claims) == 0 {
+		t.Errorf("serve's own fields: %+v, want every Retry-After on time and claims made", h)
+	}
+	for _, c := range h.Claims {
+		if !c.Agrees {
+			t.Errorf("serve's %s says %g, the behaviour %g", c.Field, c.Says, c.Observed)
+		}
+	}
+	altered := func(field, value string) probe.HeaderFindings {
+		r := probe.Recording{Target: rec.Target, KeyHeader: rec.KeyHeader, MaxRate: rec.MaxRate}
+		for _, o := range rec.Obs {
+			if _, ok := o.Headers[field]; ok {
+				h := map[string]string{}
+				for k, v := range o.Headers {
+					h[k] = v
+				}
+				h[field] = value
+				o.Headers = h
+			}
+			r.Obs = append(r.Obs, o)
+		}
+		return probe.Analyze(r).Headers
+	}
+	if ra := altered("Retry-After", "0").RetryAfter; ra.Early == 0 {
+		t.Errorf("Retry-After: 0 on every refusal: %+v, want some early", ra)
+	}
+	if ra := altered("Retry-After", "5").RetryAfter; ra.Late == 0 {
+		t.Errorf("Retry-After: 5 on every refusal: %+v, want some late", ra)
+	}
+	wrong := false
+	for _, c := range altered("Ratelimit-Policy", `"default";q=50;w=1`).Claims {
+		wrong = wrong || c.Field == "RateLimit-Policy q" && !c.Agrees
+	}
+	if !wrong {
+		t.Error("RateLimit-Policy q=50 for a limit of 20 passed as true")
+	}
+}
+
+// TestLimitBlockOfWindows: a window's block states a rate whose product
+// with the window is the limit, whole per second or not.
+func TestLimitBlockOfWindows(t *testing.T) {
+	for _, c := range []struct {
+		limit  int64
+		window time.Duration
+		rate   string
+	}{{40, 2 * time.Second, "20/s"}, {7, 1500 * time.Millisecond, "7/1.5s"}, {100, time.Minute, "100/m"}, {90, 90 * time.Minute, "90/1h30m"}} {
+		r := probe.Report{Target: "http://127.0.0.1:1/", Limited: true, Algorithm: "sliding-log", Family: "sliding log",
+			Limit: c.limit, Window: probe.Duration(c.window), Rate: float64(c.limit) / c.window.Seconds()}
+		block := probe.LimitBlock(r)
+		if !strings.Contains(block, "rate: "+c.rate+"\n") {
+			t.Errorf("%d per %s: block\n%s\nwant rate: %s", c.limit, c.window, block, c.rate)
+		}
+		f, err := scenarios.Parse("pasted.yaml", []byte("name: pasted\nduration: 1s\n"+block+"clients:\n  - {name: c, api_key: c, traffic: [{pattern: constant, rate: 1/s}]}\n"))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, block)
+		}
+		if l := f.Scenario.Limit.Params; l.Window != c.window || int64(l.Rate.PerSecond()*l.Window.Seconds()+0.5) != c.limit {
+			t.Errorf("%d per %s read back as %s per %s", c.limit, c.window, l.Rate, l.Window)
+		}
+	}
+}
+
+// TestAnalyzeOtherAnswers: answers that are neither admissions nor
+// refusals (a server that wants a key answers 400) are named, and no
+// limit is inferred from them.
+func TestAnalyzeOtherAnswers(t *testing.T) {
+	obs := []probe.Observation{
+		{Seq: 1, Phase: "burst", Sent: 0, Answered: 300, Status: 400},
+		{Seq: 2, Phase: "burst", Sent: 10_000, Answered: 10_300, Status: 400},
+	}
+	r := probe.Analyze(probe.Recording{Target: "http://127.0.0.1:1/", MaxRate: 100, Obs: obs})
+	if r.Limited || len(r.Findings) != 2 || !strings.Contains(r.Findings[0], "2 of the 2 answers") || !strings.Contains(r.Findings[0], "400 Bad Request") ||
+		!strings.Contains(r.Findings[1], "nothing to analyse") {
+		t.Errorf("findings %q", r.Findings)
+	}
+}
+
+// TestAnalyzeRecordedConcurrency: a server holding each request 100 ms
+// with 5 slots, probed while two builds loaded the machine (a request
+// sent as another's answer came back found its slot free: the round trip
+// the model allows for), is a limit of 5 in flight.
+func TestAnalyzeRecordedConcurrency(t *testing.T) {
+	r := analyzed(t, "concurrency")
+	if r.Algorithm != "concurrency" || r.MaxInFlight != 5 || r.Mismatches > 1 {
+		t.Errorf("found %s, %d in flight, %d of %d answers decided otherwise; want concurrency, 5, at most 1", r.Algorithm, r.MaxInFlight, r.Mismatches, r.Decisions)
+	}
+}

@@ -1,0 +1,80 @@
+package probe_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratelim/ratelim/internal/proxytest"
+	"github.com/ratelim/ratelim/probe"
+)
+
+// probeURL probes url with the X-Api-Key header and logs the report.
+// With -record its observations are written to testdata/name.json.
+func probeURL(t *testing.T, name, url string) probe.Report {
+	t.Helper()
+	rec, err := probe.Run(t.Context(), probe.Options{URL: url, KeyHeader: "X-Api-Key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := probe.Analyze(rec)
+	var b strings.Builder
+	if err := probe.WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", b.String())
+	recordIfAsked(t, name, rec)
+	return r
+}
+
+// TestProbeFindsNginxLimitReq probes a real nginx's limit_req at 20r/s
+// burst=10, with nodelay (a token bucket: nginx's excess, in thousandths
+// of a request on its millisecond clock, ngx_http_limit_req_lookup) and
+// without (the same admissions, the admitted ones held: a leaky bucket).
+// nginx admits burst + 1 at once (its excess may reach burst after the
+// request that finds it 0), so the bucket the probe finds holds 11.
+func TestProbeFindsNginxLimitReq(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: each probe takes seconds of wall time")
+	}
+	proxytest.NeedNginx(t)
+	n := proxytest.StartNginx(t, proxytest.NginxConfig{
+		HTTP: "limit_req_zone $http_x_api_key zone=z:1m rate=20r/s;\nlimit_req_status 429;",
+		Locations: map[string]string{
+			"/nodelay": "limit_req zone=z burst=10 nodelay;",
+			"/queue":   "limit_req zone=z burst=10;",
+		},
+	})
+	for _, c := range []struct{ path, algorithm string }{{"/nodelay", "token-bucket"}, {"/queue", "leaky-bucket"}} {
+		t.Run(c.path, func(t *testing.T) {
+			r := probeURL(t, "nginx-"+c.path[1:], n.URL+c.path)
+			if r.Algorithm != c.algorithm || !near(r.Rate, 20) || !near(float64(r.Burst), 11) {
+				t.Errorf("found %s %g/s burst %d, want %s 20/s burst 11 (nginx's burst=10 + 1), each within 5%%", r.Algorithm, r.Rate, r.Burst, c.algorithm)
+			}
+		})
+	}
+}
+
+// TestProbeFindsHAProxyRate probes a real haproxy denying over 20
+// requests in its http_req_rate(1s): a sliding window of two periods
+// anchored at the key's first hit that counts the requests it denies
+// (include/haproxy/freq_ctr.h), which ratelim's peer haproxy-req-rate
+// models.
+func TestProbeFindsHAProxyRate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the probe takes seconds of wall time")
+	}
+	h := proxytest.StartHAProxy(t, strings.Join([]string{
+		"stick-table type string len 64 size 100k expire 30s store http_req_rate(1s)",
+		"http-request track-sc0 req.hdr(X-Api-Key)",
+		"http-request deny deny_status 429 if { sc_http_req_rate(0) gt 20 }",
+		`http-request return status 200 content-type text/plain string "ok"`,
+	}, "\n"))
+	r := probeURL(t, "haproxy", h.URL+"/api")
+	if r.Algorithm != "haproxy-req-rate" || r.Anchor != "first-hit" || r.RefusedCounted != "yes" {
+		t.Errorf("found %s anchored at %q, refused counted %s; want a sliding window anchored at first-hit, refusals counted: haproxy-req-rate", r.Algorithm, r.Anchor, r.RefusedCounted)
+	}
+	if r.Limit != 20 || !near(float64(r.Window), float64(time.Second)) {
+		t.Errorf("found %d per %s, want 20 per 1s within 5%%", r.Limit, time.Duration(r.Window))
+	}
+}

@@ -1,0 +1,407 @@
+package probe
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// The probe's phases, in the order it runs them; each Observation names
+// the one that sent it.
+const (
+	phaseBurst    = "burst"    // at the top rate until refused: the burst or the window's limit
+	phaseOverload = "overload" // on at the top rate: what is admitted while refused (the rate), and whether it ever is
+	phaseRecover  = "recover"  // single requests at growing gaps when overload admitted nothing: the recovery
+	phaseRefill   = "refill"   // after half a cycle idle, at the top rate until refused: what came back
+	phaseSplit    = "split"    // half a burst, half a cycle idle, the rest, then on past a cycle: the windows' edges
+	phaseDrain    = "drain"    // at the top rate until refused, before the key test
+	phaseKey      = "key"      // a fresh key value and the probe's own, in turn, once the own is refused
+)
+
+// Defaults and bounds of Options.
+const (
+	DefaultMaxRequests = 1500
+	MaxMaxRequests     = 2000
+	DefaultMaxRate     = 100.0 // requests per second
+	MaxMaxRate         = 1000.0
+	DefaultMaxDuration = 60 * time.Second
+	MaxMaxDuration     = 10 * time.Minute
+)
+
+// Options say what to probe and how hard.
+type Options struct {
+	// URL is the endpoint, already checked (the caller refuses one that
+	// is not on this machine unless the user allowed it).
+	URL string
+	// KeyHeader, if set, carries Key on every request, and the key test
+	// sends fresh values in it.
+	KeyHeader string
+	// Key is the value sent in KeyHeader; "" generates one.
+	Key string
+	// MaxRequests, MaxRate (requests per second) and MaxDuration bound
+	// the probe; zero means the default. Run never sends more, faster or
+	// longer.
+	MaxRequests int
+	MaxRate     float64
+	MaxDuration time.Duration
+	// Client sends the requests; nil means one of its own. Redirects are
+	// never followed: a 3xx is an answer.
+	Client *http.Client
+	// Progress, if set, is called after each request sent.
+	Progress func(sent, max int, phase string)
+}
+
+// Check refuses options out of their bounds, naming the field.
+func (o Options) Check() error {
+	switch {
+	case o.MaxRequests < 0 || o.MaxRequests > MaxMaxRequests:
+		return fmt.Errorf("max-requests: %d is out of range (want 1 to %d)", o.MaxRequests, MaxMaxRequests)
+	case o.MaxRate < 0 || o.MaxRate > MaxMaxRate || math.IsNaN(o.MaxRate):
+		return fmt.Errorf("max-rate: %g is out of range (want above 0, at most %g per second)", o.MaxRate, MaxMaxRate)
+	case o.MaxDuration < 0 || o.MaxDuration > MaxMaxDuration:
+		return fmt.Errorf("max-duration: %s is out of range (want above 0, at most %s)", o.MaxDuration, MaxMaxDuration)
+	}
+	return nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxRequests == 0 {
+		o.MaxRequests = DefaultMaxRequests
+	}
+	if o.MaxRate == 0 {
+		o.MaxRate = DefaultMaxRate
+	}
+	if o.MaxDuration == 0 {
+		o.MaxDuration = DefaultMaxDuration
+	}
+	if o.KeyHeader != "" && o.Key == "" {
+		o.Key = NewKey()
+	}
+	return o
+}
+
+// NewKey is a key value no other client holds: "ratelim-probe-" and 8
+// random bytes in hex.
+func NewKey() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "ratelim-probe-" + hex.EncodeToString(b[:])
+}
+
+// Run probes opts.URL and returns what it observed, as a Recording for
+// Analyze. Interrupted (ctx done), it returns what it observed so far
+// with ctx's error.
+func Run(ctx context.Context, opts Options) (Recording, error) {
+	if err := opts.Check(); err != nil {
+		return Recording{}, err
+	}
+	opts = opts.withDefaults()
+	rec := Recording{Format: RecordingFormat, Target: opts.URL, KeyHeader: opts.KeyHeader, MaxRate: opts.MaxRate}
+	client := opts.Client
+	if client == nil {
+		transport := http.DefaultTransport.(*http.Transport).Clone()
+		transport.MaxIdleConnsPerHost = maxInFlight
+		defer transport.CloseIdleConnections()
+		client = &http.Client{Transport: transport}
+	} else {
+		c := *client
+		client = &c
+	}
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	start := time.Now()
+	s := &sender{client: client, url: opts.URL, keyHeader: opts.KeyHeader,
+		minGap: time.Duration(float64(time.Second) / opts.MaxRate), maxRequests: opts.MaxRequests,
+		deadline: start.Add(opts.MaxDuration - answerGrace(opts.MaxDuration)), end: start.Add(opts.MaxDuration),
+		sem: make(chan struct{}, maxInFlight)}
+	if opts.Progress != nil {
+		s.progress = func(sent int, phase string) { opts.Progress(sent, opts.MaxRequests, phase) }
+	}
+	p := &prober{s: s, opts: opts, start: start}
+	err := p.run(ctx)
+	s.wait()
+	rec.Obs = s.observed()
+	if ctx.Err() != nil {
+		return rec, ctx.Err()
+	}
+	if err == nil && len(rec.Obs) > 0 && answered(rec.Obs) == 0 {
+		err = fmt.Errorf("probe: no request was answered (first error: %s)", rec.Obs[0].Error)
+	}
+	return rec, err
+}
+
+func answered(obs []Observation) int {
+	n := 0
+	for _, o := range obs {
+		if o.Status != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// prober runs the phases, each one's parameters taken from what the
+// earlier ones saw.
+type prober struct {
+	s     *sender
+	opts  Options
+	start time.Time
+}
+
+// answerGrace is how long before MaxDuration the probe stops sending, so
+// that the last answers (a queue holds them) come within it: a second, at
+// most a tenth of it.
+func answerGrace(d time.Duration) time.Duration { return min(time.Second, d/10) }
+
+// errStop ends the phases early: the budget, the deadline or nothing more
+// to learn.
+var errStop = errors.New("probe: stop")
+
+func (p *prober) run(ctx context.Context) error {
+	err := p.phases(ctx)
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	return err
+}
+
+func (p *prober) phases(ctx context.Context) error {
+	key, top := p.opts.Key, p.opts.MaxRate
+	// A key's first request half a second off the clock's whole seconds:
+	// windows anchored at it then fall as far as they can from windows
+	// aligned to the clock, which the answers can then tell apart.
+	if !sleepUntil(ctx, offTheSecond(time.Now())) {
+		return ctx.Err()
+	}
+	// Burst: at the top rate until refused.
+	burst := p.train(ctx, phaseBurst, key, top, p.opts.MaxRequests/4, func(t trainView) bool { return t.refused >= 3 })
+	if burst.refused == 0 {
+		return errStop
+	}
+	a := burst.firstRun
+	// Overload: on at the top rate until as many as the burst were
+	// admitted again and refused after, or 40% of the budget.
+	// Past 1 s and three bursts' time with nothing admitted, the limit
+	// counts what it refuses or its window is long: the recover phase
+	// finds out with far fewer requests.
+	overloadFor := min(p.opts.MaxDuration*3/10, time.Second+3*time.Since(burst.started))
+	over := p.train(ctx, phaseOverload, key, top, p.opts.MaxRequests*2/5, func(t trainView) bool {
+		return int64(t.admitted) >= max(a, 10) && t.refusedSinceAdmit >= 3 ||
+			t.admitted == 0 && time.Since(t.started) > overloadFor
+	})
+	if over.admitted == 0 {
+		// Nothing came back while sending: single requests, further and
+		// further apart, until one is admitted.
+		gap := 50 * time.Millisecond
+		for {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			t := p.train(ctx, phaseRecover, key, top, 1, func(trainView) bool { return true })
+			if t.sent == 0 {
+				return errStop
+			}
+			if t.admitted > 0 {
+				break
+			}
+			if !sleepUntil(ctx, time.Now().Add(gap)) {
+				return ctx.Err()
+			}
+			gap = gap * 3 / 2
+		}
+	}
+	// A cycle: the time the limit takes to come back whole, as far as the
+	// figures so far say.
+	cycle := p.cycle()
+	// Refill: half a cycle idle, then at the top rate until refused.
+	if !p.idle(ctx, cycle/2) {
+		return errStop
+	}
+	p.train(ctx, phaseRefill, key, top, 2*int(a)+10, func(t trainView) bool { return t.refused >= 3 })
+	// Split: idle long enough for any window to forget (two cycles), then
+	// half the burst, idle half a cycle, the rest until refused, and on at
+	// twice the rate seen until 1.7 cycles from the first: a log gives
+	// back the first half a window after it, a fixed window all of it at
+	// its edge, a sliding counter a little at a time.
+	if !p.idle(ctx, cycle*22/10) || !sleepUntil(ctx, offTheSecond(time.Now())) {
+		return errStop
+	}
+	first := time.Now()
+	p.train(ctx, phaseSplit, key, top, int(max((a+1)/2, 1)), func(trainView) bool { return false })
+	if !sleepUntil(ctx, first.Add(cycle/2)) {
+		return ctx.Err()
+	}
+	p.train(ctx, phaseSplit, key, top, 2*int(a)+10, func(t trainView) bool { return t.refused >= 3 })
+	// On past the refusal at twice the rate seen, to see what comes back
+	// and when; at half of it when the overload admitted nothing (the
+	// limit counts refusals, most likely): sending faster than it lets
+	// through would hold it shut and show nothing.
+	pace := math.Min(top, math.Max(2*p.rate(), 2))
+	if over.admitted == 0 {
+		pace = math.Min(top, math.Max(p.rate()/2, 1))
+	}
+	until := first.Add(cycle * 17 / 10)
+	p.train(ctx, phaseSplit, key, pace, p.s.budget(), func(trainView) bool { return time.Now().After(until) })
+	if p.opts.KeyHeader != "" {
+		p.keyTest(ctx, key, top, a)
+	}
+	return ctx.Err()
+}
+
+// keyPairs is how many requests of a fresh key, each followed by one of
+// the own, the key test sends.
+const keyPairs = 5
+
+// keyTest sends the probe's own key at the top rate until two are refused
+// in a row, then, without waiting for the answers still to come (a queue
+// would drain meanwhile), a fresh key and the own in turn, keyPairs each:
+// if the header keys the limit, the fresh key is admitted (a fresh
+// allowance) while the own gets only what refills meanwhile.
+func (p *prober) keyTest(ctx context.Context, key string, top float64, a int64) {
+	before := len(p.s.observed())
+	start, gap := time.Now(), time.Duration(float64(time.Second)/top)
+	drained := false
+	for i := 0; i < 3*int(a)+10 && !drained; i++ {
+		if !p.s.send(ctx, phaseDrain, key, start.Add(time.Duration(i)*gap)) {
+			break
+		}
+		// The answers come while it sends: a refusal answers at once.
+		v := view(trainView{}, p.s.observed()[before:], phaseDrain, key)
+		drained = v.refusedSinceAdmit >= 2
+		for j := 0; j < 20 && !drained && p.s.pending() > 0; j++ {
+			time.Sleep(gap / 20)
+			v = view(trainView{}, p.s.observed()[before:], phaseDrain, key)
+			drained = v.refusedSinceAdmit >= 2
+		}
+	}
+	if drained {
+		fresh := NewKey()
+		for range keyPairs {
+			if !p.s.send(ctx, phaseKey, fresh, time.Now()) || !p.s.send(ctx, phaseKey, key, time.Now()) {
+				break
+			}
+		}
+	}
+	p.s.wait()
+}
+
+// offTheSecond is the first instant from now that is half a second past
+// a whole second of the wall clock.
+func offTheSecond(now time.Time) time.Time {
+	next := now.Truncate(time.Second).Add(time.Second / 2)
+	if next.Before(now) {
+		next = next.Add(time.Second)
+	}
+	return next
+}
+
+// idle waits d, or reports false when the deadline would pass first or
+// ctx ends.
+func (p *prober) idle(ctx context.Context, d time.Duration) bool {
+	if time.Now().Add(d).After(p.s.deadline) {
+		return false
+	}
+	return sleepUntil(ctx, time.Now().Add(d))
+}
+
+// cycle is how long the limit takes to come back whole, from what was
+// observed so far: the window estimate, at least 50 ms, at most a fifth
+// of the probe's time.
+func (p *prober) cycle() time.Duration {
+	est, ok := p.estimates()
+	d := time.Second
+	if ok {
+		d = time.Duration(est.window) * time.Microsecond
+	}
+	return min(max(d, 50*time.Millisecond), p.opts.MaxDuration/5)
+}
+
+// rate is the rate estimated so far, per second.
+func (p *prober) rate() float64 {
+	est, ok := p.estimates()
+	if !ok {
+		return 1
+	}
+	return est.rate
+}
+
+func (p *prober) estimates() (estimates, bool) {
+	obs := p.s.observed()
+	sortBySent(obs)
+	ds, mine := ownDecisions(obs)
+	if !slices.ContainsFunc(ds, func(d decision) bool { return !d.admitted }) {
+		return estimates{}, false
+	}
+	return estimate(ds, mine, p.opts.MaxRate)
+}
+
+// trainView is what a train has seen so far, for its stop condition.
+type trainView struct {
+	started           time.Time
+	sent, answered    int
+	admitted, refused int
+	failed            int // no answer
+	other             int // answered neither 2xx nor a refusal (a 400, a 404)
+	// firstRun counts the admissions before the train's first refusal;
+	// refusedSinceAdmit the refusals since its last admission.
+	firstRun          int64
+	refusedSinceAdmit int
+}
+
+// train sends requests with key at pace (per second) until stop says so,
+// n have been sent, or the budget ends; it then waits for their answers
+// and returns what it saw.
+func (p *prober) train(ctx context.Context, phase, key string, pace float64, n int, stop func(trainView) bool) trainView {
+	v := trainView{started: time.Now()}
+	before := len(p.s.observed())
+	gap := time.Duration(float64(time.Second) / pace)
+	for i := 0; i < n; i++ {
+		if !p.s.send(ctx, phase, key, v.started.Add(time.Duration(i)*gap)) {
+			break
+		}
+		v.sent++
+		v = view(v, p.s.observed()[before:], phase, key)
+		// Three failures, or three answers that are neither, before any
+		// decision: the probe is not reaching a limiter.
+		if stop(v) || (v.failed >= 3 || v.other >= 3) && v.admitted+v.refused == 0 {
+			break
+		}
+	}
+	p.s.wait()
+	return view(v, p.s.observed()[before:], phase, key)
+}
+
+// view counts a train's answers (in the order they were sent).
+func view(v trainView, obs []Observation, phase, key string) trainView {
+	sortBySent(obs)
+	v.answered, v.admitted, v.refused, v.failed, v.firstRun, v.refusedSinceAdmit = 0, 0, 0, 0, 0, 0
+	for _, o := range obs {
+		if o.Phase != phase || o.Key != key {
+			continue
+		}
+		if o.Status == 0 {
+			v.failed++
+			continue
+		}
+		v.answered++
+		switch {
+		case o.Admitted():
+			v.admitted++
+			if v.refused == 0 {
+				v.firstRun++
+			}
+			v.refusedSinceAdmit = 0
+		case o.Refused():
+			v.refused++
+			v.refusedSinceAdmit++
+		default:
+			v.other++
+		}
+	}
+	return v
+}
