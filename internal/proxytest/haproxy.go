@@ -34,15 +34,16 @@ type HAProxy struct {
 // runs (haproxy warns, and the limit never applies).
 func StartHAProxy(t testing.TB, frontend string) *HAProxy {
 	t.Helper()
-	NeedHAProxy(t)
+	bin := need(t, "haproxy")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "haproxy.cfg")
 	for try := 1; ; try++ {
 		port := freePort(t)
-		text := haproxyConf(port, frontend)
+		token := readyToken()
+		text := haproxyConf(port, token, frontend)
 		writeFile(t, cfg, text)
 		url := "http://127.0.0.1:" + strconv.Itoa(port)
-		p, err := start(t, "haproxy", exec.Command("haproxy", "-f", cfg, "-db"), url+readyPath)
+		p, err := start(t, "haproxy", exec.Command(bin, "-f", cfg, "-db"), url+readyPath, token)
 		if err == errAddrInUse && try < portTries {
 			continue
 		}
@@ -57,12 +58,12 @@ func StartHAProxy(t testing.TB, frontend string) *HAProxy {
 // haproxyConf is the whole configuration: one thread, so that requests
 // at one instant are handled in one order; the readiness path answered
 // before the test's rules, so it is neither tracked nor counted.
-func haproxyConf(port int, frontend string) string {
+func haproxyConf(port int, token, frontend string) string {
 	var b strings.Builder
 	b.WriteString("global\n    maxconn 1000\n    nbthread 1\n\n")
 	b.WriteString("defaults\n    mode http\n    timeout connect 5s\n    timeout client 30s\n    timeout server 30s\n\n")
 	fmt.Fprintf(&b, "frontend fe\n    bind 127.0.0.1:%d\n", port)
-	fmt.Fprintf(&b, "    http-request return status 204 if { path %s }\n", readyPath)
+	fmt.Fprintf(&b, "    http-request return status 204 hdr %s %s if { path %s }\n", readyHeader, token, readyPath)
 	for _, line := range strings.Split(strings.TrimSpace(frontend), "\n") {
 		b.WriteString("    " + strings.TrimSpace(line) + "\n")
 	}

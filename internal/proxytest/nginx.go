@@ -2,6 +2,7 @@ package proxytest
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -49,7 +50,7 @@ const readyPath = "/_proxytest_ready"
 // returns once it answers.
 func StartNginx(t testing.TB, conf NginxConfig) *Nginx {
 	t.Helper()
-	NeedNginx(t)
+	bin := need(t, "nginx")
 	dir := t.TempDir()
 	paths := slices.Sorted(maps.Keys(conf.Locations))
 	for _, path := range paths {
@@ -65,15 +66,17 @@ func StartNginx(t testing.TB, conf NginxConfig) *Nginx {
 	}
 	for try := 1; ; try++ {
 		port := freePort(t)
-		writeFile(t, filepath.Join(dir, "nginx.conf"), nginxConf(port, conf, paths))
+		token := readyToken()
+		text := nginxConf(port, token, conf, paths)
+		writeFile(t, filepath.Join(dir, "nginx.conf"), text)
 		url := "http://127.0.0.1:" + strconv.Itoa(port)
-		cmd := exec.Command("nginx", "-p", dir, "-c", filepath.Join(dir, "nginx.conf"))
-		p, err := start(t, "nginx", cmd, url+readyPath)
+		cmd := exec.Command(bin, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"))
+		p, err := start(t, "nginx", cmd, url+readyPath, token)
 		if err == errAddrInUse && try < portTries {
 			continue
 		}
 		if err != nil {
-			t.Fatalf("%v\nnginx.conf:\n%s", err, nginxConf(port, conf, paths))
+			t.Fatalf("%v\nnginx.conf:\n%s", err, text)
 		}
 		n := &Nginx{URL: url, Dir: dir, p: p}
 		t.Cleanup(p.stop)
@@ -92,14 +95,15 @@ func StartNginx(t testing.TB, conf NginxConfig) *Nginx {
 //     (/var/lib/nginx) are not writable by a user;
 //   - user root when run as root: the worker would otherwise drop to
 //     nobody and could not read the test's directory.
-func nginxConf(port int, conf NginxConfig, paths []string) string {
+func nginxConf(port int, token string, conf NginxConfig, paths []string) string {
 	var b strings.Builder
 	b.WriteString("worker_processes 1;\ndaemon off;\nmaster_process on;\npid logs/nginx.pid;\nerror_log logs/error.log info;\n")
 	if os.Geteuid() == 0 {
 		b.WriteString("user root;\n")
 	}
 	b.WriteString("events { worker_connections 1024; }\nhttp {\n")
-	b.WriteString("  log_format proxytest '$msec $request_time $status $limit_req_status $uri \"$http_x_ratelim_request\" \"$http_x_api_key\"';\n")
+	b.WriteString(`  log_format proxytest escape=json '{"msec":"$msec","request_time":"$request_time","status":"$status",` +
+		`"limit_req":"$limit_req_status","uri":"$uri","id":"$http_x_ratelim_request","key":"$http_x_api_key"}';` + "\n")
 	b.WriteString("  access_log logs/access.log proxytest;\n")
 	for _, kind := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
 		fmt.Fprintf(&b, "  %s_temp_path tmp/%s;\n", kind, kind)
@@ -109,7 +113,7 @@ func nginxConf(port int, conf NginxConfig, paths []string) string {
 		b.WriteString("  " + strings.TrimSpace(line) + "\n")
 	}
 	fmt.Fprintf(&b, "  server {\n    listen 127.0.0.1:%d;\n    root html;\n", port)
-	fmt.Fprintf(&b, "    location = %s { access_log off; return 204; }\n", readyPath)
+	fmt.Fprintf(&b, "    location = %s { access_log off; add_header %s %s; return 204; }\n", readyPath, readyHeader, token)
 	for _, path := range paths {
 		fmt.Fprintf(&b, "    location = %s { %s }\n", path, conf.Locations[path])
 	}
@@ -132,7 +136,7 @@ type NginxLogLine struct {
 	// Status is the HTTP status sent.
 	Status int
 	// LimitReq is $limit_req_status: PASSED, DELAYED, REJECTED (or the
-	// dry-run forms), "-" where no limit applied.
+	// dry-run forms), "" where no limit applied.
 	LimitReq string
 	// URI is the path requested.
 	URI string
@@ -165,33 +169,36 @@ func (n *Nginx) AccessLog(t testing.TB) []NginxLogLine {
 	return lines
 }
 
-// parseNginxLine reads a line of the proxytest log format.
+// parseNginxLine reads a line of the proxytest log format: JSON, which
+// nginx escapes (escape=json), so that a key or path with a space or a
+// quote reads back as it was sent.
 func parseNginxLine(s string) (NginxLogLine, error) {
-	f := strings.Fields(s)
-	if len(f) != 7 {
-		return NginxLogLine{}, fmt.Errorf("%d fields (want 7)", len(f))
+	var f struct{ Msec, RequestTime, Status, LimitReq, URI, ID, Key string }
+	if err := json.Unmarshal([]byte(s), &struct {
+		Msec        *string `json:"msec"`
+		RequestTime *string `json:"request_time"`
+		Status      *string `json:"status"`
+		LimitReq    *string `json:"limit_req"`
+		URI         *string `json:"uri"`
+		ID          *string `json:"id"`
+		Key         *string `json:"key"`
+	}{&f.Msec, &f.RequestTime, &f.Status, &f.LimitReq, &f.URI, &f.ID, &f.Key}); err != nil {
+		return NginxLogLine{}, err
 	}
-	msec, err := millis(f[0])
+	msec, err := millis(f.Msec)
 	if err != nil {
-		return NginxLogLine{}, fmt.Errorf("$msec: %w", err)
+		return NginxLogLine{}, fmt.Errorf("msec: %w", err)
 	}
-	took, err := millis(f[1])
+	took, err := millis(f.RequestTime)
 	if err != nil {
-		return NginxLogLine{}, fmt.Errorf("$request_time: %w", err)
+		return NginxLogLine{}, fmt.Errorf("request_time: %w", err)
 	}
-	status, err := strconv.Atoi(f[2])
+	status, err := strconv.Atoi(f.Status)
 	if err != nil {
-		return NginxLogLine{}, fmt.Errorf("$status: %w", err)
+		return NginxLogLine{}, fmt.Errorf("status: %w", err)
 	}
-	unquote := func(s string) string {
-		s = strings.Trim(s, `"`)
-		if s == "-" {
-			return ""
-		}
-		return s
-	}
-	return NginxLogLine{StartMs: msec - took, TimeMs: took, Status: status, LimitReq: f[3], URI: f[4],
-		RequestID: unquote(f[5]), Key: unquote(f[6])}, nil
+	return NginxLogLine{StartMs: msec - took, TimeMs: took, Status: status, LimitReq: f.LimitReq, URI: f.URI,
+		RequestID: f.ID, Key: f.Key}, nil
 }
 
 // millis reads nginx's "seconds.milliseconds" exactly, as an integer of

@@ -33,6 +33,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -52,12 +53,18 @@ const stopWithin = 5 * time.Second
 // picked was taken between picking it and the proxy binding it.
 const portTries = 5
 
-// need skips t when bin is not on PATH.
-func need(t testing.TB, bin string) {
+// need returns bin's path, or skips t when it is neither on PATH nor in
+// /usr/sbin, where Debian installs both proxies (a user's PATH may lack it).
+func need(t testing.TB, bin string) string {
 	t.Helper()
-	if _, err := exec.LookPath(bin); err != nil {
-		t.Skipf("%s not installed: skipping a test against the real %s (.ci/run installs it: apt-get install %s)", bin, bin, bin)
+	if path, err := exec.LookPath(bin); err == nil {
+		return path
 	}
+	if path, err := exec.LookPath(filepath.Join("/usr/sbin", bin)); err == nil {
+		return path
+	}
+	t.Skipf("%s is neither on PATH nor in /usr/sbin: skipping a test against the real %s (.ci/run installs it: apt-get install %s)", bin, bin, bin)
+	return ""
 }
 
 // freePort is a loopback port free now. The proxy binds it later, so
@@ -81,13 +88,21 @@ type process struct {
 	done chan struct{} // closed when it has exited
 }
 
+// readyHeader carries the token a started proxy's readiness path answers
+// with.
+const readyHeader = "X-Proxytest-Ready"
+
+// readyToken is a token for one start.
+func readyToken() string { return strconv.FormatInt(time.Now().UnixNano(), 36) }
+
 // errAddrInUse is a start that failed because its port was taken.
 var errAddrInUse = errors.New("address in use")
 
-// start runs the command and waits until url answers HTTP (any status).
+// start runs the command and waits until url answers with token in its
+// readyHeader: the proxy started, not some other server on the port.
 // It fails with errAddrInUse when the proxy exits saying its port was
 // taken, so that the caller tries another.
-func start(t testing.TB, name string, cmd *exec.Cmd, url string) (*process, error) {
+func start(t testing.TB, name string, cmd *exec.Cmd, url, token string) (*process, error) {
 	t.Helper()
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -111,7 +126,11 @@ func start(t testing.TB, name string, cmd *exec.Cmd, url string) (*process, erro
 		}
 		if resp, err := client.Get(url); err == nil {
 			resp.Body.Close()
-			return p, nil
+			// Another server that took the port first answers too, but
+			// not with the token.
+			if resp.Header.Get(readyHeader) == token {
+				return p, nil
+			}
 		}
 		if time.Now().After(deadline) {
 			p.stop()

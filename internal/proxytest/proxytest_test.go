@@ -36,9 +36,11 @@ func TestNginxLimitsAndLogs(t *testing.T) {
 		HTTP:      "limit_req_zone $http_x_api_key zone=z:1m rate=1r/m;\nlimit_req_status 429;",
 		Locations: map[string]string{"/one": "limit_req zone=z;"},
 	})
+	// A key with a space and a quote reads back as sent.
+	const key = `k "1" x`
 	var got []int
 	for _, id := range []string{"a", "b", "c"} {
-		got = append(got, get(t, n.URL+"/one", "k", id))
+		got = append(got, get(t, n.URL+"/one", key, id))
 	}
 	if got[0] != 200 || got[1] != 429 || got[2] != 429 {
 		t.Fatalf("statuses %v, want 200 429 429 (1r/m, no burst)", got)
@@ -49,8 +51,8 @@ func TestNginxLimitsAndLogs(t *testing.T) {
 	}
 	want := map[string]string{"a": "PASSED", "b": "REJECTED", "c": "REJECTED"}
 	for _, l := range lines {
-		if l.LimitReq != want[l.RequestID] || l.Key != "k" || l.URI != "/one" || l.StartMs <= 0 {
-			t.Errorf("logged %+v, want limit_req %s for request %s of key k on /one", l, want[l.RequestID], l.RequestID)
+		if l.LimitReq != want[l.RequestID] || l.Key != key || l.URI != "/one" || l.StartMs <= 0 {
+			t.Errorf("logged %+v, want limit_req %s for request %s of key %q on /one", l, want[l.RequestID], l.RequestID, key)
 		}
 	}
 }
@@ -82,13 +84,13 @@ func TestParseNginxLine(t *testing.T) {
 		want NginxLogLine
 		bad  bool
 	}{
-		{line: `1765000000.123 0.101 200 DELAYED /burst "17" "k1"`,
-			want: NginxLogLine{StartMs: 1765000000022, TimeMs: 101, Status: 200, LimitReq: "DELAYED", URI: "/burst", RequestID: "17", Key: "k1"}},
-		{line: `1765000000.000 0.000 429 REJECTED /b "-" "-"`,
+		{line: `{"msec":"1765000000.123","request_time":"0.101","status":"200","limit_req":"DELAYED","uri":"/burst","id":"17","key":"k \"1\""}`,
+			want: NginxLogLine{StartMs: 1765000000022, TimeMs: 101, Status: 200, LimitReq: "DELAYED", URI: "/burst", RequestID: "17", Key: `k "1"`}},
+		{line: `{"msec":"1765000000.000","request_time":"0.000","status":"429","limit_req":"REJECTED","uri":"/b","id":"","key":""}`,
 			want: NginxLogLine{StartMs: 1765000000000, Status: 429, LimitReq: "REJECTED", URI: "/b"}},
-		{line: `1765000000.5 0.000 200 PASSED /b "1" "k"`, bad: true},
-		{line: `1765000000.500 0.000 200 PASSED /b "1"`, bad: true},
-		{line: `x.500 0.000 200 PASSED /b "1" "k"`, bad: true},
+		{line: `{"msec":"1765000000.5","request_time":"0.000","status":"200","limit_req":"PASSED","uri":"/b","id":"1","key":"k"}`, bad: true},
+		{line: `{"msec":"1765000000.500","request_time":"0.000","status":"x"}`, bad: true},
+		{line: `1765000000.500 0.000 200 PASSED /b "1" "k"`, bad: true},
 	} {
 		got, err := parseNginxLine(c.line)
 		if c.bad != (err != nil) || (!c.bad && got != c.want) {
