@@ -14,11 +14,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/proxytest"
 	"github.com/ratelim/ratelim/live"
+	"github.com/ratelim/ratelim/live/livetest"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -58,18 +58,7 @@ func startTargetFleet(t *testing.T, text string, servers int) *live.Fleet {
 	}
 	sc := f.Scenario
 	sc.Servers = servers
-	fleet, err := live.Serve(context.Background(), live.ServeOptions{Scenario: sc, Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := fleet.Close(ctx); err != nil {
-			t.Errorf("closing the fleet: %v", err)
-		}
-	})
-	return fleet
+	return livetest.Serve(t, live.ServeOptions{Scenario: sc})
 }
 
 // A live check of a fleet: the expectations that hold pass, those it
