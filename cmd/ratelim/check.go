@@ -16,6 +16,7 @@ import (
 	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/outfile"
 	"github.com/ratelim/ratelim/live"
+	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -459,7 +460,12 @@ func writeCheckLines(w io.Writer, entries []checkEntry, lines []checkLine, n che
 			// input, escaped as the other lines' names are.
 			fmt.Fprintf(w, "ERROR %s\n", escape.Text(l.Error))
 		case l.Skipped != "":
-			fmt.Fprintf(w, "skip %s:%d: %s (not checked: %s)\n", escape.Text(l.File), l.Line, escape.Text(l.Text), escape.Text(l.Skipped))
+			// The reason, often long, under the line and within 80
+			// columns.
+			fmt.Fprintf(w, "skip %s:%d: %s\n", escape.Text(l.File), l.Line, escape.Text(l.Text))
+			for _, line := range report.Wrap("not checked: "+escape.Text(l.Skipped), 78) {
+				fmt.Fprintf(w, "  %s\n", line)
+			}
 		case l.OK:
 			fmt.Fprintf(w, "ok   %s:%d: %s\n", escape.Text(l.File), l.Line, escape.Text(l.Text))
 		default:

@@ -63,8 +63,9 @@ copies-diverged, a cluster's shards, leaked); failed_open, failed_closed,
 would_reject, shed and served, and the findings queued and costly, read
 from headers only ratelim's httplimit middleware sends or reads, unless
 --httplimit-headers says the targets do (--control implies it): queued
-is then the delays X-RateLimit-Delay said, never latency; a with: that changes the limiter (algorithm,
-topology, store, servers, key, on_error...: the targets' limiter is
+is then the delays X-RateLimit-Delay said, never latency; a with: that
+changes the limiter (algorithm, topology, store, servers, key,
+on_error...: the targets' limiter is
 theirs; seed, duration, step and balancer run); and a scenario with
 faults, unless --control URL --token TOKEN name the control listener of a
 'ratelim serve' fleet to apply them to. ideal_allowed,
