@@ -175,8 +175,8 @@ func (p *prober) phases(ctx context.Context) error {
 	// A key's first request half a second off the clock's whole seconds:
 	// windows anchored at it then fall as far as they can from windows
 	// aligned to the clock, which the answers can then tell apart.
-	if !sleepUntil(ctx, offTheSecond(time.Now())) {
-		return ctx.Err()
+	if !p.pauseUntil(ctx, offTheSecond(time.Now())) {
+		return cmpOr(ctx.Err(), errStop)
 	}
 	// Burst: at the top rate until refused.
 	burst := p.train(ctx, phaseBurst, key, top, p.opts.MaxRequests/4, func(t trainView) bool { return t.refused >= 3 })
@@ -195,24 +195,8 @@ func (p *prober) phases(ctx context.Context) error {
 			t.admitted == 0 && time.Since(t.started) > overloadFor
 	})
 	if over.admitted == 0 {
-		// Nothing came back while sending: single requests, further and
-		// further apart, until one is admitted.
-		gap := 50 * time.Millisecond
-		for {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			t := p.train(ctx, phaseRecover, key, top, 1, func(trainView) bool { return true })
-			if t.sent == 0 {
-				return errStop
-			}
-			if t.admitted > 0 {
-				break
-			}
-			if !sleepUntil(ctx, time.Now().Add(gap)) {
-				return ctx.Err()
-			}
-			gap = gap * 3 / 2
+		if err := p.recover(ctx, key, top); err != nil {
+			return err
 		}
 	}
 	// A cycle: the time the limit takes to come back whole, as far as the
@@ -228,13 +212,13 @@ func (p *prober) phases(ctx context.Context) error {
 	// twice the rate seen until 1.7 cycles from the first: a log gives
 	// back the first half a window after it, a fixed window all of it at
 	// its edge, a sliding counter a little at a time.
-	if !p.idle(ctx, cycle*22/10) || !sleepUntil(ctx, offTheSecond(time.Now())) {
+	if !p.idle(ctx, cycle*22/10) || !p.pauseUntil(ctx, offTheSecond(time.Now())) {
 		return errStop
 	}
 	first := time.Now()
 	p.train(ctx, phaseSplit, key, top, int(max((a+1)/2, 1)), func(trainView) bool { return false })
-	if !sleepUntil(ctx, first.Add(cycle/2)) {
-		return ctx.Err()
+	if !p.pauseUntil(ctx, first.Add(cycle/2)) {
+		return cmpOr(ctx.Err(), errStop)
 	}
 	p.train(ctx, phaseSplit, key, top, 2*int(a)+10, func(t trainView) bool { return t.refused >= 3 })
 	// On past the refusal at twice the rate seen, to see what comes back
@@ -251,6 +235,47 @@ func (p *prober) phases(ctx context.Context) error {
 		p.keyTest(ctx, key, top, a)
 	}
 	return ctx.Err()
+}
+
+// recover sends single requests, further and further apart, until one is
+// admitted: nothing came back while the probe kept sending. It returns
+// errStop when the deadline comes first: every wait ends by it.
+func (p *prober) recover(ctx context.Context, key string, top float64) error {
+	gap := 50 * time.Millisecond
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		t := p.train(ctx, phaseRecover, key, top, 1, func(trainView) bool { return true })
+		if t.sent == 0 {
+			return errStop
+		}
+		if t.admitted > 0 {
+			return nil
+		}
+		if !p.pauseUntil(ctx, time.Now().Add(gap)) {
+			return cmpOr(ctx.Err(), errStop)
+		}
+		gap = gap * 3 / 2
+	}
+}
+
+// pauseUntil sleeps until t, or reports false when ctx ends first or t
+// is past the deadline, at once then (nothing can be sent after it): no
+// wait of the probe's outlasts its time.
+func (p *prober) pauseUntil(ctx context.Context, t time.Time) bool {
+	if t.After(p.s.deadline) {
+		return false
+	}
+	return sleepUntil(ctx, t)
+}
+
+// cmpOr returns err if it is set, else otherwise.
+func cmpOr(err, otherwise error) error {
+	if err != nil {
+		return err
+	}
+	return otherwise
 }
 
 // keyPairs is how many requests of a fresh key, each followed by one of
@@ -303,10 +328,7 @@ func offTheSecond(now time.Time) time.Time {
 // idle waits d, or reports false when the deadline would pass first or
 // ctx ends.
 func (p *prober) idle(ctx context.Context, d time.Duration) bool {
-	if time.Now().Add(d).After(p.s.deadline) {
-		return false
-	}
-	return sleepUntil(ctx, time.Now().Add(d))
+	return p.pauseUntil(ctx, time.Now().Add(d))
 }
 
 // cycle is how long the limit takes to come back whole, from what was

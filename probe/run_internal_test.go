@@ -1,0 +1,41 @@
+package probe
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+// newTestProber is a prober whose sender sends to url at up to 100/s
+// until deadline.
+func newTestProber(url string, deadline time.Time) *prober {
+	s := &sender{client: &http.Client{}, url: url, minGap: 10 * time.Millisecond, maxRequests: 100,
+		deadline: deadline, end: deadline.Add(time.Second), sem: make(chan struct{}, maxInFlight)}
+	return &prober{s: s, opts: Options{MaxRate: 100, MaxRequests: 100, MaxDuration: time.Until(deadline)}, start: time.Now()}
+}
+
+// TestRecoverEndsByTheDeadline: against a server that refuses every
+// request, the recover phase's growing waits (50 ms × 1.5ⁿ: 1.04 s
+// after the seventh, 1.61 s after the eighth) stop at the deadline, 1.05 s
+// away, and never sleep past it (they did: the eighth wait ran to 1.6 s).
+func TestRecoverEndsByTheDeadline(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	t.Cleanup(srv.Close)
+	start := time.Now()
+	deadline := start.Add(1050 * time.Millisecond)
+	p := newTestProber(srv.URL, deadline)
+	if err := p.recover(t.Context(), "", 100); err != errStop {
+		t.Errorf("recover returned %v, want errStop", err)
+	}
+	// A bound, not a speed: the next wait would have ended 550 ms past
+	// the deadline; 300 ms allows a loaded machine's late timers.
+	if over := time.Since(deadline); over > 300*time.Millisecond {
+		t.Errorf("recover returned %s after its deadline", over.Round(time.Millisecond))
+	}
+	if n := len(p.s.observed()); n == 0 {
+		t.Error("recover sent nothing")
+	}
+}
