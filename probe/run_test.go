@@ -172,3 +172,21 @@ func TestProbeFindsAConcurrencyLimit(t *testing.T) {
 		t.Errorf("%v\n%s", err, block)
 	}
 }
+
+// TestRunSlowRateEndsByItsDuration: at --max-rate 0.1 the next request is
+// due 10 s after the first, past a 2 s --max-duration: the probe stops at
+// its deadline instead of waiting for it (it waited the 10 s, then found
+// the deadline gone; at 0.01/s it hung 100 s).
+func TestRunSlowRateEndsByItsDuration(t *testing.T) {
+	s := newLimitedServer(t, 1000, 1000)
+	opts := probe.Options{URL: s.URL, MaxRate: 0.1, MaxDuration: 2 * time.Second}
+	start := time.Now()
+	rec, _ := probe.Run(t.Context(), opts)
+	// A bound, not a speed: the broken probe returned 8 s later.
+	if took := time.Since(start); took > opts.MaxDuration+time.Second {
+		t.Errorf("Run took %s at --max-duration %s", took.Round(time.Millisecond), opts.MaxDuration)
+	}
+	if len(rec.Obs) != 1 {
+		t.Errorf("%d requests sent, want 1 (the next was due after the deadline)", len(rec.Obs))
+	}
+}
