@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/ratelim/ratelim/internal/sat"
 )
 
 // The probe's phases, in the order it runs them; each Observation names
@@ -29,6 +31,7 @@ const (
 	DefaultMaxRequests = 1500
 	MaxMaxRequests     = 2000
 	DefaultMaxRate     = 100.0 // requests per second
+	MinMaxRate         = 0.1   // a request every 10 s: slower, no probe fits in minutes
 	MaxMaxRate         = 1000.0
 	DefaultMaxDuration = 60 * time.Second
 	MaxMaxDuration     = 10 * time.Minute
@@ -62,8 +65,8 @@ func (o Options) Check() error {
 	switch {
 	case o.MaxRequests < 0 || o.MaxRequests > MaxMaxRequests:
 		return fmt.Errorf("max-requests: %d is out of range (want 1 to %d)", o.MaxRequests, MaxMaxRequests)
-	case o.MaxRate < 0 || o.MaxRate > MaxMaxRate || math.IsNaN(o.MaxRate):
-		return fmt.Errorf("max-rate: %g is out of range (want above 0, at most %g per second)", o.MaxRate, MaxMaxRate)
+	case o.MaxRate != 0 && !(o.MaxRate >= MinMaxRate && o.MaxRate <= MaxMaxRate):
+		return fmt.Errorf("max-rate: %g is out of range (want %g to %g per second)", o.MaxRate, MinMaxRate, MaxMaxRate)
 	case o.MaxDuration < 0 || o.MaxDuration > MaxMaxDuration:
 		return fmt.Errorf("max-duration: %s is out of range (want above 0, at most %s)", o.MaxDuration, MaxMaxDuration)
 	}
@@ -116,7 +119,7 @@ func Run(ctx context.Context, opts Options) (Recording, error) {
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	start := time.Now()
 	s := &sender{client: client, url: opts.URL, keyHeader: opts.KeyHeader,
-		minGap: time.Duration(float64(time.Second) / opts.MaxRate), maxRequests: opts.MaxRequests,
+		minGap: gapAt(opts.MaxRate), maxRequests: opts.MaxRequests,
 		deadline: start.Add(opts.MaxDuration - answerGrace(opts.MaxDuration)), end: start.Add(opts.MaxDuration),
 		sem: make(chan struct{}, maxInFlight)}
 	if opts.Progress != nil {
@@ -289,10 +292,10 @@ const keyPairs = 5
 // allowance) while the own gets only what refills meanwhile.
 func (p *prober) keyTest(ctx context.Context, key string, top float64, a int64) {
 	before := len(p.s.observed())
-	start, gap := time.Now(), time.Duration(float64(time.Second)/top)
+	start, gap := time.Now(), gapAt(top)
 	drained := false
 	for i := 0; i < 3*int(a)+10 && !drained; i++ {
-		if !p.s.send(ctx, phaseDrain, key, start.Add(time.Duration(i)*gap)) {
+		if !p.s.send(ctx, phaseDrain, key, start.Add(time.Duration(sat.Mul(int64(i), int64(gap))))) {
 			break
 		}
 		// The answers come while it sends: a refusal answers at once.
@@ -313,6 +316,18 @@ func (p *prober) keyTest(ctx context.Context, key string, top float64, a int64) 
 		}
 	}
 	p.s.wait()
+}
+
+// gapAt is the time between requests at rate per second, saturated: a
+// rate too small (or not a number) gives the longest time.Duration, never
+// one that wrapped round to negative (1e-300/s sent 1,500 requests in
+// 2.5 s).
+func gapAt(rate float64) time.Duration {
+	g := float64(time.Second) / rate
+	if !(g >= 0 && g < math.MaxInt64) {
+		return math.MaxInt64
+	}
+	return time.Duration(g)
 }
 
 // offTheSecond is the first instant from now that is half a second past
@@ -381,9 +396,9 @@ type trainView struct {
 func (p *prober) train(ctx context.Context, phase, key string, pace float64, n int, stop func(trainView) bool) trainView {
 	v := trainView{started: time.Now()}
 	before := len(p.s.observed())
-	gap := time.Duration(float64(time.Second) / pace)
+	gap := gapAt(pace)
 	for i := 0; i < n; i++ {
-		if !p.s.send(ctx, phase, key, v.started.Add(time.Duration(i)*gap)) {
+		if !p.s.send(ctx, phase, key, v.started.Add(time.Duration(sat.Mul(int64(i), int64(gap))))) {
 			break
 		}
 		v.sent++

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -37,5 +38,19 @@ func TestRecoverEndsByTheDeadline(t *testing.T) {
 	}
 	if n := len(p.s.observed()); n == 0 {
 		t.Error("recover sent nothing")
+	}
+}
+
+// TestGapAtSaturates: the gap between requests at a rate is never
+// negative, however small the rate (1e-300/s wrapped round to a negative
+// gap, and the probe sent as fast as it could).
+func TestGapAtSaturates(t *testing.T) {
+	for _, rate := range []float64{1e-300, 1e-10, 0, -1} {
+		if g := gapAt(rate); g != math.MaxInt64 {
+			t.Errorf("gapAt(%g) = %d, want the longest duration", rate, g)
+		}
+	}
+	if g := gapAt(100); g != 10*time.Millisecond {
+		t.Errorf("gapAt(100) = %s, want 10ms", g)
 	}
 }

@@ -125,7 +125,7 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 func TestOptionsCheck(t *testing.T) {
 	for _, o := range []probe.Options{
 		{MaxRequests: -1}, {MaxRequests: probe.MaxMaxRequests + 1},
-		{MaxRate: -1}, {MaxRate: probe.MaxMaxRate * 2},
+		{MaxRate: -1}, {MaxRate: probe.MaxMaxRate * 2}, {MaxRate: 1e-300}, {MaxRate: probe.MinMaxRate / 2},
 		{MaxDuration: -time.Second}, {MaxDuration: probe.MaxMaxDuration + time.Second},
 	} {
 		if err := o.Check(); err == nil {

@@ -97,7 +97,7 @@ of observations that cannot be read), 4 when no request got an answer,
 	f.StringVar(&opts.KeyHeader, "key-header", "", "the request header that may key the limit (e.g. X-Api-Key): sent with a fixed value, and a fresh one in the key test")
 	f.StringVar(&opts.Key, "key", "", "the value sent in --key-header (default: one generated, ratelim-probe-...)")
 	f.IntVar(&opts.MaxRequests, "max-requests", probe.DefaultMaxRequests, fmt.Sprintf("send at most this many requests (1 to %d)", probe.MaxMaxRequests))
-	f.Float64Var(&opts.MaxRate, "max-rate", probe.DefaultMaxRate, fmt.Sprintf("send at most this many requests a second (above 0, at most %g)", probe.MaxMaxRate))
+	f.Float64Var(&opts.MaxRate, "max-rate", probe.DefaultMaxRate, fmt.Sprintf("send at most this many requests a second (%g to %g)", probe.MinMaxRate, probe.MaxMaxRate))
 	f.DurationVar(&opts.MaxDuration, "max-duration", probe.DefaultMaxDuration, fmt.Sprintf("send for at most this long (at most %s)", probe.MaxMaxDuration))
 	f.StringVar(&opts.Format, "format", "text", "output: text, json, or limit (the scenario limit block alone)")
 	f.StringVar(&opts.Observations, "observations", "", "also write the observations (JSON) to this file, for --from")
@@ -116,8 +116,8 @@ func planProbe(opts *probeOptions) (probe.Options, error) {
 	switch {
 	case opts.MaxRequests < 1 || opts.MaxRequests > probe.MaxMaxRequests:
 		return probe.Options{}, badInput("--max-requests: want 1 to %d requests (got %d)", probe.MaxMaxRequests, opts.MaxRequests)
-	case !(opts.MaxRate > 0 && opts.MaxRate <= probe.MaxMaxRate):
-		return probe.Options{}, badInput("--max-rate: want above 0 and at most %g requests a second (got %g)", probe.MaxMaxRate, opts.MaxRate)
+	case !(opts.MaxRate >= probe.MinMaxRate && opts.MaxRate <= probe.MaxMaxRate):
+		return probe.Options{}, badInput("--max-rate: want %g to %g requests a second (got %g)", probe.MinMaxRate, probe.MaxMaxRate, opts.MaxRate)
 	case opts.MaxDuration <= 0 || opts.MaxDuration > probe.MaxMaxDuration:
 		return probe.Options{}, badInput("--max-duration: want above 0 and at most %s (got %s)", probe.MaxMaxDuration, opts.MaxDuration)
 	case opts.Key != "" && opts.KeyHeader == "":
