@@ -29,6 +29,7 @@ const (
 // Defaults and bounds of Options.
 const (
 	DefaultMaxRequests = 1500
+	MinMaxRequests     = 20 // a burst refused three times, and requests left to see it come back
 	MaxMaxRequests     = 2000
 	DefaultMaxRate     = 100.0 // requests per second
 	MinMaxRate         = 0.1   // a request every 10 s: slower, no probe fits in minutes
@@ -63,8 +64,8 @@ type Options struct {
 // Check refuses options out of their bounds, naming the field.
 func (o Options) Check() error {
 	switch {
-	case o.MaxRequests < 0 || o.MaxRequests > MaxMaxRequests:
-		return fmt.Errorf("max-requests: %d is out of range (want 1 to %d)", o.MaxRequests, MaxMaxRequests)
+	case o.MaxRequests != 0 && (o.MaxRequests < MinMaxRequests || o.MaxRequests > MaxMaxRequests):
+		return fmt.Errorf("max-requests: %d is out of range (want %d to %d)", o.MaxRequests, MinMaxRequests, MaxMaxRequests)
 	case o.MaxRate != 0 && !(o.MaxRate >= MinMaxRate && o.MaxRate <= MaxMaxRate):
 		return fmt.Errorf("max-rate: %g is out of range (want %g to %g per second)", o.MaxRate, MinMaxRate, MaxMaxRate)
 	case o.MaxDuration < 0 || o.MaxDuration > MaxMaxDuration:
@@ -131,6 +132,9 @@ func Run(ctx context.Context, opts Options) (Recording, error) {
 	rec.Obs = s.observed()
 	if ctx.Err() != nil {
 		return rec, ctx.Err()
+	}
+	if err == nil && len(rec.Obs) == 0 {
+		err = fmt.Errorf("probe: no request was sent (the first was due after the %s --max-duration allows)", opts.MaxDuration)
 	}
 	if err == nil && len(rec.Obs) > 0 && answered(rec.Obs) == 0 {
 		err = fmt.Errorf("probe: no request was answered (first error: %s)", rec.Obs[0].Error)

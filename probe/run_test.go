@@ -124,7 +124,7 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 // TestOptionsCheck refuses bounds out of range, naming the field.
 func TestOptionsCheck(t *testing.T) {
 	for _, o := range []probe.Options{
-		{MaxRequests: -1}, {MaxRequests: probe.MaxMaxRequests + 1},
+		{MaxRequests: -1}, {MaxRequests: 3}, {MaxRequests: probe.MaxMaxRequests + 1},
 		{MaxRate: -1}, {MaxRate: probe.MaxMaxRate * 2}, {MaxRate: 1e-300}, {MaxRate: probe.MinMaxRate / 2},
 		{MaxDuration: -time.Second}, {MaxDuration: probe.MaxMaxDuration + time.Second},
 	} {
@@ -188,5 +188,16 @@ func TestRunSlowRateEndsByItsDuration(t *testing.T) {
 	}
 	if len(rec.Obs) != 1 {
 		t.Errorf("%d requests sent, want 1 (the next was due after the deadline)", len(rec.Obs))
+	}
+}
+
+// TestRunThatSendsNothingFails: a probe whose bounds leave no time for a
+// request is an error, never a run that found nothing (it returned no
+// error, and the command exited 0 with "No request was sent").
+func TestRunThatSendsNothingFails(t *testing.T) {
+	s := newLimitedServer(t, 1000, 1000)
+	rec, err := probe.Run(t.Context(), probe.Options{URL: s.URL, MaxDuration: time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "no request was sent") || len(rec.Obs) != 0 {
+		t.Errorf("Run sent %d and returned %v, want an error saying no request was sent", len(rec.Obs), err)
 	}
 }

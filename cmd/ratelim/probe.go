@@ -96,7 +96,7 @@ of observations that cannot be read), 4 when no request got an answer,
 	f.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow a URL that is not on this machine (only servers you own)")
 	f.StringVar(&opts.KeyHeader, "key-header", "", "the request header that may key the limit (e.g. X-Api-Key): sent with a fixed value, and a fresh one in the key test")
 	f.StringVar(&opts.Key, "key", "", "the value sent in --key-header (default: one generated, ratelim-probe-...)")
-	f.IntVar(&opts.MaxRequests, "max-requests", probe.DefaultMaxRequests, fmt.Sprintf("send at most this many requests (1 to %d)", probe.MaxMaxRequests))
+	f.IntVar(&opts.MaxRequests, "max-requests", probe.DefaultMaxRequests, fmt.Sprintf("send at most this many requests (%d to %d)", probe.MinMaxRequests, probe.MaxMaxRequests))
 	f.Float64Var(&opts.MaxRate, "max-rate", probe.DefaultMaxRate, fmt.Sprintf("send at most this many requests a second (%g to %g)", probe.MinMaxRate, probe.MaxMaxRate))
 	f.DurationVar(&opts.MaxDuration, "max-duration", probe.DefaultMaxDuration, fmt.Sprintf("send for at most this long (at most %s)", probe.MaxMaxDuration))
 	f.StringVar(&opts.Format, "format", "text", "output: text, json, or limit (the scenario limit block alone)")
@@ -114,8 +114,9 @@ func planProbe(opts *probeOptions) (probe.Options, error) {
 		return probe.Options{}, err
 	}
 	switch {
-	case opts.MaxRequests < 1 || opts.MaxRequests > probe.MaxMaxRequests:
-		return probe.Options{}, badInput("--max-requests: want 1 to %d requests (got %d)", probe.MaxMaxRequests, opts.MaxRequests)
+	case opts.MaxRequests < probe.MinMaxRequests || opts.MaxRequests > probe.MaxMaxRequests:
+		return probe.Options{}, badInput("--max-requests: want %d to %d requests, %d at least for a burst, its refusals and a recovery (got %d)",
+			probe.MinMaxRequests, probe.MaxMaxRequests, probe.MinMaxRequests, opts.MaxRequests)
 	case !(opts.MaxRate >= probe.MinMaxRate && opts.MaxRate <= probe.MaxMaxRate):
 		return probe.Options{}, badInput("--max-rate: want %g to %g requests a second (got %g)", probe.MinMaxRate, probe.MaxMaxRate, opts.MaxRate)
 	case opts.MaxDuration <= 0 || opts.MaxDuration > probe.MaxMaxDuration:
