@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 // Report is what a probe found, from its observations alone.
@@ -130,8 +132,11 @@ func Analyze(rec Recording) Report {
 		return r
 	}
 	if firstRefused < 0 {
-		r.Findings = append(r.Findings, fmt.Sprintf("No request was refused: %d of %d answered 2xx, sent at up to %s/s. A limit above that rate, or none on this endpoint.",
-			len(ds), r.Requests, formatFloat(rec.MaxRate)))
+		// What was shown, and no more: a bucket of rate r and burst b
+		// admits these if r ≥ the rate sent or b + r·T ≥ N.
+		secs := fmt.Sprintf("%.1f s", r.Seconds)
+		r.Findings = append(r.Findings, fmt.Sprintf("No refusal in %s (%d answered 2xx) over %s at up to %s/s: a limit above %s/s, or one that lets more than %d through in %s (a burst above %d less what it refills meanwhile), or none.",
+			words.Count(r.Requests, "request", "requests"), len(ds), secs, formatFloat(rec.MaxRate), formatFloat(rec.MaxRate), len(ds), secs, len(ds)))
 		return r
 	}
 	r.Limited = true

@@ -17,7 +17,7 @@ import (
 // The probe's phases, in the order it runs them; each Observation names
 // the one that sent it.
 const (
-	phaseBurst    = "burst"    // at the top rate until refused: the burst or the window's limit
+	phaseBurst    = "burst"    // at the top rate until refused (or the budget is spent): the burst or the window's limit
 	phaseOverload = "overload" // on at the top rate: what is admitted while refused (the rate), and whether it ever is
 	phaseRecover  = "recover"  // single requests at growing gaps when overload admitted nothing: the recovery
 	phaseRefill   = "refill"   // after half a cycle idle, at the top rate until refused: what came back
@@ -185,8 +185,10 @@ func (p *prober) phases(ctx context.Context) error {
 	if !p.pauseUntil(ctx, offTheSecond(time.Now())) {
 		return cmpOr(ctx.Err(), errStop)
 	}
-	// Burst: at the top rate until refused.
-	burst := p.train(ctx, phaseBurst, key, top, p.opts.MaxRequests/4, func(t trainView) bool { return t.refused >= 3 })
+	// Burst: at the top rate until refused, with the whole budget if
+	// need be: a large burst is seen only by spending it, and a probe
+	// that stopped short could not say there was none.
+	burst := p.train(ctx, phaseBurst, key, top, p.s.budget(), func(t trainView) bool { return t.refused >= 3 })
 	if burst.refused == 0 {
 		return errStop
 	}

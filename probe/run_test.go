@@ -201,3 +201,20 @@ func TestRunThatSendsNothingFails(t *testing.T) {
 		t.Errorf("Run sent %d and returned %v, want an error saying no request was sent", len(rec.Obs), err)
 	}
 }
+
+// TestRunSpendsTheBudgetBeforeConcluding: against a limit it never meets,
+// the probe sends its whole budget (it stopped at a quarter of it, and
+// said "a limit above that rate" after 375 of 1,500 requests).
+func TestRunSpendsTheBudgetBeforeConcluding(t *testing.T) {
+	s := newLimitedServer(t, 1000, 1000)
+	rec, err := probe.Run(t.Context(), probe.Options{URL: s.URL, MaxRequests: 60, MaxRate: 200, MaxDuration: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Obs) != 60 {
+		t.Errorf("%d requests sent, want the budget's 60", len(rec.Obs))
+	}
+	if r := probe.Analyze(rec); r.Limited || !strings.Contains(r.Findings[0], "No refusal in 60 requests") {
+		t.Errorf("findings %q", r.Findings)
+	}
+}
