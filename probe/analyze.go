@@ -243,6 +243,14 @@ func Analyze(rec Recording) Report {
 		}
 		r.Findings = append(r.Findings, fmt.Sprintf("The answers fit %s as well (within %d %s): the probe could not tell them apart.", joinWords(others), tol, plural(tol, "decision", "decisions")))
 	}
+	// A value the answers pin only to a wide range is not known well,
+	// however few decisions the best of it gets wrong: 10 per 10 s on
+	// the clock fitted as well as 10 per 5 s, and was graded high.
+	if spread := rangeSpread(r); spread > 0.25 {
+		r.Confidence = "low"
+	} else if spread > 0.05 && r.Confidence == "high" {
+		r.Confidence = "medium"
+	}
 	r.Headers = checkHeaders(mine, best, r)
 	if heldFor > 0 {
 		r.Findings = append(r.Findings, fmt.Sprintf("A rate limit would need a window of about %s, the time each admitted request was held (median %s): a limit on requests in flight explains both, and is named.",
@@ -254,6 +262,20 @@ func Analyze(rec Recording) Report {
 			q.params.limit, r.Decisions-q.mismatches))
 	}
 	return r
+}
+
+// rangeSpread is how much wider than its low end the fitted range of the
+// continuous parameter is (0.1: 10% wider): the rate's for a bucket, the
+// window's for the windows.
+func rangeSpread(r Report) float64 {
+	lo, hi := r.RateRange[0], r.RateRange[1]
+	if r.Limit > 0 {
+		lo, hi = float64(r.WindowLow), float64(r.WindowHigh)
+	}
+	if !(lo > 0 && hi >= lo) {
+		return 0
+	}
+	return hi/lo - 1
 }
 
 // otherStatuses counts the answers that are neither admissions nor

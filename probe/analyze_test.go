@@ -273,3 +273,72 @@ func TestAnalyzeRecordedConcurrency(t *testing.T) {
 		t.Errorf("found %s, %d in flight, %d of %d answers decided otherwise; want concurrency, 5, at most 1", r.Algorithm, r.MaxInFlight, r.Mismatches, r.Decisions)
 	}
 }
+
+// TestAnalyzeLongWindowSeenBriefly: a fixed window of 10 per 10 s on the
+// clock, probed by the earlier phases for 3.9 s (the overload saw one
+// edge, the refill and split none), fits 10 per 5 s as well as 10 per
+// 10 s. The report says so: the range in its text, confidence low (it
+// was high), and the server's RateLimit-Policy w=10, inside the range,
+// not called wrong (it was).
+func TestAnalyzeLongWindowSeenBriefly(t *testing.T) {
+	r := analyzed(t, "fixed-window-10s-early")
+	if r.Algorithm != "fixed-window" || r.Limit != 10 {
+		t.Fatalf("found %s, limit %d; want fixed-window, 10", r.Algorithm, r.Limit)
+	}
+	if r.Confidence == "high" || time.Duration(r.WindowHigh) < 10*time.Second || time.Duration(r.WindowLow) > 5*time.Second {
+		t.Errorf("confidence %s, windows %s to %s; want below high, and 5s to 10s", r.Confidence, time.Duration(r.WindowLow), time.Duration(r.WindowHigh))
+	}
+	for _, c := range r.Headers.Claims {
+		if !c.Agrees {
+			t.Errorf("%s says %g, called wrong; the range that fits is %v", c.Field, c.Says, c.ObservedRange)
+		}
+	}
+	var b strings.Builder
+	_ = probe.WriteText(&b, r)
+	if !strings.Contains(b.String(), "lengths from 5s to 10s fits as well") {
+		t.Errorf("the text does not give the range:\n%s", b.String())
+	}
+}
+
+// recordedByAddress are real probes (ratelim probe --observations, the
+// phases of this package) of ratelim serve keyed by the client's address,
+// with the numbers each ran with: limits slower, longer or larger than
+// the live tests can wait for.
+var recordedByAddress = []struct {
+	name      string
+	algorithm string
+	rate      float64
+	burst     int64
+	limit     int64
+	window    time.Duration
+}{
+	// fixed-window 10/10s: the refill found nothing back after the
+	// first cycle's estimate (0.5 s) and doubled it until it did.
+	{"serve-fixed-window-10s", "fixed-window", 1, 0, 10, 10 * time.Second},
+}
+
+// TestAnalyzeRecordedByAddress: each is found with its numbers within 5%,
+// and a confidence that is not high when its range is wide.
+func TestAnalyzeRecordedByAddress(t *testing.T) {
+	for _, c := range recordedByAddress {
+		t.Run(c.name, func(t *testing.T) {
+			r := analyzed(t, c.name)
+			if r.Algorithm != c.algorithm {
+				t.Errorf("found %s, want %s", r.Algorithm, c.algorithm)
+			}
+			if !near(r.Rate, c.rate) || c.burst > 0 && !near(float64(r.Burst), float64(c.burst)) ||
+				c.limit > 0 && (r.Limit != c.limit || !near(float64(r.Window), float64(c.window))) {
+				t.Errorf("found %g/s burst %d limit %d window %s, want %g/s burst %d limit %d window %s, each within 5%%",
+					r.Rate, r.Burst, r.Limit, time.Duration(r.Window), c.rate, c.burst, c.limit, c.window)
+			}
+			for _, cl := range r.Headers.Claims {
+				if !cl.Agrees {
+					t.Errorf("serve's %s says %g, called wrong (the behaviour %g)", cl.Field, cl.Says, cl.Observed)
+				}
+			}
+			var b strings.Builder
+			_ = probe.WriteText(&b, r)
+			t.Logf("\n%s", b.String())
+		})
+	}
+}

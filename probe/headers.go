@@ -36,7 +36,10 @@ type Claim struct {
 	Field    string  `json:"field"`
 	Says     float64 `json:"says"`
 	Observed float64 `json:"observed"`
-	Agrees   bool    `json:"agrees"`
+	// ObservedRange is the range of the figure that fits the answers as
+	// well: a value inside it agrees, whatever Observed is.
+	ObservedRange *[2]float64 `json:"observed_range,omitempty"`
+	Agrees        bool        `json:"agrees"`
 }
 
 // RemainingCheck compares each admitted answer's remaining quota with
@@ -130,12 +133,15 @@ func checkRetryAfter(mine []Observation) RetryAfterCheck {
 // its w the time to refill it (httplimit.QuotaOf); a window's q its limit.
 func claims(mine []Observation, r Report) []Claim {
 	quota, window := float64(r.Burst), float64(r.Burst)/math.Max(r.Rate, 1e-9)
+	// The window's range: a bucket's refill time over its rate's range.
+	windowRange := [2]float64{float64(r.Burst) / math.Max(r.RateRange[1], 1e-9), float64(r.Burst) / math.Max(r.RateRange[0], 1e-9)}
 	if r.Limit > 0 {
 		quota, window = float64(r.Limit), float64(r.Window)/1e9
+		windowRange = [2]float64{float64(r.WindowLow) / 1e9, float64(r.WindowHigh) / 1e9}
 	}
 	var out []Claim
 	done := map[string]bool{}
-	add := func(field string, says, observed float64) {
+	add := func(field string, says, observed float64, within [2]float64) {
 		if done[field] {
 			return
 		}
@@ -144,21 +150,28 @@ func claims(mine []Observation, r Report) []Claim {
 		if field == "RateLimit-Policy w" { // whole seconds, rounded either way
 			agrees = math.Abs(says-observed) < 1 || math.Abs(says-observed) <= 0.05*observed
 		}
-		out = append(out, Claim{Field: field, Says: says, Observed: round4(observed), Agrees: agrees})
+		c := Claim{Field: field, Says: says, Observed: round4(observed), Agrees: agrees}
+		if within[1] > within[0] {
+			c.ObservedRange = &[2]float64{round4(within[0]), round4(within[1])}
+			// Inside the range that fits as well, the field cannot be
+			// called wrong.
+			c.Agrees = c.Agrees || says >= within[0]*0.999 && says <= within[1]*1.001
+		}
+		out = append(out, c)
 	}
 	for _, o := range mine {
 		if v, ok := o.Headers["Ratelimit-Policy"]; ok {
 			if q, ok := sfParam(v, "q"); ok {
-				add("RateLimit-Policy q", q, quota)
+				add("RateLimit-Policy q", q, quota, [2]float64{})
 			}
 			if w, ok := sfParam(v, "w"); ok {
-				add("RateLimit-Policy w", w, window)
+				add("RateLimit-Policy w", w, window, windowRange)
 			}
 		}
 		for _, name := range []string{"Ratelimit-Limit", "X-Ratelimit-Limit"} {
 			if v, ok := o.Headers[name]; ok {
 				if n, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-					add(name, n, quota)
+					add(name, n, quota, [2]float64{})
 				}
 			}
 		}

@@ -31,12 +31,22 @@ func findings(r Report, best fit, est estimates) []string {
 			out = append(out, "Admitted answers were not held longer as the bucket emptied: no queue.")
 		}
 	default:
-		if r.Anchor == "first-hit" {
-			out = append(out, fmt.Sprintf("%d requests per %s (windows from %s to %s fit as well), %s/s; windows anchored at the key's first request.",
-				r.Limit, time.Duration(r.Window), roundDuration(r.WindowLow), roundDuration(r.WindowHigh), formatFloat(r.Rate)))
-		} else {
-			out = append(out, fmt.Sprintf("%d requests per %s, %s/s; windows aligned to the clock (multiples of the window since the Unix epoch; the lengths that divide a day were tried).",
-				r.Limit, time.Duration(r.Window), formatFloat(r.Rate)))
+		fitsAsWell := fmt.Sprintf("windows from %s to %s fit as well", roundDuration(r.WindowLow), roundDuration(r.WindowHigh))
+		switch r.Anchor {
+		case "first-hit":
+			out = append(out, fmt.Sprintf("%d requests per %s (%s), %s/s; windows anchored at the key's first request.",
+				r.Limit, time.Duration(r.Window), fitsAsWell, formatFloat(r.Rate)))
+		case "clock":
+			if r.WindowLow == r.WindowHigh {
+				fitsAsWell = "no other length of the clock's fits as well"
+			} else {
+				fitsAsWell = fmt.Sprintf("any of the clock's lengths from %s to %s fits as well", roundDuration(r.WindowLow), roundDuration(r.WindowHigh))
+			}
+			out = append(out, fmt.Sprintf("%d requests per %s (%s), %s/s; windows aligned to the clock (multiples of the window since the Unix epoch; the lengths that divide a day were tried).",
+				r.Limit, time.Duration(r.Window), fitsAsWell, formatFloat(r.Rate)))
+		default:
+			out = append(out, fmt.Sprintf("%d requests per %s (%s), %s/s; a window that slides with each request.",
+				r.Limit, time.Duration(r.Window), fitsAsWell, formatFloat(r.Rate)))
 		}
 	}
 	fixed := best.candidate.family == familyFixedClock || best.candidate.family == familyFixedFirst
@@ -95,7 +105,11 @@ func headerFindings(h HeaderFindings) []string {
 		if strings.HasSuffix(c.Field, " w") {
 			unit = " s" // the draft's w: whole seconds
 		}
-		out = append(out, fmt.Sprintf("%s says %s%s, the behaviour %s%s: it %s.", c.Field, formatFloat(c.Says), unit, formatFloat(c.Observed), unit, verdict))
+		behaviour := formatFloat(c.Observed) + unit
+		if c.ObservedRange != nil {
+			behaviour += fmt.Sprintf(" (any from %s to %s%s fits as well)", formatFloat(c.ObservedRange[0]), formatFloat(c.ObservedRange[1]), unit)
+		}
+		out = append(out, fmt.Sprintf("%s says %s%s, the behaviour %s: it %s.", c.Field, formatFloat(c.Says), unit, behaviour, verdict))
 	}
 	if h.Remaining.Checked > 0 {
 		out = append(out, fmt.Sprintf("The remaining quota sent agrees (within 1) with the fitted limiter's on %d of %d admitted answers.", h.Remaining.Agree, h.Remaining.Checked))

@@ -211,11 +211,21 @@ func (p *prober) phases(ctx context.Context) error {
 	// A cycle: the time the limit takes to come back whole, as far as the
 	// figures so far say.
 	cycle := p.cycle()
-	// Refill: half a cycle idle, then at the top rate until refused.
-	if !p.idle(ctx, cycle/2) {
-		return errStop
+	// Refill: half a cycle idle, then at the top rate until refused. A
+	// refill that finds nothing come back says the cycle is longer than
+	// the figures so far (a long window the overload happened to see
+	// the edge of): it is doubled, and the refill tried again, while the
+	// probe's time allows.
+	for {
+		if !p.idle(ctx, cycle/2) {
+			return errStop
+		}
+		refill := p.train(ctx, phaseRefill, key, top, 2*int(a)+10, func(t trainView) bool { return t.refused >= 3 })
+		if refill.admitted > 0 || refill.sent == 0 || cycle >= p.maxCycle() {
+			break
+		}
+		cycle = min(2*cycle, p.maxCycle())
 	}
-	p.train(ctx, phaseRefill, key, top, 2*int(a)+10, func(t trainView) bool { return t.refused >= 3 })
 	// Split: idle long enough for any window to forget (two cycles), then
 	// half the burst, idle half a cycle, the rest until refused, and on at
 	// twice the rate seen until 1.7 cycles from the first: a log gives
@@ -361,8 +371,11 @@ func (p *prober) cycle() time.Duration {
 	if ok {
 		d = time.Duration(est.window) * time.Microsecond
 	}
-	return min(max(d, 50*time.Millisecond), p.opts.MaxDuration/5)
+	return min(max(d, 50*time.Millisecond), p.maxCycle())
 }
+
+// maxCycle is the longest cycle the probe waits out: a fifth of its time.
+func (p *prober) maxCycle() time.Duration { return p.opts.MaxDuration / 5 }
 
 // rate is the rate estimated so far, per second.
 func (p *prober) rate() float64 {
