@@ -378,6 +378,7 @@ func fitAll(ds []decision, e estimates) []fit {
 	// A burst that crossed a window's edge was admitted by two windows:
 	// the limit may be as low as half of it.
 	windows := discreteRange(a/2-2, a+3, 60)
+	rateSeeds := impliedRates(ds)
 	var fits []fit
 	for f := range familyCount {
 		for _, counts := range []bool{false, true} {
@@ -389,14 +390,43 @@ func fitAll(ds []decision, e estimates) []fit {
 				continue
 			}
 			if f.windowed() {
-				fits = append(fits, fitCandidate(c, ds, windows, e.window))
+				fits = append(fits, fitCandidate(c, ds, windows, e.window, nil))
 			} else {
-				fits = append(fits, fitCandidate(c, ds, buckets, e.rate))
+				fits = append(fits, fitCandidate(c, ds, buckets, e.rate, rateSeeds))
 			}
 		}
 	}
 	slices.SortStableFunc(fits, func(x, y fit) int { return cmp.Compare(x.mismatches, y.mismatches) })
 	return fits
+}
+
+// impliedRates are the rates the gaps between admissions after the first
+// refusal imply: once refused, a bucket admits one a token's time apart,
+// so the median gap's and the span's rates are the rate, or near it.
+func impliedRates(ds []decision) []float64 {
+	first := slices.IndexFunc(ds, func(d decision) bool { return !d.admitted })
+	if first < 0 {
+		return nil
+	}
+	var admits []int64
+	for _, d := range ds[first:] {
+		if d.admitted {
+			admits = append(admits, d.t)
+		}
+	}
+	if len(admits) < 2 {
+		return nil
+	}
+	gaps := make([]int64, 0, len(admits)-1)
+	for i := 1; i < len(admits); i++ {
+		gaps = append(gaps, admits[i]-admits[i-1])
+	}
+	slices.Sort(gaps)
+	out := []float64{1e6 / float64(max(gaps[len(gaps)/2], 1))}
+	// The fastest quarter's: the gaps while refused, not those across
+	// an idle phase.
+	out = append(out, 1e6/float64(max(gaps[len(gaps)/4], 1)))
+	return out
 }
 
 // heldAsLong returns the concurrency fit and the median time admitted

@@ -342,3 +342,14 @@ func TestAnalyzeRecordedByAddress(t *testing.T) {
 		})
 	}
 }
+
+// TestAnalyzeNarrowRateFit: a token bucket of 1/s, burst 1, probed by the
+// earlier phases, fits 0.999/s with no answer decided otherwise; the
+// coarse grid missed that narrow basin and reported 0.4985/s (six
+// wrong, "rate: 4985/10000s").
+func TestAnalyzeNarrowRateFit(t *testing.T) {
+	r := analyzed(t, "serve-token-bucket-1s-early")
+	if r.Algorithm != "token-bucket" || !near(r.Rate, 1) || r.Burst != 1 {
+		t.Errorf("found %s %g/s burst %d (%d of %d wrong), want token-bucket 1/s burst 1", r.Algorithm, r.Rate, r.Burst, r.Mismatches, r.Decisions)
+	}
+}

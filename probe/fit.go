@@ -60,6 +60,13 @@ const (
 // fitted rate on a probe of a few seconds.
 const roundSpan = 1.03
 
+// seedSpan and seedPoints are the fine grid around the estimate and each
+// seed: ±3% in steps of 0.1%.
+const (
+	seedSpan   = 1.03
+	seedPoints = 61
+)
+
 // searchSpan is how far either side of its estimate a fit searches the
 // continuous parameter: a factor of 8.
 const searchSpan = 8
@@ -71,13 +78,13 @@ const searchSpan = 8
 // fewest, the simplest is reported (limits are configured as round
 // numbers, and any of them explains the answers equally well), with the
 // range they span.
-func fitCandidate(c candidate, ds []decision, discrete []int64, est float64) fit {
+func fitCandidate(c candidate, ds []decision, discrete []int64, est float64, seeds []float64) fit {
 	best := fit{candidate: c, mismatches: math.MaxInt}
 	if est <= 0 || math.IsInf(est, 0) || math.IsNaN(est) || len(discrete) == 0 {
 		return best
 	}
 	for _, k := range discrete {
-		wrong, v, lo, hi, ok := fitContinuous(c, ds, k, est, best.mismatches)
+		wrong, v, lo, hi, ok := fitContinuous(c, ds, k, est, best.mismatches, seeds)
 		if !ok {
 			continue
 		}
@@ -100,7 +107,7 @@ type scored struct {
 // at k, and returns the fewest mismatches found, the simplest value that
 // gives them and the range of the values that do. ok is false when
 // nothing did better than bound.
-func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int) (wrong int, v, lo, hi float64, ok bool) {
+func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int, seeds []float64) (wrong int, v, lo, hi float64, ok bool) {
 	count := func(v float64, limit int) int {
 		if limit == math.MaxInt {
 			limit = len(ds)
@@ -124,7 +131,17 @@ func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int) 
 	if bound < len(ds) {
 		loose = 2*bound + 20
 	}
+	// Around the estimate and each seed (the rates the gaps between
+	// admissions imply), a fine grid too: the best basin may be
+	// narrower than the coarse grid's step (1/s burst 1 fits 0.999/s
+	// with none wrong, and no coarse point near it did).
 	grid := logGrid(est/searchSpan, est*searchSpan, gridPoints)
+	for _, s := range append([]float64{est}, seeds...) {
+		if s > 0 && !math.IsInf(s, 0) {
+			grid = append(grid, logGrid(s/seedSpan, s*seedSpan, seedPoints)...)
+		}
+	}
+	slices.Sort(grid)
 	for _, v := range grid {
 		tried = append(tried, scored{v, count(v, loose)})
 	}
@@ -156,7 +173,16 @@ func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int) 
 	// The round values near the best found: one of them is most likely
 	// what was configured, and if it fits as well it is the one to say.
 	fewest := slices.MinFunc(tried, func(a, b scored) int { return a.wrong - b.wrong })
-	for _, r := range roundValues(c.family, fewest.v/roundSpan, fewest.v*roundSpan) {
+	near := []float64{fewest.v, est}
+	if len(seeds) > 0 {
+		near = append(near, seeds...)
+	}
+	var rounds []float64
+	for _, x := range near {
+		rounds = append(rounds, roundValues(c.family, x/roundSpan, x*roundSpan)...)
+	}
+	slices.Sort(rounds)
+	for _, r := range slices.Compact(rounds) {
 		tried = append(tried, scored{r, count(r, loose)})
 	}
 	return pickSimplest(tried, bound, fitSlack(len(ds)))
@@ -185,7 +211,10 @@ func pickSimplest(tried []scored, bound, slack int) (wrong int, v, lo, hi float6
 	mid := math.Sqrt(lo * hi)
 	bestDigits := math.MaxInt
 	for _, s := range tried {
-		if s.wrong > fewest+slack || s.v < lo || s.v > hi {
+		// Just outside the range is as good, within slack: a finer
+		// search finds narrower basins, and a configured 20/s one
+		// decision worse than the 19.99/s beside it is still 20/s.
+		if s.wrong > fewest+slack || s.v < lo/simpleReach || s.v > hi*simpleReach {
 			continue
 		}
 		d := significantDigits(s.v)
@@ -196,9 +225,13 @@ func pickSimplest(tried []scored, bound, slack int) (wrong int, v, lo, hi float6
 	return wrong, v, lo, hi, true
 }
 
+// simpleReach is how far outside the range of the best values a simpler
+// one within fitSlack may lie: 0.5%.
+const simpleReach = 1.005
+
 // fitSlack is how many more decisions than the fewest a simpler value
-// may get wrong: one in 200, at least one.
-func fitSlack(n int) int { return max(1, n/200) }
+// may get wrong: one in 100, at least two.
+func fitSlack(n int) int { return max(2, n/100) }
 
 // significantDigits counts the significant digits v needs (at most 9).
 func significantDigits(v float64) int {

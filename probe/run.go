@@ -299,7 +299,7 @@ func cmpOr(err, otherwise error) error {
 
 // keyPairs is how many requests of a fresh key, each followed by one of
 // the own, the key test sends.
-const keyPairs = 5
+const keyPairs = 6
 
 // keyTest sends the probe's own key at the top rate until two are refused
 // in a row, then, without waiting for the answers still to come (a queue
@@ -324,9 +324,17 @@ func (p *prober) keyTest(ctx context.Context, key string, top float64, a int64) 
 		}
 	}
 	if drained {
+		// Each pair back to back, the fresh value first in one and the
+		// own first in the next: what refills between pairs goes to
+		// whichever comes first, so a shared limit gives both alike, and
+		// only a fresh allowance sets the fresh value apart.
 		fresh := NewKey()
-		for range keyPairs {
-			if !p.s.send(ctx, phaseKey, fresh, time.Now()) || !p.s.send(ctx, phaseKey, key, time.Now()) {
+		for i := range keyPairs {
+			first, second := fresh, key
+			if i%2 == 1 {
+				first, second = key, fresh
+			}
+			if !p.s.send(ctx, phaseKey, first, time.Now()) || !p.s.send(ctx, phaseKey, second, time.Now()) {
 				break
 			}
 		}
