@@ -67,6 +67,10 @@ type Report struct {
 	Headers            HeaderFindings `json:"headers"`
 	// Findings say in sentences what the figures show.
 	Findings []string `json:"findings"`
+
+	// exactRate is the fitted rate unrounded (Rate is to 4 digits), for
+	// the limit block: 10/m is 0.1667/s rounded, 1667/10000s written.
+	exactRate float64
 }
 
 // Duration is a time.Duration that marshals as Go writes it ("1.5s").
@@ -197,7 +201,7 @@ func Analyze(rec Recording) Report {
 		r.Family = familyName(familyConcurrency)
 		r.RefusedCounted = "no"
 	case familyBucket:
-		r.Rate, r.Burst = round4(p.rate), p.burst
+		r.Rate, r.Burst, r.exactRate = round4(p.rate), p.burst, p.rate
 		r.RateRange = [2]float64{round4(best.lo), round4(best.hi)}
 		r.QueueSlope = slope
 		r.Queues = slope >= queueSlopeMin

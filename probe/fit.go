@@ -122,7 +122,7 @@ func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int, 
 		for _, v := range clockWindows {
 			tried = append(tried, scored{v, count(v, bound)})
 		}
-		return pickSimplest(tried, bound, fitSlack(len(ds)))
+		return pickSimplest(tried, bound, fitSlack(len(ds)), false)
 	}
 	// The coarse grid counts well past the bound: the best basin is
 	// narrow, and its nearest grid points may score worse than the best
@@ -185,7 +185,7 @@ func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int, 
 	for _, r := range slices.Compact(rounds) {
 		tried = append(tried, scored{r, count(r, loose)})
 	}
-	return pickSimplest(tried, bound, fitSlack(len(ds)))
+	return pickSimplest(tried, bound, fitSlack(len(ds)), !c.family.windowed())
 }
 
 // pickSimplest returns, of the values tried, the range of those that get
@@ -194,7 +194,10 @@ func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int, 
 // more wrong, with its count: the instant a request left is not quite
 // the instant it was decided, and a configured 20/s is a better answer
 // than the 19.99/s that explains one more decision of a loaded machine.
-func pickSimplest(tried []scored, bound, slack int) (wrong int, v, lo, hi float64, ok bool) {
+//
+// A rate (perSecond) is as simple per minute or per hour as per second:
+// 10/m is 10/60 per second, nine digits, and as simple as 10/s.
+func pickSimplest(tried []scored, bound, slack int, perSecond bool) (wrong int, v, lo, hi float64, ok bool) {
 	fewest := math.MaxInt
 	for _, s := range tried {
 		fewest = min(fewest, s.wrong)
@@ -218,6 +221,9 @@ func pickSimplest(tried []scored, bound, slack int) (wrong int, v, lo, hi float6
 			continue
 		}
 		d := significantDigits(s.v)
+		if perSecond {
+			d = min(d, significantDigits(s.v*60), significantDigits(s.v*3600))
+		}
 		if d < bestDigits || d == bestDigits && math.Abs(math.Log(s.v/mid)) < math.Abs(math.Log(v/mid)) {
 			bestDigits, v, wrong = d, s.v, s.wrong
 		}

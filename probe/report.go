@@ -191,7 +191,11 @@ func LimitBlock(r Report) string {
 		fmt.Fprintf(&b, "  rate: %s\n", windowRate(r.Limit, window))
 		fmt.Fprintf(&b, "  window: %s\n", compactDuration(window))
 	default:
-		fmt.Fprintf(&b, "  rate: %s\n", bucketRate(r.Rate))
+		rate := r.Rate
+		if r.exactRate > 0 {
+			rate = r.exactRate
+		}
+		fmt.Fprintf(&b, "  rate: %s\n", bucketRate(rate))
 		fmt.Fprintf(&b, "  burst: %d\n", r.Burst)
 	}
 	// A scenario keys by the headers ratelim's servers read: say so when
@@ -235,7 +239,7 @@ func compactDuration(d time.Duration) string {
 }
 
 // bucketRate writes a rate per second as ParseRate reads it: per second
-// when whole, else per minute, else over the power of ten of seconds
+// when whole, else per minute, else per hour, else over the power of ten of seconds
 // that makes it whole.
 func bucketRate(perSecond float64) string {
 	if perSecond == math.Trunc(perSecond) {
@@ -243,6 +247,9 @@ func bucketRate(perSecond float64) string {
 	}
 	if m := perSecond * 60; math.Abs(m-math.Round(m)) < 1e-9 {
 		return fmt.Sprintf("%d/m", int64(math.Round(m)))
+	}
+	if h := perSecond * 3600; math.Abs(h-math.Round(h)) < 1e-9 {
+		return fmt.Sprintf("%d/h", int64(math.Round(h)))
 	}
 	for per := 10.0; per < 1e4; per *= 10 {
 		if n := perSecond * per; math.Abs(n-math.Round(n)) < 1e-6 {
