@@ -325,8 +325,10 @@ func ownDecisions(obs []Observation) ([]decision, []Observation) {
 // ways.
 type estimates struct {
 	firstRun int64
-	rate     float64 // per second
-	window   float64 // µs
+	// firstSpan is the time (µs) over which the first run was sent.
+	firstSpan int64
+	rate      float64 // per second
+	window    float64 // µs
 }
 
 // estimate reads the rough figures from the decisions. ok is false when
@@ -334,6 +336,9 @@ type estimates struct {
 func estimate(ds []decision, mine []Observation, maxRate float64) (estimates, bool) {
 	first := slices.IndexFunc(ds, func(d decision) bool { return !d.admitted })
 	e := estimates{firstRun: int64(first)}
+	if first > 0 {
+		e.firstSpan = ds[first-1].t - ds[0].t
+	}
 	// The rate while overloaded: admissions after the first refusal, in
 	// the probe's first continuous train, over its span.
 	var after int

@@ -353,3 +353,19 @@ func TestAnalyzeNarrowRateFit(t *testing.T) {
 		t.Errorf("found %s %g/s burst %d (%d of %d wrong), want token-bucket 1/s burst 1", r.Algorithm, r.Rate, r.Burst, r.Mismatches, r.Decisions)
 	}
 }
+
+// TestBurstFindingSaysWhatWasSeen: serve's bucket of burst 10 admitted
+// 12 before its first refusal, sent over 110 ms at 100/s, 2 of them
+// refilled: the finding says so ("12 were admitted at once from a full
+// bucket", and "1 were" for a burst of 1, it said).
+func TestBurstFindingSaysWhatWasSeen(t *testing.T) {
+	for name, want := range map[string]string{
+		"serve-token-bucket":    "the first 12 requests were admitted before the first refusal, sent over 11",
+		"serve-token-bucket-1s": "the first request was admitted before the first refusal, sent over 0s",
+	} {
+		text := strings.Join(analyzed(t, name).Findings, "\n")
+		if !strings.Contains(text, want) || strings.Contains(text, "at once") || strings.Contains(text, " 1 were") {
+			t.Errorf("%s: findings\n%s\nwant %q", name, text, want)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 // findings are the report's sentences, each saying only what the figures
@@ -21,10 +23,19 @@ func findings(r Report, best fit, est estimates) []string {
 	out = append(out, fmt.Sprintf("%s (confidence %s). %s.", capitalize(r.Family), r.Confidence, fitText))
 	switch best.candidate.family {
 	case familyConcurrency:
-		out = append(out, fmt.Sprintf("At most %d requests in flight: a request was refused while %d admitted ones were unanswered, whatever the rate.", r.MaxInFlight, r.MaxInFlight))
+		out = append(out, fmt.Sprintf("At most %s in flight: a request was refused while %d admitted %s unanswered, whatever the rate.",
+			words.Count(r.MaxInFlight, "request", "requests"), r.MaxInFlight, words.Plural(r.MaxInFlight, "one was", "ones were")))
 	case familyBucket:
-		out = append(out, fmt.Sprintf("Rate %s/s (any from %s to %s fits as well), burst %d: %d were admitted at once from a full bucket.",
-			formatFloat(r.Rate), formatFloat(r.RateRange[0]), formatFloat(r.RateRange[1]), r.Burst, est.firstRun))
+		// What was seen: the run before the first refusal, sent over
+		// some time at the probe's rate, is the burst and what refilled
+		// while it was sent, not the burst at once.
+		first := fmt.Sprintf("the first %s were admitted", words.Count(est.firstRun, "request", "requests"))
+		if est.firstRun == 1 {
+			first = "the first request was admitted"
+		}
+		out = append(out, fmt.Sprintf("Rate %s/s (any from %s to %s fits as well), burst %d: %s before the first refusal, sent over %s (the burst and what the rate refilled meanwhile).",
+			formatFloat(r.Rate), formatFloat(r.RateRange[0]), formatFloat(r.RateRange[1]), r.Burst, first,
+			words.Duration((time.Duration(est.firstSpan) * time.Microsecond).Round(time.Millisecond))))
 		if r.Queues {
 			out = append(out, fmt.Sprintf("Admitted answers were held: their extra latency grew with the backlog, %.2f× the backlog ÷ rate a queue would give.", r.QueueSlope))
 		} else {
@@ -34,19 +45,19 @@ func findings(r Report, best fit, est estimates) []string {
 		fitsAsWell := fmt.Sprintf("windows from %s to %s fit as well", roundDuration(r.WindowLow), roundDuration(r.WindowHigh))
 		switch r.Anchor {
 		case "first-hit":
-			out = append(out, fmt.Sprintf("%d requests per %s (%s), %s/s; windows anchored at the key's first request.",
-				r.Limit, time.Duration(r.Window), fitsAsWell, formatFloat(r.Rate)))
+			out = append(out, fmt.Sprintf("%s per %s (%s), %s/s; windows anchored at the key's first request.",
+				words.Count(r.Limit, "request", "requests"), time.Duration(r.Window), fitsAsWell, formatFloat(r.Rate)))
 		case "clock":
 			if r.WindowLow == r.WindowHigh {
 				fitsAsWell = "no other length of the clock's fits as well"
 			} else {
 				fitsAsWell = fmt.Sprintf("any of the clock's lengths from %s to %s fits as well", roundDuration(r.WindowLow), roundDuration(r.WindowHigh))
 			}
-			out = append(out, fmt.Sprintf("%d requests per %s (%s), %s/s; windows aligned to the clock (multiples of the window since the Unix epoch; the lengths that divide a day were tried).",
-				r.Limit, time.Duration(r.Window), fitsAsWell, formatFloat(r.Rate)))
+			out = append(out, fmt.Sprintf("%s per %s (%s), %s/s; windows aligned to the clock (multiples of the window since the Unix epoch; the lengths that divide a day were tried).",
+				words.Count(r.Limit, "request", "requests"), time.Duration(r.Window), fitsAsWell, formatFloat(r.Rate)))
 		default:
-			out = append(out, fmt.Sprintf("%d requests per %s (%s), %s/s; a window that slides with each request.",
-				r.Limit, time.Duration(r.Window), fitsAsWell, formatFloat(r.Rate)))
+			out = append(out, fmt.Sprintf("%s per %s (%s), %s/s; a window that slides with each request.",
+				words.Count(r.Limit, "request", "requests"), time.Duration(r.Window), fitsAsWell, formatFloat(r.Rate)))
 		}
 	}
 	fixed := best.candidate.family == familyFixedClock || best.candidate.family == familyFixedFirst
