@@ -40,6 +40,10 @@ type Claim struct {
 	// well: a value inside it agrees, whatever Observed is.
 	ObservedRange *[2]float64 `json:"observed_range,omitempty"`
 	Agrees        bool        `json:"agrees"`
+	// WholeSeconds is set when the field agrees only once the behaviour
+	// is put in its whole seconds (RateLimit-Policy's w of 1 for a
+	// bucket that refills in 0.5 s): the field could say no better.
+	WholeSeconds bool `json:"whole_seconds,omitempty"`
 }
 
 // RemainingCheck compares each admitted answer's remaining quota with
@@ -147,15 +151,23 @@ func claims(mine []Observation, r Report) []Claim {
 		}
 		done[field] = true
 		agrees := math.Abs(says-observed) <= math.Max(1, 0.05*observed)
-		if field == "RateLimit-Policy w" { // whole seconds, rounded either way
-			agrees = math.Abs(says-observed) < 1 || math.Abs(says-observed) <= 0.05*observed
+		wholeSeconds := false
+		if field == "RateLimit-Policy w" {
+			// Whole seconds: within 5%, or the behaviour rounded to the
+			// field's unit (up, or to the nearest), said as such.
+			agrees = math.Abs(says-observed) <= 0.05*observed
+			if !agrees && (says == math.Ceil(observed) || says == math.Round(observed)) {
+				agrees, wholeSeconds = true, true
+			}
 		}
-		c := Claim{Field: field, Says: says, Observed: round4(observed), Agrees: agrees}
+		c := Claim{Field: field, Says: says, Observed: round4(observed), Agrees: agrees, WholeSeconds: wholeSeconds}
 		if within[1] > within[0] {
 			c.ObservedRange = &[2]float64{round4(within[0]), round4(within[1])}
 			// Inside the range that fits as well, the field cannot be
 			// called wrong.
-			c.Agrees = c.Agrees || says >= within[0]*0.999 && says <= within[1]*1.001
+			if says >= within[0]*0.999 && says <= within[1]*1.001 {
+				c.Agrees, c.WholeSeconds = true, false
+			}
 		}
 		out = append(out, c)
 	}

@@ -35,7 +35,7 @@ func findings(r Report, best fit, est estimates) []string {
 		}
 		out = append(out, fmt.Sprintf("Rate %s/s (any from %s to %s fits as well), burst %d: %s before the first refusal, sent over %s (the burst and what the rate refilled meanwhile).",
 			formatFloat(r.Rate), formatFloat(r.RateRange[0]), formatFloat(r.RateRange[1]), r.Burst, first,
-			words.Duration((time.Duration(est.firstSpan) * time.Microsecond).Round(time.Millisecond))))
+			words.Duration((time.Duration(est.firstSpan)*time.Microsecond).Round(time.Millisecond))))
 		if r.Queues {
 			out = append(out, fmt.Sprintf("Admitted answers were held: their extra latency grew with the backlog, %.2f× the backlog ÷ rate a queue would give.", r.QueueSlope))
 		} else {
@@ -109,8 +109,11 @@ func headerFindings(h HeaderFindings) []string {
 	}
 	for _, c := range h.Claims {
 		verdict := "agrees"
-		if !c.Agrees {
+		switch {
+		case !c.Agrees:
 			verdict = "does not agree"
+		case c.WholeSeconds:
+			verdict = fmt.Sprintf("agrees only to the field's whole seconds (%s s in whole seconds is %s s)", formatFloat(c.Observed), formatFloat(c.Says))
 		}
 		unit := ""
 		if strings.HasSuffix(c.Field, " w") {

@@ -54,3 +54,22 @@ func TestGapAtSaturates(t *testing.T) {
 		t.Errorf("gapAt(100) = %s, want 10ms", g)
 	}
 }
+
+// TestPolicyWindowInWholeSeconds: RateLimit-Policy's w is whole seconds,
+// so a bucket that refills in 0.5 s may say 1, and agrees only in those
+// terms, said so; one that refills in 1.9 s may not say 1 (it agreed:
+// within a second either way passed).
+func TestPolicyWindowInWholeSeconds(t *testing.T) {
+	for _, c := range []struct {
+		burst               int64
+		agrees, wholeSecond bool
+	}{{5, true, true}, {19, false, false}, {10, true, false}} {
+		r := Report{Rate: 10, RateRange: [2]float64{10, 10}, Burst: c.burst}
+		obs := []Observation{{Status: 200, Headers: map[string]string{"Ratelimit-Policy": `"default";q=5;w=1`}}}
+		for _, cl := range claims(obs, r) {
+			if cl.Field == "RateLimit-Policy w" && (cl.Agrees != c.agrees || cl.WholeSeconds != c.wholeSecond) {
+				t.Errorf("w=1 for a refill in %gs: agrees %v, whole seconds %v; want %v, %v", cl.Observed, cl.Agrees, cl.WholeSeconds, c.agrees, c.wholeSecond)
+			}
+		}
+	}
+}
