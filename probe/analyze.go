@@ -146,8 +146,13 @@ func Analyze(rec Recording) Report {
 	r.Limited = true
 	est, ok := estimate(ds, mine, rec.MaxRate)
 	if !ok {
-		r.Findings = append(r.Findings, fmt.Sprintf("After the first %d admitted, every request was refused and no recovery was seen in %.1f s: a window longer than the probe, or refused requests counted at the rate sent.",
-			firstRefused, r.Seconds))
+		r.Findings = append(r.Findings, fmt.Sprintf("After the first %s admitted, every request was refused and no recovery was seen in %.1f s: a window longer than the probe, or refused requests counted at the rate sent.",
+			words.Count(firstRefused, "request", "requests"), r.Seconds))
+		// The fields are held to what was seen all the same: a
+		// Retry-After that named an instant a later request passed,
+		// still refused, was early.
+		r.Headers = checkHeaders(mine, nil, r)
+		r.Findings = append(r.Findings, headerFindings(r.Headers)...)
 		return r
 	}
 	fits := fitAll(ds, est)
@@ -255,7 +260,7 @@ func Analyze(rec Recording) Report {
 	} else if spread > 0.05 && r.Confidence == "high" {
 		r.Confidence = "medium"
 	}
-	r.Headers = checkHeaders(mine, best, r)
+	r.Headers = checkHeaders(mine, &best, r)
 	if heldFor > 0 {
 		r.Findings = append(r.Findings, fmt.Sprintf("A rate limit would need a window of about %s, the time each admitted request was held (median %s): a limit on requests in flight explains both, and is named.",
 			(time.Duration(fits[0].params.window)*time.Microsecond).Round(time.Millisecond), heldFor.Round(time.Millisecond)))

@@ -369,3 +369,18 @@ func TestBurstFindingSaysWhatWasSeen(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAfterHeldWhenNothingRecovers: a server that refuses every
+// request with Retry-After: 1 (probed 124 times over ~7 s) names instants
+// later refusals passed: its Retry-After is early, and said so; it was
+// never checked when nothing recovered.
+func TestRetryAfterHeldWhenNothingRecovers(t *testing.T) {
+	r := analyzed(t, "always-refused")
+	ra := r.Headers.RetryAfter
+	if ra.Refusals != 124 || ra.WithField != 124 || ra.Early == 0 || ra.OnTime+ra.Late != 0 {
+		t.Errorf("Retry-After check %+v, want 124 refusals with the field, some early, none on time or late", ra)
+	}
+	if text := strings.Join(r.Findings, "\n"); !strings.Contains(text, "Retry-After on 124 of 124 refusals") {
+		t.Errorf("findings\n%s", text)
+	}
+}

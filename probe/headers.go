@@ -58,7 +58,9 @@ type RemainingCheck struct {
 // request leaves is not the instant the limiter decides it.
 const retryAfterSlack = 50_000 // µs
 
-func checkHeaders(mine []Observation, best fit, r Report) HeaderFindings {
+// checkHeaders holds the answers' fields against what was seen; with no
+// fit (nothing recovered), only Retry-After.
+func checkHeaders(mine []Observation, best *fit, r Report) HeaderFindings {
 	var h HeaderFindings
 	seen := map[string]bool{}
 	for _, o := range mine {
@@ -72,6 +74,9 @@ func checkHeaders(mine []Observation, best fit, r Report) HeaderFindings {
 		}
 	}
 	h.RetryAfter = checkRetryAfter(mine)
+	if best == nil {
+		return h
+	}
 	h.Claims = claims(mine, r)
 	m := newModel(best.candidate, best.params)
 	for _, o := range mine {
@@ -112,12 +117,22 @@ func checkRetryAfter(mine []Observation) RetryAfterCheck {
 		}
 		c.WithField++
 		secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		j := nextAdmit[i]
-		if err != nil || j < 0 {
+		if err != nil || secs < 0 || secs > math.MaxInt64/2_000_000 {
 			c.Unverifiable++
 			continue
 		}
 		claimed := o.Sent + secs*1_000_000
+		j := nextAdmit[i]
+		if j < 0 {
+			// Nothing admitted after it: early if a refusal came after
+			// the instant it named, else unverifiable.
+			if lastRefusal(mine[i:]) > claimed+retryAfterSlack {
+				c.Early++
+			} else {
+				c.Unverifiable++
+			}
+			continue
+		}
 		lastRefused := mine[j-1].Sent // j > i: mine[i] itself at least
 		switch {
 		case claimed < lastRefused-retryAfterSlack:
@@ -129,6 +144,16 @@ func checkRetryAfter(mine []Observation) RetryAfterCheck {
 		}
 	}
 	return c
+}
+
+// lastRefusal is when the last refusal of obs was sent.
+func lastRefusal(obs []Observation) int64 {
+	for i := len(obs) - 1; i >= 0; i-- {
+		if obs[i].Refused() {
+			return obs[i].Sent
+		}
+	}
+	return math.MinInt64
 }
 
 // claims reads the limit the fields state, from the first answer that
