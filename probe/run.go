@@ -215,13 +215,17 @@ func (p *prober) phases(ctx context.Context) error {
 	// refill that finds nothing come back says the cycle is longer than
 	// the figures so far (a long window the overload happened to see
 	// the edge of): it is doubled, and the refill tried again, while the
-	// probe's time allows.
+	// probe's time allows. So is a slow limit's (a cycle of seconds)
+	// that found less than the burst back: how much comes back after
+	// how long is what shows a slow rate (30/m, burst 5), and each wait
+	// costs only time.
 	for {
 		if !p.idle(ctx, cycle/2) {
 			return errStop
 		}
 		refill := p.train(ctx, phaseRefill, key, top, 2*int(a)+10, func(t trainView) bool { return t.refused >= 3 })
-		if refill.admitted > 0 || refill.sent == 0 || cycle >= p.maxCycle() {
+		slow := cycle >= 2*time.Second && int64(refill.admitted) < a
+		if refill.sent == 0 || cycle >= p.maxCycle() || refill.admitted > 0 && !slow {
 			break
 		}
 		cycle = min(2*cycle, p.maxCycle())
