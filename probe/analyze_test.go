@@ -315,6 +315,16 @@ var recordedByAddress = []struct {
 	// fixed-window 10/10s: the refill found nothing back after the
 	// first cycle's estimate (0.5 s) and doubled it until it did.
 	{"serve-fixed-window-10s", "fixed-window", 1, 0, 10, 10 * time.Second},
+	// token-bucket 1/s burst 1: a slow rate.
+	{"serve-token-bucket-1s", "token-bucket", 1, 1, 0, 0},
+	// token-bucket 30/m burst 5: refills after growing waits (2, 3, 6
+	// and 6 s) show the rate; the limit block says 30/m.
+	{"serve-token-bucket-30m", "token-bucket", 0.5, 5, 0, 0},
+	// token-bucket 50/s burst 500 probed at 100/s: 1,070 admitted
+	// before the first refusal, 10.7 s into the budget.
+	{"serve-token-bucket-burst500", "token-bucket", 50, 500, 0, 0},
+	// token-bucket 20/s burst 10 keyed by address: X-Api-Key does not key it.
+	{"serve-token-bucket-by-address", "token-bucket", 20, 10, 0, 0},
 }
 
 // TestAnalyzeRecordedByAddress: each is found with its numbers within 5%,
@@ -335,6 +345,12 @@ func TestAnalyzeRecordedByAddress(t *testing.T) {
 				if !cl.Agrees {
 					t.Errorf("serve's %s says %g, called wrong (the behaviour %g)", cl.Field, cl.Says, cl.Observed)
 				}
+			}
+			if r.KeyHeader != "" && (r.Key == nil || r.Key.Keyed != "no") {
+				t.Errorf("key finding %+v, want %s found not to key a limit keyed by address", r.Key, r.KeyHeader)
+			}
+			if c.name == "serve-token-bucket-30m" && !strings.Contains(probe.LimitBlock(r), "rate: 30/m\n") {
+				t.Errorf("limit block\n%s\nwant rate: 30/m", probe.LimitBlock(r))
 			}
 			var b strings.Builder
 			_ = probe.WriteText(&b, r)

@@ -83,15 +83,29 @@ func fitCandidate(c candidate, ds []decision, discrete []int64, est float64, see
 	if est <= 0 || math.IsInf(est, 0) || math.IsNaN(est) || len(discrete) == 0 {
 		return best
 	}
-	for _, k := range discrete {
+	bestK := int64(-1)
+	try := func(k int64) {
 		wrong, v, lo, hi, ok := fitContinuous(c, ds, k, est, best.mismatches, seeds)
 		if !ok {
-			continue
+			return
 		}
 		better := wrong < best.mismatches ||
 			wrong == best.mismatches && hi/lo > best.hi/best.lo // the same fit over a wider range: the steadier value
 		if better {
-			best = fit{candidate: c, params: paramsFor(c.family, k, v), mismatches: wrong, lo: lo, hi: hi}
+			best, bestK = fit{candidate: c, params: paramsFor(c.family, k, v), mismatches: wrong, lo: lo, hi: hi}, k
+		}
+	}
+	for _, k := range discrete {
+		try(k)
+	}
+	// discrete was thinned (a burst of hundreds): every value between
+	// the best one's neighbours too.
+	if i := slices.Index(discrete, bestK); i >= 0 && len(discrete) > 1 {
+		lo, hi := discrete[max(i-1, 0)], discrete[min(i+1, len(discrete)-1)]
+		for k := lo + 1; k < hi; k++ {
+			if k != bestK {
+				try(k)
+			}
 		}
 	}
 	return best
