@@ -2,6 +2,7 @@ package probe
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -102,6 +103,19 @@ type KeyFinding struct {
 // Analyze infers the limiter from a probe's observations. It is a pure
 // function of rec: the same observations give the same Report.
 func Analyze(rec Recording) Report {
+	r, _ := AnalyzeContext(context.Background(), rec)
+	return r
+}
+
+// AnalyzeContext is Analyze, given up when ctx ends (Ctrl-C): the fit is
+// the slow part, seconds for a full budget's observations, and it checks
+// ctx between the values it tries. It then returns ctx's error.
+func AnalyzeContext(ctx context.Context, rec Recording) (Report, error) {
+	r := analyze(ctx, rec)
+	return r, ctx.Err()
+}
+
+func analyze(ctx context.Context, rec Recording) Report {
 	obs := slices.Clone(rec.Obs)
 	sortBySent(obs)
 	r := Report{Target: rec.Target, KeyHeader: rec.KeyHeader, Requests: len(obs), RefusedCounted: "unknown", Confidence: "none",
@@ -155,7 +169,10 @@ func Analyze(rec Recording) Report {
 		r.Findings = append(r.Findings, headerFindings(r.Headers)...)
 		return r
 	}
-	fits := fitAll(ds, est)
+	fits := fitAll(ctx, ds, est)
+	if ctx.Err() != nil {
+		return r
+	}
 	best := fits[0]
 	tol := max(1, len(ds)/200)
 	slope := 0.0
@@ -386,7 +403,7 @@ func estimate(ds []decision, mine []Observation, maxRate float64) (estimates, bo
 // fitAll fits every candidate, best first: fewest mismatches, then the
 // simpler family (the order of the constants), then refusals not
 // counted.
-func fitAll(ds []decision, e estimates) []fit {
+func fitAll(ctx context.Context, ds []decision, e estimates) []fit {
 	a := e.firstRun
 	// The first run is the burst and what refilled while it was sent: at
 	// the rate estimated, the burst may be well under half of it (50/s
@@ -408,9 +425,9 @@ func fitAll(ds []decision, e estimates) []fit {
 				continue
 			}
 			if f.windowed() {
-				fits = append(fits, fitCandidate(c, ds, windows, e.window, nil))
+				fits = append(fits, fitCandidate(ctx, c, ds, windows, e.window, nil))
 			} else {
-				fits = append(fits, fitCandidate(c, ds, buckets, e.rate, rateSeeds))
+				fits = append(fits, fitCandidate(ctx, c, ds, buckets, e.rate, rateSeeds))
 			}
 		}
 	}

@@ -2,7 +2,10 @@ package probe_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -398,5 +401,75 @@ func TestRetryAfterHeldWhenNothingRecovers(t *testing.T) {
 	}
 	if text := strings.Join(r.Findings, "\n"); !strings.Contains(text, "Retry-After on 124 of 124 refusals") {
 		t.Errorf("findings\n%s", text)
+	}
+}
+
+// spaces is an endless reader of JSON whitespace.
+type spaces struct{}
+
+func (spaces) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
+
+// TestReadRecordingRefuses: a recording no probe could have written is
+// refused, naming what is wrong and where (10⁶ observations were read,
+// 675 MB, and analysed for minutes).
+func TestReadRecordingRefuses(t *testing.T) {
+	obs := func(n int, edit func(i int, o *probe.Observation)) []probe.Observation {
+		out := make([]probe.Observation, n)
+		for i := range out {
+			out[i] = probe.Observation{Seq: i + 1, Phase: "burst", Sent: int64(i) * 10_000, Answered: int64(i)*10_000 + 500, Status: 200}
+			if edit != nil {
+				edit(i, &out[i])
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		rec  probe.Recording
+		want string
+	}{
+		{"too many", probe.Recording{MaxRate: 100, Obs: obs(probe.MaxMaxRequests+1, nil)}, "2001 of them (want at most 2000"},
+		{"max rate 0", probe.Recording{MaxRate: 0, Obs: obs(3, nil)}, "max_rate: 0 (want 0.1 to 1000)"},
+		{"negative instant", probe.Recording{MaxRate: 100, Obs: obs(3, func(i int, o *probe.Observation) {
+			if i == 1 {
+				o.Sent = -5
+			}
+		})}, "observations[1]: sent_us -5"},
+		{"answer before request", probe.Recording{MaxRate: 100, Obs: obs(3, func(i int, o *probe.Observation) {
+			if i == 2 {
+				o.Answered = o.Sent - 1
+			}
+		})}, "observations[2]: answered_us 19999 is before sent_us 20000"},
+		{"seq repeated", probe.Recording{MaxRate: 100, Obs: obs(3, func(i int, o *probe.Observation) { o.Seq = 1 })}, "observations[1]: seq 1 is not a new sequence number"},
+		{"status", probe.Recording{MaxRate: 100, Obs: obs(3, func(i int, o *probe.Observation) { o.Status = 1000 })}, "observations[0]: status 1000"},
+	} {
+		var b bytes.Buffer
+		if err := probe.WriteRecording(&b, c.rec); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := probe.ReadRecording(&b); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
+		}
+	}
+	huge := io.MultiReader(strings.NewReader(`{"format":"`+probe.RecordingFormat+`","observations":[`), spaces{})
+	if _, err := probe.ReadRecording(huge); err == nil || !strings.Contains(err.Error(), "larger than 32 MiB") {
+		t.Errorf("an endless file: %v, want refused past 32 MiB", err)
+	}
+}
+
+// TestAnalyzeStopsWhenCancelled: Ctrl-C during the analysis of a full
+// budget's observations (seconds of fitting) ends it at once, with the
+// context's error.
+func TestAnalyzeStopsWhenCancelled(t *testing.T) {
+	rec := readRecording(t, "serve-token-bucket-burst500")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := probe.AnalyzeContext(ctx, rec); !errors.Is(err, context.Canceled) {
+		t.Errorf("AnalyzeContext returned %v, want context.Canceled", err)
 	}
 }

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"context"
 	"math"
 	"slices"
 	"time"
@@ -78,13 +79,16 @@ const searchSpan = 8
 // fewest, the simplest is reported (limits are configured as round
 // numbers, and any of them explains the answers equally well), with the
 // range they span.
-func fitCandidate(c candidate, ds []decision, discrete []int64, est float64, seeds []float64) fit {
+func fitCandidate(ctx context.Context, c candidate, ds []decision, discrete []int64, est float64, seeds []float64) fit {
 	best := fit{candidate: c, mismatches: math.MaxInt}
 	if est <= 0 || math.IsInf(est, 0) || math.IsNaN(est) || len(discrete) == 0 {
 		return best
 	}
 	bestK := int64(-1)
 	try := func(k int64) {
+		if ctx.Err() != nil {
+			return
+		}
 		wrong, v, lo, hi, ok := fitContinuous(c, ds, k, est, best.mismatches, seeds)
 		if !ok {
 			return

@@ -196,7 +196,11 @@ func probeRun(ctx context.Context, opts *probeOptions) error {
 			return fmt.Errorf("%s: %w", po.URL, err)
 		}
 	}
-	r := probe.Analyze(rec)
+	r, err := probe.AnalyzeContext(ctx, rec)
+	if err != nil {
+		fmt.Fprintln(opts.ErrOut, "ratelim: probe stopped while analysing; nothing reported")
+		return err
+	}
 	switch opts.Format {
 	case "json":
 		return probe.WriteJSON(opts.Out, r)

@@ -90,6 +90,7 @@ func TestProbeRefusesBadFlags(t *testing.T) {
 		{"probe http://127.0.0.1:1/ --key k", exitBadInput, []string{"--key", "--key-header"}},
 		{"probe http://127.0.0.1:1/ --key-header Bad:Name", exitBadInput, []string{"--key-header", `"Bad:Name"`}},
 		{"probe --from /nonexistent/run.json", exitBadInput, []string{"--from", "/nonexistent/run.json"}},
+		{"probe --from testdata/probe-negative-rate.json", exitBadInput, []string{"--from", "max_rate: -1 (want 0.1 to 1000)"}},
 		{"probe http://127.0.0.1:1/ --from run.json", exitBadInput, []string{"no URL with --from"}},
 	})
 }
@@ -129,5 +130,18 @@ func TestProbeUnansweredExits4(t *testing.T) {
 	code := run(context.Background(), []string{"probe", "http://127.0.0.1:1/", "-q"}, streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
 	if code != exitInternal || !strings.Contains(errOut.String(), "no request was answered") || !strings.Contains(errOut.String(), "connection refused") {
 		t.Errorf("exit %d, stderr %q; want 4 and the connection refused", code, errOut.String())
+	}
+}
+
+// TestProbeFromInterrupted: Ctrl-C while a recording is analysed exits
+// 130 at once, reporting nothing (the analysis ran on; SIGINT did
+// nothing).
+func TestProbeFromInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"probe", "--from", "../../probe/testdata/serve-token-bucket-burst500.json"}, streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	if code != exitInterrupted || out.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 130 and nothing reported", code, out.String(), errOut.String())
 	}
 }
