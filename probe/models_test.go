@@ -136,4 +136,9 @@ func TestLimitBlockOfARatePerMinute(t *testing.T) {
 	if block := LimitBlock(r); !strings.Contains(block, "rate: 10/m\n") {
 		t.Errorf("block\n%s\nwant rate: 10/m", block)
 	}
+	// Whole in no unit: to the report's four digits.
+	r.Rate, r.exactRate = 49.95, 49.9524
+	if block := LimitBlock(r); !strings.Contains(block, "rate: 4995/100s\n") {
+		t.Errorf("block\n%s\nwant rate: 4995/100s", block)
+	}
 }

@@ -265,6 +265,12 @@ func bucketRate(perSecond float64) string {
 	if h := perSecond * 3600; math.Abs(h-math.Round(h)) < 1e-9 {
 		return fmt.Sprintf("%d/h", int64(math.Round(h)))
 	}
+	// Not whole in any unit: to four significant digits, as the report
+	// says it (49.95/s, never 499524/10000s).
+	perSecond = round4(perSecond)
+	if perSecond == math.Trunc(perSecond) {
+		return fmt.Sprintf("%d/s", int64(perSecond))
+	}
 	for per := 10.0; per < 1e4; per *= 10 {
 		if n := perSecond * per; math.Abs(n-math.Round(n)) < 1e-6 {
 			return fmt.Sprintf("%d/%gs", int64(math.Round(n)), per)
