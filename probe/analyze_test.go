@@ -473,3 +473,30 @@ func TestAnalyzeStopsWhenCancelled(t *testing.T) {
 		t.Errorf("AnalyzeContext returned %v, want context.Canceled", err)
 	}
 }
+
+// TestRecordedTextIsEscaped: a recording's target and key header are
+// text from a file: escape sequences in them never reach the terminal,
+// and a newline in the target never starts a line of the limit block
+// (it injected `limit:` lines into the YAML).
+func TestRecordedTextIsEscaped(t *testing.T) {
+	rec := readRecording(t, "serve-token-bucket")
+	rec.Target = "http://127.0.0.1:1/\x1b[31mred\nlimit: {algorithm: fixed-window}\n"
+	rec.KeyHeader = "X-Api-Key\x1b]0;pwned\x07"
+	r := probe.Analyze(rec)
+	var b strings.Builder
+	if err := probe.WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(b.String(), "\x1b\x07") {
+		t.Errorf("the text carries escape sequences:\n%q", b.String())
+	}
+	block := probe.LimitBlock(r)
+	for _, line := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
+		if !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "limit:") && !strings.HasPrefix(line, "  ") {
+			t.Errorf("limit block line %q is neither a comment nor the block's", line)
+		}
+	}
+	if strings.Count("\n"+block, "\nlimit:") != 1 || strings.Contains(block, "\x1b") {
+		t.Errorf("limit block\n%s", block)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/words"
 )
 
@@ -135,10 +136,12 @@ func headerFindings(h HeaderFindings) []string {
 // the limit block after it.
 func WriteText(w io.Writer, r Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "probe %s\n", r.Target)
+	// Target and KeyHeader may come from a file (--from): escaped, so
+	// that no byte of theirs drives the terminal.
+	fmt.Fprintf(&b, "probe %s\n", escape.Text(r.Target))
 	fmt.Fprintf(&b, "  %d requests (%d answered) in %.1f s\n", r.Requests, r.Answered, r.Seconds)
 	if r.Limited && r.Family != "" {
-		b.WriteString(wrap(r.Family, 80, "  family      ", "              "))
+		b.WriteString(wrap(escape.Text(r.Family), 80, "  family      ", "              "))
 		switch {
 		case r.MaxInFlight > 0:
 			fmt.Fprintf(&b, "  in flight   %d at once\n", r.MaxInFlight)
@@ -152,7 +155,7 @@ func WriteText(w io.Writer, r Report) error {
 	}
 	b.WriteString("\n")
 	for _, f := range r.Findings {
-		b.WriteString(wrap(f, 80, "", "  "))
+		b.WriteString(wrap(escape.Text(f), 80, "", "  "))
 	}
 	if block := LimitBlock(r); block != "" {
 		b.WriteString("\nA limit block to paste into a scenario:\n\n")
@@ -182,7 +185,9 @@ func LimitBlock(r Report) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(wrap(fmt.Sprintf("probed %s: %s, confidence %s", r.Target, r.Family, r.Confidence), 80, "# ", "# "))
+	// Every line of the comment starts with "#": the target escaped has
+	// no newline of its own to start a YAML line with.
+	b.WriteString(wrap(fmt.Sprintf("probed %s: %s, confidence %s", escape.Text(r.Target), r.Family, r.Confidence), 80, "# ", "# "))
 	switch {
 	case r.Algorithm == "haproxy-req-rate":
 		b.WriteString("# HAProxy's http_req_rate: periods from the key's first hit, refusals counted\n")
