@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratelim/ratelim/internal/outfile"
 	"github.com/ratelim/ratelim/live"
 	"github.com/ratelim/ratelim/probe"
 )
@@ -129,6 +130,9 @@ func planProbe(opts *probeOptions) (probe.Options, error) {
 	if opts.From != "" {
 		return probe.Options{}, nil
 	}
+	if err := checkObservationsPath(opts.Observations); err != nil {
+		return probe.Options{}, err
+	}
 	u, err := live.CheckTarget(opts.URL, opts.AllowRemote)
 	if err != nil {
 		var oe *live.OptionError
@@ -139,6 +143,34 @@ func planProbe(opts *probeOptions) (probe.Options, error) {
 	}
 	return probe.Options{URL: u.String(), KeyHeader: opts.KeyHeader, Key: opts.Key, MaxRequests: opts.MaxRequests,
 		MaxRate: opts.MaxRate, MaxDuration: opts.MaxDuration}, nil
+}
+
+// errPathUsable stops outfile.Write once it has found the path usable,
+// before anything is written.
+var errPathUsable = errors.New("the path is usable")
+
+// checkObservationsPath refuses an --observations path before anything is
+// sent, so that minutes of probing are not lost to a path that cannot be
+// written: standard output (the report goes there), and whatever
+// outfile.Write refuses (a directory, a device, a dangling link, a
+// directory that does not exist). It writes nothing: outfile.Write is
+// stopped at its first write, and leaves the path as it was.
+func checkObservationsPath(path string) error {
+	switch {
+	case path == "":
+		return nil
+	case outfile.IsStdout(path):
+		return badInput("--observations: not standard output, where the report goes (want a file name)")
+	}
+	err := writeOutput(path, nil, func(io.Writer) error { return errPathUsable })
+	if errors.Is(err, errPathUsable) {
+		return nil
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		return badInput("--observations: %v", ue.err)
+	}
+	return err
 }
 
 // validHeaderName reports whether s is an HTTP field name (RFC 9110's

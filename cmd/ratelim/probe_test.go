@@ -92,6 +92,11 @@ func TestProbeRefusesBadFlags(t *testing.T) {
 		{"probe --from /nonexistent/run.json", exitBadInput, []string{"--from", "/nonexistent/run.json"}},
 		{"probe --from testdata/probe-negative-rate.json", exitBadInput, []string{"--from", "max_rate: -1 (want 0.1 to 1000)"}},
 		{"probe http://127.0.0.1:1/ --from run.json", exitBadInput, []string{"no URL with --from"}},
+		// The observations' path is checked before anything is sent
+		// (port 1: a probe would fail on connection, exit 4).
+		{"probe http://127.0.0.1:1/ --observations -", exitBadInput, []string{"--observations", "not standard output"}},
+		{"probe http://127.0.0.1:1/ --observations /nonexistent/dir/run.json", exitBadInput, []string{"--observations", "cannot write /nonexistent/dir/run.json"}},
+		{"probe http://127.0.0.1:1/ --observations testdata", exitBadInput, []string{"--observations", "cannot write testdata", "directory"}},
 	})
 }
 
