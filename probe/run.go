@@ -139,6 +139,13 @@ func Run(ctx context.Context, opts Options) (Recording, error) {
 	if err == nil && len(rec.Obs) > 0 && answered(rec.Obs) == 0 {
 		err = fmt.Errorf("probe: no request was answered (first error: %s)", rec.Obs[0].Error)
 	}
+	if err == nil && answered(rec.Obs) > 0 && !slices.ContainsFunc(rec.Obs, func(o Observation) bool { return o.Admitted() || o.Refused() }) {
+		// Only 500s (or 404s): no limiter answered, so nothing was
+		// probed; an error, not a report that found no limit.
+		_, first := otherStatuses(rec.Obs)
+		err = fmt.Errorf("probe: no answer was an admission (2xx) or a refusal (429, 503): %d answered, the first %d %s",
+			answered(rec.Obs), first, http.StatusText(first))
+	}
 	return rec, err
 }
 

@@ -218,3 +218,17 @@ func TestRunSpendsTheBudgetBeforeConcluding(t *testing.T) {
 		t.Errorf("findings %q", r.Findings)
 	}
 }
+
+// TestRunWithoutALimiterAnswerFails: a server that answers only 500 has
+// shown no limit, and the probe says so as an error (the command exits
+// 4), not as a report (it exited 0).
+func TestRunWithoutALimiterAnswerFails(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(s.Close)
+	rec, err := probe.Run(t.Context(), probe.Options{URL: s.URL, MaxDuration: 5 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "no answer was an admission") || !strings.Contains(err.Error(), "500 Internal Server Error") {
+		t.Errorf("Run returned %v after %d requests, want an error naming the 500s", err, len(rec.Obs))
+	}
+}

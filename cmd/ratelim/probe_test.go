@@ -150,3 +150,33 @@ func TestProbeFromInterrupted(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 130 and nothing reported", code, out.String(), errOut.String())
 	}
 }
+
+// TestProbeHelp: probe's help fits 80 columns (its example was 102, its
+// flag lines up to 148), names every family, and its example is the one
+// docs/commands.md measured finding a limit at the defaults.
+func TestProbeHelp(t *testing.T) {
+	var out bytes.Buffer
+	code := run(context.Background(), []string{"probe", "--help"}, streams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for i, line := range strings.Split(out.String(), "\n") {
+		if len(line) > 80 {
+			t.Errorf("help line %d is %d columns: %q", i+1, len(line), line)
+		}
+	}
+	for _, want := range []string{"requests\nin flight", "ratelim serve retry-storm", "only 500"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help does not say %q", want)
+		}
+	}
+}
+
+// TestProbeRemoteURLInItsOwnWords: a URL off this machine is refused in
+// probe's words, not load's ("load runs target this machine only").
+func TestProbeRemoteURLInItsOwnWords(t *testing.T) {
+	code, _, _, stderr := parseProbe("probe http://10.0.0.1/api")
+	if code != exitBadInput || strings.Contains(stderr, "load") || !strings.Contains(stderr, "probe sends to this machine only") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
