@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -190,7 +191,7 @@ func (p *prober) phases(ctx context.Context) error {
 	// windows anchored at it then fall as far as they can from windows
 	// aligned to the clock, which the answers can then tell apart.
 	if !p.pauseUntil(ctx, offTheSecond(time.Now())) {
-		return cmpOr(ctx.Err(), errStop)
+		return cmp.Or(ctx.Err(), errStop)
 	}
 	// Burst: at the top rate until refused, with the whole budget if
 	// need be: a large burst is seen only by spending it, and a probe
@@ -248,7 +249,7 @@ func (p *prober) phases(ctx context.Context) error {
 	first := time.Now()
 	p.train(ctx, phaseSplit, key, top, int(max((a+1)/2, 1)), func(trainView) bool { return false })
 	if !p.pauseUntil(ctx, first.Add(cycle/2)) {
-		return cmpOr(ctx.Err(), errStop)
+		return cmp.Or(ctx.Err(), errStop)
 	}
 	p.train(ctx, phaseSplit, key, top, 2*int(a)+10, func(t trainView) bool { return t.refused >= 3 })
 	// On past the refusal at twice the rate seen, to see what comes back
@@ -284,7 +285,7 @@ func (p *prober) recover(ctx context.Context, key string, top float64) error {
 			return nil
 		}
 		if !p.pauseUntil(ctx, time.Now().Add(gap)) {
-			return cmpOr(ctx.Err(), errStop)
+			return cmp.Or(ctx.Err(), errStop)
 		}
 		gap = gap * 3 / 2
 	}
@@ -298,14 +299,6 @@ func (p *prober) pauseUntil(ctx context.Context, t time.Time) bool {
 		return false
 	}
 	return sleepUntil(ctx, t)
-}
-
-// cmpOr returns err if it is set, else otherwise.
-func cmpOr(err, otherwise error) error {
-	if err != nil {
-		return err
-	}
-	return otherwise
 }
 
 // keyPairs is how many requests of a fresh key, each followed by one of
