@@ -176,7 +176,7 @@ func TestAnalyzeWithoutRefusals(t *testing.T) {
 	if r.Limited || r.Algorithm != "" || probe.LimitBlock(r) != "" {
 		t.Errorf("found a limit in 50 admissions: %+v", r)
 	}
-	if len(r.Findings) != 1 || !strings.Contains(r.Findings[0], "No refusal in 50 requests (50 answered 2xx) over 0.5 s at up to 100/s") ||
+	if len(r.Findings) != 1 || !strings.Contains(r.Findings[0], "No refusal in 50 requests (50 answered 2xx) over 0.5 s, sent at 100/s on average (--max-rate 100/s): a limit above 100/s") ||
 		!strings.Contains(r.Findings[0], "lets more than 50 through in 0.5 s") {
 		t.Errorf("findings %q", r.Findings)
 	}
@@ -399,7 +399,7 @@ func TestRetryAfterHeldWhenNothingRecovers(t *testing.T) {
 	if ra.Refusals != 124 || ra.WithField != 124 || ra.Early == 0 || ra.OnTime+ra.Late != 0 {
 		t.Errorf("Retry-After check %+v, want 124 refusals with the field, some early, none on time or late", ra)
 	}
-	if text := strings.Join(r.Findings, "\n"); !strings.Contains(text, "Retry-After on 124 of 124 refusals") {
+	if text := strings.Join(r.Findings, "\n"); !strings.Contains(text, "Retry-After on 124 of 124 refusals") || !strings.HasPrefix(text, "Every request was refused") {
 		t.Errorf("findings\n%s", text)
 	}
 }

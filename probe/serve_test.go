@@ -21,7 +21,7 @@ import (
 // returns its API URL.
 func serveLimit(t *testing.T, limit string) string {
 	t.Helper()
-	yaml := fmt.Sprintf("name: probe-target\nduration: 1s\nservers: 1\nlimit: %s\ntopology: {kind: shared, store: memory}\nclients:\n  - {name: c, api_key: c, traffic: [{pattern: constant, rate: 1/s}]}\n", limit)
+	yaml := fmt.Sprintf("name: probe-target\nduration: 1s\nservers: 1\nlimit: %s\ntopology: {kind: shared, store: memory}\nclients:\n  - {name: c, api_key: c, ip: 203.0.113.7, traffic: [{pattern: constant, rate: 1/s}]}\n", limit)
 	f, err := scenarios.Parse("probe-target.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
