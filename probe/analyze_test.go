@@ -335,6 +335,7 @@ var recordedByAddress = []struct {
 func TestAnalyzeRecordedByAddress(t *testing.T) {
 	for _, c := range recordedByAddress {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // seconds of fitting each (1,500 decisions at burst 500): both cores
 			r := analyzed(t, c.name)
 			if r.Algorithm != c.algorithm {
 				t.Errorf("found %s, want %s", r.Algorithm, c.algorithm)

@@ -154,8 +154,11 @@ func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int, 
 	// narrower than the coarse grid's step (1/s burst 1 fits 0.999/s
 	// with none wrong, and no coarse point near it did).
 	grid := logGrid(est/searchSpan, est*searchSpan, gridPoints)
+	var centres []float64
 	for _, s := range append([]float64{est}, seeds...) {
-		if s > 0 && !math.IsInf(s, 0) {
+		// A seed within the fine grid of one before it adds nothing.
+		if s > 0 && !math.IsInf(s, 0) && !slices.ContainsFunc(centres, func(c float64) bool { return s >= c/seedSpan && s <= c*seedSpan }) {
+			centres = append(centres, s)
 			grid = append(grid, logGrid(s/seedSpan, s*seedSpan, seedPoints)...)
 		}
 	}
