@@ -205,7 +205,7 @@ func analyze(ctx context.Context, rec Recording) Report {
 	r.Decisions = len(ds)
 	tied := map[family]bool{}
 	for _, f := range fits {
-		if f.mismatches <= best.mismatches+tol {
+		if f.fewest <= best.fewest+tol {
 			tied[f.candidate.family] = true
 		}
 	}
@@ -443,7 +443,7 @@ func fitAll(ctx context.Context, ds []decision, e estimates) []fit {
 			}
 		}
 	}
-	slices.SortStableFunc(fits, func(x, y fit) int { return cmp.Compare(x.mismatches, y.mismatches) })
+	slices.SortStableFunc(fits, func(x, y fit) int { return cmp.Compare(x.fewest, y.fewest) })
 	return fits
 }
 
@@ -511,7 +511,7 @@ func heldAsLong(fits []fit, best fit, mine []Observation) (fit, time.Duration, b
 // a few past the first run of admissions.
 func fitConcurrency(ds []decision, firstRun int64) fit {
 	c := candidate{family: familyConcurrency}
-	best := fit{candidate: c, mismatches: math.MaxInt}
+	best := fit{candidate: c, mismatches: math.MaxInt, fewest: math.MaxInt}
 	// The slot a request held is free a little before its answer is
 	// seen, and a request arrives a little after its recorded dispatch
 	// (it leaves on a goroutine of its own, late on a loaded machine):
@@ -537,7 +537,7 @@ func fitConcurrency(ds []decision, firstRun int64) fit {
 	for k := int64(1); k <= firstRun+3; k++ {
 		p := params{limit: k, margin: margin}
 		if w := mismatches(c, p, ds, min(best.mismatches, len(ds))); w < best.mismatches {
-			best = fit{candidate: c, params: p, mismatches: w, lo: float64(k), hi: float64(k)}
+			best = fit{candidate: c, params: p, mismatches: w, fewest: w, lo: float64(k), hi: float64(k)}
 		}
 	}
 	return best
@@ -548,7 +548,7 @@ func fitConcurrency(ds []decision, firstRun int64) fit {
 func refusedCounted(fits []fit, best fit, tol int) string {
 	for _, f := range fits {
 		if f.candidate.family == best.candidate.family && f.candidate.countsRefused != best.candidate.countsRefused {
-			if f.mismatches <= best.mismatches+tol {
+			if f.fewest <= best.fewest+tol {
 				return "unknown"
 			}
 		}

@@ -41,7 +41,11 @@ type fit struct {
 	candidate  candidate
 	params     params
 	mismatches int
-	lo, hi     float64
+	// fewest is the fewest mismatches any value tried got: families are
+	// ranked by it, not by the simplest value's (up to fitSlack more),
+	// which would hand a family that fits as well a lead it did not earn.
+	fewest int
+	lo, hi float64
 }
 
 // gridPoints is how many values of the continuous parameter a fit tries
@@ -80,7 +84,7 @@ const searchSpan = 8
 // numbers, and any of them explains the answers equally well), with the
 // range they span.
 func fitCandidate(ctx context.Context, c candidate, ds []decision, discrete []int64, est float64, seeds []float64) fit {
-	best := fit{candidate: c, mismatches: math.MaxInt}
+	best := fit{candidate: c, mismatches: math.MaxInt, fewest: math.MaxInt}
 	if est <= 0 || math.IsInf(est, 0) || math.IsNaN(est) || len(discrete) == 0 {
 		return best
 	}
@@ -89,14 +93,15 @@ func fitCandidate(ctx context.Context, c candidate, ds []decision, discrete []in
 		if ctx.Err() != nil {
 			return
 		}
-		wrong, v, lo, hi, ok := fitContinuous(c, ds, k, est, best.mismatches, seeds)
+		wrong, fewest, v, lo, hi, ok := fitContinuous(c, ds, k, est, best.mismatches, seeds)
 		if !ok {
 			return
 		}
+		defer func() { best.fewest = min(best.fewest, fewest) }()
 		better := wrong < best.mismatches ||
 			wrong == best.mismatches && hi/lo > best.hi/best.lo // the same fit over a wider range: the steadier value
 		if better {
-			best, bestK = fit{candidate: c, params: paramsFor(c.family, k, v), mismatches: wrong, lo: lo, hi: hi}, k
+			best, bestK = fit{candidate: c, params: paramsFor(c.family, k, v), mismatches: wrong, fewest: best.fewest, lo: lo, hi: hi}, k
 		}
 	}
 	for _, k := range discrete {
@@ -125,7 +130,7 @@ type scored struct {
 // at k, and returns the fewest mismatches found, the simplest value that
 // gives them and the range of the values that do. ok is false when
 // nothing did better than bound.
-func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int, seeds []float64) (wrong int, v, lo, hi float64, ok bool) {
+func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int, seeds []float64) (wrong, fewest int, v, lo, hi float64, ok bool) {
 	count := func(v float64, limit int) int {
 		if limit == math.MaxInt {
 			limit = len(ds)
@@ -193,8 +198,8 @@ func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int, 
 	}
 	// The round values near the best found: one of them is most likely
 	// what was configured, and if it fits as well it is the one to say.
-	fewest := slices.MinFunc(tried, func(a, b scored) int { return a.wrong - b.wrong })
-	near := []float64{fewest.v, est}
+	bestTried := slices.MinFunc(tried, func(a, b scored) int { return a.wrong - b.wrong })
+	near := []float64{bestTried.v, est}
 	if len(seeds) > 0 {
 		near = append(near, seeds...)
 	}
@@ -218,13 +223,13 @@ func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int, 
 //
 // A rate (perSecond) is as simple per minute or per hour as per second:
 // 10/m is 10/60 per second, nine digits, and as simple as 10/s.
-func pickSimplest(tried []scored, bound, slack int, perSecond bool) (wrong int, v, lo, hi float64, ok bool) {
-	fewest := math.MaxInt
+func pickSimplest(tried []scored, bound, slack int, perSecond bool) (wrong, fewest int, v, lo, hi float64, ok bool) {
+	fewest = math.MaxInt
 	for _, s := range tried {
 		fewest = min(fewest, s.wrong)
 	}
 	if fewest > bound {
-		return fewest, 0, 0, 0, false
+		return fewest, fewest, 0, 0, 0, false
 	}
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, s := range tried {
@@ -249,7 +254,7 @@ func pickSimplest(tried []scored, bound, slack int, perSecond bool) (wrong int, 
 			bestDigits, v, wrong = d, s.v, s.wrong
 		}
 	}
-	return wrong, v, lo, hi, true
+	return wrong, fewest, v, lo, hi, true
 }
 
 // simpleReach is how far outside the range of the best values a simpler
