@@ -2,12 +2,15 @@ package probe
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"net/http"
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 // Report is what a probe found, from its observations alone.
@@ -65,6 +68,10 @@ type Report struct {
 	Headers            HeaderFindings `json:"headers"`
 	// Findings say in sentences what the figures show.
 	Findings []string `json:"findings"`
+
+	// exactRate is the fitted rate unrounded (Rate is to 4 digits), for
+	// the limit block: 10/m is 0.1667/s rounded, 1667/10000s written.
+	exactRate float64
 }
 
 // Duration is a time.Duration that marshals as Go writes it ("1.5s").
@@ -96,6 +103,19 @@ type KeyFinding struct {
 // Analyze infers the limiter from a probe's observations. It is a pure
 // function of rec: the same observations give the same Report.
 func Analyze(rec Recording) Report {
+	r, _ := AnalyzeContext(context.Background(), rec)
+	return r
+}
+
+// AnalyzeContext is Analyze, given up when ctx ends (Ctrl-C): the fit is
+// the slow part, seconds for a full budget's observations, and it checks
+// ctx between the values it tries. It then returns ctx's error.
+func AnalyzeContext(ctx context.Context, rec Recording) (Report, error) {
+	r := analyze(ctx, rec)
+	return r, ctx.Err()
+}
+
+func analyze(ctx context.Context, rec Recording) Report {
 	obs := slices.Clone(rec.Obs)
 	sortBySent(obs)
 	r := Report{Target: rec.Target, KeyHeader: rec.KeyHeader, Requests: len(obs), RefusedCounted: "unknown", Confidence: "none",
@@ -130,18 +150,41 @@ func Analyze(rec Recording) Report {
 		return r
 	}
 	if firstRefused < 0 {
-		r.Findings = append(r.Findings, fmt.Sprintf("No request was refused: %d of %d answered 2xx, sent at up to %s/s. A limit above that rate, or none on this endpoint.",
-			len(ds), r.Requests, formatFloat(rec.MaxRate)))
+		// What was shown, and no more: a bucket of rate r and burst b
+		// admits these if r ≥ the rate sent or b + r·T ≥ N.
+		// The rate sent is the average, not --max-rate: a sender on a
+		// loaded machine falls behind its schedule (93/s of 100/s), and
+		// a limit of 100/s was then never reached.
+		secs := fmt.Sprintf("%.1f s", r.Seconds)
+		sent := rec.MaxRate
+		if span := ds[len(ds)-1].t - ds[0].t; len(ds) > 1 && span > 0 {
+			sent = math.Min(sent, float64(len(ds)-1)/(float64(span)/1e6))
+		}
+		r.Findings = append(r.Findings, fmt.Sprintf("No refusal in %s (%s answered 2xx) over %s, sent at %s/s on average (--max-rate %s/s): a limit above %s/s, or one that lets more than %s through in %s (a burst above %s less what it refills meanwhile), or none.",
+			words.Count(r.Requests, "request", "requests"), words.Thousands(int64(len(ds))), secs, formatFloat(sent), formatFloat(rec.MaxRate),
+			formatFloat(sent), words.Thousands(int64(len(ds))), secs, words.Thousands(int64(len(ds)))))
 		return r
 	}
 	r.Limited = true
 	est, ok := estimate(ds, mine, rec.MaxRate)
 	if !ok {
-		r.Findings = append(r.Findings, fmt.Sprintf("After the first %d admitted, every request was refused and no recovery was seen in %.1f s: a window longer than the probe, or refused requests counted at the rate sent.",
-			firstRefused, r.Seconds))
+		what := fmt.Sprintf("After the first %s admitted, every request was refused", words.Count(firstRefused, "request", "requests"))
+		if firstRefused == 0 {
+			what = "Every request was refused"
+		}
+		r.Findings = append(r.Findings, fmt.Sprintf("%s and no recovery was seen in %.1f s: a window longer than the probe, or refused requests counted at the rate sent.",
+			what, r.Seconds))
+		// The fields are held to what was seen all the same: a
+		// Retry-After that named an instant a later request passed,
+		// still refused, was early.
+		r.Headers = checkHeaders(mine, nil, r)
+		r.Findings = append(r.Findings, headerFindings(r.Headers)...)
 		return r
 	}
-	fits := fitAll(ds, est)
+	fits := fitAll(ctx, ds, est)
+	if ctx.Err() != nil {
+		return r
+	}
 	best := fits[0]
 	tol := max(1, len(ds)/200)
 	slope := 0.0
@@ -162,7 +205,7 @@ func Analyze(rec Recording) Report {
 	r.Decisions = len(ds)
 	tied := map[family]bool{}
 	for _, f := range fits {
-		if f.mismatches <= best.mismatches+tol {
+		if f.fewest <= best.fewest+tol {
 			tied[f.candidate.family] = true
 		}
 	}
@@ -192,7 +235,7 @@ func Analyze(rec Recording) Report {
 		r.Family = familyName(familyConcurrency)
 		r.RefusedCounted = "no"
 	case familyBucket:
-		r.Rate, r.Burst = round4(p.rate), p.burst
+		r.Rate, r.Burst, r.exactRate = round4(p.rate), p.burst, p.rate
 		r.RateRange = [2]float64{round4(best.lo), round4(best.hi)}
 		r.QueueSlope = slope
 		r.Queues = slope >= queueSlopeMin
@@ -238,7 +281,15 @@ func Analyze(rec Recording) Report {
 		}
 		r.Findings = append(r.Findings, fmt.Sprintf("The answers fit %s as well (within %d %s): the probe could not tell them apart.", joinWords(others), tol, plural(tol, "decision", "decisions")))
 	}
-	r.Headers = checkHeaders(mine, best, r)
+	// A value the answers pin only to a wide range is not known well,
+	// however few decisions the best of it gets wrong: 10 per 10 s on
+	// the clock fitted as well as 10 per 5 s, and was graded high.
+	if spread := rangeSpread(r); spread > 0.25 {
+		r.Confidence = "low"
+	} else if spread > 0.05 && r.Confidence == "high" {
+		r.Confidence = "medium"
+	}
+	r.Headers = checkHeaders(mine, &best, r)
 	if heldFor > 0 {
 		r.Findings = append(r.Findings, fmt.Sprintf("A rate limit would need a window of about %s, the time each admitted request was held (median %s): a limit on requests in flight explains both, and is named.",
 			(time.Duration(fits[0].params.window)*time.Microsecond).Round(time.Millisecond), heldFor.Round(time.Millisecond)))
@@ -249,6 +300,20 @@ func Analyze(rec Recording) Report {
 			q.params.limit, r.Decisions-q.mismatches))
 	}
 	return r
+}
+
+// rangeSpread is how much wider than its low end the fitted range of the
+// continuous parameter is (0.1: 10% wider): the rate's for a bucket, the
+// window's for the windows.
+func rangeSpread(r Report) float64 {
+	lo, hi := r.RateRange[0], r.RateRange[1]
+	if r.Limit > 0 {
+		lo, hi = float64(r.WindowLow), float64(r.WindowHigh)
+	}
+	if !(lo > 0 && hi >= lo) {
+		return 0
+	}
+	return hi/lo - 1
 }
 
 // otherStatuses counts the answers that are neither admissions nor
@@ -294,8 +359,10 @@ func ownDecisions(obs []Observation) ([]decision, []Observation) {
 // ways.
 type estimates struct {
 	firstRun int64
-	rate     float64 // per second
-	window   float64 // µs
+	// firstSpan is the time (µs) over which the first run was sent.
+	firstSpan int64
+	rate      float64 // per second
+	window    float64 // µs
 }
 
 // estimate reads the rough figures from the decisions. ok is false when
@@ -303,6 +370,9 @@ type estimates struct {
 func estimate(ds []decision, mine []Observation, maxRate float64) (estimates, bool) {
 	first := slices.IndexFunc(ds, func(d decision) bool { return !d.admitted })
 	e := estimates{firstRun: int64(first)}
+	if first > 0 {
+		e.firstSpan = ds[first-1].t - ds[0].t
+	}
 	// The rate while overloaded: admissions after the first refusal, in
 	// the probe's first continuous train, over its span.
 	var after int
@@ -345,12 +415,17 @@ func estimate(ds []decision, mine []Observation, maxRate float64) (estimates, bo
 // fitAll fits every candidate, best first: fewest mismatches, then the
 // simpler family (the order of the constants), then refusals not
 // counted.
-func fitAll(ds []decision, e estimates) []fit {
+func fitAll(ctx context.Context, ds []decision, e estimates) []fit {
 	a := e.firstRun
-	buckets := discreteRange(a/2-2, a+2, 60)
+	// The first run is the burst and what refilled while it was sent: at
+	// the rate estimated, the burst may be well under half of it (50/s
+	// burst 500 probed at ~94/s: 1,070).
+	refilled := int64(math.Min(e.rate*float64(e.firstSpan)/1e6*1.1, float64(a)))
+	buckets := discreteRange(min(a/2, a-refilled)-2, a+2, 60)
 	// A burst that crossed a window's edge was admitted by two windows:
 	// the limit may be as low as half of it.
 	windows := discreteRange(a/2-2, a+3, 60)
+	rateSeeds := impliedRates(ds)
 	var fits []fit
 	for f := range familyCount {
 		for _, counts := range []bool{false, true} {
@@ -362,14 +437,44 @@ func fitAll(ds []decision, e estimates) []fit {
 				continue
 			}
 			if f.windowed() {
-				fits = append(fits, fitCandidate(c, ds, windows, e.window))
+				fits = append(fits, fitCandidate(ctx, c, ds, windows, e.window, nil))
 			} else {
-				fits = append(fits, fitCandidate(c, ds, buckets, e.rate))
+				fits = append(fits, fitCandidate(ctx, c, ds, buckets, e.rate, rateSeeds))
 			}
 		}
 	}
-	slices.SortStableFunc(fits, func(x, y fit) int { return cmp.Compare(x.mismatches, y.mismatches) })
+	slices.SortStableFunc(fits, func(x, y fit) int { return cmp.Compare(x.fewest, y.fewest) })
 	return fits
+}
+
+// impliedRates are the rates the gaps between admissions imply: each run
+// of admissions after a refusal is what refilled since the admission
+// before it, so its length over that time is near the rate (a bucket's,
+// until it is full again). The median and quartiles of those are where
+// the fit looks closely: a slow limit's estimate from the first recovery
+// alone may be far off (30/m burst 5: 7.4/s).
+func impliedRates(ds []decision) []float64 {
+	var rates []float64
+	emptied := int64(-1) // the last admission before a refusal: the bucket empty
+	for i := 0; i < len(ds); {
+		if !ds[i].admitted {
+			i++
+			continue
+		}
+		start := i
+		for i < len(ds) && ds[i].admitted {
+			i++
+		}
+		if emptied >= 0 && ds[start].t > emptied {
+			rates = append(rates, float64(i-start)/(float64(ds[start].t-emptied)/1e6))
+		}
+		emptied = ds[i-1].t
+	}
+	if len(rates) == 0 {
+		return nil
+	}
+	slices.Sort(rates)
+	return []float64{rates[len(rates)/4], rates[len(rates)/2], rates[len(rates)*3/4]}
 }
 
 // heldAsLong returns the concurrency fit and the median time admitted
@@ -406,7 +511,7 @@ func heldAsLong(fits []fit, best fit, mine []Observation) (fit, time.Duration, b
 // a few past the first run of admissions.
 func fitConcurrency(ds []decision, firstRun int64) fit {
 	c := candidate{family: familyConcurrency}
-	best := fit{candidate: c, mismatches: math.MaxInt}
+	best := fit{candidate: c, mismatches: math.MaxInt, fewest: math.MaxInt}
 	// The slot a request held is free a little before its answer is
 	// seen, and a request arrives a little after its recorded dispatch
 	// (it leaves on a goroutine of its own, late on a loaded machine):
@@ -432,7 +537,7 @@ func fitConcurrency(ds []decision, firstRun int64) fit {
 	for k := int64(1); k <= firstRun+3; k++ {
 		p := params{limit: k, margin: margin}
 		if w := mismatches(c, p, ds, min(best.mismatches, len(ds))); w < best.mismatches {
-			best = fit{candidate: c, params: p, mismatches: w, lo: float64(k), hi: float64(k)}
+			best = fit{candidate: c, params: p, mismatches: w, fewest: w, lo: float64(k), hi: float64(k)}
 		}
 	}
 	return best
@@ -443,7 +548,7 @@ func fitConcurrency(ds []decision, firstRun int64) fit {
 func refusedCounted(fits []fit, best fit, tol int) string {
 	for _, f := range fits {
 		if f.candidate.family == best.candidate.family && f.candidate.countsRefused != best.candidate.countsRefused {
-			if f.mismatches <= best.mismatches+tol {
+			if f.fewest <= best.fewest+tol {
 				return "unknown"
 			}
 		}

@@ -2,7 +2,10 @@ package probe_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,7 +176,8 @@ func TestAnalyzeWithoutRefusals(t *testing.T) {
 	if r.Limited || r.Algorithm != "" || probe.LimitBlock(r) != "" {
 		t.Errorf("found a limit in 50 admissions: %+v", r)
 	}
-	if len(r.Findings) != 1 || !strings.Contains(r.Findings[0], "No request was refused") {
+	if len(r.Findings) != 1 || !strings.Contains(r.Findings[0], "No refusal in 50 requests (50 answered 2xx) over 0.5 s, sent at 100/s on average (--max-rate 100/s): a limit above 100/s") ||
+		!strings.Contains(r.Findings[0], "lets more than 50 through in 0.5 s") {
 		t.Errorf("findings %q", r.Findings)
 	}
 }
@@ -270,5 +274,230 @@ func TestAnalyzeRecordedConcurrency(t *testing.T) {
 	r := analyzed(t, "concurrency")
 	if r.Algorithm != "concurrency" || r.MaxInFlight != 5 || r.Mismatches > 1 {
 		t.Errorf("found %s, %d in flight, %d of %d answers decided otherwise; want concurrency, 5, at most 1", r.Algorithm, r.MaxInFlight, r.Mismatches, r.Decisions)
+	}
+}
+
+// TestAnalyzeLongWindowSeenBriefly: a fixed window of 10 per 10 s on the
+// clock, probed by the earlier phases for 3.9 s (the overload saw one
+// edge, the refill and split none), fits 10 per 5 s as well as 10 per
+// 10 s. The report says so: the range in its text, confidence low (it
+// was high), and the server's RateLimit-Policy w=10, inside the range,
+// not called wrong (it was).
+func TestAnalyzeLongWindowSeenBriefly(t *testing.T) {
+	r := analyzed(t, "fixed-window-10s-early")
+	if r.Algorithm != "fixed-window" || r.Limit != 10 {
+		t.Fatalf("found %s, limit %d; want fixed-window, 10", r.Algorithm, r.Limit)
+	}
+	if r.Confidence == "high" || time.Duration(r.WindowHigh) < 10*time.Second || time.Duration(r.WindowLow) > 5*time.Second {
+		t.Errorf("confidence %s, windows %s to %s; want below high, and 5s to 10s", r.Confidence, time.Duration(r.WindowLow), time.Duration(r.WindowHigh))
+	}
+	for _, c := range r.Headers.Claims {
+		if !c.Agrees {
+			t.Errorf("%s says %g, called wrong; the range that fits is %v", c.Field, c.Says, c.ObservedRange)
+		}
+	}
+	var b strings.Builder
+	_ = probe.WriteText(&b, r)
+	if !strings.Contains(b.String(), "lengths from 5s to 10s fits as well") {
+		t.Errorf("the text does not give the range:\n%s", b.String())
+	}
+}
+
+// recordedByAddress are real probes (ratelim probe --observations, the
+// phases of this package) of ratelim serve keyed by the client's address,
+// with the numbers each ran with: limits slower, longer or larger than
+// the live tests can wait for.
+var recordedByAddress = []struct {
+	name      string
+	algorithm string
+	rate      float64
+	burst     int64
+	limit     int64
+	window    time.Duration
+}{
+	// fixed-window 10/10s: the refill found nothing back after the
+	// first cycle's estimate (0.5 s) and doubled it until it did.
+	{"serve-fixed-window-10s", "fixed-window", 1, 0, 10, 10 * time.Second},
+	// token-bucket 1/s burst 1: a slow rate.
+	{"serve-token-bucket-1s", "token-bucket", 1, 1, 0, 0},
+	// token-bucket 30/m burst 5: refills after growing waits (2, 3, 6
+	// and 6 s) show the rate; the limit block says 30/m.
+	{"serve-token-bucket-30m", "token-bucket", 0.5, 5, 0, 0},
+	// token-bucket 50/s burst 500 probed at 100/s: 1,070 admitted
+	// before the first refusal, 10.7 s into the budget.
+	{"serve-token-bucket-burst500", "token-bucket", 50, 500, 0, 0},
+	// token-bucket 20/s burst 10 keyed by address: X-Api-Key does not key it.
+	{"serve-token-bucket-by-address", "token-bucket", 20, 10, 0, 0},
+}
+
+// TestAnalyzeRecordedByAddress: each is found with its numbers within 5%,
+// and a confidence that is not high when its range is wide.
+func TestAnalyzeRecordedByAddress(t *testing.T) {
+	for _, c := range recordedByAddress {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // seconds of fitting each (1,500 decisions at burst 500): both cores
+			r := analyzed(t, c.name)
+			if r.Algorithm != c.algorithm {
+				t.Errorf("found %s, want %s", r.Algorithm, c.algorithm)
+			}
+			if !near(r.Rate, c.rate) || c.burst > 0 && !near(float64(r.Burst), float64(c.burst)) ||
+				c.limit > 0 && (r.Limit != c.limit || !near(float64(r.Window), float64(c.window))) {
+				t.Errorf("found %g/s burst %d limit %d window %s, want %g/s burst %d limit %d window %s, each within 5%%",
+					r.Rate, r.Burst, r.Limit, time.Duration(r.Window), c.rate, c.burst, c.limit, c.window)
+			}
+			for _, cl := range r.Headers.Claims {
+				if !cl.Agrees {
+					t.Errorf("serve's %s says %g, called wrong (the behaviour %g)", cl.Field, cl.Says, cl.Observed)
+				}
+			}
+			if r.KeyHeader != "" && (r.Key == nil || r.Key.Keyed != "no") {
+				t.Errorf("key finding %+v, want %s found not to key a limit keyed by address", r.Key, r.KeyHeader)
+			}
+			if c.name == "serve-token-bucket-30m" && !strings.Contains(probe.LimitBlock(r), "rate: 30/m\n") {
+				t.Errorf("limit block\n%s\nwant rate: 30/m", probe.LimitBlock(r))
+			}
+			var b strings.Builder
+			_ = probe.WriteText(&b, r)
+			t.Logf("\n%s", b.String())
+		})
+	}
+}
+
+// TestAnalyzeNarrowRateFit: a token bucket of 1/s, burst 1, probed by the
+// earlier phases, fits 0.999/s with no answer decided otherwise; the
+// coarse grid missed that narrow basin and reported 0.4985/s (six
+// wrong, "rate: 4985/10000s").
+func TestAnalyzeNarrowRateFit(t *testing.T) {
+	r := analyzed(t, "serve-token-bucket-1s-early")
+	if r.Algorithm != "token-bucket" || !near(r.Rate, 1) || r.Burst != 1 {
+		t.Errorf("found %s %g/s burst %d (%d of %d wrong), want token-bucket 1/s burst 1", r.Algorithm, r.Rate, r.Burst, r.Mismatches, r.Decisions)
+	}
+}
+
+// TestBurstFindingSaysWhatWasSeen: serve's bucket of burst 10 admitted
+// 12 before its first refusal, sent over 110 ms at 100/s, 2 of them
+// refilled: the finding says so ("12 were admitted at once from a full
+// bucket", and "1 were" for a burst of 1, it said).
+func TestBurstFindingSaysWhatWasSeen(t *testing.T) {
+	for name, want := range map[string]string{
+		"serve-token-bucket":    "the first 12 requests were admitted before the first refusal, sent over 11",
+		"serve-token-bucket-1s": "the first request was admitted before the first refusal, sent over 0s",
+	} {
+		text := strings.Join(analyzed(t, name).Findings, "\n")
+		if !strings.Contains(text, want) || strings.Contains(text, "at once") || strings.Contains(text, " 1 were") {
+			t.Errorf("%s: findings\n%s\nwant %q", name, text, want)
+		}
+	}
+}
+
+// TestRetryAfterHeldWhenNothingRecovers: a server that refuses every
+// request with Retry-After: 1 (probed 124 times over ~7 s) names instants
+// later refusals passed: its Retry-After is early, and said so; it was
+// never checked when nothing recovered.
+func TestRetryAfterHeldWhenNothingRecovers(t *testing.T) {
+	r := analyzed(t, "always-refused")
+	ra := r.Headers.RetryAfter
+	if ra.Refusals != 124 || ra.WithField != 124 || ra.Early == 0 || ra.OnTime+ra.Late != 0 {
+		t.Errorf("Retry-After check %+v, want 124 refusals with the field, some early, none on time or late", ra)
+	}
+	if text := strings.Join(r.Findings, "\n"); !strings.Contains(text, "Retry-After on 124 of 124 refusals") || !strings.HasPrefix(text, "Every request was refused") {
+		t.Errorf("findings\n%s", text)
+	}
+}
+
+// spaces is an endless reader of JSON whitespace.
+type spaces struct{}
+
+func (spaces) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
+
+// TestReadRecordingRefuses: a recording no probe could have written is
+// refused, naming what is wrong and where (10⁶ observations were read,
+// 675 MB, and analysed for minutes).
+func TestReadRecordingRefuses(t *testing.T) {
+	obs := func(n int, edit func(i int, o *probe.Observation)) []probe.Observation {
+		out := make([]probe.Observation, n)
+		for i := range out {
+			out[i] = probe.Observation{Seq: i + 1, Phase: "burst", Sent: int64(i) * 10_000, Answered: int64(i)*10_000 + 500, Status: 200}
+			if edit != nil {
+				edit(i, &out[i])
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		rec  probe.Recording
+		want string
+	}{
+		{"too many", probe.Recording{MaxRate: 100, Obs: obs(probe.MaxMaxRequests+1, nil)}, "2001 of them (want at most 2000"},
+		{"max rate 0", probe.Recording{MaxRate: 0, Obs: obs(3, nil)}, "max_rate: 0 (want 0.1 to 1000)"},
+		{"negative instant", probe.Recording{MaxRate: 100, Obs: obs(3, func(i int, o *probe.Observation) {
+			if i == 1 {
+				o.Sent = -5
+			}
+		})}, "observations[1]: sent_us -5"},
+		{"answer before request", probe.Recording{MaxRate: 100, Obs: obs(3, func(i int, o *probe.Observation) {
+			if i == 2 {
+				o.Answered = o.Sent - 1
+			}
+		})}, "observations[2]: answered_us 19999 is before sent_us 20000"},
+		{"seq repeated", probe.Recording{MaxRate: 100, Obs: obs(3, func(i int, o *probe.Observation) { o.Seq = 1 })}, "observations[1]: seq 1 is not a new sequence number"},
+		{"status", probe.Recording{MaxRate: 100, Obs: obs(3, func(i int, o *probe.Observation) { o.Status = 1000 })}, "observations[0]: status 1000"},
+	} {
+		var b bytes.Buffer
+		if err := probe.WriteRecording(&b, c.rec); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := probe.ReadRecording(&b); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
+		}
+	}
+	huge := io.MultiReader(strings.NewReader(`{"format":"`+probe.RecordingFormat+`","observations":[`), spaces{})
+	if _, err := probe.ReadRecording(huge); err == nil || !strings.Contains(err.Error(), "larger than 32 MiB") {
+		t.Errorf("an endless file: %v, want refused past 32 MiB", err)
+	}
+}
+
+// TestAnalyzeStopsWhenCancelled: Ctrl-C during the analysis of a full
+// budget's observations (seconds of fitting) ends it at once, with the
+// context's error.
+func TestAnalyzeStopsWhenCancelled(t *testing.T) {
+	rec := readRecording(t, "serve-token-bucket-burst500")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := probe.AnalyzeContext(ctx, rec); !errors.Is(err, context.Canceled) {
+		t.Errorf("AnalyzeContext returned %v, want context.Canceled", err)
+	}
+}
+
+// TestRecordedTextIsEscaped: a recording's target and key header are
+// text from a file: escape sequences in them never reach the terminal,
+// and a newline in the target never starts a line of the limit block
+// (it injected `limit:` lines into the YAML).
+func TestRecordedTextIsEscaped(t *testing.T) {
+	rec := readRecording(t, "serve-token-bucket")
+	rec.Target = "http://127.0.0.1:1/\x1b[31mred\nlimit: {algorithm: fixed-window}\n"
+	rec.KeyHeader = "X-Api-Key\x1b]0;pwned\x07"
+	r := probe.Analyze(rec)
+	var b strings.Builder
+	if err := probe.WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(b.String(), "\x1b\x07") {
+		t.Errorf("the text carries escape sequences:\n%q", b.String())
+	}
+	block := probe.LimitBlock(r)
+	for _, line := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
+		if !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "limit:") && !strings.HasPrefix(line, "  ") {
+			t.Errorf("limit block line %q is neither a comment nor the block's", line)
+		}
+	}
+	if strings.Count("\n"+block, "\nlimit:") != 1 || strings.Contains(block, "\x1b") {
+		t.Errorf("limit block\n%s", block)
 	}
 }

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"context"
 	"math"
 	"slices"
 	"time"
@@ -40,7 +41,11 @@ type fit struct {
 	candidate  candidate
 	params     params
 	mismatches int
-	lo, hi     float64
+	// fewest is the fewest mismatches any value tried got: families are
+	// ranked by it, not by the simplest value's (up to fitSlack more),
+	// which would hand a family that fits as well a lead it did not earn.
+	fewest int
+	lo, hi float64
 }
 
 // gridPoints is how many values of the continuous parameter a fit tries
@@ -60,6 +65,13 @@ const (
 // fitted rate on a probe of a few seconds.
 const roundSpan = 1.03
 
+// seedSpan and seedPoints are the fine grid around the estimate and each
+// seed: ±3% in steps of 0.1%.
+const (
+	seedSpan   = 1.03
+	seedPoints = 61
+)
+
 // searchSpan is how far either side of its estimate a fit searches the
 // continuous parameter: a factor of 8.
 const searchSpan = 8
@@ -71,20 +83,38 @@ const searchSpan = 8
 // fewest, the simplest is reported (limits are configured as round
 // numbers, and any of them explains the answers equally well), with the
 // range they span.
-func fitCandidate(c candidate, ds []decision, discrete []int64, est float64) fit {
-	best := fit{candidate: c, mismatches: math.MaxInt}
+func fitCandidate(ctx context.Context, c candidate, ds []decision, discrete []int64, est float64, seeds []float64) fit {
+	best := fit{candidate: c, mismatches: math.MaxInt, fewest: math.MaxInt}
 	if est <= 0 || math.IsInf(est, 0) || math.IsNaN(est) || len(discrete) == 0 {
 		return best
 	}
-	for _, k := range discrete {
-		wrong, v, lo, hi, ok := fitContinuous(c, ds, k, est, best.mismatches)
-		if !ok {
-			continue
+	bestK := int64(-1)
+	try := func(k int64) {
+		if ctx.Err() != nil {
+			return
 		}
+		wrong, fewest, v, lo, hi, ok := fitContinuous(c, ds, k, est, best.mismatches, seeds)
+		if !ok {
+			return
+		}
+		defer func() { best.fewest = min(best.fewest, fewest) }()
 		better := wrong < best.mismatches ||
 			wrong == best.mismatches && hi/lo > best.hi/best.lo // the same fit over a wider range: the steadier value
 		if better {
-			best = fit{candidate: c, params: paramsFor(c.family, k, v), mismatches: wrong, lo: lo, hi: hi}
+			best, bestK = fit{candidate: c, params: paramsFor(c.family, k, v), mismatches: wrong, fewest: best.fewest, lo: lo, hi: hi}, k
+		}
+	}
+	for _, k := range discrete {
+		try(k)
+	}
+	// discrete was thinned (a burst of hundreds): every value between
+	// the best one's neighbours too.
+	if i := slices.Index(discrete, bestK); i >= 0 && len(discrete) > 1 {
+		lo, hi := discrete[max(i-1, 0)], discrete[min(i+1, len(discrete)-1)]
+		for k := lo + 1; k < hi; k++ {
+			if k != bestK {
+				try(k)
+			}
 		}
 	}
 	return best
@@ -100,7 +130,7 @@ type scored struct {
 // at k, and returns the fewest mismatches found, the simplest value that
 // gives them and the range of the values that do. ok is false when
 // nothing did better than bound.
-func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int) (wrong int, v, lo, hi float64, ok bool) {
+func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int, seeds []float64) (wrong, fewest int, v, lo, hi float64, ok bool) {
 	count := func(v float64, limit int) int {
 		if limit == math.MaxInt {
 			limit = len(ds)
@@ -115,7 +145,7 @@ func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int) 
 		for _, v := range clockWindows {
 			tried = append(tried, scored{v, count(v, bound)})
 		}
-		return pickSimplest(tried, bound, fitSlack(len(ds)))
+		return pickSimplest(tried, bound, fitSlack(len(ds)), false)
 	}
 	// The coarse grid counts well past the bound: the best basin is
 	// narrow, and its nearest grid points may score worse than the best
@@ -124,7 +154,20 @@ func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int) 
 	if bound < len(ds) {
 		loose = 2*bound + 20
 	}
+	// Around the estimate and each seed (the rates the gaps between
+	// admissions imply), a fine grid too: the best basin may be
+	// narrower than the coarse grid's step (1/s burst 1 fits 0.999/s
+	// with none wrong, and no coarse point near it did).
 	grid := logGrid(est/searchSpan, est*searchSpan, gridPoints)
+	var centres []float64
+	for _, s := range append([]float64{est}, seeds...) {
+		// A seed within the fine grid of one before it adds nothing.
+		if s > 0 && !math.IsInf(s, 0) && !slices.ContainsFunc(centres, func(c float64) bool { return s >= c/seedSpan && s <= c*seedSpan }) {
+			centres = append(centres, s)
+			grid = append(grid, logGrid(s/seedSpan, s*seedSpan, seedPoints)...)
+		}
+	}
+	slices.Sort(grid)
 	for _, v := range grid {
 		tried = append(tried, scored{v, count(v, loose)})
 	}
@@ -155,11 +198,20 @@ func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int) 
 	}
 	// The round values near the best found: one of them is most likely
 	// what was configured, and if it fits as well it is the one to say.
-	fewest := slices.MinFunc(tried, func(a, b scored) int { return a.wrong - b.wrong })
-	for _, r := range roundValues(c.family, fewest.v/roundSpan, fewest.v*roundSpan) {
+	bestTried := slices.MinFunc(tried, func(a, b scored) int { return a.wrong - b.wrong })
+	near := []float64{bestTried.v, est}
+	if len(seeds) > 0 {
+		near = append(near, seeds...)
+	}
+	var rounds []float64
+	for _, x := range near {
+		rounds = append(rounds, roundValues(c.family, x/roundSpan, x*roundSpan)...)
+	}
+	slices.Sort(rounds)
+	for _, r := range slices.Compact(rounds) {
 		tried = append(tried, scored{r, count(r, loose)})
 	}
-	return pickSimplest(tried, bound, fitSlack(len(ds)))
+	return pickSimplest(tried, bound, fitSlack(len(ds)), !c.family.windowed())
 }
 
 // pickSimplest returns, of the values tried, the range of those that get
@@ -168,13 +220,16 @@ func fitContinuous(c candidate, ds []decision, k int64, est float64, bound int) 
 // more wrong, with its count: the instant a request left is not quite
 // the instant it was decided, and a configured 20/s is a better answer
 // than the 19.99/s that explains one more decision of a loaded machine.
-func pickSimplest(tried []scored, bound, slack int) (wrong int, v, lo, hi float64, ok bool) {
-	fewest := math.MaxInt
+//
+// A rate (perSecond) is as simple per minute or per hour as per second:
+// 10/m is 10/60 per second, nine digits, and as simple as 10/s.
+func pickSimplest(tried []scored, bound, slack int, perSecond bool) (wrong, fewest int, v, lo, hi float64, ok bool) {
+	fewest = math.MaxInt
 	for _, s := range tried {
 		fewest = min(fewest, s.wrong)
 	}
 	if fewest > bound {
-		return fewest, 0, 0, 0, false
+		return fewest, fewest, 0, 0, 0, false
 	}
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, s := range tried {
@@ -185,20 +240,30 @@ func pickSimplest(tried []scored, bound, slack int) (wrong int, v, lo, hi float6
 	mid := math.Sqrt(lo * hi)
 	bestDigits := math.MaxInt
 	for _, s := range tried {
-		if s.wrong > fewest+slack || s.v < lo || s.v > hi {
+		// Just outside the range is as good, within slack: a finer
+		// search finds narrower basins, and a configured 20/s one
+		// decision worse than the 19.99/s beside it is still 20/s.
+		if s.wrong > fewest+slack || s.v < lo/simpleReach || s.v > hi*simpleReach {
 			continue
 		}
 		d := significantDigits(s.v)
+		if perSecond {
+			d = min(d, significantDigits(s.v*60), significantDigits(s.v*3600))
+		}
 		if d < bestDigits || d == bestDigits && math.Abs(math.Log(s.v/mid)) < math.Abs(math.Log(v/mid)) {
 			bestDigits, v, wrong = d, s.v, s.wrong
 		}
 	}
-	return wrong, v, lo, hi, true
+	return wrong, fewest, v, lo, hi, true
 }
 
+// simpleReach is how far outside the range of the best values a simpler
+// one within fitSlack may lie: 0.5%.
+const simpleReach = 1.005
+
 // fitSlack is how many more decisions than the fewest a simpler value
-// may get wrong: one in 200, at least one.
-func fitSlack(n int) int { return max(1, n/200) }
+// may get wrong: one in 100, at least two.
+func fitSlack(n int) int { return max(2, n/100) }
 
 // significantDigits counts the significant digits v needs (at most 9).
 func significantDigits(v float64) int {

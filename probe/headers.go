@@ -36,7 +36,14 @@ type Claim struct {
 	Field    string  `json:"field"`
 	Says     float64 `json:"says"`
 	Observed float64 `json:"observed"`
-	Agrees   bool    `json:"agrees"`
+	// ObservedRange is the range of the figure that fits the answers as
+	// well: a value inside it agrees, whatever Observed is.
+	ObservedRange *[2]float64 `json:"observed_range,omitempty"`
+	Agrees        bool        `json:"agrees"`
+	// WholeSeconds is set when the field agrees only once the behaviour
+	// is put in its whole seconds (RateLimit-Policy's w of 1 for a
+	// bucket that refills in 0.5 s): the field could say no better.
+	WholeSeconds bool `json:"whole_seconds,omitempty"`
 }
 
 // RemainingCheck compares each admitted answer's remaining quota with
@@ -51,7 +58,9 @@ type RemainingCheck struct {
 // request leaves is not the instant the limiter decides it.
 const retryAfterSlack = 50_000 // µs
 
-func checkHeaders(mine []Observation, best fit, r Report) HeaderFindings {
+// checkHeaders holds the answers' fields against what was seen; with no
+// fit (nothing recovered), only Retry-After.
+func checkHeaders(mine []Observation, best *fit, r Report) HeaderFindings {
 	var h HeaderFindings
 	seen := map[string]bool{}
 	for _, o := range mine {
@@ -65,6 +74,9 @@ func checkHeaders(mine []Observation, best fit, r Report) HeaderFindings {
 		}
 	}
 	h.RetryAfter = checkRetryAfter(mine)
+	if best == nil {
+		return h
+	}
 	h.Claims = claims(mine, r)
 	m := newModel(best.candidate, best.params)
 	for _, o := range mine {
@@ -105,12 +117,22 @@ func checkRetryAfter(mine []Observation) RetryAfterCheck {
 		}
 		c.WithField++
 		secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		j := nextAdmit[i]
-		if err != nil || j < 0 {
+		if err != nil || secs < 0 || secs > math.MaxInt64/2_000_000 {
 			c.Unverifiable++
 			continue
 		}
 		claimed := o.Sent + secs*1_000_000
+		j := nextAdmit[i]
+		if j < 0 {
+			// Nothing admitted after it: early if a refusal came after
+			// the instant it named, else unverifiable.
+			if lastRefusal(mine[i:]) > claimed+retryAfterSlack {
+				c.Early++
+			} else {
+				c.Unverifiable++
+			}
+			continue
+		}
 		lastRefused := mine[j-1].Sent // j > i: mine[i] itself at least
 		switch {
 		case claimed < lastRefused-retryAfterSlack:
@@ -124,41 +146,69 @@ func checkRetryAfter(mine []Observation) RetryAfterCheck {
 	return c
 }
 
+// lastRefusal is when the last refusal of obs was sent.
+func lastRefusal(obs []Observation) int64 {
+	for i := len(obs) - 1; i >= 0; i-- {
+		if obs[i].Refused() {
+			return obs[i].Sent
+		}
+	}
+	return math.MinInt64
+}
+
 // claims reads the limit the fields state, from the first answer that
 // carries each, against the figures found: RateLimit-Policy's q and w,
 // RateLimit-Limit and X-RateLimit-Limit. A bucket's q is its burst and
 // its w the time to refill it (httplimit.QuotaOf); a window's q its limit.
 func claims(mine []Observation, r Report) []Claim {
 	quota, window := float64(r.Burst), float64(r.Burst)/math.Max(r.Rate, 1e-9)
+	// The window's range: a bucket's refill time over its rate's range.
+	windowRange := [2]float64{float64(r.Burst) / math.Max(r.RateRange[1], 1e-9), float64(r.Burst) / math.Max(r.RateRange[0], 1e-9)}
 	if r.Limit > 0 {
 		quota, window = float64(r.Limit), float64(r.Window)/1e9
+		windowRange = [2]float64{float64(r.WindowLow) / 1e9, float64(r.WindowHigh) / 1e9}
 	}
 	var out []Claim
 	done := map[string]bool{}
-	add := func(field string, says, observed float64) {
+	add := func(field string, says, observed float64, within [2]float64) {
 		if done[field] {
 			return
 		}
 		done[field] = true
 		agrees := math.Abs(says-observed) <= math.Max(1, 0.05*observed)
-		if field == "RateLimit-Policy w" { // whole seconds, rounded either way
-			agrees = math.Abs(says-observed) < 1 || math.Abs(says-observed) <= 0.05*observed
+		wholeSeconds := false
+		if field == "RateLimit-Policy w" {
+			// Whole seconds: within 5%, or the behaviour rounded to the
+			// field's unit (up, or to the nearest), said as such.
+			agrees = math.Abs(says-observed) <= 0.05*observed
+			if !agrees && (says == math.Ceil(observed) || says == math.Round(observed)) {
+				agrees, wholeSeconds = true, true
+			}
 		}
-		out = append(out, Claim{Field: field, Says: says, Observed: round4(observed), Agrees: agrees})
+		c := Claim{Field: field, Says: says, Observed: round4(observed), Agrees: agrees, WholeSeconds: wholeSeconds}
+		if within[1] > within[0] {
+			c.ObservedRange = &[2]float64{round4(within[0]), round4(within[1])}
+			// Inside the range that fits as well, the field cannot be
+			// called wrong.
+			if says >= within[0]*0.999 && says <= within[1]*1.001 {
+				c.Agrees, c.WholeSeconds = true, false
+			}
+		}
+		out = append(out, c)
 	}
 	for _, o := range mine {
 		if v, ok := o.Headers["Ratelimit-Policy"]; ok {
 			if q, ok := sfParam(v, "q"); ok {
-				add("RateLimit-Policy q", q, quota)
+				add("RateLimit-Policy q", q, quota, [2]float64{})
 			}
 			if w, ok := sfParam(v, "w"); ok {
-				add("RateLimit-Policy w", w, window)
+				add("RateLimit-Policy w", w, window, windowRange)
 			}
 		}
 		for _, name := range []string{"Ratelimit-Limit", "X-Ratelimit-Limit"} {
 			if v, ok := o.Headers[name]; ok {
 				if n, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-					add(name, n, quota)
+					add(name, n, quota, [2]float64{})
 				}
 			}
 		}

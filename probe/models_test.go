@@ -2,6 +2,7 @@ package probe
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,20 +104,41 @@ func TestSignificantDigits(t *testing.T) {
 		}
 	}
 	tried := []scored{{19.97, 0}, {20, 0}, {20.04, 0}, {21, 3}}
-	if wrong, v, lo, hi, ok := pickSimplest(tried, 10, 1); !ok || wrong != 0 || v != 20 || lo != 19.97 || hi != 20.04 {
+	if wrong, _, v, lo, hi, ok := pickSimplest(tried, 10, 1, true); !ok || wrong != 0 || v != 20 || lo != 19.97 || hi != 20.04 {
 		t.Errorf("pickSimplest = %d %g [%g, %g] %v, want 0 20 [19.97, 20.04]", wrong, v, lo, hi, ok)
 	}
 	// 20 one worse than its neighbours, inside their range: within the
 	// slack it is said; past it, not; outside the range, never.
 	tried = []scored{{19.99, 2}, {20, 3}, {20.02, 2}}
-	if wrong, v, _, _, _ := pickSimplest(tried, 10, 1); v != 20 || wrong != 3 {
+	if wrong, _, v, _, _, _ := pickSimplest(tried, 10, 1, true); v != 20 || wrong != 3 {
 		t.Errorf("pickSimplest chose %g (%d wrong), want 20 (3 wrong, within 1)", v, wrong)
 	}
-	if _, v, _, _, _ := pickSimplest(tried, 10, 0); v == 20 {
+	if _, _, v, _, _, _ := pickSimplest(tried, 10, 0, true); v == 20 {
 		t.Error("pickSimplest chose 20 with no slack for its extra mismatch")
 	}
 	tried = []scored{{19.99, 2}, {20.02, 2}, {30, 3}}
-	if _, v, _, _, _ := pickSimplest(tried, 10, 1); v == 30 {
+	if _, _, v, _, _, _ := pickSimplest(tried, 10, 1, true); v == 30 {
 		t.Error("pickSimplest chose 30, outside the range of the best")
+	}
+	// A rate per minute is as simple as one per second: 10/m (0.1667/s)
+	// over the 0.1648/s that fits as well (significantDigits(10/60) is 9).
+	tried = []scored{{0.1648, 0}, {10.0 / 60, 0}, {0.1671, 0}}
+	if _, _, v, _, _, _ := pickSimplest(tried, 10, 1, true); v != 10.0/60 {
+		t.Errorf("pickSimplest chose %g, want 10/60", v)
+	}
+}
+
+// TestLimitBlockOfARatePerMinute: the block writes the unrounded rate, so
+// 10/m is "10/m", never 1667/10000s.
+func TestLimitBlockOfARatePerMinute(t *testing.T) {
+	r := Report{Target: "http://127.0.0.1:1/", Limited: true, Algorithm: "token-bucket", Family: "token bucket or GCRA",
+		Rate: round4(10.0 / 60), exactRate: 10.0 / 60, Burst: 5}
+	if block := LimitBlock(r); !strings.Contains(block, "rate: 10/m\n") {
+		t.Errorf("block\n%s\nwant rate: 10/m", block)
+	}
+	// Whole in no unit: to the report's four digits.
+	r.Rate, r.exactRate = 49.95, 49.9524
+	if block := LimitBlock(r); !strings.Contains(block, "rate: 4995/100s\n") {
+		t.Errorf("block\n%s\nwant rate: 4995/100s", block)
 	}
 }

@@ -83,7 +83,7 @@ func (o Observation) Refused() bool {
 }
 
 // Recording is a probe's observations with what they were sent under: the
-// file format of testdata/*.json and of --record.
+// file format of testdata/*.json and of --observations.
 type Recording struct {
 	Format string `json:"format"` // RecordingFormat
 	// Target is the URL probed; KeyHeader the header the key went in.
@@ -105,14 +105,62 @@ func WriteRecording(w io.Writer, rec Recording) error {
 	return enc.Encode(rec)
 }
 
-// ReadRecording reads a recording WriteRecording wrote.
+// MaxRecordingBytes bounds a recording ReadRecording reads: a probe's
+// most requests, each with its rate-limit fields, are far less; a file
+// past it was not written by a probe.
+const MaxRecordingBytes = 32 << 20
+
+// maxInstant bounds an instant (µs since the epoch, the year 2255): the
+// analysis adds and multiplies them, and must not overflow.
+const maxInstant = 1 << 53
+
+// ReadRecording reads a recording WriteRecording wrote, and refuses one no
+// probe could have: larger than MaxRecordingBytes, more observations than
+// MaxMaxRequests, a max_rate out of Options' bounds, an instant negative
+// or past 2255, an answer before its request, a status that is not one,
+// a sequence number repeated. An error names the observation.
 func ReadRecording(r io.Reader) (Recording, error) {
 	var rec Recording
-	if err := json.NewDecoder(r).Decode(&rec); err != nil {
-		return rec, fmt.Errorf("probe: reading observations: %w", err)
+	lr := &io.LimitedReader{R: r, N: MaxRecordingBytes + 1}
+	if err := json.NewDecoder(lr).Decode(&rec); err != nil {
+		if lr.N <= 0 {
+			return Recording{}, fmt.Errorf("probe: observations: larger than %d MiB (want a file ratelim probe --observations wrote)", MaxRecordingBytes>>20)
+		}
+		return Recording{}, fmt.Errorf("probe: reading observations: %w", err)
 	}
 	if rec.Format != RecordingFormat {
-		return rec, fmt.Errorf("probe: observations are %q (want %q)", rec.Format, RecordingFormat)
+		return Recording{}, fmt.Errorf("probe: observations are %q (want %q)", rec.Format, RecordingFormat)
+	}
+	if err := rec.check(); err != nil {
+		return Recording{}, fmt.Errorf("probe: observations: %w", err)
 	}
 	return rec, nil
+}
+
+func (rec Recording) check() error {
+	switch {
+	case len(rec.Obs) > MaxMaxRequests:
+		return fmt.Errorf("%d of them (want at most %d, the most a probe sends)", len(rec.Obs), MaxMaxRequests)
+	case !(rec.MaxRate >= MinMaxRate && rec.MaxRate <= MaxMaxRate):
+		return fmt.Errorf("max_rate: %g (want %g to %g)", rec.MaxRate, MinMaxRate, MaxMaxRate)
+	}
+	seen := make(map[int]bool, len(rec.Obs))
+	for i, o := range rec.Obs {
+		var err error
+		switch {
+		case o.Seq < 1 || seen[o.Seq]:
+			err = fmt.Errorf("seq %d is not a new sequence number (want each from 1 once)", o.Seq)
+		case o.Sent < 0 || o.Sent > maxInstant || o.Answered < 0 || o.Answered > maxInstant:
+			err = fmt.Errorf("sent_us %d, answered_us %d (want 0 to %d)", o.Sent, o.Answered, int64(maxInstant))
+		case o.Answered < o.Sent && !(o.Answered == 0 && o.Status == 0):
+			err = fmt.Errorf("answered_us %d is before sent_us %d (want an answer after its request)", o.Answered, o.Sent)
+		case o.Status < 0 || o.Status > 999:
+			err = fmt.Errorf("status %d (want an HTTP status, or 0 for no answer)", o.Status)
+		}
+		if err != nil {
+			return fmt.Errorf("observations[%d]: %w", i, err)
+		}
+		seen[o.Seq] = true
+	}
+	return nil
 }

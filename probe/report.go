@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 // findings are the report's sentences, each saying only what the figures
@@ -21,22 +24,41 @@ func findings(r Report, best fit, est estimates) []string {
 	out = append(out, fmt.Sprintf("%s (confidence %s). %s.", capitalize(r.Family), r.Confidence, fitText))
 	switch best.candidate.family {
 	case familyConcurrency:
-		out = append(out, fmt.Sprintf("At most %d requests in flight: a request was refused while %d admitted ones were unanswered, whatever the rate.", r.MaxInFlight, r.MaxInFlight))
+		out = append(out, fmt.Sprintf("At most %s in flight: a request was refused while %d admitted %s unanswered, whatever the rate.",
+			words.Count(r.MaxInFlight, "request", "requests"), r.MaxInFlight, words.Plural(r.MaxInFlight, "one was", "ones were")))
 	case familyBucket:
-		out = append(out, fmt.Sprintf("Rate %s/s (any from %s to %s fits as well), burst %d: %d were admitted at once from a full bucket.",
-			formatFloat(r.Rate), formatFloat(r.RateRange[0]), formatFloat(r.RateRange[1]), r.Burst, est.firstRun))
+		// What was seen: the run before the first refusal, sent over
+		// some time at the probe's rate, is the burst and what refilled
+		// while it was sent, not the burst at once.
+		first := fmt.Sprintf("the first %s were admitted", words.Count(est.firstRun, "request", "requests"))
+		if est.firstRun == 1 {
+			first = "the first request was admitted"
+		}
+		out = append(out, fmt.Sprintf("Rate %s/s (any from %s to %s fits as well), burst %d: %s before the first refusal, sent over %s (the burst and what the rate refilled meanwhile).",
+			formatFloat(r.Rate), formatFloat(r.RateRange[0]), formatFloat(r.RateRange[1]), r.Burst, first,
+			words.Duration((time.Duration(est.firstSpan)*time.Microsecond).Round(time.Millisecond))))
 		if r.Queues {
 			out = append(out, fmt.Sprintf("Admitted answers were held: their extra latency grew with the backlog, %.2f× the backlog ÷ rate a queue would give.", r.QueueSlope))
 		} else {
 			out = append(out, "Admitted answers were not held longer as the bucket emptied: no queue.")
 		}
 	default:
-		if r.Anchor == "first-hit" {
-			out = append(out, fmt.Sprintf("%d requests per %s (windows from %s to %s fit as well), %s/s; windows anchored at the key's first request.",
-				r.Limit, time.Duration(r.Window), roundDuration(r.WindowLow), roundDuration(r.WindowHigh), formatFloat(r.Rate)))
-		} else {
-			out = append(out, fmt.Sprintf("%d requests per %s, %s/s; windows aligned to the clock (multiples of the window since the Unix epoch; the lengths that divide a day were tried).",
-				r.Limit, time.Duration(r.Window), formatFloat(r.Rate)))
+		fitsAsWell := fmt.Sprintf("windows from %s to %s fit as well", roundDuration(r.WindowLow), roundDuration(r.WindowHigh))
+		switch r.Anchor {
+		case "first-hit":
+			out = append(out, fmt.Sprintf("%s per %s (%s), %s/s; windows anchored at the key's first request.",
+				words.Count(r.Limit, "request", "requests"), time.Duration(r.Window), fitsAsWell, formatFloat(r.Rate)))
+		case "clock":
+			if r.WindowLow == r.WindowHigh {
+				fitsAsWell = "no other length of the clock's fits as well"
+			} else {
+				fitsAsWell = fmt.Sprintf("any of the clock's lengths from %s to %s fits as well", roundDuration(r.WindowLow), roundDuration(r.WindowHigh))
+			}
+			out = append(out, fmt.Sprintf("%s per %s (%s), %s/s; windows aligned to the clock (multiples of the window since the Unix epoch; the lengths that divide a day were tried).",
+				words.Count(r.Limit, "request", "requests"), time.Duration(r.Window), fitsAsWell, formatFloat(r.Rate)))
+		default:
+			out = append(out, fmt.Sprintf("%s per %s (%s), %s/s; a window that slides with each request.",
+				words.Count(r.Limit, "request", "requests"), time.Duration(r.Window), fitsAsWell, formatFloat(r.Rate)))
 		}
 	}
 	fixed := best.candidate.family == familyFixedClock || best.candidate.family == familyFixedFirst
@@ -88,14 +110,21 @@ func headerFindings(h HeaderFindings) []string {
 	}
 	for _, c := range h.Claims {
 		verdict := "agrees"
-		if !c.Agrees {
+		switch {
+		case !c.Agrees:
 			verdict = "does not agree"
+		case c.WholeSeconds:
+			verdict = fmt.Sprintf("agrees only to the field's whole seconds (%s s in whole seconds is %s s)", formatFloat(c.Observed), formatFloat(c.Says))
 		}
 		unit := ""
 		if strings.HasSuffix(c.Field, " w") {
 			unit = " s" // the draft's w: whole seconds
 		}
-		out = append(out, fmt.Sprintf("%s says %s%s, the behaviour %s%s: it %s.", c.Field, formatFloat(c.Says), unit, formatFloat(c.Observed), unit, verdict))
+		behaviour := formatFloat(c.Observed) + unit
+		if c.ObservedRange != nil {
+			behaviour += fmt.Sprintf(" (any from %s to %s%s fits as well)", formatFloat(c.ObservedRange[0]), formatFloat(c.ObservedRange[1]), unit)
+		}
+		out = append(out, fmt.Sprintf("%s says %s%s, the behaviour %s: it %s.", c.Field, formatFloat(c.Says), unit, behaviour, verdict))
 	}
 	if h.Remaining.Checked > 0 {
 		out = append(out, fmt.Sprintf("The remaining quota sent agrees (within 1) with the fitted limiter's on %d of %d admitted answers.", h.Remaining.Agree, h.Remaining.Checked))
@@ -107,10 +136,12 @@ func headerFindings(h HeaderFindings) []string {
 // the limit block after it.
 func WriteText(w io.Writer, r Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "probe %s\n", r.Target)
+	// Target and KeyHeader may come from a file (--from): escaped, so
+	// that no byte of theirs drives the terminal.
+	fmt.Fprintf(&b, "probe %s\n", escape.Text(r.Target))
 	fmt.Fprintf(&b, "  %d requests (%d answered) in %.1f s\n", r.Requests, r.Answered, r.Seconds)
 	if r.Limited && r.Family != "" {
-		b.WriteString(wrap(r.Family, 80, "  family      ", "              "))
+		b.WriteString(wrap(escape.Text(r.Family), 80, "  family      ", "              "))
 		switch {
 		case r.MaxInFlight > 0:
 			fmt.Fprintf(&b, "  in flight   %d at once\n", r.MaxInFlight)
@@ -124,7 +155,7 @@ func WriteText(w io.Writer, r Report) error {
 	}
 	b.WriteString("\n")
 	for _, f := range r.Findings {
-		b.WriteString(wrap(f, 80, "", "  "))
+		b.WriteString(wrap(escape.Text(f), 80, "", "  "))
 	}
 	if block := LimitBlock(r); block != "" {
 		b.WriteString("\nA limit block to paste into a scenario:\n\n")
@@ -154,7 +185,9 @@ func LimitBlock(r Report) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(wrap(fmt.Sprintf("probed %s: %s, confidence %s", r.Target, r.Family, r.Confidence), 80, "# ", "# "))
+	// Every line of the comment starts with "#": the target escaped has
+	// no newline of its own to start a YAML line with.
+	b.WriteString(wrap(fmt.Sprintf("probed %s: %s, confidence %s", escape.Text(r.Target), r.Family, r.Confidence), 80, "# ", "# "))
 	switch {
 	case r.Algorithm == "haproxy-req-rate":
 		b.WriteString("# HAProxy's http_req_rate: periods from the key's first hit, refusals counted\n")
@@ -177,7 +210,11 @@ func LimitBlock(r Report) string {
 		fmt.Fprintf(&b, "  rate: %s\n", windowRate(r.Limit, window))
 		fmt.Fprintf(&b, "  window: %s\n", compactDuration(window))
 	default:
-		fmt.Fprintf(&b, "  rate: %s\n", bucketRate(r.Rate))
+		rate := r.Rate
+		if r.exactRate > 0 {
+			rate = r.exactRate
+		}
+		fmt.Fprintf(&b, "  rate: %s\n", bucketRate(rate))
 		fmt.Fprintf(&b, "  burst: %d\n", r.Burst)
 	}
 	// A scenario keys by the headers ratelim's servers read: say so when
@@ -221,7 +258,7 @@ func compactDuration(d time.Duration) string {
 }
 
 // bucketRate writes a rate per second as ParseRate reads it: per second
-// when whole, else per minute, else over the power of ten of seconds
+// when whole, else per minute, else per hour, else over the power of ten of seconds
 // that makes it whole.
 func bucketRate(perSecond float64) string {
 	if perSecond == math.Trunc(perSecond) {
@@ -229,6 +266,15 @@ func bucketRate(perSecond float64) string {
 	}
 	if m := perSecond * 60; math.Abs(m-math.Round(m)) < 1e-9 {
 		return fmt.Sprintf("%d/m", int64(math.Round(m)))
+	}
+	if h := perSecond * 3600; math.Abs(h-math.Round(h)) < 1e-9 {
+		return fmt.Sprintf("%d/h", int64(math.Round(h)))
+	}
+	// Not whole in any unit: to four significant digits, as the report
+	// says it (49.95/s, never 499524/10000s).
+	perSecond = round4(perSecond)
+	if perSecond == math.Trunc(perSecond) {
+		return fmt.Sprintf("%d/s", int64(perSecond))
 	}
 	for per := 10.0; per < 1e4; per *= 10 {
 		if n := perSecond * per; math.Abs(n-math.Round(n)) < 1e-6 {

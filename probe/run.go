@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,12 +11,14 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/ratelim/ratelim/internal/sat"
 )
 
 // The probe's phases, in the order it runs them; each Observation names
 // the one that sent it.
 const (
-	phaseBurst    = "burst"    // at the top rate until refused: the burst or the window's limit
+	phaseBurst    = "burst"    // at the top rate until refused (or the budget is spent): the burst or the window's limit
 	phaseOverload = "overload" // on at the top rate: what is admitted while refused (the rate), and whether it ever is
 	phaseRecover  = "recover"  // single requests at growing gaps when overload admitted nothing: the recovery
 	phaseRefill   = "refill"   // after half a cycle idle, at the top rate until refused: what came back
@@ -27,8 +30,10 @@ const (
 // Defaults and bounds of Options.
 const (
 	DefaultMaxRequests = 1500
+	MinMaxRequests     = 20 // a burst refused three times, and requests left to see it come back
 	MaxMaxRequests     = 2000
 	DefaultMaxRate     = 100.0 // requests per second
+	MinMaxRate         = 0.1   // a request every 10 s: slower, no probe fits in minutes
 	MaxMaxRate         = 1000.0
 	DefaultMaxDuration = 60 * time.Second
 	MaxMaxDuration     = 10 * time.Minute
@@ -60,10 +65,10 @@ type Options struct {
 // Check refuses options out of their bounds, naming the field.
 func (o Options) Check() error {
 	switch {
-	case o.MaxRequests < 0 || o.MaxRequests > MaxMaxRequests:
-		return fmt.Errorf("max-requests: %d is out of range (want 1 to %d)", o.MaxRequests, MaxMaxRequests)
-	case o.MaxRate < 0 || o.MaxRate > MaxMaxRate || math.IsNaN(o.MaxRate):
-		return fmt.Errorf("max-rate: %g is out of range (want above 0, at most %g per second)", o.MaxRate, MaxMaxRate)
+	case o.MaxRequests != 0 && (o.MaxRequests < MinMaxRequests || o.MaxRequests > MaxMaxRequests):
+		return fmt.Errorf("max-requests: %d is out of range (want %d to %d)", o.MaxRequests, MinMaxRequests, MaxMaxRequests)
+	case o.MaxRate != 0 && !(o.MaxRate >= MinMaxRate && o.MaxRate <= MaxMaxRate):
+		return fmt.Errorf("max-rate: %g is out of range (want %g to %g per second)", o.MaxRate, MinMaxRate, MaxMaxRate)
 	case o.MaxDuration < 0 || o.MaxDuration > MaxMaxDuration:
 		return fmt.Errorf("max-duration: %s is out of range (want above 0, at most %s)", o.MaxDuration, MaxMaxDuration)
 	}
@@ -116,7 +121,7 @@ func Run(ctx context.Context, opts Options) (Recording, error) {
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	start := time.Now()
 	s := &sender{client: client, url: opts.URL, keyHeader: opts.KeyHeader,
-		minGap: time.Duration(float64(time.Second) / opts.MaxRate), maxRequests: opts.MaxRequests,
+		minGap: gapAt(opts.MaxRate), maxRequests: opts.MaxRequests,
 		deadline: start.Add(opts.MaxDuration - answerGrace(opts.MaxDuration)), end: start.Add(opts.MaxDuration),
 		sem: make(chan struct{}, maxInFlight)}
 	if opts.Progress != nil {
@@ -129,8 +134,18 @@ func Run(ctx context.Context, opts Options) (Recording, error) {
 	if ctx.Err() != nil {
 		return rec, ctx.Err()
 	}
+	if err == nil && len(rec.Obs) == 0 {
+		err = fmt.Errorf("probe: no request was sent (the first was due after the %s --max-duration allows)", opts.MaxDuration)
+	}
 	if err == nil && len(rec.Obs) > 0 && answered(rec.Obs) == 0 {
 		err = fmt.Errorf("probe: no request was answered (first error: %s)", rec.Obs[0].Error)
+	}
+	if err == nil && answered(rec.Obs) > 0 && !slices.ContainsFunc(rec.Obs, func(o Observation) bool { return o.Admitted() || o.Refused() }) {
+		// Only 500s (or 404s): no limiter answered, so nothing was
+		// probed; an error, not a report that found no limit.
+		_, first := otherStatuses(rec.Obs)
+		err = fmt.Errorf("probe: no answer was an admission (2xx) or a refusal (429, 503): %d answered, the first %d %s",
+			answered(rec.Obs), first, http.StatusText(first))
 	}
 	return rec, err
 }
@@ -175,11 +190,13 @@ func (p *prober) phases(ctx context.Context) error {
 	// A key's first request half a second off the clock's whole seconds:
 	// windows anchored at it then fall as far as they can from windows
 	// aligned to the clock, which the answers can then tell apart.
-	if !sleepUntil(ctx, offTheSecond(time.Now())) {
-		return ctx.Err()
+	if !p.pauseUntil(ctx, offTheSecond(time.Now())) {
+		return cmp.Or(ctx.Err(), errStop)
 	}
-	// Burst: at the top rate until refused.
-	burst := p.train(ctx, phaseBurst, key, top, p.opts.MaxRequests/4, func(t trainView) bool { return t.refused >= 3 })
+	// Burst: at the top rate until refused, with the whole budget if
+	// need be: a large burst is seen only by spending it, and a probe
+	// that stopped short could not say there was none.
+	burst := p.train(ctx, phaseBurst, key, top, p.s.budget(), func(t trainView) bool { return t.refused >= 3 })
 	if burst.refused == 0 {
 		return errStop
 	}
@@ -195,46 +212,44 @@ func (p *prober) phases(ctx context.Context) error {
 			t.admitted == 0 && time.Since(t.started) > overloadFor
 	})
 	if over.admitted == 0 {
-		// Nothing came back while sending: single requests, further and
-		// further apart, until one is admitted.
-		gap := 50 * time.Millisecond
-		for {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			t := p.train(ctx, phaseRecover, key, top, 1, func(trainView) bool { return true })
-			if t.sent == 0 {
-				return errStop
-			}
-			if t.admitted > 0 {
-				break
-			}
-			if !sleepUntil(ctx, time.Now().Add(gap)) {
-				return ctx.Err()
-			}
-			gap = gap * 3 / 2
+		if err := p.recover(ctx, key, top); err != nil {
+			return err
 		}
 	}
 	// A cycle: the time the limit takes to come back whole, as far as the
 	// figures so far say.
 	cycle := p.cycle()
-	// Refill: half a cycle idle, then at the top rate until refused.
-	if !p.idle(ctx, cycle/2) {
-		return errStop
+	// Refill: half a cycle idle, then at the top rate until refused. A
+	// refill that finds nothing come back says the cycle is longer than
+	// the figures so far (a long window the overload happened to see
+	// the edge of): it is doubled, and the refill tried again, while the
+	// probe's time allows. So is a slow limit's (a cycle of seconds)
+	// that found less than the burst back: how much comes back after
+	// how long is what shows a slow rate (30/m, burst 5), and each wait
+	// costs only time.
+	for {
+		if !p.idle(ctx, cycle/2) {
+			return errStop
+		}
+		refill := p.train(ctx, phaseRefill, key, top, 2*int(a)+10, func(t trainView) bool { return t.refused >= 3 })
+		slow := cycle >= 2*time.Second && int64(refill.admitted) < a
+		if refill.sent == 0 || cycle >= p.maxCycle() || refill.admitted > 0 && !slow {
+			break
+		}
+		cycle = min(2*cycle, p.maxCycle())
 	}
-	p.train(ctx, phaseRefill, key, top, 2*int(a)+10, func(t trainView) bool { return t.refused >= 3 })
 	// Split: idle long enough for any window to forget (two cycles), then
 	// half the burst, idle half a cycle, the rest until refused, and on at
 	// twice the rate seen until 1.7 cycles from the first: a log gives
 	// back the first half a window after it, a fixed window all of it at
 	// its edge, a sliding counter a little at a time.
-	if !p.idle(ctx, cycle*22/10) || !sleepUntil(ctx, offTheSecond(time.Now())) {
+	if !p.idle(ctx, cycle*22/10) || !p.pauseUntil(ctx, offTheSecond(time.Now())) {
 		return errStop
 	}
 	first := time.Now()
 	p.train(ctx, phaseSplit, key, top, int(max((a+1)/2, 1)), func(trainView) bool { return false })
-	if !sleepUntil(ctx, first.Add(cycle/2)) {
-		return ctx.Err()
+	if !p.pauseUntil(ctx, first.Add(cycle/2)) {
+		return cmp.Or(ctx.Err(), errStop)
 	}
 	p.train(ctx, phaseSplit, key, top, 2*int(a)+10, func(t trainView) bool { return t.refused >= 3 })
 	// On past the refusal at twice the rate seen, to see what comes back
@@ -253,9 +268,42 @@ func (p *prober) phases(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// recover sends single requests, further and further apart, until one is
+// admitted: nothing came back while the probe kept sending. It returns
+// errStop when the deadline comes first: every wait ends by it.
+func (p *prober) recover(ctx context.Context, key string, top float64) error {
+	gap := 50 * time.Millisecond
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		t := p.train(ctx, phaseRecover, key, top, 1, func(trainView) bool { return true })
+		if t.sent == 0 {
+			return errStop
+		}
+		if t.admitted > 0 {
+			return nil
+		}
+		if !p.pauseUntil(ctx, time.Now().Add(gap)) {
+			return cmp.Or(ctx.Err(), errStop)
+		}
+		gap = gap * 3 / 2
+	}
+}
+
+// pauseUntil sleeps until t, or reports false when ctx ends first or t
+// is past the deadline, at once then (nothing can be sent after it): no
+// wait of the probe's outlasts its time.
+func (p *prober) pauseUntil(ctx context.Context, t time.Time) bool {
+	if t.After(p.s.deadline) {
+		return false
+	}
+	return sleepUntil(ctx, t)
+}
+
 // keyPairs is how many requests of a fresh key, each followed by one of
 // the own, the key test sends.
-const keyPairs = 5
+const keyPairs = 6
 
 // keyTest sends the probe's own key at the top rate until two are refused
 // in a row, then, without waiting for the answers still to come (a queue
@@ -264,10 +312,10 @@ const keyPairs = 5
 // allowance) while the own gets only what refills meanwhile.
 func (p *prober) keyTest(ctx context.Context, key string, top float64, a int64) {
 	before := len(p.s.observed())
-	start, gap := time.Now(), time.Duration(float64(time.Second)/top)
+	start, gap := time.Now(), gapAt(top)
 	drained := false
 	for i := 0; i < 3*int(a)+10 && !drained; i++ {
-		if !p.s.send(ctx, phaseDrain, key, start.Add(time.Duration(i)*gap)) {
+		if !p.s.send(ctx, phaseDrain, key, start.Add(time.Duration(sat.Mul(int64(i), int64(gap))))) {
 			break
 		}
 		// The answers come while it sends: a refusal answers at once.
@@ -280,14 +328,34 @@ func (p *prober) keyTest(ctx context.Context, key string, top float64, a int64) 
 		}
 	}
 	if drained {
+		// Each pair back to back, the fresh value first in one and the
+		// own first in the next: what refills between pairs goes to
+		// whichever comes first, so a shared limit gives both alike, and
+		// only a fresh allowance sets the fresh value apart.
 		fresh := NewKey()
-		for range keyPairs {
-			if !p.s.send(ctx, phaseKey, fresh, time.Now()) || !p.s.send(ctx, phaseKey, key, time.Now()) {
+		for i := range keyPairs {
+			first, second := fresh, key
+			if i%2 == 1 {
+				first, second = key, fresh
+			}
+			if !p.s.send(ctx, phaseKey, first, time.Now()) || !p.s.send(ctx, phaseKey, second, time.Now()) {
 				break
 			}
 		}
 	}
 	p.s.wait()
+}
+
+// gapAt is the time between requests at rate per second, saturated: a
+// rate too small (or not a number) gives the longest time.Duration, never
+// one that wrapped round to negative (1e-300/s sent 1,500 requests in
+// 2.5 s).
+func gapAt(rate float64) time.Duration {
+	g := float64(time.Second) / rate
+	if !(g >= 0 && g < math.MaxInt64) {
+		return math.MaxInt64
+	}
+	return time.Duration(g)
 }
 
 // offTheSecond is the first instant from now that is half a second past
@@ -303,10 +371,7 @@ func offTheSecond(now time.Time) time.Time {
 // idle waits d, or reports false when the deadline would pass first or
 // ctx ends.
 func (p *prober) idle(ctx context.Context, d time.Duration) bool {
-	if time.Now().Add(d).After(p.s.deadline) {
-		return false
-	}
-	return sleepUntil(ctx, time.Now().Add(d))
+	return p.pauseUntil(ctx, time.Now().Add(d))
 }
 
 // cycle is how long the limit takes to come back whole, from what was
@@ -318,8 +383,11 @@ func (p *prober) cycle() time.Duration {
 	if ok {
 		d = time.Duration(est.window) * time.Microsecond
 	}
-	return min(max(d, 50*time.Millisecond), p.opts.MaxDuration/5)
+	return min(max(d, 50*time.Millisecond), p.maxCycle())
 }
+
+// maxCycle is the longest cycle the probe waits out: a fifth of its time.
+func (p *prober) maxCycle() time.Duration { return p.opts.MaxDuration / 5 }
 
 // rate is the rate estimated so far, per second.
 func (p *prober) rate() float64 {
@@ -359,9 +427,9 @@ type trainView struct {
 func (p *prober) train(ctx context.Context, phase, key string, pace float64, n int, stop func(trainView) bool) trainView {
 	v := trainView{started: time.Now()}
 	before := len(p.s.observed())
-	gap := time.Duration(float64(time.Second) / pace)
+	gap := gapAt(pace)
 	for i := 0; i < n; i++ {
-		if !p.s.send(ctx, phase, key, v.started.Add(time.Duration(i)*gap)) {
+		if !p.s.send(ctx, phase, key, v.started.Add(time.Duration(sat.Mul(int64(i), int64(gap))))) {
 			break
 		}
 		v.sent++

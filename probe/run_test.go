@@ -124,8 +124,8 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 // TestOptionsCheck refuses bounds out of range, naming the field.
 func TestOptionsCheck(t *testing.T) {
 	for _, o := range []probe.Options{
-		{MaxRequests: -1}, {MaxRequests: probe.MaxMaxRequests + 1},
-		{MaxRate: -1}, {MaxRate: probe.MaxMaxRate * 2},
+		{MaxRequests: -1}, {MaxRequests: 3}, {MaxRequests: probe.MaxMaxRequests + 1},
+		{MaxRate: -1}, {MaxRate: probe.MaxMaxRate * 2}, {MaxRate: 1e-300}, {MaxRate: probe.MinMaxRate / 2},
 		{MaxDuration: -time.Second}, {MaxDuration: probe.MaxMaxDuration + time.Second},
 	} {
 		if err := o.Check(); err == nil {
@@ -170,5 +170,65 @@ func TestProbeFindsAConcurrencyLimit(t *testing.T) {
 	block := probe.LimitBlock(r)
 	if _, err := scenarios.Parse("pasted.yaml", []byte("name: pasted\nduration: 1s\n"+block+"clients:\n  - {name: c, api_key: c, service: 100ms, traffic: [{pattern: constant, rate: 1/s}]}\n")); err != nil {
 		t.Errorf("%v\n%s", err, block)
+	}
+}
+
+// TestRunSlowRateEndsByItsDuration: at --max-rate 0.1 the next request is
+// due 10 s after the first, past a 2 s --max-duration: the probe stops at
+// its deadline instead of waiting for it (it waited the 10 s, then found
+// the deadline gone; at 0.01/s it hung 100 s).
+func TestRunSlowRateEndsByItsDuration(t *testing.T) {
+	s := newLimitedServer(t, 1000, 1000)
+	opts := probe.Options{URL: s.URL, MaxRate: 0.1, MaxDuration: 2 * time.Second}
+	start := time.Now()
+	rec, _ := probe.Run(t.Context(), opts)
+	// A bound, not a speed: the broken probe returned 8 s later.
+	if took := time.Since(start); took > opts.MaxDuration+time.Second {
+		t.Errorf("Run took %s at --max-duration %s", took.Round(time.Millisecond), opts.MaxDuration)
+	}
+	if len(rec.Obs) != 1 {
+		t.Errorf("%d requests sent, want 1 (the next was due after the deadline)", len(rec.Obs))
+	}
+}
+
+// TestRunThatSendsNothingFails: a probe whose bounds leave no time for a
+// request is an error, never a run that found nothing (it returned no
+// error, and the command exited 0 with "No request was sent").
+func TestRunThatSendsNothingFails(t *testing.T) {
+	s := newLimitedServer(t, 1000, 1000)
+	rec, err := probe.Run(t.Context(), probe.Options{URL: s.URL, MaxDuration: time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "no request was sent") || len(rec.Obs) != 0 {
+		t.Errorf("Run sent %d and returned %v, want an error saying no request was sent", len(rec.Obs), err)
+	}
+}
+
+// TestRunSpendsTheBudgetBeforeConcluding: against a limit it never meets,
+// the probe sends its whole budget (it stopped at a quarter of it, and
+// said "a limit above that rate" after 375 of 1,500 requests).
+func TestRunSpendsTheBudgetBeforeConcluding(t *testing.T) {
+	s := newLimitedServer(t, 1000, 1000)
+	rec, err := probe.Run(t.Context(), probe.Options{URL: s.URL, MaxRequests: 60, MaxRate: 200, MaxDuration: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Obs) != 60 {
+		t.Errorf("%d requests sent, want the budget's 60", len(rec.Obs))
+	}
+	if r := probe.Analyze(rec); r.Limited || !strings.Contains(r.Findings[0], "No refusal in 60 requests") {
+		t.Errorf("findings %q", r.Findings)
+	}
+}
+
+// TestRunWithoutALimiterAnswerFails: a server that answers only 500 has
+// shown no limit, and the probe says so as an error (the command exits
+// 4), not as a report (it exited 0).
+func TestRunWithoutALimiterAnswerFails(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(s.Close)
+	rec, err := probe.Run(t.Context(), probe.Options{URL: s.URL, MaxDuration: 5 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "no answer was an admission") || !strings.Contains(err.Error(), "500 Internal Server Error") {
+		t.Errorf("Run returned %v after %d requests, want an error naming the 500s", err, len(rec.Obs))
 	}
 }

@@ -49,7 +49,13 @@ type sender struct {
 func (s *sender) send(ctx context.Context, phase, key string, at time.Time) bool {
 	s.mu.Lock()
 	at = maxTime(at, s.lastSend.Add(s.minGap))
+	spent := s.sent >= s.maxRequests
 	s.mu.Unlock()
+	// Before waiting, not after: at a low rate the wait alone may run
+	// far past the deadline.
+	if spent || at.After(s.deadline) {
+		return false
+	}
 	if !sleepUntil(ctx, at) {
 		return false
 	}

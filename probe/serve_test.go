@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratelim/ratelim/internal/testsize"
 	"github.com/ratelim/ratelim/live"
 	"github.com/ratelim/ratelim/probe"
 	"github.com/ratelim/ratelim/scenarios"
@@ -20,7 +21,7 @@ import (
 // returns its API URL.
 func serveLimit(t *testing.T, limit string) string {
 	t.Helper()
-	yaml := fmt.Sprintf("name: probe-target\nduration: 1s\nservers: 1\nlimit: %s\ntopology: {kind: shared, store: memory}\nclients:\n  - {name: c, api_key: c, traffic: [{pattern: constant, rate: 1/s}]}\n", limit)
+	yaml := fmt.Sprintf("name: probe-target\nduration: 1s\nservers: 1\nlimit: %s\ntopology: {kind: shared, store: memory}\nclients:\n  - {name: c, api_key: c, ip: 203.0.113.7, traffic: [{pattern: constant, rate: 1/s}]}\n", limit)
 	f, err := scenarios.Parse("probe-target.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
@@ -102,3 +103,52 @@ func recordIfAsked(t *testing.T, name string, rec probe.Recording) {
 }
 
 var record = flag.Bool("record", false, "write each live probe's observations under testdata/")
+
+// TestProbeFindsSlowLongAndLargeLimits probes ratelim serve with the
+// limits recorded for TestAnalyzeRecordedByAddress: a slow rate, a rate
+// per minute, a long window, a large burst, and a limit keyed by address
+// that X-Api-Key does not key. Each takes up to --max-duration (60 s), so
+// it runs only with RATELIM_TEST_EXHAUSTIVE=1; -record rewrites the
+// recordings.
+func TestProbeFindsSlowLongAndLargeLimits(t *testing.T) {
+	if !testsize.Exhaustive() {
+		t.Skipf("each probe takes up to a minute: set %s=1", testsize.EnvVar)
+	}
+	for _, c := range []struct {
+		name  string // of its recording under testdata/
+		limit string
+	}{
+		{"serve-token-bucket-1s", "{algorithm: token-bucket, rate: 1/s, burst: 1, key: ip}"},
+		{"serve-token-bucket-30m", "{algorithm: token-bucket, rate: 30/m, burst: 5, key: ip}"},
+		{"serve-fixed-window-10s", "{algorithm: fixed-window, rate: 10/10s, window: 10s, key: ip}"},
+		{"serve-token-bucket-burst500", "{algorithm: token-bucket, rate: 50/s, burst: 500, key: ip}"},
+		{"serve-token-bucket-by-address", "{algorithm: token-bucket, rate: 20/s, burst: 10, key: ip}"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			url := serveLimit(t, c.limit)
+			opts := probe.Options{URL: url}
+			if c.name == "serve-token-bucket-by-address" {
+				opts.KeyHeader = "X-Api-Key"
+			}
+			rec, err := probe.Run(t.Context(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recordIfAsked(t, c.name, rec)
+			r := probe.Analyze(rec)
+			for _, want := range recordedByAddress {
+				if want.name != c.name {
+					continue
+				}
+				if r.Algorithm != want.algorithm || !near(r.Rate, want.rate) || want.burst > 0 && !near(float64(r.Burst), float64(want.burst)) ||
+					want.limit > 0 && (r.Limit != want.limit || !near(float64(r.Window), float64(want.window))) {
+					t.Errorf("found %s %g/s burst %d limit %d window %s, want %s %g/s burst %d limit %d window %s",
+						r.Algorithm, r.Rate, r.Burst, r.Limit, time.Duration(r.Window), want.algorithm, want.rate, want.burst, want.limit, want.window)
+				}
+			}
+			if opts.KeyHeader != "" && (r.Key == nil || r.Key.Keyed != "no") {
+				t.Errorf("key finding %+v, want not keyed", r.Key)
+			}
+		})
+	}
+}

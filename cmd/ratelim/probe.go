@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratelim/ratelim/internal/outfile"
 	"github.com/ratelim/ratelim/live"
 	"github.com/ratelim/ratelim/probe"
 )
@@ -46,8 +47,9 @@ func newCmdProbe(s streams, runF func(*probeOptions) error) *cobra.Command {
 the limiter behind it from the answers (2xx admitted; 429 or 503 refused):
 its family (token bucket or GCRA, which admit alike; a leaky bucket that
 queues; a fixed window aligned to the clock or anchored at a key's first
-request; the sliding-window counter; the sliding log), its rate and burst
-or window, whether refused requests are counted, and, with --key-header,
+request; the sliding-window counter; the sliding log; a limit on requests
+in flight), its rate and burst, window or number in flight, whether
+refused requests are counted, and, with --key-header,
 whether that header keys the limit (a fresh value sent while the probe's
 own is refused). It then holds the answers' Retry-After, RateLimit,
 RateLimit-Policy and X-RateLimit-* fields against what it saw, and prints
@@ -68,13 +70,19 @@ N. The URL must be on this machine unless --allow-remote: probe only
 servers you own. With --key-header, every request carries a fixed key
 (--key, or one generated) in it; without, none.
 
+--format limit prints the scenario limit: block alone. --observations
+writes what was sent and answered, for --from to analyse again without
+sending.
+
 Exit status: 0 when the probe ran (whether or not it found a limit), 2 for
 bad input (a flag, a URL that is not http or not on this machine, a file
-of observations that cannot be read), 4 when no request got an answer,
-130 when interrupted (Ctrl-C: it stops sending at once).`,
-		Example: `  ratelim serve window-boundary --listen 127.0.0.1:8080 &
+of observations that cannot be read or no probe wrote), 4 when no request
+got an answer a limiter gives (none answered, or every answer neither 2xx
+nor 429/503: a server that answers only 500 has shown no limit), 130 when
+interrupted (Ctrl-C: it stops sending, or analysing, at once).`,
+		Example: `  ratelim serve retry-storm --listen 127.0.0.1:8080 &
   ratelim probe http://127.0.0.1:8080/api --key-header X-API-Key
-  ratelim probe http://127.0.0.1:8080/api --key-header X-API-Key --format json --observations run.json
+  ratelim probe http://127.0.0.1:8080/api --format json --observations run.json
   ratelim probe --from run.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("from") {
@@ -93,15 +101,15 @@ of observations that cannot be read), 4 when no request got an answer,
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow a URL that is not on this machine (only servers you own)")
-	f.StringVar(&opts.KeyHeader, "key-header", "", "the request header that may key the limit (e.g. X-Api-Key): sent with a fixed value, and a fresh one in the key test")
-	f.StringVar(&opts.Key, "key", "", "the value sent in --key-header (default: one generated, ratelim-probe-...)")
-	f.IntVar(&opts.MaxRequests, "max-requests", probe.DefaultMaxRequests, fmt.Sprintf("send at most this many requests (1 to %d)", probe.MaxMaxRequests))
-	f.Float64Var(&opts.MaxRate, "max-rate", probe.DefaultMaxRate, fmt.Sprintf("send at most this many requests a second (above 0, at most %g)", probe.MaxMaxRate))
-	f.DurationVar(&opts.MaxDuration, "max-duration", probe.DefaultMaxDuration, fmt.Sprintf("send for at most this long (at most %s)", probe.MaxMaxDuration))
-	f.StringVar(&opts.Format, "format", "text", "output: text, json, or limit (the scenario limit block alone)")
-	f.StringVar(&opts.Observations, "observations", "", "also write the observations (JSON) to this file, for --from")
-	f.StringVar(&opts.From, "from", "", "analyse observations written by --observations instead of probing")
+	f.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow a URL not on this machine (yours only)")
+	f.StringVar(&opts.KeyHeader, "key-header", "", "header that may key the limit (e.g. X-Api-Key)")
+	f.StringVar(&opts.Key, "key", "", "the value in --key-header (default: generated)")
+	f.IntVar(&opts.MaxRequests, "max-requests", probe.DefaultMaxRequests, fmt.Sprintf("most requests sent (%d to %d)", probe.MinMaxRequests, probe.MaxMaxRequests))
+	f.Float64Var(&opts.MaxRate, "max-rate", probe.DefaultMaxRate, fmt.Sprintf("requests/s at most (%g to %g)", probe.MinMaxRate, probe.MaxMaxRate))
+	f.DurationVar(&opts.MaxDuration, "max-duration", probe.DefaultMaxDuration, fmt.Sprintf("longest probe (at most %s)", probe.MaxMaxDuration))
+	f.StringVar(&opts.Format, "format", "text", "output: text, json or limit")
+	f.StringVar(&opts.Observations, "observations", "", "also write the observations here, for --from")
+	f.StringVar(&opts.From, "from", "", "analyse --observations' file; send nothing")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
 }
@@ -114,10 +122,11 @@ func planProbe(opts *probeOptions) (probe.Options, error) {
 		return probe.Options{}, err
 	}
 	switch {
-	case opts.MaxRequests < 1 || opts.MaxRequests > probe.MaxMaxRequests:
-		return probe.Options{}, badInput("--max-requests: want 1 to %d requests (got %d)", probe.MaxMaxRequests, opts.MaxRequests)
-	case !(opts.MaxRate > 0 && opts.MaxRate <= probe.MaxMaxRate):
-		return probe.Options{}, badInput("--max-rate: want above 0 and at most %g requests a second (got %g)", probe.MaxMaxRate, opts.MaxRate)
+	case opts.MaxRequests < probe.MinMaxRequests || opts.MaxRequests > probe.MaxMaxRequests:
+		return probe.Options{}, badInput("--max-requests: want %d to %d requests, %d at least for a burst, its refusals and a recovery (got %d)",
+			probe.MinMaxRequests, probe.MaxMaxRequests, probe.MinMaxRequests, opts.MaxRequests)
+	case !(opts.MaxRate >= probe.MinMaxRate && opts.MaxRate <= probe.MaxMaxRate):
+		return probe.Options{}, badInput("--max-rate: want %g to %g requests a second (got %g)", probe.MinMaxRate, probe.MaxMaxRate, opts.MaxRate)
 	case opts.MaxDuration <= 0 || opts.MaxDuration > probe.MaxMaxDuration:
 		return probe.Options{}, badInput("--max-duration: want above 0 and at most %s (got %s)", probe.MaxMaxDuration, opts.MaxDuration)
 	case opts.Key != "" && opts.KeyHeader == "":
@@ -128,16 +137,51 @@ func planProbe(opts *probeOptions) (probe.Options, error) {
 	if opts.From != "" {
 		return probe.Options{}, nil
 	}
-	u, err := live.CheckTarget(opts.URL, opts.AllowRemote)
+	if err := checkObservationsPath(opts.Observations); err != nil {
+		return probe.Options{}, err
+	}
+	u, err := live.CheckTarget(opts.URL, true)
 	if err != nil {
 		var oe *live.OptionError
 		if errors.As(err, &oe) {
-			return probe.Options{}, badInput("URL: %s", strings.ReplaceAll(oe.Err.Error(), "set AllowRemote", "pass --allow-remote"))
+			return probe.Options{}, badInput("URL: %s", oe.Err)
 		}
 		return probe.Options{}, badInput("URL: %v", err)
 	}
+	// The rule load holds its targets to, in probe's words.
+	if _, err := live.CheckTarget(opts.URL, opts.AllowRemote); err != nil {
+		return probe.Options{}, badInput("URL: %s is not a loopback address; probe sends to this machine only (pass --allow-remote for a server you own)", u.Host)
+	}
 	return probe.Options{URL: u.String(), KeyHeader: opts.KeyHeader, Key: opts.Key, MaxRequests: opts.MaxRequests,
 		MaxRate: opts.MaxRate, MaxDuration: opts.MaxDuration}, nil
+}
+
+// errPathUsable stops outfile.Write once it has found the path usable,
+// before anything is written.
+var errPathUsable = errors.New("the path is usable")
+
+// checkObservationsPath refuses an --observations path before anything is
+// sent, so that minutes of probing are not lost to a path that cannot be
+// written: standard output (the report goes there), and whatever
+// outfile.Write refuses (a directory, a device, a dangling link, a
+// directory that does not exist). It writes nothing: outfile.Write is
+// stopped at its first write, and leaves the path as it was.
+func checkObservationsPath(path string) error {
+	switch {
+	case path == "":
+		return nil
+	case outfile.IsStdout(path):
+		return badInput("--observations: not standard output, where the report goes (want a file name)")
+	}
+	err := writeOutput(path, nil, func(io.Writer) error { return errPathUsable })
+	if errors.Is(err, errPathUsable) {
+		return nil
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		return badInput("--observations: %v", ue.err)
+	}
+	return err
 }
 
 // validHeaderName reports whether s is an HTTP field name (RFC 9110's
@@ -195,7 +239,11 @@ func probeRun(ctx context.Context, opts *probeOptions) error {
 			return fmt.Errorf("%s: %w", po.URL, err)
 		}
 	}
-	r := probe.Analyze(rec)
+	r, err := probe.AnalyzeContext(ctx, rec)
+	if err != nil {
+		fmt.Fprintln(opts.ErrOut, "ratelim: probe stopped while analysing; nothing reported")
+		return err
+	}
 	switch opts.Format {
 	case "json":
 		return probe.WriteJSON(opts.Out, r)

@@ -75,11 +75,14 @@ func TestProbeRefusesBadFlags(t *testing.T) {
 		{"probe http://127.0.0.1:1/ http://127.0.0.1:2/", exitBadInput, []string{"the endpoint's URL", "got 2"}},
 		{"probe http://10.0.0.1/api", exitBadInput, []string{"URL", "10.0.0.1", "not a loopback address", "--allow-remote"}},
 		{"probe ftp://127.0.0.1/", exitBadInput, []string{"URL", "not an http URL"}},
-		{"probe http://127.0.0.1:1/ --max-requests 0", exitBadInput, []string{"--max-requests", "want 1 to 2000", "(got 0)"}},
+		{"probe http://127.0.0.1:1/ --max-requests 0", exitBadInput, []string{"--max-requests", "want 20 to 2000", "(got 0)"}},
+		{"probe http://127.0.0.1:1/ --max-requests 3", exitBadInput, []string{"--max-requests", "want 20 to 2000", "20 at least", "(got 3)"}},
 		{"probe http://127.0.0.1:1/ --max-requests 2001", exitBadInput, []string{"--max-requests", "(got 2001)"}},
 		{"probe http://127.0.0.1:1/ --max-requests many", exitBadInput, []string{"--max-requests", `"many"`}},
 		{"probe http://127.0.0.1:1/ --max-rate 0", exitBadInput, []string{"--max-rate", "(got 0)"}},
-		{"probe http://127.0.0.1:1/ --max-rate 1001", exitBadInput, []string{"--max-rate", "at most 1000", "(got 1001)"}},
+		{"probe http://127.0.0.1:1/ --max-rate 1e-300", exitBadInput, []string{"--max-rate", "want 0.1 to 1000", "(got 1e-300)"}},
+		{"probe http://127.0.0.1:1/ --max-rate 0.09", exitBadInput, []string{"--max-rate", "want 0.1 to 1000", "(got 0.09)"}},
+		{"probe http://127.0.0.1:1/ --max-rate 1001", exitBadInput, []string{"--max-rate", "want 0.1 to 1000", "(got 1001)"}},
 		{"probe http://127.0.0.1:1/ --max-rate NaN", exitBadInput, []string{"--max-rate", "(got NaN)"}},
 		{"probe http://127.0.0.1:1/ --max-duration 0s", exitBadInput, []string{"--max-duration", "(got 0s)"}},
 		{"probe http://127.0.0.1:1/ --max-duration 11m", exitBadInput, []string{"--max-duration", "at most 10m0s", "(got 11m0s)"}},
@@ -87,7 +90,13 @@ func TestProbeRefusesBadFlags(t *testing.T) {
 		{"probe http://127.0.0.1:1/ --key k", exitBadInput, []string{"--key", "--key-header"}},
 		{"probe http://127.0.0.1:1/ --key-header Bad:Name", exitBadInput, []string{"--key-header", `"Bad:Name"`}},
 		{"probe --from /nonexistent/run.json", exitBadInput, []string{"--from", "/nonexistent/run.json"}},
+		{"probe --from testdata/probe-negative-rate.json", exitBadInput, []string{"--from", "max_rate: -1 (want 0.1 to 1000)"}},
 		{"probe http://127.0.0.1:1/ --from run.json", exitBadInput, []string{"no URL with --from"}},
+		// The observations' path is checked before anything is sent
+		// (port 1: a probe would fail on connection, exit 4).
+		{"probe http://127.0.0.1:1/ --observations -", exitBadInput, []string{"--observations", "not standard output"}},
+		{"probe http://127.0.0.1:1/ --observations /nonexistent/dir/run.json", exitBadInput, []string{"--observations", "cannot write /nonexistent/dir/run.json"}},
+		{"probe http://127.0.0.1:1/ --observations testdata", exitBadInput, []string{"--observations", "cannot write testdata", "directory"}},
 	})
 }
 
@@ -126,5 +135,48 @@ func TestProbeUnansweredExits4(t *testing.T) {
 	code := run(context.Background(), []string{"probe", "http://127.0.0.1:1/", "-q"}, streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
 	if code != exitInternal || !strings.Contains(errOut.String(), "no request was answered") || !strings.Contains(errOut.String(), "connection refused") {
 		t.Errorf("exit %d, stderr %q; want 4 and the connection refused", code, errOut.String())
+	}
+}
+
+// TestProbeFromInterrupted: Ctrl-C while a recording is analysed exits
+// 130 at once, reporting nothing (the analysis ran on; SIGINT did
+// nothing).
+func TestProbeFromInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"probe", "--from", "../../probe/testdata/serve-token-bucket-burst500.json"}, streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	if code != exitInterrupted || out.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 130 and nothing reported", code, out.String(), errOut.String())
+	}
+}
+
+// TestProbeHelp: probe's help fits 80 columns (its example was 102, its
+// flag lines up to 148), names every family, and its example is the one
+// docs/commands.md measured finding a limit at the defaults.
+func TestProbeHelp(t *testing.T) {
+	var out bytes.Buffer
+	code := run(context.Background(), []string{"probe", "--help"}, streams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for i, line := range strings.Split(out.String(), "\n") {
+		if len(line) > 80 {
+			t.Errorf("help line %d is %d columns: %q", i+1, len(line), line)
+		}
+	}
+	for _, want := range []string{"requests\nin flight", "ratelim serve retry-storm", "only 500"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help does not say %q", want)
+		}
+	}
+}
+
+// TestProbeRemoteURLInItsOwnWords: a URL off this machine is refused in
+// probe's words, not load's ("load runs target this machine only").
+func TestProbeRemoteURLInItsOwnWords(t *testing.T) {
+	code, _, _, stderr := parseProbe("probe http://10.0.0.1/api")
+	if code != exitBadInput || strings.Contains(stderr, "load") || !strings.Contains(stderr, "probe sends to this machine only") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
