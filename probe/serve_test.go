@@ -1,7 +1,6 @@
 package probe_test
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"math"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/ratelim/ratelim/internal/testsize"
 	"github.com/ratelim/ratelim/live"
+	"github.com/ratelim/ratelim/live/livetest"
 	"github.com/ratelim/ratelim/probe"
 	"github.com/ratelim/ratelim/scenarios"
 )
@@ -26,18 +26,7 @@ func serveLimit(t *testing.T, limit string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fleet, err := live.Serve(context.Background(), live.ServeOptions{Scenario: f.Scenario, Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := fleet.Close(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	return fleet.URLs[0] + "/api"
+	return livetest.Serve(t, live.ServeOptions{Scenario: f.Scenario}).URLs[0] + "/api"
 }
 
 // near reports whether got is within 5% of want.

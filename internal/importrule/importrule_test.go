@@ -123,7 +123,7 @@ func TestCheckNamesTheForbiddenEdge(t *testing.T) {
 		{"an internal helper runs back up", []string{"internal/escape -> scenarios"},
 			"forbidden import: internal/escape -> scenarios (internal/escape may depend on [internal/...] only"},
 		{"the probe links the fleet", []string{"probe -> live"},
-			"forbidden import: probe -> live (probe may depend on [] only"},
+			"forbidden import: probe -> live (probe may depend on [internal/...] only"},
 		{"the words import the simulator", []string{"internal/words -> sim"},
 			"forbidden import: internal/words -> sim (internal/words may depend on [] only"},
 		{"the words import another internal package", []string{"internal/words -> internal/escape"},
