@@ -208,7 +208,7 @@ func LimitBlock(r Report) string {
 	case r.Limit > 0:
 		window := time.Duration(r.Window)
 		fmt.Fprintf(&b, "  rate: %s\n", windowRate(r.Limit, window))
-		fmt.Fprintf(&b, "  window: %s\n", compactDuration(window))
+		fmt.Fprintf(&b, "  window: %s\n", words.Duration(window))
 	default:
 		rate := r.Rate
 		if r.exactRate > 0 {
@@ -241,20 +241,7 @@ func windowRate(limit int64, window time.Duration) string {
 	case window == time.Hour:
 		return fmt.Sprintf("%d/h", limit)
 	}
-	return fmt.Sprintf("%d/%s", limit, compactDuration(window))
-}
-
-// compactDuration writes d as Go does without its zero units: 1m, not
-// 1m0s.
-func compactDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+	return fmt.Sprintf("%d/%s", limit, words.Duration(window))
 }
 
 // bucketRate writes a rate per second as ParseRate reads it: per second
