@@ -155,10 +155,7 @@ func (r *LoadResult) FaultLateness(sc sim.Scenario) time.Duration {
 // OnFault is what makes the servers abandon what they were serving
 // (Fleet.Fault).
 func Load(ctx context.Context, sc sim.Scenario, opts LoadOptions) (*LoadResult, error) {
-	if err := opts.Check(sc); err != nil {
-		return nil, err
-	}
-	targets, err := checkTargets(opts.Targets, opts.AllowRemote)
+	targets, err := opts.check(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -207,22 +204,29 @@ func Load(ctx context.Context, sc sim.Scenario, opts LoadOptions) (*LoadResult, 
 // without AllowRemote), or a run estimated to send more than MaxRequests.
 // A caller with several runs to make checks each before the first starts.
 func (opts LoadOptions) Check(sc sim.Scenario) error {
-	if _, err := checkTargets(opts.Targets, opts.AllowRemote); err != nil {
-		return err
+	_, err := opts.check(sc)
+	return err
+}
+
+// check is Check, returning the targets parsed for Load to send to.
+func (opts LoadOptions) check(sc sim.Scenario) ([]*url.URL, error) {
+	targets, err := checkTargets(opts.Targets, opts.AllowRemote)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkPath(opts.Path); err != nil {
-		return err
+		return nil, err
 	}
 	budget := opts.MaxRequests
 	if budget == 0 {
 		budget = DefaultMaxRequests
 	}
 	if est := sim.Estimate(sc); est > budget {
-		return &sim.TooBigError{Err: sim.ErrBudget, Scenario: sc.Name, Option: "MaxRequests",
+		return nil, &sim.TooBigError{Err: sim.ErrBudget, Scenario: sc.Name, Option: "MaxRequests",
 			Detail: fmt.Sprintf("would send about %s requests for real, more than %s", words.Thousands(est), words.Thousands(budget)),
 			Advice: "shorten the scenario or lower its rates"}
 	}
-	return nil
+	return targets, nil
 }
 
 // checkTargets parses the target URLs and refuses any that is not on this

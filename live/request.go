@@ -127,8 +127,9 @@ func (l *loader) serviceTime(c sim.Client) time.Duration {
 	return min(d, MaxService)
 }
 
-// do sends one request, numbered seq (its Observation's Seq), and reads the decision from the answer: 2xx
-// admitted (or failed open, when the answer says a policy decided), 429
+// do sends one request, numbered seq (its Observation's Seq), and reads
+// the decision from the answer: 2xx admitted (or failed open, when the
+// answer says a policy decided), 429
 // rejected, 503 shed when ShedHeader says so (a refusal the client may
 // retry after its Retry-After, as the simulator's), else failed closed.
 func (l *loader) do(ctx context.Context, client int, c sim.Client, cost int64, seq uint64) (d store.Decision, retryAfter time.Duration, saw seen, ok bool) {
