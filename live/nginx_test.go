@@ -172,15 +172,11 @@ func nginxScenario(t *testing.T, c nginxCase) sim.Scenario {
 }
 
 // loggedAll reads nginx's access log once it holds every request res
-// sent to path: nginx writes a request's line after it has sent the answer, so the
-// client can read the answer of the last request before its line is
-// written. Past a deadline it returns what there is, and the comparison
-// names the request missing.
+// sent to path (proxytest's AccessLogUntil: a line is written after its
+// answer is sent); past the deadline the comparison names what is missing.
 func loggedAll(t *testing.T, n *proxytest.Nginx, path string, res *LoadResult) []proxytest.NginxLogLine {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		log := n.AccessLog(t)
+	return n.AccessLogUntil(t, func(log []proxytest.NginxLogLine) bool {
 		seen := map[string]bool{}
 		for _, l := range log {
 			// Request ids are a load run's own: another configuration's
@@ -189,18 +185,13 @@ func loggedAll(t *testing.T, n *proxytest.Nginx, path string, res *LoadResult) [
 				seen[l.RequestID] = true
 			}
 		}
-		missing := false
 		for _, o := range res.Observations {
 			if !seen[strconv.FormatUint(o.Seq, 10)] {
-				missing = true
-				break
+				return false
 			}
 		}
-		if !missing || time.Now().After(deadline) {
-			return log
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return true
+	})
 }
 
 // compareWithNginx joins res's observations with nginx's log lines by

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // NeedNginx skips the test, saying so, when nginx is not on PATH.
@@ -167,6 +168,26 @@ func (n *Nginx) AccessLog(t testing.TB) []NginxLogLine {
 		t.Fatal(err)
 	}
 	return lines
+}
+
+// loggedWithin bounds how long AccessLogUntil waits for nginx's lines.
+const loggedWithin = 5 * time.Second
+
+// AccessLogUntil reads the access log until done says it holds what the
+// test waits for, or loggedWithin has passed (it then returns what there
+// is, for the test to name what is missing): nginx writes a request's
+// line after it has sent the answer, so a client can hold the answer of
+// its last request before that line is written.
+func (n *Nginx) AccessLogUntil(t testing.TB, done func([]NginxLogLine) bool) []NginxLogLine {
+	t.Helper()
+	deadline := time.Now().Add(loggedWithin)
+	for {
+		lines := n.AccessLog(t)
+		if done(lines) || time.Now().After(deadline) {
+			return lines
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // parseNginxLine reads a line of the proxytest log format: JSON, which

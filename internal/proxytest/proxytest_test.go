@@ -45,7 +45,7 @@ func TestNginxLimitsAndLogs(t *testing.T) {
 	if got[0] != 200 || got[1] != 429 || got[2] != 429 {
 		t.Fatalf("statuses %v, want 200 429 429 (1r/m, no burst)", got)
 	}
-	lines := n.AccessLog(t)
+	lines := n.AccessLogUntil(t, func(l []NginxLogLine) bool { return len(l) >= 3 })
 	if len(lines) != 3 {
 		t.Fatalf("access log has %d lines, want 3: %+v", len(lines), lines)
 	}
