@@ -36,6 +36,13 @@ type Source struct {
 	// Costs price the requests by route, the first rule that matches
 	// each; a request none matches costs 1.
 	Costs []routecost.Rule
+	// SpreadAuto spreads the requests over the log's own tick, its
+	// resolution as Scan finds it (Trace.Spread is then set to it): Scan
+	// reads the log once for it, then again with the spread. With
+	// Trace.Spread set instead, Scan refuses a tick finer than the
+	// log's resolution, which would crowd a tick's requests into part of
+	// it.
+	SpreadAuto bool
 }
 
 // Log is a log read once through: its keys and its span, what a run needs
@@ -173,22 +180,46 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 	if opts.MaxMemory > 0 {
 		memKeys = sim.MaxClientsIn(opts.MaxMemory)
 	}
+	peaks := opts.Peaks
+	if src.SpreadAuto {
+		peaks = nil // measured on the second reading, spread
+	}
+	if err := l.read(ctx, r, opts, peaks, memKeys); err != nil {
+		l.Close()
+		return nil, err
+	}
+	l.Stats = r.Stats()
+	_, l.Skipped = r.Skipped()
+	if err := l.spread(ctx, opts, memKeys); err != nil {
+		l.Close()
+		return nil, err
+	}
+	if err := l.settle(opts); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// read reads the log's requests from r: its keys, in the order of their
+// first request, their counts, its first and last times, and each key's
+// peaks when peaks is set.
+func (l *Log) read(ctx context.Context, r *trace.Reader, opts ScanOptions, peaks *trace.Peaks, memKeys int64) error {
+	src := l.Source
 	for n := 1; ; n++ {
 		rec, err := r.Next()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			l.Close()
 			if tl := new(StdinTooLongError); errors.As(err, &tl) {
-				return nil, tl
+				return tl
 			}
-			return nil, err
+			return err
 		}
 		if n%(1<<12) == 0 {
 			if err := ctx.Err(); err != nil {
-				l.Close()
-				return nil, err
+				return err
 			}
 			if opts.Progress != nil && n%(1<<20) == 0 {
 				opts.Progress(r.Stats().Lines)
@@ -208,25 +239,44 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 		i, ok := l.index[rec.Key]
 		if !ok {
 			if err := l.roomForKey(opts, memKeys, r.Stats().Lines); err != nil {
-				l.Close()
-				return nil, err
+				return err
 			}
 			i = int32(len(l.Keys))
 			l.index[rec.Key] = i
 			l.Keys = append(l.Keys, KeyCount{Key: rec.Key})
 		}
 		l.Keys[i].Requests++
-		if opts.Peaks != nil {
-			opts.Peaks.Add(rec.Key, rec.At)
+		if peaks != nil {
+			peaks.Add(rec.Key, rec.At)
 		}
 	}
-	l.Stats = r.Stats()
-	_, l.Skipped = r.Skipped()
-	if err := l.settle(opts); err != nil {
-		l.Close()
-		return nil, err
+}
+
+// spread settles the tick requests are spread over: with SpreadAuto, the
+// log's resolution, and the log read again with it (its keys' order, its
+// first and last times and its peaks are those of the spread times);
+// with Trace.Spread, a check that it is not finer than the log's times.
+func (l *Log) spread(ctx context.Context, opts ScanOptions, memKeys int64) error {
+	res := l.Stats.Resolution
+	if !l.SpreadAuto {
+		if tick := l.Trace.Spread; tick > 0 && res > 0 && tick < res {
+			return fmt.Errorf("spread: %s is finer than the log's times, which fall on %s ticks (%s): a tick's requests would be crowded into part of it (want %s, or spread alone for the log's own tick)",
+				words.Duration(tick), words.Duration(res), trace.ResolutionText(res), words.Duration(res))
+		}
+		return nil
 	}
-	return l, nil
+	if res <= 0 {
+		return nil // no request: settle says so
+	}
+	l.Trace.Spread = res
+	r, err := l.open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	clear(l.index)
+	l.Keys, l.Requests, l.First, l.Last = l.Keys[:0], 0, time.Time{}, time.Time{}
+	return l.read(ctx, r, opts, opts.Peaks, memKeys)
 }
 
 // openForScan opens the log for Scan with topts. Standard input, a pipe

@@ -16,6 +16,8 @@ import (
 
 	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/words"
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/trace"
 )
 
 // TableOptions tune WriteTable.
@@ -60,6 +62,11 @@ func percent(part, whole int64) string {
 func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 	ck := newClock(rep.Log)
 	writeLogSummary(w, rep.Log, ck)
+	if len(rep.Runs) > 0 {
+		if warn := ResolutionWarning(rep.Log, rep.Runs[0].Scenario.Limit); warn != "" {
+			writeWrapped(w, "  ", warn)
+		}
+	}
 	writeRunLimits(w, rep.Runs)
 	fmt.Fprintln(w)
 	if err := keyTable(rep, opts, ck).write(w); err != nil {
@@ -80,9 +87,12 @@ func writeLogSummary(w io.Writer, l *Log, ck clock) {
 		last = l.Last.UTC().Format(time.TimeOnly)
 	}
 	fmt.Fprintf(w, "replay of %s\n", escape.Text(name(l.Path)))
-	fmt.Fprintf(w, "  %s requests from %s keys, %s to %s UTC\n", words.Thousands(l.Requests), words.Thousands(int64(len(l.Keys))),
+	fmt.Fprintf(w, "  %s from %s, %s to %s UTC\n", words.Count(l.Requests, "request", "requests"), words.Count(len(l.Keys), "key", "keys"),
 		l.First.UTC().Format(time.DateTime), last)
 	fmt.Fprintf(w, "  %s log, keyed by %s", l.Trace.Format, keySpec(l))
+	if res := ResolutionText(l); res != "" {
+		fmt.Fprintf(w, ", %s", res)
+	}
 	if l.Speed != 1 {
 		fmt.Fprintf(w, ", played at %g×", l.Speed)
 	}
@@ -94,7 +104,7 @@ func writeLogSummary(w io.Writer, l *Log, ck clock) {
 		fmt.Fprintf(w, "  %s requests without a key are not limited and not counted below\n", words.Thousands(int64(kl)))
 	}
 	if n := l.Stats.Bad; n > 0 {
-		fmt.Fprintf(w, "  %s bad lines skipped", words.Thousands(int64(n)))
+		fmt.Fprintf(w, "  %s skipped", words.Count(n, "bad line", "bad lines"))
 		if len(l.Skipped) > 0 {
 			fmt.Fprintf(w, ", the first: %s", escape.Text(l.Skipped[0].Error()))
 		}
@@ -252,8 +262,8 @@ func writeRunTotals(w io.Writer, runs []*Run) {
 		if vs {
 			label = fmt.Sprintf("%c: ", 'A'+i)
 		}
-		fmt.Fprintf(w, "%s%s of %s keys throttled, %s of %s requests rejected (%s%%)\n", label,
-			words.Thousands(int64(run.Totals.Throttled)), words.Thousands(int64(run.Totals.Keys)),
+		fmt.Fprintf(w, "%s%s of %s throttled, %s of %s requests rejected (%s%%)\n", label,
+			words.Thousands(int64(run.Totals.Throttled)), words.Count(run.Totals.Keys, "key", "keys"),
 			words.Thousands(run.Totals.Rejected), words.Thousands(run.Totals.Requests), percent(run.Totals.Rejected, run.Totals.Requests))
 	}
 }
@@ -370,6 +380,70 @@ func (t *table) write(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// ResolutionText says how fine the log's times are, and how they were
+// spread if they were: "whole-second times", "whole-second times spread
+// over each 1s".
+func ResolutionText(l *Log) string {
+	text := trace.ResolutionText(l.Stats.Resolution)
+	if text != "" && l.Trace.Spread > 0 {
+		text += " spread over each " + words.Duration(l.Trace.Spread)
+	}
+	return text
+}
+
+// RefillInterval is how often limit frees room for one more request: the
+// window, for the window algorithms, else a period over the rate's count
+// (500ms at 2/s); 0 when the rate refills nothing.
+func RefillInterval(limit sim.Limit) time.Duration {
+	p := limit.Params
+	if p.Window > 0 {
+		return p.Window
+	}
+	if p.Rate.N <= 0 {
+		return 0
+	}
+	return p.Rate.Per / time.Duration(p.Rate.N)
+}
+
+// ResolutionWarning is the warning of a log whose times are coarser than
+// limit refills, replayed as logged: a tick's requests arrive at once,
+// where they came one after another, and the limit refuses more of them
+// than it did on the day. "" when the times are fine enough, or spread.
+func ResolutionWarning(l *Log, limit sim.Limit) string {
+	res, refill := l.Stats.Resolution, RefillInterval(limit)
+	if l.Trace.Spread > 0 || res <= 0 || refill <= 0 || res <= refill {
+		return ""
+	}
+	what := fmt.Sprintf("%s refills (%s)", limit.Params.Rate, words.Duration(refill))
+	if limit.Params.Window > 0 {
+		what = fmt.Sprintf("the %s window", words.Duration(refill))
+	}
+	tick := "a " + words.Duration(res) + " tick"
+	if res == time.Second {
+		tick = "a second"
+	}
+	return fmt.Sprintf("warning: times fall on %s ticks, coarser than %s: %s's requests arrive at once (--spread paces them)", words.Duration(res), what, tick)
+}
+
+// writeWrapped writes text in lines of at most TableWidth columns, each
+// after indent, broken at spaces.
+func writeWrapped(w io.Writer, indent, text string) {
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if line != indent && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > TableWidth {
+			fmt.Fprintln(w, line)
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += word
+	}
+	if line != indent {
+		fmt.Fprintln(w, line)
+	}
 }
 
 func keySpec(l *Log) string {

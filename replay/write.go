@@ -89,6 +89,11 @@ type (
 		// Costs are the --cost rules requests were priced by, as given;
 		// absent when every request cost 1. Added to v1.
 		Costs []string `json:"costs,omitempty"`
+		// ResolutionS is the tick every time of the log falls on (1 for
+		// whole seconds), SpreadS the tick its requests were spread over
+		// (absent when replayed as logged). Added to v1.
+		ResolutionS float64 `json:"resolution_s,omitempty"`
+		SpreadS     float64 `json:"spread_s,omitempty"`
 	}
 	jsonLimit struct {
 		Algorithm string  `json:"algorithm"`
@@ -164,6 +169,7 @@ func WriteJSON(w io.Writer, rep *Report) error {
 		First: stamp(l.First), Last: stamp(l.Last), Speed: l.Speed,
 		Lines: l.Stats.Lines, Requests: l.Requests, Keys: len(l.Keys), Keyless: l.Stats.Keyless,
 		Filtered: l.Stats.Filtered, SkippedLines: l.Stats.Bad, Costs: costTexts(l.Costs),
+		ResolutionS: l.Stats.Resolution.Seconds(), SpreadS: l.Trace.Spread.Seconds(),
 	}}
 	for _, run := range rep.Runs {
 		sc := run.Scenario

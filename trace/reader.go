@@ -103,6 +103,20 @@ type Options struct {
 	// requests, is an error asking for a smaller Reorder.
 	MaxPending int
 
+	// Spread, when positive, is the tick of a log whose times are coarser
+	// than its requests (nginx's $time_local is whole seconds): the
+	// requests one key made within one tick, logged at the same instant,
+	// are spaced evenly across the tick instead, the i-th of n at
+	// tick start + (i + u)/n × Spread, where u in [0, 1) is a hash of
+	// SpreadSeed, the key and the tick; then the tick's requests are put
+	// back in time order (by line for a tie). Every reading of the log
+	// with the same options gives the same times. A tick's requests are
+	// held back until the next tick's first, counted with MaxPending.
+	// 0 (the default) returns the times exactly as logged.
+	Spread time.Duration
+	// SpreadSeed seeds Spread's offsets.
+	SpreadSeed uint64
+
 	// Stdin is what the name "-" reads: os.Stdin when nil.
 	Stdin io.Reader
 
@@ -138,6 +152,12 @@ type Stats struct {
 	Keyless  int // of those, with no key
 	Filtered int // requests left out by From, Until, PathPrefix, PathGlob or Methods
 	Bad      int // lines skipped, with Options.SkipBad
+	// Resolution is the coarsest tick every request time read so far
+	// falls on, from 1ns to 1s: the greatest common divisor of their
+	// parts below the second (1s when every one is a whole second). It
+	// is what the data holds, not what the format can: a logger that
+	// pads times with ".000" writes whole seconds. 0 before a request.
+	Resolution time.Duration
 }
 
 // Reader reads the requests of an access log, in arrival order. It is
@@ -164,6 +184,8 @@ type Reader struct {
 	maxAt    int64
 	maxLine  int
 	queue    reorderQueue
+	spread   spreader
+	resGCD   int64 // ns; the gcd of every request time's part below the second, 0 before one
 	eof      bool
 	err      error // returned by every Next from now on
 	stats    Stats
@@ -285,6 +307,10 @@ func (r *Reader) setup() error {
 	}
 	r.strs = newInterner(internMax)
 	r.maxAt = math.MinInt64
+	if o.Spread < 0 {
+		return fmt.Errorf("trace: spread %v is negative (want a tick such as 1s, or 0 for none)", o.Spread)
+	}
+	r.spread = spreader{tick: int64(o.Spread), seed: o.SpreadSeed}
 	return nil
 }
 
@@ -349,6 +375,7 @@ func (r *Reader) Close() error {
 func (r *Reader) Stats() Stats {
 	s := r.stats
 	s.Lines = r.line
+	s.Resolution = time.Duration(r.resGCD)
 	return s
 }
 
@@ -368,7 +395,7 @@ func (r *Reader) Next() (rec Record, err error) {
 		if !r.eof {
 			limit = satSub(r.maxAt, r.reorder)
 		}
-		if r.queue.popDue(limit, &rec) {
+		if r.popDue(limit, &rec) {
 			r.stats.Requests++
 			if rec.Key == "" {
 				r.stats.Keyless++
@@ -462,6 +489,7 @@ func (r *Reader) record(line []byte) error {
 		return r.tooEarly(p.at)
 	}
 	r.anyRead = true
+	r.resGCD = gcd(r.resGCD, subSecond(p.at))
 	if p.at > r.maxAt {
 		r.maxAt, r.maxLine = p.at, r.line
 	}
@@ -473,7 +501,7 @@ func (r *Reader) record(line []byte) error {
 		r.stats.Filtered++
 		return nil
 	}
-	if r.queue.len() >= r.opts.MaxPending {
+	if r.queue.len()+r.spread.len() >= r.opts.MaxPending {
 		return busyError{fmt.Errorf("trace: %s:%d: more than %d requests within %v of each other (want fewer; a smaller --reorder holds fewer back)", r.name, r.line, r.opts.MaxPending, time.Duration(r.reorder))}
 	}
 	target := p.target

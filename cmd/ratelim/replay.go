@@ -51,6 +51,7 @@ type replayOptions struct {
 	Only       string
 	SkipBad    bool
 	MaxKeys    int
+	Spread     string
 
 	Rate      string
 	Burst     int64
@@ -114,7 +115,16 @@ flags give the same output, byte for byte.`,
   ratelim replay access.log --limit 100/m --vs limit=200/m --vs burst=50
   ratelim replay access.log --limit 100/m --topology local --servers 8
   zcat access.log.gz | ratelim replay - --limit 5/s --format json`,
-		Args: exactArgs(1, "an access log (a file, or - for standard input)"),
+		Args: func(cmd *cobra.Command, args []string) error {
+			// --spread takes its tick after "=": "--spread 1s" reads 1s
+			// as a second log.
+			if len(args) == 2 && opts.Spread == spreadAuto {
+				if _, err := time.ParseDuration(args[1]); err == nil {
+					return badInput("--spread: give the tick after =, as --spread=%s (--spread alone spreads over the log's own tick)", args[1])
+				}
+			}
+			return exactArgs(1, "an access log (a file, or - for standard input)")(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Log = args[0]
 			opts.maxRequestsSet = cmd.Flags().Changed("max-requests")
@@ -161,6 +171,8 @@ func addReplayLogFlags(f *pflag.FlagSet, opts *replayOptions) {
 	f.StringVar(&opts.Only, "only", "", "replay only this key's requests")
 	f.StringArrayVar(&opts.Costs, "cost", nil, "[METHOD ]GLOB=COST: what a route's requests cost of the quota, first match wins, others 1 (e.g. --cost 'GET /search*=5')")
 	f.BoolVar(&opts.SkipBad, "skip-bad", false, "count lines that cannot be read and go on, instead of stopping at the first")
+	f.StringVar(&opts.Spread, "spread", "", "space each key's requests of one tick evenly across it, seeded by --seed: --spread alone for the log's own tick (1s for whole-second times), or a tick such as 1s (default: times exactly as logged)")
+	f.Lookup("spread").NoOptDefVal = spreadAuto
 }
 
 // addReplayLimitFlags adds the limit the log is replayed through, what to

@@ -160,6 +160,10 @@ func TestReplayBadInput(t *testing.T) {
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--suggest", "--quantile", "2"}, "--quantile:", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--salt", "x"}, "--salt: only with --redact", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--top", "-1"}, "--top:", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--spread=soon"}, `--spread: "soon" is not a tick from 1ns to 1h`, true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--spread=2h"}, `--spread: "2h" is not a tick`, true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--spread", "1s"}, "--spread: give the tick after =, as --spread=1s", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--spread=100ms"}, "spread: 100ms is finer than the log's times, which fall on 1s ticks", false},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--servers", "0"}, "servers", true},
 		{[]string{"replay", filepath.Join(dir, "none.log"), "--limit", "1/s"}, "none.log: no such file", true},
 		{[]string{"replay", dir, "--limit", "1/s"}, "a directory", true},
@@ -181,7 +185,7 @@ func TestReplayBadInput(t *testing.T) {
 		})
 	}
 	code, out, errOut := runArgs("replay", bad, "--limit", "1/s", "--skip-bad")
-	if code != exitOK || !strings.Contains(out, "1 bad lines skipped, the first: "+bad+":2: status") {
+	if code != exitOK || !strings.Contains(out, "1 bad line skipped, the first: "+bad+":2: status") {
 		t.Fatalf("--skip-bad: exit %d, stderr %q, out:\n%s", code, errOut, out)
 	}
 }

@@ -43,7 +43,36 @@ func (opts *replayOptions) source() (replay.Source, error) {
 	if err := opts.filter(t); err != nil {
 		return src, err
 	}
+	if err := opts.spread(&src); err != nil {
+		return src, err
+	}
 	return src, nil
+}
+
+// spreadAuto is --spread given alone: the log's own tick.
+const spreadAuto = "auto"
+
+// spread reads --spread into src: off when not given; the log's own tick,
+// found as it is read, when given alone; else the tick given, from 1ns to
+// 1h (Scan refuses one finer than the log's times). The offsets are
+// seeded by --seed, so that the same seed spreads the same way.
+func (opts *replayOptions) spread(src *replay.Source) error {
+	src.Trace.SpreadSeed = opts.over.seed
+	if src.Trace.SpreadSeed == 0 {
+		src.Trace.SpreadSeed = 1 // the scenario's default seed
+	}
+	switch v := strings.TrimSpace(opts.Spread); v {
+	case "":
+	case spreadAuto:
+		src.SpreadAuto = true
+	default:
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Nanosecond || d > time.Hour {
+			return badInput("--spread: %q is not a tick from 1ns to 1h (want e.g. 1s, or --spread alone for the log's own tick)", opts.Spread)
+		}
+		src.Trace.Spread = d
+	}
+	return nil
 }
 
 // readAs reads the flags that say how the log is read into t: its format
