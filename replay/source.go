@@ -68,6 +68,8 @@ type Log struct {
 	Skipped []*trace.LineError
 	// Peaks are each key's peaks, when ScanOptions.Peaks asked for them.
 	Peaks []trace.KeyPeak
+	// Profile is ScanOptions.Profile, filled: what Frontier reads.
+	Profile *trace.Profile
 
 	index  map[string]int32 // key → its index in Keys
 	spool  *os.File         // the copy of standard input, already unlinked; closed by Close
@@ -114,6 +116,9 @@ type KeyCount struct {
 type ScanOptions struct {
 	// Peaks, when set, measures every key's peaks as the log is read.
 	Peaks *trace.Peaks
+	// Profile, when set, profiles every key as the log is read, for
+	// Frontier.
+	Profile *trace.Profile
 	// MaxKeys refuses a log with more distinct keys (0: no bound but
 	// MaxMemory's).
 	MaxKeys int
@@ -180,11 +185,12 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 	if opts.MaxMemory > 0 {
 		memKeys = sim.MaxClientsIn(opts.MaxMemory)
 	}
-	peaks := opts.Peaks
+	measure := opts
 	if src.SpreadAuto {
-		peaks = nil // measured on the second reading, spread
+		// Measured on the second reading, spread.
+		measure.Peaks, measure.Profile = nil, nil
 	}
-	if err := l.read(ctx, r, opts, peaks, memKeys); err != nil {
+	if err := l.read(ctx, r, measure, memKeys); err != nil {
 		l.Close()
 		return nil, err
 	}
@@ -203,8 +209,8 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 
 // read reads the log's requests from r: its keys, in the order of their
 // first request, their counts, its first and last times, and each key's
-// peaks when peaks is set.
-func (l *Log) read(ctx context.Context, r *trace.Reader, opts ScanOptions, peaks *trace.Peaks, memKeys int64) error {
+// peaks and profile when opts asks for them.
+func (l *Log) read(ctx context.Context, r *trace.Reader, opts ScanOptions, memKeys int64) error {
 	src := l.Source
 	for n := 1; ; n++ {
 		rec, err := r.Next()
@@ -246,8 +252,11 @@ func (l *Log) read(ctx context.Context, r *trace.Reader, opts ScanOptions, peaks
 			l.Keys = append(l.Keys, KeyCount{Key: rec.Key})
 		}
 		l.Keys[i].Requests++
-		if peaks != nil {
-			peaks.Add(rec.Key, rec.At)
+		if opts.Peaks != nil {
+			opts.Peaks.Add(rec.Key, rec.At)
+		}
+		if opts.Profile != nil {
+			opts.Profile.Add(rec.Key, rec.At)
 		}
 	}
 }
@@ -276,7 +285,7 @@ func (l *Log) spread(ctx context.Context, opts ScanOptions, memKeys int64) error
 	defer r.Close()
 	clear(l.index)
 	l.Keys, l.Requests, l.First, l.Last = l.Keys[:0], 0, time.Time{}, time.Time{}
-	return l.read(ctx, r, opts, opts.Peaks, memKeys)
+	return l.read(ctx, r, opts, memKeys)
 }
 
 // openForScan opens the log for Scan with topts. Standard input, a pipe
@@ -371,6 +380,7 @@ func (l *Log) settle(opts ScanOptions) error {
 	if opts.Peaks != nil {
 		l.Peaks = opts.Peaks.Keys()
 	}
+	l.Profile = opts.Profile
 	return nil
 }
 

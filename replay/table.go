@@ -73,6 +73,11 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 		return err
 	}
 	writeRunTotals(w, rep.Runs)
+	if rep.Frontier != nil {
+		if err := writeFrontier(w, rep); err != nil {
+			return err
+		}
+	}
 	if len(rep.Suggestions) > 0 {
 		return writeSuggestions(w, rep)
 	}

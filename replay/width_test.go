@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +70,42 @@ func TestTablesFitEightyColumns(t *testing.T) {
 			}
 			t.Logf("\n%s", narrow.String())
 		})
+	}
+}
+
+// The suggestions fit 80 columns too: the outliers' table, a row per
+// rate, and the keys each throttles, wrapped, with keys as long as an
+// IPv6 /64's.
+func TestFrontierFitsEightyColumns(t *testing.T) {
+	var recs []trace.Record
+	for i := range 1200 {
+		at := logStart.Add(time.Duration(i) * 500 * time.Millisecond)
+		for k := range 8 {
+			if i%(k+2) == 0 {
+				recs = append(recs, trace.Record{At: at.Add(time.Duration(k) * time.Millisecond), Key: fmt.Sprintf("ip:2001:db8:%d:1::/64", k), Method: "GET", Path: "/", Status: 200})
+			}
+		}
+		recs = append(recs, trace.Record{At: at.Add(9 * time.Millisecond), Key: "ip:2001:db8:99:1::/64", Method: "GET", Path: "/", Status: 200})
+		for j := range 20 {
+			recs = append(recs, trace.Record{At: at.Add(time.Duration(10+j) * time.Millisecond), Key: "ip:2001:db8:66:1::/64", Method: "GET", Path: "/", Status: 200})
+		}
+	}
+	path := writeLog(t, "frontier.jsonl", recs)
+	for _, alg := range []string{"token-bucket", "sliding-window"} {
+		l, f, _ := frontierOf(t, path, alg, DefaultHeadroom)
+		var out bytes.Buffer
+		if err := WriteTable(&out, &Report{Log: l, Runs: []*Run{f.Rows[max(f.Recommended, 0)].Run}, Frontier: f}, TableOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+		for _, line := range strings.Split(out.String(), "\n") {
+			if n := utf8.RuneCountInString(line); n > TableWidth && !strings.HasPrefix(line, "replay of ") {
+				t.Errorf("%s: a line of %d columns:\n%s", alg, n, line)
+			}
+		}
+		if !strings.Contains(out.String(), "Keys each throttles") {
+			t.Errorf("%s: no frontier:\n%s", alg, out.String())
+		}
+		t.Logf("\n%s", out.String())
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/routecost"
 	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/trace"
 )
 
 // Schema names the JSON a replay writes.
@@ -24,6 +25,8 @@ type Report struct {
 	Log         *Log
 	Runs        []*Run
 	Suggestions []Suggestion
+	// Frontier, when set, is the suggested limits (replay --suggest).
+	Frontier *Frontier
 }
 
 // LimitText describes a run's limit: "token-bucket 100/m burst 20".
@@ -72,6 +75,42 @@ type (
 		Log         jsonLog          `json:"log"`
 		Runs        []jsonRun        `json:"runs"`
 		Suggestions []jsonSuggestion `json:"suggestions,omitempty"`
+		// Frontier is replay --suggest's. Added to v1.
+		Frontier *jsonFrontier `json:"frontier,omitempty"`
+	}
+	jsonFrontier struct {
+		Rule        string            `json:"rule"`
+		Headroom    float64           `json:"headroom"`
+		Quantile    float64           `json:"quantile,omitempty"`
+		Windows     []jsonSpread      `json:"windows"`
+		Outliers    []jsonOutlier     `json:"outliers"`
+		Rows        []jsonFrontierRow `json:"rows"`
+		Recommended int               `json:"recommended"` // index into rows, -1 for none
+	}
+	jsonSpread struct {
+		WindowS float64 `json:"window_s"`
+		Median  float64 `json:"median"`
+		BulkMax int     `json:"bulk_max"`
+		MAD     float64 `json:"mad"`
+	}
+	jsonOutlier struct {
+		Key      string    `json:"key"`
+		Requests int       `json:"requests"`
+		Busiest  []int     `json:"busiest"` // per window, as windows
+		Z        []float64 `json:"z"`
+	}
+	jsonFrontierRow struct {
+		Limit              jsonLimit   `json:"limit"`
+		Need               int64       `json:"need"`
+		SparedKeys         int         `json:"spared_keys"`
+		Totals             jsonTotal   `json:"totals"`
+		Throttled          []jsonKeyRj `json:"throttled"`
+		PredictedThrottled int         `json:"predicted_throttled_keys"`
+		OutliersThrottled  int         `json:"outliers_throttled"`
+	}
+	jsonKeyRj struct {
+		Key      string `json:"key"`
+		Rejected int64  `json:"rejected"`
 	}
 	jsonLog struct {
 		File         string  `json:"file"`
@@ -191,6 +230,9 @@ func WriteJSON(w io.Writer, rep *Report) error {
 		doc.Suggestions = append(doc.Suggestions, jsonSuggestion{Quantile: s.Quantile, Peak: s.InWindow, Burst: s.Burst,
 			UntouchedKeys: s.Untouched, Tried: limitJSON(lim), Totals: totalsJSON(s.Run.Totals)})
 	}
+	if rep.Frontier != nil {
+		doc.Frontier = frontierJSON(rep)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
@@ -223,4 +265,35 @@ func costTexts(rules []routecost.Rule) []string {
 		out = append(out, r.String())
 	}
 	return out
+}
+
+// OutlierRule states the rule FindOutliers applies, for the JSON.
+var OutlierRule = fmt.Sprintf("a key is an outlier when, in any window of 1s, 10s, 1m and 10m up to the log's span, (ln busiest - median ln busiest) / (1.4826 * MAD of ln busiest) > %g, the MAD at least ln 1.5", trace.OutlierZ)
+
+func frontierJSON(rep *Report) *jsonFrontier {
+	f := rep.Frontier
+	names := rep.Runs[0].Scenario.Clients
+	lim := rep.Runs[0].Scenario.Limit
+	j := &jsonFrontier{Rule: OutlierRule, Headroom: f.Headroom, Quantile: f.Quantile, Recommended: f.Recommended,
+		Windows: []jsonSpread{}, Outliers: []jsonOutlier{}, Rows: []jsonFrontierRow{}}
+	for _, ws := range f.Outliers.Windows {
+		j.Windows = append(j.Windows, jsonSpread{WindowS: ws.Window.Seconds(), Median: ws.Median, BulkMax: ws.BulkMax, MAD: ws.MAD})
+	}
+	for i, k := range f.Keys {
+		if f.Outliers.Is[i] {
+			j.Outliers = append(j.Outliers, jsonOutlier{Key: escape.Data(names[i].Name), Requests: k.Requests,
+				Busiest: k.Busiest[:len(f.Outliers.Windows)], Z: f.Outliers.Z[i]})
+		}
+	}
+	for _, row := range f.Rows {
+		l := lim
+		l.Params = row.Params
+		jr := jsonFrontierRow{Limit: limitJSON(l), Need: row.Need, SparedKeys: row.Spared(), Totals: totalsJSON(row.Run.Totals),
+			Throttled: []jsonKeyRj{}, PredictedThrottled: len(row.Predicted), OutliersThrottled: row.OutliersThrottled}
+		for _, k := range row.Throttled {
+			jr.Throttled = append(jr.Throttled, jsonKeyRj{Key: escape.Data(k.Key), Rejected: k.Rejected})
+		}
+		j.Rows = append(j.Rows, jr)
+	}
+	return j
 }

@@ -48,10 +48,51 @@ type keyPeaks struct {
 	head     int
 	inWindow int
 	last     int64
-	// The bucket's level, k + f/per tokens with 0 ≤ f < per, and its
-	// highest so far.
+	level    level
+}
+
+// level is a token bucket's deficit, k + f/per tokens with 0 ≤ f < per,
+// and its highest so far: exact, with no rounding.
+type level struct {
 	k, f       uint64
 	maxK, maxF uint64
+}
+
+// add drains the level at rateN tokens a per over dt ns (nothing before
+// the first request), then adds the request's token.
+func (l *level) add(rateN, per, dt uint64, first bool) {
+	// Drain rate·dt = (rateN·dt)/per tokens, exactly.
+	if !first && (l.k > 0 || l.f > 0) {
+		hi, lo := bits.Mul64(rateN, dt)
+		if hi >= per { // the quotient needs more than 64 bits: drained
+			l.k, l.f = 0, 0
+		} else {
+			q, rem := bits.Div64(hi, lo, per)
+			switch {
+			case q > l.k || (q == l.k && rem >= l.f):
+				l.k, l.f = 0, 0
+			case l.f >= rem:
+				l.k -= q
+				l.f -= rem
+			default: // borrow a token: q < k here
+				l.k -= q + 1
+				l.f += per - rem
+			}
+		}
+	}
+	l.k++
+	if l.k > l.maxK || (l.k == l.maxK && l.f > l.maxF) {
+		l.maxK, l.maxF = l.k, l.f
+	}
+}
+
+// burst is the smallest whole burst that held the highest level.
+func (l *level) burst() int64 {
+	b := l.maxK
+	if l.maxF > 0 {
+		b++
+	}
+	return int64(min(b, math.MaxInt64))
 }
 
 // KeyPeak is what Peaks found for one key.
@@ -119,29 +160,7 @@ func (p *Peaks) AddNanos(key string, at int64) {
 	kp.recent = append(kp.recent, at)
 	kp.inWindow = max(kp.inWindow, len(kp.recent)-kp.head)
 
-	// The bucket: drain rate·dt = (rateN·dt)/per tokens, exactly.
-	if kp.requests > 0 && (kp.k > 0 || kp.f > 0) {
-		hi, lo := bits.Mul64(p.rateN, dt)
-		if hi >= p.per { // the quotient needs more than 64 bits: drained
-			kp.k, kp.f = 0, 0
-		} else {
-			q, rem := bits.Div64(hi, lo, p.per)
-			switch {
-			case q > kp.k || (q == kp.k && rem >= kp.f):
-				kp.k, kp.f = 0, 0
-			case kp.f >= rem:
-				kp.k -= q
-				kp.f -= rem
-			default: // borrow a token: q < k here
-				kp.k -= q + 1
-				kp.f += p.per - rem
-			}
-		}
-	}
-	kp.k++
-	if kp.k > kp.maxK || (kp.k == kp.maxK && kp.f > kp.maxF) {
-		kp.maxK, kp.maxF = kp.k, kp.f
-	}
+	kp.level.add(p.rateN, p.per, dt, kp.requests == 0)
 	kp.requests++
 	kp.last = at
 }
@@ -150,11 +169,7 @@ func (p *Peaks) AddNanos(key string, at int64) {
 func (p *Peaks) Keys() []KeyPeak {
 	out := make([]KeyPeak, 0, len(p.keys))
 	for key, kp := range p.keys {
-		burst := kp.maxK
-		if kp.maxF > 0 {
-			burst++
-		}
-		out = append(out, KeyPeak{Key: key, Requests: kp.requests, InWindow: kp.inWindow, Burst: int64(min(burst, math.MaxInt64))})
+		out = append(out, KeyPeak{Key: key, Requests: kp.requests, InWindow: kp.inWindow, Burst: kp.level.burst()})
 	}
 	slices.SortFunc(out, func(a, b KeyPeak) int { return strings.Compare(a.Key, b.Key) })
 	return out

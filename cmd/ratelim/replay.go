@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,15 +54,16 @@ type replayOptions struct {
 	MaxKeys    int
 	Spread     string
 
-	Rate      string
-	Burst     int64
-	Window    string
-	Speed     float64
-	Suggest   bool
-	Quantiles []float64
-	Vs        []string
-	Redact    bool
-	Salt      string
+	Rate     string
+	Burst    int64
+	Window   string
+	Speed    float64
+	Suggest  bool
+	Quantile float64
+	Headroom string
+	Vs       []string
+	Redact   bool
+	Salt     string
 	// maxRequestsSet says --max-requests was given; else a replay's
 	// budget is its log's requests and sim.DefaultMaxRequests more.
 	maxRequestsSet bool
@@ -179,12 +181,13 @@ func addReplayLogFlags(f *pflag.FlagSet, opts *replayOptions) {
 // replay beside it (--suggest, --vs), --redact, and the scenario overrides
 // replay takes, as sim does.
 func addReplayLimitFlags(f *pflag.FlagSet, opts *replayOptions) {
-	f.StringVar(&opts.Rate, "limit", "", "the limit per key, e.g. 100/m (required)")
+	f.StringVar(&opts.Rate, "limit", "", "the limit per key, e.g. 100/m (required, but with --suggest, where it pins the rate)")
 	f.Int64Var(&opts.Burst, "burst", 0, "token bucket, GCRA, leaky bucket: the burst (default: the limit's count, 100 for 100/m)")
 	f.StringVar(&opts.Window, "window", "", "window algorithms: the window (default: the limit's period, 1m for 100/m)")
 	f.Float64Var(&opts.Speed, "speed", 1, "play the log this many times faster, 0.001 to 1e9: 60 plays an hour in a minute (the limit sees 60× the rate); the run may last at most a year")
-	f.BoolVar(&opts.Suggest, "suggest", false, "print the limits that would have left 99%, 99.9% and 100% of keys untouched, each replayed")
-	f.Float64SliceVar(&opts.Quantiles, "quantile", trace.DefaultQuantiles, "with --suggest: the shares of keys to leave untouched")
+	f.BoolVar(&opts.Suggest, "suggest", false, "suggest a rate and burst: for each rate on a 1-2-5 grid (or --limit's), the smallest burst sparing every key but the outliers, plus --headroom, each replayed")
+	f.Float64Var(&opts.Quantile, "quantile", 0, "with --suggest: spare this share of the keys, e.g. 0.99, instead of every key but the outliers")
+	f.StringVar(&opts.Headroom, "headroom", "20%", "with --suggest: the margin added to the burst each rate needs, 0% to 1000%")
 	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: replay a second limit beside the first, e.g. --vs limit=200/m (FIELD: limit, burst, window, "+strings.Join(replayOverrides, ", ")+")")
 	f.BoolVar(&opts.Redact, "redact", false, "name keys by a salted hash in every output")
 	f.StringVar(&opts.Salt, "salt", "", "with --redact: the salt (default: a random one, so hashes differ from run to run)")
@@ -203,14 +206,19 @@ func addReplayLimitFlags(f *pflag.FlagSet, opts *replayOptions) {
 
 // replayPlan is what `ratelim replay` runs, every flag checked.
 type replayPlan struct {
-	src       replay.Source
-	limit     sim.Limit
-	vs        map[string]string // --vs: the second run's fields
-	vsOrder   []string
-	simOpts   sim.Options
-	peaks     *trace.Peaks
-	redact    func(string) string
-	quantiles []float64
+	src     replay.Source
+	limit   sim.Limit
+	vs      map[string]string // --vs: the second run's fields
+	vsOrder []string
+	simOpts sim.Options
+	peaks   *trace.Peaks
+	redact  func(string) string
+	// suggest is --suggest's frontier options, nil without it; rateGiven
+	// says --limit was given (else the replay shown is the recommended
+	// row's).
+	suggest   *replay.FrontierOptions
+	profile   *trace.Profile
+	rateGiven bool
 }
 
 func planReplay(opts *replayOptions) (*replayPlan, error) {
@@ -236,30 +244,22 @@ func planReplay(opts *replayOptions) (*replayPlan, error) {
 	if p.src, err = opts.source(); err != nil {
 		return nil, err
 	}
-	if opts.Rate == "" {
-		return nil, badInput("--limit: required: the limit per key to replay the log through (want e.g. --limit 100/m)")
-	}
-	if p.limit, err = replayLimit(opts.over.algorithm, opts.Rate, opts.Burst, opts.Window, "--"); err != nil {
+	if p.limit, p.rateGiven, err = opts.replayLimit(); err != nil {
 		return nil, err
 	}
 	if p.vs, p.vsOrder, err = parseReplayVs(opts.Vs); err != nil {
 		return nil, err
 	}
 	if opts.Suggest {
-		for _, q := range opts.Quantiles {
-			if !(q > 0 && q <= 1) {
-				return nil, badInput("--quantile: %g is not a share of keys in (0, 1] (want e.g. 0.99)", q)
-			}
+		if err := p.planSuggest(opts); err != nil {
+			return nil, err
 		}
-		p.quantiles = opts.Quantiles
-		if len(p.vs) > 0 {
-			return nil, badInput("--suggest and --vs do not go together (suggest first, then compare two of its limits with --vs)")
-		}
-		pp := p.limit.Params
-		if p.peaks, err = trace.NewPeaks(replay.PeakWindow(pp), pp.Rate.N, pp.Rate.Per); err != nil {
-			return nil, badInput("--limit: %v", err)
-		}
-	} else {
+	} else if opts.Quantile != 0 {
+		return nil, badInput("--quantile: only with --suggest")
+	} else if opts.Headroom != "20%" {
+		return nil, badInput("--headroom: only with --suggest")
+	}
+	if p.rateGiven {
 		// The peak column is measured at the limit, suggest or not.
 		pp := p.limit.Params
 		p.peaks, _ = trace.NewPeaks(replay.PeakWindow(pp), pp.Rate.N, pp.Rate.Per)
@@ -277,6 +277,70 @@ func planReplay(opts *replayOptions) (*replayPlan, error) {
 		p.redact = redactor(salt)
 	}
 	return p, nil
+}
+
+// replayLimit reads --limit, --burst and --window; with --suggest,
+// --limit may be left out (rateGiven false), and the limit is then a
+// stand-in each suggested row replaces.
+func (opts *replayOptions) replayLimit() (limit sim.Limit, rateGiven bool, err error) {
+	rate := opts.Rate
+	if rate == "" {
+		if !opts.Suggest {
+			return limit, false, badInput("--limit: required: the limit per key to replay the log through (want e.g. --limit 100/m, or --suggest to have one suggested)")
+		}
+		if opts.Burst != 0 {
+			return limit, false, badInput("--burst: with --suggest, the burst is what it suggests (want --limit too, to replay that burst beside the suggestions)")
+		}
+		rate = "1/s"
+	}
+	limit, err = replayLimit(opts.over.algorithm, rate, opts.Burst, opts.Window, "--")
+	return limit, opts.Rate != "", err
+}
+
+// planSuggest checks --suggest's flags: --quantile, --headroom, not with
+// --vs; and sets up the profile the log is measured with, at the grid's
+// rates and --limit's, and in --window's window.
+func (p *replayPlan) planSuggest(opts *replayOptions) error {
+	if len(p.vs) > 0 {
+		return badInput("--suggest and --vs do not go together (suggest first, then compare two of its limits with --vs)")
+	}
+	if q := opts.Quantile; q != 0 && !(q > 0 && q <= 1) {
+		return badInput("--quantile: %g is not a share of keys in (0, 1] (want e.g. 0.99)", q)
+	}
+	h, err := parseHeadroom(opts.Headroom)
+	if err != nil {
+		return err
+	}
+	fo := &replay.FrontierOptions{Headroom: h, Quantile: opts.Quantile, Workers: opts.Limits.Workers}
+	params := p.limit.Params
+	var windows []time.Duration
+	if p.rateGiven {
+		fo.Rate = &params.Rate
+	}
+	if params.Window > 0 && (p.rateGiven || opts.Window != "") {
+		fo.Window = params.Window
+		windows = append(windows, params.Window)
+	}
+	if p.profile, err = trace.NewProfile(replay.ProfileRates(fo.Rate), windows...); err != nil {
+		return badInput("--limit: %v", err)
+	}
+	p.suggest = fo
+	return nil
+}
+
+// parseHeadroom reads --headroom: a percentage ("20%") or a fraction
+// ("0.2"), from 0% to 1000%.
+func parseHeadroom(text string) (float64, error) {
+	t := strings.TrimSpace(text)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if pct {
+		v /= 100
+	}
+	if err != nil || !(v >= 0 && v <= replay.MaxHeadroom) {
+		return 0, badInput("--headroom: %q is not a margin from 0%% to 1000%% (want e.g. 20%%, or 0.2)", text)
+	}
+	return v, nil
 }
 
 // redactor names a key by the first 12 hex digits of its HMAC-SHA256
@@ -336,12 +400,14 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 	progress := newProgress(opts.ErrOut, showProgress, "simulating")
 	simOpts := p.simOpts
 	simOpts.Progress = progress.update
-	runA, err := log.Replay(ctx, labelA, sc, simOpts)
-	progress.done()
-	if err := runError(opts.ErrOut, label, err); err != nil {
-		return err
+	if p.rateGiven {
+		runA, err := log.Replay(ctx, labelA, sc, simOpts)
+		progress.done()
+		if err := runError(opts.ErrOut, label, err); err != nil {
+			return err
+		}
+		rep.Runs = append(rep.Runs, runA)
 	}
-	rep.Runs = append(rep.Runs, runA)
 	if p.vs != nil {
 		runB, err := log.Replay(ctx, labelB, scB, p.simOpts)
 		if err := runError(opts.ErrOut, label, err); err != nil {
@@ -349,10 +415,18 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 		}
 		rep.Runs = append(rep.Runs, runB)
 	}
-	if p.quantiles != nil {
-		rep.Suggestions, err = log.Suggest(ctx, sc, p.quantiles, p.simOpts, opts.Limits.Workers)
+	if p.suggest != nil {
+		rep.Frontier, err = log.Frontier(ctx, sc, *p.suggest, p.simOpts)
+		if !p.rateGiven {
+			progress.done()
+		}
 		if err := runError(opts.ErrOut, label, err); err != nil {
 			return err
+		}
+		if !p.rateGiven {
+			// The replay shown is the recommended limit's, else the
+			// first row's.
+			rep.Runs = append(rep.Runs, rep.Frontier.Rows[max(rep.Frontier.Recommended, 0)].Run)
 		}
 	}
 	return writeReplay(opts, rep)
@@ -369,7 +443,7 @@ func scanReplayLog(ctx context.Context, opts *replayOptions, p *replayPlan, labe
 			fmt.Fprintf(opts.ErrOut, "\rreading %s: %s lines ", label, words.Thousands(int64(lines)))
 		}
 	}
-	log, err := replay.Scan(ctx, p.src, replay.ScanOptions{Peaks: p.peaks, MaxKeys: opts.MaxKeys, MaxMemory: p.simOpts.MaxMemory, Progress: scanProgress})
+	log, err := replay.Scan(ctx, p.src, replay.ScanOptions{Peaks: p.peaks, Profile: p.profile, MaxKeys: opts.MaxKeys, MaxMemory: p.simOpts.MaxMemory, Progress: scanProgress})
 	if showProgress {
 		fmt.Fprint(opts.ErrOut, "\r\033[K")
 	}

@@ -24,7 +24,10 @@ func TestReplaySample(t *testing.T) {
 		args   []string
 	}{
 		{"replay-sample.table", []string{"--limit", "100/m", "--burst", "20"}},
-		{"replay-sample-suggest.table", []string{"--limit", "100/m", "--algorithm", "sliding-window", "--suggest", "--quantile", "0.9,1", "--top", "5"}},
+		{"replay-sample-suggest.table", []string{"--limit", "100/m", "--algorithm", "sliding-window", "--suggest", "--top", "5"}},
+		{"replay-sample-frontier.table", []string{"--suggest", "--top", "5"}},
+		{"replay-sample-frontier-window.table", []string{"--suggest", "--algorithm", "sliding-window", "--top", "3"}},
+		{"replay-sample-frontier.json", []string{"--suggest", "--headroom", "50%", "--top", "3", "--format", "json"}},
 		{"replay-sample-vs.table", []string{"--limit", "100/m", "--burst", "20", "--vs", "topology=local", "--vs", "servers=4", "--top", "5"}},
 		{"replay-sample.json", []string{"--limit", "100/m", "--burst", "20", "--suggest", "--format", "json"}},
 		{"replay-sample.csv", []string{"--limit", "100/m", "--burst", "20", "--format", "csv"}},

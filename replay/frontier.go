@@ -1,0 +1,346 @@
+package replay
+
+// The frontier a limit is chosen on: for each candidate rate, the
+// smallest burst that spares every key but the outliers, with headroom,
+// each replayed so that every figure a row shows is measured.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/trace"
+)
+
+// DefaultHeadroom is the margin added to the burst a row needs: 20%.
+const DefaultHeadroom = 0.2
+
+// MaxHeadroom bounds FrontierOptions.Headroom: 10, a burst 11 times what
+// the bulk needs.
+const MaxHeadroom = 10.0
+
+// FrontierOptions choose the rows of a frontier.
+type FrontierOptions struct {
+	// Headroom is the margin on the burst (or the count in a window)
+	// each row needs: burst = ⌈need × (1 + Headroom)⌉, 0 to MaxHeadroom.
+	Headroom float64
+	// Rate, when set, pins the rate (for the window algorithms, the
+	// window, Rate.Per): a row of its own instead of the grid's.
+	Rate *algorithms.Rate
+	// Window, for the window algorithms, pins the window instead.
+	Window time.Duration
+	// Quantile, when set, spares that share of the keys (the nearest
+	// rank of their bursts) instead of every key but the outliers.
+	Quantile float64
+	// Workers replay the rows at once (at least 1).
+	Workers int
+}
+
+// FrontierRow is one candidate limit and what its replay did.
+type FrontierRow struct {
+	// Params are the limit tried: the rate and burst (or, for the window
+	// algorithms, the count a window).
+	Params algorithms.Params
+	// Need is what spares the keys asked for before headroom: the burst,
+	// or the count in the window.
+	Need int64
+	// Predicted are the keys (indexes into Log.Keys) one exact limiter
+	// of Params throttles, from their profiles.
+	Predicted []int
+	// Run is the replay through Params: Throttled, Spared and every
+	// figure shown are its.
+	Run *Run
+	// Throttled are the keys the replay refused a request of, most
+	// refused first.
+	Throttled []KeyReport
+	// OutliersThrottled counts the outliers among them.
+	OutliersThrottled int
+}
+
+// Spared is how many keys the row's replay refused nothing of.
+func (r FrontierRow) Spared() int { return r.Run.Totals.Keys - r.Run.Totals.Throttled }
+
+// Frontier is the set of limits a choice is made among.
+type Frontier struct {
+	// Keys are the log's keys' profiles, in Log.Keys' order.
+	Keys []trace.KeyProfile
+	// Outliers are the keys far busier than the bulk, by FindOutliers.
+	Outliers trace.Outliers
+	// Span is the log's span, the mean rates' denominator.
+	Span     time.Duration
+	Headroom float64
+	Quantile float64
+	// Window says the rows vary the window (the window algorithms),
+	// not the rate.
+	Window bool
+	Rows   []FrontierRow
+	// Recommended is the index of the recommended row, -1 for none.
+	Recommended int
+}
+
+// ProfileRates are the rates a log is profiled at for a frontier: the
+// grid, and the pinned rate if it is not on it.
+func ProfileRates(pinned *algorithms.Rate) []trace.Rate {
+	rates := trace.GridRates()
+	if pinned != nil {
+		r := trace.Rate{N: pinned.N, Per: pinned.Per}
+		if !slices.Contains(rates, r) {
+			rates = append(rates, r)
+		}
+	}
+	return rates
+}
+
+// Frontier builds the frontier of the log, profiled as it was scanned
+// (ScanOptions.Profile, with ProfileRates(opts.Rate)), for sc's
+// algorithm, and replays each row on sc's topology. For a bucket
+// (token bucket, GCRA, leaky bucket) a row is a rate of the 1-2-5 grid
+// from the bulk's median mean rate to its busiest second, and the
+// smallest burst that spares the bulk at it; for a window algorithm a row
+// is a window of 1s, 10s, 1m and 10m up to the log's span, and the
+// largest count of the bulk in it. The bulk is every key but the
+// outliers (or, with opts.Quantile, the keys of the smallest needs).
+func (l *Log) Frontier(ctx context.Context, sc sim.Scenario, opts FrontierOptions, simOpts sim.Options) (*Frontier, error) {
+	if l.Profile == nil {
+		return nil, errors.New("replay: the log was scanned without a profile (ScanOptions.Profile)")
+	}
+	if !(opts.Headroom >= 0 && opts.Headroom <= MaxHeadroom) {
+		return nil, fmt.Errorf("headroom: %g is out of range (want 0 to %g)", opts.Headroom, MaxHeadroom)
+	}
+	byKey := map[string]trace.KeyProfile{}
+	for _, k := range l.Profile.Keys() {
+		byKey[k.Key] = k
+	}
+	f := &Frontier{Span: l.Last.Sub(l.First), Headroom: opts.Headroom, Quantile: opts.Quantile, Window: sc.Limit.Params.Window > 0, Recommended: -1}
+	for _, k := range l.Keys {
+		f.Keys = append(f.Keys, byKey[k.Key])
+	}
+	var err error
+	if f.Outliers, err = trace.FindOutliers(f.Keys, f.Span); err != nil {
+		return nil, err
+	}
+	if f.Window {
+		f.Rows = f.windowRows(sc.Limit.Params, l.Profile.Windows(), opts)
+	} else {
+		f.Rows = f.rateRows(sc.Limit.Params, l.Profile.Rates(), opts)
+	}
+	if err := l.replayRows(ctx, sc, f, simOpts, opts.Workers); err != nil {
+		return nil, err
+	}
+	f.recommend()
+	return f, nil
+}
+
+// bulk reports whether key i is of the keys to spare.
+func (f *Frontier) bulk(i int) bool { return f.Quantile > 0 || !f.Outliers.Is[i] }
+
+// need is what spares the bulk, given each key's: the most of the bulk's,
+// or the nearest-rank quantile of every key's.
+func (f *Frontier) need(of func(i int) int64) int64 {
+	var xs []int64
+	for i := range f.Keys {
+		if f.bulk(i) {
+			xs = append(xs, of(i))
+		}
+	}
+	if len(xs) == 0 {
+		return 1
+	}
+	slices.Sort(xs)
+	if f.Quantile > 0 {
+		rank := int(math.Ceil(math.Round(f.Quantile*1e6) * float64(len(xs)) / 1e6))
+		return max(xs[min(max(rank, 1), len(xs))-1], 1)
+	}
+	return max(xs[len(xs)-1], 1)
+}
+
+// withHeadroom is ⌈need × (1 + h)⌉, saturating.
+func withHeadroom(need int64, h float64) int64 {
+	v := math.Ceil(float64(need) * (1 + h))
+	if v >= math.MaxInt64/2 {
+		return math.MaxInt64 / 2
+	}
+	return max(int64(v), need)
+}
+
+// rateRows are a bucket's rows: the pinned rate, or the grid's rates from
+// the bulk's median mean rate to its busiest second.
+func (f *Frontier) rateRows(base algorithms.Params, rates []trace.Rate, opts FrontierOptions) []FrontierRow {
+	var idx []int
+	if opts.Rate != nil {
+		idx = []int{slices.Index(rates, trace.Rate{N: opts.Rate.N, Per: opts.Rate.Per})}
+	} else {
+		lo, hi := f.bulkRange()
+		grid := trace.GridRates()
+		first, last := 0, len(grid)-1
+		for i, r := range grid {
+			if r.PerSecond() <= lo {
+				first = i
+			}
+		}
+		for i := len(grid) - 1; i >= 0; i-- {
+			if grid[i].PerSecond() >= hi {
+				last = i
+			}
+		}
+		for i := first; i <= max(last, first); i++ {
+			idx = append(idx, i)
+		}
+	}
+	var rows []FrontierRow
+	for _, ri := range idx {
+		need := f.need(func(i int) int64 { return f.Keys[i].Bursts[ri] })
+		p := base
+		p.Rate = algorithms.Rate{N: rates[ri].N, Per: rates[ri].Per}
+		p.Burst = withHeadroom(need, f.Headroom)
+		row := FrontierRow{Params: p, Need: need}
+		for i, k := range f.Keys {
+			if k.Bursts[ri] > p.Burst {
+				row.Predicted = append(row.Predicted, i)
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// bulkRange is the bulk's median mean rate and its busiest second, in
+// requests a second: the span of rates a bucket's rows cover.
+func (f *Frontier) bulkRange() (lo, hi float64) {
+	var means []float64
+	for i, k := range f.Keys {
+		if !f.Outliers.Is[i] {
+			means = append(means, k.MeanRate(f.Span))
+			hi = max(hi, float64(k.Busiest[0]))
+		}
+	}
+	if len(means) == 0 {
+		return 1, 1
+	}
+	slices.Sort(means)
+	return means[len(means)/2], hi
+}
+
+// windowRows are a window algorithm's rows: the pinned window, or each
+// of trace.ProfileWindows up to the log's span, at the count that spares
+// the bulk.
+func (f *Frontier) windowRows(base algorithms.Params, windows []time.Duration, opts FrontierOptions) []FrontierRow {
+	var idx []int
+	switch {
+	case opts.Window > 0:
+		idx = []int{slices.Index(windows, opts.Window)}
+	case opts.Rate != nil:
+		idx = []int{slices.Index(windows, opts.Rate.Per)}
+	default:
+		for i, w := range trace.ProfileWindows {
+			if i == 0 || w <= f.Span {
+				idx = append(idx, i)
+			}
+		}
+	}
+	var rows []FrontierRow
+	for _, wi := range idx {
+		need := f.need(func(i int) int64 { return int64(f.Keys[i].Busiest[wi]) })
+		p := base
+		p.Window = windows[wi]
+		p.Rate = algorithms.Rate{N: withHeadroom(need, f.Headroom), Per: windows[wi]}
+		row := FrontierRow{Params: p, Need: need}
+		for i, k := range f.Keys {
+			if int64(k.Busiest[wi]) > p.Rate.N {
+				row.Predicted = append(row.Predicted, i)
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// replayRows replays every row, on up to workers goroutines.
+func (l *Log) replayRows(ctx context.Context, sc sim.Scenario, f *Frontier, simOpts sim.Options, workers int) error {
+	errs := make([]error, len(f.Rows))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(workers, len(f.Rows))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				s := sc
+				s.Limit.Params = f.Rows[i].Params
+				o := simOpts
+				o.Progress = nil
+				f.Rows[i].Run, errs[i] = l.Replay(ctx, LimitText(s.Limit), s, o)
+			}
+		}()
+	}
+	for i := range f.Rows {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	outlier := map[string]bool{}
+	for i := range f.Keys {
+		if f.Outliers.Is[i] {
+			outlier[sc.Clients[i].Name] = true
+		}
+	}
+	for i := range f.Rows {
+		row := &f.Rows[i]
+		for _, k := range row.Run.Keys {
+			if k.Rejected > 0 {
+				row.Throttled = append(row.Throttled, k)
+				if outlier[k.Key] {
+					row.OutliersThrottled++
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// recommend marks the row to recommend, from what the replays measured:
+// of the rows that spare every key of the bulk (with a quantile, at least
+// its share of the keys), the one that throttles the most outliers, then
+// refuses the most requests, then has the lower rate (a window algorithm:
+// the shorter window). None when no row spares the bulk.
+func (f *Frontier) recommend() {
+	wantSpared := 0
+	if f.Quantile > 0 {
+		wantSpared = int(math.Ceil(math.Round(f.Quantile*1e6) * float64(len(f.Keys)) / 1e6))
+	}
+	best := -1
+	for i, row := range f.Rows {
+		if f.Quantile > 0 {
+			if row.Spared() < wantSpared {
+				continue
+			}
+		} else if len(row.Throttled) != row.OutliersThrottled {
+			continue // a key of the bulk throttled
+		}
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := f.Rows[best]
+		switch {
+		case f.Quantile == 0 && row.OutliersThrottled != b.OutliersThrottled:
+			if row.OutliersThrottled > b.OutliersThrottled {
+				best = i
+			}
+		case row.Run.Totals.Rejected != b.Run.Totals.Rejected:
+			if row.Run.Totals.Rejected > b.Run.Totals.Rejected {
+				best = i
+			}
+		}
+	}
+	f.Recommended = best
+}

@@ -1,0 +1,240 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/internal/words"
+	"github.com/ratelim/ratelim/trace"
+)
+
+// maxKeysListed is how many throttled keys a row's line names.
+const maxKeysListed = 4
+
+// rateText is a rate as --limit takes it, its period in words: "1/s",
+// "15/10m".
+func rateText(r algorithms.Rate) string {
+	switch r.Per {
+	case time.Second, time.Minute, time.Hour:
+		return r.String()
+	}
+	return fmt.Sprintf("%d/%s", r.N, words.Duration(r.Per))
+}
+
+// rowLimit is a row's limit as flags give it: "--limit 1/s --burst 14",
+// "--limit 1200/m" (a window algorithm's, its window the period).
+func (f *Frontier) rowLimit(row FrontierRow) string {
+	p := row.Params
+	if f.Window {
+		return "--limit " + rateText(p.Rate)
+	}
+	return fmt.Sprintf("--limit %s --burst %d", rateText(p.Rate), p.Burst)
+}
+
+// rowName is a row's limit in short: "1/s burst 14", "1200/m".
+func (f *Frontier) rowName(row FrontierRow) string {
+	if f.Window {
+		return rateText(row.Params.Rate)
+	}
+	return fmt.Sprintf("%s burst %d", rateText(row.Params.Rate), row.Params.Burst)
+}
+
+// writeFrontier writes the frontier: how its rows were chosen, the
+// outliers and the rule that found them, a row per limit (every figure
+// measured by its replay), the keys each throttles, the recommended row,
+// and any row whose replay differs from what the profiles predicted.
+func writeFrontier(w io.Writer, rep *Report) error {
+	f := rep.Frontier
+	lim := rep.Runs[0].Scenario.Limit
+	fmt.Fprintln(w)
+	bulk := "every key but the outliers"
+	if f.Quantile > 0 {
+		bulk = fmt.Sprintf("%g%% of the keys", 100*f.Quantile)
+	}
+	headroom := fmt.Sprintf("%g%% headroom", 100*f.Headroom)
+	var how string
+	switch {
+	case f.Window:
+		how = fmt.Sprintf("Suggested limits for %s: for each window, the count that spares %s, plus %s; each replayed, and every figure below is its replay's.", lim.Algorithm, bulk, headroom)
+	case len(f.Rows) == 1:
+		how = fmt.Sprintf("Suggested limit for %s at %s: the smallest burst that spares %s, plus %s; replayed, and every figure below is its replay's.", lim.Algorithm, rateText(f.Rows[0].Params.Rate), bulk, headroom)
+	default:
+		lo, hi := f.bulkRange()
+		how = fmt.Sprintf("Suggested limits for %s: rates on a 1-2-5 grid from the bulk's median mean rate (%s/s) to its busiest second (%s); at each, the smallest burst that spares %s, plus %s; each replayed, and every figure below is its replay's.",
+			lim.Algorithm, strconv.FormatFloat(lo, 'g', 2, 64), words.Thousands(int64(hi)), bulk, headroom)
+	}
+	if res := trace.ResolutionText(rep.Log.Stats.Resolution); res != "" {
+		how += " Measured on " + ResolutionText(rep.Log) + "."
+	}
+	writeWrapped(w, "", how)
+	writeOutliers(w, rep)
+	fmt.Fprintln(w)
+
+	var tw table
+	if f.Window {
+		tw.add("", "WINDOW", "NEEDS", "LIMIT", "SPARED", "THROTTLED", "REJECTED", "%")
+	} else {
+		tw.add("", "RATE", "NEEDS", "BURST", "SPARED", "THROTTLED", "REJECTED", "%")
+	}
+	for i, row := range f.Rows {
+		mark := ""
+		if i == f.Recommended {
+			mark = "*"
+		}
+		t := row.Run.Totals
+		cells := []string{mark}
+		if f.Window {
+			cells = append(cells, words.Duration(row.Params.Window), words.Thousands(row.Need), rateText(row.Params.Rate))
+		} else {
+			cells = append(cells, rateText(row.Params.Rate), words.Thousands(row.Need), words.Thousands(row.Params.Burst))
+		}
+		cells = append(cells, fmt.Sprintf("%s of %s", words.Thousands(int64(row.Spared())), words.Thousands(int64(t.Keys))),
+			keysText(t.Throttled), words.Thousands(t.Rejected), percent(t.Rejected, t.Requests))
+		tw.add(cells...)
+	}
+	if err := tw.write(w); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "NEEDS: what spares the bulk, before headroom.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Keys each throttles (requests refused):")
+	for _, row := range f.Rows {
+		writeWrapped(w, "  ", f.rowName(row)+": "+throttledText(row))
+	}
+	fmt.Fprintln(w)
+	if f.Recommended < 0 {
+		writeWrapped(w, "", fmt.Sprintf("No row spares %s on replay: none is recommended (a larger --headroom, or another algorithm).", bulk))
+	} else {
+		row := f.Rows[f.Recommended]
+		why := fmt.Sprintf("spares every key but the outliers and throttles %s of the %s", words.Thousands(int64(row.OutliersThrottled)), words.Count(f.Outliers.Count(), "outlier", "outliers"))
+		if f.Outliers.Count() == 0 {
+			why = "spares every key"
+		}
+		if f.Quantile > 0 {
+			why = fmt.Sprintf("spares %s of %s", words.Thousands(int64(row.Spared())), words.Count(row.Run.Totals.Keys, "key", "keys"))
+		}
+		rule := "of the rows that spare the bulk on replay, it throttles the most outliers, then refuses the most"
+		if f.Quantile > 0 {
+			rule = "of the rows that spare that share on replay, it refuses the most"
+		}
+		writeWrapped(w, "", fmt.Sprintf("Recommended (*): %s. It %s, refusing %s of %s (%s%%); %s.",
+			f.rowLimit(row), why, words.Thousands(row.Run.Totals.Rejected), words.Count(row.Run.Totals.Requests, "request", "requests"), percent(row.Run.Totals.Rejected, row.Run.Totals.Requests), rule))
+	}
+	writePredictionNotes(w, rep)
+	writeCoarseNote(w, rep)
+	return nil
+}
+
+// writeCoarseNote names the rows whose limit refills faster than the
+// log's times are fine, replayed as logged: their figures count a tick's
+// requests as arriving at once.
+func writeCoarseNote(w io.Writer, rep *Report) {
+	var coarse []string
+	for _, row := range rep.Frontier.Rows {
+		lim := rep.Runs[0].Scenario.Limit
+		lim.Params = row.Params
+		if ResolutionWarning(rep.Log, lim) != "" {
+			coarse = append(coarse, rep.Frontier.rowName(row))
+		}
+	}
+	if len(coarse) == 0 {
+		return
+	}
+	writeWrapped(w, "", fmt.Sprintf("note: %s %s faster than the log's %s: a tick's requests arrive at once in %s replay (--spread paces them).",
+		words.OneOf(coarse), words.Plural(len(coarse), "refills", "refill"), trace.ResolutionText(rep.Log.Stats.Resolution), words.Plural(len(coarse), "its", "their")))
+}
+
+// throttledText names the keys a row throttled, the most refused first,
+// with what it refused of each: "203.0.113.9 (2,281), 198.51.100.7
+// (2,679)", "none".
+func throttledText(row FrontierRow) string {
+	if len(row.Throttled) == 0 {
+		return "none"
+	}
+	var parts []string
+	for i, k := range row.Throttled {
+		if i == maxKeysListed {
+			var rest int64
+			for _, k := range row.Throttled[i:] {
+				rest += k.Rejected
+			}
+			parts = append(parts, fmt.Sprintf("and %s more (%s)", words.Thousands(int64(len(row.Throttled)-i)), words.Thousands(rest)))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", escape.Text(k.Key), words.Thousands(k.Rejected)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeOutliers states the outlier rule, its figures per window, and the
+// outliers with their scores.
+func writeOutliers(w io.Writer, rep *Report) {
+	f := rep.Frontier
+	o := f.Outliers
+	var wins []string
+	for _, ws := range o.Windows {
+		wins = append(wins, words.Duration(ws.Window))
+	}
+	fmt.Fprintln(w)
+	writeWrapped(w, "", fmt.Sprintf("Outliers: keys whose busiest %s is more than %g robust deviations above the bulk's (z = (ln count − median) / (1.4826 × MAD of ln count), the MAD at least ln 1.5): %s of %s.",
+		words.OneOf(wins), trace.OutlierZ, words.Thousands(int64(o.Count())), words.Count(len(f.Keys), "key", "keys")))
+	var tw table
+	tw.add("  WINDOW", "MEDIAN", "BULK MAX", "MAD")
+	for _, ws := range o.Windows {
+		tw.add("  "+words.Duration(ws.Window), strconv.FormatFloat(ws.Median, 'f', -1, 64), words.Thousands(int64(ws.BulkMax)), strconv.FormatFloat(ws.MAD, 'f', 2, 64))
+	}
+	tw.write(w)
+	if o.Count() == 0 {
+		return
+	}
+	var kt table
+	head := []string{"  OUTLIER", "REQUESTS"}
+	for _, ws := range o.Windows {
+		head = append(head, "BUSIEST "+words.Duration(ws.Window))
+	}
+	kt.add(append(head, "MAX z")...)
+	names := rep.Runs[0].Scenario.Clients
+	for i, k := range f.Keys {
+		if !o.Is[i] {
+			continue
+		}
+		row := []string{"  " + escape.Text(names[i].Name), words.Thousands(int64(k.Requests))}
+		z := 0.0
+		for wi := range o.Windows {
+			row = append(row, words.Thousands(int64(k.Busiest[wi])))
+			z = max(z, o.Z[i][wi])
+		}
+		kt.add(append(row, strconv.FormatFloat(z, 'f', 1, 64))...)
+	}
+	kt.write(w)
+}
+
+// writePredictionNotes flags each row whose replay throttled other keys
+// than the profiles predict one exact limiter would: a sliding-window
+// counter estimates, a fixed window forgives at its edges, a jar per
+// server admits more. The rows show the replay's figures; this says
+// where they part from the prediction.
+func writePredictionNotes(w io.Writer, rep *Report) {
+	f := rep.Frontier
+	names := rep.Runs[0].Scenario.Clients
+	for _, row := range f.Rows {
+		predicted := map[string]bool{}
+		for _, i := range row.Predicted {
+			predicted[names[i].Name] = true
+		}
+		same := len(predicted) == len(row.Throttled)
+		for _, k := range row.Throttled {
+			same = same && predicted[k.Key]
+		}
+		if same {
+			continue
+		}
+		writeWrapped(w, "", fmt.Sprintf("note: %s was predicted, from the keys' profiles, to throttle %s; its replay throttled %s (the row shows the replay).",
+			f.rowName(row), keysText(len(row.Predicted)), keysText(len(row.Throttled))))
+	}
+}
