@@ -29,6 +29,9 @@ type TableOptions struct {
 	// leaves out, in turn, the first refusal's instant and the worst
 	// minute (the JSON and CSV have both), and says so.
 	Wide bool
+	// Location is the zone the table's times are in: UTC when nil. (The
+	// JSON and CSV are in UTC whatever it is.)
+	Location *time.Location
 }
 
 // TableWidth is the terminal width a table fits unless TableOptions.Wide.
@@ -37,16 +40,25 @@ const TableWidth = 80
 // DefaultTop is the keys a table lists unless told.
 const DefaultTop = 20
 
-// clock formats the log's instants for the table: the time of day when
-// the log spans one day, else with the date.
-type clock struct{ layout, minute string }
-
-func newClock(l *Log) clock {
-	if l.First.UTC().Format(time.DateOnly) == l.Last.UTC().Format(time.DateOnly) {
-		return clock{"15:04:05.999", "15:04"}
-	}
-	return clock{"01-02 15:04:05.999", "01-02 15:04"}
+// clock formats the log's instants for the table, in its zone: the time
+// of day when the log spans one day there, else with the date.
+type clock struct {
+	layout, minute string
+	loc            *time.Location
 }
+
+func newClock(l *Log, loc *time.Location) clock {
+	if loc == nil {
+		loc = time.UTC
+	}
+	if l.First.In(loc).Format(time.DateOnly) == l.Last.In(loc).Format(time.DateOnly) {
+		return clock{"15:04:05.999", "15:04", loc}
+	}
+	return clock{"01-02 15:04:05.999", "01-02 15:04", loc}
+}
+
+// zoneName names the clock's zone as it was given: "UTC", "Europe/Paris".
+func (ck clock) zoneName() string { return ck.loc.String() }
 
 func percent(part, whole int64) string {
 	if whole == 0 {
@@ -60,7 +72,7 @@ func percent(part, whole int64) string {
 // with the first run's most refused keys first, each run's totals, and the
 // suggested limits when rep has them.
 func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
-	ck := newClock(rep.Log)
+	ck := newClock(rep.Log, opts.Location)
 	writeLogSummary(w, rep.Log, ck)
 	if len(rep.Runs) > 0 {
 		if warn := ResolutionWarning(rep.Log, rep.Runs[0].Scenario.Limit); warn != "" {
@@ -87,13 +99,13 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 // writeLogSummary writes what the log holds: its requests, keys and span,
 // how it was read and played, and what of it the table does not count.
 func writeLogSummary(w io.Writer, l *Log, ck clock) {
-	last := l.Last.UTC().Format(time.DateTime)
+	last := l.Last.In(ck.loc).Format(time.DateTime)
 	if ck.minute == "15:04" {
-		last = l.Last.UTC().Format(time.TimeOnly)
+		last = l.Last.In(ck.loc).Format(time.TimeOnly)
 	}
 	fmt.Fprintf(w, "replay of %s\n", escape.Text(name(l.Path)))
-	fmt.Fprintf(w, "  %s from %s, %s to %s UTC\n", words.Count(l.Requests, "request", "requests"), words.Count(len(l.Keys), "key", "keys"),
-		l.First.UTC().Format(time.DateTime), last)
+	fmt.Fprintf(w, "  %s from %s, %s to %s %s\n", words.Count(l.Requests, "request", "requests"), words.Count(len(l.Keys), "key", "keys"),
+		l.First.In(ck.loc).Format(time.DateTime), last, ck.zoneName())
 	fmt.Fprintf(w, "  %s log, keyed by %s", l.Trace.Format, keySpec(l))
 	if res := ResolutionText(l); res != "" {
 		fmt.Fprintf(w, ", %s", res)
@@ -225,8 +237,8 @@ func keyRow(k KeyReport, others []map[string]KeyReport, hasPeaks bool, ck clock)
 		}
 		firstAt, worst := "-", "-"
 		if kr.Rejected > 0 {
-			firstAt = kr.FirstRejected.Format(ck.layout)
-			worst = fmt.Sprintf("%s (%s)", kr.WorstMinute.Format(ck.minute), words.Thousands(kr.WorstMinuteRejected))
+			firstAt = kr.FirstRejected.In(ck.loc).Format(ck.layout)
+			worst = fmt.Sprintf("%s (%s)", kr.WorstMinute.In(ck.loc).Format(ck.minute), words.Thousands(kr.WorstMinuteRejected))
 		}
 		row = append(row, words.Thousands(kr.Rejected))
 		if !vs {

@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	// The zones --tz names, whatever this machine has installed: the
+	// same flags give the same output anywhere.
+	_ "time/tzdata"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -53,6 +56,7 @@ type replayOptions struct {
 	SkipBad    bool
 	MaxKeys    int
 	Spread     string
+	TZ         string
 
 	Rate     string
 	Burst    int64
@@ -83,10 +87,10 @@ func newCmdReplay(s streams, runF func(*replayOptions) error) *cobra.Command {
 		Long: `Replay a real access log through a rate limit before it goes live: one client
 per key of the log (client address, user, API key, ...), each sending the
 key's requests at the log's own times, through any algorithm and topology.
-It prints, per key, the requests, how many the limit would have refused, the
-first refusal and the worst minute (log time, UTC), and the key's peak: the
-most requests in any window of the limit's period; the most-throttled keys
-first, then the totals.
+It prints, per key, the requests, how many the limit would have refused,
+the first refusal and the worst minute (log time, UTC or --tz), and the
+key's peak: the most requests in any window of the limit's period; the
+most-throttled keys first, then the totals.
 
 LOG is a file, plain or gzipped (refused if it expands more than 200
 times, as no log does), or - for standard input (kept in an unnamed
@@ -98,12 +102,25 @@ its name alone): combined (nginx/Apache), jsonl, csv (with a header) or alb
 a bad line stops the replay with file:line and what is wrong, unless
 --skip-bad counts it.
 
---suggest measures every key's peaks and prints the limits that would have
-left 99%, 99.9% and 100% of keys untouched (--quantile to choose), each
-replayed to show what it would have refused in total. --vs FIELD=VALUE runs
-a second limit beside the first (limit, burst, window, algorithm, topology,
-servers, ...). --redact names keys by a salted hash in every output, so the
-report can be shared; give --salt to make it the same from run to run.
+--suggest proposes a rate and a burst (--limit optional; given, it pins the
+rate): for each rate on a 1-2-5 grid spanning the bulk of the keys, the
+smallest burst that spares every key but the outliers, plus --headroom
+(20%). Outliers are keys whose busiest 1s, 10s, 1m or 10m is more than 3.5
+robust deviations above the bulk's (the rule and its figures are printed).
+Each row is replayed, and every figure shown is its replay's; the keys each
+throttles are named, and one row is recommended. Window algorithms get a row
+per window. --vs FIELD=VALUE runs a second limit beside the first (limit,
+burst, window, algorithm, topology, servers, ...). --redact names keys by a
+salted hash in every output, so the report can be shared; give --salt to
+make it the same from run to run.
+
+Times are as logged, and the header says how fine they are (whole-second
+times for nginx's $time_local) and warns when they are coarser than the
+limit refills: a second's requests then arrive at once. --spread spaces each
+key's requests of one tick evenly across it, from an offset hashed from
+--seed, the key and the tick: --spread alone for the log's own tick, or
+--spread=1s (with =). --tz puts the table's times in a zone (the JSON and
+CSV stay in UTC).
 
 Keys are escaped in every output: a byte that is not UTF-8 as \xNN and a
 backslash as \\ (in the table and the plot, control and bidi characters
@@ -113,7 +130,8 @@ Memory grows with the log's distinct keys, not its lines. The same log and
 flags give the same output, byte for byte.`,
 		Example: `  ratelim replay access.log --limit 100/m --burst 20
   ratelim replay access.log.gz --limit 10/s --key query:api_key --path /api/
-  ratelim replay requests.jsonl --key api_key --limit 600/m --suggest
+  ratelim replay requests.jsonl --key api_key --suggest
+  ratelim replay access.log --limit 2/s --burst 1 --spread --tz Europe/Paris
   ratelim replay access.log --limit 100/m --vs limit=200/m --vs burst=50
   ratelim replay access.log --limit 100/m --topology local --servers 8
   zcat access.log.gz | ratelim replay - --limit 5/s --format json`,
@@ -146,6 +164,7 @@ flags give the same output, byte for byte.`,
 	f.StringVar(&opts.Format, "format", "table", "output: table, json (ratelim.replay/v1) or csv (a row per key)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress")
 	f.IntVar(&opts.Top, "top", replay.DefaultTop, "keys the table lists, most throttled first (0: all)")
+	f.StringVar(&opts.TZ, "tz", "UTC", "the time zone the table's times and the plot's clock are in, e.g. Europe/Paris (the JSON and CSV stay in UTC)")
 	f.BoolVar(&opts.Wide, "wide", false, "the table with every column (by default the first 429 and then the worst minute are left out when it is wider than 80 columns)")
 	addLimitFlags(f, &opts.Limits, true)
 	f.IntVar(&opts.MaxKeys, "max-keys", 0, fmt.Sprintf("refuse a log with more distinct keys than this (0: as many as --max-memory holds, %s at its default)", words.Thousands(sim.MaxClientsIn(sim.DefaultMaxMemory))))
@@ -219,6 +238,8 @@ type replayPlan struct {
 	suggest   *replay.FrontierOptions
 	profile   *trace.Profile
 	rateGiven bool
+	// loc is --tz's zone.
+	loc *time.Location
 }
 
 func planReplay(opts *replayOptions) (*replayPlan, error) {
@@ -241,6 +262,9 @@ func planReplay(opts *replayOptions) (*replayPlan, error) {
 		simOpts.StateOf = func(string) bool { return false }
 	}
 	p := &replayPlan{simOpts: simOpts}
+	if p.loc, err = parseZone(opts.TZ); err != nil {
+		return nil, err
+	}
 	if p.src, err = opts.source(); err != nil {
 		return nil, err
 	}
@@ -326,6 +350,18 @@ func (p *replayPlan) planSuggest(opts *replayOptions) error {
 	}
 	p.suggest = fo
 	return nil
+}
+
+// parseZone reads --tz: a zone of the tz database, as time.LoadLocation
+// finds it, or UTC. "Local", which is whatever this machine is set to,
+// is refused: the same log and flags give the same output anywhere.
+func parseZone(name string) (*time.Location, error) {
+	name = strings.TrimSpace(name)
+	loc, err := time.LoadLocation(name)
+	if err != nil || name == "" || name == "Local" {
+		return nil, badInput("--tz: unknown time zone %s (want e.g. UTC, Europe/Paris)", name)
+	}
+	return loc, nil
 }
 
 // parseHeadroom reads --headroom: a percentage ("20%") or a fraction
@@ -429,7 +465,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 			rep.Runs = append(rep.Runs, rep.Frontier.Rows[max(rep.Frontier.Recommended, 0)].Run)
 		}
 	}
-	return writeReplay(opts, rep)
+	return writeReplay(opts, rep, p.loc)
 }
 
 // scanReplayLog reads the log through once (replay.Scan), counting the
@@ -469,7 +505,7 @@ func (p *replayPlan) vsLabels(a, b sim.Scenario) (labelA, labelB string) {
 
 // writeReplay writes the plot, if asked for (the two runs side by side
 // under --vs, else the first's timeline), then the report as --format asks.
-func writeReplay(opts *replayOptions, rep *replay.Report) error {
+func writeReplay(opts *replayOptions, rep *replay.Report, loc *time.Location) error {
 	opts.Plot.Focus = plotFocus(rep.Runs)
 	var err error
 	if len(rep.Runs) == 2 {
@@ -488,7 +524,7 @@ func writeReplay(opts *replayOptions, rep *replay.Report) error {
 	case "csv":
 		return replay.WriteCSV(opts.Out, rep)
 	}
-	return replay.WriteTable(opts.Out, rep, replay.TableOptions{Top: opts.Top, Wide: opts.Wide})
+	return replay.WriteTable(opts.Out, rep, replay.TableOptions{Top: opts.Top, Wide: opts.Wide, Location: loc})
 }
 
 // plotFocus are the keys a replay's plot gives a panel each: those any

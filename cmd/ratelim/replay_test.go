@@ -145,6 +145,7 @@ func TestReplayBadInput(t *testing.T) {
 		hint bool // the usage hint follows
 	}{
 		{[]string{"replay", sampleLog}, "--limit: required", true},
+		{[]string{"replay", sampleLog, "--quantile", "0.9"}, "--limit: required", true},
 		{[]string{"replay", sampleLog, "--limit", "fast"}, "--limit:", true},
 		{[]string{"replay", sampleLog, "--limit", "0/s"}, "a rate must be positive", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--burst", "-3"}, "--burst: must be positive", true},
@@ -163,6 +164,12 @@ func TestReplayBadInput(t *testing.T) {
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--suggest", "--quantile", "2"}, "--quantile:", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--salt", "x"}, "--salt: only with --redact", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--top", "-1"}, "--top:", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--tz", "Mars/Olympus"}, "--tz: unknown time zone Mars/Olympus (want e.g. UTC, Europe/Paris)", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--tz", "Local"}, "--tz: unknown time zone Local", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--headroom", "-5%"}, "--headroom: only with --suggest", true},
+		{[]string{"replay", sampleLog, "--suggest", "--headroom", "1001%"}, `--headroom: "1001%" is not a margin from 0% to 1000%`, true},
+		{[]string{"replay", sampleLog, "--suggest", "--headroom", "lots"}, `--headroom: "lots" is not a margin`, true},
+		{[]string{"replay", sampleLog, "--suggest", "--burst", "5"}, "--burst: with --suggest, the burst is what it suggests", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--spread=soon"}, `--spread: "soon" is not a tick from 1ns to 1h`, true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--spread=2h"}, `--spread: "2h" is not a tick`, true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--spread", "1s"}, "--spread: give the tick after =, as --spread=1s", true},
@@ -277,5 +284,29 @@ func TestReplayKeysBoundedByMemory(t *testing.T) {
 	// The default --max-keys is what the default --max-memory holds.
 	if code, _, errOut := runArgs("replay", path, "--limit", "1/s", "-q"); code != exitOK {
 		t.Fatalf("3,000 keys at the defaults: exit %d, %s", code, errOut)
+	}
+}
+
+// --tz puts the table's times in the zone given, the summary naming it;
+// the JSON stays in UTC.
+func TestReplayTimeZone(t *testing.T) {
+	code, out, errOut := runArgs("replay", sampleLog, "--limit", "100/m", "--burst", "20", "--tz", "Europe/Paris", "--top", "2")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	// The sample is 10:00 to 10:09:59 UTC on 24 November: UTC+1 in Paris.
+	for _, want := range []string{"2026-11-24 11:00:00 to 11:09:59 Europe/Paris", "11:02:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	_, utc, _ := runArgs("replay", sampleLog, "--limit", "100/m", "--burst", "20", "--top", "2")
+	if !strings.Contains(utc, "10:00:00 to 10:09:59 UTC") || strings.Contains(utc, "11:02:") {
+		t.Errorf("the default is not UTC:\n%s", utc)
+	}
+	_, jsonParis, _ := runArgs("replay", sampleLog, "--limit", "100/m", "--tz", "Europe/Paris", "--format", "json")
+	_, jsonUTC, _ := runArgs("replay", sampleLog, "--limit", "100/m", "--format", "json")
+	if jsonParis != jsonUTC {
+		t.Error("--tz changed the JSON")
 	}
 }
