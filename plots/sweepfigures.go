@@ -168,7 +168,10 @@ func sweepFigurePanels(d SweepFiguresData, width vg.Length) []panel {
 			hi = lo + 1
 		}
 		p.Y.Min, p.Y.Max = lo, hi+(hi-lo)*0.22 // room for the labels above
-		yt := figureTicks{unit: f.Unit}
+		var yt plot.Ticker = figureTicks{unit: f.Unit}
+		if f.Unit == "×" {
+			yt = ratioTicks{} // 0.5×, 1×, 1.5×: steps a ratio is read in
+		}
 		p.Y.Tick.Marker = yt
 		p.X.Tick.Marker = plot.ConstantTicks(marks)
 		p.Add(gridLines{y: yt})
