@@ -37,6 +37,13 @@ type decoder struct {
 	logDir   string
 	feeds    int           // logs read, for MaxFeeds
 	logsRead []*replay.Log // the logs of the client being read (pattern trace)
+	cache    *logCache     // the logs scanned before, by what was asked of them
+	// injected are the nodes Apply put into the tree, each with the
+	// setting it came from: an error blamed on one names the setting,
+	// which has no line in the file.
+	injected map[*yaml.Node]*injection
+	// blamedSetting says d.err is blamed on a setting's node.
+	blamedSetting bool
 }
 
 // failf records an error at n (its line) for field, unless one is recorded.
@@ -48,7 +55,12 @@ func (d *decoder) failf(n *yaml.Node, field, format string, args ...any) {
 	if n != nil {
 		line = n.Line
 	}
-	d.err = &Error{File: d.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+	msg := fmt.Sprintf(format, args...)
+	if in := d.injected[n]; in != nil && n != nil {
+		d.err, d.blamedSetting = in.blame(field, msg), true
+		return
+	}
+	d.err = &Error{File: d.file, Line: line, Field: field, Msg: msg}
 }
 
 func (d *decoder) failed() bool { return d.err != nil }
