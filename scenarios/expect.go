@@ -390,6 +390,10 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 				break
 			}
 			d.syncInterval(v, fl)
+		default:
+			// A short form or a field's path: set in the file by Apply
+			// when the run is made, and read by the field's reader then.
+			value = settingText(v)
 		}
 		if d.failed() {
 			return nil

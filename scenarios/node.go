@@ -246,6 +246,7 @@ type fields struct {
 	values map[string]*yaml.Node // resolved
 	order  []string              // keys in document order
 	merged map[*yaml.Node]bool   // mappings already collected: each once, however often merged
+	paths  bool                  // a key may be a field's path (object.paths), checked by CheckSettingName
 }
 
 // field returns the path of the field name inside f.
@@ -277,6 +278,7 @@ func (d *decoder) record(n *yaml.Node, path string, o *object, want string) *fie
 		return f
 	}
 	f.node = n
+	f.paths = o.paths != ""
 	d.collect(f, n, o.names(), 0)
 	return f
 }
@@ -305,7 +307,12 @@ func (d *decoder) collect(f *fields, n *yaml.Node, known []string, depth int) {
 			return
 		}
 		own[name] = k.Line
-		if !slices.Contains(known, name) {
+		if f.paths && isPath(name) {
+			if err := CheckSettingName(name); err != nil {
+				d.failf(k, f.field(short(name)), "%s", settingMsg(err, name))
+				return
+			}
+		} else if !slices.Contains(known, name) {
 			msg := "unknown field"
 			if s := suggest(name, known); s != "" {
 				msg += fmt.Sprintf(", did you mean %q?", s)

@@ -116,6 +116,22 @@ func checkSetting(name, flag string) error {
 	return err
 }
 
+// isPath reports whether name is a field's path rather than a field: it
+// goes down (limit.burst) or into a list (limits[1]).
+func isPath(name string) bool { return strings.ContainsAny(name, ".[") }
+
+// settingMsg is err's message without the name it repeats.
+func settingMsg(err error, name string) string {
+	e, ok := err.(*Error)
+	if !ok {
+		return err.Error()
+	}
+	if e.Field == name || e.Field == "" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
+
 // overrideName is name as overrideNames spells it (on_error is
 // on-error), or "" when it is not one.
 func overrideName(name string) string {
@@ -691,4 +707,32 @@ func (c *logCache) scan(src replay.Source, maxKeys int) (*replay.Log, error) {
 	}
 	c.logs[key] = l
 	return l, nil
+}
+
+// settingText is a YAML value as a Setting's text: what the file says,
+// read back the same (a quoted "a: b" stays one string), aliases written
+// out and in flow style, on one line.
+func settingText(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode && n.Style == 0 {
+		return n.Value
+	}
+	var bare func(n *yaml.Node, depth int) *yaml.Node
+	bare = func(n *yaml.Node, depth int) *yaml.Node {
+		n = resolve(n)
+		c := &yaml.Node{Kind: n.Kind, Tag: n.Tag, Value: n.Value, Style: n.Style}
+		if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+			c.Style |= yaml.FlowStyle
+		}
+		if depth < 64 {
+			for _, ch := range n.Content {
+				c.Content = append(c.Content, bare(ch, depth+1))
+			}
+		}
+		return c
+	}
+	out, err := yaml.Marshal(bare(n, 0))
+	if err != nil {
+		return n.Value
+	}
+	return strings.TrimSpace(string(out))
 }
