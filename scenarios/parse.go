@@ -31,6 +31,10 @@ type File struct {
 
 	// origin is how Source was read, for Apply to read it again alike.
 	origin origin
+	// base is the file as read, and applied the settings that made this
+	// one of it, when Apply did (nil and none otherwise).
+	base    *File
+	applied []Setting
 }
 
 // origin is what a file was read with: the name its errors give, whether

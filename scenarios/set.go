@@ -51,12 +51,20 @@ var shortForms = []string{"rate", "burst", "window"}
 // brings, changes that place alone: the path is copied into the mapping
 // that holds it, never set in the anchor.
 func Apply(f *File, sets []Setting) (*File, error) {
+	// Applied to a file Apply returned, the settings go after those it
+	// was made with, on the file as read.
+	root := f
+	if f.base != nil {
+		root = f.base
+		sets = append(slices.Clone(f.applied), sets...)
+	}
 	var paths []Setting
 	over := map[string]string{}
 	flags := map[string]string{}
-	for _, s := range sets {
+	for i, s := range sets {
 		if s.Flag == "" {
 			s.Flag = s.Name
+			sets[i] = s
 		}
 		if err := checkSetting(s.Name, s.Flag); err != nil {
 			return nil, err
@@ -67,9 +75,10 @@ func Apply(f *File, sets []Setting) (*File, error) {
 		}
 		paths = append(paths, s)
 	}
-	out := *f
+	out := *root
+	out.base, out.applied = root, slices.Clone(sets)
 	if len(paths) > 0 {
-		next, err := f.reread(paths)
+		next, err := root.reread(paths)
 		if err != nil {
 			return nil, err
 		}
@@ -88,6 +97,76 @@ func Apply(f *File, sets []Setting) (*File, error) {
 		out.Scenario = sc
 	}
 	return &out, nil
+}
+
+// Value is the text a setting's name has in f: the value it was last set
+// to by Apply, or else what the file writes there (a mapping or list in
+// flow style); false when neither sets it (the field's default holds).
+// An override name's value is the file's field of that name (on-error is
+// topology.on_error), and a short form's the limit's.
+func Value(f *File, name string) (string, bool) {
+	want := settingKey(name)
+	for i := len(f.applied) - 1; i >= 0; i-- {
+		if settingKey(f.applied[i].Name) == want {
+			return f.applied[i].Value, true
+		}
+	}
+	root := f
+	if f.base != nil {
+		root = f.base
+	}
+	steps, err := parsePath(want)
+	if err != nil {
+		return "", false
+	}
+	var doc yaml.Node
+	if safeDecode(yaml.NewDecoder(strings.NewReader(string(root.Source))), &doc) != nil || len(doc.Content) == 0 {
+		return "", false
+	}
+	n := doc.Content[0]
+	for _, st := range steps {
+		if n = lookup(n, fieldSpelling(st.name), 0); n == nil {
+			return "", false
+		}
+		for _, sel := range st.sels {
+			n = resolve(n)
+			if n.Kind != yaml.SequenceNode {
+				return "", false
+			}
+			i, err := entry(n, "", sel)
+			if err != nil {
+				return "", false
+			}
+			n = n.Content[i]
+		}
+	}
+	return settingText(resolve(n)), true
+}
+
+// settingKey is the field a setting's name stands for, as a path: burst
+// is limit.burst, on-error topology.on_error, failover-after
+// failover_after.
+func settingKey(name string) string {
+	if slices.Contains(shortForms, name) {
+		return "limit." + name
+	}
+	if canon := overrideName(name); canon != "" {
+		if p, ok := overridePaths[canon]; ok {
+			return p
+		}
+		return canon
+	}
+	return strings.ReplaceAll(name, "-", "_")
+}
+
+// overridePaths are the fields of the file the override names set, where
+// they set one field (algorithm and key set the limit's, or every
+// limit's, and are left as they are).
+var overridePaths = map[string]string{
+	"topology": "topology.kind", "store": "topology.store", "servers": "servers", "balancer": "balancer",
+	"seed": "seed", "duration": "duration", "step": "step", "on-error": "topology.on_error", "rtt": "topology.rtt",
+	"sync-interval": "topology.sync_interval", "replication-lag": "topology.replication_lag",
+	"wall-clock": "wall_clock", "algorithm": "limit.algorithm", "key": "limit.key", "shadow": "limit.shadow",
 }
 
 // CheckSettingName refuses a name Apply would not accept, with the

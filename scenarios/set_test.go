@@ -321,3 +321,48 @@ limit: {algorithm: token-bucket, rate: 1/s, burst: 2, key: ip}
 		}
 	}
 }
+
+// TestApplyComposesAndValue: Apply of a file Apply made adds to its
+// settings, and Value reads a setting's value back, set or as written.
+func TestApplyComposesAndValue(t *testing.T) {
+	base, err := Parse("set-base.yaml", []byte(setBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	once, err := Apply(base, []Setting{{Name: "burst", Value: "7"}, {Name: "servers", Value: "3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := Apply(base, []Setting{{Name: "burst", Value: "7"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice, err := Apply(first, []Setting{{Name: "servers", Value: "3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(once.Scenario, twice.Scenario) || twice.Scenario.Limit.Params.Burst != 7 || twice.Scenario.Servers != 3 {
+		t.Errorf("Apply twice gives burst %d servers %d, want what once gives (7, 3)", twice.Scenario.Limit.Params.Burst, twice.Scenario.Servers)
+	}
+	for _, tc := range []struct {
+		f          *File
+		name, want string
+		ok         bool
+	}{
+		{base, "burst", "20", true},
+		{base, "limit.rate", "10/s", true},
+		{base, "servers", "2", true},
+		{base, "clients[web].traffic", "{pattern: constant, rate: 5/s}", true},
+		{base, "clients[1].count", "2", true},
+		{base, "topology.failover_after", "", false},
+		{base, "clients[nope].count", "", false},
+		{twice, "limit.burst", "7", true},
+		{twice, "servers", "3", true},
+		{twice, "limit.rate", "10/s", true},
+	} {
+		got, ok := Value(tc.f, tc.name)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("Value(%s) = %q, %v; want %q, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
