@@ -5,16 +5,14 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/internal/escape"
-	"github.com/ratelim/ratelim/sim"
 )
 
 // Caption is what a replay's plot says of it, in place of the settings a
 // simulated scenario has and a log does not (a seed, a balancer, what a
 // store's failure does): the fields of plots.Caption.
 type Caption struct {
-	// Limit is the limit as given, "60/m burst 60", "100/m window 1m",
-	// and the topology when it is not a replay's own (shared memory, one
-	// server).
+	// Limit is the limit as given, "60/m burst 60", "100/m window 1m"
+	// (the plot adds the topology when it is not a replay's own).
 	Limit string
 	// Key is what the log is keyed by: "ip", "query:api_key".
 	Key string
@@ -34,9 +32,6 @@ func CaptionOf(l *Log, run *Run, loc *time.Location) Caption {
 	}
 	sc := run.Scenario
 	limit := strings.TrimPrefix(LimitText(sc.Limit), sc.Limit.Algorithm+" ")
-	if st := sc.Topology.StoreLabel(); sc.Topology.Kind != sim.Shared || sc.Servers != 1 || (st != "" && st != "memory") {
-		limit += ", " + TopologyText(sc)
-	}
 	logText := escape.Text(name(l.Path))
 	if i := strings.LastIndexByte(logText, '/'); i >= 0 {
 		logText = logText[i+1:]

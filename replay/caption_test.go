@@ -13,8 +13,8 @@ import (
 
 // A replay's caption states the replay's own settings, the limit as
 // given (60/m, not 1/s), the key, the log and how fine its times are,
-// and its span in the zone asked for; the topology only when it is not a
-// replay's default.
+// and its span in the zone asked for (the plot adds the topology when it
+// is not a replay's default).
 func TestCaptionStatesTheReplay(t *testing.T) {
 	whole, _ := pacedLogs(t)
 	l := scanCombined(t, whole)
@@ -32,8 +32,8 @@ func TestCaptionStatesTheReplay(t *testing.T) {
 	}{
 		{"utc", nil, nil, Caption{Limit: "60/m burst 60", Key: "ip", Log: "paced.log, whole-second times", Window: "10:00:00–10:00:59 UTC"}},
 		{"paris", paris, nil, Caption{Limit: "60/m burst 60", Key: "ip", Log: "paced.log, whole-second times", Window: "11:00:00–11:00:59 Europe/Paris"}},
-		{"local jars", nil, func(sc *sim.Scenario) { sc.Topology.Kind = sim.Local; sc.Servers = 4 },
-			Caption{Limit: "60/m burst 60, local memory, 4 servers", Key: "ip", Log: "paced.log, whole-second times", Window: "10:00:00–10:00:59 UTC"}},
+		{"local jars: the plot says so", nil, func(sc *sim.Scenario) { sc.Topology.Kind = sim.Local; sc.Servers = 4 },
+			Caption{Limit: "60/m burst 60", Key: "ip", Log: "paced.log, whole-second times", Window: "10:00:00–10:00:59 UTC"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,6 +61,20 @@ type FrontierRow struct {
 	Throttled []KeyReport
 	// OutliersThrottled counts the outliers among them.
 	OutliersThrottled int
+	// Profiled is the row's rate's index in the profile's Rates (a
+	// window algorithm's: its window's in Windows), where each key's
+	// Bursts (Busiest) at it are.
+	Profiled int
+}
+
+// KeyNeeds is what key i (of Log.Keys) needs not to be throttled by an
+// exact limiter of the row: its burst at the row's rate, or its busiest
+// count in the row's window.
+func (f *Frontier) KeyNeeds(row FrontierRow, i int) int64 {
+	if f.Window {
+		return int64(f.Keys[i].Busiest[row.Profiled])
+	}
+	return f.Keys[i].Bursts[row.Profiled]
 }
 
 // Spared is how many keys the row's replay refused nothing of.
@@ -199,7 +213,7 @@ func (f *Frontier) rateRows(base algorithms.Params, rates []trace.Rate, opts Fro
 		p := base
 		p.Rate = algorithms.Rate{N: rates[ri].N, Per: rates[ri].Per}
 		p.Burst = withHeadroom(need, f.Headroom)
-		row := FrontierRow{Params: p, Need: need}
+		row := FrontierRow{Params: p, Need: need, Profiled: ri}
 		for i, k := range f.Keys {
 			if k.Bursts[ri] > p.Burst {
 				row.Predicted = append(row.Predicted, i)
@@ -250,7 +264,7 @@ func (f *Frontier) windowRows(base algorithms.Params, windows []time.Duration, o
 		p := base
 		p.Window = windows[wi]
 		p.Rate = algorithms.Rate{N: withHeadroom(need, f.Headroom), Per: windows[wi]}
-		row := FrontierRow{Params: p, Need: need}
+		row := FrontierRow{Params: p, Need: need, Profiled: wi}
 		for i, k := range f.Keys {
 			if int64(k.Busiest[wi]) > p.Rate.N {
 				row.Predicted = append(row.Predicted, i)

@@ -194,6 +194,12 @@ func (l *Log) Replay(ctx context.Context, label string, sc sim.Scenario, opts si
 	if err != nil {
 		return nil, err
 	}
+	if r.WallClock == "" {
+		// The simulator says its wall clock only where an algorithm
+		// reads it (a window aligned to it); a replay's is the log's own,
+		// which a plot in the log's clock reads.
+		r.WallClock = sc.WallClock.UTC().Format(time.RFC3339Nano)
+	}
 	run := &Run{Label: label, Scenario: sc, Result: r, PeakWindow: PeakWindow(sc.Limit.Params)}
 	peaks := map[string]trace.KeyPeak{}
 	for _, p := range l.Peaks {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot/vg"
@@ -22,8 +23,13 @@ type plotFlags struct {
 	By            string
 	// Focus are the clients that get a panel each, the rest folded
 	// (plots.Options.Focus): replay's most throttled keys.
-	Focus  []string
-	format string
+	Focus []string
+	// Clock and Caption put a replay's timeline in its log's clock and
+	// title it with the replay's own settings (plots.Options'); nil for a
+	// simulated run.
+	Clock   *time.Location
+	Caption *plots.Caption
+	format  string
 }
 
 func addPlotFlags(cmd *cobra.Command, p *plotFlags) {
@@ -111,7 +117,8 @@ func (p *plotFlags) check() error {
 }
 
 func (p *plotFlags) options() plots.Options {
-	return plots.Options{Width: vg.Length(p.Width) * vg.Inch, Height: vg.Length(p.Height) * vg.Inch, Format: p.format, By: p.By, Focus: p.Focus}
+	return plots.Options{Width: vg.Length(p.Width) * vg.Inch, Height: vg.Length(p.Height) * vg.Inch, Format: p.format, By: p.By, Focus: p.Focus,
+		Clock: p.Clock, Caption: p.Caption}
 }
 
 // render writes the plot to p.Path, if one was asked for, by writeOutput.

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/sat"
 	"github.com/ratelim/ratelim/internal/words"
+	"github.com/ratelim/ratelim/plots"
 	"github.com/ratelim/ratelim/replay"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
@@ -507,12 +509,24 @@ func (p *replayPlan) vsLabels(a, b sim.Scenario) (labelA, labelB string) {
 // under --vs, else the first's timeline), then the report as --format asks.
 func writeReplay(opts *replayOptions, rep *replay.Report, loc *time.Location) error {
 	opts.Plot.Focus = plotFocus(rep.Runs)
+	// In the log's clock, titled by what was replayed: not the seed,
+	// balancer and on-error a simulated scenario has.
+	c := replay.CaptionOf(rep.Log, rep.Runs[0], loc)
+	opts.Plot.Clock, opts.Plot.Caption = loc, &plots.Caption{Limit: c.Limit, Key: c.Key, Log: c.Log, Window: c.Window}
 	var err error
-	if len(rep.Runs) == 2 {
+	switch {
+	case rep.Frontier != nil:
+		err = opts.Plot.render(func(w io.Writer) error {
+			if opts.Plot.format == "gif" {
+				return badInput("--plot: --suggest draws a still frontier; write it as .png or .svg")
+			}
+			return plots.Frontier(w, frontierPlot(rep), opts.Plot.options())
+		})
+	case len(rep.Runs) == 2:
 		err = opts.Plot.render(func(w io.Writer) error {
 			return renderVersus(w, rep.Runs[0].Result, rep.Runs[1].Result, rep.Runs[0].Label, rep.Runs[1].Label, opts.Plot)
 		})
-	} else {
+	default:
 		err = opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, rep.Runs[0].Result, opts.Plot) })
 	}
 	if err != nil {
@@ -525,6 +539,38 @@ func writeReplay(opts *replayOptions, rep *replay.Report, loc *time.Location) er
 		return replay.WriteCSV(opts.Out, rep)
 	}
 	return replay.WriteTable(opts.Out, rep, replay.TableOptions{Top: opts.Top, Wide: opts.Wide, Location: loc})
+}
+
+// frontierPlot is --suggest's frontier as plots.Frontier draws it: a
+// point per row at its rate and the burst the bulk needs there (before
+// headroom), the recommended one chosen; each key at its mean rate and
+// what it needs at the recommended row (a window algorithm's point: the
+// count a window over the window, and the count).
+func frontierPlot(rep *replay.Report) plots.FrontierData {
+	f := rep.Frontier
+	names := rep.Runs[0].Scenario.Clients
+	var wins []string
+	for _, ws := range f.Outliers.Windows {
+		wins = append(wins, words.Duration(ws.Window))
+	}
+	d := plots.FrontierData{
+		Title: rep.Runs[0].Scenario.Name + " · " + rep.Runs[0].Scenario.Limit.Algorithm,
+		Subtitle: fmt.Sprintf("outliers: keys whose busiest %s is more than %g robust deviations above the bulk's: %s of %s; bursts before %g%% headroom",
+			words.OneOf(wins), trace.OutlierZ, words.Thousands(int64(f.Outliers.Count())), words.Count(len(f.Keys), "key", "keys"), 100*f.Headroom),
+	}
+	for i, row := range f.Rows {
+		rate := row.Params.Rate.PerSecond()
+		if f.Window {
+			rate = float64(row.Need) / row.Params.Window.Seconds()
+		}
+		d.Points = append(d.Points, plots.FrontierPoint{Rate: rate, Burst: int(min(row.Need, math.MaxInt32)), Chosen: i == f.Recommended})
+	}
+	at := f.Rows[max(f.Recommended, 0)]
+	for i, k := range f.Keys {
+		d.Keys = append(d.Keys, plots.FrontierKey{Name: names[i].Name, MeanRate: k.MeanRate(f.Span),
+			Burst: int(min(f.KeyNeeds(at, i), math.MaxInt32)), Outlier: f.Outliers.Is[i]})
+	}
+	return d
 }
 
 // plotFocus are the keys a replay's plot gives a panel each: those any

@@ -310,3 +310,41 @@ func TestReplayTimeZone(t *testing.T) {
 		t.Error("--tz changed the JSON")
 	}
 }
+
+// --plot draws a replay in its log's clock, and --suggest's frontier;
+// both to a real image, each algorithm family's frontier too. A GIF of a
+// frontier is refused: it is a still.
+func TestReplayPlots(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"timeline.png", []string{"--limit", "60/m", "--tz", "Europe/Paris"}},
+		{"vs.svg", []string{"--limit", "60/m", "--vs", "burst=120"}},
+		{"frontier.png", []string{"--suggest"}},
+		{"frontier-window.svg", []string{"--suggest", "--algorithm", "sliding-window"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name)
+			code, _, errOut := runArgs(append([]string{"replay", sampleLog, "--plot", path}, tc.args...)...)
+			if code != exitOK {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			img, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if png := strings.HasSuffix(tc.name, ".png"); png && !bytes.HasPrefix(img, []byte("\x89PNG")) || !png && !bytes.Contains(img, []byte("<svg")) {
+				t.Fatalf("%s is not an image: %.40q", tc.name, img)
+			}
+			if tc.name == "vs.svg" && !bytes.Contains(img, []byte("time (UTC)")) {
+				t.Error("the --vs plot's axis is not in the log's clock")
+			}
+		})
+	}
+	code, _, errOut := runArgs("replay", sampleLog, "--suggest", "--plot", filepath.Join(dir, "frontier.gif"))
+	if code != exitBadInput || !strings.Contains(errOut, "--suggest draws a still frontier") {
+		t.Fatalf("a GIF frontier: exit %d, %q", code, errOut)
+	}
+}
