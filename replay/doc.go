@@ -4,8 +4,9 @@
 // asked), through any algorithm, topology and fault a scenario can have.
 // It answers the question a limit raises before it goes live: what would
 // 100/m per API key have done to last Tuesday's traffic — whom would it
-// have throttled, when, and how many requests — and which limit would
-// have left 99%, 99.9% or every key alone.
+// have throttled, when, and how many requests — and which rate and burst
+// would have spared every key but the few far busier than the rest
+// ([Log.Frontier]), each checked by replaying it.
 //
 // A log is read through once first ([Scan]), for its keys and its span,
 // which a run needs before it starts; each run then reads it again as a

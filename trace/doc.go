@@ -21,7 +21,14 @@
 // [Peaks] measures, per key, the most requests in any sliding window and
 // the smallest token-bucket burst that would have admitted them all; and
 // [Suggest] turns those into the limits that leave 99%, 99.9% or all of
-// the keys untouched.
+// the keys untouched. [Profile] measures them at several windows and
+// rates at once, and [FindOutliers] sets apart the keys far busier than
+// the bulk, by a stated robust rule, for choosing a rate and a burst.
+//
+// [Stats].Resolution is how fine the log's times are (whole seconds for
+// nginx's $time_local); Options.Spread spaces a key's requests of one
+// tick evenly across it, deterministically, for a log coarser than the
+// limit it is replayed through.
 //
 // The package reads no clock: times come from the log.
 package trace
