@@ -40,6 +40,9 @@ func TestHostileNamesAreEscapedInEveryView(t *testing.T) {
 			[]string{`\x1b[31mRED\x00x\u202ee`, yamlName, "&lt;/svg&gt;&amp;amp"}},
 		{"replay plot", []string{"replay", filepath.Join(dir, "access.log"), "--key", "query:k", "--limit", "1/s", "-q", "--plot", filepath.Join(dir, "replay.svg")},
 			filepath.Join(dir, "replay.svg"), []string{`\x1b[31mRED\x00x\u202ee`, "&lt;/svg&gt;&amp;amp"}},
+		{"replay --suggest", []string{"replay", filepath.Join(dir, "access.log"), "--key", "query:k", "--suggest", "--top", "0", "-q"}, "", []string{`\x1b[31mRED\x00x\u202ee`}},
+		{"replay --suggest plot", []string{"replay", filepath.Join(dir, "access.log"), "--key", "query:k", "--suggest", "-q", "--plot", filepath.Join(dir, "frontier.svg")},
+			filepath.Join(dir, "frontier.svg"), nil},
 		{"report", []string{"report", scenario, "--image", "svg", "-o", filepath.Join(dir, "out.html")}, filepath.Join(dir, "out.html"),
 			[]string{logKey, yamlName, "&lt;/svg&gt;&amp;amp"}},
 	}
