@@ -144,6 +144,9 @@ func (l *Log) Frontier(ctx context.Context, sc sim.Scenario, opts FrontierOption
 	} else {
 		f.Rows = f.rateRows(sc.Limit.Params, l.Profile.Rates(), opts)
 	}
+	if f.Rows == nil {
+		return nil, errors.New("replay: the pinned rate or window was not profiled (want the profile made with ProfileRates and the window)")
+	}
 	if err := l.replayRows(ctx, sc, f, simOpts, opts.Workers); err != nil {
 		return nil, err
 	}
@@ -188,7 +191,11 @@ func withHeadroom(need int64, h float64) int64 {
 func (f *Frontier) rateRows(base algorithms.Params, rates []trace.Rate, opts FrontierOptions) []FrontierRow {
 	var idx []int
 	if opts.Rate != nil {
-		idx = []int{slices.Index(rates, trace.Rate{N: opts.Rate.N, Per: opts.Rate.Per})}
+		i := slices.Index(rates, trace.Rate{N: opts.Rate.N, Per: opts.Rate.Per})
+		if i < 0 {
+			return nil
+		}
+		idx = []int{i}
 	} else {
 		lo, hi := f.bulkRange()
 		grid := trace.GridRates()
@@ -247,10 +254,16 @@ func (f *Frontier) bulkRange() (lo, hi float64) {
 func (f *Frontier) windowRows(base algorithms.Params, windows []time.Duration, opts FrontierOptions) []FrontierRow {
 	var idx []int
 	switch {
-	case opts.Window > 0:
-		idx = []int{slices.Index(windows, opts.Window)}
-	case opts.Rate != nil:
-		idx = []int{slices.Index(windows, opts.Rate.Per)}
+	case opts.Window > 0 || opts.Rate != nil:
+		w := opts.Window
+		if w == 0 {
+			w = opts.Rate.Per
+		}
+		i := slices.Index(windows, w)
+		if i < 0 {
+			return nil
+		}
+		idx = []int{i}
 	default:
 		for i, w := range trace.ProfileWindows {
 			if i == 0 || w <= f.Span {

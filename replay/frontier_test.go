@@ -179,3 +179,22 @@ func TestOutlierRuleMissesABimodalBulk(t *testing.T) {
 		}
 	}
 }
+
+// A pinned rate the profile was not made at is refused, not a panic.
+func TestFrontierRefusesAnUnprofiledRate(t *testing.T) {
+	path := keyedLog(t, 3)
+	prof, err := trace.NewProfile(ProfileRates(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Scan(context.Background(), Source{Path: path, Trace: tracetest.Options(trace.JSONL)}, ScanOptions{Profile: prof})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	odd := algorithms.Rate{N: 7, Per: time.Second}
+	sc := l.Scenario(sim.Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: odd, Burst: 1}}, nil)
+	if _, err := l.Frontier(context.Background(), sc, FrontierOptions{Rate: &odd}, sim.Options{}); err == nil || !strings.Contains(err.Error(), "not profiled") {
+		t.Fatalf("got %v, want the not-profiled error", err)
+	}
+}
