@@ -112,8 +112,15 @@ func writeFrontier(w io.Writer, rep *Report) error {
 	} else {
 		row := f.Rows[f.Recommended]
 		why := fmt.Sprintf("spares every key but the outliers and throttles %s of the %s", words.Thousands(int64(row.OutliersThrottled)), words.Count(f.Outliers.Count(), "outlier", "outliers"))
-		if f.Outliers.Count() == 0 {
+		switch n := f.Outliers.Count(); {
+		case n == 0:
 			why = "spares every key"
+		case row.OutliersThrottled == n && n == 1:
+			why = "spares every key but the outlier, which it throttles"
+		case row.OutliersThrottled == n && n == 2:
+			why = "spares every key but the outliers, and throttles both"
+		case row.OutliersThrottled == n:
+			why = fmt.Sprintf("spares every key but the outliers, and throttles all %s of them", words.Thousands(int64(n)))
 		}
 		if f.Quantile > 0 {
 			why = fmt.Sprintf("spares %s of %s", words.Thousands(int64(row.Spared())), words.Count(row.Run.Totals.Keys, "key", "keys"))
@@ -192,12 +199,13 @@ func writeOutliers(w io.Writer, rep *Report) {
 	if o.Count() == 0 {
 		return
 	}
+	fmt.Fprintln(w, "  The outliers, their busiest count in each window and their highest z:")
 	var kt table
 	head := []string{"  OUTLIER", "REQUESTS"}
 	for _, ws := range o.Windows {
-		head = append(head, "BUSIEST "+words.Duration(ws.Window))
+		head = append(head, words.Duration(ws.Window))
 	}
-	kt.add(append(head, "MAX z")...)
+	kt.add(append(head, "z")...)
 	names := rep.Runs[0].Scenario.Clients
 	for i, k := range f.Keys {
 		if !o.Is[i] {
