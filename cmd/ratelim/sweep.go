@@ -303,7 +303,9 @@ func writeSweepRows(w io.Writer, fields []string, rows []SweepRow) {
 		for _, r := range rows {
 			fieldW[j] = max(fieldW[j], utf8.RuneCountInString(escape.Text(rowValue(r, j))))
 		}
-		fieldW[j] = min(fieldW[j], 24/len(fields))
+		// A value is cut past 24 columns (12 of two fields), its field's
+		// name never.
+		fieldW[j] = max(min(fieldW[j], 24/len(fields)), utf8.RuneCountInString(f))
 	}
 	join := func(texts func(j int) string) string {
 		parts := make([]string, len(fields))

@@ -544,6 +544,9 @@ func (p *sweepPlan) write(opts *sweepOptions, rows []SweepRow) error {
 	fields := p.fields()
 	field := strings.Join(fields, " · ")
 	finding := sweepFinding(field, rows)
+	if len(fields) > 1 {
+		finding = sweepGridFinding(fields, rows)
+	}
 	if err := opts.Plot.render(func(w io.Writer) error {
 		return renderSweep(w, p.sc.Name, field, finding, rows, opts.Plot)
 	}); err != nil {
@@ -669,4 +672,28 @@ func writeFigureCSV(w io.Writer, fields, figures []string, rows []SweepRow) erro
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// sweepGridFinding says in a line what the rows of two fields show: at
+// how many pairs the worst second is more than sweepExcess over the
+// exact limiter's, and the most; a grid has no order for sweepFinding's
+// "from V on".
+func sweepGridFinding(fields []string, rows []SweepRow) string {
+	over, most := 0, 0
+	for i, r := range rows {
+		if r.PeakRatio > sweepExcess {
+			over++
+		}
+		if r.PeakRatio > rows[most].PeakRatio {
+			most = i
+		}
+	}
+	at := runLabel(fields, rows[most].Values)
+	switch over {
+	case 0:
+		return fmt.Sprintf("at every pair the worst second is within 5%% of the exact limiter's (at most %s, at %s)", sweepRatio(rows[most].PeakRatio), at)
+	case len(rows):
+		return fmt.Sprintf("at every pair the worst second is more than 5%% over the exact limiter's, up to %s at %s", sweepRatio(rows[most].PeakRatio), at)
+	}
+	return fmt.Sprintf("the worst second is more than 5%% over the exact limiter's at %d of %d pairs, up to %s at %s", over, len(rows), sweepRatio(rows[most].PeakRatio), at)
 }

@@ -36,7 +36,7 @@ import (
 type quantity struct {
 	num  *big.Rat // as typed, in unit
 	unit string   // as typed: "", "ms", "/s"
-	kind string   // "number", "duration", "rate", or the unit itself for any other
+	kind string   // "number", "duration" or "rate"
 	per  *big.Rat // one unit in the kind's base
 	base *big.Rat // num·per
 }
@@ -84,8 +84,7 @@ func parseQuantity(text, what string) (quantity, error) {
 		}
 		q.kind, q.per = "rate", big.NewRat(int64(time.Second), int64(period))
 	default:
-		// A unit this grammar does not know compares with itself only.
-		q.kind = q.unit
+		return quantity{}, fmt.Errorf("%s: %q is not a number with a unit (want e.g. 8, 100ms or 10/s)", what, text)
 	}
 	q.base = new(big.Rat).Mul(q.num, q.per)
 	return q, nil
@@ -192,7 +191,7 @@ func expandRange(item, a, rest string, limit int) ([]string, error) {
 		return nil, err
 	}
 	if from.kind != to.kind {
-		return nil, fmt.Errorf("%s: %s and %s are not of one kind (want A and B both a %s)", what, a, b, kindName(from))
+		return nil, fmt.Errorf("%s: %s and %s are not of one kind (want A and B both a %s)", what, a, b, from.kind)
 	}
 	if from.base.Cmp(to.base) > 0 {
 		return nil, fmt.Errorf("%s: %s is more than %s (want A..B with A at most B)", what, a, b)
@@ -218,7 +217,7 @@ func expandRange(item, a, rest string, limit int) ([]string, error) {
 			return nil, err
 		}
 		if s.kind != from.kind {
-			return nil, fmt.Errorf("%s: the step %s is not a %s as %s is", what, step, kindName(from), a)
+			return nil, fmt.Errorf("%s: the step %s is not a %s as %s is", what, step, from.kind, a)
 		}
 		if s.base.Sign() <= 0 {
 			return nil, fmt.Errorf("%s: a step of %s never gets to %s (want a step more than 0)", what, step, b)
@@ -252,14 +251,4 @@ func expandRange(item, a, rest string, limit int) ([]string, error) {
 		}
 	}
 	return texts, nil
-}
-
-// kindName is q's kind in a message: "number", "duration", "rate", or
-// "value in %" for a unit the grammar does not know.
-func kindName(q quantity) string {
-	switch q.kind {
-	case "number", "duration", "rate":
-		return q.kind
-	}
-	return "value in " + q.unit
 }
