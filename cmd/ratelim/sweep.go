@@ -41,10 +41,11 @@ type sweep struct {
 }
 
 // parseSweep reads the --sweep flags: at most one, its FIELD an override
-// name (sync_interval or sync-interval alike) and its values a
-// comma-separated list of 1 to maxSweepValues, none empty. A value given
-// twice is refused when the sweep is planned (planSweep), where "100ms"
-// and "0.1s" are seen to be one.
+// name (sync_interval or sync-interval alike) and its values 1 to
+// maxSweepValues in `ratelim sweep`'s grammar (expandValues: a list,
+// ranges), none empty. A value given twice as "100ms" and "0.1s" is
+// refused when the sweep is planned (planSweep), where they are seen to
+// be one.
 func parseSweep(flags []string) (*sweep, error) {
 	if len(flags) == 0 {
 		return nil, nil
@@ -61,18 +62,9 @@ func parseSweep(flags []string) (*sweep, error) {
 	if !slices.Contains(scenarios.OverrideNames(), name) {
 		return nil, badInput("--sweep %q: unknown field %q (want one of %s)", f, name, strings.Join(scenarios.OverrideNames(), ", "))
 	}
-	if strings.TrimSpace(list) == "" {
-		return nil, badInput("--sweep %s: no values (want V1,V2,..., e.g. --sweep %s=A,B,C)", name, name)
-	}
-	values := strings.Split(list, ",")
-	if len(values) > maxSweepValues {
-		return nil, badInput("--sweep %s: %d values (want at most %d)", name, len(values), maxSweepValues)
-	}
-	for i, v := range values {
-		values[i] = strings.TrimSpace(v)
-		if values[i] == "" {
-			return nil, badInput("--sweep %s: value %d of %d is empty (want V1,V2,... with no empty one)", name, i+1, len(values))
-		}
+	values, err := expandValues("--sweep "+name, list, maxSweepValues)
+	if err != nil {
+		return nil, err
 	}
 	return &sweep{field: name, values: values}, nil
 }

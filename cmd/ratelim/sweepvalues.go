@@ -139,16 +139,16 @@ func expandValues(field, list string, limit int) ([]string, error) {
 				return nil, badInput("%s: %v", field, err)
 			}
 		}
-		for _, t := range texts {
-			if seen[t] {
-				return nil, badInput("%s: %s given twice (want each value once)", field, t)
-			}
-			seen[t] = true
-			values = append(values, t)
+		values = append(values, texts...)
+	}
+	if len(values) > limit {
+		return nil, badInput("%s: %d values (want at most %d)", field, len(values), limit)
+	}
+	for _, v := range values {
+		if seen[v] {
+			return nil, badInput("%s: %s given twice (want each value once)", field, v)
 		}
-		if len(values) > limit {
-			return nil, badInput("%s: more than %d values (want at most %d)", field, limit, limit)
-		}
+		seen[v] = true
 	}
 	return values, nil
 }
