@@ -83,10 +83,23 @@ type grid struct {
 	given      [][]bool
 	note       [][]int  // the footnote of each cell, 1-based; 0 for none
 	notes      []string // the distinct Why texts, in order of first use
+
+	// rowTitle and colTitle are the axes' titles: what the rows and the
+	// columns are values of.
+	rowTitle, colTitle string
+	// scale colours and labels the cells and draws the colour bar.
+	scale heatScale
+	// blankNaN leaves a cell with no value (NaN) blank, outlined in grid
+	// grey, rather than grey and labelled "n/a": in a sweep it is a figure
+	// the run has not got, not a failure.
+	blankNaN bool
+	// currentRow and currentCol, when both are 0 or more, is the cell
+	// outlined as the scenario as written.
+	currentRow, currentCol int
 }
 
 func newGrid(cells []Cell) (*grid, error) {
-	g := &grid{}
+	g := &grid{rowTitle: "algorithm", colTitle: "topology", scale: ratioScale{}, currentRow: -1, currentCol: -1}
 	ri, ci := map[string]int{}, map[string]int{}
 	for _, c := range cells {
 		if _, ok := ri[c.Algorithm]; !ok {
@@ -280,7 +293,7 @@ func (cp cellsPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	sizes := []float64{}
 	for r := range g.rows {
 		for col := range g.cols {
-			_, sty := fitLabel(ratioLabel(g.v[r][col]), sizeLabel+1, true, colW-vg.Points(16))
+			_, sty := fitLabel(g.scale.label(g.v[r][col]), sizeLabel+1, true, colW-vg.Points(16))
 			sizes = append(sizes, float64(sty.Font.Size))
 		}
 	}
@@ -297,11 +310,16 @@ func (cp cellsPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 		y := float64(len(g.rows) - 1 - r) // the first algorithm at the top
 		for col := range g.cols {
 			v := g.v[r][col]
-			fill := heat(shade(v))
+			fill := heat(g.scale.at(v))
 			x0, x1 := trX(float64(col)-0.5)+gap, trX(float64(col)+0.5)-gap
 			y0, y1 := trY(y-0.5)+gap, trY(y+0.5)-gap
-			c.FillPolygon(fill, []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
-			label := ratioLabel(v)
+			box := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
+			if g.blankNaN && math.IsNaN(v) {
+				c.StrokeLines(draw.LineStyle{Color: gridGrey, Width: vg.Points(0.75)}, append(box, box[0]))
+				continue
+			}
+			c.FillPolygon(fill, box)
+			label := g.scale.label(v)
 			if !g.given[r][col] {
 				label = "not run"
 			}
@@ -313,7 +331,18 @@ func (cp cellsPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 			}
 		}
 	}
+	if r, col := g.currentRow, g.currentCol; r >= 0 && col >= 0 && r < len(g.rows) && col < len(g.cols) {
+		// Outlined outside the cell's gap, so that the ink never covers
+		// the cell's own colour or label.
+		y := float64(len(g.rows) - 1 - r)
+		x0, x1 := trX(float64(col)-0.5), trX(float64(col)+0.5)
+		y0, y1 := trY(y-0.5), trY(y+0.5)
+		c.StrokeLines(currentOutline, []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}, {X: x0, Y: y0}})
+	}
 }
+
+// currentOutline marks the cell of the scenario as written.
+var currentOutline = draw.LineStyle{Color: black, Width: vg.Points(2.5)}
 
 // draw draws the header, the heat map, its colour scale and the notes.
 func (g *grid) draw(dc draw.Canvas, h header) {
@@ -360,7 +389,7 @@ func (g *grid) draw(dc draw.Canvas, h header) {
 		ax.Padding = vg.Points(2)
 	}
 	p.X.Tick.Label.Font = sans(labelSize, false)
-	p.X.Label.Text, p.Y.Label.Text = "topology", "algorithm"
+	p.X.Label.Text, p.Y.Label.Text = g.colTitle, g.rowTitle
 
 	area := draw.Crop(inner, 0, -barRoom, notesH, -(hh + panelGap))
 	if area.Max.Y <= area.Min.Y || area.Max.X <= area.Min.X {
@@ -368,11 +397,31 @@ func (g *grid) draw(dc draw.Canvas, h header) {
 	}
 	p.Draw(area)
 	da := p.DataCanvas(area)
-	drawScale(dc, vg.Rectangle{
+	g.scale.drawBar(dc, vg.Rectangle{
 		Min: vg.Point{X: da.Max.X + 0.3*vg.Inch, Y: da.Min.Y},
 		Max: vg.Point{X: da.Max.X + 0.3*vg.Inch + 0.2*vg.Inch, Y: da.Max.Y - lineHeight(noteStyle)*3},
 	})
 }
+
+// heatScale is how a heat map colours its cells: where a value falls on
+// heat's scale, how a cell labels it, and the colour bar that says so.
+type heatScale interface {
+	// at is where v falls on heat's scale, -1 to 1; NaN for none.
+	at(v float64) float64
+	// label is a cell's text for v.
+	label(v float64) string
+	// drawBar draws the scale's colour bar in bar, labelled.
+	drawBar(c draw.Canvas, bar vg.Rectangle)
+}
+
+// ratioScale is CompareGrid's scale, the same for every grid: a ratio to
+// the exact limiter on a log scale from 0.25× (blue) through 1× (white)
+// to 4× (vermillion).
+type ratioScale struct{}
+
+func (ratioScale) at(v float64) float64                    { return shade(v) }
+func (ratioScale) label(v float64) string                  { return ratioLabel(v) }
+func (ratioScale) drawBar(c draw.Canvas, bar vg.Rectangle) { drawScale(c, bar) }
 
 // drawScale draws the colour scale in bar, labelled at powers of two.
 func drawScale(c draw.Canvas, bar vg.Rectangle) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot/font"
@@ -50,6 +51,18 @@ type Options struct {
 	// a frame of an animation draws its run so far on the whole run's
 	// axis, the data stopping at the frame's instant.
 	AxisEndS float64
+	// Clock, when set, marks Timeline's and TimelineVs's time axis in
+	// wall-clock time in this location, from the result's WallClock (the
+	// instant time 0 stood for: a replayed log's first request), on round
+	// seconds, minutes or hours as the span suits, titled "time (UTC)".
+	// Nil: seconds from the run's start.
+	Clock *time.Location
+	// Caption, when set, titles a replay's timeline with what the user
+	// chose (the limit as given, the key, the log, the window) in place of
+	// the simulator's settings a replay did not choose: no seed,
+	// balancer, on-error or clock, and the topology only when it is not a
+	// replay's one server on a shared store.
+	Caption *Caption
 }
 
 // by returns the validated grouping of Timeline's panels.

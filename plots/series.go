@@ -97,12 +97,16 @@ type timelineData struct {
 	endS   float64 // the data runs from 0 to endS
 	// axisS is where the time axis ends: endS, or later for a frame of
 	// an animation that shares the whole run's axis (Options.AxisEndS).
-	axisS  float64
-	by     string    // "client" or "key"
-	focus  []string  // Options.Focus
-	all    []traffic // every client (or key), before grouping and folding
-	panels []traffic
-	ref    reference
+	axisS float64
+	by    string   // "client" or "key"
+	focus []string // Options.Focus
+	// axis marks and titles the time axis (Options.Clock).
+	axis timeAxis
+	// caption, when set, titles a replay (Options.Caption).
+	caption *Caption
+	all     []traffic // every client (or key), before grouping and folding
+	panels  []traffic
+	ref     reference
 	// leaky is set when admissions are drawn when they leave the queue.
 	leaky bool
 	// weighted is set when some request cost more than 1 (a search
@@ -133,7 +137,7 @@ func newTimelineData(r *sim.Result, by string) (*timelineData, error) {
 	if !(r.StepS > 0) || math.IsInf(r.StepS, 0) {
 		return nil, fmt.Errorf("plots: the result's step is %gs; want a positive step", r.StepS)
 	}
-	d := &timelineData{r: r, stepS: r.StepS, by: by, spans: spansOf(r)}
+	d := &timelineData{r: r, stepS: r.StepS, by: by, spans: spansOf(r), axis: secondsAxis}
 	maxTS := -1.0
 	var served int64
 	for _, row := range r.Timeline {

@@ -65,6 +65,10 @@ func Timeline(w io.Writer, r *sim.Result, opts Options) error {
 	}
 	d.axisS = max(d.axisS, opts.AxisEndS)
 	d.focus = opts.Focus
+	if d.axis, err = axisFor(r, opts); err != nil {
+		return err
+	}
+	d.caption = opts.Caption
 	ax, err := layOut(d, opts.Layout, by)
 	if err != nil {
 		return err
@@ -289,8 +293,8 @@ func figurePanels(d *timelineData, ax axes, width vg.Length, used map[string]boo
 
 	// Only the bottom panel labels the shared time axis.
 	last := panels[len(panels)-1].plot
-	last.X.Tick.Marker = timeTicks{}
-	last.X.Label.Text = "time (s)"
+	last.X.Tick.Marker = d.axis.ticks
+	last.X.Label.Text = d.axis.label
 	panels[len(panels)-1].height += 0.4 * vg.Inch
 	return panels
 }
@@ -298,12 +302,16 @@ func figurePanels(d *timelineData, ax axes, width vg.Length, used map[string]boo
 // runHeader is the title block of one run: what ran, what it teaches, its
 // settings, and the legend of the series drawn.
 func runHeader(d *timelineData, logScale bool, used map[string]bool) header {
-	return header{
+	h := header{
 		title:    runTitle(d.r),
 		headline: sim.Headline(d.r),
 		subtitle: subtitle(d, logScale),
 		legend:   trafficLegend(d, used),
 	}
+	if d.caption != nil {
+		h.title, h.subtitle = captionTitle(d, d.caption), captionSubtitle(d, d.caption, logScale)
+	}
+	return h
 }
 
 func runTitle(r *sim.Result) string {
@@ -321,24 +329,7 @@ func or(s, otherwise string) string {
 func subtitle(d *timelineData, logScale bool) string {
 	r := d.r
 	l := r.Limit
-	var parts []string
-	rate := words.Rate(l.RatePerS)
-	switch {
-	case l.MaxInFlight > 0:
-		parts = append(parts, "limit "+words.Concurrency(l.MaxInFlight, l.LeaseTTLS))
-	case len(l.Limits) > 0:
-		var each []string
-		for _, p := range l.Limits {
-			each = append(each, p.Name+" "+p.Text())
-		}
-		parts = append(parts, "limits "+strings.Join(each, " and "))
-	case d.ref.kind == "window":
-		parts = append(parts, fmt.Sprintf("limit %s per %s window (%s)", trimFloat(l.RatePerS*math.Max(l.WindowS, d.ref.windowS)), trimFloat(math.Max(l.WindowS, d.ref.windowS))+"s", rate))
-	case d.ref.kind == "leaky":
-		parts = append(parts, fmt.Sprintf("drains %s, queue %d", rate, l.Burst))
-	default:
-		parts = append(parts, fmt.Sprintf("limit %s, burst %d", rate, l.Burst))
-	}
+	parts := []string{limitPart(d)}
 	if l.Key != "" {
 		parts = append(parts, "key "+l.Key)
 	}
@@ -351,12 +342,50 @@ func subtitle(d *timelineData, logScale bool) string {
 	if r.RTTMs > 0 {
 		parts = append(parts, "store round trip "+trimFloat(r.RTTMs)+" ms")
 	}
-	scale := "counts per step"
-	if logScale {
-		scale += " on a log scale"
-	}
-	parts = append(parts, scale)
+	parts = append(parts, countsScale(logScale))
 	return strings.Join(parts, " · ")
+}
+
+// limitPart says the run's limit: "limit 1/s, burst 10", "drains 5/s,
+// queue 20", "limits …".
+func limitPart(d *timelineData) string {
+	l := d.r.Limit
+	rate := words.Rate(l.RatePerS)
+	switch {
+	case l.MaxInFlight > 0:
+		return "limit " + words.Concurrency(l.MaxInFlight, l.LeaseTTLS)
+	case len(l.Limits) > 0:
+		var each []string
+		for _, p := range l.Limits {
+			each = append(each, p.Name+" "+p.Text())
+		}
+		return "limits " + strings.Join(each, " and ")
+	case d.ref.kind == "window":
+		return fmt.Sprintf("limit %s per %s window (%s)", trimFloat(l.RatePerS*math.Max(l.WindowS, d.ref.windowS)), trimFloat(math.Max(l.WindowS, d.ref.windowS))+"s", rate)
+	case d.ref.kind == "leaky":
+		return fmt.Sprintf("drains %s, queue %d", rate, l.Burst)
+	}
+	return fmt.Sprintf("limit %s, burst %d", rate, l.Burst)
+}
+
+// limitText is limitPart without its leading word: what a caption's
+// limit says when the caller gave none.
+func limitText(d *timelineData) string {
+	text := limitPart(d)
+	for _, lead := range []string{"limits ", "limit "} {
+		if strings.HasPrefix(text, lead) {
+			return strings.TrimPrefix(text, lead)
+		}
+	}
+	return text
+}
+
+// countsScale says how the traffic panels count.
+func countsScale(logScale bool) string {
+	if logScale {
+		return "counts per step on a log scale"
+	}
+	return "counts per step"
 }
 
 func trimFloat(v float64) string { return fmt.Sprintf("%.4g", v) }
@@ -366,12 +395,12 @@ func trimFloat(v float64) string { return fmt.Sprintf("%.4g", v) }
 func timePlot(d *timelineData, yTicks plot.Ticker) *plot.Plot {
 	p := newPlot()
 	p.X.Min, p.X.Max = 0, d.axisS
-	p.X.Tick.Marker = unlabelled{timeTicks{}}
+	p.X.Tick.Marker = unlabelled{d.axis.ticks}
 	p.Y.Tick.Marker = yTicks
 	if len(d.spans) > 0 {
 		p.Add(faultShade{d.spans})
 	}
-	p.Add(gridLines{x: timeTicks{}, y: yTicks})
+	p.Add(gridLines{x: d.axis.ticks, y: yTicks})
 	return p
 }
 

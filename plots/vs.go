@@ -49,6 +49,11 @@ func TimelineVs(w io.Writer, a, b *sim.Result, labelA, labelB string, opts Optio
 		return err
 	}
 	da.focus, db.focus = opts.Focus, opts.Focus
+	for _, d := range []*timelineData{da, db} {
+		if d.axis, err = axisFor(d.r, opts); err != nil {
+			return err
+		}
+	}
 	pairSignatures(da, db)
 	width := opts.Width
 	if width == 0 {
@@ -81,6 +86,15 @@ func TimelineVs(w io.Writer, a, b *sim.Result, labelA, labelB string, opts Optio
 		title:    fmt.Sprintf("%s · %s vs %s", or(a.Scenario, "unnamed scenario"), labelA, labelB),
 		subtitle: commonParts(runTitle(a)+" · "+subtitle(da, shared.log), runTitle(b)+" · "+subtitle(db, shared.log)) + " · left and right share each row's y axis",
 		legend:   pairLegend(da, db, usedA, usedB, labelA, labelB),
+	}
+	if c := opts.Caption; c != nil {
+		// One caption for two runs: its limit is said only when both
+		// limits are the same, the labels saying how they differ.
+		ca, cb := *c, *c
+		if limitPart(da) != limitPart(db) {
+			ca.Limit, cb.Limit = limitText(da), limitText(db)
+		}
+		h.subtitle = commonParts(captionTitle(da, &ca)+" · "+captionSubtitle(da, &ca, shared.log), captionTitle(db, &cb)+" · "+captionSubtitle(db, &cb, shared.log)) + " · left and right share each row's y axis"
 	}
 	ca := header{title: "left: " + labelA, headline: sim.Headline(a)}
 	cb := header{title: "right: " + labelB, headline: sim.Headline(b)}
@@ -269,8 +283,8 @@ func columnPanels(d *timelineData, rows []string, ax axes, faults bool, width vg
 	// Only the bottom panel labels the time axis; a placeholder has none.
 	for i := len(panels) - 1; i >= 0; i-- {
 		if p := panels[i].plot; p != nil {
-			p.X.Tick.Marker = timeTicks{}
-			p.X.Label.Text = "time (s)"
+			p.X.Tick.Marker = d.axis.ticks
+			p.X.Label.Text = d.axis.label
 			break
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"time"
 
 	"gonum.org/v1/plot/vg"
 
@@ -84,7 +85,7 @@ func GIF(w io.Writer, r *sim.Result, opts GIFOptions) error {
 	// The last frame first: it fixes the size every frame is drawn at
 	// (the y-axes change as the counts grow; the figure must not) and
 	// the palette.
-	last, err := frame(frameResult(r, times[len(times)-1]), popts)
+	last, err := frame(frameResult(r, times[len(times)-1], popts.Clock), popts)
 	if err != nil {
 		return err
 	}
@@ -182,7 +183,7 @@ func drawFrames(r *sim.Result, times []float64, opts plots.Options) *frameSource
 				return
 			}
 			go func() {
-				img, err := frame(frameResult(r, t), opts)
+				img, err := frame(frameResult(r, t, opts.Clock), opts)
 				s.frames[i] <- drawnFrame{img, err}
 			}()
 		}
@@ -205,11 +206,22 @@ func (s *frameSource) stop() { close(s.done) }
 // viewer, or a slide's audience, knows where the run is. Drawn with
 // plots.Options.AxisEndS at the run's end, every frame has the same time
 // axis and the run is seen unrolling across it, its data stopping at t,
-// rather than the axis stretching under it.
-func frameResult(r *sim.Result, t float64) *sim.Result {
+// rather than the axis stretching under it. With a clock (a replay drawn
+// on its log's clock, plots.Options.Clock) the instant is the clock's
+// ("replay of access.log at 10:03:20"), as the axis reads.
+func frameResult(r *sim.Result, t float64, clock *time.Location) *sim.Result {
 	f := Truncate(r, t)
 	// Rounded to the µs: a cut is a sum of float steps (2.3000000000000003).
-	f.Scenario = fmt.Sprintf("%s at %s s", r.Scenario, strconv.FormatFloat(math.Round(f.DurationS*1e6)/1e6, 'f', -1, 64))
+	cut := math.Round(f.DurationS*1e6) / 1e6
+	f.Scenario = fmt.Sprintf("%s at %s s", r.Scenario, strconv.FormatFloat(cut, 'f', -1, 64))
+	if origin, err := time.Parse(time.RFC3339Nano, r.WallClock); clock != nil && err == nil {
+		at := origin.Add(time.Duration(cut * float64(time.Second))).In(clock)
+		layout := "15:04:05"
+		if at.Nanosecond() != 0 {
+			layout = "15:04:05.000"
+		}
+		f.Scenario = fmt.Sprintf("%s at %s", r.Scenario, at.Format(layout))
+	}
 	return f
 }
 

@@ -6,8 +6,11 @@ import (
 	"image/draw"
 	"image/gif"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/ratelim/ratelim/plots"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -100,7 +103,7 @@ func TestGIFLastFrameIsThePlot(t *testing.T) {
 	for _, fr := range g.Image {
 		draw.Draw(screen, fr.Bounds(), fr, fr.Bounds().Min, draw.Over)
 	}
-	still, err := frame(frameResult(r, r.DurationS), GIFOptions{}.Plot)
+	still, err := frame(frameResult(r, r.DurationS, nil), GIFOptions{}.Plot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +163,7 @@ func absDiff(a, b uint8) int {
 
 func TestFrameResult(t *testing.T) {
 	r := tiny()
-	f := frameResult(r, 2.5)
+	f := frameResult(r, 2.5, nil)
 	// The data stops at the cut; the axis is the whole run's
 	// (plots.Options.AxisEndS, set by GIF).
 	if f.Scenario != "tiny at 2 s" || f.DurationS != 2 || len(f.Timeline) != 4 {
@@ -169,5 +172,49 @@ func TestFrameResult(t *testing.T) {
 	}
 	if r.Scenario != "tiny" {
 		t.Error("frameResult renamed the run itself")
+	}
+
+	// On a log's clock, the frame says the clock's time, as the axis
+	// reads; without the run's wall clock, seconds still.
+	r.WallClock = "2026-12-01T10:00:00Z"
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, tt := range []struct {
+		clock *time.Location
+		wall  string
+		at    float64
+		want  string
+	}{
+		{time.UTC, "2026-12-01T10:00:00Z", 2.5, "tiny at 10:00:02"},
+		{paris, "2026-12-01T10:00:00Z", 2.5, "tiny at 11:00:02"},
+		{time.UTC, "2026-12-01T10:00:00.25Z", 2, "tiny at 10:00:02.250"},
+		{nil, "2026-12-01T10:00:00Z", 2, "tiny at 2 s"},
+		{time.UTC, "", 2, "tiny at 2 s"},
+	} {
+		r.WallClock = tt.wall
+		if got := frameResult(r, tt.at, tt.clock).Scenario; got != tt.want {
+			t.Errorf("clock %v, wall clock %q, at %gs: %q, want %q", tt.clock, tt.wall, tt.at, got, tt.want)
+		}
+	}
+}
+
+// A replay's GIF passes the clock and the caption to every frame, and
+// refuses a clock the run has no wall clock for.
+func TestGIFOnALogsClock(t *testing.T) {
+	r := tiny()
+	r.WallClock = "2026-12-01T10:00:00Z"
+	opts := GIFOptions{Plot: plots.Options{Clock: time.UTC, Caption: &plots.Caption{Limit: "60/m burst 5", Key: "ip"}}, Frames: 2}
+	var buf bytes.Buffer
+	if err := GIF(&buf, r, opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gif.DecodeAll(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatalf("the GIF does not decode: %v", err)
+	}
+	r.WallClock = ""
+	if err := GIF(&buf, r, opts); err == nil || !strings.Contains(err.Error(), "wall clock") {
+		t.Errorf("a clock without the run's wall clock: %v", err)
 	}
 }

@@ -390,6 +390,19 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 				break
 			}
 			d.syncInterval(v, fl)
+		case "rate":
+			d.rate(v, fl, false)
+			value = settingText(v)
+		case "burst":
+			d.integer(v, fl, 0, 1<<50, "50")
+			value = settingText(v)
+		case "window":
+			d.positive(v, fl, "1m")
+			value = settingText(v)
+		default:
+			// A field's path: set in the file by Apply
+			// when the run is made, and read by the field's reader then.
+			value = settingText(v)
 		}
 		if d.failed() {
 			return nil

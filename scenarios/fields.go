@@ -36,6 +36,9 @@ type object struct {
 	// least one (limit or limits); notBoth, pairs it may not have together.
 	needOne [][]string
 	notBoth [][2]string
+	// paths, when set, says the mapping also takes a field's path as a
+	// key (limit.burst, clients[web].traffic.rate): what such a key means.
+	paths string
 }
 
 // A field is one key of an object.
@@ -336,7 +339,12 @@ var (
 		{name: "sync_interval", value: anyOf(duration(), constant("never")), doc: "as --sync-interval"},
 		{name: "replication_lag", value: anyOf(duration(), constant("never")), doc: "as --replication-lag"},
 		{name: "wall_clock", value: instant(), doc: "as --wall-clock"},
-	}}
+		{name: "rate", value: rate(), doc: "as --rate: the limit's rate"},
+		{name: "burst", value: integer(0, 1<<50), doc: "as --burst: the limit's burst"},
+		{name: "window", value: duration(), doc: "as --window: the limit's window"},
+	},
+		paths: "as --set PATH=VALUE: any field by its path, e.g. limit.burst, topology.failover_after, clients[web].traffic.rate, limits[hourly].rate",
+	}
 )
 
 // objects are the table's objects, in the reference's order.

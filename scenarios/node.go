@@ -37,6 +37,13 @@ type decoder struct {
 	logDir   string
 	feeds    int           // logs read, for MaxFeeds
 	logsRead []*replay.Log // the logs of the client being read (pattern trace)
+	cache    *logCache     // the logs scanned before, by what was asked of them
+	// injected are the nodes Apply put into the tree, each with the
+	// setting it came from: an error blamed on one names the setting,
+	// which has no line in the file.
+	injected map[*yaml.Node]*injection
+	// blamedSetting says d.err is blamed on a setting's node.
+	blamedSetting bool
 }
 
 // failf records an error at n (its line) for field, unless one is recorded.
@@ -48,7 +55,12 @@ func (d *decoder) failf(n *yaml.Node, field, format string, args ...any) {
 	if n != nil {
 		line = n.Line
 	}
-	d.err = &Error{File: d.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+	msg := fmt.Sprintf(format, args...)
+	if in := d.injected[n]; in != nil && n != nil {
+		d.err, d.blamedSetting = in.blame(field, msg), true
+		return
+	}
+	d.err = &Error{File: d.file, Line: line, Field: field, Msg: msg}
 }
 
 func (d *decoder) failed() bool { return d.err != nil }
@@ -234,6 +246,7 @@ type fields struct {
 	values map[string]*yaml.Node // resolved
 	order  []string              // keys in document order
 	merged map[*yaml.Node]bool   // mappings already collected: each once, however often merged
+	paths  bool                  // a key may be a field's path (object.paths), checked by CheckSettingName
 }
 
 // field returns the path of the field name inside f.
@@ -265,6 +278,7 @@ func (d *decoder) record(n *yaml.Node, path string, o *object, want string) *fie
 		return f
 	}
 	f.node = n
+	f.paths = o.paths != ""
 	d.collect(f, n, o.names(), 0)
 	return f
 }
@@ -293,7 +307,12 @@ func (d *decoder) collect(f *fields, n *yaml.Node, known []string, depth int) {
 			return
 		}
 		own[name] = k.Line
-		if !slices.Contains(known, name) {
+		if f.paths && isPath(name) {
+			if err := CheckSettingName(name); err != nil {
+				d.failf(k, f.field(short(name)), "%s", settingMsg(err, name))
+				return
+			}
+		} else if !slices.Contains(known, name) {
 			msg := "unknown field"
 			if s := suggest(name, known); s != "" {
 				msg += fmt.Sprintf(", did you mean %q?", s)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/ratelim/ratelim/replay"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -26,6 +28,24 @@ type File struct {
 	// Path is the file the scenario was read from (the filename given to
 	// Parse); empty for a built-in.
 	Path string
+
+	// origin is how Source was read, for Apply to read it again alike.
+	origin origin
+	// base is the file as read, and applied the settings that made this
+	// one of it, when Apply did (nil and none otherwise).
+	base    *File
+	applied []Setting
+}
+
+// origin is what a file was read with: the name its errors give, whether
+// a trace may read its log and from where, and the logs read so far, so
+// that reading the file again (Apply, once per value of a sweep) does not
+// scan a log again.
+type origin struct {
+	file   string
+	logs   bool
+	logDir string
+	cache  *logCache
 }
 
 // Limits on what one file may ask for. Servers is the format's own bound;
@@ -121,12 +141,14 @@ func Parse(filename string, data []byte) (*File, error) {
 }
 
 func parse(filename string, data []byte, d *decoder) (*File, error) {
+	d.cache = &logCache{}
 	f := d.parse(data)
 	if d.err != nil {
 		return nil, d.err
 	}
 	f.Source = append([]byte(nil), data...)
 	f.Path = filename
+	f.origin = origin{file: d.file, logs: d.logs, logDir: d.logDir, cache: d.cache}
 	return f, nil
 }
 
@@ -143,6 +165,12 @@ func (d *decoder) parse(data []byte) *File {
 	if d.failed() {
 		return nil
 	}
+	return d.parseRoot(root)
+}
+
+// parseRoot reads the scenario from the document's top node: the file as
+// written, or as Apply has changed it.
+func (d *decoder) parseRoot(root *yaml.Node) *File {
 	top := d.record(root, "", &scenarioObject, scenarioWant)
 	if d.failed() {
 		return nil

@@ -48,6 +48,11 @@ func storeURLPattern() string {
 // refuses; the parser also checks what a schema cannot say (a fault
 // within the run, a partition naming every server), so a file the schema
 // accepts may still be refused, with its line and field.
+// pathPattern is a field's path as a key (limit.burst, limits[1].rate,
+// clients[web].traffic[0].rate): names, each with its [entries], joined
+// by dots, at least one dot or entry.
+const pathPattern = `^[A-Za-z][A-Za-z0-9_-]*((\[[^\]]+\])+(\.[A-Za-z][A-Za-z0-9_-]*(\[[^\]]+\])*)*|(\.[A-Za-z][A-Za-z0-9_-]*(\[[^\]]+\])*)+)$`
+
 func Schema(w io.Writer) error {
 	defs := map[string]any{}
 	for _, o := range objects {
@@ -87,6 +92,11 @@ func objectSchema(o *object) map[string]any {
 	}
 	if len(required) > 0 {
 		s["required"] = required
+	}
+	if o.paths != "" {
+		// A path's names are checked against the table by the parser
+		// (CheckSettingName); the schema checks its shape.
+		s["patternProperties"] = map[string]any{pathPattern: map[string]any{"description": o.paths}}
 	}
 	var rules []any
 	for _, group := range o.needOne {
@@ -224,6 +234,15 @@ func Reference(w io.Writer) error {
 				}
 			}
 			i = j
+		}
+		if o.paths != "" {
+			for k, line := range wrap(o.paths, ReferenceWidth-4-width) {
+				name := "PATH"
+				if k > 0 {
+					name = ""
+				}
+				fmt.Fprintf(&b, "  %-*s  %s\n", width, name, line)
+			}
 		}
 		if o.variantKey != "" {
 			fmt.Fprintf(&b, "  By %s, each takes only:\n", o.variantKey)

@@ -14,7 +14,6 @@ package scenarios
 // known; each run then reads it again.
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -67,7 +66,7 @@ func (d *decoder) traceLog(n *yaml.Node, path string, o *object, maxKeys int) (*
 		d.failf(f.values["until"], f.field("until"), "%s is not after from %s", t.Until.Format(time.RFC3339), t.From.Format(time.RFC3339))
 		return nil, f
 	}
-	l, err := replay.Scan(context.Background(), src, replay.ScanOptions{MaxKeys: maxKeys})
+	l, err := d.cache.scan(src, maxKeys)
 	if err != nil {
 		d.failf(fv, f.field("file"), "%s", strings.TrimPrefix(err.Error(), "trace: "))
 		return nil, f

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -229,11 +231,9 @@ func planCheck(opts *checkOptions) (*checkPlan, error) {
 // planFile makes the runs of one file's expectations: one per with:.
 func planFile(entry int, f *scenarios.File, store string) ([]checkJob, []sim.Scenario, error) {
 	label := scenarioLabel(f)
-	base := f.Scenario
 	if store != "" {
 		// Read as the file's topology.store is, and as sim's --store.
-		var err error
-		if base, err = scenarios.Override(base, map[string]string{"store": store}, scenarios.FlagField); err != nil {
+		if _, err := scenarios.Override(f.Scenario, map[string]string{"store": store}, scenarios.FlagField); err != nil {
 			return nil, nil, usageError{err}
 		}
 	}
@@ -252,12 +252,21 @@ func planFile(entry int, f *scenarios.File, store string) ([]checkJob, []sim.Sce
 	var scs []sim.Scenario
 	for _, id := range order {
 		job := groups[id]
-		sc, err := scenarios.Override(base, job.with, func(name string) string { return "with." + name })
+		// --store first, so that a with: store: takes its place; a with:
+		// path (limit.burst) is set in the file and read again.
+		var sets []scenarios.Setting
+		if store != "" {
+			sets = append(sets, scenarios.Setting{Name: "store", Value: store, Flag: "--store"})
+		}
+		for _, k := range slices.Sorted(maps.Keys(job.with)) {
+			sets = append(sets, scenarios.Setting{Name: k, Value: job.with[k], Flag: "with." + k})
+		}
+		run, err := scenarios.Apply(f, sets)
 		if err != nil {
 			return nil, nil, usageError{fmt.Errorf("%s:%d: %w", label, job.exps[0].Line, err)}
 		}
 		jobs = append(jobs, *job)
-		scs = append(scs, sc)
+		scs = append(scs, run.Scenario)
 	}
 	return jobs, scs, nil
 }

@@ -3,11 +3,14 @@ package main
 import (
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ratelim/ratelim/scenarios"
 )
 
 // checkDir writes a directory for `ratelim check DIR`: a good file whose
@@ -259,5 +262,40 @@ func TestSimNamesFailingExpectations(t *testing.T) {
 		if n := len([]rune(line)); n > 80 {
 			t.Errorf("expect: line of %d columns, want at most 80: %q", n, line)
 		}
+	}
+}
+
+// An expectation's with: takes a field's path, set in the file as --set
+// sets it, and refused with the file's message for the same value.
+func TestCheckWithAPath(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good := write("good.yaml", smallScenario+"  - {client: hammer, allowed: {min: 140, max: 160}, with: {limit.burst: 100}}\n")
+	code, out, errOut := runArgs("check", good)
+	if code != 0 {
+		t.Errorf("exit %d, want 0: with: {limit.burst: 100} lets the hammer's burst of 100 through\n%s%s", code, out, errOut)
+	}
+	bad := write("bad.yaml", smallScenario+"  - {client: hammer, allowed: {min: 1}, with: {limit.burst: -1}}\n")
+	_, fileErr := scenarios.Parse("edited.yaml", []byte(strings.Replace(smallScenario, "burst: 20", "burst: -1", 1)))
+	var fe *scenarios.Error
+	if !errors.As(fileErr, &fe) || fe.Field != "limit.burst" {
+		t.Fatalf("the edited file gives %v, want a limit.burst error", fileErr)
+	}
+	code, out, errOut = runArgs("check", bad)
+	want := bad + ":17: with.limit.burst: " + fe.Msg
+	if code != exitBadInput || !strings.Contains(out+errOut, want) {
+		t.Errorf("exit %d, want 2 and %q in\n%s%s", code, want, out, errOut)
+	}
+	// A path that names no field is refused as the file is read.
+	typo := write("typo.yaml", smallScenario+"  - {client: hammer, allowed: {min: 1}, with: {limit.brust: 5}}\n")
+	code, out, errOut = runArgs("check", typo)
+	if want := `expect[2].with.limit.brust: unknown field, did you mean "burst"?`; code != exitBadInput || !strings.Contains(out+errOut, want) {
+		t.Errorf("exit %d, want 2 and %q in\n%s%s", code, want, out, errOut)
 	}
 }

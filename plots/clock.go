@@ -1,0 +1,155 @@
+package plots
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+
+	"github.com/ratelim/ratelim/internal/words"
+	"github.com/ratelim/ratelim/sim"
+)
+
+// Caption is what the title and subtitle of a replay's timeline say in
+// place of the simulator's settings, which a replay of a log did not
+// choose: each a short text as the user gave it or would read it; empty
+// fields are left out.
+type Caption struct {
+	// Limit is the limit as given: "60/m burst 60".
+	Limit string
+	// Key is what the log was keyed by: "ip", "header X-User".
+	Key string
+	// Log names the log and how its times were read: "access.log,
+	// whole-second times".
+	Log string
+	// Window is the stretch of the log replayed, in its clock:
+	// "10:00–10:09".
+	Window string
+}
+
+// timeAxis is how a timeline's shared x axis is marked and titled: in
+// seconds from the run's start, or, with Options.Clock, in the wall clock
+// of the log it replays.
+type timeAxis struct {
+	ticks plot.Ticker
+	label string
+}
+
+// secondsAxis is the simulator's time axis: seconds from 0.
+var secondsAxis = timeAxis{ticks: timeTicks{}, label: "time (s)"}
+
+// axisFor returns the time axis opts ask for r: seconds, or, with a
+// Clock, wall-clock times from r's WallClock in that location.
+func axisFor(r *sim.Result, opts Options) (timeAxis, error) {
+	if opts.Clock == nil {
+		return secondsAxis, nil
+	}
+	if r.WallClock == "" {
+		return timeAxis{}, fmt.Errorf("plots: a clock axis (in %s) needs the run's wall clock, and the result has none (want Result.WallClock, the instant time 0 stood for)", opts.Clock)
+	}
+	origin, err := time.Parse(time.RFC3339Nano, r.WallClock)
+	if err != nil {
+		return timeAxis{}, fmt.Errorf("plots: the result's wall clock %q is not an RFC 3339 time (want e.g. 2026-12-01T10:00:00Z)", r.WallClock)
+	}
+	return timeAxis{ticks: wallTicks{origin: origin, loc: opts.Clock}, label: "time (" + opts.Clock.String() + ")"}, nil
+}
+
+// wallSteps are the spacings a clock axis is marked at: round seconds,
+// minutes and hours, as a clock is read.
+var wallSteps = []time.Duration{
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+}
+
+// wallTicks marks a time axis (seconds from origin) at round instants of
+// loc's clock: the first spacing of wallSteps that gives at most 8 labels,
+// each labelled as a clock reads ("10:05", or "10:05:30" when the marks
+// are seconds apart; where the axis crosses midnight, the date on the
+// first mark and on each midnight: "Dec 2 00:00"), with a minor mark
+// between.
+type wallTicks struct {
+	origin time.Time
+	loc    *time.Location
+}
+
+// Ticks implements plot.Ticker.
+func (w wallTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return nil
+	}
+	span := time.Duration((hi - lo) * float64(time.Second))
+	step := wallSteps[len(wallSteps)-1]
+	for _, s := range wallSteps {
+		if span/s <= 8 {
+			step = s
+			break
+		}
+	}
+	for step == wallSteps[len(wallSteps)-1] && span/step > 8 {
+		step *= 2 // days apart: a long log
+	}
+	start := w.origin.Add(time.Duration(lo * float64(time.Second))).In(w.loc)
+	end := w.origin.Add(time.Duration(hi * float64(time.Second)))
+	// Round marks are counted from the local midnight of the first
+	// instant, so that 15-minute marks fall on :00, :15 in any zone
+	// (India's +05:30 too).
+	y, m, d := start.Date()
+	t := time.Date(y, m, d, 0, 0, 0, 0, w.loc)
+	half := step / 2
+	for t.Before(start) {
+		t = t.Add(half)
+	}
+	layout := "15:04"
+	if step < time.Minute {
+		layout = "15:04:05"
+	}
+	crossesDays := start.YearDay() != end.In(w.loc).YearDay() || start.Year() != end.In(w.loc).Year()
+	var out []plot.Tick
+	for i := 0; !t.After(end) && i < 1000; i++ {
+		v := t.Sub(w.origin).Seconds()
+		midnight := t.Sub(time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, w.loc))
+		if midnight%step == 0 {
+			label := t.Format(layout)
+			if crossesDays && (step >= 24*time.Hour || midnight == 0 || len(out) == 0) {
+				label = t.Format("Jan 2 ") + label
+			}
+			out = append(out, plot.Tick{Value: v, Label: label})
+		} else {
+			out = append(out, plot.Tick{Value: v})
+		}
+		t = t.Add(half)
+	}
+	return out
+}
+
+// captionTitle is a replay's title: the run (the log replayed), the
+// algorithm and the limit, and the topology only where it is not a
+// replay's own (one server on a shared store).
+func captionTitle(d *timelineData, c *Caption) string {
+	r := d.r
+	parts := []string{or(r.Scenario, "unnamed replay"), r.Algorithm, "limit " + or(c.Limit, limitText(d))}
+	if r.Topology != string(sim.Shared) || r.Servers != 1 || r.Store != "memory" {
+		parts = append(parts, fmt.Sprintf("%s on %s · %d %s", r.Topology, r.Store, r.Servers, words.Plural(r.Servers, "server", "servers")))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// captionSubtitle is a replay's settings line: the key, the log, the
+// window, the step the counts are per, and the scale.
+func captionSubtitle(d *timelineData, c *Caption, logScale bool) string {
+	var parts []string
+	if c.Key != "" {
+		parts = append(parts, "key "+c.Key)
+	}
+	if c.Log != "" {
+		parts = append(parts, c.Log)
+	}
+	if c.Window != "" {
+		parts = append(parts, c.Window)
+	}
+	parts = append(parts, "step "+trimFloat(d.stepS)+"s", countsScale(logScale))
+	return strings.Join(parts, " · ")
+}

@@ -1,0 +1,139 @@
+package plots
+
+import (
+	"bufio"
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// frontierData is the frontier of the research log (62 keys, a credential
+// stuffer and a scraper among them; issue 33): the points are peaks.py's,
+// the keys testdata/frontier-keys.csv, each at the burst it needs at 1/s.
+func frontierData(t *testing.T) FrontierData {
+	t.Helper()
+	d := FrontierData{
+		Title:    "access.log: the limits that spare every ordinary key",
+		Subtitle: "outliers: keys whose busiest 1 m is more than 3.5 robust deviations above the bulk's (median 18, 33 at most): 2 keys · chosen: the frontier at 1/s",
+	}
+	for _, p := range []struct {
+		rate  float64
+		burst int
+	}{{0.1, 61}, {0.2, 29}, {0.5, 13}, {1, 11}, {2, 9}, {5, 8}, {10, 8}, {20, 8}} {
+		d.Points = append(d.Points, FrontierPoint{Rate: p.rate, Burst: p.burst, Chosen: p.rate == 1})
+	}
+	f, err := os.Open(filepath.Join("testdata", "frontier-keys.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "#") {
+			continue
+		}
+		fs := strings.Split(sc.Text(), ",")
+		rate, err1 := strconv.ParseFloat(fs[1], 64)
+		burst, err2 := strconv.Atoi(fs[2])
+		if err1 != nil || err2 != nil {
+			t.Fatalf("frontier-keys.csv: %q", sc.Text())
+		}
+		d.Keys = append(d.Keys, FrontierKey{Name: fs[0], MeanRate: rate, Burst: burst, Outlier: fs[3] == "1"})
+	}
+	return d
+}
+
+func TestFrontierGolden(t *testing.T) {
+	d := frontierData(t)
+	var b bytes.Buffer
+	if err := Frontier(&b, d, Options{Format: "svg"}); err != nil {
+		t.Fatal(err)
+	}
+	wantGolden(t, "frontier.golden.svg", b.Bytes())
+	checkSVG(t, "frontier", b.Bytes(), nil)
+	got := texts(b.Bytes())
+	// Rates as a limit is written, the outliers named, the chosen point
+	// named, each frontier point's burst, and the count it throttles.
+	for _, want := range []string{"6/m", "30/m", "1/s", "2/s", "10/s", "chosen: 1/s, burst 11", "203.0.113.9", "198.51.100.7", "61", "29", "the chosen burst, 11: a key", "throttles 2, spares 60", "62 keys, 2 outliers", "rate (log scale)", "burst (log scale)"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("the SVG has no text %q", want)
+		}
+	}
+	// The bulk is not named.
+	if slices.Contains(got, "10.0.0.4") {
+		t.Error("a key of the bulk is named")
+	}
+	if all := strings.Join(got, " "); !strings.Contains(all, "3.5 robust deviations") {
+		t.Error("the rule is not stated")
+	}
+
+	var p bytes.Buffer
+	if err := Frontier(&p, d, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	img := checkPNG(t, "frontier", p.Bytes(), 0, 0)
+	if !hasColour(img, vermillion) || !hasColour(img, blue) {
+		t.Error("the PNG lacks the outliers or the frontier")
+	}
+	review(t, "frontier.png", p.Bytes())
+
+	// Without outliers and at a narrow range the y axis is linear and
+	// nothing is vermillion.
+	d.Keys = slices.DeleteFunc(d.Keys, func(k FrontierKey) bool { return k.Outlier })
+	d.Points = d.Points[2:6]
+	b.Reset()
+	if err := Frontier(&b, d, Options{Format: "svg"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(b.Bytes()); !slices.Contains(got, "burst") || !slices.Contains(got, "throttles 0, spares 60") {
+		t.Errorf("without outliers: %q", got)
+	}
+	p.Reset()
+	if err := Frontier(&p, d, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	review(t, "frontier-bulk.png", p.Bytes())
+}
+
+func TestFrontierRefusesWhatItCannotDraw(t *testing.T) {
+	good := func() FrontierData {
+		return FrontierData{Points: []FrontierPoint{{Rate: 1, Burst: 11, Chosen: true}, {Rate: 2, Burst: 9}}, Keys: []FrontierKey{{Name: "a", MeanRate: 0.5, Burst: 3}}}
+	}
+	mod := func(f func(*FrontierData)) FrontierData { d := good(); f(&d); return d }
+	for _, tt := range []struct {
+		name string
+		d    FrontierData
+		opts Options
+		msg  string
+	}{
+		{"nothing", FrontierData{}, Options{}, "no points"},
+		{"a NaN rate", mod(func(d *FrontierData) { d.Points[0].Rate = math.NaN() }), Options{}, "point 1: rate NaN/s (want a positive"},
+		{"a zero rate", mod(func(d *FrontierData) { d.Points[1].Rate = 0 }), Options{}, "point 2: rate 0/s"},
+		{"an infinite rate", mod(func(d *FrontierData) { d.Points[1].Rate = math.Inf(1) }), Options{}, "rate +Inf/s"},
+		{"a negative burst", mod(func(d *FrontierData) { d.Points[1].Burst = -1 }), Options{}, "point 2 (2/s): burst -1"},
+		{"a rate twice", mod(func(d *FrontierData) { d.Points[1].Rate = 1 }), Options{}, "rate 1/s twice"},
+		{"two chosen", mod(func(d *FrontierData) { d.Points[1].Chosen = true }), Options{}, "2 frontier points chosen"},
+		{"a NaN key", mod(func(d *FrontierData) { d.Keys[0].MeanRate = math.NaN() }), Options{}, "key 1 (a): mean rate NaN/s"},
+		{"a key's negative burst", mod(func(d *FrontierData) { d.Keys[0].Burst = -2 }), Options{}, "key 1 (a): burst -2"},
+		{"a format", good(), Options{Format: "gif"}, "unknown format"},
+		{"a negative width", good(), Options{Width: -1}, "not positive"},
+	} {
+		var b bytes.Buffer
+		err := Frontier(&b, tt.d, tt.opts)
+		if err == nil || !strings.HasPrefix(err.Error(), "plots: ") || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s: %v, want a plots: error saying %q", tt.name, err, tt.msg)
+		}
+	}
+	// A key at rate 0 and no keys at all still draw.
+	for _, d := range []FrontierData{mod(func(d *FrontierData) { d.Keys[0].MeanRate = 0 }), mod(func(d *FrontierData) { d.Keys = nil })} {
+		var b bytes.Buffer
+		if err := Frontier(&b, d, Options{}); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -1,0 +1,368 @@
+package scenarios
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+	"pgregory.net/rapid"
+)
+
+// setBase is a small scenario whose lines the table below edits, to get
+// the file's own message for the value a setting gives.
+const setBase = `name: set-base
+duration: 10s
+servers: 2
+limit:
+  algorithm: token-bucket
+  rate: 10/s
+  burst: 20
+clients:
+  - name: web
+    api_key: web
+    traffic: {pattern: constant, rate: 5/s}
+  - name: batch-{i}
+    api_key: batch
+    count: 2
+    traffic: {pattern: constant, rate: 50/s}
+faults:
+  - kind: latency
+    start: 2s
+    end: 4s
+    rtt: 5ms
+`
+
+// TestApplyGivesTheFilesMessage sets a field from outside the file and
+// checks the error is the one the file gives for the same value written
+// in it, with the setting's flag in place of the file, line and field.
+func TestApplyGivesTheFilesMessage(t *testing.T) {
+	base, err := Parse("set-base.yaml", []byte(setBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		set        Setting
+		line, edit string // the file's line, and what it becomes
+		field      string // the field the file's error names
+	}{
+		{Setting{"rate", "0/s", "--rate"}, "  rate: 10/s", "  rate: 0/s", "limit.rate"},
+		{Setting{"burst", "x", "--burst"}, "  burst: 20", "  burst: x", "limit.burst"},
+		{Setting{"limit.burst", "0", "--set limit.burst"}, "  burst: 20", "  burst: 0", "limit.burst"},
+		{Setting{"limit.rate", "abc", "--vs limit.rate"}, "  rate: 10/s", "  rate: abc", "limit.rate"},
+		{Setting{"limit.burst", "-1", "with.limit.burst"}, "  burst: 20", "  burst: -1", "limit.burst"},
+		{Setting{"window", "1.5ns", "--window"}, "  burst: 20", "  burst: 20\n  window: 1.5ns", "limit.window"},
+		{Setting{"clients[web].traffic.rate", "fast", "sweep clients[web].traffic.rate"}, "{pattern: constant, rate: 5/s}", "{pattern: constant, rate: fast}", "clients[0].traffic.rate"},
+		{Setting{"clients[1].count", "0", "--set clients[1].count"}, "    count: 2", "    count: 0", "clients[1].count"},
+		{Setting{"faults[0].rtt", "2m", "--set faults[0].rtt"}, "    rtt: 5ms", "    rtt: 2m", "faults[0].rtt"},
+	} {
+		_, err := Apply(base, []Setting{tc.set})
+		var got *Error
+		if !errors.As(err, &got) {
+			t.Errorf("%s %s: error %v, want an *Error", tc.set.Flag, tc.set.Value, err)
+			continue
+		}
+		edited := strings.Replace(setBase, tc.line, tc.edit, 1)
+		if edited == setBase {
+			t.Fatalf("%s: no line %q to edit", tc.set.Flag, tc.line)
+		}
+		_, ferr := Parse("set-base.yaml", []byte(edited))
+		var file *Error
+		if !errors.As(ferr, &file) {
+			t.Fatalf("%s: the edited file gives %v, want an *Error", tc.set.Flag, ferr)
+		}
+		if file.Field != tc.field {
+			t.Errorf("%s: the file blames %q, want %q (%v)", tc.set.Flag, file.Field, tc.field, ferr)
+		}
+		want := &Error{Field: tc.set.Flag, Msg: file.Msg}
+		if *got != *want {
+			t.Errorf("%s %s:\n got %v\nwant %v", tc.set.Flag, tc.set.Value, got, want)
+		}
+	}
+}
+
+// TestApplyRefusals: what Apply refuses that no file could say, each
+// naming the flag, with what to write instead.
+func TestApplyRefusals(t *testing.T) {
+	base, err := Parse("set-base.yaml", []byte(setBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	quotas, err := Open("api-quotas")
+	if err != nil {
+		t.Fatal(err)
+	}
+	partition, err := Open("partition")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		f    *File
+		sets []Setting
+		want string
+	}{
+		{base, []Setting{{"limit.brust", "5", "--set limit.brust"}},
+			`--set limit.brust: unknown field, did you mean "burst"? (want name, algorithm, rate, burst, window, key, delay, nodelay, shadow, max_in_flight or lease_ttl)`},
+		{base, []Setting{{"topology.failover_afer", "5s", "--vs topology.failover_afer"}},
+			`--vs topology.failover_afer: unknown field, did you mean "failover_after"?`},
+		{base, []Setting{{"clients[web].trafic.rate", "5/s", "--set clients[web].trafic.rate"}},
+			`--set clients[web].trafic.rate: clients[web].trafic: unknown field, did you mean "traffic"?`},
+		{base, []Setting{{"clients[3].count", "5", "--set clients[3].count"}},
+			`--set clients[3].count: clients[3] is out of range: the file has 2 (want clients[0] to clients[1], as written, before count: expands them)`},
+		{base, []Setting{{"clients[wbe].count", "5", "--set clients[wbe].count"}},
+			`--set clients[wbe].count: clients: unknown name "wbe", did you mean "web"? (want web or batch-{i})`},
+		{base, []Setting{{"faults[latency].rtt", "5ms", "--set faults[latency].rtt"}},
+			`--set faults[latency].rtt: faults[latency]: its entries have no name (want an index, e.g. faults[0])`},
+		{quotas, []Setting{{"limits[nope].rate", "5/s", "--set limits[nope].rate"}},
+			`--set limits[nope].rate: limits: unknown name "nope" (want per-second or hourly)`},
+		{quotas, []Setting{{"rate", "5/s", "--rate"}},
+			`--rate: this file has limits:, not limit: (want limits[NAME].rate, NAME one of per-second or hourly)`},
+		{base, []Setting{{"clients[web].traffic", "{pattern: constant, rate: 5/s", "--set clients[web].traffic"}},
+			`--set clients[web].traffic: "{pattern: constant, rate: 5/s" is not a YAML value`},
+		// A setting that breaks another field names both, and the line.
+		{partition, []Setting{{"burst", "30", "--burst"}, {"faults[0].start", "25s", "--set faults[0].start"}},
+			`--set faults[0].start=25s: faults[0].end (line `},
+	} {
+		_, err := Apply(tc.f, tc.sets)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%v:\n got %v\nwant %s…", tc.sets, err, tc.want)
+		}
+	}
+	if err := CheckSettingName("limit.brust"); err == nil || !strings.Contains(err.Error(), `did you mean "burst"?`) {
+		t.Errorf("CheckSettingName(limit.brust) = %v, want did you mean burst", err)
+	}
+	for _, ok := range []string{"rate", "burst", "window", "on_error", "on-error", "servers", "limits[hourly].rate", "limits[1].rate", "clients[web].traffic[1].rate", "topology.failover-after", "faults[0].groups"} {
+		if err := CheckSettingName(ok); err != nil {
+			t.Errorf("CheckSettingName(%s) = %v, want nil", ok, err)
+		}
+	}
+}
+
+// TestApplyEqualsEditingTheFile: a setting gives the scenario the file
+// gives with the value written in it.
+func TestApplyEqualsEditingTheFile(t *testing.T) {
+	base, err := Parse("set-base.yaml", []byte(setBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sets       []Setting
+		line, edit string
+	}{
+		{[]Setting{{Name: "burst", Value: "7"}}, "  burst: 20", "  burst: 7"},
+		{[]Setting{{Name: "limit.rate", Value: "3/m"}}, "  rate: 10/s", "  rate: 3/m"},
+		{[]Setting{{Name: "clients[batch-{i}].traffic", Value: "{pattern: burst, count: 30, at: 1s}"}}, "{pattern: constant, rate: 50/s}", "{pattern: burst, count: 30, at: 1s}"},
+		{[]Setting{{Name: "topology.rtt", Value: "2ms"}}, "faults:", "topology: {rtt: 2ms}\nfaults:"},
+		{[]Setting{{Name: "clients[1].api_key", Value: "b-{i}"}}, "    api_key: batch", "    api_key: b-{i}"},
+	} {
+		got, err := Apply(base, tc.sets)
+		if err != nil {
+			t.Errorf("%v: %v", tc.sets, err)
+			continue
+		}
+		want, err := Parse("set-base.yaml", []byte(strings.Replace(setBase, tc.line, tc.edit, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Scenario, want.Scenario) || !reflect.DeepEqual(got.Expect, want.Expect) {
+			t.Errorf("%v:\n got %+v\nwant %+v", tc.sets, got.Scenario, want.Scenario)
+		}
+		if reflect.DeepEqual(got.Scenario, base.Scenario) {
+			t.Errorf("%v: changed nothing", tc.sets)
+		}
+	}
+}
+
+// TestApplySetsOneAliasedPlace: a field inside an anchor, an alias of it
+// or a merge of it is set in that place alone.
+func TestApplySetsOneAliasedPlace(t *testing.T) {
+	const src = `name: aliases
+duration: 10s
+limit: {rate: 10/s, burst: 20}
+clients:
+  - &web
+    name: web
+    api_key: web
+    traffic: &steady {pattern: constant, rate: 5/s}
+  - <<: *web
+    name: web2
+    api_key: web2
+  - name: api
+    api_key: api
+    traffic: *steady
+`
+	f, err := Parse("aliases.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rates := func(f *File) []string {
+		var out []string
+		for _, c := range f.Scenario.Clients {
+			out = append(out, c.Name+"="+c.Traffic[0].Rate.String())
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		want []string
+	}{
+		{"clients[web].traffic.rate", []string{"web=1/s", "web2=5/s", "api=5/s"}},  // the anchor itself
+		{"clients[web2].traffic.rate", []string{"web=5/s", "web2=1/s", "api=5/s"}}, // a merged key
+		{"clients[2].traffic.rate", []string{"web=5/s", "web2=5/s", "api=1/s"}},    // an alias
+	} {
+		got, err := Apply(f, []Setting{{Name: tc.name, Value: "1/s"}})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if g := rates(got); !reflect.DeepEqual(g, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, g, tc.want)
+		}
+	}
+	if g := rates(f); !reflect.DeepEqual(g, []string{"web=5/s", "web2=5/s", "api=5/s"}) {
+		t.Errorf("the file's own scenario changed: %v", g)
+	}
+}
+
+// TestApplyOwnValueIsNoChange is a property: setting any scalar field of
+// a built-in to the value the file gives it reads the same scenario.
+func TestApplyOwnValueIsNoChange(t *testing.T) {
+	type leaf struct{ path, value string }
+	files := map[string]*File{}
+	leaves := map[string][]leaf{}
+	for _, name := range Builtin() {
+		f, err := Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(f.Source, &doc); err != nil {
+			t.Fatal(err)
+		}
+		var walk func(n *yaml.Node, path string)
+		walk = func(n *yaml.Node, path string) {
+			n = resolve(n)
+			switch n.Kind {
+			case yaml.MappingNode:
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if k := n.Content[i]; k.ShortTag() != "!!merge" {
+						walk(n.Content[i+1], join(path, k.Value))
+					}
+				}
+			case yaml.SequenceNode:
+				for i, c := range n.Content {
+					walk(c, index(path, i))
+				}
+			case yaml.ScalarNode:
+				bare := *n
+				bare.HeadComment, bare.LineComment, bare.FootComment = "", "", ""
+				out, err := yaml.Marshal(&bare)
+				if err != nil {
+					t.Fatal(err)
+				}
+				leaves[name] = append(leaves[name], leaf{path, strings.TrimSpace(string(out))})
+			}
+		}
+		walk(doc.Content[0], "")
+		files[name] = f
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		name := rapid.SampledFrom(Builtin()).Draw(t, "scenario")
+		l := rapid.SampledFrom(leaves[name]).Draw(t, "field")
+		f := files[name]
+		got, err := Apply(f, []Setting{{Name: l.path, Value: l.value}})
+		if err != nil {
+			t.Fatalf("%s %s=%s: %v", name, l.path, l.value, err)
+		}
+		if !reflect.DeepEqual(got.Scenario, f.Scenario) {
+			t.Fatalf("%s %s=%s changed the scenario", name, l.path, l.value)
+		}
+		// An expectation set from outside has no line in the file.
+		if !reflect.DeepEqual(withoutLines(got.Expect), withoutLines(f.Expect)) {
+			t.Fatalf("%s %s=%s changed the expectations", name, l.path, l.value)
+		}
+	})
+}
+
+func withoutLines(exps []Expectation) []Expectation {
+	out := make([]Expectation, len(exps))
+	for i, e := range exps {
+		e.Line = 0
+		out[i] = e
+	}
+	return out
+}
+
+// TestApplyScansALogOnce: reading a file again with a setting (a sweep's
+// values, each) takes the trace's log as it was scanned, not scanning it
+// again: the log may even be gone.
+func TestApplyScansALogOnce(t *testing.T) {
+	path := traceScenario(t, `name: t
+trace: {file: access.log}
+limit: {algorithm: token-bucket, rate: 1/s, burst: 2, key: ip}
+`)
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(filepath.Dir(path), "access.log")); err != nil {
+		t.Fatal(err)
+	}
+	for burst := 1; burst <= 2*MaxFeeds; burst++ {
+		got, err := Apply(f, []Setting{{Name: "burst", Value: strconv.Itoa(burst)}})
+		if err != nil {
+			t.Fatalf("burst %d: %v", burst, err)
+		}
+		if got.Scenario.Limit.Params.Burst != int64(burst) || len(got.Scenario.Clients) != 2 {
+			t.Fatalf("burst %d: limit %+v, %d clients", burst, got.Scenario.Limit, len(got.Scenario.Clients))
+		}
+	}
+}
+
+// TestApplyComposesAndValue: Apply of a file Apply made adds to its
+// settings, and Value reads a setting's value back, set or as written.
+func TestApplyComposesAndValue(t *testing.T) {
+	base, err := Parse("set-base.yaml", []byte(setBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	once, err := Apply(base, []Setting{{Name: "burst", Value: "7"}, {Name: "servers", Value: "3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := Apply(base, []Setting{{Name: "burst", Value: "7"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice, err := Apply(first, []Setting{{Name: "servers", Value: "3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(once.Scenario, twice.Scenario) || twice.Scenario.Limit.Params.Burst != 7 || twice.Scenario.Servers != 3 {
+		t.Errorf("Apply twice gives burst %d servers %d, want what once gives (7, 3)", twice.Scenario.Limit.Params.Burst, twice.Scenario.Servers)
+	}
+	for _, tc := range []struct {
+		f          *File
+		name, want string
+		ok         bool
+	}{
+		{base, "burst", "20", true},
+		{base, "limit.rate", "10/s", true},
+		{base, "servers", "2", true},
+		{base, "clients[web].traffic", "{pattern: constant, rate: 5/s}", true},
+		{base, "clients[1].count", "2", true},
+		{base, "topology.failover_after", "", false},
+		{base, "clients[nope].count", "", false},
+		{twice, "limit.burst", "7", true},
+		{twice, "servers", "3", true},
+		{twice, "limit.rate", "10/s", true},
+	} {
+		got, ok := Value(tc.f, tc.name)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("Value(%s) = %q, %v; want %q, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
