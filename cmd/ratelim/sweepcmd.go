@@ -68,9 +68,10 @@ pair), all at once on every core (--parallel), and show a row per run:
 what it admitted against the exact limiter on the same arrivals, and
 its worst second, or the figures --figure names.
 
-FIELD is one of the scenario's settings: algorithm, topology, store,
-servers, balancer, key, seed, duration, step, on-error, rtt,
-sync-interval, replication-lag, wall-clock, shadow.
+FIELD is any field of the scenario: a flag's name (servers, seed,
+sync-interval, on-error, ...), rate, burst or window (the limit's), or a
+path into the file: limit.burst, topology.failover_after,
+clients[web].traffic.rate, limits[hourly].rate, faults[0].start.
 
 VALUES, each read as the field reads it in a file:
   a,b,c         these values, in this order
@@ -190,7 +191,11 @@ func (p *sweepPlan) fields() []string {
 // parseAxis reads one FIELD=VALUES argument.
 func parseAxis(arg string) (sweepAxis, error) {
 	name, list, ok := strings.Cut(arg, "=")
-	name = strings.ReplaceAll(strings.TrimSpace(name), "_", "-")
+	name = strings.TrimSpace(name)
+	if dashed := strings.ReplaceAll(name, "_", "-"); slices.Contains(scenarios.OverrideNames(), dashed) {
+		// sync_interval is the flag's sync-interval, as --sweep reads it.
+		name = dashed
+	}
 	if !ok || name == "" {
 		return sweepAxis{}, badInput("%q: want FIELD=VALUES, e.g. servers=1..8 or sync-interval=0,10ms,never", arg)
 	}
@@ -204,29 +209,34 @@ func parseAxis(arg string) (sweepAxis, error) {
 	return sweepAxis{field: name, values: values}, nil
 }
 
-// checkAxisField refuses a field the sweep cannot set. It and applyAxis
-// are the one place that knows which fields those are: the override
-// names, until scenarios.Apply sets any field of the file.
+// checkAxisField refuses a field the sweep cannot set, before its file is
+// read: one scenarios.Apply would not take, with its did-you-mean.
 func checkAxisField(name string) error {
-	if !slices.Contains(scenarios.OverrideNames(), name) {
-		return badInput("sweep: unknown field %q (want one of %s)", name, strings.Join(scenarios.OverrideNames(), ", "))
+	if err := scenarios.CheckSettingName(name); err != nil {
+		return badInput("sweep: %v", err)
 	}
 	return nil
 }
 
-// applyAxis returns sc with each field set to its value, read by the
-// field's own reader and refused as the file's field would be, naming
-// "sweep FIELD".
-func applyAxis(sc sim.Scenario, fields, values []string) (sim.Scenario, error) {
-	set := map[string]string{}
+// applyAxis returns the scenario of file with the flags' overrides (over)
+// and each field set to its value, through scenarios.Apply: read by the
+// field's own reader, in the file's tree, and refused as the file's field
+// would be, naming "sweep FIELD" (or the flag).
+func applyAxis(file *scenarios.File, over map[string]string, fields, values []string) (sim.Scenario, error) {
+	var sets []scenarios.Setting
+	for _, name := range scenarios.OverrideNames() {
+		if v, ok := over[name]; ok {
+			sets = append(sets, scenarios.Setting{Name: name, Value: v, Flag: scenarios.FlagField(name)})
+		}
+	}
 	for i, f := range fields {
-		set[f] = values[i]
+		sets = append(sets, scenarios.Setting{Name: f, Value: values[i], Flag: "sweep " + f})
 	}
-	next, err := scenarios.Override(sc, set, func(name string) string { return "sweep " + name })
+	next, err := scenarios.Apply(file, sets)
 	if err != nil {
-		return sc, usageError{err}
+		return sim.Scenario{}, usageError{err}
 	}
-	return next, nil
+	return next.Scenario, nil
 }
 
 // parseFigures reads --figure: NAME[:SUBJECT],..., each a check figure
@@ -311,7 +321,7 @@ func planSweepCmd(opts *sweepOptions) (*sweepPlan, error) {
 	if p.file, p.sc, err = opts.loadScenario(opts.Scenario, opts.over); err != nil {
 		return nil, err
 	}
-	if err := p.planRuns(); err != nil {
+	if err := p.planRuns(opts.over.set); err != nil {
 		return nil, err
 	}
 	if err := p.checkFigures(); err != nil {
@@ -326,7 +336,7 @@ func planSweepCmd(opts *sweepOptions) (*sweepPlan, error) {
 // planRuns makes the scenario of every value, or pair of values (the
 // first field's values outer), and refuses two that give one run
 // ("100ms" and "0.1s"), which would be a row twice.
-func (p *sweepPlan) planRuns() error {
+func (p *sweepPlan) planRuns(over map[string]string) error {
 	fields := p.fields()
 	var combos [][]string
 	var walk func(i int, prefix []string)
@@ -341,7 +351,7 @@ func (p *sweepPlan) planRuns() error {
 	}
 	walk(0, nil)
 	for _, values := range combos {
-		sc, err := applyAxis(p.sc, fields, values)
+		sc, err := applyAxis(p.file, over, fields, values)
 		if err != nil {
 			return err
 		}

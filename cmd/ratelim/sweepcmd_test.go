@@ -80,6 +80,28 @@ func TestSweepServersScaleJars(t *testing.T) {
 	}
 }
 
+// Any field of the file sweeps, through scenarios.Apply: the burst of a
+// lone client far over 10/s for 10s on one server is what it is admitted
+// at once, and the refill gives 99 more (the 100th token is due at 10 s,
+// when the run ends), so admitted = burst + 99 on every value, as the
+// exact limiter's. Its rate, by path, at 5/s admits all it sends.
+func TestSweepAnyField(t *testing.T) {
+	got := sweepJSON2(t, "sweep", "testdata/sweep-jars.yaml", "burst=5..20+5", "clients[flood].traffic.rate=5/s,1000/s")
+	if len(got.Rows) != 8 || got.Current != 3 || strings.Join(got.Fields, " ") != "burst clients[flood].traffic.rate" {
+		t.Fatalf("%d rows over %v, current %d; want 8 over burst and the path, the file's 10 and 1000/s current (row 3)", len(got.Rows), got.Fields, got.Current)
+	}
+	for i, row := range got.Rows {
+		burst := int64(5 * (1 + i/2))
+		want := burst + 99
+		if row.Values[1] == "5/s" {
+			want = 50 // 5/s for 10s: every request, under the limit
+		}
+		if row.Allowed != want || row.IdealAllowed != want {
+			t.Errorf("burst %s at %s: admitted %d, exact %d; want %d", row.Values[0], row.Values[1], row.Allowed, row.IdealAllowed, want)
+		}
+	}
+}
+
 // The output is the same whatever order the runs finish in: one at a
 // time and two at once print the same bytes, two fields, every format.
 func TestSweepIsDeterministic(t *testing.T) {
