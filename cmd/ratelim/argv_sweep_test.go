@@ -89,7 +89,6 @@ func TestSweepRefusals(t *testing.T) {
 		{"sweep sync-interval seed=1,2 --figure retries:key=flash-bot", exitBadInput, []string{"retries is a client's figure, not a key's"}},
 		{"sweep sync-interval seed=1,2 --figure p99_ms", exitBadInput, []string{"p99_ms does not add up over clients (want p99_ms:CLIENT)"}},
 		{"sweep sync-interval seed=1,2 --plot x.gif", exitBadInput, []string{"--plot", "still chart"}},
-		{"sweep sync-interval seed=1,2 servers=1,2 --plot x.png", exitBadInput, []string{"--plot", "one field"}},
 		{"sweep sync-interval seed=1,2 --format yaml", exitBadInput, []string{"--format", `"yaml"`}},
 		{"sweep sync-interval seed=1,2 --parallel -1", exitBadInput, []string{"--parallel", "0 (one run per core) or more"}},
 		{"sweep sync-interval seed=1,2 --max-requests 0", exitBadInput, []string{"--max-requests", "at least 1"}},

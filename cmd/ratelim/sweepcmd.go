@@ -128,7 +128,7 @@ func newCmdSweep(s streams, runF func(*sweepOptions) error) *cobra.Command {
 	addPlotFlags(cmd, &opts.Plot)
 	f.Lookup("max-requests").Usage = "refuse a sweep whose runs together are estimated to send more requests than this (a run whose retries send more is stopped)"
 	f.Lookup("max-memory").Usage = "refuse a sweep whose runs at once (--parallel) are estimated to need more together (e.g. 512MiB, 8GB); the heap's soft limit too"
-	f.Lookup("plot").Usage = "also draw the sweep to this file: .png or .svg"
+	f.Lookup("plot").Usage = "also draw the sweep to this file (.png or .svg): of one field a panel per figure (default admitted_ratio and peak_ratio), of two a heat map of the first (default peak_ratio); the scenario's own value marked"
 	// The flags wrapped at 80 columns, as the text above them is.
 	cmd.SetUsageTemplate(strings.ReplaceAll(cmd.UsageTemplate(), ".LocalFlags.FlagUsages", ".LocalFlags.FlagUsagesWrapped 80"))
 	return cmd
@@ -299,8 +299,8 @@ func planSweepCmd(opts *sweepOptions) (*sweepPlan, error) {
 	if p.figures, err = parseFigures(opts.Figures); err != nil {
 		return nil, err
 	}
-	if opts.Plot.Path != "" && (len(p.axes) > 1 || p.figures != nil) {
-		return nil, badInput("--plot: draws a sweep of one field with the default figures (a heat map of two fields and a panel per --figure need plots.SweepHeat and plots.SweepFigures, which this build has not)")
+	if opts.Plot.Path != "" && len(p.axes) == 1 && len(p.figures) > maxPlotFigures {
+		return nil, badInput("--plot: %d figures (want at most %d, a panel each; the table and --format show any number)", len(p.figures), maxPlotFigures)
 	}
 	limits := opts.Limits
 	// The bounds are the whole sweep's (checkSweepSize): the heap is held
@@ -557,9 +557,7 @@ func (p *sweepPlan) write(opts *sweepOptions, rows []SweepRow) error {
 	if len(fields) > 1 {
 		finding = sweepGridFinding(fields, rows)
 	}
-	if err := opts.Plot.render(func(w io.Writer) error {
-		return renderSweep(w, p.sc.Name, field, finding, rows, opts.Plot)
-	}); err != nil {
+	if err := opts.Plot.render(func(w io.Writer) error { return p.render(w, rows, opts.Plot) }); err != nil {
 		return err
 	}
 	labels := []string{} // an empty list in the JSON, not null

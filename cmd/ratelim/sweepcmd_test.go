@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -190,5 +192,40 @@ func TestSweepHelp(t *testing.T) {
 		if !strings.Contains(flat, name) {
 			t.Errorf("--help does not name %s", name)
 		}
+	}
+}
+
+// --plot draws a sweep of one field a panel per figure, the file's own
+// value marked, and of two a heat map of the first figure, the file's
+// own cell named.
+func TestSweepPlot(t *testing.T) {
+	dir := t.TempDir()
+	one, two := filepath.Join(dir, "one.svg"), filepath.Join(dir, "two.svg")
+	if code, _, errOut := runArgs("sweep", "sync-interval", "sync-interval=0,100ms,never", "--figure", "allowed,rejected_pct:flash-bot", "--plot", one, "-q"); code != exitOK {
+		t.Fatalf("one field: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := runArgs("sweep", "sync-interval", "sync-interval=10ms,100ms", "servers=2,4", "--plot", two, "-q"); code != exitOK {
+		t.Fatalf("two fields: exit %d: %s", code, errOut)
+	}
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{one, []string{"as written: the scenario&#39;s own sync-interval, 100ms", ">rejected_pct:flash-bot<", "allowed (req)", ">never<"}},
+		{two, []string{"peak_ratio (×) over sync-interval × servers", "(sync-interval 100ms, servers 4)"}},
+	} {
+		b, err := os.ReadFile(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s does not say %q", filepath.Base(tc.path), w)
+			}
+		}
+	}
+	code, _, errOut := runArgs("sweep", "sync-interval", "seed=1,2", "--figure", "sent,allowed,rejected,retries,served,allowed_rate,peak_ratio", "--plot", one)
+	if code != exitBadInput || !strings.Contains(errOut, "--plot: 7 figures (want at most 6") {
+		t.Errorf("7 figures: exit %d, %q; want them refused before any run", code, errOut)
 	}
 }
