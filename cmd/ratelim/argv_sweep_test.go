@@ -78,6 +78,7 @@ func TestSweepRefusals(t *testing.T) {
 		{"sweep sync-interval servers=1,5000", exitBadInput, []string{"sweep servers: 5000 is too large", "1024"}},
 		{"sweep sync-interval sync-interval=0,soon", exitBadInput, []string{"sweep sync-interval", `"soon"`}},
 		{"sweep sync-interval sync-interval=100ms,0.1s", exitBadInput, []string{"sweep sync-interval: sync-interval 0.1s runs the scenario sync-interval 100ms does"}},
+		{"sweep sync-interval servers=2,4 sync-interval=100ms,0.1s", exitBadInput, []string{"sweep servers, sync-interval: servers 2, sync-interval 0.1s runs the scenario servers 2, sync-interval 100ms does"}},
 		{"sweep nat sync-interval=0,1s", exitBadInput, []string{"sweep sync-interval", "only a synced topology"}},
 		{"sweep sync-interval seed=1..2 seed=3", exitBadInput, []string{"sweep seed: given twice"}},
 		{"sweep sync-interval seed=1..17 servers=1..16", exitBadInput, []string{"seed × servers makes 272 runs (want at most 256"}},
