@@ -107,18 +107,19 @@ func TestSweepAnyField(t *testing.T) {
 // The output is the same whatever order the runs finish in: one at a
 // time and two at once print the same bytes, two fields, every format.
 func TestSweepIsDeterministic(t *testing.T) {
-	for _, format := range []string{"table", "json", "csv"} {
-		var outs []string
-		for _, parallel := range []string{"1", "2"} {
-			code, out, errOut := runArgs("sweep", "sync-interval", "sync-interval=0,50ms,never", "seed=1..2", "--parallel", parallel, "--format", format,
-				"--figure", "allowed,peak_ratio,rejected_pct:flash-bot,max_allowed_1s:key=flash-bot")
-			if code != exitOK {
-				t.Fatalf("%s --parallel %s: exit %d: %s", format, parallel, code, errOut)
+	for _, figures := range []string{"", "allowed,peak_ratio,rejected_pct:flash-bot,max_allowed_1s:key=flash-bot"} {
+		for _, format := range []string{"table", "json", "csv"} {
+			var outs []string
+			for _, parallel := range []string{"1", "2"} {
+				code, out, errOut := runArgs("sweep", "sync-interval", "sync-interval=0,50ms,never", "seed=1..2", "--parallel", parallel, "--format", format, "--figure", figures)
+				if code != exitOK {
+					t.Fatalf("%s --parallel %s: exit %d: %s", format, parallel, code, errOut)
+				}
+				outs = append(outs, out)
 			}
-			outs = append(outs, out)
-		}
-		if outs[0] != outs[1] {
-			t.Errorf("--format %s: --parallel 1 and 2 differ:\n%s\n---\n%s", format, outs[0], outs[1])
+			if outs[0] != outs[1] {
+				t.Errorf("--format %s --figure %q: --parallel 1 and 2 differ:\n%s\n---\n%s", format, figures, outs[0], outs[1])
+			}
 		}
 	}
 }
