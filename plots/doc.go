@@ -29,6 +29,17 @@
 // [TimelineVs] draws two runs side by side (`ratelim sim --vs`), row by
 // row the same client on one y axis.
 //
+// A replay of an access log is drawn by the same two on the log's own
+// clock (Options.Clock: "10:02" rather than 120 s) and titled with what
+// the user chose (Options.Caption: the limit as given, the key, the log,
+// the window) rather than the simulator's settings a replay did not.
+//
+// [Sweep], [SweepFigures] and [SweepHeat] draw a sweep: what a run's
+// figures do as one field takes each of its values (values as typed,
+// evenly spaced, the scenario's own marked), or, over two fields, a heat
+// map of one figure. [Frontier] draws `ratelim replay --suggest`: the
+// limits that spare a log's ordinary keys, and where each key falls.
+//
 // [CompareGrid] is the figure of `ratelim compare`: a heat map of
 // algorithms by topologies, each cell what was admitted as a multiple of
 // what one exact limiter admits, on one colour scale for every grid, with

@@ -97,16 +97,12 @@ type timelineData struct {
 	endS   float64 // the data runs from 0 to endS
 	// axisS is where the time axis ends: endS, or later for a frame of
 	// an animation that shares the whole run's axis (Options.AxisEndS).
-	axisS float64
-	by    string   // "client" or "key"
-	focus []string // Options.Focus
-	// axis marks and titles the time axis (Options.Clock).
-	axis timeAxis
-	// caption, when set, titles a replay (Options.Caption).
-	caption *Caption
-	all     []traffic // every client (or key), before grouping and folding
-	panels  []traffic
-	ref     reference
+	axisS  float64
+	by     string    // "client" or "key"
+	focus  []string  // Options.Focus
+	all    []traffic // every client (or key), before grouping and folding
+	panels []traffic
+	ref    reference
 	// leaky is set when admissions are drawn when they leave the queue.
 	leaky bool
 	// weighted is set when some request cost more than 1 (a search
@@ -114,6 +110,10 @@ type timelineData struct {
 	// not requests, so that the limit's line and what it refused are in
 	// one unit.
 	weighted bool
+	// axis marks and titles the time axis (Options.Clock).
+	axis timeAxis
+	// caption, when set, titles a replay (Options.Caption).
+	caption *Caption
 }
 
 // stepIndex returns the step a timeline row's start time falls in.

@@ -122,6 +122,16 @@ func TestSweepFiguresManyValues(t *testing.T) {
 	}
 	checkPNG(t, "32 values", p.Bytes(), 0, 0)
 	review(t, "sweep-figures-32.png", p.Bytes())
+
+	// A scenario whose own value is none of the sweep's: nothing marked.
+	d.Current = -1
+	b.Reset()
+	if err := SweepFigures(&b, d, Options{Format: "svg"}); err != nil {
+		t.Fatal(err)
+	}
+	if all := strings.Join(texts(b.Bytes()), " "); strings.Contains(all, "as written") {
+		t.Error("a sweep without the scenario's own value marks one")
+	}
 }
 
 func TestSweepFiguresRefusesWhatItCannotDraw(t *testing.T) {

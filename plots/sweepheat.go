@@ -78,6 +78,9 @@ func SweepHeat(w io.Writer, d SweepHeatData, opts Options) error {
 		ls := newLinearScale(d.Values, d.Unit, d.Figure)
 		g.scale = ls
 		scaleText = fmt.Sprintf("colour: linear from %s (palest) to %s (vermillion)", ls.label(ls.lo), ls.label(ls.hi))
+		if ls.lo == ls.hi {
+			scaleText = "colour: every run has " + ls.label(ls.lo)
+		}
 	}
 	figure := or(d.Figure, "the figure")
 	if d.Unit != "" {

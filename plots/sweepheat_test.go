@@ -74,6 +74,23 @@ func TestSweepHeatGolden(t *testing.T) {
 	}
 	checkPNG(t, "32 × 32", p.Bytes(), 0, 0)
 	review(t, "sweep-heat-32.png", p.Bytes())
+
+	// No current cell: none outlined, and the subtitle names none; one
+	// value everywhere still draws (the middle of the scale).
+	flat := sweepHeatData()
+	flat.CurrentRow, flat.CurrentCol = -1, -1
+	for r := range flat.Values {
+		for c := range flat.Values[r] {
+			flat.Values[r][c] = 7
+		}
+	}
+	var s bytes.Buffer
+	if err := SweepHeat(&s, flat, Options{Format: "svg"}); err != nil {
+		t.Fatal(err)
+	}
+	if all := strings.Join(texts(s.Bytes()), " "); strings.Contains(all, "outlined") || !strings.Contains(all, "colour: every run has 7%") {
+		t.Errorf("a flat map without a current cell: %s", all)
+	}
 }
 
 func TestSweepHeatRefusesWhatItCannotDraw(t *testing.T) {

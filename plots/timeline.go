@@ -43,7 +43,9 @@ import (
 //     store's round trip: the worst client's p50 and p99, in milliseconds.
 //
 // The title names the scenario, algorithm, topology, store, servers and
-// seed; under it, the run's lesson (sim.Headline) and its settings. Counts
+// seed; under it, the run's lesson (sim.Headline) and its settings. A
+// replay of a log passes Options.Clock, to read the axis on the log's
+// clock, and Options.Caption, to be titled with what the user chose. Counts
 // use a log scale when rejections dwarf admissions, so that the admitted
 // line can still be read against the limit. A leaky bucket's admissions
 // are drawn when they leave its queue, so its smoothing shows.

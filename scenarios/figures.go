@@ -1,11 +1,13 @@
 package scenarios
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -158,4 +160,72 @@ func perSecond(n, seconds float64) float64 {
 		return 0
 	}
 	return n / seconds
+}
+
+// FigureNames are the figures Figure reads, as an expectation names them:
+// a client's counts, allowed_rate and latency percentiles, then those
+// only the timeline has (served).
+func FigureNames() []string { return slices.Clone(figures) }
+
+// Figure is a run's figure by the name an expectation gives it, of a
+// subject: "" for every client, a client's name, or key=KEY for a limiter
+// key. Over every client a count is the clients' added up, and a most in
+// a second (max_allowed_1s, ideal_max_allowed_1s) the largest any key
+// had, as sim.Result.Totals takes it; a latency percentile does not add
+// up and wants a client. An unknown figure,
+// client or key, or a figure the subject has not, is an error saying
+// which would do.
+func Figure(r *sim.Result, name, subject string) (float64, error) {
+	if !slices.Contains(figures, name) {
+		return 0, &Error{Field: "figure", Msg: unknown("figure", name, figures)}
+	}
+	e := &Expectation{Figure: name}
+	if key, ok := strings.CutPrefix(subject, "key="); ok {
+		if !slices.Contains(keyFigures, name) {
+			return 0, &Error{Field: "figure", Msg: fmt.Sprintf("%s is a client's figure, not a key's (a key has %s)", name, words.OneOf(keyFigures))}
+		}
+		for i := range r.Keys {
+			if k := &r.Keys[i]; k.Key == key {
+				return keyFigure(e, k, r, nil), nil
+			}
+		}
+		return 0, &Error{Field: "figure", Msg: fmt.Sprintf("%s: %s has no limiter key %s (want one of %s)", name, r.Scenario, quote(key), keyNames(r))}
+	}
+	if subject != "" {
+		for i := range r.Clients {
+			if c := &r.Clients[i]; c.Name == subject {
+				return clientFigure(e, c, r, func(row sim.TimelineRow) bool { return row.Client == c.Name }), nil
+			}
+		}
+		return 0, &Error{Field: "figure", Msg: fmt.Sprintf("%s: %s has no client %s (want one of %s)", name, r.Scenario, quote(subject), clientNames(r))}
+	}
+	switch {
+	case percentiles[name] != nil:
+		return 0, &Error{Field: "figure", Msg: fmt.Sprintf("%s does not add up over clients (want %s:CLIENT)", name, name)}
+	case !slices.Contains(clientFigures, name):
+		// Only the timeline has it: every row's.
+		return spanFigure(e, r, func(sim.TimelineRow) bool { return true }), nil
+	case slices.Contains(keyFigures, name):
+		t := r.Totals()
+		return wholeRun(keyCounts, &t, name, r.DurationS), nil
+	}
+	// A client's count a key has not (retries): the clients' added up.
+	sum := 0.0
+	for i := range r.Clients {
+		sum += wholeRun(clientCounts, &r.Clients[i], name, r.DurationS)
+	}
+	return sum, nil
+}
+
+// keyNames are r's limiter keys for a message, the first eight.
+func keyNames(r *sim.Result) string {
+	var names []string
+	for i, k := range r.Keys {
+		if i == 8 {
+			names = append(names, "...")
+			break
+		}
+		names = append(names, k.Key)
+	}
+	return words.OneOf(names)
 }

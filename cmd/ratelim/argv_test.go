@@ -40,6 +40,8 @@ type parsed struct {
 	scenarios  *scenariosOptions
 	sim        *simOptions
 	simPlan    *simPlan
+	sweep      *sweepOptions
+	sweepPlan  *sweepPlan
 	compare    *compareOptions
 	comparePl  *comparePlan
 	check      *checkOptions
@@ -75,6 +77,12 @@ func parseArgs(stdin string, args ...string) *parsed {
 			c := *o
 			c.streams, p.sim = streams{}, &c
 			p.simPlan, err = planSim(o)
+			return err
+		},
+		sweep: func(o *sweepOptions) (err error) {
+			c := *o
+			c.streams, p.sweep = streams{}, &c
+			p.sweepPlan, err = planSweepCmd(o)
 			return err
 		},
 		compare: func(o *compareOptions) (err error) {

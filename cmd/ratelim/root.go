@@ -72,6 +72,7 @@ type runners struct {
 	load       func(*loadOptions) error
 	probe      func(*probeOptions) error
 	replay     func(*replayOptions) error
+	sweep      func(*sweepOptions) error
 }
 
 func newRootCmd(s streams, r runners) *cobra.Command {
@@ -96,6 +97,7 @@ client experienced.
 	root.AddCommand(newCmdAlgorithms(s, r.algorithms))
 	root.AddCommand(newCmdScenarios(s, r.scenarios))
 	root.AddCommand(newCmdSim(s, r.sim))
+	root.AddCommand(newCmdSweep(s, r.sweep))
 	root.AddCommand(newCmdReplay(s, r.replay))
 	root.AddCommand(newCmdCompare(s, r.compare))
 	root.AddCommand(newCmdCheck(s, r.check))

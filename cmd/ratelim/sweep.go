@@ -41,10 +41,11 @@ type sweep struct {
 }
 
 // parseSweep reads the --sweep flags: at most one, its FIELD an override
-// name (sync_interval or sync-interval alike) and its values a
-// comma-separated list of 1 to maxSweepValues, none empty. A value given
-// twice is refused when the sweep is planned (planSweep), where "100ms"
-// and "0.1s" are seen to be one.
+// name (sync_interval or sync-interval alike) and its values 1 to
+// maxSweepValues in `ratelim sweep`'s grammar (expandValues: a list,
+// ranges), none empty. A value given twice as "100ms" and "0.1s" is
+// refused when the sweep is planned (planSweep), where they are seen to
+// be one.
 func parseSweep(flags []string) (*sweep, error) {
 	if len(flags) == 0 {
 		return nil, nil
@@ -61,18 +62,9 @@ func parseSweep(flags []string) (*sweep, error) {
 	if !slices.Contains(scenarios.OverrideNames(), name) {
 		return nil, badInput("--sweep %q: unknown field %q (want one of %s)", f, name, strings.Join(scenarios.OverrideNames(), ", "))
 	}
-	if strings.TrimSpace(list) == "" {
-		return nil, badInput("--sweep %s: no values (want V1,V2,..., e.g. --sweep %s=A,B,C)", name, name)
-	}
-	values := strings.Split(list, ",")
-	if len(values) > maxSweepValues {
-		return nil, badInput("--sweep %s: %d values (want at most %d)", name, len(values), maxSweepValues)
-	}
-	for i, v := range values {
-		values[i] = strings.TrimSpace(v)
-		if values[i] == "" {
-			return nil, badInput("--sweep %s: value %d of %d is empty (want V1,V2,... with no empty one)", name, i+1, len(values))
-		}
+	values, err := expandValues("--sweep "+name, list, maxSweepValues)
+	if err != nil {
+		return nil, err
 	}
 	return &sweep{field: name, values: values}, nil
 }
@@ -114,8 +106,14 @@ func sweepLabel(field, value string) string {
 // SweepRow is one value of a sweep: the run's totals against the exact
 // limiter on the same arrivals, and the worst key's worst second.
 type SweepRow struct {
-	// Value is the field's value as typed (a store without its password).
+	// Value is the field's value as typed (a store without its password);
+	// of two fields, both, " · " between.
 	Value string `json:"value"`
+	// Values are the value of each field, for `ratelim sweep`.
+	Values []string `json:"values,omitempty"`
+	// Figures are --figure's, in its order, nil where there is none (a
+	// ratio of nothing), for `ratelim sweep`.
+	Figures []*float64 `json:"figures,omitempty"`
 	// Allowed and IdealAllowed are the run's totals, every key's, and what
 	// one exact limiter admits on the same arrivals; AdmittedRatio is the
 	// one ÷ the other, 0 when the exact limiter admitted nothing.
@@ -211,9 +209,9 @@ func simSweep(ctx context.Context, opts *simOptions, p *simPlan) error {
 		return writeSweepCSV(opts.Out, p.sweep.field, rows)
 	}
 	if !opts.Quiet {
-		writeSweepTitle(opts.Out, p.sc, p.sweep.field, rows)
+		writeSweepTitle(opts.Out, p.sc, []string{p.sweep.field}, rows)
 	}
-	writeSweepRows(opts.Out, p.sweep.field, rows)
+	writeSweepRows(opts.Out, []string{p.sweep.field}, rows)
 	if !opts.Quiet {
 		fmt.Fprintln(opts.Out, "\nworst 1s: the worst key's most admitted in one second; bound: the most its")
 		fmt.Fprintln(opts.Out, "design admits in one second (— where none is derived)")
@@ -260,12 +258,12 @@ func runSweep(ctx context.Context, prog *progress, scs []sim.Scenario, opts sim.
 }
 
 // writeSweepTitle is the line naming the scenario and the settings the
-// sweep leaves alone, and the exact limiter's figures where every row
-// has the same.
-func writeSweepTitle(w io.Writer, sc sim.Scenario, field string, rows []SweepRow) {
+// sweep leaves alone (all but fields), and the exact limiter's figures
+// where every row has the same.
+func writeSweepTitle(w io.Writer, sc sim.Scenario, fields []string, rows []SweepRow) {
 	parts := []string{escape.Text(sc.Name)}
 	add := func(name, text string) {
-		if name != field {
+		if !slices.Contains(fields, name) {
 			parts = append(parts, text)
 		}
 	}
@@ -286,19 +284,36 @@ func writeSweepTitle(w io.Writer, sc sim.Scenario, field string, rows []SweepRow
 	fmt.Fprintln(w)
 }
 
-// writeSweepRows is the table: a row per value, the worst key's name in
-// the last column when the runs have more than one key, cut to fit 80
-// columns.
-func writeSweepRows(w io.Writer, field string, rows []SweepRow) {
+// writeSweepRows is the table: a row per value (per pair of values, a
+// column for each field), the worst key's name in the last column when
+// the runs have more than one key, cut to fit 80 columns.
+func writeSweepRows(w io.Writer, fields []string, rows []SweepRow) {
+	// The values, one column per field, as one: padded here.
+	fieldW := make([]int, len(fields))
+	for j, f := range fields {
+		fieldW[j] = utf8.RuneCountInString(f)
+		for _, r := range rows {
+			fieldW[j] = max(fieldW[j], utf8.RuneCountInString(escape.Text(rowValue(r, j))))
+		}
+		// A value is cut past 24 columns (12 of two fields), its field's
+		// name never.
+		fieldW[j] = max(min(fieldW[j], 24/len(fields)), utf8.RuneCountInString(f))
+	}
+	join := func(texts func(j int) string) string {
+		parts := make([]string, len(fields))
+		for j := range fields {
+			parts[j] = pad(cut(texts(j), fieldW[j]), fieldW[j], false)
+		}
+		return strings.Join(parts, "  ")
+	}
 	values := make([]string, len(rows))
-	valueW := utf8.RuneCountInString(field)
 	manyKeys := false
 	for i, r := range rows {
-		values[i] = escape.Text(r.Value)
-		valueW = max(valueW, utf8.RuneCountInString(values[i]))
+		values[i] = join(func(j int) string { return escape.Text(rowValue(r, j)) })
 		manyKeys = manyKeys || (r.Result != nil && len(r.Result.Keys) > 1)
 	}
-	valueW = min(valueW, 24)
+	header := join(func(j int) string { return fields[j] })
+	valueW := utf8.RuneCountInString(header)
 	cells := [][]string{{"admitted", "÷ exact", "worst 1s", "÷ exact", "bound"}}
 	for _, r := range rows {
 		bound := "—"
@@ -318,11 +333,10 @@ func writeSweepRows(w io.Writer, field string, rows []SweepRow) {
 		used += 2 + wd
 	}
 	for i, row := range cells {
-		name := field
+		line := header
 		if i > 0 {
-			name = values[i-1]
+			line = values[i-1]
 		}
-		line := pad(cut(name, valueW), valueW, false)
 		for j, c := range row {
 			line += "  " + pad(c, widths[j], true)
 		}
@@ -335,6 +349,15 @@ func writeSweepRows(w io.Writer, field string, rows []SweepRow) {
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// rowValue is r's value of field j: of Values, or Value for `sim
+// --sweep`'s one field.
+func rowValue(r SweepRow, j int) string {
+	if j < len(r.Values) {
+		return r.Values[j]
+	}
+	return r.Value
 }
 
 // pad pads s with spaces to width runes, on the left when right-aligned.

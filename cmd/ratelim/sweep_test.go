@@ -142,3 +142,13 @@ func TestSweepProgress(t *testing.T) {
 		t.Errorf("progress %q: want runs counted, then erased", s)
 	}
 }
+
+// sim --sweep reads its values as `ratelim sweep` does: a range is its
+// values, in order.
+func TestSimSweepTakesRanges(t *testing.T) {
+	code, out, errOut := runArgs("sim", "sync-interval", "--sweep", "servers=2..6+2", "--format", "csv")
+	records, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if code != exitOK || err != nil || len(records) != 4 || records[1][1] != "2" || records[2][1] != "4" || records[3][1] != "6" {
+		t.Errorf("exit %d, %v, %q (%s); want a row for 2, 4 and 6 servers", code, err, records, errOut)
+	}
+}

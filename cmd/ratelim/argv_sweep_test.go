@@ -1,0 +1,97 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSweepArgvToOptions(t *testing.T) {
+	testArgv(t, newCmdSweep(streams{}, nil),
+		func() sweepOptions {
+			return sweepOptions{Scenario: "sync-interval", Axes: []string{"servers=2..4"}, Format: "table", Limits: parallelLimits(), over: noOverrides()}
+		},
+		func(p *parsed) *sweepOptions { return p.sweep },
+		[]argvCase[sweepOptions]{
+			{line: "sweep sync-interval servers=2..4"},
+			{line: "sweep sync-interval servers=2..4 sync-interval=0,100ms --parallel 2 --format json -q", want: func(o *sweepOptions) {
+				o.Axes, o.Limits.Workers, o.Format, o.Quiet = []string{"servers=2..4", "sync-interval=0,100ms"}, 2, "json", true
+			}},
+			{line: "sweep sync-interval servers=2..4 --figure allowed,rejected_pct:flash-bot --format csv", want: func(o *sweepOptions) {
+				o.Figures, o.Format = "allowed,rejected_pct:flash-bot", "csv"
+			}},
+			{line: "sweep sync-interval servers=2..4 --max-requests 500000 --max-memory 1GiB", want: func(o *sweepOptions) {
+				o.Limits.MaxRequests, o.Limits.MaxMemory = 500000, "1GiB"
+			}},
+			{line: "sweep sync-interval servers=2..4 --plot sweep.svg --plot-width 8 --plot-height 5", want: func(o *sweepOptions) {
+				o.Plot = plotFlags{Path: "sweep.svg", Width: 8, Height: 5}
+			}},
+			{line: "sweep sync-interval servers=2..4 --algorithm gcra --servers 3 --topology synced --store memory --balancer random --key ip --seed 7 --duration 10s --step 2s --on-error fail-closed --rtt 1ms --sync-interval 10ms --replication-lag 0 --wall-clock 2026-11-24T10:00:00Z --shadow false", code: exitBadInput, want: func(o *sweepOptions) {
+				o.over = overrides{algorithm: "gcra", servers: 3, topology: "synced", store: "memory", balancer: "random", key: "ip", seed: 7, duration: "10s", step: "2s", onError: "fail-closed", rtt: "1ms", syncInterval: "10ms", replicationLag: "0", wallClock: "2026-11-24T10:00:00Z", shadow: "false",
+					set: map[string]string{"algorithm": "gcra", "servers": "3", "topology": "synced", "store": "memory", "balancer": "random", "key": "ip", "seed": "7", "duration": "10s", "step": "2s", "on-error": "fail-closed", "rtt": "1ms", "sync-interval": "10ms", "replication-lag": "0", "wall-clock": "2026-11-24T10:00:00Z", "shadow": "false"}}
+			}},
+		})
+}
+
+// The plan of a sweep: its runs in order, the first field's values
+// outer, and the run that is the scenario as written.
+func TestSweepPlans(t *testing.T) {
+	testPlans(t, []planCase{
+		{line: "sweep sync-interval sync-interval=1ms..1s*10 servers=2..8+3", check: func(t *testing.T, p *parsed) {
+			var got []string
+			for _, r := range p.sweepPlan.runs {
+				got = append(got, strings.Join(r.values, "/"))
+			}
+			want := "1ms/2 1ms/5 1ms/8 10ms/2 10ms/5 10ms/8 100ms/2 100ms/5 100ms/8 1s/2 1s/5 1s/8"
+			if strings.Join(got, " ") != want {
+				t.Errorf("runs %v, want %s", got, want)
+			}
+			if r := p.sweepPlan.runs[4].sc; r.Servers != 5 || r.Topology.SyncInterval.String() != "10ms" {
+				t.Errorf("run 4 has %d servers, sync %s; want 5 and 10ms", r.Servers, r.Topology.SyncInterval)
+			}
+			if p.sweepPlan.current != -1 || p.sweepPlan.workers < 1 {
+				t.Errorf("current run %d, %d workers; want -1 (the file's 100ms with 4 servers is no run)", p.sweepPlan.current, p.sweepPlan.workers)
+			}
+		}},
+		{line: "sweep sync-interval servers=1,4,8 --parallel 9", check: func(t *testing.T, p *parsed) {
+			if p.sweepPlan.current != 1 || p.sweepPlan.workers != 3 {
+				t.Errorf("current %d, workers %d; want 1 (the file's 4 servers) and 3 (no more than runs)", p.sweepPlan.current, p.sweepPlan.workers)
+			}
+		}},
+	})
+}
+
+func TestSweepRefusals(t *testing.T) {
+	testRefusals(t, []refusal{
+		{"sweep sync-interval", exitBadInput, []string{"one or two FIELD=VALUES", "got 1 arguments"}},
+		{"sweep sync-interval seed=1 servers=1 rtt=1ms", exitBadInput, []string{"one or two FIELD=VALUES", "got 4 arguments"}},
+		{"sweep sync-interval servers", exitBadInput, []string{`"servers": want FIELD=VALUES`}},
+		{"sweep sync-interval =1..3", exitBadInput, []string{"want FIELD=VALUES"}},
+		{"sweep sync-interval colour=red,blue", exitBadInput, []string{"sweep: colour: unknown field (want name, summary"}},
+		{"sweep sync-interval limit.colour=red", exitBadInput, []string{"sweep: limit.colour: unknown field (want name, algorithm, rate, burst"}},
+		{"sweep sync-interval burst=-1,2", exitBadInput, []string{"sweep burst: -1 is too small"}},
+		{"sweep sync-interval limit.rate=10/s..15/s*1.2", exitBadInput, []string{`sweep limit.rate: "14.4/s" is not a rate`}},
+		{"sweep sync-interval limit.burst=10,10.0", exitBadInput, []string{"sweep limit.burst: 10.0 is not a whole number"}},
+		{"sweep sync-interval burst=100,100 --figure allowed", exitBadInput, []string{"sweep burst: 100 given twice"}},
+		{"sweep sync-interval servers=", exitBadInput, []string{"sweep servers: no values"}},
+		{"sweep sync-interval servers=8..1", exitBadInput, []string{`sweep servers: "8..1": 8 is more than 1`}},
+		{"sweep sync-interval servers=1..40", exitBadInput, []string{"sweep servers", "more than 32 values"}},
+		{"sweep sync-interval servers=1,5000", exitBadInput, []string{"sweep servers: 5000 is too large", "1024"}},
+		{"sweep sync-interval sync-interval=0,soon", exitBadInput, []string{"sweep sync-interval", `"soon"`}},
+		{"sweep sync-interval sync-interval=100ms,0.1s", exitBadInput, []string{"sweep sync-interval: sync-interval 0.1s runs the scenario sync-interval 100ms does"}},
+		{"sweep sync-interval servers=2,4 sync-interval=100ms,0.1s", exitBadInput, []string{"sweep servers, sync-interval: servers 2, sync-interval 0.1s runs the scenario servers 2, sync-interval 100ms does"}},
+		{"sweep nat sync-interval=0,1s", exitBadInput, []string{"sweep sync-interval", "only a synced topology"}},
+		{"sweep sync-interval seed=1..2 seed=3", exitBadInput, []string{"sweep seed: given twice"}},
+		{"sweep sync-interval seed=1..17 servers=1..16", exitBadInput, []string{"seed × servers makes 272 runs (want at most 256"}},
+		{"sweep sync-interval seed=1,2 --seed 3", exitBadInput, []string{"sweep seed: --seed 3 is given too"}},
+		{"sweep sync-interval seed=1,2 --figure allowd", exitBadInput, []string{`--figure: unknown figure "allowd"`}},
+		{"sweep sync-interval seed=1,2 --figure allowed,allowed", exitBadInput, []string{"--figure: allowed given twice"}},
+		{"sweep sync-interval seed=1,2 --figure allowed,", exitBadInput, []string{"--figure: an empty figure"}},
+		{"sweep sync-interval seed=1,2 --figure allowed:nobody", exitBadInput, []string{`--figure allowed:nobody: allowed: sync-interval has no client "nobody"`}},
+		{"sweep sync-interval seed=1,2 --figure retries:key=flash-bot", exitBadInput, []string{"retries is a client's figure, not a key's"}},
+		{"sweep sync-interval seed=1,2 --figure p99_ms", exitBadInput, []string{"p99_ms does not add up over clients (want p99_ms:CLIENT)"}},
+		{"sweep sync-interval seed=1,2 --plot x.gif", exitBadInput, []string{"--plot", "still chart"}},
+		{"sweep sync-interval seed=1,2 --format yaml", exitBadInput, []string{"--format", `"yaml"`}},
+		{"sweep sync-interval seed=1,2 --parallel -1", exitBadInput, []string{"--parallel", "0 (one run per core) or more"}},
+		{"sweep sync-interval seed=1,2 --max-requests 0", exitBadInput, []string{"--max-requests", "at least 1"}},
+	})
+}

@@ -1,0 +1,536 @@
+package main
+
+// `ratelim sweep SCENARIO FIELD=VALUES [FIELD=VALUES]`: the scenario run
+// once per value of a field, or per pair of values of two, all at once
+// on every core, and a row per run of what it admitted. It shares
+// `sim --sweep`'s parts (sweep.go): runSweep, SweepRow, the table, the
+// CSV and JSON writers and the plot; its values are read by
+// expandValues (sweepvalues.go), and its runs are bounded together, up
+// front (checkSweepSize).
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ratelim/ratelim/internal/sat"
+	"github.com/ratelim/ratelim/internal/words"
+	"github.com/ratelim/ratelim/report"
+	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/sim"
+)
+
+// maxSweepFields is the most fields one sweep varies: two make a grid a
+// table or a heat map still shows; a third would be a grid per value.
+const maxSweepFields = 2
+
+// maxSweepRuns is the most runs one sweep makes, all its fields' values
+// multiplied: 256 rows are already more than a screen, and 16 × 16 is a
+// heat map whose cells still read.
+const maxSweepRuns = 256
+
+// derivedFigures are the figures a sweep derives from check's
+// (scenarios.FigureNames), as the JSON of `sim --sweep` names them.
+var derivedFigures = []string{"admitted_ratio", "peak_ratio", "rejected_pct"}
+
+// sweepOptions are `ratelim sweep`'s flags and arguments.
+type sweepOptions struct {
+	streams
+	Scenario string
+	// Axes are the FIELD=VALUES arguments, one or two.
+	Axes []string
+	// Figures is --figure: NAME[:CLIENT|:key=KEY],...; "" for the default
+	// columns.
+	Figures       string
+	Format        string
+	Quiet         bool
+	Limits        runLimits
+	Plot          plotFlags
+	ErrIsTerminal bool
+
+	over overrides
+}
+
+const sweepHelp = `Run a scenario once per value of a field, or of two fields (a run per
+pair), all at once on every core (--parallel), and show a row per run:
+what it admitted against the exact limiter on the same arrivals, and
+its worst second, or the figures --figure names.
+
+FIELD is any field of the scenario: a flag's name (servers, seed,
+sync-interval, on-error, ...), rate, burst or window (the limit's), or a
+path into the file: limit.burst, topology.failover_after,
+clients[web].traffic.rate, limits[hourly].rate, faults[0].start.
+
+VALUES, each read as the field reads it in a file:
+  a,b,c         these values, in this order
+  A..B          the whole numbers from A to B: 1..8
+  A..B+S        from A up to B in steps of S: 100ms..1s+100ms
+  A..B*K        A, A×K, A×K², ... up to B, K more than 1: 1ms..10s*10 is
+                1ms,10ms,100ms,1s,10s; 10/s..80/s*2 keeps A's unit
+Items mix: 1,2,4..8. At most 32 values a field, 2 fields, 256 runs.
+
+--figure NAME[:CLIENT|:key=KEY],... shows those figures instead; without
+a subject, every client's added up (a most in a second: the worst key's).
+  check's: ` + "%s" + `
+  derived: admitted_ratio (allowed ÷ the exact limiter's), peak_ratio
+           (the worst second ÷ the exact limiter's; of every client: the
+           worst key's), rejected_pct (rejected ÷ sent, in %%)
+
+--max-requests bounds the requests of every run added up, and
+--max-memory the runs at once (the --parallel largest added up): a sweep
+over either is refused before any run starts. The same scenario, values
+and seed give the same output, byte for byte, at any --parallel.`
+
+func newCmdSweep(s streams, runF func(*sweepOptions) error) *cobra.Command {
+	opts := &sweepOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
+	cmd := &cobra.Command{
+		Use:   "sweep SCENARIO|FILE FIELD=VALUES [FIELD=VALUES]",
+		Short: "Run a scenario over a field's values and show what each admitted",
+		Long:  fmt.Sprintf(sweepHelp, strings.Join(wrapWords(scenarios.FigureNames(), 61), "\n           ")),
+		Example: `  ratelim sweep sync-interval sync-interval=0,10ms,100ms,1s,never
+  ratelim sweep runaway-healthcheck servers=1..8 --topology local
+  ratelim sweep sync-interval sync-interval=1ms..1s*10 servers=2..8+2
+  ratelim sweep nat seed=1..20 --figure allowed,rejected_pct:office --format csv`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 2 || len(args) > 1+maxSweepFields {
+				return badInput("want a scenario name or file and one or two FIELD=VALUES, e.g. servers=1..8, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Scenario, opts.Axes = args[0], args[1:]
+			opts.over.visit(cmd)
+			if runF != nil {
+				return runF(opts)
+			}
+			return sweepRun(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Figures, "figure", "", "the figures to show, NAME[:CLIENT|:key=KEY],... (see above); default: admitted and the worst second against the exact limiter")
+	f.StringVar(&opts.Format, "format", "table", "output: table, json (ratelim.sweep/v2) or csv")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress, and for the table only the rows")
+	addLimitFlags(f, &opts.Limits, true)
+	addOverrideFlags(cmd, &opts.over)
+	addWallClockFlag(cmd, &opts.over)
+	addPlotFlags(cmd, &opts.Plot)
+	f.Lookup("max-requests").Usage = "refuse a sweep whose runs together are estimated to send more requests than this (a run whose retries send more is stopped)"
+	f.Lookup("max-memory").Usage = "refuse a sweep whose runs at once (--parallel) are estimated to need more together (e.g. 512MiB, 8GB); the heap's soft limit too"
+	f.Lookup("plot").Usage = "also draw the sweep to this file (.png or .svg): of one field a panel per figure (default admitted_ratio and peak_ratio), of two a heat map of the first (default peak_ratio); the scenario's own value marked"
+	// The flags wrapped at 80 columns, as the text above them is.
+	cmd.SetUsageTemplate(strings.ReplaceAll(cmd.UsageTemplate(), ".LocalFlags.FlagUsages", ".LocalFlags.FlagUsagesWrapped 80"))
+	return cmd
+}
+
+// wrapWords joins names with ", " in lines of at most width runes.
+func wrapWords(names []string, width int) []string {
+	return report.Wrap(strings.Join(names, ", "), width)
+}
+
+// sweepAxis is one FIELD=VALUES: a field and its values as typed (a
+// range expanded).
+type sweepAxis struct {
+	field  string
+	values []string
+}
+
+// sweepFigure is one --figure item: check's figure or a derived one, of a
+// subject ("" every client, a client, key=KEY).
+type sweepFigure struct{ name, subject string }
+
+// label is the figure as typed: "allowed", "allowed:web".
+func (f sweepFigure) label() string {
+	if f.subject == "" {
+		return f.name
+	}
+	return f.name + ":" + f.subject
+}
+
+// sweepRunPlan is one run of a sweep: its values, one per field, and the
+// scenario they give.
+type sweepRunPlan struct {
+	values []string
+	sc     sim.Scenario
+}
+
+// sweepPlan is what `ratelim sweep` runs, checked and bounded.
+type sweepPlan struct {
+	file    *scenarios.File
+	sc      sim.Scenario // the scenario as the flags change it
+	axes    []sweepAxis
+	figures []sweepFigure // nil: the default columns
+	runs    []sweepRunPlan
+	// current is the run whose scenario is sc itself, the value the file
+	// (and the flags) give; -1 when no run is.
+	current int
+	simOpts sim.Options
+	workers int
+}
+
+// fields are the plan's fields, in the order typed.
+func (p *sweepPlan) fields() []string {
+	fields := make([]string, len(p.axes))
+	for i, a := range p.axes {
+		fields[i] = a.field
+	}
+	return fields
+}
+
+// parseAxis reads one FIELD=VALUES argument.
+func parseAxis(arg string) (sweepAxis, error) {
+	name, list, ok := strings.Cut(arg, "=")
+	name = strings.TrimSpace(name)
+	if dashed := strings.ReplaceAll(name, "_", "-"); slices.Contains(scenarios.OverrideNames(), dashed) {
+		// sync_interval is the flag's sync-interval, as --sweep reads it.
+		name = dashed
+	}
+	if !ok || name == "" {
+		return sweepAxis{}, badInput("%q: want FIELD=VALUES, e.g. servers=1..8 or sync-interval=0,10ms,never", arg)
+	}
+	if err := checkAxisField(name); err != nil {
+		return sweepAxis{}, err
+	}
+	values, err := expandValues("sweep "+name, list, maxSweepValues)
+	if err != nil {
+		return sweepAxis{}, err
+	}
+	return sweepAxis{field: name, values: values}, nil
+}
+
+// checkAxisField refuses a field the sweep cannot set, before its file is
+// read: one scenarios.Apply would not take, with its did-you-mean.
+func checkAxisField(name string) error {
+	if err := scenarios.CheckSettingName(name); err != nil {
+		return badInput("sweep: %v", err)
+	}
+	return nil
+}
+
+// applyAxis returns the scenario of file with the flags' overrides (over)
+// and each field set to its value, through scenarios.Apply: read by the
+// field's own reader, in the file's tree, and refused as the file's field
+// would be, naming "sweep FIELD" (or the flag).
+func applyAxis(file *scenarios.File, over map[string]string, fields, values []string) (sim.Scenario, error) {
+	var sets []scenarios.Setting
+	for _, name := range scenarios.OverrideNames() {
+		if v, ok := over[name]; ok {
+			sets = append(sets, scenarios.Setting{Name: name, Value: v, Flag: scenarios.FlagField(name)})
+		}
+	}
+	for i, f := range fields {
+		sets = append(sets, scenarios.Setting{Name: f, Value: values[i], Flag: "sweep " + f})
+	}
+	next, err := scenarios.Apply(file, sets)
+	if err != nil {
+		return sim.Scenario{}, usageError{err}
+	}
+	return next.Scenario, nil
+}
+
+// parseFigures reads --figure: NAME[:SUBJECT],..., each a check figure
+// or a derived one, none twice.
+func parseFigures(text string) ([]sweepFigure, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	names := append(scenarios.FigureNames(), derivedFigures...)
+	var figs []sweepFigure
+	for _, item := range strings.Split(text, ",") {
+		name, subject, _ := strings.Cut(strings.TrimSpace(item), ":")
+		if name == "" {
+			return nil, badInput("--figure: an empty figure in %q (want NAME[:CLIENT|:key=KEY],...)", text)
+		}
+		if !slices.Contains(names, name) {
+			return nil, badInput("--figure: unknown figure %q (want one of %s)", name, words.OneOf(names))
+		}
+		f := sweepFigure{name: name, subject: subject}
+		if slices.Contains(figs, f) {
+			return nil, badInput("--figure: %s given twice (want each figure once)", f.label())
+		}
+		figs = append(figs, f)
+	}
+	return figs, nil
+}
+
+// planSweepCmd checks opts and plans every run, running nothing: every
+// flag, value and figure is refused here, and a sweep too big for its
+// bounds too.
+func planSweepCmd(opts *sweepOptions) (*sweepPlan, error) {
+	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
+		return nil, err
+	}
+	if opts.Plot.format == "gif" {
+		return nil, badInput("--plot: a sweep draws a still chart; write it as .png or .svg")
+	}
+	p := &sweepPlan{current: -1}
+	for _, arg := range opts.Axes {
+		a, err := parseAxis(arg)
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(p.axes, func(b sweepAxis) bool { return b.field == a.field }) {
+			return nil, badInput("sweep %s: given twice (want each field once, its values in one FIELD=VALUES)", a.field)
+		}
+		if v, ok := opts.over.set[a.field]; ok {
+			return nil, badInput("sweep %s: --%s %s is given too (want the field in one place: the sweep's values)", a.field, a.field, v)
+		}
+		p.axes = append(p.axes, a)
+	}
+	runs := 1
+	for _, a := range p.axes {
+		runs *= len(a.values)
+	}
+	if runs > maxSweepRuns {
+		return nil, badInput("sweep: %s makes %d runs (want at most %d: fewer values)", strings.Join(p.fields(), " × "), runs, maxSweepRuns)
+	}
+	var err error
+	if p.figures, err = parseFigures(opts.Figures); err != nil {
+		return nil, err
+	}
+	if opts.Plot.Path != "" && len(p.axes) == 1 && len(p.figures) > maxPlotFigures {
+		return nil, badInput("--plot: %d figures (want at most %d, a panel each; the table and --format show any number)", len(p.figures), maxPlotFigures)
+	}
+	limits := opts.Limits
+	// The bounds are the whole sweep's (checkSweepSize): the heap is held
+	// under --max-memory for every run at once, not each.
+	limits.parallel = false
+	if p.simOpts, err = limits.apply(); err != nil {
+		return nil, err
+	}
+	p.workers = opts.Limits.Workers
+	if p.workers == 0 {
+		p.workers = runtime.GOMAXPROCS(0)
+	}
+	p.workers = min(p.workers, runs)
+	if opts.Format == "table" && opts.Plot.Path == "" {
+		// As sim's table: no state series, which only a plot shows.
+		p.simOpts.StateOf = func(string) bool { return false }
+	}
+	if p.file, p.sc, err = opts.loadScenario(opts.Scenario, opts.over); err != nil {
+		return nil, err
+	}
+	if err := p.planRuns(opts.over.set); err != nil {
+		return nil, err
+	}
+	if err := p.checkFigures(); err != nil {
+		return nil, err
+	}
+	if err := checkSweepSize(scenarioLabel(p.file), p.runs, p.simOpts, p.workers); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// planRuns makes the scenario of every value, or pair of values (the
+// first field's values outer), with the flags' overrides, and refuses
+// two values of a field that give one run ("100ms" and "0.1s"), which
+// would be a row twice.
+func (p *sweepPlan) planRuns(over map[string]string) error {
+	fields := p.fields()
+	var combos [][]string
+	var walk func(i int, prefix []string)
+	walk = func(i int, prefix []string) {
+		if i == len(p.axes) {
+			combos = append(combos, slices.Clone(prefix))
+			return
+		}
+		for _, v := range p.axes[i].values {
+			walk(i+1, append(prefix, v))
+		}
+	}
+	walk(0, nil)
+	for _, values := range combos {
+		sc, err := applyAxis(p.file, over, fields, values)
+		if err != nil {
+			return err
+		}
+		for _, prev := range p.runs {
+			// Two values of one field giving one run: the runs that
+			// differ in one field's value are compared, not every pair
+			// (256 runs of 10,000 clients each would be 32,640).
+			if oneApart(prev.values, values) && reflect.DeepEqual(prev.sc, sc) {
+				return badInput("sweep %s: %s runs the scenario %s does (want each value once)", strings.Join(fields, ", "), runLabel(fields, values), runLabel(fields, prev.values))
+			}
+		}
+		if p.current < 0 && reflect.DeepEqual(sc, p.sc) {
+			p.current = len(p.runs)
+		}
+		p.runs = append(p.runs, sweepRunPlan{values: values, sc: sc})
+	}
+	return nil
+}
+
+// oneApart reports whether a and b differ in exactly one value.
+func oneApart(a, b []string) bool {
+	n := 0
+	for i := range a {
+		if a[i] != b[i] {
+			n++
+		}
+	}
+	return n == 1
+}
+
+// runLabel names a run in messages: "servers 4", "servers 4, burst 10".
+func runLabel(fields, values []string) string {
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = f + " " + sweepLabel(f, values[i])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkFigures refuses, before any run, a figure whose subject some run
+// has not, or a figure its subject has not: each is read from a result
+// of the run's clients and keys with every count 0.
+func (p *sweepPlan) checkFigures() error {
+	for _, run := range p.runs {
+		r := &sim.Result{Scenario: run.sc.Name, DurationS: run.sc.Duration.Seconds()}
+		seen := map[string]bool{}
+		for _, c := range run.sc.Clients {
+			key := sim.KeyOf(c, run.sc.Limit.Key)
+			r.Clients = append(r.Clients, sim.ClientResult{Name: c.Name, Key: key})
+			if !seen[key] {
+				seen[key] = true
+				r.Keys = append(r.Keys, sim.KeyResult{Key: key})
+			}
+		}
+		for _, f := range p.figures {
+			if _, err := sweepFigureOf(r, f); err != nil {
+				return badInput("--figure %s: %v", f.label(), strings.TrimPrefix(err.Error(), "figure: "))
+			}
+		}
+	}
+	return nil
+}
+
+// sweepFigureOf is f of r: check's figure (scenarios.Figure), or a
+// derived one; NaN for a ratio of nothing.
+func sweepFigureOf(r *sim.Result, f sweepFigure) (float64, error) {
+	ratio := func(num, den string) (float64, error) {
+		n, err := scenarios.Figure(r, num, f.subject)
+		if err != nil {
+			return 0, err
+		}
+		d, err := scenarios.Figure(r, den, f.subject)
+		if err != nil || d == 0 {
+			return math.NaN(), err
+		}
+		return n / d, nil
+	}
+	switch f.name {
+	case "admitted_ratio":
+		return ratio("allowed", "ideal_allowed")
+	case "peak_ratio":
+		if f.subject == "" {
+			// The worst key's, as the default table's ÷ exact.
+			var row SweepRow
+			row.summarise(r)
+			if row.IdealMaxAllowed1s == 0 {
+				return math.NaN(), nil
+			}
+			return row.PeakRatio, nil
+		}
+		return ratio("max_allowed_1s", "ideal_max_allowed_1s")
+	case "rejected_pct":
+		v, err := ratio("rejected", "sent")
+		return 100 * v, err
+	}
+	return scenarios.Figure(r, f.name, f.subject)
+}
+
+// checkSweepSize refuses, before any run starts, a sweep whose runs'
+// requests added up are over opts.MaxRequests (sim.Estimate: the first
+// tries; each run still checks its own retries as it starts), or whose
+// workers largest runs, the most that can be in flight at once, need
+// more than opts.MaxMemory together (sim.MemoryEstimate, which counts
+// every state series: an upper bound for a table's runs).
+func checkSweepSize(label string, runs []sweepRunPlan, opts sim.Options, workers int) error {
+	var requests int64
+	mems := make([]int64, len(runs))
+	for i, run := range runs {
+		requests = sat.Add(requests, sim.Estimate(run.sc))
+		mems[i] = sim.MemoryEstimate(run.sc)
+	}
+	if requests > opts.MaxRequests {
+		return &sim.TooBigError{Err: sim.ErrBudget, Scenario: label, Option: "MaxRequests",
+			Detail: fmt.Sprintf("would send about %s requests in its %d runs together, more than %s", words.Thousands(requests), len(runs), words.Thousands(opts.MaxRequests)),
+			Advice: "fewer values, a shorter --duration"}
+	}
+	slices.SortFunc(mems, func(a, b int64) int { return cmp.Compare(b, a) })
+	var inFlight int64
+	for _, m := range mems[:min(workers, len(mems))] {
+		inFlight = sat.Add(inFlight, m)
+	}
+	if inFlight > opts.MaxMemory {
+		return &sim.TooBigError{Err: sim.ErrMemory, Scenario: label, Option: "MaxMemory",
+			Detail: fmt.Sprintf("would need about %s of memory for %d runs at once (the largest %s), more than %s", words.Bytes(inFlight), min(workers, len(mems)), words.Bytes(mems[0]), words.Bytes(opts.MaxMemory)),
+			Advice: "a lower --parallel, a longer --step or a shorter --duration"}
+	}
+	return nil
+}
+
+func sweepRun(ctx context.Context, opts *sweepOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	p, err := planSweepCmd(opts)
+	if err != nil {
+		return err
+	}
+	rows, err := p.run(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return p.write(opts, rows)
+}
+
+// run makes every run of p, workers at once, and its row: the default
+// figures, and --figure's read from the whole result (the timeline
+// included, which the row's Result then leaves out).
+func (p *sweepPlan) run(ctx context.Context, opts *sweepOptions) ([]SweepRow, error) {
+	scs := make([]sim.Scenario, len(p.runs))
+	for i, run := range p.runs {
+		scs[i] = run.sc
+	}
+	showProgress := opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table"
+	results, errs := runSweep(ctx, newProgress(opts.ErrOut, showProgress, "simulating"), scs, p.simOpts, p.workers)
+	label := scenarioLabel(p.file)
+	fields := p.fields()
+	rows := make([]SweepRow, len(results))
+	for i, err := range errs {
+		run := p.runs[i]
+		if err := runError(opts.ErrOut, label+" with "+runLabel(fields, run.values), err); err != nil {
+			return nil, err
+		}
+		r := results[i]
+		if i == p.current && len(opts.over.set) == 0 {
+			// The run of the file as written: its expectations hold, as
+			// `sim` fills them for it.
+			if _, _, err := fillExpectations(p.file, r); err != nil {
+				return nil, err
+			}
+		}
+		labels := make([]string, len(fields))
+		for j, f := range fields {
+			labels[j] = sweepLabel(f, run.values[j])
+		}
+		rows[i].Value, rows[i].Values = strings.Join(labels, " · "), labels
+		for _, f := range p.figures {
+			v, err := sweepFigureOf(r, f)
+			if err != nil {
+				return nil, usageError{fmt.Errorf("--figure %s: %w", f.label(), err)}
+			}
+			rows[i].Figures = append(rows[i].Figures, finite(v))
+		}
+		rows[i].summarise(r)
+	}
+	return rows, nil
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/ratelim/ratelim/sim"
+)
+
+// sweepJSON2 runs a sweep's command line with --format json and reads it.
+func sweepJSON2(t *testing.T, args ...string) sweepJSONv2 {
+	t.Helper()
+	code, out, errOut := runArgs(append(args, "--format", "json")...)
+	if code != exitOK {
+		t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, errOut)
+	}
+	var got sweepJSONv2
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// A sweep of one value is the single run: its row's result is what `sim`
+// prints with the field set, figure for figure, expectations alike
+// (filled for the file's own value, as sim fills them with no flag; left
+// out for another, as sim leaves them out under a flag).
+func TestSweepOfOneValueIsTheRun(t *testing.T) {
+	for _, tc := range []struct {
+		sweep, sim []string
+	}{
+		{[]string{"sweep", "runaway-healthcheck", "servers=2"}, []string{"sim", "runaway-healthcheck", "--servers", "2"}},
+		{[]string{"sweep", "runaway-healthcheck", "servers=4"}, []string{"sim", "runaway-healthcheck"}},
+		{[]string{"sweep", "sync-interval", "sync-interval=10ms", "--servers", "4"}, []string{"sim", "sync-interval", "--sync-interval", "10ms", "--servers", "4"}},
+	} {
+		got := sweepJSON2(t, tc.sweep...)
+		code, out, errOut := runArgs(append(tc.sim, "--format", "json")...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tc.sim, code, errOut)
+		}
+		var one sim.Result
+		if err := json.Unmarshal([]byte(out), &one); err != nil {
+			t.Fatal(err)
+		}
+		one.Timeline, one.State = nil, nil
+		want, _ := json.Marshal(&one)
+		row, _ := json.Marshal(got.Rows[0].Result)
+		if len(got.Rows) != 1 || string(row) != string(want) {
+			t.Errorf("%v: row\n%s\nwant the run of %v\n%s", tc.sweep, row, tc.sim, want)
+		}
+		if own := len(tc.sim) == 2; own != (got.Current == 0) || own != (len(one.Expectations) > 0) {
+			t.Errorf("%v: current %d, %d expectations in the single run; want the file's own value current, with its expectations", tc.sweep, got.Current, len(one.Expectations))
+		}
+	}
+}
+
+// N jars, each far over its limit, admit N times what one exact limiter
+// does. Each jar sees the client's requests 1/λ·N apart (λ = 1000/s,
+// round-robin), so its refill span differs from the exact limiter's by
+// at most that spacing at each end: at most ⌈2·rate·N/λ⌉ tokens a jar.
+// At 10/s and N ≤ 8 that is 1 a jar, so |admitted − N·exact| ≤ N.
+func TestSweepServersScaleJars(t *testing.T) {
+	const rate, lambda = 10.0, 1000.0
+	got := sweepJSON2(t, "sweep", "testdata/sweep-jars.yaml", "servers=1..8")
+	if len(got.Rows) != 8 || got.Current != 0 {
+		t.Fatalf("%d rows, current %d; want 8, the file's 1 server first", len(got.Rows), got.Current)
+	}
+	for i, row := range got.Rows {
+		n := float64(i + 1)
+		tolerance := n * math.Ceil(2*rate*n/lambda)
+		if exact := float64(row.IdealAllowed); row.Values[0] != row.Value || math.Abs(float64(row.Allowed)-n*exact) > tolerance || exact != 109 {
+			t.Errorf("servers %s: admitted %d, exact %d; want %g × 109 within %g", row.Value, row.Allowed, row.IdealAllowed, n, tolerance)
+		}
+		if math.Abs(row.AdmittedRatio-n) > tolerance/float64(row.IdealAllowed) {
+			t.Errorf("servers %s: admitted ÷ exact %g, want %g", row.Value, row.AdmittedRatio, n)
+		}
+	}
+}
+
+// Any field of the file sweeps, through scenarios.Apply: the burst of a
+// lone client far over 10/s for 10s on one server is what it is admitted
+// at once, and the refill gives 99 more (the 100th token is due at 10 s,
+// when the run ends), so admitted = burst + 99 on every value, as the
+// exact limiter's. Its rate, by path, at 5/s admits all it sends.
+func TestSweepAnyField(t *testing.T) {
+	got := sweepJSON2(t, "sweep", "testdata/sweep-jars.yaml", "burst=5..20+5", "clients[flood].traffic.rate=5/s,1000/s")
+	if len(got.Rows) != 8 || got.Current != 3 || strings.Join(got.Fields, " ") != "burst clients[flood].traffic.rate" {
+		t.Fatalf("%d rows over %v, current %d; want 8 over burst and the path, the file's 10 and 1000/s current (row 3)", len(got.Rows), got.Fields, got.Current)
+	}
+	for i, row := range got.Rows {
+		burst := int64(5 * (1 + i/2))
+		want := burst + 99
+		if row.Values[1] == "5/s" {
+			want = 50 // 5/s for 10s: every request, under the limit
+		}
+		if row.Allowed != want || row.IdealAllowed != want {
+			t.Errorf("burst %s at %s: admitted %d, exact %d; want %d", row.Values[0], row.Values[1], row.Allowed, row.IdealAllowed, want)
+		}
+	}
+}
+
+// The output is the same whatever order the runs finish in: one at a
+// time and two at once print the same bytes, two fields, every format.
+func TestSweepIsDeterministic(t *testing.T) {
+	for _, figures := range []string{"", "allowed,peak_ratio,rejected_pct:flash-bot,max_allowed_1s:key=flash-bot"} {
+		for _, format := range []string{"table", "json", "csv"} {
+			var outs []string
+			for _, parallel := range []string{"1", "2"} {
+				code, out, errOut := runArgs("sweep", "sync-interval", "sync-interval=0,50ms,never", "seed=1..2", "--parallel", parallel, "--format", format, "--figure", figures)
+				if code != exitOK {
+					t.Fatalf("%s --parallel %s: exit %d: %s", format, parallel, code, errOut)
+				}
+				outs = append(outs, out)
+			}
+			if outs[0] != outs[1] {
+				t.Errorf("--format %s --figure %q: --parallel 1 and 2 differ:\n%s\n---\n%s", format, figures, outs[0], outs[1])
+			}
+		}
+	}
+}
+
+// The tables are goldens, every line within 80 columns: the default
+// figures of two fields, a row per pair; and --figure's.
+func TestSweepGolden(t *testing.T) {
+	for _, tc := range []struct {
+		golden string
+		args   []string
+	}{
+		{"sweep-two-fields.table", []string{"sweep", "sync-interval", "sync-interval=1ms..1s*10", "servers=2..8+3"}},
+		{"sweep-figures.table", []string{"sweep", "testdata/sweep-jars.yaml", "servers=1..4", "--figure", "allowed,ideal_allowed,admitted_ratio,rejected_pct,p99_ms:flood,peak_ratio:key=flood"}},
+	} {
+		code, out, errOut := runArgs(tc.args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		golden(t, tc.golden, []byte(out))
+		for _, line := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(line); n > 80 {
+				t.Errorf("%s: a line of %d columns, want at most 80: %q", tc.golden, n, line)
+			}
+		}
+	}
+}
+
+// A sweep whose runs are each within --max-requests but together over it
+// is refused before any run starts, with the sum; so is one whose runs at
+// once need more than --max-memory together, each alone under it.
+func TestSweepRefusesItsSumUpFront(t *testing.T) {
+	// 10,000 requests a run (1000/s for 10s), 8 runs.
+	code, out, errOut := runArgs("sweep", "testdata/sweep-jars.yaml", "servers=1..8", "--max-requests", "50000")
+	if code != exitTooBig || out != "" || !strings.Contains(errOut, "would send about 80,000 requests in its 8 runs together, more than 50,000") || !strings.Contains(errOut, "raise --max-requests") {
+		t.Errorf("exit %d, %q; want %d and the sum", code, errOut, exitTooBig)
+	}
+	if code, _, errOut := runArgs("sweep", "testdata/sweep-jars.yaml", "servers=1..8", "--max-requests", "80000", "-q"); code != exitOK {
+		t.Errorf("at the sum: exit %d, %s; want it run", code, errOut)
+	}
+	p := parseArgs("", "sweep", "testdata/sweep-jars.yaml", "servers=1..8", "--parallel", "4", "--max-memory", "16MiB")
+	one := sim.MemoryEstimate(p.sweep.scenarioOf(t))
+	if p.code != exitTooBig || !strings.Contains(p.stderr, "for 4 runs at once") || !strings.Contains(p.stderr, "more than 16 MiB") || p.sweepPlan != nil || 4*one <= 16<<20 || one > 16<<20 {
+		t.Errorf("exit %d, %q (a run estimated at %d bytes); want %d, four runs at once over 16 MiB, each under", p.code, p.stderr, one, exitTooBig)
+	}
+}
+
+// scenarioOf is the scenario o's first run would have, for its estimate.
+func (o *sweepOptions) scenarioOf(t *testing.T) sim.Scenario {
+	t.Helper()
+	_, sc, err := o.loadScenario(o.Scenario, o.over)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// --help fits 80 columns, its flags wrapped, and lists every figure
+// --figure takes.
+func TestSweepHelp(t *testing.T) {
+	code, out, _ := runArgs("sweep", "--help")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("a line of %d columns, want at most 80: %q", n, line)
+		}
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, name := range append([]string{"admitted_ratio", "peak_ratio", "rejected_pct", "A..B*K", "--max-memory"}, "sent", "served", "p99_ms", "ideal_max_allowed_1s") {
+		if !strings.Contains(flat, name) {
+			t.Errorf("--help does not name %s", name)
+		}
+	}
+}
+
+// --plot draws a sweep of one field a panel per figure, the file's own
+// value marked, and of two a heat map of the first figure, the file's
+// own cell named.
+func TestSweepPlot(t *testing.T) {
+	dir := t.TempDir()
+	one, two := filepath.Join(dir, "one.svg"), filepath.Join(dir, "two.svg")
+	if code, _, errOut := runArgs("sweep", "sync-interval", "sync-interval=0,100ms,never", "--figure", "allowed,rejected_pct:flash-bot", "--plot", one, "-q"); code != exitOK {
+		t.Fatalf("one field: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := runArgs("sweep", "sync-interval", "sync-interval=10ms,100ms", "servers=2,4", "--plot", two, "-q"); code != exitOK {
+		t.Fatalf("two fields: exit %d: %s", code, errOut)
+	}
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{one, []string{"as written: the scenario&#39;s own sync-interval, 100ms", ">rejected_pct:flash-bot<", "allowed (req)", ">never<"}},
+		{two, []string{"peak_ratio (×) over sync-interval × servers", "(sync-interval 100ms, servers 4)"}},
+	} {
+		b, err := os.ReadFile(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s does not say %q", filepath.Base(tc.path), w)
+			}
+		}
+	}
+	code, _, errOut := runArgs("sweep", "sync-interval", "seed=1,2", "--figure", "sent,allowed,rejected,retries,served,allowed_rate,peak_ratio", "--plot", one)
+	if code != exitBadInput || !strings.Contains(errOut, "--plot: 7 figures (want at most 6") {
+		t.Errorf("7 figures: exit %d, %q; want them refused before any run", code, errOut)
+	}
+}

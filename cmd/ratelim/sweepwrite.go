@@ -1,0 +1,201 @@
+package main
+
+// What `ratelim sweep` prints: the table (sim --sweep's columns, or
+// --figure's), the JSON (ratelim.sweep/v2) and the CSV, and the line
+// saying what a sweep of two fields shows.
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/internal/words"
+	"github.com/ratelim/ratelim/report"
+)
+
+// finite is v for JSON: nil for NaN, which JSON has not.
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// SweepSchemaV2 names `ratelim sweep --format json`: a row per run, its
+// values one per field, and the --figure figures beside the default ones.
+const SweepSchemaV2 = "ratelim.sweep/v2"
+
+type sweepJSONv2 struct {
+	Schema   string   `json:"schema"`
+	Scenario string   `json:"scenario"`
+	Fields   []string `json:"fields"`
+	// Figures are --figure's, as typed, in the order of each row's
+	// figures; empty without --figure.
+	Figures []string `json:"figures"`
+	// Current is the row of the scenario's own values, -1 for none.
+	Current int        `json:"current"`
+	Rows    []SweepRow `json:"rows"`
+}
+
+// write prints rows as opts.Format says, and draws the plot.
+func (p *sweepPlan) write(opts *sweepOptions, rows []SweepRow) error {
+	fields := p.fields()
+	field := strings.Join(fields, " · ")
+	finding := sweepFinding(field, rows)
+	if len(fields) > 1 {
+		finding = sweepGridFinding(fields, rows)
+	}
+	if err := opts.Plot.render(func(w io.Writer) error { return p.render(w, rows, opts.Plot) }); err != nil {
+		return err
+	}
+	labels := []string{} // an empty list in the JSON, not null
+	for _, f := range p.figures {
+		labels = append(labels, f.label())
+	}
+	switch opts.Format {
+	case "json":
+		enc := json.NewEncoder(opts.Out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(sweepJSONv2{Schema: SweepSchemaV2, Scenario: p.sc.Name, Fields: fields, Figures: labels, Current: p.current, Rows: rows})
+	case "csv":
+		if p.figures != nil {
+			return writeFigureCSV(opts.Out, fields, labels, rows)
+		}
+		return writeSweepCSV(opts.Out, field, rows)
+	}
+	if !opts.Quiet {
+		writeSweepTitle(opts.Out, p.sc, fields, rows)
+	}
+	if p.figures != nil {
+		writeFigureRows(opts.Out, fields, labels, rows)
+		return nil
+	}
+	writeSweepRows(opts.Out, fields, rows)
+	if !opts.Quiet {
+		fmt.Fprintln(opts.Out, "\nworst 1s: the worst key's most admitted in one second; bound: the most its")
+		fmt.Fprintln(opts.Out, "design admits in one second (— where none is derived)")
+		for _, line := range report.Wrap(escape.Text(finding), 80) {
+			fmt.Fprintln(opts.Out, line)
+		}
+	}
+	return nil
+}
+
+// figureText is a figure as the table shows it: a count with thousands
+// separators, anything else to four figures; — for none.
+func figureText(v *float64) string {
+	switch {
+	case v == nil:
+		return "—"
+	case *v == math.Trunc(*v) && math.Abs(*v) < 1e15:
+		return words.Thousands(int64(*v))
+	}
+	return strconv.FormatFloat(*v, 'g', 4, 64)
+}
+
+// writeFigureRows is the table of --figure: a column per field, then
+// one per figure, cut to fit 80 columns.
+func writeFigureRows(w io.Writer, fields, figures []string, rows []SweepRow) {
+	cells := [][]string{append(slices.Clone(fields), figures...)}
+	for _, r := range rows {
+		line := make([]string, 0, len(fields)+len(figures))
+		for _, v := range r.Values {
+			line = append(line, escape.Text(v))
+		}
+		for _, v := range r.Figures {
+			line = append(line, figureText(v))
+		}
+		cells = append(cells, line)
+	}
+	writeCells(w, cells, len(fields))
+}
+
+// writeCells lays cells out in columns two spaces apart, the first left
+// columns left-aligned (the values) and the rest right-aligned (the
+// figures), cut to fit 80 columns.
+func writeCells(w io.Writer, cells [][]string, left int) {
+	widths := make([]int, len(cells[0]))
+	for _, row := range cells {
+		for j, c := range row {
+			widths[j] = max(widths[j], len([]rune(c)))
+		}
+	}
+	// Past 80 columns, the widest column gives a rune at a time, down
+	// to 6 (a cut cell ends in …).
+	for total := 2 * (len(widths) - 1); ; total = 2 * (len(widths) - 1) {
+		for _, wd := range widths {
+			total += wd
+		}
+		widest := 0
+		for j, wd := range widths {
+			if wd > widths[widest] {
+				widest = j
+			}
+		}
+		if total <= 80 || widths[widest] <= 6 {
+			break
+		}
+		widths[widest]--
+	}
+	for _, row := range cells {
+		var line strings.Builder
+		for j, c := range row {
+			if j > 0 {
+				line.WriteString("  ")
+			}
+			line.WriteString(pad(cut(c, widths[j]), widths[j], j >= left))
+		}
+		fmt.Fprintln(w, strings.TrimRight(line.String(), " "))
+	}
+}
+
+// writeFigureCSV is --figure's CSV: a column per field, then per figure;
+// an empty cell for none.
+func writeFigureCSV(w io.Writer, fields, figures []string, rows []SweepRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write(append(slices.Clone(fields), figures...))
+	for _, r := range rows {
+		line := slices.Clone(r.Values)
+		for _, v := range r.Figures {
+			if v == nil {
+				line = append(line, "")
+				continue
+			}
+			line = append(line, strconv.FormatFloat(*v, 'f', -1, 64))
+		}
+		cw.Write(line)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// sweepGridFinding says in a line what the rows of two fields show: at
+// how many pairs the worst second is more than sweepExcess over the
+// exact limiter's, and the most; a grid has no order for sweepFinding's
+// "from V on".
+func sweepGridFinding(fields []string, rows []SweepRow) string {
+	over, most := 0, 0
+	for i, r := range rows {
+		if r.PeakRatio > sweepExcess {
+			over++
+		}
+		if r.PeakRatio > rows[most].PeakRatio {
+			most = i
+		}
+	}
+	at := runLabel(fields, rows[most].Values)
+	switch over {
+	case 0:
+		return fmt.Sprintf("at every pair the worst second is within 5%% of the exact limiter's (at most %s, at %s)", sweepRatio(rows[most].PeakRatio), at)
+	case len(rows):
+		return fmt.Sprintf("at every pair the worst second is more than 5%% over the exact limiter's, up to %s at %s", sweepRatio(rows[most].PeakRatio), at)
+	}
+	return fmt.Sprintf("the worst second is more than 5%% over the exact limiter's at %d of %d pairs, up to %s at %s", over, len(rows), sweepRatio(rows[most].PeakRatio), at)
+}
