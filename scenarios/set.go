@@ -184,6 +184,15 @@ func checkSetting(name, flag string) error {
 	if err == nil {
 		err = checkPath(steps)
 	}
+	if err != nil && len(steps) == 1 && len(steps[0].sels) == 0 {
+		// One word that is no field of the top: say what a setting may be.
+		known := append(append(slices.Clone(overrideNames), shortForms...), scenarioObject.names()...)
+		msg := fmt.Sprintf("unknown setting %s", quote(name))
+		if s := suggest(name, known); s != "" {
+			msg += fmt.Sprintf(", did you mean %q?", s)
+		}
+		err = &Error{Field: name, Msg: msg + " (want a flag's name, " + words.OneOf(append(slices.Clone(overrideNames), shortForms...)) + ", or a field's path, e.g. limit.burst or topology.failover_after: see 'ratelim scenarios reference')"}
+	}
 	if err != nil && flag != "" && flag != name {
 		e := err.(*Error)
 		if e.Field == name {

@@ -82,11 +82,10 @@ The worst cell of each matrix is marked with *. The store is memory unless
 	f.StringSliceVar(&opts.Topologies, "topologies", defaultTopologies, "topologies to compare, comma-separated (also: synced, two-tier, owner; regions only for a file that has them)")
 	f.StringVar(&opts.Format, "format", "table", "output: table, json or csv (one row per cell)")
 	addLimitFlags(f, &opts.Limits, true)
-	f.StringVar(&opts.over.store, "store", "", "memory, miniredis or redis://host:port")
-	f.IntVar(&opts.over.servers, "servers", 0, "number of API servers")
-	f.Uint64Var(&opts.over.seed, "seed", 0, "random seed")
-	f.StringVar(&opts.over.duration, "duration", "", "virtual duration, e.g. 30s")
-	f.StringVar(&opts.over.onError, "on-error", "", "when the store fails: fail-open or fail-closed")
+	// The algorithm and the topology are the matrix's own: --algorithms
+	// and --topologies.
+	addOverrideFlags(cmd, &opts.over, "algorithm", "topology")
+	addWallClockFlag(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
 	return cmd
 }

@@ -124,7 +124,7 @@ func reportRun(ctx context.Context, opts *reportOptions) error {
 		return err
 	}
 	note := ""
-	if len(opts.over.set) == 0 {
+	if !opts.over.given() {
 		_, skipped, err := fillExpectations(file, r)
 		if err != nil {
 			return err
@@ -184,6 +184,9 @@ func reportCommand(opts *reportOptions) string {
 	slices.Sort(names)
 	for _, n := range names {
 		parts = append(parts, "--"+n, shellWord(opts.over.set[n]))
+	}
+	for _, p := range opts.over.paths {
+		parts = append(parts, "--set", shellWord(p))
 	}
 	return strings.Join(parts, " ")
 }

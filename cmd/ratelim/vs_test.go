@@ -72,7 +72,7 @@ func TestSimVersusBadInput(t *testing.T) {
 	}{
 		{[]string{"--vs", "on_error"}, `want FIELD=VALUE`},
 		{[]string{"--vs", "=x"}, `want FIELD=VALUE`},
-		{[]string{"--vs", "colour=red"}, `unknown field "colour"`},
+		{[]string{"--vs", "colour=red"}, `--vs colour: unknown setting "colour"`},
 		{[]string{"--vs", "on_error=closed"}, `--vs on-error: unknown policy "closed"`},
 		{[]string{"--vs", "seed=1", "--vs", "seed=2"}, "seed given twice"},
 		{[]string{"--vs", "servers=100000"}, "--vs servers"},
