@@ -343,6 +343,10 @@ func TestReportArgvToOptions(t *testing.T) {
 				o.over.paths = []string{"clients[0].count=3", "topology.rtt=1ms"}
 				o.over.set = map[string]string{"rate": "20/s", "burst": "5", "window": "2s"}
 			}},
+			{line: "report partition -o nat.html --vs topology.failover_after=5s --vs on_error=fail-closed", want: func(o *reportOptions) {
+				o.Scenario, o.Vs = "partition", []string{"topology.failover_after=5s", "on_error=fail-closed"}
+			}},
+			{line: "report nat -o nat.html --vs brust=5", code: exitBadInput, want: func(o *reportOptions) { o.Vs = []string{"brust=5"} }},
 			{line: "report nat -o nat.html --shadow true", want: func(o *reportOptions) {
 				o.over.shadow, o.over.set = "true", map[string]string{"shadow": "true"}
 			}},
