@@ -267,6 +267,10 @@ func TestCompareArgvToOptions(t *testing.T) {
 				o.over = overrides{rate: "20/s", burst: "5", window: "2s", paths: []string{"topology.rtt=1ms"}, balancer: "random", key: "ip", step: "500ms", rtt: "1ms", shadow: "true", wallClock: "2026-11-24T10:00:00Z",
 					set: map[string]string{"rate": "20/s", "burst": "5", "window": "2s", "balancer": "random", "key": "ip", "step": "500ms", "rtt": "1ms", "shadow": "true", "wall-clock": "2026-11-24T10:00:00Z"}}
 			}},
+			{line: "compare nat --vs burst=40 --vs topology.rtt=2ms", want: func(o *compareOptions) { o.Vs = []string{"burst=40", "topology.rtt=2ms"} }},
+			{line: "compare nat --vs burst=40 --plot grid.png", code: exitBadInput, want: func(o *compareOptions) {
+				o.Vs, o.Plot = []string{"burst=40"}, plotFlags{Path: "grid.png"}
+			}},
 			{line: "compare sync-interval --sync-interval 10ms", want: func(o *compareOptions) {
 				o.Scenario, o.over.syncInterval, o.over.set = "sync-interval", "10ms", map[string]string{"sync-interval": "10ms"}
 			}},
