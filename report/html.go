@@ -52,6 +52,17 @@ type Options struct {
 	// expectations were not evaluated (they need other runs, or flags
 	// changed the scenario).
 	ExpectNote string
+	// Versus, when set, is a second run beside this one (report --vs):
+	// what differs, client by client, as text.
+	Versus *Versus
+}
+
+// Versus is a second run beside the page's: its title ("A on-error=
+// fail-open vs B on-error=fail-closed") and the rows that compare the two,
+// as the CLI writes them.
+type Versus struct {
+	Title string
+	Rows  string
 }
 
 //go:embed report.html.tmpl
@@ -112,6 +123,7 @@ type pageData struct {
 	Exact      string
 	ExpectLine string
 	ExpectNote string
+	Versus     *Versus
 	Meta       []metaItem
 	Source     string
 	SourceName string
@@ -141,6 +153,7 @@ func newPageData(r *sim.Result, opts Options) (*pageData, error) {
 		Findings:   r.Findings,
 		Clients:    r.Clients,
 		ExpectNote: opts.ExpectNote,
+		Versus:     opts.Versus,
 		Source:     escape.Source(string(opts.Source)),
 		SourceName: escape.Text(opts.SourceName),
 	}

@@ -369,7 +369,7 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 				d.serversFit(v, fl, int(n), sc)
 			}
 		case "seed":
-			value = strconv.FormatUint(d.seed(v, fl, "2"), 10)
+			value = strconv.FormatUint(d.seed(v, fl, "1"), 10)
 		case "duration":
 			d.runDuration(v, fl)
 		case "on_error":

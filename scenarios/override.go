@@ -117,7 +117,7 @@ func (d *decoder) override(sc sim.Scenario, name string, n *yaml.Node, f string)
 			d.everyClientKeyed(n, f, sc)
 		}
 	case "seed":
-		sc.Seed = d.seed(n, f, "7")
+		sc.Seed = d.seed(n, f, "1") // the file's example: the same message as seed: x
 	case "duration":
 		dur := d.runDuration(n, f)
 		if !d.failed() {

@@ -43,7 +43,10 @@ var shortForms = []string{"rate", "burst", "window"}
 // name every server) names both. An override name (OverrideNames) is
 // applied afterwards, as Override does, since some have a meaning for the
 // whole scenario (a shorter duration cuts the faults to it). A setting
-// given twice takes its last value. f is not changed.
+// given twice takes its last value. f is not changed; Apply of a file
+// Apply returned adds to the settings it was made with (Apply(Apply(f, a),
+// b) is Apply(f, a then b)), so a --vs or a sweep's value goes on top of
+// the flags. An expectation a setting puts in the file has no line (0).
 //
 // A list entry is named by its name: (limits, clients, regions) or by
 // its index, clients as written, before count: expands them. Setting a
@@ -54,6 +57,7 @@ func Apply(f *File, sets []Setting) (*File, error) {
 	// Applied to a file Apply returned, the settings go after those it
 	// was made with, on the file as read.
 	root := f
+	sets = slices.Clone(sets) // the caller's are not changed
 	if f.base != nil {
 		root = f.base
 		sets = append(slices.Clone(f.applied), sets...)
@@ -183,6 +187,15 @@ func checkSetting(name, flag string) error {
 	steps, err := parsePath(name)
 	if err == nil {
 		err = checkPath(steps)
+	}
+	if err != nil && len(steps) == 1 && len(steps[0].sels) == 0 {
+		// One word that is no field of the top: say what a setting may be.
+		known := append(append(slices.Clone(overrideNames), shortForms...), scenarioObject.names()...)
+		msg := fmt.Sprintf("unknown setting %s", quote(name))
+		if s := suggest(name, known); s != "" {
+			msg += fmt.Sprintf(", did you mean %q?", s)
+		}
+		err = &Error{Field: name, Msg: msg + " (want a flag's name, " + words.OneOf(append(slices.Clone(overrideNames), shortForms...)) + ", or a field's path, e.g. limit.burst or topology.failover_after: see 'ratelim scenarios reference')"}
 	}
 	if err != nil && flag != "" && flag != name {
 		e := err.(*Error)

@@ -366,3 +366,18 @@ func TestApplyComposesAndValue(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkApply is one setting on a built-in: the file read again, as a
+// sweep does per value.
+func BenchmarkApply(b *testing.B) {
+	f, err := Open("cluster-partition")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sets := []Setting{{Name: "topology.node_timeout", Value: "5s"}}
+	for b.Loop() {
+		if _, err := Apply(f, sets); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -26,6 +26,11 @@ func TestServeArgvToOptions(t *testing.T) {
 			{line: "serve api-quotas --shadow true", want: func(o *serveOptions) {
 				o.Scenario, o.over.shadow, o.over.set = "api-quotas", "true", map[string]string{"shadow": "true"}
 			}},
+			{line: "serve nat --rate 20/s --burst 5 --window 2s --set clients[0].count=3 --set topology.rtt=1ms", want: func(o *serveOptions) {
+				o.over.rate, o.over.burst, o.over.window = "20/s", "5", "2s"
+				o.over.paths = []string{"clients[0].count=3", "topology.rtt=1ms"}
+				o.over.set = map[string]string{"rate": "20/s", "burst": "5", "window": "2s"}
+			}},
 			{line: "serve partition --replication-lag 1s", want: func(o *serveOptions) {
 				o.Scenario, o.over.replicationLag, o.over.set = "partition", "1s", map[string]string{"replication-lag": "1s"}
 			}},
@@ -37,7 +42,7 @@ func TestServeArgvToOptions(t *testing.T) {
 			}},
 			{line: "serve runaway-healthcheck --algorithm gcra --topology local --store miniredis --servers 4 --balancer random --key api-key --seed 3 --duration 1m --step 2s --on-error fail-closed --rtt 1ms", want: func(o *serveOptions) {
 				o.Scenario = "runaway-healthcheck"
-				o.over = overrides{algorithm: "gcra", topology: "local", store: "miniredis", servers: 4, balancer: "random", key: "api-key", seed: 3, duration: "1m", step: "2s", onError: "fail-closed", rtt: "1ms",
+				o.over = overrides{algorithm: "gcra", topology: "local", store: "miniredis", servers: "4", balancer: "random", key: "api-key", seed: "3", duration: "1m", step: "2s", onError: "fail-closed", rtt: "1ms",
 					set: map[string]string{"algorithm": "gcra", "topology": "local", "store": "miniredis", "servers": "4", "balancer": "random", "key": "api-key", "seed": "3", "duration": "1m", "step": "2s", "on-error": "fail-closed", "rtt": "1ms"}}
 			}},
 		})
@@ -57,6 +62,11 @@ func TestLoadArgvToOptions(t *testing.T) {
 			{line: "load store-outage --control http://127.0.0.1:4000 --token s3cret", want: func(o *loadOptions) {
 				o.Scenario, o.Control, o.Token = "store-outage", "http://127.0.0.1:4000", "s3cret"
 			}},
+			{line: "load nat --rate 20/s --burst 5 --window 2s --set clients[0].count=3 --set topology.rtt=1ms", want: func(o *loadOptions) {
+				o.over.rate, o.over.burst, o.over.window = "20/s", "5", "2s"
+				o.over.paths = []string{"clients[0].count=3", "topology.rtt=1ms"}
+				o.over.set = map[string]string{"rate": "20/s", "burst": "5", "window": "2s"}
+			}},
 			{line: "load nat --path /v1/items", want: func(o *loadOptions) { o.Path = "/v1/items" }},
 			{line: "load store-outage --faults=false", want: func(o *loadOptions) { o.Scenario, o.Faults = "store-outage", false }},
 			{line: "load api-quotas --shadow false", want: func(o *loadOptions) {
@@ -75,7 +85,7 @@ func TestLoadArgvToOptions(t *testing.T) {
 				o.Quiet, o.Plot = true, plotFlags{Path: "live.png", Width: 7, Height: 3}
 			}},
 			{line: "load nat --algorithm gcra --topology shared --store memory --servers 2 --balancer key-hash --key ip --seed 1 --duration 2s --step 500ms --on-error fail-open --rtt 100us", want: func(o *loadOptions) {
-				o.over = overrides{algorithm: "gcra", topology: "shared", store: "memory", servers: 2, balancer: "key-hash", key: "ip", seed: 1, duration: "2s", step: "500ms", onError: "fail-open", rtt: "100us",
+				o.over = overrides{algorithm: "gcra", topology: "shared", store: "memory", servers: "2", balancer: "key-hash", key: "ip", seed: "1", duration: "2s", step: "500ms", onError: "fail-open", rtt: "100us",
 					set: map[string]string{"algorithm": "gcra", "topology": "shared", "store": "memory", "servers": "2", "balancer": "key-hash", "key": "ip", "seed": "1", "duration": "2s", "step": "500ms", "on-error": "fail-open", "rtt": "100us"}}
 			}},
 		})

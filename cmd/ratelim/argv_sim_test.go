@@ -27,7 +27,7 @@ func TestSimArgvToOptions(t *testing.T) {
 			{line: "sim my-scenario.yaml", want: scenario("my-scenario.yaml"), code: exitBadInput},
 			{line: "sim window-boundary --algorithm gcra --servers 3 --format json --vs servers=1", want: func(o *simOptions) {
 				o.Scenario, o.Format, o.Vs = "window-boundary", "json", []string{"servers=1"}
-				o.over.algorithm, o.over.servers = "gcra", 3
+				o.over.algorithm, o.over.servers = "gcra", "3"
 				o.over.set = map[string]string{"algorithm": "gcra", "servers": "3"}
 			}},
 			{line: "sim nat --format csv -q --wide", want: func(o *simOptions) { o.Format, o.Quiet, o.Wide = "csv", true, true }},
@@ -41,7 +41,7 @@ func TestSimArgvToOptions(t *testing.T) {
 				o.Scenario, o.Vs = "store-outage", []string{"on_error=fail-closed", "seed=3"}
 			}},
 			{line: "sim nat --topology local --store miniredis --balancer random --key ip --seed 7 --duration 10s --step 2s --on-error fail-closed --rtt 1ms", want: func(o *simOptions) {
-				o.over = overrides{topology: "local", store: "miniredis", balancer: "random", key: "ip", seed: 7, duration: "10s", step: "2s", onError: "fail-closed", rtt: "1ms",
+				o.over = overrides{topology: "local", store: "miniredis", balancer: "random", key: "ip", seed: "7", duration: "10s", step: "2s", onError: "fail-closed", rtt: "1ms",
 					set: map[string]string{"topology": "local", "store": "miniredis", "balancer": "random", "key": "ip", "seed": "7", "duration": "10s", "step": "2s", "on-error": "fail-closed", "rtt": "1ms"}}
 			}},
 			{line: "sim sync-interval --sweep sync-interval=0,100ms,never --parallel 2 --plot sweep.svg", want: func(o *simOptions) {
@@ -62,7 +62,15 @@ func TestSimArgvToOptions(t *testing.T) {
 				o.Scenario, o.over.shadow, o.over.set = "api-quotas", "15s", map[string]string{"shadow": "15s"}
 			}},
 			// A flag given its default value is still given: it overrides.
-			{line: "sim nat --seed 0", want: func(o *simOptions) { o.over.set = map[string]string{"seed": "0"} }},
+			{line: "sim nat --seed 0", want: func(o *simOptions) { o.over.seed, o.over.set = "0", map[string]string{"seed": "0"} }},
+			{line: "sim nat --rate 20/s --burst 5 --window 2s --set clients[0].count=3 --set topology.rtt=1ms", want: func(o *simOptions) {
+				o.over.rate, o.over.burst, o.over.window = "20/s", "5", "2s"
+				o.over.paths = []string{"clients[0].count=3", "topology.rtt=1ms"}
+				o.over.set = map[string]string{"rate": "20/s", "burst": "5", "window": "2s"}
+			}},
+			{line: "sim partition --vs topology.failover_after=5s --vs burst=40", want: func(o *simOptions) {
+				o.Scenario, o.Vs = "partition", []string{"topology.failover_after=5s", "burst=40"}
+			}},
 			{line: "sim nat --plot out.png --plot-width 8 --plot-height 5.5 --by key", want: func(o *simOptions) {
 				o.Plot = plotFlags{Path: "out.png", Width: 8, Height: 5.5, By: "key"}
 			}},
@@ -157,10 +165,23 @@ func TestSimRefusesBadFlags(t *testing.T) {
 		{"sim nat --servers 0", exitBadInput, []string{"--servers"}},
 		{"sim nat --servers -1", exitBadInput, []string{"--servers"}},
 		{"sim nat --servers 1025", exitBadInput, []string{"--servers", "1024"}},
-		{"sim nat --servers 99999999999999999999", exitBadInput, []string{"--servers", "out of range"}},
+		{"sim nat --servers 99999999999999999999", exitBadInput, []string{"--servers: 99999999999999999999 is not a whole number"}},
 		{"sim partition --servers 2", exitBadInput, []string{"--servers", "partition"}},
-		{"sim nat --seed -1", exitBadInput, []string{"--seed", `"-1"`}},
-		{"sim nat --seed 18446744073709551616", exitBadInput, []string{"--seed", "out of range"}},
+		{"sim nat --seed -1", exitBadInput, []string{"--seed: -1 is not a whole number from 0 to 2^64-1"}},
+		{"sim nat --seed 18446744073709551616", exitBadInput, []string{"--seed: 18446744073709551616 is not a whole number from 0 to 2^64-1"}},
+		{"sim nat --seed x", exitBadInput, []string{`--seed: "x" is not a whole number`}},
+		{"sim nat --rate 0/s", exitBadInput, []string{`--rate: "0/s" is not a positive rate (want e.g. 100/s)`}},
+		{"sim nat --burst x", exitBadInput, []string{`--burst: "x" is not a whole number (want e.g. 50)`}},
+		{"sim window-boundary --window 1ns", exitBadInput, []string{"--window: 1ns is finer than the simulator's microsecond"}},
+		{"sim api-quotas --rate 5/s", exitBadInput, []string{"--rate: this file has limits:, not limit: (want limits[NAME].rate, NAME one of per-second or hourly)"}},
+		{"sim nat --set limit.burst", exitBadInput, []string{`--set "limit.burst": want PATH=VALUE`}},
+		{"sim nat --set limit.brust=5", exitBadInput, []string{`--set limit.brust: unknown field, did you mean "burst"?`}},
+		{"sim nat --set clients[9].count=2", exitBadInput, []string{"--set clients[9].count: clients[9] is out of range"}},
+		{"sim nat --burst 5 --set limit.burst=6", exitBadInput, []string{"--burst: --set limit.burst already sets limit.burst (want it set once)"}},
+		{"sim partition --set faults[0].start=25s", exitBadInput, []string{"--set faults[0].start=25s: faults[0].end (line "}},
+		{"sim nat --vs limit.rate=abc", exitBadInput, []string{`--vs limit.rate: "abc" is not a rate (want e.g. 100/s)`}},
+		{"sim nat --vs brust=5", exitBadInput, []string{`--vs brust: unknown setting "brust", did you mean "burst"?`}},
+		{"sim nat --vs burst=5 --vs limit.burst=6", exitBadInput, []string{"--vs: limit.burst given twice"}},
 		{"sim nat --duration soon", exitBadInput, []string{"--duration", `"soon"`}},
 		{"sim nat --duration 1ns", exitBadInput, []string{"--duration", "microsecond"}},
 		{"sim nat --duration 0s", exitBadInput, []string{"--duration"}},
@@ -242,8 +263,22 @@ func TestCompareArgvToOptions(t *testing.T) {
 			{line: "compare nat --max-requests 9 --max-memory 1GiB --parallel 3", want: func(o *compareOptions) {
 				o.Limits = runLimits{MaxRequests: 9, MaxMemory: "1GiB", Workers: 3, parallel: true}
 			}},
+			{line: "compare nat --rate 20/s --burst 5 --window 2s --set topology.rtt=1ms --balancer random --key ip --step 500ms --rtt 1ms --shadow true --wall-clock 2026-11-24T10:00:00Z", want: func(o *compareOptions) {
+				o.over = overrides{rate: "20/s", burst: "5", window: "2s", paths: []string{"topology.rtt=1ms"}, balancer: "random", key: "ip", step: "500ms", rtt: "1ms", shadow: "true", wallClock: "2026-11-24T10:00:00Z",
+					set: map[string]string{"rate": "20/s", "burst": "5", "window": "2s", "balancer": "random", "key": "ip", "step": "500ms", "rtt": "1ms", "shadow": "true", "wall-clock": "2026-11-24T10:00:00Z"}}
+			}},
+			{line: "compare nat --vs burst=40 --vs topology.rtt=2ms", want: func(o *compareOptions) { o.Vs = []string{"burst=40", "topology.rtt=2ms"} }},
+			{line: "compare nat --vs burst=40 --plot grid.png", code: exitBadInput, want: func(o *compareOptions) {
+				o.Vs, o.Plot = []string{"burst=40"}, plotFlags{Path: "grid.png"}
+			}},
+			{line: "compare sync-interval --sync-interval 10ms", want: func(o *compareOptions) {
+				o.Scenario, o.over.syncInterval, o.over.set = "sync-interval", "10ms", map[string]string{"sync-interval": "10ms"}
+			}},
+			{line: "compare partition --replication-lag 5ms", want: func(o *compareOptions) {
+				o.Scenario, o.over.replicationLag, o.over.set = "partition", "5ms", map[string]string{"replication-lag": "5ms"}
+			}},
 			{line: "compare nat --store miniredis --servers 2 --seed 5 --duration 2s --on-error fail-open", want: func(o *compareOptions) {
-				o.over = overrides{store: "miniredis", servers: 2, seed: 5, duration: "2s", onError: "fail-open",
+				o.over = overrides{store: "miniredis", servers: "2", seed: "5", duration: "2s", onError: "fail-open",
 					set: map[string]string{"store": "miniredis", "servers": "2", "seed": "5", "duration": "2s", "on-error": "fail-open"}}
 			}},
 			{line: "compare nat --plot grid.svg --plot-width 10 --plot-height 4", want: func(o *compareOptions) {
@@ -304,9 +339,18 @@ func TestReportArgvToOptions(t *testing.T) {
 				o.Limits.MaxRequests, o.Limits.MaxMemory = 50000, "128MiB"
 			}},
 			{line: "report nat -o nat.html --algorithm gcra --topology local --store memory --servers 2 --balancer key-hash --key user --seed 9 --duration 3s --step 100ms --on-error fail-closed --rtt 2ms", want: func(o *reportOptions) {
-				o.over = overrides{algorithm: "gcra", topology: "local", store: "memory", servers: 2, balancer: "key-hash", key: "user", seed: 9, duration: "3s", step: "100ms", onError: "fail-closed", rtt: "2ms",
+				o.over = overrides{algorithm: "gcra", topology: "local", store: "memory", servers: "2", balancer: "key-hash", key: "user", seed: "9", duration: "3s", step: "100ms", onError: "fail-closed", rtt: "2ms",
 					set: map[string]string{"algorithm": "gcra", "topology": "local", "store": "memory", "servers": "2", "balancer": "key-hash", "key": "user", "seed": "9", "duration": "3s", "step": "100ms", "on-error": "fail-closed", "rtt": "2ms"}}
 			}},
+			{line: "report nat -o nat.html --rate 20/s --burst 5 --window 2s --set clients[0].count=3 --set topology.rtt=1ms", want: func(o *reportOptions) {
+				o.over.rate, o.over.burst, o.over.window = "20/s", "5", "2s"
+				o.over.paths = []string{"clients[0].count=3", "topology.rtt=1ms"}
+				o.over.set = map[string]string{"rate": "20/s", "burst": "5", "window": "2s"}
+			}},
+			{line: "report partition -o nat.html --vs topology.failover_after=5s --vs on_error=fail-closed", want: func(o *reportOptions) {
+				o.Scenario, o.Vs = "partition", []string{"topology.failover_after=5s", "on_error=fail-closed"}
+			}},
+			{line: "report nat -o nat.html --vs brust=5", code: exitBadInput, want: func(o *reportOptions) { o.Vs = []string{"brust=5"} }},
 			{line: "report nat -o nat.html --shadow true", want: func(o *reportOptions) {
 				o.over.shadow, o.over.set = "true", map[string]string{"shadow": "true"}
 			}},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -43,7 +44,9 @@ type compareOptions struct {
 	Format     string
 	Limits     runLimits
 	Plot       plotFlags
-	over       overrides
+	// Vs are the --vs FIELD=VALUE flags: the matrix again, so changed.
+	Vs   []string
+	over overrides
 }
 
 func newCmdCompare(s streams, runF func(*compareOptions) error) *cobra.Command {
@@ -63,10 +66,13 @@ results are those of sequential runs), and print a matrix per figure:
   false deny  requests refused that the exact limiter admitted, % of sent
 
 The worst cell of each matrix is marked with *. The store is memory unless
---store says otherwise.`,
+--store says otherwise. Flags override the scenario as for 'sim', but for
+--algorithm and --topology (the matrix's own); --vs FIELD=VALUE makes every
+matrix again so changed, e.g. --vs limit.burst=50.`,
 		Example: `  ratelim compare window-boundary
   ratelim compare runaway-healthcheck --topologies local,shared --servers 8
-  ratelim compare partition --format json`,
+  ratelim compare partition --format json
+  ratelim compare runaway-healthcheck --servers 8 --vs burst=100`,
 		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Scenario = args[0]
@@ -81,12 +87,12 @@ The worst cell of each matrix is marked with *. The store is memory unless
 	f.StringSliceVar(&opts.Algorithms, "algorithms", []string{"exact"}, "algorithms to compare, comma-separated; exact (the six), peers (the libraries modelled) and all name groups")
 	f.StringSliceVar(&opts.Topologies, "topologies", defaultTopologies, "topologies to compare, comma-separated (also: synced, two-tier, owner; regions only for a file that has them)")
 	f.StringVar(&opts.Format, "format", "table", "output: table, json or csv (one row per cell)")
+	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: the matrix again so changed, e.g. --vs limit.burst=50 (repeat for several fields)")
 	addLimitFlags(f, &opts.Limits, true)
-	f.StringVar(&opts.over.store, "store", "", "memory, miniredis or redis://host:port")
-	f.IntVar(&opts.over.servers, "servers", 0, "number of API servers")
-	f.Uint64Var(&opts.over.seed, "seed", 0, "random seed")
-	f.StringVar(&opts.over.duration, "duration", "", "virtual duration, e.g. 30s")
-	f.StringVar(&opts.over.onError, "on-error", "", "when the store fails: fail-open or fail-closed")
+	// The algorithm and the topology are the matrix's own: --algorithms
+	// and --topologies.
+	addOverrideFlags(cmd, &opts.over, "algorithm", "topology")
+	addWallClockFlag(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
 	return cmd
 }
@@ -113,6 +119,13 @@ type comparePlan struct {
 	scs     []sim.Scenario
 	cells   []Cell
 	simOpts sim.Options
+	// With --vs: its settings, the labels of the two matrices, and the
+	// second matrix's base, scenarios and cells, in the first's order.
+	vs             *versus
+	labelA, labelB string
+	baseB          sim.Scenario
+	scsB           []sim.Scenario
+	cellsB         []Cell
 }
 
 // planCompare checks opts and makes each cell's scenario, running nothing.
@@ -138,10 +151,18 @@ func planCompare(opts *compareOptions) (*comparePlan, error) {
 			return nil, badInput("--topologies: unknown topology %q (want %s)", t, strings.Join(allTopologies, ", "))
 		}
 	}
-	file, base, err := opts.loadScenario(opts.Scenario, opts.over)
+	vs, err := parseVersus(opts.Vs)
 	if err != nil {
 		return nil, err
 	}
+	if vs != nil && opts.Plot.Path != "" {
+		return nil, badInput("--plot: --vs makes two matrices, and the grid draws one (want compare run once per setting, each with --plot)")
+	}
+	file, run, err := opts.loadFile(opts.Scenario, opts.over)
+	if err != nil {
+		return nil, err
+	}
+	base := run.Scenario
 	if base.Limit.Algorithm == "concurrency" && slices.Equal(opts.Algorithms, algorithms.ExactNames()) {
 		// The default, exact, are rate limiters: a concurrency scenario
 		// compares its own limiter across the topologies.
@@ -181,6 +202,27 @@ func planCompare(opts *compareOptions) (*comparePlan, error) {
 	}
 	if len(skipped) > 0 && opts.ErrOut != nil {
 		fmt.Fprintf(opts.ErrOut, "ratelim: compare: left out %s: a concurrency limit runs on local and shared alone\n", strings.Join(skipped, ", "))
+	}
+	if vs != nil {
+		runB, err := vs.apply(run)
+		if err != nil {
+			return nil, err
+		}
+		p.vs, p.baseB = vs, runB.Scenario
+		p.labelA, p.labelB = vs.labels(run, runB)
+		// The same cells, so that the matrices line up.
+		for _, c := range p.cells {
+			sc, err := sim.WithAlgorithm(p.baseB, c.Algorithm)
+			if err == nil {
+				sc = sim.WithTopology(sc, sim.TopologyKind(c.Topology))
+				err = sim.Placement(&sc)
+			}
+			if err != nil {
+				return nil, badInput("%s: --vs: %s on %s, which the first matrix runs, cannot run so changed: %v", scenarioLabel(file), c.Algorithm, c.Topology, err)
+			}
+			p.scsB = append(p.scsB, sc)
+			p.cellsB = append(p.cellsB, Cell{Algorithm: c.Algorithm, Topology: c.Topology})
+		}
 	}
 	return p, nil
 }
@@ -226,13 +268,22 @@ func compareRun(ctx context.Context, opts *compareOptions) error {
 		return err
 	}
 	file, base, scs, cells, simOpts := p.file, p.base, p.scs, p.cells, p.simOpts
-	results, errs := sim.RunAll(ctx, scs, simOpts, opts.Limits.Workers)
+	// Both matrices' runs at once, when --vs makes a second.
+	all := append(slices.Clone(scs), p.scsB...)
+	results, errs := sim.RunAll(ctx, all, simOpts, opts.Limits.Workers)
 	for i, err := range errs {
-		label := fmt.Sprintf("%s with %s on %s", scenarioLabel(file), cells[i].Algorithm, cells[i].Topology)
+		c := &cells[i%len(cells)]
+		if i >= len(cells) {
+			c = &p.cellsB[i-len(cells)]
+		}
+		label := fmt.Sprintf("%s with %s on %s", scenarioLabel(file), c.Algorithm, c.Topology)
 		if err := runError(opts.ErrOut, label, err); err != nil {
 			return err
 		}
-		cells[i].summarise(results[i])
+		c.summarise(results[i])
+	}
+	if p.vs != nil {
+		return writeCompareVersus(opts, p)
 	}
 	if err := opts.Plot.render(func(w io.Writer) error { return renderCompare(w, base.Name, cells, opts.Plot) }); err != nil {
 		return err
@@ -436,6 +487,65 @@ func compareFindings(sc sim.Scenario, cells []Cell) []string {
 		lines = append(lines, "every cell admits within 5% of the shared store, and the shared store within 20% of the exact peak")
 	}
 	return lines
+}
+
+// writeCompareVersus writes compare --vs: each matrix under its label (a
+// table), both runs' cells (json), or a row per cell with its run (csv).
+func writeCompareVersus(opts *compareOptions, p *comparePlan) error {
+	labels := [2]string{p.labelA, p.labelB}
+	switch opts.Format {
+	case "json":
+		enc := json.NewEncoder(opts.Out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		type run struct {
+			Label string `json:"label"`
+			Cells []Cell `json:"cells"`
+		}
+		return enc.Encode(struct {
+			Schema   string            `json:"schema"`
+			Scenario string            `json:"scenario"`
+			Changed  map[string]string `json:"changed"`
+			Runs     [2]run            `json:"runs"`
+		}{"ratelim.compare-vs/v1", p.base.Name, p.vs.set, [2]run{{labels[0], p.cells}, {labels[1], p.cellsB}}})
+	case "csv":
+		cw := csv.NewWriter(opts.Out)
+		for i, cells := range [][]Cell{p.cells, p.cellsB} {
+			var b bytes.Buffer
+			if err := writeCompareCSV(&b, cells); err != nil {
+				return err
+			}
+			rows, err := csv.NewReader(&b).ReadAll()
+			if err != nil {
+				return err
+			}
+			for j, row := range rows {
+				if j == 0 && i > 0 {
+					continue // one header
+				}
+				run := labels[i]
+				if j == 0 {
+					run = "run"
+				}
+				cw.Write(append([]string{run}, row...))
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	for i, m := range []struct {
+		base  sim.Scenario
+		cells []Cell
+	}{{p.base, p.cells}, {p.baseB, p.cellsB}} {
+		if i > 0 {
+			fmt.Fprintln(opts.Out)
+		}
+		fmt.Fprintf(opts.Out, "── %s ──\n", escape.Text(labels[i]))
+		if err := writeCompareTable(opts.Out, m.base, m.cells, opts.Algorithms, opts.Topologies); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writeCompareJSON(w io.Writer, scenario string, cells []Cell) error {

@@ -349,7 +349,7 @@ func loadRun(ctx context.Context, opts *loadOptions) error {
 		return setupOrErr(scenarioLabel(file), err)
 	}
 	skipped := 0
-	if len(opts.over.set) == 0 {
+	if !opts.over.given() {
 		if _, skipped, err = fillExpectations(file, res.Result); err != nil {
 			return err
 		}

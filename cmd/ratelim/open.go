@@ -12,24 +12,31 @@ import (
 // loadScenario opens a built-in, a file, or standard input ("-"), and
 // applies the flags that override it.
 func (s streams) loadScenario(name string, over overrides) (*scenarios.File, sim.Scenario, error) {
-	var file *scenarios.File
-	var err error
+	file, run, err := s.loadFile(name, over)
+	if err != nil {
+		return nil, sim.Scenario{}, err
+	}
+	return file, run.Scenario, nil
+}
+
+// loadFile is loadScenario, with the file as the flags change it (run),
+// to change again (--vs).
+func (s streams) loadFile(name string, over overrides) (file, run *scenarios.File, err error) {
 	if name == "-" {
 		if s.In == nil {
-			return nil, sim.Scenario{}, badInput("-: no standard input to read the scenario from")
+			return nil, nil, badInput("-: no standard input to read the scenario from")
 		}
 		file, err = scenarios.Read("stdin", s.In)
 	} else {
 		file, err = scenarios.Open(name)
 	}
 	if err != nil {
-		return nil, sim.Scenario{}, usageError{err}
+		return nil, nil, usageError{err}
 	}
-	sc := file.Scenario
-	if err := over.apply(&sc); err != nil {
-		return nil, sim.Scenario{}, err
+	if run, err = over.applyTo(file); err != nil {
+		return nil, nil, err
 	}
-	return file, sc, nil
+	return file, run, nil
 }
 
 // runError sorts the error of one simulated run: a run refused before it

@@ -30,6 +30,8 @@ type reportOptions struct {
 	Plot   plotFlags
 	// ErrIsTerminal says whether ErrOut is a terminal, where progress goes.
 	ErrIsTerminal bool
+	// Vs are the --vs FIELD=VALUE flags: a second run beside the first.
+	Vs []string
 
 	over overrides
 }
@@ -51,9 +53,12 @@ plot is embedded, so it opens from file:// with no server and no network.
 The same scenario and seed give the same file, byte for byte, so a report
 can be committed and diffed. Flags override the scenario as for 'sim'; the
 file's expectations are then not evaluated (they hold for the scenario as
-written), and the page says so.`,
+written), and the page says so. --vs FIELD=VALUE runs it a second time so
+changed, as 'sim --vs' does: the plot shows both runs side by side and the
+page says what differs, client by client.`,
 		Example: `  ratelim report runaway-healthcheck -o runaway.html
   ratelim report partition --topology local -o partition-local.html
+  ratelim report partition --vs topology.failover_after=5s -o failover.html
   ratelim report my-scenario.yaml --image svg -o - > report.html`,
 		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -71,6 +76,7 @@ written), and the page says so.`,
 	addPlotSizeFlags(cmd, &opts.Plot)
 	addByFlag(cmd, &opts.Plot)
 	addLimitFlags(f, &opts.Limits, false)
+	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: run it again so changed, plot both and say what differs, e.g. --vs limit.burst=50 (repeat for several fields)")
 	addOverrideFlags(cmd, &opts.over)
 	addWallClockFlag(cmd, &opts.over)
 	return cmd
@@ -82,6 +88,11 @@ type reportPlan struct {
 	file    *scenarios.File
 	sc      sim.Scenario
 	simOpts sim.Options
+	// run is the file as the flags change it; vs and runB, when --vs is
+	// given, the second run's settings and file.
+	run  *scenarios.File
+	vs   *versus
+	runB *scenarios.File
 }
 
 // planReport checks opts and opens the scenario, running nothing.
@@ -103,11 +114,21 @@ func planReport(opts *reportOptions) (*reportPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	file, sc, err := opts.loadScenario(opts.Scenario, opts.over)
+	vs, err := parseVersus(opts.Vs)
 	if err != nil {
 		return nil, err
 	}
-	return &reportPlan{file: file, sc: sc, simOpts: simOpts}, nil
+	file, run, err := opts.loadFile(opts.Scenario, opts.over)
+	if err != nil {
+		return nil, err
+	}
+	p := &reportPlan{file: file, sc: run.Scenario, simOpts: simOpts, run: run, vs: vs}
+	if vs != nil {
+		if p.runB, err = vs.apply(run); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 func reportRun(ctx context.Context, opts *reportOptions) error {
@@ -124,7 +145,22 @@ func reportRun(ctx context.Context, opts *reportOptions) error {
 		return err
 	}
 	note := ""
-	if len(opts.over.set) == 0 {
+	var versusPart *report.Versus
+	plotRun := func(w io.Writer) error { return plots.Timeline(w, r, opts.Plot.options()) }
+	if p.vs != nil {
+		b, err := runScenario(ctx, opts.ErrOut, opts.ErrIsTerminal, scenarioLabel(file), p.runB.Scenario, simOpts)
+		if err != nil {
+			return err
+		}
+		labelA, labelB := p.vs.labels(p.run, p.runB)
+		var rows strings.Builder
+		if err := writeVersusRows(&rows, r, b); err != nil {
+			return err
+		}
+		versusPart = &report.Versus{Title: "A " + labelA + " vs B " + labelB, Rows: rows.String()}
+		plotRun = func(w io.Writer) error { return renderVersus(w, r, b, labelA, labelB, opts.Plot) }
+	}
+	if !opts.over.given() {
 		_, skipped, err := fillExpectations(file, r)
 		if err != nil {
 			return err
@@ -142,7 +178,7 @@ func reportRun(ctx context.Context, opts *reportOptions) error {
 		note = fmt.Sprintf("The scenario's %d expectations were not evaluated: flags changed the scenario, and they hold for it as written.", len(file.Expect))
 	}
 	var plot bytes.Buffer
-	if err := plots.Timeline(&plot, r, opts.Plot.options()); err != nil {
+	if err := plotRun(&plot); err != nil {
 		return usageError{err}
 	}
 	ropts := report.Options{
@@ -152,6 +188,7 @@ func reportRun(ctx context.Context, opts *reportOptions) error {
 		Plot:       report.Image{Format: opts.Image, Data: plot.Bytes()},
 		Command:    reportCommand(opts),
 		ExpectNote: note,
+		Versus:     versusPart,
 	}
 	write := func(w io.Writer) error { return report.HTML(w, r, ropts) }
 	if err := writeOutput(opts.Output, opts.Out, write); err != nil {
@@ -184,6 +221,12 @@ func reportCommand(opts *reportOptions) string {
 	slices.Sort(names)
 	for _, n := range names {
 		parts = append(parts, "--"+n, shellWord(opts.over.set[n]))
+	}
+	for _, p := range opts.over.paths {
+		parts = append(parts, "--set", shellWord(p))
+	}
+	for _, v := range opts.Vs {
+		parts = append(parts, "--vs", shellWord(v))
 	}
 	return strings.Join(parts, " ")
 }

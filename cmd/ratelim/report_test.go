@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/xml"
 	"errors"
+	"html"
 	"image/gif"
 	"image/png"
 	"io"
@@ -210,6 +211,30 @@ func wellFormed(t *testing.T, page []byte) {
 		}
 		if err != nil {
 			t.Fatalf("the page is not well-formed: %v", err)
+		}
+	}
+}
+
+// report --vs runs the scenario a second time so changed: the page says
+// what differs, client by client, and its command line has the --vs.
+func TestReportVersus(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vs.html")
+	code, _, errOut := runArgs("report", "partition", "--vs", "topology.failover_after=5s", "--on-error", "fail-closed", "-o", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rows, _ := runArgs("sim", "partition", "--vs", "topology.failover_after=5s", "--on-error", "fail-closed", "-q")
+	for _, want := range []string{
+		"<h2>A topology.failover_after=0s vs B topology.failover_after=5s</h2>",
+		html.EscapeString(rows),
+		"ratelim sim partition --on-error fail-closed --vs topology.failover_after=5s",
+	} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the page lacks %q", want)
 		}
 	}
 }

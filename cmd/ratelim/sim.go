@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -54,14 +55,90 @@ type simOptions struct {
 }
 
 // overrides are the flags that change the scenario. The fields are where
-// cobra parses them to; set holds the ones given, as typed, which is what
-// apply reads: through scenarios.Override, so that a flag is checked
-// exactly as the file's field is.
+// cobra parses them to; set holds the override flags given (an override
+// name or a short form, rate, burst, window), as typed, and paths the
+// --set PATH=VALUE flags in order: settings turns both into what
+// scenarios.Apply reads, so that a flag is checked exactly as the file's
+// field is, by the file's reader and with its message.
 type overrides struct {
 	algorithm, topology, store, balancer, key, onError, rtt, syncInterval, replicationLag, duration, step, wallClock, shadow string
-	servers                                                                                                                  int
-	seed                                                                                                                     uint64
-	set                                                                                                                      map[string]string
+	// servers and seed are text, read by the file's readers: "--servers
+	// x" is refused as servers: x would be, not by the flag parser.
+	servers, seed       string
+	rate, burst, window string
+	paths               []string
+	set                 map[string]string
+}
+
+// shortForms are the flags that set a field of the limit: --rate is
+// --set limit.rate.
+var shortForms = []string{"rate", "burst", "window"}
+
+// given reports whether any flag changes the scenario.
+func (o overrides) given() bool { return len(o.set) > 0 || len(o.paths) > 0 }
+
+// settings are the flags given, as scenarios.Apply takes them: the --set
+// flags in the order typed, then the others in a fixed order. A field set
+// by two flags (--burst and --set limit.burst) is refused.
+func (o overrides) settings() ([]scenarios.Setting, error) {
+	var out []scenarios.Setting
+	by := map[string]string{} // the field set → the flag that set it
+	add := func(s scenarios.Setting) error {
+		if err := scenarios.CheckSettingName(s.Name); err != nil {
+			return usageError{&scenarios.Error{Field: s.Flag, Msg: settingMessage(err, s.Name)}}
+		}
+		field := settingField(s.Name)
+		if other, dup := by[field]; dup {
+			return badInput("%s: %s already sets %s (want it set once)", s.Flag, other, field)
+		}
+		by[field] = s.Flag
+		out = append(out, s)
+		return nil
+	}
+	for _, p := range o.paths {
+		name, value, ok := strings.Cut(p, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, badInput("--set %q: want PATH=VALUE, e.g. --set limit.burst=20 or --set topology.failover_after=5s ('ratelim scenarios reference' lists every field)", p)
+		}
+		if err := add(scenarios.Setting{Name: name, Value: value, Flag: "--set " + name}); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range append(scenarios.OverrideNames(), shortForms...) {
+		if v, ok := o.set[name]; ok {
+			if err := add(scenarios.Setting{Name: name, Value: v, Flag: "--" + name}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// settingField is the field a setting's name sets, for telling two flags
+// that set one apart: burst is limit.burst, on_error is on-error.
+func settingField(name string) string {
+	if slices.Contains(shortForms, name) {
+		return "limit." + name
+	}
+	if canon := strings.ReplaceAll(name, "_", "-"); slices.Contains(scenarios.OverrideNames(), canon) {
+		return canon
+	}
+	return strings.ReplaceAll(name, "-", "_")
+}
+
+// settingMessage is a scenarios error's message, with the path it names
+// when that is not the whole name (clients[web].trafic of
+// clients[web].trafic.rate).
+func settingMessage(err error, name string) string {
+	var se *scenarios.Error
+	if !errors.As(err, &se) {
+		return err.Error()
+	}
+	if se.Field == "" || se.Field == name {
+		return se.Msg
+	}
+	return se.Field + ": " + se.Msg
 }
 
 func newCmdSim(s streams, runF func(*simOptions) error) *cobra.Command {
@@ -74,7 +151,12 @@ show what each client experienced: sent, allowed, rejected, failed open or
 closed, retries, the most admitted in any second, what one exact limiter
 would have admitted, and latency.
 
-Flags override the scenario. The store is memory by default: it has the
+Flags override the scenario: --rate, --burst and --window set the limit's,
+and --set PATH=VALUE any field of the file (topology.failover_after=5s,
+clients[web].traffic.rate=20/s, limits[hourly].rate=500/h), each value read
+and refused as the file's own would be. --vs takes the same names.
+
+The store is memory by default: it has the
 semantics of one Redis running the Lua script (atomic, one round trip, the
 round trip as virtual time) at in-process speed, millions of requests a
 second. --store miniredis runs the real Lua scripts in an embedded Redis
@@ -92,6 +174,8 @@ Every field of a scenario file: 'ratelim scenarios reference'.`,
   ratelim sim runaway-healthcheck --topology local --servers 8
   ratelim sim window-boundary --algorithm sliding-log
   ratelim sim store-outage --vs on_error=fail-closed --plot outage.png
+  ratelim sim partition --set topology.failover_after=5s --on-error fail-closed
+  ratelim sim runaway-healthcheck --burst 50 --vs burst=100
   ratelim sim sync-interval --sweep sync-interval=0,10ms,100ms,1s,never --plot sweep.png
   ratelim sim partition --format json > result.json
   ratelim sim my-scenario.yaml --seed 7 --format csv`,
@@ -115,7 +199,7 @@ Every field of a scenario file: 'ratelim scenarios reference'.`,
 	opts.Speed = 1
 	f.Var((*speedFlag)(&opts.Speed), "speed", "with --tui: virtual seconds per second at the start, or max (as fast as the screen follows)")
 	f.BoolVar(&opts.Live, "live", false, "also run it for real: in-process servers on loopback, real HTTP, for the scenario's duration; print both and the difference")
-	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: run it again so changed and show both side by side, e.g. --vs on_error=fail-closed (repeat for several fields)")
+	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: run it again so changed and show both side by side, e.g. --vs on_error=fail-closed or --vs limit.burst=50 (repeat for several fields)")
 	f.StringArrayVar(&opts.Sweep, "sweep", nil, "FIELD=V1,V2,...: run it once per value (in parallel) and show a row per value, what was admitted and the worst second against the exact limiter; --plot draws it, e.g. --sweep sync-interval=0,10ms,100ms,1s,never (at most 32 values)")
 	// Declared here, not by addLimitFlags: a sweep alone runs several at
 	// once, and planSim marks the limits parallel only then.
@@ -157,30 +241,47 @@ func (s *speedFlag) Type() string { return "speed" }
 func (o *overrides) visit(cmd *cobra.Command) {
 	o.set = map[string]string{}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if slices.Contains(scenarios.OverrideNames(), f.Name) {
+		if slices.Contains(scenarios.OverrideNames(), f.Name) || slices.Contains(shortForms, f.Name) {
 			o.set[f.Name] = f.Value.String()
 		}
 	})
 }
 
 // addOverrideFlags declares the flags that override a scenario's fields,
-// shared by the commands that run scenarios.
-func addOverrideFlags(cmd *cobra.Command, o *overrides) {
+// shared by the commands that run scenarios, but those named in except
+// (compare's algorithms and topologies are its own).
+func addOverrideFlags(cmd *cobra.Command, o *overrides, except ...string) {
 	f := cmd.Flags()
-	f.StringVar(&o.algorithm, "algorithm", "", "limiter: "+strings.Join(algorithms.Names(), ", "))
-	f.StringVar(&o.topology, "topology", "", "where the counter lives: "+words.OneOf(scenarios.Choices("topology.kind")))
-	f.StringVar(&o.store, "store", "", "memory, miniredis or redis://host:port")
-	f.IntVar(&o.servers, "servers", 0, "number of API servers")
-	f.StringVar(&o.balancer, "balancer", "", "round-robin, random or key-hash")
-	f.StringVar(&o.key, "key", "", "limit by: auto, api-key, user or ip")
-	f.Uint64Var(&o.seed, "seed", 0, "random seed")
-	f.StringVar(&o.duration, "duration", "", "virtual duration, e.g. 30s")
-	f.StringVar(&o.step, "step", "", "the timeline's resolution, e.g. 1m for a week-long run (totals are the same at any step)")
-	f.StringVar(&o.onError, "on-error", "", "when the store fails: fail-open or fail-closed")
-	f.StringVar(&o.rtt, "rtt", "", "one store round trip, e.g. 500us")
-	f.StringVar(&o.syncInterval, "sync-interval", "", "synced topology: each server pushes its admissions this often, e.g. 100ms; 0 every request, never")
-	f.StringVar(&o.replicationLag, "replication-lag", "", "split-brain, cluster, regions: how long a write takes to reach the other copies, e.g. 200ms; regions: never")
-	f.StringVar(&o.shadow, "shadow", "", "every limit in shadow mode (decided and counted, never refused): true, false, or the instant they enforce from, e.g. 15s")
+	flag := func(p *string, name, usage string) {
+		if !slices.Contains(except, name) {
+			f.StringVar(p, name, "", usage)
+		}
+	}
+	flag(&o.algorithm, "algorithm", "limiter: "+strings.Join(algorithms.Names(), ", "))
+	flag(&o.topology, "topology", "where the counter lives: "+words.OneOf(scenarios.Choices("topology.kind")))
+	flag(&o.store, "store", "memory, miniredis or redis://host:port")
+	flag(&o.servers, "servers", "number of API servers")
+	flag(&o.balancer, "balancer", "round-robin, random or key-hash")
+	flag(&o.key, "key", "limit by: auto, api-key, user or ip")
+	flag(&o.seed, "seed", "random seed")
+	flag(&o.duration, "duration", "virtual duration, e.g. 30s")
+	flag(&o.step, "step", "the timeline's resolution, e.g. 1m for a week-long run (totals are the same at any step)")
+	flag(&o.onError, "on-error", "when the store fails: fail-open or fail-closed")
+	flag(&o.rtt, "rtt", "one store round trip, e.g. 500us")
+	flag(&o.syncInterval, "sync-interval", "synced topology: each server pushes its admissions this often, e.g. 100ms; 0 every request, never")
+	flag(&o.replicationLag, "replication-lag", "split-brain, cluster, regions: how long a write takes to reach the other copies, e.g. 200ms; regions: never")
+	flag(&o.shadow, "shadow", "every limit in shadow mode (decided and counted, never refused): true, false, or the instant they enforce from, e.g. 15s")
+	addSetFlags(cmd, o)
+}
+
+// addSetFlags declares --rate, --burst, --window and --set, which set a
+// field of the file itself.
+func addSetFlags(cmd *cobra.Command, o *overrides) {
+	f := cmd.Flags()
+	f.StringVar(&o.rate, "rate", "", "the limit's rate, as limit.rate: e.g. 10/s, 600/m")
+	f.StringVar(&o.burst, "burst", "", "the limit's burst, as limit.burst: e.g. 20")
+	f.StringVar(&o.window, "window", "", "the limit's window, as limit.window: e.g. 1m")
+	f.StringArrayVar(&o.paths, "set", nil, "PATH=VALUE: set any field of the file (repeatable), e.g. topology.failover_after=5s")
 }
 
 // addWallClockFlag declares --wall-clock for the commands that run on the
@@ -189,8 +290,25 @@ func addWallClockFlag(cmd *cobra.Command, o *overrides) {
 	cmd.Flags().StringVar(&o.wallClock, "wall-clock", "", "the wall-clock instant virtual time 0 stands for (default "+sim.DefaultWallClock.Format(time.RFC3339)+"); fixed and sliding windows align to it, and the peer models that keep wall-clock time read it, e.g. redis_rate")
 }
 
-// apply changes sc by the flags that were given, each refused as the
-// file's field would be.
+// applyTo returns the scenario of f as the flags that were given change
+// it, each refused as the file's field would be.
+func (o overrides) applyTo(f *scenarios.File) (*scenarios.File, error) {
+	sets, err := o.settings()
+	if err != nil {
+		return nil, err
+	}
+	if len(sets) == 0 {
+		return f, nil
+	}
+	next, err := scenarios.Apply(f, sets)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return next, nil
+}
+
+// apply changes sc by the override flags that were given, each refused as
+// the file's field would be; for a scenario with no file (replay's).
 func (o overrides) apply(sc *sim.Scenario) error {
 	next, err := scenarios.Override(*sc, o.set, scenarios.FlagField)
 	if err != nil {
@@ -205,8 +323,10 @@ func (o overrides) apply(sc *sim.Scenario) error {
 type simPlan struct {
 	file    *scenarios.File
 	sc      sim.Scenario
+	run     *scenarios.File // file as the flags change it
 	vs      *versus
-	scB     sim.Scenario // the --vs run, when vs is not nil
+	runB    *scenarios.File // the --vs run's, when vs is not nil
+	scB     sim.Scenario    // and its scenario
 	simOpts sim.Options
 	// sweep, when not nil, is --sweep; sweepScs its runs, one per value,
 	// run workers at once.
@@ -250,6 +370,9 @@ func planSim(opts *simOptions) (*simPlan, error) {
 	// and says so; a step asked for on the command line is kept, and such
 	// a run refused.
 	_, stepAsked := opts.over.set["step"]
+	for _, p := range opts.over.paths {
+		stepAsked = stepAsked || strings.TrimSpace(strings.SplitN(p, "=", 2)[0]) == "step"
+	}
 	simOpts.FitStep = !stepAsked
 	if opts.Format == "table" && !opts.TUI && opts.Plot.Path == "" {
 		// A table shows no state series (a plot and the TUI do): a run on
@@ -261,11 +384,12 @@ func planSim(opts *simOptions) (*simPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	file, sc, err := opts.loadScenario(opts.Scenario, opts.over)
+	file, run, err := opts.loadFile(opts.Scenario, opts.over)
 	if err != nil {
 		return nil, err
 	}
-	p := &simPlan{file: file, sc: sc, vs: vs, simOpts: simOpts}
+	sc := run.Scenario
+	p := &simPlan{file: file, run: run, sc: sc, vs: vs, simOpts: simOpts}
 	if vs != nil {
 		if opts.Live {
 			return nil, badInput("--vs and --live do not go together (run load twice)")
@@ -273,9 +397,10 @@ func planSim(opts *simOptions) (*simPlan, error) {
 		if opts.Plot.format == "gif" {
 			return nil, badInput("--plot: --vs draws a still side by side; write it as .png or .svg")
 		}
-		if p.scB, err = vs.apply(sc); err != nil {
+		if p.runB, err = vs.apply(run); err != nil {
 			return nil, err
 		}
+		p.scB = p.runB.Scenario
 	}
 	if sw != nil {
 		if err := checkSweepFlags(opts, sw, vs); err != nil {
@@ -318,7 +443,7 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	if opts.TUI {
 		_, noColor := os.LookupEnv("NO_COLOR")
 		topts := tui.Options{In: opts.In, Out: opts.Out, Speed: opts.Speed, NoColor: noColor, Sim: simOpts, AltScreen: true}
-		if len(opts.over.set) == 0 {
+		if !opts.over.given() {
 			// The verdict at the end checks the file's expectations, which
 			// hold for the scenario as written.
 			topts.Expect = func(r *sim.Result) []sim.ExpectationResult {
@@ -330,7 +455,7 @@ func simRun(ctx context.Context, opts *simOptions) error {
 		}
 		if vs != nil {
 			topts.Versus = &scB
-			topts.Labels[0], topts.Labels[1] = vs.labels(sc, scB)
+			topts.Labels[0], topts.Labels[1] = vs.labels(p.run, p.runB)
 		}
 		err := tui.Run(ctx, sc, topts)
 		return setupOrErr(scenarioLabel(file), err)
@@ -351,13 +476,13 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	// The file's expectations hold for the scenario as written: flags that
 	// change it make them meaningless.
 	skipped := 0
-	if len(opts.over.set) == 0 {
+	if !opts.over.given() {
 		if _, skipped, err = fillExpectations(file, r); err != nil {
 			return err
 		}
 	}
 	if vs != nil {
-		return simVersus(ctx, opts, file, r, skipped, sc, scB, vs, simOpts)
+		return simVersus(ctx, opts, file, r, skipped, p.run, p.runB, vs, simOpts)
 	}
 	if err := opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, r, opts.Plot) }); err != nil {
 		return err

@@ -19,58 +19,83 @@ import (
 	"github.com/ratelim/ratelim/store"
 )
 
-// versus is a --vs: the settings (override name → value, as typed) that
-// make the second run of a side-by-side from the first.
+// versus is a --vs: the settings (an override name, a short form or a
+// field's path → the value, as typed) that make the second run of a
+// side-by-side from the first.
 type versus struct {
 	set map[string]string
-	// order is the names as given, for labels.
+	// order is the names as given, for labels; sets the settings, in it.
 	order []string
+	sets  []scenarios.Setting
 }
 
-// parseVersus reads --vs FIELD=VALUE flags: each FIELD an override name
-// (on_error or on-error alike), given once.
+// parseVersus reads --vs FIELD=VALUE flags: each FIELD a name
+// scenarios.Apply takes (on_error or on-error alike, burst, limit.burst,
+// clients[web].traffic.rate), given once.
 func parseVersus(flags []string) (*versus, error) {
 	if len(flags) == 0 {
 		return nil, nil
 	}
 	v := &versus{set: map[string]string{}}
+	seen := map[string]bool{}
 	for _, f := range flags {
 		name, value, ok := strings.Cut(f, "=")
-		name = strings.ReplaceAll(strings.TrimSpace(name), "_", "-")
+		name = strings.TrimSpace(name)
+		if canon := strings.ReplaceAll(name, "_", "-"); slices.Contains(scenarios.OverrideNames(), canon) {
+			name = canon
+		}
 		if !ok || name == "" || value == "" {
-			return nil, badInput("--vs %q: want FIELD=VALUE, e.g. --vs on_error=fail-closed (FIELD one of %s)", f, strings.Join(scenarios.OverrideNames(), ", "))
+			return nil, badInput("--vs %q: want FIELD=VALUE, e.g. --vs on_error=fail-closed or --vs limit.burst=50 (FIELD a flag's name, %s, or a field's path)", f, strings.Join(append(scenarios.OverrideNames(), shortForms...), ", "))
 		}
-		if !slices.Contains(scenarios.OverrideNames(), name) {
-			return nil, badInput("--vs %q: unknown field %q (want one of %s)", f, name, strings.Join(scenarios.OverrideNames(), ", "))
+		if err := scenarios.CheckSettingName(name); err != nil {
+			return nil, usageError{&scenarios.Error{Field: "--vs " + name, Msg: settingMessage(err, name)}}
 		}
-		if _, dup := v.set[name]; dup {
+		if field := settingField(name); seen[field] {
 			return nil, badInput("--vs: %s given twice (want each field once)", name)
+		} else {
+			seen[field] = true
 		}
 		v.set[name] = value
 		v.order = append(v.order, name)
+		v.sets = append(v.sets, scenarios.Setting{Name: name, Value: value, Flag: "--vs " + name})
 	}
 	return v, nil
 }
 
-// apply returns sc changed by v, each value refused as the file's field
-// would be, naming the flag.
-func (v *versus) apply(sc sim.Scenario) (sim.Scenario, error) {
-	next, err := scenarios.Override(sc, v.set, func(name string) string { return "--vs " + name })
+// apply returns f changed by v, each value refused as the file's field
+// would be, naming the flag. f is the first run's file, the flags'
+// settings already applied: v's come after them.
+func (v *versus) apply(f *scenarios.File) (*scenarios.File, error) {
+	next, err := scenarios.Apply(f, v.sets)
 	if err != nil {
-		return sc, usageError{err}
+		return nil, usageError{err}
 	}
 	return next, nil
 }
 
-// labels name the two runs by the fields that differ, as each scenario
-// has them: "on-error=fail-open" and "on-error=fail-closed".
-func (v *versus) labels(a, b sim.Scenario) (string, string) {
+// labels name the two runs by the fields that differ, as each run has
+// them: "on-error=fail-open" and "on-error=fail-closed", "limit.burst=20"
+// and "limit.burst=50".
+func (v *versus) labels(a, b *scenarios.File) (string, string) {
 	var la, lb []string
 	for _, name := range v.order {
-		la = append(la, name+"="+scenarioSetting(a, name))
-		lb = append(lb, name+"="+scenarioSetting(b, name))
+		la = append(la, name+"="+fileSetting(a, name))
+		lb = append(lb, name+"="+fileSetting(b, name))
 	}
 	return strings.Join(la, " "), strings.Join(lb, " ")
+}
+
+// fileSetting is f's value for a setting's name: an override name's as
+// its scenario has it, a field's as set or written, "default" when the
+// file leaves it out.
+func fileSetting(f *scenarios.File, name string) string {
+	if slices.Contains(scenarios.OverrideNames(), name) {
+		return scenarioSetting(f.Scenario, name)
+	}
+	if v, ok := scenarios.Value(f, name); ok {
+		return v
+	}
+	return "default"
 }
 
 // scenarioSetting is sc's value for an override name, as a flag would
@@ -200,7 +225,7 @@ const VersusSchema = "ratelim.versus/v1"
 
 type versusJSON struct {
 	Schema string `json:"schema"`
-	// Changed are the --vs settings, by override name.
+	// Changed are the --vs settings, by their names as given.
 	Changed map[string]string `json:"changed"`
 	// Labels name the two runs, as the table and the plot do.
 	Labels [2]string      `json:"labels"`
@@ -209,13 +234,14 @@ type versusJSON struct {
 
 // simVersus finishes `sim --vs`: a, already run (its expectations checked,
 // skipped of them needing other runs), against scA changed by vs, scB.
-func simVersus(ctx context.Context, opts *simOptions, file *scenarios.File, a *sim.Result, skipped int, scA, scB sim.Scenario, vs *versus, simOpts sim.Options) error {
+func simVersus(ctx context.Context, opts *simOptions, file *scenarios.File, a *sim.Result, skipped int, fileA, fileB *scenarios.File, vs *versus, simOpts sim.Options) error {
+	scB := fileB.Scenario
 	showProgress := opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table"
 	b, err := runScenario(ctx, opts.ErrOut, showProgress, scenarioLabel(file), scB, simOpts)
 	if err != nil {
 		return err
 	}
-	labelA, labelB := vs.labels(scA, scB)
+	labelA, labelB := vs.labels(fileA, fileB)
 	if err := opts.Plot.render(func(w io.Writer) error { return renderVersus(w, a, b, labelA, labelB, opts.Plot) }); err != nil {
 		return err
 	}

@@ -72,7 +72,7 @@ func TestSimVersusBadInput(t *testing.T) {
 	}{
 		{[]string{"--vs", "on_error"}, `want FIELD=VALUE`},
 		{[]string{"--vs", "=x"}, `want FIELD=VALUE`},
-		{[]string{"--vs", "colour=red"}, `unknown field "colour"`},
+		{[]string{"--vs", "colour=red"}, `--vs colour: unknown setting "colour"`},
 		{[]string{"--vs", "on_error=closed"}, `--vs on-error: unknown policy "closed"`},
 		{[]string{"--vs", "seed=1", "--vs", "seed=2"}, "seed given twice"},
 		{[]string{"--vs", "servers=100000"}, "--vs servers"},
@@ -120,5 +120,40 @@ func TestCheckStdinAndOutputDirectory(t *testing.T) {
 	code, _, stderr := runArgs("report", "nat", "-o", t.TempDir())
 	if code != exitBadInput || !strings.Contains(stderr, "it is a directory") || strings.Contains(stderr, "rename") {
 		t.Errorf("report -o DIR: exit %d, %q; want bad input naming the directory", code, stderr)
+	}
+}
+
+// compare --vs makes the matrix twice, the second so changed: each the
+// matrix compare gives with the setting as a flag.
+func TestCompareVersus(t *testing.T) {
+	args := []string{"compare", "runaway-healthcheck", "--algorithms", "gcra", "--topologies", "local,shared"}
+	code, out, errOut := runArgs(append(args, "--vs", "burst=100")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	_, a, _ := runArgs(args...)
+	_, b, _ := runArgs(append(args, "--burst", "100")...)
+	if want := "── burst=50 ──\n" + a + "\n── burst=100 ──\n" + b; out != want {
+		t.Errorf("compare --vs:\n%s\nwant the two matrices under their labels:\n%s", out, want)
+	}
+	_, js, _ := runArgs(append(args, "--vs", "burst=100", "--format", "json")...)
+	var doc struct {
+		Schema  string            `json:"schema"`
+		Changed map[string]string `json:"changed"`
+		Runs    []struct {
+			Label string `json:"label"`
+			Cells []Cell `json:"cells"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Schema != "ratelim.compare-vs/v1" || doc.Changed["burst"] != "100" || len(doc.Runs) != 2 || doc.Runs[1].Label != "burst=100" || len(doc.Runs[1].Cells) != 2 {
+		t.Errorf("json: %+v", doc)
+	}
+	_, csvOut, _ := runArgs(append(args, "--vs", "burst=100", "--format", "csv")...)
+	lines := strings.Split(strings.TrimSpace(csvOut), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "run,algorithm,") || !strings.HasPrefix(lines[4], "burst=100,gcra,shared,") {
+		t.Errorf("csv:\n%s", csvOut)
 	}
 }

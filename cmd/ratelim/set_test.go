@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ratelim/ratelim/scenarios"
+)
+
+// noExpect is smallScenario without its expect: lines, which hold for the
+// file as written (a run changed by flags skips them).
+var noExpect, _, _ = strings.Cut(smallScenario, "expect:\n")
+
+// A flag that sets a field gives the output that editing the file gives,
+// byte for byte.
+func TestSimSetEqualsEditingTheFile(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		edits []string // old, new, ...
+	}{
+		{[]string{"--set", "limit.burst=7"}, []string{"burst: 20}", "burst: 7}"}},
+		{[]string{"--burst", "7"}, []string{"burst: 20}", "burst: 7}"}},
+		{[]string{"--rate", "3/s"}, []string{"rate: 10/s", "rate: 3/s"}},
+		{[]string{"--set", "clients[polite].traffic.rate=50/s"}, []string{"rate: 5/s}", "rate: 50/s}"}},
+		{[]string{"--set", "clients[1].traffic={pattern: burst, count: 30, at: 1s}"}, []string{"{pattern: constant, rate: 5/s}", "{pattern: burst, count: 30, at: 1s}"}},
+		{[]string{"--set", "topology.rtt=2ms", "--set", "limit.algorithm=gcra"}, []string{"topology: {kind: shared}", "topology: {kind: shared, rtt: 2ms}", "algorithm: token-bucket", "algorithm: gcra"}},
+	} {
+		edited := noExpect
+		for i := 0; i < len(tc.edits); i += 2 {
+			next := strings.Replace(edited, tc.edits[i], tc.edits[i+1], 1)
+			if next == edited {
+				t.Fatalf("%v: no line %q to edit", tc.flags, tc.edits[i])
+			}
+			edited = next
+		}
+		for _, format := range []string{"json", "table"} {
+			code, set, errOut := runArgs(append([]string{"sim", writeScenario(t, "small.yaml", noExpect), "--format", format}, tc.flags...)...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d: %s", tc.flags, code, errOut)
+			}
+			code, want, errOut := runArgs("sim", writeScenario(t, "small.yaml", edited), "--format", format)
+			if code != 0 {
+				t.Fatalf("the edited file: exit %d: %s", code, errOut)
+			}
+			if set != want {
+				t.Errorf("sim %v --format %s differs from the edited file's:\n%s\nwant\n%s", tc.flags, format, set, want)
+			}
+		}
+	}
+}
+
+// Every flag that sets a field is refused with the message the file gives
+// for the same value, the flag named where the file names its line and
+// field.
+func TestSetFlagsGiveTheFilesMessage(t *testing.T) {
+	for _, tc := range []struct {
+		flags      []string
+		flag       string // as the message names it
+		line, edit string
+		field      string // as the file's message names it
+	}{
+		{[]string{"--rate", "0/s"}, "--rate", "rate: 10/s", "rate: 0/s", "limit.rate"},
+		{[]string{"--burst", "x"}, "--burst", "burst: 20}", "burst: x}", "limit.burst"},
+		{[]string{"--window", "1.5us"}, "--window", "burst: 20}", "burst: 20, window: 1.5us}", "limit.window"},
+		{[]string{"--set", "limit.burst=0"}, "--set limit.burst", "burst: 20}", "burst: 0}", "limit.burst"},
+		{[]string{"--vs", "limit.rate=abc"}, "--vs limit.rate", "rate: 10/s", "rate: abc", "limit.rate"},
+		{[]string{"--vs", "burst=-1"}, "--vs burst", "burst: 20}", "burst: -1}", "limit.burst"},
+		{[]string{"--set", "clients[hammer].traffic.rate=fast"}, "--set clients[hammer].traffic.rate", "rate: 100/s}", "rate: fast}", "clients[0].traffic.rate"},
+		{[]string{"--set", "clients[0].count=0"}, "--set clients[0].count", "api_key: h\n", "api_key: h\n    count: 0\n", "clients[0].count"},
+		{[]string{"--servers", "abc"}, "--servers", "servers: 2", "servers: abc", "servers"},
+		{[]string{"--servers", "2000"}, "--servers", "servers: 2", "servers: 2000", "servers"},
+		{[]string{"--seed", "x"}, "--seed", "servers: 2", "servers: 2\nseed: x", "seed"},
+		{[]string{"--seed", "-1"}, "--seed", "servers: 2", "servers: 2\nseed: -1", "seed"},
+	} {
+		edited := strings.Replace(noExpect, tc.line, tc.edit, 1)
+		if edited == noExpect {
+			t.Fatalf("%v: no line %q to edit", tc.flags, tc.line)
+		}
+		_, ferr := scenarios.Parse("small.yaml", []byte(edited))
+		var fe *scenarios.Error
+		if !errors.As(ferr, &fe) || fe.Field != tc.field {
+			t.Fatalf("%v: the edited file gives %v, want an error of %s", tc.flags, ferr, tc.field)
+		}
+		code, _, errOut := runArgs(append([]string{"sim", writeScenario(t, "small.yaml", noExpect)}, tc.flags...)...)
+		want := "ratelim: " + tc.flag + ": " + fe.Msg + "\n"
+		if code != exitBadInput || !strings.HasPrefix(errOut, want) {
+			t.Errorf("%v: exit %d, %q\nwant exit 2 and %q", tc.flags, code, errOut, want)
+		}
+	}
+}
