@@ -226,6 +226,19 @@ func kindNames(kinds []topology.Kind) []string {
 }
 
 // seed reads a whole number from 0 to 2^64-1.
+// Seed reads a seed typed on a command line (text) as a file's seed: is
+// read, with the file's message naming field (e.g. "--seed"). A command
+// that takes a seed outside a scenario (replay's --spread) reads it here,
+// so that it is bounded and worded as everywhere else.
+func Seed(text, field string) (uint64, error) {
+	d := &decoder{}
+	seed := d.seed(&yaml.Node{Kind: yaml.ScalarNode, Value: text}, field, "1")
+	if d.failed() {
+		return 0, d.err
+	}
+	return seed, nil
+}
+
 func (d *decoder) seed(n *yaml.Node, field, example string) uint64 {
 	var seed uint64
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&seed) != nil {

@@ -25,8 +25,12 @@ func TestSweepArgvToOptions(t *testing.T) {
 			{line: "sweep sync-interval servers=2..4 --plot sweep.svg --plot-width 8 --plot-height 5", want: func(o *sweepOptions) {
 				o.Plot = plotFlags{Path: "sweep.svg", Width: 8, Height: 5}
 			}},
+			{line: "sweep sync-interval servers=2..4 --rate 20/s --burst 5 --window 2s --set topology.rtt=1ms", want: func(o *sweepOptions) {
+				o.over = overrides{rate: "20/s", burst: "5", window: "2s", paths: []string{"topology.rtt=1ms"},
+					set: map[string]string{"rate": "20/s", "burst": "5", "window": "2s"}}
+			}},
 			{line: "sweep sync-interval servers=2..4 --algorithm gcra --servers 3 --topology synced --store memory --balancer random --key ip --seed 7 --duration 10s --step 2s --on-error fail-closed --rtt 1ms --sync-interval 10ms --replication-lag 0 --wall-clock 2026-11-24T10:00:00Z --shadow false", code: exitBadInput, want: func(o *sweepOptions) {
-				o.over = overrides{algorithm: "gcra", servers: 3, topology: "synced", store: "memory", balancer: "random", key: "ip", seed: 7, duration: "10s", step: "2s", onError: "fail-closed", rtt: "1ms", syncInterval: "10ms", replicationLag: "0", wallClock: "2026-11-24T10:00:00Z", shadow: "false",
+				o.over = overrides{algorithm: "gcra", servers: "3", topology: "synced", store: "memory", balancer: "random", key: "ip", seed: "7", duration: "10s", step: "2s", onError: "fail-closed", rtt: "1ms", syncInterval: "10ms", replicationLag: "0", wallClock: "2026-11-24T10:00:00Z", shadow: "false",
 					set: map[string]string{"algorithm": "gcra", "servers": "3", "topology": "synced", "store": "memory", "balancer": "random", "key": "ip", "seed": "7", "duration": "10s", "step": "2s", "on-error": "fail-closed", "rtt": "1ms", "sync-interval": "10ms", "replication-lag": "0", "wall-clock": "2026-11-24T10:00:00Z", "shadow": "false"}}
 			}},
 		})
@@ -66,7 +70,7 @@ func TestSweepRefusals(t *testing.T) {
 		{"sweep sync-interval seed=1 servers=1 rtt=1ms", exitBadInput, []string{"one or two FIELD=VALUES", "got 4 arguments"}},
 		{"sweep sync-interval servers", exitBadInput, []string{`"servers": want FIELD=VALUES`}},
 		{"sweep sync-interval =1..3", exitBadInput, []string{"want FIELD=VALUES"}},
-		{"sweep sync-interval colour=red,blue", exitBadInput, []string{"sweep: colour: unknown field (want name, summary"}},
+		{"sweep sync-interval colour=red,blue", exitBadInput, []string{`sweep: colour: unknown setting "colour" (want a flag's name`}},
 		{"sweep sync-interval limit.colour=red", exitBadInput, []string{"sweep: limit.colour: unknown field (want name, algorithm, rate, burst"}},
 		{"sweep sync-interval burst=-1,2", exitBadInput, []string{"sweep burst: -1 is too small"}},
 		{"sweep sync-interval limit.rate=10/s..15/s*1.2", exitBadInput, []string{`sweep limit.rate: "14.4/s" is not a rate`}},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ratelim/ratelim/replay"
 	"github.com/ratelim/ratelim/routecost"
+	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/trace"
 )
 
@@ -57,9 +58,13 @@ const spreadAuto = "auto"
 // 1h (Scan refuses one finer than the log's times). The offsets are
 // seeded by --seed, so that the same seed spreads the same way.
 func (opts *replayOptions) spread(src *replay.Source) error {
-	src.Trace.SpreadSeed = opts.over.seed
-	if src.Trace.SpreadSeed == 0 {
-		src.Trace.SpreadSeed = 1 // the scenario's default seed
+	src.Trace.SpreadSeed = 1 // the scenario's default seed
+	if opts.over.seed != "" {
+		seed, err := scenarios.Seed(opts.over.seed, "--seed")
+		if err != nil {
+			return badInput("%v", err)
+		}
+		src.Trace.SpreadSeed = seed
 	}
 	switch v := strings.TrimSpace(opts.Spread); v {
 	case "":

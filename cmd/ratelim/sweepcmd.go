@@ -217,13 +217,8 @@ func checkAxisField(name string) error {
 // and each field set to its value, through scenarios.Apply: read by the
 // field's own reader, in the file's tree, and refused as the file's field
 // would be, naming "sweep FIELD" (or the flag).
-func applyAxis(file *scenarios.File, over map[string]string, fields, values []string) (sim.Scenario, error) {
-	var sets []scenarios.Setting
-	for _, name := range scenarios.OverrideNames() {
-		if v, ok := over[name]; ok {
-			sets = append(sets, scenarios.Setting{Name: name, Value: v, Flag: scenarios.FlagField(name)})
-		}
-	}
+func applyAxis(file *scenarios.File, base []scenarios.Setting, fields, values []string) (sim.Scenario, error) {
+	sets := slices.Clone(base)
 	for i, f := range fields {
 		sets = append(sets, scenarios.Setting{Name: f, Value: values[i], Flag: "sweep " + f})
 	}
@@ -316,7 +311,7 @@ func planSweepCmd(opts *sweepOptions) (*sweepPlan, error) {
 	if p.file, p.sc, err = opts.loadScenario(opts.Scenario, opts.over); err != nil {
 		return nil, err
 	}
-	if err := p.planRuns(opts.over.set); err != nil {
+	if err := p.planRuns(opts.over); err != nil {
 		return nil, err
 	}
 	if err := p.checkFigures(); err != nil {
@@ -332,7 +327,11 @@ func planSweepCmd(opts *sweepOptions) (*sweepPlan, error) {
 // first field's values outer), with the flags' overrides, and refuses
 // two values of a field that give one run ("100ms" and "0.1s"), which
 // would be a row twice.
-func (p *sweepPlan) planRuns(over map[string]string) error {
+func (p *sweepPlan) planRuns(over overrides) error {
+	base, err := over.settings()
+	if err != nil {
+		return err
+	}
 	fields := p.fields()
 	var combos [][]string
 	var walk func(i int, prefix []string)
@@ -347,7 +346,7 @@ func (p *sweepPlan) planRuns(over map[string]string) error {
 	}
 	walk(0, nil)
 	for _, values := range combos {
-		sc, err := applyAxis(p.file, over, fields, values)
+		sc, err := applyAxis(p.file, base, fields, values)
 		if err != nil {
 			return err
 		}
@@ -511,7 +510,7 @@ func (p *sweepPlan) run(ctx context.Context, opts *sweepOptions) ([]SweepRow, er
 			return nil, err
 		}
 		r := results[i]
-		if i == p.current && len(opts.over.set) == 0 {
+		if i == p.current && !opts.over.given() {
 			// The run of the file as written: its expectations hold, as
 			// `sim` fills them for it.
 			if _, _, err := fillExpectations(p.file, r); err != nil {
