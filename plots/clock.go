@@ -67,13 +67,20 @@ var wallSteps = []time.Duration{
 // wallTicks marks a time axis (seconds from origin) at round instants of
 // loc's clock: the first spacing of wallSteps that gives at most 8 labels,
 // each labelled as a clock reads ("10:05", or "10:05:30" when the marks
-// are seconds apart; where the axis crosses midnight, the date on the
-// first mark and on each midnight: "Dec 2 00:00"), with a minor mark
-// between.
+// are seconds apart), with a minor mark between. The marks are built from
+// the clock's own fields (10:00, 10:15 on the day's clock), never by
+// adding fixed durations, so that across a change of daylight saving time
+// they still fall on, and are labelled with, round times of the clock. The
+// date is written on the first label where the axis crosses midnight, and
+// on every label whose day differs from the label before ("Dec 2 00:00";
+// "Sep 6 01:00" where a day starts at 01:00).
 type wallTicks struct {
 	origin time.Time
 	loc    *time.Location
 }
+
+// maxWallTicks bounds the marks of one axis, whatever its span.
+const maxWallTicks = 1000
 
 // Ticks implements plot.Ticker.
 func (w wallTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -92,35 +99,46 @@ func (w wallTicks) Ticks(lo, hi float64) []plot.Tick {
 		step *= 2 // days apart: a long log
 	}
 	start := w.origin.Add(time.Duration(lo * float64(time.Second))).In(w.loc)
-	end := w.origin.Add(time.Duration(hi * float64(time.Second)))
-	// Round marks are counted from the local midnight of the first
-	// instant, so that 15-minute marks fall on :00, :15 in any zone
-	// (India's +05:30 too).
+	end := w.origin.Add(time.Duration(hi * float64(time.Second))).In(w.loc)
+	// The marks are the clock's times k half-steps into start's day, on
+	// the clock: the first the one at or after start, found directly.
 	y, m, d := start.Date()
-	t := time.Date(y, m, d, 0, 0, 0, 0, w.loc)
 	half := step / 2
-	for t.Before(start) {
-		t = t.Add(half)
-	}
+	into := time.Duration(start.Hour())*time.Hour + time.Duration(start.Minute())*time.Minute +
+		time.Duration(start.Second())*time.Second + time.Duration(start.Nanosecond())
+	k := int64(into / half)
 	layout := "15:04"
 	if step < time.Minute {
 		layout = "15:04:05"
 	}
-	crossesDays := start.YearDay() != end.In(w.loc).YearDay() || start.Year() != end.In(w.loc).Year()
+	crossesDays := start.YearDay() != end.YearDay() || start.Year() != end.Year()
 	var out []plot.Tick
-	for i := 0; !t.After(end) && i < 1000; i++ {
-		v := t.Sub(w.origin).Seconds()
-		midnight := t.Sub(time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, w.loc))
-		if midnight%step == 0 {
-			label := t.Format(layout)
-			if crossesDays && (step >= 24*time.Hour || midnight == 0 || len(out) == 0) {
-				label = t.Format("Jan 2 ") + label
-			}
-			out = append(out, plot.Tick{Value: v, Label: label})
-		} else {
-			out = append(out, plot.Tick{Value: v})
+	var prev, labelled time.Time // the last mark, and the last labelled one
+	for ; len(out) < maxWallTicks; k++ {
+		t := time.Date(y, m, d, 0, 0, 0, int(k*int64(half)), w.loc) // normalised on the clock
+		if t.After(end) {
+			break
 		}
-		t = t.Add(half)
+		// A clock time skipped by a change of daylight saving time lands on
+		// one already marked: one mark each.
+		if t.Before(start) || (!prev.IsZero() && !t.After(prev)) {
+			continue
+		}
+		prev = t
+		v := t.Sub(w.origin).Seconds()
+		of := time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute +
+			time.Duration(t.Second())*time.Second + time.Duration(t.Nanosecond())
+		if of%step != 0 {
+			out = append(out, plot.Tick{Value: v})
+			continue
+		}
+		label := t.Format(layout)
+		newDay := labelled.IsZero() || t.YearDay() != labelled.YearDay() || t.Year() != labelled.Year()
+		if crossesDays && (step >= 24*time.Hour || newDay) {
+			label = t.Format("Jan 2 ") + label
+		}
+		labelled = t
+		out = append(out, plot.Tick{Value: v, Label: label})
 	}
 	return out
 }

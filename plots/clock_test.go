@@ -167,6 +167,14 @@ func TestWallTicks(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
+	zone := func(name string) *time.Location {
+		loc, err := time.LoadLocation(name)
+		if err != nil {
+			t.Skip(err)
+		}
+		return loc
+	}
+	paris, lordHowe, santiago := zone("Europe/Paris"), zone("Australia/Lord_Howe"), zone("America/Santiago")
 	for _, tt := range []struct {
 		name     string
 		origin   string
@@ -180,6 +188,17 @@ func TestWallTicks(t *testing.T) {
 		{"two hours in +05:30", "2026-12-01T10:05:00Z", kolkata, 0, 7200, []string{"15:45", "16:00", "16:15", "16:30", "16:45", "17:00", "17:15", "17:30"}, 600},
 		{"past midnight", "2026-12-01T23:30:00Z", time.UTC, 0, 3600, []string{"Dec 1 23:30", "23:40", "23:50", "Dec 2 00:00", "00:10", "00:20", "00:30"}, 0},
 		{"three days", "2026-12-01T00:00:00Z", time.UTC, 0, 3 * 86400, []string{"Dec 1 00:00", "12:00", "Dec 2 00:00", "12:00", "Dec 3 00:00", "12:00", "Dec 4 00:00"}, 0},
+		// Across a change of daylight saving time the marks stay on the
+		// clock's round hours, every one labelled: the clocks go forward
+		// at 02:00 in Paris on Mar 29, at 02:00 to 02:30 on Lord Howe on
+		// Oct 4, and at midnight in Santiago on Sep 6 (the day starts at
+		// 01:00, still dated).
+		{"three days over Paris's spring forward", "2026-03-28T00:00:00Z", paris, 0, 3 * 86400, []string{"Mar 28 12:00", "Mar 29 00:00", "12:00", "Mar 30 00:00", "12:00", "Mar 31 00:00"}, 39600},
+		{"16 hours over Paris's spring forward", "2026-03-28T22:00:00Z", paris, 0, 16 * 3600, []string{"Mar 29 00:00", "04:00", "06:00", "08:00", "10:00", "12:00", "14:00", "16:00"}, 3600},
+		{"Lord Howe's half hour", "2026-10-03T14:00:00Z", lordHowe, 0, 6 * 3600, []string{"01:00", "03:00", "04:00", "05:00", "06:00", "07:00"}, 1800},
+		{"Santiago's missing midnight", "2026-09-06T02:00:00Z", santiago, 0, 6 * 3600, []string{"Sep 5 22:00", "23:00", "Sep 6 01:00", "02:00", "03:00", "04:00", "05:00"}, 0},
+		// Starting between marks, the first label still has its date.
+		{"from 23:31", "2026-12-01T23:31:00Z", time.UTC, 0, 3600, []string{"Dec 1 23:40", "23:50", "Dec 2 00:00", "00:10", "00:20", "00:30"}, 540},
 	} {
 		origin, err := time.Parse(time.RFC3339Nano, tt.origin)
 		if err != nil {
