@@ -61,8 +61,16 @@ func axisFor(r *sim.Result, opts Options) (timeAxis, error) {
 var wallSteps = []time.Duration{
 	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
 	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
-	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour,
 }
+
+// wallDays are the spacings, in days, of an axis too long for 12-hour
+// marks; past the last, it doubles.
+var wallDays = []int{1, 2, 7, 14, 30}
+
+// maxWallSpanS is the longest span a clock axis is marked over (two
+// centuries): past it the instants leave time.Duration's range.
+const maxWallSpanS = 200 * 365 * 86400
 
 // wallTicks marks a time axis (seconds from origin) at round instants of
 // loc's clock: the first spacing of wallSteps that gives at most 8 labels,
@@ -84,22 +92,22 @@ const maxWallTicks = 1000
 
 // Ticks implements plot.Ticker.
 func (w wallTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+	if !(hi > lo) || !(math.Abs(lo) <= maxWallSpanS) || !(math.Abs(hi) <= maxWallSpanS) {
 		return nil
 	}
 	span := time.Duration((hi - lo) * float64(time.Second))
-	step := wallSteps[len(wallSteps)-1]
+	start := w.origin.Add(time.Duration(lo * float64(time.Second))).In(w.loc)
+	end := w.origin.Add(time.Duration(hi * float64(time.Second))).In(w.loc)
+	step := time.Duration(0)
 	for _, s := range wallSteps {
 		if span/s <= 8 {
 			step = s
 			break
 		}
 	}
-	for step == wallSteps[len(wallSteps)-1] && span/step > 8 {
-		step *= 2 // days apart: a long log
+	if step == 0 {
+		return w.dayTicks(start, end, span)
 	}
-	start := w.origin.Add(time.Duration(lo * float64(time.Second))).In(w.loc)
-	end := w.origin.Add(time.Duration(hi * float64(time.Second))).In(w.loc)
 	// The marks are the clock's times k half-steps into start's day, on
 	// the clock: the first the one at or after start, found directly.
 	y, m, d := start.Date()
@@ -134,11 +142,64 @@ func (w wallTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 		label := t.Format(layout)
 		newDay := labelled.IsZero() || t.YearDay() != labelled.YearDay() || t.Year() != labelled.Year()
-		if crossesDays && (step >= 24*time.Hour || newDay) {
+		if crossesDays && newDay {
 			label = t.Format("Jan 2 ") + label
 		}
 		labelled = t
 		out = append(out, plot.Tick{Value: v, Label: label})
+	}
+	return out
+}
+
+// dayTicks marks an axis days long at local midnights, n days apart
+// (the first of wallDays, doubling past it, that gives at most 8 labels),
+// each labelled with its date ("Dec 2"), with a minor mark each day (each
+// week for 14-day labels, none further apart). Marks fall on the days
+// whose number since 1970 is a multiple of their spacing, so that they are
+// evenly spaced across months.
+func (w wallTicks) dayTicks(start, end time.Time, span time.Duration) []plot.Tick {
+	days := span.Hours() / 24
+	n := wallDays[len(wallDays)-1]
+	for _, s := range wallDays {
+		if days/float64(s) <= 8 {
+			n = s
+			break
+		}
+	}
+	for days/float64(n) > 8 {
+		n *= 2
+	}
+	minor := 1
+	switch {
+	case n == 14:
+		minor = 7
+	case n > 14:
+		minor = n
+	}
+	dayNumber := func(y int, m time.Month, d int) int {
+		return int(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
+	}
+	y, m, d := start.Date()
+	first := dayNumber(y, m, d)
+	k := (first + minor - 1) / minor * minor // the first marked day number, at or after start's
+	year := start.Year() != end.Year()
+	var out []plot.Tick
+	for ; len(out) < maxWallTicks; k += minor {
+		t := time.Date(y, m, d+k-first, 0, 0, 0, 0, w.loc)
+		if t.After(end) {
+			break
+		}
+		if t.Before(start) {
+			continue
+		}
+		tick := plot.Tick{Value: t.Sub(w.origin).Seconds()}
+		if k%n == 0 {
+			tick.Label = t.Format("Jan 2")
+			if year {
+				tick.Label = t.Format("Jan 2 2006")
+			}
+		}
+		out = append(out, tick)
 	}
 	return out
 }

@@ -197,6 +197,12 @@ func TestWallTicks(t *testing.T) {
 		{"16 hours over Paris's spring forward", "2026-03-28T22:00:00Z", paris, 0, 16 * 3600, []string{"Mar 29 00:00", "04:00", "06:00", "08:00", "10:00", "12:00", "14:00", "16:00"}, 3600},
 		{"Lord Howe's half hour", "2026-10-03T14:00:00Z", lordHowe, 0, 6 * 3600, []string{"01:00", "03:00", "04:00", "05:00", "06:00", "07:00"}, 1800},
 		{"Santiago's missing midnight", "2026-09-06T02:00:00Z", santiago, 0, 6 * 3600, []string{"Sep 5 22:00", "23:00", "Sep 6 01:00", "02:00", "03:00", "04:00", "05:00"}, 0},
+		// Days long: a label every few days, each its date alone, the
+		// same across Paris's spring forward.
+		{"thirty days", "2026-12-01T00:00:00Z", time.UTC, 0, 30 * 86400, []string{"Dec 3", "Dec 10", "Dec 17", "Dec 24", "Dec 31"}, 2 * 86400},
+		{"ten days over Paris's spring forward", "2026-03-25T00:00:00Z", paris, 0, 10 * 86400, []string{"Mar 26", "Mar 28", "Mar 30", "Apr 1", "Apr 3"}, 82800},
+		// A year, into the next: the year said too
+		{"a year", "2026-01-01T00:00:00Z", time.UTC, 0, 365 * 86400, []string{"Jan 7 2026", "Mar 8 2026", "May 7 2026", "Jul 6 2026", "Sep 4 2026", "Nov 3 2026"}, 6 * 86400},
 		// Starting between marks, the first label still has its date.
 		{"from 23:31", "2026-12-01T23:31:00Z", time.UTC, 0, 3600, []string{"Dec 1 23:40", "23:50", "Dec 2 00:00", "00:10", "00:20", "00:30"}, 540},
 	} {
