@@ -56,9 +56,10 @@ func axisFor(r *sim.Result, opts Options) (timeAxis, error) {
 	return timeAxis{ticks: wallTicks{origin: origin, loc: opts.Clock}, label: "time (" + opts.Clock.String() + ")"}, nil
 }
 
-// wallSteps are the spacings a clock axis is marked at: round seconds,
-// minutes and hours, as a clock is read.
+// wallSteps are the spacings a clock axis is marked at: round tenths of a
+// second, seconds, minutes and hours, as a clock is read.
 var wallSteps = []time.Duration{
+	100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
 	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
 	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
 	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour,
@@ -74,14 +75,15 @@ const maxWallSpanS = 200 * 365 * 86400
 
 // wallTicks marks a time axis (seconds from origin) at round instants of
 // loc's clock: the first spacing of wallSteps that gives at most 8 labels,
-// each labelled as a clock reads ("10:05", or "10:05:30" when the marks
-// are seconds apart), with a minor mark between. The marks are built from
-// the clock's own fields (10:00, 10:15 on the day's clock), never by
-// adding fixed durations, so that across a change of daylight saving time
-// they still fall on, and are labelled with, round times of the clock. The
-// date is written on the first label where the axis crosses midnight, and
-// on every label whose day differs from the label before ("Dec 2 00:00";
-// "Sep 6 01:00" where a day starts at 01:00).
+// each labelled as a clock reads ("10:05"; "10:05:30" when the marks are
+// seconds apart, "10:05:30.2" when tenths), with a minor mark between. The
+// marks are built from the clock's own fields (10:00, 10:15 on the day's
+// clock), never by adding fixed durations, so that across a change of
+// daylight saving time they still fall on, and are labelled with, round
+// times of the clock. The date is written on the first label where the
+// axis crosses midnight, and on every label whose day differs from the
+// label before ("Dec 2 00:00"; "Sep 6 01:00" where a day starts at 01:00).
+// An axis days long is marked by dayTicks.
 type wallTicks struct {
 	origin time.Time
 	loc    *time.Location
@@ -116,7 +118,10 @@ func (w wallTicks) Ticks(lo, hi float64) []plot.Tick {
 		time.Duration(start.Second())*time.Second + time.Duration(start.Nanosecond())
 	k := int64(into / half)
 	layout := "15:04"
-	if step < time.Minute {
+	switch {
+	case step < time.Second:
+		layout = "15:04:05.0"
+	case step < time.Minute:
 		layout = "15:04:05"
 	}
 	crossesDays := start.YearDay() != end.YearDay() || start.Year() != end.Year()

@@ -203,6 +203,9 @@ func TestWallTicks(t *testing.T) {
 		{"ten days over Paris's spring forward", "2026-03-25T00:00:00Z", paris, 0, 10 * 86400, []string{"Mar 26", "Mar 28", "Mar 30", "Apr 1", "Apr 3"}, 82800},
 		// A year, into the next: the year said too
 		{"a year", "2026-01-01T00:00:00Z", time.UTC, 0, 365 * 86400, []string{"Jan 7 2026", "Mar 8 2026", "May 7 2026", "Jul 6 2026", "Sep 4 2026", "Nov 3 2026"}, 6 * 86400},
+		// Under a second: tenths.
+		{"half a second", "2026-12-01T10:00:00.2Z", time.UTC, 0, 0.5, []string{"10:00:00.2", "10:00:00.3", "10:00:00.4", "10:00:00.5", "10:00:00.6", "10:00:00.7"}, 0},
+		{"under two seconds", "2026-12-01T10:00:00.05Z", time.UTC, 0, 1.5, []string{"10:00:00.2", "10:00:00.4", "10:00:00.6", "10:00:00.8", "10:00:01.0", "10:00:01.2", "10:00:01.4"}, 0.15},
 		// Starting between marks, the first label still has its date.
 		{"from 23:31", "2026-12-01T23:31:00Z", time.UTC, 0, 3600, []string{"Dec 1 23:40", "23:50", "Dec 2 00:00", "00:10", "00:20", "00:30"}, 540},
 	} {
