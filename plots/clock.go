@@ -53,7 +53,29 @@ func axisFor(r *sim.Result, opts Options) (timeAxis, error) {
 	if err != nil {
 		return timeAxis{}, fmt.Errorf("plots: the result's wall clock %q is not an RFC 3339 time (want e.g. 2026-12-01T10:00:00Z)", r.WallClock)
 	}
-	return timeAxis{ticks: wallTicks{origin: origin, loc: opts.Clock}, label: "time (" + opts.Clock.String() + ")"}, nil
+	return timeAxis{ticks: wallTicks{origin: origin, loc: opts.Clock}, label: "time (" + zoneName(opts.Clock, origin) + ")"}, nil
+}
+
+// zoneName names loc for an axis title: its name ("UTC",
+// "Europe/Paris"), or, where that says nothing of the clock (time.Local's
+// "Local", a fixed zone's ""), the zone's abbreviation at the instant at
+// ("CET"), or else its offset ("UTC+05:30").
+func zoneName(loc *time.Location, at time.Time) string {
+	if name := loc.String(); name != "" && name != "Local" {
+		return name
+	}
+	abbr, offset := at.In(loc).Zone()
+	if abbr != "" && abbr[0] != '+' && abbr[0] != '-' {
+		return abbr
+	}
+	if offset == 0 {
+		return "UTC"
+	}
+	sign := "+"
+	if offset < 0 {
+		sign, offset = "-", -offset
+	}
+	return fmt.Sprintf("UTC%s%02d:%02d", sign, offset/3600, offset%3600/60)
 }
 
 // wallSteps are the spacings a clock axis is marked at: round tenths of a

@@ -231,3 +231,33 @@ func TestWallTicks(t *testing.T) {
 		t.Errorf("an empty span has ticks %v", got)
 	}
 }
+
+// The axis is titled with a name that says which clock it is: never
+// time.Local's "Local" nor an unnamed zone's "".
+func TestClockAxisNamesItsZone(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		loc  *time.Location
+		want string
+	}{
+		{time.UTC, "UTC"},
+		{time.FixedZone("", 19800), "UTC+05:30"},
+		{time.FixedZone("", -9000), "UTC-02:30"},
+		{time.FixedZone("", 0), "UTC"},
+		{time.FixedZone("IST", 19800), "IST"},
+	} {
+		if got := zoneName(tt.loc, at); got != tt.want {
+			t.Errorf("%v: %q, want %q", tt.loc, got, tt.want)
+		}
+	}
+	if got := zoneName(time.Local, at); got == "Local" || got == "" {
+		t.Errorf("time.Local is named %q", got)
+	}
+	var b bytes.Buffer
+	if err := Timeline(&b, replayResult(), Options{Format: "svg", Clock: time.FixedZone("", 19800)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(b.Bytes()); !slices.Contains(got, "time (UTC+05:30)") || !slices.Contains(got, "15:30") {
+		t.Errorf("an unnamed +05:30 zone's axis: %q", got)
+	}
+}
