@@ -299,8 +299,9 @@ func (l currentLine) Plot(c draw.Canvas, p *plot.Plot) {
 
 // figureLabels writes each point's value above it, on a white backing so
 // that it reads over the line. The labels share one size, the largest
-// that fits a column; where even 6 points does not fit, every other
-// label is left out (the scenario's own value and the ends never).
+// that fits a column; where even 6 points does not fit, only every k-th
+// is written, k the fewest columns the widest label fits (see
+// strideLabels): the scenario's own value and the last always.
 type figureLabels struct {
 	values  []float64
 	unit    string
@@ -324,16 +325,10 @@ func (l figureLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 	sty := textStyle(size, true, black)
 	sty.XAlign = draw.XCenter
-	every := 1
-	if widest(sty) > colW-vg.Points(2) {
-		every = 2
-	}
+	shown := strideLabels(len(l.values), l.current, widest(sty)+vg.Points(2), colW)
 	ext := sty.FontExtents()
 	for i, v := range l.values {
-		if math.IsNaN(v) {
-			continue
-		}
-		if every > 1 && i%every != 0 && i != l.current && i != len(l.values)-1 {
+		if math.IsNaN(v) || !shown[i] {
 			continue
 		}
 		text := figureLabel(v, l.unit)
@@ -345,4 +340,29 @@ func (l figureLabels) Plot(c draw.Canvas, p *plot.Plot) {
 		c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{{X: x - half, Y: y - vg.Length(ext.Descent)}, {X: x + half, Y: y - vg.Length(ext.Descent)}, {X: x + half, Y: y + vg.Length(ext.Ascent)}, {X: x - half, Y: y + vg.Length(ext.Ascent)}})
 		c.FillText(sty, vg.Point{X: x, Y: y}, text)
 	}
+}
+
+// strideLabels says which of n columns colW wide get a label widest wide:
+// every k-th from the first, k the smallest stride at which a label fits
+// (widest <= k·colW), and always the current (when not -1) and the last,
+// the k-th labels within k columns of either left out so that none
+// overprints them.
+func strideLabels(n, current int, widest, colW vg.Length) []bool {
+	k := 1
+	if colW > 0 {
+		k = max(1, int(math.Ceil(float64(widest/colW)-1e-9)))
+	}
+	k = min(k, max(n, 1))
+	shown := make([]bool, n)
+	near := func(i, j int) bool { return j >= 0 && i != j && i > j-k && i < j+k }
+	for i := 0; i < n; i += k {
+		shown[i] = !near(i, current) && !near(i, n-1)
+	}
+	if n > 0 {
+		shown[n-1] = !near(n-1, current)
+	}
+	if current >= 0 {
+		shown[current] = true
+	}
+	return shown
 }
