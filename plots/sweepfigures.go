@@ -172,6 +172,14 @@ func sweepFigurePanels(d SweepFiguresData, width vg.Length) []panel {
 		if f.Unit == "×" {
 			yt = ratioTicks{} // 0.5×, 1×, 1.5×: steps a ratio is read in
 		}
+		// The room above is for the points' labels: a tick there would
+		// read as a value the figure reaches ("120%"). 100% is labelled
+		// where the axis reaches it.
+		top := hi
+		if f.Unit == "%" && hi < 100 && 100 <= p.Y.Max {
+			top = 100
+		}
+		yt = labelledUpTo{ticks: yt, top: top}
 		p.Y.Tick.Marker = yt
 		p.X.Tick.Marker = plot.ConstantTicks(marks)
 		p.Add(gridLines{y: yt})
@@ -271,6 +279,21 @@ func (t figureTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+// labelledUpTo is ticks spaced for the axis up to top and none above it:
+// the axis's room above top is left unmarked.
+type labelledUpTo struct {
+	ticks plot.Ticker
+	top   float64
+}
+
+// Ticks implements plot.Ticker.
+func (t labelledUpTo) Ticks(lo, hi float64) []plot.Tick {
+	if t.top > lo && t.top < hi {
+		hi = t.top
+	}
+	return t.ticks.Ticks(lo, hi)
 }
 
 // currentLine is the dashed vertical line at the scenario's own value,

@@ -340,3 +340,35 @@ func TestSweepFiguresLabelsDoNotOverprint(t *testing.T) {
 		}
 	}
 }
+
+// The room above a panel's points is for their labels: no tick there
+// says a value the figure does not reach ("120%").
+func TestSweepFiguresLabelNoTickAboveTheData(t *testing.T) {
+	var b bytes.Buffer
+	if err := SweepFigures(&b, sweepFiguresData(), Options{Format: "svg"}); err != nil {
+		t.Fatal(err)
+	}
+	got := texts(b.Bytes())
+	// rejected_pct tops at 66.7%, max_allowed_1s at 51, p99_ms at 3.1.
+	for _, not := range []string{"80%", "100%", "60", "4"} {
+		if slices.Contains(got, not) {
+			t.Errorf("a tick above the data is labelled %q", not)
+		}
+	}
+	for _, want := range []string{"60%", "50", "3"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("no tick labelled %q: %q", want, got)
+		}
+	}
+	// Near 100%, the axis is labelled to 100% and no further.
+	d := SweepFiguresData{Scenario: "s", Field: "burst", Values: []string{"1", "2", "3"}, Current: 0,
+		Figures: []SweepFigure{{Name: "rejected_pct", Unit: "%", Values: []float64{99.9, 99.5, 97}}}}
+	b.Reset()
+	if err := SweepFigures(&b, d, Options{Format: "svg"}); err != nil {
+		t.Fatal(err)
+	}
+	got = texts(b.Bytes())
+	if slices.Contains(got, "120%") || !slices.Contains(got, "100%") {
+		t.Errorf("a panel of 97%% to 99.9%%: ticks %q, want 100%% and no 120%%", got)
+	}
+}
