@@ -27,8 +27,10 @@ type FrontierPoint struct {
 }
 
 // FrontierKey is one key of the log: its mean rate over the log (per
-// second), the burst it needs at the chosen point's rate not to be
-// throttled, and whether the outlier rule set it apart from the bulk.
+// second, positive: a key of a log has at least one request; Frontier
+// refuses 0, which a log axis has no place for), the burst it needs at the
+// chosen point's rate not to be throttled, and whether the outlier rule
+// set it apart from the bulk.
 type FrontierKey struct {
 	Name     string
 	MeanRate float64
@@ -140,8 +142,8 @@ func (d FrontierData) check() error {
 		return fmt.Errorf("plots: %d frontier points chosen (want at most one)", chosen)
 	}
 	for i, k := range d.Keys {
-		if !(k.MeanRate >= 0) || math.IsInf(k.MeanRate, 0) {
-			return fmt.Errorf("plots: key %d (%s): mean rate %g/s (want 0 or more, finite)", i+1, k.Name, k.MeanRate)
+		if !(k.MeanRate > 0) || math.IsInf(k.MeanRate, 0) {
+			return fmt.Errorf("plots: key %d (%s): mean rate %g/s (want a positive, finite rate: a key of the log has a request)", i+1, k.Name, k.MeanRate)
 		}
 		if k.Burst < 0 {
 			return fmt.Errorf("plots: key %d (%s): burst %d (want 0 or more)", i+1, k.Name, k.Burst)
@@ -168,9 +170,7 @@ func frontierPanel(d FrontierData, pts []FrontierPoint, chosen int, width vg.Len
 		topB, lowB = max(topB, p.Burst), min(lowB, p.Burst)
 	}
 	for _, k := range d.Keys {
-		if k.MeanRate > 0 {
-			lo, hi = math.Min(lo, k.MeanRate), math.Max(hi, k.MeanRate)
-		}
+		lo, hi = math.Min(lo, k.MeanRate), math.Max(hi, k.MeanRate)
 		topB = max(topB, k.Burst)
 	}
 	pad := 1.6
@@ -221,7 +221,7 @@ func frontierPanel(d FrontierData, pts []FrontierPoint, chosen int, width vg.Len
 	var outlierNames []string
 	spare, throttled := 0, 0
 	for _, k := range d.Keys {
-		xy := plotter.XY{X: math.Max(k.MeanRate, lo), Y: float64(k.Burst)}
+		xy := plotter.XY{X: k.MeanRate, Y: float64(k.Burst)}
 		if chosen >= 0 {
 			if k.Burst > pts[chosen].Burst {
 				throttled++

@@ -119,6 +119,8 @@ func TestFrontierRefusesWhatItCannotDraw(t *testing.T) {
 		{"a rate twice", mod(func(d *FrontierData) { d.Points[1].Rate = 1 }), Options{}, "rate 1/s twice"},
 		{"two chosen", mod(func(d *FrontierData) { d.Points[1].Chosen = true }), Options{}, "2 frontier points chosen"},
 		{"a NaN key", mod(func(d *FrontierData) { d.Keys[0].MeanRate = math.NaN() }), Options{}, "key 1 (a): mean rate NaN/s"},
+		{"a key at rate 0", mod(func(d *FrontierData) { d.Keys[0].MeanRate = 0 }), Options{}, "key 1 (a): mean rate 0/s (want a positive"},
+		{"a key's negative rate", mod(func(d *FrontierData) { d.Keys[0].MeanRate = -1 }), Options{}, "key 1 (a): mean rate -1/s"},
 		{"a key's negative burst", mod(func(d *FrontierData) { d.Keys[0].Burst = -2 }), Options{}, "key 1 (a): burst -2"},
 		{"a format", good(), Options{Format: "gif"}, "unknown format"},
 		{"a negative width", good(), Options{Width: -1}, "not positive"},
@@ -129,8 +131,8 @@ func TestFrontierRefusesWhatItCannotDraw(t *testing.T) {
 			t.Errorf("%s: %v, want a plots: error saying %q", tt.name, err, tt.msg)
 		}
 	}
-	// A key at rate 0 and no keys at all still draw.
-	for _, d := range []FrontierData{mod(func(d *FrontierData) { d.Keys[0].MeanRate = 0 }), mod(func(d *FrontierData) { d.Keys = nil })} {
+	// No keys at all still draw.
+	for _, d := range []FrontierData{mod(func(d *FrontierData) { d.Keys = nil })} {
 		var b bytes.Buffer
 		if err := Frontier(&b, d, Options{}); err != nil {
 			t.Error(err)
