@@ -62,7 +62,8 @@ const maxOutlierLabels = 12
 // rate and the burst it needs at the chosen rate, so that the chosen
 // burst, drawn across as a dashed line, splits the keys it throttles
 // (above) from those it spares: the bulk in grey, outliers in vermillion
-// and named. The default size is 10 × 7 inches.
+// and named. The default size is 10 inches wide and as tall as the
+// header above a 5.5-inch plot.
 func Frontier(w io.Writer, d FrontierData, opts Options) error {
 	format, err := opts.format()
 	if err != nil {
@@ -152,9 +153,9 @@ func (d FrontierData) check() error {
 	return nil
 }
 
-// The frontier's marks: the line and its points in blue, the region it
-// bounds pale bluish green (the colour of "allowed"), keys grey or, for
-// outliers, vermillion (the colour of trouble).
+// The frontier's marks: the line and its points in blue, the chosen
+// burst a dashed black line, keys grey or, for outliers, vermillion (the
+// colour of trouble).
 var (
 	frontierLine   = draw.LineStyle{Color: blue, Width: vg.Points(2)}
 	frontierChosen = draw.LineStyle{Color: black, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
