@@ -282,15 +282,18 @@ func frontierPanel(d FrontierData, pts []FrontierPoint, chosen int, width vg.Len
 
 // rateTicks mark a log rate axis at 1, 2 and 5 × 10ⁿ per second, each
 // labelled as a limit is written (30/m, 2/s); past three decades only the
-// powers of ten are labelled.
+// powers of ten are labelled, and past six every ⌈decades/6⌉-th of them,
+// so that the labels never run together.
 type rateTicks struct{}
 
 // Ticks implements plot.Ticker.
 func (rateTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(lo > 0) || !(hi > lo) {
+	if !(lo > 0) || !(hi > lo) || math.IsInf(hi, 0) {
 		return nil
 	}
-	sparse := math.Log10(hi/lo) > 3
+	decades := math.Log10(hi) - math.Log10(lo) // hi/lo may overflow
+	sparse := decades > 3
+	every := max(1, int(math.Ceil(decades/6)))
 	var out []plot.Tick
 	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)) && len(out) < 200; e++ {
 		for _, m := range []float64{1, 2, 5} {
@@ -298,8 +301,12 @@ func (rateTicks) Ticks(lo, hi float64) []plot.Tick {
 			if v < lo || v > hi {
 				continue
 			}
+			offStride := int(math.Mod(math.Abs(e), float64(every))) != 0
+			if (every > 1 && m != 1) || (decades > 100 && offStride) {
+				continue // marks too dense to read: the powers of ten, then only the labelled ones
+			}
 			t := plot.Tick{Value: v, Label: words.Rate(v)}
-			if sparse && m != 1 {
+			if sparse && (m != 1 || offStride) {
 				t.Label = ""
 			}
 			out = append(out, t)

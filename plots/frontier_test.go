@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ratelim/ratelim/internal/words"
 )
 
 // frontierData is the frontier of the research log (62 keys, a credential
@@ -137,5 +139,53 @@ func TestFrontierRefusesWhatItCannotDraw(t *testing.T) {
 		if err := Frontier(&b, d, Options{}); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// A rate axis over many decades labels few enough powers of ten not to
+// run together: at most 7, evenly spaced.
+func TestRateTicksOverManyDecades(t *testing.T) {
+	for _, tt := range []struct {
+		lo, hi float64
+		most   int
+	}{
+		{0.5, 20, 12}, {1e-3, 1e3, 7}, {1e-7, 1e10, 7}, {6e-7, 1.6e9, 7}, {1e-300, 1e300, 7},
+	} {
+		var labelled []float64
+		for _, tk := range (rateTicks{}).Ticks(tt.lo, tt.hi) {
+			if tk.Label != "" {
+				labelled = append(labelled, math.Log10(tk.Value))
+			}
+		}
+		if len(labelled) < 2 || len(labelled) > tt.most {
+			t.Errorf("%g to %g: %d labels, want 2 to %d", tt.lo, tt.hi, len(labelled), tt.most)
+			continue
+		}
+		for i := 2; i < len(labelled) && tt.lo < 0.1; i++ {
+			if a, b := labelled[i]-labelled[i-1], labelled[1]-labelled[0]; math.Abs(a-b) > 1e-6 {
+				t.Errorf("%g to %g: labels at 10^%v, unevenly spaced", tt.lo, tt.hi, labelled)
+				break
+			}
+		}
+	}
+	// Drawn: keys from 1e-6 to 1e9/s, the axis's labels apart.
+	var b bytes.Buffer
+	d := FrontierData{Points: []FrontierPoint{{Rate: 1e-6, Burst: 1 << 20}, {Rate: 1e6, Burst: 0, Chosen: true}}, Keys: []FrontierKey{{Name: "k", MeanRate: 1e9, Burst: 5}}}
+	if err := Frontier(&b, d, Options{Format: "svg"}); err != nil {
+		t.Fatal(err)
+	}
+	var axis []svgText
+	for _, tx := range svgTexts(t, b.Bytes()) {
+		for e := -8; e <= 10; e++ {
+			if tx.s == words.Rate(math.Pow(10, float64(e))) {
+				axis = append(axis, tx)
+			}
+		}
+	}
+	if len(axis) < 3 {
+		t.Errorf("only %d rate labels on the axis", len(axis))
+	}
+	if bad := overprinted(axis); len(bad) > 0 {
+		t.Errorf("the rate labels overprint: %q", bad)
 	}
 }
