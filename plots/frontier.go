@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
@@ -252,10 +253,12 @@ func frontierPanel(d FrontierData, pts []FrontierPoint, chosen int, width vg.Len
 	sc, _ := plotter.NewScatter(fp)
 	sc.GlyphStyle = draw.GlyphStyle{Color: blue, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
 	p.Add(sc, frontierLabels{points: pts, chosen: chosen})
+	var unnamed *string // how many outliers the plot had no room to name
 	if len(outliers) > 0 {
 		sc, _ := plotter.NewScatter(outliers)
 		sc.GlyphStyle = draw.GlyphStyle{Color: vermillion, Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}
-		p.Add(sc, nameLabels{at: outliers, names: outlierNames})
+		unnamed = new(string)
+		p.Add(sc, nameLabels{at: outliers, names: outlierNames, unnamed: unnamed})
 	}
 
 	note := sideNote{heading: "Keys"}
@@ -264,9 +267,7 @@ func frontierPanel(d FrontierData, pts []FrontierPoint, chosen int, width vg.Len
 		c := pts[chosen]
 		note.lines = append(note.lines, fmt.Sprintf("chosen: %s, burst %d", words.Rate(c.Rate), c.Burst), fmt.Sprintf("throttles %d, spares %d", throttled, spare))
 	}
-	if len(outliers) > maxOutlierLabels {
-		note.lines = append(note.lines, fmt.Sprintf("the %d outliers needing the most named", maxOutlierLabels))
-	}
+	note.late = unnamed
 	note.legend = []legendEntry{
 		{label: "frontier: least burst sparing the bulk", thumb: lineThumb{frontierLine, true}},
 		{label: "a key of the bulk", thumb: dotThumb{frontierBulk, vg.Points(2.5)}},
@@ -382,13 +383,16 @@ func ring(at vg.Point, r vg.Length) []vg.Point {
 	return out
 }
 
-// nameLabels names points (outliers) in vermillion, to the right of each
-// (to the left near the right edge), moved down past a label already
-// placed where two would overlap; past maxOutlierLabels, the highest are
-// named.
+// nameLabels names points (outliers) in vermillion, the highest first, to
+// the right of each (to the left near the right edge), moved down past a
+// label already placed where two would overlap, with a leader line to its
+// point where moved more than a line. At most maxOutlierLabels are named,
+// and none below the plot's bottom: unnamed, when set, is given the count
+// of the rest ("3 more not named") for the side note.
 type nameLabels struct {
-	at    plotter.XYs
-	names []string
+	at      plotter.XYs
+	names   []string
+	unnamed *string
 }
 
 // Plot implements plot.Plotter.
@@ -398,39 +402,76 @@ func (l nameLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(l.at[b].Y, l.at[a].Y) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(l.at[b].Y, l.at[a].Y) })
 	if len(order) > maxOutlierLabels {
 		order = order[:maxOutlierLabels]
 	}
 	sty := textStyle(sizeNote+0.5, true, vermillion)
 	sty.YAlign = draw.YCenter
 	ext := sty.FontExtents()
+	lineH := vg.Length(ext.Height)
 	var placed []vg.Rectangle
 	for _, i := range order {
 		name := truncate(sty, or(l.names[i], "(no name)"), 2.5*vg.Inch)
 		w := sty.Width(name)
-		x, y := trX(l.at[i].X)+vg.Points(6), trY(l.at[i].Y)
+		dot := vg.Point{X: trX(l.at[i].X), Y: trY(l.at[i].Y)}
+		x, y := dot.X+vg.Points(6), dot.Y
 		if x+w > c.Max.X {
-			x = trX(l.at[i].X) - vg.Points(6) - w
+			x = dot.X - vg.Points(6) - w
 		}
 		box := func() vg.Rectangle {
-			return vg.Rectangle{Min: vg.Point{X: x, Y: y - vg.Length(ext.Height)/2}, Max: vg.Point{X: x + w, Y: y + vg.Length(ext.Height)/2}}
+			return vg.Rectangle{Min: vg.Point{X: x, Y: y - lineH/2}, Max: vg.Point{X: x + w, Y: y + lineH/2}}
 		}
 		for moved := true; moved; {
 			moved = false
 			for _, r := range placed {
 				b := box()
 				if b.Min.X < r.Max.X && r.Min.X < b.Max.X && b.Min.Y < r.Max.Y && r.Min.Y < b.Max.Y {
-					y = r.Min.Y - vg.Length(ext.Height)/2 - vg.Points(1)
+					y = r.Min.Y - lineH/2 - vg.Points(1)
 					moved = true
 				}
 			}
 		}
-		placed = append(placed, box())
+		leader := dot.Y-y > lineH
+		if leader {
+			// Moved down out of its point's reach: set further out, and a
+			// leader line says whose it is.
+			if x > dot.X {
+				x += vg.Points(12)
+			} else {
+				x -= vg.Points(12)
+			}
+		}
 		b := box()
-		c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{b.Min, {X: b.Max.X, Y: b.Min.Y}, b.Max, {X: b.Min.X, Y: b.Max.Y}})
+		if b.Min.Y < c.Min.Y {
+			continue // no room left below: counted, not named
+		}
+		placed = append(placed, b)
+		if leader {
+			end := vg.Point{X: b.Min.X - vg.Points(1), Y: y}
+			if b.Max.X < dot.X {
+				end.X = b.Max.X + vg.Points(1)
+			}
+			c.StrokeLine2(nameLeader, dot.X, dot.Y, end.X, end.Y)
+		}
+		labelBacking(c, b)
 		c.FillText(sty, vg.Point{X: x, Y: y}, name)
 	}
+	if l.unnamed != nil {
+		*l.unnamed = ""
+		if n := len(l.at) - len(placed); n > 0 {
+			*l.unnamed = fmt.Sprintf("%d more %s not named", n, words.Plural(n, "outlier", "outliers"))
+		}
+	}
+}
+
+// nameLeader joins an outlier's name, moved down past others, to its dot.
+var nameLeader = draw.LineStyle{Color: withAlpha(vermillion, 0xa0), Width: vg.Points(0.6)}
+
+// labelBacking is the translucent white box a label is written on, so
+// that it reads over the lines under it.
+func labelBacking(c draw.Canvas, b vg.Rectangle) {
+	c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{b.Min, {X: b.Max.X, Y: b.Min.Y}, b.Max, {X: b.Min.X, Y: b.Max.Y}})
 }
 
 // dotThumb is a legend thumbnail of a dot.

@@ -3,6 +3,7 @@ package plots
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
 
 	"github.com/ratelim/ratelim/internal/words"
 )
@@ -187,5 +190,58 @@ func TestRateTicksOverManyDecades(t *testing.T) {
 	}
 	if bad := overprinted(axis); len(bad) > 0 {
 		t.Errorf("the rate labels overprint: %q", bad)
+	}
+}
+
+// Outliers crowded at one point are named down from it, each moved one
+// with a leader line to its dot, none below the plot: those with no room
+// are counted in the side note.
+func TestFrontierNamesCrowdedOutliers(t *testing.T) {
+	var keys []FrontierKey
+	for i := range 30 {
+		keys = append(keys, FrontierKey{Name: fmt.Sprintf("10.0.0.%d", i), MeanRate: 1, Burst: 100 + i, Outlier: true})
+	}
+	d := FrontierData{Points: []FrontierPoint{{Rate: 1, Burst: 5, Chosen: true}, {Rate: 2, Burst: 3}}, Keys: keys}
+	for _, tt := range []struct {
+		name        string
+		height      vg.Length
+		named, more int
+	}{
+		{"the default size", 0, maxOutlierLabels, 30 - maxOutlierLabels},
+		{"a short plot", 3 * vg.Inch, 5, 25},
+	} {
+		var b bytes.Buffer
+		if err := Frontier(&b, d, Options{Format: "svg", Height: tt.height}); err != nil {
+			t.Fatal(err)
+		}
+		got := texts(b.Bytes())
+		named := 0
+		for _, k := range keys {
+			if slices.Contains(got, k.Name) {
+				named++
+			}
+		}
+		more := fmt.Sprintf("%d more outliers not named", 30-named)
+		if named < tt.named || named > maxOutlierLabels || !slices.Contains(got, more) {
+			t.Errorf("%s: %d named and the note %q, want at least %d named and %q", tt.name, named, got, tt.named, more)
+		}
+		// Every label but the first is moved down: a leader line each.
+		if leaders := strings.Count(b.String(), "stroke-opacity:0.627"); leaders != named-1 {
+			t.Errorf("%s: %d leader lines for %d names", tt.name, leaders, named)
+		}
+		// None is below the plot: the lowest name is above the axis's
+		// lowest tick label ("0").
+		var lowest, zero float64 = math.Inf(1), math.Inf(1)
+		for _, tx := range svgTexts(t, b.Bytes()) {
+			if strings.HasPrefix(tx.s, "10.0.0.") {
+				lowest = min(lowest, tx.y)
+			}
+			if tx.s == "0" {
+				zero = tx.y
+			}
+		}
+		if lowest < zero {
+			t.Errorf("%s: a name at y %g, below the axis's 0 at %g", tt.name, lowest, zero)
+		}
 	}
 }
