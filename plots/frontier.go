@@ -334,8 +334,10 @@ func (burstTicks) Ticks(lo, hi float64) []plot.Tick {
 	return out
 }
 
-// frontierLabels writes each frontier point's burst beside it and names
-// the chosen one, ringed.
+// frontierLabels writes each frontier point's burst beside it, on a white
+// backing: above right, or below right where the step comes down into the
+// point (the corner above is the line's), and names the chosen one,
+// ringed.
 type frontierLabels struct {
 	points []FrontierPoint
 	chosen int
@@ -345,13 +347,22 @@ type frontierLabels struct {
 func (l frontierLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	sty := textStyle(sizeNote, false, blue)
-	sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
+	sty.XAlign = draw.XLeft
+	h := vg.Length(sty.FontExtents().Height)
 	for i, pt := range l.points {
-		x, y := trX(pt.Rate), trY(float64(pt.Burst))
 		if i == l.chosen {
 			continue
 		}
-		c.FillText(sty, vg.Point{X: x + vg.Points(3), Y: y + vg.Points(3)}, strconv.Itoa(pt.Burst))
+		x, y := trX(pt.Rate), trY(float64(pt.Burst))
+		text := strconv.Itoa(pt.Burst)
+		box := vg.Rectangle{Min: vg.Point{X: x + vg.Points(2), Y: y + vg.Points(3)}}
+		box.Max = vg.Point{X: box.Min.X + sty.Width(text) + vg.Points(2), Y: box.Min.Y + h}
+		if i > 0 && l.points[i-1].Burst > pt.Burst {
+			box.Max.Y, box.Min.Y = y-vg.Points(3), y-vg.Points(3)-h
+		}
+		labelBacking(c, box)
+		sty.YAlign = draw.YBottom
+		c.FillText(sty, vg.Point{X: box.Min.X + vg.Points(1), Y: box.Min.Y}, text)
 	}
 	if l.chosen < 0 {
 		return

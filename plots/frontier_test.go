@@ -12,7 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/ratelim/ratelim/internal/words"
 )
@@ -243,5 +247,52 @@ func TestFrontierNamesCrowdedOutliers(t *testing.T) {
 		if lowest < zero {
 			t.Errorf("%s: a name at y %g, below the axis's 0 at %g", tt.name, lowest, zero)
 		}
+	}
+}
+
+// textAt is a canvas that records where each text is written and how
+// many shapes are filled, drawing nothing.
+type textAt struct {
+	vg.Canvas
+	at    map[string][]vg.Point
+	fills int
+}
+
+func (r *textAt) FillString(_ font.Face, pt vg.Point, s string) { r.at[s] = append(r.at[s], pt) }
+func (r *textAt) Fill(vg.Path)                                  { r.fills++ }
+
+// A point's burst is written on a white backing, above right of it, or
+// below right where the step comes down into it (the line is above).
+func TestFrontierBurstLabels(t *testing.T) {
+	pts := []FrontierPoint{{Rate: 0.1, Burst: 61}, {Rate: 1, Burst: 11, Chosen: true}, {Rate: 2, Burst: 9}, {Rate: 5, Burst: 8}, {Rate: 10, Burst: 8}}
+	p := newPlot()
+	p.X.Scale = plot.LogScale{}
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0.05, 20, 0, 70
+	rec := &textAt{Canvas: vgimg.New(6*vg.Inch, 4*vg.Inch), at: map[string][]vg.Point{}}
+	c := draw.Canvas{Canvas: rec, Rectangle: vg.Rectangle{Max: vg.Point{X: 6 * vg.Inch, Y: 4 * vg.Inch}}}
+	frontierLabels{points: pts, chosen: 1}.Plot(c, p)
+	_, trY := p.Transforms(&c)
+	for _, tt := range []struct {
+		text  string
+		burst float64
+		below bool
+	}{
+		{"61", 61, false}, {"9", 9, true}, {"8", 8, true}, // 5/s, from 9
+	} {
+		at := rec.at[tt.text]
+		if len(at) == 0 {
+			t.Errorf("no label %q", tt.text)
+			continue
+		}
+		if below := at[0].Y < trY(tt.burst); below != tt.below {
+			t.Errorf("label %q at y %v, its point at %v: below %v, want %v", tt.text, at[0].Y, trY(tt.burst), below, tt.below)
+		}
+	}
+	if at := rec.at["8"]; len(at) != 2 || at[1].Y < trY(8) {
+		t.Errorf("the 8 at 10/s (after an 8) is not above its point: %v", at)
+	}
+	// A backing each of the four, the chosen's, and its ring.
+	if rec.fills < 5 {
+		t.Errorf("%d shapes filled, want a backing under each of 5 labels", rec.fills)
 	}
 }
