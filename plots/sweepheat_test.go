@@ -110,6 +110,9 @@ func TestSweepHeatRefusesWhatItCannotDraw(t *testing.T) {
 	cur.CurrentCol = 5
 	wide := sweepHeatData()
 	wide.Cols = make([]string, 33)
+	negRatio := sweepHeatData()
+	negRatio.Unit = "×"
+	negRatio.Values[0][1] = -1
 	for _, tt := range []struct {
 		name string
 		d    SweepHeatData
@@ -123,6 +126,7 @@ func TestSweepHeatRefusesWhatItCannotDraw(t *testing.T) {
 		{"infinite", inf, Options{}, "the cell at 1, 1/s is -Inf"},
 		{"current outside", cur, Options{}, "current cell 2, 5 is outside the 4 × 5 map"},
 		{"33 columns", wide, Options{}, "4 × 33 values (at most 32 a side)"},
+		{"a negative ratio", negRatio, Options{}, "the cell at 1, 2/s is -1× (want a ratio of 0 or more"},
 		{"a negative height", sweepHeatData(), Options{Height: -1}, "not positive"},
 		{"a format", sweepHeatData(), Options{Format: "gif"}, "unknown format"},
 	} {
@@ -130,6 +134,35 @@ func TestSweepHeatRefusesWhatItCannotDraw(t *testing.T) {
 		err := SweepHeat(&b, tt.d, tt.opts)
 		if err == nil || !strings.HasPrefix(err.Error(), "plots: ") || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("%s: %v, want a plots: error saying %q", tt.name, err, tt.msg)
+		}
+	}
+}
+
+// A cell with no value is hatched, so that it is not read as the scale's
+// palest colour (the smallest value, or 1× for a ratio): the one NaN
+// cell of sweepHeatData has hatch lines, a map without one none.
+func TestSweepHeatHatchesCellsWithNoValue(t *testing.T) {
+	const hatchStroke = "stroke-opacity:0.25098;stroke-width:1.1" // textGrey at 0x40, hatch's width
+	for _, unit := range []string{"%", "×"} {
+		d := sweepHeatData()
+		d.Unit = unit
+		var b bytes.Buffer
+		if err := SweepHeat(&b, d, Options{Format: "svg"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(b.String(), hatchStroke); n < 3 {
+			t.Errorf("unit %q: %d hatch lines in the one cell with no value", unit, n)
+		}
+		if all := strings.Join(texts(b.Bytes()), " "); !strings.Contains(all, "hatched: the run has no value") {
+			t.Errorf("unit %q: the subtitle does not say what hatched is: %s", unit, all)
+		}
+		d.Values[3][4] = 1
+		b.Reset()
+		if err := SweepHeat(&b, d, Options{Format: "svg"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(b.String(), hatchStroke); n != 0 {
+			t.Errorf("unit %q: %d hatch lines with every cell a value", unit, n)
 		}
 	}
 }
