@@ -73,8 +73,8 @@ func Frontier(w io.Writer, d FrontierData, opts Options) error {
 	if err := d.check(); err != nil {
 		return err
 	}
-	if opts.Width < 0 || opts.Height < 0 {
-		return fmt.Errorf("plots: figure size %v × %v is not positive", opts.Width, opts.Height)
+	if err := opts.checkSize(); err != nil {
+		return err
 	}
 	pts := slices.Clone(d.Points)
 	slices.SortFunc(pts, func(a, b FrontierPoint) int { return cmpFloat(a.Rate, b.Rate) })

@@ -50,8 +50,8 @@ func CompareGrid(w io.Writer, title string, cells []Cell, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if opts.Width < 0 || opts.Height < 0 {
-		return fmt.Errorf("plots: figure size %v × %v is not positive", opts.Width, opts.Height)
+	if err := opts.checkSize(); err != nil {
+		return err
 	}
 	h := header{title: title, subtitle: "each cell: what was admitted ÷ what one exact limiter admits on the same arrivals · one colour scale for every grid: white is exact, hotter admitted more, blue less"}
 	if h.title == "" {

@@ -91,6 +91,15 @@ func (o Options) format() (string, error) {
 	return "", fmt.Errorf("plots: unknown format %q (want png or svg)", o.Format)
 }
 
+// checkSize refuses a negative width or height (0 is the figure's
+// default).
+func (o Options) checkSize() error {
+	if o.Width < 0 || o.Height < 0 {
+		return fmt.Errorf("plots: figure size %v × %v is not positive", o.Width, o.Height)
+	}
+	return nil
+}
+
 // FormatFor returns the format a file name asks for by its extension,
 // "png" or "svg", whatever its case.
 func FormatFor(path string) (string, error) {

@@ -80,8 +80,8 @@ func Sweep(w io.Writer, d SweepData, opts Options) error {
 			}
 		}
 	}
-	if opts.Width < 0 || opts.Height < 0 {
-		return fmt.Errorf("plots: figure size %v × %v is not positive", opts.Width, opts.Height)
+	if err := opts.checkSize(); err != nil {
+		return err
 	}
 	width, height := opts.Width, opts.Height
 	if width == 0 {

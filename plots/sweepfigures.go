@@ -60,8 +60,8 @@ func SweepFigures(w io.Writer, d SweepFiguresData, opts Options) error {
 	if err := d.check(); err != nil {
 		return err
 	}
-	if opts.Width < 0 || opts.Height < 0 {
-		return fmt.Errorf("plots: figure size %v × %v is not positive", opts.Width, opts.Height)
+	if err := opts.checkSize(); err != nil {
+		return err
 	}
 	n := len(d.Values)
 	width := opts.Width

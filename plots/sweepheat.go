@@ -55,8 +55,8 @@ func SweepHeat(w io.Writer, d SweepHeatData, opts Options) error {
 	if err := d.check(); err != nil {
 		return err
 	}
-	if opts.Width < 0 || opts.Height < 0 {
-		return fmt.Errorf("plots: figure size %v × %v is not positive", opts.Width, opts.Height)
+	if err := opts.checkSize(); err != nil {
+		return err
 	}
 	g := &grid{
 		rows: d.Rows, cols: d.Cols, v: d.Values,
