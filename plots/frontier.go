@@ -379,7 +379,10 @@ func (l frontierLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 	ty := y + vg.Points(8)
 	ext := bold.FontExtents()
-	c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{{X: tx - vg.Points(1), Y: ty - vg.Length(ext.Descent)}, {X: tx + bold.Width(text) + vg.Points(1), Y: ty - vg.Length(ext.Descent)}, {X: tx + bold.Width(text) + vg.Points(1), Y: ty + vg.Length(ext.Ascent)}, {X: tx - vg.Points(1), Y: ty + vg.Length(ext.Ascent)}})
+	labelBacking(c, vg.Rectangle{
+		Min: vg.Point{X: tx - vg.Points(1), Y: ty - vg.Length(ext.Descent)},
+		Max: vg.Point{X: tx + bold.Width(text) + vg.Points(1), Y: ty + vg.Length(ext.Ascent)},
+	})
 	c.FillText(bold, vg.Point{X: tx, Y: ty}, text)
 }
 
@@ -478,12 +481,6 @@ func (l nameLabels) Plot(c draw.Canvas, p *plot.Plot) {
 
 // nameLeader joins an outlier's name, moved down past others, to its dot.
 var nameLeader = draw.LineStyle{Color: withAlpha(vermillion, 0xa0), Width: vg.Points(0.6)}
-
-// labelBacking is the translucent white box a label is written on, so
-// that it reads over the lines under it.
-func labelBacking(c draw.Canvas, b vg.Rectangle) {
-	c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{b.Min, {X: b.Max.X, Y: b.Min.Y}, b.Max, {X: b.Min.X, Y: b.Max.Y}})
-}
 
 // dotThumb is a legend thumbnail of a dot.
 type dotThumb struct {

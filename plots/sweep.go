@@ -253,21 +253,33 @@ type pointLabels struct{ values []float64 }
 func (l pointLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	sty := textStyle(sizeNote+0.5, true, vermillion)
-	sty.XAlign = draw.XCenter
-	ext := sty.FontExtents()
 	for i, v := range l.values {
 		if !(v > 0) || math.IsInf(v, 0) {
 			continue
 		}
-		text := ratioLabel(v)
-		x, y := trX(float64(i)), trY(v)+vg.Points(6)
-		if y+vg.Length(ext.Height) > c.Max.Y { // no room above: below
-			y = trY(v) - vg.Points(6) - vg.Length(ext.Height)
-		}
-		half := sty.Width(text)/2 + vg.Points(1.5)
-		c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{{X: x - half, Y: y - vg.Length(ext.Descent)}, {X: x + half, Y: y - vg.Length(ext.Descent)}, {X: x + half, Y: y + vg.Length(ext.Ascent)}, {X: x - half, Y: y + vg.Length(ext.Ascent)}})
-		c.FillText(sty, vg.Point{X: x, Y: y}, text)
+		pointLabel(c, sty, vg.Point{X: trX(float64(i)), Y: trY(v)}, vg.Points(6), vg.Points(1.5), ratioLabel(v))
 	}
+}
+
+// pointLabel writes text centred gap above the point at (below it where
+// there is no room above), on a white backing pad wider than the text
+// each side, so that it reads over the lines under it.
+func pointLabel(c draw.Canvas, sty draw.TextStyle, at vg.Point, gap, pad vg.Length, text string) {
+	sty.XAlign = draw.XCenter
+	ext := sty.FontExtents()
+	y := at.Y + gap
+	if y+vg.Length(ext.Height) > c.Max.Y { // no room above: below
+		y = at.Y - gap - vg.Length(ext.Height)
+	}
+	half := sty.Width(text)/2 + pad
+	labelBacking(c, vg.Rectangle{Min: vg.Point{X: at.X - half, Y: y - vg.Length(ext.Descent)}, Max: vg.Point{X: at.X + half, Y: y + vg.Length(ext.Ascent)}})
+	c.FillText(sty, vg.Point{X: at.X, Y: y}, text)
+}
+
+// labelBacking is the translucent white box a label is written on, so
+// that it reads over the lines under it.
+func labelBacking(c draw.Canvas, b vg.Rectangle) {
+	c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{b.Min, {X: b.Max.X, Y: b.Min.Y}, b.Max, {X: b.Min.X, Y: b.Max.Y}})
 }
 
 // lineThumb is a legend thumbnail of a line, with a point on it if glyph.

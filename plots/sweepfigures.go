@@ -3,7 +3,6 @@ package plots
 import (
 	"errors"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 
@@ -316,7 +315,7 @@ func (l currentLine) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 	ext := sty.FontExtents()
 	top := c.Max.Y - vg.Points(1.5)
-	c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{{X: tx - vg.Points(1), Y: top}, {X: tx + w + vg.Points(1), Y: top}, {X: tx + w + vg.Points(1), Y: top - vg.Length(ext.Height)}, {X: tx - vg.Points(1), Y: top - vg.Length(ext.Height)}})
+	labelBacking(c, vg.Rectangle{Min: vg.Point{X: tx - vg.Points(1), Y: top - vg.Length(ext.Height)}, Max: vg.Point{X: tx + w + vg.Points(1), Y: top}})
 	c.FillText(sty, vg.Point{X: tx, Y: top}, text)
 }
 
@@ -347,21 +346,12 @@ func (l figureLabels) Plot(c draw.Canvas, p *plot.Plot) {
 		size -= 0.5
 	}
 	sty := textStyle(size, true, black)
-	sty.XAlign = draw.XCenter
 	shown := strideLabels(len(l.values), l.current, widest(sty)+vg.Points(2), colW)
-	ext := sty.FontExtents()
 	for i, v := range l.values {
 		if math.IsNaN(v) || !shown[i] {
 			continue
 		}
-		text := figureLabel(v, l.unit)
-		x, y := trX(float64(i)), trY(v)+vg.Points(5)
-		if y+vg.Length(ext.Height) > c.Max.Y { // no room above: below
-			y = trY(v) - vg.Points(5) - vg.Length(ext.Height)
-		}
-		half := sty.Width(text)/2 + vg.Points(1)
-		c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{{X: x - half, Y: y - vg.Length(ext.Descent)}, {X: x + half, Y: y - vg.Length(ext.Descent)}, {X: x + half, Y: y + vg.Length(ext.Ascent)}, {X: x - half, Y: y + vg.Length(ext.Ascent)}})
-		c.FillText(sty, vg.Point{X: x, Y: y}, text)
+		pointLabel(c, sty, vg.Point{X: trX(float64(i)), Y: trY(v)}, vg.Points(5), vg.Points(1), figureLabel(v, l.unit))
 	}
 }
 
