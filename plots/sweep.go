@@ -173,7 +173,7 @@ func drawSweep(dc draw.Canvas, d SweepData, h header) {
 		for i, pt := range d.Points {
 			vals[i] = s.value(pt)
 		}
-		for _, seg := range segments(vals) {
+		for _, seg := range segments(vals, noRatio) {
 			if len(seg) > 1 {
 				l, _ := plotter.NewLine(seg)
 				l.LineStyle = s.style
@@ -207,12 +207,13 @@ func finite(v float64) float64 {
 }
 
 // segments splits values (one per x, from 0) into the runs of points that
-// have one: a value of 0 or NaN breaks the line rather than drop it to 0.
-func segments(values []float64) []plotter.XYs {
+// have one: a value that breaks (noRatio, math.IsNaN) says is none
+// breaks the line rather than drop it to 0.
+func segments(values []float64, breaks func(float64) bool) []plotter.XYs {
 	var out []plotter.XYs
 	var cur plotter.XYs
 	for i, v := range values {
-		if !(v > 0) || math.IsInf(v, 0) {
+		if breaks(v) {
 			if len(cur) > 0 {
 				out = append(out, cur)
 			}
@@ -226,6 +227,10 @@ func segments(values []float64) []plotter.XYs {
 	}
 	return out
 }
+
+// noRatio is a ratio the sweep has none of: 0 (nothing to compare) or
+// not a number.
+func noRatio(v float64) bool { return !(v > 0) || math.IsInf(v, 0) }
 
 // overColumns shades the column of each point whose PeakRatio is over over.
 type overColumns struct {

@@ -191,21 +191,7 @@ func sweepFigurePanels(d SweepFiguresData, width vg.Length) []panel {
 		if d.Current >= 0 {
 			p.Add(currentLine{x: float64(d.Current)})
 		}
-		var runs []plotter.XYs
-		var run plotter.XYs
-		for i, v := range f.Values {
-			if math.IsNaN(v) {
-				if len(run) > 0 {
-					runs = append(runs, run)
-				}
-				run = nil
-				continue
-			}
-			run = append(run, plotter.XY{X: float64(i), Y: v})
-		}
-		if len(run) > 0 {
-			runs = append(runs, run)
-		}
+		runs := segments(f.Values, math.IsNaN) // a run with no value breaks the line
 		for _, r := range runs {
 			if len(r) > 1 {
 				l, _ := plotter.NewLine(r)
