@@ -77,7 +77,7 @@ func Frontier(w io.Writer, d FrontierData, opts Options) error {
 		return err
 	}
 	pts := slices.Clone(d.Points)
-	slices.SortFunc(pts, func(a, b FrontierPoint) int { return cmpFloat(a.Rate, b.Rate) })
+	slices.SortFunc(pts, func(a, b FrontierPoint) int { return cmp.Compare(a.Rate, b.Rate) })
 	chosen := slices.IndexFunc(pts, func(p FrontierPoint) bool { return p.Chosen })
 	width := opts.Width
 	if width == 0 {
@@ -106,16 +106,6 @@ func Frontier(w io.Writer, d FrontierData, opts Options) error {
 	return renderFigure(w, format, width, height, h, func(body draw.Canvas) {
 		drawStack(body, sideWidth(width), []panel{pn})
 	})
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // check refuses what Frontier cannot draw, saying what is wrong.
@@ -369,7 +359,14 @@ func (l frontierLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 	pt := l.points[l.chosen]
 	x, y := trX(pt.Rate), trY(float64(pt.Burst))
-	c.StrokeLines(draw.LineStyle{Color: black, Width: vg.Points(1.5)}, ring(vg.Point{X: x, Y: y}, vg.Points(7)))
+	// A ring, as gonum's draw.RingGlyph draws one, but 1.5 pt wide (its is
+	// a fixed 0.5 pt).
+	var ring vg.Path
+	ring.Move(vg.Point{X: x + vg.Points(7), Y: y})
+	ring.Arc(vg.Point{X: x, Y: y}, vg.Points(7), 0, 2*math.Pi)
+	ring.Close()
+	c.SetLineStyle(draw.LineStyle{Color: black, Width: vg.Points(1.5)})
+	c.Stroke(ring)
 	bold := textStyle(sizeLabel, true, black)
 	bold.XAlign, bold.YAlign = draw.XLeft, draw.YBottom
 	text := fmt.Sprintf("chosen: %s, burst %d", words.Rate(pt.Rate), pt.Burst)
@@ -384,17 +381,6 @@ func (l frontierLabels) Plot(c draw.Canvas, p *plot.Plot) {
 		Max: vg.Point{X: tx + bold.Width(text) + vg.Points(1), Y: ty + vg.Length(ext.Ascent)},
 	})
 	c.FillText(bold, vg.Point{X: tx, Y: ty}, text)
-}
-
-// ring is a circle of radius r around at, as a closed polyline.
-func ring(at vg.Point, r vg.Length) []vg.Point {
-	const n = 32
-	out := make([]vg.Point, n+1)
-	for i := range out {
-		a := 2 * math.Pi * float64(i) / n
-		out[i] = vg.Point{X: at.X + r*vg.Length(math.Cos(a)), Y: at.Y + r*vg.Length(math.Sin(a))}
-	}
-	return out
 }
 
 // nameLabels names points (outliers) in vermillion, the highest first, to
