@@ -261,3 +261,12 @@ func TestClockAxisNamesItsZone(t *testing.T) {
 		t.Errorf("an unnamed +05:30 zone's axis: %q", got)
 	}
 }
+
+// BenchmarkWallTicks marks 5 s just before midnight in 1 s steps: the
+// first mark is found from the clock, not walked to from midnight.
+func BenchmarkWallTicks(b *testing.B) {
+	w := wallTicks{origin: time.Date(2026, 12, 1, 23, 59, 50, 0, time.UTC), loc: time.UTC}
+	for b.Loop() {
+		w.Ticks(0, 5)
+	}
+}

@@ -106,6 +106,9 @@ func TestFrontierGolden(t *testing.T) {
 	if err := Frontier(&p, d, Options{}); err != nil {
 		t.Fatal(err)
 	}
+	if img := checkPNG(t, "frontier without outliers", p.Bytes(), 0, 0); hasColour(img, vermillion) || !hasColour(img, blue) {
+		t.Error("without outliers, something is vermillion, or the frontier is missing")
+	}
 	review(t, "frontier-bulk.png", p.Bytes())
 }
 

@@ -91,6 +91,15 @@ func TestSweepHeatGolden(t *testing.T) {
 	if all := strings.Join(texts(s.Bytes()), " "); strings.Contains(all, "outlined") || !strings.Contains(all, "colour: every run has 7%") {
 		t.Errorf("a flat map without a current cell: %s", all)
 	}
+	// The drawing too: the current cell's outline (currentOutline, black
+	// 2.5 pt) once in the golden's map, never without a current cell.
+	const outline = "fill:none;stroke:#000000;stroke-width:2.5"
+	if n := strings.Count(b.String(), outline); n != 1 {
+		t.Errorf("the map with a current cell has %d outlines, want 1", n)
+	}
+	if n := strings.Count(s.String(), outline); n != 0 {
+		t.Errorf("the map without a current cell has %d outlines", n)
+	}
 }
 
 func TestSweepHeatRefusesWhatItCannotDraw(t *testing.T) {
