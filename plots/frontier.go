@@ -248,7 +248,11 @@ func frontierPanel(d FrontierData, pts []FrontierPoint, chosen int, width vg.Len
 		sc, _ := plotter.NewScatter(outliers)
 		sc.GlyphStyle = draw.GlyphStyle{Color: vermillion, Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}
 		unnamed = new(string)
-		p.Add(sc, nameLabels{at: outliers, names: outlierNames, unnamed: unnamed})
+		names := nameLabels{at: outliers, names: outlierNames, unnamed: unnamed}
+		if chosen >= 0 {
+			names.chosen = &pts[chosen]
+		}
+		p.Add(sc, names)
 	}
 
 	note := sideNote{heading: "Keys"}
@@ -367,31 +371,43 @@ func (l frontierLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	ring.Close()
 	c.SetLineStyle(draw.LineStyle{Color: black, Width: vg.Points(1.5)})
 	c.Stroke(ring)
-	bold := textStyle(sizeLabel, true, black)
-	bold.XAlign, bold.YAlign = draw.XLeft, draw.YBottom
-	text := fmt.Sprintf("chosen: %s, burst %d", words.Rate(pt.Rate), pt.Burst)
-	tx := x + vg.Points(8)
-	if tx+bold.Width(text) > c.Max.X {
-		tx = x - vg.Points(8) - bold.Width(text)
+	sty, at, box, text := chosenLabel(c, vg.Point{X: x, Y: y}, pt)
+	labelBacking(c, box)
+	c.FillText(sty, at, text)
+}
+
+// chosenLabel is how the chosen point, drawn at dot, is named: the text
+// ("chosen: 1/s, burst 11") in its style, where it is written (above
+// right of the ring, or above left near the right edge), and the box it
+// covers with its backing.
+func chosenLabel(c draw.Canvas, dot vg.Point, pt FrontierPoint) (sty draw.TextStyle, at vg.Point, box vg.Rectangle, text string) {
+	sty = textStyle(sizeLabel, true, black)
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
+	text = fmt.Sprintf("chosen: %s, burst %d", words.Rate(pt.Rate), pt.Burst)
+	w := sty.Width(text)
+	at = vg.Point{X: dot.X + vg.Points(8), Y: dot.Y + vg.Points(8)}
+	if at.X+w > c.Max.X {
+		at.X = dot.X - vg.Points(8) - w
 	}
-	ty := y + vg.Points(8)
-	ext := bold.FontExtents()
-	labelBacking(c, vg.Rectangle{
-		Min: vg.Point{X: tx - vg.Points(1), Y: ty - vg.Length(ext.Descent)},
-		Max: vg.Point{X: tx + bold.Width(text) + vg.Points(1), Y: ty + vg.Length(ext.Ascent)},
-	})
-	c.FillText(bold, vg.Point{X: tx, Y: ty}, text)
+	ext := sty.FontExtents()
+	box = vg.Rectangle{
+		Min: vg.Point{X: at.X - vg.Points(1), Y: at.Y - vg.Length(ext.Descent)},
+		Max: vg.Point{X: at.X + w + vg.Points(1), Y: at.Y + vg.Length(ext.Ascent)},
+	}
+	return sty, at, box, text
 }
 
 // nameLabels names points (outliers) in vermillion, the highest first, to
 // the right of each (to the left near the right edge), moved down past a
 // label already placed where two would overlap, with a leader line to its
-// point where moved more than a line. At most maxOutlierLabels are named,
+// point where moved more than a line; none covers the chosen point's ring
+// or name. At most maxOutlierLabels are named,
 // and none below the plot's bottom: unnamed, when set, is given the count
 // of the rest ("3 more not named") for the side note.
 type nameLabels struct {
 	at      plotter.XYs
 	names   []string
+	chosen  *FrontierPoint // nil: none chosen
 	unnamed *string
 }
 
@@ -411,6 +427,13 @@ func (l nameLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	ext := sty.FontExtents()
 	lineH := vg.Length(ext.Height)
 	var placed []vg.Rectangle
+	if l.chosen != nil { // the chosen point's ring and name, placed first
+		dot := vg.Point{X: trX(l.chosen.Rate), Y: trY(float64(l.chosen.Burst))}
+		_, _, name, _ := chosenLabel(c, dot, *l.chosen)
+		ring := vg.Rectangle{Min: vg.Point{X: dot.X - vg.Points(8), Y: dot.Y - vg.Points(8)}, Max: vg.Point{X: dot.X + vg.Points(8), Y: dot.Y + vg.Points(8)}}
+		placed = append(placed, ring, name)
+	}
+	avoid := len(placed)
 	for _, i := range order {
 		name := truncate(sty, or(l.names[i], "(no name)"), 2.5*vg.Inch)
 		w := sty.Width(name)
@@ -459,7 +482,7 @@ func (l nameLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 	if l.unnamed != nil {
 		*l.unnamed = ""
-		if n := len(l.at) - len(placed); n > 0 {
+		if n := len(l.at) - (len(placed) - avoid); n > 0 {
 			*l.unnamed = fmt.Sprintf("%d more %s not named", n, words.Plural(n, "outlier", "outliers"))
 		}
 	}

@@ -250,6 +250,16 @@ func TestFrontierNamesCrowdedOutliers(t *testing.T) {
 		if lowest < zero {
 			t.Errorf("%s: a name at y %g, below the axis's 0 at %g", tt.name, lowest, zero)
 		}
+		// Nor over the chosen point's name, nor one over another.
+		var drawn []svgText
+		for _, tx := range svgTexts(t, b.Bytes()) {
+			if strings.HasPrefix(tx.s, "10.0.0.") || strings.HasPrefix(tx.s, "chosen: ") {
+				drawn = append(drawn, tx)
+			}
+		}
+		if bad := overprinted(drawn); len(bad) > 0 {
+			t.Errorf("%s: names overprint: %q", tt.name, bad)
+		}
 	}
 }
 
