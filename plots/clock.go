@@ -53,74 +53,180 @@ func axisFor(r *sim.Result, opts Options) (timeAxis, error) {
 	if err != nil {
 		return timeAxis{}, fmt.Errorf("plots: the result's wall clock %q is not an RFC 3339 time (want e.g. 2026-12-01T10:00:00Z)", r.WallClock)
 	}
-	return timeAxis{ticks: wallTicks{origin: origin, loc: opts.Clock}, label: "time (" + opts.Clock.String() + ")"}, nil
+	return timeAxis{ticks: wallTicks{origin: origin, loc: opts.Clock}, label: "time (" + zoneName(opts.Clock, origin) + ")"}, nil
 }
 
-// wallSteps are the spacings a clock axis is marked at: round seconds,
-// minutes and hours, as a clock is read.
+// zoneName names loc for an axis title: its name ("UTC",
+// "Europe/Paris"), or, where that says nothing of the clock (time.Local's
+// "Local", a fixed zone's ""), the zone's abbreviation at the instant at
+// ("CET"), or else its offset ("UTC+05:30").
+func zoneName(loc *time.Location, at time.Time) string {
+	if name := loc.String(); name != "" && name != "Local" {
+		return name
+	}
+	abbr, offset := at.In(loc).Zone()
+	if abbr != "" && abbr[0] != '+' && abbr[0] != '-' {
+		return abbr
+	}
+	if offset == 0 {
+		return "UTC"
+	}
+	sign := "+"
+	if offset < 0 {
+		sign, offset = "-", -offset
+	}
+	return fmt.Sprintf("UTC%s%02d:%02d", sign, offset/3600, offset%3600/60)
+}
+
+// wallSteps are the spacings a clock axis is marked at: round tenths of a
+// second, seconds, minutes and hours, as a clock is read.
 var wallSteps = []time.Duration{
+	100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
 	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
 	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
-	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour,
 }
+
+// wallDays are the spacings, in days, of an axis too long for 12-hour
+// marks; past the last, it doubles.
+var wallDays = []int{1, 2, 7, 14, 30}
+
+// maxWallSpanS is the longest span a clock axis is marked over (two
+// centuries): past it the instants leave time.Duration's range.
+const maxWallSpanS = 200 * 365 * 86400
 
 // wallTicks marks a time axis (seconds from origin) at round instants of
 // loc's clock: the first spacing of wallSteps that gives at most 8 labels,
-// each labelled as a clock reads ("10:05", or "10:05:30" when the marks
-// are seconds apart; where the axis crosses midnight, the date on the
-// first mark and on each midnight: "Dec 2 00:00"), with a minor mark
-// between.
+// each labelled as a clock reads ("10:05"; "10:05:30" when the marks are
+// seconds apart, "10:05:30.2" when tenths), with a minor mark between. The
+// marks are built from the clock's own fields (10:00, 10:15 on the day's
+// clock), never by adding fixed durations, so that across a change of
+// daylight saving time they still fall on, and are labelled with, round
+// times of the clock. The date is written on the first label where the
+// axis crosses midnight, and on every label whose day differs from the
+// label before ("Dec 2 00:00"; "Sep 6 01:00" where a day starts at 01:00).
+// An axis days long is marked by dayTicks.
 type wallTicks struct {
 	origin time.Time
 	loc    *time.Location
 }
 
+// maxWallTicks bounds the marks of one axis, whatever its span.
+const maxWallTicks = 1000
+
 // Ticks implements plot.Ticker.
 func (w wallTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+	if !(hi > lo) || !(math.Abs(lo) <= maxWallSpanS) || !(math.Abs(hi) <= maxWallSpanS) {
 		return nil
 	}
 	span := time.Duration((hi - lo) * float64(time.Second))
-	step := wallSteps[len(wallSteps)-1]
+	start := w.origin.Add(time.Duration(lo * float64(time.Second))).In(w.loc)
+	end := w.origin.Add(time.Duration(hi * float64(time.Second))).In(w.loc)
+	step := time.Duration(0)
 	for _, s := range wallSteps {
 		if span/s <= 8 {
 			step = s
 			break
 		}
 	}
-	for step == wallSteps[len(wallSteps)-1] && span/step > 8 {
-		step *= 2 // days apart: a long log
+	if step == 0 {
+		return w.dayTicks(start, end, span)
 	}
-	start := w.origin.Add(time.Duration(lo * float64(time.Second))).In(w.loc)
-	end := w.origin.Add(time.Duration(hi * float64(time.Second)))
-	// Round marks are counted from the local midnight of the first
-	// instant, so that 15-minute marks fall on :00, :15 in any zone
-	// (India's +05:30 too).
+	// The marks are the clock's times k half-steps into start's day, on
+	// the clock: the first the one at or after start, found directly.
 	y, m, d := start.Date()
-	t := time.Date(y, m, d, 0, 0, 0, 0, w.loc)
 	half := step / 2
-	for t.Before(start) {
-		t = t.Add(half)
-	}
+	into := time.Duration(start.Hour())*time.Hour + time.Duration(start.Minute())*time.Minute +
+		time.Duration(start.Second())*time.Second + time.Duration(start.Nanosecond())
+	k := int64(into / half)
 	layout := "15:04"
-	if step < time.Minute {
+	switch {
+	case step < time.Second:
+		layout = "15:04:05.0"
+	case step < time.Minute:
 		layout = "15:04:05"
 	}
-	crossesDays := start.YearDay() != end.In(w.loc).YearDay() || start.Year() != end.In(w.loc).Year()
+	crossesDays := start.YearDay() != end.YearDay() || start.Year() != end.Year()
 	var out []plot.Tick
-	for i := 0; !t.After(end) && i < 1000; i++ {
-		v := t.Sub(w.origin).Seconds()
-		midnight := t.Sub(time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, w.loc))
-		if midnight%step == 0 {
-			label := t.Format(layout)
-			if crossesDays && (step >= 24*time.Hour || midnight == 0 || len(out) == 0) {
-				label = t.Format("Jan 2 ") + label
-			}
-			out = append(out, plot.Tick{Value: v, Label: label})
-		} else {
-			out = append(out, plot.Tick{Value: v})
+	var prev, labelled time.Time // the last mark, and the last labelled one
+	for ; len(out) < maxWallTicks; k++ {
+		t := time.Date(y, m, d, 0, 0, 0, int(k*int64(half)), w.loc) // normalised on the clock
+		if t.After(end) {
+			break
 		}
-		t = t.Add(half)
+		// A clock time skipped by a change of daylight saving time lands on
+		// one already marked: one mark each.
+		if t.Before(start) || (!prev.IsZero() && !t.After(prev)) {
+			continue
+		}
+		prev = t
+		v := t.Sub(w.origin).Seconds()
+		of := time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute +
+			time.Duration(t.Second())*time.Second + time.Duration(t.Nanosecond())
+		if of%step != 0 {
+			out = append(out, plot.Tick{Value: v})
+			continue
+		}
+		label := t.Format(layout)
+		newDay := labelled.IsZero() || t.YearDay() != labelled.YearDay() || t.Year() != labelled.Year()
+		if crossesDays && newDay {
+			label = t.Format("Jan 2 ") + label
+		}
+		labelled = t
+		out = append(out, plot.Tick{Value: v, Label: label})
+	}
+	return out
+}
+
+// dayTicks marks an axis days long at local midnights, n days apart
+// (the first of wallDays, doubling past it, that gives at most 8 labels),
+// each labelled with its date ("Dec 2"), with a minor mark each day (each
+// week for 14-day labels, none further apart). Marks fall on the days
+// whose number since 1970 is a multiple of their spacing, so that they are
+// evenly spaced across months.
+func (w wallTicks) dayTicks(start, end time.Time, span time.Duration) []plot.Tick {
+	days := span.Hours() / 24
+	n := wallDays[len(wallDays)-1]
+	for _, s := range wallDays {
+		if days/float64(s) <= 8 {
+			n = s
+			break
+		}
+	}
+	for days/float64(n) > 8 {
+		n *= 2
+	}
+	minor := 1
+	switch {
+	case n == 14:
+		minor = 7
+	case n > 14:
+		minor = n
+	}
+	dayNumber := func(y int, m time.Month, d int) int {
+		return int(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
+	}
+	y, m, d := start.Date()
+	first := dayNumber(y, m, d)
+	k := (first + minor - 1) / minor * minor // the first marked day number, at or after start's
+	year := start.Year() != end.Year()
+	var out []plot.Tick
+	for ; len(out) < maxWallTicks; k += minor {
+		t := time.Date(y, m, d+k-first, 0, 0, 0, 0, w.loc)
+		if t.After(end) {
+			break
+		}
+		if t.Before(start) {
+			continue
+		}
+		tick := plot.Tick{Value: t.Sub(w.origin).Seconds()}
+		if k%n == 0 {
+			tick.Label = t.Format("Jan 2")
+			if year {
+				tick.Label = t.Format("Jan 2 2006")
+			}
+		}
+		out = append(out, tick)
 	}
 	return out
 }

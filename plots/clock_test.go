@@ -167,6 +167,14 @@ func TestWallTicks(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
+	zone := func(name string) *time.Location {
+		loc, err := time.LoadLocation(name)
+		if err != nil {
+			t.Skip(err)
+		}
+		return loc
+	}
+	paris, lordHowe, santiago := zone("Europe/Paris"), zone("Australia/Lord_Howe"), zone("America/Santiago")
 	for _, tt := range []struct {
 		name     string
 		origin   string
@@ -180,6 +188,26 @@ func TestWallTicks(t *testing.T) {
 		{"two hours in +05:30", "2026-12-01T10:05:00Z", kolkata, 0, 7200, []string{"15:45", "16:00", "16:15", "16:30", "16:45", "17:00", "17:15", "17:30"}, 600},
 		{"past midnight", "2026-12-01T23:30:00Z", time.UTC, 0, 3600, []string{"Dec 1 23:30", "23:40", "23:50", "Dec 2 00:00", "00:10", "00:20", "00:30"}, 0},
 		{"three days", "2026-12-01T00:00:00Z", time.UTC, 0, 3 * 86400, []string{"Dec 1 00:00", "12:00", "Dec 2 00:00", "12:00", "Dec 3 00:00", "12:00", "Dec 4 00:00"}, 0},
+		// Across a change of daylight saving time the marks stay on the
+		// clock's round hours, every one labelled: the clocks go forward
+		// at 02:00 in Paris on Mar 29, at 02:00 to 02:30 on Lord Howe on
+		// Oct 4, and at midnight in Santiago on Sep 6 (the day starts at
+		// 01:00, still dated).
+		{"three days over Paris's spring forward", "2026-03-28T00:00:00Z", paris, 0, 3 * 86400, []string{"Mar 28 12:00", "Mar 29 00:00", "12:00", "Mar 30 00:00", "12:00", "Mar 31 00:00"}, 39600},
+		{"16 hours over Paris's spring forward", "2026-03-28T22:00:00Z", paris, 0, 16 * 3600, []string{"Mar 29 00:00", "04:00", "06:00", "08:00", "10:00", "12:00", "14:00", "16:00"}, 3600},
+		{"Lord Howe's half hour", "2026-10-03T14:00:00Z", lordHowe, 0, 6 * 3600, []string{"01:00", "03:00", "04:00", "05:00", "06:00", "07:00"}, 1800},
+		{"Santiago's missing midnight", "2026-09-06T02:00:00Z", santiago, 0, 6 * 3600, []string{"Sep 5 22:00", "23:00", "Sep 6 01:00", "02:00", "03:00", "04:00", "05:00"}, 0},
+		// Days long: a label every few days, each its date alone, the
+		// same across Paris's spring forward.
+		{"thirty days", "2026-12-01T00:00:00Z", time.UTC, 0, 30 * 86400, []string{"Dec 3", "Dec 10", "Dec 17", "Dec 24", "Dec 31"}, 2 * 86400},
+		{"ten days over Paris's spring forward", "2026-03-25T00:00:00Z", paris, 0, 10 * 86400, []string{"Mar 26", "Mar 28", "Mar 30", "Apr 1", "Apr 3"}, 82800},
+		// A year, into the next: the year said too
+		{"a year", "2026-01-01T00:00:00Z", time.UTC, 0, 365 * 86400, []string{"Jan 7 2026", "Mar 8 2026", "May 7 2026", "Jul 6 2026", "Sep 4 2026", "Nov 3 2026"}, 6 * 86400},
+		// Under a second: tenths.
+		{"half a second", "2026-12-01T10:00:00.2Z", time.UTC, 0, 0.5, []string{"10:00:00.2", "10:00:00.3", "10:00:00.4", "10:00:00.5", "10:00:00.6", "10:00:00.7"}, 0},
+		{"under two seconds", "2026-12-01T10:00:00.05Z", time.UTC, 0, 1.5, []string{"10:00:00.2", "10:00:00.4", "10:00:00.6", "10:00:00.8", "10:00:01.0", "10:00:01.2", "10:00:01.4"}, 0.15},
+		// Starting between marks, the first label still has its date.
+		{"from 23:31", "2026-12-01T23:31:00Z", time.UTC, 0, 3600, []string{"Dec 1 23:40", "23:50", "Dec 2 00:00", "00:10", "00:20", "00:30"}, 540},
 	} {
 		origin, err := time.Parse(time.RFC3339Nano, tt.origin)
 		if err != nil {
@@ -201,5 +229,44 @@ func TestWallTicks(t *testing.T) {
 	}
 	if got := (wallTicks{origin: time.Unix(0, 0), loc: time.UTC}).Ticks(5, 5); got != nil {
 		t.Errorf("an empty span has ticks %v", got)
+	}
+}
+
+// The axis is titled with a name that says which clock it is: never
+// time.Local's "Local" nor an unnamed zone's "".
+func TestClockAxisNamesItsZone(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		loc  *time.Location
+		want string
+	}{
+		{time.UTC, "UTC"},
+		{time.FixedZone("", 19800), "UTC+05:30"},
+		{time.FixedZone("", -9000), "UTC-02:30"},
+		{time.FixedZone("", 0), "UTC"},
+		{time.FixedZone("IST", 19800), "IST"},
+	} {
+		if got := zoneName(tt.loc, at); got != tt.want {
+			t.Errorf("%v: %q, want %q", tt.loc, got, tt.want)
+		}
+	}
+	if got := zoneName(time.Local, at); got == "Local" || got == "" {
+		t.Errorf("time.Local is named %q", got)
+	}
+	var b bytes.Buffer
+	if err := Timeline(&b, replayResult(), Options{Format: "svg", Clock: time.FixedZone("", 19800)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(b.Bytes()); !slices.Contains(got, "time (UTC+05:30)") || !slices.Contains(got, "15:30") {
+		t.Errorf("an unnamed +05:30 zone's axis: %q", got)
+	}
+}
+
+// BenchmarkWallTicks marks 5 s just before midnight in 1 s steps: the
+// first mark is found from the clock, not walked to from midnight.
+func BenchmarkWallTicks(b *testing.B) {
+	w := wallTicks{origin: time.Date(2026, 12, 1, 23, 59, 50, 0, time.UTC), loc: time.UTC}
+	for b.Loop() {
+		w.Ticks(0, 5)
 	}
 }

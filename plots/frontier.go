@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
@@ -27,8 +28,10 @@ type FrontierPoint struct {
 }
 
 // FrontierKey is one key of the log: its mean rate over the log (per
-// second), the burst it needs at the chosen point's rate not to be
-// throttled, and whether the outlier rule set it apart from the bulk.
+// second, positive: a key of a log has at least one request; Frontier
+// refuses 0, which a log axis has no place for), the burst it needs at the
+// chosen point's rate not to be throttled, and whether the outlier rule
+// set it apart from the bulk.
 type FrontierKey struct {
 	Name     string
 	MeanRate float64
@@ -60,7 +63,8 @@ const maxOutlierLabels = 12
 // rate and the burst it needs at the chosen rate, so that the chosen
 // burst, drawn across as a dashed line, splits the keys it throttles
 // (above) from those it spares: the bulk in grey, outliers in vermillion
-// and named. The default size is 10 × 7 inches.
+// and named. The default size is 10 inches wide and as tall as the
+// header above a 5.5-inch plot.
 func Frontier(w io.Writer, d FrontierData, opts Options) error {
 	format, err := opts.format()
 	if err != nil {
@@ -69,11 +73,11 @@ func Frontier(w io.Writer, d FrontierData, opts Options) error {
 	if err := d.check(); err != nil {
 		return err
 	}
-	if opts.Width < 0 || opts.Height < 0 {
-		return fmt.Errorf("plots: figure size %v × %v is not positive", opts.Width, opts.Height)
+	if err := opts.checkSize(); err != nil {
+		return err
 	}
 	pts := slices.Clone(d.Points)
-	slices.SortFunc(pts, func(a, b FrontierPoint) int { return cmpFloat(a.Rate, b.Rate) })
+	slices.SortFunc(pts, func(a, b FrontierPoint) int { return cmp.Compare(a.Rate, b.Rate) })
 	chosen := slices.IndexFunc(pts, func(p FrontierPoint) bool { return p.Chosen })
 	width := opts.Width
 	if width == 0 {
@@ -104,16 +108,6 @@ func Frontier(w io.Writer, d FrontierData, opts Options) error {
 	})
 }
 
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // check refuses what Frontier cannot draw, saying what is wrong.
 func (d FrontierData) check() error {
 	if len(d.Points) == 0 {
@@ -140,8 +134,8 @@ func (d FrontierData) check() error {
 		return fmt.Errorf("plots: %d frontier points chosen (want at most one)", chosen)
 	}
 	for i, k := range d.Keys {
-		if !(k.MeanRate >= 0) || math.IsInf(k.MeanRate, 0) {
-			return fmt.Errorf("plots: key %d (%s): mean rate %g/s (want 0 or more, finite)", i+1, k.Name, k.MeanRate)
+		if !(k.MeanRate > 0) || math.IsInf(k.MeanRate, 0) {
+			return fmt.Errorf("plots: key %d (%s): mean rate %g/s (want a positive, finite rate: a key of the log has a request)", i+1, k.Name, k.MeanRate)
 		}
 		if k.Burst < 0 {
 			return fmt.Errorf("plots: key %d (%s): burst %d (want 0 or more)", i+1, k.Name, k.Burst)
@@ -150,9 +144,9 @@ func (d FrontierData) check() error {
 	return nil
 }
 
-// The frontier's marks: the line and its points in blue, the region it
-// bounds pale bluish green (the colour of "allowed"), keys grey or, for
-// outliers, vermillion (the colour of trouble).
+// The frontier's marks: the line and its points in blue, the chosen
+// burst a dashed black line, keys grey or, for outliers, vermillion (the
+// colour of trouble).
 var (
 	frontierLine   = draw.LineStyle{Color: blue, Width: vg.Points(2)}
 	frontierChosen = draw.LineStyle{Color: black, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
@@ -168,9 +162,7 @@ func frontierPanel(d FrontierData, pts []FrontierPoint, chosen int, width vg.Len
 		topB, lowB = max(topB, p.Burst), min(lowB, p.Burst)
 	}
 	for _, k := range d.Keys {
-		if k.MeanRate > 0 {
-			lo, hi = math.Min(lo, k.MeanRate), math.Max(hi, k.MeanRate)
-		}
+		lo, hi = math.Min(lo, k.MeanRate), math.Max(hi, k.MeanRate)
 		topB = max(topB, k.Burst)
 	}
 	pad := 1.6
@@ -221,7 +213,7 @@ func frontierPanel(d FrontierData, pts []FrontierPoint, chosen int, width vg.Len
 	var outlierNames []string
 	spare, throttled := 0, 0
 	for _, k := range d.Keys {
-		xy := plotter.XY{X: math.Max(k.MeanRate, lo), Y: float64(k.Burst)}
+		xy := plotter.XY{X: k.MeanRate, Y: float64(k.Burst)}
 		if chosen >= 0 {
 			if k.Burst > pts[chosen].Burst {
 				throttled++
@@ -251,10 +243,16 @@ func frontierPanel(d FrontierData, pts []FrontierPoint, chosen int, width vg.Len
 	sc, _ := plotter.NewScatter(fp)
 	sc.GlyphStyle = draw.GlyphStyle{Color: blue, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
 	p.Add(sc, frontierLabels{points: pts, chosen: chosen})
+	var unnamed *string // how many outliers the plot had no room to name
 	if len(outliers) > 0 {
 		sc, _ := plotter.NewScatter(outliers)
 		sc.GlyphStyle = draw.GlyphStyle{Color: vermillion, Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}
-		p.Add(sc, nameLabels{at: outliers, names: outlierNames})
+		unnamed = new(string)
+		names := nameLabels{at: outliers, names: outlierNames, unnamed: unnamed}
+		if chosen >= 0 {
+			names.chosen = &pts[chosen]
+		}
+		p.Add(sc, names)
 	}
 
 	note := sideNote{heading: "Keys"}
@@ -263,9 +261,7 @@ func frontierPanel(d FrontierData, pts []FrontierPoint, chosen int, width vg.Len
 		c := pts[chosen]
 		note.lines = append(note.lines, fmt.Sprintf("chosen: %s, burst %d", words.Rate(c.Rate), c.Burst), fmt.Sprintf("throttles %d, spares %d", throttled, spare))
 	}
-	if len(outliers) > maxOutlierLabels {
-		note.lines = append(note.lines, fmt.Sprintf("the %d outliers needing the most named", maxOutlierLabels))
-	}
+	note.late = unnamed
 	note.legend = []legendEntry{
 		{label: "frontier: least burst sparing the bulk", thumb: lineThumb{frontierLine, true}},
 		{label: "a key of the bulk", thumb: dotThumb{frontierBulk, vg.Points(2.5)}},
@@ -281,15 +277,18 @@ func frontierPanel(d FrontierData, pts []FrontierPoint, chosen int, width vg.Len
 
 // rateTicks mark a log rate axis at 1, 2 and 5 × 10ⁿ per second, each
 // labelled as a limit is written (30/m, 2/s); past three decades only the
-// powers of ten are labelled.
+// powers of ten are labelled, and past six every ⌈decades/6⌉-th of them,
+// so that the labels never run together.
 type rateTicks struct{}
 
 // Ticks implements plot.Ticker.
 func (rateTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(lo > 0) || !(hi > lo) {
+	if !(lo > 0) || !(hi > lo) || math.IsInf(hi, 0) {
 		return nil
 	}
-	sparse := math.Log10(hi/lo) > 3
+	decades := math.Log10(hi) - math.Log10(lo) // hi/lo may overflow
+	sparse := decades > 3
+	every := max(1, int(math.Ceil(decades/6)))
 	var out []plot.Tick
 	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)) && len(out) < 200; e++ {
 		for _, m := range []float64{1, 2, 5} {
@@ -297,8 +296,12 @@ func (rateTicks) Ticks(lo, hi float64) []plot.Tick {
 			if v < lo || v > hi {
 				continue
 			}
+			offStride := int(math.Mod(math.Abs(e), float64(every))) != 0
+			if (every > 1 && m != 1) || (decades > 100 && offStride) {
+				continue // marks too dense to read: the powers of ten, then only the labelled ones
+			}
 			t := plot.Tick{Value: v, Label: words.Rate(v)}
-			if sparse && m != 1 {
+			if sparse && (m != 1 || offStride) {
 				t.Label = ""
 			}
 			out = append(out, t)
@@ -325,8 +328,10 @@ func (burstTicks) Ticks(lo, hi float64) []plot.Tick {
 	return out
 }
 
-// frontierLabels writes each frontier point's burst beside it and names
-// the chosen one, ringed.
+// frontierLabels writes each frontier point's burst beside it, on a white
+// backing: above right, or below right where the step comes down into the
+// point (the corner above is the line's), and names the chosen one,
+// ringed.
 type frontierLabels struct {
 	points []FrontierPoint
 	chosen int
@@ -336,51 +341,74 @@ type frontierLabels struct {
 func (l frontierLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	sty := textStyle(sizeNote, false, blue)
-	sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
+	sty.XAlign = draw.XLeft
+	h := vg.Length(sty.FontExtents().Height)
 	for i, pt := range l.points {
-		x, y := trX(pt.Rate), trY(float64(pt.Burst))
 		if i == l.chosen {
 			continue
 		}
-		c.FillText(sty, vg.Point{X: x + vg.Points(3), Y: y + vg.Points(3)}, strconv.Itoa(pt.Burst))
+		x, y := trX(pt.Rate), trY(float64(pt.Burst))
+		text := strconv.Itoa(pt.Burst)
+		box := vg.Rectangle{Min: vg.Point{X: x + vg.Points(2), Y: y + vg.Points(3)}}
+		box.Max = vg.Point{X: box.Min.X + sty.Width(text) + vg.Points(2), Y: box.Min.Y + h}
+		if i > 0 && l.points[i-1].Burst > pt.Burst {
+			box.Max.Y, box.Min.Y = y-vg.Points(3), y-vg.Points(3)-h
+		}
+		labelBacking(c, box)
+		sty.YAlign = draw.YBottom
+		c.FillText(sty, vg.Point{X: box.Min.X + vg.Points(1), Y: box.Min.Y}, text)
 	}
 	if l.chosen < 0 {
 		return
 	}
 	pt := l.points[l.chosen]
 	x, y := trX(pt.Rate), trY(float64(pt.Burst))
-	c.StrokeLines(draw.LineStyle{Color: black, Width: vg.Points(1.5)}, ring(vg.Point{X: x, Y: y}, vg.Points(7)))
-	bold := textStyle(sizeLabel, true, black)
-	bold.XAlign, bold.YAlign = draw.XLeft, draw.YBottom
-	text := fmt.Sprintf("chosen: %s, burst %d", words.Rate(pt.Rate), pt.Burst)
-	tx := x + vg.Points(8)
-	if tx+bold.Width(text) > c.Max.X {
-		tx = x - vg.Points(8) - bold.Width(text)
-	}
-	ty := y + vg.Points(8)
-	ext := bold.FontExtents()
-	c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{{X: tx - vg.Points(1), Y: ty - vg.Length(ext.Descent)}, {X: tx + bold.Width(text) + vg.Points(1), Y: ty - vg.Length(ext.Descent)}, {X: tx + bold.Width(text) + vg.Points(1), Y: ty + vg.Length(ext.Ascent)}, {X: tx - vg.Points(1), Y: ty + vg.Length(ext.Ascent)}})
-	c.FillText(bold, vg.Point{X: tx, Y: ty}, text)
+	// A ring, as gonum's draw.RingGlyph draws one, but 1.5 pt wide (its is
+	// a fixed 0.5 pt).
+	var ring vg.Path
+	ring.Move(vg.Point{X: x + vg.Points(7), Y: y})
+	ring.Arc(vg.Point{X: x, Y: y}, vg.Points(7), 0, 2*math.Pi)
+	ring.Close()
+	c.SetLineStyle(draw.LineStyle{Color: black, Width: vg.Points(1.5)})
+	c.Stroke(ring)
+	sty, at, box, text := chosenLabel(c, vg.Point{X: x, Y: y}, pt)
+	labelBacking(c, box)
+	c.FillText(sty, at, text)
 }
 
-// ring is a circle of radius r around at, as a closed polyline.
-func ring(at vg.Point, r vg.Length) []vg.Point {
-	const n = 32
-	out := make([]vg.Point, n+1)
-	for i := range out {
-		a := 2 * math.Pi * float64(i) / n
-		out[i] = vg.Point{X: at.X + r*vg.Length(math.Cos(a)), Y: at.Y + r*vg.Length(math.Sin(a))}
+// chosenLabel is how the chosen point, drawn at dot, is named: the text
+// ("chosen: 1/s, burst 11") in its style, where it is written (above
+// right of the ring, or above left near the right edge), and the box it
+// covers with its backing.
+func chosenLabel(c draw.Canvas, dot vg.Point, pt FrontierPoint) (sty draw.TextStyle, at vg.Point, box vg.Rectangle, text string) {
+	sty = textStyle(sizeLabel, true, black)
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
+	text = fmt.Sprintf("chosen: %s, burst %d", words.Rate(pt.Rate), pt.Burst)
+	w := sty.Width(text)
+	at = vg.Point{X: dot.X + vg.Points(8), Y: dot.Y + vg.Points(8)}
+	if at.X+w > c.Max.X {
+		at.X = dot.X - vg.Points(8) - w
 	}
-	return out
+	ext := sty.FontExtents()
+	box = vg.Rectangle{
+		Min: vg.Point{X: at.X - vg.Points(1), Y: at.Y - vg.Length(ext.Descent)},
+		Max: vg.Point{X: at.X + w + vg.Points(1), Y: at.Y + vg.Length(ext.Ascent)},
+	}
+	return sty, at, box, text
 }
 
-// nameLabels names points (outliers) in vermillion, to the right of each
-// (to the left near the right edge), moved down past a label already
-// placed where two would overlap; past maxOutlierLabels, the highest are
-// named.
+// nameLabels names points (outliers) in vermillion, the highest first, to
+// the right of each (to the left near the right edge), moved down past a
+// label already placed where two would overlap, with a leader line to its
+// point where moved more than a line; none covers the chosen point's ring
+// or name. At most maxOutlierLabels are named,
+// and none below the plot's bottom: unnamed, when set, is given the count
+// of the rest ("3 more not named") for the side note.
 type nameLabels struct {
-	at    plotter.XYs
-	names []string
+	at      plotter.XYs
+	names   []string
+	chosen  *FrontierPoint // nil: none chosen
+	unnamed *string
 }
 
 // Plot implements plot.Plotter.
@@ -390,40 +418,78 @@ func (l nameLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(l.at[b].Y, l.at[a].Y) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(l.at[b].Y, l.at[a].Y) })
 	if len(order) > maxOutlierLabels {
 		order = order[:maxOutlierLabels]
 	}
 	sty := textStyle(sizeNote+0.5, true, vermillion)
 	sty.YAlign = draw.YCenter
 	ext := sty.FontExtents()
+	lineH := vg.Length(ext.Height)
 	var placed []vg.Rectangle
+	if l.chosen != nil { // the chosen point's ring and name, placed first
+		dot := vg.Point{X: trX(l.chosen.Rate), Y: trY(float64(l.chosen.Burst))}
+		_, _, name, _ := chosenLabel(c, dot, *l.chosen)
+		ring := vg.Rectangle{Min: vg.Point{X: dot.X - vg.Points(8), Y: dot.Y - vg.Points(8)}, Max: vg.Point{X: dot.X + vg.Points(8), Y: dot.Y + vg.Points(8)}}
+		placed = append(placed, ring, name)
+	}
+	avoid := len(placed)
 	for _, i := range order {
 		name := truncate(sty, or(l.names[i], "(no name)"), 2.5*vg.Inch)
 		w := sty.Width(name)
-		x, y := trX(l.at[i].X)+vg.Points(6), trY(l.at[i].Y)
+		dot := vg.Point{X: trX(l.at[i].X), Y: trY(l.at[i].Y)}
+		x, y := dot.X+vg.Points(6), dot.Y
 		if x+w > c.Max.X {
-			x = trX(l.at[i].X) - vg.Points(6) - w
+			x = dot.X - vg.Points(6) - w
 		}
 		box := func() vg.Rectangle {
-			return vg.Rectangle{Min: vg.Point{X: x, Y: y - vg.Length(ext.Height)/2}, Max: vg.Point{X: x + w, Y: y + vg.Length(ext.Height)/2}}
+			return vg.Rectangle{Min: vg.Point{X: x, Y: y - lineH/2}, Max: vg.Point{X: x + w, Y: y + lineH/2}}
 		}
 		for moved := true; moved; {
 			moved = false
 			for _, r := range placed {
 				b := box()
 				if b.Min.X < r.Max.X && r.Min.X < b.Max.X && b.Min.Y < r.Max.Y && r.Min.Y < b.Max.Y {
-					y = r.Min.Y - vg.Length(ext.Height)/2 - vg.Points(1)
+					y = r.Min.Y - lineH/2 - vg.Points(1)
 					moved = true
 				}
 			}
 		}
-		placed = append(placed, box())
+		leader := dot.Y-y > lineH
+		if leader {
+			// Moved down out of its point's reach: set further out, and a
+			// leader line says whose it is.
+			if x > dot.X {
+				x += vg.Points(12)
+			} else {
+				x -= vg.Points(12)
+			}
+		}
 		b := box()
-		c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{b.Min, {X: b.Max.X, Y: b.Min.Y}, b.Max, {X: b.Min.X, Y: b.Max.Y}})
+		if b.Min.Y < c.Min.Y {
+			continue // no room left below: counted, not named
+		}
+		placed = append(placed, b)
+		if leader {
+			end := vg.Point{X: b.Min.X - vg.Points(1), Y: y}
+			if b.Max.X < dot.X {
+				end.X = b.Max.X + vg.Points(1)
+			}
+			c.StrokeLine2(nameLeader, dot.X, dot.Y, end.X, end.Y)
+		}
+		labelBacking(c, b)
 		c.FillText(sty, vg.Point{X: x, Y: y}, name)
 	}
+	if l.unnamed != nil {
+		*l.unnamed = ""
+		if n := len(l.at) - (len(placed) - avoid); n > 0 {
+			*l.unnamed = fmt.Sprintf("%d more %s not named", n, words.Plural(n, "outlier", "outliers"))
+		}
+	}
 }
+
+// nameLeader joins an outlier's name, moved down past others, to its dot.
+var nameLeader = draw.LineStyle{Color: withAlpha(vermillion, 0xa0), Width: vg.Points(0.6)}
 
 // dotThumb is a legend thumbnail of a dot.
 type dotThumb struct {

@@ -50,8 +50,8 @@ func CompareGrid(w io.Writer, title string, cells []Cell, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if opts.Width < 0 || opts.Height < 0 {
-		return fmt.Errorf("plots: figure size %v × %v is not positive", opts.Width, opts.Height)
+	if err := opts.checkSize(); err != nil {
+		return err
 	}
 	h := header{title: title, subtitle: "each cell: what was admitted ÷ what one exact limiter admits on the same arrivals · one colour scale for every grid: white is exact, hotter admitted more, blue less"}
 	if h.title == "" {
@@ -89,9 +89,10 @@ type grid struct {
 	rowTitle, colTitle string
 	// scale colours and labels the cells and draws the colour bar.
 	scale heatScale
-	// blankNaN leaves a cell with no value (NaN) blank, outlined in grid
-	// grey, rather than grey and labelled "n/a": in a sweep it is a figure
-	// the run has not got, not a failure.
+	// blankNaN leaves a cell with no value (NaN) unfilled, outlined in
+	// grid grey and hatched faintly (so that it is not read as the scale's
+	// palest colour), rather than grey and labelled "n/a": in a sweep it
+	// is a figure the run has not got, not a failure.
 	blankNaN bool
 	// currentRow and currentCol, when both are 0 or more, is the cell
 	// outlined as the scenario as written.
@@ -315,6 +316,7 @@ func (cp cellsPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 			y0, y1 := trY(y-0.5)+gap, trY(y+0.5)-gap
 			box := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
 			if g.blankNaN && math.IsNaN(v) {
+				hatch(c, vg.Rectangle{Min: box[0], Max: box[2]}, withAlpha(textGrey, 0x40), 1)
 				c.StrokeLines(draw.LineStyle{Color: gridGrey, Width: vg.Points(0.75)}, append(box, box[0]))
 				continue
 			}

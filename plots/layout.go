@@ -147,9 +147,13 @@ type sideNote struct {
 	heading string
 	// names are flowed under the heading, comma-separated, after lead
 	// ("2 clients:"): the clients of a key, or those folded into "others".
-	lead   string
-	names  []string
-	lines  []string
+	lead  string
+	names []string
+	lines []string
+	// late, when set, is a line known only once the plot beside the note
+	// is drawn (drawStack draws the plot first): how many outliers the
+	// plot had no room to name. The note's height counts a line for it.
+	late   *string
 	legend []legendEntry
 }
 
@@ -203,7 +207,11 @@ func (s sideNote) headingLines(width vg.Length) []string {
 
 // height is how tall the note is at width.
 func (s sideNote) height(width vg.Length) vg.Length {
-	h := vg.Length(len(s.headingLines(width)))*lineHeight(headingStyle) + vg.Length(len(s.flowed(width)))*lineHeight(noteStyle)
+	lines := len(s.flowed(width))
+	if s.late != nil {
+		lines++
+	}
+	h := vg.Length(len(s.headingLines(width)))*lineHeight(headingStyle) + vg.Length(lines)*lineHeight(noteStyle)
 	for _, e := range s.legend {
 		h += vg.Length(len(legendLines(e.label, width))) * lineHeight(legendStyle)
 	}
@@ -224,6 +232,9 @@ func (s sideNote) draw(c draw.Canvas) {
 		return y-lineHeight(sty) >= c.Min.Y-vg.Length(sty.FontExtents().Descent)
 	}
 	lines := s.flowed(width)
+	if s.late != nil && *s.late != "" {
+		lines = append(lines, wrapText(noteStyle, *s.late, width)...)
+	}
 	for i, line := range lines {
 		if !fits(noteStyle) {
 			break

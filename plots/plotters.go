@@ -345,7 +345,7 @@ func (l lineLabel) Plot(c draw.Canvas, p *plot.Plot) {
 	if sty.YAlign == draw.YTop {
 		yb = y - vg.Length(ext.Height)
 	}
-	c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{{X: x0, Y: yb}, {X: x1, Y: yb}, {X: x1, Y: yb + vg.Length(ext.Height)}, {X: x0, Y: yb + vg.Length(ext.Height)}})
+	labelBacking(c, vg.Rectangle{Min: vg.Point{X: x0, Y: yb}, Max: vg.Point{X: x1, Y: yb + vg.Length(ext.Height)}})
 	c.FillText(sty, vg.Point{X: c.Max.X - vg.Points(3), Y: y}, l.text)
 }
 

@@ -54,14 +54,18 @@ type Options struct {
 	// Clock, when set, marks Timeline's and TimelineVs's time axis in
 	// wall-clock time in this location, from the result's WallClock (the
 	// instant time 0 stood for: a replayed log's first request), on round
-	// seconds, minutes or hours as the span suits, titled "time (UTC)".
+	// tenths, seconds, minutes, hours or days as the span suits, titled
+	// with the zone's name ("time (Europe/Paris)"), or, for time.Local or
+	// an unnamed zone, its abbreviation or offset at the start ("time
+	// (CET)", "time (UTC+05:30)").
 	// Nil: seconds from the run's start.
 	Clock *time.Location
 	// Caption, when set, titles a replay's timeline with what the user
 	// chose (the limit as given, the key, the log, the window) in place of
 	// the simulator's settings a replay did not choose: no seed,
 	// balancer, on-error or clock, and the topology only when it is not a
-	// replay's one server on a shared store.
+	// replay's own: one server, shared, on the in-memory store (Store
+	// "memory").
 	Caption *Caption
 }
 
@@ -85,6 +89,15 @@ func (o Options) format() (string, error) {
 		return f, nil
 	}
 	return "", fmt.Errorf("plots: unknown format %q (want png or svg)", o.Format)
+}
+
+// checkSize refuses a negative width or height (0 is the figure's
+// default).
+func (o Options) checkSize() error {
+	if o.Width < 0 || o.Height < 0 {
+		return fmt.Errorf("plots: figure size %v × %v is not positive", o.Width, o.Height)
+	}
+	return nil
 }
 
 // FormatFor returns the format a file name asks for by its extension,

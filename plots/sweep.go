@@ -80,8 +80,8 @@ func Sweep(w io.Writer, d SweepData, opts Options) error {
 			}
 		}
 	}
-	if opts.Width < 0 || opts.Height < 0 {
-		return fmt.Errorf("plots: figure size %v × %v is not positive", opts.Width, opts.Height)
+	if err := opts.checkSize(); err != nil {
+		return err
 	}
 	width, height := opts.Width, opts.Height
 	if width == 0 {
@@ -173,7 +173,7 @@ func drawSweep(dc draw.Canvas, d SweepData, h header) {
 		for i, pt := range d.Points {
 			vals[i] = s.value(pt)
 		}
-		for _, seg := range segments(vals) {
+		for _, seg := range segments(vals, noRatio) {
 			if len(seg) > 1 {
 				l, _ := plotter.NewLine(seg)
 				l.LineStyle = s.style
@@ -207,12 +207,13 @@ func finite(v float64) float64 {
 }
 
 // segments splits values (one per x, from 0) into the runs of points that
-// have one: a value of 0 or NaN breaks the line rather than drop it to 0.
-func segments(values []float64) []plotter.XYs {
+// have one: a value that breaks (noRatio, math.IsNaN) says is none
+// breaks the line rather than drop it to 0.
+func segments(values []float64, breaks func(float64) bool) []plotter.XYs {
 	var out []plotter.XYs
 	var cur plotter.XYs
 	for i, v := range values {
-		if !(v > 0) || math.IsInf(v, 0) {
+		if breaks(v) {
 			if len(cur) > 0 {
 				out = append(out, cur)
 			}
@@ -226,6 +227,10 @@ func segments(values []float64) []plotter.XYs {
 	}
 	return out
 }
+
+// noRatio is a ratio the sweep has none of: 0 (nothing to compare) or
+// not a number.
+func noRatio(v float64) bool { return !(v > 0) || math.IsInf(v, 0) }
 
 // overColumns shades the column of each point whose PeakRatio is over over.
 type overColumns struct {
@@ -253,21 +258,33 @@ type pointLabels struct{ values []float64 }
 func (l pointLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	sty := textStyle(sizeNote+0.5, true, vermillion)
-	sty.XAlign = draw.XCenter
-	ext := sty.FontExtents()
 	for i, v := range l.values {
 		if !(v > 0) || math.IsInf(v, 0) {
 			continue
 		}
-		text := ratioLabel(v)
-		x, y := trX(float64(i)), trY(v)+vg.Points(6)
-		if y+vg.Length(ext.Height) > c.Max.Y { // no room above: below
-			y = trY(v) - vg.Points(6) - vg.Length(ext.Height)
-		}
-		half := sty.Width(text)/2 + vg.Points(1.5)
-		c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{{X: x - half, Y: y - vg.Length(ext.Descent)}, {X: x + half, Y: y - vg.Length(ext.Descent)}, {X: x + half, Y: y + vg.Length(ext.Ascent)}, {X: x - half, Y: y + vg.Length(ext.Ascent)}})
-		c.FillText(sty, vg.Point{X: x, Y: y}, text)
+		pointLabel(c, sty, vg.Point{X: trX(float64(i)), Y: trY(v)}, vg.Points(6), vg.Points(1.5), ratioLabel(v))
 	}
+}
+
+// pointLabel writes text centred gap above the point at (below it where
+// there is no room above), on a white backing pad wider than the text
+// each side, so that it reads over the lines under it.
+func pointLabel(c draw.Canvas, sty draw.TextStyle, at vg.Point, gap, pad vg.Length, text string) {
+	sty.XAlign = draw.XCenter
+	ext := sty.FontExtents()
+	y := at.Y + gap
+	if y+vg.Length(ext.Height) > c.Max.Y { // no room above: below
+		y = at.Y - gap - vg.Length(ext.Height)
+	}
+	half := sty.Width(text)/2 + pad
+	labelBacking(c, vg.Rectangle{Min: vg.Point{X: at.X - half, Y: y - vg.Length(ext.Descent)}, Max: vg.Point{X: at.X + half, Y: y + vg.Length(ext.Ascent)}})
+	c.FillText(sty, vg.Point{X: at.X, Y: y}, text)
+}
+
+// labelBacking is the translucent white box a label is written on, so
+// that it reads over the lines under it.
+func labelBacking(c draw.Canvas, b vg.Rectangle) {
+	c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{b.Min, {X: b.Max.X, Y: b.Min.Y}, b.Max, {X: b.Min.X, Y: b.Max.Y}})
 }
 
 // lineThumb is a legend thumbnail of a line, with a point on it if glyph.

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"image"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -126,9 +128,14 @@ func TestSweepRefusesWhatItCannotDraw(t *testing.T) {
 
 // segments break a line where a value has none, never drop it to 0.
 func TestSweepSegments(t *testing.T) {
-	got := segments([]float64{0, 1, 2, 0, 3})
+	got := segments([]float64{0, 1, 2, 0, 3}, noRatio)
 	if len(got) != 2 || len(got[0]) != 2 || got[0][0].X != 1 || len(got[1]) != 1 || got[1][0].X != 4 {
 		t.Errorf("segments %v, want x 1–2 and x 4", got)
+	}
+	// A sweep panel breaks at NaN only: 0 and below are values.
+	got = segments([]float64{math.NaN(), 0, 1, math.NaN(), math.NaN(), -2}, math.IsNaN)
+	if len(got) != 2 || len(got[0]) != 2 || got[0][0].X != 1 || got[0][0].Y != 0 || len(got[1]) != 1 || got[1][0] != (plotter.XY{X: 5, Y: -2}) {
+		t.Errorf("segments at NaN %v, want x 1–2 and x 5", got)
 	}
 }
 

@@ -3,7 +3,6 @@ package plots
 import (
 	"errors"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 
@@ -60,8 +59,8 @@ func SweepFigures(w io.Writer, d SweepFiguresData, opts Options) error {
 	if err := d.check(); err != nil {
 		return err
 	}
-	if opts.Width < 0 || opts.Height < 0 {
-		return fmt.Errorf("plots: figure size %v × %v is not positive", opts.Width, opts.Height)
+	if err := opts.checkSize(); err != nil {
+		return err
 	}
 	n := len(d.Values)
 	width := opts.Width
@@ -172,6 +171,14 @@ func sweepFigurePanels(d SweepFiguresData, width vg.Length) []panel {
 		if f.Unit == "×" {
 			yt = ratioTicks{} // 0.5×, 1×, 1.5×: steps a ratio is read in
 		}
+		// The room above is for the points' labels: a tick there would
+		// read as a value the figure reaches ("120%"). 100% is labelled
+		// where the axis reaches it.
+		top := hi
+		if f.Unit == "%" && hi < 100 && 100 <= p.Y.Max {
+			top = 100
+		}
+		yt = labelledUpTo{ticks: yt, top: top}
 		p.Y.Tick.Marker = yt
 		p.X.Tick.Marker = plot.ConstantTicks(marks)
 		p.Add(gridLines{y: yt})
@@ -184,21 +191,7 @@ func sweepFigurePanels(d SweepFiguresData, width vg.Length) []panel {
 		if d.Current >= 0 {
 			p.Add(currentLine{x: float64(d.Current)})
 		}
-		var runs []plotter.XYs
-		var run plotter.XYs
-		for i, v := range f.Values {
-			if math.IsNaN(v) {
-				if len(run) > 0 {
-					runs = append(runs, run)
-				}
-				run = nil
-				continue
-			}
-			run = append(run, plotter.XY{X: float64(i), Y: v})
-		}
-		if len(run) > 0 {
-			runs = append(runs, run)
-		}
+		runs := segments(f.Values, math.IsNaN) // a run with no value breaks the line
 		for _, r := range runs {
 			if len(r) > 1 {
 				l, _ := plotter.NewLine(r)
@@ -273,6 +266,21 @@ func (t figureTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
+// labelledUpTo is ticks spaced for the axis up to top and none above it:
+// the axis's room above top is left unmarked.
+type labelledUpTo struct {
+	ticks plot.Ticker
+	top   float64
+}
+
+// Ticks implements plot.Ticker.
+func (t labelledUpTo) Ticks(lo, hi float64) []plot.Tick {
+	if t.top > lo && t.top < hi {
+		hi = t.top
+	}
+	return t.ticks.Ticks(lo, hi)
+}
+
 // currentLine is the dashed vertical line at the scenario's own value,
 // labelled "as written" at its top.
 type currentLine struct{ x float64 }
@@ -293,14 +301,15 @@ func (l currentLine) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 	ext := sty.FontExtents()
 	top := c.Max.Y - vg.Points(1.5)
-	c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{{X: tx - vg.Points(1), Y: top}, {X: tx + w + vg.Points(1), Y: top}, {X: tx + w + vg.Points(1), Y: top - vg.Length(ext.Height)}, {X: tx - vg.Points(1), Y: top - vg.Length(ext.Height)}})
+	labelBacking(c, vg.Rectangle{Min: vg.Point{X: tx - vg.Points(1), Y: top - vg.Length(ext.Height)}, Max: vg.Point{X: tx + w + vg.Points(1), Y: top}})
 	c.FillText(sty, vg.Point{X: tx, Y: top}, text)
 }
 
 // figureLabels writes each point's value above it, on a white backing so
 // that it reads over the line. The labels share one size, the largest
-// that fits a column; where even 6 points does not fit, every other
-// label is left out (the scenario's own value and the ends never).
+// that fits a column; where even 6 points does not fit, only every k-th
+// is written, k the fewest columns the widest label fits (see
+// strideLabels): the scenario's own value and the last always.
 type figureLabels struct {
 	values  []float64
 	unit    string
@@ -323,26 +332,36 @@ func (l figureLabels) Plot(c draw.Canvas, p *plot.Plot) {
 		size -= 0.5
 	}
 	sty := textStyle(size, true, black)
-	sty.XAlign = draw.XCenter
-	every := 1
-	if widest(sty) > colW-vg.Points(2) {
-		every = 2
-	}
-	ext := sty.FontExtents()
+	shown := strideLabels(len(l.values), l.current, widest(sty)+vg.Points(2), colW)
 	for i, v := range l.values {
-		if math.IsNaN(v) {
+		if math.IsNaN(v) || !shown[i] {
 			continue
 		}
-		if every > 1 && i%every != 0 && i != l.current && i != len(l.values)-1 {
-			continue
-		}
-		text := figureLabel(v, l.unit)
-		x, y := trX(float64(i)), trY(v)+vg.Points(5)
-		if y+vg.Length(ext.Height) > c.Max.Y { // no room above: below
-			y = trY(v) - vg.Points(5) - vg.Length(ext.Height)
-		}
-		half := sty.Width(text)/2 + vg.Points(1)
-		c.FillPolygon(withAlpha(color.White, 0xd0), []vg.Point{{X: x - half, Y: y - vg.Length(ext.Descent)}, {X: x + half, Y: y - vg.Length(ext.Descent)}, {X: x + half, Y: y + vg.Length(ext.Ascent)}, {X: x - half, Y: y + vg.Length(ext.Ascent)}})
-		c.FillText(sty, vg.Point{X: x, Y: y}, text)
+		pointLabel(c, sty, vg.Point{X: trX(float64(i)), Y: trY(v)}, vg.Points(5), vg.Points(1), figureLabel(v, l.unit))
 	}
+}
+
+// strideLabels says which of n columns colW wide get a label widest wide:
+// every k-th from the first, k the smallest stride at which a label fits
+// (widest <= k·colW), and always the current (when not -1) and the last,
+// the k-th labels within k columns of either left out so that none
+// overprints them.
+func strideLabels(n, current int, widest, colW vg.Length) []bool {
+	k := 1
+	if colW > 0 {
+		k = max(1, int(math.Ceil(float64(widest/colW)-1e-9)))
+	}
+	k = min(k, max(n, 1))
+	shown := make([]bool, n)
+	near := func(i, j int) bool { return j >= 0 && i != j && i > j-k && i < j+k }
+	for i := 0; i < n; i += k {
+		shown[i] = !near(i, current) && !near(i, n-1)
+	}
+	if n > 0 {
+		shown[n-1] = !near(n-1, current)
+	}
+	if current >= 0 {
+		shown[current] = true
+	}
+	return shown
 }

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"bytes"
+	"encoding/xml"
 	"math"
 	"os"
 	"path/filepath"
@@ -173,5 +174,201 @@ func TestSweepFiguresRefusesWhatItCannotDraw(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), "plots: ") || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("%s: %v, want a plots: error saying %q", tt.name, err, tt.msg)
 		}
+	}
+}
+
+// svgText is one <text> of an SVG: where it starts, its size and weight.
+type svgText struct {
+	x, y, size float64
+	bold       bool
+	s          string
+}
+
+// svgTexts returns an SVG's texts with where gonum wrote them (x is the
+// left end: gonum aligns before it writes; y grows upwards).
+func svgTexts(t *testing.T, b []byte) []svgText {
+	t.Helper()
+	var out []svgText
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	var cur *svgText
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			cur = nil
+			if tok.Name.Local != "text" {
+				continue
+			}
+			cur = &svgText{}
+			for _, a := range tok.Attr {
+				switch a.Name.Local {
+				case "x":
+					cur.x, _ = strconv.ParseFloat(a.Value, 64)
+				case "y":
+					cur.y, _ = strconv.ParseFloat(a.Value, 64)
+					cur.y = -cur.y // drawn under scale(1, -1)
+				case "style":
+					cur.bold = strings.Contains(a.Value, "font-weight:bold")
+					if _, after, ok := strings.Cut(a.Value, "font-size:"); ok {
+						cur.size, _ = strconv.ParseFloat(strings.TrimSuffix(strings.Split(after, ";")[0], "px"), 64)
+					}
+				}
+			}
+		case xml.CharData:
+			if cur != nil {
+				cur.s += string(tok)
+			}
+		case xml.EndElement:
+			if cur != nil {
+				out = append(out, *cur)
+			}
+			cur = nil
+		}
+	}
+}
+
+// overprinted returns the pairs of texts among ts whose boxes overlap.
+func overprinted(ts []svgText) []string {
+	box := func(t svgText) (x0, x1, y0, y1 float64) {
+		w := float64(textStyle(vg.Length(t.size*0.75), t.bold, black).Width(t.s)) / 0.75 // px from pt
+		return t.x, t.x + w, t.y - t.size*0.25, t.y + t.size*0.75
+	}
+	var out []string
+	for i := range ts {
+		for j := i + 1; j < len(ts); j++ {
+			ax0, ax1, ay0, ay1 := box(ts[i])
+			bx0, bx1, by0, by1 := box(ts[j])
+			if ax0 < bx1 && bx0 < ax1 && ay0 < by1 && by0 < ay1 {
+				out = append(out, ts[i].s+" / "+ts[j].s)
+			}
+		}
+	}
+	return out
+}
+
+func TestStrideLabels(t *testing.T) {
+	mark := func(n int, on ...int) []bool {
+		out := make([]bool, n)
+		for _, i := range on {
+			out[i] = true
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name         string
+		n, current   int
+		widest, colW vg.Length
+		want         []bool
+	}{
+		{"each fits", 6, 3, 10, 12, mark(6, 0, 1, 2, 3, 4, 5)},
+		{"every other, the current odd", 8, 3, 20, 12, mark(8, 0, 3, 7)},
+		{"every third", 10, -1, 30, 12, mark(10, 0, 3, 6, 9)},
+		{"every third, the last off the stride", 11, -1, 30, 12, mark(11, 0, 3, 6, 10)},
+		{"every fourth, the current near the first", 32, 3, 45, 12, mark(32, 3, 8, 12, 16, 20, 24, 31)},
+		{"wider than the plot", 3, 1, 100, 12, mark(3, 1)},
+	} {
+		got := strideLabels(tt.n, tt.current, tt.widest, tt.colW)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+		// No two shown labels are nearer than the stride.
+		k := max(1, int(math.Ceil(float64(tt.widest/tt.colW))))
+		last := -len(got)
+		for i, on := range got {
+			if on && i-last < min(k, tt.n) {
+				t.Errorf("%s: labels %d and %d are %d columns apart (stride %d)", tt.name, last, i, i-last, k)
+			}
+			if on {
+				last = i
+			}
+		}
+	}
+}
+
+// Where the values' labels do not fit their columns, those written do
+// not overprint one another, the current's and the last's included.
+func TestSweepFiguresLabelsDoNotOverprint(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		width   vg.Length
+		current int
+		value   func(i int) float64
+	}{
+		{"millions at 8 in", 8 * vg.Inch, 3, func(i int) float64 { return 1e6 + float64(i)*123457 }},
+		{"percentages", 0, 3, func(i int) float64 { return 99.9 - float64(i)*0.01 }},
+		{"millions, the current near the end", 8 * vg.Inch, 29, func(i int) float64 { return 1e6 + float64(i)*123457 }},
+	} {
+		d := SweepFiguresData{Scenario: "s", Field: "burst", Current: tt.current}
+		f := SweepFigure{Name: "max_allowed_1s", Unit: "req"}
+		for i := range 32 {
+			d.Values = append(d.Values, strconv.Itoa(i+1))
+			f.Values = append(f.Values, tt.value(i))
+		}
+		d.Figures = []SweepFigure{f}
+		var b bytes.Buffer
+		if err := SweepFigures(&b, d, Options{Format: "svg", Width: tt.width}); err != nil {
+			t.Fatal(err)
+		}
+		var labels []svgText
+		want := map[string]bool{}
+		for _, v := range f.Values {
+			want[figureLabel(v, f.Unit)] = true
+		}
+		for _, tx := range svgTexts(t, b.Bytes()) {
+			if want[tx.s] {
+				labels = append(labels, tx)
+			}
+		}
+		if len(labels) < 4 {
+			t.Errorf("%s: only %d values labelled", tt.name, len(labels))
+		}
+		if bad := overprinted(labels); len(bad) > 0 {
+			t.Errorf("%s: labels overprint: %q", tt.name, bad)
+		}
+		// The current always; the last unless it is within a stride of
+		// the current.
+		for _, i := range []int{tt.current, len(f.Values) - 1} {
+			if i == len(f.Values)-1 && i-tt.current < 4 {
+				continue
+			}
+			if !slices.ContainsFunc(labels, func(s svgText) bool { return s.s == figureLabel(f.Values[i], f.Unit) }) {
+				t.Errorf("%s: value %d (%s) is not labelled", tt.name, i, figureLabel(f.Values[i], f.Unit))
+			}
+		}
+	}
+}
+
+// The room above a panel's points is for their labels: no tick there
+// says a value the figure does not reach ("120%").
+func TestSweepFiguresLabelNoTickAboveTheData(t *testing.T) {
+	var b bytes.Buffer
+	if err := SweepFigures(&b, sweepFiguresData(), Options{Format: "svg"}); err != nil {
+		t.Fatal(err)
+	}
+	got := texts(b.Bytes())
+	// rejected_pct tops at 66.7%, max_allowed_1s at 51, p99_ms at 3.1.
+	for _, not := range []string{"80%", "100%", "60", "4"} {
+		if slices.Contains(got, not) {
+			t.Errorf("a tick above the data is labelled %q", not)
+		}
+	}
+	for _, want := range []string{"60%", "50", "3"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("no tick labelled %q: %q", want, got)
+		}
+	}
+	// Near 100%, the axis is labelled to 100% and no further.
+	d := SweepFiguresData{Scenario: "s", Field: "burst", Values: []string{"1", "2", "3"}, Current: 0,
+		Figures: []SweepFigure{{Name: "rejected_pct", Unit: "%", Values: []float64{99.9, 99.5, 97}}}}
+	b.Reset()
+	if err := SweepFigures(&b, d, Options{Format: "svg"}); err != nil {
+		t.Fatal(err)
+	}
+	got = texts(b.Bytes())
+	if slices.Contains(got, "120%") || !slices.Contains(got, "100%") {
+		t.Errorf("a panel of 97%% to 99.9%%: ticks %q, want 100%% and no 120%%", got)
 	}
 }

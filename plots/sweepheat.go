@@ -26,7 +26,8 @@ type SweepHeatData struct {
 	// Rows and Cols are the values as typed, in the order given.
 	Rows, Cols []string
 	// Values are the figure of each run, [row][col]; NaN where the run
-	// has none (the cell is left blank).
+	// has none (the cell is left unfilled, hatched). A ratio ("×") is 0
+	// or more.
 	Values [][]float64
 	// CurrentRow and CurrentCol are the cell of the scenario's own values,
 	// outlined; -1 in either when the scenario's value is not among them.
@@ -39,8 +40,9 @@ const maxHeatSide = 32
 
 // SweepHeat draws a two-field sweep as a heat map: a row per value of
 // RowField, a column per value of ColField, each cell coloured by the
-// figure and labelled with it, NaN cells blank and the scenario's own
-// cell outlined. A ratio (Unit "×") is coloured on CompareGrid's scale,
+// figure and labelled with it, NaN cells unfilled and hatched faintly
+// (so that no blank reads as the palest colour, 1× or the smallest
+// value) and the scenario's own cell outlined. A ratio (Unit "×") is coloured on CompareGrid's scale,
 // the same for every figure (white is exact, hotter admitted more); any
 // other figure on a linear scale from its smallest value (near-white) to
 // its largest (vermillion), the bar beside the map stating both ends.
@@ -53,8 +55,8 @@ func SweepHeat(w io.Writer, d SweepHeatData, opts Options) error {
 	if err := d.check(); err != nil {
 		return err
 	}
-	if opts.Width < 0 || opts.Height < 0 {
-		return fmt.Errorf("plots: figure size %v × %v is not positive", opts.Width, opts.Height)
+	if err := opts.checkSize(); err != nil {
+		return err
 	}
 	g := &grid{
 		rows: d.Rows, cols: d.Cols, v: d.Values,
@@ -88,7 +90,7 @@ func SweepHeat(w io.Writer, d SweepHeatData, opts Options) error {
 	}
 	h := header{
 		title:    fmt.Sprintf("%s: %s over %s × %s", or(d.Scenario, "unnamed scenario"), figure, g.rowTitle, g.colTitle),
-		subtitle: fmt.Sprintf("each cell: one run's %s · %s · blank: the run has no value", or(d.Figure, "figure"), scaleText),
+		subtitle: fmt.Sprintf("each cell: one run's %s · %s · hatched: the run has no value", or(d.Figure, "figure"), scaleText),
 	}
 	if d.CurrentRow >= 0 && d.CurrentCol >= 0 {
 		h.subtitle += fmt.Sprintf(" · outlined: the scenario as written (%s %s, %s %s)", g.rowTitle, d.Rows[d.CurrentRow], g.colTitle, d.Cols[d.CurrentCol])
@@ -137,6 +139,9 @@ func (d SweepHeatData) check() error {
 		for c, v := range row {
 			if math.IsInf(v, 0) {
 				return fmt.Errorf("plots: the cell at %s, %s is %g (want a finite value, or NaN for none)", d.Rows[r], d.Cols[c], v)
+			}
+			if d.Unit == "×" && v < 0 {
+				return fmt.Errorf("plots: the cell at %s, %s is %g× (want a ratio of 0 or more, or NaN for none)", d.Rows[r], d.Cols[c], v)
 			}
 			some = some || !math.IsNaN(v)
 		}

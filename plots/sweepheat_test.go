@@ -91,6 +91,15 @@ func TestSweepHeatGolden(t *testing.T) {
 	if all := strings.Join(texts(s.Bytes()), " "); strings.Contains(all, "outlined") || !strings.Contains(all, "colour: every run has 7%") {
 		t.Errorf("a flat map without a current cell: %s", all)
 	}
+	// The drawing too: the current cell's outline (currentOutline, black
+	// 2.5 pt) once in the golden's map, never without a current cell.
+	const outline = "fill:none;stroke:#000000;stroke-width:2.5"
+	if n := strings.Count(b.String(), outline); n != 1 {
+		t.Errorf("the map with a current cell has %d outlines, want 1", n)
+	}
+	if n := strings.Count(s.String(), outline); n != 0 {
+		t.Errorf("the map without a current cell has %d outlines", n)
+	}
 }
 
 func TestSweepHeatRefusesWhatItCannotDraw(t *testing.T) {
@@ -110,6 +119,9 @@ func TestSweepHeatRefusesWhatItCannotDraw(t *testing.T) {
 	cur.CurrentCol = 5
 	wide := sweepHeatData()
 	wide.Cols = make([]string, 33)
+	negRatio := sweepHeatData()
+	negRatio.Unit = "×"
+	negRatio.Values[0][1] = -1
 	for _, tt := range []struct {
 		name string
 		d    SweepHeatData
@@ -123,6 +135,7 @@ func TestSweepHeatRefusesWhatItCannotDraw(t *testing.T) {
 		{"infinite", inf, Options{}, "the cell at 1, 1/s is -Inf"},
 		{"current outside", cur, Options{}, "current cell 2, 5 is outside the 4 × 5 map"},
 		{"33 columns", wide, Options{}, "4 × 33 values (at most 32 a side)"},
+		{"a negative ratio", negRatio, Options{}, "the cell at 1, 2/s is -1× (want a ratio of 0 or more"},
 		{"a negative height", sweepHeatData(), Options{Height: -1}, "not positive"},
 		{"a format", sweepHeatData(), Options{Format: "gif"}, "unknown format"},
 	} {
@@ -130,6 +143,35 @@ func TestSweepHeatRefusesWhatItCannotDraw(t *testing.T) {
 		err := SweepHeat(&b, tt.d, tt.opts)
 		if err == nil || !strings.HasPrefix(err.Error(), "plots: ") || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("%s: %v, want a plots: error saying %q", tt.name, err, tt.msg)
+		}
+	}
+}
+
+// A cell with no value is hatched, so that it is not read as the scale's
+// palest colour (the smallest value, or 1× for a ratio): the one NaN
+// cell of sweepHeatData has hatch lines, a map without one none.
+func TestSweepHeatHatchesCellsWithNoValue(t *testing.T) {
+	const hatchStroke = "stroke-opacity:0.25098;stroke-width:1.1" // textGrey at 0x40, hatch's width
+	for _, unit := range []string{"%", "×"} {
+		d := sweepHeatData()
+		d.Unit = unit
+		var b bytes.Buffer
+		if err := SweepHeat(&b, d, Options{Format: "svg"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(b.String(), hatchStroke); n < 3 {
+			t.Errorf("unit %q: %d hatch lines in the one cell with no value", unit, n)
+		}
+		if all := strings.Join(texts(b.Bytes()), " "); !strings.Contains(all, "hatched: the run has no value") {
+			t.Errorf("unit %q: the subtitle does not say what hatched is: %s", unit, all)
+		}
+		d.Values[3][4] = 1
+		b.Reset()
+		if err := SweepHeat(&b, d, Options{Format: "svg"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(b.String(), hatchStroke); n != 0 {
+			t.Errorf("unit %q: %d hatch lines with every cell a value", unit, n)
 		}
 	}
 }

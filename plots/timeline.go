@@ -75,12 +75,12 @@ func Timeline(w io.Writer, r *sim.Result, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.checkSize(); err != nil {
+		return err
+	}
 	width := opts.Width
 	if width == 0 {
 		width = 10 * vg.Inch
-	}
-	if width < 0 || opts.Height < 0 {
-		return fmt.Errorf("plots: figure size %v × %v is not positive", width, opts.Height)
 	}
 	used := map[string]bool{}
 	panels := figurePanels(d, ax, width, used)

@@ -55,12 +55,12 @@ func TimelineVs(w io.Writer, a, b *sim.Result, labelA, labelB string, opts Optio
 		}
 	}
 	pairSignatures(da, db)
+	if err := opts.checkSize(); err != nil {
+		return err
+	}
 	width := opts.Width
 	if width == 0 {
 		width = 14 * vg.Inch
-	}
-	if width < 0 || opts.Height < 0 {
-		return fmt.Errorf("plots: figure size %v × %v is not positive", width, opts.Height)
 	}
 	colW := (width - 2*margin - colGap) / 2
 	if colW < 3*vg.Inch {

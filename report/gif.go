@@ -215,7 +215,8 @@ func frameResult(r *sim.Result, t float64, clock *time.Location) *sim.Result {
 	cut := math.Round(f.DurationS*1e6) / 1e6
 	f.Scenario = fmt.Sprintf("%s at %s s", r.Scenario, strconv.FormatFloat(cut, 'f', -1, 64))
 	if origin, err := time.Parse(time.RFC3339Nano, r.WallClock); clock != nil && err == nil {
-		at := origin.Add(time.Duration(cut * float64(time.Second))).In(clock)
+		// Rounded, not truncated: 1.001 s is 1000999999.9999999 ns.
+		at := origin.Add(time.Duration(math.Round(cut * 1e9))).In(clock).Round(time.Millisecond)
 		layout := "15:04:05"
 		if at.Nanosecond() != 0 {
 			layout = "15:04:05.000"

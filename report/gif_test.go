@@ -198,6 +198,23 @@ func TestFrameResult(t *testing.T) {
 			t.Errorf("clock %v, wall clock %q, at %gs: %q, want %q", tt.clock, tt.wall, tt.at, got, tt.want)
 		}
 	}
+	// A run ending at a float sum ends at the instant it stands for, not
+	// the nanosecond before (1.001 s is 1000999999.9999999 ns).
+	for _, tt := range []struct {
+		endS float64
+		want string
+	}{
+		{1.001, "tiny at 10:00:01.001"},
+		{0.7, "tiny at 10:00:00.700"},
+		{4.35, "tiny at 10:00:04.350"},
+		{2.0000000000000004, "tiny at 10:00:02"},
+	} {
+		r := tiny()
+		r.WallClock, r.DurationS = "2026-12-01T10:00:00Z", tt.endS
+		if got := frameResult(r, tt.endS, time.UTC).Scenario; got != tt.want {
+			t.Errorf("a run of %v s: %q, want %q", tt.endS, got, tt.want)
+		}
+	}
 }
 
 // A replay's GIF passes the clock and the caption to every frame, and
