@@ -97,7 +97,7 @@ func newCmdSweep(s streams, runF func(*sweepOptions) error) *cobra.Command {
 		Example: `  ratelim sweep sync-interval sync-interval=0,10ms,100ms,1s,never
   ratelim sweep runaway-healthcheck servers=1..8 --topology local
   ratelim sweep sync-interval sync-interval=1ms..1s*10 servers=2..8+2
-  ratelim sweep nat seed=1..20 --figure allowed,rejected_pct:office --format csv`,
+  ratelim sweep nat seed=1..20 --figure allowed,rejected_pct:home --format csv`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 2 || len(args) > 1+maxSweepFields {
 				return badInput("want a scenario name or file and one or two FIELD=VALUES, e.g. servers=1..8, got %d arguments", len(args))

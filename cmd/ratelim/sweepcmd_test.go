@@ -176,12 +176,28 @@ func (o *sweepOptions) scenarioOf(t *testing.T) sim.Scenario {
 	return sc
 }
 
-// --help fits 80 columns, its flags wrapped, and lists every figure
-// --figure takes.
+// --help fits 80 columns, its flags wrapped, lists every figure
+// --figure takes, and every example it gives runs.
 func TestSweepHelp(t *testing.T) {
 	code, out, _ := runArgs("sweep", "--help")
 	if code != exitOK {
 		t.Fatalf("exit %d", code)
+	}
+	examples := 0
+	_, exampleText, _ := strings.Cut(out, "Examples:")
+	exampleText, _, _ = strings.Cut(exampleText, "Flags:")
+	for _, line := range strings.Split(exampleText, "\n") {
+		args, ok := strings.CutPrefix(strings.TrimSpace(line), "ratelim sweep ")
+		if !ok {
+			continue
+		}
+		examples++
+		if code, _, errOut := runArgs(append([]string{"sweep"}, append(strings.Fields(args), "-q")...)...); code != exitOK {
+			t.Errorf("the example %q: exit %d: %s", line, code, errOut)
+		}
+	}
+	if examples < 4 {
+		t.Errorf("%d examples run, want the 4 --help gives", examples)
 	}
 	for _, line := range strings.Split(out, "\n") {
 		if n := utf8.RuneCountInString(line); n > 80 {
