@@ -246,3 +246,20 @@ func TestSweepPlot(t *testing.T) {
 		t.Errorf("7 figures: exit %d, %q; want them refused before any run", code, errOut)
 	}
 }
+
+// The default CSV has a column per field, as --figure's has, one field
+// or two: never both values packed into one cell.
+func TestSweepCSVColumnPerField(t *testing.T) {
+	code, out, errOut := runArgs("sweep", "testdata/sweep-jars.yaml", "seed=1,2", "servers=1,3", "--format", "csv")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "seed,servers,allowed,ideal_allowed,") || !strings.HasPrefix(lines[4], "2,3,") {
+		t.Errorf("two fields' CSV:\n%s\nwant a header seed,servers,allowed,... and a row 2,3,... last", out)
+	}
+	code, out, _ = runArgs("sweep", "testdata/sweep-jars.yaml", "servers=1,3", "--format", "csv")
+	if code != exitOK || !strings.HasPrefix(out, "servers,allowed,") || !strings.Contains(out, "\n3,") {
+		t.Errorf("one field's CSV:\n%s\nwant servers,allowed,... and a row 3,...", out)
+	}
+}

@@ -68,7 +68,7 @@ func (p *sweepPlan) write(opts *sweepOptions, rows []SweepRow) error {
 		if p.figures != nil {
 			return writeFigureCSV(opts.Out, fields, labels, rows)
 		}
-		return writeSweepCSV(opts.Out, field, rows)
+		return writeSweepGridCSV(opts.Out, fields, rows)
 	}
 	if !opts.Quiet {
 		writeSweepTitle(opts.Out, p.sc, fields, rows)
@@ -171,6 +171,20 @@ func writeFigureCSV(w io.Writer, fields, figures []string, rows []SweepRow) erro
 			line = append(line, strconv.FormatFloat(*v, 'f', -1, 64))
 		}
 		cw.Write(line)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeSweepGridCSV is `ratelim sweep`'s default CSV: a column per
+// field, named by it, as --figure's CSV has, then sim --sweep's figures.
+func writeSweepGridCSV(w io.Writer, fields []string, rows []SweepRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write(append(slices.Clone(fields), "allowed", "ideal_allowed", "admitted_ratio", "worst_key", "max_allowed_1s", "ideal_max_allowed_1s", "peak_ratio", "design_bound_1s"))
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, r := range rows {
+		cw.Write(append(slices.Clone(r.Values), i(r.Allowed), i(r.IdealAllowed), f(r.AdmittedRatio), r.WorstKey, i(r.MaxAllowed1s), i(r.IdealMaxAllowed1s), f(r.PeakRatio), i(r.DesignBound1s)))
 	}
 	cw.Flush()
 	return cw.Error()
