@@ -97,5 +97,7 @@ func TestSweepRefusals(t *testing.T) {
 		{"sweep sync-interval seed=1,2 --format yaml", exitBadInput, []string{"--format", `"yaml"`}},
 		{"sweep sync-interval seed=1,2 --parallel -1", exitBadInput, []string{"--parallel", "0 (one run per core) or more"}},
 		{"sweep sync-interval seed=1,2 --max-requests 0", exitBadInput, []string{"--max-requests", "at least 1"}},
+		// sim --sweep sets the flags' fields; it says which command sets any.
+		{"sim sync-interval --sweep burst=1,2", exitBadInput, []string{`unknown field "burst"`, "; ratelim sweep sets any field: ratelim sweep SCENARIO burst=1,2)"}},
 	})
 }

@@ -60,7 +60,7 @@ func parseSweep(flags []string) (*sweep, error) {
 		return nil, badInput("--sweep %q: want FIELD=V1,V2,..., e.g. --sweep sync-interval=0,10ms,100ms,never (FIELD one of %s)", f, strings.Join(scenarios.OverrideNames(), ", "))
 	}
 	if !slices.Contains(scenarios.OverrideNames(), name) {
-		return nil, badInput("--sweep %q: unknown field %q (want one of %s)", f, name, strings.Join(scenarios.OverrideNames(), ", "))
+		return nil, badInput("--sweep %q: unknown field %q (want one of %s; ratelim sweep sets any field: ratelim sweep SCENARIO %s)", f, name, strings.Join(scenarios.OverrideNames(), ", "), strings.TrimSpace(f))
 	}
 	values, err := expandValues("--sweep "+name, list, maxSweepValues)
 	if err != nil {
