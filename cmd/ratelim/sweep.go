@@ -421,6 +421,10 @@ func sweepFinding(field string, rows []SweepRow) string {
 		s = fmt.Sprintf("at every %s the worst second is within 5%% of the exact limiter's (at most %s)", field, upTo)
 	case len(over) == len(rows):
 		s = fmt.Sprintf("at every %s the worst second is more than 5%% over the exact limiter's: from %s at %s up to %s", field, sweepRatio(rows[least].PeakRatio), rows[least].Value, upTo)
+		if rows[least].PeakRatio == rows[most].PeakRatio {
+			// One ratio at every value (or one value): no "from ... up to".
+			s = fmt.Sprintf("at every %s the worst second is more than 5%% over the exact limiter's: %s", field, upTo)
+		}
 	case over[0] == len(rows)-len(over):
 		i := over[0]
 		s = fmt.Sprintf("the worst second is within 5%% of the exact limiter's up to %s %s, and more from %s on: %s there", field, rows[i-1].Value, rows[i].Value, sweepRatio(rows[i].PeakRatio))

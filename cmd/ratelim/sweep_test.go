@@ -152,3 +152,43 @@ func TestSimSweepTakesRanges(t *testing.T) {
 		t.Errorf("exit %d, %v, %q (%s); want a row for 2, 4 and 6 servers", code, err, records, errOut)
 	}
 }
+
+// The finding line reads for any rows: one value, or every value over
+// at one ratio, is stated once, never "from 2.54× at 100ms up to 2.54×
+// at 100ms".
+func TestSweepFindingOneRatio(t *testing.T) {
+	for _, tc := range []struct {
+		rows []SweepRow
+		want string
+	}{
+		{[]SweepRow{{Value: "100ms", PeakRatio: 2.54}}, "at every sync-interval the worst second is more than 5% over the exact limiter's: 2.54× at 100ms"},
+		{[]SweepRow{{Value: "1s", PeakRatio: 4}, {Value: "never", PeakRatio: 4}}, "over the exact limiter's: 4.00× at 1s and never"},
+		{[]SweepRow{{Value: "100ms", PeakRatio: 2.54}, {Value: "1s", PeakRatio: 4}}, "from 2.54× at 100ms up to 4.00× at 1s"},
+	} {
+		if got := sweepFinding("sync-interval", tc.rows); !strings.Contains(got, tc.want) {
+			t.Errorf("%q, want %q", got, tc.want)
+		}
+	}
+}
+
+// --figure's ratios read as the default columns' (1.92×), its
+// percentages with their sign, counts with thousands separators.
+func TestSweepFigureText(t *testing.T) {
+	v := func(f float64) *float64 { return &f }
+	for _, tc := range []struct {
+		name string
+		v    *float64
+		want string
+	}{
+		{"admitted_ratio", v(1), "1.00×"},
+		{"peak_ratio", v(1.917), "1.92×"},
+		{"rejected_pct", v(98.7612), "98.76%"},
+		{"allowed", v(14046), "14,046"},
+		{"p99_ms", v(1.23456), "1.235"},
+		{"peak_ratio", nil, "—"},
+	} {
+		if got := figureText(tc.name, tc.v); got != tc.want {
+			t.Errorf("%s %v: %q, want %q", tc.name, tc.v, got, tc.want)
+		}
+	}
+}

@@ -74,7 +74,7 @@ func (p *sweepPlan) write(opts *sweepOptions, rows []SweepRow) error {
 		writeSweepTitle(opts.Out, p.sc, fields, rows)
 	}
 	if p.figures != nil {
-		writeFigureRows(opts.Out, fields, labels, rows)
+		writeFigureRows(opts.Out, fields, labels, p.figures, rows)
 		return nil
 	}
 	writeSweepRows(opts.Out, fields, rows)
@@ -88,12 +88,17 @@ func (p *sweepPlan) write(opts *sweepOptions, rows []SweepRow) error {
 	return nil
 }
 
-// figureText is a figure as the table shows it: a count with thousands
-// separators, anything else to four figures; — for none.
-func figureText(v *float64) string {
+// figureText is a figure as the table shows it: a ratio as the default
+// columns show one (1.92×), a percentage with its sign, a count with
+// thousands separators, anything else to four figures; — for none.
+func figureText(name string, v *float64) string {
 	switch {
 	case v == nil:
 		return "—"
+	case name == "admitted_ratio" || name == "peak_ratio":
+		return ratioText(*v)
+	case name == "rejected_pct":
+		return pctText(*v)
 	case *v == math.Trunc(*v) && math.Abs(*v) < 1e15:
 		return words.Thousands(int64(*v))
 	}
@@ -102,15 +107,15 @@ func figureText(v *float64) string {
 
 // writeFigureRows is the table of --figure: a column per field, then
 // one per figure, cut to fit 80 columns.
-func writeFigureRows(w io.Writer, fields, figures []string, rows []SweepRow) {
+func writeFigureRows(w io.Writer, fields, figures []string, figs []sweepFigure, rows []SweepRow) {
 	cells := [][]string{append(slices.Clone(fields), figures...)}
 	for _, r := range rows {
 		line := make([]string, 0, len(fields)+len(figures))
 		for _, v := range r.Values {
 			line = append(line, escape.Text(v))
 		}
-		for _, v := range r.Figures {
-			line = append(line, figureText(v))
+		for k, v := range r.Figures {
+			line = append(line, figureText(figs[k].name, v))
 		}
 		cells = append(cells, line)
 	}
