@@ -182,8 +182,7 @@ type sweepJSON struct {
 // the table, JSON or CSV, and the plot.
 func simSweep(ctx context.Context, opts *simOptions, p *simPlan) error {
 	label := scenarioLabel(p.file)
-	showProgress := opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table"
-	results, errs := runSweep(ctx, newProgress(opts.ErrOut, showProgress, "simulating"), p.sweepScs, p.simOpts, p.workers)
+	results, errs := runSweep(ctx, newProgress(opts.ErrOut, showsProgress(opts.ErrIsTerminal, opts.Quiet), "simulating"), p.sweepScs, p.simOpts, p.workers)
 	rows := make([]SweepRow, len(results))
 	for i, err := range errs {
 		runLabel := fmt.Sprintf("%s with --%s %s", label, p.sweep.field, sweepLabel(p.sweep.field, p.sweep.values[i]))

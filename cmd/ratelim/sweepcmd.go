@@ -499,8 +499,7 @@ func (p *sweepPlan) run(ctx context.Context, opts *sweepOptions) ([]SweepRow, er
 	for i, run := range p.runs {
 		scs[i] = run.sc
 	}
-	showProgress := opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table"
-	results, errs := runSweep(ctx, newProgress(opts.ErrOut, showProgress, "simulating"), scs, p.simOpts, p.workers)
+	results, errs := runSweep(ctx, opts.progress(), scs, p.simOpts, p.workers)
 	label := scenarioLabel(p.file)
 	fields := p.fields()
 	rows := make([]SweepRow, len(results))
@@ -533,3 +532,15 @@ func (p *sweepPlan) run(ctx context.Context, opts *sweepOptions) ([]SweepRow, er
 	}
 	return rows, nil
 }
+
+// progress is the sweep's progress line on stderr, shown as
+// showsProgress says.
+func (o *sweepOptions) progress() *progress {
+	return newProgress(o.ErrOut, showsProgress(o.ErrIsTerminal, o.Quiet), "simulating")
+}
+
+// showsProgress reports whether a sweep shows its progress line: on a
+// terminal (stderr), unless -q, whatever --format: the line is on
+// stderr, the JSON or CSV on stdout, and a long sweep to a file is the
+// one that most wants it.
+func showsProgress(errIsTerminal, quiet bool) bool { return errIsTerminal && !quiet }

@@ -263,3 +263,18 @@ func TestSweepCSVColumnPerField(t *testing.T) {
 		t.Errorf("one field's CSV:\n%s\nwant servers,allowed,... and a row 3,...", out)
 	}
 }
+
+// A sweep on a terminal shows its progress line whatever --format (the
+// line is on stderr, the output on stdout); -q or no terminal, none.
+func TestSweepProgressEveryFormat(t *testing.T) {
+	for _, format := range []string{"table", "json", "csv"} {
+		for _, tc := range []struct{ terminal, quiet, want bool }{{true, false, true}, {true, true, false}, {false, false, false}} {
+			p := parseArgs("", "sweep", "testdata/sweep-jars.yaml", "servers=1,2", "--format", format)
+			o := p.sweep
+			o.ErrIsTerminal, o.Quiet = tc.terminal, tc.quiet
+			if got := o.progress().enabled; got != tc.want {
+				t.Errorf("--format %s, terminal %v, quiet %v: progress %v, want %v", format, tc.terminal, tc.quiet, got, tc.want)
+			}
+		}
+	}
+}
