@@ -16,6 +16,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -77,7 +78,8 @@ VALUES, each read as the field reads it in a file:
 Items mix: 1,2,4..8. At most 32 values a field, 2 fields, 256 runs.
 
 --figure NAME[:CLIENT|:key=KEY],... shows those figures instead; without
-a subject, every client's added up (a most in a second: the worst key's).
+a subject, every client's added up (a most in a second: the worst key's);
+a name with a comma is quoted: allowed:"a,b".
   check's: ` + "%s" + `
   derived: admitted_ratio (allowed ÷ the exact limiter's), peak_ratio
            (the worst second ÷ the exact limiter's; of every client: the
@@ -149,6 +151,12 @@ type sweepFigure struct{ name, subject string }
 func (f sweepFigure) label() string {
 	if f.subject == "" {
 		return f.name
+	}
+	if key, ok := strings.CutPrefix(f.subject, "key="); ok && strings.ContainsAny(key, `,"`) {
+		return f.name + ":key=" + strconv.Quote(key)
+	}
+	if strings.ContainsAny(f.subject, `,"`) {
+		return f.name + ":" + strconv.Quote(f.subject)
 	}
 	return f.name + ":" + f.subject
 }
@@ -237,10 +245,20 @@ func parseFigures(text string) ([]sweepFigure, error) {
 	}
 	names := append(scenarios.FigureNames(), derivedFigures...)
 	var figs []sweepFigure
-	for _, item := range strings.Split(text, ",") {
-		name, subject, _ := strings.Cut(strings.TrimSpace(item), ":")
+	items, err := splitFigures(text)
+	if err != nil {
+		return nil, err
+	}
+	for _, item := range items {
+		name, subject, hasSubject := strings.Cut(strings.TrimSpace(item), ":")
 		if name == "" {
 			return nil, badInput("--figure: an empty figure in %q (want NAME[:CLIENT|:key=KEY],...)", text)
+		}
+		if subject, err = unquoteSubject(subject); err != nil {
+			return nil, badInput("--figure %s: %v", strings.TrimSpace(item), err)
+		}
+		if hasSubject && (subject == "" || subject == "key=") {
+			return nil, badInput("--figure %s: no subject after the colon (want %s:CLIENT or %s:key=KEY, or %s alone for every client)", strings.TrimSpace(item), name, name, name)
 		}
 		if !slices.Contains(names, name) {
 			return nil, badInput("--figure: unknown figure %q (want one of %s)", name, words.OneOf(names))
@@ -252,6 +270,47 @@ func parseFigures(text string) ([]sweepFigure, error) {
 		figs = append(figs, f)
 	}
 	return figs, nil
+}
+
+// splitFigures splits --figure at its commas outside double quotes: a
+// client or key whose name has a comma is named quoted, allowed:"a,b".
+func splitFigures(text string) ([]string, error) {
+	var items []string
+	quoted, escaped, start := false, false, 0
+	for i, r := range text {
+		switch {
+		case escaped:
+			escaped = false
+		case quoted && r == '\\':
+			escaped = true
+		case r == '"':
+			quoted = !quoted
+		case r == ',' && !quoted:
+			items = append(items, text[start:i])
+			start = i + 1
+		}
+	}
+	if quoted {
+		return nil, badInput("--figure: %q has a quote not closed (want NAME:\"CLIENT, WITH COMMA\")", text)
+	}
+	return append(items, text[start:]), nil
+}
+
+// unquoteSubject is a --figure subject as named: CLIENT, key=KEY, or
+// either quoted as Go quotes ("a,b", key="a,b").
+func unquoteSubject(subject string) (string, error) {
+	prefix, name := "", subject
+	if rest, ok := strings.CutPrefix(subject, "key="); ok {
+		prefix, name = "key=", rest
+	}
+	if !strings.HasPrefix(name, `"`) {
+		return subject, nil
+	}
+	unquoted, err := strconv.Unquote(name)
+	if err != nil {
+		return "", fmt.Errorf("%s is not a quoted name (want \"NAME\", a quote inside as \\\")", name)
+	}
+	return prefix + unquoted, nil
 }
 
 // planSweepCmd checks opts and plans every run, running nothing: every

@@ -278,3 +278,17 @@ func TestSweepProgressEveryFormat(t *testing.T) {
 		}
 	}
 }
+
+// A client or key whose name has a comma is named quoted in --figure,
+// and its column is labelled quoted as typed.
+func TestSweepFigureQuotedSubject(t *testing.T) {
+	got := sweepJSON2(t, "sweep", "testdata/sweep-comma.yaml", "servers=1,2", "--figure", `allowed:"flood, eu",max_allowed_1s:key="flood,eu",sent`)
+	if strings.Join(got.Figures, " ") != `allowed:"flood, eu" max_allowed_1s:key="flood,eu" sent` {
+		t.Errorf("figures %q, want the two quoted and sent", got.Figures)
+	}
+	for _, row := range got.Rows {
+		if len(row.Figures) != 3 || row.Figures[0] == nil || *row.Figures[0] != float64(row.Allowed) || *row.Figures[2] != 10000 {
+			t.Errorf("servers %s: figures %v, want the client's allowed (%d) and sent 10,000", row.Value, row.Figures, row.Allowed)
+		}
+	}
+}
