@@ -27,15 +27,15 @@ func sweepJSON2(t *testing.T, args ...string) sweepJSONv2 {
 }
 
 // A sweep of one value is the single run: its row's result is what `sim`
-// prints with the field set, figure for figure, expectations alike
-// (filled for the file's own value, as sim fills them with no flag; left
-// out for another, as sim leaves them out under a flag).
+// prints with the field set by its flag, figure for figure, expectations
+// alike: left out, as sim leaves them out under a flag, even at the
+// file's own value (runaway-healthcheck has 4 servers).
 func TestSweepOfOneValueIsTheRun(t *testing.T) {
 	for _, tc := range []struct {
 		sweep, sim []string
 	}{
 		{[]string{"sweep", "runaway-healthcheck", "servers=2"}, []string{"sim", "runaway-healthcheck", "--servers", "2"}},
-		{[]string{"sweep", "runaway-healthcheck", "servers=4"}, []string{"sim", "runaway-healthcheck"}},
+		{[]string{"sweep", "runaway-healthcheck", "servers=4"}, []string{"sim", "runaway-healthcheck", "--servers", "4"}},
 		{[]string{"sweep", "sync-interval", "sync-interval=10ms", "--servers", "4"}, []string{"sim", "sync-interval", "--sync-interval", "10ms", "--servers", "4"}},
 	} {
 		got := sweepJSON2(t, tc.sweep...)
@@ -53,8 +53,8 @@ func TestSweepOfOneValueIsTheRun(t *testing.T) {
 		if len(got.Rows) != 1 || string(row) != string(want) {
 			t.Errorf("%v: row\n%s\nwant the run of %v\n%s", tc.sweep, row, tc.sim, want)
 		}
-		if own := len(tc.sim) == 2; own != (got.Current == 0) || own != (len(one.Expectations) > 0) {
-			t.Errorf("%v: current %d, %d expectations in the single run; want the file's own value current, with its expectations", tc.sweep, got.Current, len(one.Expectations))
+		if own := tc.sweep[2] == "servers=4"; own != (got.Current == 0) || len(one.Expectations) > 0 || len(got.Rows[0].Result.Expectations) > 0 {
+			t.Errorf("%v: current %d, %d expectations in the single run, %d in the row; want the file's own value current, no expectations in either", tc.sweep, got.Current, len(one.Expectations), len(got.Rows[0].Result.Expectations))
 		}
 	}
 }
