@@ -370,6 +370,9 @@ func planSweepCmd(opts *sweepOptions) (*sweepPlan, error) {
 	if p.file, p.sc, err = opts.loadScenario(opts.Scenario, opts.over); err != nil {
 		return nil, err
 	}
+	if err := p.checkOnePlace(opts.over); err != nil {
+		return nil, err
+	}
 	if err := p.planRuns(opts.over); err != nil {
 		return nil, err
 	}
@@ -380,6 +383,36 @@ func planSweepCmd(opts *sweepOptions) (*sweepPlan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// checkOnePlace refuses two axes, or an axis and a flag (--set, --burst,
+// ...), that set one field, or one a part of the other's (limit and
+// limit.burst): scenarios.Apply sets the flags' names after the paths
+// whatever their order, so a row would be labelled with a value its run
+// did not have. Names are compared as the fields they set in the file
+// (scenarios.SettingKey: burst is limit.burst, clients[web] is
+// clients[0]).
+func (p *sweepPlan) checkOnePlace(over overrides) error {
+	base, err := over.settings()
+	if err != nil {
+		return err
+	}
+	type placed struct{ key, name, how string }
+	var seen []placed
+	for _, s := range base {
+		seen = append(seen, placed{scenarios.SettingKey(p.file, s.Name), s.Name, s.Flag})
+	}
+	for _, a := range p.axes {
+		key := scenarios.SettingKey(p.file, a.field)
+		for _, o := range seen {
+			if key == o.key || strings.HasPrefix(key, o.key+".") || strings.HasPrefix(key, o.key+"[") ||
+				strings.HasPrefix(o.key, key+".") || strings.HasPrefix(o.key, key+"[") {
+				return badInput("sweep %s: also set as %s (want the field in one place)", a.field, o.how)
+			}
+		}
+		seen = append(seen, placed{key, a.field, "sweep " + a.field})
+	}
+	return nil
 }
 
 // planRuns makes the scenario of every value, or pair of values (the
