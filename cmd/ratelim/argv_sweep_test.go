@@ -49,7 +49,7 @@ func TestSweepPlans(t *testing.T) {
 			if strings.Join(got, " ") != want {
 				t.Errorf("runs %v, want %s", got, want)
 			}
-			if r := p.sweepPlan.runs[4].sc; r.Servers != 5 || r.Topology.SyncInterval.String() != "10ms" {
+			if r, err := p.sweepPlan.scenarioOf(4); err != nil || r.Servers != 5 || r.Topology.SyncInterval.String() != "10ms" {
 				t.Errorf("run 4 has %d servers, sync %s; want 5 and 10ms", r.Servers, r.Topology.SyncInterval)
 			}
 			if p.sweepPlan.current != -1 || p.sweepPlan.workers < 1 {

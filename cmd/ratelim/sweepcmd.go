@@ -13,7 +13,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -161,17 +160,19 @@ func (f sweepFigure) label() string {
 	return f.name + ":" + f.subject
 }
 
-// sweepRunPlan is one run of a sweep: its values, one per field, and the
-// scenario they give.
+// sweepRunPlan is one run of a sweep: its values, one per field. Its
+// scenario is made from them when it is needed (sweepPlan.scenarioOf)
+// and dropped after: 256 scenarios of 20,000 clients held at once are
+// gigabytes.
 type sweepRunPlan struct {
 	values []string
-	sc     sim.Scenario
 }
 
 // sweepPlan is what `ratelim sweep` runs, checked and bounded.
 type sweepPlan struct {
 	file    *scenarios.File
-	sc      sim.Scenario // the scenario as the flags change it
+	sc      sim.Scenario        // the scenario as the flags change it
+	base    []scenarios.Setting // the flags' settings, every run's
 	axes    []sweepAxis
 	figures []sweepFigure // nil: the default columns
 	runs    []sweepRunPlan
@@ -313,10 +314,15 @@ func unquoteSubject(subject string) (string, error) {
 	return prefix + unquoted, nil
 }
 
-// planSweepCmd checks opts and plans every run, running nothing: every
-// flag, value and figure is refused here, and a sweep too big for its
-// bounds too.
+// planSweepCmd is planSweep without a context to stop it.
 func planSweepCmd(opts *sweepOptions) (*sweepPlan, error) {
+	return planSweep(context.Background(), opts)
+}
+
+// planSweep checks opts and plans every run, running nothing: every
+// flag, value and figure is refused here, and a sweep too big for its
+// bounds too. Cancelling ctx stops it between runs' scenarios.
+func planSweep(ctx context.Context, opts *sweepOptions) (*sweepPlan, error) {
 	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
 		return nil, err
 	}
@@ -373,13 +379,10 @@ func planSweepCmd(opts *sweepOptions) (*sweepPlan, error) {
 	if err := p.checkOnePlace(opts.over); err != nil {
 		return nil, err
 	}
-	if err := p.planRuns(opts.over); err != nil {
+	if p.base, err = opts.over.settings(); err != nil {
 		return nil, err
 	}
-	if err := p.checkFigures(); err != nil {
-		return nil, err
-	}
-	if err := checkSweepSize(scenarioLabel(p.file), p.runs, p.simOpts, p.workers); err != nil {
+	if err := p.planRuns(ctx); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -415,21 +418,20 @@ func (p *sweepPlan) checkOnePlace(over overrides) error {
 	return nil
 }
 
-// planRuns makes the scenario of every value, or pair of values (the
-// first field's values outer), with the flags' overrides, and refuses
-// two values of a field that give one run ("100ms" and "0.1s"), which
-// would be a row twice.
-func (p *sweepPlan) planRuns(over overrides) error {
-	base, err := over.settings()
-	if err != nil {
-		return err
-	}
+// planRuns lists every run, the first field's values outer, and reads
+// each run's scenario once, in order, for what the plan must know before
+// any run starts: its size (checkSweepSize: refused as soon as the runs
+// so far are over a bound, not after all 256 are made), two values of a
+// field that give one run ("100ms" and "0.1s", which would be a row
+// twice), the run that is the scenario as the flags give it, and the
+// --figure subjects each distinct set of clients and keys has. Only a
+// digest of each scenario is kept.
+func (p *sweepPlan) planRuns(ctx context.Context) error {
 	fields := p.fields()
-	var combos [][]string
 	var walk func(i int, prefix []string)
 	walk = func(i int, prefix []string) {
 		if i == len(p.axes) {
-			combos = append(combos, slices.Clone(prefix))
+			p.runs = append(p.runs, sweepRunPlan{values: slices.Clone(prefix)})
 			return
 		}
 		for _, v := range p.axes[i].values {
@@ -437,25 +439,46 @@ func (p *sweepPlan) planRuns(over overrides) error {
 		}
 	}
 	walk(0, nil)
-	for _, values := range combos {
-		sc, err := applyAxis(p.file, base, fields, values)
+	own := scenarioDigest(p.sc)
+	digests := make([][32]byte, len(p.runs))
+	size := newSweepSize(scenarioLabel(p.file), len(p.runs), p.simOpts, p.workers)
+	subjects := map[[32]byte]bool{} // the clients and keys already checked
+	for i, run := range p.runs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		sc, err := p.scenarioOf(i)
 		if err != nil {
 			return err
 		}
-		for _, prev := range p.runs {
+		if err := size.add(sc); err != nil {
+			return err
+		}
+		digests[i] = scenarioDigest(sc)
+		for j, prev := range p.runs[:i] {
 			// Two values of one field giving one run: the runs that
 			// differ in one field's value are compared, not every pair
 			// (256 runs of 10,000 clients each would be 32,640).
-			if oneApart(prev.values, values) && reflect.DeepEqual(prev.sc, sc) {
-				return badInput("sweep %s: %s runs the scenario %s does (want each value once)", strings.Join(fields, ", "), runLabel(fields, values), runLabel(fields, prev.values))
+			if oneApart(prev.values, run.values) && digests[j] == digests[i] {
+				return badInput("sweep %s: %s runs the scenario %s does (want each value once)", strings.Join(fields, ", "), runLabel(fields, run.values), runLabel(fields, prev.values))
 			}
 		}
-		if p.current < 0 && reflect.DeepEqual(sc, p.sc) {
-			p.current = len(p.runs)
+		if p.current < 0 && digests[i] == own {
+			p.current = i
 		}
-		p.runs = append(p.runs, sweepRunPlan{values: values, sc: sc})
+		if p.figures != nil {
+			if err := p.checkFigures(sc, subjects); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// scenarioOf is run i's scenario: the file with the flags' settings and
+// the run's values, through scenarios.Apply.
+func (p *sweepPlan) scenarioOf(i int) (sim.Scenario, error) {
+	return applyAxis(p.file, p.base, p.fields(), p.runs[i].values)
 }
 
 // oneApart reports whether a and b differ in exactly one value.
@@ -478,25 +501,30 @@ func runLabel(fields, values []string) string {
 	return strings.Join(parts, ", ")
 }
 
-// checkFigures refuses, before any run, a figure whose subject some run
-// has not, or a figure its subject has not: each is read from a result
-// of the run's clients and keys with every count 0.
-func (p *sweepPlan) checkFigures() error {
-	for _, run := range p.runs {
-		r := &sim.Result{Scenario: run.sc.Name, DurationS: run.sc.Duration.Seconds()}
-		seen := map[string]bool{}
-		for _, c := range run.sc.Clients {
-			key := sim.KeyOf(c, run.sc.Limit.Key)
-			r.Clients = append(r.Clients, sim.ClientResult{Name: c.Name, Key: key})
-			if !seen[key] {
-				seen[key] = true
-				r.Keys = append(r.Keys, sim.KeyResult{Key: key})
-			}
+// checkFigures refuses, before any run, a figure whose subject sc has
+// not, or a figure its subject has not: each is read from a result of
+// sc's clients and keys with every count 0. A set of clients and keys
+// seen already (in checked) is not checked again: most sweeps change
+// neither.
+func (p *sweepPlan) checkFigures(sc sim.Scenario, checked map[[32]byte]bool) error {
+	r := &sim.Result{Scenario: sc.Name, DurationS: sc.Duration.Seconds()}
+	seen := map[string]bool{}
+	for _, c := range sc.Clients {
+		key := sim.KeyOf(c, sc.Limit.Key)
+		r.Clients = append(r.Clients, sim.ClientResult{Name: c.Name, Key: key})
+		if !seen[key] {
+			seen[key] = true
+			r.Keys = append(r.Keys, sim.KeyResult{Key: key})
 		}
-		for _, f := range p.figures {
-			if _, err := sweepFigureOf(r, f); err != nil {
-				return badInput("--figure %s: %v", f.label(), strings.TrimPrefix(err.Error(), "figure: "))
-			}
+	}
+	d := scenarioDigest([]any{r.Scenario, r.Clients, r.Keys})
+	if checked[d] {
+		return nil
+	}
+	checked[d] = true
+	for _, f := range p.figures {
+		if _, err := sweepFigureOf(r, f); err != nil {
+			return badInput("--figure %s: %v", f.label(), strings.TrimPrefix(err.Error(), "figure: "))
 		}
 	}
 	return nil
@@ -537,32 +565,51 @@ func sweepFigureOf(r *sim.Result, f sweepFigure) (float64, error) {
 	return scenarios.Figure(r, f.name, f.subject)
 }
 
-// checkSweepSize refuses, before any run starts, a sweep whose runs'
-// requests added up are over opts.MaxRequests (sim.Estimate: the first
-// tries; each run still checks its own retries as it starts), or whose
-// workers largest runs, the most that can be in flight at once, need
-// more than opts.MaxMemory together (sim.MemoryEstimate, which counts
-// every state series: an upper bound for a table's runs).
-func checkSweepSize(label string, runs []sweepRunPlan, opts sim.Options, workers int) error {
-	var requests int64
-	mems := make([]int64, len(runs))
-	for i, run := range runs {
-		requests = sat.Add(requests, sim.Estimate(run.sc))
-		mems[i] = sim.MemoryEstimate(run.sc)
+// sweepSize adds a sweep's runs up as they are planned, and refuses,
+// before any run starts, a sweep whose runs' requests are over
+// opts.MaxRequests (sim.Estimate: the first tries; each run still checks
+// its own retries as it starts), or whose workers largest runs, the
+// most that can be in flight at once, need more than opts.MaxMemory
+// together (sim.MemoryEstimate, which counts every state series: an
+// upper bound for a table's runs). Both only grow as runs are added, so
+// a sweep is refused at the first run that takes it over.
+type sweepSize struct {
+	label    string
+	runs     int
+	opts     sim.Options
+	workers  int
+	added    int
+	requests int64
+	largest  []int64 // the workers largest runs' memory so far, largest first
+}
+
+func newSweepSize(label string, runs int, opts sim.Options, workers int) *sweepSize {
+	return &sweepSize{label: label, runs: runs, opts: opts, workers: max(workers, 1)}
+}
+
+// add counts sc, the next run, and refuses the sweep if it is now over.
+func (z *sweepSize) add(sc sim.Scenario) error {
+	z.added++
+	z.requests = sat.Add(z.requests, sim.Estimate(sc))
+	if z.requests > z.opts.MaxRequests {
+		detail := fmt.Sprintf("would send about %s requests in its %d runs together, more than %s", words.Thousands(z.requests), z.runs, words.Thousands(z.opts.MaxRequests))
+		if z.added < z.runs {
+			detail = fmt.Sprintf("would send more than %s requests in its %d runs: about %s in the first %d", words.Thousands(z.opts.MaxRequests), z.runs, words.Thousands(z.requests), z.added)
+		}
+		return &sim.TooBigError{Err: sim.ErrBudget, Scenario: z.label, Option: "MaxRequests",
+			Detail: detail, Advice: "fewer values, a shorter --duration"}
 	}
-	if requests > opts.MaxRequests {
-		return &sim.TooBigError{Err: sim.ErrBudget, Scenario: label, Option: "MaxRequests",
-			Detail: fmt.Sprintf("would send about %s requests in its %d runs together, more than %s", words.Thousands(requests), len(runs), words.Thousands(opts.MaxRequests)),
-			Advice: "fewer values, a shorter --duration"}
-	}
-	slices.SortFunc(mems, func(a, b int64) int { return cmp.Compare(b, a) })
+	m := sim.MemoryEstimate(sc)
+	z.largest = append(z.largest, m)
+	slices.SortFunc(z.largest, func(a, b int64) int { return cmp.Compare(b, a) })
+	z.largest = z.largest[:min(len(z.largest), z.workers)]
 	var inFlight int64
-	for _, m := range mems[:min(workers, len(mems))] {
+	for _, m := range z.largest {
 		inFlight = sat.Add(inFlight, m)
 	}
-	if inFlight > opts.MaxMemory {
-		return &sim.TooBigError{Err: sim.ErrMemory, Scenario: label, Option: "MaxMemory",
-			Detail: fmt.Sprintf("would need about %s of memory for %d runs at once (the largest %s), more than %s", words.Bytes(inFlight), min(workers, len(mems)), words.Bytes(mems[0]), words.Bytes(opts.MaxMemory)),
+	if inFlight > z.opts.MaxMemory {
+		return &sim.TooBigError{Err: sim.ErrMemory, Scenario: z.label, Option: "MaxMemory",
+			Detail: fmt.Sprintf("would need about %s of memory for %d runs at once (the largest %s), more than %s", words.Bytes(inFlight), len(z.largest), words.Bytes(z.largest[0]), words.Bytes(z.opts.MaxMemory)),
 			Advice: "a lower --parallel, a longer --step or a shorter --duration"}
 	}
 	return nil
@@ -572,7 +619,7 @@ func sweepRun(ctx context.Context, opts *sweepOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	p, err := planSweepCmd(opts)
+	p, err := planSweep(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -588,8 +635,11 @@ func sweepRun(ctx context.Context, opts *sweepOptions) error {
 // included, which the row's Result then leaves out).
 func (p *sweepPlan) run(ctx context.Context, opts *sweepOptions) ([]SweepRow, error) {
 	scs := make([]sim.Scenario, len(p.runs))
-	for i, run := range p.runs {
-		scs[i] = run.sc
+	for i := range p.runs {
+		var err error
+		if scs[i], err = p.scenarioOf(i); err != nil {
+			return nil, err
+		}
 	}
 	results, errs := runSweep(ctx, opts.progress(), scs, p.simOpts, p.workers)
 	label := scenarioLabel(p.file)

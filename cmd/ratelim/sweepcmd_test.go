@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -151,10 +153,16 @@ func TestSweepGolden(t *testing.T) {
 // is refused before any run starts, with the sum; so is one whose runs at
 // once need more than --max-memory together, each alone under it.
 func TestSweepRefusesItsSumUpFront(t *testing.T) {
-	// 10,000 requests a run (1000/s for 10s), 8 runs.
+	// 10,000 requests a run (1000/s for 10s), 8 runs: refused at the
+	// sixth, the first past 50,000, without making the last two's
+	// scenarios.
 	code, out, errOut := runArgs("sweep", "testdata/sweep-jars.yaml", "servers=1..8", "--max-requests", "50000")
-	if code != exitTooBig || out != "" || !strings.Contains(errOut, "would send about 80,000 requests in its 8 runs together, more than 50,000") || !strings.Contains(errOut, "raise --max-requests") {
-		t.Errorf("exit %d, %q; want %d and the sum", code, errOut, exitTooBig)
+	if code != exitTooBig || out != "" || !strings.Contains(errOut, "would send more than 50,000 requests in its 8 runs: about 60,000 in the first 6") || !strings.Contains(errOut, "raise --max-requests") {
+		t.Errorf("exit %d, %q; want %d and the sum so far", code, errOut, exitTooBig)
+	}
+	code, _, errOut = runArgs("sweep", "testdata/sweep-jars.yaml", "servers=1..8", "--max-requests", "79999")
+	if code != exitTooBig || !strings.Contains(errOut, "would send about 80,000 requests in its 8 runs together, more than 79,999") {
+		t.Errorf("over at the last run: exit %d, %q; want %d and the whole sum", code, errOut, exitTooBig)
 	}
 	if code, _, errOut := runArgs("sweep", "testdata/sweep-jars.yaml", "servers=1..8", "--max-requests", "80000", "-q"); code != exitOK {
 		t.Errorf("at the sum: exit %d, %s; want it run", code, errOut)
@@ -290,5 +298,17 @@ func TestSweepFigureQuotedSubject(t *testing.T) {
 		if len(row.Figures) != 3 || row.Figures[0] == nil || *row.Figures[0] != float64(row.Allowed) || *row.Figures[2] != 10000 {
 			t.Errorf("servers %s: figures %v, want the client's allowed (%d) and sent 10,000", row.Value, row.Figures, row.Allowed)
 		}
+	}
+}
+
+// Planning stops when it is cancelled (Ctrl-C), between runs' scenarios,
+// instead of making every run's first.
+func TestSweepPlanningStopsOnCancel(t *testing.T) {
+	p := parseArgs("", "sweep", "testdata/sweep-jars.yaml", "servers=1..8", "seed=1..8")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	plan, err := planSweep(ctx, p.sweep)
+	if !errors.Is(err, context.Canceled) || plan != nil {
+		t.Errorf("planned %v, %v; want context.Canceled and no plan", plan != nil, err)
 	}
 }
