@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -182,15 +183,21 @@ type sweepJSON struct {
 // the table, JSON or CSV, and the plot.
 func simSweep(ctx context.Context, opts *simOptions, p *simPlan) error {
 	label := scenarioLabel(p.file)
-	results, errs := runSweep(ctx, newProgress(opts.ErrOut, showsProgress(opts.ErrIsTerminal, opts.Quiet), "simulating"), p.sweepScs, p.simOpts, p.workers)
-	rows := make([]SweepRow, len(results))
+	rows := make([]SweepRow, len(p.sweepScs))
+	errs := make([]error, len(p.sweepScs))
+	runSweep(ctx, newProgress(opts.ErrOut, showsProgress(opts.ErrIsTerminal, opts.Quiet), "simulating"), len(p.sweepScs),
+		func(i int) (sim.Scenario, error) { return p.sweepScs[i], nil }, p.simOpts, p.workers,
+		func(i int, r *sim.Result, err error) {
+			if errs[i] = err; err == nil {
+				rows[i].summarise(r)
+			}
+		})
 	for i, err := range errs {
 		runLabel := fmt.Sprintf("%s with --%s %s", label, p.sweep.field, sweepLabel(p.sweep.field, p.sweep.values[i]))
 		if err := runError(opts.ErrOut, runLabel, err); err != nil {
 			return err
 		}
 		rows[i].Value = sweepLabel(p.sweep.field, p.sweep.values[i])
-		rows[i].summarise(results[i])
 	}
 	finding := sweepFinding(p.sweep.field, rows)
 	if err := opts.Plot.render(func(w io.Writer) error {
@@ -221,39 +228,64 @@ func simSweep(ctx context.Context, opts *simOptions, p *simPlan) error {
 	return nil
 }
 
-// runSweep runs scs on workers goroutines (as sim.RunAll does) and shows,
-// on a terminal, how far they have got: each run's share of its virtual
-// time, averaged. Results and errors are in the order of scs, whatever
-// finished first.
-func runSweep(ctx context.Context, prog *progress, scs []sim.Scenario, opts sim.Options, workers int) ([]*sim.Result, []error) {
+// runSweep makes n runs on workers goroutines, run i of the scenario
+// scenarioOf(i), made as the run starts, and hands each result to
+// done(i, result, err) as the run ends, from the goroutine that ran it:
+// done keeps what it needs (a row) and the result is dropped, so a
+// sweep holds the runs in flight and the rows, never every run's
+// timeline. It shows, on a terminal, how far the runs have got: each
+// run's share of its virtual time, averaged. done is called once per
+// run, whatever order they finish in.
+func runSweep(ctx context.Context, prog *progress, n int, scenarioOf func(i int) (sim.Scenario, error), opts sim.Options, workers int, done func(i int, r *sim.Result, err error)) {
 	var mu sync.Mutex
-	share := make([]float64, len(scs)) // each run's done ÷ total
+	share := make([]float64, n) // each run's done ÷ total
 	finished := 0
 	tell := func() {
 		sum := 0.0
 		for _, s := range share {
 			sum += s
 		}
-		prog.show(fmt.Sprintf("%d of %d runs done, %.0f%% of their time", finished, len(scs), 100*sum/float64(len(scs))))
+		prog.show(fmt.Sprintf("%d of %d runs done, %.0f%% of their time", finished, n, 100*sum/float64(n)))
 	}
-	results, errs := sim.RunEach(ctx, scs, opts, workers, func(i int) func(done, total time.Duration) {
-		return func(done, total time.Duration) {
-			mu.Lock()
-			defer mu.Unlock()
-			if total > 0 {
-				share[i] = min(1, float64(done)/float64(total))
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, max(n, 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				o := opts
+				o.Progress = func(d, total time.Duration) {
+					mu.Lock()
+					defer mu.Unlock()
+					if total > 0 {
+						share[i] = min(1, float64(d)/float64(total))
+					}
+					tell()
+				}
+				sc, err := scenarioOf(i)
+				var r *sim.Result
+				if err == nil {
+					r, err = sim.Run(ctx, sc, o)
+				}
+				done(i, r, err)
+				mu.Lock()
+				share[i] = 1
+				finished++
+				tell()
+				mu.Unlock()
 			}
-			tell()
-		}
-	}, func(i int) {
-		mu.Lock()
-		defer mu.Unlock()
-		share[i] = 1
-		finished++
-		tell()
-	})
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	prog.done()
-	return results, errs
 }
 
 // writeSweepTitle is the line naming the scenario and the settings the

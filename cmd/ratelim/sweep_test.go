@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -134,7 +137,10 @@ func TestSweepProgress(t *testing.T) {
 	var errOut bytes.Buffer
 	prog := newProgress(&errOut, true, "simulating")
 	prog.started = prog.started.Add(-2 * time.Second)
-	results, errs := runSweep(context.Background(), prog, []sim.Scenario{f, f}, sim.Options{}, 2)
+	results, errs := make([]*sim.Result, 2), make([]error, 2)
+	runSweep(context.Background(), prog, 2, func(int) (sim.Scenario, error) { return f, nil }, sim.Options{}, 2, func(i int, r *sim.Result, err error) {
+		results[i], errs[i] = r, err
+	})
 	if errs[0] != nil || errs[1] != nil || results[0] == nil || results[1] == nil {
 		t.Fatalf("runs: %v", errs)
 	}
@@ -190,5 +196,31 @@ func TestSweepFigureText(t *testing.T) {
 		if got := figureText(tc.name, tc.v); got != tc.want {
 			t.Errorf("%s %v: %q, want %q", tc.name, tc.v, got, tc.want)
 		}
+	}
+}
+
+// runSweep hands each run's result over as the run ends, before the
+// next starts on the same worker: a sweep holds the runs in flight, not
+// every run's result (with its timeline) until the last ends.
+func TestSweepHandsEachResultOverAsItEnds(t *testing.T) {
+	f := scenariotest.Builtin(t, "sync-interval")
+	f.Duration = time.Second
+	var mu sync.Mutex
+	var order []string
+	runSweep(context.Background(), newProgress(io.Discard, false, ""), 3, func(i int) (sim.Scenario, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		order = append(order, fmt.Sprintf("make %d", i))
+		return f, nil
+	}, sim.Options{}, 1, func(i int, r *sim.Result, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil || r == nil {
+			t.Errorf("run %d: %v", i, err)
+		}
+		order = append(order, fmt.Sprintf("done %d", i))
+	})
+	if got := strings.Join(order, ", "); got != "make 0, done 0, make 1, done 1, make 2, done 2" {
+		t.Errorf("%s; want each run made as it starts and handed over as it ends", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/spf13/cobra"
 
@@ -581,7 +582,21 @@ type sweepSize struct {
 	added    int
 	requests int64
 	largest  []int64 // the workers largest runs' memory so far, largest first
+	rows     int64   // the rows' memory so far
 }
+
+// sweepRowBytes is about what a run's row keeps: its Result without the
+// timeline, a ClientResult and a KeyResult per client (at most one key
+// each) with their names, and the row's own fields.
+func sweepRowBytes(sc sim.Scenario) int64 {
+	perClient := int64(unsafe.Sizeof(sim.ClientResult{})+unsafe.Sizeof(sim.KeyResult{})) + rowNameBytes
+	return sat.Add(int64(unsafe.Sizeof(SweepRow{})+unsafe.Sizeof(sim.Result{}))+rowFixedBytes, sat.Mul(int64(len(sc.Clients)), perClient))
+}
+
+// rowNameBytes is a client's name and key, twice (the client's and the
+// key's), with their string headers: generous for names of a few dozen
+// bytes. rowFixedBytes is a row's findings, events and log lines.
+const rowNameBytes, rowFixedBytes = 256, 16 << 10
 
 func newSweepSize(label string, runs int, opts sim.Options, workers int) *sweepSize {
 	return &sweepSize{label: label, runs: runs, opts: opts, workers: max(workers, 1)}
@@ -603,13 +618,16 @@ func (z *sweepSize) add(sc sim.Scenario) error {
 	z.largest = append(z.largest, m)
 	slices.SortFunc(z.largest, func(a, b int64) int { return cmp.Compare(b, a) })
 	z.largest = z.largest[:min(len(z.largest), z.workers)]
+	// Every run's row is kept to the end, a summary of its result (no
+	// timeline): an upper bound for the runs not in flight.
+	z.rows = sat.Add(z.rows, sweepRowBytes(sc))
 	var inFlight int64
 	for _, m := range z.largest {
 		inFlight = sat.Add(inFlight, m)
 	}
-	if inFlight > z.opts.MaxMemory {
+	if total := sat.Add(inFlight, z.rows); total > z.opts.MaxMemory {
 		return &sim.TooBigError{Err: sim.ErrMemory, Scenario: z.label, Option: "MaxMemory",
-			Detail: fmt.Sprintf("would need about %s of memory for %d runs at once (the largest %s), more than %s", words.Bytes(inFlight), len(z.largest), words.Bytes(z.largest[0]), words.Bytes(z.opts.MaxMemory)),
+			Detail: fmt.Sprintf("would need about %s of memory for %d runs at once (the largest %s) and the rows of %d, more than %s", words.Bytes(total), len(z.largest), words.Bytes(z.largest[0]), z.added, words.Bytes(z.opts.MaxMemory)),
 			Advice: "a lower --parallel, a longer --step or a shorter --duration"}
 	}
 	return nil
@@ -630,43 +648,48 @@ func sweepRun(ctx context.Context, opts *sweepOptions) error {
 	return p.write(opts, rows)
 }
 
-// run makes every run of p, workers at once, and its row: the default
-// figures, and --figure's read from the whole result (the timeline
-// included, which the row's Result then leaves out).
+// run makes every run of p, workers at once, and its row as it ends:
+// the default figures, and --figure's read from the whole result (the
+// timeline included, which the row's Result then leaves out); the
+// result is dropped then. Rows and errors are by run, whatever order the
+// runs end in.
 func (p *sweepPlan) run(ctx context.Context, opts *sweepOptions) ([]SweepRow, error) {
-	scs := make([]sim.Scenario, len(p.runs))
-	for i := range p.runs {
-		var err error
-		if scs[i], err = p.scenarioOf(i); err != nil {
-			return nil, err
-		}
-	}
-	results, errs := runSweep(ctx, opts.progress(), scs, p.simOpts, p.workers)
-	label := scenarioLabel(p.file)
 	fields := p.fields()
-	rows := make([]SweepRow, len(results))
+	rows := make([]SweepRow, len(p.runs))
+	errs := make([]error, len(p.runs))    // a run's own
+	figErrs := make([]error, len(p.runs)) // a --figure its result has not
+	runSweep(ctx, opts.progress(), len(p.runs), p.scenarioOf, p.simOpts, p.workers, func(i int, r *sim.Result, err error) {
+		// No run fills the file's expectations: each sets its fields as a
+		// flag does, and `sim` checks them only for the file as written
+		// (`sim X --servers 4` leaves them out, whatever X's servers).
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		for _, f := range p.figures {
+			v, err := sweepFigureOf(r, f)
+			if err != nil {
+				figErrs[i] = usageError{fmt.Errorf("--figure %s: %w", f.label(), err)}
+				return
+			}
+			rows[i].Figures = append(rows[i].Figures, finite(v))
+		}
+		rows[i].summarise(r)
+	})
+	label := scenarioLabel(p.file)
 	for i, err := range errs {
 		run := p.runs[i]
 		if err := runError(opts.ErrOut, label+" with "+runLabel(fields, run.values), err); err != nil {
 			return nil, err
 		}
-		// No run fills the file's expectations: each sets its fields as a
-		// flag does, and `sim` checks them only for the file as written
-		// (`sim X --servers 4` leaves them out, whatever X's servers).
-		r := results[i]
+		if figErrs[i] != nil {
+			return nil, figErrs[i]
+		}
 		labels := make([]string, len(fields))
 		for j, f := range fields {
 			labels[j] = sweepLabel(f, run.values[j])
 		}
 		rows[i].Value, rows[i].Values = strings.Join(labels, " · "), labels
-		for _, f := range p.figures {
-			v, err := sweepFigureOf(r, f)
-			if err != nil {
-				return nil, usageError{fmt.Errorf("--figure %s: %w", f.label(), err)}
-			}
-			rows[i].Figures = append(rows[i].Figures, finite(v))
-		}
-		rows[i].summarise(r)
 	}
 	return rows, nil
 }

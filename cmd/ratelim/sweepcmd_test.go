@@ -169,7 +169,7 @@ func TestSweepRefusesItsSumUpFront(t *testing.T) {
 	}
 	p := parseArgs("", "sweep", "testdata/sweep-jars.yaml", "servers=1..8", "--parallel", "4", "--max-memory", "16MiB")
 	one := sim.MemoryEstimate(p.sweep.scenarioOf(t))
-	if p.code != exitTooBig || !strings.Contains(p.stderr, "for 4 runs at once") || !strings.Contains(p.stderr, "more than 16 MiB") || p.sweepPlan != nil || 4*one <= 16<<20 || one > 16<<20 {
+	if p.code != exitTooBig || !strings.Contains(p.stderr, "for 4 runs at once") || !strings.Contains(p.stderr, "and the rows of") || !strings.Contains(p.stderr, "more than 16 MiB") || p.sweepPlan != nil || 4*one <= 16<<20 || one > 16<<20 {
 		t.Errorf("exit %d, %q (a run estimated at %d bytes); want %d, four runs at once over 16 MiB, each under", p.code, p.stderr, one, exitTooBig)
 	}
 }
