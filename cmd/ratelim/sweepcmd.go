@@ -17,10 +17,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/sat"
 	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/report"
@@ -86,9 +88,11 @@ a name with a comma is quoted: allowed:"a,b".
            worst key's), rejected_pct (rejected ÷ sent, in %%)
 
 --max-requests bounds the requests of every run added up, and
---max-memory the runs at once (the --parallel largest added up): a sweep
-over either is refused before any run starts. The same scenario, values
-and seed give the same output, byte for byte, at any --parallel.`
+--max-memory the runs at once and the rows kept: each run gets its share
+(÷ --parallel) and, as sim does, runs at a coarser step if it needs
+more at the file's (unless --step is given). A sweep over either is
+refused before any run starts. The same scenario, values and seed give
+the same output, byte for byte, at any --parallel.`
 
 func newCmdSweep(s streams, runF func(*sweepOptions) error) *cobra.Command {
 	opts := &sweepOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
@@ -124,7 +128,7 @@ func newCmdSweep(s streams, runF func(*sweepOptions) error) *cobra.Command {
 	addWallClockFlag(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
 	f.Lookup("max-requests").Usage = "refuse a sweep whose runs together are estimated to send more requests than this (a run whose retries send more is stopped)"
-	f.Lookup("max-memory").Usage = "refuse a sweep whose runs at once (--parallel) are estimated to need more together (e.g. 512MiB, 8GB); the heap's soft limit too"
+	f.Lookup("max-memory").Usage = "refuse a sweep whose runs at once (--parallel) and rows are estimated to need more together, each run its share (e.g. 512MiB, 8GB); the heap's soft limit too"
 	f.Lookup("plot").Usage = "also draw the sweep to this file (.png or .svg): of one field a panel per figure (default admitted_ratio and peak_ratio), of two a heat map of the first (default peak_ratio); the scenario's own value marked"
 	// The flags wrapped at 80 columns, as the text above them is.
 	cmd.SetUsageTemplate(strings.ReplaceAll(cmd.UsageTemplate(), ".LocalFlags.FlagUsages", ".LocalFlags.FlagUsagesWrapped 80"))
@@ -180,7 +184,11 @@ type sweepPlan struct {
 	// current is the run whose scenario is sc itself, the value the file
 	// (and the flags) give; -1 when no run is.
 	current int
-	simOpts sim.Options
+	simOpts sim.Options // each run's: MaxMemory its share
+	// maxMemory is --max-memory, all the runs' at once and the rows.
+	maxMemory int64
+	// note is said on stderr before the runs: runs at a coarser step.
+	note    string
 	workers int
 }
 
@@ -370,10 +378,9 @@ func planSweep(ctx context.Context, opts *sweepOptions) (*sweepPlan, error) {
 		p.workers = runtime.GOMAXPROCS(0)
 	}
 	p.workers = min(p.workers, runs)
-	if opts.Format == "table" && opts.Plot.Path == "" {
-		// As sim's table: no state series, which only a plot shows.
-		p.simOpts.StateOf = func(string) bool { return false }
-	}
+	// No state series: a row keeps none, in any format (the plot draws
+	// the rows).
+	p.simOpts.StateOf = func(string) bool { return false }
 	if p.file, p.sc, err = opts.loadScenario(opts.Scenario, opts.over); err != nil {
 		return nil, err
 	}
@@ -383,6 +390,20 @@ func planSweep(ctx context.Context, opts *sweepOptions) (*sweepPlan, error) {
 	if p.base, err = opts.over.settings(); err != nil {
 		return nil, err
 	}
+	// A run too big for its share of memory at the file's step is run at
+	// a coarser one, as sim runs it; a step asked for (a flag, or swept)
+	// is kept, and such a sweep refused.
+	p.simOpts.FitStep = true
+	for _, s := range p.base {
+		p.simOpts.FitStep = p.simOpts.FitStep && scenarios.SettingKey(p.file, s.Name) != "step"
+	}
+	for _, a := range p.axes {
+		p.simOpts.FitStep = p.simOpts.FitStep && scenarios.SettingKey(p.file, a.field) != "step"
+	}
+	// Each run is held to its share of --max-memory, the runs at once
+	// together to all of it (sweepSize).
+	p.maxMemory = p.simOpts.MaxMemory
+	p.simOpts.MaxMemory = max(p.maxMemory/int64(p.workers), 1)
 	if err := p.planRuns(ctx); err != nil {
 		return nil, err
 	}
@@ -442,7 +463,8 @@ func (p *sweepPlan) planRuns(ctx context.Context) error {
 	walk(0, nil)
 	own := scenarioDigest(p.sc)
 	digests := make([][32]byte, len(p.runs))
-	size := newSweepSize(scenarioLabel(p.file), len(p.runs), p.simOpts, p.workers)
+	size := newSweepSize(scenarioLabel(p.file), len(p.runs), p.simOpts, p.maxMemory, p.workers)
+	defer func() { p.note = size.note() }()
 	subjects := map[[32]byte]bool{} // the clients and keys already checked
 	for i, run := range p.runs {
 		if err := ctx.Err(); err != nil {
@@ -452,7 +474,7 @@ func (p *sweepPlan) planRuns(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := size.add(sc); err != nil {
+		if err := size.add(runLabel(fields, run.values), sc); err != nil {
 			return err
 		}
 		digests[i] = scenarioDigest(sc)
@@ -569,20 +591,88 @@ func sweepFigureOf(r *sim.Result, f sweepFigure) (float64, error) {
 // sweepSize adds a sweep's runs up as they are planned, and refuses,
 // before any run starts, a sweep whose runs' requests are over
 // opts.MaxRequests (sim.Estimate: the first tries; each run still checks
-// its own retries as it starts), or whose workers largest runs, the
-// most that can be in flight at once, need more than opts.MaxMemory
-// together (sim.MemoryEstimate, which counts every state series: an
-// upper bound for a table's runs). Both only grow as runs are added, so
-// a sweep is refused at the first run that takes it over.
+// its own retries as it starts), or whose runs need more memory than
+// --max-memory allows: each run its share (maxMemory ÷ workers, what
+// sim.Run holds it to), at a coarser step where sim would run it at one
+// (opts.FitStep), and the workers largest, the most in flight at once,
+// and every run's row together all of it. The need is sim.MemoryNeed's
+// for a run with no state series, which no row keeps. The sums only grow
+// as runs are added, so a sweep is refused at the first run that takes
+// it over.
 type sweepSize struct {
-	label    string
-	runs     int
-	opts     sim.Options
-	workers  int
-	added    int
-	requests int64
-	largest  []int64 // the workers largest runs' memory so far, largest first
-	rows     int64   // the rows' memory so far
+	label     string
+	runs      int
+	opts      sim.Options
+	maxMemory int64
+	workers   int
+	added     int
+	requests  int64
+	largest   []int64 // the workers largest runs' memory so far, largest first
+	rows      int64   // the rows' memory so far
+	// coarsened runs are run at a coarser step, up to to, not from.
+	coarsened int
+	from, to  time.Duration
+}
+
+// note is what the plan tells stderr: runs at a coarser step than the
+// file's, which no total shows ("" for none).
+func (z *sweepSize) note() string {
+	if z.coarsened == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s at a step of up to %s, not %s, to fit --max-memory %s (every total is the same at any step; --step %s refuses instead)",
+		z.label, words.Count(z.coarsened, "run", "runs"), words.Duration(z.to), words.Duration(z.from), words.Bytes(z.maxMemory), words.Duration(z.from))
+}
+
+func newSweepSize(label string, runs int, opts sim.Options, maxMemory int64, workers int) *sweepSize {
+	return &sweepSize{label: label, runs: runs, opts: opts, maxMemory: maxMemory, workers: max(workers, 1)}
+}
+
+// add counts sc, the next run (named run in messages), and refuses the
+// sweep if it is now over.
+func (z *sweepSize) add(run string, sc sim.Scenario) error {
+	z.added++
+	z.requests = sat.Add(z.requests, sim.Estimate(sc))
+	if z.requests > z.opts.MaxRequests {
+		detail := fmt.Sprintf("would send about %s requests in its %d runs together, more than %s", words.Thousands(z.requests), z.runs, words.Thousands(z.opts.MaxRequests))
+		if z.added < z.runs {
+			detail = fmt.Sprintf("would send more than %s requests in its %d runs: about %s in the first %d", words.Thousands(z.opts.MaxRequests), z.runs, words.Thousands(z.requests), z.added)
+		}
+		return &sim.TooBigError{Err: sim.ErrBudget, Scenario: z.label, Option: "MaxRequests",
+			Detail: detail, Advice: "fewer values, a shorter --duration"}
+	}
+	share := z.opts.MaxMemory
+	m, fits := sim.MemoryNeed(sc, z.opts.StateOf, share)
+	if m > share {
+		if fits == 0 || !z.opts.FitStep {
+			advice := "a lower --parallel, a longer --step or a shorter --duration"
+			if fits > 0 {
+				advice = fmt.Sprintf("a lower --parallel, or a longer --step: %s fits, every total the same", words.Duration(fits))
+			}
+			return &sim.TooBigError{Err: sim.ErrMemory, Scenario: z.label, Option: "MaxMemory",
+				Detail: fmt.Sprintf("with %s would need about %s of memory, more than its share of %s: %s for %s at once", run, words.Bytes(m), words.Bytes(z.maxMemory), words.Bytes(share), words.Count(z.workers, "run", "runs")),
+				Advice: advice}
+		}
+		z.coarsened, z.from, z.to = z.coarsened+1, sc.Step, max(z.to, fits)
+		sc.Step = fits
+		m, _ = sim.MemoryNeed(sc, z.opts.StateOf, share)
+	}
+	z.largest = append(z.largest, m)
+	slices.SortFunc(z.largest, func(a, b int64) int { return cmp.Compare(b, a) })
+	z.largest = z.largest[:min(len(z.largest), z.workers)]
+	// Every run's row is kept to the end, a summary of its result (no
+	// timeline): an upper bound for the runs not in flight.
+	z.rows = sat.Add(z.rows, sweepRowBytes(sc))
+	var inFlight int64
+	for _, m := range z.largest {
+		inFlight = sat.Add(inFlight, m)
+	}
+	if total := sat.Add(inFlight, z.rows); total > z.maxMemory {
+		return &sim.TooBigError{Err: sim.ErrMemory, Scenario: z.label, Option: "MaxMemory",
+			Detail: fmt.Sprintf("would need about %s of memory for %s at once (the largest %s) and the rows of %d, more than %s", words.Bytes(total), words.Count(len(z.largest), "run", "runs"), words.Bytes(z.largest[0]), z.added, words.Bytes(z.maxMemory)),
+			Advice: "a lower --parallel, a longer --step or a shorter --duration"}
+	}
+	return nil
 }
 
 // sweepRowBytes is about what a run's row keeps: its Result without the
@@ -598,41 +688,6 @@ func sweepRowBytes(sc sim.Scenario) int64 {
 // bytes. rowFixedBytes is a row's findings, events and log lines.
 const rowNameBytes, rowFixedBytes = 256, 16 << 10
 
-func newSweepSize(label string, runs int, opts sim.Options, workers int) *sweepSize {
-	return &sweepSize{label: label, runs: runs, opts: opts, workers: max(workers, 1)}
-}
-
-// add counts sc, the next run, and refuses the sweep if it is now over.
-func (z *sweepSize) add(sc sim.Scenario) error {
-	z.added++
-	z.requests = sat.Add(z.requests, sim.Estimate(sc))
-	if z.requests > z.opts.MaxRequests {
-		detail := fmt.Sprintf("would send about %s requests in its %d runs together, more than %s", words.Thousands(z.requests), z.runs, words.Thousands(z.opts.MaxRequests))
-		if z.added < z.runs {
-			detail = fmt.Sprintf("would send more than %s requests in its %d runs: about %s in the first %d", words.Thousands(z.opts.MaxRequests), z.runs, words.Thousands(z.requests), z.added)
-		}
-		return &sim.TooBigError{Err: sim.ErrBudget, Scenario: z.label, Option: "MaxRequests",
-			Detail: detail, Advice: "fewer values, a shorter --duration"}
-	}
-	m := sim.MemoryEstimate(sc)
-	z.largest = append(z.largest, m)
-	slices.SortFunc(z.largest, func(a, b int64) int { return cmp.Compare(b, a) })
-	z.largest = z.largest[:min(len(z.largest), z.workers)]
-	// Every run's row is kept to the end, a summary of its result (no
-	// timeline): an upper bound for the runs not in flight.
-	z.rows = sat.Add(z.rows, sweepRowBytes(sc))
-	var inFlight int64
-	for _, m := range z.largest {
-		inFlight = sat.Add(inFlight, m)
-	}
-	if total := sat.Add(inFlight, z.rows); total > z.opts.MaxMemory {
-		return &sim.TooBigError{Err: sim.ErrMemory, Scenario: z.label, Option: "MaxMemory",
-			Detail: fmt.Sprintf("would need about %s of memory for %d runs at once (the largest %s) and the rows of %d, more than %s", words.Bytes(total), len(z.largest), words.Bytes(z.largest[0]), z.added, words.Bytes(z.opts.MaxMemory)),
-			Advice: "a lower --parallel, a longer --step or a shorter --duration"}
-	}
-	return nil
-}
-
 func sweepRun(ctx context.Context, opts *sweepOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -640,6 +695,9 @@ func sweepRun(ctx context.Context, opts *sweepOptions) error {
 	p, err := planSweep(ctx, opts)
 	if err != nil {
 		return err
+	}
+	if p.note != "" && !opts.Quiet {
+		fmt.Fprintf(opts.ErrOut, "ratelim: %s\n", escape.Text(p.note))
 	}
 	rows, err := p.run(ctx, opts)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -167,10 +168,45 @@ func TestSweepRefusesItsSumUpFront(t *testing.T) {
 	if code, _, errOut := runArgs("sweep", "testdata/sweep-jars.yaml", "servers=1..8", "--max-requests", "80000", "-q"); code != exitOK {
 		t.Errorf("at the sum: exit %d, %s; want it run", code, errOut)
 	}
+	// Each run is held to its share: 4 at once under 16 MiB is 4 MiB
+	// each, and a run of sweep-jars needs about 5 MiB at any step.
 	p := parseArgs("", "sweep", "testdata/sweep-jars.yaml", "servers=1..8", "--parallel", "4", "--max-memory", "16MiB")
 	one := sim.MemoryEstimate(p.sweep.scenarioOf(t))
-	if p.code != exitTooBig || !strings.Contains(p.stderr, "for 4 runs at once") || !strings.Contains(p.stderr, "and the rows of") || !strings.Contains(p.stderr, "more than 16 MiB") || p.sweepPlan != nil || 4*one <= 16<<20 || one > 16<<20 {
+	if p.code != exitTooBig || !strings.Contains(p.stderr, "with servers 1 would need about 5.0 MiB of memory, more than its share of 16 MiB: 4.0 MiB for 4 runs at once") || p.sweepPlan != nil || 4*one <= 16<<20 || one > 16<<20 {
 		t.Errorf("exit %d, %q (a run estimated at %d bytes); want %d, four runs at once over 16 MiB, each under", p.code, p.stderr, one, exitTooBig)
+	}
+	// Two at once fit their shares, 8 MiB each; the rows of all 8 runs
+	// are counted too.
+	if p := parseArgs("", "sweep", "testdata/sweep-jars.yaml", "servers=1..8", "--parallel", "2", "--max-memory", "16MiB"); p.code != exitOK {
+		t.Errorf("two at once: exit %d, %q; want them planned", p.code, p.stderr)
+	}
+}
+
+// A sweep of one value runs where sim runs: a run over --max-memory at
+// its file's step runs at the coarser step sim would take (sweep-fit:
+// about 52 MiB at 1s with no state series, 11 MiB at 10s), the same
+// figures; a step asked for is kept, and the run refused, naming the
+// step that fits.
+func TestSweepFitsItsStepAsSim(t *testing.T) {
+	code, out, errOut := runArgs("sweep", "testdata/sweep-fit.yaml", "seed=1", "--max-memory", "20MiB", "--format", "csv")
+	if code != exitOK || !strings.Contains(errOut, "testdata/sweep-fit.yaml: 1 run at a step of up to 10s, not 1s, to fit --max-memory 20 MiB") {
+		t.Fatalf("exit %d, %q; want it run at a coarser step, as sim runs it, and said", code, errOut)
+	}
+	code, simOut, errOut := runArgs("sim", "testdata/sweep-fit.yaml", "--max-memory", "20MiB", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("sim: exit %d, %s", code, errOut)
+	}
+	var one sim.Result
+	if err := json.Unmarshal([]byte(simOut), &one); err != nil {
+		t.Fatal(err)
+	}
+	tot := one.Totals()
+	if want := "1," + strconv.FormatInt(tot.Allowed, 10) + "," + strconv.FormatInt(tot.IdealAllowed, 10) + ","; !strings.Contains(out, "\n"+want) {
+		t.Errorf("sweep's row:\n%s\nwant sim's totals %s...", out, want)
+	}
+	code, _, errOut = runArgs("sweep", "testdata/sweep-fit.yaml", "seed=1", "--max-memory", "20MiB", "--step", "1s")
+	if code != exitTooBig || !strings.Contains(errOut, "with seed 1 would need about") || !strings.Contains(errOut, "a longer --step: 10s fits") {
+		t.Errorf("--step 1s: exit %d, %q; want %d and the step that fits", code, errOut, exitTooBig)
 	}
 }
 
