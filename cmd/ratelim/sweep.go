@@ -215,7 +215,7 @@ func simSweep(ctx context.Context, opts *simOptions, p *simPlan) error {
 		return writeSweepCSV(opts.Out, p.sweep.field, rows)
 	}
 	if !opts.Quiet {
-		writeSweepTitle(opts.Out, p.sc, []string{p.sweep.field}, rows)
+		writeSweepTitle(opts.Out, p.sc.Name, rows)
 	}
 	writeSweepRows(opts.Out, []string{p.sweep.field}, rows)
 	if !opts.Quiet {
@@ -288,22 +288,29 @@ func runSweep(ctx context.Context, prog *progress, n int, scenarioOf func(i int)
 	prog.done()
 }
 
-// writeSweepTitle is the line naming the scenario and the settings the
-// sweep leaves alone (all but fields), and the exact limiter's figures
-// where every row has the same.
-func writeSweepTitle(w io.Writer, sc sim.Scenario, fields []string, rows []SweepRow) {
-	parts := []string{escape.Text(sc.Name)}
-	add := func(name, text string) {
-		if !slices.Contains(fields, name) {
-			parts = append(parts, text)
+// writeSweepTitle is the line naming the scenario and the settings
+// every run had alike (read from the rows' results: a field swept by
+// path, limit.algorithm or topology.kind, is left out as its flag's name
+// is), and the exact limiter's figures where every row has the same.
+func writeSweepTitle(w io.Writer, name string, rows []SweepRow) {
+	parts := []string{escape.Text(name)}
+	add := func(text func(r *sim.Result) string) {
+		first := text(rows[0].Result)
+		for _, r := range rows[1:] {
+			if text(r.Result) != first {
+				return
+			}
 		}
+		parts = append(parts, escape.Text(first))
 	}
-	add("topology", string(sc.Topology.Kind))
-	add("algorithm", sc.Limit.Algorithm)
-	add("servers", fmt.Sprintf("%d %s", sc.Servers, words.Plural(sc.Servers, "server", "servers")))
-	add("seed", fmt.Sprintf("seed %d", sc.Seed))
-	add("duration", sc.Duration.String())
-	add("store", "store "+store.Redacted(sc.Topology.Store))
+	add(func(r *sim.Result) string { return r.Topology })
+	add(func(r *sim.Result) string { return r.Algorithm })
+	add(func(r *sim.Result) string {
+		return fmt.Sprintf("%d %s", r.Servers, words.Plural(r.Servers, "server", "servers"))
+	})
+	add(func(r *sim.Result) string { return fmt.Sprintf("seed %d", r.Seed) })
+	add(func(r *sim.Result) string { return time.Duration(r.DurationS * float64(time.Second)).String() })
+	add(func(r *sim.Result) string { return "store " + store.Redacted(r.Store) })
 	fmt.Fprintln(w, strings.Join(parts, " · "))
 	same := true
 	for _, r := range rows[1:] {

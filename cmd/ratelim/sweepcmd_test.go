@@ -348,3 +348,29 @@ func TestSweepPlanningStopsOnCancel(t *testing.T) {
 		t.Errorf("planned %v, %v; want context.Canceled and no plan", plan != nil, err)
 	}
 }
+
+// The title states only what every run had alike: a field swept by its
+// path is left out as its flag's name is, and one left alone stays.
+func TestSweepTitleStatesWhatRunsShare(t *testing.T) {
+	for _, tc := range []struct {
+		axis, want, not string
+	}{
+		{"limit.algorithm=token-bucket,gcra", "sync-interval · synced · 4 servers · seed 1 · 30s · store memory", "token-bucket"},
+		{"topology.kind=local,shared", "sweep-jars · token-bucket · 1 server", "local"},
+		{"algorithm=token-bucket,gcra", "sync-interval · synced · 4 servers", "token-bucket"},
+		{"seed=1,2", "sync-interval · synced · token-bucket · 4 servers · 30s", "seed"},
+	} {
+		scenario := "sync-interval"
+		if strings.HasPrefix(tc.axis, "topology.") {
+			scenario = "testdata/sweep-jars.yaml"
+		}
+		code, out, errOut := runArgs("sweep", scenario, tc.axis)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", tc.axis, code, errOut)
+		}
+		title, _, _ := strings.Cut(out, "\n")
+		if title != tc.want && !strings.HasPrefix(title, tc.want) || strings.Contains(title, tc.not) {
+			t.Errorf("%s: title %q, want %q and no %q", tc.axis, title, tc.want, tc.not)
+		}
+	}
+}

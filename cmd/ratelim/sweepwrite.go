@@ -71,7 +71,7 @@ func (p *sweepPlan) write(opts *sweepOptions, rows []SweepRow) error {
 		return writeSweepGridCSV(opts.Out, fields, rows)
 	}
 	if !opts.Quiet {
-		writeSweepTitle(opts.Out, p.sc, fields, rows)
+		writeSweepTitle(opts.Out, p.sc.Name, rows)
 	}
 	if p.figures != nil {
 		writeFigureRows(opts.Out, fields, labels, p.figures, rows)
