@@ -265,17 +265,17 @@ func parseFigures(text string) ([]sweepFigure, error) {
 			return nil, badInput("--figure: an empty figure in %q (want NAME[:CLIENT|:key=KEY],...)", text)
 		}
 		if subject, err = unquoteSubject(subject); err != nil {
-			return nil, badInput("--figure %s: %v", strings.TrimSpace(item), err)
+			return nil, badInput("--figure %s: %v", escape.Text(strings.TrimSpace(item)), err)
 		}
 		if hasSubject && (subject == "" || subject == "key=") {
-			return nil, badInput("--figure %s: no subject after the colon (want %s:CLIENT or %s:key=KEY, or %s alone for every client)", strings.TrimSpace(item), name, name, name)
+			return nil, badInput("--figure %s: no subject after the colon (want %s:CLIENT or %s:key=KEY, or %s alone for every client)", escape.Text(strings.TrimSpace(item)), name, name, name)
 		}
 		if !slices.Contains(names, name) {
 			return nil, badInput("--figure: unknown figure %q (want one of %s)", name, words.OneOf(names))
 		}
 		f := sweepFigure{name: name, subject: subject}
 		if slices.Contains(figs, f) {
-			return nil, badInput("--figure: %s given twice (want each figure once)", f.label())
+			return nil, badInput("--figure: %s given twice (want each figure once)", escape.Text(f.label()))
 		}
 		figs = append(figs, f)
 	}
@@ -547,7 +547,7 @@ func (p *sweepPlan) checkFigures(sc sim.Scenario, checked map[[32]byte]bool) err
 	checked[d] = true
 	for _, f := range p.figures {
 		if _, err := sweepFigureOf(r, f); err != nil {
-			return badInput("--figure %s: %v", f.label(), strings.TrimPrefix(err.Error(), "figure: "))
+			return badInput("--figure %s: %v", escape.Text(f.label()), strings.TrimPrefix(err.Error(), "figure: "))
 		}
 	}
 	return nil
@@ -727,7 +727,7 @@ func (p *sweepPlan) run(ctx context.Context, opts *sweepOptions) ([]SweepRow, er
 		for _, f := range p.figures {
 			v, err := sweepFigureOf(r, f)
 			if err != nil {
-				figErrs[i] = usageError{fmt.Errorf("--figure %s: %w", f.label(), err)}
+				figErrs[i] = usageError{fmt.Errorf("--figure %s: %w", escape.Text(f.label()), err)}
 				return
 			}
 			rows[i].Figures = append(rows[i].Figures, finite(v))

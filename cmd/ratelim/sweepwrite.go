@@ -108,7 +108,13 @@ func figureText(name string, v *float64) string {
 // writeFigureRows is the table of --figure: a column per field, then
 // one per figure, cut to fit 80 columns.
 func writeFigureRows(w io.Writer, fields, figures []string, figs []sweepFigure, rows []SweepRow) {
-	cells := [][]string{append(slices.Clone(fields), figures...)}
+	// The fields and figures as typed, a subject a name from the file:
+	// escaped, as the values are.
+	var header []string
+	for _, h := range append(slices.Clone(fields), figures...) {
+		header = append(header, escape.Text(h))
+	}
+	cells := [][]string{header}
 	for _, r := range rows {
 		line := make([]string, 0, len(fields)+len(figures))
 		for _, v := range r.Values {
