@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode/utf8"
 
@@ -372,5 +373,55 @@ func TestSweepTitleStatesWhatRunsShare(t *testing.T) {
 		if title != tc.want && !strings.HasPrefix(title, tc.want) || strings.Contains(title, tc.not) {
 			t.Errorf("%s: title %q, want %q and no %q", tc.axis, title, tc.want, tc.not)
 		}
+	}
+}
+
+// A --plot that cannot be written is refused before any run, as the
+// output-file check refuses it when writing (a directory, a FIFO, a
+// dangling link, a directory that does not exist), without offering
+// standard output, which --plot refuses; a link to a file is written
+// through.
+func TestSweepPlotPathRefusedUpFront(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.svg")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "dir.svg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(dir, "dangling.svg")
+	if err := os.Symlink("missing.svg", dangling); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{filepath.Join(dir, "dir.svg"), "is a directory"},
+		{fifo, "named pipe"},
+		{dangling, "does not exist"},
+		{filepath.Join(dir, "nodir", "x.svg"), "no such file or directory"},
+	} {
+		// 10 runs at --max-requests 1: refused at the first run's size
+		// were the path not refused first.
+		p := parseArgs("", "sweep", "testdata/sweep-jars.yaml", "servers=1..10", "--max-requests", "1", "--plot", tc.path)
+		if p.code != exitBadInput || !strings.Contains(p.stderr, "--plot: cannot write "+tc.path) || !strings.Contains(p.stderr, tc.want) || strings.Contains(p.stderr, "standard output") {
+			t.Errorf("%s: exit %d, %q; want %d before any run, %q", tc.path, p.code, p.stderr, exitBadInput, tc.want)
+		}
+	}
+	target := filepath.Join(dir, "real.svg")
+	if err := os.WriteFile(target, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.svg")
+	if err := os.Symlink("real.svg", link); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runArgs("sweep", "testdata/sweep-jars.yaml", "servers=1,2", "-q", "--plot", link); code != exitOK {
+		t.Fatalf("through a link: exit %d: %s", code, errOut)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link is no longer a link: %v", err)
+	}
+	if b, _ := os.ReadFile(target); !strings.Contains(string(b), "</svg>") {
+		t.Errorf("the link's target holds no plot")
 	}
 }
