@@ -326,39 +326,16 @@ func writeSweepTitle(w io.Writer, name string, rows []SweepRow) {
 // column for each field), the worst key's name in the last column when
 // the runs have more than one key, cut to fit 80 columns.
 func writeSweepRows(w io.Writer, fields []string, rows []SweepRow) {
-	// The values, one column per field, as one: padded here.
-	fieldW := make([]int, len(fields))
-	for j, f := range fields {
-		fieldW[j] = utf8.RuneCountInString(f)
-		for _, r := range rows {
-			fieldW[j] = max(fieldW[j], utf8.RuneCountInString(escape.Text(rowValue(r, j))))
-		}
-		// A value is cut past 24 columns (12 of two fields), its field's
-		// name never.
-		fieldW[j] = max(min(fieldW[j], 24/len(fields)), utf8.RuneCountInString(f))
-	}
-	join := func(texts func(j int) string) string {
-		parts := make([]string, len(fields))
-		for j := range fields {
-			parts[j] = pad(cut(texts(j), fieldW[j]), fieldW[j], false)
-		}
-		return strings.Join(parts, "  ")
-	}
-	values := make([]string, len(rows))
-	manyKeys := false
-	for i, r := range rows {
-		values[i] = join(func(j int) string { return escape.Text(rowValue(r, j)) })
-		manyKeys = manyKeys || (r.Result != nil && len(r.Result.Keys) > 1)
-	}
-	header := join(func(j int) string { return fields[j] })
-	valueW := utf8.RuneCountInString(header)
 	cells := [][]string{{"admitted", "÷ exact", "worst 1s", "÷ exact", "bound"}}
+	manyKeys, keyW := false, 3
 	for _, r := range rows {
 		bound := "—"
 		if r.DesignBound1s > 0 {
 			bound = words.Thousands(r.DesignBound1s)
 		}
 		cells = append(cells, []string{words.Thousands(r.Allowed), sweepRatio(r.AdmittedRatio), words.Thousands(r.MaxAllowed1s), sweepRatio(r.PeakRatio), bound})
+		manyKeys = manyKeys || (r.Result != nil && len(r.Result.Keys) > 1)
+		keyW = max(keyW, utf8.RuneCountInString(escape.Text(r.WorstKey)))
 	}
 	widths := make([]int, len(cells[0]))
 	for _, row := range cells {
@@ -366,15 +343,59 @@ func writeSweepRows(w io.Writer, fields []string, rows []SweepRow) {
 			widths[j] = max(widths[j], utf8.RuneCountInString(c))
 		}
 	}
-	used := valueW
+	figuresW := 0
+	for _, wd := range widths {
+		figuresW += 2 + wd
+	}
+	// The fields' columns share what the figures and a key of up to 12
+	// leave of 80, each cut where its values are alike (cutKeeping),
+	// its name in the middle.
+	if manyKeys {
+		figuresW += 2 + min(keyW, 12)
+	}
+	room := max(tableWidth-figuresW-2*(len(fields)-1), minFieldWidth*len(fields))
+	fieldCells := make([][]string, len(rows)+1)
+	fieldCells[0] = slices.Clone(fields)
+	for i, r := range rows {
+		for j := range fields {
+			fieldCells[i+1] = append(fieldCells[i+1], escape.Text(rowValue(r, j)))
+		}
+	}
+	fieldW := make([]int, len(fields))
+	for _, row := range fieldCells {
+		for j, c := range row {
+			fieldW[j] = max(fieldW[j], utf8.RuneCountInString(c))
+		}
+	}
+	for total := 0; ; total = 0 {
+		widest := 0
+		for j, wd := range fieldW {
+			total += wd
+			if wd > fieldW[widest] {
+				widest = j
+			}
+		}
+		if total <= room || fieldW[widest] <= minFieldWidth {
+			break
+		}
+		fieldW[widest]--
+	}
+	for j := range fields {
+		cutColumn(fieldCells, j, fieldW[j])
+	}
+	join := func(row []string) string {
+		parts := make([]string, len(fields))
+		for j := range fields {
+			parts[j] = pad(row[j], fieldW[j], false)
+		}
+		return strings.Join(parts, "  ")
+	}
+	used := utf8.RuneCountInString(join(fieldCells[0]))
 	for _, wd := range widths {
 		used += 2 + wd
 	}
 	for i, row := range cells {
-		line := header
-		if i > 0 {
-			line = values[i-1]
-		}
+		line := join(fieldCells[i])
 		for j, c := range row {
 			line += "  " + pad(c, widths[j], true)
 		}
@@ -383,7 +404,7 @@ func writeSweepRows(w io.Writer, fields []string, rows []SweepRow) {
 			if i > 0 {
 				key = escape.Text(rows[i-1].WorstKey)
 			}
-			line += "  " + cut(key, max(3, 80-used-2))
+			line += "  " + cut(key, max(3, tableWidth-used-2))
 		}
 		fmt.Fprintln(w, line)
 	}

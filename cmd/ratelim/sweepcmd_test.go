@@ -137,6 +137,10 @@ func TestSweepGolden(t *testing.T) {
 	}{
 		{"sweep-two-fields.table", []string{"sweep", "sync-interval", "sync-interval=1ms..1s*10", "servers=2..8+3"}},
 		{"sweep-figures.table", []string{"sweep", "testdata/sweep-jars.yaml", "servers=1..4", "--figure", "allowed,ideal_allowed,admitted_ratio,rejected_pct,p99_ms:flood,peak_ratio:key=flood"}},
+		// Wide: two long paths, values alike but at their ends; and more
+		// figures than fit, in a second table.
+		{"sweep-wide-fields.table", []string{"sweep", "sync-interval", "clients[flash-bot].traffic={pattern: on-off, rate: 4000/s, on: 500ms, off: 4500ms},{pattern: on-off, rate: 4000/s, on: 500ms, off: 2500ms}", "topology.sync_interval=10ms,1s"}},
+		{"sweep-wide-figures.table", []string{"sweep", "sync-interval", "seed=1,2", "--figure", "sent,allowed,rejected,failed_open,failed_closed,would_reject,shed,cost_sent,cost_allowed,no_answer,retries,retries_allowed,allowed:flash-bot"}},
 	} {
 		code, out, errOut := runArgs(tc.args...)
 		if code != exitOK {
@@ -146,6 +150,16 @@ func TestSweepGolden(t *testing.T) {
 		for _, line := range strings.Split(out, "\n") {
 			if n := utf8.RuneCountInString(line); n > 80 {
 				t.Errorf("%s: a line of %d columns, want at most 80: %q", tc.golden, n, line)
+			}
+		}
+		// No two rows' values, and no two headers, read alike once cut.
+		seen := map[string]bool{}
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) > 0 && strings.Contains(line, "…") {
+				if seen[line] {
+					t.Errorf("%s: %q twice", tc.golden, line)
+				}
+				seen[line] = true
 			}
 		}
 	}
