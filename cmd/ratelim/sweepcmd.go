@@ -462,10 +462,10 @@ func (p *sweepPlan) planRuns(ctx context.Context) error {
 	}
 	walk(0, nil)
 	own := scenarioDigest(p.sc)
-	digests := make([][32]byte, len(p.runs))
+	digests := make([]digest, len(p.runs))
 	size := newSweepSize(scenarioLabel(p.file), len(p.runs), p.simOpts, p.maxMemory, p.workers)
 	defer func() { p.note = size.note() }()
-	subjects := map[[32]byte]bool{} // the clients and keys already checked
+	subjects := map[digest]bool{} // the clients and keys already checked
 	for i, run := range p.runs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -529,7 +529,7 @@ func runLabel(fields, values []string) string {
 // sc's clients and keys with every count 0. A set of clients and keys
 // seen already (in checked) is not checked again: most sweeps change
 // neither.
-func (p *sweepPlan) checkFigures(sc sim.Scenario, checked map[[32]byte]bool) error {
+func (p *sweepPlan) checkFigures(sc sim.Scenario, checked map[digest]bool) error {
 	r := &sim.Result{Scenario: sc.Name, DurationS: sc.Duration.Seconds()}
 	seen := map[string]bool{}
 	for _, c := range sc.Clients {

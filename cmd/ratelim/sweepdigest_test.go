@@ -27,7 +27,7 @@ func TestScenarioDigestIsDeepEqual(t *testing.T) {
 		"no clients":      func(sc *sim.Scenario) { sc.Clients = nil },
 		"empty clients":   func(sc *sim.Scenario) { sc.Clients = []sim.Client{} },
 	}
-	seen := map[[32]byte]string{}
+	seen := map[digest]string{}
 	for what, change := range changes {
 		sc := copyOf()
 		change(&sc)
