@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -189,7 +190,7 @@ func Figure(r *sim.Result, name, subject string) (float64, error) {
 				return keyFigure(e, k, r, nil), nil
 			}
 		}
-		return 0, &Error{Field: "figure", Msg: fmt.Sprintf("%s: %s has no limiter key %s (want one of %s)", name, r.Scenario, quote(key), keyNames(r))}
+		return 0, &Error{Field: "figure", Msg: fmt.Sprintf("%s: %s has no limiter key %s (want one of %s)", name, escape.Text(r.Scenario), quote(key), keyNames(r))}
 	}
 	if subject != "" {
 		for i := range r.Clients {
@@ -197,7 +198,7 @@ func Figure(r *sim.Result, name, subject string) (float64, error) {
 				return clientFigure(e, c, r, func(row sim.TimelineRow) bool { return row.Client == c.Name }), nil
 			}
 		}
-		return 0, &Error{Field: "figure", Msg: fmt.Sprintf("%s: %s has no client %s (want one of %s)", name, r.Scenario, quote(subject), clientNames(r))}
+		return 0, &Error{Field: "figure", Msg: fmt.Sprintf("%s: %s has no client %s (want one of %s)", name, escape.Text(r.Scenario), quote(subject), escape.Text(clientNames(r)))}
 	}
 	switch {
 	case percentiles[name] != nil:
@@ -227,5 +228,6 @@ func keyNames(r *sim.Result) string {
 		}
 		names = append(names, k.Key)
 	}
-	return words.OneOf(names)
+	// Keys come from the file or a log: escaped for a terminal.
+	return escape.Text(words.OneOf(names))
 }

@@ -236,6 +236,17 @@ func MaxClientsIn(bound int64) int64 {
 // rather than wrapping.
 func MemoryEstimate(sc Scenario) int64 { return memoryNeed(sc, nil) }
 
+// MemoryNeed is MemoryEstimate for a run whose state series keep only
+// the keys keep chooses (Options.StateOf), and, when that is over bound,
+// the step Options.FitStep would run it at instead (0: none fits).
+func MemoryNeed(sc Scenario, keep func(key string) bool, bound int64) (need int64, fits time.Duration) {
+	m := newMemoryModel(sc, keep)
+	if need = m.at(sc.Step); need > bound {
+		fits, _ = m.stepThatFits(bound)
+	}
+	return need, fits
+}
+
 // memoryNeed is MemoryEstimate for a run whose state series keep only the
 // keys keep chooses (Options.StateOf; nil keeps every key's): a table
 // keeps none, and its run holds no samples.

@@ -49,7 +49,7 @@ func TestSweepPlans(t *testing.T) {
 			if strings.Join(got, " ") != want {
 				t.Errorf("runs %v, want %s", got, want)
 			}
-			if r := p.sweepPlan.runs[4].sc; r.Servers != 5 || r.Topology.SyncInterval.String() != "10ms" {
+			if r, err := p.sweepPlan.scenarioOf(4); err != nil || r.Servers != 5 || r.Topology.SyncInterval.String() != "10ms" {
 				t.Errorf("run 4 has %d servers, sync %s; want 5 and 10ms", r.Servers, r.Topology.SyncInterval)
 			}
 			if p.sweepPlan.current != -1 || p.sweepPlan.workers < 1 {
@@ -87,15 +87,45 @@ func TestSweepRefusals(t *testing.T) {
 		{"sweep sync-interval seed=1..2 seed=3", exitBadInput, []string{"sweep seed: given twice"}},
 		{"sweep sync-interval seed=1..17 servers=1..16", exitBadInput, []string{"seed × servers makes 272 runs (want at most 256"}},
 		{"sweep sync-interval seed=1,2 --seed 3", exitBadInput, []string{"sweep seed: --seed 3 is given too"}},
+		// One field in two places: Apply sets the flags' names after the
+		// paths, so one of them would be silently dropped.
+		{"sweep sync-interval topology.sync_interval=1s --sync-interval 100ms", exitBadInput, []string{"sweep topology.sync_interval: also set as --sync-interval (want the field in one place)"}},
+		{"sweep sync-interval limit.burst=1 burst=100", exitBadInput, []string{"sweep burst: also set as sweep limit.burst (want the field in one place)"}},
+		{"sweep sync-interval clients[0].traffic.rate=100/s clients[flash-bot].traffic.rate=200/s", exitBadInput, []string{"sweep clients[flash-bot].traffic.rate: also set as sweep clients[0].traffic.rate"}},
+		{"sweep sync-interval limit.burst=1,2 --set limit.burst=3", exitBadInput, []string{"sweep limit.burst: also set as --set limit.burst"}},
 		{"sweep sync-interval seed=1,2 --figure allowd", exitBadInput, []string{`--figure: unknown figure "allowd"`}},
 		{"sweep sync-interval seed=1,2 --figure allowed,allowed", exitBadInput, []string{"--figure: allowed given twice"}},
 		{"sweep sync-interval seed=1,2 --figure allowed,", exitBadInput, []string{"--figure: an empty figure"}},
 		{"sweep sync-interval seed=1,2 --figure allowed:nobody", exitBadInput, []string{`--figure allowed:nobody: allowed: sync-interval has no client "nobody"`}},
 		{"sweep sync-interval seed=1,2 --figure retries:key=flash-bot", exitBadInput, []string{"retries is a client's figure, not a key's"}},
+		{"sweep sync-interval seed=1,2 --figure allowed:", exitBadInput, []string{"--figure allowed:: no subject after the colon (want allowed:CLIENT or allowed:key=KEY, or allowed alone for every client)"}},
+		{"sweep sync-interval seed=1,2 --figure allowed:key=", exitBadInput, []string{"--figure allowed:key=: no subject after the colon"}},
+		{`sweep sync-interval seed=1,2 --figure allowed:"flash-bot`, exitBadInput, []string{"has a quote not closed"}},
 		{"sweep sync-interval seed=1,2 --figure p99_ms", exitBadInput, []string{"p99_ms does not add up over clients (want p99_ms:CLIENT)"}},
 		{"sweep sync-interval seed=1,2 --plot x.gif", exitBadInput, []string{"--plot", "still chart"}},
 		{"sweep sync-interval seed=1,2 --format yaml", exitBadInput, []string{"--format", `"yaml"`}},
 		{"sweep sync-interval seed=1,2 --parallel -1", exitBadInput, []string{"--parallel", "0 (one run per core) or more"}},
 		{"sweep sync-interval seed=1,2 --max-requests 0", exitBadInput, []string{"--max-requests", "at least 1"}},
+		// sim --sweep sets the flags' fields; it says which command sets any.
+		{"sim sync-interval --sweep burst=1,2", exitBadInput, []string{`unknown field "burst"`, "; ratelim sweep sets any field: ratelim sweep SCENARIO burst=1,2)"}},
 	})
+}
+
+// A field set whole (limit={...}) and a part of it (limit.burst), or by
+// a flag, is refused whichever comes first: Apply would drop one.
+func TestSweepRefusesAFieldAndItsPart(t *testing.T) {
+	limit := "{algorithm: token-bucket, rate: 5/s, burst: 5}"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"limit=" + limit, "limit.burst=50"}, "sweep limit.burst: also set as sweep limit (want the field in one place)"},
+		{[]string{"limit.burst=50", "limit=" + limit}, "sweep limit: also set as sweep limit.burst"},
+		{[]string{"rate=1/s,2/s", "--set", "limit=" + limit}, "sweep rate: also set as --set limit"},
+	} {
+		code, out, errOut := runArgs(append([]string{"sweep", "sync-interval"}, tc.args...)...)
+		if code != exitBadInput || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d, %q; want %d, %q", tc.args, code, errOut, exitBadInput, tc.want)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -111,6 +112,11 @@ func (p *plotFlags) check() error {
 	}
 	if err := p.checkSize(); err != nil {
 		return err
+	}
+	// A path the plot cannot be written to is refused now, not after
+	// every run (a directory, a FIFO, a dangling link, no such directory).
+	if err := outfile.Check(p.Path, false); err != nil {
+		return usageError{fmt.Errorf("--plot: %w", err)}
 	}
 	p.format = format
 	return nil

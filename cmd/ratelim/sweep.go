@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,7 +61,7 @@ func parseSweep(flags []string) (*sweep, error) {
 		return nil, badInput("--sweep %q: want FIELD=V1,V2,..., e.g. --sweep sync-interval=0,10ms,100ms,never (FIELD one of %s)", f, strings.Join(scenarios.OverrideNames(), ", "))
 	}
 	if !slices.Contains(scenarios.OverrideNames(), name) {
-		return nil, badInput("--sweep %q: unknown field %q (want one of %s)", f, name, strings.Join(scenarios.OverrideNames(), ", "))
+		return nil, badInput("--sweep %q: unknown field %q (want one of %s; ratelim sweep sets any field: ratelim sweep SCENARIO %s)", f, name, strings.Join(scenarios.OverrideNames(), ", "), strings.TrimSpace(f))
 	}
 	values, err := expandValues("--sweep "+name, list, maxSweepValues)
 	if err != nil {
@@ -182,16 +183,21 @@ type sweepJSON struct {
 // the table, JSON or CSV, and the plot.
 func simSweep(ctx context.Context, opts *simOptions, p *simPlan) error {
 	label := scenarioLabel(p.file)
-	showProgress := opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table"
-	results, errs := runSweep(ctx, newProgress(opts.ErrOut, showProgress, "simulating"), p.sweepScs, p.simOpts, p.workers)
-	rows := make([]SweepRow, len(results))
+	rows := make([]SweepRow, len(p.sweepScs))
+	errs := make([]error, len(p.sweepScs))
+	runSweep(ctx, newProgress(opts.ErrOut, showsProgress(opts.ErrIsTerminal, opts.Quiet), "simulating"), len(p.sweepScs),
+		func(i int) (sim.Scenario, error) { return p.sweepScs[i], nil }, p.simOpts, p.workers,
+		func(i int, r *sim.Result, err error) {
+			if errs[i] = err; err == nil {
+				rows[i].summarise(r)
+			}
+		})
 	for i, err := range errs {
 		runLabel := fmt.Sprintf("%s with --%s %s", label, p.sweep.field, sweepLabel(p.sweep.field, p.sweep.values[i]))
 		if err := runError(opts.ErrOut, runLabel, err); err != nil {
 			return err
 		}
 		rows[i].Value = sweepLabel(p.sweep.field, p.sweep.values[i])
-		rows[i].summarise(results[i])
 	}
 	finding := sweepFinding(p.sweep.field, rows)
 	if err := opts.Plot.render(func(w io.Writer) error {
@@ -209,7 +215,7 @@ func simSweep(ctx context.Context, opts *simOptions, p *simPlan) error {
 		return writeSweepCSV(opts.Out, p.sweep.field, rows)
 	}
 	if !opts.Quiet {
-		writeSweepTitle(opts.Out, p.sc, []string{p.sweep.field}, rows)
+		writeSweepTitle(opts.Out, p.sc.Name, rows)
 	}
 	writeSweepRows(opts.Out, []string{p.sweep.field}, rows)
 	if !opts.Quiet {
@@ -222,57 +228,89 @@ func simSweep(ctx context.Context, opts *simOptions, p *simPlan) error {
 	return nil
 }
 
-// runSweep runs scs on workers goroutines (as sim.RunAll does) and shows,
-// on a terminal, how far they have got: each run's share of its virtual
-// time, averaged. Results and errors are in the order of scs, whatever
-// finished first.
-func runSweep(ctx context.Context, prog *progress, scs []sim.Scenario, opts sim.Options, workers int) ([]*sim.Result, []error) {
+// runSweep makes n runs on workers goroutines, run i of the scenario
+// scenarioOf(i), made as the run starts, and hands each result to
+// done(i, result, err) as the run ends, from the goroutine that ran it:
+// done keeps what it needs (a row) and the result is dropped, so a
+// sweep holds the runs in flight and the rows, never every run's
+// timeline. It shows, on a terminal, how far the runs have got: each
+// run's share of its virtual time, averaged. done is called once per
+// run, whatever order they finish in.
+func runSweep(ctx context.Context, prog *progress, n int, scenarioOf func(i int) (sim.Scenario, error), opts sim.Options, workers int, done func(i int, r *sim.Result, err error)) {
 	var mu sync.Mutex
-	share := make([]float64, len(scs)) // each run's done ÷ total
+	share := make([]float64, n) // each run's done ÷ total
 	finished := 0
 	tell := func() {
 		sum := 0.0
 		for _, s := range share {
 			sum += s
 		}
-		prog.show(fmt.Sprintf("%d of %d runs done, %.0f%% of their time", finished, len(scs), 100*sum/float64(len(scs))))
+		prog.show(fmt.Sprintf("%d of %d runs done, %.0f%% of their time", finished, n, 100*sum/float64(n)))
 	}
-	results, errs := sim.RunEach(ctx, scs, opts, workers, func(i int) func(done, total time.Duration) {
-		return func(done, total time.Duration) {
-			mu.Lock()
-			defer mu.Unlock()
-			if total > 0 {
-				share[i] = min(1, float64(done)/float64(total))
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, max(n, 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				o := opts
+				o.Progress = func(d, total time.Duration) {
+					mu.Lock()
+					defer mu.Unlock()
+					if total > 0 {
+						share[i] = min(1, float64(d)/float64(total))
+					}
+					tell()
+				}
+				sc, err := scenarioOf(i)
+				var r *sim.Result
+				if err == nil {
+					r, err = sim.Run(ctx, sc, o)
+				}
+				done(i, r, err)
+				mu.Lock()
+				share[i] = 1
+				finished++
+				tell()
+				mu.Unlock()
 			}
-			tell()
-		}
-	}, func(i int) {
-		mu.Lock()
-		defer mu.Unlock()
-		share[i] = 1
-		finished++
-		tell()
-	})
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	prog.done()
-	return results, errs
 }
 
-// writeSweepTitle is the line naming the scenario and the settings the
-// sweep leaves alone (all but fields), and the exact limiter's figures
-// where every row has the same.
-func writeSweepTitle(w io.Writer, sc sim.Scenario, fields []string, rows []SweepRow) {
-	parts := []string{escape.Text(sc.Name)}
-	add := func(name, text string) {
-		if !slices.Contains(fields, name) {
-			parts = append(parts, text)
+// writeSweepTitle is the line naming the scenario and the settings
+// every run had alike (read from the rows' results: a field swept by
+// path, limit.algorithm or topology.kind, is left out as its flag's name
+// is), and the exact limiter's figures where every row has the same.
+func writeSweepTitle(w io.Writer, name string, rows []SweepRow) {
+	parts := []string{escape.Text(name)}
+	add := func(text func(r *sim.Result) string) {
+		first := text(rows[0].Result)
+		for _, r := range rows[1:] {
+			if text(r.Result) != first {
+				return
+			}
 		}
+		parts = append(parts, escape.Text(first))
 	}
-	add("topology", string(sc.Topology.Kind))
-	add("algorithm", sc.Limit.Algorithm)
-	add("servers", fmt.Sprintf("%d %s", sc.Servers, words.Plural(sc.Servers, "server", "servers")))
-	add("seed", fmt.Sprintf("seed %d", sc.Seed))
-	add("duration", sc.Duration.String())
-	add("store", "store "+store.Redacted(sc.Topology.Store))
+	add(func(r *sim.Result) string { return r.Topology })
+	add(func(r *sim.Result) string { return r.Algorithm })
+	add(func(r *sim.Result) string {
+		return fmt.Sprintf("%d %s", r.Servers, words.Plural(r.Servers, "server", "servers"))
+	})
+	add(func(r *sim.Result) string { return fmt.Sprintf("seed %d", r.Seed) })
+	add(func(r *sim.Result) string { return time.Duration(r.DurationS * float64(time.Second)).String() })
+	add(func(r *sim.Result) string { return "store " + store.Redacted(r.Store) })
 	fmt.Fprintln(w, strings.Join(parts, " · "))
 	same := true
 	for _, r := range rows[1:] {
@@ -288,39 +326,16 @@ func writeSweepTitle(w io.Writer, sc sim.Scenario, fields []string, rows []Sweep
 // column for each field), the worst key's name in the last column when
 // the runs have more than one key, cut to fit 80 columns.
 func writeSweepRows(w io.Writer, fields []string, rows []SweepRow) {
-	// The values, one column per field, as one: padded here.
-	fieldW := make([]int, len(fields))
-	for j, f := range fields {
-		fieldW[j] = utf8.RuneCountInString(f)
-		for _, r := range rows {
-			fieldW[j] = max(fieldW[j], utf8.RuneCountInString(escape.Text(rowValue(r, j))))
-		}
-		// A value is cut past 24 columns (12 of two fields), its field's
-		// name never.
-		fieldW[j] = max(min(fieldW[j], 24/len(fields)), utf8.RuneCountInString(f))
-	}
-	join := func(texts func(j int) string) string {
-		parts := make([]string, len(fields))
-		for j := range fields {
-			parts[j] = pad(cut(texts(j), fieldW[j]), fieldW[j], false)
-		}
-		return strings.Join(parts, "  ")
-	}
-	values := make([]string, len(rows))
-	manyKeys := false
-	for i, r := range rows {
-		values[i] = join(func(j int) string { return escape.Text(rowValue(r, j)) })
-		manyKeys = manyKeys || (r.Result != nil && len(r.Result.Keys) > 1)
-	}
-	header := join(func(j int) string { return fields[j] })
-	valueW := utf8.RuneCountInString(header)
 	cells := [][]string{{"admitted", "÷ exact", "worst 1s", "÷ exact", "bound"}}
+	manyKeys, keyW := false, 3
 	for _, r := range rows {
 		bound := "—"
 		if r.DesignBound1s > 0 {
 			bound = words.Thousands(r.DesignBound1s)
 		}
 		cells = append(cells, []string{words.Thousands(r.Allowed), sweepRatio(r.AdmittedRatio), words.Thousands(r.MaxAllowed1s), sweepRatio(r.PeakRatio), bound})
+		manyKeys = manyKeys || (r.Result != nil && len(r.Result.Keys) > 1)
+		keyW = max(keyW, utf8.RuneCountInString(escape.Text(r.WorstKey)))
 	}
 	widths := make([]int, len(cells[0]))
 	for _, row := range cells {
@@ -328,15 +343,59 @@ func writeSweepRows(w io.Writer, fields []string, rows []SweepRow) {
 			widths[j] = max(widths[j], utf8.RuneCountInString(c))
 		}
 	}
-	used := valueW
+	figuresW := 0
+	for _, wd := range widths {
+		figuresW += 2 + wd
+	}
+	// The fields' columns share what the figures and a key of up to 12
+	// leave of 80, each cut where its values are alike (cutKeeping),
+	// its name in the middle.
+	if manyKeys {
+		figuresW += 2 + min(keyW, 12)
+	}
+	room := max(tableWidth-figuresW-2*(len(fields)-1), minFieldWidth*len(fields))
+	fieldCells := make([][]string, len(rows)+1)
+	fieldCells[0] = slices.Clone(fields)
+	for i, r := range rows {
+		for j := range fields {
+			fieldCells[i+1] = append(fieldCells[i+1], escape.Text(rowValue(r, j)))
+		}
+	}
+	fieldW := make([]int, len(fields))
+	for _, row := range fieldCells {
+		for j, c := range row {
+			fieldW[j] = max(fieldW[j], utf8.RuneCountInString(c))
+		}
+	}
+	for total := 0; ; total = 0 {
+		widest := 0
+		for j, wd := range fieldW {
+			total += wd
+			if wd > fieldW[widest] {
+				widest = j
+			}
+		}
+		if total <= room || fieldW[widest] <= minFieldWidth {
+			break
+		}
+		fieldW[widest]--
+	}
+	for j := range fields {
+		cutColumn(fieldCells, j, fieldW[j])
+	}
+	join := func(row []string) string {
+		parts := make([]string, len(fields))
+		for j := range fields {
+			parts[j] = pad(row[j], fieldW[j], false)
+		}
+		return strings.Join(parts, "  ")
+	}
+	used := utf8.RuneCountInString(join(fieldCells[0]))
 	for _, wd := range widths {
 		used += 2 + wd
 	}
 	for i, row := range cells {
-		line := header
-		if i > 0 {
-			line = values[i-1]
-		}
+		line := join(fieldCells[i])
 		for j, c := range row {
 			line += "  " + pad(c, widths[j], true)
 		}
@@ -345,7 +404,7 @@ func writeSweepRows(w io.Writer, fields []string, rows []SweepRow) {
 			if i > 0 {
 				key = escape.Text(rows[i-1].WorstKey)
 			}
-			line += "  " + cut(key, max(3, 80-used-2))
+			line += "  " + cut(key, max(3, tableWidth-used-2))
 		}
 		fmt.Fprintln(w, line)
 	}
@@ -421,6 +480,10 @@ func sweepFinding(field string, rows []SweepRow) string {
 		s = fmt.Sprintf("at every %s the worst second is within 5%% of the exact limiter's (at most %s)", field, upTo)
 	case len(over) == len(rows):
 		s = fmt.Sprintf("at every %s the worst second is more than 5%% over the exact limiter's: from %s at %s up to %s", field, sweepRatio(rows[least].PeakRatio), rows[least].Value, upTo)
+		if rows[least].PeakRatio == rows[most].PeakRatio {
+			// One ratio at every value (or one value): no "from ... up to".
+			s = fmt.Sprintf("at every %s the worst second is more than 5%% over the exact limiter's: %s", field, upTo)
+		}
 	case over[0] == len(rows)-len(over):
 		i := over[0]
 		s = fmt.Sprintf("the worst second is within 5%% of the exact limiter's up to %s %s, and more from %s on: %s there", field, rows[i-1].Value, rows[i].Value, sweepRatio(rows[i].PeakRatio))

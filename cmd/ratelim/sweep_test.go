@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -134,7 +137,10 @@ func TestSweepProgress(t *testing.T) {
 	var errOut bytes.Buffer
 	prog := newProgress(&errOut, true, "simulating")
 	prog.started = prog.started.Add(-2 * time.Second)
-	results, errs := runSweep(context.Background(), prog, []sim.Scenario{f, f}, sim.Options{}, 2)
+	results, errs := make([]*sim.Result, 2), make([]error, 2)
+	runSweep(context.Background(), prog, 2, func(int) (sim.Scenario, error) { return f, nil }, sim.Options{}, 2, func(i int, r *sim.Result, err error) {
+		results[i], errs[i] = r, err
+	})
 	if errs[0] != nil || errs[1] != nil || results[0] == nil || results[1] == nil {
 		t.Fatalf("runs: %v", errs)
 	}
@@ -150,5 +156,71 @@ func TestSimSweepTakesRanges(t *testing.T) {
 	records, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 	if code != exitOK || err != nil || len(records) != 4 || records[1][1] != "2" || records[2][1] != "4" || records[3][1] != "6" {
 		t.Errorf("exit %d, %v, %q (%s); want a row for 2, 4 and 6 servers", code, err, records, errOut)
+	}
+}
+
+// The finding line reads for any rows: one value, or every value over
+// at one ratio, is stated once, never "from 2.54× at 100ms up to 2.54×
+// at 100ms".
+func TestSweepFindingOneRatio(t *testing.T) {
+	for _, tc := range []struct {
+		rows []SweepRow
+		want string
+	}{
+		{[]SweepRow{{Value: "100ms", PeakRatio: 2.54}}, "at every sync-interval the worst second is more than 5% over the exact limiter's: 2.54× at 100ms"},
+		{[]SweepRow{{Value: "1s", PeakRatio: 4}, {Value: "never", PeakRatio: 4}}, "over the exact limiter's: 4.00× at 1s and never"},
+		{[]SweepRow{{Value: "100ms", PeakRatio: 2.54}, {Value: "1s", PeakRatio: 4}}, "from 2.54× at 100ms up to 4.00× at 1s"},
+	} {
+		if got := sweepFinding("sync-interval", tc.rows); !strings.Contains(got, tc.want) {
+			t.Errorf("%q, want %q", got, tc.want)
+		}
+	}
+}
+
+// --figure's ratios read as the default columns' (1.92×), its
+// percentages with their sign, counts with thousands separators.
+func TestSweepFigureText(t *testing.T) {
+	v := func(f float64) *float64 { return &f }
+	for _, tc := range []struct {
+		name string
+		v    *float64
+		want string
+	}{
+		{"admitted_ratio", v(1), "1.00×"},
+		{"peak_ratio", v(1.917), "1.92×"},
+		{"rejected_pct", v(98.7612), "98.76%"},
+		{"allowed", v(14046), "14,046"},
+		{"p99_ms", v(1.23456), "1.235"},
+		{"peak_ratio", nil, "—"},
+	} {
+		if got := figureText(tc.name, tc.v); got != tc.want {
+			t.Errorf("%s %v: %q, want %q", tc.name, tc.v, got, tc.want)
+		}
+	}
+}
+
+// runSweep hands each run's result over as the run ends, before the
+// next starts on the same worker: a sweep holds the runs in flight, not
+// every run's result (with its timeline) until the last ends.
+func TestSweepHandsEachResultOverAsItEnds(t *testing.T) {
+	f := scenariotest.Builtin(t, "sync-interval")
+	f.Duration = time.Second
+	var mu sync.Mutex
+	var order []string
+	runSweep(context.Background(), newProgress(io.Discard, false, ""), 3, func(i int) (sim.Scenario, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		order = append(order, fmt.Sprintf("make %d", i))
+		return f, nil
+	}, sim.Options{}, 1, func(i int, r *sim.Result, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil || r == nil {
+			t.Errorf("run %d: %v", i, err)
+		}
+		order = append(order, fmt.Sprintf("done %d", i))
+	})
+	if got := strings.Join(order, ", "); got != "make 0, done 0, make 1, done 1, make 2, done 2" {
+		t.Errorf("%s; want each run made as it starts and handed over as it ends", got)
 	}
 }

@@ -13,13 +13,16 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
+	"unsafe"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/sat"
 	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/report"
@@ -77,16 +80,19 @@ VALUES, each read as the field reads it in a file:
 Items mix: 1,2,4..8. At most 32 values a field, 2 fields, 256 runs.
 
 --figure NAME[:CLIENT|:key=KEY],... shows those figures instead; without
-a subject, every client's added up (a most in a second: the worst key's).
+a subject, every client's added up (a most in a second: the worst key's);
+a name with a comma is quoted: allowed:"a,b".
   check's: ` + "%s" + `
   derived: admitted_ratio (allowed ÷ the exact limiter's), peak_ratio
            (the worst second ÷ the exact limiter's; of every client: the
            worst key's), rejected_pct (rejected ÷ sent, in %%)
 
 --max-requests bounds the requests of every run added up, and
---max-memory the runs at once (the --parallel largest added up): a sweep
-over either is refused before any run starts. The same scenario, values
-and seed give the same output, byte for byte, at any --parallel.`
+--max-memory the runs at once and the rows kept: each run gets its share
+(÷ --parallel) and, as sim does, runs at a coarser step if it needs
+more at the file's (unless --step is given). A sweep over either is
+refused before any run starts. The same scenario, values and seed give
+the same output, byte for byte, at any --parallel.`
 
 func newCmdSweep(s streams, runF func(*sweepOptions) error) *cobra.Command {
 	opts := &sweepOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
@@ -97,7 +103,7 @@ func newCmdSweep(s streams, runF func(*sweepOptions) error) *cobra.Command {
 		Example: `  ratelim sweep sync-interval sync-interval=0,10ms,100ms,1s,never
   ratelim sweep runaway-healthcheck servers=1..8 --topology local
   ratelim sweep sync-interval sync-interval=1ms..1s*10 servers=2..8+2
-  ratelim sweep nat seed=1..20 --figure allowed,rejected_pct:office --format csv`,
+  ratelim sweep nat seed=1..20 --figure allowed,rejected_pct:home --format csv`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 2 || len(args) > 1+maxSweepFields {
 				return badInput("want a scenario name or file and one or two FIELD=VALUES, e.g. servers=1..8, got %d arguments", len(args))
@@ -122,7 +128,7 @@ func newCmdSweep(s streams, runF func(*sweepOptions) error) *cobra.Command {
 	addWallClockFlag(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
 	f.Lookup("max-requests").Usage = "refuse a sweep whose runs together are estimated to send more requests than this (a run whose retries send more is stopped)"
-	f.Lookup("max-memory").Usage = "refuse a sweep whose runs at once (--parallel) are estimated to need more together (e.g. 512MiB, 8GB); the heap's soft limit too"
+	f.Lookup("max-memory").Usage = "refuse a sweep whose runs at once (--parallel) and rows are estimated to need more together, each run its share (e.g. 512MiB, 8GB); the heap's soft limit too"
 	f.Lookup("plot").Usage = "also draw the sweep to this file (.png or .svg): of one field a panel per figure (default admitted_ratio and peak_ratio), of two a heat map of the first (default peak_ratio); the scenario's own value marked"
 	// The flags wrapped at 80 columns, as the text above them is.
 	cmd.SetUsageTemplate(strings.ReplaceAll(cmd.UsageTemplate(), ".LocalFlags.FlagUsages", ".LocalFlags.FlagUsagesWrapped 80"))
@@ -150,27 +156,39 @@ func (f sweepFigure) label() string {
 	if f.subject == "" {
 		return f.name
 	}
+	if key, ok := strings.CutPrefix(f.subject, "key="); ok && strings.ContainsAny(key, `,"`) {
+		return f.name + ":key=" + strconv.Quote(key)
+	}
+	if strings.ContainsAny(f.subject, `,"`) {
+		return f.name + ":" + strconv.Quote(f.subject)
+	}
 	return f.name + ":" + f.subject
 }
 
-// sweepRunPlan is one run of a sweep: its values, one per field, and the
-// scenario they give.
+// sweepRunPlan is one run of a sweep: its values, one per field. Its
+// scenario is made from them when it is needed (sweepPlan.scenarioOf)
+// and dropped after: 256 scenarios of 20,000 clients held at once are
+// gigabytes.
 type sweepRunPlan struct {
 	values []string
-	sc     sim.Scenario
 }
 
 // sweepPlan is what `ratelim sweep` runs, checked and bounded.
 type sweepPlan struct {
 	file    *scenarios.File
-	sc      sim.Scenario // the scenario as the flags change it
+	sc      sim.Scenario        // the scenario as the flags change it
+	base    []scenarios.Setting // the flags' settings, every run's
 	axes    []sweepAxis
 	figures []sweepFigure // nil: the default columns
 	runs    []sweepRunPlan
 	// current is the run whose scenario is sc itself, the value the file
 	// (and the flags) give; -1 when no run is.
 	current int
-	simOpts sim.Options
+	simOpts sim.Options // each run's: MaxMemory its share
+	// maxMemory is --max-memory, all the runs' at once and the rows.
+	maxMemory int64
+	// note is said on stderr before the runs: runs at a coarser step.
+	note    string
 	workers int
 }
 
@@ -237,27 +255,83 @@ func parseFigures(text string) ([]sweepFigure, error) {
 	}
 	names := append(scenarios.FigureNames(), derivedFigures...)
 	var figs []sweepFigure
-	for _, item := range strings.Split(text, ",") {
-		name, subject, _ := strings.Cut(strings.TrimSpace(item), ":")
+	items, err := splitFigures(text)
+	if err != nil {
+		return nil, err
+	}
+	for _, item := range items {
+		name, subject, hasSubject := strings.Cut(strings.TrimSpace(item), ":")
 		if name == "" {
 			return nil, badInput("--figure: an empty figure in %q (want NAME[:CLIENT|:key=KEY],...)", text)
+		}
+		if subject, err = unquoteSubject(subject); err != nil {
+			return nil, badInput("--figure %s: %v", escape.Text(strings.TrimSpace(item)), err)
+		}
+		if hasSubject && (subject == "" || subject == "key=") {
+			return nil, badInput("--figure %s: no subject after the colon (want %s:CLIENT or %s:key=KEY, or %s alone for every client)", escape.Text(strings.TrimSpace(item)), name, name, name)
 		}
 		if !slices.Contains(names, name) {
 			return nil, badInput("--figure: unknown figure %q (want one of %s)", name, words.OneOf(names))
 		}
 		f := sweepFigure{name: name, subject: subject}
 		if slices.Contains(figs, f) {
-			return nil, badInput("--figure: %s given twice (want each figure once)", f.label())
+			return nil, badInput("--figure: %s given twice (want each figure once)", escape.Text(f.label()))
 		}
 		figs = append(figs, f)
 	}
 	return figs, nil
 }
 
-// planSweepCmd checks opts and plans every run, running nothing: every
-// flag, value and figure is refused here, and a sweep too big for its
-// bounds too.
+// splitFigures splits --figure at its commas outside double quotes: a
+// client or key whose name has a comma is named quoted, allowed:"a,b".
+func splitFigures(text string) ([]string, error) {
+	var items []string
+	quoted, escaped, start := false, false, 0
+	for i, r := range text {
+		switch {
+		case escaped:
+			escaped = false
+		case quoted && r == '\\':
+			escaped = true
+		case r == '"':
+			quoted = !quoted
+		case r == ',' && !quoted:
+			items = append(items, text[start:i])
+			start = i + 1
+		}
+	}
+	if quoted {
+		return nil, badInput("--figure: %q has a quote not closed (want NAME:\"CLIENT, WITH COMMA\")", text)
+	}
+	return append(items, text[start:]), nil
+}
+
+// unquoteSubject is a --figure subject as named: CLIENT, key=KEY, or
+// either quoted as Go quotes ("a,b", key="a,b").
+func unquoteSubject(subject string) (string, error) {
+	prefix, name := "", subject
+	if rest, ok := strings.CutPrefix(subject, "key="); ok {
+		prefix, name = "key=", rest
+	}
+	if !strings.HasPrefix(name, `"`) {
+		return subject, nil
+	}
+	unquoted, err := strconv.Unquote(name)
+	if err != nil {
+		return "", fmt.Errorf("%s is not a quoted name (want \"NAME\", a quote inside as \\\")", name)
+	}
+	return prefix + unquoted, nil
+}
+
+// planSweepCmd is planSweep without a context to stop it.
 func planSweepCmd(opts *sweepOptions) (*sweepPlan, error) {
+	return planSweep(context.Background(), opts)
+}
+
+// planSweep checks opts and plans every run, running nothing: every
+// flag, value and figure is refused here, and a sweep too big for its
+// bounds too. Cancelling ctx stops it between runs' scenarios.
+func planSweep(ctx context.Context, opts *sweepOptions) (*sweepPlan, error) {
 	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
 		return nil, err
 	}
@@ -304,40 +378,82 @@ func planSweepCmd(opts *sweepOptions) (*sweepPlan, error) {
 		p.workers = runtime.GOMAXPROCS(0)
 	}
 	p.workers = min(p.workers, runs)
-	if opts.Format == "table" && opts.Plot.Path == "" {
-		// As sim's table: no state series, which only a plot shows.
-		p.simOpts.StateOf = func(string) bool { return false }
-	}
+	// No state series: a row keeps none, in any format (the plot draws
+	// the rows).
+	p.simOpts.StateOf = func(string) bool { return false }
 	if p.file, p.sc, err = opts.loadScenario(opts.Scenario, opts.over); err != nil {
 		return nil, err
 	}
-	if err := p.planRuns(opts.over); err != nil {
+	if err := p.checkOnePlace(opts.over); err != nil {
 		return nil, err
 	}
-	if err := p.checkFigures(); err != nil {
+	if p.base, err = opts.over.settings(); err != nil {
 		return nil, err
 	}
-	if err := checkSweepSize(scenarioLabel(p.file), p.runs, p.simOpts, p.workers); err != nil {
+	// A run too big for its share of memory at the file's step is run at
+	// a coarser one, as sim runs it; a step asked for (a flag, or swept)
+	// is kept, and such a sweep refused.
+	p.simOpts.FitStep = true
+	for _, s := range p.base {
+		p.simOpts.FitStep = p.simOpts.FitStep && scenarios.SettingKey(p.file, s.Name) != "step"
+	}
+	for _, a := range p.axes {
+		p.simOpts.FitStep = p.simOpts.FitStep && scenarios.SettingKey(p.file, a.field) != "step"
+	}
+	// Each run is held to its share of --max-memory, the runs at once
+	// together to all of it (sweepSize).
+	p.maxMemory = p.simOpts.MaxMemory
+	p.simOpts.MaxMemory = max(p.maxMemory/int64(p.workers), 1)
+	if err := p.planRuns(ctx); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// planRuns makes the scenario of every value, or pair of values (the
-// first field's values outer), with the flags' overrides, and refuses
-// two values of a field that give one run ("100ms" and "0.1s"), which
-// would be a row twice.
-func (p *sweepPlan) planRuns(over overrides) error {
+// checkOnePlace refuses two axes, or an axis and a flag (--set, --burst,
+// ...), that set one field, or one a part of the other's (limit and
+// limit.burst): scenarios.Apply sets the flags' names after the paths
+// whatever their order, so a row would be labelled with a value its run
+// did not have. Names are compared as the fields they set in the file
+// (scenarios.SettingKey: burst is limit.burst, clients[web] is
+// clients[0]).
+func (p *sweepPlan) checkOnePlace(over overrides) error {
 	base, err := over.settings()
 	if err != nil {
 		return err
 	}
+	type placed struct{ key, name, how string }
+	var seen []placed
+	for _, s := range base {
+		seen = append(seen, placed{scenarios.SettingKey(p.file, s.Name), s.Name, s.Flag})
+	}
+	for _, a := range p.axes {
+		key := scenarios.SettingKey(p.file, a.field)
+		for _, o := range seen {
+			if key == o.key || strings.HasPrefix(key, o.key+".") || strings.HasPrefix(key, o.key+"[") ||
+				strings.HasPrefix(o.key, key+".") || strings.HasPrefix(o.key, key+"[") {
+				return badInput("sweep %s: also set as %s (want the field in one place)", a.field, o.how)
+			}
+		}
+		seen = append(seen, placed{key, a.field, "sweep " + a.field})
+	}
+	return nil
+}
+
+// planRuns lists every run, the first field's values outer, and reads
+// each run's scenario once, in order, for what the plan must know before
+// any run starts: its size (checkSweepSize: refused as soon as the runs
+// so far are over a bound, not after all 256 are made), two values of a
+// field that give one run ("100ms" and "0.1s", which would be a row
+// twice), the run that is the scenario as the flags give it, and the
+// --figure subjects each distinct set of clients and keys has. Only a
+// digest of each scenario is kept.
+func (p *sweepPlan) planRuns(ctx context.Context) error {
 	fields := p.fields()
-	var combos [][]string
 	var walk func(i int, prefix []string)
 	walk = func(i int, prefix []string) {
 		if i == len(p.axes) {
-			combos = append(combos, slices.Clone(prefix))
+			p.runs = append(p.runs, sweepRunPlan{values: slices.Clone(prefix)})
 			return
 		}
 		for _, v := range p.axes[i].values {
@@ -345,25 +461,47 @@ func (p *sweepPlan) planRuns(over overrides) error {
 		}
 	}
 	walk(0, nil)
-	for _, values := range combos {
-		sc, err := applyAxis(p.file, base, fields, values)
+	own := scenarioDigest(p.sc)
+	digests := make([]digest, len(p.runs))
+	size := newSweepSize(scenarioLabel(p.file), len(p.runs), p.simOpts, p.maxMemory, p.workers)
+	defer func() { p.note = size.note() }()
+	subjects := map[digest]bool{} // the clients and keys already checked
+	for i, run := range p.runs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		sc, err := p.scenarioOf(i)
 		if err != nil {
 			return err
 		}
-		for _, prev := range p.runs {
+		if err := size.add(runLabel(fields, run.values), sc); err != nil {
+			return err
+		}
+		digests[i] = scenarioDigest(sc)
+		for j, prev := range p.runs[:i] {
 			// Two values of one field giving one run: the runs that
 			// differ in one field's value are compared, not every pair
 			// (256 runs of 10,000 clients each would be 32,640).
-			if oneApart(prev.values, values) && reflect.DeepEqual(prev.sc, sc) {
-				return badInput("sweep %s: %s runs the scenario %s does (want each value once)", strings.Join(fields, ", "), runLabel(fields, values), runLabel(fields, prev.values))
+			if oneApart(prev.values, run.values) && digests[j] == digests[i] {
+				return badInput("sweep %s: %s runs the scenario %s does (want each value once)", strings.Join(fields, ", "), runLabel(fields, run.values), runLabel(fields, prev.values))
 			}
 		}
-		if p.current < 0 && reflect.DeepEqual(sc, p.sc) {
-			p.current = len(p.runs)
+		if p.current < 0 && digests[i] == own {
+			p.current = i
 		}
-		p.runs = append(p.runs, sweepRunPlan{values: values, sc: sc})
+		if p.figures != nil {
+			if err := p.checkFigures(sc, subjects); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// scenarioOf is run i's scenario: the file with the flags' settings and
+// the run's values, through scenarios.Apply.
+func (p *sweepPlan) scenarioOf(i int) (sim.Scenario, error) {
+	return applyAxis(p.file, p.base, p.fields(), p.runs[i].values)
 }
 
 // oneApart reports whether a and b differ in exactly one value.
@@ -386,25 +524,30 @@ func runLabel(fields, values []string) string {
 	return strings.Join(parts, ", ")
 }
 
-// checkFigures refuses, before any run, a figure whose subject some run
-// has not, or a figure its subject has not: each is read from a result
-// of the run's clients and keys with every count 0.
-func (p *sweepPlan) checkFigures() error {
-	for _, run := range p.runs {
-		r := &sim.Result{Scenario: run.sc.Name, DurationS: run.sc.Duration.Seconds()}
-		seen := map[string]bool{}
-		for _, c := range run.sc.Clients {
-			key := sim.KeyOf(c, run.sc.Limit.Key)
-			r.Clients = append(r.Clients, sim.ClientResult{Name: c.Name, Key: key})
-			if !seen[key] {
-				seen[key] = true
-				r.Keys = append(r.Keys, sim.KeyResult{Key: key})
-			}
+// checkFigures refuses, before any run, a figure whose subject sc has
+// not, or a figure its subject has not: each is read from a result of
+// sc's clients and keys with every count 0. A set of clients and keys
+// seen already (in checked) is not checked again: most sweeps change
+// neither.
+func (p *sweepPlan) checkFigures(sc sim.Scenario, checked map[digest]bool) error {
+	r := &sim.Result{Scenario: sc.Name, DurationS: sc.Duration.Seconds()}
+	seen := map[string]bool{}
+	for _, c := range sc.Clients {
+		key := sim.KeyOf(c, sc.Limit.Key)
+		r.Clients = append(r.Clients, sim.ClientResult{Name: c.Name, Key: key})
+		if !seen[key] {
+			seen[key] = true
+			r.Keys = append(r.Keys, sim.KeyResult{Key: key})
 		}
-		for _, f := range p.figures {
-			if _, err := sweepFigureOf(r, f); err != nil {
-				return badInput("--figure %s: %v", f.label(), strings.TrimPrefix(err.Error(), "figure: "))
-			}
+	}
+	d := scenarioDigest([]any{r.Scenario, r.Clients, r.Keys})
+	if checked[d] {
+		return nil
+	}
+	checked[d] = true
+	for _, f := range p.figures {
+		if _, err := sweepFigureOf(r, f); err != nil {
+			return badInput("--figure %s: %v", escape.Text(f.label()), strings.TrimPrefix(err.Error(), "figure: "))
 		}
 	}
 	return nil
@@ -445,44 +588,116 @@ func sweepFigureOf(r *sim.Result, f sweepFigure) (float64, error) {
 	return scenarios.Figure(r, f.name, f.subject)
 }
 
-// checkSweepSize refuses, before any run starts, a sweep whose runs'
-// requests added up are over opts.MaxRequests (sim.Estimate: the first
-// tries; each run still checks its own retries as it starts), or whose
-// workers largest runs, the most that can be in flight at once, need
-// more than opts.MaxMemory together (sim.MemoryEstimate, which counts
-// every state series: an upper bound for a table's runs).
-func checkSweepSize(label string, runs []sweepRunPlan, opts sim.Options, workers int) error {
-	var requests int64
-	mems := make([]int64, len(runs))
-	for i, run := range runs {
-		requests = sat.Add(requests, sim.Estimate(run.sc))
-		mems[i] = sim.MemoryEstimate(run.sc)
+// sweepSize adds a sweep's runs up as they are planned, and refuses,
+// before any run starts, a sweep whose runs' requests are over
+// opts.MaxRequests (sim.Estimate: the first tries; each run still checks
+// its own retries as it starts), or whose runs need more memory than
+// --max-memory allows: each run its share (maxMemory ÷ workers, what
+// sim.Run holds it to), at a coarser step where sim would run it at one
+// (opts.FitStep), and the workers largest, the most in flight at once,
+// and every run's row together all of it. The need is sim.MemoryNeed's
+// for a run with no state series, which no row keeps. The sums only grow
+// as runs are added, so a sweep is refused at the first run that takes
+// it over.
+type sweepSize struct {
+	label     string
+	runs      int
+	opts      sim.Options
+	maxMemory int64
+	workers   int
+	added     int
+	requests  int64
+	largest   []int64 // the workers largest runs' memory so far, largest first
+	rows      int64   // the rows' memory so far
+	// coarsened runs are run at a coarser step, up to to, not from.
+	coarsened int
+	from, to  time.Duration
+}
+
+// note is what the plan tells stderr: runs at a coarser step than the
+// file's, which no total shows ("" for none).
+func (z *sweepSize) note() string {
+	if z.coarsened == 0 {
+		return ""
 	}
-	if requests > opts.MaxRequests {
-		return &sim.TooBigError{Err: sim.ErrBudget, Scenario: label, Option: "MaxRequests",
-			Detail: fmt.Sprintf("would send about %s requests in its %d runs together, more than %s", words.Thousands(requests), len(runs), words.Thousands(opts.MaxRequests)),
-			Advice: "fewer values, a shorter --duration"}
+	return fmt.Sprintf("%s: %s at a step of up to %s, not %s, to fit --max-memory %s (every total is the same at any step; --step %s refuses instead)",
+		z.label, words.Count(z.coarsened, "run", "runs"), words.Duration(z.to), words.Duration(z.from), words.Bytes(z.maxMemory), words.Duration(z.from))
+}
+
+func newSweepSize(label string, runs int, opts sim.Options, maxMemory int64, workers int) *sweepSize {
+	return &sweepSize{label: label, runs: runs, opts: opts, maxMemory: maxMemory, workers: max(workers, 1)}
+}
+
+// add counts sc, the next run (named run in messages), and refuses the
+// sweep if it is now over.
+func (z *sweepSize) add(run string, sc sim.Scenario) error {
+	z.added++
+	z.requests = sat.Add(z.requests, sim.Estimate(sc))
+	if z.requests > z.opts.MaxRequests {
+		detail := fmt.Sprintf("would send about %s requests in its %d runs together, more than %s", words.Thousands(z.requests), z.runs, words.Thousands(z.opts.MaxRequests))
+		if z.added < z.runs {
+			detail = fmt.Sprintf("would send more than %s requests in its %d runs: about %s in the first %d", words.Thousands(z.opts.MaxRequests), z.runs, words.Thousands(z.requests), z.added)
+		}
+		return &sim.TooBigError{Err: sim.ErrBudget, Scenario: z.label, Option: "MaxRequests",
+			Detail: detail, Advice: "fewer values, a shorter --duration"}
 	}
-	slices.SortFunc(mems, func(a, b int64) int { return cmp.Compare(b, a) })
+	share := z.opts.MaxMemory
+	m, fits := sim.MemoryNeed(sc, z.opts.StateOf, share)
+	if m > share {
+		if fits == 0 || !z.opts.FitStep {
+			advice := "a lower --parallel, a longer --step or a shorter --duration"
+			if fits > 0 {
+				advice = fmt.Sprintf("a lower --parallel, or a longer --step: %s fits, every total the same", words.Duration(fits))
+			}
+			return &sim.TooBigError{Err: sim.ErrMemory, Scenario: z.label, Option: "MaxMemory",
+				Detail: fmt.Sprintf("with %s would need about %s of memory, more than its share of %s: %s for %s at once", run, words.Bytes(m), words.Bytes(z.maxMemory), words.Bytes(share), words.Count(z.workers, "run", "runs")),
+				Advice: advice}
+		}
+		z.coarsened, z.from, z.to = z.coarsened+1, sc.Step, max(z.to, fits)
+		sc.Step = fits
+		m, _ = sim.MemoryNeed(sc, z.opts.StateOf, share)
+	}
+	z.largest = append(z.largest, m)
+	slices.SortFunc(z.largest, func(a, b int64) int { return cmp.Compare(b, a) })
+	z.largest = z.largest[:min(len(z.largest), z.workers)]
+	// Every run's row is kept to the end, a summary of its result (no
+	// timeline): an upper bound for the runs not in flight.
+	z.rows = sat.Add(z.rows, sweepRowBytes(sc))
 	var inFlight int64
-	for _, m := range mems[:min(workers, len(mems))] {
+	for _, m := range z.largest {
 		inFlight = sat.Add(inFlight, m)
 	}
-	if inFlight > opts.MaxMemory {
-		return &sim.TooBigError{Err: sim.ErrMemory, Scenario: label, Option: "MaxMemory",
-			Detail: fmt.Sprintf("would need about %s of memory for %d runs at once (the largest %s), more than %s", words.Bytes(inFlight), min(workers, len(mems)), words.Bytes(mems[0]), words.Bytes(opts.MaxMemory)),
+	if total := sat.Add(inFlight, z.rows); total > z.maxMemory {
+		return &sim.TooBigError{Err: sim.ErrMemory, Scenario: z.label, Option: "MaxMemory",
+			Detail: fmt.Sprintf("would need about %s of memory for %s at once (the largest %s) and the rows of %d, more than %s", words.Bytes(total), words.Count(len(z.largest), "run", "runs"), words.Bytes(z.largest[0]), z.added, words.Bytes(z.maxMemory)),
 			Advice: "a lower --parallel, a longer --step or a shorter --duration"}
 	}
 	return nil
 }
 
+// sweepRowBytes is about what a run's row keeps: its Result without the
+// timeline, a ClientResult and a KeyResult per client (at most one key
+// each) with their names, and the row's own fields.
+func sweepRowBytes(sc sim.Scenario) int64 {
+	perClient := int64(unsafe.Sizeof(sim.ClientResult{})+unsafe.Sizeof(sim.KeyResult{})) + rowNameBytes
+	return sat.Add(int64(unsafe.Sizeof(SweepRow{})+unsafe.Sizeof(sim.Result{}))+rowFixedBytes, sat.Mul(int64(len(sc.Clients)), perClient))
+}
+
+// rowNameBytes is a client's name and key, twice (the client's and the
+// key's), with their string headers: generous for names of a few dozen
+// bytes. rowFixedBytes is a row's findings, events and log lines.
+const rowNameBytes, rowFixedBytes = 256, 16 << 10
+
 func sweepRun(ctx context.Context, opts *sweepOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	p, err := planSweepCmd(opts)
+	p, err := planSweep(ctx, opts)
 	if err != nil {
 		return err
+	}
+	if p.note != "" && !opts.Quiet {
+		fmt.Fprintf(opts.ErrOut, "ratelim: %s\n", escape.Text(p.note))
 	}
 	rows, err := p.run(ctx, opts)
 	if err != nil {
@@ -491,45 +706,60 @@ func sweepRun(ctx context.Context, opts *sweepOptions) error {
 	return p.write(opts, rows)
 }
 
-// run makes every run of p, workers at once, and its row: the default
-// figures, and --figure's read from the whole result (the timeline
-// included, which the row's Result then leaves out).
+// run makes every run of p, workers at once, and its row as it ends:
+// the default figures, and --figure's read from the whole result (the
+// timeline included, which the row's Result then leaves out); the
+// result is dropped then. Rows and errors are by run, whatever order the
+// runs end in.
 func (p *sweepPlan) run(ctx context.Context, opts *sweepOptions) ([]SweepRow, error) {
-	scs := make([]sim.Scenario, len(p.runs))
-	for i, run := range p.runs {
-		scs[i] = run.sc
-	}
-	showProgress := opts.ErrIsTerminal && !opts.Quiet && opts.Format == "table"
-	results, errs := runSweep(ctx, newProgress(opts.ErrOut, showProgress, "simulating"), scs, p.simOpts, p.workers)
-	label := scenarioLabel(p.file)
 	fields := p.fields()
-	rows := make([]SweepRow, len(results))
+	rows := make([]SweepRow, len(p.runs))
+	errs := make([]error, len(p.runs))    // a run's own
+	figErrs := make([]error, len(p.runs)) // a --figure its result has not
+	runSweep(ctx, opts.progress(), len(p.runs), p.scenarioOf, p.simOpts, p.workers, func(i int, r *sim.Result, err error) {
+		// No run fills the file's expectations: each sets its fields as a
+		// flag does, and `sim` checks them only for the file as written
+		// (`sim X --servers 4` leaves them out, whatever X's servers).
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		for _, f := range p.figures {
+			v, err := sweepFigureOf(r, f)
+			if err != nil {
+				figErrs[i] = usageError{fmt.Errorf("--figure %s: %w", escape.Text(f.label()), err)}
+				return
+			}
+			rows[i].Figures = append(rows[i].Figures, finite(v))
+		}
+		rows[i].summarise(r)
+	})
+	label := scenarioLabel(p.file)
 	for i, err := range errs {
 		run := p.runs[i]
 		if err := runError(opts.ErrOut, label+" with "+runLabel(fields, run.values), err); err != nil {
 			return nil, err
 		}
-		r := results[i]
-		if i == p.current && !opts.over.given() {
-			// The run of the file as written: its expectations hold, as
-			// `sim` fills them for it.
-			if _, _, err := fillExpectations(p.file, r); err != nil {
-				return nil, err
-			}
+		if figErrs[i] != nil {
+			return nil, figErrs[i]
 		}
 		labels := make([]string, len(fields))
 		for j, f := range fields {
 			labels[j] = sweepLabel(f, run.values[j])
 		}
 		rows[i].Value, rows[i].Values = strings.Join(labels, " · "), labels
-		for _, f := range p.figures {
-			v, err := sweepFigureOf(r, f)
-			if err != nil {
-				return nil, usageError{fmt.Errorf("--figure %s: %w", f.label(), err)}
-			}
-			rows[i].Figures = append(rows[i].Figures, finite(v))
-		}
-		rows[i].summarise(r)
 	}
 	return rows, nil
 }
+
+// progress is the sweep's progress line on stderr, shown as
+// showsProgress says.
+func (o *sweepOptions) progress() *progress {
+	return newProgress(o.ErrOut, showsProgress(o.ErrIsTerminal, o.Quiet), "simulating")
+}
+
+// showsProgress reports whether a sweep shows its progress line: on a
+// terminal (stderr), unless -q, whatever --format: the line is on
+// stderr, the JSON or CSV on stdout, and a long sweep to a file is the
+// one that most wants it.
+func showsProgress(errIsTerminal, quiet bool) bool { return errIsTerminal && !quiet }

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode/utf8"
 
@@ -27,15 +31,15 @@ func sweepJSON2(t *testing.T, args ...string) sweepJSONv2 {
 }
 
 // A sweep of one value is the single run: its row's result is what `sim`
-// prints with the field set, figure for figure, expectations alike
-// (filled for the file's own value, as sim fills them with no flag; left
-// out for another, as sim leaves them out under a flag).
+// prints with the field set by its flag, figure for figure, expectations
+// alike: left out, as sim leaves them out under a flag, even at the
+// file's own value (runaway-healthcheck has 4 servers).
 func TestSweepOfOneValueIsTheRun(t *testing.T) {
 	for _, tc := range []struct {
 		sweep, sim []string
 	}{
 		{[]string{"sweep", "runaway-healthcheck", "servers=2"}, []string{"sim", "runaway-healthcheck", "--servers", "2"}},
-		{[]string{"sweep", "runaway-healthcheck", "servers=4"}, []string{"sim", "runaway-healthcheck"}},
+		{[]string{"sweep", "runaway-healthcheck", "servers=4"}, []string{"sim", "runaway-healthcheck", "--servers", "4"}},
 		{[]string{"sweep", "sync-interval", "sync-interval=10ms", "--servers", "4"}, []string{"sim", "sync-interval", "--sync-interval", "10ms", "--servers", "4"}},
 	} {
 		got := sweepJSON2(t, tc.sweep...)
@@ -53,8 +57,8 @@ func TestSweepOfOneValueIsTheRun(t *testing.T) {
 		if len(got.Rows) != 1 || string(row) != string(want) {
 			t.Errorf("%v: row\n%s\nwant the run of %v\n%s", tc.sweep, row, tc.sim, want)
 		}
-		if own := len(tc.sim) == 2; own != (got.Current == 0) || own != (len(one.Expectations) > 0) {
-			t.Errorf("%v: current %d, %d expectations in the single run; want the file's own value current, with its expectations", tc.sweep, got.Current, len(one.Expectations))
+		if own := tc.sweep[2] == "servers=4"; own != (got.Current == 0) || len(one.Expectations) > 0 || len(got.Rows[0].Result.Expectations) > 0 {
+			t.Errorf("%v: current %d, %d expectations in the single run, %d in the row; want the file's own value current, no expectations in either", tc.sweep, got.Current, len(one.Expectations), len(got.Rows[0].Result.Expectations))
 		}
 	}
 }
@@ -133,6 +137,10 @@ func TestSweepGolden(t *testing.T) {
 	}{
 		{"sweep-two-fields.table", []string{"sweep", "sync-interval", "sync-interval=1ms..1s*10", "servers=2..8+3"}},
 		{"sweep-figures.table", []string{"sweep", "testdata/sweep-jars.yaml", "servers=1..4", "--figure", "allowed,ideal_allowed,admitted_ratio,rejected_pct,p99_ms:flood,peak_ratio:key=flood"}},
+		// Wide: two long paths, values alike but at their ends; and more
+		// figures than fit, in a second table.
+		{"sweep-wide-fields.table", []string{"sweep", "sync-interval", "clients[flash-bot].traffic={pattern: on-off, rate: 4000/s, on: 500ms, off: 4500ms},{pattern: on-off, rate: 4000/s, on: 500ms, off: 2500ms}", "topology.sync_interval=10ms,1s"}},
+		{"sweep-wide-figures.table", []string{"sweep", "sync-interval", "seed=1,2", "--figure", "sent,allowed,rejected,failed_open,failed_closed,would_reject,shed,cost_sent,cost_allowed,no_answer,retries,retries_allowed,allowed:flash-bot"}},
 	} {
 		code, out, errOut := runArgs(tc.args...)
 		if code != exitOK {
@@ -144,6 +152,16 @@ func TestSweepGolden(t *testing.T) {
 				t.Errorf("%s: a line of %d columns, want at most 80: %q", tc.golden, n, line)
 			}
 		}
+		// No two rows' values, and no two headers, read alike once cut.
+		seen := map[string]bool{}
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) > 0 && strings.Contains(line, "…") {
+				if seen[line] {
+					t.Errorf("%s: %q twice", tc.golden, line)
+				}
+				seen[line] = true
+			}
+		}
 	}
 }
 
@@ -151,18 +169,59 @@ func TestSweepGolden(t *testing.T) {
 // is refused before any run starts, with the sum; so is one whose runs at
 // once need more than --max-memory together, each alone under it.
 func TestSweepRefusesItsSumUpFront(t *testing.T) {
-	// 10,000 requests a run (1000/s for 10s), 8 runs.
+	// 10,000 requests a run (1000/s for 10s), 8 runs: refused at the
+	// sixth, the first past 50,000, without making the last two's
+	// scenarios.
 	code, out, errOut := runArgs("sweep", "testdata/sweep-jars.yaml", "servers=1..8", "--max-requests", "50000")
-	if code != exitTooBig || out != "" || !strings.Contains(errOut, "would send about 80,000 requests in its 8 runs together, more than 50,000") || !strings.Contains(errOut, "raise --max-requests") {
-		t.Errorf("exit %d, %q; want %d and the sum", code, errOut, exitTooBig)
+	if code != exitTooBig || out != "" || !strings.Contains(errOut, "would send more than 50,000 requests in its 8 runs: about 60,000 in the first 6") || !strings.Contains(errOut, "raise --max-requests") {
+		t.Errorf("exit %d, %q; want %d and the sum so far", code, errOut, exitTooBig)
+	}
+	code, _, errOut = runArgs("sweep", "testdata/sweep-jars.yaml", "servers=1..8", "--max-requests", "79999")
+	if code != exitTooBig || !strings.Contains(errOut, "would send about 80,000 requests in its 8 runs together, more than 79,999") {
+		t.Errorf("over at the last run: exit %d, %q; want %d and the whole sum", code, errOut, exitTooBig)
 	}
 	if code, _, errOut := runArgs("sweep", "testdata/sweep-jars.yaml", "servers=1..8", "--max-requests", "80000", "-q"); code != exitOK {
 		t.Errorf("at the sum: exit %d, %s; want it run", code, errOut)
 	}
+	// Each run is held to its share: 4 at once under 16 MiB is 4 MiB
+	// each, and a run of sweep-jars needs about 5 MiB at any step.
 	p := parseArgs("", "sweep", "testdata/sweep-jars.yaml", "servers=1..8", "--parallel", "4", "--max-memory", "16MiB")
 	one := sim.MemoryEstimate(p.sweep.scenarioOf(t))
-	if p.code != exitTooBig || !strings.Contains(p.stderr, "for 4 runs at once") || !strings.Contains(p.stderr, "more than 16 MiB") || p.sweepPlan != nil || 4*one <= 16<<20 || one > 16<<20 {
+	if p.code != exitTooBig || !strings.Contains(p.stderr, "with servers 1 would need about 5.0 MiB of memory, more than its share of 16 MiB: 4.0 MiB for 4 runs at once") || p.sweepPlan != nil || 4*one <= 16<<20 || one > 16<<20 {
 		t.Errorf("exit %d, %q (a run estimated at %d bytes); want %d, four runs at once over 16 MiB, each under", p.code, p.stderr, one, exitTooBig)
+	}
+	// Two at once fit their shares, 8 MiB each; the rows of all 8 runs
+	// are counted too.
+	if p := parseArgs("", "sweep", "testdata/sweep-jars.yaml", "servers=1..8", "--parallel", "2", "--max-memory", "16MiB"); p.code != exitOK {
+		t.Errorf("two at once: exit %d, %q; want them planned", p.code, p.stderr)
+	}
+}
+
+// A sweep of one value runs where sim runs: a run over --max-memory at
+// its file's step runs at the coarser step sim would take (sweep-fit:
+// about 52 MiB at 1s with no state series, 11 MiB at 10s), the same
+// figures; a step asked for is kept, and the run refused, naming the
+// step that fits.
+func TestSweepFitsItsStepAsSim(t *testing.T) {
+	code, out, errOut := runArgs("sweep", "testdata/sweep-fit.yaml", "seed=1", "--max-memory", "20MiB", "--format", "csv")
+	if code != exitOK || !strings.Contains(errOut, "testdata/sweep-fit.yaml: 1 run at a step of up to 10s, not 1s, to fit --max-memory 20 MiB") {
+		t.Fatalf("exit %d, %q; want it run at a coarser step, as sim runs it, and said", code, errOut)
+	}
+	code, simOut, errOut := runArgs("sim", "testdata/sweep-fit.yaml", "--max-memory", "20MiB", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("sim: exit %d, %s", code, errOut)
+	}
+	var one sim.Result
+	if err := json.Unmarshal([]byte(simOut), &one); err != nil {
+		t.Fatal(err)
+	}
+	tot := one.Totals()
+	if want := "1," + strconv.FormatInt(tot.Allowed, 10) + "," + strconv.FormatInt(tot.IdealAllowed, 10) + ","; !strings.Contains(out, "\n"+want) {
+		t.Errorf("sweep's row:\n%s\nwant sim's totals %s...", out, want)
+	}
+	code, _, errOut = runArgs("sweep", "testdata/sweep-fit.yaml", "seed=1", "--max-memory", "20MiB", "--step", "1s")
+	if code != exitTooBig || !strings.Contains(errOut, "with seed 1 would need about") || !strings.Contains(errOut, "a longer --step: 10s fits") {
+		t.Errorf("--step 1s: exit %d, %q; want %d and the step that fits", code, errOut, exitTooBig)
 	}
 }
 
@@ -176,12 +235,28 @@ func (o *sweepOptions) scenarioOf(t *testing.T) sim.Scenario {
 	return sc
 }
 
-// --help fits 80 columns, its flags wrapped, and lists every figure
-// --figure takes.
+// --help fits 80 columns, its flags wrapped, lists every figure
+// --figure takes, and every example it gives runs.
 func TestSweepHelp(t *testing.T) {
 	code, out, _ := runArgs("sweep", "--help")
 	if code != exitOK {
 		t.Fatalf("exit %d", code)
+	}
+	examples := 0
+	_, exampleText, _ := strings.Cut(out, "Examples:")
+	exampleText, _, _ = strings.Cut(exampleText, "Flags:")
+	for _, line := range strings.Split(exampleText, "\n") {
+		args, ok := strings.CutPrefix(strings.TrimSpace(line), "ratelim sweep ")
+		if !ok {
+			continue
+		}
+		examples++
+		if code, _, errOut := runArgs(append([]string{"sweep"}, append(strings.Fields(args), "-q")...)...); code != exitOK {
+			t.Errorf("the example %q: exit %d: %s", line, code, errOut)
+		}
+	}
+	if examples < 4 {
+		t.Errorf("%d examples run, want the 4 --help gives", examples)
 	}
 	for _, line := range strings.Split(out, "\n") {
 		if n := utf8.RuneCountInString(line); n > 80 {
@@ -228,5 +303,139 @@ func TestSweepPlot(t *testing.T) {
 	code, _, errOut := runArgs("sweep", "sync-interval", "seed=1,2", "--figure", "sent,allowed,rejected,retries,served,allowed_rate,peak_ratio", "--plot", one)
 	if code != exitBadInput || !strings.Contains(errOut, "--plot: 7 figures (want at most 6") {
 		t.Errorf("7 figures: exit %d, %q; want them refused before any run", code, errOut)
+	}
+}
+
+// The default CSV has a column per field, as --figure's has, one field
+// or two: never both values packed into one cell.
+func TestSweepCSVColumnPerField(t *testing.T) {
+	code, out, errOut := runArgs("sweep", "testdata/sweep-jars.yaml", "seed=1,2", "servers=1,3", "--format", "csv")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "seed,servers,allowed,ideal_allowed,") || !strings.HasPrefix(lines[4], "2,3,") {
+		t.Errorf("two fields' CSV:\n%s\nwant a header seed,servers,allowed,... and a row 2,3,... last", out)
+	}
+	code, out, _ = runArgs("sweep", "testdata/sweep-jars.yaml", "servers=1,3", "--format", "csv")
+	if code != exitOK || !strings.HasPrefix(out, "servers,allowed,") || !strings.Contains(out, "\n3,") {
+		t.Errorf("one field's CSV:\n%s\nwant servers,allowed,... and a row 3,...", out)
+	}
+}
+
+// A sweep on a terminal shows its progress line whatever --format (the
+// line is on stderr, the output on stdout); -q or no terminal, none.
+func TestSweepProgressEveryFormat(t *testing.T) {
+	for _, format := range []string{"table", "json", "csv"} {
+		for _, tc := range []struct{ terminal, quiet, want bool }{{true, false, true}, {true, true, false}, {false, false, false}} {
+			p := parseArgs("", "sweep", "testdata/sweep-jars.yaml", "servers=1,2", "--format", format)
+			o := p.sweep
+			o.ErrIsTerminal, o.Quiet = tc.terminal, tc.quiet
+			if got := o.progress().enabled; got != tc.want {
+				t.Errorf("--format %s, terminal %v, quiet %v: progress %v, want %v", format, tc.terminal, tc.quiet, got, tc.want)
+			}
+		}
+	}
+}
+
+// A client or key whose name has a comma is named quoted in --figure,
+// and its column is labelled quoted as typed.
+func TestSweepFigureQuotedSubject(t *testing.T) {
+	got := sweepJSON2(t, "sweep", "testdata/sweep-comma.yaml", "servers=1,2", "--figure", `allowed:"flood, eu",max_allowed_1s:key="flood,eu",sent`)
+	if strings.Join(got.Figures, " ") != `allowed:"flood, eu" max_allowed_1s:key="flood,eu" sent` {
+		t.Errorf("figures %q, want the two quoted and sent", got.Figures)
+	}
+	for _, row := range got.Rows {
+		if len(row.Figures) != 3 || row.Figures[0] == nil || *row.Figures[0] != float64(row.Allowed) || *row.Figures[2] != 10000 {
+			t.Errorf("servers %s: figures %v, want the client's allowed (%d) and sent 10,000", row.Value, row.Figures, row.Allowed)
+		}
+	}
+}
+
+// Planning stops when it is cancelled (Ctrl-C), between runs' scenarios,
+// instead of making every run's first.
+func TestSweepPlanningStopsOnCancel(t *testing.T) {
+	p := parseArgs("", "sweep", "testdata/sweep-jars.yaml", "servers=1..8", "seed=1..8")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	plan, err := planSweep(ctx, p.sweep)
+	if !errors.Is(err, context.Canceled) || plan != nil {
+		t.Errorf("planned %v, %v; want context.Canceled and no plan", plan != nil, err)
+	}
+}
+
+// The title states only what every run had alike: a field swept by its
+// path is left out as its flag's name is, and one left alone stays.
+func TestSweepTitleStatesWhatRunsShare(t *testing.T) {
+	for _, tc := range []struct {
+		axis, want, not string
+	}{
+		{"limit.algorithm=token-bucket,gcra", "sync-interval · synced · 4 servers · seed 1 · 30s · store memory", "token-bucket"},
+		{"topology.kind=local,shared", "sweep-jars · token-bucket · 1 server", "local"},
+		{"algorithm=token-bucket,gcra", "sync-interval · synced · 4 servers", "token-bucket"},
+		{"seed=1,2", "sync-interval · synced · token-bucket · 4 servers · 30s", "seed"},
+	} {
+		scenario := "sync-interval"
+		if strings.HasPrefix(tc.axis, "topology.") {
+			scenario = "testdata/sweep-jars.yaml"
+		}
+		code, out, errOut := runArgs("sweep", scenario, tc.axis)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", tc.axis, code, errOut)
+		}
+		title, _, _ := strings.Cut(out, "\n")
+		if title != tc.want && !strings.HasPrefix(title, tc.want) || strings.Contains(title, tc.not) {
+			t.Errorf("%s: title %q, want %q and no %q", tc.axis, title, tc.want, tc.not)
+		}
+	}
+}
+
+// A --plot that cannot be written is refused before any run, as the
+// output-file check refuses it when writing (a directory, a FIFO, a
+// dangling link, a directory that does not exist), without offering
+// standard output, which --plot refuses; a link to a file is written
+// through.
+func TestSweepPlotPathRefusedUpFront(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.svg")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "dir.svg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(dir, "dangling.svg")
+	if err := os.Symlink("missing.svg", dangling); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{filepath.Join(dir, "dir.svg"), "is a directory"},
+		{fifo, "named pipe"},
+		{dangling, "does not exist"},
+		{filepath.Join(dir, "nodir", "x.svg"), "no such file or directory"},
+	} {
+		// 10 runs at --max-requests 1: refused at the first run's size
+		// were the path not refused first.
+		p := parseArgs("", "sweep", "testdata/sweep-jars.yaml", "servers=1..10", "--max-requests", "1", "--plot", tc.path)
+		if p.code != exitBadInput || !strings.Contains(p.stderr, "--plot: cannot write "+tc.path) || !strings.Contains(p.stderr, tc.want) || strings.Contains(p.stderr, "standard output") {
+			t.Errorf("%s: exit %d, %q; want %d before any run, %q", tc.path, p.code, p.stderr, exitBadInput, tc.want)
+		}
+	}
+	target := filepath.Join(dir, "real.svg")
+	if err := os.WriteFile(target, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.svg")
+	if err := os.Symlink("real.svg", link); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runArgs("sweep", "testdata/sweep-jars.yaml", "servers=1,2", "-q", "--plot", link); code != exitOK {
+		t.Fatalf("through a link: exit %d: %s", code, errOut)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link is no longer a link: %v", err)
+	}
+	if b, _ := os.ReadFile(target); !strings.Contains(string(b), "</svg>") {
+		t.Errorf("the link's target holds no plot")
 	}
 }

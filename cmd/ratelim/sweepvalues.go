@@ -24,6 +24,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"regexp"
 	"strings"
@@ -46,12 +47,18 @@ type quantity struct {
 // (1m30s) is no operand.
 var operand = regexp.MustCompile(`^([0-9]{1,18}(?:\.[0-9]{1,9})?)(.*)$`)
 
+// digits are an operand's whole and fraction digits, however many.
+var digits = regexp.MustCompile(`^([0-9]+)(?:\.([0-9]+))?`)
+
 // durationUnits are the units of a duration, in nanoseconds.
 var durationUnits = map[string]int64{"ns": 1, "us": 1e3, "µs": 1e3, "μs": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9}
 
 // parseQuantity reads one operand of a range; what names the range in an
 // error.
 func parseQuantity(text, what string) (quantity, error) {
+	if d := digits.FindStringSubmatch(text); d != nil && (len(d[1]) > 18 || len(d[2]) > 9) {
+		return quantity{}, fmt.Errorf("%s: %q has too many digits (want at most 18 before the point and 9 after)", what, text)
+	}
 	m := operand.FindStringSubmatch(text)
 	if m == nil {
 		return quantity{}, fmt.Errorf("%s: %q is not a number with a unit (want e.g. 8, 100ms or 10/s)", what, text)
@@ -90,15 +97,25 @@ func parseQuantity(text, what string) (quantity, error) {
 	return q, nil
 }
 
+// zeroOf is 0 in q's unit: what a unit-less 0 stands for beside q.
+func zeroOf(q quantity) quantity {
+	z := q
+	z.num, z.base = new(big.Rat), new(big.Rat)
+	return z
+}
+
+// exampleOf is a value of each kind, for messages.
+var exampleOf = map[string]string{"number": "2", "duration": "100ms", "rate": "10/s"}
+
 // text writes v, in q's base unit, as a value in q's unit: a duration as
 // Go writes it, anything else as the decimal it is and q's unit.
 func (q quantity) text(v *big.Rat) (string, error) {
 	if q.kind == "duration" {
 		if !v.IsInt() {
-			return "", fmt.Errorf("%s ns is not a whole nanosecond", decimalText(v))
+			return "", fmt.Errorf("%s ns is not a whole nanosecond (want a step or factor that keeps whole nanoseconds)", decimalText(v))
 		}
 		if !v.Num().IsInt64() {
-			return "", fmt.Errorf("%s ns is too long a duration", decimalText(v))
+			return "", fmt.Errorf("%s ns is too long a duration (want at most %s)", decimalText(v), time.Duration(math.MaxInt64))
 		}
 		return time.Duration(v.Num().Int64()).String(), nil
 	}
@@ -190,6 +207,10 @@ func expandRange(item, a, rest string, limit int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A bare 0 is 0 of any kind: 0..1s+100ms.
+	if from.kind == "number" && from.base.Sign() == 0 && to.kind != "number" {
+		from = zeroOf(to)
+	}
 	if from.kind != to.kind {
 		return nil, fmt.Errorf("%s: %s and %s are not of one kind (want A and B both a %s)", what, a, b, from.kind)
 	}
@@ -217,7 +238,7 @@ func expandRange(item, a, rest string, limit int) ([]string, error) {
 			return nil, err
 		}
 		if s.kind != from.kind {
-			return nil, fmt.Errorf("%s: the step %s is not a %s as %s is", what, step, from.kind, a)
+			return nil, fmt.Errorf("%s: the step %s is not a %s as %s is (want a step in a %s's unit, e.g. %s)", what, step, from.kind, a, from.kind, exampleOf[from.kind])
 		}
 		if s.base.Sign() <= 0 {
 			return nil, fmt.Errorf("%s: a step of %s never gets to %s (want a step more than 0)", what, step, b)

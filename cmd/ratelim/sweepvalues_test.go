@@ -28,6 +28,8 @@ func TestExpandValues(t *testing.T) {
 		{"60/m..180/m+60/m", "60/m,120/m,180/m"},
 		{"1..4*1.5", "1,1.5,2.25,3.375"},
 		{"1,2,4..6,10", "1,2,4,5,6,10"},
+		{"0..1s+250ms", "0s,250ms,500ms,750ms,1s"}, // a bare 0 is of B's kind
+		{"0..20/s+10/s", "0/s,10/s,20/s"},
 		{"{pattern: constant, rate: 5/s},[1..2]", "{pattern: constant, rate: 5/s},[1..2]"}, // brackets: the value's own
 	} {
 		got, err := expandValues("sweep x", tc.list, maxSweepValues)
@@ -59,11 +61,17 @@ func TestExpandValuesRefusals(t *testing.T) {
 		{"1s..10s", `"1s..10s": A..B counts whole numbers (want a step: A..B+S, or A..B*K)`},
 		{"1.5..3", "A..B counts whole numbers"},
 		{"1s..10/s*2", `"1s..10/s*2": 1s and 10/s are not of one kind (want A and B both a duration)`},
-		{"1s..10s+1", "the step 1 is not a duration as 1s is"},
+		{"1s..10s+1", "the step 1 is not a duration as 1s is (want a step in a duration's unit, e.g. 100ms)"},
+		{"1..10+1s", "the step 1s is not a number as 1 is (want a step in a number's unit, e.g. 2)"},
+		{"0s..10+1", "0s and 10 are not of one kind"},
+		{"1..1000000000000000000000", `"1000000000000000000000" has too many digits (want at most 18 before the point and 9 after)`},
+		{"1ns..2ns+0.0000000001ns", "has too many digits"},
+		{"1ns..2ns+0.1ns", "1.1 ns is not a whole nanosecond (want a step or factor that keeps whole nanoseconds)"},
+		{"1h..2562048h+2562047h", "ns is too long a duration (want at most 2562047h47m16.854775807s)"},
 		{"-1..3", `"-1..3": "-1" is not a number with a unit (want e.g. 8, 100ms or 10/s)`},
 		{"1e3..1e4*10", `"1e3" is not a number with a unit`},
 		{"10/s..80/fortnight*2", `"80/fortnight" has an unknown rate unit "fortnight" (want s, m, h or a duration such as 500ms)`},
-		{"1ns..2ns*1.5", "value 2: 1.5 ns is not a whole nanosecond"},
+		{"1ns..2ns*1.5", "value 2: 1.5 ns is not a whole nanosecond (want"},
 	} {
 		_, err := expandValues("sweep x", tc.list, maxSweepValues)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

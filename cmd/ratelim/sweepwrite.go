@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/words"
@@ -68,13 +69,13 @@ func (p *sweepPlan) write(opts *sweepOptions, rows []SweepRow) error {
 		if p.figures != nil {
 			return writeFigureCSV(opts.Out, fields, labels, rows)
 		}
-		return writeSweepCSV(opts.Out, field, rows)
+		return writeSweepGridCSV(opts.Out, fields, rows)
 	}
 	if !opts.Quiet {
-		writeSweepTitle(opts.Out, p.sc, fields, rows)
+		writeSweepTitle(opts.Out, p.sc.Name, rows)
 	}
 	if p.figures != nil {
-		writeFigureRows(opts.Out, fields, labels, rows)
+		writeFigureRows(opts.Out, fields, labels, p.figures, rows)
 		return nil
 	}
 	writeSweepRows(opts.Out, fields, rows)
@@ -88,12 +89,17 @@ func (p *sweepPlan) write(opts *sweepOptions, rows []SweepRow) error {
 	return nil
 }
 
-// figureText is a figure as the table shows it: a count with thousands
-// separators, anything else to four figures; — for none.
-func figureText(v *float64) string {
+// figureText is a figure as the table shows it: a ratio as the default
+// columns show one (1.92×), a percentage with its sign, a count with
+// thousands separators, anything else to four figures; — for none.
+func figureText(name string, v *float64) string {
 	switch {
 	case v == nil:
 		return "—"
+	case name == "admitted_ratio" || name == "peak_ratio":
+		return ratioText(*v)
+	case name == "rejected_pct":
+		return pctText(*v)
 	case *v == math.Trunc(*v) && math.Abs(*v) < 1e15:
 		return words.Thousands(int64(*v))
 	}
@@ -102,58 +108,184 @@ func figureText(v *float64) string {
 
 // writeFigureRows is the table of --figure: a column per field, then
 // one per figure, cut to fit 80 columns.
-func writeFigureRows(w io.Writer, fields, figures []string, rows []SweepRow) {
-	cells := [][]string{append(slices.Clone(fields), figures...)}
+func writeFigureRows(w io.Writer, fields, figures []string, figs []sweepFigure, rows []SweepRow) {
+	// The fields and figures as typed, a subject a name from the file:
+	// escaped, as the values are.
+	var header []string
+	for _, h := range append(slices.Clone(fields), figures...) {
+		header = append(header, escape.Text(h))
+	}
+	cells := [][]string{header}
 	for _, r := range rows {
 		line := make([]string, 0, len(fields)+len(figures))
 		for _, v := range r.Values {
 			line = append(line, escape.Text(v))
 		}
-		for _, v := range r.Figures {
-			line = append(line, figureText(v))
+		for k, v := range r.Figures {
+			line = append(line, figureText(figs[k].name, v))
 		}
 		cells = append(cells, line)
 	}
 	writeCells(w, cells, len(fields))
 }
 
+// tableWidth is the width every table of a sweep fits.
+const tableWidth = 80
+
+// minFieldWidth is the narrowest a field's column is cut to: an ellipsis
+// and enough of a value on each side of it to tell it apart.
+const minFieldWidth = 8
+
 // writeCells lays cells out in columns two spaces apart, the first left
 // columns left-aligned (the values) and the rest right-aligned (the
-// figures), cut to fit 80 columns.
+// figures), within tableWidth: the values' columns cut where their
+// values are alike (cutColumn), and figures past the width in another
+// table below, the values' columns again, never a figure's name cut
+// into one another figure's could also be.
 func writeCells(w io.Writer, cells [][]string, left int) {
 	widths := make([]int, len(cells[0]))
 	for _, row := range cells {
 		for j, c := range row {
-			widths[j] = max(widths[j], len([]rune(c)))
+			widths[j] = max(widths[j], utf8.RuneCountInString(c))
 		}
 	}
-	// Past 80 columns, the widest column gives a rune at a time, down
-	// to 6 (a cut cell ends in …).
-	for total := 2 * (len(widths) - 1); ; total = 2 * (len(widths) - 1) {
-		for _, wd := range widths {
-			total += wd
+	// The values take at most half the width, the widest cut first.
+	leftTotal := func() int {
+		n := 0
+		for j := range left {
+			n += widths[j] + 2
 		}
+		return n
+	}
+	for leftTotal() > tableWidth/2 {
 		widest := 0
-		for j, wd := range widths {
-			if wd > widths[widest] {
+		for j := range left {
+			if widths[j] > widths[widest] {
 				widest = j
 			}
 		}
-		if total <= 80 || widths[widest] <= 6 {
+		if widths[widest] <= minFieldWidth {
 			break
 		}
 		widths[widest]--
 	}
-	for _, row := range cells {
-		var line strings.Builder
-		for j, c := range row {
-			if j > 0 {
-				line.WriteString("  ")
-			}
-			line.WriteString(pad(cut(c, widths[j]), widths[j], j >= left))
-		}
-		fmt.Fprintln(w, strings.TrimRight(line.String(), " "))
+	for j := range left {
+		cutColumn(cells, j, widths[j])
 	}
+	// The figures, as many to a table as fit beside the values.
+	var groups [][]int
+	used := tableWidth
+	for j := left; j < len(widths); j++ {
+		room := tableWidth - leftTotal()
+		if widths[j] > room {
+			// A figure too wide alone beside the values: cut it, as
+			// nothing else will share its table.
+			widths[j] = max(room, 6)
+			cutColumn(cells, j, widths[j])
+		}
+		if len(groups) == 0 || used+2+widths[j] > tableWidth {
+			groups = append(groups, nil)
+			used = leftTotal() - 2
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], j)
+		used += 2 + widths[j]
+	}
+	if len(groups) == 0 {
+		groups = [][]int{nil}
+	}
+	for g, cols := range groups {
+		if g > 0 {
+			fmt.Fprintln(w)
+		}
+		for _, row := range cells {
+			var line strings.Builder
+			for j := range left {
+				if j > 0 {
+					line.WriteString("  ")
+				}
+				line.WriteString(pad(row[j], widths[j], false))
+			}
+			for _, j := range cols {
+				line.WriteString("  ")
+				line.WriteString(pad(row[j], widths[j], true))
+			}
+			fmt.Fprintln(w, strings.TrimRight(line.String(), " "))
+		}
+	}
+}
+
+// cutColumn cuts column j of cells (its header row 0 and its values) to
+// width runes by cutKeeping, the values where they are alike.
+func cutColumn(cells [][]string, j, width int) {
+	values := make([]string, 0, len(cells)-1)
+	for _, row := range cells[1:] {
+		values = append(values, row[j])
+	}
+	prefix, suffix := commonEnds(values)
+	cells[0][j] = cutKeeping(cells[0][j], width, 0, 0)
+	for _, row := range cells[1:] {
+		row[j] = cutKeeping(row[j], width, prefix, suffix)
+	}
+}
+
+// commonEnds are the runes every one of values starts with, and ends
+// with (not counting those of the prefix).
+func commonEnds(values []string) (prefix, suffix int) {
+	if len(values) < 2 {
+		return 0, 0
+	}
+	runes := make([][]rune, len(values))
+	shortest := -1
+	for i, v := range values {
+		runes[i] = []rune(v)
+		if shortest < 0 || len(runes[i]) < shortest {
+			shortest = len(runes[i])
+		}
+	}
+	same := func(at func(r []rune) rune) bool {
+		for _, r := range runes[1:] {
+			if at(r) != at(runes[0]) {
+				return false
+			}
+		}
+		return true
+	}
+	for prefix < shortest && same(func(r []rune) rune { return r[prefix] }) {
+		prefix++
+	}
+	for suffix < shortest-prefix && same(func(r []rune) rune { return r[len(r)-1-suffix] }) {
+		suffix++
+	}
+	return prefix, suffix
+}
+
+// cutKeeping shortens s to width runes with an ellipsis where it leaves
+// runes out: inside the prefix or the suffix it shares with the other
+// values of its column where one can take the cut, so that values that
+// differ still do (clients[flash-bot] and clients[flood] cut to
+// "cl…flash-bot" and "cl…flood" rather than one "clients[…"), or else
+// in the middle, keeping both ends.
+func cutKeeping(s string, width, prefix, suffix int) string {
+	r := []rune(s)
+	if len(r) <= width {
+		return s
+	}
+	if width < 2 {
+		return string(r[:width])
+	}
+	drop := len(r) - width + 1 // the runes left out, for one ellipsis
+	switch {
+	case prefix-1 >= drop:
+		// Within the shared prefix, after at least its first rune.
+		start := max(1, min(prefix-drop, (width-1)/2))
+		return string(r[:start]) + "…" + string(r[start+drop:])
+	case suffix-1 >= drop:
+		// Within the shared suffix, before at least its last rune.
+		end := len(r) - 1
+		return string(r[:end-drop]) + "…" + string(r[end:])
+	}
+	start := (width - 1) / 2
+	return string(r[:start]) + "…" + string(r[start+drop:])
 }
 
 // writeFigureCSV is --figure's CSV: a column per field, then per figure;
@@ -171,6 +303,20 @@ func writeFigureCSV(w io.Writer, fields, figures []string, rows []SweepRow) erro
 			line = append(line, strconv.FormatFloat(*v, 'f', -1, 64))
 		}
 		cw.Write(line)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeSweepGridCSV is `ratelim sweep`'s default CSV: a column per
+// field, named by it, as --figure's CSV has, then sim --sweep's figures.
+func writeSweepGridCSV(w io.Writer, fields []string, rows []SweepRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write(append(slices.Clone(fields), "allowed", "ideal_allowed", "admitted_ratio", "worst_key", "max_allowed_1s", "ideal_max_allowed_1s", "peak_ratio", "design_bound_1s"))
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, r := range rows {
+		cw.Write(append(slices.Clone(r.Values), i(r.Allowed), i(r.IdealAllowed), f(r.AdmittedRatio), r.WorstKey, i(r.MaxAllowed1s), i(r.IdealMaxAllowed1s), f(r.PeakRatio), i(r.DesignBound1s)))
 	}
 	cw.Flush()
 	return cw.Error()

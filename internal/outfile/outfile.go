@@ -74,7 +74,7 @@ func Write(path string, stdout io.Writer, write func(io.Writer) error) error {
 		}
 		return write(stdout)
 	}
-	target, perm, err := resolve(path)
+	target, perm, err := resolve(path, stdout != nil)
 	if err != nil {
 		return err
 	}
@@ -84,10 +84,34 @@ func Write(path string, stdout io.Writer, write func(io.Writer) error) error {
 	return replace(path, target, perm, write)
 }
 
+// Check refuses, writing nothing, a path Write would refuse as it is now
+// (a directory, a device, a FIFO, a dangling link, a directory that does
+// not exist), so that a command can say so before it works rather than
+// after; stdoutOK as Write's stdout != nil. Write still checks again.
+func Check(path string, stdoutOK bool) error {
+	if IsStdout(path) {
+		if !stdoutOK {
+			return unusable(path, "this output cannot go to standard output (want a file name)")
+		}
+		return nil
+	}
+	target, _, err := resolve(path, stdoutOK)
+	if err != nil || target == os.DevNull {
+		return err
+	}
+	dir := filepath.Dir(target)
+	if fi, err := os.Stat(dir); err != nil {
+		return unusable(path, "directory %s: %w", dir, cause(err))
+	} else if !fi.IsDir() {
+		return unusable(path, "%s is not a directory (want a file in a directory that exists)", dir)
+	}
+	return nil
+}
+
 // resolve returns the regular file that writing path should replace (path
 // with every link followed) and the permissions the new file gets, or an
 // *UnusableError if path names something else.
-func resolve(path string) (target string, perm fs.FileMode, err error) {
+func resolve(path string, stdoutOK bool) (target string, perm fs.FileMode, err error) {
 	if _, base := filepath.Split(path); base == "" {
 		return "", 0, unusable(path, "it names a directory, not a file (want a file name)")
 	}
@@ -113,7 +137,11 @@ func resolve(path string) (target string, perm fs.FileMode, err error) {
 		if target == os.DevNull {
 			return target, 0, nil
 		}
-		return "", 0, unusable(path, "it is %s%s; only a regular file is replaced (want a file name, or - for standard output)", through, filekind.Describe(fi.Mode()))
+		want := "a file name, or - for standard output"
+		if !stdoutOK {
+			want = "a file name"
+		}
+		return "", 0, unusable(path, "it is %s%s; only a regular file is replaced (want %s)", through, filekind.Describe(fi.Mode()), want)
 	}
 	target, err = filepath.EvalSymlinks(path)
 	if err != nil {
