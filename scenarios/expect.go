@@ -392,17 +392,23 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 			d.syncInterval(v, fl)
 		case "rate":
 			d.rate(v, fl, false)
-			value = settingText(v)
+			value, _ = settingText(v)
 		case "burst":
 			d.integer(v, fl, 0, 1<<50, "50")
-			value = settingText(v)
+			value, _ = settingText(v)
 		case "window":
 			d.positive(v, fl, "1m")
-			value = settingText(v)
+			value, _ = settingText(v)
 		default:
 			// A field's path: set in the file by Apply
 			// when the run is made, and read by the field's reader then.
-			value = settingText(v)
+			value, _ = settingText(v)
+		}
+		if !d.failed() && hasAlias(v, 0) {
+			// Written out again as a setting's text, an alias repeats
+			// its anchor's value: nine nested anchors of ten aliases
+			// each are a billion nodes.
+			d.failf(v, fl, "the value refers to an anchor (want the value written out)")
 		}
 		if d.failed() {
 			return nil

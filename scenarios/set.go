@@ -144,7 +144,7 @@ func Value(f *File, name string) (string, bool) {
 			n = n.Content[i]
 		}
 	}
-	return settingText(resolve(n)), true
+	return settingText(resolve(n))
 }
 
 // settingKey is the field a setting's name stands for, as a path: burst
@@ -803,13 +803,19 @@ func (c *logCache) scan(src replay.Source, maxKeys int) (*replay.Log, error) {
 
 // settingText is a YAML value as a Setting's text: what the file says,
 // read back the same (a quoted "a: b" stays one string), aliases written
-// out and in flow style, on one line.
-func settingText(n *yaml.Node) string {
+// out and in flow style, on one line. Written out, aliases may repeat
+// their anchors' values many times over: a value of more than
+// maxSettingNodes nodes is refused (false).
+func settingText(n *yaml.Node) (string, bool) {
 	if n.Kind == yaml.ScalarNode && n.Style == 0 {
-		return n.Value
+		return n.Value, true
 	}
+	budget := maxSettingNodes
 	var bare func(n *yaml.Node, depth int) *yaml.Node
 	bare = func(n *yaml.Node, depth int) *yaml.Node {
+		if budget--; budget < 0 {
+			return nil
+		}
 		n = resolve(n)
 		c := &yaml.Node{Kind: n.Kind, Tag: n.Tag, Value: n.Value, Style: n.Style}
 		if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
@@ -817,14 +823,26 @@ func settingText(n *yaml.Node) string {
 		}
 		if depth < 64 {
 			for _, ch := range n.Content {
-				c.Content = append(c.Content, bare(ch, depth+1))
+				bc := bare(ch, depth+1)
+				if bc == nil {
+					return nil
+				}
+				c.Content = append(c.Content, bc)
 			}
 		}
 		return c
 	}
-	out, err := yaml.Marshal(bare(n, 0))
-	if err != nil {
-		return n.Value
+	b := bare(n, 0)
+	if b == nil {
+		return "", false
 	}
-	return strings.TrimSpace(string(out))
+	out, err := yaml.Marshal(b)
+	if err != nil {
+		return n.Value, true
+	}
+	return strings.TrimSpace(string(out)), true
 }
+
+// maxSettingNodes bounds a value written out as a setting's text: far
+// more than any field's value, far less than a billion laughs.
+const maxSettingNodes = 10_000

@@ -381,3 +381,28 @@ func BenchmarkApply(b *testing.B) {
 		}
 	}
 }
+
+// TestWithRefusesAnAlias: an alias in a with: path's value is refused
+// before it is written out as a setting's text, where nine nested
+// anchors of ten aliases each (testdata/laughs.yaml, 700 bytes) would be
+// a billion nodes; and settingText writes out no more than
+// maxSettingNodes.
+func TestWithRefusesAnAlias(t *testing.T) {
+	_, err := Load(filepath.Join("testdata", "laughs.yaml"))
+	want := `expect[0].with.clients[0].traffic: the value refers to an anchor (want the value written out)`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Load(laughs.yaml) = %v, want %s", err, want)
+	}
+	src, err := os.ReadFile(filepath.Join("testdata", "laughs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		t.Fatal(err)
+	}
+	laughs := lookup(lookup(resolve(lookup(doc.Content[0], "expect", 0)).Content[0], "with", 0), "clients[0].traffic", 0)
+	if text, ok := settingText(laughs); ok || text != "" {
+		t.Errorf("settingText of a billion laughs = %d bytes, %v; want refused", len(text), ok)
+	}
+}
