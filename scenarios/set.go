@@ -3,10 +3,12 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -776,15 +778,54 @@ func hasAlias(n *yaml.Node, depth int) bool {
 // values) scans a log once, not once per value.
 type logCache struct {
 	mu   sync.Mutex
-	logs map[string]*replay.Log
+	logs map[logKey]*replay.Log
 }
 
-// scan is replay.Scan of src, once per src and maxKeys.
+// A logKey is everything a scan's result depends on: the log's file as
+// it is on disk, and what was asked of it. The instants are compared as
+// instants and by their zone's offset: 10:04+00:03 and 10:04-00:03 are
+// six minutes apart, though their wall clocks are the same.
+type logKey struct {
+	source                  string // the Source's other options, by value
+	from, until             int64  // UnixNano, 0 unset
+	fromOffset, untilOffset int    // their zones', in seconds
+	maxKeys                 int
+	size, modTime           int64 // the file's, when it is one
+}
+
+// cacheKey is src's key; false when it cannot have one: a log read by a
+// program (Open) or from a reader (Stdin), or priced by routes (Costs,
+// whose rules hold patterns compared by address), is scanned each time.
+func cacheKey(src replay.Source, maxKeys int) (logKey, bool) {
+	if src.Open != nil || src.Costs != nil || src.Trace.Stdin != nil || src.Path == "-" {
+		return logKey{}, false
+	}
+	k := logKey{maxKeys: maxKeys}
+	if t := src.Trace.From; !t.IsZero() {
+		_, k.fromOffset = t.Zone()
+		k.from = t.UnixNano()
+	}
+	if t := src.Trace.Until; !t.IsZero() {
+		_, k.untilOffset = t.Zone()
+		k.until = t.UnixNano()
+	}
+	info, err := os.Stat(src.Path)
+	if err != nil {
+		return logKey{}, false // Scan says why
+	}
+	k.size, k.modTime = info.Size(), info.ModTime().UnixNano()
+	rest := src
+	rest.Trace.From, rest.Trace.Until = time.Time{}, time.Time{}
+	k.source = fmt.Sprintf("%#v", rest)
+	return k, true
+}
+
+// scan is replay.Scan of src, once per key.
 func (c *logCache) scan(src replay.Source, maxKeys int) (*replay.Log, error) {
-	if c == nil {
+	key, ok := cacheKey(src, maxKeys)
+	if c == nil || !ok {
 		return replay.Scan(context.Background(), src, replay.ScanOptions{MaxKeys: maxKeys})
 	}
-	key := fmt.Sprintf("%d %#v", maxKeys, src)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if l, ok := c.logs[key]; ok {
@@ -795,7 +836,7 @@ func (c *logCache) scan(src replay.Source, maxKeys int) (*replay.Log, error) {
 		return nil, err
 	}
 	if c.logs == nil {
-		c.logs = map[string]*replay.Log{}
+		c.logs = map[logKey]*replay.Log{}
 	}
 	c.logs[key] = l
 	return l, nil

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 	"pgregory.net/rapid"
@@ -298,7 +299,8 @@ func withoutLines(exps []Expectation) []Expectation {
 
 // TestApplyScansALogOnce: reading a file again with a setting (a sweep's
 // values, each) takes the trace's log as it was scanned, not scanning it
-// again: the log may even be gone.
+// again: a log changed without its size or time changing keeps the keys
+// it was scanned with, and one whose time changed is scanned again.
 func TestApplyScansALogOnce(t *testing.T) {
 	path := traceScenario(t, `name: t
 trace: {file: access.log}
@@ -308,7 +310,17 @@ limit: {algorithm: token-bucket, rate: 1/s, burst: 2, key: ip}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(filepath.Join(filepath.Dir(path), "access.log")); err != nil {
+	log := filepath.Join(filepath.Dir(path), "access.log")
+	info, err := os.Stat(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same size and time, one client: a scan would find one key.
+	oneKey := strings.ReplaceAll(traceLines, "192.0.2.2", "192.0.2.1")
+	if err := os.WriteFile(log, []byte(oneKey), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(log, info.ModTime(), info.ModTime()); err != nil {
 		t.Fatal(err)
 	}
 	for burst := 1; burst <= 2*MaxFeeds; burst++ {
@@ -318,6 +330,53 @@ limit: {algorithm: token-bucket, rate: 1/s, burst: 2, key: ip}
 		}
 		if got.Scenario.Limit.Params.Burst != int64(burst) || len(got.Scenario.Clients) != 2 {
 			t.Fatalf("burst %d: limit %+v, %d clients", burst, got.Scenario.Limit, len(got.Scenario.Clients))
+		}
+	}
+	later := info.ModTime().Add(time.Second)
+	if err := os.Chtimes(log, later, later); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Apply(f, []Setting{{Name: "burst", Value: "3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Scenario.Clients) != 1 {
+		t.Errorf("the log changed on disk: %d clients, want 1 (scanned again)", len(got.Scenario.Clients))
+	}
+}
+
+// TestApplyLogCacheTellsInstantsApart: trace.from at 12:00+00:01 and at
+// 12:00-00:01 are two minutes apart, though their wall clocks are the
+// same; each keeps its own requests.
+func TestApplyLogCacheTellsInstantsApart(t *testing.T) {
+	path := traceScenario(t, `name: t
+trace: {file: own.log}
+limit: {algorithm: token-bucket, rate: 1/s, burst: 2, key: ip}
+`)
+	const lines = `192.0.2.1 - - [01/Mar/2026:11:59:30 +0000] "GET /a HTTP/1.1" 200 1 "-" "-"
+192.0.2.2 - - [01/Mar/2026:12:01:30 +0000] "GET /a HTTP/1.1" 200 1 "-" "-"
+`
+	if err := os.WriteFile(filepath.Join(filepath.Dir(path), "own.log"), []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		from    string
+		clients int
+	}{
+		{"2026-03-01T12:00:00+00:01", 2}, // 11:59 UTC: both requests
+		{"2026-03-01T12:00:00-00:01", 1}, // 12:01 UTC: the second
+		{"2026-03-01T12:00:00+00:01", 2},
+	} {
+		got, err := Apply(f, []Setting{{Name: "trace.from", Value: tc.from}})
+		if err != nil {
+			t.Fatalf("from %s: %v", tc.from, err)
+		}
+		if len(got.Scenario.Clients) != tc.clients {
+			t.Errorf("from %s: %d clients, want %d", tc.from, len(got.Scenario.Clients), tc.clients)
 		}
 	}
 }
