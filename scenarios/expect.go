@@ -347,8 +347,14 @@ func (d *decoder) span(n *yaml.Node, field string, sc *sim.Scenario) *Span {
 func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]string {
 	f := d.record(n, field, &withObject, "a mapping of flags, e.g. {on_error: fail-closed}")
 	out := map[string]string{}
+	var given []Setting // for setting a field twice
 	for _, name := range f.order {
 		v, fl := f.values[name], f.field(name)
+		given = append(given, Setting{Name: name, Flag: fl})
+		if err := checkTargets(d.root, given); err != nil {
+			d.failf(v, fl, "%s", err.(*Error).Msg)
+			return nil
+		}
 		value := v.Value // servers and seed in decimal, whatever base they were written in
 		switch name {
 		case "algorithm":

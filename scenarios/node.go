@@ -44,6 +44,9 @@ type decoder struct {
 	injected map[*yaml.Node]*injection
 	// blamedSetting says d.err is blamed on a setting's node.
 	blamedSetting bool
+	// root is the top of the tree being read: a with:'s paths name
+	// entries in it.
+	root *yaml.Node
 }
 
 // failf records an error at n (its line) for field, unless one is recorded.

@@ -171,6 +171,7 @@ func (d *decoder) parse(data []byte) *File {
 // parseRoot reads the scenario from the document's top node: the file as
 // written, or as Apply has changed it.
 func (d *decoder) parseRoot(root *yaml.Node) *File {
+	d.root = root
 	top := d.record(root, "", &scenarioObject, scenarioWant)
 	if d.failed() {
 		return nil

@@ -44,8 +44,11 @@ var shortForms = []string{"rate", "burst", "window"}
 // error the setting causes elsewhere (a partition's groups that no longer
 // name every server) names both. An override name (OverrideNames) is
 // applied afterwards, as Override does, since some have a meaning for the
-// whole scenario (a shorter duration cuts the faults to it). A setting
-// given twice takes its last value. f is not changed; Apply of a file
+// whole scenario (a shorter duration cuts the faults to it). Two of sets
+// that set one field however spelled (burst and limit.burst, on_error and
+// topology.on_error, clients[web] and clients[0]), or one a field that
+// holds the other's (limit and limit.burst), are refused: SettingTarget
+// says what each sets. f is not changed; Apply of a file
 // Apply returned adds to the settings it was made with (Apply(Apply(f, a),
 // b) is Apply(f, a then b)), so a --vs or a sweep's value goes on top of
 // the flags. An expectation a setting puts in the file has no line (0).
@@ -59,6 +62,7 @@ func Apply(f *File, sets []Setting) (*File, error) {
 	// Applied to a file Apply returned, the settings go after those it
 	// was made with, on the file as read.
 	root := f
+	given := sets
 	sets = slices.Clone(sets) // the caller's are not changed
 	if f.base != nil {
 		root = f.base
@@ -80,6 +84,16 @@ func Apply(f *File, sets []Setting) (*File, error) {
 			continue
 		}
 		paths = append(paths, s)
+	}
+	// Within one call, a field is set once: two settings of it, given
+	// together, would leave one of them unused.
+	mine := sets[len(sets)-len(given):]
+	var tree *yaml.Node
+	if slices.ContainsFunc(mine, func(s Setting) bool { return needsTree(s.Name) }) {
+		tree = documentOf(root.Source)
+	}
+	if err := checkTargets(tree, mine); err != nil {
+		return nil, err
 	}
 	out := *root
 	out.base, out.applied = root, slices.Clone(sets)
@@ -105,31 +119,37 @@ func Apply(f *File, sets []Setting) (*File, error) {
 	return &out, nil
 }
 
-// Value is the text a setting's name has in f: the value it was last set
-// to by Apply, or else what the file writes there (a mapping or list in
-// flow style); false when neither sets it (the field's default holds).
-// An override name's value is the file's field of that name (on-error is
-// topology.on_error), and a short form's the limit's.
+// Value is the text a setting's name has in f: the value Apply's
+// settings leave there (f's text with every setting f was made with in
+// place, read at the field the name stands for), or else what the file
+// writes there (a mapping or list in flow style); false when neither sets
+// it (the field's default holds). An override name's value is the file's
+// field of that name (on-error is topology.on_error), a short form's the
+// limit's, and clients[web] the entry named web: --set
+// 'limit={rate: 1/s, burst: 3}' makes burst 3, and a --vs
+// clients[0].traffic.rate names what clients[hammer].traffic set.
 func Value(f *File, name string) (string, bool) {
-	want := settingKey(name)
-	for i := len(f.applied) - 1; i >= 0; i-- {
-		if settingKey(f.applied[i].Name) == want {
-			return f.applied[i].Value, true
-		}
-	}
 	root := f
 	if f.base != nil {
 		root = f.base
 	}
-	steps, err := parsePath(want)
+	tree := documentOf(root.Source)
+	if tree == nil {
+		return "", false
+	}
+	d := &decoder{injected: map[*yaml.Node]*injection{}}
+	for _, s := range f.applied {
+		// As a field's path, the override names too: servers, or
+		// on-error's topology.on_error. One that fails (algorithm on a
+		// file of limits:) leaves the tree as it was.
+		s.Name = settingKey(s.Name)
+		_ = d.set(tree, s)
+	}
+	steps, err := parsePath(settingKey(name))
 	if err != nil {
 		return "", false
 	}
-	var doc yaml.Node
-	if safeDecode(yaml.NewDecoder(strings.NewReader(string(root.Source))), &doc) != nil || len(doc.Content) == 0 {
-		return "", false
-	}
-	n := doc.Content[0]
+	n := tree
 	for _, st := range steps {
 		if n = lookup(n, fieldSpelling(st.name), 0); n == nil {
 			return "", false
@@ -149,6 +169,131 @@ func Value(f *File, name string) (string, bool) {
 	return settingText(resolve(n))
 }
 
+// documentOf is the top node of a file's text, nil when it has none.
+func documentOf(src []byte) *yaml.Node {
+	var doc yaml.Node
+	if safeDecode(yaml.NewDecoder(strings.NewReader(string(src))), &doc) != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	return doc.Content[0]
+}
+
+// SettingTarget is the field a setting's name sets in f, as one path
+// however it is spelled: burst and limit.burst are limit.burst, on_error,
+// on-error and topology.on_error are topology.on_error, and
+// clients[hammer].traffic.rate is clients[0].traffic.rate when hammer is
+// the file's first client. Two settings with one target, or one whose
+// target holds the other's (limit and limit.burst), set one field twice.
+// An entry the file does not name is left as written (Apply says why).
+func SettingTarget(f *File, name string) (string, error) {
+	if f.base != nil {
+		f = f.base
+	}
+	var tree *yaml.Node
+	if needsTree(name) {
+		tree = documentOf(f.Source)
+	}
+	return target(tree, name)
+}
+
+// needsTree says whether a name chooses a list entry by its name:, which
+// only the file's tree turns into an index.
+func needsTree(name string) bool {
+	steps, err := parsePath(settingKey(name))
+	if err != nil {
+		return false
+	}
+	for _, st := range steps {
+		for _, sel := range st.sels {
+			if _, err := strconv.Atoi(sel); err != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// target is SettingTarget in the file's tree; root nil leaves entries
+// chosen by name as written.
+func target(root *yaml.Node, name string) (string, error) {
+	steps, err := parsePath(settingKey(name))
+	if err != nil {
+		return "", err
+	}
+	var path string
+	cur := root
+	for _, st := range steps {
+		field := fieldSpelling(st.name)
+		path = join(path, field)
+		if cur != nil {
+			cur = lookup(cur, field, 0)
+		}
+		for _, sel := range st.sels {
+			i, err := strconv.Atoi(sel)
+			if err != nil && cur != nil && resolve(cur).Kind == yaml.SequenceNode {
+				if j, err2 := entry(resolve(cur), path, sel); err2 == nil {
+					i, err = j, nil
+				}
+			}
+			if err != nil {
+				path += "[" + sel + "]"
+				cur = nil
+				continue
+			}
+			path = index(path, i)
+			if cur != nil && resolve(cur).Kind == yaml.SequenceNode && i >= 0 && i < len(resolve(cur).Content) {
+				cur = resolve(cur).Content[i]
+			} else {
+				cur = nil
+			}
+		}
+	}
+	return path, nil
+}
+
+// holds reports whether the field at path a is b or holds it: limit
+// holds limit.burst, clients[0] clients[0].count.
+func holds(a, b string) bool {
+	return a == b || strings.HasPrefix(b, a+".") || strings.HasPrefix(b, a+"[")
+}
+
+// checkTargets refuses two of sets that set one field, or one a field
+// the other holds: --vs on_error and --vs topology.on_error, --set
+// limit={…} and --burst. root nil: entries named by name as written.
+func checkTargets(root *yaml.Node, sets []Setting) error {
+	targets := make([]string, len(sets))
+	for i, s := range sets {
+		t, err := target(root, s.Name)
+		if err != nil {
+			return nil // checkSetting says why
+		}
+		targets[i] = t
+		for j := range i {
+			if sets[j].Flag == s.Flag && targets[j] == t {
+				return &Error{Field: s.Flag, Msg: "given twice (want it once)"}
+			}
+			if msg := twice(sets[j].Flag, targets[j], t); msg != "" {
+				return &Error{Field: s.Flag, Msg: msg}
+			}
+		}
+	}
+	return nil
+}
+
+// twice is the message for a setting of target b given after one (named
+// flag) of target a, or "" when they set different fields.
+func twice(flag, a, b string) string {
+	switch {
+	case a == b:
+		return fmt.Sprintf("%s already sets it (want it once)", flag)
+	case holds(a, b):
+		return fmt.Sprintf("%s already sets %s, which holds it (want one of them)", flag, a)
+	case holds(b, a):
+		return fmt.Sprintf("%s already sets %s, within it (want one of them)", flag, a)
+	}
+	return ""
+}
+
 // settingKey is the field a setting's name stands for, as a path: burst
 // is limit.burst, on-error topology.on_error, failover-after
 // failover_after.
@@ -162,7 +307,16 @@ func settingKey(name string) string {
 		}
 		return canon
 	}
-	return strings.ReplaceAll(name, "-", "_")
+	// In the fields' names alone: an entry's name (clients[batch-{i}])
+	// is the file's.
+	steps, err := parsePath(name)
+	if err != nil {
+		return name
+	}
+	for i := range steps {
+		steps[i].name = strings.ReplaceAll(steps[i].name, "-", "_")
+	}
+	return spell(steps, len(steps))
 }
 
 // overridePaths are the fields of the file the override names set, where

@@ -465,3 +465,86 @@ func TestWithRefusesAnAlias(t *testing.T) {
 		t.Errorf("settingText of a billion laughs = %d bytes, %v; want refused", len(text), ok)
 	}
 }
+
+// TestApplyRefusesAFieldSetTwice: two settings of one field, however
+// spelled, or one of a field that holds the other's, are refused; a
+// with: is read the same way.
+func TestApplyRefusesAFieldSetTwice(t *testing.T) {
+	base, err := Parse("set-base.yaml", []byte(setBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sets []Setting
+		want string
+	}{
+		{[]Setting{{"burst", "5", "--vs burst"}, {"limit.burst", "6", "--vs limit.burst"}},
+			"--vs limit.burst: --vs burst already sets it (want it once)"},
+		{[]Setting{{"on_error", "fail-closed", "--vs on_error"}, {"topology.on_error", "fail-open", "--vs topology.on_error"}},
+			"--vs topology.on_error: --vs on_error already sets it (want it once)"},
+		{[]Setting{{"topology.on_error", "fail-closed", "--set topology.on_error"}, {"on-error", "fail-open", "--on-error"}},
+			"--on-error: --set topology.on_error already sets it (want it once)"},
+		{[]Setting{{"clients[0].traffic.rate", "1/s", "--vs clients[0].traffic.rate"}, {"clients[web].traffic.rate", "2/s", "--vs clients[web].traffic.rate"}},
+			"--vs clients[web].traffic.rate: --vs clients[0].traffic.rate already sets it (want it once)"},
+		{[]Setting{{"limit", "{rate: 1/s, burst: 3}", "--set limit"}, {"burst", "9", "--burst"}},
+			"--burst: --set limit already sets limit, which holds it (want one of them)"},
+		{[]Setting{{"clients[web].traffic.rate", "1/s", "--set clients[web].traffic.rate"}, {"clients[0]", "{name: w, api_key: w, traffic: {pattern: constant, rate: 1/s}}", "--set clients[0]"}},
+			"--set clients[0]: --set clients[web].traffic.rate already sets clients[0].traffic.rate, within it (want one of them)"},
+		{[]Setting{{"seed", "1", "--vs seed"}, {"seed", "2", "--vs seed"}},
+			"--vs seed: given twice (want it once)"},
+	} {
+		_, err := Apply(base, tc.sets)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%v:\n got %v\nwant %s", tc.sets, err, tc.want)
+		}
+	}
+	// A setting of a file Apply made replaces the one it was made with:
+	// a --vs goes on top of the flags.
+	first, err := Apply(base, []Setting{{Name: "burst", Value: "5"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := Apply(first, []Setting{{Name: "limit.burst", Value: "6"}}); err != nil || again.Scenario.Limit.Params.Burst != 6 {
+		t.Errorf("a setting on top of another: %v", err)
+	}
+	with := strings.Replace(setBase, "faults:", "expect:\n  - {client: web, allowed: {min: 1}, with: {burst: 5, limit.burst: 6}}\nfaults:", 1)
+	_, err = Parse("set-base.yaml", []byte(with))
+	if want := "expect[0].with.limit.burst: expect[0].with.burst already sets it (want it once)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("with: {burst: 5, limit.burst: 6}: %v, want %s", err, want)
+	}
+	for name, want := range map[string]string{
+		"burst": "limit.burst", "on_error": "topology.on_error", "on-error": "topology.on_error",
+		"clients[web].traffic.rate": "clients[0].traffic.rate", "clients[batch-{i}].count": "clients[1].count",
+		"topology.failover-after": "topology.failover_after", "clients[nope].count": "clients[nope].count",
+	} {
+		if got, err := SettingTarget(base, name); got != want || err != nil {
+			t.Errorf("SettingTarget(%s) = %q, %v; want %q", name, got, err, want)
+		}
+	}
+}
+
+// TestValueReadsWhatApplySet: a setting's value, as the runs used it,
+// whatever name set it.
+func TestValueReadsWhatApplySet(t *testing.T) {
+	base, err := Parse("set-base.yaml", []byte(setBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sets       []Setting
+		name, want string
+	}{
+		{[]Setting{{Name: "limit", Value: "{algorithm: token-bucket, rate: 10/s, burst: 3}"}}, "burst", "3"},
+		{[]Setting{{Name: "clients[web].traffic", Value: "{pattern: constant, rate: 1/s}"}}, "clients[0].traffic.rate", "1/s"},
+		{[]Setting{{Name: "clients[0].traffic.rate", Value: "2/s"}}, "clients[web].traffic.rate", "2/s"},
+		{[]Setting{{Name: "on_error", Value: "fail-closed"}}, "topology.on_error", "fail-closed"},
+	} {
+		f, err := Apply(base, tc.sets)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.sets, err)
+		}
+		if got, ok := Value(f, tc.name); got != tc.want || !ok {
+			t.Errorf("%v: Value(%s) = %q, %v; want %q", tc.sets, tc.name, got, ok, tc.want)
+		}
+	}
+}

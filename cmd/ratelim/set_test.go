@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -86,6 +87,31 @@ func TestSetFlagsGiveTheFilesMessage(t *testing.T) {
 		want := "ratelim: " + tc.flag + ": " + fe.Msg + "\n"
 		if code != exitBadInput || !strings.HasPrefix(errOut, want) {
 			t.Errorf("%v: exit %d, %q\nwant exit 2 and %q", tc.flags, code, errOut, want)
+		}
+	}
+}
+
+// A --vs run's labels and changed name the values each run used, whatever
+// flag set them: the limit a --set gave, an entry named by its index.
+func TestVersusLabelsNameWhatRan(t *testing.T) {
+	path := writeScenario(t, "small.yaml", noExpect)
+	for _, tc := range []struct {
+		flags  []string
+		labels [2]string
+	}{
+		{[]string{"--set", "limit={algorithm: token-bucket, rate: 10/s, burst: 3}", "--vs", "burst=4"}, [2]string{"burst=3", "burst=4"}},
+		{[]string{"--set", "clients[hammer].traffic={pattern: constant, rate: 1/s}", "--vs", "clients[0].traffic.rate=2/s"}, [2]string{"clients[0].traffic.rate=1/s", "clients[0].traffic.rate=2/s"}},
+	} {
+		code, out, errOut := runArgs(append([]string{"sim", path, "--format", "json"}, tc.flags...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.flags, code, errOut)
+		}
+		var got versusJSON
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Labels != tc.labels {
+			t.Errorf("%v: labels %q, want %q", tc.flags, got.Labels, tc.labels)
 		}
 	}
 }

@@ -79,19 +79,15 @@ func (o overrides) given() bool { return len(o.set) > 0 || len(o.paths) > 0 }
 
 // settings are the flags given, as scenarios.Apply takes them: the --set
 // flags in the order typed, then the others in a fixed order. A field set
-// by two flags (--burst and --set limit.burst) is refused.
+// by two flags (--burst and --set limit.burst, --on-error and --set
+// topology.on_error) is refused by scenarios.Apply, which knows the file's
+// fields and entries.
 func (o overrides) settings() ([]scenarios.Setting, error) {
 	var out []scenarios.Setting
-	by := map[string]string{} // the field set → the flag that set it
 	add := func(s scenarios.Setting) error {
 		if err := scenarios.CheckSettingName(s.Name); err != nil {
 			return usageError{&scenarios.Error{Field: s.Flag, Msg: settingMessage(err, s.Name)}}
 		}
-		field := settingField(s.Name)
-		if other, dup := by[field]; dup {
-			return badInput("%s: %s already sets %s (want it set once)", s.Flag, other, field)
-		}
-		by[field] = s.Flag
 		out = append(out, s)
 		return nil
 	}
@@ -113,18 +109,6 @@ func (o overrides) settings() ([]scenarios.Setting, error) {
 		}
 	}
 	return out, nil
-}
-
-// settingField is the field a setting's name sets, for telling two flags
-// that set one apart: burst is limit.burst, on_error is on-error.
-func settingField(name string) string {
-	if slices.Contains(shortForms, name) {
-		return "limit." + name
-	}
-	if canon := strings.ReplaceAll(name, "_", "-"); slices.Contains(scenarios.OverrideNames(), canon) {
-		return canon
-	}
-	return strings.ReplaceAll(name, "-", "_")
 }
 
 // settingMessage is a scenarios error's message, with the path it names

@@ -31,13 +31,13 @@ type versus struct {
 
 // parseVersus reads --vs FIELD=VALUE flags: each FIELD a name
 // scenarios.Apply takes (on_error or on-error alike, burst, limit.burst,
-// clients[web].traffic.rate), given once.
+// clients[web].traffic.rate). A field set twice, however spelled, is
+// scenarios.Apply's to refuse: it knows the file's entries.
 func parseVersus(flags []string) (*versus, error) {
 	if len(flags) == 0 {
 		return nil, nil
 	}
 	v := &versus{set: map[string]string{}}
-	seen := map[string]bool{}
 	for _, f := range flags {
 		name, value, ok := strings.Cut(f, "=")
 		name = strings.TrimSpace(name)
@@ -49,11 +49,6 @@ func parseVersus(flags []string) (*versus, error) {
 		}
 		if err := scenarios.CheckSettingName(name); err != nil {
 			return nil, usageError{&scenarios.Error{Field: "--vs " + name, Msg: settingMessage(err, name)}}
-		}
-		if field := settingField(name); seen[field] {
-			return nil, badInput("--vs: %s given twice (want each field once)", name)
-		} else {
-			seen[field] = true
 		}
 		v.set[name] = value
 		v.order = append(v.order, name)

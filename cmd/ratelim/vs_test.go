@@ -74,7 +74,7 @@ func TestSimVersusBadInput(t *testing.T) {
 		{[]string{"--vs", "=x"}, `want FIELD=VALUE`},
 		{[]string{"--vs", "colour=red"}, `--vs colour: unknown setting "colour"`},
 		{[]string{"--vs", "on_error=closed"}, `--vs on-error: unknown policy "closed"`},
-		{[]string{"--vs", "seed=1", "--vs", "seed=2"}, "seed given twice"},
+		{[]string{"--vs", "seed=1", "--vs", "seed=2"}, "--vs seed: given twice"},
 		{[]string{"--vs", "servers=100000"}, "--vs servers"},
 		{[]string{"--vs", "seed=2", "--live"}, "--vs and --live"},
 	} {
