@@ -115,3 +115,25 @@ func TestVersusLabelsNameWhatRan(t *testing.T) {
 		}
 	}
 }
+
+// compare sets each cell's algorithm and topology: a --set or --vs of
+// either would change nothing, and is refused.
+func TestCompareRefusesTheMatrixFields(t *testing.T) {
+	for _, tc := range []struct{ args, want string }{
+		{"--vs algorithm=gcra", "--vs algorithm: compare's matrix sets it (want --algorithms)"},
+		{"--vs limit.algorithm=gcra", "--vs limit.algorithm: compare's matrix sets it (want --algorithms)"},
+		{"--set limit.algorithm=gcra", "--set limit.algorithm: compare's matrix sets it (want --algorithms)"},
+		{"--vs topology.kind=local", "--vs topology.kind: compare's matrix sets it (want --topologies)"},
+		{"--vs topology=local", "--vs topology: compare's matrix sets it (want --topologies)"},
+		{"--set topology.kind=local", "--set topology.kind: compare's matrix sets it (want --topologies)"},
+	} {
+		code, _, errOut := runArgs(append([]string{"compare", "nat", "--format", "json"}, strings.Fields(tc.args)...)...)
+		if code != exitBadInput || !strings.HasPrefix(errOut, "ratelim: "+tc.want) {
+			t.Errorf("compare nat %s: exit %d, %q; want %s", tc.args, code, errOut, tc.want)
+		}
+	}
+	code, _, errOut := runArgs("compare", "api-quotas", "--format", "json", "--set", "limits[per-second].algorithm=gcra")
+	if want := "ratelim: --set limits[per-second].algorithm: compare's matrix sets it (want --algorithms)"; code != exitBadInput || !strings.HasPrefix(errOut, want) {
+		t.Errorf("compare api-quotas --set limits[per-second].algorithm=gcra: exit %d, %q; want %s", code, errOut, want)
+	}
+}
