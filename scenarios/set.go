@@ -675,6 +675,13 @@ func (d *decoder) set(root *yaml.Node, s Setting) error {
 			return fail("this file has limits:, not limit: (want limits[NAME]%s, NAME one of %s)", tail, names)
 		}
 	}
+	if steps[0].name == "limits" && lookup(root, "limits", 0) == nil && lookup(root, "limit", 0) != nil {
+		want := "limit"
+		if len(steps) > 1 {
+			want = "limit." + spell(steps[1:], len(steps)-1)
+		}
+		return fail("this file has limit:, not limits: (want %s)", want)
+	}
 	v, err := parseValue(s.Value)
 	if err != nil {
 		return fail("%v", err)
@@ -701,6 +708,11 @@ func (d *decoder) set(root *yaml.Node, s Setting) error {
 		if last {
 			setKey(cur, fieldName, v, mark)
 			break
+		}
+		if len(st.sels) > 0 && lookup(cur, fieldName, 0) == nil {
+			// An entry of a list the file lacks: there is none to set,
+			// and a mapping made for it would be called one.
+			return fail("%s: the file has none (want %s added to the file, or %s)", path, path, wholeList(s, path))
 		}
 		next := ownValue(cur, fieldName, mark)
 		for k, sel := range st.sels {
@@ -733,6 +745,15 @@ func (d *decoder) set(root *yaml.Node, s Setting) error {
 	}
 	in.path = path
 	return nil
+}
+
+// wholeList is how s would set the list at path whole: --set
+// faults=[{…}], or with: {faults: [{…}]}.
+func wholeList(s Setting, path string) string {
+	if kind, ok := strings.CutSuffix(s.Flag, s.Name); ok && (kind == "--set " || kind == "--vs " || kind == "sweep ") {
+		return kind + path + "=[{…}]"
+	}
+	return path + ": [{…}] given whole"
 }
 
 // fieldSpelling is a path's name as the file spells it: failover-after

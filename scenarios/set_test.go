@@ -548,3 +548,33 @@ func TestValueReadsWhatApplySet(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyToAListTheFileLacks: an entry of a list the file does not
+// have is refused as missing, never called a mapping.
+func TestApplyToAListTheFileLacks(t *testing.T) {
+	src := strings.Replace(setBase, "faults:\n  - kind: latency\n    start: 2s\n    end: 4s\n    rtt: 5ms\n", "", 1)
+	base, err := Parse("no-faults.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		set  Setting
+		want string
+	}{
+		{Setting{"faults[0].start", "1s", "--set faults[0].start"},
+			"--set faults[0].start: faults: the file has none (want faults added to the file, or --set faults=[{…}])"},
+		{Setting{"topology.regions[0].name", "x", "--vs topology.regions[0].name"},
+			"--vs topology.regions[0].name: topology.regions: the file has none (want topology.regions added to the file, or --vs topology.regions=[{…}])"},
+		{Setting{"limits[-1].rate", "1/s", "--set limits[-1].rate"},
+			"--set limits[-1].rate: this file has limit:, not limits: (want limit.rate)"},
+		{Setting{"limits[0].rate", "1/s", "with.limits[0].rate"},
+			"with.limits[0].rate: this file has limit:, not limits: (want limit.rate)"},
+		{Setting{"faults[0]", "{kind: latency, start: 1s, end: 2s, rtt: 1ms}", "with.faults[0]"},
+			"with.faults[0]: faults: the file has none (want faults added to the file, or faults: [{…}] given whole)"},
+	} {
+		_, err := Apply(base, []Setting{tc.set})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s:\n got %v\nwant %s", tc.set.Flag, err, tc.want)
+		}
+	}
+}
