@@ -306,6 +306,11 @@ func (d *decoder) collect(f *fields, n *yaml.Node, known []string, depth int) {
 		}
 		name := k.Value
 		if line, twice := own[name]; twice {
+			if d.injected[k] != nil {
+				// A setting's value: it has no lines.
+				d.failf(k, f.field(name), "given twice in the value (want it once)")
+				return
+			}
 			d.failf(k, f.field(name), "set twice in one mapping (want it once; the first is at line %d)", line)
 			return
 		}

@@ -578,3 +578,16 @@ func TestApplyToAListTheFileLacks(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyValueWithAKeyTwice: a setting's value has no lines, so a key
+// given twice in it is not said to be at line 0.
+func TestApplyValueWithAKeyTwice(t *testing.T) {
+	base, err := Parse("set-base.yaml", []byte(setBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Apply(base, []Setting{{"limit", "{algorithm: gcra, rate: 1/s, burst: 3, rate: 2/s}", "--set limit"}})
+	if want := "--set limit: limit.rate: given twice in the value (want it once)"; err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
