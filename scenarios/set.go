@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -919,11 +921,17 @@ func parseValue(text string) (*yaml.Node, error) {
 		return nil, fmt.Errorf("the value is larger than %d MB (want a field's value)", MaxFileSize>>20)
 	}
 	var doc yaml.Node
-	if err := safeDecode(yaml.NewDecoder(strings.NewReader(text)), &doc); err != nil {
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	if err := safeDecode(dec, &doc); err != nil {
 		if strings.TrimSpace(text) == "" {
 			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}, nil
 		}
 		return nil, fmt.Errorf("%s is not a YAML value: %s (want e.g. 5/s, 20 or {pattern: constant, rate: 5/s})", quote(text), strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	// A second document (after ---) would be left out unread.
+	var more yaml.Node
+	if err := safeDecode(dec, &more); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s holds more than one YAML document (want one value)", quote(text))
 	}
 	if len(doc.Content) == 0 {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}, nil

@@ -591,3 +591,21 @@ func TestApplyValueWithAKeyTwice(t *testing.T) {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
+
+// TestApplyValueOfOneDocument: a value of several YAML documents is
+// refused, not cut to the first.
+func TestApplyValueOfOneDocument(t *testing.T) {
+	base, err := Parse("set-base.yaml", []byte(setBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"5\n---\n6", "5\n---\n", "{rate: 1/s}\n--- x"} {
+		_, err := Apply(base, []Setting{{"limit.burst", text, "--set limit.burst"}})
+		if err == nil || !strings.HasSuffix(err.Error(), "holds more than one YAML document (want one value)") {
+			t.Errorf("%q: %v, want more than one document refused", text, err)
+		}
+	}
+	if got, err := Apply(base, []Setting{{"limit.burst", "5\n", "--set limit.burst"}}); err != nil || got.Scenario.Limit.Params.Burst != 5 {
+		t.Errorf("5 and a newline: %v", err)
+	}
+}
