@@ -114,6 +114,7 @@ Exit status, the worst seen when files differ (4 > 2 > 3 > 1 > 0):
 	f.StringVar(&opts.Store, "store", "", "run every scenario on this store: memory, miniredis or redis://host:port")
 	addLimitFlags(f, &opts.Limits, true)
 	addLiveCheckFlags(f, &opts.Live)
+	wrapFlagHelp(cmd)
 	return cmd
 }
 

@@ -94,6 +94,7 @@ matrix again so changed, e.g. --vs limit.burst=50.`,
 	addOverrideFlags(cmd, &opts.over, "algorithm", "topology")
 	addWallClockFlag(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
+	wrapFlagHelp(cmd)
 	return cmd
 }
 
@@ -569,7 +570,7 @@ func writeCompareVersus(opts *compareOptions, p *comparePlan) error {
 		if i > 0 {
 			fmt.Fprintln(opts.Out)
 		}
-		fmt.Fprintf(opts.Out, "── %s ──\n", escape.Text(labels[i]))
+		writeRunHeading(opts.Out, [2]string{"A", "B"}[i], escape.Text(labels[i]))
 		if err := writeCompareTable(opts.Out, m.base, m.cells, opts.Algorithms, opts.Topologies); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ratelim/ratelim/scenarios"
 )
@@ -135,5 +136,27 @@ func TestCompareRefusesTheMatrixFields(t *testing.T) {
 	code, _, errOut := runArgs("compare", "api-quotas", "--format", "json", "--set", "limits[per-second].algorithm=gcra")
 	if want := "ratelim: --set limits[per-second].algorithm: compare's matrix sets it (want --algorithms)"; code != exitBadInput || !strings.HasPrefix(errOut, want) {
 		t.Errorf("compare api-quotas --set limits[per-second].algorithm=gcra: exit %d, %q; want %s", code, errOut, want)
+	}
+}
+
+// A --vs's output and the help of the commands that take settings fit 80
+// columns: a label is the settings as typed, wrapped on lines of its own.
+func TestVersusAndHelpFit80Columns(t *testing.T) {
+	retry := "clients[drain-rack-2].retry={policy: backoff, base: 200ms, cap: 5s, max: 10}"
+	for _, args := range [][]string{
+		{"sim", "rack-drain", "--vs", retry},
+		{"compare", "rack-drain", "--algorithms", "gcra", "--topologies", "local", "--vs", retry},
+		{"sim", "--help"}, {"report", "--help"}, {"compare", "--help"},
+		{"serve", "--help"}, {"load", "--help"}, {"check", "--help"},
+	} {
+		code, out, errOut := runArgs(args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		for i, line := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(line); n > 80 {
+				t.Errorf("%v: line %d is %d columns: %q", args, i+1, n, line)
+			}
+		}
 	}
 }

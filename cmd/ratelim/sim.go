@@ -160,7 +160,7 @@ Every field of a scenario file: 'ratelim scenarios reference'.`,
   ratelim sim store-outage --vs on_error=fail-closed --plot outage.png
   ratelim sim partition --set topology.failover_after=5s --on-error fail-closed
   ratelim sim runaway-healthcheck --burst 50 --vs burst=100
-  ratelim sim sync-interval --sweep sync-interval=0,10ms,100ms,1s,never --plot sweep.png
+  ratelim sim sync-interval --sweep sync-interval=0,10ms,1s,never --plot s.png
   ratelim sim partition --format json > result.json
   ratelim sim my-scenario.yaml --seed 7 --format csv`,
 		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
@@ -192,7 +192,14 @@ Every field of a scenario file: 'ratelim scenarios reference'.`,
 	addWallClockFlag(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
 	addByFlag(cmd, &opts.Plot)
+	wrapFlagHelp(cmd)
 	return cmd
+}
+
+// wrapFlagHelp wraps cmd's flags in its help at 80 columns, as the text
+// above them is: a flag's usage is otherwise one line, --vs's 179 columns.
+func wrapFlagHelp(cmd *cobra.Command) {
+	cmd.SetUsageTemplate(strings.ReplaceAll(cmd.UsageTemplate(), ".LocalFlags.FlagUsages", ".LocalFlags.FlagUsagesWrapped 80"))
 }
 
 // speedFlag is --speed: a positive number of virtual seconds per wall

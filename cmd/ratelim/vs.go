@@ -144,14 +144,15 @@ func writeVersus(w io.Writer, a, b *sim.Result, labelA, labelB string, wide bool
 	for _, run := range []struct {
 		label string
 		r     *sim.Result
-	}{{labelA, a}, {labelB, b}} {
-		fmt.Fprintf(w, "── %s ──\n", run.label)
+		side  string
+	}{{labelA, a, "A"}, {labelB, b, "B"}} {
+		writeRunHeading(w, run.side, run.label)
 		if err := report.WriteTableWith(w, run.r, report.TableOptions{Wide: wide}); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "── A %s vs B %s ──\n", labelA, labelB)
+	fmt.Fprintln(w, "── A vs B ──")
 	if err := writeVersusRows(w, a, b); err != nil {
 		return err
 	}
@@ -163,6 +164,19 @@ func writeVersus(w io.Writer, a, b *sim.Result, labelA, labelB string, wide bool
 		}
 	}
 	return nil
+}
+
+// writeRunHeading heads one side of a --vs: "── A ──", then "A: " and
+// its label, wrapped at 80 columns (a label is the settings as typed, and
+// a mapping's value is long).
+func writeRunHeading(w io.Writer, side, label string) {
+	fmt.Fprintf(w, "── %s ──\n", side)
+	for i, line := range report.Wrap(side+": "+label, 80-3) {
+		if i > 0 {
+			line = "   " + line
+		}
+		fmt.Fprintln(w, line)
+	}
 }
 
 // writeVersusRows is, per client, what each run allowed and refused
