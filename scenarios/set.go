@@ -71,7 +71,7 @@ func Apply(f *File, sets []Setting) (*File, error) {
 		sets = append(slices.Clone(f.applied), sets...)
 	}
 	var paths []Setting
-	over := map[string]string{}
+	over := map[string]*yaml.Node{}
 	flags := map[string]string{}
 	for i, s := range sets {
 		if s.Flag == "" {
@@ -82,7 +82,13 @@ func Apply(f *File, sets []Setting) (*File, error) {
 			return nil, err
 		}
 		if canon := overrideName(s.Name); canon != "" {
-			over[canon], flags[canon] = s.Value, s.Flag
+			// Read as a path's value is: --servers ' 2' as --set
+			// 'limit.burst= 5', and nothing as missing.
+			v, err := parseValue(s.Value)
+			if err != nil {
+				return nil, &Error{Field: s.Flag, Msg: err.Error()}
+			}
+			over[canon], flags[canon] = v, s.Flag
 			continue
 		}
 		paths = append(paths, s)
@@ -107,7 +113,7 @@ func Apply(f *File, sets []Setting) (*File, error) {
 		out.Scenario, out.Expect = next.Scenario, next.Expect
 	}
 	if len(over) > 0 {
-		sc, err := Override(out.Scenario, over, func(name string) string {
+		sc, err := overrideNodes(out.Scenario, over, func(name string) string {
 			if fl, ok := flags[strings.ReplaceAll(name, "_", "-")]; ok {
 				return fl
 			}
@@ -893,7 +899,18 @@ func ownCopy(n *yaml.Node) *yaml.Node {
 func entry(list *yaml.Node, path, sel string) (int, error) {
 	if i, err := strconv.Atoi(sel); err == nil {
 		if i < 0 || i >= len(list.Content) {
-			return 0, fmt.Errorf("%s[%d] is out of range: the file has %d (want %s[0] to %s[%d], as written, before count: expands them)", path, i, len(list.Content), path, path, len(list.Content)-1)
+			asWritten := ""
+			if path == "clients" {
+				asWritten = ", as written, before count: expands them"
+			}
+			if len(list.Content) == 0 {
+				return 0, fmt.Errorf("%s[%d] is out of range: the file has none (want an entry added to %s in the file)", path, i, path)
+			}
+			want := fmt.Sprintf("%s[0] to %s[%d]", path, path, len(list.Content)-1)
+			if len(list.Content) == 1 {
+				want = path + "[0]"
+			}
+			return 0, fmt.Errorf("%s[%d] is out of range: the file has %d (want %s%s)", path, i, len(list.Content), want, asWritten)
 		}
 		return i, nil
 	}

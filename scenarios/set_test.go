@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -607,5 +608,33 @@ func TestApplyValueOfOneDocument(t *testing.T) {
 	}
 	if got, err := Apply(base, []Setting{{"limit.burst", "5\n", "--set limit.burst"}}); err != nil || got.Scenario.Limit.Params.Burst != 5 {
 		t.Errorf("5 and a newline: %v", err)
+	}
+}
+
+// TestApplyReadsEveryValueAsYAML: a flag's value is read as the file's
+// field is, whether it is set in the tree or over the scenario: spaces
+// around it are YAML's, a quoted number a string, nothing missing. And an
+// index out of range says "before count: expands them" of clients alone.
+func TestApplyReadsEveryValueAsYAML(t *testing.T) {
+	base, err := Parse("set-base.yaml", []byte(setBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		set  Setting
+		want string // the error, or "" for none
+	}{
+		{Setting{"servers", " 3", "--servers"}, ""},
+		{Setting{"limit.burst", " 5", "--set limit.burst"}, ""},
+		{Setting{"servers", "'3'", "--servers"}, `--servers: "3" is not a whole number (want e.g. 4)`},
+		{Setting{"limit.burst", "'5'", "--set limit.burst"}, `--set limit.burst: "5" is not a whole number (want e.g. 50)`},
+		{Setting{"seed", "", "--vs seed"}, "--vs seed: missing value (want a whole number from 0 to 2^64-1, e.g. 1)"},
+		{Setting{"burst", "", "--vs burst"}, "--vs burst: missing value (want a whole number, e.g. 50)"},
+		{Setting{"faults[2].rtt", "1ms", "--set faults[2].rtt"}, "--set faults[2].rtt: faults[2] is out of range: the file has 1 (want faults[0])"},
+	} {
+		_, err := Apply(base, []Setting{tc.set})
+		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
+			t.Errorf("%s %q:\n got %v\nwant %s", tc.set.Flag, tc.set.Value, err, tc.want)
+		}
 	}
 }

@@ -180,6 +180,7 @@ func TestSimRefusesBadFlags(t *testing.T) {
 		{"sim nat --burst 5 --set limit.burst=6", exitBadInput, []string{"--burst: --set limit.burst already sets it (want it once)"}},
 		{"sim partition --set faults[0].start=25s", exitBadInput, []string{"--set faults[0].start=25s: faults[0].end (line "}},
 		{"sim nat --vs limit.rate=abc", exitBadInput, []string{`--vs limit.rate: "abc" is not a rate (want e.g. 100/s)`}},
+		{"sim nat --vs burst=", exitBadInput, []string{"--vs burst: missing value (want a whole number, e.g. 50)"}},
 		{"sim nat --vs brust=5", exitBadInput, []string{`--vs brust: unknown setting "brust", did you mean "burst"?`}},
 		{"sim nat --vs burst=5 --vs limit.burst=6", exitBadInput, []string{"--vs limit.burst: --vs burst already sets it (want it once)"}},
 		{"sim store-outage --vs on_error=fail-closed --vs topology.on_error=fail-open", exitBadInput, []string{"--vs topology.on_error: --vs on-error already sets it (want it once)"}},

@@ -44,7 +44,9 @@ func parseVersus(flags []string) (*versus, error) {
 		if canon := strings.ReplaceAll(name, "_", "-"); slices.Contains(scenarios.OverrideNames(), canon) {
 			name = canon
 		}
-		if !ok || name == "" || value == "" {
+		// An empty value is the field's to refuse, as --set's is:
+		// "missing value (want ...)".
+		if !ok || name == "" {
 			return nil, badInput("--vs %q: want FIELD=VALUE, e.g. --vs on_error=fail-closed or --vs limit.burst=50 (FIELD a flag's name, %s, or a field's path)", f, strings.Join(append(scenarios.OverrideNames(), shortForms...), ", "))
 		}
 		if err := scenarios.CheckSettingName(name); err != nil {
