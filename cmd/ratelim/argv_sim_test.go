@@ -268,8 +268,8 @@ func TestCompareArgvToOptions(t *testing.T) {
 			{line: "compare nat --max-requests 9 --max-memory 1GiB --parallel 3", want: func(o *compareOptions) {
 				o.Limits = runLimits{MaxRequests: 9, MaxMemory: "1GiB", Workers: 3, parallel: true}
 			}},
-			{line: "compare nat --rate 20/s --burst 5 --window 2s --set topology.rtt=1ms --balancer random --key ip --step 500ms --rtt 1ms --shadow true --wall-clock 2026-11-24T10:00:00Z", want: func(o *compareOptions) {
-				o.over = overrides{rate: "20/s", burst: "5", window: "2s", paths: []string{"topology.rtt=1ms"}, balancer: "random", key: "ip", step: "500ms", rtt: "1ms", shadow: "true", wallClock: "2026-11-24T10:00:00Z",
+			{line: "compare nat --rate 20/s --burst 5 --window 2s --set topology.store=memory --balancer random --key ip --step 500ms --rtt 1ms --shadow true --wall-clock 2026-11-24T10:00:00Z", want: func(o *compareOptions) {
+				o.over = overrides{rate: "20/s", burst: "5", window: "2s", paths: []string{"topology.store=memory"}, balancer: "random", key: "ip", step: "500ms", rtt: "1ms", shadow: "true", wallClock: "2026-11-24T10:00:00Z",
 					set: map[string]string{"rate": "20/s", "burst": "5", "window": "2s", "balancer": "random", "key": "ip", "step": "500ms", "rtt": "1ms", "shadow": "true", "wall-clock": "2026-11-24T10:00:00Z"}}
 			}},
 			{line: "compare nat --vs burst=40 --vs topology.rtt=2ms", want: func(o *compareOptions) { o.Vs = []string{"burst=40", "topology.rtt=2ms"} }},
