@@ -105,12 +105,17 @@ func Apply(f *File, sets []Setting) (*File, error) {
 	}
 	out := *root
 	out.base, out.applied = root, slices.Clone(sets)
-	if len(paths) > 0 {
+	if len(paths) > 0 || root.unread {
 		next, err := root.reread(paths)
 		if err != nil {
 			return nil, err
 		}
-		out.Scenario, out.Expect = next.Scenario, next.Expect
+		out.Scenario, out.Expect, out.unread = next.Scenario, next.Expect, false
+		if !root.unread {
+			// Read again from the text whenever set again: the text
+			// will do, not the scenario as first read.
+			out.base = root.unreadCopy()
+		}
 	}
 	if len(over) > 0 {
 		sc, err := overrideNodes(out.Scenario, over, func(name string) string {
@@ -603,42 +608,57 @@ func (s Setting) named() string {
 
 // reread reads f's text again with sets in place. An error the file would
 // not give names the setting that caused it: the first of sets that,
-// applied after those before it, fails.
+// applied after those before it, fails, found by halving (a setting's own
+// value, blamed as it is read, needs no search). For an unread file the
+// file alone may be what fails, and its error is the file's.
 func (f *File) reread(sets []Setting) (*File, error) {
 	if len(f.Source) == 0 {
-		return nil, &Error{Field: sets[0].Flag, Msg: "this scenario has no text to set it in (want a scenario read by Load, Read, Parse or Open)"}
+		field := ""
+		if len(sets) > 0 {
+			field = sets[0].Flag
+		}
+		return nil, &Error{Field: field, Msg: "this scenario has no text to set it in (want a scenario read by Load, Read, Parse or Open)"}
 	}
-	out, err := f.rereadWith(sets)
-	if err == nil {
-		return out, nil
+	out, blamed, err := f.rereadWith(sets)
+	if err == nil || blamed || len(sets) == 0 {
+		return out, err
 	}
-	for k := 1; k < len(sets); k++ {
-		if _, kerr := f.rereadWith(sets[:k]); kerr != nil {
-			return nil, kerr
+	lo, hi := 1, len(sets) // sets[:hi] fails, with err
+	if f.unread {
+		lo = 0
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if _, _, merr := f.rereadWith(sets[:mid]); merr != nil {
+			hi, err = mid, merr
+		} else {
+			lo = mid + 1
 		}
 	}
 	return nil, err
 }
 
-// rereadWith is reread without the search for the setting to blame.
-func (f *File) rereadWith(sets []Setting) (*File, error) {
+// rereadWith is reread without the search for the setting to blame;
+// blamed says the error names a setting as its cause already (its value
+// or its path was refused).
+func (f *File) rereadWith(sets []Setting) (_ *File, blamed bool, _ error) {
 	d := &decoder{file: f.origin.file, logs: f.origin.logs, logDir: f.origin.logDir, cache: f.origin.cache, injected: map[*yaml.Node]*injection{}}
 	if d.file == "" {
 		d.file = f.Path
 	}
 	root := d.readDocument(f.Source)
 	if d.failed() {
-		return nil, d.err
+		return nil, false, d.err
 	}
 	for _, s := range sets {
 		if err := d.set(root, s); err != nil {
-			return nil, err
+			return nil, true, err
 		}
 	}
 	out := d.parseRoot(root)
 	if d.failed() {
-		if d.blamedSetting {
-			return nil, d.err
+		if d.blamedSetting || len(sets) == 0 {
+			return nil, d.blamedSetting, d.err
 		}
 		// Blamed on the file, where the setting shows: the setting is
 		// the cause, and the file's field and line say where.
@@ -650,10 +670,10 @@ func (f *File) rereadWith(sets []Setting) (*File, error) {
 		if where != "" {
 			msg = where + ": " + msg
 		}
-		return nil, &Error{Field: sets[len(sets)-1].named(), Msg: msg}
+		return nil, false, &Error{Field: sets[len(sets)-1].named(), Msg: msg}
 	}
 	out.Source, out.Path, out.origin = f.Source, f.Path, f.origin
-	return out, nil
+	return out, false, nil
 }
 
 // set puts s in the tree under root: the path's nodes copied into the

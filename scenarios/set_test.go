@@ -638,3 +638,82 @@ func TestApplyReadsEveryValueAsYAML(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenWithIsApplyOfOpen: reading a file once with its settings gives
+// what Open then Apply gives, keeps the file as read as its text alone,
+// and says the file's own error as Open does.
+func TestOpenWithIsApplyOfOpen(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sets []Setting
+	}{
+		{"partition", []Setting{{Name: "burst", Value: "30"}, {Name: "topology.failover_after", Value: "5s"}}},
+		{"api-quotas", []Setting{{Name: "limits[hourly].rate", Value: "500/h"}, {Name: "servers", Value: "3"}}},
+		{"nat", []Setting{{Name: "seed", Value: "7"}}}, // an override alone
+	} {
+		once, err := OpenWith(tc.name, tc.sets)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		f, err := Open(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		twice, err := Apply(f, tc.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(once.Scenario, twice.Scenario) || !reflect.DeepEqual(once.Expect, twice.Expect) || once.Path != twice.Path {
+			t.Errorf("%s %v: OpenWith differs from Apply of Open", tc.name, tc.sets)
+		}
+		if !once.base.unread || once.base.Scenario.Clients != nil {
+			t.Errorf("%s: OpenWith keeps the file as read, not its text alone", tc.name)
+		}
+		// A --vs on top: as Apply of the file read whole.
+		vs := []Setting{{Name: "seed", Value: "9"}}
+		a, errA := Apply(once, vs)
+		b, errB := Apply(twice, vs)
+		if errA != nil || errB != nil || !reflect.DeepEqual(a.Scenario, b.Scenario) {
+			t.Errorf("%s: a setting on top differs: %v, %v", tc.name, errA, errB)
+		}
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte(strings.Replace(setBase, "burst: 20", "burst: x", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, want := Load(bad)
+	_, got := OpenWith(bad, []Setting{{Name: "servers", Value: "3"}, {Name: "topology.rtt", Value: "1ms"}})
+	if want == nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("a file that is wrong as written: %v, want the file's own %v", got, want)
+	}
+}
+
+// TestApplyBlamesTheSettingThatBreaks: of many settings, the one that
+// breaks another field is named, found by halving the settings.
+func TestApplyBlamesTheSettingThatBreaks(t *testing.T) {
+	partition, err := Open("partition")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sets []Setting
+	for i := range 9 {
+		sets = append(sets, Setting{Name: "limit.burst", Value: strconv.Itoa(30 + i), Flag: "--vs burst"})
+		if i == 5 {
+			sets = append(sets, Setting{Name: "faults[0].start", Value: "25s", Flag: "--set faults[0].start"})
+		}
+	}
+	// One call refuses a field set twice; a file Apply made takes the
+	// settings it was made with, as they were.
+	f := partition
+	for _, s := range sets[:len(sets)-1] {
+		if f, err = Apply(f, []Setting{s}); err != nil && s.Name != "faults[0].start" {
+			t.Fatalf("%v: %v", s, err)
+		} else if err != nil {
+			break
+		}
+	}
+	if err == nil || !strings.HasPrefix(err.Error(), "--set faults[0].start=25s: faults[0].end (line ") {
+		t.Errorf("got %v, want the fault's start blamed", err)
+	}
+}

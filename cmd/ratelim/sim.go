@@ -281,23 +281,6 @@ func addWallClockFlag(cmd *cobra.Command, o *overrides) {
 	cmd.Flags().StringVar(&o.wallClock, "wall-clock", "", "the wall-clock instant virtual time 0 stands for (default "+sim.DefaultWallClock.Format(time.RFC3339)+"); fixed and sliding windows align to it, and the peer models that keep wall-clock time read it, e.g. redis_rate")
 }
 
-// applyTo returns the scenario of f as the flags that were given change
-// it, each refused as the file's field would be.
-func (o overrides) applyTo(f *scenarios.File) (*scenarios.File, error) {
-	sets, err := o.settings()
-	if err != nil {
-		return nil, err
-	}
-	if len(sets) == 0 {
-		return f, nil
-	}
-	next, err := scenarios.Apply(f, sets)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return next, nil
-}
-
 // apply changes sc by the override flags that were given, each refused as
 // the file's field would be; for a scenario with no file (replay's).
 func (o overrides) apply(sc *sim.Scenario) error {
