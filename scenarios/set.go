@@ -44,9 +44,11 @@ var shortForms = []string{"rate", "burst", "window"}
 // value is read, bounded and cross-checked by the file's own readers, and
 // an error blamed on it names the setting's Flag rather than a line; an
 // error the setting causes elsewhere (a partition's groups that no longer
-// name every server) names both. An override name (OverrideNames) is
-// applied afterwards, as Override does, since some have a meaning for the
-// whole scenario (a shorter duration cuts the faults to it). Two of sets
+// name every server) names both. So are servers, seed, balancer and
+// wall-clock (treeOverrides). The other override names (OverrideNames)
+// are applied afterwards, as Override does, since some have a meaning for
+// the whole scenario (a shorter duration cuts the faults to it) and the
+// rest are read against the topology and duration those set. Two of sets
 // that set one field however spelled (burst and limit.burst, on_error and
 // topology.on_error, clients[web] and clients[0]), or one a field that
 // holds the other's (limit and limit.burst), are refused: SettingTarget
@@ -80,6 +82,14 @@ func Apply(f *File, sets []Setting) (*File, error) {
 		}
 		if err := checkSetting(s.Name, s.Flag); err != nil {
 			return nil, err
+		}
+		if canon := overrideName(s.Name); canon != "" && treeOverrides[canon] {
+			// One field of the file, with no meaning beyond it: set in
+			// the tree, read and cross-checked as the file's (a
+			// partition's groups against the servers).
+			s.Name = settingKey(canon)
+			paths = append(paths, s)
+			continue
 		}
 		if canon := overrideName(s.Name); canon != "" {
 			// Read as a path's value is: --servers ' 2' as --set
@@ -131,6 +141,15 @@ func Apply(f *File, sets []Setting) (*File, error) {
 	}
 	return &out, nil
 }
+
+// treeOverrides are the override names set in the file's tree, as a
+// path is: each is one field of the file whose reader needs nothing the
+// others change. The rest are applied after the tree is read: algorithm,
+// topology, key, duration and shadow have a meaning for the whole
+// scenario, and step, store, rtt, on-error, sync-interval and
+// replication-lag are read against the topology and duration those set
+// (--topology synced --sync-interval 10ms on a shared file).
+var treeOverrides = map[string]bool{"servers": true, "seed": true, "balancer": true, "wall-clock": true}
 
 // Value is the text a setting's name has in f: the value Apply's
 // settings leave there (f's text with every setting f was made with in

@@ -160,3 +160,17 @@ func TestVersusAndHelpFit80Columns(t *testing.T) {
 		}
 	}
 }
+
+// --servers, --seed, --balancer and --wall-clock set the file's field in
+// its tree: a partition's groups are read against the servers given, and
+// a change to both goes together.
+func TestServersSetInTheTree(t *testing.T) {
+	code, _, errOut := runArgs("sim", "partition", "--servers", "3")
+	if want := "ratelim: --servers 3: faults[0].groups[1][1] (line 55): server 3 does not exist (want 0 to 2: servers are numbered from 0)"; code != exitBadInput || !strings.HasPrefix(errOut, want) {
+		t.Errorf("sim partition --servers 3: exit %d, %q; want %s", code, errOut, want)
+	}
+	code, _, errOut = runArgs("sim", "partition", "--servers", "3", "--set", "faults[0].groups=[[0],[1,2]]", "-q")
+	if code != 0 {
+		t.Errorf("sim partition --servers 3 with groups for 3: exit %d: %s", code, errOut)
+	}
+}
