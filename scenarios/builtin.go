@@ -44,7 +44,35 @@ func builtin(name string) ([]byte, bool) {
 // *fs.PathError ("open foo.yaml: no such file or directory"); a file that
 // cannot be used is an *Error with its line. Every error is about the
 // argument or the file, so all are the caller's bad input.
-func Open(nameOrPath string) (*File, error) {
+func Open(nameOrPath string) (*File, error) { return OpenWith(nameOrPath, nil) }
+
+// OpenWith is Apply(Open(nameOrPath), sets), reading the file once: a
+// file of a million clients is read, and held, once rather than twice.
+// An error the file gives without the settings is the file's, as Open
+// gives it.
+func OpenWith(nameOrPath string, sets []Setting) (*File, error) {
+	if len(sets) == 0 {
+		return open(nameOrPath)
+	}
+	var f *File
+	if data, ok := builtin(nameOrPath); ok {
+		f = unreadFile(nameOrPath+".yaml", data, &decoder{file: nameOrPath + ".yaml"})
+		f.Path = ""
+	} else {
+		var err error
+		f, err = loadUnread(nameOrPath)
+		if errors.Is(err, fs.ErrNotExist) && !looksLikePath(nameOrPath) {
+			return nil, &Error{Msg: UnknownScenario(nameOrPath)}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return Apply(f, sets)
+}
+
+// open is Open.
+func open(nameOrPath string) (*File, error) {
 	if data, ok := builtin(nameOrPath); ok {
 		f, err := Parse(nameOrPath+".yaml", data)
 		if err != nil {

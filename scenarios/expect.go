@@ -347,8 +347,14 @@ func (d *decoder) span(n *yaml.Node, field string, sc *sim.Scenario) *Span {
 func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]string {
 	f := d.record(n, field, &withObject, "a mapping of flags, e.g. {on_error: fail-closed}")
 	out := map[string]string{}
+	var given []Setting // for setting a field twice
 	for _, name := range f.order {
 		v, fl := f.values[name], f.field(name)
+		given = append(given, Setting{Name: name, Flag: fl})
+		if err := checkTargets(d.root, given); err != nil {
+			d.failf(v, fl, "%s", err.(*Error).Msg)
+			return nil
+		}
 		value := v.Value // servers and seed in decimal, whatever base they were written in
 		switch name {
 		case "algorithm":
@@ -392,17 +398,23 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 			d.syncInterval(v, fl)
 		case "rate":
 			d.rate(v, fl, false)
-			value = settingText(v)
+			value, _ = settingText(v)
 		case "burst":
 			d.integer(v, fl, 0, 1<<50, "50")
-			value = settingText(v)
+			value, _ = settingText(v)
 		case "window":
 			d.positive(v, fl, "1m")
-			value = settingText(v)
+			value, _ = settingText(v)
 		default:
 			// A field's path: set in the file by Apply
 			// when the run is made, and read by the field's reader then.
-			value = settingText(v)
+			value, _ = settingText(v)
+		}
+		if !d.failed() && hasAlias(v, 0) {
+			// Written out again as a setting's text, an alias repeats
+			// its anchor's value: nine nested anchors of ten aliases
+			// each are a billion nodes.
+			d.failf(v, fl, "the value refers to an anchor (want the value written out)")
 		}
 		if d.failed() {
 			return nil

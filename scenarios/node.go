@@ -44,6 +44,9 @@ type decoder struct {
 	injected map[*yaml.Node]*injection
 	// blamedSetting says d.err is blamed on a setting's node.
 	blamedSetting bool
+	// root is the top of the tree being read: a with:'s paths name
+	// entries in it.
+	root *yaml.Node
 }
 
 // failf records an error at n (its line) for field, unless one is recorded.
@@ -303,6 +306,11 @@ func (d *decoder) collect(f *fields, n *yaml.Node, known []string, depth int) {
 		}
 		name := k.Value
 		if line, twice := own[name]; twice {
+			if d.injected[k] != nil {
+				// A setting's value: it has no lines.
+				d.failf(k, f.field(name), "given twice in the value (want it once)")
+				return
+			}
 			d.failf(k, f.field(name), "set twice in one mapping (want it once; the first is at line %d)", line)
 			return
 		}

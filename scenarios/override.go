@@ -37,16 +37,26 @@ func Override(sc sim.Scenario, values map[string]string, field func(name string)
 	if err != nil {
 		return sc, err
 	}
-	d := &decoder{}
-	for _, name := range overrideNames {
-		value, ok := given[name]
-		if !ok {
-			continue
-		}
+	nodes := map[string]*yaml.Node{}
+	for name, value := range given {
 		// A value as a YAML scalar of its own, so the file's readers see
 		// exactly what they would have in the file (a plain, untagged
 		// scalar: "8" is an int, "8s" a string).
-		n := &yaml.Node{Kind: yaml.ScalarNode, Value: value}
+		nodes[name] = &yaml.Node{Kind: yaml.ScalarNode, Value: value}
+	}
+	return overrideNodes(sc, nodes, field)
+}
+
+// overrideNodes is Override of values already read as YAML, keyed by
+// their names as overrideNames spells them: Apply's, read as a path's
+// value is (" 2" is 2, as servers:  2 is in the file).
+func overrideNodes(sc sim.Scenario, given map[string]*yaml.Node, field func(name string) string) (sim.Scenario, error) {
+	d := &decoder{}
+	for _, name := range overrideNames {
+		n, ok := given[name]
+		if !ok {
+			continue
+		}
 		sc = d.override(sc, name, n, field(name))
 		if d.failed() {
 			return sc, d.err

@@ -32,9 +32,19 @@ type File struct {
 	// origin is how Source was read, for Apply to read it again alike.
 	origin origin
 	// base is the file as read, and applied the settings that made this
-	// one of it, when Apply did (nil and none otherwise).
+	// one of it, when Apply did (nil and none otherwise). A base that was
+	// read again with paths set is kept as its text alone (unread): its
+	// scenario, a million clients perhaps, is not kept beside this one's.
 	base    *File
 	applied []Setting
+	// unread says the file is its text alone, Scenario and Expect not
+	// read: a base, or what OpenWith reads with its settings.
+	unread bool
+}
+
+// unreadCopy is f as its text alone, to read again.
+func (f *File) unreadCopy() *File {
+	return &File{Source: f.Source, Path: f.Path, origin: f.origin, unread: true}
 }
 
 // origin is what a file was read with: the name its errors give, whether
@@ -88,6 +98,24 @@ const MaxFileSize = 4 << 20
 // that is not a regular file (a FIFO would block, a device never end) or
 // is larger than MaxFileSize. One that cannot be used is an *Error.
 func Load(path string) (*File, error) {
+	data, err := loadData(path)
+	if err != nil {
+		return nil, err
+	}
+	return parse(path, data, &decoder{file: path, logs: true, logDir: filepath.Dir(path)})
+}
+
+// loadUnread is Load, the file unread (to read with settings).
+func loadUnread(path string) (*File, error) {
+	data, err := loadData(path)
+	if err != nil {
+		return nil, err
+	}
+	return unreadFile(path, data, &decoder{file: path, logs: true, logDir: filepath.Dir(path)}), nil
+}
+
+// loadData is the text of the scenario file at path, as Load says.
+func loadData(path string) ([]byte, error) {
 	// Stat before opening: opening a FIFO blocks until someone writes.
 	info, err := os.Stat(path)
 	if err != nil {
@@ -109,17 +137,30 @@ func Load(path string) (*File, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return read(path, f, filepath.Dir(path))
+	return readData(path, f)
 }
 
 // Read reads a scenario from r, at most MaxFileSize bytes of it; name is
 // what errors call it (a path, or "stdin").
-func Read(name string, r io.Reader) (*File, error) {
-	return read(name, r, ".")
+func Read(name string, r io.Reader) (*File, error) { return ReadWith(name, r, nil) }
+
+// ReadWith is Apply(Read(name, r), sets), reading the text once, as
+// OpenWith does.
+func ReadWith(name string, r io.Reader, sets []Setting) (*File, error) {
+	data, err := readData(name, r)
+	if err != nil {
+		return nil, err
+	}
+	d := &decoder{file: name, logs: true, logDir: "."}
+	if len(sets) == 0 {
+		return parse(name, data, d)
+	}
+	return Apply(unreadFile(name, data, d), sets)
 }
 
-// read is Read, a trace's relative log path taken from logDir.
-func read(name string, r io.Reader, logDir string) (*File, error) {
+// readData reads at most MaxFileSize bytes of r; name is what errors
+// call it.
+func readData(name string, r io.Reader) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
@@ -127,7 +168,7 @@ func read(name string, r io.Reader, logDir string) (*File, error) {
 	if len(data) > MaxFileSize {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("larger than %d MB (want a scenario file, a few KB)", MaxFileSize>>20)}
 	}
-	return parse(name, data, &decoder{file: name, logs: true, logDir: logDir})
+	return data, nil
 }
 
 // Parse reads a scenario from data; filename is what errors and a missing
@@ -138,6 +179,16 @@ func read(name string, r io.Reader, logDir string) (*File, error) {
 // Read read a trace's log).
 func Parse(filename string, data []byte) (*File, error) {
 	return parse(filename, data, &decoder{file: filename})
+}
+
+// unreadFile is data as a File to read with settings (Apply), unread.
+func unreadFile(filename string, data []byte, d *decoder) *File {
+	return &File{
+		Source: append([]byte(nil), data...),
+		Path:   filename,
+		origin: origin{file: d.file, logs: d.logs, logDir: d.logDir, cache: &logCache{}},
+		unread: true,
+	}
 }
 
 func parse(filename string, data []byte, d *decoder) (*File, error) {
@@ -171,6 +222,7 @@ func (d *decoder) parse(data []byte) *File {
 // parseRoot reads the scenario from the document's top node: the file as
 // written, or as Apply has changed it.
 func (d *decoder) parseRoot(root *yaml.Node) *File {
+	d.root = root
 	top := d.record(root, "", &scenarioObject, scenarioWant)
 	if d.failed() {
 		return nil

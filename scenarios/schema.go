@@ -39,6 +39,11 @@ func storeURLPattern() string {
 	return `^(` + strings.Join(quoted, "|") + `)://.+`
 }
 
+// pathPattern is a field's path as a key (limit.burst, limits[1].rate,
+// clients[web].traffic[0].rate): names, each with its [entries], joined
+// by dots, at least one dot or entry.
+const pathPattern = `^[A-Za-z][A-Za-z0-9_-]*((\[[^\]]+\])+(\.[A-Za-z][A-Za-z0-9_-]*(\[[^\]]+\])*)*|(\.[A-Za-z][A-Za-z0-9_-]*(\[[^\]]+\])*)+)$`
+
 // Schema writes the JSON Schema of a scenario file (draft-07), from the
 // field table the parser reads: for an editor, with
 //
@@ -48,11 +53,6 @@ func storeURLPattern() string {
 // refuses; the parser also checks what a schema cannot say (a fault
 // within the run, a partition naming every server), so a file the schema
 // accepts may still be refused, with its line and field.
-// pathPattern is a field's path as a key (limit.burst, limits[1].rate,
-// clients[web].traffic[0].rate): names, each with its [entries], joined
-// by dots, at least one dot or entry.
-const pathPattern = `^[A-Za-z][A-Za-z0-9_-]*((\[[^\]]+\])+(\.[A-Za-z][A-Za-z0-9_-]*(\[[^\]]+\])*)*|(\.[A-Za-z][A-Za-z0-9_-]*(\[[^\]]+\])*)+)$`
-
 func Schema(w io.Writer) error {
 	defs := map[string]any{}
 	for _, o := range objects {

@@ -157,7 +157,7 @@ func TestSchemaFormsAndRefusals(t *testing.T) {
 		{"clock skew", "limit: {rate: 10/s, burst: 5}\nservers: 2\nfaults: [{kind: clock-skew, start: 1s, end: 2s, offset: -2s, drift: 0.01, servers: [1]}]", true},
 		{"shedder", "limit: {rate: 10/s, burst: 5}\nshedder: {capacity: 100/s, reserve: {normal: 0.29, sheddable: 0.5}}", true},
 
-		{"with a path", "limit: {rate: 10/s, burst: 5}\nexpect: [{client: web, allowed: {min: 1}, with: {limit.burst: 20, \"clients[web].traffic.rate\": 1/s, burst: 3}}]", true},
+		{"with a path", "limit: {rate: 10/s, burst: 5}\nexpect: [{client: web, allowed: {min: 1}, with: {limit.burst: 20, \"clients[web].traffic.rate\": 1/s, rate: 3/s}}]", true},
 		{"with an index", "limit: {rate: 10/s, burst: 5}\nexpect: [{client: web, allowed: {min: 1}, with: {\"clients[0].count\": 2}}]", true},
 
 		{"with an unknown flag", "limit: {rate: 10/s, burst: 5}\nexpect: [{client: web, allowed: {min: 1}, with: {brust: 20}}]", false},

@@ -2,11 +2,15 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -40,10 +44,15 @@ var shortForms = []string{"rate", "burst", "window"}
 // value is read, bounded and cross-checked by the file's own readers, and
 // an error blamed on it names the setting's Flag rather than a line; an
 // error the setting causes elsewhere (a partition's groups that no longer
-// name every server) names both. An override name (OverrideNames) is
-// applied afterwards, as Override does, since some have a meaning for the
-// whole scenario (a shorter duration cuts the faults to it). A setting
-// given twice takes its last value. f is not changed; Apply of a file
+// name every server) names both. So are servers, seed, balancer and
+// wall-clock (treeOverrides). The other override names (OverrideNames)
+// are applied afterwards, as Override does, since some have a meaning for
+// the whole scenario (a shorter duration cuts the faults to it) and the
+// rest are read against the topology and duration those set. Two of sets
+// that set one field however spelled (burst and limit.burst, on_error and
+// topology.on_error, clients[web] and clients[0]), or one a field that
+// holds the other's (limit and limit.burst), are refused: SettingTarget
+// says what each sets. f is not changed; Apply of a file
 // Apply returned adds to the settings it was made with (Apply(Apply(f, a),
 // b) is Apply(f, a then b)), so a --vs or a sweep's value goes on top of
 // the flags. An expectation a setting puts in the file has no line (0).
@@ -57,13 +66,14 @@ func Apply(f *File, sets []Setting) (*File, error) {
 	// Applied to a file Apply returned, the settings go after those it
 	// was made with, on the file as read.
 	root := f
+	given := sets
 	sets = slices.Clone(sets) // the caller's are not changed
 	if f.base != nil {
 		root = f.base
 		sets = append(slices.Clone(f.applied), sets...)
 	}
 	var paths []Setting
-	over := map[string]string{}
+	over := map[string]*yaml.Node{}
 	flags := map[string]string{}
 	for i, s := range sets {
 		if s.Flag == "" {
@@ -73,23 +83,52 @@ func Apply(f *File, sets []Setting) (*File, error) {
 		if err := checkSetting(s.Name, s.Flag); err != nil {
 			return nil, err
 		}
+		if canon := overrideName(s.Name); canon != "" && treeOverrides[canon] {
+			// One field of the file, with no meaning beyond it: set in
+			// the tree, read and cross-checked as the file's (a
+			// partition's groups against the servers).
+			s.Name = settingKey(canon)
+			paths = append(paths, s)
+			continue
+		}
 		if canon := overrideName(s.Name); canon != "" {
-			over[canon], flags[canon] = s.Value, s.Flag
+			// Read as a path's value is: --servers ' 2' as --set
+			// 'limit.burst= 5', and nothing as missing.
+			v, err := parseValue(s.Value)
+			if err != nil {
+				return nil, &Error{Field: s.Flag, Msg: err.Error()}
+			}
+			over[canon], flags[canon] = v, s.Flag
 			continue
 		}
 		paths = append(paths, s)
 	}
+	// Within one call, a field is set once: two settings of it, given
+	// together, would leave one of them unused.
+	mine := sets[len(sets)-len(given):]
+	var tree *yaml.Node
+	if slices.ContainsFunc(mine, func(s Setting) bool { return needsTree(s.Name) }) {
+		tree = documentOf(root.Source)
+	}
+	if err := checkTargets(tree, mine); err != nil {
+		return nil, err
+	}
 	out := *root
 	out.base, out.applied = root, slices.Clone(sets)
-	if len(paths) > 0 {
+	if len(paths) > 0 || root.unread {
 		next, err := root.reread(paths)
 		if err != nil {
 			return nil, err
 		}
-		out.Scenario, out.Expect = next.Scenario, next.Expect
+		out.Scenario, out.Expect, out.unread = next.Scenario, next.Expect, false
+		if !root.unread {
+			// Read again from the text whenever set again: the text
+			// will do, not the scenario as first read.
+			out.base = root.unreadCopy()
+		}
 	}
 	if len(over) > 0 {
-		sc, err := Override(out.Scenario, over, func(name string) string {
+		sc, err := overrideNodes(out.Scenario, over, func(name string) string {
 			if fl, ok := flags[strings.ReplaceAll(name, "_", "-")]; ok {
 				return fl
 			}
@@ -103,31 +142,46 @@ func Apply(f *File, sets []Setting) (*File, error) {
 	return &out, nil
 }
 
-// Value is the text a setting's name has in f: the value it was last set
-// to by Apply, or else what the file writes there (a mapping or list in
-// flow style); false when neither sets it (the field's default holds).
-// An override name's value is the file's field of that name (on-error is
-// topology.on_error), and a short form's the limit's.
+// treeOverrides are the override names set in the file's tree, as a
+// path is: each is one field of the file whose reader needs nothing the
+// others change. The rest are applied after the tree is read: algorithm,
+// topology, key, duration and shadow have a meaning for the whole
+// scenario, and step, store, rtt, on-error, sync-interval and
+// replication-lag are read against the topology and duration those set
+// (--topology synced --sync-interval 10ms on a shared file).
+var treeOverrides = map[string]bool{"servers": true, "seed": true, "balancer": true, "wall-clock": true}
+
+// Value is the text a setting's name has in f: the value Apply's
+// settings leave there (f's text with every setting f was made with in
+// place, read at the field the name stands for), or else what the file
+// writes there (a mapping or list in flow style); false when neither sets
+// it (the field's default holds). An override name's value is the file's
+// field of that name (on-error is topology.on_error), a short form's the
+// limit's, and clients[web] the entry named web: --set
+// 'limit={rate: 1/s, burst: 3}' makes burst 3, and a --vs
+// clients[0].traffic.rate names what clients[hammer].traffic set.
 func Value(f *File, name string) (string, bool) {
-	want := settingKey(name)
-	for i := len(f.applied) - 1; i >= 0; i-- {
-		if settingKey(f.applied[i].Name) == want {
-			return f.applied[i].Value, true
-		}
-	}
 	root := f
 	if f.base != nil {
 		root = f.base
 	}
-	steps, err := parsePath(want)
+	tree := documentOf(root.Source)
+	if tree == nil {
+		return "", false
+	}
+	d := &decoder{injected: map[*yaml.Node]*injection{}}
+	for _, s := range f.applied {
+		// As a field's path, the override names too: servers, or
+		// on-error's topology.on_error. One that fails (algorithm on a
+		// file of limits:) leaves the tree as it was.
+		s.Name = settingKey(s.Name)
+		_ = d.set(tree, s)
+	}
+	steps, err := parsePath(settingKey(name))
 	if err != nil {
 		return "", false
 	}
-	var doc yaml.Node
-	if safeDecode(yaml.NewDecoder(strings.NewReader(string(root.Source))), &doc) != nil || len(doc.Content) == 0 {
-		return "", false
-	}
-	n := doc.Content[0]
+	n := tree
 	for _, st := range steps {
 		if n = lookup(n, fieldSpelling(st.name), 0); n == nil {
 			return "", false
@@ -144,7 +198,132 @@ func Value(f *File, name string) (string, bool) {
 			n = n.Content[i]
 		}
 	}
-	return settingText(resolve(n)), true
+	return settingText(resolve(n))
+}
+
+// documentOf is the top node of a file's text, nil when it has none.
+func documentOf(src []byte) *yaml.Node {
+	var doc yaml.Node
+	if safeDecode(yaml.NewDecoder(strings.NewReader(string(src))), &doc) != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	return doc.Content[0]
+}
+
+// SettingTarget is the field a setting's name sets in f, as one path
+// however it is spelled: burst and limit.burst are limit.burst, on_error,
+// on-error and topology.on_error are topology.on_error, and
+// clients[hammer].traffic.rate is clients[0].traffic.rate when hammer is
+// the file's first client. Two settings with one target, or one whose
+// target holds the other's (limit and limit.burst), set one field twice.
+// An entry the file does not name is left as written (Apply says why).
+func SettingTarget(f *File, name string) (string, error) {
+	if f.base != nil {
+		f = f.base
+	}
+	var tree *yaml.Node
+	if needsTree(name) {
+		tree = documentOf(f.Source)
+	}
+	return target(tree, name)
+}
+
+// needsTree says whether a name chooses a list entry by its name:, which
+// only the file's tree turns into an index.
+func needsTree(name string) bool {
+	steps, err := parsePath(settingKey(name))
+	if err != nil {
+		return false
+	}
+	for _, st := range steps {
+		for _, sel := range st.sels {
+			if _, err := strconv.Atoi(sel); err != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// target is SettingTarget in the file's tree; root nil leaves entries
+// chosen by name as written.
+func target(root *yaml.Node, name string) (string, error) {
+	steps, err := parsePath(settingKey(name))
+	if err != nil {
+		return "", err
+	}
+	var path string
+	cur := root
+	for _, st := range steps {
+		field := fieldSpelling(st.name)
+		path = join(path, field)
+		if cur != nil {
+			cur = lookup(cur, field, 0)
+		}
+		for _, sel := range st.sels {
+			i, err := strconv.Atoi(sel)
+			if err != nil && cur != nil && resolve(cur).Kind == yaml.SequenceNode {
+				if j, err2 := entry(resolve(cur), path, sel); err2 == nil {
+					i, err = j, nil
+				}
+			}
+			if err != nil {
+				path += "[" + sel + "]"
+				cur = nil
+				continue
+			}
+			path = index(path, i)
+			if cur != nil && resolve(cur).Kind == yaml.SequenceNode && i >= 0 && i < len(resolve(cur).Content) {
+				cur = resolve(cur).Content[i]
+			} else {
+				cur = nil
+			}
+		}
+	}
+	return path, nil
+}
+
+// holds reports whether the field at path a is b or holds it: limit
+// holds limit.burst, clients[0] clients[0].count.
+func holds(a, b string) bool {
+	return a == b || strings.HasPrefix(b, a+".") || strings.HasPrefix(b, a+"[")
+}
+
+// checkTargets refuses two of sets that set one field, or one a field
+// the other holds: --vs on_error and --vs topology.on_error, --set
+// limit={…} and --burst. root nil: entries named by name as written.
+func checkTargets(root *yaml.Node, sets []Setting) error {
+	targets := make([]string, len(sets))
+	for i, s := range sets {
+		t, err := target(root, s.Name)
+		if err != nil {
+			return nil // checkSetting says why
+		}
+		targets[i] = t
+		for j := range i {
+			if sets[j].Flag == s.Flag && targets[j] == t {
+				return &Error{Field: s.Flag, Msg: "given twice (want it once)"}
+			}
+			if msg := twice(sets[j].Flag, targets[j], t); msg != "" {
+				return &Error{Field: s.Flag, Msg: msg}
+			}
+		}
+	}
+	return nil
+}
+
+// twice is the message for a setting of target b given after one (named
+// flag) of target a, or "" when they set different fields.
+func twice(flag, a, b string) string {
+	switch {
+	case a == b:
+		return fmt.Sprintf("%s already sets it (want it once)", flag)
+	case holds(a, b):
+		return fmt.Sprintf("%s already sets %s, which holds it (want one of them)", flag, a)
+	case holds(b, a):
+		return fmt.Sprintf("%s already sets %s, within it (want one of them)", flag, a)
+	}
+	return ""
 }
 
 // SettingKey is the field name sets in f, as a path with every list
@@ -201,7 +380,16 @@ func settingKey(name string) string {
 		}
 		return canon
 	}
-	return strings.ReplaceAll(name, "-", "_")
+	// In the fields' names alone: an entry's name (clients[batch-{i}])
+	// is the file's.
+	steps, err := parsePath(name)
+	if err != nil {
+		return name
+	}
+	for i := range steps {
+		steps[i].name = strings.ReplaceAll(steps[i].name, "-", "_")
+	}
+	return spell(steps, len(steps))
 }
 
 // overridePaths are the fields of the file the override names set, where
@@ -480,42 +668,57 @@ func (s Setting) named() string {
 
 // reread reads f's text again with sets in place. An error the file would
 // not give names the setting that caused it: the first of sets that,
-// applied after those before it, fails.
+// applied after those before it, fails, found by halving (a setting's own
+// value, blamed as it is read, needs no search). For an unread file the
+// file alone may be what fails, and its error is the file's.
 func (f *File) reread(sets []Setting) (*File, error) {
 	if len(f.Source) == 0 {
-		return nil, &Error{Field: sets[0].Flag, Msg: "this scenario has no text to set it in (want a scenario read by Load, Read, Parse or Open)"}
+		field := ""
+		if len(sets) > 0 {
+			field = sets[0].Flag
+		}
+		return nil, &Error{Field: field, Msg: "this scenario has no text to set it in (want a scenario read by Load, Read, Parse or Open)"}
 	}
-	out, err := f.rereadWith(sets)
-	if err == nil {
-		return out, nil
+	out, blamed, err := f.rereadWith(sets)
+	if err == nil || blamed || len(sets) == 0 {
+		return out, err
 	}
-	for k := 1; k < len(sets); k++ {
-		if _, kerr := f.rereadWith(sets[:k]); kerr != nil {
-			return nil, kerr
+	lo, hi := 1, len(sets) // sets[:hi] fails, with err
+	if f.unread {
+		lo = 0
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if _, _, merr := f.rereadWith(sets[:mid]); merr != nil {
+			hi, err = mid, merr
+		} else {
+			lo = mid + 1
 		}
 	}
 	return nil, err
 }
 
-// rereadWith is reread without the search for the setting to blame.
-func (f *File) rereadWith(sets []Setting) (*File, error) {
+// rereadWith is reread without the search for the setting to blame;
+// blamed says the error names a setting as its cause already (its value
+// or its path was refused).
+func (f *File) rereadWith(sets []Setting) (_ *File, blamed bool, _ error) {
 	d := &decoder{file: f.origin.file, logs: f.origin.logs, logDir: f.origin.logDir, cache: f.origin.cache, injected: map[*yaml.Node]*injection{}}
 	if d.file == "" {
 		d.file = f.Path
 	}
 	root := d.readDocument(f.Source)
 	if d.failed() {
-		return nil, d.err
+		return nil, false, d.err
 	}
 	for _, s := range sets {
 		if err := d.set(root, s); err != nil {
-			return nil, err
+			return nil, true, err
 		}
 	}
 	out := d.parseRoot(root)
 	if d.failed() {
-		if d.blamedSetting {
-			return nil, d.err
+		if d.blamedSetting || len(sets) == 0 {
+			return nil, d.blamedSetting, d.err
 		}
 		// Blamed on the file, where the setting shows: the setting is
 		// the cause, and the file's field and line say where.
@@ -527,10 +730,10 @@ func (f *File) rereadWith(sets []Setting) (*File, error) {
 		if where != "" {
 			msg = where + ": " + msg
 		}
-		return nil, &Error{Field: sets[len(sets)-1].named(), Msg: msg}
+		return nil, false, &Error{Field: sets[len(sets)-1].named(), Msg: msg}
 	}
 	out.Source, out.Path, out.origin = f.Source, f.Path, f.origin
-	return out, nil
+	return out, false, nil
 }
 
 // set puts s in the tree under root: the path's nodes copied into the
@@ -560,6 +763,13 @@ func (d *decoder) set(root *yaml.Node, s Setting) error {
 			return fail("this file has limits:, not limit: (want limits[NAME]%s, NAME one of %s)", tail, names)
 		}
 	}
+	if steps[0].name == "limits" && lookup(root, "limits", 0) == nil && lookup(root, "limit", 0) != nil {
+		want := "limit"
+		if len(steps) > 1 {
+			want = "limit." + spell(steps[1:], len(steps)-1)
+		}
+		return fail("this file has limit:, not limits: (want %s)", want)
+	}
 	v, err := parseValue(s.Value)
 	if err != nil {
 		return fail("%v", err)
@@ -586,6 +796,11 @@ func (d *decoder) set(root *yaml.Node, s Setting) error {
 		if last {
 			setKey(cur, fieldName, v, mark)
 			break
+		}
+		if len(st.sels) > 0 && lookup(cur, fieldName, 0) == nil {
+			// An entry of a list the file lacks: there is none to set,
+			// and a mapping made for it would be called one.
+			return fail("%s: the file has none (want %s added to the file, or %s)", path, path, wholeList(s, path))
 		}
 		next := ownValue(cur, fieldName, mark)
 		for k, sel := range st.sels {
@@ -618,6 +833,15 @@ func (d *decoder) set(root *yaml.Node, s Setting) error {
 	}
 	in.path = path
 	return nil
+}
+
+// wholeList is how s would set the list at path whole: --set
+// faults=[{…}], or with: {faults: [{…}]}.
+func wholeList(s Setting, path string) string {
+	if kind, ok := strings.CutSuffix(s.Flag, s.Name); ok && (kind == "--set " || kind == "--vs " || kind == "sweep ") {
+		return kind + path + "=[{…}]"
+	}
+	return path + ": [{…}] given whole"
 }
 
 // fieldSpelling is a path's name as the file spells it: failover-after
@@ -755,7 +979,18 @@ func ownCopy(n *yaml.Node) *yaml.Node {
 func entry(list *yaml.Node, path, sel string) (int, error) {
 	if i, err := strconv.Atoi(sel); err == nil {
 		if i < 0 || i >= len(list.Content) {
-			return 0, fmt.Errorf("%s[%d] is out of range: the file has %d (want %s[0] to %s[%d], as written, before count: expands them)", path, i, len(list.Content), path, path, len(list.Content)-1)
+			asWritten := ""
+			if path == "clients" {
+				asWritten = ", as written, before count: expands them"
+			}
+			if len(list.Content) == 0 {
+				return 0, fmt.Errorf("%s[%d] is out of range: the file has none (want an entry added to %s in the file)", path, i, path)
+			}
+			want := fmt.Sprintf("%s[0] to %s[%d]", path, path, len(list.Content)-1)
+			if len(list.Content) == 1 {
+				want = path + "[0]"
+			}
+			return 0, fmt.Errorf("%s[%d] is out of range: the file has %d (want %s%s)", path, i, len(list.Content), want, asWritten)
 		}
 		return i, nil
 	}
@@ -783,11 +1018,17 @@ func parseValue(text string) (*yaml.Node, error) {
 		return nil, fmt.Errorf("the value is larger than %d MB (want a field's value)", MaxFileSize>>20)
 	}
 	var doc yaml.Node
-	if err := safeDecode(yaml.NewDecoder(strings.NewReader(text)), &doc); err != nil {
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	if err := safeDecode(dec, &doc); err != nil {
 		if strings.TrimSpace(text) == "" {
 			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}, nil
 		}
 		return nil, fmt.Errorf("%s is not a YAML value: %s (want e.g. 5/s, 20 or {pattern: constant, rate: 5/s})", quote(text), strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	// A second document (after ---) would be left out unread.
+	var more yaml.Node
+	if err := safeDecode(dec, &more); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s holds more than one YAML document (want one value)", quote(text))
 	}
 	if len(doc.Content) == 0 {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}, nil
@@ -817,15 +1058,54 @@ func hasAlias(n *yaml.Node, depth int) bool {
 // values) scans a log once, not once per value.
 type logCache struct {
 	mu   sync.Mutex
-	logs map[string]*replay.Log
+	logs map[logKey]*replay.Log
 }
 
-// scan is replay.Scan of src, once per src and maxKeys.
+// A logKey is everything a scan's result depends on: the log's file as
+// it is on disk, and what was asked of it. The instants are compared as
+// instants and by their zone's offset: 10:04+00:03 and 10:04-00:03 are
+// six minutes apart, though their wall clocks are the same.
+type logKey struct {
+	source                  string // the Source's other options, by value
+	from, until             int64  // UnixNano, 0 unset
+	fromOffset, untilOffset int    // their zones', in seconds
+	maxKeys                 int
+	size, modTime           int64 // the file's, when it is one
+}
+
+// cacheKey is src's key; false when it cannot have one: a log read by a
+// program (Open) or from a reader (Stdin), or priced by routes (Costs,
+// whose rules hold patterns compared by address), is scanned each time.
+func cacheKey(src replay.Source, maxKeys int) (logKey, bool) {
+	if src.Open != nil || src.Costs != nil || src.Trace.Stdin != nil || src.Path == "-" {
+		return logKey{}, false
+	}
+	k := logKey{maxKeys: maxKeys}
+	if t := src.Trace.From; !t.IsZero() {
+		_, k.fromOffset = t.Zone()
+		k.from = t.UnixNano()
+	}
+	if t := src.Trace.Until; !t.IsZero() {
+		_, k.untilOffset = t.Zone()
+		k.until = t.UnixNano()
+	}
+	info, err := os.Stat(src.Path)
+	if err != nil {
+		return logKey{}, false // Scan says why
+	}
+	k.size, k.modTime = info.Size(), info.ModTime().UnixNano()
+	rest := src
+	rest.Trace.From, rest.Trace.Until = time.Time{}, time.Time{}
+	k.source = fmt.Sprintf("%#v", rest)
+	return k, true
+}
+
+// scan is replay.Scan of src, once per key.
 func (c *logCache) scan(src replay.Source, maxKeys int) (*replay.Log, error) {
-	if c == nil {
+	key, ok := cacheKey(src, maxKeys)
+	if c == nil || !ok {
 		return replay.Scan(context.Background(), src, replay.ScanOptions{MaxKeys: maxKeys})
 	}
-	key := fmt.Sprintf("%d %#v", maxKeys, src)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if l, ok := c.logs[key]; ok {
@@ -836,7 +1116,7 @@ func (c *logCache) scan(src replay.Source, maxKeys int) (*replay.Log, error) {
 		return nil, err
 	}
 	if c.logs == nil {
-		c.logs = map[string]*replay.Log{}
+		c.logs = map[logKey]*replay.Log{}
 	}
 	c.logs[key] = l
 	return l, nil
@@ -844,13 +1124,19 @@ func (c *logCache) scan(src replay.Source, maxKeys int) (*replay.Log, error) {
 
 // settingText is a YAML value as a Setting's text: what the file says,
 // read back the same (a quoted "a: b" stays one string), aliases written
-// out and in flow style, on one line.
-func settingText(n *yaml.Node) string {
+// out and in flow style, on one line. Written out, aliases may repeat
+// their anchors' values many times over: a value of more than
+// maxSettingNodes nodes is refused (false).
+func settingText(n *yaml.Node) (string, bool) {
 	if n.Kind == yaml.ScalarNode && n.Style == 0 {
-		return n.Value
+		return n.Value, true
 	}
+	budget := maxSettingNodes
 	var bare func(n *yaml.Node, depth int) *yaml.Node
 	bare = func(n *yaml.Node, depth int) *yaml.Node {
+		if budget--; budget < 0 {
+			return nil
+		}
 		n = resolve(n)
 		c := &yaml.Node{Kind: n.Kind, Tag: n.Tag, Value: n.Value, Style: n.Style}
 		if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
@@ -858,14 +1144,26 @@ func settingText(n *yaml.Node) string {
 		}
 		if depth < 64 {
 			for _, ch := range n.Content {
-				c.Content = append(c.Content, bare(ch, depth+1))
+				bc := bare(ch, depth+1)
+				if bc == nil {
+					return nil
+				}
+				c.Content = append(c.Content, bc)
 			}
 		}
 		return c
 	}
-	out, err := yaml.Marshal(bare(n, 0))
-	if err != nil {
-		return n.Value
+	b := bare(n, 0)
+	if b == nil {
+		return "", false
 	}
-	return strings.TrimSpace(string(out))
+	out, err := yaml.Marshal(b)
+	if err != nil {
+		return n.Value, true
+	}
+	return strings.TrimSpace(string(out)), true
 }
+
+// maxSettingNodes bounds a value written out as a setting's text: far
+// more than any field's value, far less than a billion laughs.
+const maxSettingNodes = 10_000

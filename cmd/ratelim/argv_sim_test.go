@@ -166,7 +166,7 @@ func TestSimRefusesBadFlags(t *testing.T) {
 		{"sim nat --servers -1", exitBadInput, []string{"--servers"}},
 		{"sim nat --servers 1025", exitBadInput, []string{"--servers", "1024"}},
 		{"sim nat --servers 99999999999999999999", exitBadInput, []string{"--servers: 99999999999999999999 is not a whole number"}},
-		{"sim partition --servers 2", exitBadInput, []string{"--servers", "partition"}},
+		{"sim partition --servers 2", exitBadInput, []string{"--servers 2: faults[0].groups[1][0] (line 55): server 2 does not exist"}},
 		{"sim nat --seed -1", exitBadInput, []string{"--seed: -1 is not a whole number from 0 to 2^64-1"}},
 		{"sim nat --seed 18446744073709551616", exitBadInput, []string{"--seed: 18446744073709551616 is not a whole number from 0 to 2^64-1"}},
 		{"sim nat --seed x", exitBadInput, []string{`--seed: "x" is not a whole number`}},
@@ -177,11 +177,16 @@ func TestSimRefusesBadFlags(t *testing.T) {
 		{"sim nat --set limit.burst", exitBadInput, []string{`--set "limit.burst": want PATH=VALUE`}},
 		{"sim nat --set limit.brust=5", exitBadInput, []string{`--set limit.brust: unknown field, did you mean "burst"?`}},
 		{"sim nat --set clients[9].count=2", exitBadInput, []string{"--set clients[9].count: clients[9] is out of range"}},
-		{"sim nat --burst 5 --set limit.burst=6", exitBadInput, []string{"--burst: --set limit.burst already sets limit.burst (want it set once)"}},
+		{"sim nat --burst 5 --set limit.burst=6", exitBadInput, []string{"--burst: --set limit.burst already sets it (want it once)"}},
 		{"sim partition --set faults[0].start=25s", exitBadInput, []string{"--set faults[0].start=25s: faults[0].end (line "}},
 		{"sim nat --vs limit.rate=abc", exitBadInput, []string{`--vs limit.rate: "abc" is not a rate (want e.g. 100/s)`}},
+		{"sim nat --vs burst=", exitBadInput, []string{"--vs burst: missing value (want a whole number, e.g. 50)"}},
 		{"sim nat --vs brust=5", exitBadInput, []string{`--vs brust: unknown setting "brust", did you mean "burst"?`}},
-		{"sim nat --vs burst=5 --vs limit.burst=6", exitBadInput, []string{"--vs: limit.burst given twice"}},
+		{"sim nat --vs burst=5 --vs limit.burst=6", exitBadInput, []string{"--vs limit.burst: --vs burst already sets it (want it once)"}},
+		{"sim store-outage --vs on_error=fail-closed --vs topology.on_error=fail-open", exitBadInput, []string{"--vs topology.on_error: --vs on-error already sets it (want it once)"}},
+		{"sim nat --vs clients[0].traffic.rate=1/s --vs clients[office-{i}].traffic.rate=2/s", exitBadInput, []string{"--vs clients[office-{i}].traffic.rate: --vs clients[0].traffic.rate already sets it (want it once)"}},
+		{"sim store-outage --on-error fail-open --set topology.on_error=fail-closed", exitBadInput, []string{"--on-error: --set topology.on_error already sets it (want it once)"}},
+		{`sim nat --set limit={"rate":"1/s","burst":3} --burst 9`, exitBadInput, []string{"--burst: --set limit already sets limit, which holds it (want one of them)"}},
 		{"sim nat --duration soon", exitBadInput, []string{"--duration", `"soon"`}},
 		{"sim nat --duration 1ns", exitBadInput, []string{"--duration", "microsecond"}},
 		{"sim nat --duration 0s", exitBadInput, []string{"--duration"}},
@@ -210,7 +215,7 @@ func TestSimRefusesBadFlags(t *testing.T) {
 		{"sim nat --tui --live", exitBadInput, []string{"--live and --tui"}},
 		{"sim nat --vs servers", exitBadInput, []string{"--vs", "FIELD=VALUE"}},
 		{"sim nat --vs colour=red", exitBadInput, []string{"--vs", `"colour"`}},
-		{"sim nat --vs seed=1 --vs seed=2", exitBadInput, []string{"--vs", "seed given twice"}},
+		{"sim nat --vs seed=1 --vs seed=2", exitBadInput, []string{"--vs seed: given twice (want it once)"}},
 		{"sim nat --vs servers=5000", exitBadInput, []string{"--vs servers", "1024"}},
 		{"sim nat --vs seed=2 --live", exitBadInput, []string{"--vs and --live"}},
 		{"sim nat --vs seed=2 --plot x.gif", exitBadInput, []string{"--plot", ".png or .svg"}},
@@ -263,8 +268,8 @@ func TestCompareArgvToOptions(t *testing.T) {
 			{line: "compare nat --max-requests 9 --max-memory 1GiB --parallel 3", want: func(o *compareOptions) {
 				o.Limits = runLimits{MaxRequests: 9, MaxMemory: "1GiB", Workers: 3, parallel: true}
 			}},
-			{line: "compare nat --rate 20/s --burst 5 --window 2s --set topology.rtt=1ms --balancer random --key ip --step 500ms --rtt 1ms --shadow true --wall-clock 2026-11-24T10:00:00Z", want: func(o *compareOptions) {
-				o.over = overrides{rate: "20/s", burst: "5", window: "2s", paths: []string{"topology.rtt=1ms"}, balancer: "random", key: "ip", step: "500ms", rtt: "1ms", shadow: "true", wallClock: "2026-11-24T10:00:00Z",
+			{line: "compare nat --rate 20/s --burst 5 --window 2s --set topology.store=memory --balancer random --key ip --step 500ms --rtt 1ms --shadow true --wall-clock 2026-11-24T10:00:00Z", want: func(o *compareOptions) {
+				o.over = overrides{rate: "20/s", burst: "5", window: "2s", paths: []string{"topology.store=memory"}, balancer: "random", key: "ip", step: "500ms", rtt: "1ms", shadow: "true", wallClock: "2026-11-24T10:00:00Z",
 					set: map[string]string{"rate": "20/s", "burst": "5", "window": "2s", "balancer": "random", "key": "ip", "step": "500ms", "rtt": "1ms", "shadow": "true", "wall-clock": "2026-11-24T10:00:00Z"}}
 			}},
 			{line: "compare nat --vs burst=40 --vs topology.rtt=2ms", want: func(o *compareOptions) { o.Vs = []string{"burst=40", "topology.rtt=2ms"} }},

@@ -114,6 +114,7 @@ Exit status, the worst seen when files differ (4 > 2 > 3 > 1 > 0):
 	f.StringVar(&opts.Store, "store", "", "run every scenario on this store: memory, miniredis or redis://host:port")
 	addLimitFlags(f, &opts.Limits, true)
 	addLiveCheckFlags(f, &opts.Live)
+	wrapFlagHelp(cmd)
 	return cmd
 }
 
@@ -238,12 +239,14 @@ func planFile(entry int, f *scenarios.File, store string) ([]checkJob, []sim.Sce
 		}
 	}
 	groups := map[string]*checkJob{}
+	first := map[string]int{} // the first expectation of each with:, by which errors name it
 	var order []string
 	for i := range f.Expect {
 		e := &f.Expect[i]
 		id := withID(e.With)
 		if groups[id] == nil {
 			groups[id] = &checkJob{entry: entry, file: f, label: label, with: e.With}
+			first[id] = i
 			order = append(order, id)
 		}
 		groups[id].exps = append(groups[id].exps, e)
@@ -259,7 +262,8 @@ func planFile(entry int, f *scenarios.File, store string) ([]checkJob, []sim.Sce
 			sets = append(sets, scenarios.Setting{Name: "store", Value: store, Flag: "--store"})
 		}
 		for _, k := range slices.Sorted(maps.Keys(job.with)) {
-			sets = append(sets, scenarios.Setting{Name: k, Value: job.with[k], Flag: "with." + k})
+			// Named as the file's reader names it: expect[2].with.limit.burst.
+			sets = append(sets, scenarios.Setting{Name: k, Value: job.with[k], Flag: fmt.Sprintf("expect[%d].with.%s", first[id], k)})
 		}
 		run, err := scenarios.Apply(f, sets)
 		if err != nil {

@@ -288,7 +288,7 @@ func TestCheckWithAPath(t *testing.T) {
 		t.Fatalf("the edited file gives %v, want a limit.burst error", fileErr)
 	}
 	code, out, errOut = runArgs("check", bad)
-	want := bad + ":17: with.limit.burst: " + fe.Msg
+	want := bad + ":17: expect[2].with.limit.burst: " + fe.Msg
 	if code != exitBadInput || !strings.Contains(out+errOut, want) {
 		t.Errorf("exit %d, want 2 and %q in\n%s%s", code, want, out, errOut)
 	}

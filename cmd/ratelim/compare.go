@@ -94,6 +94,7 @@ matrix again so changed, e.g. --vs limit.burst=50.`,
 	addOverrideFlags(cmd, &opts.over, "algorithm", "topology")
 	addWallClockFlag(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
+	wrapFlagHelp(cmd)
 	return cmd
 }
 
@@ -128,6 +129,32 @@ type comparePlan struct {
 	cellsB         []Cell
 }
 
+// checkMatrixFields refuses a --set or --vs of the algorithm or the
+// topology's kind: each cell sets them (--algorithms, --topologies), so
+// the setting would change nothing.
+func checkMatrixFields(file *scenarios.File, over overrides, vs *versus) error {
+	sets, err := over.settings()
+	if err != nil {
+		return err
+	}
+	if vs != nil {
+		sets = append(sets, vs.sets...)
+	}
+	for _, s := range sets {
+		target, err := scenarios.SettingTarget(file, s.Name)
+		if err != nil {
+			continue // Apply has said why
+		}
+		switch {
+		case target == "limit.algorithm" || strings.HasPrefix(target, "limits[") && strings.HasSuffix(target, "].algorithm"):
+			return badInput("%s: compare's matrix sets it (want --algorithms)", s.Flag)
+		case target == "topology.kind":
+			return badInput("%s: compare's matrix sets it (want --topologies)", s.Flag)
+		}
+	}
+	return nil
+}
+
 // planCompare checks opts and makes each cell's scenario, running nothing.
 func planCompare(opts *compareOptions) (*comparePlan, error) {
 	if err := checkOutputFlags(opts.Format, &opts.Plot); err != nil {
@@ -160,6 +187,9 @@ func planCompare(opts *compareOptions) (*comparePlan, error) {
 	}
 	file, run, err := opts.loadFile(opts.Scenario, opts.over)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkMatrixFields(file, opts.over, vs); err != nil {
 		return nil, err
 	}
 	base := run.Scenario
@@ -540,7 +570,7 @@ func writeCompareVersus(opts *compareOptions, p *comparePlan) error {
 		if i > 0 {
 			fmt.Fprintln(opts.Out)
 		}
-		fmt.Fprintf(opts.Out, "── %s ──\n", escape.Text(labels[i]))
+		writeRunHeading(opts.Out, [2]string{"A", "B"}[i], escape.Text(labels[i]))
 		if err := writeCompareTable(opts.Out, m.base, m.cells, opts.Algorithms, opts.Topologies); err != nil {
 			return err
 		}

@@ -94,6 +94,7 @@ yours, under a key prefix of its own that is deleted at exit.`,
 	f.StringVar(&opts.Control, "control", "127.0.0.1:0", "the control listener's address, on loopback (port 0: a free one)")
 	f.StringSliceVar(&opts.TrustedProxies, "trusted-proxies", nil, "CIDRs or addresses whose X-Forwarded-For is believed, comma-separated (e.g. 127.0.0.1/32,10.0.0.0/8); none by default")
 	addOverrideFlags(cmd, &opts.over)
+	wrapFlagHelp(cmd)
 	return cmd
 }
 
@@ -252,7 +253,8 @@ rejected, and the audit says how many and the first error. A run in which
 requests were due and none got an answer exits 4 with the reason, after
 printing its figures; one in which some were answered exits 0.`,
 		Example: `  ratelim serve runaway-healthcheck &
-  ratelim load runaway-healthcheck --target http://127.0.0.1:8080,http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083`,
+  ratelim load runaway-healthcheck \
+    --target http://127.0.0.1:8080,http://127.0.0.1:8081,http://127.0.0.1:8082`,
 		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Scenario = args[0]
@@ -278,6 +280,7 @@ printing its figures; one in which some were answered exits 0.`,
 	addDenseFlag(f, &opts.Dense)
 	addOverrideFlags(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
+	wrapFlagHelp(cmd)
 	return cmd
 }
 

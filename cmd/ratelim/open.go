@@ -20,23 +20,26 @@ func (s streams) loadScenario(name string, over overrides) (*scenarios.File, sim
 }
 
 // loadFile is loadScenario, with the file as the flags change it (run),
-// to change again (--vs).
+// to change again (--vs). The file is read once, the flags' settings in
+// it (scenarios.OpenWith): with flags given, file is run, the file as
+// read not kept beside it (a file of a million clients is held once).
 func (s streams) loadFile(name string, over overrides) (file, run *scenarios.File, err error) {
+	sets, err := over.settings()
+	if err != nil {
+		return nil, nil, err
+	}
 	if name == "-" {
 		if s.In == nil {
 			return nil, nil, badInput("-: no standard input to read the scenario from")
 		}
-		file, err = scenarios.Read("stdin", s.In)
+		file, err = scenarios.ReadWith("stdin", s.In, sets)
 	} else {
-		file, err = scenarios.Open(name)
+		file, err = scenarios.OpenWith(name, sets)
 	}
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
-	if run, err = over.applyTo(file); err != nil {
-		return nil, nil, err
-	}
-	return file, run, nil
+	return file, file, nil
 }
 
 // runError sorts the error of one simulated run: a run refused before it

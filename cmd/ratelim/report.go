@@ -79,6 +79,7 @@ page says what differs, client by client.`,
 	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: run it again so changed, plot both and say what differs, e.g. --vs limit.burst=50 (repeat for several fields)")
 	addOverrideFlags(cmd, &opts.over)
 	addWallClockFlag(cmd, &opts.over)
+	wrapFlagHelp(cmd)
 	return cmd
 }
 

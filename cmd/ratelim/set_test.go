@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ratelim/ratelim/scenarios"
 )
@@ -87,5 +89,88 @@ func TestSetFlagsGiveTheFilesMessage(t *testing.T) {
 		if code != exitBadInput || !strings.HasPrefix(errOut, want) {
 			t.Errorf("%v: exit %d, %q\nwant exit 2 and %q", tc.flags, code, errOut, want)
 		}
+	}
+}
+
+// A --vs run's labels and changed name the values each run used, whatever
+// flag set them: the limit a --set gave, an entry named by its index.
+func TestVersusLabelsNameWhatRan(t *testing.T) {
+	path := writeScenario(t, "small.yaml", noExpect)
+	for _, tc := range []struct {
+		flags  []string
+		labels [2]string
+	}{
+		{[]string{"--set", "limit={algorithm: token-bucket, rate: 10/s, burst: 3}", "--vs", "burst=4"}, [2]string{"burst=3", "burst=4"}},
+		{[]string{"--set", "clients[hammer].traffic={pattern: constant, rate: 1/s}", "--vs", "clients[0].traffic.rate=2/s"}, [2]string{"clients[0].traffic.rate=1/s", "clients[0].traffic.rate=2/s"}},
+	} {
+		code, out, errOut := runArgs(append([]string{"sim", path, "--format", "json"}, tc.flags...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.flags, code, errOut)
+		}
+		var got versusJSON
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Labels != tc.labels {
+			t.Errorf("%v: labels %q, want %q", tc.flags, got.Labels, tc.labels)
+		}
+	}
+}
+
+// compare sets each cell's algorithm and topology: a --set or --vs of
+// either would change nothing, and is refused.
+func TestCompareRefusesTheMatrixFields(t *testing.T) {
+	for _, tc := range []struct{ args, want string }{
+		{"--vs algorithm=gcra", "--vs algorithm: compare's matrix sets it (want --algorithms)"},
+		{"--vs limit.algorithm=gcra", "--vs limit.algorithm: compare's matrix sets it (want --algorithms)"},
+		{"--set limit.algorithm=gcra", "--set limit.algorithm: compare's matrix sets it (want --algorithms)"},
+		{"--vs topology.kind=local", "--vs topology.kind: compare's matrix sets it (want --topologies)"},
+		{"--vs topology=local", "--vs topology: compare's matrix sets it (want --topologies)"},
+		{"--set topology.kind=local", "--set topology.kind: compare's matrix sets it (want --topologies)"},
+	} {
+		code, _, errOut := runArgs(append([]string{"compare", "nat", "--format", "json"}, strings.Fields(tc.args)...)...)
+		if code != exitBadInput || !strings.HasPrefix(errOut, "ratelim: "+tc.want) {
+			t.Errorf("compare nat %s: exit %d, %q; want %s", tc.args, code, errOut, tc.want)
+		}
+	}
+	code, _, errOut := runArgs("compare", "api-quotas", "--format", "json", "--set", "limits[per-second].algorithm=gcra")
+	if want := "ratelim: --set limits[per-second].algorithm: compare's matrix sets it (want --algorithms)"; code != exitBadInput || !strings.HasPrefix(errOut, want) {
+		t.Errorf("compare api-quotas --set limits[per-second].algorithm=gcra: exit %d, %q; want %s", code, errOut, want)
+	}
+}
+
+// A --vs's output and the help of the commands that take settings fit 80
+// columns: a label is the settings as typed, wrapped on lines of its own.
+func TestVersusAndHelpFit80Columns(t *testing.T) {
+	retry := "clients[drain-rack-2].retry={policy: backoff, base: 200ms, cap: 5s, max: 10}"
+	for _, args := range [][]string{
+		{"sim", "rack-drain", "--vs", retry},
+		{"compare", "rack-drain", "--algorithms", "gcra", "--topologies", "local", "--vs", retry},
+		{"sim", "--help"}, {"report", "--help"}, {"compare", "--help"},
+		{"serve", "--help"}, {"load", "--help"}, {"check", "--help"},
+	} {
+		code, out, errOut := runArgs(args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		for i, line := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(line); n > 80 {
+				t.Errorf("%v: line %d is %d columns: %q", args, i+1, n, line)
+			}
+		}
+	}
+}
+
+// --servers, --seed, --balancer and --wall-clock set the file's field in
+// its tree: a partition's groups are read against the servers given, and
+// a change to both goes together.
+func TestServersSetInTheTree(t *testing.T) {
+	code, _, errOut := runArgs("sim", "partition", "--servers", "3")
+	if want := "ratelim: --servers 3: faults[0].groups[1][1] (line 55): server 3 does not exist (want 0 to 2: servers are numbered from 0)"; code != exitBadInput || !strings.HasPrefix(errOut, want) {
+		t.Errorf("sim partition --servers 3: exit %d, %q; want %s", code, errOut, want)
+	}
+	code, _, errOut = runArgs("sim", "partition", "--servers", "3", "--set", "faults[0].groups=[[0],[1,2]]", "-q")
+	if code != 0 {
+		t.Errorf("sim partition --servers 3 with groups for 3: exit %d: %s", code, errOut)
 	}
 }

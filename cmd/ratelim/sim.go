@@ -79,19 +79,15 @@ func (o overrides) given() bool { return len(o.set) > 0 || len(o.paths) > 0 }
 
 // settings are the flags given, as scenarios.Apply takes them: the --set
 // flags in the order typed, then the others in a fixed order. A field set
-// by two flags (--burst and --set limit.burst) is refused.
+// by two flags (--burst and --set limit.burst, --on-error and --set
+// topology.on_error) is refused by scenarios.Apply, which knows the file's
+// fields and entries.
 func (o overrides) settings() ([]scenarios.Setting, error) {
 	var out []scenarios.Setting
-	by := map[string]string{} // the field set → the flag that set it
 	add := func(s scenarios.Setting) error {
 		if err := scenarios.CheckSettingName(s.Name); err != nil {
 			return usageError{&scenarios.Error{Field: s.Flag, Msg: settingMessage(err, s.Name)}}
 		}
-		field := settingField(s.Name)
-		if other, dup := by[field]; dup {
-			return badInput("%s: %s already sets %s (want it set once)", s.Flag, other, field)
-		}
-		by[field] = s.Flag
 		out = append(out, s)
 		return nil
 	}
@@ -113,18 +109,6 @@ func (o overrides) settings() ([]scenarios.Setting, error) {
 		}
 	}
 	return out, nil
-}
-
-// settingField is the field a setting's name sets, for telling two flags
-// that set one apart: burst is limit.burst, on_error is on-error.
-func settingField(name string) string {
-	if slices.Contains(shortForms, name) {
-		return "limit." + name
-	}
-	if canon := strings.ReplaceAll(name, "_", "-"); slices.Contains(scenarios.OverrideNames(), canon) {
-		return canon
-	}
-	return strings.ReplaceAll(name, "-", "_")
 }
 
 // settingMessage is a scenarios error's message, with the path it names
@@ -176,7 +160,7 @@ Every field of a scenario file: 'ratelim scenarios reference'.`,
   ratelim sim store-outage --vs on_error=fail-closed --plot outage.png
   ratelim sim partition --set topology.failover_after=5s --on-error fail-closed
   ratelim sim runaway-healthcheck --burst 50 --vs burst=100
-  ratelim sim sync-interval --sweep sync-interval=0,10ms,100ms,1s,never --plot sweep.png
+  ratelim sim sync-interval --sweep sync-interval=0,10ms,1s,never --plot s.png
   ratelim sim partition --format json > result.json
   ratelim sim my-scenario.yaml --seed 7 --format csv`,
 		Args: exactArgs(1, "a scenario name or file (see 'ratelim scenarios')"),
@@ -208,7 +192,14 @@ Every field of a scenario file: 'ratelim scenarios reference'.`,
 	addWallClockFlag(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
 	addByFlag(cmd, &opts.Plot)
+	wrapFlagHelp(cmd)
 	return cmd
+}
+
+// wrapFlagHelp wraps cmd's flags in its help at 80 columns, as the text
+// above them is: a flag's usage is otherwise one line, --vs's 179 columns.
+func wrapFlagHelp(cmd *cobra.Command) {
+	cmd.SetUsageTemplate(strings.ReplaceAll(cmd.UsageTemplate(), ".LocalFlags.FlagUsages", ".LocalFlags.FlagUsagesWrapped 80"))
 }
 
 // speedFlag is --speed: a positive number of virtual seconds per wall
@@ -288,23 +279,6 @@ func addSetFlags(cmd *cobra.Command, o *overrides) {
 // virtual clock (a live run is on the real one).
 func addWallClockFlag(cmd *cobra.Command, o *overrides) {
 	cmd.Flags().StringVar(&o.wallClock, "wall-clock", "", "the wall-clock instant virtual time 0 stands for (default "+sim.DefaultWallClock.Format(time.RFC3339)+"); fixed and sliding windows align to it, and the peer models that keep wall-clock time read it, e.g. redis_rate")
-}
-
-// applyTo returns the scenario of f as the flags that were given change
-// it, each refused as the file's field would be.
-func (o overrides) applyTo(f *scenarios.File) (*scenarios.File, error) {
-	sets, err := o.settings()
-	if err != nil {
-		return nil, err
-	}
-	if len(sets) == 0 {
-		return f, nil
-	}
-	next, err := scenarios.Apply(f, sets)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return next, nil
 }
 
 // apply changes sc by the override flags that were given, each refused as

@@ -31,29 +31,26 @@ type versus struct {
 
 // parseVersus reads --vs FIELD=VALUE flags: each FIELD a name
 // scenarios.Apply takes (on_error or on-error alike, burst, limit.burst,
-// clients[web].traffic.rate), given once.
+// clients[web].traffic.rate). A field set twice, however spelled, is
+// scenarios.Apply's to refuse: it knows the file's entries.
 func parseVersus(flags []string) (*versus, error) {
 	if len(flags) == 0 {
 		return nil, nil
 	}
 	v := &versus{set: map[string]string{}}
-	seen := map[string]bool{}
 	for _, f := range flags {
 		name, value, ok := strings.Cut(f, "=")
 		name = strings.TrimSpace(name)
 		if canon := strings.ReplaceAll(name, "_", "-"); slices.Contains(scenarios.OverrideNames(), canon) {
 			name = canon
 		}
-		if !ok || name == "" || value == "" {
+		// An empty value is the field's to refuse, as --set's is:
+		// "missing value (want ...)".
+		if !ok || name == "" {
 			return nil, badInput("--vs %q: want FIELD=VALUE, e.g. --vs on_error=fail-closed or --vs limit.burst=50 (FIELD a flag's name, %s, or a field's path)", f, strings.Join(append(scenarios.OverrideNames(), shortForms...), ", "))
 		}
 		if err := scenarios.CheckSettingName(name); err != nil {
 			return nil, usageError{&scenarios.Error{Field: "--vs " + name, Msg: settingMessage(err, name)}}
-		}
-		if field := settingField(name); seen[field] {
-			return nil, badInput("--vs: %s given twice (want each field once)", name)
-		} else {
-			seen[field] = true
 		}
 		v.set[name] = value
 		v.order = append(v.order, name)
@@ -149,14 +146,15 @@ func writeVersus(w io.Writer, a, b *sim.Result, labelA, labelB string, wide bool
 	for _, run := range []struct {
 		label string
 		r     *sim.Result
-	}{{labelA, a}, {labelB, b}} {
-		fmt.Fprintf(w, "── %s ──\n", run.label)
+		side  string
+	}{{labelA, a, "A"}, {labelB, b, "B"}} {
+		writeRunHeading(w, run.side, run.label)
 		if err := report.WriteTableWith(w, run.r, report.TableOptions{Wide: wide}); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "── A %s vs B %s ──\n", labelA, labelB)
+	fmt.Fprintln(w, "── A vs B ──")
 	if err := writeVersusRows(w, a, b); err != nil {
 		return err
 	}
@@ -168,6 +166,19 @@ func writeVersus(w io.Writer, a, b *sim.Result, labelA, labelB string, wide bool
 		}
 	}
 	return nil
+}
+
+// writeRunHeading heads one side of a --vs: "── A ──", then "A: " and
+// its label, wrapped at 80 columns (a label is the settings as typed, and
+// a mapping's value is long).
+func writeRunHeading(w io.Writer, side, label string) {
+	fmt.Fprintf(w, "── %s ──\n", side)
+	for i, line := range report.Wrap(side+": "+label, 80-3) {
+		if i > 0 {
+			line = "   " + line
+		}
+		fmt.Fprintln(w, line)
+	}
 }
 
 // writeVersusRows is, per client, what each run allowed and refused

@@ -19,7 +19,7 @@ func TestSimVersus(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"── on-error=fail-open ──", "── on-error=fail-closed ──", "── A on-error=fail-open vs B on-error=fail-closed ──",
+		"── A ── A: on-error=fail-open", "── B ── B: on-error=fail-closed", "── A vs B ──",
 		"failed open", "mobile, under its limit, lost 50", // each run's headline
 		"mobile 150 100 -50 (-33%)", // the change, client by client
 	} {
@@ -74,7 +74,7 @@ func TestSimVersusBadInput(t *testing.T) {
 		{[]string{"--vs", "=x"}, `want FIELD=VALUE`},
 		{[]string{"--vs", "colour=red"}, `--vs colour: unknown setting "colour"`},
 		{[]string{"--vs", "on_error=closed"}, `--vs on-error: unknown policy "closed"`},
-		{[]string{"--vs", "seed=1", "--vs", "seed=2"}, "seed given twice"},
+		{[]string{"--vs", "seed=1", "--vs", "seed=2"}, "--vs seed: given twice"},
 		{[]string{"--vs", "servers=100000"}, "--vs servers"},
 		{[]string{"--vs", "seed=2", "--live"}, "--vs and --live"},
 	} {
@@ -133,7 +133,7 @@ func TestCompareVersus(t *testing.T) {
 	}
 	_, a, _ := runArgs(args...)
 	_, b, _ := runArgs(append(args, "--burst", "100")...)
-	if want := "── burst=50 ──\n" + a + "\n── burst=100 ──\n" + b; out != want {
+	if want := "── A ──\nA: burst=50\n" + a + "\n── B ──\nB: burst=100\n" + b; out != want {
 		t.Errorf("compare --vs:\n%s\nwant the two matrices under their labels:\n%s", out, want)
 	}
 	_, js, _ := runArgs(append(args, "--vs", "burst=100", "--format", "json")...)
