@@ -326,47 +326,6 @@ func twice(flag, a, b string) string {
 	return ""
 }
 
-// SettingKey is the field name sets in f, as a path with every list
-// entry by its index: burst is limit.burst, on-error topology.on_error,
-// and clients[web].traffic.rate clients[0].traffic.rate when web is the
-// first client; two names set one field when their keys are equal, and
-// one sets a part of the other's when its key is the other's and more.
-func SettingKey(f *File, name string) string {
-	key := settingKey(name)
-	if f.base != nil {
-		f = f.base
-	}
-	if isPath(name) {
-		// The entries' names as written: flash-bot keeps its dash.
-		key = name
-	}
-	steps, err := parsePath(key)
-	for i := range steps {
-		steps[i].name = strings.ReplaceAll(steps[i].name, "-", "_")
-	}
-	var doc yaml.Node
-	if err != nil || safeDecode(yaml.NewDecoder(strings.NewReader(string(f.Source))), &doc) != nil || len(doc.Content) == 0 {
-		return key
-	}
-	n := doc.Content[0]
-	for si := range steps {
-		if n = lookup(n, fieldSpelling(steps[si].name), 0); n == nil {
-			break
-		}
-		for j, sel := range steps[si].sels {
-			if n = resolve(n); n.Kind != yaml.SequenceNode {
-				return spell(steps, len(steps))
-			}
-			i, err := entry(n, "", sel)
-			if err != nil {
-				return spell(steps, len(steps))
-			}
-			steps[si].sels[j], n = strconv.Itoa(i), n.Content[i]
-		}
-	}
-	return spell(steps, len(steps))
-}
-
 // settingKey is the field a setting's name stands for, as a path: burst
 // is limit.burst, on-error topology.on_error, failover-after
 // failover_after.

@@ -395,10 +395,10 @@ func planSweep(ctx context.Context, opts *sweepOptions) (*sweepPlan, error) {
 	// is kept, and such a sweep refused.
 	p.simOpts.FitStep = true
 	for _, s := range p.base {
-		p.simOpts.FitStep = p.simOpts.FitStep && scenarios.SettingKey(p.file, s.Name) != "step"
+		p.simOpts.FitStep = p.simOpts.FitStep && fieldOf(p.file, s.Name) != "step"
 	}
 	for _, a := range p.axes {
-		p.simOpts.FitStep = p.simOpts.FitStep && scenarios.SettingKey(p.file, a.field) != "step"
+		p.simOpts.FitStep = p.simOpts.FitStep && fieldOf(p.file, a.field) != "step"
 	}
 	// Each run is held to its share of --max-memory, the runs at once
 	// together to all of it (sweepSize).
@@ -415,7 +415,7 @@ func planSweep(ctx context.Context, opts *sweepOptions) (*sweepPlan, error) {
 // limit.burst): scenarios.Apply sets the flags' names after the paths
 // whatever their order, so a row would be labelled with a value its run
 // did not have. Names are compared as the fields they set in the file
-// (scenarios.SettingKey: burst is limit.burst, clients[web] is
+// (scenarios.SettingTarget: burst is limit.burst, clients[web] is
 // clients[0]).
 func (p *sweepPlan) checkOnePlace(over overrides) error {
 	base, err := over.settings()
@@ -425,10 +425,10 @@ func (p *sweepPlan) checkOnePlace(over overrides) error {
 	type placed struct{ key, name, how string }
 	var seen []placed
 	for _, s := range base {
-		seen = append(seen, placed{scenarios.SettingKey(p.file, s.Name), s.Name, s.Flag})
+		seen = append(seen, placed{fieldOf(p.file, s.Name), s.Name, s.Flag})
 	}
 	for _, a := range p.axes {
-		key := scenarios.SettingKey(p.file, a.field)
+		key := fieldOf(p.file, a.field)
 		for _, o := range seen {
 			if key == o.key || strings.HasPrefix(key, o.key+".") || strings.HasPrefix(key, o.key+"[") ||
 				strings.HasPrefix(o.key, key+".") || strings.HasPrefix(o.key, key+"[") {
@@ -763,3 +763,13 @@ func (o *sweepOptions) progress() *progress {
 // stderr, the JSON or CSV on stdout, and a long sweep to a file is the
 // one that most wants it.
 func showsProgress(errIsTerminal, quiet bool) bool { return errIsTerminal && !quiet }
+
+// fieldOf is the field a setting's name sets in f (scenarios.SettingTarget),
+// or the name as typed when it names none: Apply refuses that one with
+// the file's message when the run is made.
+func fieldOf(f *scenarios.File, name string) string {
+	if target, err := scenarios.SettingTarget(f, name); err == nil {
+		return target
+	}
+	return name
+}

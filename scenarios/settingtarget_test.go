@@ -2,9 +2,9 @@ package scenarios
 
 import "testing"
 
-// SettingKey names the field a setting sets as one path, every list
+// SettingTarget names the field a setting sets as one path, every list
 // entry by index, so that two names for one field compare equal.
-func TestSettingKey(t *testing.T) {
+func TestSettingTargetSpellings(t *testing.T) {
 	f, err := Open("sync-interval")
 	if err != nil {
 		t.Fatal(err)
@@ -19,9 +19,10 @@ func TestSettingKey(t *testing.T) {
 		"clients[dashboard]":              "clients[1]",
 		"clients[nobody].traffic":         "clients[nobody].traffic", // no such entry: as typed
 		"on-error":                        "topology.on_error",
+		"step":                            "step",
 	} {
-		if got := SettingKey(f, name); got != want {
-			t.Errorf("SettingKey(%q) = %q, want %q", name, got, want)
+		if got, _ := SettingTarget(f, name); got != want {
+			t.Errorf("SettingTarget(%q) = %q, want %q", name, got, want)
 		}
 	}
 }
