@@ -90,9 +90,6 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 			return err
 		}
 	}
-	if len(rep.Suggestions) > 0 {
-		return writeSuggestions(w, rep)
-	}
 	return nil
 }
 
@@ -283,42 +280,6 @@ func writeRunTotals(w io.Writer, runs []*Run) {
 			words.Thousands(int64(run.Totals.Throttled)), words.Count(run.Totals.Keys, "key", "keys"),
 			words.Thousands(run.Totals.Rejected), words.Thousands(run.Totals.Requests), percent(run.Totals.Rejected, run.Totals.Requests))
 	}
-}
-
-func writeSuggestions(w io.Writer, rep *Report) error {
-	run := rep.Runs[0]
-	p := run.Scenario.Limit.Params
-	fmt.Fprintln(w)
-	if p.Window > 0 {
-		fmt.Fprintf(w, "Limits that leave a share of keys untouched, from each key's peak in any %s,\n", words.Duration(run.PeakWindow))
-	} else {
-		fmt.Fprintf(w, "Bursts that leave a share of keys untouched at %s, from each key's requests,\n", p.Rate)
-	}
-	window := p.Window > 0
-	lim := run.Scenario.Limit
-	if window {
-		fmt.Fprintf(w, "each replayed by %s (window %s) to count what it would refuse:\n", lim.Algorithm, words.Duration(p.Window))
-	} else {
-		fmt.Fprintf(w, "each replayed by %s to count what it would refuse:\n", lim.Algorithm)
-	}
-	var tw table
-	peak := "PEAK/" + words.Duration(run.PeakWindow)
-	if window {
-		tw.add("UNTOUCHED", "KEYS", peak, "LIMIT", "REJECTED", "%", "THROTTLED")
-	} else {
-		tw.add("UNTOUCHED", "KEYS", "BURST", "REJECTED", "%", "THROTTLED")
-	}
-	for _, s := range rep.Suggestions {
-		row := []string{fmt.Sprintf("%g%%", 100*s.Quantile), fmt.Sprintf("%s of %s", words.Thousands(int64(s.Untouched)), words.Thousands(int64(len(rep.Log.Keys))))}
-		if window {
-			row = append(row, words.Thousands(int64(s.InWindow)), s.Params.Rate.String())
-		} else {
-			row = append(row, words.Thousands(s.Burst))
-		}
-		row = append(row, words.Thousands(s.Run.Totals.Rejected), percent(s.Run.Totals.Rejected, s.Run.Totals.Requests), keysText(s.Run.Totals.Throttled))
-		tw.add(row...)
-	}
-	return tw.write(w)
 }
 
 // table lays out rows in columns two spaces apart, the first (the key)

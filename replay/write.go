@@ -22,9 +22,8 @@ const Schema = "ratelim.replay/v1"
 // Report is a replay: the log, the runs (one, or two with --vs side by
 // side), and the suggested limits when asked for.
 type Report struct {
-	Log         *Log
-	Runs        []*Run
-	Suggestions []Suggestion
+	Log  *Log
+	Runs []*Run
 	// Frontier, when set, is the suggested limits (replay --suggest).
 	Frontier *Frontier
 }
@@ -71,10 +70,9 @@ func TopologyText(sc sim.Scenario) string {
 // The JSON document, ratelim.replay/v1.
 type (
 	jsonReport struct {
-		Schema      string           `json:"schema"`
-		Log         jsonLog          `json:"log"`
-		Runs        []jsonRun        `json:"runs"`
-		Suggestions []jsonSuggestion `json:"suggestions,omitempty"`
+		Schema string    `json:"schema"`
+		Log    jsonLog   `json:"log"`
+		Runs   []jsonRun `json:"runs"`
 		// Frontier is replay --suggest's. Added to v1.
 		Frontier *jsonFrontier `json:"frontier,omitempty"`
 	}
@@ -166,14 +164,6 @@ type (
 		Peak                int    `json:"peak,omitempty"`
 		BurstNeeded         int64  `json:"burst_needed,omitempty"`
 	}
-	jsonSuggestion struct {
-		Quantile      float64   `json:"quantile"`
-		Peak          int       `json:"peak"`
-		Burst         int64     `json:"burst"`
-		UntouchedKeys int       `json:"untouched_keys"`
-		Tried         jsonLimit `json:"tried"`
-		Totals        jsonTotal `json:"totals"`
-	}
 )
 
 func limitJSON(l sim.Limit) jsonLimit {
@@ -223,12 +213,6 @@ func WriteJSON(w io.Writer, rep *Report) error {
 				WorstMinute: stamp(k.WorstMinute), WorstMinuteRejected: k.WorstMinuteRejected, Peak: k.Peak, BurstNeeded: k.Burst}
 		}
 		doc.Runs = append(doc.Runs, jr)
-	}
-	for _, s := range rep.Suggestions {
-		lim := rep.Runs[0].Scenario.Limit
-		lim.Params = s.Params
-		doc.Suggestions = append(doc.Suggestions, jsonSuggestion{Quantile: s.Quantile, Peak: s.InWindow, Burst: s.Burst,
-			UntouchedKeys: s.Untouched, Tried: limitJSON(lim), Totals: totalsJSON(s.Run.Totals)})
 	}
 	if rep.Frontier != nil {
 		doc.Frontier = frontierJSON(rep)
