@@ -41,7 +41,7 @@ func TestCaptionStatesTheReplay(t *testing.T) {
 			if tt.sc != nil {
 				tt.sc(&r.Scenario)
 			}
-			if got := CaptionOf(l, &r, tt.loc); got != tt.want {
+			if got := CaptionOf(l, r.Scenario, tt.loc); got != tt.want {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
 		})

@@ -53,12 +53,14 @@ type FrontierRow struct {
 	// Predicted are the keys (indexes into Log.Keys) one exact limiter
 	// of Params throttles, from their profiles.
 	Predicted []int
-	// Run is the replay through Params: Throttled, Spared and every
-	// figure shown are its.
-	Run *Run
+	// Totals are the replay's through Params: Throttled, Spared and every
+	// figure shown are its. Only the totals and the throttled keys of a
+	// row are kept, not its run (Frontier.Run is the recommended row's):
+	// a frontier holds no more than one run's memory a worker.
+	Totals Totals
 	// Throttled are the keys the replay refused a request of, most
 	// refused first.
-	Throttled []KeyReport
+	Throttled []ThrottledKey
 	// OutliersThrottled counts the outliers among them.
 	OutliersThrottled int
 	// Profiled is the row's rate's index in the profile's Rates (a
@@ -77,8 +79,14 @@ func (f *Frontier) KeyNeeds(row FrontierRow, i int) int64 {
 	return f.Keys[i].Bursts[row.Profiled]
 }
 
+// ThrottledKey is a key a row's replay refused requests of.
+type ThrottledKey struct {
+	Key      string // as the run names it (redacted when asked)
+	Rejected int64
+}
+
 // Spared is how many keys the row's replay refused nothing of.
-func (r FrontierRow) Spared() int { return r.Run.Totals.Keys - r.Run.Totals.Throttled }
+func (r FrontierRow) Spared() int { return r.Totals.Keys - r.Totals.Throttled }
 
 // Frontier is the set of limits a choice is made among.
 type Frontier struct {
@@ -96,6 +104,12 @@ type Frontier struct {
 	Rows   []FrontierRow
 	// Recommended is the index of the recommended row, -1 for none.
 	Recommended int
+	// Run is the recommended row's replay, whole (nil when none is
+	// recommended): the rows keep only their totals.
+	Run *Run
+	// Scenario is the scenario the rows were replayed in, each with its
+	// own limit: its clients name the keys.
+	Scenario sim.Scenario
 }
 
 // ProfileRates are the rates a log is profiled at for a frontier: the
@@ -131,7 +145,7 @@ func (l *Log) Frontier(ctx context.Context, sc sim.Scenario, opts FrontierOption
 	for _, k := range l.Profile.Keys() {
 		byKey[k.Key] = k
 	}
-	f := &Frontier{Span: l.Last.Sub(l.First), Headroom: opts.Headroom, Quantile: opts.Quantile, Window: sc.Limit.Params.Window > 0, Recommended: -1}
+	f := &Frontier{Span: l.Last.Sub(l.First), Headroom: opts.Headroom, Quantile: opts.Quantile, Window: sc.Limit.Params.Window > 0, Recommended: -1, Scenario: sc}
 	for _, k := range l.Keys {
 		f.Keys = append(f.Keys, byKey[k.Key])
 	}
@@ -151,6 +165,15 @@ func (l *Log) Frontier(ctx context.Context, sc sim.Scenario, opts FrontierOption
 		return nil, err
 	}
 	f.recommend()
+	if f.Recommended >= 0 {
+		// Replayed again, whole, for the table of keys and the plot: the
+		// rows kept their totals only.
+		s := sc
+		s.Limit.Params = f.Rows[f.Recommended].Params
+		if f.Run, err = l.Replay(ctx, LimitText(s.Limit), s, simOpts); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
 }
 
@@ -288,8 +311,20 @@ func (f *Frontier) windowRows(base algorithms.Params, windows []time.Duration, o
 	return rows
 }
 
-// replayRows replays every row, on up to workers goroutines.
+// replayRows replays every row, on up to workers goroutines, as many as
+// simOpts.MaxMemory holds runs of sc at once; of each replay it keeps the
+// totals and the throttled keys.
 func (l *Log) replayRows(ctx context.Context, sc sim.Scenario, f *Frontier, simOpts sim.Options, workers int) error {
+	if budget := simOpts.MaxMemory; budget > 0 {
+		perRun := max(sim.MemoryEstimate(sc), 1)
+		workers = min(workers, int(min(budget/perRun, math.MaxInt32)))
+	}
+	outlier := map[string]bool{}
+	for i := range f.Keys {
+		if f.Outliers.Is[i] {
+			outlier[sc.Clients[i].Name] = true
+		}
+	}
 	errs := make([]error, len(f.Rows))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -302,7 +337,21 @@ func (l *Log) replayRows(ctx context.Context, sc sim.Scenario, f *Frontier, simO
 				s.Limit.Params = f.Rows[i].Params
 				o := simOpts
 				o.Progress = nil
-				f.Rows[i].Run, errs[i] = l.Replay(ctx, LimitText(s.Limit), s, o)
+				run, err := l.Replay(ctx, LimitText(s.Limit), s, o)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				row := &f.Rows[i]
+				row.Totals = run.Totals
+				for _, k := range run.Keys {
+					if k.Rejected > 0 {
+						row.Throttled = append(row.Throttled, ThrottledKey{Key: k.Key, Rejected: k.Rejected})
+						if outlier[k.Key] {
+							row.OutliersThrottled++
+						}
+					}
+				}
 			}
 		}()
 	}
@@ -311,27 +360,7 @@ func (l *Log) replayRows(ctx context.Context, sc sim.Scenario, f *Frontier, simO
 	}
 	close(next)
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	outlier := map[string]bool{}
-	for i := range f.Keys {
-		if f.Outliers.Is[i] {
-			outlier[sc.Clients[i].Name] = true
-		}
-	}
-	for i := range f.Rows {
-		row := &f.Rows[i]
-		for _, k := range row.Run.Keys {
-			if k.Rejected > 0 {
-				row.Throttled = append(row.Throttled, k)
-				if outlier[k.Key] {
-					row.OutliersThrottled++
-				}
-			}
-		}
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // recommend marks the row to recommend, from what the replays measured:
@@ -363,8 +392,8 @@ func (f *Frontier) recommend() {
 			if row.OutliersThrottled > b.OutliersThrottled {
 				best = i
 			}
-		case row.Run.Totals.Rejected != b.Run.Totals.Rejected:
-			if row.Run.Totals.Rejected > b.Run.Totals.Rejected {
+		case row.Totals.Rejected != b.Totals.Rejected:
+			if row.Totals.Rejected > b.Totals.Rejected {
 				best = i
 			}
 		}

@@ -50,7 +50,7 @@ func (f *Frontier) rowName(row FrontierRow) string {
 // and any row whose replay differs from what the profiles predicted.
 func writeFrontier(w io.Writer, rep *Report) error {
 	f := rep.Frontier
-	lim := rep.Runs[0].Scenario.Limit
+	lim := f.Scenario.Limit
 	fmt.Fprintln(w)
 	bulk := "every key but the outliers"
 	if f.Quantile > 0 {
@@ -86,7 +86,7 @@ func writeFrontier(w io.Writer, rep *Report) error {
 		if i == f.Recommended {
 			mark = "*"
 		}
-		t := row.Run.Totals
+		t := row.Totals
 		cells := []string{mark}
 		if f.Window {
 			cells = append(cells, words.Duration(row.Params.Window), words.Thousands(row.Need), rateText(row.Params.Rate))
@@ -123,14 +123,14 @@ func writeFrontier(w io.Writer, rep *Report) error {
 			why = fmt.Sprintf("spares every key but the outliers, and throttles all %s of them", words.Thousands(int64(n)))
 		}
 		if f.Quantile > 0 {
-			why = fmt.Sprintf("spares %s of %s", words.Thousands(int64(row.Spared())), words.Count(row.Run.Totals.Keys, "key", "keys"))
+			why = fmt.Sprintf("spares %s of %s", words.Thousands(int64(row.Spared())), words.Count(row.Totals.Keys, "key", "keys"))
 		}
 		rule := "of the rows that spare the bulk on replay, it throttles the most outliers, then refuses the most"
 		if f.Quantile > 0 {
 			rule = "of the rows that spare that share on replay, it refuses the most"
 		}
 		writeWrapped(w, "", fmt.Sprintf("Recommended (*): %s. It %s, refusing %s of %s (%s%%); %s.",
-			f.rowLimit(row), why, words.Thousands(row.Run.Totals.Rejected), words.Count(row.Run.Totals.Requests, "request", "requests"), percent(row.Run.Totals.Rejected, row.Run.Totals.Requests), rule))
+			f.rowLimit(row), why, words.Thousands(row.Totals.Rejected), words.Count(row.Totals.Requests, "request", "requests"), percent(row.Totals.Rejected, row.Totals.Requests), rule))
 	}
 	writePredictionNotes(w, rep)
 	writeCoarseNote(w, rep)
@@ -143,7 +143,7 @@ func writeFrontier(w io.Writer, rep *Report) error {
 func writeCoarseNote(w io.Writer, rep *Report) {
 	var coarse []string
 	for _, row := range rep.Frontier.Rows {
-		lim := rep.Runs[0].Scenario.Limit
+		lim := rep.Frontier.Scenario.Limit
 		lim.Params = row.Params
 		if ResolutionWarning(rep.Log, lim) != "" {
 			coarse = append(coarse, rep.Frontier.rowName(row))
@@ -206,7 +206,7 @@ func writeOutliers(w io.Writer, rep *Report) {
 		head = append(head, words.Duration(ws.Window))
 	}
 	kt.add(append(head, "z")...)
-	names := rep.Runs[0].Scenario.Clients
+	names := f.Scenario.Clients
 	for i, k := range f.Keys {
 		if !o.Is[i] {
 			continue
@@ -229,7 +229,7 @@ func writeOutliers(w io.Writer, rep *Report) {
 // where they part from the prediction.
 func writePredictionNotes(w io.Writer, rep *Report) {
 	f := rep.Frontier
-	names := rep.Runs[0].Scenario.Clients
+	names := f.Scenario.Clients
 	for _, row := range f.Rows {
 		predicted := map[string]bool{}
 		for _, i := range row.Predicted {

@@ -183,7 +183,7 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 	defer r.Close()
 	memKeys := int64(math.MaxInt64)
 	if opts.MaxMemory > 0 {
-		memKeys = sim.MaxClientsIn(opts.MaxMemory)
+		memKeys = keysWithin(opts.MaxMemory, opts.Profile)
 	}
 	measure := opts
 	if src.SpreadAuto {
@@ -336,6 +336,20 @@ func (l *Log) openForScan(topts trace.Options, maxStdin int64) (r *trace.Reader,
 		return nil, func() {}, err
 	}
 	return r, closeStream, nil
+}
+
+// keysWithin is the most keys a replay within bound holds: a run's
+// clients (sim.MaxClientsIn), and, when profiled, each key's profile
+// beside its client (Profile.BytesPerKey).
+func keysWithin(bound int64, p *trace.Profile) int64 {
+	keys := sim.MaxClientsIn(bound)
+	if p == nil {
+		return keys
+	}
+	// What a client costs a run, from the bound a large one allows.
+	const big = 1 << 40
+	perClient := big / sim.MaxClientsIn(big)
+	return max(keys*perClient/(perClient+p.BytesPerKey()), 1)
 }
 
 // roomForKey reports why the log may not have another distinct key, read

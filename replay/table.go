@@ -79,12 +79,17 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 			writeWrapped(w, "  ", warn)
 		}
 	}
-	writeRunLimits(w, rep.Runs)
-	fmt.Fprintln(w)
-	if err := keyTable(rep, opts, ck).write(w); err != nil {
-		return err
+	if len(rep.Runs) == 0 {
+		// --suggest recommended no limit: no replay is shown as chosen.
+		fmt.Fprintln(w, "  no limit replayed for the table of keys: --suggest recommended none (below)")
+	} else {
+		writeRunLimits(w, rep.Runs)
+		fmt.Fprintln(w)
+		if err := keyTable(rep, opts, ck).write(w); err != nil {
+			return err
+		}
+		writeRunTotals(w, rep.Runs)
 	}
-	writeRunTotals(w, rep.Runs)
 	if rep.Frontier != nil {
 		if err := writeFrontier(w, rep); err != nil {
 			return err

@@ -95,7 +95,7 @@ func TestFrontierFitsEightyColumns(t *testing.T) {
 	for _, alg := range []string{"token-bucket", "sliding-window"} {
 		l, f, _ := frontierOf(t, path, alg, DefaultHeadroom)
 		var out bytes.Buffer
-		if err := WriteTable(&out, &Report{Log: l, Runs: []*Run{f.Rows[max(f.Recommended, 0)].Run}, Frontier: f}, TableOptions{}); err != nil {
+		if err := WriteTable(&out, &Report{Log: l, Runs: shownRuns(f), Frontier: f}, TableOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		l.Close()

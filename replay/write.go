@@ -256,8 +256,8 @@ var OutlierRule = fmt.Sprintf("a key is an outlier when, in any window of 1s, 10
 
 func frontierJSON(rep *Report) *jsonFrontier {
 	f := rep.Frontier
-	names := rep.Runs[0].Scenario.Clients
-	lim := rep.Runs[0].Scenario.Limit
+	names := f.Scenario.Clients
+	lim := f.Scenario.Limit
 	j := &jsonFrontier{Rule: OutlierRule, Headroom: f.Headroom, Quantile: f.Quantile, Recommended: f.Recommended,
 		Windows: []jsonSpread{}, Outliers: []jsonOutlier{}, Rows: []jsonFrontierRow{}}
 	for _, ws := range f.Outliers.Windows {
@@ -272,7 +272,7 @@ func frontierJSON(rep *Report) *jsonFrontier {
 	for _, row := range f.Rows {
 		l := lim
 		l.Params = row.Params
-		jr := jsonFrontierRow{Limit: limitJSON(l), Need: row.Need, SparedKeys: row.Spared(), Totals: totalsJSON(row.Run.Totals),
+		jr := jsonFrontierRow{Limit: limitJSON(l), Need: row.Need, SparedKeys: row.Spared(), Totals: totalsJSON(row.Totals),
 			Throttled: []jsonKeyRj{}, PredictedThrottled: len(row.Predicted), OutliersThrottled: row.OutliersThrottled}
 		for _, k := range row.Throttled {
 			jr.Throttled = append(jr.Throttled, jsonKeyRj{Key: escape.Data(k.Key), Rejected: k.Rejected})

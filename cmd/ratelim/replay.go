@@ -128,8 +128,12 @@ Keys are escaped in every output: a byte that is not UTF-8 as \xNN and a
 backslash as \\ (in the table and the plot, control and bidi characters
 too).
 
-Memory grows with the log's distinct keys, not its lines. The same log and
-flags give the same output, byte for byte.`,
+Memory grows with the log's distinct keys, not its lines; --max-memory
+bounds each run, and --parallel runs go at once. --suggest adds about 800
+bytes a key for its profile (counted in the bound on keys), and 8 bytes
+for each request of the busiest ten minutes of each key, which grows with
+the log's requests; it keeps only each row's totals and throttled keys.
+The same log and flags give the same output, byte for byte.`,
 		Example: `  ratelim replay access.log --limit 100/m --burst 20
   ratelim replay access.log.gz --limit 10/s --key query:api_key --path /api/
   ratelim replay requests.jsonl --key api_key --suggest
@@ -461,10 +465,10 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 		if err := runError(opts.ErrOut, label, err); err != nil {
 			return err
 		}
-		if !p.rateGiven {
-			// The replay shown is the recommended limit's, else the
-			// first row's.
-			rep.Runs = append(rep.Runs, rep.Frontier.Rows[max(rep.Frontier.Recommended, 0)].Run)
+		if !p.rateGiven && rep.Frontier.Run != nil {
+			// The replay shown is the recommended limit's; with none
+			// recommended, none is shown as if chosen.
+			rep.Runs = append(rep.Runs, rep.Frontier.Run)
 		}
 	}
 	return writeReplay(opts, rep, p.loc)
@@ -511,7 +515,12 @@ func writeReplay(opts *replayOptions, rep *replay.Report, loc *time.Location) er
 	opts.Plot.Focus = plotFocus(rep.Runs)
 	// In the log's clock, titled by what was replayed: not the seed,
 	// balancer and on-error a simulated scenario has.
-	c := replay.CaptionOf(rep.Log, rep.Runs[0], loc)
+	var c replay.Caption
+	if len(rep.Runs) > 0 {
+		c = replay.CaptionOf(rep.Log, rep.Runs[0].Scenario, loc)
+	} else {
+		c = replay.CaptionOf(rep.Log, rep.Frontier.Scenario, loc)
+	}
 	opts.Plot.Clock, opts.Plot.Caption = loc, &plots.Caption{Limit: c.Limit, Key: c.Key, Log: c.Log, Window: c.Window}
 	var err error
 	switch {
@@ -548,13 +557,13 @@ func writeReplay(opts *replayOptions, rep *replay.Report, loc *time.Location) er
 // count a window over the window, and the count).
 func frontierPlot(rep *replay.Report) plots.FrontierData {
 	f := rep.Frontier
-	names := rep.Runs[0].Scenario.Clients
+	names := f.Scenario.Clients
 	var wins []string
 	for _, ws := range f.Outliers.Windows {
 		wins = append(wins, words.Duration(ws.Window))
 	}
 	d := plots.FrontierData{
-		Title: rep.Runs[0].Scenario.Name + " · " + rep.Runs[0].Scenario.Limit.Algorithm,
+		Title: f.Scenario.Name + " · " + f.Scenario.Limit.Algorithm,
 		Subtitle: fmt.Sprintf("outliers: keys whose busiest %s is more than %g robust deviations above the bulk's: %s of %s; bursts before %g%% headroom",
 			words.OneOf(wins), trace.OutlierZ, words.Thousands(int64(f.Outliers.Count())), words.Count(len(f.Keys), "key", "keys"), 100*f.Headroom),
 	}
@@ -587,7 +596,7 @@ func plotFocus(runs []*replay.Run) []string {
 			}
 		}
 	}
-	if len(focus) == 0 {
+	if len(focus) == 0 && len(runs) > 0 {
 		for _, k := range runs[0].Keys {
 			focus = append(focus, k.Key)
 		}
