@@ -331,6 +331,11 @@ func (opts *replayOptions) replayLimit() (limit sim.Limit, rateGiven bool, err e
 // --vs; and sets up the profile the log is measured with, at the grid's
 // rates and --limit's, and in --window's window.
 func (p *replayPlan) planSuggest(opts *replayOptions) error {
+	if opts.Speed != 1 {
+		// The profiles are of the log's own times; rows replayed faster
+		// would be measured against another log.
+		return badInput("--speed: --suggest profiles the log as logged (want 1)")
+	}
 	if len(p.vs) > 0 {
 		return badInput("--suggest and --vs do not go together (suggest first, then compare two of its limits with --vs)")
 	}

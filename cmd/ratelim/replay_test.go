@@ -162,6 +162,7 @@ func TestReplayBadInput(t *testing.T) {
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "burst=lots"}, "--vs burst:", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "servers=100000"}, "--vs servers", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--suggest", "--quantile", "2"}, "--quantile:", true},
+		{[]string{"replay", sampleLog, "--suggest", "--speed", "60"}, "--speed: --suggest profiles the log as logged (want 1)", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--salt", "x"}, "--salt: only with --redact", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--top", "-1"}, "--top:", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--tz", "Mars/Olympus"}, "--tz: unknown time zone Mars/Olympus (want e.g. UTC, Europe/Paris)", true},
