@@ -5,6 +5,7 @@ package replay
 // each replayed so that every figure a row shows is measured.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,6 +64,11 @@ type FrontierRow struct {
 	Throttled []ThrottledKey
 	// OutliersThrottled counts the outliers among them.
 	OutliersThrottled int
+	// BelowBulkMean says the row's rate is below the bulk's busiest mean
+	// rate × (1 + headroom) (Frontier.MeanFloor): it spares that key only
+	// because the log ended, its burst growing with the log's span, so it
+	// is shown but never recommended.
+	BelowBulkMean bool
 	// Profiled is the row's rate's index in the profile's Rates (a
 	// window algorithm's: its window's in Windows), where each key's
 	// Bursts (Busiest) at it are.
@@ -104,6 +110,15 @@ type Frontier struct {
 	Rows   []FrontierRow
 	// Recommended is the index of the recommended row, -1 for none.
 	Recommended int
+	// MeanFloor is the lowest rate a row may be recommended at, in
+	// requests a second: the busiest mean rate of the bulk's keys
+	// (BusiestMean, of the key MeanFloorKey), × (1 + Headroom). Below it
+	// the bulk's busiest key sends more than the limit refills over the
+	// log, and the burst that spares it is the log's excess, growing with
+	// its span.
+	MeanFloor    float64
+	BusiestMean  float64
+	MeanFloorKey int // an index into Keys, -1 for none
 	// Run is the recommended row's replay, whole (nil when none is
 	// recommended): the rows keep only their totals.
 	Run *Run
@@ -153,6 +168,7 @@ func (l *Log) Frontier(ctx context.Context, sc sim.Scenario, opts FrontierOption
 	if f.Outliers, err = trace.FindOutliers(f.Keys, f.Span); err != nil {
 		return nil, err
 	}
+	f.setMeanFloor()
 	if f.Window {
 		f.Rows = f.windowRows(sc.Limit.Params, l.Profile.Windows(), opts)
 	} else {
@@ -176,6 +192,35 @@ func (l *Log) Frontier(ctx context.Context, sc sim.Scenario, opts FrontierOption
 	}
 	return f, nil
 }
+
+// setMeanFloor sets MeanFloor from the bulk's busiest mean rate: of every
+// key but the outliers, or, with a quantile, the mean rate of the
+// quantile's nearest rank.
+func (f *Frontier) setMeanFloor() {
+	f.MeanFloorKey = -1
+	var idx []int
+	for i := range f.Keys {
+		if f.bulk(i) {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		return cmp.Compare(f.Keys[a].MeanRate(f.Span), f.Keys[b].MeanRate(f.Span))
+	})
+	at := len(idx) - 1
+	if f.Quantile > 0 {
+		at = min(max(int(math.Ceil(math.Round(f.Quantile*1e6)*float64(len(idx))/1e6)), 1), len(idx)) - 1
+	}
+	f.MeanFloorKey = idx[at]
+	f.BusiestMean = f.Keys[idx[at]].MeanRate(f.Span)
+	f.MeanFloor = f.BusiestMean * (1 + f.Headroom)
+}
+
+// belowMeanFloor says a limit of perSecond is below MeanFloor.
+func (f *Frontier) belowMeanFloor(perSecond float64) bool { return perSecond < f.MeanFloor }
 
 // bulk reports whether key i is of the keys to spare.
 func (f *Frontier) bulk(i int) bool { return f.Quantile > 0 || !f.Outliers.Is[i] }
@@ -210,7 +255,8 @@ func withHeadroom(need int64, h float64) int64 {
 }
 
 // rateRows are a bucket's rows: the pinned rate, or the grid's rates from
-// the bulk's median mean rate to its busiest second.
+// the bulk's median mean rate to its busiest second, or to MeanFloor if
+// that is higher.
 func (f *Frontier) rateRows(base algorithms.Params, rates []trace.Rate, opts FrontierOptions) []FrontierRow {
 	var idx []int
 	if opts.Rate != nil {
@@ -221,6 +267,8 @@ func (f *Frontier) rateRows(base algorithms.Params, rates []trace.Rate, opts Fro
 		idx = []int{i}
 	} else {
 		lo, hi := f.bulkRange()
+		// Up to a rate that may be recommended, at least.
+		hi = max(hi, f.MeanFloor)
 		grid := trace.GridRates()
 		first, last := 0, len(grid)-1
 		for i, r := range grid {
@@ -243,7 +291,7 @@ func (f *Frontier) rateRows(base algorithms.Params, rates []trace.Rate, opts Fro
 		p := base
 		p.Rate = algorithms.Rate{N: rates[ri].N, Per: rates[ri].Per}
 		p.Burst = withHeadroom(need, f.Headroom)
-		row := FrontierRow{Params: p, Need: need, Profiled: ri}
+		row := FrontierRow{Params: p, Need: need, Profiled: ri, BelowBulkMean: f.belowMeanFloor(rates[ri].PerSecond())}
 		for i, k := range f.Keys {
 			if k.Bursts[ri] > p.Burst {
 				row.Predicted = append(row.Predicted, i)
@@ -300,7 +348,7 @@ func (f *Frontier) windowRows(base algorithms.Params, windows []time.Duration, o
 		p := base
 		p.Window = windows[wi]
 		p.Rate = algorithms.Rate{N: withHeadroom(need, f.Headroom), Per: windows[wi]}
-		row := FrontierRow{Params: p, Need: need, Profiled: wi}
+		row := FrontierRow{Params: p, Need: need, Profiled: wi, BelowBulkMean: f.belowMeanFloor(float64(p.Rate.N) / windows[wi].Seconds())}
 		for i, k := range f.Keys {
 			if int64(k.Busiest[wi]) > p.Rate.N {
 				row.Predicted = append(row.Predicted, i)
@@ -364,7 +412,7 @@ func (l *Log) replayRows(ctx context.Context, sc sim.Scenario, f *Frontier, simO
 }
 
 // recommend marks the row to recommend, from what the replays measured:
-// of the rows that spare every key of the bulk (with a quantile, at least
+// of the rows at or above MeanFloor that spare every key of the bulk (with a quantile, at least
 // its share of the keys), the one that throttles the most outliers, then
 // refuses the most requests, then has the lower rate (a window algorithm:
 // the shorter window). None when no row spares the bulk.
@@ -375,6 +423,9 @@ func (f *Frontier) recommend() {
 	}
 	best := -1
 	for i, row := range f.Rows {
+		if row.BelowBulkMean {
+			continue // spares the bulk only because the log ended
+		}
 		if f.Quantile > 0 {
 			if row.Spared() < wantSpared {
 				continue

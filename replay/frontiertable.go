@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -83,8 +84,11 @@ func writeFrontier(w io.Writer, rep *Report) error {
 	}
 	for i, row := range f.Rows {
 		mark := ""
-		if i == f.Recommended {
+		switch {
+		case i == f.Recommended:
 			mark = "*"
+		case row.BelowBulkMean:
+			mark = "~"
 		}
 		t := row.Totals
 		cells := []string{mark}
@@ -101,6 +105,7 @@ func writeFrontier(w io.Writer, rep *Report) error {
 		return err
 	}
 	fmt.Fprintln(w, "NEEDS: what spares the bulk, before headroom.")
+	writeMeanFloorNote(w, rep)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Keys each throttles (requests refused):")
 	for _, row := range f.Rows {
@@ -125,16 +130,61 @@ func writeFrontier(w io.Writer, rep *Report) error {
 		if f.Quantile > 0 {
 			why = fmt.Sprintf("spares %s of %s", words.Thousands(int64(row.Spared())), words.Count(row.Totals.Keys, "key", "keys"))
 		}
-		rule := "of the rows that spare the bulk on replay, it throttles the most outliers, then refuses the most"
-		if f.Quantile > 0 {
-			rule = "of the rows that spare that share on replay, it refuses the most"
-		}
-		writeWrapped(w, "", fmt.Sprintf("Recommended (*): %s. It %s, refusing %s of %s (%s%%); %s.",
-			f.rowLimit(row), why, words.Thousands(row.Totals.Rejected), words.Count(row.Totals.Requests, "request", "requests"), percent(row.Totals.Rejected, row.Totals.Requests), rule))
+		writeWrapped(w, "", fmt.Sprintf("Recommended (*): %s. It %s, refusing %s of %s (%s%%).",
+			f.rowLimit(row), why, words.Thousands(row.Totals.Rejected), words.Count(row.Totals.Requests, "request", "requests"), percent(row.Totals.Rejected, row.Totals.Requests)))
 	}
 	writePredictionNotes(w, rep)
 	writeCoarseNote(w, rep)
 	return nil
+}
+
+// writeMeanFloorNote explains the rows marked ~ and says the rule a row is
+// recommended by.
+func writeMeanFloorNote(w io.Writer, rep *Report) {
+	f := rep.Frontier
+	below := false
+	for _, row := range f.Rows {
+		below = below || row.BelowBulkMean
+	}
+	at := ""
+	if f.MeanFloorKey >= 0 {
+		at = " at or above " + rateFigure(f.MeanFloor) + "/s"
+		if below {
+			writeWrapped(w, "", fmt.Sprintf("~: below %s/s, the bulk's busiest mean rate (%s, %s/s) plus %g%% headroom: such a row spares that key only because the log ends, its burst growing with the log's span; never recommended.",
+				rateFigure(f.MeanFloor), tableKey(f.Scenario.Clients[f.MeanFloorKey].Name), rateFigure(f.BusiestMean), 100*f.Headroom))
+		}
+	}
+	rule := "Rule: of the rows" + at + " that spare the bulk on replay, the one throttling the most outliers, then refusing the most, is recommended (*)."
+	if f.Quantile > 0 {
+		rule = "Rule: of the rows" + at + " that spare that share of the keys on replay, the one throttling the fewest keys, then refusing the most, is recommended (*)."
+	}
+	writeWrapped(w, "", rule)
+}
+
+// tableKeyWidth is the most columns a key takes in the frontier's lines
+// and tables: a longer one keeps its start and end around an ellipsis
+// (the JSON has it whole).
+const tableKeyWidth = 40
+
+// tableKey is key as the frontier's lines show it: escaped, at most
+// tableKeyWidth columns.
+func tableKey(key string) string {
+	r := []rune(escape.Text(key))
+	if len(r) <= tableKeyWidth {
+		return string(r)
+	}
+	head := (tableKeyWidth - 1) / 2
+	tail := tableKeyWidth - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
+// rateFigure is a rate in requests a second, to two significant digits:
+// "0.19", "12", "1,500".
+func rateFigure(perSecond float64) string {
+	if perSecond >= 100 {
+		return words.Thousands(int64(math.Round(perSecond)))
+	}
+	return strconv.FormatFloat(perSecond, 'g', 2, 64)
 }
 
 // writeCoarseNote names the rows whose limit refills faster than the

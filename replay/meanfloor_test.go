@@ -1,0 +1,65 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/trace"
+)
+
+// steadyLog writes span of a bulk of steady keys, key i paced (±40%
+// jitter, the same seed whatever the span) at 0.15 + 0.01·i a second:
+// the same traffic, longer or shorter.
+func steadyLog(t *testing.T, name string, keys int, span time.Duration) string {
+	t.Helper()
+	var recs []trace.Record
+	for i := range keys {
+		rng := rand.New(rand.NewPCG(uint64(i), 7))
+		gap := float64(time.Second) / (0.15 + 0.01*float64(i))
+		at := logStart.Add(time.Duration(rng.Float64() * gap))
+		for at.Before(logStart.Add(span)) {
+			recs = append(recs, trace.Record{At: at.Truncate(time.Millisecond), Key: fmt.Sprintf("ok-%02d", i), Method: "GET", Path: "/", Status: 200})
+			at = at.Add(time.Duration(gap * (0.6 + 0.8*rng.Float64())))
+		}
+	}
+	slices.SortStableFunc(recs, func(x, y trace.Record) int { return x.At.Compare(y.At) })
+	return writeLog(t, name, recs)
+}
+
+// A row below the bulk's busiest mean rate spares it only because the
+// log ended: the limit recommended on ten minutes of steady traffic
+// still spares every key on an hour of the same traffic, and the rows
+// below the floor are marked and not recommended.
+func TestRecommendedRowHoldsOnALongerLog(t *testing.T) {
+	short := steadyLog(t, "short.jsonl", 20, 10*time.Minute)
+	long := steadyLog(t, "long.jsonl", 20, time.Hour)
+	l, f, _ := frontierOf(t, short, "token-bucket", DefaultHeadroom)
+	defer l.Close()
+	if f.Recommended < 0 {
+		t.Fatal("nothing recommended")
+	}
+	rec := f.Rows[f.Recommended]
+	for _, row := range f.Rows {
+		if want := row.Params.Rate.PerSecond() < f.MeanFloor; row.BelowBulkMean != want {
+			t.Errorf("%v: below the floor %v, want %v (floor %.3g/s)", row.Params.Rate, row.BelowBulkMean, want, f.MeanFloor)
+		}
+	}
+	if rec.BelowBulkMean || rec.Params.Rate.PerSecond() < f.BusiestMean*(1+DefaultHeadroom) {
+		t.Fatalf("recommended %v, below the bulk's busiest mean %.3g/s × 1.2", rec.Params.Rate, f.BusiestMean)
+	}
+	ll, _, sc := frontierOf(t, long, "token-bucket", DefaultHeadroom)
+	defer ll.Close()
+	sc.Limit.Params = rec.Params
+	run, err := ll.Replay(context.Background(), "long", sc, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Totals.Throttled != 0 {
+		t.Fatalf("%v burst %d, recommended on 10 minutes, throttles %d of %d keys on an hour of the same traffic", rec.Params.Rate, rec.Params.Burst, run.Totals.Throttled, run.Totals.Keys)
+	}
+}
