@@ -51,6 +51,10 @@ type FrontierRow struct {
 	// Need is what spares the keys asked for before headroom: the burst,
 	// or the count in the window.
 	Need int64
+	// SetBy is the key (an index into Log.Keys) whose need Need is: the
+	// bulk's busiest at the row, the one a reader should look at before
+	// trusting the row; -1 for none.
+	SetBy int
 	// Predicted are the keys (indexes into Log.Keys) one exact limiter
 	// of Params throttles, from their profiles.
 	Predicted []int
@@ -226,23 +230,26 @@ func (f *Frontier) belowMeanFloor(perSecond float64) bool { return perSecond < f
 func (f *Frontier) bulk(i int) bool { return f.Quantile > 0 || !f.Outliers.Is[i] }
 
 // need is what spares the bulk, given each key's: the most of the bulk's,
-// or the nearest-rank quantile of every key's.
-func (f *Frontier) need(of func(i int) int64) int64 {
-	var xs []int64
+// or the nearest-rank quantile of every key's; and the key whose need it
+// is (-1 for none).
+func (f *Frontier) need(of func(i int) int64) (int64, int) {
+	var idx []int
 	for i := range f.Keys {
 		if f.bulk(i) {
-			xs = append(xs, of(i))
+			idx = append(idx, i)
 		}
 	}
-	if len(xs) == 0 {
-		return 1
+	if len(idx) == 0 {
+		return 1, -1
 	}
-	slices.Sort(xs)
+	// Stable: of keys that need as much, the first in the log sets it.
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(of(a), of(b)) })
+	at := len(idx) - 1
 	if f.Quantile > 0 {
-		rank := int(math.Ceil(math.Round(f.Quantile*1e6) * float64(len(xs)) / 1e6))
-		return max(xs[min(max(rank, 1), len(xs))-1], 1)
+		rank := int(math.Ceil(math.Round(f.Quantile*1e6) * float64(len(idx)) / 1e6))
+		at = min(max(rank, 1), len(idx)) - 1
 	}
-	return max(xs[len(xs)-1], 1)
+	return max(of(idx[at]), 1), idx[at]
 }
 
 // withHeadroom is ⌈need × (1 + h)⌉, saturating.
@@ -287,11 +294,11 @@ func (f *Frontier) rateRows(base algorithms.Params, rates []trace.Rate, opts Fro
 	}
 	var rows []FrontierRow
 	for _, ri := range idx {
-		need := f.need(func(i int) int64 { return f.Keys[i].Bursts[ri] })
+		need, setBy := f.need(func(i int) int64 { return f.Keys[i].Bursts[ri] })
 		p := base
 		p.Rate = algorithms.Rate{N: rates[ri].N, Per: rates[ri].Per}
 		p.Burst = withHeadroom(need, f.Headroom)
-		row := FrontierRow{Params: p, Need: need, Profiled: ri, BelowBulkMean: f.belowMeanFloor(rates[ri].PerSecond())}
+		row := FrontierRow{Params: p, Need: need, SetBy: setBy, Profiled: ri, BelowBulkMean: f.belowMeanFloor(rates[ri].PerSecond())}
 		for i, k := range f.Keys {
 			if k.Bursts[ri] > p.Burst {
 				row.Predicted = append(row.Predicted, i)
@@ -344,11 +351,11 @@ func (f *Frontier) windowRows(base algorithms.Params, windows []time.Duration, o
 	}
 	var rows []FrontierRow
 	for _, wi := range idx {
-		need := f.need(func(i int) int64 { return int64(f.Keys[i].Busiest[wi]) })
+		need, setBy := f.need(func(i int) int64 { return int64(f.Keys[i].Busiest[wi]) })
 		p := base
 		p.Window = windows[wi]
 		p.Rate = algorithms.Rate{N: withHeadroom(need, f.Headroom), Per: windows[wi]}
-		row := FrontierRow{Params: p, Need: need, Profiled: wi, BelowBulkMean: f.belowMeanFloor(float64(p.Rate.N) / windows[wi].Seconds())}
+		row := FrontierRow{Params: p, Need: need, SetBy: setBy, Profiled: wi, BelowBulkMean: f.belowMeanFloor(float64(p.Rate.N) / windows[wi].Seconds())}
 		for i, k := range f.Keys {
 			if int64(k.Busiest[wi]) > p.Rate.N {
 				row.Predicted = append(row.Predicted, i)

@@ -42,7 +42,7 @@ func (f *Frontier) rowName(row FrontierRow) string {
 	if f.Window {
 		return rateText(row.Params.Rate)
 	}
-	return fmt.Sprintf("%s burst %d", rateText(row.Params.Rate), row.Params.Burst)
+	return fmt.Sprintf("%s burst %s", rateText(row.Params.Rate), words.Thousands(row.Params.Burst))
 }
 
 // writeFrontier writes the frontier: how its rows were chosen, the
@@ -107,9 +107,13 @@ func writeFrontier(w io.Writer, rep *Report) error {
 	fmt.Fprintln(w, "NEEDS: what spares the bulk, before headroom.")
 	writeMeanFloorNote(w, rep)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Keys each throttles (requests refused):")
+	fmt.Fprintln(w, "Keys each throttles (requests refused), and the key of the bulk setting NEEDS:")
 	for _, row := range f.Rows {
-		writeWrapped(w, "  ", f.rowName(row)+": "+throttledText(row))
+		name := f.rowName(row)
+		if row.SetBy >= 0 {
+			name += ", set by " + tableKey(f.Scenario.Clients[row.SetBy].Name)
+		}
+		writeWrapped(w, "  ", name+": "+throttledText(row))
 	}
 	fmt.Fprintln(w)
 	if f.Recommended < 0 {
@@ -246,30 +250,46 @@ func writeOutliers(w io.Writer, rep *Report) {
 		tw.add("  "+words.Duration(ws.Window), strconv.FormatFloat(ws.Median, 'f', -1, 64), words.Thousands(int64(ws.BulkMax)), strconv.FormatFloat(ws.MAD, 'f', 2, 64))
 	}
 	tw.write(w)
-	if o.Count() == 0 {
-		return
+	if o.Count() > 0 {
+		fmt.Fprintln(w, "  The outliers, their busiest count in each window and their highest z:")
+		keysTable(rep, "  OUTLIER", func(i int) bool { return o.Is[i] }).write(w)
 	}
-	fmt.Fprintln(w, "  The outliers, their busiest count in each window and their highest z:")
+	near := 0
+	for _, b := range o.Near {
+		if b {
+			near++
+		}
+	}
+	if near > 0 {
+		writeWrapped(w, "  ", fmt.Sprintf("Close to the rule (z over %g), kept in the bulk, so their needs count:", trace.NearZ))
+		keysTable(rep, "  NEAR", func(i int) bool { return o.Near[i] }).write(w)
+	}
+}
+
+// keysTable is a table of the keys of the frontier that pick says, their
+// busiest count in each of the outlier rule's windows and their highest
+// z, first heading the key column.
+func keysTable(rep *Report, first string, pick func(i int) bool) *table {
+	f := rep.Frontier
+	o := f.Outliers
 	var kt table
-	head := []string{"  OUTLIER", "REQUESTS"}
+	head := []string{first, "REQUESTS"}
 	for _, ws := range o.Windows {
 		head = append(head, words.Duration(ws.Window))
 	}
 	kt.add(append(head, "z")...)
 	names := f.Scenario.Clients
 	for i, k := range f.Keys {
-		if !o.Is[i] {
+		if !pick(i) {
 			continue
 		}
-		row := []string{"  " + escape.Text(names[i].Name), words.Thousands(int64(k.Requests))}
-		z := 0.0
+		row := []string{"  " + tableKey(names[i].Name), words.Thousands(int64(k.Requests))}
 		for wi := range o.Windows {
 			row = append(row, words.Thousands(int64(k.Busiest[wi])))
-			z = max(z, o.Z[i][wi])
 		}
-		kt.add(append(row, strconv.FormatFloat(z, 'f', 1, 64))...)
+		kt.add(append(row, strconv.FormatFloat(o.MaxZ(i), 'f', 1, 64))...)
 	}
-	kt.write(w)
+	return &kt
 }
 
 // writePredictionNotes flags each row whose replay throttled other keys

@@ -63,3 +63,24 @@ func TestRecommendedRowHoldsOnALongerLog(t *testing.T) {
 		t.Fatalf("%v burst %d, recommended on 10 minutes, throttles %d of %d keys on an hour of the same traffic", rec.Params.Rate, rec.Params.Burst, run.Totals.Throttled, run.Totals.Keys)
 	}
 }
+
+// Each row names the key of the bulk whose need is its NEEDS: a bulk key
+// needing exactly that, no bulk key needing more.
+func TestRowsNameTheKeySettingTheirNeed(t *testing.T) {
+	path := keyedLog(t, 6)
+	l, f, _ := frontierOf(t, path, "token-bucket", DefaultHeadroom)
+	defer l.Close()
+	for _, row := range f.Rows {
+		if row.SetBy < 0 || f.Outliers.Is[row.SetBy] {
+			t.Fatalf("%v: set by %d", row.Params.Rate, row.SetBy)
+		}
+		if got := f.KeyNeeds(row, row.SetBy); got != row.Need {
+			t.Errorf("%v: set by %s, which needs %d, not %d", row.Params.Rate, l.Keys[row.SetBy].Key, got, row.Need)
+		}
+		for i := range f.Keys {
+			if !f.Outliers.Is[i] && f.KeyNeeds(row, i) > row.Need {
+				t.Errorf("%v: %s needs %d, more than NEEDS %d", row.Params.Rate, l.Keys[i].Key, f.KeyNeeds(row, i), row.Need)
+			}
+		}
+	}
+}

@@ -193,6 +193,11 @@ func (p *Profile) Keys() []KeyProfile {
 const (
 	// OutlierZ is the robust z-score above which a key is an outlier.
 	OutlierZ = 3.5
+	// NearZ is the robust z-score above which a key of the bulk is close
+	// to the rule: shown beside the outliers, so that the judgement call
+	// is seen (a steady scraper can sit just under OutlierZ and set every
+	// burst).
+	NearZ = 2.5
 	// madScale makes the MAD of a normal sample its standard deviation.
 	madScale = 1.4826
 )
@@ -225,6 +230,18 @@ type Outliers struct {
 	Z [][]float64
 	// Is[k] says key k is an outlier: its highest z above OutlierZ.
 	Is []bool
+	// Near[k] says key k is not an outlier but close: its highest z above
+	// NearZ.
+	Near []bool
+}
+
+// MaxZ is key k's highest z over the windows.
+func (o Outliers) MaxZ(k int) float64 {
+	z := math.Inf(-1)
+	for _, v := range o.Z[k] {
+		z = max(z, v)
+	}
+	return z
 }
 
 // Count is how many keys are outliers.
@@ -276,6 +293,10 @@ func FindOutliers(keys []KeyProfile, span time.Duration) (Outliers, error) {
 			}
 		}
 		o.Windows = append(o.Windows, WindowSpread{Window: win, Median: median(counts), MAD: mad})
+	}
+	o.Near = make([]bool, len(keys))
+	for i := range keys {
+		o.Near[i] = !o.Is[i] && o.MaxZ(i) > NearZ
 	}
 	for w := range o.Windows {
 		for i, k := range keys {
