@@ -418,11 +418,16 @@ func (l *Log) replayRows(ctx context.Context, sc sim.Scenario, f *Frontier, simO
 	return errors.Join(errs...)
 }
 
+// bulkThrottled is how many keys that are not outliers the row's replay
+// throttled.
+func (r FrontierRow) bulkThrottled() int { return len(r.Throttled) - r.OutliersThrottled }
+
 // recommend marks the row to recommend, from what the replays measured:
-// of the rows at or above MeanFloor that spare every key of the bulk (with a quantile, at least
-// its share of the keys), the one that throttles the most outliers, then
-// refuses the most requests, then has the lower rate (a window algorithm:
-// the shorter window). None when no row spares the bulk.
+// of the rows at or above MeanFloor that spare every key of the bulk
+// (with a quantile, at least its share of the keys), the one that
+// throttles the most outliers (with a quantile: the fewest keys that are
+// not outliers), then refuses the most requests, then has the lower rate
+// (a window algorithm: the shorter window). None when no row qualifies.
 func (f *Frontier) recommend() {
 	wantSpared := 0
 	if f.Quantile > 0 {
@@ -448,6 +453,12 @@ func (f *Frontier) recommend() {
 		switch {
 		case f.Quantile == 0 && row.OutliersThrottled != b.OutliersThrottled:
 			if row.OutliersThrottled > b.OutliersThrottled {
+				best = i
+			}
+		case f.Quantile > 0 && row.bulkThrottled() != b.bulkThrottled():
+			// A share allows some keys throttled; the fewest ordinary
+			// ones first, whatever else it refuses.
+			if row.bulkThrottled() < b.bulkThrottled() {
 				best = i
 			}
 		case row.Totals.Rejected != b.Totals.Rejected:

@@ -160,7 +160,7 @@ func writeMeanFloorNote(w io.Writer, rep *Report) {
 	}
 	rule := "Rule: of the rows" + at + " that spare the bulk on replay, the one throttling the most outliers, then refusing the most, is recommended (*)."
 	if f.Quantile > 0 {
-		rule = "Rule: of the rows" + at + " that spare that share of the keys on replay, the one throttling the fewest keys, then refusing the most, is recommended (*)."
+		rule = "Rule: of the rows" + at + " that spare that share of the keys on replay, the one throttling the fewest keys that are not outliers, then refusing the most, is recommended (*)."
 	}
 	writeWrapped(w, "", rule)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
 )
@@ -82,5 +83,29 @@ func TestRowsNameTheKeySettingTheirNeed(t *testing.T) {
 				t.Errorf("%v: %s needs %d, more than NEEDS %d", row.Params.Rate, l.Keys[i].Key, f.KeyNeeds(row, i), row.Need)
 			}
 		}
+	}
+}
+
+// With a quantile, the row recommended throttles the fewest keys that are
+// not outliers before it refuses the most: a row refusing more by
+// throttling an ordinary key loses to one that throttles outliers alone.
+func TestQuantileRecommendsFewestOrdinaryKeysThrottled(t *testing.T) {
+	keys := make([]trace.KeyProfile, 60)
+	f := &Frontier{Keys: keys, Quantile: 0.95, Outliers: trace.Outliers{Is: make([]bool, 60)}}
+	f.Outliers.Is[58], f.Outliers.Is[59] = true, true
+	row := func(rate int64, rejected int64, throttled []ThrottledKey, outliers int) FrontierRow {
+		return FrontierRow{Params: algorithms.Params{Rate: algorithms.Rate{N: rate, Per: time.Second}},
+			Totals:    Totals{Keys: 60, Throttled: len(throttled), Requests: 10000, Rejected: rejected},
+			Throttled: throttled, OutliersThrottled: outliers}
+	}
+	bad := []ThrottledKey{{"k58", 2000}, {"k59", 2000}}
+	f.Rows = []FrontierRow{
+		row(1, 5000, append(slices.Clone(bad), ThrottledKey{"k0", 1000}), 2),
+		row(2, 4000, bad, 2),
+		row(5, 3000, bad[:1], 1),
+	}
+	f.recommend()
+	if f.Recommended != 1 {
+		t.Fatalf("recommended row %d, want 1 (throttles no ordinary key, refuses the most of those)", f.Recommended)
 	}
 }
