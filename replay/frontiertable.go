@@ -37,6 +37,10 @@ func (f *Frontier) rowLimit(row FrontierRow) string {
 	return fmt.Sprintf("--limit %s --burst %d", rateText(p.Rate), p.Burst)
 }
 
+// RowName is a row's limit in short, as the table names it: "1/s burst
+// 14", "1200/m".
+func RowName(f *Frontier, row FrontierRow) string { return f.rowName(row) }
+
 // rowName is a row's limit in short: "1/s burst 14", "1200/m".
 func (f *Frontier) rowName(row FrontierRow) string {
 	if f.Window {

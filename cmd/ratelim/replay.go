@@ -556,10 +556,11 @@ func writeReplay(opts *replayOptions, rep *replay.Report, loc *time.Location) er
 }
 
 // frontierPlot is --suggest's frontier as plots.Frontier draws it: a
-// point per row at its rate and the burst the bulk needs there (before
-// headroom), the recommended one chosen; each key at its mean rate and
-// what it needs at the recommended row (a window algorithm's point: the
-// count a window over the window, and the count).
+// point per row at its rate and the burst the table gives it (NEEDS plus
+// headroom), the recommended one chosen, its dashed line the burst
+// recommended; each key at its mean rate and what it needs at the
+// recommended row (a window algorithm's point: the limit's count over the
+// window, and the count).
 func frontierPlot(rep *replay.Report) plots.FrontierData {
 	f := rep.Frontier
 	names := f.Scenario.Clients
@@ -567,17 +568,20 @@ func frontierPlot(rep *replay.Report) plots.FrontierData {
 	for _, ws := range f.Outliers.Windows {
 		wins = append(wins, words.Duration(ws.Window))
 	}
-	d := plots.FrontierData{
-		Title: f.Scenario.Name + " · " + f.Scenario.Limit.Algorithm,
-		Subtitle: fmt.Sprintf("outliers: keys whose busiest %s is more than %g robust deviations above the bulk's: %s of %s; bursts before %g%% headroom",
-			words.OneOf(wins), trace.OutlierZ, words.Thousands(int64(f.Outliers.Count())), words.Count(len(f.Keys), "key", "keys"), 100*f.Headroom),
+	sub := fmt.Sprintf("outliers: keys whose busiest %s is more than %g robust deviations above the bulk's: %s of %s; each point: a row's burst with %g%% headroom",
+		words.OneOf(wins), trace.OutlierZ, words.Thousands(int64(f.Outliers.Count())), words.Count(len(f.Keys), "key", "keys"), 100*f.Headroom)
+	if f.Recommended >= 0 {
+		row := f.Rows[f.Recommended]
+		sub += fmt.Sprintf("; recommended %s, needs %s", replay.RowName(f, row), words.Thousands(row.Need))
 	}
+	d := plots.FrontierData{Title: f.Scenario.Name + " · " + f.Scenario.Limit.Algorithm, Subtitle: sub}
 	for i, row := range f.Rows {
-		rate := row.Params.Rate.PerSecond()
+		rate, burst := row.Params.Rate.PerSecond(), row.Params.Burst
 		if f.Window {
-			rate = float64(row.Need) / row.Params.Window.Seconds()
+			burst = row.Params.Rate.N
+			rate = float64(burst) / row.Params.Window.Seconds()
 		}
-		d.Points = append(d.Points, plots.FrontierPoint{Rate: rate, Burst: int(min(row.Need, math.MaxInt32)), Chosen: i == f.Recommended})
+		d.Points = append(d.Points, plots.FrontierPoint{Rate: rate, Burst: int(min(burst, math.MaxInt32)), Chosen: i == f.Recommended})
 	}
 	at := f.Rows[max(f.Recommended, 0)]
 	for i, k := range f.Keys {

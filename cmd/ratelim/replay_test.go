@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ratelim/ratelim/internal/words"
+	"github.com/ratelim/ratelim/replay"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
 )
@@ -348,4 +350,49 @@ func TestReplayPlots(t *testing.T) {
 	if code != exitBadInput || !strings.Contains(errOut, "--suggest draws a still frontier") {
 		t.Fatalf("a GIF frontier: exit %d, %q", code, errOut)
 	}
+}
+
+// The frontier plot draws and labels the bursts the table recommends,
+// headroom included, not what the bulk needs before it.
+func TestFrontierPlotDrawsTheRecommendedBurst(t *testing.T) {
+	p, err := replayPlanOf(t, sampleLog, "--suggest", "--headroom", "50%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := replay.Scan(context.Background(), p.src, replay.ScanOptions{Profile: p.profile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	f, err := log.Frontier(context.Background(), log.Scenario(p.limit, nil), *p.suggest, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := frontierPlot(&replay.Report{Log: log, Frontier: f})
+	if f.Recommended < 0 {
+		t.Fatal("nothing recommended")
+	}
+	for i, row := range f.Rows {
+		if got := int64(d.Points[i].Burst); got != row.Params.Burst {
+			t.Errorf("%v: point at burst %d, the row's burst is %d (needs %d)", row.Params.Rate, got, row.Params.Burst, row.Need)
+		}
+	}
+	rec := f.Rows[f.Recommended]
+	if want := fmt.Sprintf("recommended %s, needs %d", replay.RowName(f, rec), rec.Need); !strings.Contains(d.Subtitle, want) {
+		t.Errorf("subtitle %q, want %q in it", d.Subtitle, want)
+	}
+}
+
+// replayPlanOf is the plan `ratelim replay args...` would run.
+func replayPlanOf(t *testing.T, args ...string) (*replayPlan, error) {
+	t.Helper()
+	var opts *replayOptions
+	cmd := newCmdReplay(streams{Out: io.Discard, ErrOut: io.Discard}, func(o *replayOptions) error { opts = o; return nil })
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	return planReplay(opts)
 }
