@@ -116,6 +116,9 @@ func writeLogSummary(w io.Writer, l *Log, ck clock) {
 		fmt.Fprintf(w, ", played at %g×", l.Speed)
 	}
 	fmt.Fprintln(w)
+	if l.SpreadSkipped {
+		writeWrapped(w, "  ", fmt.Sprintf("not spread: its %s are finer than the limit refills (every %s), so each request is replayed at its logged instant", trace.ResolutionText(l.Stats.Resolution), words.Duration(l.SpreadFinerThan)))
+	}
 	if len(l.Costs) > 0 {
 		fmt.Fprintf(w, "  requests priced by route: %s; any other costs 1\n", strings.Join(costTexts(l.Costs), ", "))
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -121,7 +122,9 @@ times for nginx's $time_local) and warns when they are coarser than the
 limit refills: a second's requests then arrive at once. --spread spaces each
 key's requests of one tick evenly across it, from an offset hashed from
 --seed, the key and the tick: --spread alone for the log's own tick, or
---spread=1s (with =). --tz puts the table's times in a zone (the JSON and
+--spread=1s (with =; any other tick than the log's is refused). A log
+whose times are already finer than --limit refills is left as logged, and
+the header says so. --tz puts the table's times in a zone (the JSON and
 CSV stay in UTC).
 
 Keys are escaped in every output: a byte that is not UTF-8 as \xNN and a
@@ -276,6 +279,11 @@ func planReplay(opts *replayOptions) (*replayPlan, error) {
 	}
 	if p.limit, p.rateGiven, err = opts.replayLimit(); err != nil {
 		return nil, err
+	}
+	if p.rateGiven {
+		// --spread alone leaves a log alone whose times are already finer
+		// than the limit refills.
+		p.src.SpreadFinerThan = replay.RefillInterval(p.limit)
 	}
 	if p.vs, p.vsOrder, err = parseReplayVs(opts.Vs); err != nil {
 		return nil, err
@@ -496,6 +504,10 @@ func scanReplayLog(ctx context.Context, opts *replayOptions, p *replayPlan, labe
 	}
 	if sim.IsTooBig(err) {
 		return nil, err
+	}
+	if te := new(replay.SpreadTickError); errors.As(err, &te) {
+		return nil, replayInputError(fmt.Errorf("--spread: %s is not the log's resolution %s (want --spread alone, or --spread=%s)",
+			words.Duration(te.Tick), words.Duration(te.Resolution), words.Duration(te.Resolution)))
 	}
 	if err != nil {
 		return nil, replayInputError(err)
