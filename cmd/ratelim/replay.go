@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"math"
