@@ -308,6 +308,7 @@ func (l *Log) spread(ctx context.Context, opts ScanOptions, memKeys int64) error
 		l.Trace.Spread = res
 		topts.Spread = res
 	}
+	topts.Context = ctx // a second reading of filtered lines stops on Ctrl-C too
 	r, err := l.openReading(topts)
 	if err != nil {
 		return err
