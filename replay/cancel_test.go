@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
 	"github.com/ratelim/ratelim/trace/tracetest"
 )
@@ -48,5 +51,34 @@ func TestSpreadSecondReadingStopsOnCancel(t *testing.T) {
 	}
 	if opens != 2 || !errors.Is(err, context.Canceled) {
 		t.Fatalf("%d readings, error %v; want the second cancelled", opens, err)
+	}
+}
+
+// Without peaks measured (--suggest without --limit), the CSV leaves peak
+// and burst_needed empty and the JSON has no peak window, rather than
+// zeros that read as measured.
+func TestUnmeasuredPeaksAreLeftOut(t *testing.T) {
+	path := keyedLog(t, 3)
+	l, err := Scan(context.Background(), Source{Path: path, Trace: tracetest.Options(trace.JSONL)}, ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	limit := sim.Limit{Algorithm: "token-bucket", Params: algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}, Burst: 1}}
+	rep := &Report{Log: l, Runs: []*Run{replayRun(t, l, l.Scenario(limit, nil))}}
+	var csvOut, jsonOut bytes.Buffer
+	if err := WriteCSV(&csvOut, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(csvOut.String()), "\n")[1:] {
+		if !strings.HasSuffix(line, ",,") {
+			t.Errorf("a row with peak and burst_needed: %q", line)
+		}
+	}
+	if err := WriteJSON(&jsonOut, rep); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(jsonOut.String(), "peak_window_s") || !strings.Contains(jsonOut.String(), `"schema": "ratelim.replay/v2"`) {
+		t.Errorf("JSON:\n%s", jsonOut.String())
 	}
 }

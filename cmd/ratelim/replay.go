@@ -170,7 +170,7 @@ The same log and flags give the same output, byte for byte.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Format, "format", "table", "output: table, json (ratelim.replay/v1) or csv (a row per key)")
+	f.StringVar(&opts.Format, "format", "table", "output: table, json (ratelim.replay/v2) or csv (a row per key; not with --suggest)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress")
 	f.IntVar(&opts.Top, "top", replay.DefaultTop, "keys the table lists, most throttled first (0: all)")
 	f.StringVar(&opts.TZ, "tz", "UTC", "the time zone the table's times and the plot's clock are in, e.g. Europe/Paris (the JSON and CSV stay in UTC)")
@@ -339,6 +339,9 @@ func (opts *replayOptions) replayLimit() (limit sim.Limit, rateGiven bool, err e
 // --vs; and sets up the profile the log is measured with, at the grid's
 // rates and --limit's, and in --window's window.
 func (p *replayPlan) planSuggest(opts *replayOptions) error {
+	if opts.Format == "csv" {
+		return badInput("--format: csv writes a row per key; --suggest's frontier is in --format json (want json or table)")
+	}
 	if opts.Speed != 1 {
 		// The profiles are of the log's own times; rows replayed faster
 		// would be measured against another log.

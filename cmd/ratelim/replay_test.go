@@ -55,7 +55,7 @@ func TestReplaySample(t *testing.T) {
 				var doc struct {
 					Schema string `json:"schema"`
 				}
-				if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Schema != "ratelim.replay/v1" {
+				if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Schema != "ratelim.replay/v2" {
 					t.Fatalf("schema %q, %v", doc.Schema, err)
 				}
 			}
@@ -164,6 +164,7 @@ func TestReplayBadInput(t *testing.T) {
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "burst=lots"}, "--vs burst:", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "servers=100000"}, "--vs servers", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--suggest", "--quantile", "2"}, "--quantile:", true},
+		{[]string{"replay", sampleLog, "--suggest", "--format", "csv"}, "--format: csv writes a row per key; --suggest's frontier is in --format json", true},
 		{[]string{"replay", sampleLog, "--suggest", "--speed", "60"}, "--speed: --suggest profiles the log as logged (want 1)", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--salt", "x"}, "--salt: only with --redact", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--top", "-1"}, "--top:", true},
