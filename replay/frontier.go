@@ -111,6 +111,8 @@ type Frontier struct {
 	// Window says the rows vary the window (the window algorithms),
 	// not the rate.
 	Window bool
+	// Pinned says the rate (or window) was given, not chosen from a grid.
+	Pinned bool
 	Rows   []FrontierRow
 	// Recommended is the index of the recommended row, -1 for none.
 	Recommended int
@@ -164,7 +166,8 @@ func (l *Log) Frontier(ctx context.Context, sc sim.Scenario, opts FrontierOption
 	for _, k := range l.Profile.Keys() {
 		byKey[k.Key] = k
 	}
-	f := &Frontier{Span: l.Last.Sub(l.First), Headroom: opts.Headroom, Quantile: opts.Quantile, Window: sc.Limit.Params.Window > 0, Recommended: -1, Scenario: sc}
+	f := &Frontier{Span: l.Last.Sub(l.First), Headroom: opts.Headroom, Quantile: opts.Quantile, Window: sc.Limit.Params.Window > 0, Recommended: -1, Scenario: sc,
+		Pinned: opts.Rate != nil || opts.Window > 0}
 	for _, k := range l.Keys {
 		f.Keys = append(f.Keys, byKey[k.Key])
 	}
@@ -322,8 +325,18 @@ func (f *Frontier) bulkRange() (lo, hi float64) {
 	if len(means) == 0 {
 		return 1, 1
 	}
-	slices.Sort(means)
-	return means[len(means)/2], hi
+	return median(means), hi
+}
+
+// median is the middle of xs, the mean of the middle two for an even
+// count.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 // windowRows are a window algorithm's rows: the pinned window, or each

@@ -66,7 +66,7 @@ func writeFrontier(w io.Writer, rep *Report) error {
 	switch {
 	case f.Window:
 		how = fmt.Sprintf("Suggested limits for %s: for each window, the count that spares %s, plus %s; each replayed, and every figure below is its replay's.", lim.Algorithm, bulk, headroom)
-	case len(f.Rows) == 1:
+	case f.Pinned:
 		how = fmt.Sprintf("Suggested limit for %s at %s: the smallest burst that spares %s, plus %s; replayed, and every figure below is its replay's.", lim.Algorithm, rateText(f.Rows[0].Params.Rate), bulk, headroom)
 	default:
 		lo, hi := f.bulkRange()
@@ -246,6 +246,10 @@ func writeOutliers(w io.Writer, rep *Report) {
 		wins = append(wins, words.Duration(ws.Window))
 	}
 	fmt.Fprintln(w)
+	if o.TooFew {
+		writeWrapped(w, "", fmt.Sprintf("Outliers: too few keys for the outlier rule (want %d or more): %s, every one of the bulk.", trace.MinOutlierKeys, words.Count(len(f.Keys), "key", "keys")))
+		return
+	}
 	writeWrapped(w, "", fmt.Sprintf("Outliers: keys whose busiest %s is more than %g robust deviations above the bulk's (z = (ln count − median) / (1.4826 × MAD of ln count), the MAD at least ln 1.5): %s of %s.",
 		words.OneOf(wins), trace.OutlierZ, words.Thousands(int64(o.Count())), words.Count(len(f.Keys), "key", "keys")))
 	var tw table

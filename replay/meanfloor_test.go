@@ -109,3 +109,15 @@ func TestQuantileRecommendsFewestOrdinaryKeysThrottled(t *testing.T) {
 		t.Fatalf("recommended row %d, want 1 (throttles no ordinary key, refuses the most of those)", f.Recommended)
 	}
 }
+
+// The bulk's median mean rate is the true median: of an even count, the
+// mean of the middle two.
+func TestBulkRangeMedian(t *testing.T) {
+	f := &Frontier{Span: 100 * time.Second, Outliers: trace.Outliers{Is: make([]bool, 4)}}
+	for _, n := range []int{100, 200, 400, 800} { // 1, 2, 4, 8 a second
+		f.Keys = append(f.Keys, trace.KeyProfile{Requests: n, Busiest: []int{n}})
+	}
+	if lo, hi := f.bulkRange(); lo != 3 || hi != 800 {
+		t.Errorf("bulk range %v to %v, want 3 (between 2 and 4) to 800", lo, hi)
+	}
+}

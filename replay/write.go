@@ -89,6 +89,8 @@ type (
 		Outliers []jsonOutlier `json:"outliers"`
 		// Near are the keys of the bulk close to the rule (z over NearZ).
 		Near []jsonOutlier `json:"near_outliers"`
+		// TooFewKeys says the log had too few keys for the outlier rule.
+		TooFewKeys bool `json:"too_few_keys,omitempty"`
 		// MeanFloor is the lowest rate, in requests a second, a row may be
 		// recommended at: the bulk's busiest mean rate (of MeanFloorKey)
 		// × (1 + headroom).
@@ -284,7 +286,7 @@ func frontierJSON(rep *Report) *jsonFrontier {
 	names := f.Scenario.Clients
 	lim := f.Scenario.Limit
 	j := &jsonFrontier{Rule: OutlierRule, Headroom: f.Headroom, Quantile: f.Quantile, Recommended: f.Recommended,
-		Windows: []jsonSpread{}, Outliers: []jsonOutlier{}, Near: []jsonOutlier{}, Rows: []jsonFrontierRow{}, MeanFloor: f.MeanFloor}
+		Windows: []jsonSpread{}, Outliers: []jsonOutlier{}, Near: []jsonOutlier{}, Rows: []jsonFrontierRow{}, MeanFloor: f.MeanFloor, TooFewKeys: f.Outliers.TooFew}
 	if f.MeanFloorKey >= 0 {
 		j.MeanFloorKey = escape.Data(names[f.MeanFloorKey].Name)
 	}

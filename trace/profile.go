@@ -233,7 +233,14 @@ type Outliers struct {
 	// Near[k] says key k is not an outlier but close: its highest z above
 	// NearZ.
 	Near []bool
+	// TooFew says there were fewer than MinOutlierKeys keys: the rule
+	// was not applied, and no key is an outlier.
+	TooFew bool
 }
+
+// MinOutlierKeys is the fewest keys the outlier rule is applied to: of
+// two, neither can be more than 0.67 robust deviations from their median.
+const MinOutlierKeys = 3
 
 // MaxZ is key k's highest z over the windows.
 func (o Outliers) MaxZ(k int) float64 {
@@ -259,7 +266,8 @@ func (o Outliers) Count() int {
 // is an outlier when, in any of ProfileWindows up to span, ln of its
 // busiest count is more than OutlierZ robust deviations above the median
 // (1.4826 × the MAD of ln busiest, the MAD floored at MinMAD). It is one
-// sided: only keys above the bulk are outliers. Several windows, because
+// sided: only keys above the bulk are outliers. Of fewer than
+// MinOutlierKeys keys, none is (Outliers.TooFew). Several windows, because
 // one is not enough: a scraper steady at 10/s peaks in a second no
 // higher than a page load does, and far higher in a minute.
 func FindOutliers(keys []KeyProfile, span time.Duration) (Outliers, error) {
@@ -269,6 +277,11 @@ func FindOutliers(keys []KeyProfile, span time.Duration) (Outliers, error) {
 	var o Outliers
 	o.Z = make([][]float64, len(keys))
 	o.Is = make([]bool, len(keys))
+	if len(keys) < MinOutlierKeys {
+		o.TooFew = true
+		o.Near = make([]bool, len(keys))
+		return o, nil
+	}
 	for w, win := range ProfileWindows {
 		if w > 0 && win > span {
 			break

@@ -126,3 +126,19 @@ func TestFindOutliers(t *testing.T) {
 		t.Error("FindOutliers of no keys took it")
 	}
 }
+
+// Of two keys neither can stand out (a z of at most 0.67): the rule is
+// not applied below three, and says so.
+func TestFindOutliersTooFewKeys(t *testing.T) {
+	for _, n := range []int{1, 2} {
+		keys := []trace.KeyProfile{{Key: "a", Busiest: []int{1, 1, 1, 1}}, {Key: "b", Busiest: []int{1000, 1000, 1000, 1000}}}[:n]
+		o, err := trace.FindOutliers(keys, time.Hour)
+		if err != nil || !o.TooFew || o.Count() != 0 || len(o.Is) != n || len(o.Near) != n || len(o.Z) != n {
+			t.Errorf("%d keys: %+v, %v; want too few, no outlier", n, o, err)
+		}
+	}
+	o, _ := trace.FindOutliers([]trace.KeyProfile{{Busiest: []int{1}}, {Busiest: []int{1}}, {Busiest: []int{1}}}, 0)
+	if o.TooFew {
+		t.Error("3 keys: too few")
+	}
+}

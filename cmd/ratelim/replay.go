@@ -585,6 +585,9 @@ func frontierPlot(rep *replay.Report) plots.FrontierData {
 	}
 	sub := fmt.Sprintf("outliers: keys whose busiest %s is more than %g robust deviations above the bulk's: %s of %s; each point: a row's burst with %g%% headroom",
 		words.OneOf(wins), trace.OutlierZ, words.Thousands(int64(f.Outliers.Count())), words.Count(len(f.Keys), "key", "keys"), 100*f.Headroom)
+	if f.Outliers.TooFew {
+		sub = fmt.Sprintf("too few keys for the outlier rule (%d, want %d or more); each point: a row's burst with %g%% headroom", len(f.Keys), trace.MinOutlierKeys, 100*f.Headroom)
+	}
 	if f.Recommended >= 0 {
 		row := f.Rows[f.Recommended]
 		sub += fmt.Sprintf("; recommended %s, needs %s", replay.RowName(f, row), words.Thousands(row.Need))
