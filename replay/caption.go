@@ -47,6 +47,9 @@ func CaptionOf(l *Log, sc sim.Scenario, loc *time.Location) Caption {
 	if last.Sub(first) < 10*time.Minute {
 		layout += ":05"
 	}
+	if OffsetChanges(first, last, loc) {
+		layout += " MST"
+	}
 	return Caption{Limit: limit, Key: keySpec(l), Log: logText,
 		Window: first.Format(layout) + "–" + last.Format(layout) + " " + loc.String()}
 }

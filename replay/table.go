@@ -51,10 +51,24 @@ func newClock(l *Log, loc *time.Location) clock {
 	if loc == nil {
 		loc = time.UTC
 	}
+	ck := clock{"01-02 15:04:05.999", "01-02 15:04", loc}
 	if l.First.In(loc).Format(time.DateOnly) == l.Last.In(loc).Format(time.DateOnly) {
-		return clock{"15:04:05.999", "15:04", loc}
+		ck = clock{"15:04:05.999", "15:04", loc}
 	}
-	return clock{"01-02 15:04:05.999", "01-02 15:04", loc}
+	if OffsetChanges(l.First, l.Last, loc) {
+		// 02:30 twice on the night clocks go back: each time says which.
+		ck.layout += " MST"
+		ck.minute += " MST"
+	}
+	return ck
+}
+
+// OffsetChanges says loc's offset from UTC changes between first and
+// last (a daylight-saving change): times of day then need their zone's
+// abbreviation or offset to say which of two they are.
+func OffsetChanges(first, last time.Time, loc *time.Location) bool {
+	_, end := first.In(loc).ZoneBounds()
+	return !end.IsZero() && !end.After(last)
 }
 
 // zoneName names the clock's zone as it was given: "UTC", "Europe/Paris".
@@ -101,13 +115,18 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 // writeLogSummary writes what the log holds: its requests, keys and span,
 // how it was read and played, and what of it the table does not count.
 func writeLogSummary(w io.Writer, l *Log, ck clock) {
-	last := l.Last.In(ck.loc).Format(time.DateTime)
-	if ck.minute == "15:04" {
-		last = l.Last.In(ck.loc).Format(time.TimeOnly)
+	firstLayout, lastLayout := time.DateTime, time.DateTime
+	if !strings.HasPrefix(ck.minute, "01-02") {
+		lastLayout = time.TimeOnly
 	}
+	if OffsetChanges(l.First, l.Last, ck.loc) {
+		firstLayout += " MST"
+		lastLayout += " MST"
+	}
+	first, last := l.First.In(ck.loc).Format(firstLayout), l.Last.In(ck.loc).Format(lastLayout)
 	fmt.Fprintf(w, "replay of %s\n", escape.Text(name(l.Path)))
 	fmt.Fprintf(w, "  %s from %s, %s to %s %s\n", words.Count(l.Requests, "request", "requests"), words.Count(len(l.Keys), "key", "keys"),
-		l.First.In(ck.loc).Format(time.DateTime), last, ck.zoneName())
+		first, last, ck.zoneName())
 	fmt.Fprintf(w, "  %s log, keyed by %s", l.Trace.Format, keySpec(l))
 	if res := ResolutionText(l); res != "" {
 		fmt.Fprintf(w, ", %s", res)
