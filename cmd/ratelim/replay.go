@@ -387,13 +387,17 @@ func parseZone(name string) (*time.Location, error) {
 }
 
 // parseHeadroom reads --headroom: a percentage ("20%") or a fraction
-// ("0.2"), from 0% to 1000%.
+// below 1 ("0.2"), from 0% to 1000%; a bare number of 1 or more is
+// refused as ambiguous.
 func parseHeadroom(text string) (float64, error) {
 	t := strings.TrimSpace(text)
 	pct := strings.HasSuffix(t, "%")
 	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
 	if pct {
 		v /= 100
+	} else if err == nil && v >= 1 {
+		// 5 could be 5% or 500%: say which.
+		return 0, badInput("--headroom: %s is ambiguous (want %s%% or %s)", t, t, strconv.FormatFloat(v/100, 'g', -1, 64))
 	}
 	if err != nil || !(v >= 0 && v <= replay.MaxHeadroom) {
 		return 0, badInput("--headroom: %q is not a margin from 0%% to 1000%% (want e.g. 20%%, or 0.2)", text)
