@@ -74,6 +74,9 @@ type replayOptions struct {
 	// maxRequestsSet says --max-requests was given; else a replay's
 	// budget is its log's requests and sim.DefaultMaxRequests more.
 	maxRequestsSet bool
+	// quantileSet and headroomSet say --quantile and --headroom were
+	// given, whatever their values: they go only with --suggest.
+	quantileSet, headroomSet bool
 
 	over overrides
 }
@@ -157,6 +160,7 @@ The same log and flags give the same output, byte for byte.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Log = args[0]
 			opts.maxRequestsSet = cmd.Flags().Changed("max-requests")
+			opts.quantileSet, opts.headroomSet = cmd.Flags().Changed("quantile"), cmd.Flags().Changed("headroom")
 			opts.over.set = map[string]string{}
 			cmd.Flags().Visit(func(f *pflag.Flag) {
 				if slices.Contains(replayOverrides, f.Name) && f.Name != "algorithm" {
@@ -292,9 +296,9 @@ func planReplay(opts *replayOptions) (*replayPlan, error) {
 		if err := p.planSuggest(opts); err != nil {
 			return nil, err
 		}
-	} else if opts.Quantile != 0 {
+	} else if opts.quantileSet {
 		return nil, badInput("--quantile: only with --suggest")
-	} else if opts.Headroom != "20%" {
+	} else if opts.headroomSet {
 		return nil, badInput("--headroom: only with --suggest")
 	}
 	if p.rateGiven {

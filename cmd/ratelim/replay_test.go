@@ -174,6 +174,8 @@ func TestReplayBadInput(t *testing.T) {
 		{[]string{"replay", sampleLog, "--suggest", "--headroom", "1001%"}, `--headroom: "1001%" is not a margin from 0% to 1000%`, true},
 		{[]string{"replay", sampleLog, "--suggest", "--headroom", "lots"}, `--headroom: "lots" is not a margin`, true},
 		{[]string{"replay", sampleLog, "--suggest", "--headroom", "5"}, "--headroom: 5 is ambiguous (want 5% or 0.05)", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--headroom", "20%"}, "--headroom: only with --suggest", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--quantile", "0"}, "--quantile: only with --suggest", true},
 		{[]string{"replay", sampleLog, "--suggest", "--burst", "5"}, "--burst: with --suggest, the burst is what it suggests", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--spread=soon"}, `--spread: "soon" is not a tick from 1ns to 1h`, true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--spread=2h"}, `--spread: "2h" is not a tick`, true},
