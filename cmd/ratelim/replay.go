@@ -77,6 +77,8 @@ type replayOptions struct {
 	// quantileSet and headroomSet say --quantile and --headroom were
 	// given, whatever their values: they go only with --suggest.
 	quantileSet, headroomSet bool
+	// burstSet says --burst was given.
+	burstSet bool
 
 	over overrides
 }
@@ -161,6 +163,7 @@ The same log and flags give the same output, byte for byte.`,
 			opts.Log = args[0]
 			opts.maxRequestsSet = cmd.Flags().Changed("max-requests")
 			opts.quantileSet, opts.headroomSet = cmd.Flags().Changed("quantile"), cmd.Flags().Changed("headroom")
+			opts.burstSet = cmd.Flags().Changed("burst")
 			opts.over.set = map[string]string{}
 			cmd.Flags().Visit(func(f *pflag.Flag) {
 				if slices.Contains(replayOverrides, f.Name) && f.Name != "algorithm" {
@@ -251,6 +254,11 @@ type replayPlan struct {
 	suggest   *replay.FrontierOptions
 	profile   *trace.Profile
 	rateGiven bool
+	// replayGiven says the limit given is replayed and shown: always
+	// without --suggest; with it, when --limit gives a whole limit (a
+	// bucket's with --burst, a window algorithm's), else the table of
+	// keys is the recommended row's, not a burst of the rate's count.
+	replayGiven bool
 	// loc is --tz's zone.
 	loc *time.Location
 }
@@ -289,6 +297,7 @@ func planReplay(opts *replayOptions) (*replayPlan, error) {
 		// than the limit refills.
 		p.src.SpreadFinerThan = replay.RefillInterval(p.limit)
 	}
+	p.replayGiven = p.rateGiven && (!opts.Suggest || opts.burstSet || p.limit.Params.Window > 0)
 	if p.vs, p.vsOrder, err = parseReplayVs(opts.Vs); err != nil {
 		return nil, err
 	}
@@ -466,7 +475,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 	progress := newProgress(opts.ErrOut, showProgress, "simulating")
 	simOpts := p.simOpts
 	simOpts.Progress = progress.update
-	if p.rateGiven {
+	if p.replayGiven {
 		runA, err := log.Replay(ctx, labelA, sc, simOpts)
 		progress.done()
 		if err := runError(opts.ErrOut, label, err); err != nil {
@@ -483,13 +492,13 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 	}
 	if p.suggest != nil {
 		rep.Frontier, err = log.Frontier(ctx, sc, *p.suggest, p.simOpts)
-		if !p.rateGiven {
+		if !p.replayGiven {
 			progress.done()
 		}
 		if err := runError(opts.ErrOut, label, err); err != nil {
 			return err
 		}
-		if !p.rateGiven && rep.Frontier.Run != nil {
+		if !p.replayGiven && rep.Frontier.Run != nil {
 			// The replay shown is the recommended limit's; with none
 			// recommended, none is shown as if chosen.
 			rep.Runs = append(rep.Runs, rep.Frontier.Run)

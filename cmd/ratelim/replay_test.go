@@ -401,3 +401,23 @@ func replayPlanOf(t *testing.T, args ...string) (*replayPlan, error) {
 	}
 	return planReplay(opts)
 }
+
+// --suggest --limit RATE without --burst shows the recommended row's
+// replay, not the rate's count as a burst; with --burst, that limit's.
+func TestReplaySuggestShowsTheRecommendedBurst(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--suggest", "--limit", "1/s"}, "  limit token-bucket 1/s burst 5, shared memory"},
+		{[]string{"--suggest", "--limit", "1/s", "--burst", "3"}, "  limit token-bucket 1/s burst 3, shared memory"},
+	} {
+		code, out, errOut := runArgs(append([]string{"replay", sampleLog, "--top", "1"}, tc.args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d, %s", tc.args, code, errOut)
+		}
+		if head, _, _ := strings.Cut(out, "\n\n"); !strings.Contains(head, tc.want) {
+			t.Errorf("%v: header\n%s\nwant %q", tc.args, head, tc.want)
+		}
+	}
+}
