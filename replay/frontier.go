@@ -113,7 +113,10 @@ type Frontier struct {
 	Window bool
 	// Pinned says the rate (or window) was given, not chosen from a grid.
 	Pinned bool
-	Rows   []FrontierRow
+	// AboveGrid, when not 0, is the bulk's busiest second (or the mean
+	// floor), above the grid's top rate: no row reaches it.
+	AboveGrid float64
+	Rows      []FrontierRow
 	// Recommended is the index of the recommended row, -1 for none.
 	Recommended int
 	// MeanFloor is the lowest rate a row may be recommended at, in
@@ -290,6 +293,9 @@ func (f *Frontier) rateRows(base algorithms.Params, rates []trace.Rate, opts Fro
 			if grid[i].PerSecond() >= hi {
 				last = i
 			}
+		}
+		if top := grid[len(grid)-1].PerSecond(); hi > top {
+			f.AboveGrid = hi
 		}
 		for i := first; i <= max(last, first); i++ {
 			idx = append(idx, i)

@@ -121,7 +121,13 @@ func writeFrontier(w io.Writer, rep *Report) error {
 	}
 	fmt.Fprintln(w)
 	if f.Recommended < 0 {
-		writeWrapped(w, "", fmt.Sprintf("No row spares %s on replay: none is recommended (a larger --headroom, or another algorithm).", bulk))
+		at := ""
+		for _, row := range f.Rows {
+			if row.BelowBulkMean {
+				at = " at or above " + rateFigure(f.MeanFloor) + "/s"
+			}
+		}
+		writeWrapped(w, "", fmt.Sprintf("No row%s spares %s on replay: none is recommended (a larger --headroom, or another algorithm).", at, bulk))
 	} else {
 		row := f.Rows[f.Recommended]
 		why := fmt.Sprintf("spares every key but the outliers and throttles %s of the %s", words.Thousands(int64(row.OutliersThrottled)), words.Count(f.Outliers.Count(), "outlier", "outliers"))
@@ -140,6 +146,10 @@ func writeFrontier(w io.Writer, rep *Report) error {
 		}
 		writeWrapped(w, "", fmt.Sprintf("Recommended (*): %s. It %s, refusing %s of %s (%s%%).",
 			f.rowLimit(row), why, words.Thousands(row.Totals.Rejected), words.Count(row.Totals.Requests, "request", "requests"), percent(row.Totals.Rejected, row.Totals.Requests)))
+	}
+	if f.AboveGrid > 0 {
+		top := trace.GridRates()[len(trace.GridRates())-1]
+		writeWrapped(w, "", fmt.Sprintf("note: the bulk reaches %s requests a second, above the grid's top rate %s: no row here spares it at its own pace (give --limit to pin a higher rate).", rateFigure(f.AboveGrid), rateText(algorithms.Rate{N: top.N, Per: top.Per})))
 	}
 	writePredictionNotes(w, rep)
 	writeCoarseNote(w, rep)

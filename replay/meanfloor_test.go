@@ -121,3 +121,32 @@ func TestBulkRangeMedian(t *testing.T) {
 		t.Errorf("bulk range %v to %v, want 3 (between 2 and 4) to 800", lo, hi)
 	}
 }
+
+// A bulk faster than 1,000/s gets rows that reach it: a key at 2,000/s is
+// recommended a rate above its own, not 1000/s with the log's excess as a
+// burst; past the grid's top, the frontier says so.
+func TestGridReachesAFastBulk(t *testing.T) {
+	for _, tc := range []struct {
+		gap       time.Duration
+		aboveGrid bool
+	}{{500 * time.Microsecond, false}, {50 * time.Microsecond, true}} {
+		var recs []trace.Record
+		for i := range 20_000 {
+			recs = append(recs, trace.Record{At: logStart.Add(time.Duration(i) * tc.gap), Key: "fast", Method: "GET", Path: "/", Status: 200})
+		}
+		l, f, _ := frontierOf(t, writeLog(t, "fast.jsonl", recs), "token-bucket", DefaultHeadroom)
+		l.Close()
+		if got := f.AboveGrid > 0; got != tc.aboveGrid {
+			t.Errorf("gap %v: above the grid %v, want %v", tc.gap, got, tc.aboveGrid)
+		}
+		if tc.aboveGrid {
+			continue
+		}
+		if f.Recommended < 0 {
+			t.Fatalf("gap %v: nothing recommended", tc.gap)
+		}
+		if rec := f.Rows[f.Recommended]; rec.Params.Rate.PerSecond() < 2000*(1+DefaultHeadroom) {
+			t.Errorf("gap %v: recommended %v burst %d, below the key's own 2,000/s", tc.gap, rec.Params.Rate, rec.Params.Burst)
+		}
+	}
+}

@@ -31,8 +31,8 @@ func (r Rate) String() string {
 }
 
 // GridRates are the rates a limit is usually chosen among, on a 1-2-5
-// grid from 0.01/s to 1,000/s, each in the unit that writes it whole:
-// 36/h, 72/h, 3/m, 6/m, 12/m, 30/m, 1/s, 2/s, 5/s, ... 1000/s.
+// grid from 0.01/s to 10,000/s, each in the unit that writes it whole:
+// 36/h, 72/h, 3/m, 6/m, 12/m, 30/m, 1/s, 2/s, 5/s, ... 10000/s.
 func GridRates() []Rate {
 	var out []Rate
 	for _, perHour := range []int64{36, 72, 180, 360, 720, 1800} { // 0.01/s to 0.5/s
@@ -42,7 +42,7 @@ func GridRates() []Rate {
 		}
 		out = append(out, r)
 	}
-	for _, n := range []int64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000} {
+	for _, n := range []int64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000} {
 		out = append(out, Rate{N: n, Per: time.Second})
 	}
 	return out
@@ -60,7 +60,7 @@ var ProfileWindows = []time.Duration{time.Second, 10 * time.Second, time.Minute,
 // must come in time order per key, as a Reader returns them; a key ""
 // is exempt and not counted.
 //
-// Memory is, per key, BytesPerKey (about 800 bytes at the 16 rates of
+// Memory is, per key, BytesPerKey (about 880 bytes at the 19 rates of
 // GridRates) plus 8 bytes for each of its requests within the longest
 // window (ten minutes, or a longer one asked for): a key steady at 100/s
 // holds 60,000 times, 480 KB. That part is bounded by the log's requests,

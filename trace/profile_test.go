@@ -18,7 +18,7 @@ func TestGridRates(t *testing.T) {
 			t.Errorf("%v after %v: not ascending", r, got[i-1])
 		}
 	}
-	if got, want := fmt.Sprint(texts), "[36/h 72/h 3/m 6/m 12/m 30/m 1/s 2/s 5/s 10/s 20/s 50/s 100/s 200/s 500/s 1000/s]"; got != want {
+	if got, want := fmt.Sprint(texts), "[36/h 72/h 3/m 6/m 12/m 30/m 1/s 2/s 5/s 10/s 20/s 50/s 100/s 200/s 500/s 1000/s 2000/s 5000/s 10000/s]"; got != want {
 		t.Errorf("grid %s, want %s", got, want)
 	}
 }
