@@ -28,14 +28,23 @@ func rateText(r algorithms.Rate) string {
 }
 
 // rowLimit is a row's limit as flags give it: "--limit 1/s --burst 14",
-// "--limit 1200/m" (a window algorithm's, its window the period).
+// "--algorithm sliding-window --limit 1200/m" (a window algorithm's, its
+// window the period), the algorithm named unless it is the default.
 func (f *Frontier) rowLimit(row FrontierRow) string {
 	p := row.Params
-	if f.Window {
-		return "--limit " + rateText(p.Rate)
+	algorithm := ""
+	if a := f.Scenario.Limit.Algorithm; a != DefaultAlgorithm {
+		// The command to paste replays the same algorithm.
+		algorithm = "--algorithm " + a + " "
 	}
-	return fmt.Sprintf("--limit %s --burst %d", rateText(p.Rate), p.Burst)
+	if f.Window {
+		return algorithm + "--limit " + rateText(p.Rate)
+	}
+	return fmt.Sprintf("%s--limit %s --burst %d", algorithm, rateText(p.Rate), p.Burst)
 }
+
+// DefaultAlgorithm is the algorithm replay uses unless told.
+const DefaultAlgorithm = "token-bucket"
 
 // RowName is a row's limit in short, as the table names it: "1/s burst
 // 14", "1200/m".

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,6 +148,19 @@ func TestGridReachesAFastBulk(t *testing.T) {
 		}
 		if rec := f.Rows[f.Recommended]; rec.Params.Rate.PerSecond() < 2000*(1+DefaultHeadroom) {
 			t.Errorf("gap %v: recommended %v burst %d, below the key's own 2,000/s", tc.gap, rec.Params.Rate, rec.Params.Burst)
+		}
+	}
+}
+
+// The recommended command replays the same algorithm: named unless it is
+// the default.
+func TestRowLimitNamesTheAlgorithm(t *testing.T) {
+	path := keyedLog(t, 6)
+	for algorithm, want := range map[string]string{"token-bucket": "--limit ", "sliding-window": "--algorithm sliding-window --limit "} {
+		l, f, _ := frontierOf(t, path, algorithm, DefaultHeadroom)
+		l.Close()
+		if got := f.rowLimit(f.Rows[0]); !strings.HasPrefix(got, want) {
+			t.Errorf("%s: %q, want it to start %q", algorithm, got, want)
 		}
 	}
 }

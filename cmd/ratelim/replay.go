@@ -228,7 +228,7 @@ func addReplayLimitFlags(f *pflag.FlagSet, opts *replayOptions) {
 	f.StringVar(&opts.Salt, "salt", "", "with --redact: the salt (default: a random one, so hashes differ from run to run)")
 
 	o := &opts.over
-	f.StringVar(&o.algorithm, "algorithm", "token-bucket", "limiter: "+strings.Join(algorithms.Names(), ", "))
+	f.StringVar(&o.algorithm, "algorithm", replay.DefaultAlgorithm, "limiter: "+strings.Join(algorithms.Names(), ", "))
 	f.StringVar(&o.topology, "topology", "", "where the counter lives: local, shared (default), racy, split-brain or cluster")
 	f.StringVar(&o.store, "store", "", "memory (default), miniredis or redis://host:port")
 	f.StringVar(&o.servers, "servers", "", "number of API servers (default 1)")
