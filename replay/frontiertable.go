@@ -188,13 +188,13 @@ func writeMeanFloorNote(w io.Writer, rep *Report) {
 	writeWrapped(w, "", rule)
 }
 
-// tableKeyWidth is the most columns a key takes in the frontier's lines
-// and tables: a longer one keeps its start and end around an ellipsis
-// (the JSON has it whole).
+// tableKeyWidth is the most columns a key takes in the table's lines: a
+// longer one keeps its start and end around an ellipsis (the JSON and CSV
+// have it whole).
 const tableKeyWidth = 40
 
-// tableKey is key as the frontier's lines show it: escaped, at most
-// tableKeyWidth columns.
+// tableKey is key as the table shows it: escaped, at most tableKeyWidth
+// columns.
 func tableKey(key string) string {
 	r := []rune(escape.Text(key))
 	if len(r) <= tableKeyWidth {
@@ -250,7 +250,7 @@ func throttledText(row FrontierRow) string {
 			parts = append(parts, fmt.Sprintf("and %s more (%s)", words.Thousands(int64(len(row.Throttled)-i)), words.Thousands(rest)))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s)", escape.Text(k.Key), words.Thousands(k.Rejected)))
+		parts = append(parts, fmt.Sprintf("%s (%s)", tableKey(k.Key), words.Thousands(k.Rejected)))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -253,7 +253,7 @@ func keysOfRuns(runs []*Run) []map[string]KeyReport {
 // keysOfRuns) what it refused, and when, and its peak if hasPeaks.
 func keyRow(k KeyReport, others []map[string]KeyReport, hasPeaks bool, ck clock) []string {
 	vs := len(others) > 1
-	row := []string{escape.Text(k.Key), words.Thousands(k.Requests)}
+	row := []string{tableKey(k.Key), words.Thousands(k.Requests)}
 	for i := range others {
 		kr := k
 		if i > 0 {
@@ -284,6 +284,17 @@ func (t *table) fit(firstCols, worstCols []int) {
 	if t.width() > TableWidth && len(firstCols) > 0 {
 		t.drop(firstCols)
 		left = append(left, "first 429s")
+		// The columns after those dropped have moved left.
+		shifted := make([]int, len(worstCols))
+		for i, c := range worstCols {
+			shifted[i] = c
+			for _, f := range firstCols {
+				if f < c {
+					shifted[i]--
+				}
+			}
+		}
+		worstCols = shifted
 	}
 	if t.width() > TableWidth {
 		t.drop(worstCols)
