@@ -165,6 +165,7 @@ func TestReplayBadInput(t *testing.T) {
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "servers=100000"}, "--vs servers", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--suggest", "--quantile", "2"}, "--quantile:", true},
 		{[]string{"replay", sampleLog, "--suggest", "--format", "csv"}, "--format: csv writes a row per key; --suggest's frontier is in --format json", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--algorithm", "concurrency"}, "--algorithm: concurrency limits requests in flight, and a log has no request durations to replay (want a rate limit, e.g. token-bucket or sliding-window", true},
 		{[]string{"replay", sampleLog, "--suggest", "--speed", "60"}, "--speed: --suggest profiles the log as logged (want 1)", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--salt", "x"}, "--salt: only with --redact", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--top", "-1"}, "--top:", true},
