@@ -182,6 +182,9 @@ func writeMeanFloorNote(w io.Writer, rep *Report) {
 		}
 	}
 	rule := "Rule: of the rows" + at + " that spare the bulk on replay, the one throttling the most outliers, then refusing the most, is recommended (*)."
+	if f.Outliers.Count() == 0 {
+		rule = "Rule: of the rows" + at + " that spare every key on replay, the one refusing the most, then of the lowest rate, is recommended (*)."
+	}
 	if f.Quantile > 0 {
 		rule = "Rule: of the rows" + at + " that spare that share of the keys on replay, the one throttling the fewest keys that are not outliers, then refusing the most, is recommended (*)."
 	}
@@ -203,6 +206,17 @@ func tableKey(key string) string {
 	head := (tableKeyWidth - 1) / 2
 	tail := tableKeyWidth - 1 - head
 	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
+// countFigure is a count that may be a median of two, with thousands
+// separated: "120,000", "18.5".
+func countFigure(x float64) string {
+	whole := math.Floor(x)
+	text := words.Thousands(int64(whole))
+	if frac := x - whole; frac != 0 {
+		text += strings.TrimPrefix(strconv.FormatFloat(frac, 'f', -1, 64), "0")
+	}
+	return text
 }
 
 // rateFigure is a rate in requests a second, to two significant digits:
@@ -274,7 +288,7 @@ func writeOutliers(w io.Writer, rep *Report) {
 	var tw table
 	tw.add("  WINDOW", "MEDIAN", "BULK MAX", "MAD")
 	for _, ws := range o.Windows {
-		tw.add("  "+words.Duration(ws.Window), strconv.FormatFloat(ws.Median, 'f', -1, 64), words.Thousands(int64(ws.BulkMax)), strconv.FormatFloat(ws.MAD, 'f', 2, 64))
+		tw.add("  "+words.Duration(ws.Window), countFigure(ws.Median), words.Thousands(int64(ws.BulkMax)), strconv.FormatFloat(ws.MAD, 'f', 2, 64))
 	}
 	tw.write(w)
 	if o.Count() > 0 {

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -162,5 +163,29 @@ func TestRowLimitNamesTheAlgorithm(t *testing.T) {
 		if got := f.rowLimit(f.Rows[0]); !strings.HasPrefix(got, want) {
 			t.Errorf("%s: %q, want it to start %q", algorithm, got, want)
 		}
+	}
+}
+
+func TestCountFigure(t *testing.T) {
+	for x, want := range map[float64]string{120000: "120,000", 18.5: "18.5", 5: "5", 1234.5: "1,234.5"} {
+		if got := countFigure(x); got != want {
+			t.Errorf("countFigure(%v) = %q, want %q", x, got, want)
+		}
+	}
+}
+
+// With no outlier, the rule says nothing of throttling outliers.
+func TestRuleWithoutOutliers(t *testing.T) {
+	l, f, _ := frontierOf(t, steadyLog(t, "steady.jsonl", 20, 10*time.Minute), "token-bucket", DefaultHeadroom)
+	defer l.Close()
+	if f.Outliers.Count() != 0 {
+		t.Fatalf("%d outliers", f.Outliers.Count())
+	}
+	var out bytes.Buffer
+	if err := WriteTable(&out, &Report{Log: l, Runs: shownRuns(f), Frontier: f}, TableOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if text := strings.Join(strings.Fields(out.String()), " "); strings.Contains(text, "most outliers") || !strings.Contains(text, "that spare every key on replay, the one refusing the most") {
+		t.Errorf("rule without outliers:\n%s", out.String())
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/sat"
 	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/plots"
@@ -66,7 +67,7 @@ type replayOptions struct {
 	Window   string
 	Speed    float64
 	Suggest  bool
-	Quantile float64
+	Quantile string
 	Headroom string
 	Vs       []string
 	Redact   bool
@@ -221,7 +222,7 @@ func addReplayLimitFlags(f *pflag.FlagSet, opts *replayOptions) {
 	f.StringVar(&opts.Window, "window", "", "window algorithms: the window (default: the limit's period, 1m for 100/m)")
 	f.Float64Var(&opts.Speed, "speed", 1, "play the log this many times faster, 0.001 to 1e9: 60 plays an hour in a minute (the limit sees 60× the rate); the run may last at most a year")
 	f.BoolVar(&opts.Suggest, "suggest", false, "suggest a rate and burst: for each rate on a 1-2-5 grid (or --limit's), the smallest burst sparing every key but the outliers, plus --headroom, each replayed")
-	f.Float64Var(&opts.Quantile, "quantile", 0, "with --suggest: spare this share of the keys, e.g. 0.99, instead of every key but the outliers")
+	f.StringVar(&opts.Quantile, "quantile", "", "with --suggest: spare this share of the keys, e.g. 0.99, instead of every key but the outliers")
 	f.StringVar(&opts.Headroom, "headroom", "20%", "with --suggest: the margin added to the burst each rate needs, 0% to 1000%")
 	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: replay a second limit beside the first, e.g. --vs limit=200/m (FIELD: limit, burst, window, "+strings.Join(replayOverrides, ", ")+")")
 	f.BoolVar(&opts.Redact, "redact", false, "name keys by a salted hash in every output")
@@ -363,14 +364,15 @@ func (p *replayPlan) planSuggest(opts *replayOptions) error {
 	if len(p.vs) > 0 {
 		return badInput("--suggest and --vs do not go together (suggest first, then compare two of its limits with --vs)")
 	}
-	if q := opts.Quantile; q != 0 && !(q > 0 && q <= 1) {
-		return badInput("--quantile: %g is not a share of keys in (0, 1] (want e.g. 0.99)", q)
+	q, err := parseQuantile(opts.Quantile)
+	if err != nil {
+		return err
 	}
 	h, err := parseHeadroom(opts.Headroom)
 	if err != nil {
 		return err
 	}
-	fo := &replay.FrontierOptions{Headroom: h, Quantile: opts.Quantile, Workers: opts.Limits.Workers}
+	fo := &replay.FrontierOptions{Headroom: h, Quantile: q, Workers: opts.Limits.Workers}
 	params := p.limit.Params
 	var windows []time.Duration
 	if p.rateGiven {
@@ -387,14 +389,31 @@ func (p *replayPlan) planSuggest(opts *replayOptions) error {
 	return nil
 }
 
+// parseQuantile reads --quantile: one share of keys in (0, 1], "" for
+// none.
+func parseQuantile(text string) (float64, error) {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return 0, nil
+	}
+	q, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(q > 0 && q <= 1) {
+		return 0, badInput("--quantile: %q is not a share of keys in (0, 1] (want one, e.g. 0.99)", text)
+	}
+	return q, nil
+}
+
 // parseZone reads --tz: a zone of the tz database, as time.LoadLocation
 // finds it, or UTC. "Local", which is whatever this machine is set to,
 // is refused: the same log and flags give the same output anywhere.
 func parseZone(name string) (*time.Location, error) {
 	name = strings.TrimSpace(name)
+	if name == "Local" {
+		return nil, badInput("--tz: Local is this machine's zone; name it (want e.g. Europe/Paris)")
+	}
 	loc, err := time.LoadLocation(name)
-	if err != nil || name == "" || name == "Local" {
-		return nil, badInput("--tz: unknown time zone %s (want e.g. UTC, Europe/Paris)", name)
+	if err != nil || name == "" {
+		return nil, badInput("--tz: unknown time zone %s (want e.g. UTC, Europe/Paris)", escape.Text(name))
 	}
 	return loc, nil
 }
