@@ -115,13 +115,16 @@ a bad line stops the replay with file:line and what is wrong, unless
 rate): for each rate on a 1-2-5 grid spanning the bulk of the keys, the
 smallest burst that spares every key but the outliers, plus --headroom
 (20%). Outliers are keys whose busiest 1s, 10s, 1m or 10m is more than 3.5
-robust deviations above the bulk's (the rule and its figures are printed).
-Each row is replayed, and every figure shown is its replay's; the keys each
-throttles are named, and one row is recommended. Window algorithms get a row
-per window. --vs FIELD=VALUE runs a second limit beside the first (limit,
-burst, window, algorithm, topology, servers, ...). --redact names keys by a
-salted hash in every output, so the report can be shared; give --salt to
-make it the same from run to run.
+robust deviations above the bulk's (the rule and its figures are printed,
+and the keys close to it). Each row names the key setting its burst, is
+replayed, and every figure shown is its replay's; the keys each throttles
+are named, and one row is recommended, never one below the bulk's busiest
+mean rate plus headroom (marked ~: it spares that key only because the log
+ends). --suggest reads the log as logged (--speed 1). Window algorithms
+get a row per window. --vs FIELD=VALUE runs a second limit beside the
+first (limit, burst, window, algorithm, topology, servers, ...). --redact
+names keys by a salted hash in every output, so the report can be shared;
+give --salt to make it the same from run to run.
 
 Times are as logged, and the header says how fine they are (whole-second
 times for nginx's $time_local) and warns when they are coarser than the
@@ -209,7 +212,7 @@ func addReplayLogFlags(f *pflag.FlagSet, opts *replayOptions) {
 	f.StringVar(&opts.Only, "only", "", "replay only this key's requests")
 	f.StringArrayVar(&opts.Costs, "cost", nil, "[METHOD ]GLOB=COST: what a route's requests cost of the quota, first match wins, others 1 (e.g. --cost 'GET /search*=5')")
 	f.BoolVar(&opts.SkipBad, "skip-bad", false, "count lines that cannot be read and go on, instead of stopping at the first")
-	f.StringVar(&opts.Spread, "spread", "", "space each key's requests of one tick evenly across it, seeded by --seed: --spread alone for the log's own tick (1s for whole-second times), or a tick such as 1s (default: times exactly as logged)")
+	f.StringVar(&opts.Spread, "spread", "", "space each key's requests of one tick evenly across it, seeded by --seed: --spread alone for the log's own tick (1s for whole-second times; a log finer than --limit refills is left alone), or that tick named, --spread=1s (default: times exactly as logged)")
 	f.Lookup("spread").NoOptDefVal = spreadAuto
 }
 
@@ -223,7 +226,7 @@ func addReplayLimitFlags(f *pflag.FlagSet, opts *replayOptions) {
 	f.Float64Var(&opts.Speed, "speed", 1, "play the log this many times faster, 0.001 to 1e9: 60 plays an hour in a minute (the limit sees 60× the rate); the run may last at most a year")
 	f.BoolVar(&opts.Suggest, "suggest", false, "suggest a rate and burst: for each rate on a 1-2-5 grid (or --limit's), the smallest burst sparing every key but the outliers, plus --headroom, each replayed")
 	f.StringVar(&opts.Quantile, "quantile", "", "with --suggest: spare this share of the keys, e.g. 0.99, instead of every key but the outliers")
-	f.StringVar(&opts.Headroom, "headroom", "20%", "with --suggest: the margin added to the burst each rate needs, 0% to 1000%")
+	f.StringVar(&opts.Headroom, "headroom", "20%", "with --suggest: the margin added to the burst each rate needs, and to the bulk's busiest mean rate below which no row is recommended: 0% to 1000%, e.g. 20% or 0.2")
 	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: replay a second limit beside the first, e.g. --vs limit=200/m (FIELD: limit, burst, window, "+strings.Join(replayOverrides, ", ")+")")
 	f.BoolVar(&opts.Redact, "redact", false, "name keys by a salted hash in every output")
 	f.StringVar(&opts.Salt, "salt", "", "with --redact: the salt (default: a random one, so hashes differ from run to run)")
