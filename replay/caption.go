@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ratelim/ratelim/internal/escape"
+	"github.com/ratelim/ratelim/sim"
 )
 
 // Caption is what a replay's plot says of it, in place of the settings a
@@ -24,13 +25,12 @@ type Caption struct {
 	Window string
 }
 
-// CaptionOf is the caption of run, a replay of l, with times in loc (UTC
+// CaptionOf is the caption of a replay of l in sc, with times in loc (UTC
 // when nil).
-func CaptionOf(l *Log, run *Run, loc *time.Location) Caption {
+func CaptionOf(l *Log, sc sim.Scenario, loc *time.Location) Caption {
 	if loc == nil {
 		loc = time.UTC
 	}
-	sc := run.Scenario
 	limit := strings.TrimPrefix(LimitText(sc.Limit), sc.Limit.Algorithm+" ")
 	logText := escape.Text(name(l.Path))
 	if i := strings.LastIndexByte(logText, '/'); i >= 0 {
@@ -46,6 +46,9 @@ func CaptionOf(l *Log, run *Run, loc *time.Location) Caption {
 	}
 	if last.Sub(first) < 10*time.Minute {
 		layout += ":05"
+	}
+	if OffsetChanges(first, last, loc) {
+		layout += " MST"
 	}
 	return Caption{Limit: limit, Key: keySpec(l), Log: logText,
 		Window: first.Format(layout) + "–" + last.Format(layout) + " " + loc.String()}

@@ -5,6 +5,7 @@ package replay
 // each replayed so that every figure a row shows is measured.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,17 +51,28 @@ type FrontierRow struct {
 	// Need is what spares the keys asked for before headroom: the burst,
 	// or the count in the window.
 	Need int64
+	// SetBy is the key (an index into Log.Keys) whose need Need is: the
+	// bulk's busiest at the row, the one a reader should look at before
+	// trusting the row; -1 for none.
+	SetBy int
 	// Predicted are the keys (indexes into Log.Keys) one exact limiter
 	// of Params throttles, from their profiles.
 	Predicted []int
-	// Run is the replay through Params: Throttled, Spared and every
-	// figure shown are its.
-	Run *Run
+	// Totals are the replay's through Params: Throttled, Spared and every
+	// figure shown are its. Only the totals and the throttled keys of a
+	// row are kept, not its run (Frontier.Run is the recommended row's):
+	// a frontier holds no more than one run's memory a worker.
+	Totals Totals
 	// Throttled are the keys the replay refused a request of, most
 	// refused first.
-	Throttled []KeyReport
+	Throttled []ThrottledKey
 	// OutliersThrottled counts the outliers among them.
 	OutliersThrottled int
+	// BelowBulkMean says the row's rate is below the bulk's busiest mean
+	// rate × (1 + headroom) (Frontier.MeanFloor): it spares that key only
+	// because the log ended, its burst growing with the log's span, so it
+	// is shown but never recommended.
+	BelowBulkMean bool
 	// Profiled is the row's rate's index in the profile's Rates (a
 	// window algorithm's: its window's in Windows), where each key's
 	// Bursts (Busiest) at it are.
@@ -77,8 +89,14 @@ func (f *Frontier) KeyNeeds(row FrontierRow, i int) int64 {
 	return f.Keys[i].Bursts[row.Profiled]
 }
 
+// ThrottledKey is a key a row's replay refused requests of.
+type ThrottledKey struct {
+	Key      string // as the run names it (redacted when asked)
+	Rejected int64
+}
+
 // Spared is how many keys the row's replay refused nothing of.
-func (r FrontierRow) Spared() int { return r.Run.Totals.Keys - r.Run.Totals.Throttled }
+func (r FrontierRow) Spared() int { return r.Totals.Keys - r.Totals.Throttled }
 
 // Frontier is the set of limits a choice is made among.
 type Frontier struct {
@@ -93,9 +111,29 @@ type Frontier struct {
 	// Window says the rows vary the window (the window algorithms),
 	// not the rate.
 	Window bool
-	Rows   []FrontierRow
+	// Pinned says the rate (or window) was given, not chosen from a grid.
+	Pinned bool
+	// AboveGrid, when not 0, is the bulk's busiest second (or the mean
+	// floor), above the grid's top rate: no row reaches it.
+	AboveGrid float64
+	Rows      []FrontierRow
 	// Recommended is the index of the recommended row, -1 for none.
 	Recommended int
+	// MeanFloor is the lowest rate a row may be recommended at, in
+	// requests a second: the busiest mean rate of the bulk's keys
+	// (BusiestMean, of the key MeanFloorKey), × (1 + Headroom). Below it
+	// the bulk's busiest key sends more than the limit refills over the
+	// log, and the burst that spares it is the log's excess, growing with
+	// its span.
+	MeanFloor    float64
+	BusiestMean  float64
+	MeanFloorKey int // an index into Keys, -1 for none
+	// Run is the recommended row's replay, whole (nil when none is
+	// recommended): the rows keep only their totals.
+	Run *Run
+	// Scenario is the scenario the rows were replayed in, each with its
+	// own limit: its clients name the keys.
+	Scenario sim.Scenario
 }
 
 // ProfileRates are the rates a log is profiled at for a frontier: the
@@ -131,7 +169,8 @@ func (l *Log) Frontier(ctx context.Context, sc sim.Scenario, opts FrontierOption
 	for _, k := range l.Profile.Keys() {
 		byKey[k.Key] = k
 	}
-	f := &Frontier{Span: l.Last.Sub(l.First), Headroom: opts.Headroom, Quantile: opts.Quantile, Window: sc.Limit.Params.Window > 0, Recommended: -1}
+	f := &Frontier{Span: l.Last.Sub(l.First), Headroom: opts.Headroom, Quantile: opts.Quantile, Window: sc.Limit.Params.Window > 0, Recommended: -1, Scenario: sc,
+		Pinned: opts.Rate != nil || opts.Window > 0}
 	for _, k := range l.Keys {
 		f.Keys = append(f.Keys, byKey[k.Key])
 	}
@@ -139,6 +178,7 @@ func (l *Log) Frontier(ctx context.Context, sc sim.Scenario, opts FrontierOption
 	if f.Outliers, err = trace.FindOutliers(f.Keys, f.Span); err != nil {
 		return nil, err
 	}
+	f.setMeanFloor()
 	if f.Window {
 		f.Rows = f.windowRows(sc.Limit.Params, l.Profile.Windows(), opts)
 	} else {
@@ -151,30 +191,71 @@ func (l *Log) Frontier(ctx context.Context, sc sim.Scenario, opts FrontierOption
 		return nil, err
 	}
 	f.recommend()
+	if f.Recommended >= 0 {
+		// Replayed again, whole, for the table of keys and the plot: the
+		// rows kept their totals only.
+		s := sc
+		s.Limit.Params = f.Rows[f.Recommended].Params
+		if f.Run, err = l.Replay(ctx, LimitText(s.Limit), s, simOpts); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
 }
+
+// setMeanFloor sets MeanFloor from the bulk's busiest mean rate: of every
+// key but the outliers, or, with a quantile, the mean rate of the
+// quantile's nearest rank.
+func (f *Frontier) setMeanFloor() {
+	f.MeanFloorKey = -1
+	var idx []int
+	for i := range f.Keys {
+		if f.bulk(i) {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		return cmp.Compare(f.Keys[a].MeanRate(f.Span), f.Keys[b].MeanRate(f.Span))
+	})
+	at := len(idx) - 1
+	if f.Quantile > 0 {
+		at = min(max(int(math.Ceil(math.Round(f.Quantile*1e6)*float64(len(idx))/1e6)), 1), len(idx)) - 1
+	}
+	f.MeanFloorKey = idx[at]
+	f.BusiestMean = f.Keys[idx[at]].MeanRate(f.Span)
+	f.MeanFloor = f.BusiestMean * (1 + f.Headroom)
+}
+
+// belowMeanFloor says a limit of perSecond is below MeanFloor.
+func (f *Frontier) belowMeanFloor(perSecond float64) bool { return perSecond < f.MeanFloor }
 
 // bulk reports whether key i is of the keys to spare.
 func (f *Frontier) bulk(i int) bool { return f.Quantile > 0 || !f.Outliers.Is[i] }
 
 // need is what spares the bulk, given each key's: the most of the bulk's,
-// or the nearest-rank quantile of every key's.
-func (f *Frontier) need(of func(i int) int64) int64 {
-	var xs []int64
+// or the nearest-rank quantile of every key's; and the key whose need it
+// is (-1 for none).
+func (f *Frontier) need(of func(i int) int64) (int64, int) {
+	var idx []int
 	for i := range f.Keys {
 		if f.bulk(i) {
-			xs = append(xs, of(i))
+			idx = append(idx, i)
 		}
 	}
-	if len(xs) == 0 {
-		return 1
+	if len(idx) == 0 {
+		return 1, -1
 	}
-	slices.Sort(xs)
+	// Stable: of keys that need as much, the first in the log sets it.
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(of(a), of(b)) })
+	at := len(idx) - 1
 	if f.Quantile > 0 {
-		rank := int(math.Ceil(math.Round(f.Quantile*1e6) * float64(len(xs)) / 1e6))
-		return max(xs[min(max(rank, 1), len(xs))-1], 1)
+		rank := int(math.Ceil(math.Round(f.Quantile*1e6) * float64(len(idx)) / 1e6))
+		at = min(max(rank, 1), len(idx)) - 1
 	}
-	return max(xs[len(xs)-1], 1)
+	return max(of(idx[at]), 1), idx[at]
 }
 
 // withHeadroom is ⌈need × (1 + h)⌉, saturating.
@@ -187,7 +268,8 @@ func withHeadroom(need int64, h float64) int64 {
 }
 
 // rateRows are a bucket's rows: the pinned rate, or the grid's rates from
-// the bulk's median mean rate to its busiest second.
+// the bulk's median mean rate to its busiest second, or to MeanFloor if
+// that is higher.
 func (f *Frontier) rateRows(base algorithms.Params, rates []trace.Rate, opts FrontierOptions) []FrontierRow {
 	var idx []int
 	if opts.Rate != nil {
@@ -198,6 +280,8 @@ func (f *Frontier) rateRows(base algorithms.Params, rates []trace.Rate, opts Fro
 		idx = []int{i}
 	} else {
 		lo, hi := f.bulkRange()
+		// Up to a rate that may be recommended, at least.
+		hi = max(hi, f.MeanFloor)
 		grid := trace.GridRates()
 		first, last := 0, len(grid)-1
 		for i, r := range grid {
@@ -210,17 +294,20 @@ func (f *Frontier) rateRows(base algorithms.Params, rates []trace.Rate, opts Fro
 				last = i
 			}
 		}
+		if top := grid[len(grid)-1].PerSecond(); hi > top {
+			f.AboveGrid = hi
+		}
 		for i := first; i <= max(last, first); i++ {
 			idx = append(idx, i)
 		}
 	}
 	var rows []FrontierRow
 	for _, ri := range idx {
-		need := f.need(func(i int) int64 { return f.Keys[i].Bursts[ri] })
+		need, setBy := f.need(func(i int) int64 { return f.Keys[i].Bursts[ri] })
 		p := base
 		p.Rate = algorithms.Rate{N: rates[ri].N, Per: rates[ri].Per}
 		p.Burst = withHeadroom(need, f.Headroom)
-		row := FrontierRow{Params: p, Need: need, Profiled: ri}
+		row := FrontierRow{Params: p, Need: need, SetBy: setBy, Profiled: ri, BelowBulkMean: f.belowMeanFloor(rates[ri].PerSecond())}
 		for i, k := range f.Keys {
 			if k.Bursts[ri] > p.Burst {
 				row.Predicted = append(row.Predicted, i)
@@ -244,8 +331,18 @@ func (f *Frontier) bulkRange() (lo, hi float64) {
 	if len(means) == 0 {
 		return 1, 1
 	}
-	slices.Sort(means)
-	return means[len(means)/2], hi
+	return median(means), hi
+}
+
+// median is the middle of xs, the mean of the middle two for an even
+// count.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 // windowRows are a window algorithm's rows: the pinned window, or each
@@ -273,11 +370,11 @@ func (f *Frontier) windowRows(base algorithms.Params, windows []time.Duration, o
 	}
 	var rows []FrontierRow
 	for _, wi := range idx {
-		need := f.need(func(i int) int64 { return int64(f.Keys[i].Busiest[wi]) })
+		need, setBy := f.need(func(i int) int64 { return int64(f.Keys[i].Busiest[wi]) })
 		p := base
 		p.Window = windows[wi]
 		p.Rate = algorithms.Rate{N: withHeadroom(need, f.Headroom), Per: windows[wi]}
-		row := FrontierRow{Params: p, Need: need, Profiled: wi}
+		row := FrontierRow{Params: p, Need: need, SetBy: setBy, Profiled: wi, BelowBulkMean: f.belowMeanFloor(float64(p.Rate.N) / windows[wi].Seconds())}
 		for i, k := range f.Keys {
 			if int64(k.Busiest[wi]) > p.Rate.N {
 				row.Predicted = append(row.Predicted, i)
@@ -288,8 +385,20 @@ func (f *Frontier) windowRows(base algorithms.Params, windows []time.Duration, o
 	return rows
 }
 
-// replayRows replays every row, on up to workers goroutines.
+// replayRows replays every row, on up to workers goroutines, as many as
+// simOpts.MaxMemory holds runs of sc at once; of each replay it keeps the
+// totals and the throttled keys.
 func (l *Log) replayRows(ctx context.Context, sc sim.Scenario, f *Frontier, simOpts sim.Options, workers int) error {
+	if budget := simOpts.MaxMemory; budget > 0 {
+		perRun := max(sim.MemoryEstimate(sc), 1)
+		workers = min(workers, int(min(budget/perRun, math.MaxInt32)))
+	}
+	outlier := map[string]bool{}
+	for i := range f.Keys {
+		if f.Outliers.Is[i] {
+			outlier[sc.Clients[i].Name] = true
+		}
+	}
 	errs := make([]error, len(f.Rows))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -302,7 +411,21 @@ func (l *Log) replayRows(ctx context.Context, sc sim.Scenario, f *Frontier, simO
 				s.Limit.Params = f.Rows[i].Params
 				o := simOpts
 				o.Progress = nil
-				f.Rows[i].Run, errs[i] = l.Replay(ctx, LimitText(s.Limit), s, o)
+				run, err := l.Replay(ctx, LimitText(s.Limit), s, o)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				row := &f.Rows[i]
+				row.Totals = run.Totals
+				for _, k := range run.Keys {
+					if k.Rejected > 0 {
+						row.Throttled = append(row.Throttled, ThrottledKey{Key: k.Key, Rejected: k.Rejected})
+						if outlier[k.Key] {
+							row.OutliersThrottled++
+						}
+					}
+				}
 			}
 		}()
 	}
@@ -311,34 +434,19 @@ func (l *Log) replayRows(ctx context.Context, sc sim.Scenario, f *Frontier, simO
 	}
 	close(next)
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	outlier := map[string]bool{}
-	for i := range f.Keys {
-		if f.Outliers.Is[i] {
-			outlier[sc.Clients[i].Name] = true
-		}
-	}
-	for i := range f.Rows {
-		row := &f.Rows[i]
-		for _, k := range row.Run.Keys {
-			if k.Rejected > 0 {
-				row.Throttled = append(row.Throttled, k)
-				if outlier[k.Key] {
-					row.OutliersThrottled++
-				}
-			}
-		}
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
+// bulkThrottled is how many keys that are not outliers the row's replay
+// throttled.
+func (r FrontierRow) bulkThrottled() int { return len(r.Throttled) - r.OutliersThrottled }
+
 // recommend marks the row to recommend, from what the replays measured:
-// of the rows that spare every key of the bulk (with a quantile, at least
-// its share of the keys), the one that throttles the most outliers, then
-// refuses the most requests, then has the lower rate (a window algorithm:
-// the shorter window). None when no row spares the bulk.
+// of the rows at or above MeanFloor that spare every key of the bulk
+// (with a quantile, at least its share of the keys), the one that
+// throttles the most outliers (with a quantile: the fewest keys that are
+// not outliers), then refuses the most requests, then has the lower rate
+// (a window algorithm: the shorter window). None when no row qualifies.
 func (f *Frontier) recommend() {
 	wantSpared := 0
 	if f.Quantile > 0 {
@@ -346,6 +454,9 @@ func (f *Frontier) recommend() {
 	}
 	best := -1
 	for i, row := range f.Rows {
+		if row.BelowBulkMean {
+			continue // spares the bulk only because the log ended
+		}
 		if f.Quantile > 0 {
 			if row.Spared() < wantSpared {
 				continue
@@ -363,8 +474,14 @@ func (f *Frontier) recommend() {
 			if row.OutliersThrottled > b.OutliersThrottled {
 				best = i
 			}
-		case row.Run.Totals.Rejected != b.Run.Totals.Rejected:
-			if row.Run.Totals.Rejected > b.Run.Totals.Rejected {
+		case f.Quantile > 0 && row.bulkThrottled() != b.bulkThrottled():
+			// A share allows some keys throttled; the fewest ordinary
+			// ones first, whatever else it refuses.
+			if row.bulkThrottled() < b.bulkThrottled() {
+				best = i
+			}
+		case row.Totals.Rejected != b.Totals.Rejected:
+			if row.Totals.Rejected > b.Totals.Rejected {
 				best = i
 			}
 		}

@@ -198,54 +198,6 @@ func keyedLog(t *testing.T, keys int) string {
 	return writeLog(t, "keyed.jsonl", recs)
 }
 
-// The suggested limits are the known peaks' quantiles, and replayed they
-// leave exactly the keys they promise untouched: the 100% limit refuses
-// nothing, and one request less a window throttles the keys at the peak.
-func TestSuggestedLimitsAreExact(t *testing.T) {
-	const keys = 200
-	path := keyedLog(t, keys)
-	for _, tc := range []struct {
-		algorithm string
-		params    algorithms.Params
-	}{
-		{"token-bucket", algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}, Burst: 1}},
-		{"sliding-log", algorithms.Params{Rate: algorithms.Rate{N: 1, Per: time.Second}, Window: time.Second}},
-	} {
-		t.Run(tc.algorithm, func(t *testing.T) {
-			limit := sim.Limit{Algorithm: tc.algorithm, Params: tc.params}
-			l := scan(t, path, limit)
-			sc := l.Scenario(limit, nil)
-			got, err := l.Suggest(context.Background(), sc, []float64{0.5, 0.99, 0.999, 1}, sim.Options{}, 2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Key k peaks at k+1: the q-quantile is ⌈q·200⌉.
-			for i, want := range []int{100, 198, 200, 200} {
-				s := got[i]
-				if s.InWindow != want || s.Burst != int64(want) || s.Untouched != want {
-					t.Errorf("q %g: peak %d burst %d untouched %d, want %d each", s.Quantile, s.InWindow, s.Burst, s.Untouched, want)
-				}
-				if throttled := s.Run.Totals.Throttled; throttled != keys-want {
-					t.Errorf("q %g: replayed, %d keys throttled, want %d", s.Quantile, throttled, keys-want)
-				}
-			}
-			if r := got[3].Run.Totals.Rejected; r != 0 {
-				t.Errorf("the 100%% limit rejected %d requests", r)
-			}
-			// One less than the 100% limit throttles the busiest key.
-			tight := sc
-			if tc.params.Window > 0 {
-				tight.Limit.Params.Rate.N = int64(got[3].InWindow - 1)
-			} else {
-				tight.Limit.Params.Burst = got[3].Burst - 1
-			}
-			if run := replayRun(t, l, tight); run.Totals.Throttled != 1 || run.Keys[0].Key != "k199" {
-				t.Errorf("one under the 100%% limit: %d keys throttled, first %s (want 1, k199)", run.Totals.Throttled, run.Keys[0].Key)
-			}
-		})
-	}
-}
-
 func writeAll(t *testing.T, rep *Report) string {
 	t.Helper()
 	var b bytes.Buffer

@@ -43,6 +43,22 @@ type Source struct {
 	// log's resolution, which would crowd a tick's requests into part of
 	// it.
 	SpreadAuto bool
+	// SpreadFinerThan, with SpreadAuto, leaves a log as logged when its
+	// resolution is already no coarser than this (the limit's refill
+	// interval): spreading it would only move its requests off their
+	// logged instants. 0 spreads whatever the resolution.
+	SpreadFinerThan time.Duration
+}
+
+// SpreadTickError is a Trace.Spread other than the log's resolution: a
+// finer tick crowds a tick's requests into part of it, a coarser one
+// moves them across ticks they were not logged in.
+type SpreadTickError struct {
+	Tick, Resolution time.Duration
+}
+
+func (e *SpreadTickError) Error() string {
+	return fmt.Sprintf("spread: %s is not the log's resolution %s (want spread alone, or a tick of %s)", words.Duration(e.Tick), words.Duration(e.Resolution), words.Duration(e.Resolution))
 }
 
 // Log is a log read once through: its keys and its span, what a run needs
@@ -64,6 +80,9 @@ type Log struct {
 	Requests int64
 	// Stats are the reader's counts over the whole log.
 	Stats trace.Stats
+	// SpreadSkipped says SpreadAuto left the log as logged, its
+	// resolution no coarser than SpreadFinerThan.
+	SpreadSkipped bool
 	// Skipped are the first bad lines skipped (Trace.SkipBad).
 	Skipped []*trace.LineError
 	// Peaks are each key's peaks, when ScanOptions.Peaks asked for them.
@@ -183,7 +202,7 @@ func Scan(ctx context.Context, src Source, opts ScanOptions) (*Log, error) {
 	defer r.Close()
 	memKeys := int64(math.MaxInt64)
 	if opts.MaxMemory > 0 {
-		memKeys = sim.MaxClientsIn(opts.MaxMemory)
+		memKeys = keysWithin(opts.MaxMemory, opts.Profile)
 	}
 	measure := opts
 	if src.SpreadAuto {
@@ -263,22 +282,34 @@ func (l *Log) read(ctx context.Context, r *trace.Reader, opts ScanOptions, memKe
 
 // spread settles the tick requests are spread over: with SpreadAuto, the
 // log's resolution, and the log read again with it (its keys' order, its
-// first and last times and its peaks are those of the spread times);
-// with Trace.Spread, a check that it is not finer than the log's times.
+// first and last times and its peaks are those of the spread times),
+// unless the resolution is no coarser than SpreadFinerThan; with
+// Trace.Spread, a check that it is the log's resolution
+// (*SpreadTickError).
 func (l *Log) spread(ctx context.Context, opts ScanOptions, memKeys int64) error {
 	res := l.Stats.Resolution
 	if !l.SpreadAuto {
-		if tick := l.Trace.Spread; tick > 0 && res > 0 && tick < res {
-			return fmt.Errorf("spread: %s is finer than the log's times, which fall on %s ticks (%s): a tick's requests would be crowded into part of it (want %s, or spread alone for the log's own tick)",
-				words.Duration(tick), words.Duration(res), trace.ResolutionText(res), words.Duration(res))
+		if tick := l.Trace.Spread; tick > 0 && res > 0 && tick != res {
+			return &SpreadTickError{Tick: tick, Resolution: res}
 		}
 		return nil
 	}
 	if res <= 0 {
 		return nil // no request: settle says so
 	}
-	l.Trace.Spread = res
-	r, err := l.open()
+	topts := l.Trace
+	if res <= l.SpreadFinerThan {
+		// Left as logged, and measured so, as the runs will read it.
+		l.SpreadSkipped, l.SpreadAuto = true, false
+		if opts.Peaks == nil && opts.Profile == nil {
+			return nil
+		}
+	} else {
+		l.Trace.Spread = res
+		topts.Spread = res
+	}
+	topts.Context = ctx // a second reading of filtered lines stops on Ctrl-C too
+	r, err := l.openReading(topts)
 	if err != nil {
 		return err
 	}
@@ -336,6 +367,20 @@ func (l *Log) openForScan(topts trace.Options, maxStdin int64) (r *trace.Reader,
 		return nil, func() {}, err
 	}
 	return r, closeStream, nil
+}
+
+// keysWithin is the most keys a replay within bound holds: a run's
+// clients (sim.MaxClientsIn), and, when profiled, each key's profile
+// beside its client (Profile.BytesPerKey).
+func keysWithin(bound int64, p *trace.Profile) int64 {
+	keys := sim.MaxClientsIn(bound)
+	if p == nil {
+		return keys
+	}
+	// What a client costs a run, from the bound a large one allows.
+	const big = 1 << 40
+	perClient := big / sim.MaxClientsIn(big)
+	return max(keys*perClient/(perClient+p.BytesPerKey()), 1)
 }
 
 // roomForKey reports why the log may not have another distinct key, read
@@ -423,12 +468,15 @@ func (l *Log) Wall(d time.Duration) time.Time {
 func (l *Log) Span() time.Duration { return l.At(l.Last) + time.Microsecond }
 
 // open reads the log again, from its copy for standard input.
-func (l *Log) open() (*trace.Reader, error) {
+func (l *Log) open() (*trace.Reader, error) { return l.openReading(l.Trace) }
+
+// openReading is open with topts in place of l.Trace.
+func (l *Log) openReading(topts trace.Options) (*trace.Reader, error) {
 	if l.spool != nil {
 		// A reader of its own at each call: runs may read it at once.
-		return trace.NewReader(io.NewSectionReader(l.spool, 0, l.spoolW.n), name(l.Path), l.Trace)
+		return trace.NewReader(io.NewSectionReader(l.spool, 0, l.spoolW.n), name(l.Path), topts)
 	}
-	return l.openWith(l.Trace)
+	return l.openWith(topts)
 }
 
 func (l *Log) openWith(opts trace.Options) (*trace.Reader, error) {

@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -110,10 +111,29 @@ func TestSpreadMatchesThePacedLog(t *testing.T) {
 			t.Errorf("burst %d: the paced log refused %d, want %d", burst, n, want)
 		}
 	}
-	fine := combined
-	fine.Spread = 100 * time.Millisecond
-	_, err := Scan(context.Background(), Source{Path: whole, Trace: fine}, ScanOptions{})
-	if err == nil || !strings.Contains(err.Error(), "finer than the log's times") {
-		t.Errorf("a 100ms spread of a whole-second log: %v", err)
+	// A tick other than the log's is refused, finer or coarser.
+	for _, tick := range []time.Duration{100 * time.Millisecond, 2 * time.Second, time.Hour} {
+		other := combined
+		other.Spread = tick
+		_, err := Scan(context.Background(), Source{Path: whole, Trace: other}, ScanOptions{})
+		var te *SpreadTickError
+		if !errors.As(err, &te) || te.Tick != tick || te.Resolution != time.Second {
+			t.Errorf("a %v spread of a whole-second log: %v", tick, err)
+		}
+	}
+}
+
+// --spread alone leaves a log whose times are already finer than the
+// limit refills as logged, and says so: the paced log in milliseconds,
+// against 2/s (every 500ms), is refused what it is refused unspread.
+func TestSpreadLeavesAFineLogAlone(t *testing.T) {
+	_, exact := pacedLogs(t)
+	jsonl := tracetest.Options(trace.JSONL)
+	want, _ := rejectedOf(t, Source{Path: exact, Trace: jsonl}, 1)
+	spread := jsonl
+	spread.SpreadSeed = 1
+	got, head := rejectedOf(t, Source{Path: exact, Trace: spread, SpreadAuto: true, SpreadFinerThan: 500 * time.Millisecond}, 1)
+	if got != want || !strings.Contains(head, "not spread: its millisecond times are finer than the limit refills") {
+		t.Errorf("spread alone on a millisecond log: %d refused, as logged %d; header:\n%s", got, want, head)
 	}
 }

@@ -51,10 +51,24 @@ func newClock(l *Log, loc *time.Location) clock {
 	if loc == nil {
 		loc = time.UTC
 	}
+	ck := clock{"01-02 15:04:05.999", "01-02 15:04", loc}
 	if l.First.In(loc).Format(time.DateOnly) == l.Last.In(loc).Format(time.DateOnly) {
-		return clock{"15:04:05.999", "15:04", loc}
+		ck = clock{"15:04:05.999", "15:04", loc}
 	}
-	return clock{"01-02 15:04:05.999", "01-02 15:04", loc}
+	if OffsetChanges(l.First, l.Last, loc) {
+		// 02:30 twice on the night clocks go back: each time says which.
+		ck.layout += " MST"
+		ck.minute += " MST"
+	}
+	return ck
+}
+
+// OffsetChanges says loc's offset from UTC changes between first and
+// last (a daylight-saving change): times of day then need their zone's
+// abbreviation or offset to say which of two they are.
+func OffsetChanges(first, last time.Time, loc *time.Location) bool {
+	_, end := first.In(loc).ZoneBounds()
+	return !end.IsZero() && !end.After(last)
 }
 
 // zoneName names the clock's zone as it was given: "UTC", "Europe/Paris".
@@ -79,19 +93,21 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 			writeWrapped(w, "  ", warn)
 		}
 	}
-	writeRunLimits(w, rep.Runs)
-	fmt.Fprintln(w)
-	if err := keyTable(rep, opts, ck).write(w); err != nil {
-		return err
+	if len(rep.Runs) == 0 {
+		// --suggest recommended no limit: no replay is shown as chosen.
+		fmt.Fprintln(w, "  no limit replayed for the table of keys: --suggest recommended none (below)")
+	} else {
+		writeRunLimits(w, rep.Runs)
+		fmt.Fprintln(w)
+		if err := keyTable(rep, opts, ck).write(w); err != nil {
+			return err
+		}
+		writeRunTotals(w, rep.Runs)
 	}
-	writeRunTotals(w, rep.Runs)
 	if rep.Frontier != nil {
 		if err := writeFrontier(w, rep); err != nil {
 			return err
 		}
-	}
-	if len(rep.Suggestions) > 0 {
-		return writeSuggestions(w, rep)
 	}
 	return nil
 }
@@ -99,13 +115,18 @@ func WriteTable(w io.Writer, rep *Report, opts TableOptions) error {
 // writeLogSummary writes what the log holds: its requests, keys and span,
 // how it was read and played, and what of it the table does not count.
 func writeLogSummary(w io.Writer, l *Log, ck clock) {
-	last := l.Last.In(ck.loc).Format(time.DateTime)
-	if ck.minute == "15:04" {
-		last = l.Last.In(ck.loc).Format(time.TimeOnly)
+	firstLayout, lastLayout := time.DateTime, time.DateTime
+	if !strings.HasPrefix(ck.minute, "01-02") {
+		lastLayout = time.TimeOnly
 	}
+	if OffsetChanges(l.First, l.Last, ck.loc) {
+		firstLayout += " MST"
+		lastLayout += " MST"
+	}
+	first, last := l.First.In(ck.loc).Format(firstLayout), l.Last.In(ck.loc).Format(lastLayout)
 	fmt.Fprintf(w, "replay of %s\n", escape.Text(name(l.Path)))
 	fmt.Fprintf(w, "  %s from %s, %s to %s %s\n", words.Count(l.Requests, "request", "requests"), words.Count(len(l.Keys), "key", "keys"),
-		l.First.In(ck.loc).Format(time.DateTime), last, ck.zoneName())
+		first, last, ck.zoneName())
 	fmt.Fprintf(w, "  %s log, keyed by %s", l.Trace.Format, keySpec(l))
 	if res := ResolutionText(l); res != "" {
 		fmt.Fprintf(w, ", %s", res)
@@ -114,6 +135,9 @@ func writeLogSummary(w io.Writer, l *Log, ck clock) {
 		fmt.Fprintf(w, ", played at %g×", l.Speed)
 	}
 	fmt.Fprintln(w)
+	if l.SpreadSkipped {
+		writeWrapped(w, "  ", fmt.Sprintf("not spread: its %s are finer than the limit refills (every %s), so each request is replayed at its logged instant", trace.ResolutionText(l.Stats.Resolution), words.Duration(l.SpreadFinerThan)))
+	}
 	if len(l.Costs) > 0 {
 		fmt.Fprintf(w, "  requests priced by route: %s; any other costs 1\n", strings.Join(costTexts(l.Costs), ", "))
 	}
@@ -229,7 +253,7 @@ func keysOfRuns(runs []*Run) []map[string]KeyReport {
 // keysOfRuns) what it refused, and when, and its peak if hasPeaks.
 func keyRow(k KeyReport, others []map[string]KeyReport, hasPeaks bool, ck clock) []string {
 	vs := len(others) > 1
-	row := []string{escape.Text(k.Key), words.Thousands(k.Requests)}
+	row := []string{tableKey(k.Key), words.Thousands(k.Requests)}
 	for i := range others {
 		kr := k
 		if i > 0 {
@@ -260,6 +284,17 @@ func (t *table) fit(firstCols, worstCols []int) {
 	if t.width() > TableWidth && len(firstCols) > 0 {
 		t.drop(firstCols)
 		left = append(left, "first 429s")
+		// The columns after those dropped have moved left.
+		shifted := make([]int, len(worstCols))
+		for i, c := range worstCols {
+			shifted[i] = c
+			for _, f := range firstCols {
+				if f < c {
+					shifted[i]--
+				}
+			}
+		}
+		worstCols = shifted
 	}
 	if t.width() > TableWidth {
 		t.drop(worstCols)
@@ -283,42 +318,6 @@ func writeRunTotals(w io.Writer, runs []*Run) {
 			words.Thousands(int64(run.Totals.Throttled)), words.Count(run.Totals.Keys, "key", "keys"),
 			words.Thousands(run.Totals.Rejected), words.Thousands(run.Totals.Requests), percent(run.Totals.Rejected, run.Totals.Requests))
 	}
-}
-
-func writeSuggestions(w io.Writer, rep *Report) error {
-	run := rep.Runs[0]
-	p := run.Scenario.Limit.Params
-	fmt.Fprintln(w)
-	if p.Window > 0 {
-		fmt.Fprintf(w, "Limits that leave a share of keys untouched, from each key's peak in any %s,\n", words.Duration(run.PeakWindow))
-	} else {
-		fmt.Fprintf(w, "Bursts that leave a share of keys untouched at %s, from each key's requests,\n", p.Rate)
-	}
-	window := p.Window > 0
-	lim := run.Scenario.Limit
-	if window {
-		fmt.Fprintf(w, "each replayed by %s (window %s) to count what it would refuse:\n", lim.Algorithm, words.Duration(p.Window))
-	} else {
-		fmt.Fprintf(w, "each replayed by %s to count what it would refuse:\n", lim.Algorithm)
-	}
-	var tw table
-	peak := "PEAK/" + words.Duration(run.PeakWindow)
-	if window {
-		tw.add("UNTOUCHED", "KEYS", peak, "LIMIT", "REJECTED", "%", "THROTTLED")
-	} else {
-		tw.add("UNTOUCHED", "KEYS", "BURST", "REJECTED", "%", "THROTTLED")
-	}
-	for _, s := range rep.Suggestions {
-		row := []string{fmt.Sprintf("%g%%", 100*s.Quantile), fmt.Sprintf("%s of %s", words.Thousands(int64(s.Untouched)), words.Thousands(int64(len(rep.Log.Keys))))}
-		if window {
-			row = append(row, words.Thousands(int64(s.InWindow)), s.Params.Rate.String())
-		} else {
-			row = append(row, words.Thousands(s.Burst))
-		}
-		row = append(row, words.Thousands(s.Run.Totals.Rejected), percent(s.Run.Totals.Rejected, s.Run.Totals.Requests), keysText(s.Run.Totals.Throttled))
-		tw.add(row...)
-	}
-	return tw.write(w)
 }
 
 // table lays out rows in columns two spaces apart, the first (the key)

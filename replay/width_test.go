@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,7 +96,7 @@ func TestFrontierFitsEightyColumns(t *testing.T) {
 	for _, alg := range []string{"token-bucket", "sliding-window"} {
 		l, f, _ := frontierOf(t, path, alg, DefaultHeadroom)
 		var out bytes.Buffer
-		if err := WriteTable(&out, &Report{Log: l, Runs: []*Run{f.Rows[max(f.Recommended, 0)].Run}, Frontier: f}, TableOptions{}); err != nil {
+		if err := WriteTable(&out, &Report{Log: l, Runs: shownRuns(f), Frontier: f}, TableOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		l.Close()
@@ -108,5 +109,36 @@ func TestFrontierFitsEightyColumns(t *testing.T) {
 			t.Errorf("%s: no frontier:\n%s", alg, out.String())
 		}
 		t.Logf("\n%s", out.String())
+	}
+}
+
+// A key of 300 characters is shown in at most 40 columns, its start and
+// end kept around an ellipsis, in the table of keys, the outliers and the
+// throttled keys' lines: the table stays 80 columns wide.
+func TestLongKeysAreShortenedInTables(t *testing.T) {
+	var recs []trace.Record
+	long := func(i int) string { return strings.Repeat("x", 290) + fmt.Sprintf("%03d", i) }
+	for i := range 10 {
+		for j := range 20 {
+			recs = append(recs, trace.Record{At: logStart.Add(time.Duration(j)*time.Second + time.Duration(i)*time.Millisecond), Key: long(i), Method: "GET", Path: "/", Status: 200})
+		}
+	}
+	for j := range 3000 {
+		recs = append(recs, trace.Record{At: logStart.Add(time.Duration(j) * 5 * time.Millisecond), Key: long(99), Method: "GET", Path: "/", Status: 200})
+	}
+	slices.SortStableFunc(recs, func(x, y trace.Record) int { return x.At.Compare(y.At) })
+	l, f, _ := frontierOf(t, writeLog(t, "long.jsonl", recs), "token-bucket", DefaultHeadroom)
+	defer l.Close()
+	var out bytes.Buffer
+	if err := WriteTable(&out, &Report{Log: l, Runs: shownRuns(f), Frontier: f}, TableOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "xxxxxxxxxxxxxxxxxxx…xxxxxxxxxxxxxxxxx099 ") {
+		t.Errorf("no shortened key in:\n%s", out.String())
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if n := utf8.RuneCountInString(line); n > TableWidth && !strings.HasPrefix(line, "replay of ") {
+			t.Errorf("a line of %d columns: %.60s…", n, line)
+		}
 	}
 }

@@ -16,15 +16,19 @@ import (
 	"github.com/ratelim/ratelim/trace"
 )
 
-// Schema names the JSON a replay writes.
-const Schema = "ratelim.replay/v1"
+// Schema names the JSON a replay writes. v2 (from v1): the old
+// "suggestions" are gone for "frontier"; a run's peak_window_s is absent
+// when no peak was measured; the frontier's rows name the key setting
+// their need and whether they are below the bulk's busiest mean rate;
+// the outlier rule's keys close to it are listed; the log says when
+// --spread left it as logged.
+const Schema = "ratelim.replay/v2"
 
 // Report is a replay: the log, the runs (one, or two with --vs side by
 // side), and the suggested limits when asked for.
 type Report struct {
-	Log         *Log
-	Runs        []*Run
-	Suggestions []Suggestion
+	Log  *Log
+	Runs []*Run
 	// Frontier, when set, is the suggested limits (replay --suggest).
 	Frontier *Frontier
 }
@@ -68,24 +72,32 @@ func TopologyText(sc sim.Scenario) string {
 	return fmt.Sprintf("%s %s, %s", sc.Topology.Kind, storeName, servers)
 }
 
-// The JSON document, ratelim.replay/v1.
+// The JSON document, ratelim.replay/v2.
 type (
 	jsonReport struct {
-		Schema      string           `json:"schema"`
-		Log         jsonLog          `json:"log"`
-		Runs        []jsonRun        `json:"runs"`
-		Suggestions []jsonSuggestion `json:"suggestions,omitempty"`
-		// Frontier is replay --suggest's. Added to v1.
+		Schema string    `json:"schema"`
+		Log    jsonLog   `json:"log"`
+		Runs   []jsonRun `json:"runs"`
+		// Frontier is replay --suggest's.
 		Frontier *jsonFrontier `json:"frontier,omitempty"`
 	}
 	jsonFrontier struct {
-		Rule        string            `json:"rule"`
-		Headroom    float64           `json:"headroom"`
-		Quantile    float64           `json:"quantile,omitempty"`
-		Windows     []jsonSpread      `json:"windows"`
-		Outliers    []jsonOutlier     `json:"outliers"`
-		Rows        []jsonFrontierRow `json:"rows"`
-		Recommended int               `json:"recommended"` // index into rows, -1 for none
+		Rule     string        `json:"rule"`
+		Headroom float64       `json:"headroom"`
+		Quantile float64       `json:"quantile,omitempty"`
+		Windows  []jsonSpread  `json:"windows"`
+		Outliers []jsonOutlier `json:"outliers"`
+		// Near are the keys of the bulk close to the rule (z over NearZ).
+		Near []jsonOutlier `json:"near_outliers"`
+		// TooFewKeys says the log had too few keys for the outlier rule.
+		TooFewKeys bool `json:"too_few_keys,omitempty"`
+		// MeanFloor is the lowest rate, in requests a second, a row may be
+		// recommended at: the bulk's busiest mean rate (of MeanFloorKey)
+		// × (1 + headroom).
+		MeanFloor    float64           `json:"mean_floor_per_s"`
+		MeanFloorKey string            `json:"mean_floor_key,omitempty"`
+		Rows         []jsonFrontierRow `json:"rows"`
+		Recommended  int               `json:"recommended"` // index into rows, -1 for none
 	}
 	jsonSpread struct {
 		WindowS float64 `json:"window_s"`
@@ -107,6 +119,8 @@ type (
 		Throttled          []jsonKeyRj `json:"throttled"`
 		PredictedThrottled int         `json:"predicted_throttled_keys"`
 		OutliersThrottled  int         `json:"outliers_throttled"`
+		SetBy              string      `json:"need_set_by,omitempty"`
+		BelowBulkMean      bool        `json:"below_mean_floor,omitempty"`
 	}
 	jsonKeyRj struct {
 		Key      string `json:"key"`
@@ -131,8 +145,9 @@ type (
 		// ResolutionS is the tick every time of the log falls on (1 for
 		// whole seconds), SpreadS the tick its requests were spread over
 		// (absent when replayed as logged). Added to v1.
-		ResolutionS float64 `json:"resolution_s,omitempty"`
-		SpreadS     float64 `json:"spread_s,omitempty"`
+		ResolutionS   float64 `json:"resolution_s,omitempty"`
+		SpreadS       float64 `json:"spread_s,omitempty"`
+		SpreadSkipped bool    `json:"spread_skipped,omitempty"`
 	}
 	jsonLimit struct {
 		Algorithm string  `json:"algorithm"`
@@ -146,7 +161,7 @@ type (
 		Topology    string    `json:"topology"`
 		Store       string    `json:"store"`
 		Servers     int       `json:"servers"`
-		PeakWindowS float64   `json:"peak_window_s"`
+		PeakWindowS float64   `json:"peak_window_s,omitempty"` // absent without peaks
 		Totals      jsonTotal `json:"totals"`
 		Keys        []jsonKey `json:"keys,omitempty"`
 	}
@@ -165,14 +180,6 @@ type (
 		WorstMinuteRejected int64  `json:"worst_minute_rejected,omitempty"`
 		Peak                int    `json:"peak,omitempty"`
 		BurstNeeded         int64  `json:"burst_needed,omitempty"`
-	}
-	jsonSuggestion struct {
-		Quantile      float64   `json:"quantile"`
-		Peak          int       `json:"peak"`
-		Burst         int64     `json:"burst"`
-		UntouchedKeys int       `json:"untouched_keys"`
-		Tried         jsonLimit `json:"tried"`
-		Totals        jsonTotal `json:"totals"`
 	}
 )
 
@@ -200,7 +207,7 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// WriteJSON writes rep as one ratelim.replay/v1 object.
+// WriteJSON writes rep as one ratelim.replay/v2 object.
 func WriteJSON(w io.Writer, rep *Report) error {
 	l := rep.Log
 	doc := jsonReport{Schema: Schema, Log: jsonLog{
@@ -208,12 +215,15 @@ func WriteJSON(w io.Writer, rep *Report) error {
 		First: stamp(l.First), Last: stamp(l.Last), Speed: l.Speed,
 		Lines: l.Stats.Lines, Requests: l.Requests, Keys: len(l.Keys), Keyless: l.Stats.Keyless,
 		Filtered: l.Stats.Filtered, SkippedLines: l.Stats.Bad, Costs: costTexts(l.Costs),
-		ResolutionS: l.Stats.Resolution.Seconds(), SpreadS: l.Trace.Spread.Seconds(),
+		ResolutionS: l.Stats.Resolution.Seconds(), SpreadS: l.Trace.Spread.Seconds(), SpreadSkipped: l.SpreadSkipped,
 	}}
 	for _, run := range rep.Runs {
 		sc := run.Scenario
 		jr := jsonRun{Label: run.Label, Limit: limitJSON(sc.Limit), Topology: string(sc.Topology.Kind),
-			Store: sc.Topology.StoreLabel(), Servers: sc.Servers, PeakWindowS: run.PeakWindow.Seconds(), Totals: totalsJSON(run.Totals)}
+			Store: sc.Topology.StoreLabel(), Servers: sc.Servers, Totals: totalsJSON(run.Totals)}
+		if len(l.Peaks) > 0 {
+			jr.PeakWindowS = run.PeakWindow.Seconds()
+		}
 		if jr.Store == "" {
 			jr.Store = "memory"
 		}
@@ -223,12 +233,6 @@ func WriteJSON(w io.Writer, rep *Report) error {
 				WorstMinute: stamp(k.WorstMinute), WorstMinuteRejected: k.WorstMinuteRejected, Peak: k.Peak, BurstNeeded: k.Burst}
 		}
 		doc.Runs = append(doc.Runs, jr)
-	}
-	for _, s := range rep.Suggestions {
-		lim := rep.Runs[0].Scenario.Limit
-		lim.Params = s.Params
-		doc.Suggestions = append(doc.Suggestions, jsonSuggestion{Quantile: s.Quantile, Peak: s.InWindow, Burst: s.Burst,
-			UntouchedKeys: s.Untouched, Tried: limitJSON(lim), Totals: totalsJSON(s.Run.Totals)})
 	}
 	if rep.Frontier != nil {
 		doc.Frontier = frontierJSON(rep)
@@ -242,14 +246,21 @@ func WriteJSON(w io.Writer, rep *Report) error {
 // CSVHeader is the header of WriteCSV's rows.
 var CSVHeader = []string{"run", "key", "requests", "rejected", "first_rejected", "worst_minute", "worst_minute_rejected", "peak", "burst_needed"}
 
-// WriteCSV writes a row per key and run, under one header.
+// WriteCSV writes a row per key and run, under one header; peak and
+// burst_needed are empty when no peak was measured. (The frontier of
+// --suggest is in the JSON alone.)
 func WriteCSV(w io.Writer, rep *Report) error {
 	cw := csv.NewWriter(w)
 	cw.Write(CSVHeader)
+	peaks := len(rep.Log.Peaks) > 0
 	for _, run := range rep.Runs {
 		for _, k := range run.Keys {
+			peak, burst := "", ""
+			if peaks {
+				peak, burst = itoa(int64(k.Peak)), itoa(k.Burst)
+			}
 			cw.Write([]string{run.Label, escape.Data(k.Key), itoa(k.Requests), itoa(k.Rejected), stamp(k.FirstRejected), stamp(k.WorstMinute),
-				itoa(k.WorstMinuteRejected), itoa(int64(k.Peak)), itoa(k.Burst)})
+				itoa(k.WorstMinuteRejected), peak, burst})
 		}
 	}
 	cw.Flush()
@@ -272,24 +283,33 @@ var OutlierRule = fmt.Sprintf("a key is an outlier when, in any window of 1s, 10
 
 func frontierJSON(rep *Report) *jsonFrontier {
 	f := rep.Frontier
-	names := rep.Runs[0].Scenario.Clients
-	lim := rep.Runs[0].Scenario.Limit
+	names := f.Scenario.Clients
+	lim := f.Scenario.Limit
 	j := &jsonFrontier{Rule: OutlierRule, Headroom: f.Headroom, Quantile: f.Quantile, Recommended: f.Recommended,
-		Windows: []jsonSpread{}, Outliers: []jsonOutlier{}, Rows: []jsonFrontierRow{}}
+		Windows: []jsonSpread{}, Outliers: []jsonOutlier{}, Near: []jsonOutlier{}, Rows: []jsonFrontierRow{}, MeanFloor: f.MeanFloor, TooFewKeys: f.Outliers.TooFew}
+	if f.MeanFloorKey >= 0 {
+		j.MeanFloorKey = escape.Data(names[f.MeanFloorKey].Name)
+	}
 	for _, ws := range f.Outliers.Windows {
 		j.Windows = append(j.Windows, jsonSpread{WindowS: ws.Window.Seconds(), Median: ws.Median, BulkMax: ws.BulkMax, MAD: ws.MAD})
 	}
 	for i, k := range f.Keys {
-		if f.Outliers.Is[i] {
-			j.Outliers = append(j.Outliers, jsonOutlier{Key: escape.Data(names[i].Name), Requests: k.Requests,
-				Busiest: k.Busiest[:len(f.Outliers.Windows)], Z: f.Outliers.Z[i]})
+		o := jsonOutlier{Key: escape.Data(names[i].Name), Requests: k.Requests, Busiest: k.Busiest[:len(f.Outliers.Windows)], Z: f.Outliers.Z[i]}
+		switch {
+		case f.Outliers.Is[i]:
+			j.Outliers = append(j.Outliers, o)
+		case f.Outliers.Near[i]:
+			j.Near = append(j.Near, o)
 		}
 	}
 	for _, row := range f.Rows {
 		l := lim
 		l.Params = row.Params
-		jr := jsonFrontierRow{Limit: limitJSON(l), Need: row.Need, SparedKeys: row.Spared(), Totals: totalsJSON(row.Run.Totals),
-			Throttled: []jsonKeyRj{}, PredictedThrottled: len(row.Predicted), OutliersThrottled: row.OutliersThrottled}
+		jr := jsonFrontierRow{Limit: limitJSON(l), Need: row.Need, SparedKeys: row.Spared(), Totals: totalsJSON(row.Totals),
+			Throttled: []jsonKeyRj{}, PredictedThrottled: len(row.Predicted), OutliersThrottled: row.OutliersThrottled, BelowBulkMean: row.BelowBulkMean}
+		if row.SetBy >= 0 {
+			jr.SetBy = escape.Data(names[row.SetBy].Name)
+		}
 		for _, k := range row.Throttled {
 			jr.Throttled = append(jr.Throttled, jsonKeyRj{Key: escape.Data(k.Key), Rejected: k.Rejected})
 		}

@@ -19,9 +19,8 @@
 // them instead.
 //
 // [Peaks] measures, per key, the most requests in any sliding window and
-// the smallest token-bucket burst that would have admitted them all; and
-// [Suggest] turns those into the limits that leave 99%, 99.9% or all of
-// the keys untouched. [Profile] measures them at several windows and
+// the smallest token-bucket burst that would have admitted them all.
+// [Profile] measures them at several windows and
 // rates at once, and [FindOutliers] sets apart the keys far busier than
 // the bulk, by a stated robust rule, for choosing a rate and a burst.
 //

@@ -37,7 +37,7 @@ func Example() {
 	// 2 12:00:01 ip:192.0.2.1 GET /api/items 200
 }
 
-func ExampleSuggest() {
+func ExamplePeaks() {
 	// Two keys: one sends 3 requests within a second, one sends 10.
 	peaks, _ := trace.NewPeaks(time.Second, 2, time.Second) // windows of 1s; bursts at 2/s
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -50,13 +50,7 @@ func ExampleSuggest() {
 	for _, kp := range peaks.Keys() {
 		fmt.Printf("%s: %d requests, at most %d in 1s, burst %d at 2/s\n", kp.Key, kp.Requests, kp.InWindow, kp.Burst)
 	}
-	limits, _ := trace.Suggest(peaks.Keys(), 0.5, 1)
-	for _, l := range limits {
-		fmt.Printf("to leave %v of keys untouched: %d per second, or a burst of %d\n", l.Quantile, l.InWindow, l.Burst)
-	}
 	// Output:
 	// big: 10 requests, at most 10 in 1s, burst 9 at 2/s
 	// small: 3 requests, at most 3 in 1s, burst 2 at 2/s
-	// to leave 0.5 of keys untouched: 3 per second, or a burst of 2
-	// to leave 1 of keys untouched: 10 per second, or a burst of 9
 }

@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -173,57 +172,4 @@ func (p *Peaks) Keys() []KeyPeak {
 	}
 	slices.SortFunc(out, func(a, b KeyPeak) int { return strings.Compare(a.Key, b.Key) })
 	return out
-}
-
-// DefaultQuantiles are the shares of keys Suggest is usually asked to
-// leave untouched.
-var DefaultQuantiles = []float64{0.99, 0.999, 1}
-
-// Limit is a limit that leaves a share of keys untouched.
-type Limit struct {
-	// Quantile is the share of keys asked for, in (0, 1].
-	Quantile float64
-	// InWindow is the smallest limit, in requests per Peaks' window, that
-	// rejects none of the requests of at least Quantile of the keys.
-	InWindow int
-	// Burst is the smallest token-bucket burst, at Peaks' rate, that does.
-	Burst int64
-	// InWindowUntouched and BurstUntouched are how many keys the InWindow
-	// limit and the Burst leave untouched: each at least ⌈Quantile × keys⌉,
-	// more when keys tie at the limit. They differ: a key whose requests
-	// are spread over its window peaks high but needs a small burst.
-	InWindowUntouched, BurstUntouched int
-}
-
-// Suggest returns, for each quantile q, the limits that leave q of the
-// keys untouched: the nearest-rank q-quantile of the keys' InWindow and of
-// their Burst, the value of rank ⌈q·n⌉ of n sorted ascending. So 0.99 of
-// 150 keys is the 149th smallest peak: 148.5 keys are not enough. q is
-// rounded to millionths first, so that 0.999 × 1000 is exactly 999.
-func Suggest(peaks []KeyPeak, quantiles ...float64) ([]Limit, error) {
-	n := len(peaks)
-	if n == 0 {
-		return nil, errors.New("trace: no keys to suggest a limit for (every request was keyless or filtered out)")
-	}
-	win := make([]int, n)
-	burst := make([]int64, n)
-	for i, kp := range peaks {
-		win[i], burst[i] = kp.InWindow, kp.Burst
-	}
-	slices.Sort(win)
-	slices.Sort(burst)
-	out := make([]Limit, 0, len(quantiles))
-	for _, q := range quantiles {
-		if !(q > 0 && q <= 1) {
-			return nil, fmt.Errorf("trace: quantile %v is not in (0, 1] (want e.g. 0.99)", q)
-		}
-		ppm := int64(math.Round(q * 1e6))
-		rank := int((ppm*int64(n) + 1e6 - 1) / 1e6) // ⌈q·n⌉, from 1
-		rank = min(max(rank, 1), n)
-		l := Limit{Quantile: q, InWindow: win[rank-1], Burst: burst[rank-1]}
-		l.InWindowUntouched, _ = slices.BinarySearch(win, l.InWindow+1)
-		l.BurstUntouched, _ = slices.BinarySearch(burst, l.Burst+1)
-		out = append(out, l)
-	}
-	return out, nil
 }

@@ -153,7 +153,8 @@ type Stats struct {
 	Filtered int // requests left out by From, Until, PathPrefix, PathGlob or Methods
 	Bad      int // lines skipped, with Options.SkipBad
 	// Resolution is the coarsest tick every request time read so far
-	// falls on, from 1ns to 1s: the greatest common divisor of their
+	// falls on (of the requests kept that have a key: filtered-out and
+	// keyless lines are not replayed, and do not count), from 1ns to 1s: the greatest common divisor of their
 	// parts below the second (1s when every one is a whole second). It
 	// is what the data holds, not what the format can: a logger that
 	// pads times with ".000" writes whole seconds. 0 before a request.
@@ -185,7 +186,7 @@ type Reader struct {
 	maxLine  int
 	queue    reorderQueue
 	spread   spreader
-	resGCD   int64 // ns; the gcd of every request time's part below the second, 0 before one
+	resGCD   int64 // ns; the gcd of every kept, keyed request time's part below the second, 0 before one
 	eof      bool
 	err      error // returned by every Next from now on
 	stats    Stats
@@ -489,7 +490,6 @@ func (r *Reader) record(line []byte) error {
 		return r.tooEarly(p.at)
 	}
 	r.anyRead = true
-	r.resGCD = gcd(r.resGCD, subSecond(p.at))
 	if p.at > r.maxAt {
 		r.maxAt, r.maxLine = p.at, r.line
 	}
@@ -500,6 +500,11 @@ func (r *Reader) record(line []byte) error {
 	if p.at < r.from || p.at >= r.until || !r.keep(p) {
 		r.stats.Filtered++
 		return nil
+	}
+	if key != "" {
+		// Of the requests replayed alone: a filtered-out or keyless
+		// line's times say nothing of theirs.
+		r.resGCD = gcd(r.resGCD, subSecond(p.at))
 	}
 	if r.queue.len()+r.spread.len() >= r.opts.MaxPending {
 		return busyError{fmt.Errorf("trace: %s:%d: more than %d requests within %v of each other (want fewer; a smaller --reorder holds fewer back)", r.name, r.line, r.opts.MaxPending, time.Duration(r.reorder))}

@@ -43,18 +43,31 @@ func TestResolutionPerFormat(t *testing.T) {
 		log    string
 		want   time.Duration
 		text   string
+		opts   func(*trace.Options)
 	}{
-		{"combined whole seconds", trace.Combined, combined("00", "00", "01", "05"), time.Second, "whole-second times"},
-		{"combined .250", trace.Combined, combined("00.250", "00.500", "01.750", "02"), 250 * time.Millisecond, "millisecond times"},
-		{"jsonl milliseconds", trace.JSONL, jsonl(`"2026-12-01T10:00:00.001Z"`, `"2026-12-01T10:00:00.400Z"`), time.Millisecond, "millisecond times"},
-		{"jsonl padded .000 is whole seconds", trace.JSONL, jsonl(`"2026-12-01T10:00:00.000Z"`, `"2026-12-01T10:00:07.000Z"`), time.Second, "whole-second times"},
-		{"alb microseconds", trace.ALB, alb("00.094001", "00.120000"), time.Microsecond, "microsecond times"},
-		{"numeric epoch seconds", trace.JSONL, jsonl("1764583200", "1764583201", "1764583209"), time.Second, "whole-second times"},
-		{"numeric epoch fractions", trace.JSONL, jsonl("1764583200.5", "1764583200.75"), 250 * time.Millisecond, "millisecond times"},
+		{"combined whole seconds", trace.Combined, combined("00", "00", "01", "05"), time.Second, "whole-second times", nil},
+		{"combined .250", trace.Combined, combined("00.250", "00.500", "01.750", "02"), 250 * time.Millisecond, "millisecond times", nil},
+		{"jsonl milliseconds", trace.JSONL, jsonl(`"2026-12-01T10:00:00.001Z"`, `"2026-12-01T10:00:00.400Z"`), time.Millisecond, "millisecond times", nil},
+		{"jsonl padded .000 is whole seconds", trace.JSONL, jsonl(`"2026-12-01T10:00:00.000Z"`, `"2026-12-01T10:00:07.000Z"`), time.Second, "whole-second times", nil},
+		{"alb microseconds", trace.ALB, alb("00.094001", "00.120000"), time.Microsecond, "microsecond times", nil},
+		{"numeric epoch seconds", trace.JSONL, jsonl("1764583200", "1764583201", "1764583209"), time.Second, "whole-second times", nil},
+		{"numeric epoch fractions", trace.JSONL, jsonl("1764583200.5", "1764583200.75"), 250 * time.Millisecond, "millisecond times", nil},
+		// Only the requests replayed count: a filtered-out line's
+		// milliseconds, or a keyless request's, say nothing of them.
+		{"filtered out lines do not count", trace.JSONL,
+			"{\"time\":\"2026-12-01T10:00:00Z\",\"key\":\"a\",\"path\":\"/api/x\"}\n{\"time\":\"2026-12-01T10:00:00.123Z\",\"key\":\"b\",\"path\":\"/web\"}\n{\"time\":\"2026-12-01T10:00:01Z\",\"key\":\"a\",\"path\":\"/api/x\"}\n",
+			time.Second, "whole-second times", func(o *trace.Options) { o.PathPrefix = "/api/" }},
+		{"keyless requests do not count", trace.JSONL,
+			"{\"time\":\"2026-12-01T10:00:00Z\",\"key\":\"a\"}\n{\"time\":\"2026-12-01T10:00:00.123Z\"}\n{\"time\":\"2026-12-01T10:00:01Z\",\"key\":\"a\"}\n",
+			time.Second, "whole-second times", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newReader(t, tt.log, trace.Options{Format: tt.format})
+			opts := trace.Options{Format: tt.format}
+			if tt.opts != nil {
+				tt.opts(&opts)
+			}
+			r := newReader(t, tt.log, opts)
 			readAll(t, r)
 			got := r.Stats().Resolution
 			if got != tt.want {

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -21,6 +22,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ratelim/ratelim/algorithms"
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/sat"
 	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/plots"
@@ -65,7 +67,7 @@ type replayOptions struct {
 	Window   string
 	Speed    float64
 	Suggest  bool
-	Quantile float64
+	Quantile string
 	Headroom string
 	Vs       []string
 	Redact   bool
@@ -73,6 +75,11 @@ type replayOptions struct {
 	// maxRequestsSet says --max-requests was given; else a replay's
 	// budget is its log's requests and sim.DefaultMaxRequests more.
 	maxRequestsSet bool
+	// quantileSet and headroomSet say --quantile and --headroom were
+	// given, whatever their values: they go only with --suggest.
+	quantileSet, headroomSet bool
+	// burstSet says --burst was given.
+	burstSet bool
 
 	over overrides
 }
@@ -108,28 +115,37 @@ a bad line stops the replay with file:line and what is wrong, unless
 rate): for each rate on a 1-2-5 grid spanning the bulk of the keys, the
 smallest burst that spares every key but the outliers, plus --headroom
 (20%). Outliers are keys whose busiest 1s, 10s, 1m or 10m is more than 3.5
-robust deviations above the bulk's (the rule and its figures are printed).
-Each row is replayed, and every figure shown is its replay's; the keys each
-throttles are named, and one row is recommended. Window algorithms get a row
-per window. --vs FIELD=VALUE runs a second limit beside the first (limit,
-burst, window, algorithm, topology, servers, ...). --redact names keys by a
-salted hash in every output, so the report can be shared; give --salt to
-make it the same from run to run.
+robust deviations above the bulk's (the rule and its figures are printed,
+and the keys close to it). Each row names the key setting its burst, is
+replayed, and every figure shown is its replay's; the keys each throttles
+are named, and one row is recommended, never one below the bulk's busiest
+mean rate plus headroom (marked ~: it spares that key only because the log
+ends). --suggest reads the log as logged (--speed 1). Window algorithms
+get a row per window. --vs FIELD=VALUE runs a second limit beside the
+first (limit, burst, window, algorithm, topology, servers, ...). --redact
+names keys by a salted hash in every output, so the report can be shared;
+give --salt to make it the same from run to run.
 
 Times are as logged, and the header says how fine they are (whole-second
 times for nginx's $time_local) and warns when they are coarser than the
 limit refills: a second's requests then arrive at once. --spread spaces each
 key's requests of one tick evenly across it, from an offset hashed from
 --seed, the key and the tick: --spread alone for the log's own tick, or
---spread=1s (with =). --tz puts the table's times in a zone (the JSON and
+--spread=1s (with =; any other tick than the log's is refused). A log
+whose times are already finer than --limit refills is left as logged, and
+the header says so. --tz puts the table's times in a zone (the JSON and
 CSV stay in UTC).
 
 Keys are escaped in every output: a byte that is not UTF-8 as \xNN and a
 backslash as \\ (in the table and the plot, control and bidi characters
 too).
 
-Memory grows with the log's distinct keys, not its lines. The same log and
-flags give the same output, byte for byte.`,
+Memory grows with the log's distinct keys, not its lines; --max-memory
+bounds each run, and --parallel runs go at once. --suggest adds about 800
+bytes a key for its profile (counted in the bound on keys), and 8 bytes
+for each request of the busiest ten minutes of each key, which grows with
+the log's requests; it keeps only each row's totals and throttled keys.
+The same log and flags give the same output, byte for byte.`,
 		Example: `  ratelim replay access.log --limit 100/m --burst 20
   ratelim replay access.log.gz --limit 10/s --key query:api_key --path /api/
   ratelim replay requests.jsonl --key api_key --suggest
@@ -150,6 +166,8 @@ flags give the same output, byte for byte.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Log = args[0]
 			opts.maxRequestsSet = cmd.Flags().Changed("max-requests")
+			opts.quantileSet, opts.headroomSet = cmd.Flags().Changed("quantile"), cmd.Flags().Changed("headroom")
+			opts.burstSet = cmd.Flags().Changed("burst")
 			opts.over.set = map[string]string{}
 			cmd.Flags().Visit(func(f *pflag.Flag) {
 				if slices.Contains(replayOverrides, f.Name) && f.Name != "algorithm" {
@@ -163,7 +181,7 @@ flags give the same output, byte for byte.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Format, "format", "table", "output: table, json (ratelim.replay/v1) or csv (a row per key)")
+	f.StringVar(&opts.Format, "format", "table", "output: table, json (ratelim.replay/v2) or csv (a row per key; not with --suggest)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress")
 	f.IntVar(&opts.Top, "top", replay.DefaultTop, "keys the table lists, most throttled first (0: all)")
 	f.StringVar(&opts.TZ, "tz", "UTC", "the time zone the table's times and the plot's clock are in, e.g. Europe/Paris (the JSON and CSV stay in UTC)")
@@ -194,7 +212,7 @@ func addReplayLogFlags(f *pflag.FlagSet, opts *replayOptions) {
 	f.StringVar(&opts.Only, "only", "", "replay only this key's requests")
 	f.StringArrayVar(&opts.Costs, "cost", nil, "[METHOD ]GLOB=COST: what a route's requests cost of the quota, first match wins, others 1 (e.g. --cost 'GET /search*=5')")
 	f.BoolVar(&opts.SkipBad, "skip-bad", false, "count lines that cannot be read and go on, instead of stopping at the first")
-	f.StringVar(&opts.Spread, "spread", "", "space each key's requests of one tick evenly across it, seeded by --seed: --spread alone for the log's own tick (1s for whole-second times), or a tick such as 1s (default: times exactly as logged)")
+	f.StringVar(&opts.Spread, "spread", "", "space each key's requests of one tick evenly across it, seeded by --seed: --spread alone for the log's own tick (1s for whole-second times; a log finer than --limit refills is left alone), or that tick named, --spread=1s (default: times exactly as logged)")
 	f.Lookup("spread").NoOptDefVal = spreadAuto
 }
 
@@ -207,14 +225,14 @@ func addReplayLimitFlags(f *pflag.FlagSet, opts *replayOptions) {
 	f.StringVar(&opts.Window, "window", "", "window algorithms: the window (default: the limit's period, 1m for 100/m)")
 	f.Float64Var(&opts.Speed, "speed", 1, "play the log this many times faster, 0.001 to 1e9: 60 plays an hour in a minute (the limit sees 60× the rate); the run may last at most a year")
 	f.BoolVar(&opts.Suggest, "suggest", false, "suggest a rate and burst: for each rate on a 1-2-5 grid (or --limit's), the smallest burst sparing every key but the outliers, plus --headroom, each replayed")
-	f.Float64Var(&opts.Quantile, "quantile", 0, "with --suggest: spare this share of the keys, e.g. 0.99, instead of every key but the outliers")
-	f.StringVar(&opts.Headroom, "headroom", "20%", "with --suggest: the margin added to the burst each rate needs, 0% to 1000%")
+	f.StringVar(&opts.Quantile, "quantile", "", "with --suggest: spare this share of the keys, e.g. 0.99, instead of every key but the outliers")
+	f.StringVar(&opts.Headroom, "headroom", "20%", "with --suggest: the margin added to the burst each rate needs, and to the bulk's busiest mean rate below which no row is recommended: 0% to 1000%, e.g. 20% or 0.2")
 	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: replay a second limit beside the first, e.g. --vs limit=200/m (FIELD: limit, burst, window, "+strings.Join(replayOverrides, ", ")+")")
 	f.BoolVar(&opts.Redact, "redact", false, "name keys by a salted hash in every output")
 	f.StringVar(&opts.Salt, "salt", "", "with --redact: the salt (default: a random one, so hashes differ from run to run)")
 
 	o := &opts.over
-	f.StringVar(&o.algorithm, "algorithm", "token-bucket", "limiter: "+strings.Join(algorithms.Names(), ", "))
+	f.StringVar(&o.algorithm, "algorithm", replay.DefaultAlgorithm, "limiter: "+strings.Join(algorithms.Names(), ", "))
 	f.StringVar(&o.topology, "topology", "", "where the counter lives: local, shared (default), racy, split-brain or cluster")
 	f.StringVar(&o.store, "store", "", "memory (default), miniredis or redis://host:port")
 	f.StringVar(&o.servers, "servers", "", "number of API servers (default 1)")
@@ -240,6 +258,11 @@ type replayPlan struct {
 	suggest   *replay.FrontierOptions
 	profile   *trace.Profile
 	rateGiven bool
+	// replayGiven says the limit given is replayed and shown: always
+	// without --suggest; with it, when --limit gives a whole limit (a
+	// bucket's with --burst, a window algorithm's), else the table of
+	// keys is the recommended row's, not a burst of the rate's count.
+	replayGiven bool
 	// loc is --tz's zone.
 	loc *time.Location
 }
@@ -273,6 +296,12 @@ func planReplay(opts *replayOptions) (*replayPlan, error) {
 	if p.limit, p.rateGiven, err = opts.replayLimit(); err != nil {
 		return nil, err
 	}
+	if p.rateGiven {
+		// --spread alone leaves a log alone whose times are already finer
+		// than the limit refills.
+		p.src.SpreadFinerThan = replay.RefillInterval(p.limit)
+	}
+	p.replayGiven = p.rateGiven && (!opts.Suggest || opts.burstSet || p.limit.Params.Window > 0)
 	if p.vs, p.vsOrder, err = parseReplayVs(opts.Vs); err != nil {
 		return nil, err
 	}
@@ -280,9 +309,9 @@ func planReplay(opts *replayOptions) (*replayPlan, error) {
 		if err := p.planSuggest(opts); err != nil {
 			return nil, err
 		}
-	} else if opts.Quantile != 0 {
+	} else if opts.quantileSet {
 		return nil, badInput("--quantile: only with --suggest")
-	} else if opts.Headroom != "20%" {
+	} else if opts.headroomSet {
 		return nil, badInput("--headroom: only with --suggest")
 	}
 	if p.rateGiven {
@@ -327,17 +356,26 @@ func (opts *replayOptions) replayLimit() (limit sim.Limit, rateGiven bool, err e
 // --vs; and sets up the profile the log is measured with, at the grid's
 // rates and --limit's, and in --window's window.
 func (p *replayPlan) planSuggest(opts *replayOptions) error {
+	if opts.Format == "csv" {
+		return badInput("--format: csv writes a row per key; --suggest's frontier is in --format json (want json or table)")
+	}
+	if opts.Speed != 1 {
+		// The profiles are of the log's own times; rows replayed faster
+		// would be measured against another log.
+		return badInput("--speed: --suggest profiles the log as logged (want 1)")
+	}
 	if len(p.vs) > 0 {
 		return badInput("--suggest and --vs do not go together (suggest first, then compare two of its limits with --vs)")
 	}
-	if q := opts.Quantile; q != 0 && !(q > 0 && q <= 1) {
-		return badInput("--quantile: %g is not a share of keys in (0, 1] (want e.g. 0.99)", q)
+	q, err := parseQuantile(opts.Quantile)
+	if err != nil {
+		return err
 	}
 	h, err := parseHeadroom(opts.Headroom)
 	if err != nil {
 		return err
 	}
-	fo := &replay.FrontierOptions{Headroom: h, Quantile: opts.Quantile, Workers: opts.Limits.Workers}
+	fo := &replay.FrontierOptions{Headroom: h, Quantile: q, Workers: opts.Limits.Workers}
 	params := p.limit.Params
 	var windows []time.Duration
 	if p.rateGiven {
@@ -354,26 +392,47 @@ func (p *replayPlan) planSuggest(opts *replayOptions) error {
 	return nil
 }
 
+// parseQuantile reads --quantile: one share of keys in (0, 1], "" for
+// none.
+func parseQuantile(text string) (float64, error) {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return 0, nil
+	}
+	q, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(q > 0 && q <= 1) {
+		return 0, badInput("--quantile: %q is not a share of keys in (0, 1] (want one, e.g. 0.99)", text)
+	}
+	return q, nil
+}
+
 // parseZone reads --tz: a zone of the tz database, as time.LoadLocation
 // finds it, or UTC. "Local", which is whatever this machine is set to,
 // is refused: the same log and flags give the same output anywhere.
 func parseZone(name string) (*time.Location, error) {
 	name = strings.TrimSpace(name)
+	if name == "Local" {
+		return nil, badInput("--tz: Local is this machine's zone; name it (want e.g. Europe/Paris)")
+	}
 	loc, err := time.LoadLocation(name)
-	if err != nil || name == "" || name == "Local" {
-		return nil, badInput("--tz: unknown time zone %s (want e.g. UTC, Europe/Paris)", name)
+	if err != nil || name == "" {
+		return nil, badInput("--tz: unknown time zone %s (want e.g. UTC, Europe/Paris)", escape.Text(name))
 	}
 	return loc, nil
 }
 
 // parseHeadroom reads --headroom: a percentage ("20%") or a fraction
-// ("0.2"), from 0% to 1000%.
+// below 1 ("0.2"), from 0% to 1000%; a bare number of 1 or more is
+// refused as ambiguous.
 func parseHeadroom(text string) (float64, error) {
 	t := strings.TrimSpace(text)
 	pct := strings.HasSuffix(t, "%")
 	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
 	if pct {
 		v /= 100
+	} else if err == nil && v >= 1 {
+		// 5 could be 5% or 500%: say which.
+		return 0, badInput("--headroom: %s is ambiguous (want %s%% or %s)", t, t, strconv.FormatFloat(v/100, 'g', -1, 64))
 	}
 	if err != nil || !(v >= 0 && v <= replay.MaxHeadroom) {
 		return 0, badInput("--headroom: %q is not a margin from 0%% to 1000%% (want e.g. 20%%, or 0.2)", text)
@@ -438,7 +497,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 	progress := newProgress(opts.ErrOut, showProgress, "simulating")
 	simOpts := p.simOpts
 	simOpts.Progress = progress.update
-	if p.rateGiven {
+	if p.replayGiven {
 		runA, err := log.Replay(ctx, labelA, sc, simOpts)
 		progress.done()
 		if err := runError(opts.ErrOut, label, err); err != nil {
@@ -455,16 +514,16 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 	}
 	if p.suggest != nil {
 		rep.Frontier, err = log.Frontier(ctx, sc, *p.suggest, p.simOpts)
-		if !p.rateGiven {
+		if !p.replayGiven {
 			progress.done()
 		}
 		if err := runError(opts.ErrOut, label, err); err != nil {
 			return err
 		}
-		if !p.rateGiven {
-			// The replay shown is the recommended limit's, else the
-			// first row's.
-			rep.Runs = append(rep.Runs, rep.Frontier.Rows[max(rep.Frontier.Recommended, 0)].Run)
+		if !p.replayGiven && rep.Frontier.Run != nil {
+			// The replay shown is the recommended limit's; with none
+			// recommended, none is shown as if chosen.
+			rep.Runs = append(rep.Runs, rep.Frontier.Run)
 		}
 	}
 	return writeReplay(opts, rep, p.loc)
@@ -487,6 +546,10 @@ func scanReplayLog(ctx context.Context, opts *replayOptions, p *replayPlan, labe
 	}
 	if sim.IsTooBig(err) {
 		return nil, err
+	}
+	if te := new(replay.SpreadTickError); errors.As(err, &te) {
+		return nil, replayInputError(fmt.Errorf("--spread: %s is not the log's resolution %s (want --spread alone, or --spread=%s)",
+			words.Duration(te.Tick), words.Duration(te.Resolution), words.Duration(te.Resolution)))
 	}
 	if err != nil {
 		return nil, replayInputError(err)
@@ -511,7 +574,12 @@ func writeReplay(opts *replayOptions, rep *replay.Report, loc *time.Location) er
 	opts.Plot.Focus = plotFocus(rep.Runs)
 	// In the log's clock, titled by what was replayed: not the seed,
 	// balancer and on-error a simulated scenario has.
-	c := replay.CaptionOf(rep.Log, rep.Runs[0], loc)
+	var c replay.Caption
+	if len(rep.Runs) > 0 {
+		c = replay.CaptionOf(rep.Log, rep.Runs[0].Scenario, loc)
+	} else {
+		c = replay.CaptionOf(rep.Log, rep.Frontier.Scenario, loc)
+	}
 	opts.Plot.Clock, opts.Plot.Caption = loc, &plots.Caption{Limit: c.Limit, Key: c.Key, Log: c.Log, Window: c.Window}
 	var err error
 	switch {
@@ -542,28 +610,35 @@ func writeReplay(opts *replayOptions, rep *replay.Report, loc *time.Location) er
 }
 
 // frontierPlot is --suggest's frontier as plots.Frontier draws it: a
-// point per row at its rate and the burst the bulk needs there (before
-// headroom), the recommended one chosen; each key at its mean rate and
-// what it needs at the recommended row (a window algorithm's point: the
-// count a window over the window, and the count).
+// point per row at its rate and the burst the table gives it (NEEDS plus
+// headroom), the recommended one chosen, its dashed line the burst
+// recommended; each key at its mean rate and what it needs at the
+// recommended row (a window algorithm's point: the limit's count over the
+// window, and the count).
 func frontierPlot(rep *replay.Report) plots.FrontierData {
 	f := rep.Frontier
-	names := rep.Runs[0].Scenario.Clients
+	names := f.Scenario.Clients
 	var wins []string
 	for _, ws := range f.Outliers.Windows {
 		wins = append(wins, words.Duration(ws.Window))
 	}
-	d := plots.FrontierData{
-		Title: rep.Runs[0].Scenario.Name + " · " + rep.Runs[0].Scenario.Limit.Algorithm,
-		Subtitle: fmt.Sprintf("outliers: keys whose busiest %s is more than %g robust deviations above the bulk's: %s of %s; bursts before %g%% headroom",
-			words.OneOf(wins), trace.OutlierZ, words.Thousands(int64(f.Outliers.Count())), words.Count(len(f.Keys), "key", "keys"), 100*f.Headroom),
+	sub := fmt.Sprintf("outliers: keys whose busiest %s is more than %g robust deviations above the bulk's: %s of %s; each point: a row's burst with %g%% headroom",
+		words.OneOf(wins), trace.OutlierZ, words.Thousands(int64(f.Outliers.Count())), words.Count(len(f.Keys), "key", "keys"), 100*f.Headroom)
+	if f.Outliers.TooFew {
+		sub = fmt.Sprintf("too few keys for the outlier rule (%d, want %d or more); each point: a row's burst with %g%% headroom", len(f.Keys), trace.MinOutlierKeys, 100*f.Headroom)
 	}
+	if f.Recommended >= 0 {
+		row := f.Rows[f.Recommended]
+		sub += fmt.Sprintf("; recommended %s, needs %s", replay.RowName(f, row), words.Thousands(row.Need))
+	}
+	d := plots.FrontierData{Title: f.Scenario.Name + " · " + f.Scenario.Limit.Algorithm, Subtitle: sub}
 	for i, row := range f.Rows {
-		rate := row.Params.Rate.PerSecond()
+		rate, burst := row.Params.Rate.PerSecond(), row.Params.Burst
 		if f.Window {
-			rate = float64(row.Need) / row.Params.Window.Seconds()
+			burst = row.Params.Rate.N
+			rate = float64(burst) / row.Params.Window.Seconds()
 		}
-		d.Points = append(d.Points, plots.FrontierPoint{Rate: rate, Burst: int(min(row.Need, math.MaxInt32)), Chosen: i == f.Recommended})
+		d.Points = append(d.Points, plots.FrontierPoint{Rate: rate, Burst: int(min(burst, math.MaxInt32)), Chosen: i == f.Recommended})
 	}
 	at := f.Rows[max(f.Recommended, 0)]
 	for i, k := range f.Keys {
@@ -587,7 +662,7 @@ func plotFocus(runs []*replay.Run) []string {
 			}
 		}
 	}
-	if len(focus) == 0 {
+	if len(focus) == 0 && len(runs) > 0 {
 		for _, k := range runs[0].Keys {
 			focus = append(focus, k.Key)
 		}

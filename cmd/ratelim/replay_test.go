@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ratelim/ratelim/internal/words"
+	"github.com/ratelim/ratelim/replay"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/trace"
 )
@@ -53,7 +55,7 @@ func TestReplaySample(t *testing.T) {
 				var doc struct {
 					Schema string `json:"schema"`
 				}
-				if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Schema != "ratelim.replay/v1" {
+				if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Schema != "ratelim.replay/v2" {
 					t.Fatalf("schema %q, %v", doc.Schema, err)
 				}
 			}
@@ -162,18 +164,27 @@ func TestReplayBadInput(t *testing.T) {
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "burst=lots"}, "--vs burst:", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--vs", "servers=100000"}, "--vs servers", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--suggest", "--quantile", "2"}, "--quantile:", true},
+		{[]string{"replay", sampleLog, "--suggest", "--format", "csv"}, "--format: csv writes a row per key; --suggest's frontier is in --format json", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--algorithm", "concurrency"}, "--algorithm: concurrency limits requests in flight, and a log has no request durations to replay (want a rate limit, e.g. token-bucket or sliding-window", true},
+		{[]string{"replay", sampleLog, "--suggest", "--speed", "60"}, "--speed: --suggest profiles the log as logged (want 1)", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--salt", "x"}, "--salt: only with --redact", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--top", "-1"}, "--top:", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--tz", "Mars/Olympus"}, "--tz: unknown time zone Mars/Olympus (want e.g. UTC, Europe/Paris)", true},
-		{[]string{"replay", sampleLog, "--limit", "1/s", "--tz", "Local"}, "--tz: unknown time zone Local", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--tz", "Local"}, "--tz: Local is this machine's zone; name it (want e.g. Europe/Paris)", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--tz", "Mars\x1b[31m"}, `--tz: unknown time zone Mars\x1b[31m (want`, true},
+		{[]string{"replay", sampleLog, "--suggest", "--quantile", "0.99,0.999"}, `--quantile: "0.99,0.999" is not a share of keys in (0, 1] (want one, e.g. 0.99)`, true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--headroom", "-5%"}, "--headroom: only with --suggest", true},
 		{[]string{"replay", sampleLog, "--suggest", "--headroom", "1001%"}, `--headroom: "1001%" is not a margin from 0% to 1000%`, true},
 		{[]string{"replay", sampleLog, "--suggest", "--headroom", "lots"}, `--headroom: "lots" is not a margin`, true},
+		{[]string{"replay", sampleLog, "--suggest", "--headroom", "5"}, "--headroom: 5 is ambiguous (want 5% or 0.05)", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--headroom", "20%"}, "--headroom: only with --suggest", true},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--quantile", "0"}, "--quantile: only with --suggest", true},
 		{[]string{"replay", sampleLog, "--suggest", "--burst", "5"}, "--burst: with --suggest, the burst is what it suggests", true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--spread=soon"}, `--spread: "soon" is not a tick from 1ns to 1h`, true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--spread=2h"}, `--spread: "2h" is not a tick`, true},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--spread", "1s"}, "--spread: give the tick after =, as --spread=1s", true},
-		{[]string{"replay", sampleLog, "--limit", "1/s", "--spread=100ms"}, "spread: 100ms is finer than the log's times, which fall on 1s ticks", false},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--spread=100ms"}, "--spread: 100ms is not the log's resolution 1s (want --spread alone, or --spread=1s)", false},
+		{[]string{"replay", sampleLog, "--limit", "1/s", "--spread=1h"}, "--spread: 1h is not the log's resolution 1s (want --spread alone, or --spread=1s)", false},
 		{[]string{"replay", sampleLog, "--limit", "1/s", "--servers", "0"}, "servers", true},
 		{[]string{"replay", filepath.Join(dir, "none.log"), "--limit", "1/s"}, "none.log: no such file", true},
 		{[]string{"replay", dir, "--limit", "1/s"}, "a directory", true},
@@ -346,5 +357,70 @@ func TestReplayPlots(t *testing.T) {
 	code, _, errOut := runArgs("replay", sampleLog, "--suggest", "--plot", filepath.Join(dir, "frontier.gif"))
 	if code != exitBadInput || !strings.Contains(errOut, "--suggest draws a still frontier") {
 		t.Fatalf("a GIF frontier: exit %d, %q", code, errOut)
+	}
+}
+
+// The frontier plot draws and labels the bursts the table recommends,
+// headroom included, not what the bulk needs before it.
+func TestFrontierPlotDrawsTheRecommendedBurst(t *testing.T) {
+	p, err := replayPlanOf(t, sampleLog, "--suggest", "--headroom", "50%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := replay.Scan(context.Background(), p.src, replay.ScanOptions{Profile: p.profile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	f, err := log.Frontier(context.Background(), log.Scenario(p.limit, nil), *p.suggest, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := frontierPlot(&replay.Report{Log: log, Frontier: f})
+	if f.Recommended < 0 {
+		t.Fatal("nothing recommended")
+	}
+	for i, row := range f.Rows {
+		if got := int64(d.Points[i].Burst); got != row.Params.Burst {
+			t.Errorf("%v: point at burst %d, the row's burst is %d (needs %d)", row.Params.Rate, got, row.Params.Burst, row.Need)
+		}
+	}
+	rec := f.Rows[f.Recommended]
+	if want := fmt.Sprintf("recommended %s, needs %d", replay.RowName(f, rec), rec.Need); !strings.Contains(d.Subtitle, want) {
+		t.Errorf("subtitle %q, want %q in it", d.Subtitle, want)
+	}
+}
+
+// replayPlanOf is the plan `ratelim replay args...` would run.
+func replayPlanOf(t *testing.T, args ...string) (*replayPlan, error) {
+	t.Helper()
+	var opts *replayOptions
+	cmd := newCmdReplay(streams{Out: io.Discard, ErrOut: io.Discard}, func(o *replayOptions) error { opts = o; return nil })
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	return planReplay(opts)
+}
+
+// --suggest --limit RATE without --burst shows the recommended row's
+// replay, not the rate's count as a burst; with --burst, that limit's.
+func TestReplaySuggestShowsTheRecommendedBurst(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--suggest", "--limit", "1/s"}, "  limit token-bucket 1/s burst 5, shared memory"},
+		{[]string{"--suggest", "--limit", "1/s", "--burst", "3"}, "  limit token-bucket 1/s burst 3, shared memory"},
+	} {
+		code, out, errOut := runArgs(append([]string{"replay", sampleLog, "--top", "1"}, tc.args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d, %s", tc.args, code, errOut)
+		}
+		if head, _, _ := strings.Cut(out, "\n\n"); !strings.Contains(head, tc.want) {
+			t.Errorf("%v: header\n%s\nwant %q", tc.args, head, tc.want)
+		}
 	}
 }

@@ -44,6 +44,11 @@ func replayLimit(algorithm, rateText string, burst int64, windowText, prefix str
 			}
 		}
 	}
+	if len(uses) > 0 && !uses["rate"] {
+		// A concurrency limit counts requests in flight, and a log says
+		// when each came, not how long it took.
+		return sim.Limit{}, badInput("%salgorithm: %s limits requests in flight, and a log has no request durations to replay (want a rate limit, e.g. token-bucket or sliding-window: ratelim algorithms lists them)", prefix, algorithm)
+	}
 	if uses["window"] {
 		p.Window = rate.Per
 		if windowText != "" {
