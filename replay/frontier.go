@@ -141,7 +141,7 @@ type Frontier struct {
 func ProfileRates(pinned *algorithms.Rate) []trace.Rate {
 	rates := trace.GridRates()
 	if pinned != nil {
-		r := trace.Rate{N: pinned.N, Per: pinned.Per}
+		r := *pinned
 		if !slices.Contains(rates, r) {
 			rates = append(rates, r)
 		}
@@ -273,7 +273,7 @@ func withHeadroom(need int64, h float64) int64 {
 func (f *Frontier) rateRows(base algorithms.Params, rates []trace.Rate, opts FrontierOptions) []FrontierRow {
 	var idx []int
 	if opts.Rate != nil {
-		i := slices.Index(rates, trace.Rate{N: opts.Rate.N, Per: opts.Rate.Per})
+		i := slices.Index(rates, *opts.Rate)
 		if i < 0 {
 			return nil
 		}
@@ -305,7 +305,7 @@ func (f *Frontier) rateRows(base algorithms.Params, rates []trace.Rate, opts Fro
 	for _, ri := range idx {
 		need, setBy := f.need(func(i int) int64 { return f.Keys[i].Bursts[ri] })
 		p := base
-		p.Rate = algorithms.Rate{N: rates[ri].N, Per: rates[ri].Per}
+		p.Rate = rates[ri]
 		p.Burst = withHeadroom(need, f.Headroom)
 		row := FrontierRow{Params: p, Need: need, SetBy: setBy, Profiled: ri, BelowBulkMean: f.belowMeanFloor(rates[ri].PerSecond())}
 		for i, k := range f.Keys {

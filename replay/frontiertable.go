@@ -158,7 +158,7 @@ func writeFrontier(w io.Writer, rep *Report) error {
 	}
 	if f.AboveGrid > 0 {
 		top := trace.GridRates()[len(trace.GridRates())-1]
-		writeWrapped(w, "", fmt.Sprintf("note: the bulk reaches %s requests a second, above the grid's top rate %s: no row here spares it at its own pace (give --limit to pin a higher rate).", rateFigure(f.AboveGrid), rateText(algorithms.Rate{N: top.N, Per: top.Per})))
+		writeWrapped(w, "", fmt.Sprintf("note: the bulk reaches %s requests a second, above the grid's top rate %s: no row here spares it at its own pace (give --limit to pin a higher rate).", rateFigure(f.AboveGrid), rateText(top)))
 	}
 	writePredictionNotes(w, rep)
 	writeCoarseNote(w, rep)

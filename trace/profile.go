@@ -7,28 +7,13 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
 )
 
-// Rate is a rate of N tokens a Per, as algorithms.Rate has it.
-type Rate struct {
-	N   int64
-	Per time.Duration
-}
-
-// PerSecond is the rate in tokens a second.
-func (r Rate) PerSecond() float64 { return float64(r.N) / r.Per.Seconds() }
-
-func (r Rate) String() string {
-	switch r.Per {
-	case time.Second:
-		return fmt.Sprintf("%d/s", r.N)
-	case time.Minute:
-		return fmt.Sprintf("%d/m", r.N)
-	case time.Hour:
-		return fmt.Sprintf("%d/h", r.N)
-	}
-	return fmt.Sprintf("%d/%v", r.N, r.Per)
-}
+// Rate is a limit's rate as algorithms writes it: N a Per. A profile
+// measures bursts at the rates a limit would be chosen among.
+type Rate = algorithms.Rate
 
 // GridRates are the rates a limit is usually chosen among, on a 1-2-5
 // grid from 0.01/s to 10,000/s, each in the unit that writes it whole:
