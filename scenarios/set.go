@@ -139,6 +139,12 @@ func Apply(f *File, sets []Setting) (*File, error) {
 		}
 		out.Scenario = sc
 	}
+	// A setting of a field the run does not read would change nothing:
+	// refused against the run as made, its algorithm and topology those
+	// the settings leave (--burst with --algorithm fixed-window).
+	if err := checkRead(tree, out.Scenario, mine); err != nil {
+		return nil, err
+	}
 	return &out, nil
 }
 
