@@ -220,6 +220,9 @@ func (d *decoder) subject(n *yaml.Node, field, what string, names []string) stri
 		d.failf(n, field, "%s is not a valid glob (want a name, or a pattern such as \"bastion-*\")", quote(s))
 		return ""
 	}
+	if d.settingsGiven && d.injected[n] == nil {
+		return s // the file's own, unchecked against a changed run
+	}
 	for _, name := range names {
 		if ok, _ := path.Match(s, name); ok {
 			return s

@@ -680,6 +680,7 @@ func (f *File) rereadWith(sets []Setting) (_ *File, blamed bool, _ error) {
 			return nil, true, err
 		}
 	}
+	d.settingsGiven = len(sets) > 0
 	out := d.parseRoot(root)
 	if d.failed() {
 		if d.blamedSetting || len(sets) == 0 {
