@@ -372,11 +372,11 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 		case "store":
 			d.storeName(v, fl)
 		case "servers":
+			// Read against the faults when the run is made: Apply sets
+			// it in the file, and a partition's groups, with: or the
+			// file's, are read against it with their lines.
 			n := d.integer(v, fl, 1, MaxServers, "4")
 			value = strconv.FormatInt(n, 10)
-			if !d.failed() {
-				d.serversFit(v, fl, int(n), sc)
-			}
 		case "seed":
 			value = strconv.FormatUint(d.seed(v, fl, "1"), 10)
 		case "duration":
@@ -430,7 +430,8 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 	return out
 }
 
-// serversFit requires a with: servers to leave the file's faults
+// serversFit requires Override's servers (set over a scenario already
+// read, not in the file as Apply sets it) to leave the file's faults
 // meaningful: a partition's groups name every server, so the count cannot
 // change under it, and a clock skew's servers must still exist.
 func (d *decoder) serversFit(n *yaml.Node, field string, servers int, sc *sim.Scenario) {

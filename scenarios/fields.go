@@ -41,6 +41,20 @@ type object struct {
 	paths string
 }
 
+// wholeFields are the top-level fields a mapping that takes paths
+// (object.paths: a with:) also takes whole, as --set 'limit={…}' sets
+// one: those of the top the mapping does not name itself (known), but
+// the expectations (expect, lesson), which a run's settings do not make.
+func wholeFields(known []string) []string {
+	var out []string
+	for _, name := range scenarioObject.names() {
+		if !slices.Contains(known, name) && name != "expect" && name != "lesson" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // A field is one key of an object.
 type field struct {
 	name     string
@@ -348,7 +362,7 @@ var (
 		{name: "burst", value: integer(0, 1<<50), doc: "as --burst: the limit's burst"},
 		{name: "window", value: duration(), doc: "as --window: the limit's window"},
 	},
-		paths: "as --set PATH=VALUE: any field by its path, e.g. limit.burst, topology.failover_after, clients[web].traffic.rate, limits[hourly].rate",
+		paths: "as --set PATH=VALUE: any field by its path, e.g. limit.burst, topology.failover_after, clients[web].traffic.rate, limits[hourly].rate, or a whole field of the top, e.g. limit: {algorithm: gcra, rate: 10/s, burst: 20}",
 	}
 )
 

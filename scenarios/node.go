@@ -322,7 +322,7 @@ func (d *decoder) collect(f *fields, n *yaml.Node, known []string, depth int) {
 			return
 		}
 		own[name] = k.Line
-		if f.paths && isPath(name) {
+		if f.paths && (isPath(name) || slices.Contains(wholeFields(known), name)) {
 			if err := CheckSettingName(name); err != nil {
 				d.failf(k, f.field(short(name)), "%s", settingMsg(err, name))
 				return

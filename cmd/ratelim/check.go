@@ -243,7 +243,7 @@ func planFile(entry int, f *scenarios.File, store string) ([]checkJob, []sim.Sce
 	var order []string
 	for i := range f.Expect {
 		e := &f.Expect[i]
-		id := withID(e.With)
+		id := withID(f, e.With)
 		if groups[id] == nil {
 			groups[id] = &checkJob{entry: entry, file: f, label: label, with: e.With}
 			first[id] = i
@@ -626,11 +626,25 @@ func withText(with map[string]string) string {
 	if len(with) == 0 {
 		return ""
 	}
-	return " with " + strings.ReplaceAll(strings.TrimSuffix(withID(with), ";"), ";", ", ")
+	return " with " + strings.ReplaceAll(strings.TrimSuffix(withKeys(with), ";"), ";", ", ")
 }
 
-// withID is a canonical name of a with: map, to run each variant once.
-func withID(with map[string]string) string {
+// withID is a canonical name of a with: map, to run each variant once:
+// each key as the field it sets in f (scenarios.SettingTarget), so that
+// with: {burst: 20} and with: {limit.burst: 20} are one run.
+func withID(f *scenarios.File, with map[string]string) string {
+	set := make(map[string]string, len(with))
+	for k, v := range with {
+		if t, err := scenarios.SettingTarget(f, k); err == nil {
+			k = t
+		}
+		set[k] = v
+	}
+	return withKeys(set)
+}
+
+// withKeys writes a with: map as its keys sorted: k=v;k=v;.
+func withKeys(with map[string]string) string {
 	keys := make([]string, 0, len(with))
 	for k := range with {
 		keys = append(keys, k)

@@ -299,3 +299,25 @@ func TestCheckWithAPath(t *testing.T) {
 		t.Errorf("exit %d, want 2 and %q in\n%s%s", code, want, out, errOut)
 	}
 }
+
+// Two with:s that set one field however named (burst, limit.burst) are
+// one run, and their cases one name: the first's with: as written.
+func TestCheckWithGroupsByTheFieldSet(t *testing.T) {
+	src := smallScenario +
+		"  - {client: hammer, allowed: {min: 140, max: 160}, with: {burst: 100}}\n" +
+		"  - {client: hammer, allowed: {min: 1}, with: {limit.burst: 100}}\n"
+	f, err := scenarios.Parse("grouped.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, scs, err := planFile(0, f, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 2 || len(scs) != 2 {
+		t.Fatalf("%d runs, want 2: the file as written, and burst 100 once", len(jobs))
+	}
+	if got := len(jobs[1].exps); got != 2 || withText(jobs[1].with) != " with burst=100" || scs[1].Limit.Params.Burst != 100 {
+		t.Errorf("second run: %d expectations, named %q, burst %d; want 2, \" with burst=100\", 100", got, withText(jobs[1].with), scs[1].Limit.Params.Burst)
+	}
+}
