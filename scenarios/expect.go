@@ -38,6 +38,10 @@ import (
 type Expectation struct {
 	// Line is the expectation's line in the file.
 	Line int
+	// Index is its place in the file's expect: list, as its errors name
+	// it (expect[1]); -1 for the lesson, which comes first in a File's
+	// Expect but is no entry of expect:.
+	Index int
 	// Text renders it for people: "scheduler rejected <= 0".
 	Text string
 	// Client is a client name or a glob ("bastion-*"); Key is a limiter
@@ -82,6 +86,7 @@ func (d *decoder) expectations(n *yaml.Node, sc *sim.Scenario) []Expectation {
 		if d.failed() {
 			return nil
 		}
+		e.Index = i
 		out = append(out, e)
 	}
 	return out
@@ -204,7 +209,7 @@ func (d *decoder) expectSubject(f *fields, e *Expectation, sc *sim.Scenario, fin
 
 // lesson reads the top-level lesson: the kind of finding that must lead.
 func (d *decoder) lesson(n *yaml.Node) Expectation {
-	e := Expectation{Line: n.Line, Figure: "lesson"}
+	e := Expectation{Line: n.Line, Index: -1, Figure: "lesson"}
 	e.Finding = sim.FindingKind(d.choice(n, "lesson", "finding", findingKinds()))
 	e.Text = e.render()
 	return e

@@ -628,6 +628,11 @@ func (s Setting) named() string {
 	if strings.HasPrefix(s.Flag, "--") && !strings.ContainsAny(s.Flag, " =") {
 		return s.Flag + " " + s.Value
 	}
+	if strings.HasPrefix(s.Flag, "expect[") {
+		// A with:'s field, named as the file's reader names it: its
+		// value is on the line the error gives.
+		return s.Flag
+	}
 	return s.Flag + "=" + s.Value
 }
 

@@ -58,3 +58,20 @@ func TestWithSetsWhatAPathSets(t *testing.T) {
 		t.Errorf("with: {lesson: …}: %v, want unknown field", err)
 	}
 }
+
+// TestExpectationIndexIsItsPlaceInExpect: the lesson comes first in a
+// File's Expect but is no entry of expect:, so Expect[i] is not expect[i].
+func TestExpectationIndexIsItsPlaceInExpect(t *testing.T) {
+	f, err := Open("partition")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Expect[0].Figure != "lesson" || f.Expect[0].Index != -1 {
+		t.Fatalf("Expect[0] %+v, want the lesson, Index -1", f.Expect[0])
+	}
+	for i, e := range f.Expect[1:] {
+		if e.Index != i {
+			t.Errorf("Expect[%d].Index %d, want %d (line %d)", i+1, e.Index, i, e.Line)
+		}
+	}
+}

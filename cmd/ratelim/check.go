@@ -263,11 +263,18 @@ func planFile(entry int, f *scenarios.File, store string) ([]checkJob, []sim.Sce
 		}
 		for _, k := range slices.Sorted(maps.Keys(job.with)) {
 			// Named as the file's reader names it: expect[2].with.limit.burst.
-			sets = append(sets, scenarios.Setting{Name: k, Value: job.with[k], Flag: fmt.Sprintf("expect[%d].with.%s", first[id], k)})
+			sets = append(sets, scenarios.Setting{Name: k, Value: job.with[k], Flag: fmt.Sprintf("expect[%d].with.%s", f.Expect[first[id]].Index, k)})
 		}
 		run, err := scenarios.Apply(f, sets)
 		if err != nil {
-			return nil, nil, usageError{fmt.Errorf("%s:%d: %w", label, job.exps[0].Line, err)}
+			// In the file's form: FILE:LINE: FIELD: what is wrong.
+			var fe *scenarios.Error
+			if errors.As(err, &fe) {
+				err = &scenarios.Error{File: label, Line: job.exps[0].Line, Field: fe.Field, Msg: fe.Msg}
+			} else {
+				err = fmt.Errorf("%s:%d: %w", label, job.exps[0].Line, err)
+			}
+			return nil, nil, usageError{err}
 		}
 		jobs = append(jobs, *job)
 		scs = append(scs, run.Scenario)
