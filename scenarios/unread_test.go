@@ -66,3 +66,28 @@ func TestApplyRefusesAFieldTheRunDoesNotRead(t *testing.T) {
 		t.Errorf("--vs burst over --algorithm token-bucket: %v, want it taken", err)
 	}
 }
+
+// TestApplyTakesTheFilesTopologyMapping: --set topology={…} is the
+// file's topology: mapping, whole, as the file takes it (--topology KIND
+// is the kind alone); an index past any int is out of range, not a name.
+func TestApplyTakesTheFilesTopologyMapping(t *testing.T) {
+	partition, err := Open("partition")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Apply(partition, []Setting{{"topology", "{kind: split-brain, failover_after: 5s}", "--set topology"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, fa := got.Scenario.Topology.Kind, got.Scenario.Topology.FailoverAfter; k != "split-brain" || fa.String() != "5s" {
+		t.Errorf("topology %s, failover_after %s; want split-brain, 5s", k, fa)
+	}
+	got, err = Apply(partition, []Setting{{"topology", "{kind: shared}", "--set topology"}})
+	if err != nil || got.Scenario.Topology.Kind != "shared" {
+		t.Errorf("--set topology={kind: shared}: %v, want a shared topology", err)
+	}
+	_, err = Apply(partition, []Setting{{"faults[99999999999999999999].start", "1s", "--set faults[99999999999999999999].start"}})
+	if err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Errorf("faults[99999999999999999999]: %v, want out of range", err)
+	}
+}
