@@ -26,8 +26,8 @@ func TestApplyLeavesTheFilesSubjectsUnchecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Apply(access, []Setting{{"trace.key", "user", "sweep trace.key"}}); err != nil {
-		t.Errorf("sweep trace.key=user: %v, want it taken", err)
+	if _, err := Apply(access, []Setting{{"trace.key", "path", "sweep trace.key"}}); err != nil {
+		t.Errorf("sweep trace.key=path: %v, want it taken", err)
 	}
 	bad := strings.Replace(string(health.Source), "{client: scheduler,", "{client: cron,", 1)
 	if _, err := Parse("renamed.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), `"cron" matches no client`) {
