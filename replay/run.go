@@ -72,12 +72,15 @@ func (l *Log) Scenario(limit sim.Limit, redact func(string) string) sim.Scenario
 }
 
 // Client is a client of a trace: named by its key, which is the identity
-// the limit keys by, so that the key it counts against is its own.
+// the limit keys by, so that the key it counts against is its own. An
+// address's key is named as httplimit names it ("ip:203.0.113.9"), and
+// the client's address is the address alone, as a scenario's client
+// writes it (ip: 203.0.113.9): the two count against one key.
 func Client(key string, by sim.KeyBy) sim.Client {
 	c := sim.Client{Name: key, Retry: sim.Retry{Policy: sim.RetryNone}}
 	switch by {
 	case sim.KeyIP:
-		c.IP = key
+		c.IP = strings.TrimPrefix(key, "ip:")
 	case sim.KeyUser:
 		c.User = key
 	default:

@@ -38,6 +38,10 @@ import (
 type Expectation struct {
 	// Line is the expectation's line in the file.
 	Line int
+	// Index is its place in the file's expect: list, as its errors name
+	// it (expect[1]); -1 for the lesson, which comes first in a File's
+	// Expect but is no entry of expect:.
+	Index int
 	// Text renders it for people: "scheduler rejected <= 0".
 	Text string
 	// Client is a client name or a glob ("bastion-*"); Key is a limiter
@@ -82,6 +86,7 @@ func (d *decoder) expectations(n *yaml.Node, sc *sim.Scenario) []Expectation {
 		if d.failed() {
 			return nil
 		}
+		e.Index = i
 		out = append(out, e)
 	}
 	return out
@@ -204,7 +209,7 @@ func (d *decoder) expectSubject(f *fields, e *Expectation, sc *sim.Scenario, fin
 
 // lesson reads the top-level lesson: the kind of finding that must lead.
 func (d *decoder) lesson(n *yaml.Node) Expectation {
-	e := Expectation{Line: n.Line, Figure: "lesson"}
+	e := Expectation{Line: n.Line, Index: -1, Figure: "lesson"}
 	e.Finding = sim.FindingKind(d.choice(n, "lesson", "finding", findingKinds()))
 	e.Text = e.render()
 	return e
@@ -219,6 +224,9 @@ func (d *decoder) subject(n *yaml.Node, field, what string, names []string) stri
 	if _, err := path.Match(s, ""); err != nil {
 		d.failf(n, field, "%s is not a valid glob (want a name, or a pattern such as \"bastion-*\")", quote(s))
 		return ""
+	}
+	if d.settingsGiven && d.injected[n] == nil {
+		return s // the file's own, unchecked against a changed run
 	}
 	for _, name := range names {
 		if ok, _ := path.Match(s, name); ok {
@@ -369,11 +377,11 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 		case "store":
 			d.storeName(v, fl)
 		case "servers":
+			// Read against the faults when the run is made: Apply sets
+			// it in the file, and a partition's groups, with: or the
+			// file's, are read against it with their lines.
 			n := d.integer(v, fl, 1, MaxServers, "4")
 			value = strconv.FormatInt(n, 10)
-			if !d.failed() {
-				d.serversFit(v, fl, int(n), sc)
-			}
 		case "seed":
 			value = strconv.FormatUint(d.seed(v, fl, "1"), 10)
 		case "duration":
@@ -427,7 +435,8 @@ func (d *decoder) with(n *yaml.Node, field string, sc *sim.Scenario) map[string]
 	return out
 }
 
-// serversFit requires a with: servers to leave the file's faults
+// serversFit requires Override's servers (set over a scenario already
+// read, not in the file as Apply sets it) to leave the file's faults
 // meaningful: a partition's groups name every server, so the count cannot
 // change under it, and a clock skew's servers must still exist.
 func (d *decoder) serversFit(n *yaml.Node, field string, servers int, sc *sim.Scenario) {

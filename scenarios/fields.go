@@ -41,12 +41,31 @@ type object struct {
 	paths string
 }
 
+// wholeFields are the top-level fields a mapping that takes paths
+// (object.paths: a with:) also takes whole, as --set 'limit={…}' sets
+// one: those of the top the mapping does not name itself (known), but
+// the expectations (expect, lesson), which a run's settings do not make.
+func wholeFields(known []string) []string {
+	var out []string
+	for _, name := range scenarioObject.names() {
+		if !slices.Contains(known, name) && name != "expect" && name != "lesson" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // A field is one key of an object.
 type field struct {
 	name     string
 	value    value
 	required bool // the parser refuses the mapping without it
 	doc      string
+	// kinds, for a topology's field, are the kinds whose run reads it;
+	// nil, every kind. The reader refuses one on another kind in the
+	// file (onlyOn); Apply refuses a setting of one on a run whose kind
+	// is another (a --topology changes it after the file is read).
+	kinds []sim.TopologyKind
 }
 
 // names returns the object's field names, in the table's order.
@@ -176,24 +195,24 @@ var (
 
 	topologyObject = object{name: "topology", doc: "where the counter lives (topology:)", fields: []field{
 		{name: "kind", value: choice(topologyKinds), doc: "local: a jar per server; shared: one store; default shared"},
-		{name: "store", value: storeName(), doc: "memory, miniredis, redis://host:port or redis+cluster://h:p,h:p"},
-		{name: "rtt", value: duration(), doc: "one store round trip; default 500us, 0 for local"},
-		{name: "on_error", value: choice(onErrorPolicies), doc: "what a server does when the store fails; default fail-open"},
+		{name: "store", value: storeName(), doc: "memory, miniredis, redis://host:port or redis+cluster://h:p,h:p", kinds: notLocal()},
+		{name: "rtt", value: duration(), doc: "one store round trip; default 500us, 0 for local", kinds: notLocal()},
+		{name: "on_error", value: choice(onErrorPolicies), doc: "what a server does when the store fails; default fail-open", kinds: notLocal()},
 		{name: "clock", value: choice(clockSources), doc: "whose clock the limiter reads; default server"},
-		{name: "replication_lag", value: anyOf(duration(), constant("never")), doc: "split-brain, cluster: how far a replica trails; regions: never, or each admission's lag"},
-		{name: "failover_after", value: anyOf(duration(), constant("never")), doc: "split-brain only: when the replica takes over; default 0"},
-		{name: "primary_stops_after", value: anyOf(duration(), constant("never")), doc: "split-brain only: when the primary stops; default never"},
-		{name: "timeout", value: duration(), doc: "a server's wait for a store that does not answer; default 0 (cluster 100ms)"},
-		{name: "masters", value: integer(1, MaxMasters), doc: "cluster only: masters, each holding a range of hash slots; default 3"},
-		{name: "replicas", value: integer(0, MaxReplicas), doc: "cluster only: replicas of each master; default 1"},
-		{name: "node_timeout", value: duration(), doc: "cluster only: cluster-node-timeout; default 15s"},
-		{name: "full_coverage", value: boolean(), doc: "cluster only: cluster-require-full-coverage; default true"},
+		{name: "replication_lag", value: anyOf(duration(), constant("never")), doc: "split-brain, cluster: how far a replica trails; regions: never, or each admission's lag", kinds: []sim.TopologyKind{sim.SplitBrain, sim.Cluster, sim.Regions}},
+		{name: "failover_after", value: anyOf(duration(), constant("never")), doc: "split-brain only: when the replica takes over; default 0", kinds: []sim.TopologyKind{sim.SplitBrain}},
+		{name: "primary_stops_after", value: anyOf(duration(), constant("never")), doc: "split-brain only: when the primary stops; default never", kinds: []sim.TopologyKind{sim.SplitBrain}},
+		{name: "timeout", value: duration(), doc: "a server's wait for a store that does not answer; default 0 (cluster 100ms)", kinds: notLocal()},
+		{name: "masters", value: integer(1, MaxMasters), doc: "cluster only: masters, each holding a range of hash slots; default 3", kinds: []sim.TopologyKind{sim.Cluster}},
+		{name: "replicas", value: integer(0, MaxReplicas), doc: "cluster only: replicas of each master; default 1", kinds: []sim.TopologyKind{sim.Cluster}},
+		{name: "node_timeout", value: duration(), doc: "cluster only: cluster-node-timeout; default 15s", kinds: []sim.TopologyKind{sim.Cluster}},
+		{name: "full_coverage", value: boolean(), doc: "cluster only: cluster-require-full-coverage; default true", kinds: []sim.TopologyKind{sim.Cluster}},
 		{name: "breaker", value: mapping(&breakerObject), doc: "a circuit breaker in front of each server's store calls"},
-		{name: "sync_interval", value: anyOf(duration(), constant("never")), doc: "synced only: each server's push; 0 shared, never local; default 100ms"},
-		{name: "local", value: mapping(&localTierObject), doc: "two-tier only: each server's token bucket in front of the shared limit"},
-		{name: "sync_wait", value: duration(), doc: "owner only: a node's wait before it sends queued hits or status; default 100ms"},
-		{name: "batch_limit", value: integer(1, sim.MaxBatchLimit), doc: "owner only: keys queued that make a node send at once; default 1000"},
-		{name: "regions", value: listOf(mapping(&regionObject)), doc: "regions only: each region's name and servers, in order"},
+		{name: "sync_interval", value: anyOf(duration(), constant("never")), doc: "synced only: each server's push; 0 shared, never local; default 100ms", kinds: []sim.TopologyKind{sim.Synced}},
+		{name: "local", value: mapping(&localTierObject), doc: "two-tier only: each server's token bucket in front of the shared limit", kinds: []sim.TopologyKind{sim.TwoTier}},
+		{name: "sync_wait", value: duration(), doc: "owner only: a node's wait before it sends queued hits or status; default 100ms", kinds: []sim.TopologyKind{sim.Owner}},
+		{name: "batch_limit", value: integer(1, sim.MaxBatchLimit), doc: "owner only: keys queued that make a node send at once; default 1000", kinds: []sim.TopologyKind{sim.Owner}},
+		{name: "regions", value: listOf(mapping(&regionObject)), doc: "regions only: each region's name and servers, in order", kinds: []sim.TopologyKind{sim.Regions}},
 	}}
 
 	regionObject = object{name: "region", doc: "a region of a regions topology: topology.regions[i]", fields: []field{
@@ -343,7 +362,7 @@ var (
 		{name: "burst", value: integer(0, 1<<50), doc: "as --burst: the limit's burst"},
 		{name: "window", value: duration(), doc: "as --window: the limit's window"},
 	},
-		paths: "as --set PATH=VALUE: any field by its path, e.g. limit.burst, topology.failover_after, clients[web].traffic.rate, limits[hourly].rate",
+		paths: "as --set PATH=VALUE: any field by its path, e.g. limit.burst, topology.failover_after, clients[web].traffic.rate, limits[hourly].rate, or a whole field of the top, e.g. limit: {algorithm: gcra, rate: 10/s, burst: 20}",
 	}
 )
 

@@ -47,6 +47,13 @@ type decoder struct {
 	// root is the top of the tree being read: a with:'s paths name
 	// entries in it.
 	root *yaml.Node
+	// settingsGiven says the tree holds settings from outside the file
+	// (Apply's): a file's own expectation is not checked against the
+	// clients and keys they make. Their run (sim's, a sweep's) does not
+	// check them, and a setting that renames a client or a log's key
+	// (trace.key) would refuse the run for a subject it never asks
+	// about; check has read them against the file as written.
+	settingsGiven bool
 }
 
 // failf records an error at n (its line) for field, unless one is recorded.
@@ -315,7 +322,7 @@ func (d *decoder) collect(f *fields, n *yaml.Node, known []string, depth int) {
 			return
 		}
 		own[name] = k.Line
-		if f.paths && isPath(name) {
+		if f.paths && (isPath(name) || slices.Contains(wholeFields(known), name)) {
 			if err := CheckSettingName(name); err != nil {
 				d.failf(k, f.field(short(name)), "%s", settingMsg(err, name))
 				return

@@ -250,7 +250,6 @@ func TestParseErrors(t *testing.T) {
 		{"during empty", base + "expect:\n  - {client: a, allowed: {max: 1}, during: {from: 5s, to: 5s}}\n", "t.yaml:7: expect[0].during.to: ", "is empty"},
 		{"with an unknown flag", base + "expect:\n  - {client: a, allowed: {max: 1}, with: {colour: red}}\n", "t.yaml:7: expect[0].with.colour: ", "unknown field (want algorithm, topology"},
 		{"with an algorithm the limit does not suit", strings.Replace(base, "rate: 10/s", "rate: 30/m", 1) + "expect:\n  - {client: a, allowed: {max: 1}, with: {algorithm: fixed-window}}\n", "t.yaml:7: expect[0].with.algorithm: ", "fixed-window cannot use this file's limit: window: 1s at 30/m admits less than one"},
-		{"with servers under a partition", base + "servers: 2\nfaults:\n  - {kind: partition, start: 1s, end: 2s, groups: [[0], [1]]}\nexpect:\n  - {client: a, allowed: {max: 1}, with: {servers: 4}}\n", "t.yaml:10: expect[0].with.servers: ", "want 2 servers, or no partition"},
 		{"with a bad policy", base + "expect:\n  - {client: a, allowed: {max: 1}, with: {on_error: fail-safe}}\n", "t.yaml:7: expect[0].with.on_error: ", `unknown policy "fail-safe"`},
 	}
 	seen := map[string]bool{}

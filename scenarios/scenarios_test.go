@@ -285,10 +285,10 @@ expect:
 	one := func(x float64) *float64 { return &x }
 	want := []Expectation{
 		{Line: 8, Text: "scheduler rejected <= 0", Client: "scheduler", Figure: "rejected", Max: one(0)},
-		{Line: 9, Text: "bastion-* allowed_rate <= 11/s", Client: "bastion-*", Figure: "allowed_rate", Max: one(11)},
-		{Line: 10, Text: "bastion-1 allowed_rate >= 1/s and <= 2/s", Client: "bastion-1", Figure: "allowed_rate", Min: one(1), Max: one(2)},
-		{Line: 11, Text: "key b* allowed == 30 during 5s-10s", Key: "b*", Figure: "allowed", Equals: one(30), During: &Span{From: 5 * time.Second, To: 10 * time.Second}},
-		{Line: 12, Text: "scheduler p99_ms <= 0.5 with on_error=fail-closed, seed=16, servers=2", Client: "scheduler", Figure: "p99_ms", Max: one(0.5),
+		{Line: 9, Index: 1, Text: "bastion-* allowed_rate <= 11/s", Client: "bastion-*", Figure: "allowed_rate", Max: one(11)},
+		{Line: 10, Index: 2, Text: "bastion-1 allowed_rate >= 1/s and <= 2/s", Client: "bastion-1", Figure: "allowed_rate", Min: one(1), Max: one(2)},
+		{Line: 11, Index: 3, Text: "key b* allowed == 30 during 5s-10s", Key: "b*", Figure: "allowed", Equals: one(30), During: &Span{From: 5 * time.Second, To: 10 * time.Second}},
+		{Line: 12, Index: 4, Text: "scheduler p99_ms <= 0.5 with on_error=fail-closed, seed=16, servers=2", Client: "scheduler", Figure: "p99_ms", Max: one(0.5),
 			With: map[string]string{"on_error": "fail-closed", "seed": "16", "servers": "2"}},
 	}
 	if !reflect.DeepEqual(f.Expect, want) {

@@ -96,7 +96,8 @@ func objectSchema(o *object) map[string]any {
 	if o.paths != "" {
 		// A path's names are checked against the table by the parser
 		// (CheckSettingName); the schema checks its shape.
-		s["patternProperties"] = map[string]any{pathPattern: map[string]any{"description": o.paths}}
+		whole := `^(` + strings.Join(wholeFields(o.names()), "|") + `)$`
+		s["patternProperties"] = map[string]any{pathPattern: map[string]any{"description": o.paths}, whole: map[string]any{"description": "a whole field of the top, as in the file"}}
 	}
 	var rules []any
 	for _, group := range o.needOne {

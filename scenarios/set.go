@@ -83,6 +83,13 @@ func Apply(f *File, sets []Setting) (*File, error) {
 		if err := checkSetting(s.Name, s.Flag); err != nil {
 			return nil, err
 		}
+		if overrideName(s.Name) == "topology" && isMapping(s.Value) {
+			// The file's topology: mapping, whole (--set
+			// 'topology={kind: shared, rtt: 1ms}'): set in the tree as
+			// a path is; --topology KIND is the kind alone.
+			paths = append(paths, s)
+			continue
+		}
 		if canon := overrideName(s.Name); canon != "" && treeOverrides[canon] {
 			// One field of the file, with no meaning beyond it: set in
 			// the tree, read and cross-checked as the file's (a
@@ -138,6 +145,12 @@ func Apply(f *File, sets []Setting) (*File, error) {
 			return nil, err
 		}
 		out.Scenario = sc
+	}
+	// A setting of a field the run does not read would change nothing:
+	// refused against the run as made, its algorithm and topology those
+	// the settings leave (--burst with --algorithm fixed-window).
+	if err := checkRead(tree, out.Scenario, mine); err != nil {
+		return nil, err
 	}
 	return &out, nil
 }
@@ -531,6 +544,10 @@ func checkPath(steps []step) error {
 			if !ok {
 				return &Error{Field: spell(steps, i+1), Msg: fmt.Sprintf("%s is not a list (want it without [%s])", spell(steps[:i], i)+joinName(i, st.name, st.sels[:k]), sel)}
 			}
+			if _, err := strconv.Atoi(sel); err != nil && strings.Trim(sel, "0123456789") == "" {
+				// Digits beyond an int: an index, and no name.
+				return &Error{Field: short(spell(steps, i+1)), Msg: fmt.Sprintf("index out of range: no file has that many entries (want an index from 0, e.g. %s[0])", st.name)}
+			}
 			if _, err := strconv.Atoi(sel); err != nil && !hasNameField(item) {
 				return &Error{Field: spell(steps, i+1), Msg: fmt.Sprintf("its entries have no name (want an index, e.g. %s[0])", st.name)}
 			}
@@ -622,6 +639,11 @@ func (s Setting) named() string {
 	if strings.HasPrefix(s.Flag, "--") && !strings.ContainsAny(s.Flag, " =") {
 		return s.Flag + " " + s.Value
 	}
+	if strings.HasPrefix(s.Flag, "expect[") {
+		// A with:'s field, named as the file's reader names it: its
+		// value is on the line the error gives.
+		return s.Flag
+	}
 	return s.Flag + "=" + s.Value
 }
 
@@ -674,6 +696,7 @@ func (f *File) rereadWith(sets []Setting) (_ *File, blamed bool, _ error) {
 			return nil, true, err
 		}
 	}
+	d.settingsGiven = len(sets) > 0
 	out := d.parseRoot(root)
 	if d.failed() {
 		if d.blamedSetting || len(sets) == 0 {
@@ -931,6 +954,12 @@ func ownCopy(n *yaml.Node) *yaml.Node {
 		return &c
 	}
 	return cp(resolve(n), 0)
+}
+
+// isMapping reports whether a setting's text is a YAML mapping ({…}).
+func isMapping(text string) bool {
+	v, err := parseValue(text)
+	return err == nil && v.Kind == yaml.MappingNode
 }
 
 // entry is the index of the list entry sel names: a whole number from 0,

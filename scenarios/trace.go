@@ -71,6 +71,16 @@ func (d *decoder) traceLog(n *yaml.Node, path string, o *object, maxKeys int) (*
 		d.failf(fv, f.field("file"), "%s", strings.TrimPrefix(err.Error(), "trace: "))
 		return nil, f
 	}
+	if path == "trace" && len(l.Keys) == 0 && l.Stats.Keyless > 0 && l.Only == "" {
+		// Every request without the key (key: user on a log whose users
+		// are all -): no client to replay, and nothing limited.
+		at, field := fv, f.field("file")
+		if kv, ok := f.values["key"]; ok {
+			at, field = kv, f.field("key")
+		}
+		d.failf(at, field, "none of the log's %d requests has this key, so none would be limited (want a key the log's requests carry, e.g. ip)", l.Stats.Keyless)
+		return nil, f
+	}
 	if l.Span() > MaxDuration {
 		d.failf(fv, f.field("file"), "the log spans %s, longer than a run may be (want --from and --until, or a speed, to bring it under %s)", l.Span().Round(time.Second), MaxDuration)
 		return nil, f

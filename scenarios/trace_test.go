@@ -46,7 +46,7 @@ expect:
 		t.Fatal(err)
 	}
 	sc := f.Scenario
-	if len(sc.Clients) != 2 || sc.Clients[0].Name != "ip:192.0.2.1" || sc.Clients[0].IP != "ip:192.0.2.1" || sc.Clients[1].Name != "ip:192.0.2.2" {
+	if len(sc.Clients) != 2 || sc.Clients[0].Name != "ip:192.0.2.1" || sc.Clients[0].IP != "192.0.2.1" || sc.Clients[1].Name != "ip:192.0.2.2" {
 		t.Fatalf("clients %+v", sc.Clients)
 	}
 	if sc.Clients[0].Retry.Policy != sim.RetryAfter {

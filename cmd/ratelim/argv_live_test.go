@@ -26,10 +26,13 @@ func TestServeArgvToOptions(t *testing.T) {
 			{line: "serve api-quotas --shadow true", want: func(o *serveOptions) {
 				o.Scenario, o.over.shadow, o.over.set = "api-quotas", "true", map[string]string{"shadow": "true"}
 			}},
-			{line: "serve nat --rate 20/s --burst 5 --window 2s --set clients[0].count=3 --set topology.rtt=1ms", want: func(o *serveOptions) {
-				o.over.rate, o.over.burst, o.over.window = "20/s", "5", "2s"
+			{line: "serve window-boundary --window 2s", want: func(o *serveOptions) {
+				o.Scenario, o.over.window, o.over.set = "window-boundary", "2s", map[string]string{"window": "2s"}
+			}},
+			{line: "serve nat --rate 20/s --burst 5 --set clients[0].count=3 --set topology.rtt=1ms", want: func(o *serveOptions) {
+				o.over.rate, o.over.burst = "20/s", "5"
 				o.over.paths = []string{"clients[0].count=3", "topology.rtt=1ms"}
-				o.over.set = map[string]string{"rate": "20/s", "burst": "5", "window": "2s"}
+				o.over.set = map[string]string{"rate": "20/s", "burst": "5"}
 			}},
 			{line: "serve partition --replication-lag 1s", want: func(o *serveOptions) {
 				o.Scenario, o.over.replicationLag, o.over.set = "partition", "1s", map[string]string{"replication-lag": "1s"}
@@ -40,10 +43,10 @@ func TestServeArgvToOptions(t *testing.T) {
 			{line: "serve store-outage --store redis-server", want: func(o *serveOptions) {
 				o.Scenario, o.over.store, o.over.set = "store-outage", "redis-server", map[string]string{"store": "redis-server"}
 			}},
-			{line: "serve runaway-healthcheck --algorithm gcra --topology local --store miniredis --servers 4 --balancer random --key api-key --seed 3 --duration 1m --step 2s --on-error fail-closed --rtt 1ms", want: func(o *serveOptions) {
+			{line: "serve runaway-healthcheck --algorithm gcra --topology racy --store miniredis --servers 4 --balancer random --key api-key --seed 3 --duration 1m --step 2s --on-error fail-closed --rtt 1ms", want: func(o *serveOptions) {
 				o.Scenario = "runaway-healthcheck"
-				o.over = overrides{algorithm: "gcra", topology: "local", store: "miniredis", servers: "4", balancer: "random", key: "api-key", seed: "3", duration: "1m", step: "2s", onError: "fail-closed", rtt: "1ms",
-					set: map[string]string{"algorithm": "gcra", "topology": "local", "store": "miniredis", "servers": "4", "balancer": "random", "key": "api-key", "seed": "3", "duration": "1m", "step": "2s", "on-error": "fail-closed", "rtt": "1ms"}}
+				o.over = overrides{algorithm: "gcra", topology: "racy", store: "miniredis", servers: "4", balancer: "random", key: "api-key", seed: "3", duration: "1m", step: "2s", onError: "fail-closed", rtt: "1ms",
+					set: map[string]string{"algorithm": "gcra", "topology": "racy", "store": "miniredis", "servers": "4", "balancer": "random", "key": "api-key", "seed": "3", "duration": "1m", "step": "2s", "on-error": "fail-closed", "rtt": "1ms"}}
 			}},
 		})
 }
@@ -62,10 +65,13 @@ func TestLoadArgvToOptions(t *testing.T) {
 			{line: "load store-outage --control http://127.0.0.1:4000 --token s3cret", want: func(o *loadOptions) {
 				o.Scenario, o.Control, o.Token = "store-outage", "http://127.0.0.1:4000", "s3cret"
 			}},
-			{line: "load nat --rate 20/s --burst 5 --window 2s --set clients[0].count=3 --set topology.rtt=1ms", want: func(o *loadOptions) {
-				o.over.rate, o.over.burst, o.over.window = "20/s", "5", "2s"
+			{line: "load window-boundary --window 2s", want: func(o *loadOptions) {
+				o.Scenario, o.over.window, o.over.set = "window-boundary", "2s", map[string]string{"window": "2s"}
+			}},
+			{line: "load nat --rate 20/s --burst 5 --set clients[0].count=3 --set topology.rtt=1ms", want: func(o *loadOptions) {
+				o.over.rate, o.over.burst = "20/s", "5"
 				o.over.paths = []string{"clients[0].count=3", "topology.rtt=1ms"}
-				o.over.set = map[string]string{"rate": "20/s", "burst": "5", "window": "2s"}
+				o.over.set = map[string]string{"rate": "20/s", "burst": "5"}
 			}},
 			{line: "load nat --path /v1/items", want: func(o *loadOptions) { o.Path = "/v1/items" }},
 			{line: "load store-outage --faults=false", want: func(o *loadOptions) { o.Scenario, o.Faults = "store-outage", false }},

@@ -40,9 +40,9 @@ func TestSimArgvToOptions(t *testing.T) {
 			{line: "sim store-outage --vs on_error=fail-closed --vs seed=3", want: func(o *simOptions) {
 				o.Scenario, o.Vs = "store-outage", []string{"on_error=fail-closed", "seed=3"}
 			}},
-			{line: "sim nat --topology local --store miniredis --balancer random --key ip --seed 7 --duration 10s --step 2s --on-error fail-closed --rtt 1ms", want: func(o *simOptions) {
-				o.over = overrides{topology: "local", store: "miniredis", balancer: "random", key: "ip", seed: "7", duration: "10s", step: "2s", onError: "fail-closed", rtt: "1ms",
-					set: map[string]string{"topology": "local", "store": "miniredis", "balancer": "random", "key": "ip", "seed": "7", "duration": "10s", "step": "2s", "on-error": "fail-closed", "rtt": "1ms"}}
+			{line: "sim nat --topology racy --store miniredis --balancer random --key ip --seed 7 --duration 10s --step 2s --on-error fail-closed --rtt 1ms", want: func(o *simOptions) {
+				o.over = overrides{topology: "racy", store: "miniredis", balancer: "random", key: "ip", seed: "7", duration: "10s", step: "2s", onError: "fail-closed", rtt: "1ms",
+					set: map[string]string{"topology": "racy", "store": "miniredis", "balancer": "random", "key": "ip", "seed": "7", "duration": "10s", "step": "2s", "on-error": "fail-closed", "rtt": "1ms"}}
 			}},
 			{line: "sim sync-interval --sweep sync-interval=0,100ms,never --parallel 2 --plot sweep.svg", want: func(o *simOptions) {
 				o.Scenario, o.Sweep, o.Limits.Workers = "sync-interval", []string{"sync-interval=0,100ms,never"}, 2
@@ -63,10 +63,17 @@ func TestSimArgvToOptions(t *testing.T) {
 			}},
 			// A flag given its default value is still given: it overrides.
 			{line: "sim nat --seed 0", want: func(o *simOptions) { o.over.seed, o.over.set = "0", map[string]string{"seed": "0"} }},
-			{line: "sim nat --rate 20/s --burst 5 --window 2s --set clients[0].count=3 --set topology.rtt=1ms", want: func(o *simOptions) {
-				o.over.rate, o.over.burst, o.over.window = "20/s", "5", "2s"
+			{line: "sim nat --rate 20/s --burst 5 --set clients[0].count=3 --set topology.rtt=1ms", want: func(o *simOptions) {
+				o.over.rate, o.over.burst = "20/s", "5"
 				o.over.paths = []string{"clients[0].count=3", "topology.rtt=1ms"}
-				o.over.set = map[string]string{"rate": "20/s", "burst": "5", "window": "2s"}
+				o.over.set = map[string]string{"rate": "20/s", "burst": "5"}
+			}},
+			{line: "sim window-boundary --window 2s", want: func(o *simOptions) {
+				o.Scenario, o.over.window, o.over.set = "window-boundary", "2s", map[string]string{"window": "2s"}
+			}},
+			// A field the run does not read: a fixed window has no burst.
+			{line: "sim window-boundary --burst 5", code: exitBadInput, want: func(o *simOptions) {
+				o.Scenario, o.over.burst, o.over.set = "window-boundary", "5", map[string]string{"burst": "5"}
 			}},
 			{line: "sim partition --vs topology.failover_after=5s --vs burst=40", want: func(o *simOptions) {
 				o.Scenario, o.Vs = "partition", []string{"topology.failover_after=5s", "burst=40"}
@@ -101,10 +108,10 @@ func TestSimArgvToPlan(t *testing.T) {
 				t.Errorf("--vs %v, want %v", p.simPlan.vs.set, want)
 			}
 		}},
-		{line: "sim nat --topology local --store miniredis --balancer random --key ip --seed 7 --duration 10s --step 2s --on-error fail-closed --rtt 1ms", check: func(t *testing.T, p *parsed) {
+		{line: "sim nat --topology racy --store miniredis --balancer random --key ip --seed 7 --duration 10s --step 2s --on-error fail-closed --rtt 1ms", check: func(t *testing.T, p *parsed) {
 			sc := p.simPlan.sc
 			got := []any{sc.Topology.Kind, sc.Topology.Store, sc.Balancer, sc.Limit.Key, sc.Seed, sc.Duration, sc.Step, sc.Topology.OnError, sc.Topology.RTT}
-			want := []any{sim.Local, "miniredis", sim.Random, sim.KeyIP, uint64(7), 10 * time.Second, 2 * time.Second, store.FailClosed, time.Millisecond}
+			want := []any{sim.Racy, "miniredis", sim.Random, sim.KeyIP, uint64(7), 10 * time.Second, 2 * time.Second, store.FailClosed, time.Millisecond}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("scenario fields %v, want %v", got, want)
 			}
@@ -268,9 +275,12 @@ func TestCompareArgvToOptions(t *testing.T) {
 			{line: "compare nat --max-requests 9 --max-memory 1GiB --parallel 3", want: func(o *compareOptions) {
 				o.Limits = runLimits{MaxRequests: 9, MaxMemory: "1GiB", Workers: 3, parallel: true}
 			}},
-			{line: "compare nat --rate 20/s --burst 5 --window 2s --set topology.store=memory --balancer random --key ip --step 500ms --rtt 1ms --shadow true --wall-clock 2026-11-24T10:00:00Z", want: func(o *compareOptions) {
-				o.over = overrides{rate: "20/s", burst: "5", window: "2s", paths: []string{"topology.store=memory"}, balancer: "random", key: "ip", step: "500ms", rtt: "1ms", shadow: "true", wallClock: "2026-11-24T10:00:00Z",
-					set: map[string]string{"rate": "20/s", "burst": "5", "window": "2s", "balancer": "random", "key": "ip", "step": "500ms", "rtt": "1ms", "shadow": "true", "wall-clock": "2026-11-24T10:00:00Z"}}
+			{line: "compare window-boundary --window 2s", want: func(o *compareOptions) {
+				o.Scenario, o.over.window, o.over.set = "window-boundary", "2s", map[string]string{"window": "2s"}
+			}},
+			{line: "compare nat --rate 20/s --burst 5 --set topology.store=memory --balancer random --key ip --step 500ms --rtt 1ms --shadow true --wall-clock 2026-11-24T10:00:00Z", want: func(o *compareOptions) {
+				o.over = overrides{rate: "20/s", burst: "5", paths: []string{"topology.store=memory"}, balancer: "random", key: "ip", step: "500ms", rtt: "1ms", shadow: "true", wallClock: "2026-11-24T10:00:00Z",
+					set: map[string]string{"rate": "20/s", "burst": "5", "balancer": "random", "key": "ip", "step": "500ms", "rtt": "1ms", "shadow": "true", "wall-clock": "2026-11-24T10:00:00Z"}}
 			}},
 			{line: "compare nat --vs burst=40 --vs topology.rtt=2ms", want: func(o *compareOptions) { o.Vs = []string{"burst=40", "topology.rtt=2ms"} }},
 			{line: "compare nat --vs burst=40 --plot grid.png", code: exitBadInput, want: func(o *compareOptions) {
@@ -343,14 +353,17 @@ func TestReportArgvToOptions(t *testing.T) {
 			{line: "report nat -o nat.html --max-requests 50000 --max-memory 128MiB", want: func(o *reportOptions) {
 				o.Limits.MaxRequests, o.Limits.MaxMemory = 50000, "128MiB"
 			}},
-			{line: "report nat -o nat.html --algorithm gcra --topology local --store memory --servers 2 --balancer key-hash --key user --seed 9 --duration 3s --step 100ms --on-error fail-closed --rtt 2ms", want: func(o *reportOptions) {
-				o.over = overrides{algorithm: "gcra", topology: "local", store: "memory", servers: "2", balancer: "key-hash", key: "user", seed: "9", duration: "3s", step: "100ms", onError: "fail-closed", rtt: "2ms",
-					set: map[string]string{"algorithm": "gcra", "topology": "local", "store": "memory", "servers": "2", "balancer": "key-hash", "key": "user", "seed": "9", "duration": "3s", "step": "100ms", "on-error": "fail-closed", "rtt": "2ms"}}
+			{line: "report nat -o nat.html --algorithm gcra --topology racy --store memory --servers 2 --balancer key-hash --key user --seed 9 --duration 3s --step 100ms --on-error fail-closed --rtt 2ms", want: func(o *reportOptions) {
+				o.over = overrides{algorithm: "gcra", topology: "racy", store: "memory", servers: "2", balancer: "key-hash", key: "user", seed: "9", duration: "3s", step: "100ms", onError: "fail-closed", rtt: "2ms",
+					set: map[string]string{"algorithm": "gcra", "topology": "racy", "store": "memory", "servers": "2", "balancer": "key-hash", "key": "user", "seed": "9", "duration": "3s", "step": "100ms", "on-error": "fail-closed", "rtt": "2ms"}}
 			}},
-			{line: "report nat -o nat.html --rate 20/s --burst 5 --window 2s --set clients[0].count=3 --set topology.rtt=1ms", want: func(o *reportOptions) {
-				o.over.rate, o.over.burst, o.over.window = "20/s", "5", "2s"
+			{line: "report window-boundary -o nat.html --window 2s", want: func(o *reportOptions) {
+				o.Scenario, o.over.window, o.over.set = "window-boundary", "2s", map[string]string{"window": "2s"}
+			}},
+			{line: "report nat -o nat.html --rate 20/s --burst 5 --set clients[0].count=3 --set topology.rtt=1ms", want: func(o *reportOptions) {
+				o.over.rate, o.over.burst = "20/s", "5"
 				o.over.paths = []string{"clients[0].count=3", "topology.rtt=1ms"}
-				o.over.set = map[string]string{"rate": "20/s", "burst": "5", "window": "2s"}
+				o.over.set = map[string]string{"rate": "20/s", "burst": "5"}
 			}},
 			{line: "report partition -o nat.html --vs topology.failover_after=5s --vs on_error=fail-closed", want: func(o *reportOptions) {
 				o.Scenario, o.Vs = "partition", []string{"topology.failover_after=5s", "on_error=fail-closed"}

@@ -25,9 +25,12 @@ func TestSweepArgvToOptions(t *testing.T) {
 			{line: "sweep sync-interval servers=2..4 --plot sweep.svg --plot-width 8 --plot-height 5", want: func(o *sweepOptions) {
 				o.Plot = plotFlags{Path: "sweep.svg", Width: 8, Height: 5}
 			}},
-			{line: "sweep sync-interval servers=2..4 --rate 20/s --burst 5 --window 2s --set topology.rtt=1ms", want: func(o *sweepOptions) {
-				o.over = overrides{rate: "20/s", burst: "5", window: "2s", paths: []string{"topology.rtt=1ms"},
-					set: map[string]string{"rate": "20/s", "burst": "5", "window": "2s"}}
+			{line: "sweep window-boundary servers=2..4 --window 2s", want: func(o *sweepOptions) {
+				o.Scenario, o.over.window, o.over.set = "window-boundary", "2s", map[string]string{"window": "2s"}
+			}},
+			{line: "sweep sync-interval servers=2..4 --rate 20/s --burst 5 --set topology.rtt=1ms", want: func(o *sweepOptions) {
+				o.over = overrides{rate: "20/s", burst: "5", paths: []string{"topology.rtt=1ms"},
+					set: map[string]string{"rate": "20/s", "burst": "5"}}
 			}},
 			{line: "sweep sync-interval servers=2..4 --algorithm gcra --servers 3 --topology synced --store memory --balancer random --key ip --seed 7 --duration 10s --step 2s --on-error fail-closed --rtt 1ms --sync-interval 10ms --replication-lag 0 --wall-clock 2026-11-24T10:00:00Z --shadow false", code: exitBadInput, want: func(o *sweepOptions) {
 				o.over = overrides{algorithm: "gcra", servers: "3", topology: "synced", store: "memory", balancer: "random", key: "ip", seed: "7", duration: "10s", step: "2s", onError: "fail-closed", rtt: "1ms", syncInterval: "10ms", replicationLag: "0", wallClock: "2026-11-24T10:00:00Z", shadow: "false",

@@ -243,7 +243,7 @@ func planFile(entry int, f *scenarios.File, store string) ([]checkJob, []sim.Sce
 	var order []string
 	for i := range f.Expect {
 		e := &f.Expect[i]
-		id := withID(e.With)
+		id := withID(f, e.With)
 		if groups[id] == nil {
 			groups[id] = &checkJob{entry: entry, file: f, label: label, with: e.With}
 			first[id] = i
@@ -263,11 +263,18 @@ func planFile(entry int, f *scenarios.File, store string) ([]checkJob, []sim.Sce
 		}
 		for _, k := range slices.Sorted(maps.Keys(job.with)) {
 			// Named as the file's reader names it: expect[2].with.limit.burst.
-			sets = append(sets, scenarios.Setting{Name: k, Value: job.with[k], Flag: fmt.Sprintf("expect[%d].with.%s", first[id], k)})
+			sets = append(sets, scenarios.Setting{Name: k, Value: job.with[k], Flag: fmt.Sprintf("expect[%d].with.%s", f.Expect[first[id]].Index, k)})
 		}
 		run, err := scenarios.Apply(f, sets)
 		if err != nil {
-			return nil, nil, usageError{fmt.Errorf("%s:%d: %w", label, job.exps[0].Line, err)}
+			// In the file's form: FILE:LINE: FIELD: what is wrong.
+			var fe *scenarios.Error
+			if errors.As(err, &fe) {
+				err = &scenarios.Error{File: label, Line: job.exps[0].Line, Field: fe.Field, Msg: fe.Msg}
+			} else {
+				err = fmt.Errorf("%s:%d: %w", label, job.exps[0].Line, err)
+			}
+			return nil, nil, usageError{err}
 		}
 		jobs = append(jobs, *job)
 		scs = append(scs, run.Scenario)
@@ -626,11 +633,25 @@ func withText(with map[string]string) string {
 	if len(with) == 0 {
 		return ""
 	}
-	return " with " + strings.ReplaceAll(strings.TrimSuffix(withID(with), ";"), ";", ", ")
+	return " with " + strings.ReplaceAll(strings.TrimSuffix(withKeys(with), ";"), ";", ", ")
 }
 
-// withID is a canonical name of a with: map, to run each variant once.
-func withID(with map[string]string) string {
+// withID is a canonical name of a with: map, to run each variant once:
+// each key as the field it sets in f (scenarios.SettingTarget), so that
+// with: {burst: 20} and with: {limit.burst: 20} are one run.
+func withID(f *scenarios.File, with map[string]string) string {
+	set := make(map[string]string, len(with))
+	for k, v := range with {
+		if t, err := scenarios.SettingTarget(f, k); err == nil {
+			k = t
+		}
+		set[k] = v
+	}
+	return withKeys(set)
+}
+
+// withKeys writes a with: map as its keys sorted: k=v;k=v;.
+func withKeys(with map[string]string) string {
 	keys := make([]string, 0, len(with))
 	for k := range with {
 		keys = append(keys, k)

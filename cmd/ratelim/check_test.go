@@ -299,3 +299,43 @@ func TestCheckWithAPath(t *testing.T) {
 		t.Errorf("exit %d, want 2 and %q in\n%s%s", code, want, out, errOut)
 	}
 }
+
+// Two with:s that set one field however named (burst, limit.burst) are
+// one run, and their cases one name: the first's with: as written.
+func TestCheckWithGroupsByTheFieldSet(t *testing.T) {
+	src := smallScenario +
+		"  - {client: hammer, allowed: {min: 140, max: 160}, with: {burst: 100}}\n" +
+		"  - {client: hammer, allowed: {min: 1}, with: {limit.burst: 100}}\n"
+	f, err := scenarios.Parse("grouped.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, scs, err := planFile(0, f, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 2 || len(scs) != 2 {
+		t.Fatalf("%d runs, want 2: the file as written, and burst 100 once", len(jobs))
+	}
+	if got := len(jobs[1].exps); got != 2 || withText(jobs[1].with) != " with burst=100" || scs[1].Limit.Params.Burst != 100 {
+		t.Errorf("second run: %d expectations, named %q, burst %d; want 2, \" with burst=100\", 100", got, withText(jobs[1].with), scs[1].Limit.Params.Burst)
+	}
+}
+
+// A with: that Apply refuses is named as the file's reader names it: by
+// its place in expect: (a lesson: comes first in the File's Expect but is
+// no entry of it), with no =VALUE, and as a file's error, with no usage
+// hint: the command line is not at fault.
+func TestCheckNamesAWithAsTheFileDoes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lesson.yaml")
+	src := strings.Replace(smallScenario, "duration: 5s\n", "duration: 5s\nlesson: over-admitted\n", 1) +
+		"  - {client: hammer, allowed: {min: 1}, with: {limit.key: user}}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runArgs("check", path)
+	want := path + ":18: expect[2].with.limit.key: "
+	if code != exitBadInput || !strings.Contains(errOut, "ratelim: "+want) || strings.Contains(errOut, "=user") || strings.Contains(errOut, "Run 'ratelim --help'") {
+		t.Errorf("exit %d, want 2 and %q with no =VALUE and no usage hint in\n%s%s", code, want, out, errOut)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/escape"
@@ -150,9 +151,34 @@ func checkMatrixFields(file *scenarios.File, over overrides, vs *versus) error {
 			return badInput("%s: compare's matrix sets it (want --algorithms)", s.Flag)
 		case target == "topology.kind":
 			return badInput("%s: compare's matrix sets it (want --topologies)", s.Flag)
+		case (target == "limit" || target == "limits" || strings.HasPrefix(target, "limits[")) && setsAlgorithm(s.Value):
+			// A whole limit with an algorithm: the cells' would
+			// replace it, and B's label would name one it never ran.
+			return badInput("%s: compare's matrix sets the algorithm (want the mapping without algorithm:, and --algorithms)", s.Flag)
 		}
 	}
 	return nil
+}
+
+// setsAlgorithm reports whether a setting's value, a limit's mapping or
+// a list of them (limits=[…]), names an algorithm.
+func setsAlgorithm(value string) bool {
+	var v any
+	if yaml.Unmarshal([]byte(value), &v) != nil {
+		return false // Apply says why
+	}
+	limits, ok := v.([]any)
+	if !ok {
+		limits = []any{v}
+	}
+	for _, l := range limits {
+		if m, ok := l.(map[string]any); ok {
+			if _, ok := m["algorithm"]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // planCompare checks opts and makes each cell's scenario, running nothing.

@@ -148,12 +148,17 @@ func reportRun(ctx context.Context, opts *reportOptions) error {
 	note := ""
 	var versusPart *report.Versus
 	plotRun := func(w io.Writer) error { return plots.Timeline(w, r, opts.Plot.options()) }
+	var done []string // what the runs found, for the line that says where the page went
+	if p.vs == nil {
+		done = []string{sim.Headline(r)}
+	}
 	if p.vs != nil {
 		b, err := runScenario(ctx, opts.ErrOut, opts.ErrIsTerminal, scenarioLabel(file), p.runB.Scenario, simOpts)
 		if err != nil {
 			return err
 		}
 		labelA, labelB := p.vs.labels(p.run, p.runB)
+		done = []string{"A " + labelA + " vs B " + labelB, "A: " + sim.Headline(r), "B: " + sim.Headline(b)}
 		var rows strings.Builder
 		if err := writeVersusRows(&rows, r, b); err != nil {
 			return err
@@ -198,8 +203,34 @@ func reportRun(ctx context.Context, opts *reportOptions) error {
 	if outfile.IsStdout(opts.Output) {
 		return nil
 	}
-	fmt.Fprintf(opts.Out, "%s: %s\n", escape.Text(opts.Output), escape.Text(sim.Headline(r)))
+	writeReportDone(opts.Out, opts.Output, done)
 	return nil
+}
+
+// reportDoneWidth is the width of the lines that say where a report went.
+const reportDoneWidth = 80
+
+// writeReportDone says where the page went and what its runs found, in
+// lines of at most reportDoneWidth columns: "PAGE: HEADLINE" for one run;
+// with --vs, "PAGE: A … vs B …" and then A's and B's headlines, each
+// indented under its letter.
+func writeReportDone(w io.Writer, page string, done []string) {
+	first, rest := done[0], done[1:]
+	for i, line := range report.Wrap(escape.Text(page)+": "+escape.Text(first), reportDoneWidth-2) {
+		if i > 0 {
+			line = "  " + line
+		}
+		fmt.Fprintln(w, line)
+	}
+	for _, run := range rest {
+		for i, line := range report.Wrap(escape.Text(run), reportDoneWidth-5) {
+			indent := "  "
+			if i > 0 {
+				indent = "     " // under the headline, past "A: "
+			}
+			fmt.Fprintln(w, indent+line)
+		}
+	}
 }
 
 // sourceName says where a scenario's YAML came from, for the page.

@@ -12,8 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/sim"
@@ -235,6 +237,36 @@ func TestReportVersus(t *testing.T) {
 	} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
+
+// The line that says where a report went is wrapped at 80 columns, and
+// with --vs says what each run found, under its letter.
+func TestReportSaysWhereItWentIn80Columns(t *testing.T) {
+	t.Chdir(t.TempDir())
+	path := "r1.html"
+	for _, args := range [][]string{
+		{"report", "partition", "-o", path},
+		{"report", "partition", "--vs", "burst=40", "-o", path},
+	} {
+		code, out, errOut := runArgs(args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		for _, line := range lines {
+			if n := utf8.RuneCountInString(line); n > 80 {
+				t.Errorf("%v: a line of %d columns, want at most 80: %q", args, n, line)
+			}
+		}
+		if !strings.HasPrefix(lines[0], path+": ") {
+			t.Errorf("%v: first line %q, want it to start with the page's path", args, lines[0])
+		}
+		if len(args) > 4 {
+			if lines[0] != path+": A burst=20 vs B burst=40" || !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "  A: admitted") }) || !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "  B: admitted") }) {
+				t.Errorf("%v: want the runs' labels, then A's and B's headlines:\n%s", args, out)
+			}
 		}
 	}
 }

@@ -137,6 +137,17 @@ func TestCompareRefusesTheMatrixFields(t *testing.T) {
 	if want := "ratelim: --set limits[per-second].algorithm: compare's matrix sets it (want --algorithms)"; code != exitBadInput || !strings.HasPrefix(errOut, want) {
 		t.Errorf("compare api-quotas --set limits[per-second].algorithm=gcra: exit %d, %q; want %s", code, errOut, want)
 	}
+	// A whole limit that names an algorithm sets it too.
+	for _, args := range [][]string{
+		{"compare", "nat", "--format", "json", "--vs", "limit={algorithm: gcra, rate: 10/s, burst: 20}"},
+		{"compare", "api-quotas", "--format", "json", "--set", "limits[0]={name: per-second, algorithm: gcra, rate: 10/s, burst: 20}"},
+	} {
+		flag, _, _ := strings.Cut(args[4]+" "+args[5], "=")
+		want := "ratelim: " + flag + ": compare's matrix sets the algorithm (want the mapping without algorithm:, and --algorithms)"
+		if code, _, errOut := runArgs(args...); code != exitBadInput || !strings.HasPrefix(errOut, want) {
+			t.Errorf("%v: exit %d, %q; want %s", args, code, errOut, want)
+		}
+	}
 }
 
 // A --vs's output and the help of the commands that take settings fit 80
