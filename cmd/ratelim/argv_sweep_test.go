@@ -86,6 +86,9 @@ func TestSweepRefusals(t *testing.T) {
 		{"sweep nat sync-interval=0,1s", exitBadInput, []string{"sweep sync-interval", "only a synced topology"}},
 		{"sweep sync-interval seed=1..2 seed=3", exitBadInput, []string{"sweep seed: given twice"}},
 		{"sweep sync-interval seed=1..17 servers=1..16", exitBadInput, []string{"seed × servers makes 272 runs (want at most 256"}},
+		// A flag that fits only some values is refused at the first run
+		// it does not fit, naming the run.
+		{"sweep partition servers=3,2 --set faults[0].groups=[[0],[1,2]]", exitBadInput, []string{"ratelim: partition with servers 2: --set faults[0].groups: faults[0].groups[1][1]: server 2 does not exist"}},
 		{"sweep sync-interval seed=1,2 --seed 3", exitBadInput, []string{"sweep seed: --seed 3 is given too"}},
 		// One field in two places: Apply sets the flags' names after the
 		// paths, so one of them would be silently dropped.

@@ -9,9 +9,12 @@ package main
 // front (checkSweepSize).
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"slices"
@@ -175,14 +178,22 @@ type sweepRunPlan struct {
 
 // sweepPlan is what `ratelim sweep` runs, checked and bounded.
 type sweepPlan struct {
-	file    *scenarios.File
-	sc      sim.Scenario        // the scenario as the flags change it
+	// file is the scenario file with the flags' settings in it when they
+	// fit it alone (given), else as read: the flags are then read with
+	// each run's values only, as `sim --servers 3 --set
+	// 'faults[0].groups=[[0],[1,2]]'` reads them together.
+	file *scenarios.File
+	// sc is file's scenario: the scenario as given (the file and its
+	// flags) when given, else the file's as written, for its name alone.
+	sc      sim.Scenario
+	given   bool
 	base    []scenarios.Setting // the flags' settings, every run's
 	axes    []sweepAxis
 	figures []sweepFigure // nil: the default columns
 	runs    []sweepRunPlan
-	// current is the run whose scenario is sc itself, the value the file
-	// (and the flags) give; -1 when no run is.
+	// current is the run whose scenario is the scenario as given, the
+	// file and its flags; -1 when no run is (or the flags fit no scenario
+	// without a run's values).
 	current int
 	simOpts sim.Options // each run's: MaxMemory its share
 	// maxMemory is --max-memory, all the runs' at once and the rows.
@@ -381,13 +392,13 @@ func planSweep(ctx context.Context, opts *sweepOptions) (*sweepPlan, error) {
 	// No state series: a row keeps none, in any format (the plot draws
 	// the rows).
 	p.simOpts.StateOf = func(string) bool { return false }
-	if p.file, p.sc, err = opts.loadScenario(opts.Scenario, opts.over); err != nil {
+	if p.base, err = opts.over.settings(); err != nil {
+		return nil, err
+	}
+	if err := p.open(opts); err != nil {
 		return nil, err
 	}
 	if err := p.checkOnePlace(opts.over); err != nil {
-		return nil, err
-	}
-	if p.base, err = opts.over.settings(); err != nil {
 		return nil, err
 	}
 	// A run too big for its share of memory at the file's step is run at
@@ -408,6 +419,56 @@ func planSweep(ctx context.Context, opts *sweepOptions) (*sweepPlan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// open reads the scenario file with the flags' settings (p.base), as sim
+// reads it, or, when they do not fit the file alone, without them: a
+// --set that fits only with a swept value (--set
+// 'faults[0].groups=[[0],[1,2]]' over servers=3) is read with each run's
+// values (applyAxis), as sim reads it with --servers 3, and refused only
+// where a run's values do not make it fit. The file's own error is the
+// file's, as sim gives it. Standard input is read once, for both.
+func (p *sweepPlan) open(opts *sweepOptions) error {
+	read := func(sets []scenarios.Setting) (*scenarios.File, error) {
+		return scenarios.OpenWith(opts.Scenario, sets)
+	}
+	if opts.Scenario == "-" {
+		if opts.In == nil {
+			return badInput("-: no standard input to read the scenario from")
+		}
+		data, err := io.ReadAll(io.LimitReader(opts.In, scenarios.MaxFileSize+1))
+		if err != nil {
+			return fmt.Errorf("stdin: %w", err)
+		}
+		read = func(sets []scenarios.Setting) (*scenarios.File, error) {
+			return scenarios.ReadWith("stdin", bytes.NewReader(data), sets)
+		}
+	}
+	file, err := read(p.base)
+	if err == nil {
+		p.file, p.sc, p.given = file, file.Scenario, true
+		return nil
+	}
+	if len(p.base) == 0 {
+		return usageError{err}
+	}
+	plain, plainErr := read(nil)
+	if plainErr != nil {
+		return usageError{plainErr}
+	}
+	p.file, p.sc = plain, plain.Scenario
+	return nil
+}
+
+// setError is the error of run i's settings: as Apply gives it when it
+// names a swept field, else (a flag's) with the run's values, which the
+// flag did not fit.
+func (p *sweepPlan) setError(i int, err error) error {
+	var se *scenarios.Error
+	if errors.As(err, &se) && strings.HasPrefix(se.Field, "sweep ") {
+		return err
+	}
+	return usageError{fmt.Errorf("%s with %s: %w", scenarioLabel(p.file), runLabel(p.fields(), p.runs[i].values), err)}
 }
 
 // checkOnePlace refuses two axes, or an axis and a flag (--set, --burst,
@@ -461,7 +522,10 @@ func (p *sweepPlan) planRuns(ctx context.Context) error {
 		}
 	}
 	walk(0, nil)
-	own := scenarioDigest(p.sc)
+	var own digest
+	if p.given {
+		own = scenarioDigest(p.sc)
+	}
 	digests := make([]digest, len(p.runs))
 	size := newSweepSize(scenarioLabel(p.file), len(p.runs), p.simOpts, p.maxMemory, p.workers)
 	defer func() { p.note = size.note() }()
@@ -472,7 +536,7 @@ func (p *sweepPlan) planRuns(ctx context.Context) error {
 		}
 		sc, err := p.scenarioOf(i)
 		if err != nil {
-			return err
+			return p.setError(i, err)
 		}
 		if err := size.add(runLabel(fields, run.values), sc); err != nil {
 			return err
@@ -486,7 +550,7 @@ func (p *sweepPlan) planRuns(ctx context.Context) error {
 				return badInput("sweep %s: %s runs the scenario %s does (want each value once)", strings.Join(fields, ", "), runLabel(fields, run.values), runLabel(fields, prev.values))
 			}
 		}
-		if p.current < 0 && digests[i] == own {
+		if p.current < 0 && p.given && digests[i] == own {
 			p.current = i
 		}
 		if p.figures != nil {

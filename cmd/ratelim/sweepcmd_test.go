@@ -33,14 +33,22 @@ func sweepJSON2(t *testing.T, args ...string) sweepJSONv2 {
 // A sweep of one value is the single run: its row's result is what `sim`
 // prints with the field set by its flag, figure for figure, expectations
 // alike: left out, as sim leaves them out under a flag, even at the
-// file's own value (runaway-healthcheck has 4 servers).
+// file's own value (runaway-healthcheck has 4 servers). A flag that fits
+// only with the swept value (partition's 4 servers in groups of 3) is
+// read with it, as sim reads the two flags together; no row is then the
+// scenario as given, which does not exist.
 func TestSweepOfOneValueIsTheRun(t *testing.T) {
+	groups3 := "faults[0].groups=[[0],[1,2]]"
+	groups8 := "faults[0].groups=[[0,1,2,3],[4,5,6,7]]"
 	for _, tc := range []struct {
 		sweep, sim []string
+		own        bool
 	}{
-		{[]string{"sweep", "runaway-healthcheck", "servers=2"}, []string{"sim", "runaway-healthcheck", "--servers", "2"}},
-		{[]string{"sweep", "runaway-healthcheck", "servers=4"}, []string{"sim", "runaway-healthcheck", "--servers", "4"}},
-		{[]string{"sweep", "sync-interval", "sync-interval=10ms", "--servers", "4"}, []string{"sim", "sync-interval", "--sync-interval", "10ms", "--servers", "4"}},
+		{[]string{"sweep", "runaway-healthcheck", "servers=2"}, []string{"sim", "runaway-healthcheck", "--servers", "2"}, false},
+		{[]string{"sweep", "runaway-healthcheck", "servers=4"}, []string{"sim", "runaway-healthcheck", "--servers", "4"}, true},
+		{[]string{"sweep", "sync-interval", "sync-interval=10ms", "--servers", "4"}, []string{"sim", "sync-interval", "--sync-interval", "10ms", "--servers", "4"}, false},
+		{[]string{"sweep", "partition", "servers=3", "--set", groups3}, []string{"sim", "partition", "--servers", "3", "--set", groups3}, false},
+		{[]string{"sweep", "partition", "servers=8", "--set", groups8}, []string{"sim", "partition", "--servers", "8", "--set", groups8}, false},
 	} {
 		got := sweepJSON2(t, tc.sweep...)
 		code, out, errOut := runArgs(append(tc.sim, "--format", "json")...)
@@ -57,7 +65,7 @@ func TestSweepOfOneValueIsTheRun(t *testing.T) {
 		if len(got.Rows) != 1 || string(row) != string(want) {
 			t.Errorf("%v: row\n%s\nwant the run of %v\n%s", tc.sweep, row, tc.sim, want)
 		}
-		if own := tc.sweep[2] == "servers=4"; own != (got.Current == 0) || len(one.Expectations) > 0 || len(got.Rows[0].Result.Expectations) > 0 {
+		if tc.own != (got.Current == 0) || len(one.Expectations) > 0 || len(got.Rows[0].Result.Expectations) > 0 {
 			t.Errorf("%v: current %d, %d expectations in the single run, %d in the row; want the file's own value current, no expectations in either", tc.sweep, got.Current, len(one.Expectations), len(got.Rows[0].Result.Expectations))
 		}
 	}
