@@ -109,8 +109,13 @@ func TestSweepRefusals(t *testing.T) {
 		{"sweep sync-interval seed=1,2 --format yaml", exitBadInput, []string{"--format", `"yaml"`}},
 		{"sweep sync-interval seed=1,2 --parallel -1", exitBadInput, []string{"--parallel", "0 (one run per core) or more"}},
 		{"sweep sync-interval seed=1,2 --max-requests 0", exitBadInput, []string{"--max-requests", "at least 1"}},
-		// sim --sweep sets the flags' fields; it says which command sets any.
-		{"sim sync-interval --sweep burst=1,2", exitBadInput, []string{`unknown field "burst"`, "; ratelim sweep sets any field: ratelim sweep SCENARIO burst=1,2)"}},
+		// sim --sweep is planned as ratelim sweep is: each value read
+		// with the flags before any run, by the field's own reader, and
+		// a field set once.
+		{"sim sync-interval --sweep burst=5,-1", exitBadInput, []string{"--sweep burst: -1 is too small"}},
+		{"sim partition --sweep faults[0].start=5s,40s", exitBadInput, []string{"--sweep faults[0].start=40s: faults[0].end (line 55): 20s is not after start 40s"}},
+		{"sim runaway-healthcheck --topology local --sweep servers=1..3 --set servers=2", exitBadInput, []string{"--sweep servers: also set as --set servers"}},
+		{"sim sync-interval --sweep limit.burst=1,2 --burst 3", exitBadInput, []string{"--sweep limit.burst: also set as --burst"}},
 	})
 }
 

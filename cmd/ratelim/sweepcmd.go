@@ -62,6 +62,18 @@ type sweepOptions struct {
 	ErrIsTerminal bool
 
 	over overrides
+	// by is how errors name the sweep: "sweep" (`ratelim sweep`, the
+	// zero value) or "--sweep" (`sim --sweep`, planned by planSweep too).
+	by string
+}
+
+// sweepBy is how errors name a sweep of field: "sweep burst" or, by sim,
+// "--sweep burst".
+func sweepBy(by, field string) string {
+	if by == "" {
+		by = "sweep"
+	}
+	return by + " " + field
 }
 
 const sweepHelp = `Run a scenario once per value of a field, or of two fields (a run per
@@ -188,6 +200,7 @@ type sweepPlan struct {
 	sc      sim.Scenario
 	given   bool
 	base    []scenarios.Setting // the flags' settings, every run's
+	by      string              // how errors name the sweep (sweepBy)
 	axes    []sweepAxis
 	figures []sweepFigure // nil: the default columns
 	runs    []sweepRunPlan
@@ -212,8 +225,8 @@ func (p *sweepPlan) fields() []string {
 	return fields
 }
 
-// parseAxis reads one FIELD=VALUES argument.
-func parseAxis(arg string) (sweepAxis, error) {
+// parseAxis reads one FIELD=VALUES argument; by names the sweep (sweepBy).
+func parseAxis(arg, by string) (sweepAxis, error) {
 	name, list, ok := strings.Cut(arg, "=")
 	name = strings.TrimSpace(name)
 	if dashed := strings.ReplaceAll(name, "_", "-"); slices.Contains(scenarios.OverrideNames(), dashed) {
@@ -223,10 +236,10 @@ func parseAxis(arg string) (sweepAxis, error) {
 	if !ok || name == "" {
 		return sweepAxis{}, badInput("%q: want FIELD=VALUES, e.g. servers=1..8 or sync-interval=0,10ms,never", arg)
 	}
-	if err := checkAxisField(name); err != nil {
+	if err := checkAxisField(name, by); err != nil {
 		return sweepAxis{}, err
 	}
-	values, err := expandValues("sweep "+name, list, maxSweepValues)
+	values, err := expandValues(sweepBy(by, name), list, maxSweepValues)
 	if err != nil {
 		return sweepAxis{}, err
 	}
@@ -235,9 +248,9 @@ func parseAxis(arg string) (sweepAxis, error) {
 
 // checkAxisField refuses a field the sweep cannot set, before its file is
 // read: one scenarios.Apply would not take, with its did-you-mean.
-func checkAxisField(name string) error {
+func checkAxisField(name, by string) error {
 	if err := scenarios.CheckSettingName(name); err != nil {
-		return badInput("sweep: %v", err)
+		return badInput("%s: %v", strings.TrimSpace(sweepBy(by, "")), err)
 	}
 	return nil
 }
@@ -245,11 +258,12 @@ func checkAxisField(name string) error {
 // applyAxis returns the scenario of file with the flags' overrides (over)
 // and each field set to its value, through scenarios.Apply: read by the
 // field's own reader, in the file's tree, and refused as the file's field
-// would be, naming "sweep FIELD" (or the flag).
-func applyAxis(file *scenarios.File, base []scenarios.Setting, fields, values []string) (sim.Scenario, error) {
+// would be, naming "sweep FIELD" (sweepBy: by sim "--sweep FIELD"), or
+// the flag.
+func applyAxis(file *scenarios.File, base []scenarios.Setting, by string, fields, values []string) (sim.Scenario, error) {
 	sets := slices.Clone(base)
 	for i, f := range fields {
-		sets = append(sets, scenarios.Setting{Name: f, Value: values[i], Flag: "sweep " + f})
+		sets = append(sets, scenarios.Setting{Name: f, Value: values[i], Flag: sweepBy(by, f)})
 	}
 	next, err := scenarios.Apply(file, sets)
 	if err != nil {
@@ -349,17 +363,17 @@ func planSweep(ctx context.Context, opts *sweepOptions) (*sweepPlan, error) {
 	if opts.Plot.format == "gif" {
 		return nil, badInput("--plot: a sweep draws a still chart; write it as .png or .svg")
 	}
-	p := &sweepPlan{current: -1}
+	p := &sweepPlan{current: -1, by: opts.by}
 	for _, arg := range opts.Axes {
-		a, err := parseAxis(arg)
+		a, err := parseAxis(arg, opts.by)
 		if err != nil {
 			return nil, err
 		}
 		if slices.ContainsFunc(p.axes, func(b sweepAxis) bool { return b.field == a.field }) {
-			return nil, badInput("sweep %s: given twice (want each field once, its values in one FIELD=VALUES)", a.field)
+			return nil, badInput("%s: given twice (want each field once, its values in one FIELD=VALUES)", sweepBy(p.by, a.field))
 		}
 		if v, ok := opts.over.set[a.field]; ok {
-			return nil, badInput("sweep %s: --%s %s is given too (want the field in one place: the sweep's values)", a.field, a.field, v)
+			return nil, badInput("%s: --%s %s is given too (want the field in one place: the sweep's values)", sweepBy(p.by, a.field), a.field, v)
 		}
 		p.axes = append(p.axes, a)
 	}
@@ -465,7 +479,7 @@ func (p *sweepPlan) open(opts *sweepOptions) error {
 // flag did not fit.
 func (p *sweepPlan) setError(i int, err error) error {
 	var se *scenarios.Error
-	if errors.As(err, &se) && strings.HasPrefix(se.Field, "sweep ") {
+	if errors.As(err, &se) && strings.HasPrefix(se.Field, sweepBy(p.by, "")) {
 		return err
 	}
 	return usageError{fmt.Errorf("%s with %s: %w", scenarioLabel(p.file), runLabel(p.fields(), p.runs[i].values), err)}
@@ -493,10 +507,10 @@ func (p *sweepPlan) checkOnePlace(over overrides) error {
 		for _, o := range seen {
 			if key == o.key || strings.HasPrefix(key, o.key+".") || strings.HasPrefix(key, o.key+"[") ||
 				strings.HasPrefix(o.key, key+".") || strings.HasPrefix(o.key, key+"[") {
-				return badInput("sweep %s: also set as %s (want the field in one place)", a.field, o.how)
+				return badInput("%s: also set as %s (want the field in one place)", sweepBy(p.by, a.field), o.how)
 			}
 		}
-		seen = append(seen, placed{key, a.field, "sweep " + a.field})
+		seen = append(seen, placed{key, a.field, sweepBy(p.by, a.field)})
 	}
 	return nil
 }
@@ -547,7 +561,7 @@ func (p *sweepPlan) planRuns(ctx context.Context) error {
 			// differ in one field's value are compared, not every pair
 			// (256 runs of 10,000 clients each would be 32,640).
 			if oneApart(prev.values, run.values) && digests[j] == digests[i] {
-				return badInput("sweep %s: %s runs the scenario %s does (want each value once)", strings.Join(fields, ", "), runLabel(fields, run.values), runLabel(fields, prev.values))
+				return badInput("%s: %s runs the scenario %s does (want each value once)", sweepBy(p.by, strings.Join(fields, ", ")), runLabel(fields, run.values), runLabel(fields, prev.values))
 			}
 		}
 		if p.current < 0 && p.given && digests[i] == own {
@@ -565,7 +579,7 @@ func (p *sweepPlan) planRuns(ctx context.Context) error {
 // scenarioOf is run i's scenario: the file with the flags' settings and
 // the run's values, through scenarios.Apply.
 func (p *sweepPlan) scenarioOf(i int) (sim.Scenario, error) {
-	return applyAxis(p.file, p.base, p.fields(), p.runs[i].values)
+	return applyAxis(p.file, p.base, p.by, p.fields(), p.runs[i].values)
 }
 
 // oneApart reports whether a and b differ in exactly one value.
