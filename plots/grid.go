@@ -95,7 +95,7 @@ type grid struct {
 	// is a figure the run has not got, not a failure.
 	blankNaN bool
 	// currentRow and currentCol, when both are 0 or more, is the cell
-	// outlined as the scenario as written.
+	// outlined as the scenario as given (the file and its flags).
 	currentRow, currentCol int
 }
 
@@ -343,7 +343,7 @@ func (cp cellsPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// currentOutline marks the cell of the scenario as written.
+// currentOutline marks the cell of the scenario as given.
 var currentOutline = draw.LineStyle{Color: black, Width: vg.Points(2.5)}
 
 // draw draws the header, the heat map, its colour scale and the notes.

@@ -93,7 +93,7 @@ func SweepHeat(w io.Writer, d SweepHeatData, opts Options) error {
 		subtitle: fmt.Sprintf("each cell: one run's %s · %s · hatched: the run has no value", or(d.Figure, "figure"), scaleText),
 	}
 	if d.CurrentRow >= 0 && d.CurrentCol >= 0 {
-		h.subtitle += fmt.Sprintf(" · outlined: the scenario as written (%s %s, %s %s)", g.rowTitle, d.Rows[d.CurrentRow], g.colTitle, d.Cols[d.CurrentCol])
+		h.subtitle += fmt.Sprintf(" · outlined: the scenario as given, the file and its flags (%s %s, %s %s)", g.rowTitle, d.Rows[d.CurrentRow], g.colTitle, d.Cols[d.CurrentCol])
 	}
 	// A column as wide as its widest label needs, at least half an inch.
 	colW := 0.55 * vg.Inch

@@ -17,7 +17,6 @@ import (
 	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/plots"
-	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 )
@@ -172,13 +171,9 @@ func simSweep(ctx context.Context, opts *simOptions, p *sweepPlan) error {
 	if !opts.Quiet {
 		writeSweepTitle(opts.Out, p.sc.Name, rows)
 	}
-	writeSweepRows(opts.Out, []string{field}, rows)
+	writeSweepRows(opts.Out, []string{field}, rows, p.current)
 	if !opts.Quiet {
-		fmt.Fprintln(opts.Out, "\nworst 1s: the worst key's most admitted in one second; bound: the most its")
-		fmt.Fprintln(opts.Out, "design admits in one second (— where none is derived)")
-		for _, line := range report.Wrap(escape.Text(finding), 80) {
-			fmt.Fprintln(opts.Out, line)
-		}
+		writeSweepLegend(opts.Out, finding, p.current)
 	}
 	return nil
 }
@@ -279,8 +274,9 @@ func writeSweepTitle(w io.Writer, name string, rows []SweepRow) {
 
 // writeSweepRows is the table: a row per value (per pair of values, a
 // column for each field), the worst key's name in the last column when
-// the runs have more than one key, cut to fit 80 columns.
-func writeSweepRows(w io.Writer, fields []string, rows []SweepRow) {
+// the runs have more than one key, cut to fit 80 columns; the row
+// current (-1 none) marked after its values (markCurrent).
+func writeSweepRows(w io.Writer, fields []string, rows []SweepRow, current int) {
 	cells := [][]string{{"admitted", "÷ exact", "worst 1s", "÷ exact", "bound"}}
 	manyKeys, keyW := false, 3
 	for _, r := range rows {
@@ -307,6 +303,9 @@ func writeSweepRows(w io.Writer, fields []string, rows []SweepRow) {
 	// its name in the middle.
 	if manyKeys {
 		figuresW += 2 + min(keyW, 12)
+	}
+	if current >= 0 {
+		figuresW += utf8.RuneCountInString(currentMark)
 	}
 	room := max(tableWidth-figuresW-2*(len(fields)-1), minFieldWidth*len(fields))
 	fieldCells := make([][]string, len(rows)+1)
@@ -338,6 +337,7 @@ func writeSweepRows(w io.Writer, fields []string, rows []SweepRow) {
 	for j := range fields {
 		cutColumn(fieldCells, j, fieldW[j])
 	}
+	markCurrent(fieldCells, len(fields), fieldW, current)
 	join := func(row []string) string {
 		parts := make([]string, len(fields))
 		for j := range fields {

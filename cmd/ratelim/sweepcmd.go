@@ -79,7 +79,9 @@ func sweepBy(by, field string) string {
 const sweepHelp = `Run a scenario once per value of a field, or of two fields (a run per
 pair), all at once on every core (--parallel), and show a row per run:
 what it admitted against the exact limiter on the same arrivals, and
-its worst second, or the figures --figure names.
+its worst second, or the figures --figure names. The row of the scenario
+as given (the file and its flags) is marked *, as the CSV's current
+column, the JSON's current and the plot mark it.
 
 FIELD is any field of the scenario: a flag's name (servers, seed,
 sync-interval, on-error, ...), rate, burst or window (the limit's), or a
@@ -144,7 +146,7 @@ func newCmdSweep(s streams, runF func(*sweepOptions) error) *cobra.Command {
 	addPlotFlags(cmd, &opts.Plot)
 	f.Lookup("max-requests").Usage = "refuse a sweep whose runs together are estimated to send more requests than this (a run whose retries send more is stopped)"
 	f.Lookup("max-memory").Usage = "refuse a sweep whose runs at once (--parallel) and rows are estimated to need more together, each run its share (e.g. 512MiB, 8GB); the heap's soft limit too"
-	f.Lookup("plot").Usage = "also draw the sweep to this file (.png or .svg): of one field a panel per figure (default admitted_ratio and peak_ratio), of two a heat map of the first (default peak_ratio); the scenario's own value marked"
+	f.Lookup("plot").Usage = "also draw the sweep to this file (.png or .svg): of one field a panel per figure (default admitted_ratio and peak_ratio), of two a heat map of the first (default peak_ratio); the scenario as given (the file and its flags) marked"
 	// The flags wrapped at 80 columns, as the text above them is.
 	cmd.SetUsageTemplate(strings.ReplaceAll(cmd.UsageTemplate(), ".LocalFlags.FlagUsages", ".LocalFlags.FlagUsagesWrapped 80"))
 	return cmd

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"math"
@@ -279,9 +280,9 @@ func TestSweepHelp(t *testing.T) {
 	}
 }
 
-// --plot draws a sweep of one field a panel per figure, the file's own
-// value marked, and of two a heat map of the first figure, the file's
-// own cell named.
+// --plot draws a sweep of one field a panel per figure, the value of the
+// scenario as given marked, and of two a heat map of the first figure,
+// its cell named.
 func TestSweepPlot(t *testing.T) {
 	dir := t.TempDir()
 	one, two := filepath.Join(dir, "one.svg"), filepath.Join(dir, "two.svg")
@@ -295,8 +296,8 @@ func TestSweepPlot(t *testing.T) {
 		path string
 		want []string
 	}{
-		{one, []string{"as written: the scenario&#39;s own sync-interval, 100ms", ">rejected_pct:flash-bot<", "allowed (req)", ">never<"}},
-		{two, []string{"peak_ratio (×) over sync-interval × servers", "(sync-interval 100ms, servers 4)"}},
+		{one, []string{"as given: the file and its flags, sync-interval 100ms", ">rejected_pct:flash-bot<", "allowed (req)", ">never<"}},
+		{two, []string{"peak_ratio (×) over sync-interval × servers", "outlined: the scenario", "as given, the file and its flags (sync-interval 100ms, servers 4)"}},
 	} {
 		b, err := os.ReadFile(tc.path)
 		if err != nil {
@@ -445,5 +446,55 @@ func TestSweepPlotPathRefusedUpFront(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(target); !strings.Contains(string(b), "</svg>") {
 		t.Errorf("the link's target holds no plot")
+	}
+}
+
+// The row that is the scenario as given, the file and its flags (--burst
+// 50 here), is marked in every table and in the CSV, as the JSON's
+// current and the plot mark it; a sweep with no such row marks none.
+func TestSweepMarksTheScenarioAsGiven(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		row     string // the table's marked row, as it starts; "" none
+		current int
+	}{
+		{[]string{"servers=2,4,8", "--burst", "50"}, "4 *  ", 1},
+		{[]string{"servers=2,4", "sync-interval=10ms,100ms", "--figure", "allowed"}, "4        100ms *", 3},
+		{[]string{"servers=2,8"}, "", -1},
+	} {
+		args := append([]string{"sweep", "sync-interval"}, tc.args...)
+		code, out, errOut := runArgs(args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		marked := 0
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, " *") {
+				marked++
+				if !strings.HasPrefix(line, tc.row) || tc.row == "" {
+					t.Errorf("%v: marked %q, want the row %q", tc.args, line, tc.row)
+				}
+			}
+		}
+		if legend := strings.Contains(out, "\n* the scenario as given: the file and its flags\n"); marked != min(1, tc.current+1) || legend != (tc.current >= 0) {
+			t.Errorf("%v: %d rows marked, legend %v; want %d\n%s", tc.args, marked, legend, min(1, tc.current+1), out)
+		}
+		code, out, errOut = runArgs(append(args, "--format", "csv")...)
+		records, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		if code != exitOK || err != nil {
+			t.Fatalf("%v csv: exit %d, %v: %s", tc.args, code, err, errOut)
+		}
+		last := len(records[0]) - 1
+		if records[0][last] != "current" {
+			t.Errorf("%v csv: header %v, want current last", tc.args, records[0])
+		}
+		for i, r := range records[1:] {
+			if want := strconv.FormatBool(i == tc.current); r[last] != want {
+				t.Errorf("%v csv: row %d current %q, want %s", tc.args, i, r[last], want)
+			}
+		}
+		if got := sweepJSON2(t, args...); got.Current != tc.current {
+			t.Errorf("%v json: current %d, want %d", tc.args, got.Current, tc.current)
+		}
 	}
 }

@@ -67,7 +67,8 @@ func figureUnit(name string) string {
 // render draws the sweep: of one field a panel per figure over the values
 // as typed (plots.SweepFigures), of two the first figure as a heat map,
 // the first field down and the second across (plots.SweepHeat); the
-// scenario's own value, or cell, marked.
+// value, or cell, of the scenario as given (the file and its flags)
+// marked.
 func (p *sweepPlan) render(w io.Writer, rows []SweepRow, opts plotFlags) error {
 	figs := p.plotFigures()
 	if len(p.axes) == 1 {
