@@ -73,6 +73,10 @@ func SweepFigures(w io.Writer, d SweepFiguresData, opts Options) error {
 		title:    fmt.Sprintf("%s: what a sweep of %s does to %d %s", or(d.Scenario, "unnamed scenario"), field, len(d.Figures), words.Plural(len(d.Figures), "figure", "figures")),
 		subtitle: fmt.Sprintf("x: each value of %s, in the order given, evenly spaced · each panel: one figure of each run, labelled · a gap: the run has no value", field),
 	}
+	if opts.Caption != nil && opts.Caption.Limit != "" {
+		// The limit every run had (or which part of it the sweep set).
+		h.subtitle = opts.Caption.Limit + " · " + h.subtitle
+	}
 	if d.Current >= 0 {
 		h.legend = []legendEntry{{label: fmt.Sprintf("as given: the file and its flags, %s %s", field, d.Values[d.Current]), thumb: lineThumb{style: sweepCurrent}}}
 	}

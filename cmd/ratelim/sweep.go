@@ -17,6 +17,7 @@ import (
 	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/plots"
+	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 )
@@ -262,6 +263,12 @@ func writeSweepTitle(w io.Writer, name string, rows []SweepRow) {
 	add(func(r *sim.Result) string { return time.Duration(r.DurationS * float64(time.Second)).String() })
 	add(func(r *sim.Result) string { return "store " + store.Redacted(r.Store) })
 	fmt.Fprintln(w, strings.Join(parts, " · "))
+	for i, line := range report.Wrap(escape.Text(sweepLimitLine(rows)), 78) {
+		if i > 0 {
+			line = "  " + line
+		}
+		fmt.Fprintln(w, line)
+	}
 	same := true
 	for _, r := range rows[1:] {
 		same = same && r.IdealAllowed == rows[0].IdealAllowed && r.WorstKey == rows[0].WorstKey && r.IdealMaxAllowed1s == rows[0].IdealMaxAllowed1s
@@ -270,6 +277,71 @@ func writeSweepTitle(w io.Writer, name string, rows []SweepRow) {
 		fmt.Fprintf(w, "the exact limiter on the same arrivals: admitted %s, worst second %s\n", words.Thousands(rows[0].IdealAllowed), words.Thousands(rows[0].IdealMaxAllowed1s))
 	}
 	fmt.Fprintln(w)
+}
+
+// sweepLimitLine is the limit the runs had, as sim's title states it:
+// "limit 20/s, burst 100, keyed by ip" when every run had the same, and
+// each part that differs between runs named as swept: "limit 20/s,
+// burst swept, keyed by ip". A key of several limits has its limits in
+// one part: "limits per-second 10/s, burst 10; hourly 1000/h, burst
+// 1000".
+func sweepLimitLine(rows []SweepRow) string {
+	type part struct{ name, text string }
+	partsOf := func(r *sim.Result) []part {
+		l := r.Limit
+		key := "keyed by " + l.Key
+		if l.Key == string(sim.KeyAuto) {
+			key = "keyed by caller (api-key, else user, else ip)"
+		}
+		var ps []part
+		switch {
+		case len(l.Limits) > 0:
+			texts := make([]string, len(l.Limits))
+			for i, p := range l.Limits {
+				texts[i] = p.Name + " " + p.Text()
+				if p.Shadow {
+					texts[i] += " (shadow)"
+				}
+			}
+			ps = append(ps, part{"limits", strings.Join(texts, "; ")})
+		case l.MaxInFlight > 0:
+			ps = append(ps, part{"concurrency", words.Concurrency(l.MaxInFlight, l.LeaseTTLS)})
+		default:
+			ps = append(ps, part{"rate", words.Rate(l.RatePerS)})
+			if l.WindowS > 0 {
+				ps = append(ps, part{"window", "window " + strconv.FormatFloat(l.WindowS, 'f', -1, 64) + "s"})
+			} else {
+				ps = append(ps, part{"burst", fmt.Sprintf("burst %d", l.Burst)})
+			}
+		}
+		if l.Shadow && len(l.Limits) == 0 {
+			ps = append(ps, part{"shadow", "shadow"})
+		}
+		return append(ps, part{"key", key})
+	}
+	first := partsOf(rows[0].Result)
+	texts := make([]string, len(first))
+	for i, p := range first {
+		texts[i] = p.text
+	}
+	for _, r := range rows[1:] {
+		ps := partsOf(r.Result)
+		if len(ps) != len(first) {
+			return "limit swept: its kind differs between runs"
+		}
+		for i, p := range ps {
+			if p.name != first[i].name {
+				return "limit swept: its kind differs between runs"
+			}
+			if p.text != first[i].text {
+				texts[i] = p.name + " swept"
+			}
+		}
+	}
+	if first[0].name == "limits" {
+		return "limits " + strings.Join(texts, ", ")
+	}
+	return "limit " + strings.Join(texts, ", ")
 }
 
 // writeSweepRows is the table: a row per value (per pair of values, a

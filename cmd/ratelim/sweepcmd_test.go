@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -297,14 +298,22 @@ func TestSweepPlot(t *testing.T) {
 		want []string
 	}{
 		{one, []string{"as given: the file and its flags, sync-interval 100ms", ">rejected_pct:flash-bot<", "allowed (req)", ">never<"}},
-		{two, []string{"peak_ratio (×) over sync-interval × servers", "outlined: the scenario", "as given, the file and its flags (sync-interval 100ms, servers 4)"}},
+		{two, []string{"peak_ratio (×) over sync-interval × servers", "outlined: the scenario as given, the file and its flags (sync-interval 100ms, servers 4)"}},
 	} {
 		b, err := os.ReadFile(tc.path)
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The texts joined, as a wrapped line reads on.
+		var texts []string
+		for _, m := range regexp.MustCompile(`>([^<]+)<`).FindAllStringSubmatch(string(b), -1) {
+			if text := strings.TrimSpace(m[1]); text != "" {
+				texts = append(texts, text)
+			}
+		}
+		joined := strings.Join(texts, " ")
 		for _, w := range tc.want {
-			if !strings.Contains(string(b), w) {
+			if !strings.Contains(joined, w) && !strings.Contains(string(b), w) {
 				t.Errorf("%s does not say %q", filepath.Base(tc.path), w)
 			}
 		}
@@ -496,5 +505,35 @@ func TestSweepMarksTheScenarioAsGiven(t *testing.T) {
 		if got := sweepJSON2(t, args...); got.Current != tc.current {
 			t.Errorf("%v json: current %d, want %d", tc.args, got.Current, tc.current)
 		}
+	}
+}
+
+// The title states the limit as sim's does, under the settings line:
+// whole when every run had the same, its swept part named so; and the
+// plot's subtitle says the same.
+func TestSweepTitleStatesTheLimit(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sync-interval", "servers=2,4", "--rate", "20/s"}, "limit 20/s, burst 100, keyed by api-key"},
+		{[]string{"sync-interval", "burst=10,20", "--rate", "20/s"}, "limit 20/s, burst swept, keyed by api-key"},
+		{[]string{"partition", "window=1s,2s", "--algorithm", "fixed-window"}, "limit 10/s, window swept, keyed by api-key"},
+		{[]string{"api-quotas", "seed=1,2"}, "limits per-second 10/s, burst 20; hourly 1,000 per 1h, keyed by api-key"},
+	} {
+		code, out, errOut := runArgs(append([]string{"sweep"}, tc.args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		if lines := strings.Split(out, "\n"); len(lines) < 2 || lines[1] != tc.want {
+			t.Errorf("%v: title\n%s\nwant its second line %q", tc.args, out, tc.want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "burst.svg")
+	if code, _, errOut := runArgs("sweep", "sync-interval", "burst=10,20", "--rate", "20/s", "--plot", path, "-q"); code != exitOK {
+		t.Fatalf("plot: exit %d: %s", code, errOut)
+	}
+	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), ">limit 20/s, burst swept, keyed by api-key · ") {
+		t.Errorf("the plot's subtitle does not state the limit (%v)", err)
 	}
 }
