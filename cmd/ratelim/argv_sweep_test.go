@@ -96,6 +96,12 @@ func TestSweepRefusals(t *testing.T) {
 		{"sweep sync-interval limit.burst=1 burst=100", exitBadInput, []string{"sweep burst: also set as sweep limit.burst (want the field in one place)"}},
 		{"sweep sync-interval clients[0].traffic.rate=100/s clients[flash-bot].traffic.rate=200/s", exitBadInput, []string{"sweep clients[flash-bot].traffic.rate: also set as sweep clients[0].traffic.rate"}},
 		{"sweep sync-interval limit.burst=1,2 --set limit.burst=3", exitBadInput, []string{"sweep limit.burst: also set as --set limit.burst"}},
+		// A flag for the whole scenario sets every limit's field of a
+		// file of limits:, and --duration cuts every fault's start and end.
+		{"sweep api-quotas limits[hourly].shadow=true,false --shadow false", exitBadInput, []string{"sweep limits[hourly].shadow: also set as --shadow (want the field in one place)"}},
+		{"sweep api-quotas limits[per-second].algorithm=token-bucket,gcra --algorithm fixed-window", exitBadInput, []string{"sweep limits[per-second].algorithm: also set as --algorithm"}},
+		{"sweep api-quotas shadow=true,false --set limits[hourly].shadow=true", exitBadInput, []string{"sweep shadow: also set as --set limits[hourly].shadow"}},
+		{"sweep partition faults[0].end=15s,20s,25s --duration 15s", exitBadInput, []string{"sweep faults[0].end: also set as --duration"}},
 		{"sweep sync-interval seed=1,2 --figure allowd", exitBadInput, []string{`--figure: unknown figure "allowd"`}},
 		{"sweep sync-interval seed=1,2 --figure allowed,allowed", exitBadInput, []string{"--figure: allowed given twice"}},
 		{"sweep sync-interval seed=1,2 --figure allowed,", exitBadInput, []string{"--figure: an empty figure"}},
@@ -134,6 +140,33 @@ func TestSweepRefusesAFieldAndItsPart(t *testing.T) {
 		code, out, errOut := runArgs(append([]string{"sweep", "sync-interval"}, tc.args...)...)
 		if code != exitBadInput || out != "" || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%q: exit %d, %q; want %d, %q", tc.args, code, errOut, exitBadInput, tc.want)
+		}
+	}
+}
+
+// Two fields overlap when one is the other or holds it, an entry [*]
+// standing for any entry.
+func TestSweepFieldsOverlap(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"limit.burst", "limit.burst", true},
+		{"limit", "limit.burst", true},
+		{"limit.burst", "limit", true},
+		{"limit.burst", "limit.rate", false},
+		{"limits[1].shadow", "limits[*].shadow", true},
+		{"limits[*].shadow", "limits[0]", true},
+		{"limits", "limits[*].shadow", true},
+		{"limits[1].rate", "limits[*].shadow", false},
+		{"limits[1].shadow", "limits[0].shadow", false},
+		{"faults[0]", "faults[*].end", true},
+		{"faults[0].groups", "faults[*].end", false},
+		{"faults[*].start", "faults.start", false},
+		{"clients[a.b].count", "clients[a.b]", true},
+	} {
+		if got := overlaps(tc.a, tc.b); got != tc.want {
+			t.Errorf("overlaps(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
 	}
 }

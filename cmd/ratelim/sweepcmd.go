@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -493,28 +494,73 @@ func (p *sweepPlan) setError(i int, err error) error {
 // whatever their order, so a row would be labelled with a value its run
 // did not have. Names are compared as the fields they set in the file
 // (scenarios.SettingTarget: burst is limit.burst, clients[web] is
-// clients[0]).
+// clients[0]), and a flag for the whole scenario as every field it sets
+// (wholeFields): --shadow and --algorithm each limit's of a file of
+// limits:, --duration each fault's start and end, which it cuts to the
+// run.
 func (p *sweepPlan) checkOnePlace(over overrides) error {
 	base, err := over.settings()
 	if err != nil {
 		return err
 	}
-	type placed struct{ key, name, how string }
+	type placed struct {
+		keys []string
+		how  string
+	}
 	var seen []placed
 	for _, s := range base {
-		seen = append(seen, placed{fieldOf(p.file, s.Name), s.Name, s.Flag})
+		seen = append(seen, placed{append([]string{fieldOf(p.file, s.Name)}, wholeFields(s.Name, true)...), s.Flag})
 	}
 	for _, a := range p.axes {
-		key := fieldOf(p.file, a.field)
+		keys := append([]string{fieldOf(p.file, a.field)}, wholeFields(a.field, false)...)
 		for _, o := range seen {
-			if key == o.key || strings.HasPrefix(key, o.key+".") || strings.HasPrefix(key, o.key+"[") ||
-				strings.HasPrefix(o.key, key+".") || strings.HasPrefix(o.key, key+"[") {
-				return badInput("%s: also set as %s (want the field in one place)", sweepBy(p.by, a.field), o.how)
+			for _, k := range keys {
+				if slices.ContainsFunc(o.keys, func(ok string) bool { return overlaps(k, ok) }) {
+					return badInput("%s: also set as %s (want the field in one place)", sweepBy(p.by, a.field), o.how)
+				}
 			}
 		}
-		seen = append(seen, placed{key, a.field, sweepBy(p.by, a.field)})
+		seen = append(seen, placed{keys, sweepBy(p.by, a.field)})
 	}
 	return nil
+}
+
+// wholeFields are the fields of the file a setting for the whole
+// scenario sets besides its own (limit.shadow): --shadow and --algorithm
+// every limit's of a file of limits: ("limits[*].shadow", [*] any
+// entry), and a flag's --duration (flag) every fault's start and end,
+// which a shorter run cuts; nil for any other name.
+func wholeFields(name string, flag bool) []string {
+	switch canon := strings.ReplaceAll(name, "_", "-"); {
+	case canon == "shadow" || canon == "algorithm":
+		return []string{"limits[*]." + canon}
+	case canon == "duration" && flag:
+		return []string{"faults[*].start", "faults[*].end"}
+	}
+	return nil
+}
+
+// pathStep is one step of a field's path: a name, or an entry "[0]" ("[*]"
+// any).
+var pathStep = regexp.MustCompile(`\[[^\]]*\]|[^.\[\]]+`)
+
+// overlaps reports whether fields a and b are one, or one holds the
+// other (limit holds limit.burst, faults[0] faults[*].end): their steps
+// alike as far as the shorter goes, an entry [*] alike any entry.
+func overlaps(a, b string) bool {
+	as, bs := pathStep.FindAllString(a, -1), pathStep.FindAllString(b, -1)
+	if len(as) > len(bs) {
+		as, bs = bs, as
+	}
+	for i, x := range as {
+		switch y := bs[i]; {
+		case x == y:
+		case x == "[*]" && strings.HasPrefix(y, "["), y == "[*]" && strings.HasPrefix(x, "["):
+		default:
+			return false
+		}
+	}
+	return len(as) > 0
 }
 
 // planRuns lists every run, the first field's values outer, and reads
