@@ -242,7 +242,8 @@ func runSweep(ctx context.Context, prog *progress, n int, scenarioOf func(i int)
 // writeSweepTitle is the line naming the scenario and the settings
 // every run had alike (read from the rows' results: a field swept by
 // path, limit.algorithm or topology.kind, is left out as its flag's name
-// is), and the exact limiter's figures where every row has the same.
+// is), the limit, and the exact limiter's figures where every row has
+// the same (each on its own run's arrivals).
 func writeSweepTitle(w io.Writer, name string, rows []SweepRow) {
 	parts := []string{escape.Text(name)}
 	add := func(text func(r *sim.Result) string) {
@@ -273,8 +274,14 @@ func writeSweepTitle(w io.Writer, name string, rows []SweepRow) {
 	for _, r := range rows[1:] {
 		same = same && r.IdealAllowed == rows[0].IdealAllowed && r.WorstKey == rows[0].WorstKey && r.IdealMaxAllowed1s == rows[0].IdealMaxAllowed1s
 	}
-	if same {
+	switch {
+	case same && len(rows) == 1:
 		fmt.Fprintf(w, "the exact limiter on the same arrivals: admitted %s, worst second %s\n", words.Thousands(rows[0].IdealAllowed), words.Thousands(rows[0].IdealMaxAllowed1s))
+	case same:
+		// Each run's exact limiter sees that run's arrivals, which the
+		// sweep may have changed (a client's rate) though the totals
+		// came out alike: the figures are the same, not the arrivals.
+		fmt.Fprintf(w, "in every run the exact limiter on its arrivals admitted %s, worst second %s\n", words.Thousands(rows[0].IdealAllowed), words.Thousands(rows[0].IdealMaxAllowed1s))
 	}
 	fmt.Fprintln(w)
 }

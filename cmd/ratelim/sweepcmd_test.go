@@ -537,3 +537,17 @@ func TestSweepTitleStatesTheLimit(t *testing.T) {
 		t.Errorf("the plot's subtitle does not state the limit (%v)", err)
 	}
 }
+
+// The exact limiter's figures are stated once when every run has the
+// same, as each run's own, never as "the same arrivals": a sweep of a
+// client's rate changes the arrivals though retry-storm's exact totals
+// come out alike.
+func TestSweepTitleExactFiguresAreEachRuns(t *testing.T) {
+	code, out, errOut := runArgs("sweep", "retry-storm", "clients[eager].traffic[0].rate=10/s,20/s")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if lines := strings.Split(out, "\n"); len(lines) < 3 || lines[2] != "in every run the exact limiter on its arrivals admitted 503, worst second 19" || strings.Contains(out, "same arrivals") {
+		t.Errorf("title\n%s\nwant the exact limiter's figures said of every run, not of the same arrivals", out)
+	}
+}
