@@ -394,24 +394,36 @@ func writeSweepRows(w io.Writer, fields []string, rows []SweepRow, current int) 
 			fieldCells[i+1] = append(fieldCells[i+1], escape.Text(rowValue(r, j)))
 		}
 	}
-	fieldW := make([]int, len(fields))
-	for _, row := range fieldCells {
-		for j, c := range row {
-			fieldW[j] = max(fieldW[j], utf8.RuneCountInString(c))
-		}
-	}
-	for total := 0; ; total = 0 {
-		widest := 0
-		for j, wd := range fieldW {
-			total += wd
-			if wd > fieldW[widest] {
-				widest = j
+	fit := func() []int {
+		fieldW := make([]int, len(fields))
+		for _, row := range fieldCells {
+			for j, c := range row {
+				fieldW[j] = max(fieldW[j], utf8.RuneCountInString(c))
 			}
 		}
-		if total <= room || fieldW[widest] <= minFieldWidth {
-			break
+		for total := 0; ; total = 0 {
+			widest := 0
+			for j, wd := range fieldW {
+				total += wd
+				if wd > fieldW[widest] {
+					widest = j
+				}
+			}
+			if total <= room || fieldW[widest] <= minFieldWidth {
+				break
+			}
+			fieldW[widest]--
 		}
-		fieldW[widest]--
+		return fieldW
+	}
+	fieldW := fit()
+	if legend := letterHeaders(fieldCells[0], fieldW); legend != nil {
+		// A name cut would lose what tells it apart: a letter, and the
+		// names in full above the table.
+		for _, line := range legend {
+			fmt.Fprintln(w, line)
+		}
+		fieldW = fit()
 	}
 	for j := range fields {
 		cutColumn(fieldCells, j, fieldW[j])

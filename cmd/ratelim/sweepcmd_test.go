@@ -551,3 +551,24 @@ func TestSweepTitleExactFiguresAreEachRuns(t *testing.T) {
 		t.Errorf("title\n%s\nwant the exact limiter's figures said of every run, not of the same arrivals", out)
 	}
 }
+
+// A field's name too wide for its column is not cut (the cut would keep
+// "client…" and "…ic.rate", not which client): every field's column is
+// headed by a letter, the names in full on a line above, in the default
+// table and in --figure's.
+func TestSweepCutHeadersNamedInFull(t *testing.T) {
+	for _, figure := range []string{"", "allowed,sent,rejected,retries,allowed_rate,p99_ms:app"} {
+		args := []string{"sweep", "partition", "clients[app].traffic.rate=10/s,20/s", "topology.failover_after=0s,5s", "-q"}
+		if figure != "" {
+			args = append(args, "--figure", figure)
+		}
+		code, out, errOut := runArgs(args...)
+		if code != exitOK {
+			t.Fatalf("--figure %q: exit %d: %s", figure, code, errOut)
+		}
+		lines := strings.Split(out, "\n")
+		if len(lines) < 2 || lines[0] != "A = clients[app].traffic.rate, B = topology.failover_after" || !strings.HasPrefix(lines[1], "A     B  ") || strings.Contains(lines[1], "…") {
+			t.Errorf("--figure %q:\n%s\nwant the fields named in full above a header of A and B", figure, out)
+		}
+	}
+}

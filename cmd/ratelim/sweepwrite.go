@@ -192,17 +192,34 @@ func writeCells(w io.Writer, cells [][]string, left int, current int) {
 	if current >= 0 {
 		mark = utf8.RuneCountInString(currentMark)
 	}
-	for leftTotal()+mark > tableWidth/2 {
-		widest := 0
+	fitLeft := func() {
+		for leftTotal()+mark > tableWidth/2 {
+			widest := 0
+			for j := range left {
+				if widths[j] > widths[widest] {
+					widest = j
+				}
+			}
+			if widths[widest] <= minFieldWidth {
+				break
+			}
+			widths[widest]--
+		}
+	}
+	fitLeft()
+	if legend := letterHeaders(cells[0][:left], widths[:left]); legend != nil {
+		// A field's name cut would lose what tells it apart: a letter,
+		// and the names in full above the table.
+		for _, line := range legend {
+			fmt.Fprintln(w, line)
+		}
 		for j := range left {
-			if widths[j] > widths[widest] {
-				widest = j
+			widths[j] = 0
+			for _, row := range cells {
+				widths[j] = max(widths[j], utf8.RuneCountInString(row[j]))
 			}
 		}
-		if widths[widest] <= minFieldWidth {
-			break
-		}
-		widths[widest]--
+		fitLeft()
 	}
 	for j := range left {
 		cutColumn(cells, j, widths[j])
@@ -248,6 +265,29 @@ func writeCells(w io.Writer, cells [][]string, left int, current int) {
 			fmt.Fprintln(w, strings.TrimRight(line.String(), " "))
 		}
 	}
+}
+
+// letterHeaders, when a field's name in headers is wider than its column
+// (widths), heads every field's column with a letter instead (A, B, in
+// place) and returns the line, wrapped at tableWidth, that names each in
+// full: "A = clients[app].traffic.rate, B = topology.failover_after".
+// A name cut to fit loses its middle, often what tells it apart
+// (clients[app]…rate); nil when every name fits.
+func letterHeaders(headers []string, widths []int) []string {
+	cut := false
+	for j, h := range headers {
+		cut = cut || utf8.RuneCountInString(h) > widths[j]
+	}
+	if !cut {
+		return nil
+	}
+	names := make([]string, len(headers))
+	for j, h := range headers {
+		letter := string(rune('A' + j))
+		names[j] = letter + " = " + h
+		headers[j] = letter
+	}
+	return report.Wrap(strings.Join(names, ", "), tableWidth)
 }
 
 // cutColumn cuts column j of cells (its header row 0 and its values) to
