@@ -74,7 +74,7 @@ func SweepHeat(w io.Writer, d SweepHeatData, opts Options) error {
 	}
 	var scaleText string
 	if d.Unit == "×" {
-		g.scale = ratioScale{}
+		g.scale = ratioScale{name: d.Figure}
 		scaleText = "colour: one scale for every ratio, white is exact (1×), hotter admitted more, blue less"
 	} else {
 		ls := newLinearScale(d.Values, d.Unit, d.Figure)

@@ -251,8 +251,8 @@ func TestSimRefusesBadFlags(t *testing.T) {
 		{"sim sync-interval --sweep seed=1,2 --tui", exitBadInput, []string{"--sweep and --tui"}},
 		{"sim sync-interval --sweep seed=1,2 --live", exitBadInput, []string{"--sweep and --live"}},
 		{"sim sync-interval --sweep seed=1,2 --plot x.gif", exitBadInput, []string{"--plot", "still chart"}},
-		{"sim sync-interval --sweep seed=1,2 --seed 3", exitBadInput, []string{"--sweep seed", "--seed 3 is given too"}},
-		{"sim sync-interval --sweep seed=1,2 --parallel -1", exitBadInput, []string{"--parallel", "0 (one run per core) or more"}},
+		{"sim sync-interval --sweep seed=1,2 --seed 3", exitBadInput, []string{"--sweep seed: also set as --seed (want the field in one place)"}},
+		{"sim sync-interval --sweep seed=1,2 --parallel -1", exitBadInput, []string{"--parallel: -1 is less than 0 (want 0 for one run per core, or more)"}},
 		{"sim sync-interval --parallel 2", exitBadInput, []string{"--parallel", "with --sweep"}},
 	})
 }

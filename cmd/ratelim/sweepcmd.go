@@ -124,7 +124,7 @@ func newCmdSweep(s streams, runF func(*sweepOptions) error) *cobra.Command {
   ratelim sweep nat seed=1..20 --figure allowed,rejected_pct:home --format csv`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 2 || len(args) > 1+maxSweepFields {
-				return badInput("want a scenario name or file and one or two FIELD=VALUES, e.g. servers=1..8, got %d arguments", len(args))
+				return badInput("want a scenario name or file and one or two FIELD=VALUES, e.g. servers=1..8 (got %s)", words.Count(len(args), "argument", "arguments"))
 			}
 			return nil
 		},
@@ -372,12 +372,8 @@ func planSweep(ctx context.Context, opts *sweepOptions) (*sweepPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if slices.ContainsFunc(p.axes, func(b sweepAxis) bool { return b.field == a.field }) {
-			return nil, badInput("%s: given twice (want each field once, its values in one FIELD=VALUES)", sweepBy(p.by, a.field))
-		}
-		if v, ok := opts.over.set[a.field]; ok {
-			return nil, badInput("%s: --%s %s is given too (want the field in one place: the sweep's values)", sweepBy(p.by, a.field), a.field, v)
-		}
+		// A field given twice, or by a flag too, is checkOnePlace's to
+		// refuse, in one wording.
 		p.axes = append(p.axes, a)
 	}
 	runs := 1
@@ -590,6 +586,7 @@ func (p *sweepPlan) planRuns(ctx context.Context) error {
 	}
 	digests := make([]digest, len(p.runs))
 	size := newSweepSize(scenarioLabel(p.file), len(p.runs), p.simOpts, p.maxMemory, p.workers)
+	size.swept = p.sweptFields()
 	defer func() { p.note = size.note() }()
 	subjects := map[digest]bool{} // the clients and keys already checked
 	for i, run := range p.runs {
@@ -628,6 +625,16 @@ func (p *sweepPlan) planRuns(ctx context.Context) error {
 // the run's values, through scenarios.Apply.
 func (p *sweepPlan) scenarioOf(i int) (sim.Scenario, error) {
 	return applyAxis(p.file, p.base, p.by, p.fields(), p.runs[i].values)
+}
+
+// sweptFields are the fields the plan's axes set, as the file names them
+// (fieldOf: step, duration, limit.burst).
+func (p *sweepPlan) sweptFields() map[string]bool {
+	swept := map[string]bool{}
+	for _, a := range p.axes {
+		swept[fieldOf(p.file, a.field)] = true
+	}
+	return swept
 }
 
 // oneApart reports whether a and b differ in exactly one value.
@@ -738,6 +745,35 @@ type sweepSize struct {
 	// coarsened runs are run at a coarser step, up to to, not from.
 	coarsened int
 	from, to  time.Duration
+	// swept are the fields the sweep sets (as fieldOf names them): the
+	// advice of a refusal names no flag of one (--step, --duration).
+	swept map[string]bool
+}
+
+// advice is what a refusal suggests: the things given, less a flag of a
+// field the sweep sets ("step", "duration"), which its values set.
+func (z *sweepSize) advice(things ...string) string {
+	return andOr(z.kept(things...))
+}
+
+// kept are things less those offering a flag of a field the sweep sets.
+func (z *sweepSize) kept(things ...string) []string {
+	var kept []string
+	for _, t := range things {
+		if f, ok := strings.CutPrefix(t[strings.LastIndex(t, " ")+1:], "--"); !ok || !z.swept[f] {
+			kept = append(kept, t)
+		}
+	}
+	return kept
+}
+
+// andOr joins items as a sentence offers them: "a", "a or b", "a, b or
+// c".
+func andOr(items []string) string {
+	if len(items) <= 1 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
 // note is what the plan tells stderr: runs at a coarser step than the
@@ -762,17 +798,20 @@ func (z *sweepSize) add(run string, sc sim.Scenario) error {
 	if z.requests > z.opts.MaxRequests {
 		detail := fmt.Sprintf("would send about %s requests in its %d runs together, more than %s", words.Thousands(z.requests), z.runs, words.Thousands(z.opts.MaxRequests))
 		if z.added < z.runs {
-			detail = fmt.Sprintf("would send more than %s requests in its %d runs: about %s in the first %d", words.Thousands(z.opts.MaxRequests), z.runs, words.Thousands(z.requests), z.added)
+			detail = fmt.Sprintf("would send more than %s requests in its %d runs: about %s in the first %s", words.Thousands(z.opts.MaxRequests), z.runs, words.Thousands(z.requests), words.Count(z.added, "run", "runs"))
+			if z.added == 1 {
+				detail = fmt.Sprintf("would send more than %s requests in its %d runs: about %s in the first run", words.Thousands(z.opts.MaxRequests), z.runs, words.Thousands(z.requests))
+			}
 		}
 		return &sim.TooBigError{Err: sim.ErrBudget, Scenario: z.label, Option: "MaxRequests",
-			Detail: detail, Advice: "fewer values, a shorter --duration"}
+			Detail: detail, Advice: strings.Join(z.kept("fewer values", "a shorter --duration"), ", ")}
 	}
 	share := z.opts.MaxMemory
 	m, fits := sim.MemoryNeed(sc, z.opts.StateOf, share)
 	if m > share {
 		if fits == 0 || !z.opts.FitStep {
-			advice := "a lower --parallel, a longer --step or a shorter --duration"
-			if fits > 0 {
+			advice := z.advice("a lower --parallel", "a longer --step", "a shorter --duration")
+			if fits > 0 && !z.swept["step"] {
 				advice = fmt.Sprintf("a lower --parallel, or a longer --step: %s fits, every total the same", words.Duration(fits))
 			}
 			return &sim.TooBigError{Err: sim.ErrMemory, Scenario: z.label, Option: "MaxMemory",
@@ -796,7 +835,7 @@ func (z *sweepSize) add(run string, sc sim.Scenario) error {
 	if total := sat.Add(inFlight, z.rows); total > z.maxMemory {
 		return &sim.TooBigError{Err: sim.ErrMemory, Scenario: z.label, Option: "MaxMemory",
 			Detail: fmt.Sprintf("would need about %s of memory for %s at once (the largest %s) and the rows of %d, more than %s", words.Bytes(total), words.Count(len(z.largest), "run", "runs"), words.Bytes(z.largest[0]), z.added, words.Bytes(z.maxMemory)),
-			Advice: "a lower --parallel, a longer --step or a shorter --duration"}
+			Advice: z.advice("a lower --parallel", "a longer --step", "a shorter --duration")}
 	}
 	return nil
 }

@@ -298,7 +298,7 @@ func TestSweepPlot(t *testing.T) {
 		want []string
 	}{
 		{one, []string{"as given: the file and its flags, sync-interval 100ms", ">rejected_pct:flash-bot<", "allowed (req)", ">never<"}},
-		{two, []string{"peak_ratio (×) over sync-interval × servers", "outlined: the scenario as given, the file and its flags (sync-interval 100ms, servers 4)"}},
+		{two, []string{"peak_ratio (×) over sync-interval × servers", ">peak_ratio<", "outlined: the scenario as given, the file and its flags (sync-interval 100ms, servers 4)"}},
 	} {
 		b, err := os.ReadFile(tc.path)
 		if err != nil {
