@@ -95,7 +95,7 @@ type grid struct {
 	// is a figure the run has not got, not a failure.
 	blankNaN bool
 	// currentRow and currentCol, when both are 0 or more, is the cell
-	// outlined as the scenario as written.
+	// outlined as the scenario as given (the file and its flags).
 	currentRow, currentCol int
 }
 
@@ -343,7 +343,7 @@ func (cp cellsPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// currentOutline marks the cell of the scenario as written.
+// currentOutline marks the cell of the scenario as given.
 var currentOutline = draw.LineStyle{Color: black, Width: vg.Points(2.5)}
 
 // draw draws the header, the heat map, its colour scale and the notes.
@@ -418,15 +418,19 @@ type heatScale interface {
 
 // ratioScale is CompareGrid's scale, the same for every grid: a ratio to
 // the exact limiter on a log scale from 0.25× (blue) through 1× (white)
-// to 4× (vermillion).
-type ratioScale struct{}
+// to 4× (vermillion). name heads its bar: the figure whose ratio it is,
+// "admitted" when empty (CompareGrid's).
+type ratioScale struct{ name string }
 
-func (ratioScale) at(v float64) float64                    { return shade(v) }
-func (ratioScale) label(v float64) string                  { return ratioLabel(v) }
-func (ratioScale) drawBar(c draw.Canvas, bar vg.Rectangle) { drawScale(c, bar) }
+func (ratioScale) at(v float64) float64   { return shade(v) }
+func (ratioScale) label(v float64) string { return ratioLabel(v) }
+func (s ratioScale) drawBar(c draw.Canvas, bar vg.Rectangle) {
+	drawScale(c, bar, or(s.name, "admitted"))
+}
 
-// drawScale draws the colour scale in bar, labelled at powers of two.
-func drawScale(c draw.Canvas, bar vg.Rectangle) {
+// drawScale draws the colour scale in bar, labelled at powers of two,
+// headed by name.
+func drawScale(c draw.Canvas, bar vg.Rectangle, name string) {
 	if bar.Max.Y-bar.Min.Y < vg.Points(20) {
 		return
 	}
@@ -455,6 +459,6 @@ func drawScale(c draw.Canvas, bar vg.Rectangle) {
 		c.FillText(sty, vg.Point{X: bar.Max.X + vg.Points(5), Y: y}, label)
 	}
 	head := textStyle(sizeNote, true, black)
-	c.FillText(head, vg.Point{X: bar.Min.X, Y: bar.Max.Y + lineHeight(noteStyle)*1.9}, "admitted")
+	c.FillText(head, vg.Point{X: bar.Min.X, Y: bar.Max.Y + lineHeight(noteStyle)*1.9}, name)
 	c.FillText(noteStyle, vg.Point{X: bar.Min.X, Y: bar.Max.Y + lineHeight(noteStyle)*0.9}, "1× is exact")
 }

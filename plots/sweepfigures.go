@@ -30,8 +30,8 @@ type SweepFiguresData struct {
 	Scenario, Field string
 	// Values are the field's values as typed, in the order given.
 	Values []string
-	// Current is the index in Values of the scenario's own value, marked
-	// in every panel; -1 when the file's value is not among them.
+	// Current is the index in Values of the scenario as given (the file
+	// and its flags), marked in every panel; -1 when it is no run.
 	Current int
 	// Figures are drawn a panel each, top down, at most maxSweepFigures.
 	Figures []SweepFigure
@@ -46,9 +46,10 @@ const maxSweepFigures = 6
 // labelled as typed (as Sweep does: "0" to "never" is no numeric axis).
 // Each panel is the figure's line through its points, every point
 // labelled with its value, the panel named with the figure and its unit
-// beside it; a run with no value (NaN) breaks the line. The scenario's
-// own value is a dashed vertical line through every panel, labelled "as
-// written", so that which way a change moves a figure reads at a glance.
+// beside it; a run with no value (NaN) breaks the line. The value of the
+// scenario as given (the file and its flags) is a dashed vertical line
+// through every panel, labelled "as given", so that which way a change
+// moves a figure reads at a glance.
 // The default size is 8 inches wide, more past a dozen values, and as
 // tall as the panels need.
 func SweepFigures(w io.Writer, d SweepFiguresData, opts Options) error {
@@ -72,8 +73,12 @@ func SweepFigures(w io.Writer, d SweepFiguresData, opts Options) error {
 		title:    fmt.Sprintf("%s: what a sweep of %s does to %d %s", or(d.Scenario, "unnamed scenario"), field, len(d.Figures), words.Plural(len(d.Figures), "figure", "figures")),
 		subtitle: fmt.Sprintf("x: each value of %s, in the order given, evenly spaced · each panel: one figure of each run, labelled · a gap: the run has no value", field),
 	}
+	if opts.Caption != nil && opts.Caption.Limit != "" {
+		// The limit every run had (or which part of it the sweep set).
+		h.subtitle = opts.Caption.Limit + " · " + h.subtitle
+	}
 	if d.Current >= 0 {
-		h.legend = []legendEntry{{label: fmt.Sprintf("as written: the scenario's own %s, %s", field, d.Values[d.Current]), thumb: lineThumb{style: sweepCurrent}}}
+		h.legend = []legendEntry{{label: fmt.Sprintf("as given: the file and its flags, %s %s", field, d.Values[d.Current]), thumb: lineThumb{style: sweepCurrent}}}
 	}
 	panels := sweepFigurePanels(d, width)
 	fixed := 2*margin + h.height(width-2*margin) + panelGap
@@ -118,7 +123,7 @@ func (d SweepFiguresData) check() error {
 	return nil
 }
 
-// The sweep's figure lines and the mark of the scenario's own value.
+// The sweep's figure lines and the mark of the scenario as given.
 var (
 	sweepFigureLine = draw.LineStyle{Color: blue, Width: vg.Points(1.75)}
 	sweepCurrent    = draw.LineStyle{Color: black, Width: vg.Points(1.25), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
@@ -209,7 +214,7 @@ func sweepFigurePanels(d SweepFiguresData, width vg.Length) []panel {
 		}
 		note := sideNote{heading: heading}
 		if d.Current >= 0 && !math.IsNaN(f.Values[d.Current]) {
-			note.lines = append(note.lines, "as written: "+figureLabel(f.Values[d.Current], f.Unit))
+			note.lines = append(note.lines, "as given: "+figureLabel(f.Values[d.Current], f.Unit))
 		}
 		if lo, hi, ok := extremes(f.Values); ok && lo != hi {
 			note.lines = append(note.lines,
@@ -224,7 +229,7 @@ func sweepFigurePanels(d SweepFiguresData, width vg.Length) []panel {
 	last := panels[len(panels)-1]
 	last.plot.X.Tick.Marker = plot.ConstantTicks(ticks)
 	last.plot.X.Tick.Label.Font = sans(labelSize, false)
-	last.plot.X.Label.Text = or(d.Field, "the field") + ", as given"
+	last.plot.X.Label.Text = or(d.Field, "the field") + ", as typed"
 	panels[len(panels)-1].height += 0.4 * vg.Inch
 	return panels
 }
@@ -281,8 +286,8 @@ func (t labelledUpTo) Ticks(lo, hi float64) []plot.Tick {
 	return t.ticks.Ticks(lo, hi)
 }
 
-// currentLine is the dashed vertical line at the scenario's own value,
-// labelled "as written" at its top.
+// currentLine is the dashed vertical line at the value of the scenario
+// as given, labelled "as given" at its top.
 type currentLine struct{ x float64 }
 
 // Plot implements plot.Plotter.
@@ -293,7 +298,7 @@ func (l currentLine) Plot(c draw.Canvas, p *plot.Plot) {
 	sty := textStyle(sizeNote-0.5, true, black)
 	sty.YAlign = draw.YTop
 	sty.XAlign = draw.XLeft
-	text := "as written"
+	text := "as given"
 	w := sty.Width(text)
 	tx := x + vg.Points(3)
 	if tx+w > c.Max.X { // no room to the right: to the left of the line
@@ -309,7 +314,7 @@ func (l currentLine) Plot(c draw.Canvas, p *plot.Plot) {
 // that it reads over the line. The labels share one size, the largest
 // that fits a column; where even 6 points does not fit, only every k-th
 // is written, k the fewest columns the widest label fits (see
-// strideLabels): the scenario's own value and the last always.
+// strideLabels): the scenario as given's value and the last always.
 type figureLabels struct {
 	values  []float64
 	unit    string

@@ -67,7 +67,7 @@ func TestSweepFiguresGolden(t *testing.T) {
 	got := texts(b.Bytes())
 	// Every panel named with its unit, every point labelled, the values
 	// as typed in order, the scenario's own value marked in each panel.
-	for _, want := range []string{"rejected_pct (%)", "max_allowed_1s (req)", "p99_ms (ms)", "66.7%", "30.1%", "9.9%", "lowest 9.9% at 50", "51", "2.25", "burst, as given", "as written: 30.1%"} {
+	for _, want := range []string{"rejected_pct (%)", "max_allowed_1s (req)", "p99_ms (ms)", "66.7%", "30.1%", "9.9%", "lowest 9.9% at 50", "51", "2.25", "burst, as typed", "as given: 30.1%"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("the SVG has no text %q", want)
 		}
@@ -81,7 +81,7 @@ func TestSweepFiguresGolden(t *testing.T) {
 	if want := sweepFiguresData().Values; !strings.Contains(" "+strings.Join(ticks, " ")+" ", " "+strings.Join(want, " ")+" ") {
 		t.Errorf("the texts that are values read %v, want %v in a row (the x axis)", ticks, want)
 	}
-	if n := strings.Count(strings.Join(got, "\n")+"\n", "as written\n"); n != 3 {
+	if n := strings.Count(strings.Join(got, "\n")+"\n", "as given\n"); n != 3 {
 		t.Errorf("%d panels mark the scenario's own value, want 3", n)
 	}
 
@@ -130,7 +130,7 @@ func TestSweepFiguresManyValues(t *testing.T) {
 	if err := SweepFigures(&b, d, Options{Format: "svg"}); err != nil {
 		t.Fatal(err)
 	}
-	if all := strings.Join(texts(b.Bytes()), " "); strings.Contains(all, "as written") {
+	if all := strings.Join(texts(b.Bytes()), " "); strings.Contains(all, "as given") {
 		t.Error("a sweep without the scenario's own value marks one")
 	}
 }

@@ -74,7 +74,7 @@ func SweepHeat(w io.Writer, d SweepHeatData, opts Options) error {
 	}
 	var scaleText string
 	if d.Unit == "×" {
-		g.scale = ratioScale{}
+		g.scale = ratioScale{name: d.Figure}
 		scaleText = "colour: one scale for every ratio, white is exact (1×), hotter admitted more, blue less"
 	} else {
 		ls := newLinearScale(d.Values, d.Unit, d.Figure)
@@ -92,8 +92,12 @@ func SweepHeat(w io.Writer, d SweepHeatData, opts Options) error {
 		title:    fmt.Sprintf("%s: %s over %s × %s", or(d.Scenario, "unnamed scenario"), figure, g.rowTitle, g.colTitle),
 		subtitle: fmt.Sprintf("each cell: one run's %s · %s · hatched: the run has no value", or(d.Figure, "figure"), scaleText),
 	}
+	if opts.Caption != nil && opts.Caption.Limit != "" {
+		// The limit every run had (or which part of it the sweep set).
+		h.subtitle = opts.Caption.Limit + " · " + h.subtitle
+	}
 	if d.CurrentRow >= 0 && d.CurrentCol >= 0 {
-		h.subtitle += fmt.Sprintf(" · outlined: the scenario as written (%s %s, %s %s)", g.rowTitle, d.Rows[d.CurrentRow], g.colTitle, d.Cols[d.CurrentCol])
+		h.subtitle += fmt.Sprintf(" · outlined: the scenario as given, the file and its flags (%s %s, %s %s)", g.rowTitle, d.Rows[d.CurrentRow], g.colTitle, d.Cols[d.CurrentCol])
 	}
 	// A column as wide as its widest label needs, at least half an inch.
 	colW := 0.55 * vg.Inch

@@ -40,7 +40,7 @@ func TestSweepHeatGolden(t *testing.T) {
 	got := texts(b.Bytes())
 	// The axes titled with the fields, the values as typed, the cells
 	// labelled, the scale's ends stated, the current cell named.
-	for _, want := range []string{"burst", "rate", "1200/m", "40%", "4%", "rejected_pct", "linear", "outlined: the scenario as written (burst 10, rate 2/s)", "colour: linear from 4% (palest) to 40% (vermillion)"} {
+	for _, want := range []string{"burst", "rate", "1200/m", "40%", "4%", "rejected_pct", "linear", "outlined: the scenario as given, the file and its flags (burst 10, rate 2/s)", "colour: linear from 4% (palest) to 40% (vermillion)"} {
 		if !slices.Contains(got, want) && !strings.Contains(strings.Join(got, " "), want) {
 			t.Errorf("the SVG has no text %q", want)
 		}

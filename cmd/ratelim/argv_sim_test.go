@@ -128,17 +128,23 @@ func TestSimArgvToPlan(t *testing.T) {
 			}
 		}},
 		{line: "sim sync-interval --sweep sync_interval=0,100ms,never --parallel 5 --max-memory 64MiB", check: func(t *testing.T, p *parsed) {
-			// A run per value, in the order given, each with its value;
-			// no more workers than runs, each run within --max-memory.
+			// A run per value, in the order given, each with its value,
+			// planned as ratelim sweep plans one: no more workers than
+			// runs, each run its share of --max-memory.
+			sp := p.simPlan.sweep
 			var got []string
-			for _, sc := range p.simPlan.sweepScs {
+			for i := range sp.runs {
+				sc, err := sp.scenarioOf(i)
+				if err != nil {
+					t.Fatal(err)
+				}
 				got = append(got, scenarioSetting(sc, "sync-interval"))
 			}
-			if want := []string{"0s", "100ms", "never"}; !reflect.DeepEqual(got, want) || p.simPlan.sweep.field != "sync-interval" {
-				t.Errorf("sweep of %q over %v, want sync-interval over %v", p.simPlan.sweep.field, got, want)
+			if want := []string{"0s", "100ms", "never"}; !reflect.DeepEqual(got, want) || sp.axes[0].field != "sync-interval" {
+				t.Errorf("sweep of %q over %v, want sync-interval over %v", sp.axes[0].field, got, want)
 			}
-			if p.simPlan.workers != 3 || p.simPlan.simOpts.MaxMemory != 64<<20 {
-				t.Errorf("%d workers, %d bytes a run; want 3 (one per run) and 64MiB", p.simPlan.workers, p.simPlan.simOpts.MaxMemory)
+			if sp.workers != 3 || sp.maxMemory != 64<<20 || sp.simOpts.MaxMemory != 64<<20/3 || sp.current != 1 {
+				t.Errorf("%d workers, %d bytes in all, %d a run, current %d; want 3 (one per run), 64MiB, a third each, the file's 100ms", sp.workers, sp.maxMemory, sp.simOpts.MaxMemory, sp.current)
 			}
 		}},
 		{line: "sim nat --max-requests 500 --max-memory 64MiB", check: func(t *testing.T, p *parsed) {
@@ -237,12 +243,12 @@ func TestSimRefusesBadFlags(t *testing.T) {
 		{"sim nat --by server", exitBadInput, []string{"--by", `"server"`}},
 		{"sim sync-interval --sweep sync-interval", exitBadInput, []string{"--sweep", "FIELD=V1,V2"}},
 		{"sim sync-interval --sweep =0,1s", exitBadInput, []string{"--sweep", "FIELD=V1,V2"}},
-		{"sim sync-interval --sweep colour=red,blue", exitBadInput, []string{"--sweep", `unknown field "colour"`}},
+		{"sim sync-interval --sweep colour=red,blue", exitBadInput, []string{"--sweep: colour: ", `unknown setting "colour"`}},
 		{"sim sync-interval --sweep sync-interval=", exitBadInput, []string{"--sweep sync-interval", "no values"}},
 		{"sim sync-interval --sweep sync-interval=0,,1s", exitBadInput, []string{"--sweep sync-interval", "value 2 of 3 is empty"}},
 		{"sim sync-interval --sweep sync-interval=0,1s,", exitBadInput, []string{"--sweep sync-interval", "value 3 of 3 is empty"}},
 		{"sim sync-interval --sweep sync-interval=0,1s,0", exitBadInput, []string{"--sweep sync-interval", "0 given twice"}},
-		{"sim sync-interval --sweep sync-interval=100ms,0.1s", exitBadInput, []string{"--sweep sync-interval", "0.1s is 100ms again"}},
+		{"sim sync-interval --sweep sync-interval=100ms,0.1s", exitBadInput, []string{"--sweep sync-interval: sync-interval 0.1s runs the scenario sync-interval 100ms does"}},
 		{"sim sync-interval --sweep sync-interval=" + strings.Repeat("1s,", 32) + "1s", exitBadInput, []string{"--sweep sync-interval", "33 values", "at most 32"}},
 		{"sim sync-interval --sweep sync-interval=0,soon", exitBadInput, []string{"--sweep sync-interval", `"soon"`}},
 		{"sim nat --sweep sync-interval=0,1s", exitBadInput, []string{"--sweep sync-interval", "only a synced topology"}},
@@ -252,8 +258,8 @@ func TestSimRefusesBadFlags(t *testing.T) {
 		{"sim sync-interval --sweep seed=1,2 --tui", exitBadInput, []string{"--sweep and --tui"}},
 		{"sim sync-interval --sweep seed=1,2 --live", exitBadInput, []string{"--sweep and --live"}},
 		{"sim sync-interval --sweep seed=1,2 --plot x.gif", exitBadInput, []string{"--plot", "still chart"}},
-		{"sim sync-interval --sweep seed=1,2 --seed 3", exitBadInput, []string{"--sweep seed", "--seed 3 is given too"}},
-		{"sim sync-interval --sweep seed=1,2 --parallel -1", exitBadInput, []string{"--parallel", "0 (one run per core) or more"}},
+		{"sim sync-interval --sweep seed=1,2 --seed 3", exitBadInput, []string{"--sweep seed: also set as --seed (want the field in one place)"}},
+		{"sim sync-interval --sweep seed=1,2 --parallel -1", exitBadInput, []string{"--parallel: -1 is less than 0 (want 0 for one run per core, or more)"}},
 		{"sim sync-interval --parallel 2", exitBadInput, []string{"--parallel", "with --sweep"}},
 	})
 }

@@ -69,8 +69,8 @@ func TestSweepPlans(t *testing.T) {
 
 func TestSweepRefusals(t *testing.T) {
 	testRefusals(t, []refusal{
-		{"sweep sync-interval", exitBadInput, []string{"one or two FIELD=VALUES", "got 1 arguments"}},
-		{"sweep sync-interval seed=1 servers=1 rtt=1ms", exitBadInput, []string{"one or two FIELD=VALUES", "got 4 arguments"}},
+		{"sweep sync-interval", exitBadInput, []string{"one or two FIELD=VALUES", "(got 1 argument)"}},
+		{"sweep sync-interval seed=1 servers=1 rtt=1ms", exitBadInput, []string{"one or two FIELD=VALUES", "(got 4 arguments)"}},
 		{"sweep sync-interval servers", exitBadInput, []string{`"servers": want FIELD=VALUES`}},
 		{"sweep sync-interval =1..3", exitBadInput, []string{"want FIELD=VALUES"}},
 		{"sweep sync-interval colour=red,blue", exitBadInput, []string{`sweep: colour: unknown setting "colour" (want a flag's name`}},
@@ -87,15 +87,27 @@ func TestSweepRefusals(t *testing.T) {
 		{"sweep sync-interval sync-interval=100ms,0.1s", exitBadInput, []string{"sweep sync-interval: sync-interval 0.1s runs the scenario sync-interval 100ms does"}},
 		{"sweep sync-interval servers=2,4 sync-interval=100ms,0.1s", exitBadInput, []string{"sweep servers, sync-interval: servers 2, sync-interval 0.1s runs the scenario servers 2, sync-interval 100ms does"}},
 		{"sweep nat sync-interval=0,1s", exitBadInput, []string{"sweep sync-interval", "only a synced topology"}},
-		{"sweep sync-interval seed=1..2 seed=3", exitBadInput, []string{"sweep seed: given twice"}},
+		{"sweep sync-interval seed=1..2 seed=3", exitBadInput, []string{"sweep seed: also set as sweep seed (want the field in one place)"}},
 		{"sweep sync-interval seed=1..17 servers=1..16", exitBadInput, []string{"seed × servers makes 272 runs (want at most 256"}},
-		{"sweep sync-interval seed=1,2 --seed 3", exitBadInput, []string{"sweep seed: --seed 3 is given too"}},
+		// A flag that fits only some values is refused at the first run
+		// it does not fit, naming the run.
+		{"sweep partition servers=3,2 --set faults[0].groups=[[0],[1,2]]", exitBadInput, []string{"ratelim: partition with servers 2: --set faults[0].groups: faults[0].groups[1][1]: server 2 does not exist"}},
+		{"sweep sync-interval seed=1,2 --seed 3", exitBadInput, []string{"sweep seed: also set as --seed (want the field in one place)"}},
+		// Two values that are one rate however written run one scenario.
+		{"sweep sync-interval rate=10/s,600/m", exitBadInput, []string{"sweep rate: rate 600/m runs the scenario rate 10/s does (want each value once)"}},
+
 		// One field in two places: Apply sets the flags' names after the
 		// paths, so one of them would be silently dropped.
 		{"sweep sync-interval topology.sync_interval=1s --sync-interval 100ms", exitBadInput, []string{"sweep topology.sync_interval: also set as --sync-interval (want the field in one place)"}},
 		{"sweep sync-interval limit.burst=1 burst=100", exitBadInput, []string{"sweep burst: also set as sweep limit.burst (want the field in one place)"}},
 		{"sweep sync-interval clients[0].traffic.rate=100/s clients[flash-bot].traffic.rate=200/s", exitBadInput, []string{"sweep clients[flash-bot].traffic.rate: also set as sweep clients[0].traffic.rate"}},
 		{"sweep sync-interval limit.burst=1,2 --set limit.burst=3", exitBadInput, []string{"sweep limit.burst: also set as --set limit.burst"}},
+		// A flag for the whole scenario sets every limit's field of a
+		// file of limits:, and --duration cuts every fault's start and end.
+		{"sweep api-quotas limits[hourly].shadow=true,false --shadow false", exitBadInput, []string{"sweep limits[hourly].shadow: also set as --shadow (want the field in one place)"}},
+		{"sweep api-quotas limits[per-second].algorithm=token-bucket,gcra --algorithm fixed-window", exitBadInput, []string{"sweep limits[per-second].algorithm: also set as --algorithm"}},
+		{"sweep api-quotas shadow=true,false --set limits[hourly].shadow=true", exitBadInput, []string{"sweep shadow: also set as --set limits[hourly].shadow"}},
+		{"sweep partition faults[0].end=15s,20s,25s --duration 15s", exitBadInput, []string{"sweep faults[0].end: also set as --duration"}},
 		{"sweep sync-interval seed=1,2 --figure allowd", exitBadInput, []string{`--figure: unknown figure "allowd"`}},
 		{"sweep sync-interval seed=1,2 --figure allowed,allowed", exitBadInput, []string{"--figure: allowed given twice"}},
 		{"sweep sync-interval seed=1,2 --figure allowed,", exitBadInput, []string{"--figure: an empty figure"}},
@@ -107,10 +119,15 @@ func TestSweepRefusals(t *testing.T) {
 		{"sweep sync-interval seed=1,2 --figure p99_ms", exitBadInput, []string{"p99_ms does not add up over clients (want p99_ms:CLIENT)"}},
 		{"sweep sync-interval seed=1,2 --plot x.gif", exitBadInput, []string{"--plot", "still chart"}},
 		{"sweep sync-interval seed=1,2 --format yaml", exitBadInput, []string{"--format", `"yaml"`}},
-		{"sweep sync-interval seed=1,2 --parallel -1", exitBadInput, []string{"--parallel", "0 (one run per core) or more"}},
+		{"sweep sync-interval seed=1,2 --parallel -1", exitBadInput, []string{"--parallel: -1 is less than 0 (want 0 for one run per core, or more)"}},
 		{"sweep sync-interval seed=1,2 --max-requests 0", exitBadInput, []string{"--max-requests", "at least 1"}},
-		// sim --sweep sets the flags' fields; it says which command sets any.
-		{"sim sync-interval --sweep burst=1,2", exitBadInput, []string{`unknown field "burst"`, "; ratelim sweep sets any field: ratelim sweep SCENARIO burst=1,2)"}},
+		// sim --sweep is planned as ratelim sweep is: each value read
+		// with the flags before any run, by the field's own reader, and
+		// a field set once.
+		{"sim sync-interval --sweep burst=5,-1", exitBadInput, []string{"--sweep burst: -1 is too small"}},
+		{"sim partition --sweep faults[0].start=5s,40s", exitBadInput, []string{"--sweep faults[0].start=40s: faults[0].end (line 55): 20s is not after start 40s"}},
+		{"sim runaway-healthcheck --topology local --sweep servers=1..3 --set servers=2", exitBadInput, []string{"--sweep servers: also set as --set servers"}},
+		{"sim sync-interval --sweep limit.burst=1,2 --burst 3", exitBadInput, []string{"--sweep limit.burst: also set as --burst"}},
 	})
 }
 
@@ -129,6 +146,48 @@ func TestSweepRefusesAFieldAndItsPart(t *testing.T) {
 		code, out, errOut := runArgs(append([]string{"sweep", "sync-interval"}, tc.args...)...)
 		if code != exitBadInput || out != "" || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%q: exit %d, %q; want %d, %q", tc.args, code, errOut, exitBadInput, tc.want)
+		}
+	}
+}
+
+// Two fields overlap when one is the other or holds it, an entry [*]
+// standing for any entry.
+func TestSweepFieldsOverlap(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"limit.burst", "limit.burst", true},
+		{"limit", "limit.burst", true},
+		{"limit.burst", "limit", true},
+		{"limit.burst", "limit.rate", false},
+		{"limits[1].shadow", "limits[*].shadow", true},
+		{"limits[*].shadow", "limits[0]", true},
+		{"limits", "limits[*].shadow", true},
+		{"limits[1].rate", "limits[*].shadow", false},
+		{"limits[1].shadow", "limits[0].shadow", false},
+		{"faults[0]", "faults[*].end", true},
+		{"faults[0].groups", "faults[*].end", false},
+		{"faults[*].start", "faults.start", false},
+		{"clients[a.b].count", "clients[a.b]", true},
+	} {
+		if got := overlaps(tc.a, tc.b); got != tc.want {
+			t.Errorf("overlaps(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// A sweep refused as too big says how far its first run got in words, and
+// its advice names no flag of the field swept.
+func TestSweepTooBigAdvice(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{"sweep sync-interval duration=10s,20s --max-requests 10", "about 4,200 in the first run (fewer values, or raise --max-requests)"},
+		{"sweep sync-interval seed=1,2 --max-requests 10", "about 12,600 in the first run (fewer values, a shorter --duration, or raise --max-requests)"},
+		{"sweep testdata/sweep-fit.yaml step=1s,2s --max-memory 20MiB", "(a lower --parallel or a shorter --duration, or raise --max-memory)"},
+	} {
+		code, out, errOut := runArgs(argv(tc.line)...)
+		if code != exitTooBig || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d, %q; want %d, %q", tc.line, code, errOut, exitTooBig, tc.want)
 		}
 	}
 }

@@ -49,7 +49,7 @@ func (l runLimits) apply() (sim.Options, error) {
 		return sim.Options{}, badInput("--max-memory: %s is too little for any run (want at least %s)", humanize.IBytes(bytes), humanize.IBytes(minMemory))
 	}
 	if l.Workers < 0 {
-		return sim.Options{}, badInput("--parallel: must be 0 (one run per core) or more (got %d)", l.Workers)
+		return sim.Options{}, badInput("--parallel: %d is less than 0 (want 0 for one run per core, or more)", l.Workers)
 	}
 	maxMemory := int64(min(bytes, math.MaxInt64))
 	l.holdHeapUnder(maxMemory)

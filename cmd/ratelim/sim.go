@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -184,9 +183,9 @@ Every field of a scenario file: 'ratelim scenarios reference'.`,
 	f.Var((*speedFlag)(&opts.Speed), "speed", "with --tui: virtual seconds per second at the start, or max (as fast as the screen follows)")
 	f.BoolVar(&opts.Live, "live", false, "also run it for real: in-process servers on loopback, real HTTP, for the scenario's duration; print both and the difference")
 	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: run it again so changed and show both side by side, e.g. --vs on_error=fail-closed or --vs limit.burst=50 (repeat for several fields)")
-	f.StringArrayVar(&opts.Sweep, "sweep", nil, "FIELD=V1,V2,...: run it once per value (in parallel) and show a row per value, what was admitted and the worst second against the exact limiter; --plot draws it, e.g. --sweep sync-interval=0,10ms,100ms,1s,never (at most 32 values)")
+	f.StringArrayVar(&opts.Sweep, "sweep", nil, "FIELD=V1,V2,...: run it once per value (in parallel) and show a row per value, what was admitted and the worst second against the exact limiter; FIELD any --vs takes, the values as ratelim sweep reads them, the runs together within --max-requests and --max-memory; --plot draws it, e.g. --sweep sync-interval=0,10ms,100ms,1s,never (at most 32 values)")
 	// Declared here, not by addLimitFlags: a sweep alone runs several at
-	// once, and planSim marks the limits parallel only then.
+	// once (planSweep bounds them together).
 	f.IntVar(&opts.Limits.Workers, "parallel", 0, "with --sweep: runs at once (0: one per core)")
 	addOverrideFlags(cmd, &opts.over)
 	addWallClockFlag(cmd, &opts.over)
@@ -302,11 +301,9 @@ type simPlan struct {
 	runB    *scenarios.File // the --vs run's, when vs is not nil
 	scB     sim.Scenario    // and its scenario
 	simOpts sim.Options
-	// sweep, when not nil, is --sweep; sweepScs its runs, one per value,
-	// run workers at once.
-	sweep    *sweep
-	sweepScs []sim.Scenario
-	workers  int
+	// sweep, when not nil, is --sweep's plan, as `ratelim sweep` plans
+	// one; nothing else is then set.
+	sweep *sweepPlan
 }
 
 // planSim checks opts and opens the scenario, running nothing: every flag
@@ -318,22 +315,15 @@ func planSim(opts *simOptions) (*simPlan, error) {
 	if err := opts.Plot.checkBy(); err != nil {
 		return nil, err
 	}
-	sw, err := parseSweep(opts.Sweep)
-	if err != nil {
-		return nil, err
+	if len(opts.Sweep) > 0 {
+		sp, err := planSimSweep(opts)
+		if err != nil {
+			return nil, err
+		}
+		return &simPlan{sweep: sp}, nil
 	}
 	limits := opts.Limits
-	if sw != nil {
-		// Each run within --max-memory, and as many at once as there are
-		// runs, at most: the heap is held under what those need together.
-		limits.parallel = true
-		if limits.Workers == 0 {
-			limits.Workers = runtime.GOMAXPROCS(0)
-		}
-		if limits.Workers > 0 {
-			limits.Workers = min(limits.Workers, len(sw.values))
-		}
-	} else if opts.Limits.Workers != 0 {
+	if opts.Limits.Workers != 0 {
 		return nil, badInput("--parallel: a single run is one at a time (want it with --sweep)")
 	}
 	simOpts, err := limits.apply()
@@ -376,15 +366,6 @@ func planSim(opts *simOptions) (*simPlan, error) {
 		}
 		p.scB = p.runB.Scenario
 	}
-	if sw != nil {
-		if err := checkSweepFlags(opts, sw, vs); err != nil {
-			return nil, err
-		}
-		if p.sweepScs, err = sw.planSweep(sc); err != nil {
-			return nil, err
-		}
-		p.sweep, p.workers = sw, limits.Workers
-	}
 	if opts.Live && opts.TUI {
 		return nil, badInput("--live and --tui do not go together")
 	}
@@ -407,10 +388,10 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	if err != nil {
 		return err
 	}
-	file, sc, vs, scB, simOpts := p.file, p.sc, p.vs, p.scB, p.simOpts
 	if p.sweep != nil {
-		return simSweep(ctx, opts, p)
+		return simSweep(ctx, opts, p.sweep)
 	}
+	file, sc, vs, scB, simOpts := p.file, p.sc, p.vs, p.scB, p.simOpts
 	if opts.Live {
 		return simLive(ctx, opts, scenarioLabel(file), sc)
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/plots"
 	"github.com/ratelim/ratelim/report"
-	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
 	"github.com/ratelim/ratelim/store"
 )
@@ -34,65 +33,25 @@ const maxSweepValues = 32
 // second of 20.
 const sweepExcess = 1.05
 
-// sweep is a --sweep FIELD=V1,V2,...: the scenario run once per value of
-// one override field, the values in the order given.
-type sweep struct {
-	field  string   // an override name, with dashes
-	values []string // as typed, trimmed
-}
-
-// parseSweep reads the --sweep flags: at most one, its FIELD an override
-// name (sync_interval or sync-interval alike) and its values 1 to
-// maxSweepValues in `ratelim sweep`'s grammar (expandValues: a list,
-// ranges), none empty. A value given twice as "100ms" and "0.1s" is
-// refused when the sweep is planned (planSweep), where they are seen to
-// be one.
-func parseSweep(flags []string) (*sweep, error) {
-	if len(flags) == 0 {
-		return nil, nil
+// planSimSweep plans `sim --sweep FIELD=VALUES` as `ratelim sweep
+// SCENARIO FIELD=VALUES` is planned (planSweep), its errors naming
+// --sweep: any field --vs takes, read by the field's own reader with the
+// flags (scenarios.Apply), a flag setting the field swept refused
+// (checkOnePlace), and the runs bounded together before any starts. At
+// most one --sweep: ratelim sweep takes two.
+func planSimSweep(opts *simOptions) (*sweepPlan, error) {
+	if len(opts.Sweep) > 1 {
+		return nil, badInput("--sweep: given %d times (want one FIELD=V1,V2,...: a sweep varies one field; ratelim sweep varies two)", len(opts.Sweep))
 	}
-	if len(flags) > 1 {
-		return nil, badInput("--sweep: given %d times (want one FIELD=V1,V2,...: a sweep varies one field)", len(flags))
-	}
-	f := flags[0]
-	name, list, ok := strings.Cut(f, "=")
-	name = strings.ReplaceAll(strings.TrimSpace(name), "_", "-")
-	if !ok || name == "" {
-		return nil, badInput("--sweep %q: want FIELD=V1,V2,..., e.g. --sweep sync-interval=0,10ms,100ms,never (FIELD one of %s)", f, strings.Join(scenarios.OverrideNames(), ", "))
-	}
-	if !slices.Contains(scenarios.OverrideNames(), name) {
-		return nil, badInput("--sweep %q: unknown field %q (want one of %s; ratelim sweep sets any field: ratelim sweep SCENARIO %s)", f, name, strings.Join(scenarios.OverrideNames(), ", "), strings.TrimSpace(f))
-	}
-	values, err := expandValues("--sweep "+name, list, maxSweepValues)
-	if err != nil {
+	if err := checkSweepFlags(opts); err != nil {
 		return nil, err
 	}
-	return &sweep{field: name, values: values}, nil
-}
-
-// planSweep makes the scenario of each value from sc, each value refused
-// as the file's field would be, naming --sweep; and refuses a value that
-// gives a run another value already gave (as typed, or "100ms" after
-// "0.1s"), which would be a row twice.
-func (s *sweep) planSweep(sc sim.Scenario) ([]sim.Scenario, error) {
-	scs := make([]sim.Scenario, len(s.values))
-	first := map[string]string{} // the setting a run has → the value that gave it
-	for i, v := range s.values {
-		next, err := scenarios.Override(sc, map[string]string{s.field: v}, func(name string) string { return "--sweep " + name })
-		if err != nil {
-			return nil, usageError{err}
-		}
-		setting := scenarioSetting(next, s.field)
-		if prev, dup := first[setting]; dup {
-			if prev == v {
-				return nil, badInput("--sweep %s: %s given twice (want each value once)", s.field, sweepLabel(s.field, v))
-			}
-			return nil, badInput("--sweep %s: %s is %s again (want each value once)", s.field, sweepLabel(s.field, v), sweepLabel(s.field, prev))
-		}
-		first[setting] = v
-		scs[i] = next
+	if f := opts.Sweep[0]; !strings.Contains(f, "=") || strings.TrimSpace(strings.SplitN(f, "=", 2)[0]) == "" {
+		return nil, badInput("--sweep %q: want FIELD=V1,V2,..., e.g. --sweep sync-interval=0,10ms,100ms,never", f)
 	}
-	return scs, nil
+	return planSweep(context.Background(), &sweepOptions{streams: opts.streams, Scenario: opts.Scenario, Axes: opts.Sweep,
+		Format: opts.Format, Quiet: opts.Quiet, Limits: opts.Limits, Plot: opts.Plot, ErrIsTerminal: opts.ErrIsTerminal,
+		over: opts.over, by: "--sweep"})
 }
 
 // sweepLabel is a value as the table, the JSON and the plot show it: as
@@ -179,29 +138,25 @@ type sweepJSON struct {
 	Rows     []SweepRow `json:"rows"`
 }
 
-// simSweep runs `sim --sweep`: scs (one per value) at once on workers, then
-// the table, JSON or CSV, and the plot.
-func simSweep(ctx context.Context, opts *simOptions, p *simPlan) error {
-	label := scenarioLabel(p.file)
-	rows := make([]SweepRow, len(p.sweepScs))
-	errs := make([]error, len(p.sweepScs))
-	runSweep(ctx, newProgress(opts.ErrOut, showsProgress(opts.ErrIsTerminal, opts.Quiet), "simulating"), len(p.sweepScs),
-		func(i int) (sim.Scenario, error) { return p.sweepScs[i], nil }, p.simOpts, p.workers,
-		func(i int, r *sim.Result, err error) {
-			if errs[i] = err; err == nil {
-				rows[i].summarise(r)
-			}
-		})
-	for i, err := range errs {
-		runLabel := fmt.Sprintf("%s with --%s %s", label, p.sweep.field, sweepLabel(p.sweep.field, p.sweep.values[i]))
-		if err := runError(opts.ErrOut, runLabel, err); err != nil {
-			return err
-		}
-		rows[i].Value = sweepLabel(p.sweep.field, p.sweep.values[i])
+// simSweep runs `sim --sweep`'s plan as `ratelim sweep` runs one
+// (sweepPlan.run), then writes sim's table, ratelim.sweep/v1 JSON or CSV,
+// and plot.
+func simSweep(ctx context.Context, opts *simOptions, p *sweepPlan) error {
+	sopts := &sweepOptions{streams: opts.streams, Quiet: opts.Quiet, ErrIsTerminal: opts.ErrIsTerminal}
+	if p.note != "" && !opts.Quiet {
+		fmt.Fprintf(opts.ErrOut, "ratelim: %s\n", escape.Text(p.note))
 	}
-	finding := sweepFinding(p.sweep.field, rows)
+	rows, err := p.run(ctx, sopts)
+	if err != nil {
+		return err
+	}
+	field := p.axes[0].field
+	for i := range rows {
+		rows[i].Values = nil // v1 has a row's one value, as Value
+	}
+	finding := sweepFinding(field, rows)
 	if err := opts.Plot.render(func(w io.Writer) error {
-		return renderSweep(w, p.sc.Name, p.sweep.field, finding, rows, opts.Plot)
+		return renderSweep(w, p.sc.Name, field, finding, rows, opts.Plot)
 	}); err != nil {
 		return err
 	}
@@ -210,20 +165,16 @@ func simSweep(ctx context.Context, opts *simOptions, p *simPlan) error {
 		enc := json.NewEncoder(opts.Out)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode(sweepJSON{Schema: SweepSchema, Scenario: p.sc.Name, Field: p.sweep.field, Rows: rows})
+		return enc.Encode(sweepJSON{Schema: SweepSchema, Scenario: p.sc.Name, Field: field, Rows: rows})
 	case "csv":
-		return writeSweepCSV(opts.Out, p.sweep.field, rows)
+		return writeSweepCSV(opts.Out, field, rows)
 	}
 	if !opts.Quiet {
 		writeSweepTitle(opts.Out, p.sc.Name, rows)
 	}
-	writeSweepRows(opts.Out, []string{p.sweep.field}, rows)
+	writeSweepRows(opts.Out, []string{field}, rows, p.current)
 	if !opts.Quiet {
-		fmt.Fprintln(opts.Out, "\nworst 1s: the worst key's most admitted in one second; bound: the most its")
-		fmt.Fprintln(opts.Out, "design admits in one second (— where none is derived)")
-		for _, line := range report.Wrap(escape.Text(finding), 80) {
-			fmt.Fprintln(opts.Out, line)
-		}
+		writeSweepLegend(opts.Out, finding, p.current)
 	}
 	return nil
 }
@@ -291,7 +242,8 @@ func runSweep(ctx context.Context, prog *progress, n int, scenarioOf func(i int)
 // writeSweepTitle is the line naming the scenario and the settings
 // every run had alike (read from the rows' results: a field swept by
 // path, limit.algorithm or topology.kind, is left out as its flag's name
-// is), and the exact limiter's figures where every row has the same.
+// is), the limit, and the exact limiter's figures where every row has
+// the same (each on its own run's arrivals).
 func writeSweepTitle(w io.Writer, name string, rows []SweepRow) {
 	parts := []string{escape.Text(name)}
 	add := func(text func(r *sim.Result) string) {
@@ -312,20 +264,98 @@ func writeSweepTitle(w io.Writer, name string, rows []SweepRow) {
 	add(func(r *sim.Result) string { return time.Duration(r.DurationS * float64(time.Second)).String() })
 	add(func(r *sim.Result) string { return "store " + store.Redacted(r.Store) })
 	fmt.Fprintln(w, strings.Join(parts, " · "))
+	for i, line := range report.Wrap(escape.Text(sweepLimitLine(rows)), 78) {
+		if i > 0 {
+			line = "  " + line
+		}
+		fmt.Fprintln(w, line)
+	}
 	same := true
 	for _, r := range rows[1:] {
 		same = same && r.IdealAllowed == rows[0].IdealAllowed && r.WorstKey == rows[0].WorstKey && r.IdealMaxAllowed1s == rows[0].IdealMaxAllowed1s
 	}
-	if same {
+	switch {
+	case same && len(rows) == 1:
 		fmt.Fprintf(w, "the exact limiter on the same arrivals: admitted %s, worst second %s\n", words.Thousands(rows[0].IdealAllowed), words.Thousands(rows[0].IdealMaxAllowed1s))
+	case same:
+		// Each run's exact limiter sees that run's arrivals, which the
+		// sweep may have changed (a client's rate) though the totals
+		// came out alike: the figures are the same, not the arrivals.
+		fmt.Fprintf(w, "in every run the exact limiter on its arrivals admitted %s, worst second %s\n", words.Thousands(rows[0].IdealAllowed), words.Thousands(rows[0].IdealMaxAllowed1s))
 	}
 	fmt.Fprintln(w)
 }
 
+// sweepLimitLine is the limit the runs had, as sim's title states it:
+// "limit 20/s, burst 100, keyed by ip" when every run had the same, and
+// each part that differs between runs named as swept: "limit 20/s,
+// burst swept, keyed by ip". A key of several limits has its limits in
+// one part: "limits per-second 10/s, burst 10; hourly 1000/h, burst
+// 1000".
+func sweepLimitLine(rows []SweepRow) string {
+	type part struct{ name, text string }
+	partsOf := func(r *sim.Result) []part {
+		l := r.Limit
+		key := "keyed by " + l.Key
+		if l.Key == string(sim.KeyAuto) {
+			key = "keyed by caller (api-key, else user, else ip)"
+		}
+		var ps []part
+		switch {
+		case len(l.Limits) > 0:
+			texts := make([]string, len(l.Limits))
+			for i, p := range l.Limits {
+				texts[i] = p.Name + " " + p.Text()
+				if p.Shadow {
+					texts[i] += " (shadow)"
+				}
+			}
+			ps = append(ps, part{"limits", strings.Join(texts, "; ")})
+		case l.MaxInFlight > 0:
+			ps = append(ps, part{"concurrency", words.Concurrency(l.MaxInFlight, l.LeaseTTLS)})
+		default:
+			ps = append(ps, part{"rate", words.Rate(l.RatePerS)})
+			if l.WindowS > 0 {
+				ps = append(ps, part{"window", "window " + strconv.FormatFloat(l.WindowS, 'f', -1, 64) + "s"})
+			} else {
+				ps = append(ps, part{"burst", fmt.Sprintf("burst %d", l.Burst)})
+			}
+		}
+		if l.Shadow && len(l.Limits) == 0 {
+			ps = append(ps, part{"shadow", "shadow"})
+		}
+		return append(ps, part{"key", key})
+	}
+	first := partsOf(rows[0].Result)
+	texts := make([]string, len(first))
+	for i, p := range first {
+		texts[i] = p.text
+	}
+	for _, r := range rows[1:] {
+		ps := partsOf(r.Result)
+		if len(ps) != len(first) {
+			return "limit swept: its kind differs between runs"
+		}
+		for i, p := range ps {
+			if p.name != first[i].name {
+				return "limit swept: its kind differs between runs"
+			}
+			if p.text != first[i].text {
+				texts[i] = p.name + " swept"
+			}
+		}
+	}
+	if first[0].name == "limits" {
+		return "limits " + strings.Join(texts, ", ")
+	}
+	return "limit " + strings.Join(texts, ", ")
+}
+
 // writeSweepRows is the table: a row per value (per pair of values, a
 // column for each field), the worst key's name in the last column when
-// the runs have more than one key, cut to fit 80 columns.
-func writeSweepRows(w io.Writer, fields []string, rows []SweepRow) {
+// the runs have more than one key, cut to fit 80 columns; the row
+// current (-1 none) marked after its values (markCurrent).
+func writeSweepRows(w io.Writer, fields []string, rows []SweepRow, current int) {
 	cells := [][]string{{"admitted", "÷ exact", "worst 1s", "÷ exact", "bound"}}
 	manyKeys, keyW := false, 3
 	for _, r := range rows {
@@ -353,6 +383,9 @@ func writeSweepRows(w io.Writer, fields []string, rows []SweepRow) {
 	if manyKeys {
 		figuresW += 2 + min(keyW, 12)
 	}
+	if current >= 0 {
+		figuresW += utf8.RuneCountInString(currentMark)
+	}
 	room := max(tableWidth-figuresW-2*(len(fields)-1), minFieldWidth*len(fields))
 	fieldCells := make([][]string, len(rows)+1)
 	fieldCells[0] = slices.Clone(fields)
@@ -361,28 +394,41 @@ func writeSweepRows(w io.Writer, fields []string, rows []SweepRow) {
 			fieldCells[i+1] = append(fieldCells[i+1], escape.Text(rowValue(r, j)))
 		}
 	}
-	fieldW := make([]int, len(fields))
-	for _, row := range fieldCells {
-		for j, c := range row {
-			fieldW[j] = max(fieldW[j], utf8.RuneCountInString(c))
-		}
-	}
-	for total := 0; ; total = 0 {
-		widest := 0
-		for j, wd := range fieldW {
-			total += wd
-			if wd > fieldW[widest] {
-				widest = j
+	fit := func() []int {
+		fieldW := make([]int, len(fields))
+		for _, row := range fieldCells {
+			for j, c := range row {
+				fieldW[j] = max(fieldW[j], utf8.RuneCountInString(c))
 			}
 		}
-		if total <= room || fieldW[widest] <= minFieldWidth {
-			break
+		for total := 0; ; total = 0 {
+			widest := 0
+			for j, wd := range fieldW {
+				total += wd
+				if wd > fieldW[widest] {
+					widest = j
+				}
+			}
+			if total <= room || fieldW[widest] <= minFieldWidth {
+				break
+			}
+			fieldW[widest]--
 		}
-		fieldW[widest]--
+		return fieldW
+	}
+	fieldW := fit()
+	if legend := letterHeaders(fieldCells[0], fieldW); legend != nil {
+		// A name cut would lose what tells it apart: a letter, and the
+		// names in full above the table.
+		for _, line := range legend {
+			fmt.Fprintln(w, line)
+		}
+		fieldW = fit()
 	}
 	for j := range fields {
 		cutColumn(fieldCells, j, fieldW[j])
 	}
+	markCurrent(fieldCells, len(fields), fieldW, current)
 	join := func(row []string) string {
 		parts := make([]string, len(fields))
 		for j := range fields {
@@ -540,10 +586,11 @@ func renderSweep(w io.Writer, scenario, field, finding string, rows []SweepRow, 
 }
 
 // checkSweepFlags refuses what --sweep does not go with: --vs, --tui,
-// --live, an animated plot, and a flag setting the field swept.
-func checkSweepFlags(opts *simOptions, sw *sweep, vs *versus) error {
+// --live, an animated plot (a flag setting the field swept is
+// checkOnePlace's).
+func checkSweepFlags(opts *simOptions) error {
 	switch {
-	case vs != nil:
+	case len(opts.Vs) > 0:
 		return badInput("--sweep and --vs do not go together (a sweep varies one field over its values; for two runs side by side, --vs alone)")
 	case opts.TUI:
 		return badInput("--sweep and --tui do not go together (the TUI plays one run; --plot draws the sweep)")
@@ -551,9 +598,6 @@ func checkSweepFlags(opts *simOptions, sw *sweep, vs *versus) error {
 		return badInput("--sweep and --live do not go together (a live run is one at a time on real time)")
 	case opts.Plot.format == "gif":
 		return badInput("--plot: --sweep draws a still chart; write it as .png or .svg")
-	}
-	if v, ok := opts.over.set[sw.field]; ok {
-		return badInput("--sweep %s: --%s %s is given too (want the field in one place: the sweep's values)", sw.field, sw.field, v)
 	}
 	return nil
 }

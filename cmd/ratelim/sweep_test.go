@@ -121,12 +121,51 @@ func TestSimSweepPlot(t *testing.T) {
 	}
 }
 
-// Each run of a sweep is held to --max-requests, as one run is, and the
-// refusal names the value whose run it was.
+// A sweep's runs are held to --max-requests together, as ratelim
+// sweep's are, and refused before any run starts.
 func TestSimSweepBoundsEachRun(t *testing.T) {
-	code, _, errOut := runArgs("sim", "sync-interval", "--sweep", "sync-interval=0,100ms", "--max-requests", "10")
-	if code != exitTooBig || !strings.Contains(errOut, "with --sync-interval 0: over the request budget") {
-		t.Errorf("exit %d, %q; want %d naming the first value's run", code, errOut, exitTooBig)
+	code, out, errOut := runArgs("sim", "sync-interval", "--sweep", "sync-interval=0,100ms", "--max-requests", "10")
+	if code != exitTooBig || out != "" || !strings.Contains(errOut, "sync-interval would send more than 10 requests in its 2 runs") {
+		t.Errorf("exit %d, %q; want %d and the runs' sum refused", code, errOut, exitTooBig)
+	}
+}
+
+// sim --sweep sets any field --vs takes, through the plan ratelim sweep
+// has: a short form, a path into the file, a fault's start; each row is
+// the run of `sim --set FIELD=VALUE`, figure for figure.
+func TestSimSweepSetsAnyField(t *testing.T) {
+	for _, tc := range []struct {
+		scenario, field string
+		values          []string
+	}{
+		{"sync-interval", "burst", []string{"5", "40"}},
+		{"sync-interval", "limit.burst", []string{"5", "40"}},
+		{"partition", "faults[0].start", []string{"5s", "15s"}},
+	} {
+		code, out, errOut := runArgs("sim", tc.scenario, "--sweep", tc.field+"="+strings.Join(tc.values, ","), "--format", "json")
+		if code != exitOK {
+			t.Fatalf("--sweep %s: exit %d: %s", tc.field, code, errOut)
+		}
+		var got sweepJSON
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Rows) != len(tc.values) || got.Field != tc.field {
+			t.Fatalf("--sweep %s: %d rows of %q; want %d", tc.field, len(got.Rows), got.Field, len(tc.values))
+		}
+		for i, v := range tc.values {
+			code, out, errOut := runArgs("sim", tc.scenario, "--set", tc.field+"="+v, "--format", "json")
+			if code != exitOK {
+				t.Fatalf("--set %s=%s: exit %d: %s", tc.field, v, code, errOut)
+			}
+			var one sim.Result
+			if err := json.Unmarshal([]byte(out), &one); err != nil {
+				t.Fatal(err)
+			}
+			if row, tot := got.Rows[i], one.Totals(); row.Value != v || row.Allowed != tot.Allowed || row.IdealAllowed != tot.IdealAllowed || row.Result.Totals() != tot {
+				t.Errorf("--sweep %s row %s: admitted %d, exact %d; want sim --set's %d, %d", tc.field, row.Value, row.Allowed, row.IdealAllowed, tot.Allowed, tot.IdealAllowed)
+			}
+		}
 	}
 }
 

@@ -9,10 +9,14 @@ package main
 // front (checkSweepSize).
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -59,12 +63,26 @@ type sweepOptions struct {
 	ErrIsTerminal bool
 
 	over overrides
+	// by is how errors name the sweep: "sweep" (`ratelim sweep`, the
+	// zero value) or "--sweep" (`sim --sweep`, planned by planSweep too).
+	by string
+}
+
+// sweepBy is how errors name a sweep of field: "sweep burst" or, by sim,
+// "--sweep burst".
+func sweepBy(by, field string) string {
+	if by == "" {
+		by = "sweep"
+	}
+	return by + " " + field
 }
 
 const sweepHelp = `Run a scenario once per value of a field, or of two fields (a run per
 pair), all at once on every core (--parallel), and show a row per run:
 what it admitted against the exact limiter on the same arrivals, and
-its worst second, or the figures --figure names.
+its worst second, or the figures --figure names. The row of the scenario
+as given (the file and its flags) is marked *, as the CSV's current
+column, the JSON's current and the plot mark it.
 
 FIELD is any field of the scenario: a flag's name (servers, seed,
 sync-interval, on-error, ...), rate, burst or window (the limit's), or a
@@ -106,7 +124,7 @@ func newCmdSweep(s streams, runF func(*sweepOptions) error) *cobra.Command {
   ratelim sweep nat seed=1..20 --figure allowed,rejected_pct:home --format csv`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 2 || len(args) > 1+maxSweepFields {
-				return badInput("want a scenario name or file and one or two FIELD=VALUES, e.g. servers=1..8, got %d arguments", len(args))
+				return badInput("want a scenario name or file and one or two FIELD=VALUES, e.g. servers=1..8 (got %s)", words.Count(len(args), "argument", "arguments"))
 			}
 			return nil
 		},
@@ -129,7 +147,7 @@ func newCmdSweep(s streams, runF func(*sweepOptions) error) *cobra.Command {
 	addPlotFlags(cmd, &opts.Plot)
 	f.Lookup("max-requests").Usage = "refuse a sweep whose runs together are estimated to send more requests than this (a run whose retries send more is stopped)"
 	f.Lookup("max-memory").Usage = "refuse a sweep whose runs at once (--parallel) and rows are estimated to need more together, each run its share (e.g. 512MiB, 8GB); the heap's soft limit too"
-	f.Lookup("plot").Usage = "also draw the sweep to this file (.png or .svg): of one field a panel per figure (default admitted_ratio and peak_ratio), of two a heat map of the first (default peak_ratio); the scenario's own value marked"
+	f.Lookup("plot").Usage = "also draw the sweep to this file (.png or .svg): of one field a panel per figure (default admitted_ratio and peak_ratio), of two a heat map of the first (default peak_ratio); the scenario as given (the file and its flags) marked"
 	// The flags wrapped at 80 columns, as the text above them is.
 	cmd.SetUsageTemplate(strings.ReplaceAll(cmd.UsageTemplate(), ".LocalFlags.FlagUsages", ".LocalFlags.FlagUsagesWrapped 80"))
 	return cmd
@@ -175,14 +193,23 @@ type sweepRunPlan struct {
 
 // sweepPlan is what `ratelim sweep` runs, checked and bounded.
 type sweepPlan struct {
-	file    *scenarios.File
-	sc      sim.Scenario        // the scenario as the flags change it
+	// file is the scenario file with the flags' settings in it when they
+	// fit it alone (given), else as read: the flags are then read with
+	// each run's values only, as `sim --servers 3 --set
+	// 'faults[0].groups=[[0],[1,2]]'` reads them together.
+	file *scenarios.File
+	// sc is file's scenario: the scenario as given (the file and its
+	// flags) when given, else the file's as written, for its name alone.
+	sc      sim.Scenario
+	given   bool
 	base    []scenarios.Setting // the flags' settings, every run's
+	by      string              // how errors name the sweep (sweepBy)
 	axes    []sweepAxis
 	figures []sweepFigure // nil: the default columns
 	runs    []sweepRunPlan
-	// current is the run whose scenario is sc itself, the value the file
-	// (and the flags) give; -1 when no run is.
+	// current is the run whose scenario is the scenario as given, the
+	// file and its flags; -1 when no run is (or the flags fit no scenario
+	// without a run's values).
 	current int
 	simOpts sim.Options // each run's: MaxMemory its share
 	// maxMemory is --max-memory, all the runs' at once and the rows.
@@ -201,8 +228,8 @@ func (p *sweepPlan) fields() []string {
 	return fields
 }
 
-// parseAxis reads one FIELD=VALUES argument.
-func parseAxis(arg string) (sweepAxis, error) {
+// parseAxis reads one FIELD=VALUES argument; by names the sweep (sweepBy).
+func parseAxis(arg, by string) (sweepAxis, error) {
 	name, list, ok := strings.Cut(arg, "=")
 	name = strings.TrimSpace(name)
 	if dashed := strings.ReplaceAll(name, "_", "-"); slices.Contains(scenarios.OverrideNames(), dashed) {
@@ -212,10 +239,10 @@ func parseAxis(arg string) (sweepAxis, error) {
 	if !ok || name == "" {
 		return sweepAxis{}, badInput("%q: want FIELD=VALUES, e.g. servers=1..8 or sync-interval=0,10ms,never", arg)
 	}
-	if err := checkAxisField(name); err != nil {
+	if err := checkAxisField(name, by); err != nil {
 		return sweepAxis{}, err
 	}
-	values, err := expandValues("sweep "+name, list, maxSweepValues)
+	values, err := expandValues(sweepBy(by, name), list, maxSweepValues)
 	if err != nil {
 		return sweepAxis{}, err
 	}
@@ -224,9 +251,9 @@ func parseAxis(arg string) (sweepAxis, error) {
 
 // checkAxisField refuses a field the sweep cannot set, before its file is
 // read: one scenarios.Apply would not take, with its did-you-mean.
-func checkAxisField(name string) error {
+func checkAxisField(name, by string) error {
 	if err := scenarios.CheckSettingName(name); err != nil {
-		return badInput("sweep: %v", err)
+		return badInput("%s: %v", strings.TrimSpace(sweepBy(by, "")), err)
 	}
 	return nil
 }
@@ -234,11 +261,12 @@ func checkAxisField(name string) error {
 // applyAxis returns the scenario of file with the flags' overrides (over)
 // and each field set to its value, through scenarios.Apply: read by the
 // field's own reader, in the file's tree, and refused as the file's field
-// would be, naming "sweep FIELD" (or the flag).
-func applyAxis(file *scenarios.File, base []scenarios.Setting, fields, values []string) (sim.Scenario, error) {
+// would be, naming "sweep FIELD" (sweepBy: by sim "--sweep FIELD"), or
+// the flag.
+func applyAxis(file *scenarios.File, base []scenarios.Setting, by string, fields, values []string) (sim.Scenario, error) {
 	sets := slices.Clone(base)
 	for i, f := range fields {
-		sets = append(sets, scenarios.Setting{Name: f, Value: values[i], Flag: "sweep " + f})
+		sets = append(sets, scenarios.Setting{Name: f, Value: values[i], Flag: sweepBy(by, f)})
 	}
 	next, err := scenarios.Apply(file, sets)
 	if err != nil {
@@ -338,18 +366,14 @@ func planSweep(ctx context.Context, opts *sweepOptions) (*sweepPlan, error) {
 	if opts.Plot.format == "gif" {
 		return nil, badInput("--plot: a sweep draws a still chart; write it as .png or .svg")
 	}
-	p := &sweepPlan{current: -1}
+	p := &sweepPlan{current: -1, by: opts.by}
 	for _, arg := range opts.Axes {
-		a, err := parseAxis(arg)
+		a, err := parseAxis(arg, opts.by)
 		if err != nil {
 			return nil, err
 		}
-		if slices.ContainsFunc(p.axes, func(b sweepAxis) bool { return b.field == a.field }) {
-			return nil, badInput("sweep %s: given twice (want each field once, its values in one FIELD=VALUES)", a.field)
-		}
-		if v, ok := opts.over.set[a.field]; ok {
-			return nil, badInput("sweep %s: --%s %s is given too (want the field in one place: the sweep's values)", a.field, a.field, v)
-		}
+		// A field given twice, or by a flag too, is checkOnePlace's to
+		// refuse, in one wording.
 		p.axes = append(p.axes, a)
 	}
 	runs := 1
@@ -381,13 +405,13 @@ func planSweep(ctx context.Context, opts *sweepOptions) (*sweepPlan, error) {
 	// No state series: a row keeps none, in any format (the plot draws
 	// the rows).
 	p.simOpts.StateOf = func(string) bool { return false }
-	if p.file, p.sc, err = opts.loadScenario(opts.Scenario, opts.over); err != nil {
+	if p.base, err = opts.over.settings(); err != nil {
+		return nil, err
+	}
+	if err := p.open(opts); err != nil {
 		return nil, err
 	}
 	if err := p.checkOnePlace(opts.over); err != nil {
-		return nil, err
-	}
-	if p.base, err = opts.over.settings(); err != nil {
 		return nil, err
 	}
 	// A run too big for its share of memory at the file's step is run at
@@ -410,34 +434,129 @@ func planSweep(ctx context.Context, opts *sweepOptions) (*sweepPlan, error) {
 	return p, nil
 }
 
+// open reads the scenario file with the flags' settings (p.base), as sim
+// reads it, or, when they do not fit the file alone, without them: a
+// --set that fits only with a swept value (--set
+// 'faults[0].groups=[[0],[1,2]]' over servers=3) is read with each run's
+// values (applyAxis), as sim reads it with --servers 3, and refused only
+// where a run's values do not make it fit. The file's own error is the
+// file's, as sim gives it. Standard input is read once, for both.
+func (p *sweepPlan) open(opts *sweepOptions) error {
+	read := func(sets []scenarios.Setting) (*scenarios.File, error) {
+		return scenarios.OpenWith(opts.Scenario, sets)
+	}
+	if opts.Scenario == "-" {
+		if opts.In == nil {
+			return badInput("-: no standard input to read the scenario from")
+		}
+		data, err := io.ReadAll(io.LimitReader(opts.In, scenarios.MaxFileSize+1))
+		if err != nil {
+			return fmt.Errorf("stdin: %w", err)
+		}
+		read = func(sets []scenarios.Setting) (*scenarios.File, error) {
+			return scenarios.ReadWith("stdin", bytes.NewReader(data), sets)
+		}
+	}
+	file, err := read(p.base)
+	if err == nil {
+		p.file, p.sc, p.given = file, file.Scenario, true
+		return nil
+	}
+	if len(p.base) == 0 {
+		return usageError{err}
+	}
+	plain, plainErr := read(nil)
+	if plainErr != nil {
+		return usageError{plainErr}
+	}
+	p.file, p.sc = plain, plain.Scenario
+	return nil
+}
+
+// setError is the error of run i's settings: as Apply gives it when it
+// names a swept field, else (a flag's) with the run's values, which the
+// flag did not fit.
+func (p *sweepPlan) setError(i int, err error) error {
+	var se *scenarios.Error
+	if errors.As(err, &se) && strings.HasPrefix(se.Field, sweepBy(p.by, "")) {
+		return err
+	}
+	return usageError{fmt.Errorf("%s with %s: %w", scenarioLabel(p.file), runLabel(p.fields(), p.runs[i].values), err)}
+}
+
 // checkOnePlace refuses two axes, or an axis and a flag (--set, --burst,
 // ...), that set one field, or one a part of the other's (limit and
 // limit.burst): scenarios.Apply sets the flags' names after the paths
 // whatever their order, so a row would be labelled with a value its run
 // did not have. Names are compared as the fields they set in the file
 // (scenarios.SettingTarget: burst is limit.burst, clients[web] is
-// clients[0]).
+// clients[0]), and a flag for the whole scenario as every field it sets
+// (wholeFields): --shadow and --algorithm each limit's of a file of
+// limits:, --duration each fault's start and end, which it cuts to the
+// run.
 func (p *sweepPlan) checkOnePlace(over overrides) error {
 	base, err := over.settings()
 	if err != nil {
 		return err
 	}
-	type placed struct{ key, name, how string }
+	type placed struct {
+		keys []string
+		how  string
+	}
 	var seen []placed
 	for _, s := range base {
-		seen = append(seen, placed{fieldOf(p.file, s.Name), s.Name, s.Flag})
+		seen = append(seen, placed{append([]string{fieldOf(p.file, s.Name)}, wholeFields(s.Name, true)...), s.Flag})
 	}
 	for _, a := range p.axes {
-		key := fieldOf(p.file, a.field)
+		keys := append([]string{fieldOf(p.file, a.field)}, wholeFields(a.field, false)...)
 		for _, o := range seen {
-			if key == o.key || strings.HasPrefix(key, o.key+".") || strings.HasPrefix(key, o.key+"[") ||
-				strings.HasPrefix(o.key, key+".") || strings.HasPrefix(o.key, key+"[") {
-				return badInput("sweep %s: also set as %s (want the field in one place)", a.field, o.how)
+			for _, k := range keys {
+				if slices.ContainsFunc(o.keys, func(ok string) bool { return overlaps(k, ok) }) {
+					return badInput("%s: also set as %s (want the field in one place)", sweepBy(p.by, a.field), o.how)
+				}
 			}
 		}
-		seen = append(seen, placed{key, a.field, "sweep " + a.field})
+		seen = append(seen, placed{keys, sweepBy(p.by, a.field)})
 	}
 	return nil
+}
+
+// wholeFields are the fields of the file a setting for the whole
+// scenario sets besides its own (limit.shadow): --shadow and --algorithm
+// every limit's of a file of limits: ("limits[*].shadow", [*] any
+// entry), and a flag's --duration (flag) every fault's start and end,
+// which a shorter run cuts; nil for any other name.
+func wholeFields(name string, flag bool) []string {
+	switch canon := strings.ReplaceAll(name, "_", "-"); {
+	case canon == "shadow" || canon == "algorithm":
+		return []string{"limits[*]." + canon}
+	case canon == "duration" && flag:
+		return []string{"faults[*].start", "faults[*].end"}
+	}
+	return nil
+}
+
+// pathStep is one step of a field's path: a name, or an entry "[0]" ("[*]"
+// any).
+var pathStep = regexp.MustCompile(`\[[^\]]*\]|[^.\[\]]+`)
+
+// overlaps reports whether fields a and b are one, or one holds the
+// other (limit holds limit.burst, faults[0] faults[*].end): their steps
+// alike as far as the shorter goes, an entry [*] alike any entry.
+func overlaps(a, b string) bool {
+	as, bs := pathStep.FindAllString(a, -1), pathStep.FindAllString(b, -1)
+	if len(as) > len(bs) {
+		as, bs = bs, as
+	}
+	for i, x := range as {
+		switch y := bs[i]; {
+		case x == y:
+		case x == "[*]" && strings.HasPrefix(y, "["), y == "[*]" && strings.HasPrefix(x, "["):
+		default:
+			return false
+		}
+	}
+	return len(as) > 0
 }
 
 // planRuns lists every run, the first field's values outer, and reads
@@ -461,9 +580,13 @@ func (p *sweepPlan) planRuns(ctx context.Context) error {
 		}
 	}
 	walk(0, nil)
-	own := scenarioDigest(p.sc)
+	var own digest
+	if p.given {
+		own = scenarioDigest(p.sc)
+	}
 	digests := make([]digest, len(p.runs))
 	size := newSweepSize(scenarioLabel(p.file), len(p.runs), p.simOpts, p.maxMemory, p.workers)
+	size.swept = p.sweptFields()
 	defer func() { p.note = size.note() }()
 	subjects := map[digest]bool{} // the clients and keys already checked
 	for i, run := range p.runs {
@@ -472,7 +595,7 @@ func (p *sweepPlan) planRuns(ctx context.Context) error {
 		}
 		sc, err := p.scenarioOf(i)
 		if err != nil {
-			return err
+			return p.setError(i, err)
 		}
 		if err := size.add(runLabel(fields, run.values), sc); err != nil {
 			return err
@@ -483,10 +606,10 @@ func (p *sweepPlan) planRuns(ctx context.Context) error {
 			// differ in one field's value are compared, not every pair
 			// (256 runs of 10,000 clients each would be 32,640).
 			if oneApart(prev.values, run.values) && digests[j] == digests[i] {
-				return badInput("sweep %s: %s runs the scenario %s does (want each value once)", strings.Join(fields, ", "), runLabel(fields, run.values), runLabel(fields, prev.values))
+				return badInput("%s: %s runs the scenario %s does (want each value once)", sweepBy(p.by, strings.Join(fields, ", ")), runLabel(fields, run.values), runLabel(fields, prev.values))
 			}
 		}
-		if p.current < 0 && digests[i] == own {
+		if p.current < 0 && p.given && digests[i] == own {
 			p.current = i
 		}
 		if p.figures != nil {
@@ -501,7 +624,17 @@ func (p *sweepPlan) planRuns(ctx context.Context) error {
 // scenarioOf is run i's scenario: the file with the flags' settings and
 // the run's values, through scenarios.Apply.
 func (p *sweepPlan) scenarioOf(i int) (sim.Scenario, error) {
-	return applyAxis(p.file, p.base, p.fields(), p.runs[i].values)
+	return applyAxis(p.file, p.base, p.by, p.fields(), p.runs[i].values)
+}
+
+// sweptFields are the fields the plan's axes set, as the file names them
+// (fieldOf: step, duration, limit.burst).
+func (p *sweepPlan) sweptFields() map[string]bool {
+	swept := map[string]bool{}
+	for _, a := range p.axes {
+		swept[fieldOf(p.file, a.field)] = true
+	}
+	return swept
 }
 
 // oneApart reports whether a and b differ in exactly one value.
@@ -612,6 +745,35 @@ type sweepSize struct {
 	// coarsened runs are run at a coarser step, up to to, not from.
 	coarsened int
 	from, to  time.Duration
+	// swept are the fields the sweep sets (as fieldOf names them): the
+	// advice of a refusal names no flag of one (--step, --duration).
+	swept map[string]bool
+}
+
+// advice is what a refusal suggests: the things given, less a flag of a
+// field the sweep sets ("step", "duration"), which its values set.
+func (z *sweepSize) advice(things ...string) string {
+	return andOr(z.kept(things...))
+}
+
+// kept are things less those offering a flag of a field the sweep sets.
+func (z *sweepSize) kept(things ...string) []string {
+	var kept []string
+	for _, t := range things {
+		if f, ok := strings.CutPrefix(t[strings.LastIndex(t, " ")+1:], "--"); !ok || !z.swept[f] {
+			kept = append(kept, t)
+		}
+	}
+	return kept
+}
+
+// andOr joins items as a sentence offers them: "a", "a or b", "a, b or
+// c".
+func andOr(items []string) string {
+	if len(items) <= 1 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
 // note is what the plan tells stderr: runs at a coarser step than the
@@ -636,17 +798,20 @@ func (z *sweepSize) add(run string, sc sim.Scenario) error {
 	if z.requests > z.opts.MaxRequests {
 		detail := fmt.Sprintf("would send about %s requests in its %d runs together, more than %s", words.Thousands(z.requests), z.runs, words.Thousands(z.opts.MaxRequests))
 		if z.added < z.runs {
-			detail = fmt.Sprintf("would send more than %s requests in its %d runs: about %s in the first %d", words.Thousands(z.opts.MaxRequests), z.runs, words.Thousands(z.requests), z.added)
+			detail = fmt.Sprintf("would send more than %s requests in its %d runs: about %s in the first %s", words.Thousands(z.opts.MaxRequests), z.runs, words.Thousands(z.requests), words.Count(z.added, "run", "runs"))
+			if z.added == 1 {
+				detail = fmt.Sprintf("would send more than %s requests in its %d runs: about %s in the first run", words.Thousands(z.opts.MaxRequests), z.runs, words.Thousands(z.requests))
+			}
 		}
 		return &sim.TooBigError{Err: sim.ErrBudget, Scenario: z.label, Option: "MaxRequests",
-			Detail: detail, Advice: "fewer values, a shorter --duration"}
+			Detail: detail, Advice: strings.Join(z.kept("fewer values", "a shorter --duration"), ", ")}
 	}
 	share := z.opts.MaxMemory
 	m, fits := sim.MemoryNeed(sc, z.opts.StateOf, share)
 	if m > share {
 		if fits == 0 || !z.opts.FitStep {
-			advice := "a lower --parallel, a longer --step or a shorter --duration"
-			if fits > 0 {
+			advice := z.advice("a lower --parallel", "a longer --step", "a shorter --duration")
+			if fits > 0 && !z.swept["step"] {
 				advice = fmt.Sprintf("a lower --parallel, or a longer --step: %s fits, every total the same", words.Duration(fits))
 			}
 			return &sim.TooBigError{Err: sim.ErrMemory, Scenario: z.label, Option: "MaxMemory",
@@ -670,7 +835,7 @@ func (z *sweepSize) add(run string, sc sim.Scenario) error {
 	if total := sat.Add(inFlight, z.rows); total > z.maxMemory {
 		return &sim.TooBigError{Err: sim.ErrMemory, Scenario: z.label, Option: "MaxMemory",
 			Detail: fmt.Sprintf("would need about %s of memory for %s at once (the largest %s) and the rows of %d, more than %s", words.Bytes(total), words.Count(len(z.largest), "run", "runs"), words.Bytes(z.largest[0]), z.added, words.Bytes(z.maxMemory)),
-			Advice: "a lower --parallel, a longer --step or a shorter --duration"}
+			Advice: z.advice("a lower --parallel", "a longer --step", "a shorter --duration")}
 	}
 	return nil
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,14 +35,22 @@ func sweepJSON2(t *testing.T, args ...string) sweepJSONv2 {
 // A sweep of one value is the single run: its row's result is what `sim`
 // prints with the field set by its flag, figure for figure, expectations
 // alike: left out, as sim leaves them out under a flag, even at the
-// file's own value (runaway-healthcheck has 4 servers).
+// file's own value (runaway-healthcheck has 4 servers). A flag that fits
+// only with the swept value (partition's 4 servers in groups of 3) is
+// read with it, as sim reads the two flags together; no row is then the
+// scenario as given, which does not exist.
 func TestSweepOfOneValueIsTheRun(t *testing.T) {
+	groups3 := "faults[0].groups=[[0],[1,2]]"
+	groups8 := "faults[0].groups=[[0,1,2,3],[4,5,6,7]]"
 	for _, tc := range []struct {
 		sweep, sim []string
+		own        bool
 	}{
-		{[]string{"sweep", "runaway-healthcheck", "servers=2"}, []string{"sim", "runaway-healthcheck", "--servers", "2"}},
-		{[]string{"sweep", "runaway-healthcheck", "servers=4"}, []string{"sim", "runaway-healthcheck", "--servers", "4"}},
-		{[]string{"sweep", "sync-interval", "sync-interval=10ms", "--servers", "4"}, []string{"sim", "sync-interval", "--sync-interval", "10ms", "--servers", "4"}},
+		{[]string{"sweep", "runaway-healthcheck", "servers=2"}, []string{"sim", "runaway-healthcheck", "--servers", "2"}, false},
+		{[]string{"sweep", "runaway-healthcheck", "servers=4"}, []string{"sim", "runaway-healthcheck", "--servers", "4"}, true},
+		{[]string{"sweep", "sync-interval", "sync-interval=10ms", "--servers", "4"}, []string{"sim", "sync-interval", "--sync-interval", "10ms", "--servers", "4"}, false},
+		{[]string{"sweep", "partition", "servers=3", "--set", groups3}, []string{"sim", "partition", "--servers", "3", "--set", groups3}, false},
+		{[]string{"sweep", "partition", "servers=8", "--set", groups8}, []string{"sim", "partition", "--servers", "8", "--set", groups8}, false},
 	} {
 		got := sweepJSON2(t, tc.sweep...)
 		code, out, errOut := runArgs(append(tc.sim, "--format", "json")...)
@@ -57,7 +67,7 @@ func TestSweepOfOneValueIsTheRun(t *testing.T) {
 		if len(got.Rows) != 1 || string(row) != string(want) {
 			t.Errorf("%v: row\n%s\nwant the run of %v\n%s", tc.sweep, row, tc.sim, want)
 		}
-		if own := tc.sweep[2] == "servers=4"; own != (got.Current == 0) || len(one.Expectations) > 0 || len(got.Rows[0].Result.Expectations) > 0 {
+		if tc.own != (got.Current == 0) || len(one.Expectations) > 0 || len(got.Rows[0].Result.Expectations) > 0 {
 			t.Errorf("%v: current %d, %d expectations in the single run, %d in the row; want the file's own value current, no expectations in either", tc.sweep, got.Current, len(one.Expectations), len(got.Rows[0].Result.Expectations))
 		}
 	}
@@ -271,9 +281,9 @@ func TestSweepHelp(t *testing.T) {
 	}
 }
 
-// --plot draws a sweep of one field a panel per figure, the file's own
-// value marked, and of two a heat map of the first figure, the file's
-// own cell named.
+// --plot draws a sweep of one field a panel per figure, the value of the
+// scenario as given marked, and of two a heat map of the first figure,
+// its cell named.
 func TestSweepPlot(t *testing.T) {
 	dir := t.TempDir()
 	one, two := filepath.Join(dir, "one.svg"), filepath.Join(dir, "two.svg")
@@ -287,15 +297,23 @@ func TestSweepPlot(t *testing.T) {
 		path string
 		want []string
 	}{
-		{one, []string{"as written: the scenario&#39;s own sync-interval, 100ms", ">rejected_pct:flash-bot<", "allowed (req)", ">never<"}},
-		{two, []string{"peak_ratio (×) over sync-interval × servers", "(sync-interval 100ms, servers 4)"}},
+		{one, []string{"as given: the file and its flags, sync-interval 100ms", ">rejected_pct:flash-bot<", "allowed (req)", ">never<"}},
+		{two, []string{"peak_ratio (×) over sync-interval × servers", ">peak_ratio<", "outlined: the scenario as given, the file and its flags (sync-interval 100ms, servers 4)"}},
 	} {
 		b, err := os.ReadFile(tc.path)
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The texts joined, as a wrapped line reads on.
+		var texts []string
+		for _, m := range regexp.MustCompile(`>([^<]+)<`).FindAllStringSubmatch(string(b), -1) {
+			if text := strings.TrimSpace(m[1]); text != "" {
+				texts = append(texts, text)
+			}
+		}
+		joined := strings.Join(texts, " ")
 		for _, w := range tc.want {
-			if !strings.Contains(string(b), w) {
+			if !strings.Contains(joined, w) && !strings.Contains(string(b), w) {
 				t.Errorf("%s does not say %q", filepath.Base(tc.path), w)
 			}
 		}
@@ -437,5 +455,120 @@ func TestSweepPlotPathRefusedUpFront(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(target); !strings.Contains(string(b), "</svg>") {
 		t.Errorf("the link's target holds no plot")
+	}
+}
+
+// The row that is the scenario as given, the file and its flags (--burst
+// 50 here), is marked in every table and in the CSV, as the JSON's
+// current and the plot mark it; a sweep with no such row marks none.
+func TestSweepMarksTheScenarioAsGiven(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		row     string // the table's marked row, as it starts; "" none
+		current int
+	}{
+		{[]string{"servers=2,4,8", "--burst", "50"}, "4 *  ", 1},
+		{[]string{"servers=2,4", "sync-interval=10ms,100ms", "--figure", "allowed"}, "4        100ms *", 3},
+		{[]string{"servers=2,8"}, "", -1},
+	} {
+		args := append([]string{"sweep", "sync-interval"}, tc.args...)
+		code, out, errOut := runArgs(args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		marked := 0
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, " *") {
+				marked++
+				if !strings.HasPrefix(line, tc.row) || tc.row == "" {
+					t.Errorf("%v: marked %q, want the row %q", tc.args, line, tc.row)
+				}
+			}
+		}
+		if legend := strings.Contains(out, "\n* the scenario as given: the file and its flags\n"); marked != min(1, tc.current+1) || legend != (tc.current >= 0) {
+			t.Errorf("%v: %d rows marked, legend %v; want %d\n%s", tc.args, marked, legend, min(1, tc.current+1), out)
+		}
+		code, out, errOut = runArgs(append(args, "--format", "csv")...)
+		records, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		if code != exitOK || err != nil {
+			t.Fatalf("%v csv: exit %d, %v: %s", tc.args, code, err, errOut)
+		}
+		last := len(records[0]) - 1
+		if records[0][last] != "current" {
+			t.Errorf("%v csv: header %v, want current last", tc.args, records[0])
+		}
+		for i, r := range records[1:] {
+			if want := strconv.FormatBool(i == tc.current); r[last] != want {
+				t.Errorf("%v csv: row %d current %q, want %s", tc.args, i, r[last], want)
+			}
+		}
+		if got := sweepJSON2(t, args...); got.Current != tc.current {
+			t.Errorf("%v json: current %d, want %d", tc.args, got.Current, tc.current)
+		}
+	}
+}
+
+// The title states the limit as sim's does, under the settings line:
+// whole when every run had the same, its swept part named so; and the
+// plot's subtitle says the same.
+func TestSweepTitleStatesTheLimit(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sync-interval", "servers=2,4", "--rate", "20/s"}, "limit 20/s, burst 100, keyed by api-key"},
+		{[]string{"sync-interval", "burst=10,20", "--rate", "20/s"}, "limit 20/s, burst swept, keyed by api-key"},
+		{[]string{"partition", "window=1s,2s", "--algorithm", "fixed-window"}, "limit 10/s, window swept, keyed by api-key"},
+		{[]string{"api-quotas", "seed=1,2"}, "limits per-second 10/s, burst 20; hourly 1,000 per 1h, keyed by api-key"},
+	} {
+		code, out, errOut := runArgs(append([]string{"sweep"}, tc.args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		if lines := strings.Split(out, "\n"); len(lines) < 2 || lines[1] != tc.want {
+			t.Errorf("%v: title\n%s\nwant its second line %q", tc.args, out, tc.want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "burst.svg")
+	if code, _, errOut := runArgs("sweep", "sync-interval", "burst=10,20", "--rate", "20/s", "--plot", path, "-q"); code != exitOK {
+		t.Fatalf("plot: exit %d: %s", code, errOut)
+	}
+	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), ">limit 20/s, burst swept, keyed by api-key · ") {
+		t.Errorf("the plot's subtitle does not state the limit (%v)", err)
+	}
+}
+
+// The exact limiter's figures are stated once when every run has the
+// same, as each run's own, never as "the same arrivals": a sweep of a
+// client's rate changes the arrivals though retry-storm's exact totals
+// come out alike.
+func TestSweepTitleExactFiguresAreEachRuns(t *testing.T) {
+	code, out, errOut := runArgs("sweep", "retry-storm", "clients[eager].traffic[0].rate=10/s,20/s")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if lines := strings.Split(out, "\n"); len(lines) < 3 || lines[2] != "in every run the exact limiter on its arrivals admitted 503, worst second 19" || strings.Contains(out, "same arrivals") {
+		t.Errorf("title\n%s\nwant the exact limiter's figures said of every run, not of the same arrivals", out)
+	}
+}
+
+// A field's name too wide for its column is not cut (the cut would keep
+// "client…" and "…ic.rate", not which client): every field's column is
+// headed by a letter, the names in full on a line above, in the default
+// table and in --figure's.
+func TestSweepCutHeadersNamedInFull(t *testing.T) {
+	for _, figure := range []string{"", "allowed,sent,rejected,retries,allowed_rate,p99_ms:app"} {
+		args := []string{"sweep", "partition", "clients[app].traffic.rate=10/s,20/s", "topology.failover_after=0s,5s", "-q"}
+		if figure != "" {
+			args = append(args, "--figure", figure)
+		}
+		code, out, errOut := runArgs(args...)
+		if code != exitOK {
+			t.Fatalf("--figure %q: exit %d: %s", figure, code, errOut)
+		}
+		lines := strings.Split(out, "\n")
+		if len(lines) < 2 || lines[0] != "A = clients[app].traffic.rate, B = topology.failover_after" || !strings.HasPrefix(lines[1], "A     B  ") || strings.Contains(lines[1], "…") {
+			t.Errorf("--figure %q:\n%s\nwant the fields named in full above a header of A and B", figure, out)
+		}
 	}
 }

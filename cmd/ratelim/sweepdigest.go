@@ -12,6 +12,8 @@ import (
 	"math"
 	"reflect"
 	"slices"
+
+	"github.com/ratelim/ratelim/algorithms"
 )
 
 // digest is a scenario's digest: two 64-bit hashes under two seeds, a
@@ -80,6 +82,21 @@ func scenarioDigest(v any) digest {
 	return d.sum()
 }
 
+// rateType is algorithms.Rate's, digested in lowest terms.
+var rateType = reflect.TypeOf(algorithms.Rate{})
+
+// gcd is the greatest common divisor of a and b, 1 when either is 0 or
+// less (a rate the reader refuses, digested as it is).
+func gcd(a, b int64) int64 {
+	if a <= 0 || b <= 0 {
+		return 1
+	}
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
 // maxDigestDepth bounds the walk: a scenario is a tree a few levels
 // deep, and a cycle (none is expected) ends here instead of never.
 const maxDigestDepth = 64
@@ -90,6 +107,18 @@ func (d *digester) value(v reflect.Value, depth int) {
 		return
 	}
 	d.uint(uint64(v.Kind()))
+	if v.Type() == rateType {
+		// A rate as the limiter runs it: 600/m is 10/s, one token every
+		// 100ms, so two values written so are one run (sim's JSON of
+		// sync-interval at --rate 10/s and 600/m is byte for byte the same
+		// on token-bucket, gcra, fixed-window, sliding-window and
+		// leaky-bucket).
+		r := v.Interface().(algorithms.Rate)
+		g := gcd(r.N, int64(r.Per))
+		d.uint(uint64(r.N / g))
+		d.uint(uint64(int64(r.Per) / g))
+		return
+	}
 	switch v.Kind() {
 	case reflect.Bool:
 		if v.Bool() {

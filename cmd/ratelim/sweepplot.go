@@ -67,9 +67,13 @@ func figureUnit(name string) string {
 // render draws the sweep: of one field a panel per figure over the values
 // as typed (plots.SweepFigures), of two the first figure as a heat map,
 // the first field down and the second across (plots.SweepHeat); the
-// scenario's own value, or cell, marked.
+// value, or cell, of the scenario as given (the file and its flags)
+// marked.
 func (p *sweepPlan) render(w io.Writer, rows []SweepRow, opts plotFlags) error {
 	figs := p.plotFigures()
+	// The subtitle states the limit, as the table's title does.
+	o := opts.options()
+	o.Caption = &plots.Caption{Limit: sweepLimitLine(rows)}
 	if len(p.axes) == 1 {
 		d := plots.SweepFiguresData{Scenario: p.sc.Name, Field: p.axes[0].field, Current: p.current}
 		for _, r := range rows {
@@ -82,7 +86,7 @@ func (p *sweepPlan) render(w io.Writer, rows []SweepRow, opts plotFlags) error {
 			}
 			d.Figures = append(d.Figures, fig)
 		}
-		return plots.SweepFigures(w, d, opts.options())
+		return plots.SweepFigures(w, d, o)
 	}
 	cols := len(p.axes[1].values)
 	d := plots.SweepHeatData{Scenario: p.sc.Name, Figure: figs[0].label(), Unit: figureUnit(figs[0].name),
@@ -100,5 +104,5 @@ func (p *sweepPlan) render(w io.Writer, rows []SweepRow, opts plotFlags) error {
 	if p.current >= 0 {
 		d.CurrentRow, d.CurrentCol = p.current/cols, p.current%cols
 	}
-	return plots.SweepHeat(w, d, opts.options())
+	return plots.SweepHeat(w, d, o)
 }

@@ -39,7 +39,8 @@ type sweepJSONv2 struct {
 	// Figures are --figure's, as typed, in the order of each row's
 	// figures; empty without --figure.
 	Figures []string `json:"figures"`
-	// Current is the row of the scenario's own values, -1 for none.
+	// Current is the row of the scenario as given (the file and its
+	// flags), -1 for none.
 	Current int        `json:"current"`
 	Rows    []SweepRow `json:"rows"`
 }
@@ -67,26 +68,54 @@ func (p *sweepPlan) write(opts *sweepOptions, rows []SweepRow) error {
 		return enc.Encode(sweepJSONv2{Schema: SweepSchemaV2, Scenario: p.sc.Name, Fields: fields, Figures: labels, Current: p.current, Rows: rows})
 	case "csv":
 		if p.figures != nil {
-			return writeFigureCSV(opts.Out, fields, labels, rows)
+			return writeFigureCSV(opts.Out, fields, labels, rows, p.current)
 		}
-		return writeSweepGridCSV(opts.Out, fields, rows)
+		return writeSweepGridCSV(opts.Out, fields, rows, p.current)
 	}
 	if !opts.Quiet {
 		writeSweepTitle(opts.Out, p.sc.Name, rows)
 	}
 	if p.figures != nil {
-		writeFigureRows(opts.Out, fields, labels, p.figures, rows)
+		writeFigureRows(opts.Out, fields, labels, p.figures, rows, p.current)
+		if !opts.Quiet && p.current >= 0 {
+			fmt.Fprintln(opts.Out)
+			fmt.Fprintln(opts.Out, currentLegend)
+		}
 		return nil
 	}
-	writeSweepRows(opts.Out, fields, rows)
+	writeSweepRows(opts.Out, fields, rows, p.current)
 	if !opts.Quiet {
-		fmt.Fprintln(opts.Out, "\nworst 1s: the worst key's most admitted in one second; bound: the most its")
-		fmt.Fprintln(opts.Out, "design admits in one second (— where none is derived)")
-		for _, line := range report.Wrap(escape.Text(finding), 80) {
-			fmt.Fprintln(opts.Out, line)
-		}
+		writeSweepLegend(opts.Out, finding, p.current)
 	}
 	return nil
+}
+
+// currentMark is put after the value of the row that is the scenario as
+// given, and currentLegend says so under the table.
+const currentMark, currentLegend = " *", "* the scenario as given: the file and its flags"
+
+// writeSweepLegend is what the default table's columns and marks mean,
+// and the finding.
+func writeSweepLegend(w io.Writer, finding string, current int) {
+	fmt.Fprintln(w, "\nworst 1s: the worst key's most admitted in one second; bound: the most its")
+	fmt.Fprintln(w, "design admits in one second (— where none is derived)")
+	if current >= 0 {
+		fmt.Fprintln(w, currentLegend)
+	}
+	for _, line := range report.Wrap(escape.Text(finding), 80) {
+		fmt.Fprintln(w, line)
+	}
+}
+
+// markCurrent puts currentMark after the value in the last of the left
+// columns of cells' row current+1 (row 0 is the header; -1 marks none),
+// once they are cut to widths, and widens that column if it must.
+func markCurrent(cells [][]string, left int, widths []int, current int) {
+	if current < 0 || left == 0 || current+1 >= len(cells) {
+		return
+	}
+	cells[current+1][left-1] += currentMark
+	widths[left-1] = max(widths[left-1], utf8.RuneCountInString(cells[current+1][left-1]))
 }
 
 // figureText is a figure as the table shows it: a ratio as the default
@@ -107,8 +136,9 @@ func figureText(name string, v *float64) string {
 }
 
 // writeFigureRows is the table of --figure: a column per field, then
-// one per figure, cut to fit 80 columns.
-func writeFigureRows(w io.Writer, fields, figures []string, figs []sweepFigure, rows []SweepRow) {
+// one per figure, cut to fit 80 columns; the row current (-1 none)
+// marked.
+func writeFigureRows(w io.Writer, fields, figures []string, figs []sweepFigure, rows []SweepRow, current int) {
 	// The fields and figures as typed, a subject a name from the file:
 	// escaped, as the values are.
 	var header []string
@@ -126,7 +156,7 @@ func writeFigureRows(w io.Writer, fields, figures []string, figs []sweepFigure, 
 		}
 		cells = append(cells, line)
 	}
-	writeCells(w, cells, len(fields))
+	writeCells(w, cells, len(fields), current)
 }
 
 // tableWidth is the width every table of a sweep fits.
@@ -141,8 +171,9 @@ const minFieldWidth = 8
 // figures), within tableWidth: the values' columns cut where their
 // values are alike (cutColumn), and figures past the width in another
 // table below, the values' columns again, never a figure's name cut
-// into one another figure's could also be.
-func writeCells(w io.Writer, cells [][]string, left int) {
+// into one another figure's could also be. The row current (0 the first
+// after the header; -1 none) is marked after its values (markCurrent).
+func writeCells(w io.Writer, cells [][]string, left int, current int) {
 	widths := make([]int, len(cells[0]))
 	for _, row := range cells {
 		for j, c := range row {
@@ -157,21 +188,43 @@ func writeCells(w io.Writer, cells [][]string, left int) {
 		}
 		return n
 	}
-	for leftTotal() > tableWidth/2 {
-		widest := 0
+	mark := 0
+	if current >= 0 {
+		mark = utf8.RuneCountInString(currentMark)
+	}
+	fitLeft := func() {
+		for leftTotal()+mark > tableWidth/2 {
+			widest := 0
+			for j := range left {
+				if widths[j] > widths[widest] {
+					widest = j
+				}
+			}
+			if widths[widest] <= minFieldWidth {
+				break
+			}
+			widths[widest]--
+		}
+	}
+	fitLeft()
+	if legend := letterHeaders(cells[0][:left], widths[:left]); legend != nil {
+		// A field's name cut would lose what tells it apart: a letter,
+		// and the names in full above the table.
+		for _, line := range legend {
+			fmt.Fprintln(w, line)
+		}
 		for j := range left {
-			if widths[j] > widths[widest] {
-				widest = j
+			widths[j] = 0
+			for _, row := range cells {
+				widths[j] = max(widths[j], utf8.RuneCountInString(row[j]))
 			}
 		}
-		if widths[widest] <= minFieldWidth {
-			break
-		}
-		widths[widest]--
+		fitLeft()
 	}
 	for j := range left {
 		cutColumn(cells, j, widths[j])
 	}
+	markCurrent(cells, left, widths, current)
 	// The figures, as many to a table as fit beside the values.
 	var groups [][]int
 	used := tableWidth
@@ -212,6 +265,29 @@ func writeCells(w io.Writer, cells [][]string, left int) {
 			fmt.Fprintln(w, strings.TrimRight(line.String(), " "))
 		}
 	}
+}
+
+// letterHeaders, when a field's name in headers is wider than its column
+// (widths), heads every field's column with a letter instead (A, B, in
+// place) and returns the line, wrapped at tableWidth, that names each in
+// full: "A = clients[app].traffic.rate, B = topology.failover_after".
+// A name cut to fit loses its middle, often what tells it apart
+// (clients[app]…rate); nil when every name fits.
+func letterHeaders(headers []string, widths []int) []string {
+	cut := false
+	for j, h := range headers {
+		cut = cut || utf8.RuneCountInString(h) > widths[j]
+	}
+	if !cut {
+		return nil
+	}
+	names := make([]string, len(headers))
+	for j, h := range headers {
+		letter := string(rune('A' + j))
+		names[j] = letter + " = " + h
+		headers[j] = letter
+	}
+	return report.Wrap(strings.Join(names, ", "), tableWidth)
 }
 
 // cutColumn cuts column j of cells (its header row 0 and its values) to
@@ -288,12 +364,13 @@ func cutKeeping(s string, width, prefix, suffix int) string {
 	return string(r[:start]) + "…" + string(r[start+drop:])
 }
 
-// writeFigureCSV is --figure's CSV: a column per field, then per figure;
-// an empty cell for none.
-func writeFigureCSV(w io.Writer, fields, figures []string, rows []SweepRow) error {
+// writeFigureCSV is --figure's CSV: a column per field, then per figure
+// (an empty cell for none), then current: true on the row of the
+// scenario as given (current), false on the others.
+func writeFigureCSV(w io.Writer, fields, figures []string, rows []SweepRow, current int) error {
 	cw := csv.NewWriter(w)
-	cw.Write(append(slices.Clone(fields), figures...))
-	for _, r := range rows {
+	cw.Write(append(append(slices.Clone(fields), figures...), "current"))
+	for i, r := range rows {
 		line := slices.Clone(r.Values)
 		for _, v := range r.Figures {
 			if v == nil {
@@ -302,21 +379,22 @@ func writeFigureCSV(w io.Writer, fields, figures []string, rows []SweepRow) erro
 			}
 			line = append(line, strconv.FormatFloat(*v, 'f', -1, 64))
 		}
-		cw.Write(line)
+		cw.Write(append(line, strconv.FormatBool(i == current)))
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
 // writeSweepGridCSV is `ratelim sweep`'s default CSV: a column per
-// field, named by it, as --figure's CSV has, then sim --sweep's figures.
-func writeSweepGridCSV(w io.Writer, fields []string, rows []SweepRow) error {
+// field, named by it, as --figure's CSV has, then sim --sweep's figures,
+// then current, as --figure's CSV has it.
+func writeSweepGridCSV(w io.Writer, fields []string, rows []SweepRow, current int) error {
 	cw := csv.NewWriter(w)
-	cw.Write(append(slices.Clone(fields), "allowed", "ideal_allowed", "admitted_ratio", "worst_key", "max_allowed_1s", "ideal_max_allowed_1s", "peak_ratio", "design_bound_1s"))
+	cw.Write(append(slices.Clone(fields), "allowed", "ideal_allowed", "admitted_ratio", "worst_key", "max_allowed_1s", "ideal_max_allowed_1s", "peak_ratio", "design_bound_1s", "current"))
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
-	for _, r := range rows {
-		cw.Write(append(slices.Clone(r.Values), i(r.Allowed), i(r.IdealAllowed), f(r.AdmittedRatio), r.WorstKey, i(r.MaxAllowed1s), i(r.IdealMaxAllowed1s), f(r.PeakRatio), i(r.DesignBound1s)))
+	for n, r := range rows {
+		cw.Write(append(slices.Clone(r.Values), i(r.Allowed), i(r.IdealAllowed), f(r.AdmittedRatio), r.WorstKey, i(r.MaxAllowed1s), i(r.IdealMaxAllowed1s), f(r.PeakRatio), i(r.DesignBound1s), strconv.FormatBool(n == current)))
 	}
 	cw.Flush()
 	return cw.Error()
