@@ -42,8 +42,9 @@ const maxHeatSide = 32
 // RowField, a column per value of ColField, each cell coloured by the
 // figure and labelled with it, NaN cells unfilled and hatched faintly
 // (so that no blank reads as the palest colour, 1× or the smallest
-// value) and the scenario's own cell outlined. A ratio (Unit "×") is coloured on CompareGrid's scale,
-// the same for every figure (white is exact, hotter admitted more); any
+// value) and the cell of the scenario as given outlined. A ratio (Unit
+// "×") is coloured on CompareGrid's scale, the same for every figure
+// (white is exact, hotter admitted more); any
 // other figure on a linear scale from its smallest value (near-white) to
 // its largest (vermillion), the bar beside the map stating both ends.
 // The default size grows with the rows and columns.
