@@ -20,7 +20,7 @@ func newCmdAlgorithms(s streams, runF func(*algorithmsOptions) error) *cobra.Com
 	opts := &algorithmsOptions{streams: s}
 	cmd := &cobra.Command{
 		Use:   "algorithms",
-		Short: "List the limiter algorithms and the peer libraries modelled: their parameters, what each is good and bad at",
+		Short: "List the algorithms and peer models: parameters, strengths, limits",
 		Example: `  ratelim algorithms
   ratelim algorithms --format json`,
 		Args: cobra.NoArgs,

@@ -43,7 +43,7 @@ func newCmdCheck(s streams, runF func(*checkOptions) error) *cobra.Command {
 	opts := &checkOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
 	cmd := &cobra.Command{
 		Use:   "check [FILE|DIR|NAME ...] [--builtins] [--target URL[,URL...]]",
-		Short: "Run scenarios and check their expect: lines (exit 1 on any failure)",
+		Short: "Run scenarios and check their expect: lines (exit 1 on a failure)",
 		Long: `Run each scenario given (a directory means its *.yaml files, a name a
 built-in; --builtins adds every built-in) and check its expect: lines
 against the result. Naming nothing is an error (exit 2), so that an empty
@@ -114,7 +114,6 @@ Exit status, the worst seen when files differ (4 > 2 > 3 > 1 > 0):
 	f.StringVar(&opts.Store, "store", "", "run every scenario on this store: memory, miniredis or redis://host:port")
 	addLimitFlags(f, &opts.Limits, true)
 	addLiveCheckFlags(f, &opts.Live)
-	wrapFlagHelp(cmd)
 	return cmd
 }
 

@@ -95,7 +95,6 @@ matrix again so changed, e.g. --vs limit.burst=50.`,
 	addOverrideFlags(cmd, &opts.over, "algorithm", "topology")
 	addWallClockFlag(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
-	wrapFlagHelp(cmd)
 	return cmd
 }
 

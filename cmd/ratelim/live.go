@@ -49,7 +49,7 @@ func newCmdServe(s streams, runF func(*serveOptions) error) *cobra.Command {
 	opts := &serveOptions{streams: s}
 	cmd := &cobra.Command{
 		Use:   "serve SCENARIO|FILE",
-		Short: "Start demo API servers on loopback behind the limiter the scenario describes",
+		Short: "Start demo API servers on loopback behind a scenario's limiter",
 		Long: `Start the scenario's API servers on loopback ports, each behind the httplimit
 middleware with the scenario's limit and topology: local (a memory jar per
 server), shared (one store), racy (one store, read and written in two calls),
@@ -94,7 +94,6 @@ yours, under a key prefix of its own that is deleted at exit.`,
 	f.StringVar(&opts.Control, "control", "127.0.0.1:0", "the control listener's address, on loopback (port 0: a free one)")
 	f.StringSliceVar(&opts.TrustedProxies, "trusted-proxies", nil, "CIDRs or addresses whose X-Forwarded-For is believed, comma-separated (e.g. 127.0.0.1/32,10.0.0.0/8); none by default")
 	addOverrideFlags(cmd, &opts.over)
-	wrapFlagHelp(cmd)
 	return cmd
 }
 
@@ -238,7 +237,7 @@ func newCmdLoad(s streams, runF func(*loadOptions) error) *cobra.Command {
 	opts := &loadOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
 	cmd := &cobra.Command{
 		Use:   "load SCENARIO|FILE --target URL[,URL...]",
-		Short: "Replay a scenario's clients over real HTTP and show what each experienced",
+		Short: "Send a scenario's clients over real HTTP; what each experienced",
 		Long: `Replay the scenario's clients on the wall clock against real servers (such as
 'ratelim serve'), over HTTP with keep-alive connections and a bounded number
 of requests in flight, balanced over the targets as the scenario says, and
@@ -280,7 +279,6 @@ printing its figures; one in which some were answered exits 0.`,
 	addDenseFlag(f, &opts.Dense)
 	addOverrideFlags(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
-	wrapFlagHelp(cmd)
 	return cmd
 }
 

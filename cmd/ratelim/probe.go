@@ -42,7 +42,7 @@ func newCmdProbe(s streams, runF func(*probeOptions) error) *cobra.Command {
 	opts := &probeOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
 	cmd := &cobra.Command{
 		Use:   "probe URL",
-		Short: "Infer the rate limiter behind an endpoint from a bounded sequence of requests",
+		Short: "Infer the limiter behind an endpoint from a bounded probe",
 		Long: `Send a bounded, designed sequence of GET requests to one endpoint and infer
 the limiter behind it from the answers (2xx admitted; 429 or 503 refused):
 its family (token bucket or GCRA, which admit alike; a leaky bucket that

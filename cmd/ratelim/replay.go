@@ -92,7 +92,7 @@ func newCmdReplay(s streams, runF func(*replayOptions) error) *cobra.Command {
 	opts := &replayOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
 	cmd := &cobra.Command{
 		Use:   "replay LOG",
-		Short: "Replay an access log through a limit: whom it would have throttled, when, and how much",
+		Short: "Replay an access log through a limit: whom it throttles, when",
 		Long: `Replay a real access log through a rate limit before it goes live: one client
 per key of the log (client address, user, API key, ...), each sending the
 key's requests at the log's own times, through any algorithm and topology.

@@ -40,7 +40,7 @@ func newCmdReport(s streams, runF func(*reportOptions) error) *cobra.Command {
 	opts := &reportOptions{streams: s, ErrIsTerminal: isTerminal(s.ErrOut)}
 	cmd := &cobra.Command{
 		Use:   "report SCENARIO|FILE -o FILE.html",
-		Short: "Write one run as a self-contained HTML page: lesson, plot, table, expectations, source",
+		Short: "Write one run as a self-contained HTML page",
 		Long: `Run a scenario (a built-in name, or a YAML file) as 'ratelim sim' does and
 write what it shows as one HTML file, for a design review, a ticket or a CI
 artefact: the lesson and every finding, the timeline plot, a table of what
@@ -79,7 +79,6 @@ page says what differs, client by client.`,
 	f.StringArrayVar(&opts.Vs, "vs", nil, "FIELD=VALUE: run it again so changed, plot both and say what differs, e.g. --vs limit.burst=50 (repeat for several fields)")
 	addOverrideFlags(cmd, &opts.over)
 	addWallClockFlag(cmd, &opts.over)
-	wrapFlagHelp(cmd)
 	return cmd
 }
 

@@ -109,6 +109,10 @@ client experienced.
 	root.Version = version(debug.ReadBuildInfo())
 	root.SetVersionTemplate("ratelim {{.Version}}\n")
 	completeValues(root)
+	// Every command's flags wrapped at 80 columns, as the text above them
+	// is: a flag's usage is otherwise one line (replay's --headroom 200
+	// columns, sim's --vs 179).
+	root.SetUsageTemplate(strings.ReplaceAll(root.UsageTemplate(), ".LocalFlags.FlagUsages", ".LocalFlags.FlagUsagesWrapped 80"))
 	return root
 }
 

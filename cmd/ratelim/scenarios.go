@@ -32,7 +32,7 @@ func newCmdScenarios(s streams, runF func(*scenariosOptions) error) *cobra.Comma
 	}
 	cmd := &cobra.Command{
 		Use:   "scenarios [list | show NAME | reference | schema]",
-		Short: "List the built-in scenarios, print one as YAML, or the format's reference",
+		Short: "List the built-in scenarios, print one, or the format's reference",
 		Long: `The built-in scenarios each show one thing about rate limiting. List them
 with what each teaches, or print one as the YAML file it is: copy it, edit
 it, and run your copy with 'ratelim sim FILE'.

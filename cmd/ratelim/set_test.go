@@ -157,8 +157,10 @@ func TestVersusAndHelpFit80Columns(t *testing.T) {
 	for _, args := range [][]string{
 		{"sim", "rack-drain", "--vs", retry},
 		{"compare", "rack-drain", "--algorithms", "gcra", "--topologies", "local", "--vs", retry},
-		{"sim", "--help"}, {"report", "--help"}, {"compare", "--help"},
-		{"serve", "--help"}, {"load", "--help"}, {"check", "--help"},
+		{"--help"}, {"sim", "--help"}, {"sweep", "--help"}, {"replay", "--help"},
+		{"report", "--help"}, {"compare", "--help"}, {"serve", "--help"},
+		{"load", "--help"}, {"check", "--help"}, {"probe", "--help"},
+		{"algorithms", "--help"}, {"scenarios", "--help"}, {"version", "--help"},
 	} {
 		code, out, errOut := runArgs(args...)
 		if code != 0 {

@@ -191,14 +191,7 @@ Every field of a scenario file: 'ratelim scenarios reference'.`,
 	addWallClockFlag(cmd, &opts.over)
 	addPlotFlags(cmd, &opts.Plot)
 	addByFlag(cmd, &opts.Plot)
-	wrapFlagHelp(cmd)
 	return cmd
-}
-
-// wrapFlagHelp wraps cmd's flags in its help at 80 columns, as the text
-// above them is: a flag's usage is otherwise one line, --vs's 179 columns.
-func wrapFlagHelp(cmd *cobra.Command) {
-	cmd.SetUsageTemplate(strings.ReplaceAll(cmd.UsageTemplate(), ".LocalFlags.FlagUsages", ".LocalFlags.FlagUsagesWrapped 80"))
 }
 
 // speedFlag is --speed: a positive number of virtual seconds per wall

@@ -149,7 +149,6 @@ func newCmdSweep(s streams, runF func(*sweepOptions) error) *cobra.Command {
 	f.Lookup("max-memory").Usage = "refuse a sweep whose runs at once (--parallel) and rows are estimated to need more together, each run its share (e.g. 512MiB, 8GB); the heap's soft limit too"
 	f.Lookup("plot").Usage = "also draw the sweep to this file (.png or .svg): of one field a panel per figure (default admitted_ratio and peak_ratio), of two a heat map of the first (default peak_ratio); the scenario as given (the file and its flags) marked"
 	// The flags wrapped at 80 columns, as the text above them is.
-	cmd.SetUsageTemplate(strings.ReplaceAll(cmd.UsageTemplate(), ".LocalFlags.FlagUsages", ".LocalFlags.FlagUsagesWrapped 80"))
 	return cmd
 }
 
