@@ -1,106 +1,32 @@
 package main
 
-// A scenario file's expect: lines in a run's result: evaluated on the
-// run alone where they can be (fillExpectations), and summarized under
-// the table (writeExpectations), as sim, vs, report and live print them.
+// A scenario file's expect: lines in a run's result, as sim, vs, report
+// and live print them: simrun's, the steps `ratelim sim` shares with the
+// browser playground, with a malformed expectation sorted as bad input.
 
 import (
-	"fmt"
 	"io"
-	"unicode/utf8"
 
-	"github.com/ratelim/ratelim/internal/escape"
-	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/simrun"
 )
 
-// fillExpectations evaluates the file's expect: lines that need no other
-// run (no with:) on r, records them in r.Expectations, and returns how many
-// failed and were skipped. A malformed expectation is bad input.
+// fillExpectations is simrun.FillExpectations, its error the user's to
+// fix.
 func fillExpectations(file *scenarios.File, r *sim.Result) (failed, skipped int, err error) {
-	label := scenarioLabel(file)
-	for i := range file.Expect {
-		e := &file.Expect[i]
-		if len(e.With) > 0 {
-			skipped++
-			continue
-		}
-		outs, err := scenarios.Evaluate(label, e, r)
-		if err != nil {
-			return 0, 0, usageError{err}
-		}
-		for _, o := range outs {
-			r.Expectations = append(r.Expectations, sim.ExpectationResult{Text: o.Claim(), OK: o.OK, Got: o.Got, Found: o.GotText})
-			if !o.OK {
-				failed++
-			}
-		}
+	failed, skipped, err = simrun.FillExpectations(file, r)
+	if err != nil {
+		return 0, 0, usageError{err}
 	}
 	return failed, skipped, nil
 }
 
-// otherRuns says that n expectations were not checked because their with:
-// asks for other runs: "1 more needs other runs (with: …)".
-func otherRuns(n int) string {
-	if n == 1 {
-		return "1 more needs other runs (with: …)"
-	}
-	return fmt.Sprintf("%d more need other runs (with: …)", n)
+// writeExpectations is simrun.WriteExpectations: the table's summary of
+// the file's expect: lines.
+func writeExpectations(w io.Writer, file *scenarios.File, r *sim.Result, skipped int) {
+	simrun.WriteExpectations(w, file, r, skipped)
 }
 
-// writeExpectations is the table's summary of r.Expectations, the file's
-// expect: lines: a count, and each that failed as check prints it (file and
-// line, the claim, what was got), wrapped at 80 columns.
-func writeExpectations(w io.Writer, file *scenarios.File, r *sim.Result, skipped int) {
-	if len(r.Expectations) == 0 && skipped == 0 {
-		return
-	}
-	ok := 0
-	for _, e := range r.Expectations {
-		if e.OK {
-			ok++
-		}
-	}
-	label := scenarioLabel(file)
-	summary := fmt.Sprintf("expect: %d of %d hold", ok, len(r.Expectations))
-	if skipped > 0 {
-		check := "ratelim check " + shellWord(label)
-		if file.Path == "stdin" {
-			check = "ratelim check FILE"
-		}
-		summary += "; " + otherRuns(skipped) + ":"
-		// The command whole, on a line of its own if the line is full.
-		if utf8.RuneCountInString(summary)+1+utf8.RuneCountInString(check) <= 80 {
-			summary += " " + check
-		} else {
-			summary += "\n  " + check
-		}
-	}
-	fmt.Fprintf(w, "\n%s\n", summary)
-	// The failures again, with their lines: r.Expectations keeps the
-	// claims alone, for the result's readers.
-	for i := range file.Expect {
-		e := &file.Expect[i]
-		if len(e.With) > 0 {
-			continue
-		}
-		outs, err := scenarios.Evaluate(label, e, r)
-		if err != nil {
-			continue // fillExpectations refused it before the table
-		}
-		for _, o := range outs {
-			if o.OK {
-				continue
-			}
-			const prefix, indent = "  FAIL ", "       "
-			for j, line := range report.Wrap(escape.Text(fmt.Sprintf("%s:%d: %s", label, e.Line, o.String())), 80-len(prefix)) {
-				if j == 0 {
-					fmt.Fprintln(w, prefix+line)
-				} else {
-					fmt.Fprintln(w, indent+line)
-				}
-			}
-		}
-	}
-}
+// scenarioLabel names a scenario file in messages (simrun.Label).
+func scenarioLabel(f *scenarios.File) string { return simrun.Label(f) }

@@ -16,6 +16,7 @@ import (
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/simrun"
 )
 
 // reportOptions are `ratelim report`'s flags.
@@ -177,7 +178,7 @@ func reportRun(ctx context.Context, opts *reportOptions) error {
 			if opts.Scenario != "-" {
 				check = "ratelim check " + shellWord(opts.Scenario)
 			}
-			note = fmt.Sprintf("%s: %s runs them.", otherRuns(skipped), check)
+			note = fmt.Sprintf("%s: %s runs them.", simrun.OtherRuns(skipped), check)
 		}
 	} else if len(file.Expect) > 0 {
 		note = fmt.Sprintf("The scenario's %d expectations were not evaluated: flags changed the scenario, and they hold for it as written.", len(file.Expect))

@@ -17,9 +17,9 @@ import (
 
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/internal/words"
-	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/simrun"
 	"github.com/ratelim/ratelim/tui"
 )
 
@@ -435,13 +435,14 @@ func simRun(ctx context.Context, opts *simOptions) error {
 	if err := opts.Plot.render(func(w io.Writer) error { return renderTimeline(w, r, opts.Plot) }); err != nil {
 		return err
 	}
-	if err := writeResult(ctx, opts.Out, r, opts.Format, resultLayout{quiet: opts.Quiet, wide: opts.Wide, dense: opts.Dense}); err != nil {
-		return err
-	}
-	if opts.Format == "table" && !opts.Quiet {
-		writeExpectations(opts.Out, file, r, skipped)
-	}
-	return nil
+	// What simrun.Run writes after its run: the same bytes the playground
+	// shows.
+	return simrun.Write(ctx, opts.Out, file, r, opts.layout(), skipped)
+}
+
+// layout is how the flags lay a result out.
+func (opts *simOptions) layout() simrun.Layout {
+	return simrun.Layout{Format: opts.Format, Quiet: opts.Quiet, Wide: opts.Wide, Dense: opts.Dense}
 }
 
 // resultLayout is how writeResult lays a result out: the table all but
@@ -458,16 +459,7 @@ func addDenseFlag(f *pflag.FlagSet, dense *bool) {
 // writeResult prints r as format says, laid out as l says; ctx stops a
 // JSON or CSV being written (a signal).
 func writeResult(ctx context.Context, w io.Writer, r *sim.Result, format string, l resultLayout) error {
-	switch format {
-	case "json":
-		return report.WriteJSONWith(ctx, w, r, report.WriteOptions{Dense: l.dense})
-	case "csv":
-		return report.WriteCSVWith(ctx, w, r, report.WriteOptions{Dense: l.dense})
-	}
-	if l.quiet {
-		return report.WriteTableRows(w, r, report.TableOptions{Wide: l.wide})
-	}
-	return report.WriteTableWith(w, r, report.TableOptions{Wide: l.wide})
+	return simrun.WriteResult(ctx, w, r, simrun.Layout{Format: format, Quiet: l.quiet, Wide: l.wide, Dense: l.dense})
 }
 
 // sparseUnless is r as a JSON or CSV result shows it: sparse unless
@@ -543,13 +535,4 @@ func (p *progress) done() {
 	if p.shown {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
-}
-
-// scenarioLabel names a scenario in messages: its file, or its name for a
-// built-in.
-func scenarioLabel(f *scenarios.File) string {
-	if f.Path != "" {
-		return f.Path
-	}
-	return f.Scenario.Name
 }
