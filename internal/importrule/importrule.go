@@ -32,6 +32,12 @@
 //     knows every kind by name.
 //   - scenarios and replay, the loaders, never link the HTTP side
 //     (httplimit, live) nor the views, nor Prometheus.
+//   - simrun, the run pipeline of ratelim sim as a library (settings,
+//     run, expectations, the JSON), is what the browser playground links
+//     besides the CLI: it builds for GOOS=js GOARCH=wasm, so it imports
+//     no terminal (tui, bubbletea), no HTTP side (httplimit, live, net/http),
+//     no process (os/exec) and no Redis client; and cmd/ratelim imports
+//     it, so that there is one pipeline.
 //   - probe (ratelim probe: a designed sequence of requests and a pure
 //     analysis of their answers) imports no ratelim package but the
 //     internal helpers (escape, words, sat); its tests start ratelim
@@ -105,9 +111,13 @@ var Rules = append([]Rule{
 		Why: "a replay reads logs into the simulator; it does not link the HTTP side"},
 	{Pkg: "probe", Only: []string{"internal/..."},
 		Why: "probe sends with net/http and fits its own models to what it saw: no package of ratelim's but the internal helpers (escaping, words, saturating arithmetic), so its analysis reads, and runs, alone"},
+	{Pkg: "simrun", Not: []string{"cmd/...", "tui", "live", "httplimit", "probe", "store/redisstore", "net/http", "os/exec", "github.com/charmbracelet/...", "github.com/prometheus/..."},
+		Why: "the run pipeline is linked into the browser playground: it builds for GOOS=js GOARCH=wasm, with no terminal, HTTP side, process or Redis client"},
+	{Pkg: "cmd/ratelim", Need: []string{"simrun"},
+		Why: "ratelim sim writes what simrun writes: one pipeline for the CLI and the browser playground"},
 	{Pkg: "internal/...", Only: []string{"internal/..."},
 		Why: "an internal helper never imports a package above it"},
-}, noRedis("store", "sim", "scenarios", "plots", "report", "tui")...)
+}, noRedis("store", "sim", "scenarios", "plots", "report", "tui", "simrun")...)
 
 // noRedis are the rules that keep the Redis client and the embedded Redis
 // out of pkgs: they open Redis, if at all, through store.Open and the

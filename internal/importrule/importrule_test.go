@@ -105,7 +105,8 @@ func TestCheckNamesTheForbiddenEdge(t *testing.T) {
 		"scenarios -> replay sim",
 		"scenarios/scenariotest -> scenarios",
 		"live -> httplimit sim store/redisstore",
-		"report -> sim", "plots -> sim", "tui -> sim", "cmd/ratelim -> live scenarios store/redisstore probe",
+		"report -> sim", "plots -> sim", "tui -> sim", "cmd/ratelim -> live scenarios simrun store/redisstore probe",
+		"simrun -> scenarios report sim internal/escape",
 		"probe -> fmt time",
 	}
 	if broken := Check(graph(good...), Rules, TestHelpers); len(broken) != 0 {
@@ -150,6 +151,12 @@ func TestCheckNamesTheForbiddenEdge(t *testing.T) {
 			"forbidden import: sim -> store/redisstore (sim may depend on"},
 		{"the driver imports the simulator", []string{"store/redisstore -> sim"},
 			"forbidden import: store/redisstore -> sim (store/redisstore may depend on [algorithms store] only"},
+		{"the browser's pipeline links the terminal", []string{"simrun -> tui"},
+			"forbidden import: simrun -> tui (simrun must not depend on tui"},
+		{"the browser's pipeline starts processes", []string{"report -> os/exec"},
+			"forbidden import: simrun -> report -> os/exec (simrun must not depend on os/exec"},
+		{"the browser's pipeline links Redis", []string{"simrun -> store/redisstore"},
+			"forbidden import: simrun -> store/redisstore"},
 		{"the simulator forgets the peers", nil, ""},
 		{"a program imports a test helper", []string{"live -> internal/syncbuf"},
 			"forbidden import: live -> internal/syncbuf (a test helper"},
