@@ -155,7 +155,7 @@ var wasmPackages = []string{"./simrun", "./scenarios", "./sim", "./plots", "./re
 // fails go test here, not the playground's build later; the imports that
 // build but do not belong (os/exec, net/http, Redis) are importrule's.
 // Skipped with -short: it compiles them all (measured on this 2-core
-// machine: under a second with the build cache warm, ~60 s cold).
+// machine: under a second with the build cache warm, 50 s cold).
 func TestBuildsForTheBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: compiling for GOOS=js GOARCH=wasm takes tens of seconds")
