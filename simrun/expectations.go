@@ -67,7 +67,7 @@ func WriteExpectations(w io.Writer, file *scenarios.File, r *sim.Result, skipped
 	label := Label(file)
 	summary := fmt.Sprintf("expect: %d of %d hold", ok, len(r.Expectations))
 	if skipped > 0 {
-		check := "ratelim check " + shellWord(label)
+		check := "ratelim check " + ShellWord(label)
 		if file.Path == "stdin" {
 			check = "ratelim check FILE"
 		}
@@ -107,9 +107,10 @@ func WriteExpectations(w io.Writer, file *scenarios.File, r *sim.Result, skipped
 	}
 }
 
-// shellWord is s as a shell reads it back: as is when it is plain, else
-// single-quoted (cmd/ratelim's shellWord, which its other commands use).
-func shellWord(s string) string {
+// ShellWord is s as a POSIX shell reads it back: as is when it is plain,
+// else single-quoted; the commands a run's output suggests are written
+// with it, here and in cmd/ratelim.
+func ShellWord(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@%") == "" {
 		return s
 	}

@@ -176,7 +176,7 @@ func reportRun(ctx context.Context, opts *reportOptions) error {
 			// standard input is a file the reader has.
 			check := "ratelim check FILE"
 			if opts.Scenario != "-" {
-				check = "ratelim check " + shellWord(opts.Scenario)
+				check = "ratelim check " + simrun.ShellWord(opts.Scenario)
 			}
 			note = fmt.Sprintf("%s: %s runs them.", simrun.OtherRuns(skipped), check)
 		}
@@ -245,28 +245,20 @@ func sourceName(f *scenarios.File) string {
 // run: the scenario and the override flags given, in a fixed order, so
 // the page does not depend on the order they were typed in.
 func reportCommand(opts *reportOptions) string {
-	parts := []string{"ratelim", "sim", shellWord(opts.Scenario)}
+	parts := []string{"ratelim", "sim", simrun.ShellWord(opts.Scenario)}
 	names := make([]string, 0, len(opts.over.set))
 	for n := range opts.over.set {
 		names = append(names, n)
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		parts = append(parts, "--"+n, shellWord(opts.over.set[n]))
+		parts = append(parts, "--"+n, simrun.ShellWord(opts.over.set[n]))
 	}
 	for _, p := range opts.over.paths {
-		parts = append(parts, "--set", shellWord(p))
+		parts = append(parts, "--set", simrun.ShellWord(p))
 	}
 	for _, v := range opts.Vs {
-		parts = append(parts, "--vs", shellWord(v))
+		parts = append(parts, "--vs", simrun.ShellWord(v))
 	}
 	return strings.Join(parts, " ")
-}
-
-// shellWord quotes s for a POSIX shell when it needs it.
-func shellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
