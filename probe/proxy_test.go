@@ -58,26 +58,7 @@ func TestProbeFindsNginxLimitReq(t *testing.T) {
 			if r.Algorithm == c.algorithm && near(r.Rate, 20) && near(float64(r.Burst), 11) {
 				return
 			}
-			// On a loaded machine the instants the probe saw are not
-			// nginx's (a request leaves late on its goroutine, an answer
-			// is read late), and may not tell nginx's bucket from what was
-			// found. What must hold then is what was observed: nginx's
-			// own bucket decides the answers no better than the probe's
-			// finding does (else the probe's search missed a better fit),
-			// and the report does not claim high confidence in a finding
-			// the truth fits as well.
-			truth := probe.BucketMismatches(rec, 20, 11)
-			slack := probe.FitSlack(r.Decisions)
-			switch {
-			case truth < r.Mismatches:
-				t.Errorf("found %s %g/s burst %d deciding %d of %d answers otherwise; nginx's own bucket (20/s, 11) decides only %d otherwise: the probe missed a better fit", r.Algorithm, r.Rate, r.Burst, r.Mismatches, r.Decisions, truth)
-			case truth <= r.Mismatches+slack && r.Confidence == "high":
-				t.Errorf("found %s %g/s burst %d with high confidence; nginx's own bucket (20/s, 11) fits the answers as well (%d vs %d of %d otherwise)", r.Algorithm, r.Rate, r.Burst, truth, r.Mismatches, r.Decisions)
-			case truth > r.Mismatches+slack:
-				t.Logf("the answers as observed contradict nginx's own bucket (%d of %d otherwise, against %d for what was found): the machine's load moved the instants; the probe reported what it saw", truth, r.Decisions, r.Mismatches)
-			default:
-				t.Logf("found %s %g/s burst %d (confidence %s); nginx's own bucket fits the answers as well (%d vs %d of %d otherwise): these observations could not tell them apart", r.Algorithm, r.Rate, r.Burst, r.Confidence, truth, r.Mismatches, r.Decisions)
-			}
+			truthFitsAsWell(t, rec, r, 20, 11, "nginx's own bucket")
 		})
 	}
 }
@@ -103,5 +84,30 @@ func TestProbeFindsHAProxyRate(t *testing.T) {
 	}
 	if r.Limit != 20 || !near(float64(r.Window), float64(time.Second)) {
 		t.Errorf("found %d per %s, want 20 per 1s within 5%%", r.Limit, time.Duration(r.Window))
+	}
+}
+
+// truthFitsAsWell holds a probe that did not find the configured bucket
+// (rate per second, burst) to what it observed. On a loaded machine the
+// instants the probe saw are not the server's (a request leaves late on
+// its goroutine, an answer is read late), and may not tell the truth from
+// what was found. What must hold then: the configured bucket decides the
+// observed answers no better than the finding (else the probe's search
+// missed a better fit), and the report does not claim high confidence in a
+// finding the truth fits as well. Observations the load moved so far that
+// they contradict the truth are logged: the probe reported what it saw.
+func truthFitsAsWell(t *testing.T, rec probe.Recording, r probe.Report, rate float64, burst int64, truthName string) {
+	t.Helper()
+	truth := probe.BucketMismatches(rec, rate, burst)
+	slack := probe.FitSlack(r.Decisions)
+	switch {
+	case truth < r.Mismatches:
+		t.Errorf("found %s %g/s burst %d deciding %d of %d answers otherwise; %s (%g/s, %d) decides only %d otherwise: the probe missed a better fit", r.Algorithm, r.Rate, r.Burst, r.Mismatches, r.Decisions, truthName, rate, burst, truth)
+	case truth <= r.Mismatches+slack && r.Confidence == "high":
+		t.Errorf("found %s %g/s burst %d with high confidence; %s (%g/s, %d) fits the answers as well (%d vs %d of %d otherwise)", r.Algorithm, r.Rate, r.Burst, truthName, rate, burst, truth, r.Mismatches, r.Decisions)
+	case truth > r.Mismatches+slack:
+		t.Logf("the answers as observed contradict %s (%d of %d otherwise, against %d for what was found): the machine's load moved the instants; the probe reported what it saw", truthName, truth, r.Decisions, r.Mismatches)
+	default:
+		t.Logf("found %s %g/s burst %d (confidence %s); %s fits the answers as well (%d vs %d of %d otherwise): these observations could not tell them apart", r.Algorithm, r.Rate, r.Burst, r.Confidence, truthName, truth, r.Mismatches, r.Decisions)
 	}
 }
