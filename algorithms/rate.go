@@ -37,6 +37,25 @@ func (r Rate) String() string {
 	return fmt.Sprintf("%d/%s", r.N, r.Per)
 }
 
+// ParsePeriod reads what follows a rate's slash: s, m or h (sec, min,
+// hour and their long names too) or a positive Go duration ("500ms"); ok
+// is false for anything else, which each caller words in its own message.
+func ParsePeriod(unit string) (per time.Duration, ok bool) {
+	switch unit {
+	case "s", "sec", "second":
+		return time.Second, true
+	case "m", "min", "minute":
+		return time.Minute, true
+	case "h", "hour":
+		return time.Hour, true
+	}
+	d, err := time.ParseDuration(unit)
+	if err != nil || d <= 0 {
+		return 0, false
+	}
+	return d, true
+}
+
 // ParseRate reads a rate: "10/s", "100/m", "5000/h", "3/500ms" (a Go
 // duration after the slash), or a bare "10" meaning per second.
 func ParseRate(s string) (Rate, error) {
@@ -51,19 +70,10 @@ func ParseRate(s string) (Rate, error) {
 	}
 	per := time.Second
 	if hasUnit {
-		switch u := strings.TrimSpace(unit); u {
-		case "s", "sec", "second":
-			per = time.Second
-		case "m", "min", "minute":
-			per = time.Minute
-		case "h", "hour":
-			per = time.Hour
-		default:
-			d, err := time.ParseDuration(u)
-			if err != nil || d <= 0 {
-				return Rate{}, fmt.Errorf("%q: unknown rate unit %q (want s, m, h or a duration such as 500ms)", s, u)
-			}
-			per = d
+		u := strings.TrimSpace(unit)
+		var ok bool
+		if per, ok = ParsePeriod(u); !ok {
+			return Rate{}, fmt.Errorf("%q: unknown rate unit %q (want s, m, h or a duration such as 500ms)", s, u)
 		}
 	}
 	if n <= 0 {

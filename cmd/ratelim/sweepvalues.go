@@ -29,6 +29,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/ratelim/ratelim/algorithms"
 )
 
 // quantity is a range's operand: a decimal number in a unit, and what one
@@ -74,20 +76,9 @@ func parseQuantity(text, what string) (quantity, error) {
 	case isRate:
 		// A rate compares per second: n per period is n·10⁹/period_ns a
 		// second.
-		var period time.Duration
-		switch per {
-		case "s", "sec", "second":
-			period = time.Second
-		case "m", "min", "minute":
-			period = time.Minute
-		case "h", "hour":
-			period = time.Hour
-		default:
-			d, err := time.ParseDuration(per)
-			if err != nil || d <= 0 {
-				return quantity{}, fmt.Errorf("%s: %q has an unknown rate unit %q (want s, m, h or a duration such as 500ms)", what, text, per)
-			}
-			period = d
+		period, ok := algorithms.ParsePeriod(per)
+		if !ok {
+			return quantity{}, fmt.Errorf("%s: %q has an unknown rate unit %q (want s, m, h or a duration such as 500ms)", what, text, per)
 		}
 		q.kind, q.per = "rate", big.NewRat(int64(time.Second), int64(period))
 	default:
