@@ -331,18 +331,7 @@ func (f *Frontier) bulkRange() (lo, hi float64) {
 	if len(means) == 0 {
 		return 1, 1
 	}
-	return median(means), hi
-}
-
-// median is the middle of xs, the mean of the middle two for an even
-// count.
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
+	return trace.Median(means), hi
 }
 
 // windowRows are a window algorithm's rows: the pinned window, or each

@@ -277,12 +277,12 @@ func FindOutliers(keys []KeyProfile, span time.Duration) (Outliers, error) {
 			counts[i] = float64(k.Busiest[w])
 			logs[i] = math.Log(counts[i])
 		}
-		med := median(logs)
+		med := Median(logs)
 		dev := make([]float64, len(keys))
 		for i, x := range logs {
 			dev[i] = math.Abs(x - med)
 		}
-		mad := max(median(dev), MinMAD)
+		mad := max(Median(dev), MinMAD)
 		for i, x := range logs {
 			z := (x - med) / (madScale * mad)
 			o.Z[i] = append(o.Z[i], z)
@@ -290,7 +290,7 @@ func FindOutliers(keys []KeyProfile, span time.Duration) (Outliers, error) {
 				o.Is[i] = true
 			}
 		}
-		o.Windows = append(o.Windows, WindowSpread{Window: win, Median: median(counts), MAD: mad})
+		o.Windows = append(o.Windows, WindowSpread{Window: win, Median: Median(counts), MAD: mad})
 	}
 	o.Near = make([]bool, len(keys))
 	for i := range keys {
@@ -306,9 +306,10 @@ func FindOutliers(keys []KeyProfile, span time.Duration) (Outliers, error) {
 	return o, nil
 }
 
-// median of xs, which it sorts; the mean of the middle two for an even
-// count.
-func median(xs []float64) float64 {
+// Median is the middle of xs (left as it is: a sorted copy is read), the
+// mean of the middle two for an even count; the outlier rule's centre, and
+// replay's for the bulk's mean rates.
+func Median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	n := len(s)
