@@ -397,7 +397,7 @@
       stale.textContent = page.last ? 'This is the last run that worked: the scenario as it is now has an error (see the left).' : '';
       stale.hidden = !page.last;
       $('results').classList.toggle('stale', true);
-      status(`error, nothing ran (${Math.round(ms)} ms): ${resp.error.text}`);
+      status(`nothing ran: the scenario has an error (${Math.round(ms)} ms)`);
       return;
     }
     clearError();
@@ -474,7 +474,7 @@
       if (hit) node.setAttribute('aria-invalid', 'true');
       else node.removeAttribute('aria-invalid');
       const msg = node.closest('.control').querySelector('.control-error');
-      msg.textContent = hit ? '✗ see the error above the YAML' : '';
+      msg.textContent = hit ? `✗ ${err.text}` : '';
       msg.hidden = !hit;
     }
   }
@@ -949,6 +949,7 @@
     const on = page.controls.length > 0;
     $('vs-on').disabled = !on;
     syncVsChoices();
+    if (!$('vs-on').checked) $('vs-value').value = suggestB(controlNamed(sel.value));
   }
 
   function syncVsChoices() {
@@ -1093,6 +1094,8 @@
     $('predict').hidden = !predicting;
     $('results').hidden = hide;
     $('reveal').disabled = !page.last || page.revealed;
+    $('ask-again').hidden = !page.revealed;
+    $('predict-waiting').hidden = !hide;
     const panel = $('yaml-panel');
     if (hide && !panel.dataset.closedForPredict) {
       page.yamlOpenBeforePredict = panel.open;
@@ -1193,6 +1196,13 @@
       changed({ keepGuess: false });
     });
     $('copy-link').addEventListener('click', copyLink);
+    document.querySelector('.skip').addEventListener('click', (e) => {
+      // While predicting, the results are hidden: the question is where to go.
+      e.preventDefault();
+      const target = $('results').hidden ? $('guess') : $('results');
+      target.focus();
+      target.scrollIntoView({ block: 'start' });
+    });
     $('copy-command').addEventListener('click', () => copyText($('command').textContent, null, 'Command copied.'));
 
     const sc = $('scrubber');
@@ -1209,6 +1219,12 @@
 
     $('predict-on').addEventListener('change', onPredictToggle);
     $('reveal').addEventListener('click', reveal);
+    $('ask-again').addEventListener('click', () => {
+      page.revealed = false;
+      clearGuess();
+      applyPredictView();
+      $('guess').focus();
+    });
     $('guess').addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); reveal(); } });
 
     window.addEventListener('hashchange', () => {
