@@ -469,21 +469,27 @@
     $('goto-error').dataset.line = String(inEditor ? line : 0);
     renderGutter(inEditor ? line : 0);
     if (inEditor && $('yaml-panel').open) scrollGutterTo(line);
+    // A setting's error names it as the CLI's flag does: "--set limit.rate".
+    const m = /^(?:--(set|vs) )?(.*)$/.exec(err.field || '');
+    const field = m ? m[2] : '';
+    const ofVs = m && m[1] === 'vs';
     for (const node of document.querySelectorAll('#controls [data-setting]')) {
-      const hit = err.field && node.dataset.setting === err.field;
+      const hit = !ofVs && field !== '' && node.dataset.setting === field;
       if (hit) node.setAttribute('aria-invalid', 'true');
       else node.removeAttribute('aria-invalid');
       const msg = node.closest('.control').querySelector('.control-error');
       msg.textContent = hit ? `✗ ${err.text}` : '';
       msg.hidden = !hit;
     }
+    if (ofVs) $('vs-value').setAttribute('aria-invalid', 'true');
+    else $('vs-value').removeAttribute('aria-invalid');
   }
 
   function clearError() {
     $('yaml-error').textContent = '';
     $('yaml-error-box').hidden = true;
     renderGutter(0);
-    for (const node of document.querySelectorAll('#controls [aria-invalid]')) node.removeAttribute('aria-invalid');
+    for (const node of document.querySelectorAll('#controls [aria-invalid], #vs-value')) node.removeAttribute('aria-invalid');
     for (const msg of document.querySelectorAll('#controls .control-error')) { msg.textContent = ''; msg.hidden = true; }
   }
 
@@ -618,20 +624,29 @@
     const row = el('div', { class: 'control', dataset: { name: c.name } });
     const label = el('label', { for: id }, el('span', { text: c.label || c.name }));
     let input;
+    let specials = [];
     const position = sliderPosition(c, c.value);
-    const ranged = (c.kind === 'int' || c.kind === 'duration') && Number.isFinite(position) && Number.isFinite(Number(c.min)) && Number.isFinite(Number(c.max));
+    const numeric = c.kind === 'int' || c.kind === 'duration';
+    // A duration may also take a word ("never"): a checkbox beside its slider.
+    if (numeric && Array.isArray(c.choices)) specials = c.choices.filter((ch) => !Number.isFinite(sliderPosition(c, ch)));
+    const ranged = numeric && Number.isFinite(Number(c.min)) && Number.isFinite(Number(c.max)) && Number(c.max) > Number(c.min) &&
+      (Number.isFinite(position) || specials.includes(c.value));
     if (ranged) {
       input = el('input', { type: 'range', id, min: String(c.min), max: String(c.max), step: String(c.step || 1) });
       const out = el('output', { class: 'value', for: id });
       label.append(out);
-      input.addEventListener('input', () => onControl(c.name, sliderValue(controlNamed(c.name) || c, Number(input.value))));
+      const slid = () => onControl(c.name, sliderValue(controlNamed(c.name) || c, Number(input.value)));
+      input.addEventListener('input', slid);
+      input.addEventListener('change', slid);
       input.addEventListener('keydown', (e) => { if (e.key === 'Enter') e.preventDefault(); });
     } else if (c.kind === 'choice' && Array.isArray(c.choices) && c.choices.length) {
       input = el('select', { id });
       for (const ch of c.choices) input.append(el('option', { value: ch, text: ch }));
       input.addEventListener('change', () => onControl(c.name, input.value));
+      input.addEventListener('input', () => onControl(c.name, input.value));
     } else {
       input = el('input', { type: 'text', id, spellcheck: 'false', autocomplete: 'off' });
+      if (c.kind === 'rate') input.placeholder = 'e.g. 10/s, 600/m';
       const apply = () => onControl(c.name, input.value.trim());
       input.addEventListener('change', apply);
       input.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); apply(); } });
@@ -644,6 +659,13 @@
       input.focus();
     });
     row.append(label, input, reset);
+    if (ranged) {
+      for (const word of specials) {
+        const box = el('input', { type: 'checkbox', id: `${id}-${word}`, dataset: { special: word } });
+        box.addEventListener('change', () => onControl(c.name, box.checked ? word : sliderValue(controlNamed(c.name) || c, Number(input.value))));
+        row.append(el('div', { class: 'check special' }, box, el('label', { for: `${id}-${word}`, text: word })));
+      }
+    }
     if (c.help) row.append(el('p', { class: 'help', id: helpId, text: c.help }));
     row.append(el('p', { class: 'control-error', hidden: true }));
     return row;
@@ -665,8 +687,9 @@
     const typing = document.activeElement === input && input.type === 'text';
     if (input.type === 'range') {
       const p = sliderPosition(c, value);
-      if (Number.isFinite(p) && document.activeElement !== input) input.value = String(p);
-      else if (Number.isFinite(p) && Number(input.value) !== p) input.value = String(p);
+      if (Number.isFinite(p)) input.value = String(p);
+      for (const box of row.querySelectorAll('[data-special]')) box.checked = box.dataset.special === value;
+      input.classList.toggle('is-special', !Number.isFinite(p));
       const shown = displayValue(c, value);
       row.querySelector('output').textContent = shown;
       input.setAttribute('aria-valuetext', shown);
@@ -944,7 +967,7 @@
     const sel = $('vs-setting');
     const keep = sel.value || (page.state.vs[0] && page.state.vs[0].name) || '';
     sel.replaceChildren();
-    for (const c of page.controls) sel.append(el('option', { value: c.name, text: `${c.label || c.name} (${c.name})` }));
+    for (const c of page.controls) sel.append(el('option', { value: c.name, text: !c.label || c.label === c.name ? c.name : `${c.label} (${c.name})` }));
     if (keep && page.controls.some((c) => c.name === keep)) sel.value = keep;
     const on = page.controls.length > 0;
     $('vs-on').disabled = !on;
