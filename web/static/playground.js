@@ -259,18 +259,28 @@
     if (typeof DecompressionStream !== 'function' || typeof WebAssembly !== 'object') {
       throw new Error('this browser cannot unpack the simulator (it needs WebAssembly and DecompressionStream): try a current Firefox, Chrome, Edge or Safari');
     }
+    // How long each step took, for whoever measures the page (ms).
+    const took = { bytes: 0, inflateMs: 0, compileMs: 0, startMs: 0 };
+    window.ratelimLoad = took;
     loadingProgress('loading the simulator… unpacking', 0);
     await nextPaint();
+    let t = performance.now();
     const gz = base64Bytes(b64);
     const wasm = await gunzip(gz, (share) => loadingProgress(`loading the simulator… ${Math.round(share * 100)}%`, share));
+    took.bytes = wasm.length;
+    took.inflateMs = performance.now() - t;
     loadingProgress('loading the simulator… compiling', null);
     await nextPaint();
+    t = performance.now();
     const go = new window.Go();
     const ready = new Promise((resolve) => { window.ratelimReady = resolve; });
     const { instance } = await WebAssembly.instantiate(wasm, go.importObject);
+    took.compileMs = performance.now() - t;
     loadingProgress('loading the simulator… starting', null);
+    t = performance.now();
     const exited = go.run(instance).then(() => { throw new Error('the simulator stopped'); });
     await Promise.race([ready, exited]);
+    took.startMs = performance.now() - t;
     if (!globalThis.ratelim) throw new Error('the simulator started but offered no ratelim bridge');
   }
 
@@ -402,6 +412,7 @@
     }
     clearError();
     page.last = resp;
+    document.body.classList.add('has-result');
     $('results').classList.remove('stale');
     $('stale-note').hidden = true;
     renderResults(resp);
@@ -1235,6 +1246,20 @@
     });
     $('play').addEventListener('click', togglePlay);
 
+    for (const btn of document.querySelectorAll('button.fullscreen')) {
+      const target = $(btn.dataset.target);
+      if (!target.requestFullscreen) { btn.hidden = true; continue; }
+      btn.addEventListener('click', () => {
+        if (document.fullscreenElement) document.exitFullscreen();
+        else target.requestFullscreen().catch((e) => status(`full screen refused: ${e.message}`));
+      });
+    }
+    document.addEventListener('fullscreenchange', () => {
+      for (const btn of document.querySelectorAll('button.fullscreen')) {
+        btn.textContent = document.fullscreenElement && document.fullscreenElement.id === btn.dataset.target ? 'Exit full screen' : 'Full screen';
+      }
+    });
+
     $('vs-on').addEventListener('change', onVsToggle);
     $('vs-setting').addEventListener('change', onVsSetting);
     $('vs-value').addEventListener('change', onVsValue);
@@ -1268,6 +1293,7 @@
       return;
     }
     renderBuiltins();
+    $('copy-link').disabled = false;
     const frag = location.hash.slice(1);
     if (!frag || !openFragment(frag)) {
       page.state = { builtin: page.builtins.some((b) => b.name === DEFAULT_BUILTIN) ? DEFAULT_BUILTIN : (page.builtins[0] ? page.builtins[0].name : DEFAULT_BUILTIN), yaml: '', file: '', set: [], vs: [], predict: false };
