@@ -453,20 +453,27 @@
     renderGutter();
   }
 
+  // renderGutter numbers the editor's lines, bad (when given) marked; it
+  // rebuilds only when the count or the mark changed, so typing in a long
+  // file stays quick.
   function renderGutter(badLine) {
     const ta = $('yaml');
-    const n = ta.value.split('\n').length;
     const g = $('gutter');
+    let n = 1;
+    for (let i = ta.value.indexOf('\n'); i >= 0; i = ta.value.indexOf('\n', i + 1)) n++;
     const bad = badLine === undefined ? Number(g.dataset.bad || 0) : badLine;
-    g.dataset.bad = String(bad || 0);
-    const frag = document.createDocumentFragment();
-    for (let i = 1; i <= n; i++) {
-      const s = document.createElement('span');
-      s.textContent = String(i);
-      if (i === bad) s.className = 'bad';
-      frag.append(s);
+    if (Number(g.dataset.lines) !== n || Number(g.dataset.bad || 0) !== bad) {
+      const frag = document.createDocumentFragment();
+      for (let i = 1; i <= n; i++) {
+        const s = document.createElement('span');
+        s.textContent = String(i);
+        if (i === bad) s.className = 'bad';
+        frag.append(s);
+      }
+      g.replaceChildren(frag);
+      g.dataset.lines = String(n);
+      g.dataset.bad = String(bad || 0);
     }
-    g.replaceChildren(frag);
     g.scrollTop = ta.scrollTop;
   }
 
@@ -474,7 +481,9 @@
     $('yaml-error').textContent = err.text || 'error';
     $('yaml-error-box').hidden = false;
     const line = Number(err.line) || 0;
-    const inEditor = line > 0 && (!err.file || err.file === (page.state.file || (page.state.builtin ? err.file : 'scenario.yaml')) || !page.state.builtin);
+    // A line is always the editor's: a built-in's own text has no error, and
+    // a setting's error has no line.
+    const inEditor = line > 0;
     $('goto-error').hidden = !inEditor;
     $('goto-error').textContent = inEditor ? `Go to line ${line}` : '';
     $('goto-error').dataset.line = String(inEditor ? line : 0);
@@ -549,17 +558,20 @@
 
   function onLoadFile(ev) {
     const f = ev.target.files && ev.target.files[0];
-    if (!f) return;
+    ev.target.value = '';
+    if (f) loadFile(f);
+  }
+
+  // loadFile opens a file the user chose or dropped on the editor.
+  function loadFile(f) {
     if (f.size > MAX_FILE_BYTES) {
       showNotice(`${f.name} is ${fmtNum(f.size)} bytes: the playground takes files up to 1 MiB (run it with the CLI: ratelim sim ${f.name}).`);
-      ev.target.value = '';
       return;
     }
     f.text().then((text) => {
       page.state = { builtin: '', yaml: text, file: f.name, set: [], vs: [], predict: page.state.predict };
       setYamlText(text);
       $('download-note').hidden = true;
-      ev.target.value = '';
       changed({ keepGuess: false });
     }, (e) => showNotice(`${f.name} could not be read: ${e.message}`));
   }
@@ -1220,6 +1232,18 @@
     ta.addEventListener('input', onYamlInput);
     ta.addEventListener('scroll', () => { $('gutter').scrollTop = ta.scrollTop; });
     $('load-file').addEventListener('change', onLoadFile);
+    const editor = document.querySelector('.editor');
+    editor.addEventListener('dragover', (e) => {
+      if (e.dataTransfer && [...e.dataTransfer.types].includes('Files')) { e.preventDefault(); editor.classList.add('drop'); }
+    });
+    editor.addEventListener('dragleave', () => editor.classList.remove('drop'));
+    editor.addEventListener('drop', (e) => {
+      editor.classList.remove('drop');
+      const f = e.dataTransfer && e.dataTransfer.files && e.dataTransfer.files[0];
+      if (!f) return;
+      e.preventDefault();
+      loadFile(f);
+    });
     $('download-yaml').addEventListener('click', downloadYaml);
     $('goto-error').addEventListener('click', () => gotoLine(Number($('goto-error').dataset.line)));
     $('reset-all').addEventListener('click', () => {
