@@ -1110,7 +1110,7 @@
     const wantSelect = pick;
     const names = pick ? (q.choices && q.choices.length ? q.choices : (resp.scenario ? resp.scenario.clients : [])) : [];
     const sameKind = (current.tagName === 'SELECT') === wantSelect;
-    const sameNames = !wantSelect || [...current.options].slice(1).map((o) => o.value).join('\n') === names.join('\n');
+    const sameNames = !wantSelect || (sameKind && [...current.options].slice(1).map((o) => o.value).join('\n') === names.join('\n'));
     if (!sameKind || !sameNames) {
       const old = current.value;
       let g;
