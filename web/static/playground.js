@@ -337,6 +337,7 @@
       return false;
     }
     const s = dec.state;
+    cancelYamlEdit();
     page.state = {
       builtin: s.builtin || '',
       yaml: s.builtin ? '' : (s.yaml || ''),
@@ -443,7 +444,8 @@
     $('builtin-summary').textContent = info ? info.summary : (sc.summary || '');
     if (page.state.builtin && typeof sc.source === 'string') {
       page.sources[page.state.builtin] = sc.source;
-      if ($('yaml').value !== sc.source) setYamlText(sc.source);
+      // Never over what someone is typing (an edit waiting for its run).
+      if (!page.yamlTimer && $('yaml').value !== sc.source) setYamlText(sc.source);
     }
   }
 
@@ -542,6 +544,7 @@
     status('running… (as you stop typing)');
     clearTimeout(page.yamlTimer);
     page.yamlTimer = setTimeout(() => {
+      page.yamlTimer = 0;
       const text = $('yaml').value;
       // The built-in's own text, typed back: its name is the shorter link.
       const name = Object.keys(page.sources).find((n) => page.sources[n] === text);
@@ -554,6 +557,13 @@
       }
       changed({ keepGuess: false });
     }, YAML_DEBOUNCE_MS);
+  }
+
+  // cancelYamlEdit drops an edit waiting for its run: what replaces the
+  // text (a built-in, a file, a link) wins.
+  function cancelYamlEdit() {
+    clearTimeout(page.yamlTimer);
+    page.yamlTimer = 0;
   }
 
   function onLoadFile(ev) {
@@ -569,6 +579,7 @@
       return;
     }
     f.text().then((text) => {
+      cancelYamlEdit();
       page.state = { builtin: '', yaml: text, file: f.name, set: [], vs: [], predict: page.state.predict };
       setYamlText(text);
       $('download-note').hidden = true;
@@ -1193,15 +1204,21 @@
 
   // ---------- copying ----------
 
-  function copyText(text, field, done) {
+  // copyText puts text on the clipboard; where the browser refuses (no
+  // permission, an old browser), it selects the text for Ctrl+C instead:
+  // in field, or else the element shown.
+  function copyText(text, field, shown, done) {
     const fallback = () => {
       if (field) {
+        const hidden = field.closest('[hidden]');
+        if (hidden) hidden.hidden = false;
         field.value = text;
-        field.closest('[hidden]') && (field.closest('[hidden]').hidden = false);
         field.focus();
         field.select();
+      } else if (shown) {
+        window.getSelection().selectAllChildren(shown);
       }
-      status('Press Ctrl+C (⌘C) to copy the selected text.');
+      status('It is selected: press Ctrl+C (⌘C on a Mac) to copy it.');
     };
     if (navigator.clipboard && navigator.clipboard.writeText) {
       navigator.clipboard.writeText(text).then(() => status(done), fallback);
@@ -1213,7 +1230,7 @@
   function copyLink() {
     if (page.lastResponse) updateHash();
     $('link-text').value = location.href;
-    copyText(location.href, $('link-text'), 'Link copied: paste it into your slides or a message.');
+    copyText(location.href, $('link-text'), null, 'Link copied: paste it into your slides or a message.');
   }
 
   // ---------- wiring ----------
@@ -1222,6 +1239,7 @@
     $('builtin').addEventListener('change', () => {
       const name = $('builtin').value;
       if (!name) return;
+      cancelYamlEdit();
       page.state = { builtin: name, yaml: '', file: '', set: [], vs: [], predict: page.state.predict };
       $('vs-on').checked = false;
       $('download-note').hidden = true;
@@ -1261,7 +1279,7 @@
       target.focus();
       target.scrollIntoView({ block: 'start' });
     });
-    $('copy-command').addEventListener('click', () => copyText($('command').textContent, null, 'Command copied.'));
+    $('copy-command').addEventListener('click', () => copyText($('command').textContent, null, $('command'), 'Command copied: paste it in a terminal.'));
 
     const sc = $('scrubber');
     sc.addEventListener('input', () => { stopPlaying(); wantFrame(Number(sc.value)); });
