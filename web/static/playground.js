@@ -1101,7 +1101,7 @@
     if (!q) {
       // A file that did not read says nothing about its question.
       if (!resp.error) {
-        const why = 'This scenario asks no question: a file asks one with its question: block.';
+        const why = 'No question in this scenario (a file asks one with a question: block).';
         box.disabled = true;
         box.checked = false;
         box.title = why;
