@@ -581,6 +581,7 @@
     f.text().then((text) => {
       cancelYamlEdit();
       page.state = { builtin: '', yaml: text, file: f.name, set: [], vs: [], predict: page.state.predict };
+      syncModeInputs();
       setYamlText(text);
       $('download-note').hidden = true;
       changed({ keepGuess: false });
@@ -1041,6 +1042,8 @@
 
   function syncVsState() {
     const on = $('vs-on').checked;
+    // B's setting shows once side by side is on (its inputs stay in the page).
+    $('vs-pick').hidden = !on;
     const name = $('vs-setting').value;
     const value = $('vs-value').value.trim();
     page.state.vs = on && name && value !== '' ? [{ name, value }] : [];
@@ -1085,6 +1088,7 @@
     $('predict-on').checked = page.state.predict;
     const v = page.state.vs[0];
     $('vs-on').checked = !!v;
+    $('vs-pick').hidden = !v;
     if (v) {
       const sel = $('vs-setting');
       if (![...sel.options].some((o) => o.value === v.name)) sel.append(el('option', { value: v.name, text: v.name }));
@@ -1241,7 +1245,7 @@
       if (!name) return;
       cancelYamlEdit();
       page.state = { builtin: name, yaml: '', file: '', set: [], vs: [], predict: page.state.predict };
-      $('vs-on').checked = false;
+      syncModeInputs();
       $('download-note').hidden = true;
       if (page.sources[name]) setYamlText(page.sources[name]);
       changed({ keepGuess: false });
