@@ -533,9 +533,11 @@
     for (let i = 0; i < line - 1 && i < lines.length; i++) start += lines[i].length + 1;
     const end = start + (lines[line - 1] || '').length;
     $('yaml-panel').open = true;
-    ta.focus();
+    ta.focus({ preventScroll: true });
     ta.setSelectionRange(start, end);
     scrollGutterTo(line);
+    $('gutter').scrollTop = ta.scrollTop;
+    document.querySelector('.editor').scrollIntoView({ block: 'nearest' });
   }
 
   function onYamlInput() {
