@@ -1192,7 +1192,10 @@
         right = Math.abs(d) < 1e-9;
         if (!right && Number.isFinite(d)) detail = ` (${d > 0 ? 'over' : 'under'} by ${fmtNum(Math.abs(d))})`;
       }
-      parts.push(' ', el('span', { class: right ? 'right' : 'wrong', text: right ? '✓ right' : `✗ not quite${detail}` }));
+      // Within a tenth of the run's number is a good guess, and says so.
+      const close = !right && g.tagName !== 'SELECT' && Math.abs(Number(guess) - Number(a.value)) <= 0.1 * Math.abs(Number(a.value));
+      const verdict = right ? '✓ right' : close ? `≈ close${detail}` : `✗ not quite${detail}`;
+      parts.push(' ', el('span', { class: right || close ? 'right' : 'wrong', text: verdict }));
     }
     $('answer').replaceChildren(...parts);
     page.revealed = true;
