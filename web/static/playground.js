@@ -802,6 +802,10 @@
     }
     svg.removeAttribute('width');
     svg.removeAttribute('height');
+    // A picture taller than wide (a panel per client of many) keeps its
+    // column's width and scrolls, rather than shrink to fit the screen.
+    const vb = (svg.getAttribute('viewBox') || '').split(/[\s,]+/).map(Number);
+    if (vb.length === 4 && vb[2] > 0 && vb[3] / vb[2] > 1) svg.classList.add('tall');
     svg.setAttribute('role', 'img');
     svg.setAttribute('aria-label', label);
     box.replaceChildren(document.importNode(svg, true));
