@@ -6,6 +6,7 @@ package simrun
 // (Labels), and what each admitted, client by client (WriteVersusRows).
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -25,16 +26,17 @@ import (
 // Versus is a --vs: the settings that make the second run of a side by
 // side from the first, in the order given. Each Name is a setting's name
 // as scenarios.Apply takes it, an override name spelled as its flag is
-// (VersusName: on-error, not on_error), so that labels read alike however
-// it was typed.
+// (SettingName: on-error, not on_error), so that labels read alike
+// however it was typed.
 type Versus struct {
 	Settings []scenarios.Setting
 }
 
-// VersusName is name as a --vs keeps it: an override name spelled with
-// '-' as its flag is (on_error is on-error), anything else trimmed and as
-// typed (limit.burst, clients[web].traffic.rate).
-func VersusName(name string) string {
+// SettingName is a setting's name as the flags spell it: an override
+// name with '-' (on_error is on-error, as --on-error), anything else
+// trimmed and as typed (limit.burst, clients[web].traffic.rate). A --vs
+// keeps its names so, and labels its runs with them.
+func SettingName(name string) string {
 	name = strings.TrimSpace(name)
 	if canon := strings.ReplaceAll(name, "_", "-"); slices.Contains(scenarios.OverrideNames(), canon) {
 		return canon
@@ -69,6 +71,32 @@ func (v Versus) Labels(a, b *scenarios.File) (string, string) {
 		lb = append(lb, s.Name+"="+FileSetting(b, s.Name))
 	}
 	return strings.Join(la, " "), strings.Join(lb, " ")
+}
+
+// CheckSetting refuses a setting's name that names no field
+// (scenarios.CheckSettingName), as a scenarios.Error on its flag:
+// "--set colour: unknown setting ...", the path it names when that is not
+// the whole name (clients[web].trafic of clients[web].trafic.rate).
+func CheckSetting(name, flag string) error {
+	err := scenarios.CheckSettingName(name)
+	if err == nil {
+		return nil
+	}
+	return &scenarios.Error{Field: flag, Msg: SettingMessage(err, name)}
+}
+
+// SettingMessage is a scenarios error's message, with the path it names
+// when that is not the whole name (clients[web].trafic of
+// clients[web].trafic.rate).
+func SettingMessage(err error, name string) string {
+	var se *scenarios.Error
+	if !errors.As(err, &se) {
+		return err.Error()
+	}
+	if se.Field == "" || se.Field == name {
+		return se.Msg
+	}
+	return se.Field + ": " + se.Msg
 }
 
 // FileSetting is f's value for a setting's name: an override name's as

@@ -33,14 +33,14 @@ func parseVersus(flags []string) (*versus, error) {
 	v := &versus{}
 	for _, f := range flags {
 		name, value, ok := strings.Cut(f, "=")
-		name = simrun.VersusName(name)
+		name = simrun.SettingName(name)
 		// An empty value is the field's to refuse, as --set's is:
 		// "missing value (want ...)".
 		if !ok || name == "" {
 			return nil, badInput("--vs %q: want FIELD=VALUE, e.g. --vs on_error=fail-closed or --vs limit.burst=50 (FIELD a flag's name, %s, or a field's path)", f, strings.Join(append(scenarios.OverrideNames(), shortForms...), ", "))
 		}
-		if err := scenarios.CheckSettingName(name); err != nil {
-			return nil, usageError{&scenarios.Error{Field: "--vs " + name, Msg: settingMessage(err, name)}}
+		if err := simrun.CheckSetting(name, "--vs "+name); err != nil {
+			return nil, usageError{err}
 		}
 		v.Settings = append(v.Settings, scenarios.Setting{Name: name, Value: value, Flag: "--vs " + name})
 	}
