@@ -143,10 +143,17 @@ func (b *controlBuilder) params(prefix, label string, at func(sim.Scenario) (sim
 	if !ok {
 		return
 	}
+	// A slider's range is the file's and the run's together: it does
+	// not move under the hand that drags it.
 	p := lA.Params
-	b.add(Control{Name: prefix + ".rate", Label: label + "rate", Group: groupLimit, Kind: kindRate,
-		Min: 0, Max: max(4*p.Rate.PerSecond(), 100), Step: 1, Unit: "/s",
-		Help: "the sustained rate, e.g. 10/s, 600/m, 5000/h"},
+	if l0, ok := at(b.file0.Scenario); ok {
+		p.Burst, p.Window = max(p.Burst, l0.Params.Burst), max(p.Window, l0.Params.Window)
+		if l0.Params.Rate.PerSecond() > p.Rate.PerSecond() {
+			p.Rate = l0.Params.Rate
+		}
+	}
+	b.add(rateControl(Control{Name: prefix + ".rate", Label: label + "rate", Group: groupLimit,
+		Help: "the sustained rate, e.g. 10/s, 600/m, 5000/h"}, p.Rate),
 		func(f *scenarios.File) (string, bool) {
 			l, ok := reads(f, "rate")
 			return l.Params.Rate.String(), ok
@@ -199,7 +206,10 @@ func (b *controlBuilder) topology() {
 			return simrun.ScenarioSetting(f.Scenario, name), true
 		}
 	}
-	tA := topo(b.fileA)
+	// Ranges of the file's and the run's values together, as params'.
+	tA, t0 := topo(b.fileA), topo(b.file0)
+	tA.RTT, tA.SyncInterval, tA.ReplicationLag = max(tA.RTT, t0.RTT), max(tA.SyncInterval, t0.SyncInterval), max(tA.ReplicationLag, t0.ReplicationLag)
+	tA.FailoverAfter, tA.SyncWait = max(tA.FailoverAfter, t0.FailoverAfter), max(tA.SyncWait, t0.SyncWait)
 	b.add(Control{Name: "topology", Label: "topology", Group: groupTopology, Kind: kindChoice, Choices: scenarios.Choices("topology.kind"),
 		Help: "where the counter lives: a jar per server (local), one store (shared), or a design between"},
 		override("topology", nil))
@@ -234,9 +244,8 @@ func (b *controlBuilder) topology() {
 		return t.Local, t.Kind == sim.TwoTier && t.Local != nil
 	}
 	if l, ok := local(b.fileA); ok {
-		b.add(Control{Name: "topology.local.rate", Label: "local rate", Group: groupTopology, Kind: kindRate,
-			Min: 0, Max: max(4*l.Rate.PerSecond(), 100), Step: 1, Unit: "/s",
-			Help: "each server's local bucket refill, per key"},
+		b.add(rateControl(Control{Name: "topology.local.rate", Label: "local rate", Group: groupTopology,
+			Help: "each server's local bucket refill, per key"}, l.Rate),
 			func(f *scenarios.File) (string, bool) {
 				l, ok := local(f)
 				if !ok {
@@ -345,13 +354,9 @@ func (b *controlBuilder) traffic() {
 			if len(paths) > 1 {
 				label = fmt.Sprintf("%s rate (pattern %d)", name, j+1)
 			}
-			perSecond := 0.0
-			if r, err := algorithms.ParseRate(text); err == nil {
-				perSecond = r.PerSecond()
-			}
-			b.add(Control{Name: path, Label: label, Group: groupTraffic, Kind: kindRate,
-				Min: 0, Max: max(4*perSecond, 100), Step: 1, Unit: "/s",
-				Help: "what " + name + " sends, e.g. 5/s"},
+			rate, _ := algorithms.ParseRate(text)
+			b.add(rateControl(Control{Name: path, Label: label, Group: groupTraffic,
+				Help: "what " + name + " sends, e.g. 5/s"}, rate),
 				func(f *scenarios.File) (string, bool) { return scenarios.Value(f, path) })
 		}
 	}
@@ -388,6 +393,15 @@ func durationControl(c Control, value, limit time.Duration) Control {
 	if c.Max <= 20 {
 		c.Step = 0.1
 	}
+	return c
+}
+
+// rateControl is c as a rate, typed as text ("10/s", "600/m"): its
+// Min, Max and Step are a hint in requests per second, from 1 (or the
+// rate, when slower) to four times it or 100.
+func rateControl(c Control, r algorithms.Rate) Control {
+	c.Kind, c.Unit, c.Step = kindRate, "/s", 1
+	c.Min, c.Max = min(1, r.PerSecond()), max(4*r.PerSecond(), 100)
 	return c
 }
 

@@ -263,7 +263,12 @@ func errorView(err error) *ErrorView {
 	ev := &ErrorView{Text: errorText(err)}
 	var se *scenarios.Error
 	if errors.As(err, &se) {
-		ev.File, ev.Line, ev.Field = se.File, se.Line, se.Field
+		ev.File, ev.Field = se.File, se.Field
+		if se.File != "" {
+			// A line is the file's: a setting's value is read as a
+			// document of its own, whose line 1 no one wrote.
+			ev.Line = se.Line
+		}
 	}
 	return ev
 }
@@ -408,8 +413,9 @@ func versus(ctx context.Context, s State, fileA *scenarios.File, a *sim.Result, 
 // of it, drawn on the whole run's layout and time axis, as a frame of
 // `ratelim sim --plot run.gif` is, and each client's counts by then. t is
 // held to [0, the run's duration] and, as Truncate does, rounded down to
-// a step; T says where it was cut. NaN and ±Inf are refused, and so is a
-// Frame before any run (or after one that failed).
+// a step; T says where it was cut (before the first step ends, at 0,
+// nothing drawn yet). NaN and ±Inf are refused, and so is a Frame before
+// any run (or after one that failed).
 func (p *Playground) Frame(t float64) (*FrameView, error) {
 	if math.IsNaN(t) || math.IsInf(t, 0) {
 		return nil, fmt.Errorf("frame: t is %v (want a number of seconds)", t)
@@ -422,8 +428,17 @@ func (p *Playground) Frame(t float64) (*FrameView, error) {
 	}
 	t = min(max(t, 0), r.DurationS)
 	cut := report.Truncate(r, t)
+	drawn := cut
+	if cut.DurationS < r.StepS {
+		// Before the first step ends nothing is known yet; plots draws
+		// whole steps, so the frame is a sliver of one, empty: the
+		// run's axes with nothing on them.
+		sliver := *cut
+		sliver.DurationS = r.StepS / 1000
+		drawn = &sliver
+	}
 	var svg bytes.Buffer
-	if err := plots.Timeline(&svg, cut, plots.Options{Format: "svg", Layout: r, AxisEndS: r.DurationS}); err != nil {
+	if err := plots.Timeline(&svg, drawn, plots.Options{Format: "svg", Layout: r, AxisEndS: r.DurationS}); err != nil {
 		return nil, err
 	}
 	out := &FrameView{T: math.Round(cut.DurationS*1e6) / 1e6, Timeline: svg.String(), Clients: make([]ClientView, len(cut.Clients))}
