@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/ratelim/ratelim/algorithms"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
@@ -81,6 +83,7 @@ func controls(file0, fileA *scenarios.File) []Control {
 type controlBuilder struct {
 	file0, fileA *scenarios.File
 	out          []Control
+	lists        map[listKey][]*yaml.Node // entries' memo
 }
 
 // add appends c valued by get on each file: Value run A's, FileValue the
@@ -275,36 +278,33 @@ func (b *controlBuilder) topology() {
 
 // faults adds each fault's start and end, within the run.
 func (b *controlBuilder) faults() {
+	faults := b.entries(b.file0, "faults")
 	kinds := map[string]int{}
-	var names []string
-	for i := 0; i < maxFaultControls; i++ {
-		kind, ok := scenarios.Value(b.file0, fmt.Sprintf("faults[%d].kind", i))
-		if !ok {
-			break
-		}
+	for _, f := range faults {
+		kind, _ := scalarAt(f, "kind")
 		kinds[kind]++
-		names = append(names, kind)
 	}
 	seen := map[string]int{}
-	for i, kind := range names {
+	for i, f := range faults[:min(len(faults), maxFaultControls)] {
+		kind, _ := scalarAt(f, "kind")
 		seen[kind]++
 		label := kind
 		if kinds[kind] > 1 {
 			label = fmt.Sprintf("%s %d", kind, seen[kind])
 		}
 		for _, end := range []string{"start", "end"} {
-			name := fmt.Sprintf("faults[%d].%s", i, end)
-			b.add(durationControl(Control{Name: name, Label: label + " " + end, Group: groupFaults,
+			b.add(durationControl(Control{Name: fmt.Sprintf("faults[%d].%s", i, end), Label: label + " " + end, Group: groupFaults,
 				Help: "when the " + kind + " " + map[string]string{"start": "starts", "end": "ends"}[end]}, 0, b.fileA.Scenario.Duration),
 				func(f *scenarios.File) (string, bool) {
-					text, ok := scenarios.Value(f, name)
-					if !ok {
+					faults := b.entries(f, "faults")
+					if i >= len(faults) {
 						return "", false
 					}
-					if d, err := time.ParseDuration(text); err == nil {
+					text, ok := scalarAt(faults[i], end)
+					if d, err := time.ParseDuration(text); ok && err == nil {
 						return durationText(d, "s"), true
 					}
-					return text, true
+					return text, ok
 				})
 		}
 	}
@@ -319,13 +319,11 @@ func (b *controlBuilder) faults() {
 // traffic adds each client group's rate, where its pattern has one (or
 // each of its patterns', for a list of them).
 func (b *controlBuilder) traffic() {
-	var names []string
-	for i := 0; i < maxClientControls; i++ {
-		name, ok := scenarios.Value(b.file0, fmt.Sprintf("clients[%d].name", i))
-		if !ok {
-			break
-		}
-		names = append(names, name)
+	clients := b.entries(b.file0, "clients")
+	clients = clients[:min(len(clients), maxClientControls)]
+	names := make([]string, len(clients))
+	for i, c := range clients {
+		names[i], _ = scalarAt(c, "name")
 	}
 	unique := func(name string) bool {
 		n := 0
@@ -338,28 +336,99 @@ func (b *controlBuilder) traffic() {
 	}
 	for i, name := range names {
 		prefix := "clients[" + selector(name, i, unique) + "].traffic"
-		paths := []string{prefix + ".rate"}
-		if _, single := scenarios.Value(b.file0, paths[0]); !single {
-			paths = nil
-			for j := 0; j < maxPatterns; j++ {
-				paths = append(paths, fmt.Sprintf("%s[%d].rate", prefix, j))
+		// One pattern (traffic: {rate: ...}), or a list of them.
+		patterns := []any{nil}
+		if n := len(nodeAt(clients[i], "traffic").Content); nodeAt(clients[i], "traffic").Kind == yaml.SequenceNode {
+			patterns = nil
+			for j := range min(n, maxPatterns) {
+				patterns = append(patterns, j)
 			}
 		}
-		for j, path := range paths {
-			text, ok := scenarios.Value(b.file0, path)
+		for j, pattern := range patterns {
+			keys := []any{"traffic", "rate"}
+			path := prefix + ".rate"
+			label := name + " rate"
+			if pattern != nil {
+				keys = []any{"traffic", j, "rate"}
+				path = fmt.Sprintf("%s[%d].rate", prefix, j)
+				label = fmt.Sprintf("%s rate (pattern %d)", name, j+1)
+			}
+			text, ok := scalarAt(clients[i], keys...)
 			if !ok {
 				continue
-			}
-			label := name + " rate"
-			if len(paths) > 1 {
-				label = fmt.Sprintf("%s rate (pattern %d)", name, j+1)
 			}
 			rate, _ := algorithms.ParseRate(text)
 			b.add(rateControl(Control{Name: path, Label: label, Group: groupTraffic,
 				Help: "what " + name + " sends, e.g. 5/s"}, rate),
-				func(f *scenarios.File) (string, bool) { return scenarios.Value(f, path) })
+				func(f *scenarios.File) (string, bool) {
+					clients := b.entries(f, "clients")
+					if i >= len(clients) {
+						return "", false
+					}
+					return scalarAt(clients[i], keys...)
+				})
 		}
 	}
+}
+
+// entries are the entries of f's list at name (clients, faults) as the
+// run reads them, every setting f was made with in place
+// (scenarios.Value), each read once per file: a file's text is parsed
+// once for all its controls, not once for each.
+func (b *controlBuilder) entries(f *scenarios.File, name string) []*yaml.Node {
+	key := listKey{f, name}
+	if got, ok := b.lists[key]; ok {
+		return got
+	}
+	var out []*yaml.Node
+	if text, ok := scenarios.Value(f, name); ok {
+		var doc yaml.Node
+		if yaml.Unmarshal([]byte(text), &doc) == nil && len(doc.Content) == 1 && doc.Content[0].Kind == yaml.SequenceNode {
+			out = doc.Content[0].Content
+		}
+	}
+	if b.lists == nil {
+		b.lists = map[listKey][]*yaml.Node{}
+	}
+	b.lists[key] = out
+	return out
+}
+
+// listKey names a list of one file.
+type listKey struct {
+	f    *scenarios.File
+	name string
+}
+
+// nodeAt is the node at keys (a mapping's key, a sequence's index) under
+// n, or an empty node when there is none.
+func nodeAt(n *yaml.Node, keys ...any) *yaml.Node {
+	for _, k := range keys {
+		var next *yaml.Node
+		switch k := k.(type) {
+		case string:
+			for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == k {
+					next = n.Content[i+1]
+				}
+			}
+		case int:
+			if n.Kind == yaml.SequenceNode && k < len(n.Content) {
+				next = n.Content[k]
+			}
+		}
+		if next == nil {
+			return &yaml.Node{}
+		}
+		n = next
+	}
+	return n
+}
+
+// scalarAt is the text of the scalar at keys under n.
+func scalarAt(n *yaml.Node, keys ...any) (string, bool) {
+	at := nodeAt(n, keys...)
+	return at.Value, at.Kind == yaml.ScalarNode
 }
 
 // plainName is a name a setting's path may select an entry by as it is.

@@ -26,6 +26,7 @@ func withoutExpectations(t testing.TB, data []byte) map[string]any {
 // Every control of every built-in, set to the file's own value, leaves
 // the run as it was: the controls read the file as the run does.
 func TestControlsAtTheFilesValueChangeNothing(t *testing.T) {
+	t.Parallel()
 	for _, b := range Builtins() {
 		p := Playground{noDrawing: true}
 		base := p.Run(context.Background(), State{Builtin: b.Name})
@@ -114,6 +115,7 @@ func names(cs []Control) []string {
 // every built-in, runs or says why not: never a panic, never an
 // internal error.
 func TestEveryControlValueRunsOrSaysWhy(t *testing.T) {
+	t.Parallel()
 	runs, refused := 0, 0
 	for _, b := range Builtins() {
 		p := Playground{noDrawing: true}
@@ -162,6 +164,7 @@ func unitOf(c Control) string {
 // Whatever settings a page sends, Run answers: a result or an error a
 // user can act on, never a panic or an internal error.
 func TestRunAnswersAnySettings(t *testing.T) {
+	t.Parallel()
 	builtins := Builtins()
 	names := []string{"algorithm", "topology", "servers", "balancer", "on-error", "on_error", "rtt", "sync-interval", "replication-lag",
 		"duration", "step", "seed", "key", "shadow", "wall-clock", "store", "rate", "burst", "window",

@@ -86,27 +86,24 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 		return resp
 	}
 	resp.Scenario = scenarioView(file, name)
-	resp.Controls = controls(file, file)
 	setsA, err := settings(s.Settings, flagOf)
 	cliOrder(setsA)
 	if err != nil {
-		resp.Error = errorView(err)
-		return resp
+		return failed(resp, file, err)
 	}
 	var result bytes.Buffer
 	out, err := simrun.Run(ctx, &result, simrun.Options{
 		File: file, Settings: setsA, Sim: simOptions(setsA), Layout: simrun.Layout{Format: "json"},
 	})
 	if err != nil || out == nil {
-		resp.Error = errorView(err)
-		return resp
+		return failed(resp, file, err)
 	}
 	fileA, r := out.File, out.Result
 	resp.Controls = controls(file, fileA)
 	resp.Result = slices.Clone(result.Bytes())
 	var table bytes.Buffer
 	if err := simrun.Write(ctx, &table, fileA, r, simrun.Layout{Format: "table"}, out.Skipped); err != nil {
-		return failed(resp, err)
+		return failed(resp, file, err)
 	}
 	resp.Table = table.String()
 	resp.Headline = sim.Headline(r)
@@ -116,7 +113,7 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 	resp.Expectations = expectations(fileA, r, len(setsA) > 0)
 	if !p.noDrawing {
 		if resp.Timeline, err = timelineSVG(r); err != nil {
-			return failed(resp, err)
+			return failed(resp, file, err)
 		}
 	}
 	resp.Command = command(s, name, setsA)
@@ -128,7 +125,7 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 	if len(s.Vs) > 0 {
 		vs, err := versus(ctx, s, fileA, r, setsA, resp.Command, !p.noDrawing)
 		if err != nil {
-			return failed(resp, err)
+			return failed(resp, file, err)
 		}
 		resp.Vs = vs
 	}
@@ -136,10 +133,10 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 	return resp
 }
 
-// failed is resp cut back to what a failure shows (the scenario and its
-// controls) with err as its error.
-func failed(resp *Response, err error) *Response {
-	return &Response{Error: errorView(err), Scenario: resp.Scenario, Controls: resp.Controls}
+// failed is what a failure after file read shows: err, the scenario, and
+// the file's controls, valued as the file has them.
+func failed(resp *Response, file *scenarios.File, err error) *Response {
+	return &Response{Error: errorView(err), Scenario: resp.Scenario, Controls: controls(file, file)}
 }
 
 // open reads the scenario s names: its YAML, under its FileName, or the

@@ -37,6 +37,7 @@ func cliRun(t *testing.T, name string, sets []scenarios.Setting, format string) 
 // and with some, Run's result is the bytes `ratelim sim NAME --format
 // json` writes, and its table the bytes of --format table.
 func TestRunIsTheCLIsRun(t *testing.T) {
+	t.Parallel()
 	for _, b := range Builtins() {
 		for _, tc := range []struct {
 			given []Setting
