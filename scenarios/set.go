@@ -127,7 +127,7 @@ func Apply(f *File, sets []Setting) (*File, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Scenario, out.Expect, out.unread = next.Scenario, next.Expect, false
+		out.Scenario, out.Expect, out.Question, out.unread = next.Scenario, next.Expect, next.Question, false
 		if !root.unread {
 			// Read again from the text whenever set again: the text
 			// will do, not the scenario as first read.
