@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -896,6 +897,12 @@ func setKey(m *yaml.Node, key string, v *yaml.Node, mark func(*yaml.Node)) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k := m.Content[i]
 		if k.Kind == yaml.ScalarNode && k.ShortTag() != "!!merge" && k.Value == key {
+			// The value's comments stay beside the value that replaces
+			// it, for Written (burst: 20 # bucket size: ...).
+			old := m.Content[i+1]
+			v.HeadComment = cmp.Or(v.HeadComment, old.HeadComment)
+			v.LineComment = cmp.Or(v.LineComment, old.LineComment)
+			v.FootComment = cmp.Or(v.FootComment, old.FootComment)
 			m.Content[i+1] = v
 			return
 		}
