@@ -122,6 +122,7 @@ func writeSettings(root *File, sets []Setting) ([]byte, error) {
 			return nil, err
 		}
 	}
+	anchorAliases(&doc)
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
@@ -132,6 +133,49 @@ func writeSettings(root *File, sets []Setting) ([]byte, error) {
 		return nil, fmt.Errorf("the file cannot be written again: %v", err)
 	}
 	return b.Bytes(), nil
+}
+
+// anchorAliases makes every alias in the tree one the encoder can write:
+// Apply's copies (ownCopy) drop their anchors, and an alias may point to
+// a node the copying took out of the tree. An alias to a node earlier in
+// the document names it by an anchor it is given (a fresh name if its
+// own is taken by another node); one to a node that is not there is
+// replaced by a copy of what it stands for.
+func anchorAliases(doc *yaml.Node) {
+	seen := map[*yaml.Node]bool{}
+	anchors := map[string]*yaml.Node{}
+	var walk func(n *yaml.Node, depth int)
+	walk = func(n *yaml.Node, depth int) {
+		if depth > 256 {
+			return
+		}
+		seen[n] = true
+		if n.Anchor != "" {
+			anchors[n.Anchor] = n
+		}
+		for i, c := range n.Content {
+			if c.Kind != yaml.AliasNode || c.Alias == nil {
+				walk(c, depth+1)
+				continue
+			}
+			target := c.Alias
+			if !seen[target] {
+				n.Content[i] = ownCopy(target)
+				walk(n.Content[i], depth+1)
+				continue
+			}
+			if target.Anchor == "" || anchors[target.Anchor] != target {
+				name := c.Value
+				for k := 2; anchors[name] != nil && anchors[name] != target; k++ {
+					name = fmt.Sprintf("%s-%d", c.Value, k)
+				}
+				target.Anchor = name
+				anchors[name] = target
+			}
+			c.Value = target.Anchor
+		}
+	}
+	walk(doc, 0)
 }
 
 // shadowField is the shadow override's value as limit.shadow writes it:

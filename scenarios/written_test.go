@@ -48,6 +48,7 @@ var writtenSettings = []scenarios.Setting{
 	{Name: "shadow", Value: "true"},
 	{Name: "faults[0].start", Value: "2s"},
 	{Name: "clients[{client}].traffic.rate", Value: "3/s"},
+	{Name: "clients[{client}].retry", Value: "retry-after"},
 }
 
 // TestWrittenRunsAsApplied is Written's property: for every built-in and
@@ -64,6 +65,11 @@ func TestWrittenRunsAsApplied(t *testing.T) {
 		// A file made by no Apply is its text, unchanged.
 		if got, err := scenarios.Written(f); err != nil || !bytes.Equal(got, f.Source) {
 			t.Errorf("%s: Written of the file as read: %v, or not its Source", name, err)
+		}
+		if none, err := scenarios.Apply(f, nil); err != nil {
+			t.Errorf("%s: Apply of no settings: %v", name, err)
+		} else if got, err := scenarios.Written(none); err != nil || !bytes.Equal(got, f.Source) {
+			t.Errorf("%s: Written of Apply of no settings: %v, or not its Source", name, err)
 		}
 		first := firstClient(t, f.Source)
 		for _, s := range writtenSettings {
@@ -218,6 +224,39 @@ func TestWrittenRefuses(t *testing.T) {
 		}
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) || !strings.HasSuffix(err.Error(), wantFlag) {
 			t.Errorf("%s %s=%s: %v (want %s... %s)", tt.builtin, tt.set.Name, tt.set.Value, err, tt.want, wantFlag)
+		}
+	}
+}
+
+// TestWrittenAliases writes settings around retry-storm's anchor
+// (eager's traffic: &traffic, which the others alias): the copies Apply
+// makes drop their anchors, and the text must still name what each alias
+// stands for.
+func TestWrittenAliases(t *testing.T) {
+	f, err := scenarios.Open("retry-storm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []scenarios.Setting{
+		{Name: "clients[patient].retry", Value: "immediate"},     // beside an alias
+		{Name: "clients[eager].retry", Value: "none"},            // beside the anchor
+		{Name: "clients[eager].traffic[0].rate", Value: "3/s"},   // in the anchor: the aliases keep the file's
+		{Name: "clients[jittery].traffic[0].rate", Value: "3/s"}, // in an alias: that client's alone
+	} {
+		applied, err := scenarios.Apply(f, []scenarios.Setting{s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := scenarios.Written(applied)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		back, err := scenarios.Parse("retry-storm.yaml", text)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", s.Name, err, text)
+		}
+		if !bytes.Equal(runJSON(t, back.Scenario), runJSON(t, applied.Scenario)) {
+			t.Errorf("%s: Written's file runs otherwise than the applied one", s.Name)
 		}
 	}
 }
