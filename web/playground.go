@@ -120,8 +120,12 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 	resp.DurationS = r.DurationS
 	resp.Scenario.DurationS, resp.Scenario.StepS = r.DurationS, r.StepS
 	resp.Scenario.Clients = clientNames(r)
-	// TODO(H4): resp.Scenario.Written from scenarios.Written(fileA) and
-	// resp.Question from file.Question, once scenarios has them on main.
+	if written, err := scenarios.Written(fileA); err != nil {
+		resp.Scenario.Written, resp.Scenario.WrittenError = "", err.Error()
+	} else {
+		resp.Scenario.Written = string(written)
+	}
+	resp.Question = question(fileA, r)
 	if len(s.Vs) > 0 {
 		vs, err := versus(ctx, s, fileA, r, setsA, resp.Command, !p.noDrawing)
 		if err != nil {
@@ -291,10 +295,31 @@ func errorText(err error) string {
 // in its duration, step and clients as it ran them.
 func scenarioView(f *scenarios.File, name string) *ScenarioView {
 	sc := f.Scenario
-	v := &ScenarioView{Name: sc.Name, Summary: sc.Summary, Lesson: lessonOf(f), File: name, Source: string(f.Source),
+	// Written is the file as read until a run's settings are written in:
+	// what a download gives when they cannot be used.
+	v := &ScenarioView{Name: sc.Name, Summary: sc.Summary, Lesson: lessonOf(f), File: name, Source: string(f.Source), Written: string(f.Source),
 		DurationS: sc.Duration.Seconds(), StepS: sc.Step.Seconds(), Clients: []string{}}
 	for _, c := range sc.Clients {
 		v.Clients = append(v.Clients, c.Name)
+	}
+	return v
+}
+
+// question is what f asks before the run, with r's answer; nil when f
+// asks nothing, or when r cannot answer it (a setting that renamed its
+// client): a page asks no question it cannot answer.
+func question(f *scenarios.File, r *sim.Result) *QuestionView {
+	q := f.Question
+	if q == nil {
+		return nil
+	}
+	a, err := q.Answer(r)
+	if err != nil || math.IsNaN(a.Value) || math.IsInf(a.Value, 0) {
+		return nil
+	}
+	v := &QuestionView{Ask: q.Ask, Pick: q.Pick, Answer: AnswerView{Value: a.Value, Clients: a.Clients, Text: a.Text}}
+	if q.Pick != "" {
+		v.Choices = clientNames(r)
 	}
 	return v
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -330,5 +331,87 @@ func TestBuiltinsAreTheScenarios(t *testing.T) {
 	got[0].Name = "changed"
 	if Builtins()[0].Name == "changed" {
 		t.Error("Builtins returned its own list: a caller changed it")
+	}
+}
+
+// Each built-in's question comes with the run's answer, as
+// scenarios.Question.Answer gives it on the CLI's run.
+func TestQuestionIsAnsweredByTheRun(t *testing.T) {
+	asked := 0
+	for _, b := range Builtins() {
+		f, err := scenarios.Open(b.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p Playground
+		p.noDrawing = true
+		resp := p.Run(context.Background(), State{Builtin: b.Name})
+		if f.Question == nil {
+			if resp.Question != nil {
+				t.Errorf("%s asks nothing, and the page has %+v", b.Name, resp.Question)
+			}
+			continue
+		}
+		asked++
+		r, err := sim.Run(context.Background(), f.Scenario, cliOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := f.Question.Answer(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := resp.Question
+		switch {
+		case q == nil:
+			t.Errorf("%s: no question", b.Name)
+		case q.Ask != f.Question.Ask || q.Pick != f.Question.Pick || q.Answer.Text != want.Text || q.Answer.Value != want.Value || !reflect.DeepEqual(q.Answer.Clients, want.Clients):
+			t.Errorf("%s: %+v, want %q answered %+v", b.Name, *q, f.Question.Ask, want)
+		case (q.Pick != "") != (len(q.Choices) == len(r.Clients) && len(q.Choices) > 0):
+			t.Errorf("%s: pick %q with choices %v", b.Name, q.Pick, q.Choices)
+		}
+	}
+	if asked == 0 {
+		t.Error("no built-in asks a question")
+	}
+}
+
+// Download YAML is the file with run A's settings written in: read back,
+// it runs as run A did. A setting that cannot be written says so.
+func TestWrittenRunsAsRunA(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  []Setting
+	}{
+		{"runaway-healthcheck", nil},
+		{"runaway-healthcheck", []Setting{{"limit.burst", "20"}, {"servers", "2"}}},
+		{"store-outage", []Setting{{"on-error", "fail-closed"}, {"faults[0].start", "5s"}}},
+		{"partition", []Setting{{"topology.failover_after", "5s"}, {"clients[app].traffic.rate", "30/s"}}},
+		{"window-boundary", []Setting{{"algorithm", "sliding-log"}}},
+		{"api-quotas", []Setting{{"limits[hourly].rate", "2000/h"}}},
+	} {
+		var p Playground
+		p.noDrawing = true
+		resp := p.Run(context.Background(), State{Builtin: tc.name, Settings: tc.set})
+		if resp.Error != nil {
+			t.Fatalf("%s %v: %s", tc.name, tc.set, resp.Error.Text)
+		}
+		s := resp.Scenario
+		if s.Written == "" {
+			if !strings.Contains(s.WrittenError, "(want") {
+				t.Errorf("%s %v: nothing written, and %q says not why", tc.name, tc.set, s.WrittenError)
+			}
+			continue
+		}
+		if tc.set == nil && s.Written != s.Source {
+			t.Errorf("%s: with no setting, the file written is not the file", tc.name)
+		}
+		written := p.Run(context.Background(), State{YAML: s.Written, FileName: tc.name + ".yaml"})
+		if written.Error != nil {
+			t.Fatalf("%s %v: the file written: %s", tc.name, tc.set, written.Error.Text)
+		}
+		if !reflect.DeepEqual(withoutExpectations(t, written.Result), withoutExpectations(t, resp.Result)) {
+			t.Errorf("%s %v: the file written runs otherwise than run A", tc.name, tc.set)
+		}
 	}
 }
