@@ -715,7 +715,10 @@
     if (!input) return;
     const row = input.closest('.control');
     const wanted = settingOf(c.name);
-    const value = wanted !== undefined ? wanted : c.value;
+    // With no setting the next run is the file's: show the file's value,
+    // not the last run's (which may be the setting just taken away).
+    const fileHas = typeof c.fileValue === 'string' && c.fileValue !== '';
+    const value = wanted !== undefined ? wanted : fileHas ? c.fileValue : c.value;
     const isChanged = wanted !== undefined;
     row.classList.toggle('is-changed', isChanged);
     const reset = row.querySelector('.reset');
