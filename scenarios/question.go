@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -59,14 +58,16 @@ var picks = []string{PickMost, PickLeast}
 // Answer is a run's answer to a Question.
 type Answer struct {
 	// Value is the figure: for Pick "", Subject's; for a pick, the
-	// extreme the chosen clients share.
+	// extreme the chosen clients share. A figure that is no number (NaN,
+	// an infinity) is 0 here and "—" in Text, so that an Answer always
+	// encodes as JSON.
 	Value float64
 	// Clients are, for a pick, every client whose figure is the extreme,
 	// in the file's order (clients tied at it are all the answer); nil
 	// otherwise.
 	Clients []string
-	// Text is the answer as a page shows it: the number as the CLI writes
-	// a figure ("250", "1,000", "0.5"), or the clients' names joined by
+	// Text is the answer as a page shows it: the number as the CLI's
+	// tables write a figure (words.Figure: "250", "1,000", "0.5", "—"), or the clients' names joined by
 	// ", " ("bastion-1, bastion-2"). Names are the file's, not escaped:
 	// a terminal escapes them, a page sets them as text.
 	Text string
@@ -82,7 +83,12 @@ func (q *Question) Answer(r *sim.Result) (Answer, error) {
 		if err != nil {
 			return Answer{}, err
 		}
-		return Answer{Value: v, Text: figureText(v)}, nil
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			// No number (a percentile of no latencies): none to encode
+			// as JSON either.
+			return Answer{Text: words.Figure(v)}, nil
+		}
+		return Answer{Value: v, Text: words.Figure(v)}, nil
 	}
 	if q.Pick != PickMost && q.Pick != PickLeast {
 		return Answer{}, &Error{Field: "question.pick", Msg: unknown("pick", q.Pick, picks)}
@@ -110,17 +116,6 @@ func (q *Question) Answer(r *sim.Result) (Answer, error) {
 	}
 	a.Text = strings.Join(a.Clients, ", ")
 	return a, nil
-}
-
-// figureText is a figure as the CLI's tables write one: a whole number
-// with thousands separators (1,000), anything else to four significant
-// figures (0.5, 10.33); what `ratelim sweep --figure` writes in its
-// table (cmd/ratelim's figureText, which this package cannot import).
-func figureText(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return words.Thousands(int64(v))
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
 const questionWant = `a mapping such as {ask: "How many of bastion-1's requests get through?", figure: allowed, client: bastion-1}`
