@@ -178,10 +178,24 @@ func (d *decoder) ask(n *yaml.Node, field string) string {
 		d.failf(n, field, "empty (want the question a teacher asks, e.g. \"How many of bastion-1's requests get through?\")")
 	case strings.ContainsFunc(s, unicode.IsControl):
 		d.failf(n, field, "more than one line, or a control character (want one line of text)")
+	case strings.ContainsFunc(s, isFormat):
+		// An invisible one (U+200B) or one that turns the text around
+		// (U+202E): the page and a terminal would show another question.
+		d.failf(n, field, "a format character, %U (want one line of plain text)", firstRune(s[strings.IndexFunc(s, isFormat):]))
 	case utf8.RuneCountInString(s) > MaxAsk:
 		d.failf(n, field, "%d characters (want at most %d, one line on a slide)", utf8.RuneCountInString(s), MaxAsk)
 	}
 	return s
+}
+
+// isFormat says whether r is a Unicode format character (Cf): invisible,
+// or one that reorders the text around it.
+func isFormat(r rune) bool { return unicode.Is(unicode.Cf, r) }
+
+// firstRune is s's first character.
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
 }
 
 // questionSubject reads a client's name or a limiter key, which must be

@@ -34,6 +34,8 @@ func TestQuestionErrors(t *testing.T) {
 		{"unknown figure", "question: {ask: 'how many?', figure: alowed}\n", "q.yaml:7: question.figure: ", `unknown figure "alowed", did you mean "allowed"? (want sent, allowed, rejected`},
 		{"empty ask", "question: {ask: ' ', figure: allowed}\n", "q.yaml:7: question.ask: ", "empty"},
 		{"two lines", "question: {ask: \"how\\nmany?\", figure: allowed}\n", "q.yaml:7: question.ask: ", "want one line of text"},
+		{"right-to-left override", "question: {ask: \"How many\\u202e?\", figure: allowed}\n", "q.yaml:7: question.ask: ", "a format character, U+202E (want one line of plain text)"},
+		{"zero-width space", "question: {ask: \"How\\u200bmany?\", figure: allowed}\n", "q.yaml:7: question.ask: ", "U+200B"},
 		{"too long", "question: {ask: " + strings.Repeat("a", MaxAsk+1) + ", figure: allowed}\n", "q.yaml:7: question.ask: ", "201 characters (want at most 200"},
 		{"unknown client", "question: {ask: 'how many?', figure: allowed, client: bach}\n", "q.yaml:7: question.client: ", `the run has no client "bach", did you mean "batch"? (want one of web-1, web-2, batch)`},
 		{"a client before count expands it", "question: {ask: 'how many?', figure: allowed, client: 'web-{i}'}\n", "q.yaml:7: question.client: ", `no client "web-{i}"`},
