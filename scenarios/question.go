@@ -64,12 +64,18 @@ type Answer struct {
 	Value float64
 	// Clients are, for a pick, every client whose figure is the extreme,
 	// in the file's order (clients tied at it are all the answer); nil
-	// otherwise.
+	// otherwise, and nil when every client ties (AllTied).
 	Clients []string
+	// AllTied reports whether, for a pick of two or more clients, every
+	// client has the same figure: the pick names nobody, and Text says
+	// so ("none" for the most of a figure that is 0 for all, else "all
+	// alike (N)").
+	AllTied bool
 	// Text is the answer as a page shows it: the number as the CLI's
-	// tables write a figure (words.Figure: "250", "1,000", "0.5", "—"), or the clients' names joined by
-	// ", " ("bastion-1, bastion-2"). Names are the file's, not escaped:
-	// a terminal escapes them, a page sets them as text.
+	// tables write a figure (words.Figure: "250", "1,000", "0.5", "—"),
+	// the clients' names joined by ", " ("bastion-1, bastion-2"), or for
+	// a full tie "none" or "all alike (250)". Names are the file's, not
+	// escaped: a terminal escapes them, a page sets them as text.
 	Text string
 }
 
@@ -94,15 +100,17 @@ func (q *Question) Answer(r *sim.Result) (Answer, error) {
 		return Answer{}, &Error{Field: "question.pick", Msg: unknown("pick", q.Pick, picks)}
 	}
 	var a Answer
+	numbered := 0 // clients whose figure is a number
 	for i := range r.Clients {
 		name := r.Clients[i].Name
 		v, err := Figure(r, q.Figure, name)
 		if err != nil {
 			return Answer{}, err
 		}
-		if math.IsNaN(v) {
-			continue
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue // no number to compare (a percentile of nothing)
 		}
+		numbered++
 		better := a.Clients == nil || (q.Pick == PickMost && v > a.Value) || (q.Pick == PickLeast && v < a.Value)
 		switch {
 		case better:
@@ -113,6 +121,16 @@ func (q *Question) Answer(r *sim.Result) (Answer, error) {
 	}
 	if a.Clients == nil {
 		return Answer{}, &Error{Field: "question.figure", Msg: fmt.Sprintf("%s: the run has no client to pick (want a run with clients)", q.Figure)}
+	}
+	if numbered > 1 && len(a.Clients) == numbered {
+		// Every client at the extreme names nobody: "refused most" of
+		// three clients none of which was refused is not an answer.
+		a.Clients, a.AllTied = nil, true
+		a.Text = fmt.Sprintf("all alike (%s)", words.Figure(a.Value))
+		if q.Pick == PickMost && a.Value == 0 {
+			a.Text = "none"
+		}
+		return a, nil
 	}
 	a.Text = strings.Join(a.Clients, ", ")
 	return a, nil

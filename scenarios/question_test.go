@@ -144,13 +144,39 @@ func TestAnswerPick(t *testing.T) {
 		{Question{Figure: "allowed_rate", Subject: "c"}, Answer{Value: 0.9, Text: "0.9"}},
 		{Question{Figure: "allowed_rate"}, Answer{Value: 2.3, Text: "2.3"}},
 	}
+	// Every client alike names nobody.
+	tied := &sim.Result{Scenario: "t", DurationS: 10, Clients: []sim.ClientResult{
+		{Name: "a", Counts: sim.Counts{Sent: 10, Allowed: 10}},
+		{Name: "b", Counts: sim.Counts{Sent: 10, Allowed: 10}},
+		{Name: "c", Counts: sim.Counts{Sent: 10, Allowed: 10}, LatencyMs: sim.LatencySummary{P99: math.NaN()}},
+	}}
+	for _, tt := range []struct {
+		q    Question
+		want Answer
+	}{
+		{Question{Figure: "rejected", Pick: PickMost}, Answer{Value: 0, AllTied: true, Text: "none"}},
+		{Question{Figure: "rejected", Pick: PickLeast}, Answer{Value: 0, AllTied: true, Text: "all alike (0)"}},
+		{Question{Figure: "allowed", Pick: PickMost}, Answer{Value: 10, AllTied: true, Text: "all alike (10)"}},
+		// c has no number and is left out: a and b, every client that
+		// has one, tie at 0.
+		{Question{Figure: "p99_ms", Pick: PickMost}, Answer{Value: 0, AllTied: true, Text: "none"}},
+	} {
+		got, err := tt.q.Answer(tied)
+		if err != nil {
+			t.Errorf("tied %+v: %v", tt.q, err)
+			continue
+		}
+		if got.Value != tt.want.Value || got.Text != tt.want.Text || got.AllTied != tt.want.AllTied || got.Clients != nil {
+			t.Errorf("tied %+v: got %+v, want %+v", tt.q, got, tt.want)
+		}
+	}
 	for _, tt := range tests {
 		got, err := tt.q.Answer(r)
 		if err != nil {
 			t.Errorf("%+v: %v", tt.q, err)
 			continue
 		}
-		if got.Value != tt.want.Value || got.Text != tt.want.Text || !slices.Equal(got.Clients, tt.want.Clients) {
+		if got.Value != tt.want.Value || got.Text != tt.want.Text || got.AllTied || !slices.Equal(got.Clients, tt.want.Clients) {
 			t.Errorf("%+v: got %+v, want %+v", tt.q, got, tt.want)
 		}
 	}
