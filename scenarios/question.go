@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 )
@@ -82,12 +83,24 @@ type Answer struct {
 // Answer is r's answer to q: r is the run of the file q is from (of the
 // file as Apply made it, with the same clients). An error says why the
 // figure cannot be read: a subject the run does not have (a setting that
-// renamed it, say), as Figure says it.
+// renamed it, say), an *Error at the question's line (File is the
+// caller's to fill: Answer has no file name), its Field question.client,
+// question.key or question.figure, and a want that names the setting
+// that asks about one the run has:
+//
+//	question.client: the run has no client "bastion-1" (want one of b-1, b-2, web or db; or --set question.client=b-1)
 func (q *Question) Answer(r *sim.Result) (Answer, error) {
 	if q.Pick == "" {
+		if err := q.subjectIn(r); err != nil {
+			return Answer{}, err
+		}
 		v, err := Figure(r, q.Figure, q.Subject)
 		if err != nil {
-			return Answer{}, err
+			msg := err.Error()
+			if e, ok := err.(*Error); ok {
+				msg = e.Msg
+			}
+			return Answer{}, &Error{Line: q.Line, Field: "question.figure", Msg: msg}
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			// No number (a percentile of no latencies): none to encode
@@ -97,7 +110,7 @@ func (q *Question) Answer(r *sim.Result) (Answer, error) {
 		return Answer{Value: v, Text: words.Figure(v)}, nil
 	}
 	if q.Pick != PickMost && q.Pick != PickLeast {
-		return Answer{}, &Error{Field: "question.pick", Msg: unknown("pick", q.Pick, picks)}
+		return Answer{}, &Error{Line: q.Line, Field: "question.pick", Msg: unknown("pick", q.Pick, picks)}
 	}
 	var a Answer
 	numbered := 0 // clients whose figure is a number
@@ -105,7 +118,11 @@ func (q *Question) Answer(r *sim.Result) (Answer, error) {
 		name := r.Clients[i].Name
 		v, err := Figure(r, q.Figure, name)
 		if err != nil {
-			return Answer{}, err
+			msg := err.Error()
+			if e, ok := err.(*Error); ok {
+				msg = e.Msg
+			}
+			return Answer{}, &Error{Line: q.Line, Field: "question.figure", Msg: msg}
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue // no number to compare (a percentile of nothing)
@@ -120,7 +137,9 @@ func (q *Question) Answer(r *sim.Result) (Answer, error) {
 		}
 	}
 	if a.Clients == nil {
-		return Answer{}, &Error{Field: "question.figure", Msg: fmt.Sprintf("%s: the run has no client to pick (want a run with clients)", q.Figure)}
+		// No client, or none with a number for the figure (a
+		// percentile where no request was admitted).
+		return Answer{}, &Error{Line: q.Line, Field: "question.figure", Msg: fmt.Sprintf("no client has a number for %s to pick from (want a figure every client has, e.g. --set question.figure=allowed)", q.Figure)}
 	}
 	if numbered > 1 && len(a.Clients) == numbered {
 		// Every client at the extreme names nobody: "refused most" of
@@ -134,6 +153,43 @@ func (q *Question) Answer(r *sim.Result) (Answer, error) {
 	}
 	a.Text = strings.Join(a.Clients, ", ")
 	return a, nil
+}
+
+// subjectIn is the error for a question about a client or key r does
+// not have: nil when it has it, or the question is about every client.
+func (q *Question) subjectIn(r *sim.Result) error {
+	field, what, subject := "question.client", "client", q.Subject
+	var names []string
+	if key, ok := strings.CutPrefix(q.Subject, "key="); ok {
+		field, what, subject = "question.key", "key", key
+		for _, k := range r.Keys {
+			names = append(names, k.Key)
+		}
+	} else {
+		names = clientNamesOf(r)
+	}
+	if subject == "" && q.Subject == "" || slices.Contains(names, subject) {
+		return nil
+	}
+	want := "a run with a " + what
+	if len(names) > 0 {
+		list := names
+		if len(list) > 8 {
+			list = append(slices.Clone(list[:8]), "…")
+		}
+		want = fmt.Sprintf("one of %s; or --set %s", strings.Join(list, ", "), words.ShellWord(field+"="+names[0]))
+	}
+	// Names come from the file or a log: escaped for a terminal.
+	return &Error{Line: q.Line, Field: field, Msg: escape.Text(fmt.Sprintf("the run has no %s %s (want %s)", what, quote(subject), want))}
+}
+
+// clientNamesOf are r's clients' names, in order.
+func clientNamesOf(r *sim.Result) []string {
+	names := make([]string, len(r.Clients))
+	for i := range r.Clients {
+		names[i] = r.Clients[i].Name
+	}
+	return names
 }
 
 const questionWant = `a mapping such as {ask: "How many of bastion-1's requests get through?", figure: allowed, client: bastion-1}`

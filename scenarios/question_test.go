@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -116,8 +117,27 @@ func TestQuestionSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Question.Answer(r); err == nil || !strings.Contains(err.Error(), `no client "web-1"`) {
-		t.Errorf("the answer for a client the run lacks: %v", err)
+	// The error is at the question's line, on question.client, and says
+	// which setting asks about a client the run has.
+	_, err = g.Question.Answer(r)
+	var e *Error
+	if !errors.As(err, &e) || e.Line != 7 || e.Field != "question.client" ||
+		e.Msg != `the run has no client "web-1" (want one of app-1, app-2, batch; or --set question.client=app-1)` {
+		t.Errorf("the answer for a client the run lacks: %#v", err)
+	}
+	kf, err := Parse("q.yaml", []byte(questionBase+"question: {ask: 'How many?', figure: allowed, key: web}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := Apply(kf, []Setting{{Name: "clients[0].api_key", Value: "app"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = sim.Run(context.Background(), k.Scenario, sim.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = k.Question.Answer(r); !errors.As(err, &e) || e.Field != "question.key" || !strings.HasSuffix(e.Msg, "; or --set question.key=app)") {
+		t.Errorf("the answer for a key the run lacks: %#v", err)
 	}
 }
 
@@ -182,6 +202,12 @@ func TestAnswerPick(t *testing.T) {
 	}
 	if _, err := (&Question{Figure: "allowed", Subject: "d"}).Answer(r); err == nil {
 		t.Error("an answer for a client the run lacks: no error")
+	}
+	// No client with a number for the figure: nothing to pick.
+	none := &sim.Result{Scenario: "t", Clients: []sim.ClientResult{{Name: "a", LatencyMs: sim.LatencySummary{P99: math.NaN()}}}}
+	_, err := (&Question{Figure: "p99_ms", Pick: PickMost, Line: 9}).Answer(none)
+	if e, ok := err.(*Error); !ok || e.Line != 9 || e.Field != "question.figure" || !strings.Contains(e.Msg, "no client has a number for p99_ms") {
+		t.Errorf("a pick of no numbers: %#v", err)
 	}
 }
 
