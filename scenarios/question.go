@@ -282,14 +282,6 @@ func (d *decoder) questionSubject(n *yaml.Node, field, what string, names []stri
 	if d.failed() || slices.Contains(names, s) || (d.settingsGiven && d.injected[n] == nil) {
 		return s
 	}
-	list := names
-	if len(list) > 8 {
-		list = append(slices.Clone(list[:8]), "…")
-	}
-	msg := fmt.Sprintf("the run has no %s %s", what, quote(s))
-	if sug := suggest(s, names); sug != "" {
-		msg += fmt.Sprintf(", did you mean %q?", sug)
-	}
-	d.failf(n, field, "%s (want one of %s)", msg, strings.Join(list, ", "))
+	d.notOneOf(n, field, fmt.Sprintf("the run has no %s %s", what, quote(s)), s, names)
 	return ""
 }

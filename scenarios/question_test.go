@@ -326,3 +326,25 @@ func TestBuiltinQuestions(t *testing.T) {
 		}
 	}
 }
+
+// TestSubjectErrorsAlike: a question's unknown client and an
+// expectation's end alike (notOneOf): the closest name, and at most
+// eight names with … after them.
+func TestSubjectErrorsAlike(t *testing.T) {
+	const many = `name: q
+duration: 10s
+limit: {rate: 10/s, burst: 10}
+clients:
+  - {name: 'web-{i}', count: 10, api_key: 'k{i}', traffic: {pattern: constant, rate: 1/s}}
+`
+	const tail = `, did you mean "web-1"? (want one of web-1, web-2, web-3, web-4, web-5, web-6, web-7, web-8, …)`
+	for _, text := range []string{
+		"question: {ask: 'How many?', figure: allowed, client: wbe-1}\n",
+		"expect:\n  - {client: wbe-1, allowed: {min: 1}}\n",
+	} {
+		_, err := Parse("q.yaml", []byte(many+text))
+		if err == nil || !strings.HasSuffix(err.Error(), tail) {
+			t.Errorf("%s: %v (want ...%s)", text, err, tail)
+		}
+	}
+}
