@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -215,7 +216,15 @@ func (d *decoder) question(n *yaml.Node, sc *sim.Scenario) *Question {
 	}
 	for _, pair := range questionObject.notBoth {
 		if f.has(pair[0]) && f.has(pair[1]) {
-			d.failf(f.keys[pair[1]], f.field(pair[1]), "given with %s: (want a client or a key to ask about, or pick: to ask which client)", pair[0])
+			// A setting of one (question.pick=most on a file that asks
+			// about a client) cannot take the file's other away: the
+			// whole mapping can, and the want writes it.
+			keep := pair[0]
+			if d.injected[f.values[pair[1]]] != nil {
+				keep = pair[1]
+			}
+			whole := fmt.Sprintf("question={ask: %s, figure: %s, %s: %s}", strconv.Quote(q.Ask), q.Figure, keep, f.values[keep].Value)
+			d.failf(f.keys[pair[1]], f.field(pair[1]), "given with %s: (want a client or a key to ask about, or pick: to ask which client; to change one for the other, set the whole question: --set %s)", pair[0], words.ShellWord(whole))
 			return nil
 		}
 	}

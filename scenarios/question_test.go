@@ -100,6 +100,16 @@ func TestQuestionSettings(t *testing.T) {
 	if q := g.Question; q.Subject != "batch" || q.Figure != "rejected" || q.Ask != "How many?" {
 		t.Errorf("question after settings: %+v (want batch's rejected)", q)
 	}
+	// A pick set on a client's question: the want says how, as the
+	// whole mapping (pasted into a shell, then read by Apply, it runs).
+	_, err = Apply(f, []Setting{{Name: "question.pick", Value: "most", Flag: "--set question.pick"}})
+	const how = `--set 'question={ask: "How many?", figure: allowed, pick: most}')`
+	if err == nil || !strings.HasSuffix(err.Error(), how) {
+		t.Errorf("a pick set on a client's question: %v (want ...%s)", err, how)
+	}
+	if _, err := Apply(f, []Setting{{Name: "question", Value: `{ask: "How many?", figure: allowed, pick: most}`}}); err != nil {
+		t.Errorf("the want's own setting: %v", err)
+	}
 	if f.Question.Subject != "web-1" {
 		t.Errorf("Apply changed the file's own question: %+v", f.Question)
 	}
