@@ -247,47 +247,48 @@ func TestAnswerNoNumber(t *testing.T) {
 // comments (cited beside each), not from a run. A number is bounded
 // (lo..hi), a pick names its clients.
 var builtinAnswers = map[string]struct {
+	figure  string // the figure the ask names
 	lo, hi  float64
 	clients []string
 }{
 	// expect: sync-job allowed equals 1000 (its hourly quota).
-	"api-quotas": {lo: 1000, hi: 1000},
+	"api-quotas": {figure: "allowed", lo: 1000, hi: 1000},
 	// expect: checkout rejected equals 0; the others are shed (min 3000, min 1000).
-	"black-friday": {clients: []string{"checkout"}},
+	"black-friday": {figure: "shed", clients: []string{"checkout"}},
 	// comments: checkout fails open "for the whole thirty seconds, the worst of
 	// the four"; expect: checkout failed_open min 590.
-	"cluster-partition": {clients: []string{"checkout"}},
+	"cluster-partition": {figure: "failed_open", clients: []string{"checkout"}},
 	// expect: batch-job would_reject min 200 in 0–15s; at most what it sends
 	// then, 25/s × 15s.
-	"dark-launch": {lo: 200, hi: 375},
+	"dark-launch": {figure: "would_reject", lo: 200, hi: 375},
 	// expect: reader and exporter rejected equals 0, search-page min 100.
-	"expensive-search": {clients: []string{"search-page"}},
+	"expensive-search": {figure: "rejected", clients: []string{"search-page"}},
 	// expect: home rejected max 0; every office-* min 1 in 10–20s.
-	"nat": {clients: []string{"home"}},
+	"nat": {figure: "rejected", clients: []string{"home"}},
 	// comments: app "is admitted 10/s, then 20/s during the split":
 	// 20 + 10/s × 20s + 20/s × 10s = 420, against the limit's 320.
-	"partition": {lo: 400, hi: 440},
+	"partition": {figure: "allowed", lo: 400, hi: 440},
 	// expect: checkout allowed min 380; comments: "1.25× what its limit
 	// allows" (320), so about 400.
-	"race": {lo: 380, hi: 480},
+	"race": {figure: "allowed", lo: 380, hi: 480},
 	// expect: drain-rack-2 rejected min 20 of 40; comments: "10 + 5 tokens".
-	"rack-drain": {lo: 10, hi: 20},
+	"rack-drain": {figure: "allowed", lo: 10, hi: 20},
 	// expect: eager allowed max 82, patient min 90, jittery min 95.
-	"retry-storm": {clients: []string{"eager"}},
+	"retry-storm": {figure: "allowed", clients: []string{"eager"}},
 	// expect: bastion-* allowed max 260; comments: 50 + 10/s × 20s = 250.
-	"runaway-healthcheck": {lo: 240, hi: 260},
+	"runaway-healthcheck": {figure: "allowed", lo: 240, hi: 260},
 	// expect: reports rejected min 20 in 20–40s, 0 before and after; at
 	// most what it sends in those 20 s, 4.5/s × 20s.
-	"slow-endpoint": {lo: 20, hi: 90},
+	"slow-endpoint": {figure: "rejected", lo: 20, hi: 90},
 	// expect: scraper failed_open min 900; at most its 100/s × 10s.
-	"store-outage": {lo: 900, hi: 1000},
+	"store-outage": {figure: "failed_open", lo: 900, hi: 1000},
 	// expect: flash-bot allowed min 1800; comments: never synced, 3,576.
-	"sync-interval": {lo: 1800, hi: 3576},
+	"sync-interval": {figure: "allowed", lo: 1800, hi: 3576},
 	// expect: importer allowed min 1990; comments: "2,000 admitted of a
 	// quota of 1,000".
-	"two-regions": {lo: 1990, hi: 2000},
+	"two-regions": {figure: "allowed", lo: 1990, hi: 2000},
 	// expect: boundary max_allowed_1s min 200, of the 200 it sends.
-	"window-boundary": {lo: 200, hi: 200},
+	"window-boundary": {figure: "max_allowed_1s", lo: 200, hi: 200},
 }
 
 // TestBuiltinQuestions runs each built-in and checks that its question is
@@ -306,6 +307,9 @@ func TestBuiltinQuestions(t *testing.T) {
 			q := f.Question
 			if q == nil {
 				t.Fatal("no question: (want one drawn from its lesson)")
+			}
+			if q.Figure != want.figure {
+				t.Errorf("%q is answered by %s (want %s, the figure it asks about)", q.Ask, q.Figure, want.figure)
 			}
 			if (want.clients != nil) != (q.Pick != "") {
 				t.Fatalf("question %+v: the table wants a pick=%v", q, want.clients != nil)
