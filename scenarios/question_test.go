@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -307,6 +308,10 @@ func TestBuiltinQuestions(t *testing.T) {
 			q := f.Question
 			if q == nil {
 				t.Fatal("no question: (want one drawn from its lesson)")
+			}
+			// Where a reader looks for it: under the lesson it asks about.
+			if !regexp.MustCompile(`(?m)^lesson:.*\nquestion:`).Match(f.Source) {
+				t.Errorf("question: (line %d) is not on the line after lesson:", q.Line)
 			}
 			if q.Figure != want.figure {
 				t.Errorf("%q is answered by %s (want %s, the figure it asks about)", q.Ask, q.Figure, want.figure)
