@@ -31,7 +31,13 @@ import (
 // read it: it is for a page that hides the result until a guess is made.
 type Question struct {
 	// Ask is the question as a teacher asks it: one line, at most
-	// MaxAsk characters.
+	// MaxAsk characters. It may name the run's values by their paths in
+	// braces, as Value takes them, so that it stays true when a setting
+	// changes them:
+	//
+	//	The limit is {limit.rate}, burst {limit.burst}: how many of app's requests get through?
+	//
+	// Ask is the text as written; Text fills the placeholders.
 	Ask string
 	// Figure is the figure that answers it: one of FigureNames.
 	Figure string
@@ -251,6 +257,90 @@ func (d *decoder) question(n *yaml.Node, sc *sim.Scenario) *Question {
 	return q
 }
 
+// Text is q's Ask with every placeholder filled with its value in f, the
+// file q is from as Apply made it (Value: the settings' value, else the
+// file's): "The limit is {limit.rate}" reads "The limit is 100000/s" once
+// a page's slider sets limit.rate. A placeholder with no value in f (a
+// setting that replaced the mapping it was in) stays as written, braces
+// and all. Values are the file's text, not escaped: a terminal escapes
+// them, a page sets them as text.
+func (q *Question) Text(f *File) string {
+	var b strings.Builder
+	rest := q.Ask
+	for {
+		at, end, ok := nextPlaceholder(rest)
+		if !ok || at < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		b.WriteString(rest[:at])
+		if v, ok := Value(f, rest[at+1:end]); ok {
+			b.WriteString(v)
+		} else {
+			b.WriteString(rest[at : end+1])
+		}
+		rest = rest[end+1:]
+	}
+}
+
+// nextPlaceholder finds the first {path} in s: at is its {, end its
+// matching } (braces nest: {clients[web-{i}].traffic.rate} is one); at
+// is -1 when s has none, and ok false when a { is never closed or a }
+// never opened.
+func nextPlaceholder(s string) (at, end int, ok bool) {
+	at = strings.IndexAny(s, "{}")
+	if at < 0 {
+		return -1, 0, true
+	}
+	if s[at] == '}' {
+		return at, at, false
+	}
+	depth := 0
+	for i := at; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth == 0 {
+				return at, i, true
+			}
+		}
+	}
+	return at, len(s), false
+}
+
+const placeholderWant = "want {PATH} of a field the file sets, e.g. {limit.rate} or {clients[web].traffic.rate}"
+
+// placeholders checks the {path}s in an ask: each closed, each a path
+// (Value's), and each naming a field the file writes, in the tree with
+// any settings in place. A file's own ask on a run that settings changed
+// is checked for its paths only: a setting may take a field away (a
+// whole limit: mapping), and Text then writes the placeholder as is.
+func (d *decoder) placeholders(n *yaml.Node, field, s string) {
+	for rest := s; ; {
+		at, end, ok := nextPlaceholder(rest)
+		switch {
+		case !ok:
+			d.failf(n, field, "%s has no match, at %s (%s)", quote(rest[at:at+1]), quote(rest[at:min(len(rest), at+24)]), placeholderWant)
+			return
+		case at < 0:
+			return
+		}
+		path := rest[at+1 : end]
+		if _, err := parsePath(settingKey(path)); err != nil || path == "" {
+			d.failf(n, field, "{%s} is not a field's path (%s)", path, placeholderWant)
+			return
+		}
+		if !(d.settingsGiven && d.injected[n] == nil) && d.root != nil {
+			if _, ok := valueAt(d.root, path); !ok {
+				d.failf(n, field, "{%s} names no field the file writes (%s)", path, placeholderWant)
+				return
+			}
+		}
+		rest = rest[end+1:]
+	}
+}
+
 // ask reads a question's text: one line of at most MaxAsk characters.
 func (d *decoder) ask(n *yaml.Node, field string) string {
 	s := strings.TrimSpace(d.text(n, field, "How many of bastion-1's requests get through?"))
@@ -267,6 +357,8 @@ func (d *decoder) ask(n *yaml.Node, field string) string {
 		d.failf(n, field, "a format character, %U (want one line of plain text)", firstRune(s[strings.IndexFunc(s, isFormat):]))
 	case utf8.RuneCountInString(s) > MaxAsk:
 		d.failf(n, field, "%d characters (want at most %d, one line on a slide)", utf8.RuneCountInString(s), MaxAsk)
+	default:
+		d.placeholders(n, field, s)
 	}
 	return s
 }

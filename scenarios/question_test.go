@@ -7,9 +7,12 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -38,6 +41,11 @@ func TestQuestionErrors(t *testing.T) {
 		{"two lines", "question: {ask: \"how\\nmany?\", figure: allowed}\n", "q.yaml:7: question.ask: ", "want one line of text"},
 		{"right-to-left override", "question: {ask: \"How many\\u202e?\", figure: allowed}\n", "q.yaml:7: question.ask: ", "a format character, U+202E (want one line of plain text)"},
 		{"zero-width space", "question: {ask: \"How\\u200bmany?\", figure: allowed}\n", "q.yaml:7: question.ask: ", "U+200B"},
+		{"a placeholder of no field", "question: {ask: 'At {limit.rat}, how many?', figure: allowed}\n", "q.yaml:7: question.ask: ", "{limit.rat} names no field the file writes (want {PATH} of a field the file sets, e.g. {limit.rate}"},
+		{"a placeholder of no path", "question: {ask: 'At {limit..rate}, how many?', figure: allowed}\n", "q.yaml:7: question.ask: ", "{limit..rate} is not a field's path (want {PATH}"},
+		{"an empty placeholder", "question: {ask: 'At {}, how many?', figure: allowed}\n", "q.yaml:7: question.ask: ", "{} is not a field's path"},
+		{"a placeholder not closed", "question: {ask: 'At {limit.rate, how many?', figure: allowed}\n", "q.yaml:7: question.ask: ", `"{" has no match, at "{limit.rate, how many?" (want {PATH}`},
+		{"a brace not opened", "question: {ask: 'At limit.rate}, how many?', figure: allowed}\n", "q.yaml:7: question.ask: ", `"}" has no match`},
 		{"too long", "question: {ask: " + strings.Repeat("a", MaxAsk+1) + ", figure: allowed}\n", "q.yaml:7: question.ask: ", "201 characters (want at most 200"},
 		{"unknown client", "question: {ask: 'how many?', figure: allowed, client: bach}\n", "q.yaml:7: question.client: ", `the run has no client "bach", did you mean "batch"? (want one of web-1, web-2, batch)`},
 		{"a client before count expands it", "question: {ask: 'how many?', figure: allowed, client: 'web-{i}'}\n", "q.yaml:7: question.client: ", `no client "web-{i}"`},
@@ -85,6 +93,103 @@ func TestQuestionRead(t *testing.T) {
 	if err != nil || f.Question != nil {
 		t.Errorf("a file without question: has Question %+v, %v (want nil)", f.Question, err)
 	}
+}
+
+// TestQuestionText fills an ask's placeholders with the run's values:
+// the file's, then a setting's; a placeholder whose field a setting
+// took away stays as written.
+func TestQuestionText(t *testing.T) {
+	f, err := Parse("q.yaml", []byte(questionBase+"question: {ask: \"The limit is {limit.rate}, burst {burst}; {clients[web-{i}].traffic.rate} each: how many of {clients[1].name}'s?\", figure: allowed, client: batch}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		sets []Setting
+		want string
+	}{
+		{nil, "The limit is 10/s, burst 10; 5/s each: how many of batch's?"},
+		{[]Setting{{Name: "limit.rate", Value: "100000/s"}, {Name: "burst", Value: "7"}}, "The limit is 100000/s, burst 7; 5/s each: how many of batch's?"},
+		{[]Setting{{Name: "clients[web-{i}].traffic", Value: "{pattern: constant, rate: 9/s}"}}, "The limit is 10/s, burst 10; 9/s each: how many of batch's?"},
+		{[]Setting{{Name: "limit", Value: "{algorithm: fixed-window, rate: 3/s, window: 1s, key: api-key}"}}, "The limit is 3/s, burst {burst}; 5/s each: how many of batch's?"},
+	} {
+		g, err := Apply(f, tt.sets)
+		if err != nil {
+			t.Fatalf("%v: %v", tt.sets, err)
+		}
+		if got := g.Question.Text(g); got != tt.want {
+			t.Errorf("%v: Text %q, want %q", tt.sets, got, tt.want)
+		}
+	}
+	// A setting's ask is checked against the run it makes.
+	if _, err := Apply(f, []Setting{{Name: "question.ask", Value: "At {limit.window}?", Flag: "--set question.ask"}}); err == nil || !strings.Contains(err.Error(), "{limit.window} names no field the file writes") {
+		t.Errorf("a set ask with a placeholder of no field: %v", err)
+	}
+}
+
+// TestSettingsKeepTheAskTrue: on every built-in, a setting of each value
+// its ask names shows in the question Text writes; an ask says no value
+// a setting can change except through a placeholder (the review's case:
+// expensive-search at 100000/s still read "20 units a second").
+func TestSettingsKeepTheAskTrue(t *testing.T) {
+	for _, name := range Builtin() {
+		f, err := Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ask := f.Question.Ask
+		for rest := ask; ; {
+			at, end, ok := nextPlaceholder(rest)
+			if !ok || at < 0 {
+				break
+			}
+			path := rest[at+1 : end]
+			rest = rest[end+1:]
+			old, ok := Value(f, path)
+			value := nudged(t, old, ok)
+			g, err := Apply(f, []Setting{{Name: path, Value: value}})
+			if err != nil {
+				t.Errorf("%s: %s=%s: %v", name, path, value, err)
+				continue
+			}
+			if text := g.Question.Text(g); !strings.Contains(text, value) {
+				t.Errorf("%s: %s=%s: the question reads %q", name, path, value, text)
+			}
+		}
+		// The numbers left in the ask are none a setting changes: no
+		// digit outside a placeholder but a client's or a server's name.
+		bare := regexp.MustCompile(`\{[^{}]*(\{[^{}]*\}[^{}]*)*\}`).ReplaceAllString(ask, "")
+		if d := regexp.MustCompile(`[0-9][0-9.,/]*\s*(s|ms|m|h|%|/s|a second|an hour|units|×)?`).FindString(bare); d != "" && !allowedDigits(name, bare) {
+			t.Errorf("%s: the ask states %q outside a placeholder: %q", name, d, ask)
+		}
+	}
+}
+
+// nudged is a value a little off old: a duration 100ms later, a rate or
+// a count one more.
+func nudged(t *testing.T, old string, ok bool) string {
+	t.Helper()
+	if d, err := time.ParseDuration(old); err == nil {
+		return words.Duration(d + 100*time.Millisecond)
+	}
+	n, unit, _ := strings.Cut(old, "/")
+	i, err := strconv.Atoi(n)
+	if !ok || err != nil {
+		t.Fatalf("a placeholder's value %q: not a duration, rate or count", old)
+	}
+	if unit != "" {
+		unit = "/" + unit
+	}
+	return strconv.Itoa(i+1) + unit
+}
+
+// allowedDigits says whether the digits left in a built-in's ask name
+// things, not settings (bastion-1, rack 1 and rack 2: names of clients;
+// 429: HTTP's status).
+func allowedDigits(name, bare string) bool {
+	for _, n := range []string{"bastion-1", "Rack 1", "rack 2", "429"} {
+		bare = strings.ReplaceAll(bare, n, "")
+	}
+	return !strings.ContainsAny(bare, "0123456789")
 }
 
 // TestQuestionSettings sets a question's fields as any field is set:

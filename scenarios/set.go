@@ -191,6 +191,11 @@ func Value(f *File, name string) (string, bool) {
 		s.Name = settingKey(s.Name)
 		_ = d.set(tree, s)
 	}
+	return valueAt(tree, name)
+}
+
+// valueAt is Value's reading of name in tree, a file's top node.
+func valueAt(tree *yaml.Node, name string) (string, bool) {
 	steps, err := parsePath(settingKey(name))
 	if err != nil {
 		return "", false
