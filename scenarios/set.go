@@ -903,10 +903,15 @@ func setKey(m *yaml.Node, key string, v *yaml.Node, mark func(*yaml.Node)) {
 		k := m.Content[i]
 		if k.Kind == yaml.ScalarNode && k.ShortTag() != "!!merge" && k.Value == key {
 			// The value's comments stay beside the value that replaces
-			// it, for Written (burst: 20 # bucket size: ...).
+			// it, for Written (burst: 20 # bucket size: ...); but a line
+			// comment with a number in it is most likely about the old
+			// value (shadow: {until: 15s} # ..., until 15s) and would
+			// contradict the new one: it goes.
 			old := m.Content[i+1]
 			v.HeadComment = cmp.Or(v.HeadComment, old.HeadComment)
-			v.LineComment = cmp.Or(v.LineComment, old.LineComment)
+			if !strings.ContainsAny(old.LineComment, "0123456789") {
+				v.LineComment = cmp.Or(v.LineComment, old.LineComment)
+			}
 			v.FootComment = cmp.Or(v.FootComment, old.FootComment)
 			m.Content[i+1] = v
 			return

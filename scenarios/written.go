@@ -36,7 +36,11 @@ import (
 // The text is the file's YAML tree encoded again by yaml.v3: comments
 // stay where yaml.v3 keeps them (beside their keys; a column of
 // comments is no longer aligned), indentation is two spaces, and
-// quoting and flow style are the file's.
+// quoting and flow style are the file's. A value a setting changes keeps
+// its line comment only when the comment holds no digit: one that does
+// most likely states the old value (window: 1s # 100/s × 1s = 100) and
+// is dropped. The file's other comments (its header's sums, say) are
+// the file's, and may describe the values as written.
 func Written(f *File) ([]byte, error) {
 	if f.base == nil || len(f.applied) == 0 {
 		return slices.Clone(f.Source), nil

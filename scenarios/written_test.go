@@ -189,6 +189,40 @@ func TestWrittenKeepsTheFile(t *testing.T) {
 	}
 }
 
+// TestWrittenDropsNumberedComments: a value Written changes loses a line
+// comment that states a number (it is about the old value), and keeps
+// one that does not.
+func TestWrittenDropsNumberedComments(t *testing.T) {
+	tests := []struct {
+		builtin string
+		set     scenarios.Setting
+		want    string // the line as written
+		stale   string // the old comment, which must be gone
+		kept    string // a comment of a value the setting did not change
+	}{
+		{"dark-launch", scenarios.Setting{Name: "shadow", Value: "20s"}, "shadow: {until: 20s}\n", "until 15s", "# the one the new limit is for"},
+		{"window-boundary", scenarios.Setting{Name: "limit.window", Value: "2s"}, "window: 2s\n", "100/s × 1s = 100", "# for the bucket algorithms, if you switch"},
+		{"runaway-healthcheck", scenarios.Setting{Name: "limit.burst", Value: "20"}, "burst: 20 # bucket size: what a quiet key may send at once\n", "\x00", "# refill: the sustained rate per key"},
+	}
+	for _, tt := range tests {
+		f, err := scenarios.Open(tt.builtin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := scenarios.Apply(f, []scenarios.Setting{tt.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := scenarios.Written(g)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tt.builtin, tt.set.Name, err)
+		}
+		if s := string(text); !strings.Contains(s, tt.want) || strings.Contains(s, tt.stale) || !strings.Contains(s, tt.kept) {
+			t.Errorf("%s %s=%s: want %q, not %q, and %q kept:\n%s", tt.builtin, tt.set.Name, tt.set.Value, tt.want, tt.stale, tt.kept, text)
+		}
+	}
+}
+
 // TestWrittenRefuses names cases Written cannot write, each with the
 // setting and the flag that makes the same run.
 func TestWrittenRefuses(t *testing.T) {
