@@ -2,9 +2,11 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -31,7 +33,11 @@ import (
 // (clients renamed under the file's own expectations), the error is an
 // *Error naming the setting, with the flag that makes the same run:
 //
-//	--algorithm: written so, race.yaml:29: limit.window: missing: sliding-log needs a window (want e.g. window: 1s) (want the CLI's flag: --algorithm sliding-log)
+//	race.yaml:29: --algorithm: cannot be written into the file: limit.window: missing: sliding-log needs a window (want the CLI's flag: --algorithm sliding-log)
+//
+// The setting blamed is found by writing the tree's settings together,
+// then adding the transforms one at a time (blameWritten), among at most
+// MaxWrittenSearch settings; beyond that the error names none.
 //
 // The text is the file's YAML tree encoded again by yaml.v3: comments
 // stay where yaml.v3 keeps them (beside their keys; a column of
@@ -76,31 +82,72 @@ func Written(f *File) ([]byte, error) {
 			return text, nil
 		}
 	}
-	// Some setting does not write as it applies: the first whose prefix
-	// of the settings, written, reads otherwise than applied.
-	for k := 1; k <= len(ordered); k++ {
-		s := ordered[k-1]
-		want := &f.Scenario
-		if k < len(ordered) {
-			g, aerr := Apply(root, ordered[:k])
-			if aerr != nil {
-				continue // the prefix alone is no run (checkRead): on to the next
+	if len(ordered) > MaxWrittenSearch {
+		return nil, &Error{Msg: fmt.Sprintf("%d settings do not write into the file as they apply, and Written looks for the one to blame among at most %d (want fewer settings, or the CLI's flags)", len(ordered), MaxWrittenSearch)}
+	}
+	return nil, blameWritten(root, ordered[:len(ordered)-len(transforms)], transforms, &f.Scenario)
+}
+
+// MaxWrittenSearch is the most settings Written searches for the one it
+// cannot write: each step of the search reads the file again, and a
+// page's permalink may carry many.
+const MaxWrittenSearch = 64
+
+// blameWritten is the error for the setting Written cannot write, of
+// paths (set in the tree: they write as they apply, alone and together,
+// unless the file they make does not read) and then transforms, which
+// applied make want. The paths are written together first, then the
+// transforms added one at a time: the first whose addition does not
+// write, or reads otherwise than Apply makes it, is to blame. So a
+// transform is never blamed for a path's doing, nor a path for a
+// transform's (a rename that the question: follows, then --algorithm
+// sliding-log, blames --algorithm).
+func blameWritten(root *File, paths, transforms []Setting, want *sim.Scenario) error {
+	// check is the error for sets written, nil when they read as applied.
+	check := func(sets []Setting, last Setting) error {
+		applied := want
+		if len(sets) < len(paths)+len(transforms) {
+			g, err := Apply(root, sets)
+			if err != nil {
+				return nil // no run alone (checkRead): judged with the next
 			}
-			want = &g.Scenario
+			applied = &g.Scenario
 		}
-		text, werr := writeSettings(root, ordered[:k])
-		if werr != nil {
-			return nil, unwritable(s, werr.Error())
+		text, err := writeSettings(root, sets)
+		if err != nil {
+			return unwritable(last, err)
 		}
-		diff, rerr := readsAs(root, text, want)
-		if rerr != nil {
-			return nil, unwritable(s, "written so, "+rerr.Error())
+		diff, err := readsAs(root, text, applied)
+		if err != nil {
+			return unwritable(last, err)
 		}
 		if diff != "" {
-			return nil, unwritable(s, "the file reads otherwise ("+diff+")")
+			return unwritable(last, fmt.Errorf("the file so written reads otherwise (%s)", diff))
+		}
+		return nil
+	}
+	if len(paths) > 0 {
+		if err := check(paths, paths[len(paths)-1]); err != nil {
+			// Paths that do not write together: the first whose prefix
+			// does not (at most MaxWrittenSearch reads).
+			for k := 1; k < len(paths); k++ {
+				if perr := check(paths[:k], paths[k-1]); perr != nil {
+					return perr
+				}
+			}
+			return err
 		}
 	}
-	return nil, unwritable(ordered[len(ordered)-1], "the file reads otherwise")
+	for k := range transforms {
+		if err := check(append(slices.Clone(paths), transforms[:k+1]...), transforms[k]); err != nil {
+			return err
+		}
+	}
+	last := transforms
+	if len(last) == 0 {
+		last = paths
+	}
+	return unwritable(last[len(last)-1], errors.New("the file so written reads otherwise"))
 }
 
 // writeSettings is root's text with sets written in its tree.
@@ -203,13 +250,35 @@ func readsAs(root *File, text []byte, want *sim.Scenario) (string, error) {
 	return diffExported(reflect.ValueOf(got.Scenario), reflect.ValueOf(*want), "", 0), nil
 }
 
-// unwritable is the error for a setting Written cannot put in the file.
-func unwritable(s Setting, why string) error {
+// unwritable is the error for a setting Written cannot put in the file:
+// at the file and line of why (an *Error of the file so written), on the
+// setting, with one want, the flag that makes the same run:
+//
+//	race.yaml:29: --algorithm: cannot be written into the file: limit.window: missing: sliding-log needs a window (want the CLI's flag: --algorithm sliding-log)
+func unwritable(s Setting, why error) error {
+	out := &Error{Field: s.Flag}
+	msg := why.Error()
+	if e, ok := why.(*Error); ok {
+		out.File, out.Line, msg = e.File, e.Line, e.Msg
+		if e.Field != "" && e.Field != s.Flag {
+			msg = e.Field + ": " + msg
+		}
+	}
 	flag := FlagField(s.Name) + " " + s.Value
 	if overrideName(s.Name) == "" || (overrideName(s.Name) == "topology" && isMapping(s.Value)) {
 		flag = "--set " + s.Name + "=" + s.Value
 	}
-	return &Error{Field: s.Flag, Msg: fmt.Sprintf("%s (want the CLI's flag: %s)", why, flag)}
+	out.Msg = fmt.Sprintf("cannot be written into the file: %s (want the CLI's flag: %s)", withoutWant(msg), flag)
+	return out
+}
+
+// withoutWant is msg without the "(want ...)" it ends with, if it does:
+// the error that carries it on has a want of its own.
+func withoutWant(msg string) string {
+	if at := strings.LastIndex(msg, " (want "); at >= 0 && strings.HasSuffix(msg, ")") {
+		return msg[:at]
+	}
+	return msg
 }
 
 // diffExported is the path of the first exported field where a and b

@@ -223,42 +223,88 @@ func TestWrittenDropsNumberedComments(t *testing.T) {
 	}
 }
 
-// TestWrittenRefuses names cases Written cannot write, each with the
-// setting and the flag that makes the same run.
+// TestWrittenRefuses names cases Written cannot write, each an *Error at
+// the file and line of why, on the setting, with one want: the flag that
+// makes the same run.
 func TestWrittenRefuses(t *testing.T) {
+	const renamed = "name: q\nduration: 10s\nlimit: {rate: 10/s, burst: 10, key: api-key}\nclients:\n  - {name: 'web-{i}', count: 2, api_key: web, traffic: {pattern: constant, rate: 5/s}}\nquestion: {ask: 'How many?', figure: allowed, client: web-1}\n"
 	tests := []struct {
-		builtin string
-		set     scenarios.Setting
-		want    string
+		name   string
+		file   string // a built-in's name, or a file's text (q.yaml)
+		sets   []scenarios.Setting
+		blamed int    // which of sets is blamed
+		at     string // the error's file
+		why    string // what the message says after "cannot be written into the file: "
+		flag   string // the want's flag
 	}{
 		// Apply fills the window sliding-log needs; the file has none.
-		{"race", scenarios.Setting{Name: "algorithm", Value: "sliding-log", Flag: "--algorithm"}, "--algorithm: written so, race.yaml:"},
+		{"a window Apply fills", "race", []scenarios.Setting{{Name: "algorithm", Value: "sliding-log", Flag: "--algorithm"}}, 0, "race.yaml", "limit.window: missing: sliding-log needs a window", "--algorithm sliding-log"},
 		// A duration that cuts the outage short: the file's fault ends after it.
-		{"store-outage", scenarios.Setting{Name: "duration", Value: "15s", Flag: "--duration"}, "--duration: written so, store-outage.yaml:"},
+		{"a duration before a fault's end", "store-outage", []scenarios.Setting{{Name: "duration", Value: "15s", Flag: "--duration"}}, 0, "store-outage.yaml", "faults[0]", "--duration 15s"},
 		// The file's sync_interval: is on a kind that reads none.
-		{"sync-interval", scenarios.Setting{Name: "topology", Value: "shared", Flag: "--topology"}, "--topology: written so, sync-interval.yaml:"},
+		{"a kind that reads none of the topology's fields", "sync-interval", []scenarios.Setting{{Name: "topology", Value: "shared", Flag: "--topology"}}, 0, "sync-interval.yaml", "topology.sync_interval", "--topology shared"},
 		// A file of limits: has no limit.shadow to write.
-		{"api-quotas", scenarios.Setting{Name: "shadow", Value: "true", Flag: "--shadow"}, "--shadow: written as limit.shadow: this file has limits:"},
+		{"shadow on limits:", "api-quotas", []scenarios.Setting{{Name: "shadow", Value: "true", Flag: "--shadow"}}, 0, "", "written as limit.shadow: this file has limits:", "--shadow true"},
 		// Renamed, the clients no longer match the file's own expectations.
-		{"runaway-healthcheck", scenarios.Setting{Name: "clients[bastion-{i}].name", Value: "b-{i}", Flag: "--set clients[bastion-{i}].name"}, "--set clients[bastion-{i}].name: written so, runaway-healthcheck.yaml:"},
+		{"a rename under the file's expectations", "runaway-healthcheck", []scenarios.Setting{{Name: "clients[bastion-{i}].name", Value: "b-{i}", Flag: "--set clients[bastion-{i}].name"}}, 0, "runaway-healthcheck.yaml", "", "--set clients[bastion-{i}].name=b-{i}"},
+		// The review's case: the rename writes, with question.client
+		// after it; sliding-log's window does not.
+		{"a transform after paths that need each other", renamed, []scenarios.Setting{
+			{Name: "clients[0].name", Value: "app-{i}", Flag: "--set clients[0].name"},
+			{Name: "question.client", Value: "app-1", Flag: "--set question.client"},
+			{Name: "algorithm", Value: "sliding-log", Flag: "--algorithm"},
+		}, 2, "q.yaml", "limit.window: missing", "--algorithm sliding-log"},
 	}
 	for _, tt := range tests {
-		f, err := scenarios.Open(tt.builtin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := scenarios.Apply(f, []scenarios.Setting{tt.set})
-		if err != nil {
-			t.Fatalf("%s %s: %v", tt.builtin, tt.set.Name, err)
-		}
-		_, err = scenarios.Written(g)
-		wantFlag := fmt.Sprintf("(want the CLI's flag: --%s %s)", tt.set.Name, tt.set.Value)
-		if strings.Contains(tt.set.Name, ".") {
-			wantFlag = fmt.Sprintf("(want the CLI's flag: --set %s=%s)", tt.set.Name, tt.set.Value)
-		}
-		if err == nil || !strings.HasPrefix(err.Error(), tt.want) || !strings.HasSuffix(err.Error(), wantFlag) {
-			t.Errorf("%s %s=%s: %v (want %s... %s)", tt.builtin, tt.set.Name, tt.set.Value, err, tt.want, wantFlag)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := scenarios.Open(tt.file)
+			if strings.Contains(tt.file, "\n") {
+				f, err = scenarios.Parse("q.yaml", []byte(tt.file))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := scenarios.Apply(f, tt.sets)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = scenarios.Written(g)
+			var e *scenarios.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("%v (want an *Error)", err)
+			}
+			wantEnd := "(want the CLI's flag: " + tt.flag + ")"
+			if e.File != tt.at || (tt.at != "" && e.Line == 0) || e.Field != tt.sets[tt.blamed].Flag ||
+				!strings.HasPrefix(e.Msg, "cannot be written into the file: "+tt.why) || !strings.HasSuffix(e.Msg, wantEnd) ||
+				strings.Count(e.Msg, "(want") != 1 {
+				t.Errorf("got %#v\nwant file %q with a line, field %s, cannot be written into the file: %s... %s, one want", e, tt.at, tt.sets[tt.blamed].Flag, tt.why, wantEnd)
+			}
+		})
+	}
+}
+
+// TestWrittenSearchIsBounded: past MaxWrittenSearch settings, Written
+// does not look for the one to blame (each look reads the file again).
+func TestWrittenSearchIsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: many\nduration: 10s\nlimit: {rate: 10/s, burst: 10, key: api-key}\nclients:\n")
+	var sets []scenarios.Setting
+	for i := range scenarios.MaxWrittenSearch {
+		fmt.Fprintf(&b, "  - {name: c%d, api_key: c%d, traffic: {pattern: constant, rate: 1/s}}\n", i, i)
+		sets = append(sets, scenarios.Setting{Name: fmt.Sprintf("clients[c%d].traffic.rate", i), Value: "2/s"})
+	}
+	f, err := scenarios.Parse("many.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := scenarios.Apply(f, append(sets, scenarios.Setting{Name: "algorithm", Value: "sliding-log", Flag: "--algorithm"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = scenarios.Written(g)
+	var e *scenarios.Error
+	if !errors.As(err, &e) || e.Field != "" || !strings.Contains(e.Msg, "65 settings") || !strings.Contains(e.Msg, "at most 64") {
+		t.Errorf("%v (want an error naming no setting, past 64)", err)
 	}
 }
 
