@@ -642,15 +642,28 @@ func (in *injection) blame(field, msg string) *Error {
 // named is the setting with its value, as an error that it caused
 // elsewhere starts: "--servers 3", "--set limit.burst=0".
 func (s Setting) named() string {
-	if strings.HasPrefix(s.Flag, "--") && !strings.ContainsAny(s.Flag, " =") {
-		return s.Flag + " " + s.Value
-	}
 	if strings.HasPrefix(s.Flag, "expect[") {
 		// A with:'s field, named as the file's reader names it: its
 		// value is on the line the error gives.
 		return s.Flag
 	}
-	return s.Flag + "=" + s.Value
+	return flagWords(s.Flag, s.Value, func(w string) string { return w })
+}
+
+// flagWords is a flag with its value as a command line gives them, each
+// word through quote (words.ShellWord for a line to paste, as is for an
+// error to read): "--servers 3" for a flag of its own, "--set
+// limit.burst=0" for flag "--set limit.burst" (or a path alone, which
+// --set takes).
+func flagWords(flag, value string, quote func(string) string) string {
+	if strings.HasPrefix(flag, "--") && !strings.ContainsAny(flag, " =") {
+		return flag + " " + quote(value)
+	}
+	path, ok := strings.CutPrefix(flag, "--set ")
+	if !ok {
+		return quote(flag + "=" + value)
+	}
+	return "--set " + quote(path+"="+value)
 }
 
 // reread reads f's text again with sets in place. An error the file would

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/sim"
 )
 
@@ -264,9 +265,12 @@ func unwritable(s Setting, why error) error {
 			msg = e.Field + ": " + msg
 		}
 	}
-	flag := FlagField(s.Name) + " " + s.Value
+	// The flag to paste into a shell: a path's value may hold
+	// brackets and braces (clients[web-{i}].name=b-{i}) that zsh and
+	// bash expand, a mapping spaces.
+	flag := flagWords(FlagField(s.Name), s.Value, words.ShellWord)
 	if overrideName(s.Name) == "" || (overrideName(s.Name) == "topology" && isMapping(s.Value)) {
-		flag = "--set " + s.Name + "=" + s.Value
+		flag = flagWords("--set "+s.Name, s.Value, words.ShellWord)
 	}
 	out.Msg = fmt.Sprintf("cannot be written into the file: %s (want the CLI's flag: %s)", withoutWant(msg), flag)
 	return out

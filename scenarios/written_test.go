@@ -246,7 +246,7 @@ func TestWrittenRefuses(t *testing.T) {
 		// A file of limits: has no limit.shadow to write.
 		{"shadow on limits:", "api-quotas", []scenarios.Setting{{Name: "shadow", Value: "true", Flag: "--shadow"}}, 0, "", "written as limit.shadow: this file has limits:", "--shadow true"},
 		// Renamed, the clients no longer match the file's own expectations.
-		{"a rename under the file's expectations", "runaway-healthcheck", []scenarios.Setting{{Name: "clients[bastion-{i}].name", Value: "b-{i}", Flag: "--set clients[bastion-{i}].name"}}, 0, "runaway-healthcheck.yaml", "", "--set clients[bastion-{i}].name=b-{i}"},
+		{"a rename under the file's expectations", "runaway-healthcheck", []scenarios.Setting{{Name: "clients[bastion-{i}].name", Value: "b-{i}", Flag: "--set clients[bastion-{i}].name"}}, 0, "runaway-healthcheck.yaml", "", "--set 'clients[bastion-{i}].name=b-{i}'"},
 		// The review's case: the rename writes, with question.client
 		// after it; sliding-log's window does not.
 		{"a transform after paths that need each other", renamed, []scenarios.Setting{
