@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,10 +28,13 @@ import (
 // those read against it (step, store, rtt, on-error, sync-interval,
 // replication-lag) are written at their field (limit.algorithm,
 // topology.kind, topology.on_error, ...) when the file so written reads
-// to the same scenario. Where it does not (sliding-log's window, which
-// Apply fills and the file lacks; a duration that ends before a fault or
-// an expectation's span does; a kind that has no use for the topology's
-// masters:), and where a setting written makes a file that does not read
+// to the same scenario. An algorithm is written with the parameters
+// Apply filled for it (sliding-log's window on a token bucket's file:
+// the run is the same, and its header no longer calls the window
+// defaulted); a kind, without the topology's fields only the old kind
+// reads (a cluster's masters:). Where it does not read the same (a
+// duration that ends before a fault or an expectation's span does; a
+// kind under an expectation's with: of the old kind's field), and where a setting written makes a file that does not read
 // (clients renamed under the file's own expectations), the error is an
 // *Error naming the setting, with the flag that makes the same run:
 //
@@ -76,10 +80,10 @@ func Written(f *File) ([]byte, error) {
 	})
 	ordered = append(ordered, transforms...)
 
-	text, err := writeSettings(root, ordered)
+	text, dropped, err := writeSettings(root, ordered, &f.Scenario)
 	if err == nil {
 		var diff string
-		if diff, err = readsAs(root, text, &f.Scenario); err == nil && diff == "" {
+		if diff, err = readsAs(root, text, &f.Scenario, dropped); err == nil && diff == "" {
 			return text, nil
 		}
 	}
@@ -114,11 +118,11 @@ func blameWritten(root *File, paths, transforms []Setting, want *sim.Scenario) e
 			}
 			applied = &g.Scenario
 		}
-		text, err := writeSettings(root, sets)
+		text, dropped, err := writeSettings(root, sets, applied)
 		if err != nil {
 			return unwritable(last, err)
 		}
-		diff, err := readsAs(root, text, applied)
+		diff, err := readsAs(root, text, applied, dropped)
 		if err != nil {
 			return unwritable(last, err)
 		}
@@ -152,10 +156,10 @@ func blameWritten(root *File, paths, transforms []Setting, want *sim.Scenario) e
 }
 
 // writeSettings is root's text with sets written in its tree.
-func writeSettings(root *File, sets []Setting) ([]byte, error) {
+func writeSettings(root *File, sets []Setting, applied *sim.Scenario) (text []byte, dropped []string, err error) {
 	var doc yaml.Node
 	if err := safeDecode(yaml.NewDecoder(bytes.NewReader(root.Source)), &doc); err != nil || len(doc.Content) == 0 {
-		return nil, &Error{Msg: "the file's text does not read as YAML (want a file Apply has read)"}
+		return nil, nil, &Error{Msg: "the file's text does not read as YAML (want a file Apply has read)"}
 	}
 	top := doc.Content[0]
 	d := &decoder{injected: map[*yaml.Node]*injection{}}
@@ -167,18 +171,93 @@ func writeSettings(root *File, sets []Setting) ([]byte, error) {
 				at.Value = shadowField(s.Value)
 			}
 		}
-		if err := d.set(top, at); err != nil {
-			if e, ok := err.(*Error); ok && e.Field == s.Flag {
-				return nil, fmt.Errorf("written as %s: %s", at.Name, e.Msg)
+		extra := []Setting{at}
+		if overrideName(s.Name) == "algorithm" {
+			// The parameters the algorithm lacked, which Apply filled
+			// (sliding-log's window on a token bucket's file): written
+			// beside it, as the run has them.
+			extra = append(extra, filledParams(applied, s.Flag)...)
+		}
+		for _, at := range extra {
+			if err := d.set(top, at); err != nil {
+				if e, ok := err.(*Error); ok && e.Field == s.Flag {
+					return nil, nil, fmt.Errorf("written as %s: %s", at.Name, e.Msg)
+				}
+				return nil, nil, err
 			}
-			return nil, err
 		}
 	}
 	anchorAliases(&doc)
+	if slices.ContainsFunc(sets, func(s Setting) bool { return overrideName(s.Name) == "topology" && !isMapping(s.Value) }) {
+		// A kind written over a topology of another: the fields only the
+		// old kind reads (a cluster's masters:) are dropped, one at a
+		// time as the file so written refuses them; readsAs confirms
+		// that the run is the same.
+		for range 16 {
+			text, err := encodeDoc(&doc)
+			if err != nil {
+				return nil, nil, err
+			}
+			name := dropRejectedTopologyField(root, top, text)
+			if name == "" {
+				break
+			}
+			dropped = append(dropped, name)
+		}
+	}
+	text, err = encodeDoc(&doc)
+	return text, dropped, err
+}
+
+// filledParams are the settings of the limit's parameters that Apply's
+// algorithm filled by default in applied (its window, its burst), as the
+// file writes them; none when applied is nil or filled none.
+func filledParams(applied *sim.Scenario, flag string) []Setting {
+	if applied == nil {
+		return nil
+	}
+	var out []Setting
+	l := applied.Limit
+	if l.DefaultWindow {
+		out = append(out, Setting{Name: "limit.window", Value: words.Duration(l.Params.Window), Flag: flag})
+	}
+	if l.DefaultBurst {
+		out = append(out, Setting{Name: "limit.burst", Value: strconv.FormatInt(l.Params.Burst, 10), Flag: flag})
+	}
+	return out
+}
+
+// dropRejectedTopologyField reads text as root's file and, when it is
+// refused for a topology field its kind has no use for ("only a cluster
+// topology has it"), removes that field from top's topology: mapping;
+// it is the field's name, "" when it removed none.
+func dropRejectedTopologyField(root *File, top *yaml.Node, text []byte) string {
+	g := &File{Source: text, Path: root.Path, origin: root.origin, unread: true}
+	_, _, err := g.rereadWith(nil)
+	e, ok := err.(*Error)
+	if !ok || !strings.Contains(e.Msg, " topology has it") {
+		return ""
+	}
+	name, ok := strings.CutPrefix(e.Field, "topology.")
+	if !ok || strings.ContainsAny(name, ".[") {
+		return ""
+	}
+	t := ownValue(top, "topology", func(*yaml.Node) {})
+	for i := 0; i+1 < len(t.Content); i += 2 {
+		if t.Content[i].Value == name {
+			t.Content = slices.Delete(t.Content, i, i+2)
+			return name
+		}
+	}
+	return ""
+}
+
+// encodeDoc is doc written as YAML, two spaces an indent.
+func encodeDoc(doc *yaml.Node) ([]byte, error) {
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
+	if err := enc.Encode(doc); err != nil {
 		return nil, fmt.Errorf("the file cannot be written again: %v", err)
 	}
 	if err := enc.Close(); err != nil {
@@ -241,14 +320,38 @@ func shadowField(value string) string {
 
 // readsAs reads text as root's file and says where its scenario differs
 // from want: "" when it reads the same, else the first field that does
-// not.
-func readsAs(root *File, text []byte, want *sim.Scenario) (string, error) {
+// not. The topology fields dropped (those the written kind refuses, and
+// so does not read) are not compared: Apply's kind keeps the file's
+// value there, unread.
+func readsAs(root *File, text []byte, want *sim.Scenario, dropped []string) (string, error) {
 	g := &File{Source: text, Path: root.Path, origin: root.origin, unread: true}
 	got, _, err := g.rereadWith(nil)
 	if err != nil {
 		return "", err
 	}
-	return diffExported(reflect.ValueOf(got.Scenario), reflect.ValueOf(*want), "", 0), nil
+	// A parameter Apply filled by default is written as given: the run
+	// is the same, its header no longer says "defaulted".
+	w := *want
+	w.Limit.DefaultWindow, w.Limit.DefaultBurst = got.Scenario.Limit.DefaultWindow, got.Scenario.Limit.DefaultBurst
+	for _, name := range dropped {
+		goName := goFieldName(name)
+		if at := reflect.ValueOf(&w.Topology).Elem().FieldByName(goName); at.IsValid() && at.CanSet() {
+			at.Set(reflect.ValueOf(got.Scenario.Topology).FieldByName(goName))
+		}
+	}
+	return diffExported(reflect.ValueOf(got.Scenario), reflect.ValueOf(w), "", 0), nil
+}
+
+// goFieldName is a file's field name as sim's Go field: sync_interval
+// is SyncInterval.
+func goFieldName(name string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(name, "_") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
 }
 
 // unwritable is the error for a setting Written cannot put in the file:

@@ -97,8 +97,12 @@ func TestWrittenRunsAsApplied(t *testing.T) {
 				t.Errorf("%s %s: Written's text does not read: %v\n%s", name, label, err, text)
 				continue
 			}
-			// Compared whole: the name too (the files name themselves).
-			if got, want := runJSON(t, back.Scenario), runJSON(t, applied.Scenario); !bytes.Equal(got, want) {
+			// Compared whole: the name too (the files name themselves);
+			// but a parameter the algorithm's setting filled by default
+			// is written as given, and the run no longer says defaulted.
+			sc := applied.Scenario
+			sc.Limit.DefaultWindow, sc.Limit.DefaultBurst = false, false
+			if got, want := runJSON(t, back.Scenario), runJSON(t, sc); !bytes.Equal(got, want) {
 				t.Errorf("%s %s: Written's file runs otherwise than the applied one", name, label)
 			}
 			written[label]++
@@ -227,7 +231,7 @@ func TestWrittenDropsNumberedComments(t *testing.T) {
 // the file and line of why, on the setting, with one want: the flag that
 // makes the same run.
 func TestWrittenRefuses(t *testing.T) {
-	const renamed = "name: q\nduration: 10s\nlimit: {rate: 10/s, burst: 10, key: api-key}\nclients:\n  - {name: 'web-{i}', count: 2, api_key: web, traffic: {pattern: constant, rate: 5/s}}\nquestion: {ask: 'How many?', figure: allowed, client: web-1}\n"
+	const renamed = "name: q\nduration: 10s\nlimits:\n  - {name: per-second, algorithm: token-bucket, rate: 10/s, burst: 10, key: api-key}\nclients:\n  - {name: 'web-{i}', count: 2, api_key: web, traffic: {pattern: constant, rate: 5/s}}\nquestion: {ask: 'How many?', figure: allowed, client: web-1}\n"
 	tests := []struct {
 		name   string
 		file   string // a built-in's name, or a file's text (q.yaml)
@@ -237,23 +241,22 @@ func TestWrittenRefuses(t *testing.T) {
 		why    string // what the message says after "cannot be written into the file: "
 		flag   string // the want's flag
 	}{
-		// Apply fills the window sliding-log needs; the file has none.
-		{"a window Apply fills", "race", []scenarios.Setting{{Name: "algorithm", Value: "sliding-log", Flag: "--algorithm"}}, 0, "race.yaml", "limit.window: missing: sliding-log needs a window", "--algorithm sliding-log"},
 		// A duration that cuts the outage short: the file's fault ends after it.
 		{"a duration before a fault's end", "store-outage", []scenarios.Setting{{Name: "duration", Value: "15s", Flag: "--duration"}}, 0, "store-outage.yaml", "faults[0]", "--duration 15s"},
-		// The file's sync_interval: is on a kind that reads none.
-		{"a kind that reads none of the topology's fields", "sync-interval", []scenarios.Setting{{Name: "topology", Value: "shared", Flag: "--topology"}}, 0, "sync-interval.yaml", "topology.sync_interval", "--topology shared"},
+		// The file's expectation reads sync_interval, which a shared
+		// topology has not.
+		{"a kind under an expectation of the old kind's field", "sync-interval", []scenarios.Setting{{Name: "topology", Value: "shared", Flag: "--topology"}}, 0, "sync-interval.yaml", "expect[2].with.sync_interval: only a synced topology has it", "--topology shared"},
 		// A file of limits: has no limit.shadow to write.
 		{"shadow on limits:", "api-quotas", []scenarios.Setting{{Name: "shadow", Value: "true", Flag: "--shadow"}}, 0, "", "written as limit.shadow: this file has limits:", "--shadow true"},
 		// Renamed, the clients no longer match the file's own expectations.
 		{"a rename under the file's expectations", "runaway-healthcheck", []scenarios.Setting{{Name: "clients[bastion-{i}].name", Value: "b-{i}", Flag: "--set clients[bastion-{i}].name"}}, 0, "runaway-healthcheck.yaml", "", "--set 'clients[bastion-{i}].name=b-{i}'"},
 		// The review's case: the rename writes, with question.client
-		// after it; sliding-log's window does not.
+		// after it; --shadow, on a file of limits:, does not.
 		{"a transform after paths that need each other", renamed, []scenarios.Setting{
 			{Name: "clients[0].name", Value: "app-{i}", Flag: "--set clients[0].name"},
 			{Name: "question.client", Value: "app-1", Flag: "--set question.client"},
-			{Name: "algorithm", Value: "sliding-log", Flag: "--algorithm"},
-		}, 2, "q.yaml", "limit.window: missing", "--algorithm sliding-log"},
+			{Name: "shadow", Value: "true", Flag: "--shadow"},
+		}, 2, "", "written as limit.shadow: this file has limits:", "--shadow true"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -283,11 +286,58 @@ func TestWrittenRefuses(t *testing.T) {
 	}
 }
 
+// TestWrittenFillsWhatApplyFilled: an algorithm is written with the
+// window Apply filled for it, a kind without the fields only the old
+// kind reads; the file then runs as the applied one.
+func TestWrittenFillsWhatApplyFilled(t *testing.T) {
+	const synced = "name: synced\nduration: 10s\nlimit: {rate: 10/s, burst: 10, key: api-key}\ntopology:\n  kind: synced\n  sync_interval: 100ms\n  rtt: 1ms\nclients:\n  - {name: a, api_key: a, traffic: {pattern: constant, rate: 20/s}}\n"
+	tests := []struct {
+		builtin string
+		set     scenarios.Setting
+		has     string // in the text written
+		lacks   string // and not
+	}{
+		{"race", scenarios.Setting{Name: "algorithm", Value: "sliding-log"}, "window: 1s", ""},
+		{synced, scenarios.Setting{Name: "topology", Value: "shared"}, "kind: shared", "sync_interval"},
+		{synced, scenarios.Setting{Name: "topology", Value: "local"}, "kind: local", "sync_interval"},
+	}
+	for _, tt := range tests {
+		f, err := scenarios.Open(tt.builtin)
+		if tt.builtin == synced {
+			f, err = scenarios.Parse("synced.yaml", []byte(synced))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := scenarios.Apply(f, []scenarios.Setting{tt.set})
+		if err != nil {
+			t.Fatalf("%s=%s: %v", tt.set.Name, tt.set.Value, err)
+		}
+		text, err := scenarios.Written(g)
+		if err != nil {
+			t.Errorf("%s %s=%s: %v", tt.builtin, tt.set.Name, tt.set.Value, err)
+			continue
+		}
+		if !strings.Contains(string(text), tt.has) || (tt.lacks != "" && strings.Contains(string(text), tt.lacks)) {
+			t.Errorf("%s %s=%s: want %q, not %q, in\n%s", tt.builtin, tt.set.Name, tt.set.Value, tt.has, tt.lacks, text)
+		}
+		back, err := scenarios.Parse("back.yaml", text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := g.Scenario
+		sc.Limit.DefaultWindow, sc.Limit.DefaultBurst = false, false
+		if !bytes.Equal(runJSON(t, back.Scenario), runJSON(t, sc)) {
+			t.Errorf("%s %s=%s: Written's file runs otherwise than the applied one", tt.builtin, tt.set.Name, tt.set.Value)
+		}
+	}
+}
+
 // TestWrittenSearchIsBounded: past MaxWrittenSearch settings, Written
 // does not look for the one to blame (each look reads the file again).
 func TestWrittenSearchIsBounded(t *testing.T) {
 	var b strings.Builder
-	b.WriteString("name: many\nduration: 10s\nlimit: {rate: 10/s, burst: 10, key: api-key}\nclients:\n")
+	b.WriteString("name: many\nduration: 10s\nlimits:\n  - {name: per-second, algorithm: token-bucket, rate: 10/s, burst: 10, key: api-key}\nclients:\n")
 	var sets []scenarios.Setting
 	for i := range scenarios.MaxWrittenSearch {
 		fmt.Fprintf(&b, "  - {name: c%d, api_key: c%d, traffic: {pattern: constant, rate: 1/s}}\n", i, i)
@@ -297,7 +347,7 @@ func TestWrittenSearchIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := scenarios.Apply(f, append(sets, scenarios.Setting{Name: "algorithm", Value: "sliding-log", Flag: "--algorithm"}))
+	g, err := scenarios.Apply(f, append(sets, scenarios.Setting{Name: "shadow", Value: "true", Flag: "--shadow"}))
 	if err != nil {
 		t.Fatal(err)
 	}
