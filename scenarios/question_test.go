@@ -472,3 +472,27 @@ clients:
 		}
 	}
 }
+
+// TestReadsAsComparesWhatIsAsked: Written's self-check finds a text whose
+// scenario is the same but whose question or expectation is not.
+func TestReadsAsComparesWhatIsAsked(t *testing.T) {
+	const asked = "question: {ask: 'How many?', figure: allowed, client: batch}\nexpect:\n  - {client: batch, allowed: {max: 200}}\n"
+	f, err := Parse("q.yaml", []byte(questionBase+asked))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ from, to, want string }{
+		{"client: batch}", "client: web-1}", "question is"},
+		{"'How many?'", "'How many of them?'", "question is"},
+		{"max: 200", "max: 201", "expect[0] is"},
+	} {
+		text := strings.Replace(string(f.Source), tt.from, tt.to, 1)
+		diff, err := readsAs(f, []byte(text), f, nil)
+		if err != nil || !strings.HasPrefix(diff, tt.want) {
+			t.Errorf("%s -> %s: %q, %v (want %s...)", tt.from, tt.to, diff, err, tt.want)
+		}
+	}
+	if diff, err := readsAs(f, f.Source, f, nil); diff != "" || err != nil {
+		t.Errorf("the file itself: %q, %v", diff, err)
+	}
+}

@@ -83,14 +83,14 @@ func Written(f *File) ([]byte, error) {
 	text, dropped, err := writeSettings(root, ordered, &f.Scenario)
 	if err == nil {
 		var diff string
-		if diff, err = readsAs(root, text, &f.Scenario, dropped); err == nil && diff == "" {
+		if diff, err = readsAs(root, text, f, dropped); err == nil && diff == "" {
 			return text, nil
 		}
 	}
 	if len(ordered) > MaxWrittenSearch {
 		return nil, &Error{Msg: fmt.Sprintf("%d settings do not write into the file as they apply, and Written looks for the one to blame among at most %d (want fewer settings, or the CLI's flags)", len(ordered), MaxWrittenSearch)}
 	}
-	return nil, blameWritten(root, ordered[:len(ordered)-len(transforms)], transforms, &f.Scenario)
+	return nil, blameWritten(root, ordered[:len(ordered)-len(transforms)], transforms, f)
 }
 
 // MaxWrittenSearch is the most settings Written searches for the one it
@@ -107,7 +107,7 @@ const MaxWrittenSearch = 64
 // transform is never blamed for a path's doing, nor a path for a
 // transform's (a rename that the question: follows, then --algorithm
 // sliding-log, blames --algorithm).
-func blameWritten(root *File, paths, transforms []Setting, want *sim.Scenario) error {
+func blameWritten(root *File, paths, transforms []Setting, want *File) error {
 	// check is the error for sets written, nil when they read as applied.
 	check := func(sets []Setting, last Setting) error {
 		applied := want
@@ -116,9 +116,9 @@ func blameWritten(root *File, paths, transforms []Setting, want *sim.Scenario) e
 			if err != nil {
 				return nil // no run alone (checkRead): judged with the next
 			}
-			applied = &g.Scenario
+			applied = g
 		}
-		text, dropped, err := writeSettings(root, sets, applied)
+		text, dropped, err := writeSettings(root, sets, &applied.Scenario)
 		if err != nil {
 			return unwritable(last, err)
 		}
@@ -318,12 +318,13 @@ func shadowField(value string) string {
 	return value
 }
 
-// readsAs reads text as root's file and says where its scenario differs
-// from want: "" when it reads the same, else the first field that does
-// not. The topology fields dropped (those the written kind refuses, and
+// readsAs reads text as root's file and says where it differs from want
+// (a file Apply made): "" when it reads the same, else the first field
+// of the scenario that does not, or the question, or an expectation's
+// text. The topology fields dropped (those the written kind refuses, and
 // so does not read) are not compared: Apply's kind keeps the file's
 // value there, unread.
-func readsAs(root *File, text []byte, want *sim.Scenario, dropped []string) (string, error) {
+func readsAs(root *File, text []byte, want *File, dropped []string) (string, error) {
 	g := &File{Source: text, Path: root.Path, origin: root.origin, unread: true}
 	got, _, err := g.rereadWith(nil)
 	if err != nil {
@@ -331,7 +332,7 @@ func readsAs(root *File, text []byte, want *sim.Scenario, dropped []string) (str
 	}
 	// A parameter Apply filled by default is written as given: the run
 	// is the same, its header no longer says "defaulted".
-	w := *want
+	w := want.Scenario
 	w.Limit.DefaultWindow, w.Limit.DefaultBurst = got.Scenario.Limit.DefaultWindow, got.Scenario.Limit.DefaultBurst
 	for _, name := range dropped {
 		goName := goFieldName(name)
@@ -339,7 +340,31 @@ func readsAs(root *File, text []byte, want *sim.Scenario, dropped []string) (str
 			at.Set(reflect.ValueOf(got.Scenario.Topology).FieldByName(goName))
 		}
 	}
-	return diffExported(reflect.ValueOf(got.Scenario), reflect.ValueOf(w), "", 0), nil
+	if d := diffExported(reflect.ValueOf(got.Scenario), reflect.ValueOf(w), "", 0); d != "" {
+		return d, nil
+	}
+	return diffAsked(got, want), nil
+}
+
+// diffAsked says how got's question and expectations differ from want's,
+// "" when they do not: the question's fields but its line (the text
+// written has its own lines), each expectation's text.
+func diffAsked(got, want *File) string {
+	gq, wq := got.Question, want.Question
+	switch {
+	case (gq == nil) != (wq == nil):
+		return fmt.Sprintf("question is %v, not %v", gq, wq)
+	case gq != nil && (gq.Ask != wq.Ask || gq.Figure != wq.Figure || gq.Subject != wq.Subject || gq.Pick != wq.Pick):
+		return fmt.Sprintf("question is %+v, not %+v", *gq, *wq)
+	case len(got.Expect) != len(want.Expect):
+		return fmt.Sprintf("expect has %d, not %d", len(got.Expect), len(want.Expect))
+	}
+	for i := range got.Expect {
+		if got.Expect[i].Text != want.Expect[i].Text {
+			return fmt.Sprintf("expect[%d] is %q, not %q", i, got.Expect[i].Text, want.Expect[i].Text)
+		}
+	}
+	return ""
 }
 
 // goFieldName is a file's field name as sim's Go field: sync_interval
