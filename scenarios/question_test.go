@@ -349,16 +349,24 @@ func TestAnswerNoNumber(t *testing.T) {
 }
 
 // builtinAnswers are what each built-in's question must answer: the
-// answer its lesson claims, from the file's own expect: lines and
-// comments (cited beside each), not from a run. A number is bounded
-// (lo..hi), a pick names its clients.
+// answer its lesson claims. Where the run has the baseline (the ideal,
+// one exact limiter's figure for the subject), the answer is held to it
+// at the lesson's ratio: an over-admitted file's answer is the ideal
+// times what its summary says, an isolated or quota one's is the ideal.
+// Elsewhere it is bounded by the file's expect: lines and comments (cited
+// beside each), and a pick names its clients.
 var builtinAnswers = map[string]struct {
-	figure  string // the figure the ask names
+	figure  string  // the figure the ask names
+	ideal   string  // the ideal figure of the subject to hold the answer to
+	ratio   float64 // the answer is ideal × ratio (ratio within ±tol)
+	tol     float64
+	atLeast bool // ratio is the least the answer may be, over ideal
 	lo, hi  float64
 	clients []string
+	text    string // a regexp the answer's Text must match
 }{
-	// expect: sync-job allowed equals 1000 (its hourly quota).
-	"api-quotas": {figure: "allowed", lo: 1000, hi: 1000},
+	// "a quota of 1,000": sync-job, well within the rate, gets its quota.
+	"api-quotas": {figure: "allowed", ideal: "ideal_allowed", ratio: 1, text: `^1,000$`},
 	// expect: checkout rejected equals 0; the others are shed (min 3000, min 1000).
 	"black-friday": {figure: "shed", clients: []string{"checkout"}},
 	// comments: checkout fails open "for the whole thirty seconds, the worst of
@@ -371,30 +379,29 @@ var builtinAnswers = map[string]struct {
 	"expensive-search": {figure: "rejected", clients: []string{"search-page"}},
 	// expect: home rejected max 0; every office-* min 1 in 10–20s.
 	"nat": {figure: "rejected", clients: []string{"home"}},
-	// comments: app "is admitted 10/s, then 20/s during the split":
-	// 20 + 10/s × 20s + 20/s × 10s = 420, against the limit's 320.
-	"partition": {figure: "allowed", lo: 400, hi: 440},
-	// expect: checkout allowed min 380; comments: "1.25× what its limit
-	// allows" (320), so about 400.
-	"race": {figure: "allowed", lo: 380, hi: 480},
-	// expect: drain-rack-2 rejected min 20 of 40; comments: "10 + 5 tokens".
-	"rack-drain": {figure: "allowed", lo: 10, hi: 20},
+	// summary: "each side counts alone, so 2× the limit", for the 10 s of
+	// the split's 30: more than the ideal by a fifth at least.
+	"partition": {figure: "allowed", ideal: "ideal_allowed", ratio: 1.2, atLeast: true},
+	// comments: "1.25× what its limit allows".
+	"race": {figure: "allowed", ideal: "ideal_allowed", ratio: 1.25, tol: 0.05},
+	// lost under share: rack 2 gets what the shared bucket leaves, which
+	// one exact limiter gives it too.
+	"rack-drain": {figure: "allowed", ideal: "ideal_allowed", ratio: 1},
 	// expect: eager allowed max 82, patient min 90, jittery min 95.
 	"retry-storm": {figure: "allowed", clients: []string{"eager"}},
-	// expect: bastion-* allowed max 260; comments: 50 + 10/s × 20s = 250.
-	"runaway-healthcheck": {figure: "allowed", lo: 240, hi: 260},
+	// isolated: a runaway bastion gets what its own limit gives it.
+	"runaway-healthcheck": {figure: "allowed", ideal: "ideal_allowed", ratio: 1},
 	// expect: reports rejected min 20 in 20–40s, 0 before and after; at
 	// most what it sends in those 20 s, 4.5/s × 20s.
 	"slow-endpoint": {figure: "rejected", lo: 20, hi: 90},
 	// expect: scraper failed_open min 900; at most its 100/s × 10s.
-	"store-outage": {figure: "failed_open", lo: 900, hi: 1000},
-	// expect: flash-bot allowed min 1800; comments: never synced, 3,576.
-	"sync-interval": {figure: "allowed", lo: 1800, hi: 3576},
-	// expect: importer allowed min 1990; comments: "2,000 admitted of a
-	// quota of 1,000".
-	"two-regions": {figure: "allowed", lo: 1990, hi: 2000},
-	// expect: boundary max_allowed_1s min 200, of the 200 it sends.
-	"window-boundary": {figure: "max_allowed_1s", lo: 200, hi: 200},
+	"store-outage": {figure: "failed_open", lo: 900, hi: 1000, text: `^(900|9\d\d|1,000)$`},
+	// summary: "a burst gets 2.5×" of what one exact limiter admits.
+	"sync-interval": {figure: "allowed", ideal: "ideal_allowed", ratio: 2.5, tol: 0.1, text: `^\d,\d{3}$`},
+	// comments: "2,000 admitted of a quota of 1,000": each region's own.
+	"two-regions": {figure: "allowed", ideal: "ideal_allowed", ratio: 2, tol: 0.01},
+	// the lesson: twice the limit within one second, across a boundary.
+	"window-boundary": {figure: "max_allowed_1s", ideal: "ideal_max_allowed_1s", ratio: 2, text: `^200$`},
 }
 
 // TestBuiltinQuestions runs each built-in and checks that its question is
@@ -438,8 +445,28 @@ func TestBuiltinQuestions(t *testing.T) {
 				}
 				return
 			}
-			if a.Value < want.lo || a.Value > want.hi || a.Clients != nil {
-				t.Errorf("%q: %+v (want %g..%g)", q.Ask, a, want.lo, want.hi)
+			if want.text != "" && !regexp.MustCompile(want.text).MatchString(a.Text) {
+				t.Errorf("%q: Text %q (want %s)", q.Ask, a.Text, want.text)
+			}
+			if a.Clients != nil || a.AllTied {
+				t.Errorf("%q: %+v names clients", q.Ask, a)
+			}
+			if want.ideal == "" {
+				if a.Value < want.lo || a.Value > want.hi {
+					t.Errorf("%q: %+v (want %g..%g)", q.Ask, a, want.lo, want.hi)
+				}
+				return
+			}
+			ideal, err := Figure(r, want.ideal, q.Subject)
+			if err != nil || ideal <= 0 {
+				t.Fatalf("%s of %q: %g, %v", want.ideal, q.Subject, ideal, err)
+			}
+			ratio := a.Value / ideal
+			switch {
+			case want.atLeast && ratio < want.ratio:
+				t.Errorf("%q: %s is %.3g× the %s %s (want at least %g×)", q.Ask, a.Text, ratio, want.ideal, words.Figure(ideal), want.ratio)
+			case !want.atLeast && math.Abs(ratio-want.ratio) > want.tol*want.ratio:
+				t.Errorf("%q: %s is %.3g× the %s %s (want %g× ± %g%%)", q.Ask, a.Text, ratio, want.ideal, words.Figure(ideal), want.ratio, 100*want.tol)
 			}
 			t.Logf("%q: %s", q.Ask, a.Text)
 		})
