@@ -38,7 +38,7 @@ import (
 // (clients renamed under the file's own expectations), the error is an
 // *Error naming the setting, with the flag that makes the same run:
 //
-//	race.yaml:29: --algorithm: cannot be written into the file: limit.window: missing: sliding-log needs a window (want the CLI's flag: --algorithm sliding-log)
+//	store-outage.yaml:45: --duration: cannot be written into the file: faults[0].end: 20s is after the end of the run (want the CLI's flag: --duration 15s)
 //
 // The setting blamed is found by writing the tree's settings together,
 // then adding the transforms one at a time (blameWritten), among at most
@@ -105,8 +105,8 @@ const MaxWrittenSearch = 64
 // transforms added one at a time: the first whose addition does not
 // write, or reads otherwise than Apply makes it, is to blame. So a
 // transform is never blamed for a path's doing, nor a path for a
-// transform's (a rename that the question: follows, then --algorithm
-// sliding-log, blames --algorithm).
+// transform's (a rename that the question: follows, then --shadow on a
+// file of limits:, blames --shadow).
 func blameWritten(root *File, paths, transforms []Setting, want *File) error {
 	// check is the error for sets written, nil when they read as applied.
 	check := func(sets []Setting, last Setting) error {
@@ -383,7 +383,7 @@ func goFieldName(name string) string {
 // at the file and line of why (an *Error of the file so written), on the
 // setting, with one want, the flag that makes the same run:
 //
-//	race.yaml:29: --algorithm: cannot be written into the file: limit.window: missing: sliding-log needs a window (want the CLI's flag: --algorithm sliding-log)
+//	store-outage.yaml:45: --duration: cannot be written into the file: faults[0].end: 20s is after the end of the run (want the CLI's flag: --duration 15s)
 func unwritable(s Setting, why error) error {
 	out := &Error{Field: s.Flag}
 	msg := why.Error()
