@@ -52,6 +52,10 @@
     playFrom: 0,
     playRaf: 0,
     hash: '',
+    // keepHash is set while the page shows something other than what its
+    // link asked for (a link that could not be read): the link stays in the
+    // address bar, as evidence, until the user changes something.
+    keepHash: false,
     yamlOpenBeforePredict: true,
   };
 
@@ -311,6 +315,7 @@
   }
 
   function updateHash() {
+    if (page.keepHash) return true;
     const enc = call('encode', JSON.stringify(stateForRun()));
     if (enc.error) {
       status(`the link cannot carry this scenario: ${enc.error.text}`);
@@ -328,15 +333,21 @@
     return true;
   }
 
-  // openFragment reads a permalink's state; false (and a message) when it
-  // cannot.
+  // openFragment reads a permalink's state; false (and a notice at the top
+  // of the page) when it cannot, or when it names a built-in this page does
+  // not have. Then the page shows the default built-in and leaves the link
+  // in the address bar until the user changes something.
   function openFragment(fragment) {
     const dec = call('decode', fragment);
     if (dec.error || !dec.state) {
-      showNotice(`This link's scenario could not be read (${dec.error ? dec.error.text : 'no state'}); showing ${DEFAULT_BUILTIN} instead.`);
+      linkFailed(`This link could not be read (${dec.error ? dec.error.text : 'no state'})`);
       return false;
     }
     const s = dec.state;
+    if (s.builtin && page.builtins.length && !page.builtins.some((b) => b.name === s.builtin)) {
+      linkFailed(`This link names the built-in scenario "${s.builtin}", which this page does not have (a newer page, or a typo)`);
+      return false;
+    }
     cancelYamlEdit();
     page.state = {
       builtin: s.builtin || '',
@@ -354,6 +365,29 @@
     return true;
   }
 
+  function linkFailed(why) {
+    page.keepHash = true;
+    pageNotice(`${why}: showing ${defaultBuiltin()} instead. The link is left in the address bar as it came.`);
+  }
+
+  function defaultBuiltin() {
+    if (page.builtins.some((b) => b.name === DEFAULT_BUILTIN) || !page.builtins.length) return DEFAULT_BUILTIN;
+    return page.builtins[0].name;
+  }
+
+  // pageNotice shows text at the top of the page until it is dismissed;
+  // action, when given, is {label, run}: a button beside it.
+  function pageNotice(text, action) {
+    $('page-notice-text').textContent = text;
+    const btn = $('page-notice-action');
+    btn.hidden = !action;
+    btn.textContent = action ? action.label : '';
+    btn.onclick = action ? () => action.run() : null;
+    $('page-notice').hidden = false;
+  }
+
+  // showNotice is a note about the YAML (a file too large, unreadable),
+  // beside the editor it is about.
   function showNotice(text) {
     const note = $('download-note');
     status(text);
@@ -772,6 +806,7 @@
   // changed follows every change of what runs: a prediction starts again,
   // and one run of the latest state follows.
   function changed(opts) {
+    page.keepHash = false; // the user changed something: the link follows
     if (page.state.predict && !(opts && opts.keepGuess)) {
       page.revealed = false;
       clearGuess();
@@ -1214,6 +1249,7 @@
     page.revealed = false;
     clearGuess();
     applyPredictView();
+    page.keepHash = false;
     updateHash();
     if (page.state.predict) $('guess').focus();
   }
@@ -1244,6 +1280,7 @@
   }
 
   function copyLink() {
+    page.keepHash = false; // what is copied is what the page shows
     if (page.lastResponse) updateHash();
     $('link-text').value = location.href;
     copyText(location.href, $('link-text'), null, 'Link copied: paste it into your slides or a message.');
@@ -1288,6 +1325,7 @@
       changed({ keepGuess: false });
     });
     $('copy-link').addEventListener('click', copyLink);
+    $('page-notice-close').addEventListener('click', () => { $('page-notice').hidden = true; });
     document.querySelector('.skip').addEventListener('click', (e) => {
       // While predicting, the results are hidden: the question is where to go.
       e.preventDefault();
@@ -1354,7 +1392,7 @@
     $('copy-link').disabled = false;
     const frag = location.hash.slice(1);
     if (!frag || !openFragment(frag)) {
-      page.state = { builtin: page.builtins.some((b) => b.name === DEFAULT_BUILTIN) ? DEFAULT_BUILTIN : (page.builtins[0] ? page.builtins[0].name : DEFAULT_BUILTIN), yaml: '', file: '', set: [], vs: [], predict: false };
+      page.state = { builtin: defaultBuiltin(), yaml: '', file: '', set: [], vs: [], predict: false };
     }
     requestRun();
   }
