@@ -57,6 +57,7 @@
     // address bar, as evidence, until the user changes something.
     keepHash: false,
     yamlOpenBeforePredict: true,
+    yamlAnyway: false,            // shown on purpose while predicting
   };
 
   // ---------- small helpers ----------
@@ -1202,16 +1203,24 @@
     $('ask-again').hidden = !page.revealed;
     $('predict-waiting').hidden = !hide;
     const panel = $('yaml-panel');
-    if (hide && !panel.dataset.closedForPredict) {
+    const hideYaml = yamlHidden();
+    if (hideYaml && !panel.dataset.closedForPredict) {
       page.yamlOpenBeforePredict = panel.open;
       panel.open = false;
       panel.dataset.closedForPredict = '1';
-      $('yaml-hidden-note').hidden = false;
-    } else if (!hide && panel.dataset.closedForPredict) {
+    } else if (!hideYaml && panel.dataset.closedForPredict) {
       delete panel.dataset.closedForPredict;
-      panel.open = page.yamlOpenBeforePredict;
-      $('yaml-hidden-note').hidden = true;
+      panel.open = page.yamlAnyway || page.yamlOpenBeforePredict;
     }
+    // The panel's note is outside its body: it shows while the panel is shut.
+    $('yaml-hidden-note').hidden = !hideYaml;
+    panel.querySelector('summary').setAttribute('aria-disabled', hideYaml ? 'true' : 'false');
+  }
+
+  // yamlHidden reports whether the YAML panel is kept shut: while a
+  // prediction is open and nobody asked to see the file anyway.
+  function yamlHidden() {
+    return page.state.predict && !page.revealed && !page.yamlAnyway;
   }
 
   function reveal() {
@@ -1247,6 +1256,7 @@
   function onPredictToggle() {
     page.state.predict = $('predict-on').checked;
     page.revealed = false;
+    page.yamlAnyway = false;
     clearGuess();
     applyPredictView();
     page.keepHash = false;
@@ -1293,6 +1303,7 @@
       const name = $('builtin').value;
       if (!name) return;
       cancelYamlEdit();
+      page.yamlAnyway = false; // another file's text: hidden again while predicting
       page.state = { builtin: name, yaml: '', file: '', set: [], vs: [], predict: page.state.predict };
       syncModeInputs();
       $('download-note').hidden = true;
@@ -1316,6 +1327,16 @@
       loadFile(f);
     });
     $('download-yaml').addEventListener('click', downloadYaml);
+    // While predicting, the summary does not open the panel: only the
+    // note's "show the YAML anyway" does, on purpose.
+    const panel = $('yaml-panel');
+    panel.querySelector('summary').addEventListener('click', (e) => { if (yamlHidden()) e.preventDefault(); });
+    panel.addEventListener('toggle', () => { if (panel.open && yamlHidden()) panel.open = false; });
+    $('show-yaml-anyway').addEventListener('click', () => {
+      page.yamlAnyway = true;
+      applyPredictView();
+      $('yaml').focus();
+    });
     $('goto-error').addEventListener('click', () => gotoLine(Number($('goto-error').dataset.line)));
     $('reset-all').addEventListener('click', () => {
       if (!page.state.set.length) return;
