@@ -1147,9 +1147,18 @@
   function renderQuestion(resp) {
     const q = resp.question;
     const box = $('predict-on');
+    // Nothing ran: the error is the one thing to show, in the box that is on
+    // screen while predicting (the YAML panel is shut then).
+    $('predict-error').hidden = !resp.error;
+    $('predict-error-text').textContent = resp.error
+      ? `Nothing ran, so there is nothing to reveal: ${resp.error.text || 'error'}`
+      : '';
     if (!q) {
       // A file that did not read says nothing about its question.
-      if (!resp.error) {
+      if (resp.error) {
+        // A predict box can always be turned off, question or not.
+        box.disabled = !box.checked;
+      } else {
         const why = 'No question in this scenario (a file asks one with a question: block).';
         box.disabled = true;
         box.checked = false;
@@ -1199,9 +1208,10 @@
     const hide = predicting && !page.revealed;
     $('predict').hidden = !predicting;
     $('results').hidden = hide;
-    $('reveal').disabled = !page.last || page.revealed;
+    const failed = !!(page.lastResponse && page.lastResponse.error);
+    $('reveal').disabled = !page.last || page.revealed || failed;
     $('ask-again').hidden = !page.revealed;
-    $('predict-waiting').hidden = !hide;
+    $('predict-waiting').hidden = !hide || failed;
     const panel = $('yaml-panel');
     const hideYaml = yamlHidden();
     if (hideYaml && !panel.dataset.closedForPredict) {
@@ -1225,6 +1235,8 @@
 
   function reveal() {
     const r = page.last;
+    // The last run that worked is not the scenario as it is now.
+    if (page.lastResponse && page.lastResponse.error) return;
     if (!r || !r.question || !r.question.answer) return;
     const q = r.question;
     const a = q.answer;
