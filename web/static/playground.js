@@ -27,6 +27,9 @@
   const MAX_FILE_BYTES = 1 << 20; // what a permalink can carry (Decode's bound)
   const MAX_WASM_BYTES = 256 << 20;
   const PLAY_SECONDS = 12; // a whole run plays in about this long
+  // Links longer than this are copied with a warning: chat tools, slide
+  // software and some mail clients cut a URL past about 8 KB.
+  const LINK_WARN_CHARS = 8 << 10;
 
   const $ = (id) => document.getElementById(id);
   const numbers = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
@@ -56,6 +59,7 @@
     // link asked for (a link that could not be read): the link stays in the
     // address bar, as evidence, until the user changes something.
     keepHash: false,
+    linkError: '',                // why the last encode failed ('' when it did not)
     yamlOpenBeforePredict: true,
     yamlAnyway: false,            // shown on purpose while predicting
   };
@@ -320,8 +324,16 @@
     const enc = call('encode', JSON.stringify(stateForRun()));
     if (enc.error) {
       status(`the link cannot carry this scenario: ${enc.error.text}`);
+      page.linkError = enc.error.text;
+      // The address bar must not keep an older scenario's link as if it
+      // were this one's.
+      if (location.hash) {
+        page.hash = '';
+        try { history.replaceState(history.state, '', location.pathname + location.search); } catch (e) { /* file:// may refuse */ }
+      }
       return false;
     }
+    page.linkError = '';
     const hash = '#' + enc.fragment;
     if (hash !== page.hash || location.hash !== hash) {
       page.hash = hash;
@@ -1301,11 +1313,30 @@
     }
   }
 
+  // copyLink copies the page's permalink: never a stale one (when this
+  // state cannot be linked it says why and offers the YAML instead), and
+  // with a warning when the link is longer than chat tools and slides keep.
   function copyLink() {
     page.keepHash = false; // what is copied is what the page shows
-    if (page.lastResponse) updateHash();
-    $('link-text').value = location.href;
-    copyText(location.href, $('link-text'), null, 'Link copied: paste it into your slides or a message.');
+    if (page.lastResponse && !updateHash()) {
+      // Nor may the field keep an older link to copy by hand.
+      $('link-text').value = '';
+      $('link-field').hidden = true;
+      pageNotice(`No link was copied: this scenario is too large for a link (${page.linkError}). Share the YAML file instead.`, downloadAction);
+      return;
+    }
+    const href = location.href;
+    if (href.length > LINK_WARN_CHARS) {
+      copyText(href, $('link-text'), null, `Link copied, but it is ${fmtBytes(href.length)}.`);
+      pageNotice(`This link is ${fmtBytes(href.length)}: chat tools and slides may cut a link longer than about 8 KB, and a cut link opens another scenario. Share the YAML file instead.`, downloadAction);
+      return;
+    }
+    copyText(href, $('link-text'), null, 'Link copied: paste it into your slides or a message.');
+  }
+  const downloadAction = { label: 'Download YAML', run: () => downloadYaml() };
+
+  function fmtBytes(n) {
+    return n < 1024 ? `${n} bytes` : n < 1 << 20 ? `${fmtNum(Math.round(n / 1024))} KB` : `${fmtNum(Math.round((n / (1 << 20)) * 10) / 10)} MB`;
   }
 
   // ---------- wiring ----------
