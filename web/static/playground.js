@@ -863,7 +863,7 @@
   }
 
   function renderResults(resp) {
-    $('headline').textContent = resp.headline || '';
+    renderHeadline(resp.headline || '');
     const dur = Number(resp.durationS || (resp.scenario && resp.scenario.durationS) || 0);
     putSVG($('timeline'), resp.timeline, 'The run over time: each client\'s requests allowed and rejected');
     page.framesShown = false;
@@ -872,6 +872,51 @@
     renderFindings(resp.findings);
     renderExpectations(resp.expectations);
     $('command').textContent = resp.command || '';
+  }
+
+  // renderHeadline shows the run's headline, two lines at most (CSS): one
+  // that is cut opens whole on a click or Enter.
+  function renderHeadline(text) {
+    const h = $('headline');
+    h.textContent = text;
+    h.classList.remove('is-open');
+    const long = h.scrollHeight > h.clientHeight + 1;
+    h.classList.toggle('is-long', long);
+    if (long) {
+      h.tabIndex = 0;
+      h.setAttribute('aria-expanded', 'false');
+      h.title = 'Show the whole headline';
+    } else {
+      h.removeAttribute('tabindex');
+      h.removeAttribute('aria-expanded');
+      h.removeAttribute('title');
+    }
+  }
+  function toggleHeadline() {
+    const h = $('headline');
+    if (!h.classList.contains('is-long')) return;
+    const open = h.classList.toggle('is-open');
+    h.setAttribute('aria-expanded', String(open));
+    fitPicture();
+  }
+
+  // fitPicture tells the CSS how much of the screen is taken above the
+  // picture and below it (the scrubber), so that the picture and its time
+  // axis fit on the screen under them. Above is measured from the page's
+  // top (the bar, a notice, the headline, run B); after a reveal, from the
+  // results' top, where Reveal scrolls to (the answer box above them would
+  // leave the picture too small to read).
+  function fitPicture() {
+    const box = $('timeline');
+    if (!box.isConnected || $('results').hidden) return;
+    const root = document.documentElement.style;
+    const from = page.state.predict && page.revealed ? $('results').getBoundingClientRect().top : -window.scrollY;
+    const top = box.getBoundingClientRect().top - from;
+    const scrub = document.querySelector('.scrub');
+    root.setProperty('--above', `${Math.round(top)}px`);
+    root.setProperty('--below', `${Math.round(scrub.offsetHeight + 16)}px`);
+    const svg = box.querySelector('svg');
+    $('actual-size').hidden = !(svg && svg.classList.contains('tall'));
   }
 
   const CLIENT_COLUMNS = [
@@ -1237,6 +1282,7 @@
     // The panel's note is outside its body: it shows while the panel is shut.
     $('yaml-hidden-note').hidden = !hideYaml;
     panel.querySelector('summary').setAttribute('aria-disabled', hideYaml ? 'true' : 'false');
+    fitPicture(); // the predict box above the picture came or went
   }
 
   // yamlHidden reports whether the YAML panel is kept shut: while a
@@ -1275,6 +1321,9 @@
     $('answer').replaceChildren(...parts);
     page.revealed = true;
     applyPredictView();
+    // The results, with the picture fitted under their headline, come into
+    // view; the answer stays just above them.
+    $('results').scrollIntoView({ block: 'start' });
   }
 
   function onPredictToggle() {
@@ -1405,6 +1454,14 @@
       if (e.key === ' ' || e.code === 'Space') { e.preventDefault(); togglePlay(); }
     });
     $('play').addEventListener('click', togglePlay);
+    $('headline').addEventListener('click', toggleHeadline);
+    $('headline').addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); toggleHeadline(); } });
+    $('actual-size').addEventListener('click', () => {
+      const on = $('timeline').classList.toggle('actual-size');
+      $('actual-size').setAttribute('aria-pressed', String(on));
+    });
+    window.addEventListener('resize', () => fitPicture());
+    $('page-notice-close').addEventListener('click', () => fitPicture());
 
     for (const btn of document.querySelectorAll('button.fullscreen')) {
       const target = $(btn.dataset.target);
