@@ -412,13 +412,19 @@
 
   // requestRun marks the state changed; one run, of the latest state, follows
   // once the page has painted "running".
+  //
+  // A run is on the main thread (a Worker cannot load the simulator from
+  // file://: no fetch and no importScripts there), so it blocks the page
+  // while it computes: "running…" is painted first (the run waits for the
+  // next frame, then for a task after it), so a large run does not look
+  // like a frozen page.
   function requestRun() {
     setBodyState('running');
-    status('running…');
+    status('running… (large runs take seconds)');
     if (page.runScheduled) return;
     page.runScheduled = true;
     requestAnimationFrame(() => setTimeout(runNow, 0));
-    setTimeout(runNow, 50); // in a hidden tab requestAnimationFrame waits
+    setTimeout(runNow, 100); // in a hidden tab requestAnimationFrame waits
   }
 
   function runNow() {
@@ -659,13 +665,7 @@
     } else {
       return;
     }
-    const url = URL.createObjectURL(new Blob([text], { type: 'text/yaml' }));
-    const a = el('a', { href: url, download: name });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
-    status(`downloaded ${name}`);
+    saveFile(name, text, 'text/yaml');
   }
 
   // ---------- controls ----------
@@ -872,6 +872,42 @@
     renderFindings(resp.findings);
     renderExpectations(resp.expectations);
     $('command').textContent = resp.command || '';
+    // What the run changed to fit the tab (a coarser step), when it did.
+    const notice = typeof resp.notice === 'string' ? resp.notice : '';
+    $('run-notice').textContent = notice ? `Note: ${notice}.`.replace(/\.\.$/, '.') : '';
+    $('run-notice').hidden = !notice;
+    $('download-json').hidden = typeof resp.resultJSON !== 'string' || resp.resultJSON === '';
+  }
+
+  // downloadJSON saves the run's JSON: the exact bytes `ratelim sim
+  // --format json` writes for the command shown, named after the
+  // command's scenario (runaway-healthcheck.json, scenario.json).
+  function downloadJSON() {
+    const r = page.last;
+    if (!r || typeof r.resultJSON !== 'string' || r.resultJSON === '') return;
+    const name = `${scenarioWord(r.command) || 'scenario'}.json`;
+    saveFile(name, r.resultJSON, 'application/json');
+  }
+
+  // scenarioWord is the scenario a command runs, without a .yaml: the word
+  // after "ratelim sim" ("runaway-healthcheck", "scenario").
+  function scenarioWord(command) {
+    const m = /^ratelim\s+sim\s+('([^']*)'|"([^"]*)"|(\S+))/.exec(String(command || ''));
+    if (!m) return '';
+    const word = m[2] !== undefined ? m[2] : m[3] !== undefined ? m[3] : m[4];
+    const base = word.split('/').pop().replace(/\.ya?ml$/i, '');
+    // A file name is the user's: only what a download's name may hold.
+    return base.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '').slice(0, 100);
+  }
+
+  function saveFile(name, text, type) {
+    const url = URL.createObjectURL(new Blob([text], { type }));
+    const a = el('a', { href: url, download: name });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+    status(`downloaded ${name}`);
   }
 
   // renderHeadline shows the run's headline, two lines at most (CSS): one
@@ -1419,6 +1455,7 @@
       loadFile(f);
     });
     $('download-yaml').addEventListener('click', downloadYaml);
+    $('download-json').addEventListener('click', downloadJSON);
     // While predicting, the summary does not open the panel: only the
     // note's "show the YAML anyway" does, on purpose.
     const panel = $('yaml-panel');
