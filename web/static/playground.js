@@ -67,7 +67,7 @@
   // ---------- small helpers ----------
 
   function setBodyState(s) { document.body.dataset.state = s; }
-  function status(text) { $('status').textContent = text; }
+  function status(text) { $('status').textContent = inputText(text); }
 
   function el(tag, props, ...children) {
     const e = document.createElement(tag);
@@ -107,6 +107,20 @@
     } catch (e) {
       return { error: { text: `internal error: ${fn} answered something that is not JSON` } };
     }
+  }
+
+  // inputText is text from input (a name, a summary, a question) as the
+  // page may show it: the characters that would reorder or hide the text
+  // around them (bidi controls: U+061C, U+200E/F, U+202A–E, U+2066–9) and
+  // control characters (but newline and tab) are written out visibly,
+  // "\u202e", "\x07", as the Go side (internal/escape) writes them in the
+  // pictures, so the page and its picture agree.
+  const UNSAFE_IN_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  function inputText(s) {
+    return String(s === undefined || s === null ? '' : s).replace(UNSAFE_IN_TEXT, (c) => {
+      const n = c.charCodeAt(0);
+      return n < 0x80 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`;
+    });
   }
 
   function fmtNum(v) {
@@ -391,7 +405,7 @@
   // pageNotice shows text at the top of the page until it is dismissed;
   // action, when given, is {label, run}: a button beside it.
   function pageNotice(text, action) {
-    $('page-notice-text').textContent = text;
+    $('page-notice-text').textContent = inputText(text);
     const btn = $('page-notice-action');
     btn.hidden = !action;
     btn.textContent = action ? action.label : '';
@@ -473,7 +487,7 @@
     renderVs(resp.vs);
     applyPredictView();
     const name = resp.scenario ? resp.scenario.name : '';
-    document.title = name ? `${name} · ratelim playground` : 'ratelim playground';
+    document.title = name ? `${inputText(name)} · ratelim playground` : 'ratelim playground';
     status(`${name ? name + ' · ' : ''}ran in ${Math.round(ms)} ms`);
   }
 
@@ -492,9 +506,9 @@
     const sel = $('builtin');
     sel.value = page.state.builtin || '';
     const custom = sel.options[0];
-    custom.textContent = page.state.builtin ? '— your own YAML —' : `— your own: ${page.state.file || sc.name || 'scenario.yaml'} —`;
+    custom.textContent = page.state.builtin ? '— your own YAML —' : `— your own: ${inputText(page.state.file || sc.name || 'scenario.yaml')} —`;
     const info = page.builtins.find((b) => b.name === page.state.builtin);
-    $('builtin-summary').textContent = info ? info.summary : (sc.summary || '');
+    $('builtin-summary').textContent = inputText(info ? info.summary : (sc.summary || ''));
     if (page.state.builtin && typeof sc.source === 'string') {
       page.sources[page.state.builtin] = sc.source;
       // Never over what someone is typing (an edit waiting for its run).
@@ -533,7 +547,7 @@
   }
 
   function showError(err) {
-    $('yaml-error').textContent = err.text || 'error';
+    $('yaml-error').textContent = inputText(err.text || 'error');
     $('yaml-error-box').hidden = false;
     const line = Number(err.line) || 0;
     // A line is always the editor's: a built-in's own text has no error, and
@@ -553,7 +567,7 @@
       if (hit) node.setAttribute('aria-invalid', 'true');
       else node.removeAttribute('aria-invalid');
       const msg = node.closest('.control').querySelector('.control-error');
-      msg.textContent = hit ? `✗ ${err.text}` : '';
+      msg.textContent = hit ? `✗ ${inputText(err.text)}` : '';
       msg.hidden = !hit;
     }
     if (ofVs) $('vs-value').setAttribute('aria-invalid', 'true');
@@ -706,7 +720,7 @@
     const id = `ctl-${++controlSerial}`;
     const helpId = `${id}-help`;
     const row = el('div', { class: 'control', dataset: { name: c.name } });
-    const label = el('label', { for: id }, el('span', { text: c.label || c.name }));
+    const label = el('label', { for: id }, el('span', null, el('bdi', { text: inputText(c.label || c.name) })));
     let input;
     let specials = [];
     const position = sliderPosition(c, c.value);
@@ -750,7 +764,7 @@
         row.append(el('div', { class: 'check special' }, box, el('label', { for: `${id}-${word}`, text: word })));
       }
     }
-    if (c.help) row.append(el('p', { class: 'help', id: helpId, text: c.help }));
+    if (c.help) row.append(el('p', { class: 'help', id: helpId, text: inputText(c.help) }));
     row.append(el('p', { class: 'control-error', hidden: true }));
     return row;
   }
@@ -874,7 +888,7 @@
     $('command').textContent = resp.command || '';
     // What the run changed to fit the tab (a coarser step), when it did.
     const notice = typeof resp.notice === 'string' ? resp.notice : '';
-    $('run-notice').textContent = notice ? `Note: ${notice}.`.replace(/\.\.$/, '.') : '';
+    $('run-notice').textContent = notice ? `Note: ${inputText(notice)}.`.replace(/\.\.$/, '.') : '';
     $('run-notice').hidden = !notice;
     $('download-json').hidden = typeof resp.resultJSON !== 'string' || resp.resultJSON === '';
   }
@@ -914,7 +928,7 @@
   // that is cut opens whole on a click or Enter.
   function renderHeadline(text) {
     const h = $('headline');
-    h.textContent = text;
+    h.textContent = inputText(text);
     h.classList.remove('is-open');
     const long = h.scrollHeight > h.clientHeight + 1;
     h.classList.toggle('is-long', long);
@@ -984,8 +998,8 @@
     }
     const body = el('tbody');
     for (const c of clients) {
-      const tr = el('tr', null, el('th', { scope: 'row', text: c.name }));
-      if (showKey) tr.append(el('td', { text: c.key || '' }));
+      const tr = el('tr', null, el('th', { scope: 'row', dir: 'auto', text: inputText(c.name) }));
+      if (showKey) tr.append(el('td', { dir: 'auto', text: inputText(c.key || '') }));
       for (const col of cols) {
         const v = value(col, c);
         tr.append(el('td', { class: v === 0 ? 'num zero' : 'num', text: fmtNum(v) }));
@@ -1000,7 +1014,7 @@
     const ul = $('findings');
     const list = Array.isArray(findings) ? findings : [];
     if (!list.length) { ul.replaceChildren(el('li', { class: 'help', text: 'Nothing to report: every client got what one exact limiter would give it.' })); return; }
-    ul.replaceChildren(...list.map((f) => el('li', null, el('span', { class: 'kind', text: f.kind || 'finding' }), f.text || '')));
+    ul.replaceChildren(...list.map((f) => el('li', null, el('span', { class: 'kind', text: inputText(f.kind || 'finding') }), inputText(f.text || ''))));
   }
 
   function renderExpectations(exps) {
@@ -1024,7 +1038,7 @@
       const word = e.skipped ? 'needs other runs:' : e.ok ? 'holds:' : 'fails:';
       return el('li', { class: kind },
         el('span', { class: 'mark', 'aria-hidden': 'true', text: mark }),
-        el('span', null, el('span', { class: 'visually-hidden', text: word + ' ' }), e.text || ''));
+        el('span', null, el('span', { class: 'visually-hidden', text: word + ' ' }), inputText(e.text || '')));
     }));
   }
 
@@ -1086,7 +1100,7 @@
     $('so-far-caption').textContent = `So far, at t = ${fmtSeconds(t)}`;
     const body = $('so-far-table').tBodies[0];
     body.replaceChildren(...clients.map((c) => el('tr', null,
-      el('th', { scope: 'row', text: c.name }),
+      el('th', { scope: 'row', dir: 'auto', text: inputText(c.name) }),
       el('td', { class: 'num', text: fmtNum(c.sent) }),
       el('td', { class: 'num', text: fmtNum(c.allowed) }),
       el('td', { class: c.rejected ? 'num' : 'num zero', text: fmtNum(c.rejected) }))));
@@ -1140,7 +1154,7 @@
     const sel = $('vs-setting');
     const keep = sel.value || (page.state.vs[0] && page.state.vs[0].name) || '';
     sel.replaceChildren();
-    for (const c of page.controls) sel.append(el('option', { value: c.name, text: !c.label || c.label === c.name ? c.name : `${c.label} (${c.name})` }));
+    for (const c of page.controls) sel.append(el('option', { value: c.name, text: inputText(!c.label || c.label === c.name ? c.name : `${c.label} (${c.name})`) }));
     if (keep && page.controls.some((c) => c.name === keep)) sel.value = keep;
     const on = page.controls.length > 0;
     $('vs-on').disabled = !on;
@@ -1212,8 +1226,8 @@
     const box = $('vs');
     if (!vs || !page.state.vs.length) { box.hidden = true; $('vs-timeline').replaceChildren(); return; }
     box.hidden = false;
-    $('vs-label-a').textContent = vs.labelA || 'A';
-    $('vs-label-b').textContent = vs.labelB || 'B';
+    $('vs-label-a').textContent = inputText(vs.labelA || 'A');
+    $('vs-label-b').textContent = inputText(vs.labelB || 'B');
     putSVG($('vs-timeline'), vs.timeline, `Run A (${vs.labelA || ''}) beside run B (${vs.labelB || ''})`);
     $('vs-rows').textContent = vs.rows || '';
     $('vs-command').textContent = vs.command || '';
@@ -1244,7 +1258,7 @@
     // screen while predicting (the YAML panel is shut then).
     $('predict-error').hidden = !resp.error;
     $('predict-error-text').textContent = resp.error
-      ? `Nothing ran, so there is nothing to reveal: ${resp.error.text || 'error'}`
+      ? `Nothing ran, so there is nothing to reveal: ${inputText(resp.error.text || 'error')}`
       : '';
     if (!q) {
       // A file that did not read says nothing about its question.
@@ -1266,7 +1280,7 @@
     box.disabled = false;
     box.title = '';
     $('predict-why').textContent = '';
-    $('question').textContent = q.ask || '';
+    $('question').textContent = inputText(q.ask || '');
     const pick = q.pick === 'most' || q.pick === 'least';
     const current = $('guess');
     const wantSelect = pick;
@@ -1278,7 +1292,7 @@
       let g;
       if (wantSelect) {
         g = el('select', { id: 'guess' }, el('option', { value: '', text: '— pick a client —' }));
-        for (const n of names) g.append(el('option', { value: n, text: n }));
+        for (const n of names) g.append(el('option', { value: n, dir: 'auto', text: inputText(n) }));
       } else {
         g = el('input', { type: 'number', id: 'guess', inputmode: 'numeric', step: 'any' });
       }
@@ -1338,7 +1352,7 @@
     const guess = g.value.trim();
     const parts = [];
     const said = guess === '' ? 'You did not guess' : `You said ${g.tagName === 'SELECT' ? guess : fmtNum(Number(guess))}`;
-    parts.push(el('span', { text: said }), ' · ', el('span', { text: `the run: ${a.text}` }));
+    parts.push(el('span', { dir: 'auto', text: inputText(said) }), ' · ', el('span', { dir: 'auto', text: `the run: ${inputText(a.text)}` }));
     if (guess !== '') {
       let right = false;
       let detail = '';
