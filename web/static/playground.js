@@ -471,10 +471,21 @@
     renderQuestion(resp);
     if (resp.error) {
       showError(resp.error);
+      // The last run that worked stays, dimmed, with the error above it
+      // (the editor's error box may be screens away); its scrubber, Play
+      // and full screen are off: the simulator keeps no run to draw.
       const stale = $('stale-note');
-      stale.textContent = page.last ? 'This is the last run that worked: the scenario as it is now has an error (see the left).' : '';
+      $('stale-text').textContent = page.last ? 'This is the last run that worked: the scenario as it is now has an error, so nothing ran:' : '';
+      $('stale-error').textContent = inputText(resp.error.text || 'error');
+      const line = Number(resp.error.line) || 0;
+      $('stale-goto').hidden = !line;
+      $('stale-goto').textContent = line ? `Go to line ${line}` : '';
+      $('stale-goto').dataset.line = String(line);
       stale.hidden = !page.last;
       $('results').classList.toggle('stale', true);
+      stopPlaying();
+      setRunControls(false);
+      fitPicture(); // the note above the picture came
       status(`nothing ran: the scenario has an error (${Math.round(ms)} ms)`);
       return;
     }
@@ -1052,11 +1063,19 @@
     sc.max = String(dur);
     sc.step = String(step);
     sc.value = String(dur);
-    sc.disabled = dur === 0;
-    $('play').disabled = dur === 0;
+    setRunControls(true);
     page.frameT = null;
     showFrameTime(dur);
     $('so-far').hidden = true;
+  }
+
+  // setRunControls turns the scrubber, Play and the full-screen buttons on
+  // (a run to show) or off (the results are stale).
+  function setRunControls(on) {
+    const dur = Number($('scrubber').max);
+    $('scrubber').disabled = !on || !(dur > 0);
+    $('play').disabled = !on || !(dur > 0);
+    for (const btn of document.querySelectorAll('button.fullscreen')) btn.disabled = !on;
   }
 
   function showFrameTime(t) {
@@ -1481,6 +1500,7 @@
       $('yaml').focus();
     });
     $('goto-error').addEventListener('click', () => gotoLine(Number($('goto-error').dataset.line)));
+    $('stale-goto').addEventListener('click', () => gotoLine(Number($('stale-goto').dataset.line)));
     $('reset-all').addEventListener('click', () => {
       if (!page.state.set.length) return;
       page.state.set = [];
