@@ -1283,7 +1283,7 @@
       // A file that did not read says nothing about its question.
       if (resp.error) {
         // A predict box can always be turned off, question or not.
-        box.disabled = !box.checked;
+        if (box.checked) box.disabled = false;
       } else {
         const why = 'No question in this scenario (a file asks one with a question: block).';
         box.disabled = true;
