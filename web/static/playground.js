@@ -48,6 +48,7 @@
     yamlTimer: 0,
     revealed: false,
     frameT: null,
+    dur: 0,                       // the shown run's length (s); the scrubber's max may pass it
     frameRaf: 0,
     framesShown: false,
     playing: false,
@@ -1060,9 +1061,13 @@
     const dur = Number.isFinite(durationS) && durationS > 0 ? durationS : 0;
     let step = Number.isFinite(stepS) && stepS > 0 ? stepS : 1;
     while (dur / step > 2000) step *= 2; // a slider of at most 2000 positions
-    sc.max = String(dur);
+    // A range input snaps to min + k·step: its max is the first position at
+    // or past the run's end (which a frame at it is cut to), so that the end
+    // and "the whole run" are always reachable.
+    page.dur = dur;
     sc.step = String(step);
-    sc.value = String(dur);
+    sc.max = String(Math.ceil(dur / step - 1e-9) * step);
+    sc.value = sc.max;
     setRunControls(true);
     page.frameT = null;
     showFrameTime(dur);
@@ -1072,14 +1077,14 @@
   // setRunControls turns the scrubber, Play and the full-screen buttons on
   // (a run to show) or off (the results are stale).
   function setRunControls(on) {
-    const dur = Number($('scrubber').max);
+    const dur = page.dur;
     $('scrubber').disabled = !on || !(dur > 0);
     $('play').disabled = !on || !(dur > 0);
     for (const btn of document.querySelectorAll('button.fullscreen')) btn.disabled = !on;
   }
 
   function showFrameTime(t) {
-    const dur = Number($('scrubber').max);
+    const dur = page.dur;
     const text = `t = ${fmtSeconds(t)}`;
     $('frame-time').textContent = text;
     $('scrubber').setAttribute('aria-valuetext', t >= dur ? `${text}, the whole run` : text);
@@ -1088,6 +1093,7 @@
   // wantFrame asks for the run cut at t; frames are drawn once per animation
   // frame, the latest t winning, so at most one frame() is in flight.
   function wantFrame(t) {
+    t = Math.min(t, page.dur);
     page.frameT = t;
     showFrameTime(t);
     if (page.frameRaf) return;
@@ -1098,7 +1104,7 @@
     page.frameRaf = 0;
     const t = page.frameT;
     if (t === null || !page.last) return;
-    const dur = Number($('scrubber').max);
+    const dur = page.dur;
     if (t >= dur) {
       if (page.framesShown) putSVG($('timeline'), page.last.timeline, 'The run over time: each client\'s requests allowed and rejected');
       page.framesShown = false;
@@ -1129,7 +1135,7 @@
   function togglePlay() {
     if (page.playing) { stopPlaying(); return; }
     const sc = $('scrubber');
-    const dur = Number(sc.max);
+    const dur = page.dur;
     if (!(dur > 0) || !page.last) return;
     let from = Number(sc.value);
     if (from >= dur) from = 0;
@@ -1145,13 +1151,13 @@
     if (!page.playing) return;
     page.playRaf = 0;
     const sc = $('scrubber');
-    const dur = Number(sc.max);
+    const dur = page.dur;
     const step = Number(sc.step) || 1;
     const rate = dur / PLAY_SECONDS;
     let t = page.playFrom + ((now - page.playStart) / 1000) * rate;
-    t = Math.min(dur, Math.floor(t / step) * step);
-    if (Number(sc.value) !== t || page.frameT !== t) {
-      sc.value = String(t);
+    t = t >= dur ? dur : Math.floor(t / step) * step; // the end, even off the step
+    if (page.frameT !== t) {
+      sc.value = t >= dur ? sc.max : String(t);
       wantFrame(t);
     }
     if (t >= dur) { stopPlaying(); return; }
