@@ -1493,6 +1493,16 @@
       e.preventDefault();
       loadFile(f);
     });
+    // A file dropped anywhere else on the page loads too, rather than the
+    // browser opening it in place of the playground (and its unsaved state).
+    const hasFiles = (e) => e.dataTransfer && [...e.dataTransfer.types].includes('Files');
+    document.addEventListener('dragover', (e) => { if (hasFiles(e)) e.preventDefault(); });
+    document.addEventListener('drop', (e) => {
+      if (e.defaultPrevented || !hasFiles(e)) return; // the editor took it
+      e.preventDefault();
+      const f = e.dataTransfer.files && e.dataTransfer.files[0];
+      if (f && document.body.dataset.state !== 'loading') loadFile(f);
+    });
     $('download-yaml').addEventListener('click', downloadYaml);
     $('download-json').addEventListener('click', downloadJSON);
     // While predicting, the summary does not open the panel: only the
