@@ -534,28 +534,39 @@
     renderGutter();
   }
 
-  // renderGutter numbers the editor's lines, bad (when given) marked; it
-  // rebuilds only when the count or the mark changed, so typing in a long
-  // file stays quick.
+  // renderGutter numbers the editor's lines, bad (when given) marked. It
+  // draws only the lines in view (a file may have tens of thousands, and a
+  // span per line made every keystroke in a long file cost a third of a
+  // second), shifted to follow the textarea's scroll.
   function renderGutter(badLine) {
     const ta = $('yaml');
     const g = $('gutter');
+    const text = ta.value;
     let n = 1;
-    for (let i = ta.value.indexOf('\n'); i >= 0; i = ta.value.indexOf('\n', i + 1)) n++;
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
     const bad = badLine === undefined ? Number(g.dataset.bad || 0) : badLine;
-    if (Number(g.dataset.lines) !== n || Number(g.dataset.bad || 0) !== bad) {
-      const frag = document.createDocumentFragment();
-      for (let i = 1; i <= n; i++) {
-        const s = document.createElement('span');
-        s.textContent = String(i);
-        if (i === bad) s.className = 'bad';
-        frag.append(s);
-      }
-      g.replaceChildren(frag);
-      g.dataset.lines = String(n);
-      g.dataset.bad = String(bad || 0);
+    g.dataset.bad = String(bad || 0);
+    g.dataset.lines = String(n);
+    // The textarea's real line pitch (its lines may not be the CSS line
+    // height to the pixel, and a drift adds up over thousands of lines).
+    const cs = getComputedStyle(ta);
+    const pad = parseFloat(cs.paddingTop) + parseFloat(cs.paddingBottom);
+    const css = parseFloat(cs.lineHeight) || 24;
+    const measured = (ta.scrollHeight - pad) / n;
+    const lh = ta.scrollHeight > ta.clientHeight && measured > css * 0.9 && measured < css * 1.1 ? measured : css;
+    const first = Math.max(1, Math.floor(ta.scrollTop / lh) + 1);
+    const last = Math.min(n, first + Math.ceil((ta.clientHeight || 600) / lh) + 1);
+    const inner = document.createElement('div');
+    inner.style.transform = `translateY(${(first - 1) * lh - ta.scrollTop}px)`;
+    for (let i = first; i <= last; i++) {
+      const span = document.createElement('span');
+      span.textContent = String(i);
+      span.style.height = `${lh}px`;
+      if (i === bad) span.className = 'bad';
+      inner.append(span);
     }
-    g.scrollTop = ta.scrollTop;
+    g.style.minWidth = `${String(n).length + 2.2}ch`;
+    g.replaceChildren(inner);
   }
 
   function showError(err) {
@@ -602,6 +613,7 @@
     const top = (line - 1) * lh;
     if (top < ta.scrollTop || top > ta.scrollTop + ta.clientHeight - lh) {
       ta.scrollTop = Math.max(0, top - ta.clientHeight / 3);
+      renderGutter();
     }
   }
 
@@ -615,7 +627,7 @@
     ta.focus({ preventScroll: true });
     ta.setSelectionRange(start, end);
     scrollGutterTo(line);
-    $('gutter').scrollTop = ta.scrollTop;
+    renderGutter();
     document.querySelector('.editor').scrollIntoView({ block: 'nearest' });
   }
 
@@ -1479,7 +1491,10 @@
     });
     const ta = $('yaml');
     ta.addEventListener('input', onYamlInput);
-    ta.addEventListener('scroll', () => { $('gutter').scrollTop = ta.scrollTop; });
+    ta.addEventListener('scroll', () => renderGutter());
+    // The gutter draws the lines in view: again when the view's size
+    // changes (the panel opens, the editor is resized).
+    if (typeof ResizeObserver === 'function') new ResizeObserver(() => renderGutter()).observe(ta);
     $('load-file').addEventListener('change', onLoadFile);
     const editor = document.querySelector('.editor');
     editor.addEventListener('dragover', (e) => {
