@@ -289,8 +289,21 @@
     loadingProgress('loading the simulator… unpacking', 0);
     await nextPaint();
     let t = performance.now();
-    const gz = base64Bytes(b64);
-    const wasm = await gunzip(gz, (share) => loadingProgress(`loading the simulator… ${Math.round(share * 100)}%`, share));
+    // A damaged file says so in words a teacher can act on, not as the
+    // browser's "Failed to execute 'atob'".
+    const damaged = (e) => new Error(`ratelim-wasm.js is damaged (${e && e.message ? e.message : e}): export the site again with ratelim web --export DIR`);
+    let gz;
+    try {
+      gz = base64Bytes(b64);
+    } catch (e) {
+      throw damaged(e);
+    }
+    let wasm;
+    try {
+      wasm = await gunzip(gz, (share) => loadingProgress(`loading the simulator… ${Math.round(share * 100)}%`, share));
+    } catch (e) {
+      throw damaged(e);
+    }
     took.bytes = wasm.length;
     took.inflateMs = performance.now() - t;
     loadingProgress('loading the simulator… compiling', null);
@@ -308,12 +321,17 @@
     if (!globalThis.ratelim) throw new Error('the simulator started but offered no ratelim bridge');
   }
 
+  // fatal shows why the simulator did not start, large, where the run
+  // would be, and turns off what cannot work without it.
   function fatal(err) {
     const text = `The playground could not start: ${err && err.message ? err.message : err}`;
-    $('loading-text').textContent = text;
+    $('loading-text').textContent = inputText(text);
     $('load-progress').hidden = true;
     status(text);
+    document.body.classList.add('start-failed');
     setBodyState('error');
+    $('yaml').readOnly = true;
+    for (const id of ['load-file', 'download-yaml', 'copy-link', 'builtin', 'reset-all', 'predict-on', 'vs-on']) $(id).disabled = true;
     $('yaml-error').textContent = text;
     $('yaml-error-box').hidden = false;
     $('goto-error').hidden = true;
