@@ -63,12 +63,23 @@
     linkError: '',                // why the last encode failed ('' when it did not)
     yamlOpenBeforePredict: true,
     yamlAnyway: false,            // shown on purpose while predicting
+    runFromEditor: false,         // the next run follows typing: announce it
   };
 
   // ---------- small helpers ----------
 
   function setBodyState(s) { document.body.dataset.state = s; }
   function status(text) { $('status').textContent = inputText(text); }
+  // say is status, also announced to a screen reader: for what someone
+  // must hear (an error, a run they started by typing, a copy), not for
+  // every slider step.
+  function say(text) {
+    status(text);
+    const a = $('announce');
+    a.textContent = '';
+    // A new node each time: the same text twice is announced twice.
+    a.append(document.createTextNode(inputText(text)));
+  }
 
   function el(tag, props, ...children) {
     const e = document.createElement(tag);
@@ -327,7 +338,7 @@
     const text = `The playground could not start: ${err && err.message ? err.message : err}`;
     $('loading-text').textContent = inputText(text);
     $('load-progress').hidden = true;
-    status(text);
+    say(text);
     document.body.classList.add('start-failed');
     setBodyState('error');
     $('yaml').readOnly = true;
@@ -471,6 +482,7 @@
     page.runs += 1;
     try {
       render(resp, ms);
+      page.runFromEditor = false;
     } catch (e) {
       resp.error = resp.error || { text: `internal error: the page could not show the run: ${e.message}` };
       showError(resp.error);
@@ -505,6 +517,7 @@
       stopPlaying();
       setRunControls(false);
       fitPicture(); // the note above the picture came
+      say(`nothing ran: the scenario has an error: ${resp.error.text || 'error'}`);
       status(`nothing ran: the scenario has an error (${Math.round(ms)} ms)`);
       return;
     }
@@ -518,7 +531,8 @@
     applyPredictView();
     const name = resp.scenario ? resp.scenario.name : '';
     document.title = name ? `${inputText(name)} · ratelim playground` : 'ratelim playground';
-    status(`${name ? name + ' · ' : ''}ran in ${Math.round(ms)} ms`);
+    const ran = `${name ? name + ' · ' : ''}ran in ${Math.round(ms)} ms`;
+    if (page.runFromEditor) say(ran); else status(ran);
   }
 
   // ---------- the scenario: picker, YAML ----------
@@ -666,6 +680,7 @@
         page.state.builtin = '';
         page.state.yaml = text;
       }
+      page.runFromEditor = true; // its result is announced: the typist cannot see it
       changed({ keepGuess: false });
     }, YAML_DEBOUNCE_MS);
   }
@@ -963,7 +978,7 @@
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 1000);
-    status(`downloaded ${name}`);
+    say(`downloaded ${name}`);
   }
 
   // renderHeadline shows the run's headline, two lines at most (CSS): one
@@ -1201,6 +1216,9 @@
     page.playRaf = 0;
     $('play').textContent = '▶ Play';
     $('play').setAttribute('aria-pressed', 'false');
+    // The time is announced once, where playback stopped (#frame-time is
+    // quiet, or it would count the seconds aloud while playing).
+    say(`stopped at ${$('frame-time').textContent}`);
   }
 
   // ---------- side by side ----------
@@ -1458,10 +1476,10 @@
       } else if (shown) {
         window.getSelection().selectAllChildren(shown);
       }
-      status('It is selected: press Ctrl+C (⌘C on a Mac) to copy it.');
+      say('It is selected: press Ctrl+C (⌘C on a Mac) to copy it.');
     };
     if (navigator.clipboard && navigator.clipboard.writeText) {
-      navigator.clipboard.writeText(text).then(() => status(done), fallback);
+      navigator.clipboard.writeText(text).then(() => say(done), fallback);
     } else {
       fallback();
     }
