@@ -625,8 +625,13 @@
       msg.textContent = hit ? `✗ ${inputText(err.text)}` : '';
       msg.hidden = !hit;
     }
+    // Run B's error goes under B's value, where it was typed.
     if (ofVs) $('vs-value').setAttribute('aria-invalid', 'true');
     else $('vs-value').removeAttribute('aria-invalid');
+    $('vs-error').textContent = ofVs ? `✗ ${inputText(err.text)}` : '';
+    $('vs-error').hidden = !ofVs;
+    if (ofVs) $('vs-value').setAttribute('aria-describedby', 'vs-error');
+    else $('vs-value').removeAttribute('aria-describedby');
   }
 
   function clearError() {
@@ -634,7 +639,8 @@
     $('yaml-error-box').hidden = true;
     renderGutter(0);
     for (const node of document.querySelectorAll('#controls [aria-invalid], #vs-value')) node.removeAttribute('aria-invalid');
-    for (const msg of document.querySelectorAll('#controls .control-error')) { msg.textContent = ''; msg.hidden = true; }
+    for (const msg of document.querySelectorAll('#controls .control-error, #vs-error')) { msg.textContent = ''; msg.hidden = true; }
+    $('vs-value').removeAttribute('aria-describedby');
   }
 
   // scrollGutterTo brings line into the editor's view without moving the
