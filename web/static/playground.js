@@ -24,7 +24,11 @@
   ];
   const DEFAULT_BUILTIN = 'runaway-healthcheck';
   const YAML_DEBOUNCE_MS = 300;
-  const MAX_FILE_BYTES = 1 << 20; // what a permalink can carry (Decode's bound)
+  // The largest file the page loads: the simulator's bound on a scenario's
+  // text. A link carries less (its state's JSON is bounded by the same
+  // 1 MiB, and chat tools cut links past ~8 KB): Copy link says so, and
+  // offers Download YAML instead.
+  const MAX_FILE_BYTES = 1 << 20;
   const MAX_WASM_BYTES = 256 << 20;
   const PLAY_SECONDS = 12; // a whole run plays in about this long
   // Links longer than this are copied with a warning: chat tools, slide
@@ -36,7 +40,7 @@
 
   // page is everything the page remembers between events.
   const page = {
-    state: { builtin: DEFAULT_BUILTIN, yaml: '', file: '', set: [], vs: [], predict: false },
+    state: newState({ builtin: DEFAULT_BUILTIN }),
     builtins: [],
     sources: Object.create(null), // a built-in's text, once a run has shown it
     last: null,                   // the last Response that ran (no error)
@@ -350,6 +354,12 @@
 
   // ---------- state, permalink ----------
 
+  // newState is a fresh state: nothing set, no run B, fields as given
+  // (builtin, yaml, file, predict).
+  function newState(fields) {
+    return Object.assign({ builtin: '', yaml: '', file: '', set: [], vs: [], predict: false }, fields);
+  }
+
   // stateForRun is page.state as Contract 2's State: empty fields left out.
   function stateForRun() {
     const s = page.state;
@@ -406,14 +416,15 @@
       return false;
     }
     cancelYamlEdit();
-    page.state = {
+    const settings = (list) => (Array.isArray(list) ? list.map((x) => ({ name: String(x.name), value: String(x.value) })) : []);
+    page.state = newState({
       builtin: s.builtin || '',
       yaml: s.builtin ? '' : (s.yaml || ''),
       file: s.file || '',
-      set: Array.isArray(s.set) ? s.set.map((x) => ({ name: String(x.name), value: String(x.value) })) : [],
-      vs: Array.isArray(s.vs) ? s.vs.map((x) => ({ name: String(x.name), value: String(x.value) })) : [],
+      set: settings(s.set),
+      vs: settings(s.vs),
       predict: !!s.predict,
-    };
+    });
     if (!page.state.builtin && !page.state.yaml) page.state.builtin = DEFAULT_BUILTIN;
     page.revealed = false;
     page.hash = '#' + fragment;
@@ -712,12 +723,27 @@
     }
     f.text().then((text) => {
       cancelYamlEdit();
-      page.state = { builtin: '', yaml: text, file: f.name, set: [], vs: [], predict: page.state.predict };
+      page.state = newState({ yaml: text, file: f.name, predict: page.state.predict });
       syncModeInputs();
       setYamlText(text);
       $('download-note').hidden = true;
       changed({ keepGuess: false });
     }, (e) => showNotice(`${f.name} could not be read: ${e.message}`));
+  }
+
+  // makeOwn follows "— your own YAML —" in the picker: the text in the
+  // editor (a built-in's, with its settings kept) becomes the user's file,
+  // runs as such, and the editor is where to change it.
+  function makeOwn() {
+    if (!page.state.builtin) return;
+    cancelYamlEdit();
+    const file = `${page.state.builtin}.yaml`;
+    page.state = newState({ yaml: $('yaml').value, file, set: page.state.set, vs: page.state.vs, predict: page.state.predict });
+    changed({ keepGuess: true });
+    if (!yamlHidden()) {
+      $('yaml-panel').open = true;
+      $('yaml').focus();
+    }
   }
 
   function downloadYaml() {
@@ -858,7 +884,10 @@
       row.querySelector('output').textContent = shown;
       input.setAttribute('aria-valuetext', shown);
     } else if (input.tagName === 'SELECT') {
-      if (![...input.options].some((o) => o.value === value)) input.append(el('option', { value, text: value }));
+      // A value the choices lack (the file's own) gets an option of its
+      // own, and loses it once the value is another.
+      for (const o of [...input.options]) if (o.dataset.extra && o.value !== value) o.remove();
+      if (![...input.options].some((o) => o.value === value)) input.append(el('option', { value, text: inputText(value), dataset: { extra: '1' } }));
       input.value = value;
     } else if (!typing) {
       input.value = value;
@@ -897,11 +926,7 @@
   // and one run of the latest state follows.
   function changed(opts) {
     page.keepHash = false; // the user changed something: the link follows
-    if (page.state.predict && !(opts && opts.keepGuess)) {
-      page.revealed = false;
-      clearGuess();
-      applyPredictView();
-    }
+    if (page.state.predict && !(opts && opts.keepGuess)) askAgain();
     requestRun();
   }
 
@@ -1375,10 +1400,17 @@
       } else {
         g = el('input', { type: 'number', id: 'guess', inputmode: 'numeric', step: 'any' });
       }
-      g.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); reveal(); } });
       current.replaceWith(g);
       if (old && (!wantSelect || names.includes(old))) g.value = old;
     }
+    applyPredictView();
+  }
+
+  // askAgain starts the prediction over: the guess and answer cleared, the
+  // results hidden again.
+  function askAgain() {
+    page.revealed = false;
+    clearGuess();
     applyPredictView();
   }
 
@@ -1457,10 +1489,8 @@
 
   function onPredictToggle() {
     page.state.predict = $('predict-on').checked;
-    page.revealed = false;
     page.yamlAnyway = false;
-    clearGuess();
-    applyPredictView();
+    askAgain();
     page.keepHash = false;
     updateHash();
     if (page.state.predict) $('guess').focus();
@@ -1522,10 +1552,10 @@
   function wire() {
     $('builtin').addEventListener('change', () => {
       const name = $('builtin').value;
-      if (!name) return;
+      if (!name) { makeOwn(); return; }
       cancelYamlEdit();
       page.yamlAnyway = false; // another file's text: hidden again while predicting
-      page.state = { builtin: name, yaml: '', file: '', set: [], vs: [], predict: page.state.predict };
+      page.state = newState({ builtin: name, predict: page.state.predict });
       syncModeInputs();
       $('download-note').hidden = true;
       if (page.sources[name]) setYamlText(page.sources[name]);
@@ -1629,12 +1659,14 @@
     $('predict-on').addEventListener('change', onPredictToggle);
     $('reveal').addEventListener('click', reveal);
     $('ask-again').addEventListener('click', () => {
-      page.revealed = false;
-      clearGuess();
-      applyPredictView();
+      askAgain();
       $('guess').focus();
     });
-    $('guess').addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); reveal(); } });
+    // One listener for whichever #guess is in the slot (an input or a
+    // select, swapped as the question changes).
+    $('guess-slot').addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && e.target.id === 'guess') { e.preventDefault(); reveal(); }
+    });
 
     window.addEventListener('hashchange', () => {
       const frag = location.hash.slice(1);
@@ -1657,7 +1689,7 @@
     $('copy-link').disabled = false;
     const frag = location.hash.slice(1);
     if (!frag || !openFragment(frag)) {
-      page.state = { builtin: defaultBuiltin(), yaml: '', file: '', set: [], vs: [], predict: false };
+      page.state = newState({ builtin: defaultBuiltin() });
     }
     requestRun();
   }
