@@ -1390,13 +1390,16 @@
     const wantSelect = pick;
     const names = pick ? (q.choices && q.choices.length ? q.choices : (resp.scenario ? resp.scenario.clients : [])) : [];
     const sameKind = (current.tagName === 'SELECT') === wantSelect;
-    const sameNames = !wantSelect || (sameKind && [...current.options].slice(1).map((o) => o.value).join('\n') === names.join('\n'));
+    const sameNames = !wantSelect || (sameKind && [...current.options].slice(1, -1).map((o) => o.value).join('\n') === names.join('\n'));
     if (!sameKind || !sameNames) {
       const old = current.value;
       let g;
       if (wantSelect) {
         g = el('select', { id: 'guess' }, el('option', { value: '', text: '— pick a client —' }));
         for (const n of names) g.append(el('option', { value: n, dir: 'auto', text: inputText(n) }));
+        // Every client may come out alike (the answer's allTied): a guess too.
+        // It is told apart by its data-all-alike, not its value (a client may have any name).
+        g.append(el('option', { value: 'all alike', text: '— none: they all come out alike —', dataset: { allAlike: '1' } }));
       } else {
         g = el('input', { type: 'number', id: 'guess', inputmode: 'numeric', step: 'any' });
       }
@@ -1461,14 +1464,23 @@
     const a = q.answer;
     const g = $('guess');
     const guess = g.value.trim();
+    const allAlike = g.tagName === 'SELECT' && !!(g.selectedOptions[0] && g.selectedOptions[0].dataset.allAlike);
     const parts = [];
-    const said = guess === '' ? 'You did not guess' : `You said ${g.tagName === 'SELECT' ? guess : fmtNum(Number(guess))}`;
+    const said = guess === '' ? 'You did not guess'
+      : allAlike ? 'You said they all come out alike'
+      : `You said ${g.tagName === 'SELECT' ? guess : fmtNum(Number(guess))}`;
     parts.push(el('span', { dir: 'auto', text: inputText(said) }), ' · ', el('span', { dir: 'auto', text: `the run: ${inputText(a.text)}` }));
     if (guess !== '') {
       let right = false;
       let detail = '';
       if (g.tagName === 'SELECT') {
-        right = Array.isArray(a.clients) && a.clients.includes(guess);
+        // allTied: every client ties, so no one client is the answer.
+        if (a.allTied) {
+          right = allAlike;
+          if (!right) detail = ' (every client ties: none stands out)';
+        } else {
+          right = !allAlike && Array.isArray(a.clients) && a.clients.includes(guess);
+        }
       } else {
         const d = Number(guess) - Number(a.value);
         right = Math.abs(d) < 1e-9;
