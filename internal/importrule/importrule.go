@@ -38,6 +38,10 @@
 //     no terminal (tui, bubbletea), no HTTP side (httplimit, live, net/http),
 //     no process (os/exec) and no Redis client; and cmd/ratelim imports
 //     it, so that there is one pipeline.
+//   - web/site (the playground as a static site: build, export, serve)
+//     imports web/static (the page's files) and internal helpers alone:
+//     it builds the simulator as a program, go build ./web/wasm, and
+//     links none of it. web/static imports nothing but embed.
 //   - probe (ratelim probe: a designed sequence of requests and a pure
 //     analysis of their answers) imports no ratelim package but the
 //     internal helpers (escape, words, sat); its tests start ratelim
@@ -115,6 +119,10 @@ var Rules = append([]Rule{
 		Why: "the run pipeline is linked into the browser playground: it builds for GOOS=js GOARCH=wasm, with no terminal, HTTP side, process or Redis client"},
 	{Pkg: "cmd/ratelim", Need: []string{"simrun"},
 		Why: "ratelim sim writes what simrun writes: one pipeline for the CLI and the browser playground"},
+	{Pkg: "web/site", Only: []string{"web/site", "web/static", "internal/..."},
+		Why: "the playground's site builds the simulator as a program (go build ./web/wasm) and exports or serves files: it links nothing of the simulator, so ratelim web costs the CLI no more than the page's files"},
+	{Pkg: "web/static", Only: []string{}, Not: []string{"third-party"},
+		Why: "the playground's page files, embedded, and nothing else"},
 	{Pkg: "internal/...", Only: []string{"internal/..."},
 		Why: "an internal helper never imports a package above it"},
 }, noRedis("store", "sim", "scenarios", "plots", "report", "tui", "simrun")...)

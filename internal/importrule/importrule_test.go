@@ -108,6 +108,7 @@ func TestCheckNamesTheForbiddenEdge(t *testing.T) {
 		"report -> sim", "plots -> sim", "tui -> sim", "cmd/ratelim -> live scenarios simrun store/redisstore probe",
 		"simrun -> scenarios report sim internal/escape",
 		"probe -> fmt time",
+		"web/site -> web/static internal/outfile fmt", "web/site/internal/gen -> web/site internal/outfile", "web/static -> fmt",
 	}
 	if broken := Check(graph(good...), Rules, TestHelpers); len(broken) != 0 {
 		t.Fatalf("a graph that keeps the rules broke them:\n%s", strings.Join(broken, "\n"))
@@ -157,6 +158,10 @@ func TestCheckNamesTheForbiddenEdge(t *testing.T) {
 			"forbidden import: simrun -> report -> os/exec (simrun must not depend on os/exec"},
 		{"the browser's pipeline links Redis", []string{"simrun -> store/redisstore"},
 			"forbidden import: simrun -> store/redisstore"},
+		{"the playground's site links the simulator", []string{"web/site -> simrun"},
+			"forbidden import: web/site -> simrun (web/site may depend on [web/site web/static internal/...] only"},
+		{"the page's files import a package", []string{"web/static -> internal/escape"},
+			"forbidden import: web/static -> internal/escape (web/static may depend on [] only"},
 		{"the simulator forgets the peers", nil, ""},
 		{"a program imports a test helper", []string{"live -> internal/syncbuf"},
 			"forbidden import: live -> internal/syncbuf (a test helper"},
