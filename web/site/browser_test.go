@@ -138,8 +138,11 @@ func setUp() {
 	shared.browser = browser
 }
 
-// fileURL is the exported page's file:// URL with fragment.
-func fileURL(fragment string) string {
+// fileURL is the exported page's file:// URL with fragment, the site
+// built and exported first.
+func fileURL(t testing.TB, fragment string) string {
+	t.Helper()
+	needBrowser(t)
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(shared.dir, site.IndexFile)), Fragment: fragment}
 	return u.String()
 }
@@ -379,7 +382,7 @@ func firstDifference(path string, a, b any) string {
 // and shows it: a headline, the timeline's SVG, a row per client, the
 // command that reproduces it; and its numbers are simrun's.
 func TestPageLoadsAndRunsTheDefault(t *testing.T) {
-	p := openPage(t, fileURL(""), ownFiles)
+	p := openPage(t, fileURL(t, ""), ownFiles)
 	if state := eval[string](p, `document.body.dataset.state`); state != "ready" {
 		t.Fatalf("the page is %q, want ready: %s", state, eval[string](p, `document.getElementById('yaml-error').textContent`))
 	}
@@ -406,7 +409,7 @@ func TestPageLoadsAndRunsTheDefault(t *testing.T) {
 // Every built-in, picked in the page, gives the numbers `ratelim sim
 // NAME --format json` gives: the page's result JSON is simrun's.
 func TestEveryBuiltinMatchesTheCLI(t *testing.T) {
-	p := openPage(t, fileURL(""), ownFiles)
+	p := openPage(t, fileURL(t, ""), ownFiles)
 	names := scenarios.Builtin()
 	offered := eval[[]string](p, `[...document.querySelectorAll('#builtin option')].map(o => o.value).filter(v => v)`)
 	if !slices.Equal(offered, names) {
@@ -431,7 +434,7 @@ func TestEveryBuiltinMatchesTheCLI(t *testing.T) {
 // Moving the burst slider re-runs: the result changes, the permalink
 // carries the new burst, and the numbers are simrun's with that setting.
 func TestSliderChangesTheRunAndTheLink(t *testing.T) {
-	p := openPage(t, fileURL(""), ownFiles)
+	p := openPage(t, fileURL(t, ""), ownFiles)
 	const burst = `#controls [data-setting="limit.burst"]`
 	if !eval[bool](p, fmt.Sprintf(`!!document.querySelector(%s)`, js(burst))) {
 		t.Fatalf("the default built-in has no burst control (%s)", burst)
@@ -440,6 +443,7 @@ func TestSliderChangesTheRunAndTheLink(t *testing.T) {
 		t.Errorf("the burst control is a %q input, want a range (a slider)", typ)
 	}
 	firstResult, firstHash := p.result(), eval[string](p, `location.hash`)
+	filePosition := eval[string](p, fmt.Sprintf(`document.querySelector(%s).value`, js(burst)))
 	// The slider's lowest position: a burst unlike any built-in's own.
 	before := p.runs()
 	p.do(fmt.Sprintf(`(() => { const i = document.querySelector(%s); i.focus(); i.value = i.min; i.dispatchEvent(new Event('input', {bubbles: true})); i.dispatchEvent(new Event('change', {bubbles: true})); })()`, js(burst)))
@@ -459,6 +463,20 @@ func TestSliderChangesTheRunAndTheLink(t *testing.T) {
 	}
 	want, _ := native(t, s)
 	sameJSON(t, fmt.Sprintf("%s with %+v", s.Builtin, s.Settings), p.result(), want)
+
+	// And back to the file's own burst, as a hand or a key does it: input
+	// events, then change on release. The setting goes, and the run is
+	// the file's again.
+	before = p.runs()
+	p.do(fmt.Sprintf(`(() => { const i = document.querySelector(%s); i.value = %s; i.dispatchEvent(new Event('input', {bubbles: true})); i.dispatchEvent(new Event('change', {bubbles: true})); })()`, js(burst), js(filePosition)))
+	p.waitRun(before)
+	if got := p.state(); slices.ContainsFunc(got.Settings, func(x web.Setting) bool { return x.Name == "limit.burst" }) {
+		t.Errorf("the slider back at the file's burst (position %s), the permalink still sets it: %+v (the slider shows %s)",
+			filePosition, got.Settings, eval[string](p, fmt.Sprintf(`document.querySelector(%s).value`, js(burst))))
+	}
+	if !bytes.Equal(p.result(), firstResult) {
+		t.Errorf("the slider back at the file's burst, the result is not the file's")
+	}
 }
 
 // A permalink made by web.Encode opens on its scenario and settings, and
@@ -480,7 +498,7 @@ func TestPermalinkOpensTheSameRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(s.Builtin+s.FileName, func(t *testing.T) {
-			p := openPage(t, fileURL(frag), ownFiles)
+			p := openPage(t, fileURL(t, frag), ownFiles)
 			if state := eval[string](p, `document.body.dataset.state`); state != "ready" {
 				t.Fatalf("the page is %q: %s", state, eval[string](p, `document.getElementById('yaml-error').textContent`))
 			}
@@ -499,7 +517,7 @@ func TestPermalinkOpensTheSameRun(t *testing.T) {
 // A mistake typed into the YAML shows the file's line in the page, as
 // `ratelim sim` prints it, and the page says it failed.
 func TestBadYAMLShowsFileAndLine(t *testing.T) {
-	p := openPage(t, fileURL(""), ownFiles)
+	p := openPage(t, fileURL(t, ""), ownFiles)
 	text := eval[string](p, `document.getElementById('yaml').value`)
 	if !strings.Contains(text, "burst:") {
 		t.Fatalf("the default's text has no burst: to break:\n%s", text)
@@ -556,9 +574,13 @@ func TestPredictThenSee(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := openPage(t, fileURL(frag), ownFiles)
+	p := openPage(t, fileURL(t, frag), ownFiles)
 	if !eval[bool](p, `!document.getElementById('results').hidden`) {
 		t.Errorf("the results are hidden before predicting")
+	}
+	if eval[bool](p, `document.getElementById('predict-on').disabled`) {
+		t.Fatalf("%s asks a question (scenarios), and the page's predict mode is off: %s (window.ratelimLast.question is %s)",
+			name, eval[string](p, `document.getElementById('predict-why').textContent`), eval[string](p, `JSON.stringify(window.ratelimLast.question || null)`))
 	}
 	p.do(`document.getElementById('predict-on').click()`)
 	if !eval[bool](p, `document.getElementById('results').hidden`) {
@@ -625,7 +647,7 @@ func TestScreenshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := openPage(t, fileURL(frag), ownFiles)
+	p := openPage(t, fileURL(t, frag), ownFiles)
 	for _, size := range []struct{ w, h int64 }{{1280, 800}, {1920, 1080}} {
 		if err := chromedp.Do(p.ctx, chromedp.EmulateViewport(size.w, size.h)); err != nil {
 			t.Fatal(err)
