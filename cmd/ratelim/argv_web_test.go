@@ -26,6 +26,7 @@ func TestWebArgvToOptions(t *testing.T) {
 			{line: "web runaway-healthcheck --set limit.burst=20 --set algorithm=gcra", want: func(o *webOptions) {
 				o.Scenario, o.Sets = "runaway-healthcheck", []string{"limit.burst=20", "algorithm=gcra"}
 			}},
+			{line: "web nat --predict", want: func(o *webOptions) { o.Scenario, o.Predict = "nat", true }},
 			// A directory that is not there yet: Export creates it.
 			{line: "web --export no-such-dir/site", want: func(o *webOptions) { o.Export = "no-such-dir/site" }},
 		})
@@ -51,6 +52,8 @@ func TestWebPlanCarriesTheScenario(t *testing.T) {
 		{[]string{"web", "nat"}, web.State{Builtin: "nat"}},
 		{[]string{"web", "runaway-healthcheck", "--set", "limit.burst=20", "--set", "algorithm=gcra"},
 			web.State{Builtin: "runaway-healthcheck", Settings: []web.Setting{{Name: "limit.burst", Value: "20"}, {Name: "algorithm", Value: "gcra"}}}},
+		{[]string{"web", "nat", "--predict"}, web.State{Builtin: "nat", Predict: true}},
+		{[]string{"web", "--predict"}, web.State{Predict: true}},
 		{[]string{"web", file, "--set", "limit.burst=3"},
 			web.State{YAML: string(yaml), FileName: "mine.yaml", Settings: []web.Setting{{Name: "limit.burst", Value: "3"}}}},
 	} {

@@ -41,6 +41,9 @@ type webOptions struct {
 	NoOpen bool
 	// Sets are the --set PATH=VALUE flags, the page's settings.
 	Sets []string
+	// Predict opens the page in predict-then-see mode: the scenario's
+	// question asked, its result hidden until revealed.
+	Predict bool
 }
 
 func newCmdWeb(s streams, runF func(*webOptions) error) *cobra.Command {
@@ -57,16 +60,18 @@ numbers. The page's URL carries the scenario and its settings, so a link
 opens the same run; "download YAML" takes it back to the command line.
 
 SCENARIO (a built-in name or a YAML file) and --set PATH=VALUE open the page
-on that scenario with those settings. The server listens on loopback only
-and serves nothing but the page's files; stop it with ctrl-c. --export DIR
-writes the page's five files instead, for file:// or any static host: the
-page loads nothing from anywhere else.
+on that scenario with those settings; --predict opens it asking the
+scenario's question, its result hidden until the class has guessed. The
+server listens on loopback only and serves nothing but the page's files;
+stop it with ctrl-c. --export DIR writes the page's five files instead, for
+file:// or any static host: the page loads nothing from anywhere else.
 
 The simulator is built from ratelim's source with the Go toolchain (about
 20 s the first time), unless this ratelim was built with it inside:
   go generate ./web/site && go build -tags playground ./cmd/ratelim`,
 		Example: `  ratelim web
   ratelim web runaway-healthcheck --set limit.burst=20
+  ratelim web nat --predict
   ratelim web my-scenario.yaml --no-open
   ratelim web --export ./playground`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -96,6 +101,7 @@ The simulator is built from ratelim's source with the Go toolchain (about
 	f.StringVar(&opts.Addr, "addr", "127.0.0.1:0", "the loopback address to serve on (port 0: a free one)")
 	f.BoolVar(&opts.NoOpen, "no-open", false, "print the URL without opening a browser")
 	f.StringArrayVar(&opts.Sets, "set", nil, "PATH=VALUE: a setting the page opens with (repeatable), e.g. limit.burst=20")
+	f.BoolVar(&opts.Predict, "predict", false, "open in predict-then-see mode: the scenario's question first, its result hidden until revealed")
 	cmd.MarkFlagDirname("export")
 	return cmd
 }
@@ -120,7 +126,7 @@ func planWeb(o *webOptions) (*webPlan, error) {
 	} else if err := checkExportDir(o.Export); err != nil {
 		return nil, err
 	}
-	frag, err := webFragment(o.Scenario, o.Sets)
+	frag, err := webFragment(o.Scenario, o.Sets, o.Predict)
 	if err != nil {
 		return nil, err
 	}
@@ -177,16 +183,23 @@ func checkExportDir(dir string) error {
 }
 
 // webFragment is the URL fragment that opens the page on name (a
-// built-in by name, a file by its text) with sets: "" when there is no
-// scenario. The scenario is opened and the settings applied here, so that
-// a mistake is the command line's, with the file's line, before anything
-// is built.
-func webFragment(name string, sets []string) (string, error) {
+// built-in by name, a file by its text) with sets, predicting or not: ""
+// when there is nothing to say (the page's default). The scenario is
+// opened and the settings applied here, so that a mistake is the command
+// line's, with the file's line, before anything is built.
+func webFragment(name string, sets []string, predict bool) (string, error) {
 	if name == "" {
 		if len(sets) > 0 {
 			return "", badInput("--set: no scenario to set it on (want ratelim web SCENARIO --set PATH=VALUE)")
 		}
-		return "", nil
+		if !predict {
+			return "", nil
+		}
+		frag, err := web.Encode(web.State{Predict: true})
+		if err != nil {
+			return "", err
+		}
+		return frag, nil
 	}
 	over := overrides{paths: sets}
 	settings, err := over.settings()
@@ -203,7 +216,7 @@ func webFragment(name string, sets []string) (string, error) {
 	if _, err := scenarios.Apply(file, settings); err != nil {
 		return "", usageError{err}
 	}
-	state := web.State{}
+	state := web.State{Predict: predict}
 	if file.Path == "" && slices.Contains(scenarios.Builtin(), name) {
 		state.Builtin = name
 	} else {
