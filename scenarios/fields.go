@@ -44,11 +44,12 @@ type object struct {
 // wholeFields are the top-level fields a mapping that takes paths
 // (object.paths: a with:) also takes whole, as --set 'limit={…}' sets
 // one: those of the top the mapping does not name itself (known), but
-// the expectations (expect, lesson), which a run's settings do not make.
+// the expectations (expect, lesson) and the question, which a run's
+// settings do not make.
 func wholeFields(known []string) []string {
 	var out []string
 	for _, name := range scenarioObject.names() {
-		if !slices.Contains(known, name) && name != "expect" && name != "lesson" {
+		if !slices.Contains(known, name) && name != "expect" && name != "lesson" && name != "question" {
 			out = append(out, name)
 		}
 	}
@@ -148,6 +149,7 @@ var (
 		{name: "name", value: text(), doc: "the scenario's name; default: the file's name without .yaml"},
 		{name: "summary", value: text(), doc: "one line: what it teaches, for `ratelim scenarios`"},
 		{name: "lesson", value: choice(findingKinds()), doc: "the finding the run must lead with"},
+		{name: "question", value: mapping(&questionObject), doc: "what a teacher asks before the run; its answer is a figure of it"},
 		{name: "trace", value: mapping(&traceObject), doc: "an access log replayed as clients, one per key"},
 		{name: "duration", value: duration(), doc: "the run's length, at most a year; required unless a trace gives it"},
 		{name: "seed", value: integer(0, 1<<64-1), doc: "the run's one random source; default 1"},
@@ -180,6 +182,16 @@ var (
 		{name: "max_in_flight", value: integer(1, 1<<20), doc: "concurrency only: requests in flight at once"},
 		{name: "lease_ttl", value: duration(), doc: "concurrency only: when a lease not given back expires"},
 	}}
+
+	questionObject = object{name: "question", doc: "what the file asks before the run (question:), answered by a figure", fields: []field{
+		{name: "ask", value: text(), required: true, doc: "the question, one line of at most 200 characters"},
+		{name: "figure", value: choice(figures), required: true, doc: "the figure that answers it, as expect: names it"},
+		{name: "client", value: text(), doc: "whose figure: a client's name, after count: expands it"},
+		{name: "key", value: text(), doc: "or a limiter key's; neither: every client's, added up"},
+		{name: "pick", value: choice(picks), doc: "most or least: the answer is the client with the most or least of it"},
+	},
+		notBoth: [][2]string{{"client", "key"}, {"pick", "client"}, {"pick", "key"}},
+	}
 
 	shadowObject = object{name: "shadow", doc: "a limit's shadow: mapping", fields: []field{
 		{name: "until", value: duration(), required: true, doc: "shadow until this instant of the run, enforced from then"},
@@ -368,7 +380,7 @@ var (
 
 // objects are the table's objects, in the reference's order.
 var objects = []*object{
-	&scenarioObject, &limitObject, &shadowObject, &shedderObject, &reserveObject,
+	&scenarioObject, &questionObject, &limitObject, &shadowObject, &shedderObject, &reserveObject,
 	&topologyObject, &breakerObject, &localTierObject, &regionObject, &clientObject, &patternObject, &tracePatternObject, &retryObject,
 	&serviceObject, &traceObject, &logFieldsObject, &faultObject, &expectationObject,
 	&boundsObject, &spanObject, &withObject,

@@ -19,8 +19,9 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 // dump renders a parsed file for a golden: every field of the Scenario
 // that is set, one per line as path=value, then the expectations as they
-// read. Fields left at their zero value are not written, so adding a field
-// to a struct changes no golden until a file sets it.
+// read, and the question. Fields left at their zero value are not
+// written, so adding a field to a struct changes no golden until a file
+// sets it.
 func dump(f *File) []byte {
 	var lines []string
 	stable(reflect.ValueOf(f.Scenario), "", &lines)
@@ -30,6 +31,9 @@ func dump(f *File) []byte {
 	}
 	for _, e := range f.Expect {
 		fmt.Fprintf(&b, "expect (line %d): %s\n", e.Line, e.Text)
+	}
+	if q := f.Question; q != nil {
+		fmt.Fprintf(&b, "question (line %d): %q figure=%s subject=%q pick=%q\n", q.Line, q.Ask, q.Figure, q.Subject, q.Pick)
 	}
 	return b.Bytes()
 }

@@ -22,6 +22,9 @@ type File struct {
 	Scenario sim.Scenario
 	// Expect are the file's expect: lines, in order, not yet evaluated.
 	Expect []Expectation
+	// Question is what the file asks before the run (question:); nil
+	// when it asks nothing.
+	Question *Question
 	// Source is the file's text as it was read: what `ratelim scenarios
 	// show` prints.
 	Source []byte
@@ -275,7 +278,14 @@ func (d *decoder) parseRoot(root *yaml.Node) *File {
 	if d.failed() {
 		return nil
 	}
-	return &File{Scenario: sc, Expect: expect}
+	var q *Question
+	if n, ok := top.values["question"]; ok {
+		q = d.question(n, &sc)
+		if d.failed() {
+			return nil
+		}
+	}
+	return &File{Scenario: sc, Expect: expect, Question: q}
 }
 
 // nameAndSummary starts the scenario from the defaults, named by its name:

@@ -226,6 +226,7 @@ var fieldContexts = []struct {
 }{
 	{&scenarioObject, "", ""},
 	{&limitObject, "limit", ""},
+	{&questionObject, "question", `question: {ask: "How many get through?", figure: allowed}`},
 	{&shadowObject, "limit.shadow", "limit: {rate: 10/s, burst: 5, shadow: {until: 5s}}"},
 	{&shedderObject, "shedder", "shedder: {capacity: 100/s}"},
 	{&reserveObject, "shedder.reserve", "shedder: {capacity: 100/s, reserve: {normal: 0.2}}"},

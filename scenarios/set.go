@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -127,7 +128,7 @@ func Apply(f *File, sets []Setting) (*File, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Scenario, out.Expect, out.unread = next.Scenario, next.Expect, false
+		out.Scenario, out.Expect, out.Question, out.unread = next.Scenario, next.Expect, next.Question, false
 		if !root.unread {
 			// Read again from the text whenever set again: the text
 			// will do, not the scenario as first read.
@@ -896,6 +897,12 @@ func setKey(m *yaml.Node, key string, v *yaml.Node, mark func(*yaml.Node)) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k := m.Content[i]
 		if k.Kind == yaml.ScalarNode && k.ShortTag() != "!!merge" && k.Value == key {
+			// The value's comments stay beside the value that replaces
+			// it, for Written (burst: 20 # bucket size: ...).
+			old := m.Content[i+1]
+			v.HeadComment = cmp.Or(v.HeadComment, old.HeadComment)
+			v.LineComment = cmp.Or(v.LineComment, old.LineComment)
+			v.FootComment = cmp.Or(v.FootComment, old.FootComment)
 			m.Content[i+1] = v
 			return
 		}

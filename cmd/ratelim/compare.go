@@ -21,6 +21,7 @@ import (
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/simrun"
 	"github.com/ratelim/ratelim/store"
 )
 
@@ -138,7 +139,7 @@ func checkMatrixFields(file *scenarios.File, over overrides, vs *versus) error {
 		return err
 	}
 	if vs != nil {
-		sets = append(sets, vs.sets...)
+		sets = append(sets, vs.Settings...)
 	}
 	for _, s := range sets {
 		target, err := scenarios.SettingTarget(file, s.Name)
@@ -595,7 +596,7 @@ func writeCompareVersus(opts *compareOptions, p *comparePlan) error {
 		if i > 0 {
 			fmt.Fprintln(opts.Out)
 		}
-		writeRunHeading(opts.Out, [2]string{"A", "B"}[i], escape.Text(labels[i]))
+		simrun.WriteRunHeading(opts.Out, [2]string{"A", "B"}[i], escape.Text(labels[i]))
 		if err := writeCompareTable(opts.Out, m.base, m.cells, opts.Algorithms, opts.Topologies); err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -84,8 +83,8 @@ func (o overrides) given() bool { return len(o.set) > 0 || len(o.paths) > 0 }
 func (o overrides) settings() ([]scenarios.Setting, error) {
 	var out []scenarios.Setting
 	add := func(s scenarios.Setting) error {
-		if err := scenarios.CheckSettingName(s.Name); err != nil {
-			return usageError{&scenarios.Error{Field: s.Flag, Msg: settingMessage(err, s.Name)}}
+		if err := simrun.CheckSetting(s.Name, s.Flag); err != nil {
+			return usageError{err}
 		}
 		out = append(out, s)
 		return nil
@@ -108,20 +107,6 @@ func (o overrides) settings() ([]scenarios.Setting, error) {
 		}
 	}
 	return out, nil
-}
-
-// settingMessage is a scenarios error's message, with the path it names
-// when that is not the whole name (clients[web].trafic of
-// clients[web].trafic.rate).
-func settingMessage(err error, name string) string {
-	var se *scenarios.Error
-	if !errors.As(err, &se) {
-		return err.Error()
-	}
-	if se.Field == "" || se.Field == name {
-		return se.Msg
-	}
-	return se.Field + ": " + se.Msg
 }
 
 func newCmdSim(s streams, runF func(*simOptions) error) *cobra.Command {

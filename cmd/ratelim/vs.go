@@ -3,30 +3,23 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"slices"
-	"strconv"
 	"strings"
-	"text/tabwriter"
-	"time"
-	"unicode/utf8"
 
-	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
-	"github.com/ratelim/ratelim/store"
+	"github.com/ratelim/ratelim/simrun"
 )
 
-// versus is a --vs: the settings (an override name, a short form or a
-// field's path → the value, as typed) that make the second run of a
-// side-by-side from the first.
+// versus is a --vs: simrun's (the settings that make the second run of a
+// side by side from the first, and the labels of the two), with the
+// flags' errors sorted as the user's to fix.
 type versus struct {
+	simrun.Versus
+	// set are the settings by their names as given, for the JSON's
+	// changed.
 	set map[string]string
-	// order is the names as given, for labels; sets the settings, in it.
-	order []string
-	sets  []scenarios.Setting
 }
 
 // parseVersus reads --vs FIELD=VALUE flags: each FIELD a name
@@ -37,25 +30,21 @@ func parseVersus(flags []string) (*versus, error) {
 	if len(flags) == 0 {
 		return nil, nil
 	}
-	v := &versus{set: map[string]string{}}
+	v := &versus{}
 	for _, f := range flags {
 		name, value, ok := strings.Cut(f, "=")
-		name = strings.TrimSpace(name)
-		if canon := strings.ReplaceAll(name, "_", "-"); slices.Contains(scenarios.OverrideNames(), canon) {
-			name = canon
-		}
+		name = simrun.SettingName(name)
 		// An empty value is the field's to refuse, as --set's is:
 		// "missing value (want ...)".
 		if !ok || name == "" {
 			return nil, badInput("--vs %q: want FIELD=VALUE, e.g. --vs on_error=fail-closed or --vs limit.burst=50 (FIELD a flag's name, %s, or a field's path)", f, strings.Join(append(scenarios.OverrideNames(), shortForms...), ", "))
 		}
-		if err := scenarios.CheckSettingName(name); err != nil {
-			return nil, usageError{&scenarios.Error{Field: "--vs " + name, Msg: settingMessage(err, name)}}
+		if err := simrun.CheckSetting(name, "--vs "+name); err != nil {
+			return nil, usageError{err}
 		}
-		v.set[name] = value
-		v.order = append(v.order, name)
-		v.sets = append(v.sets, scenarios.Setting{Name: name, Value: value, Flag: "--vs " + name})
+		v.Settings = append(v.Settings, scenarios.Setting{Name: name, Value: value, Flag: "--vs " + name})
 	}
+	v.set = v.Changed()
 	return v, nil
 }
 
@@ -63,172 +52,23 @@ func parseVersus(flags []string) (*versus, error) {
 // would be, naming the flag. f is the first run's file, the flags'
 // settings already applied: v's come after them.
 func (v *versus) apply(f *scenarios.File) (*scenarios.File, error) {
-	next, err := scenarios.Apply(f, v.sets)
+	next, err := v.Apply(f)
 	if err != nil {
 		return nil, usageError{err}
 	}
 	return next, nil
 }
 
-// labels name the two runs by the fields that differ, as each run has
-// them: "on-error=fail-open" and "on-error=fail-closed", "limit.burst=20"
-// and "limit.burst=50".
-func (v *versus) labels(a, b *scenarios.File) (string, string) {
-	var la, lb []string
-	for _, name := range v.order {
-		la = append(la, name+"="+fileSetting(a, name))
-		lb = append(lb, name+"="+fileSetting(b, name))
-	}
-	return strings.Join(la, " "), strings.Join(lb, " ")
-}
-
-// fileSetting is f's value for a setting's name: an override name's as
-// its scenario has it, a field's as set or written, "default" when the
-// file leaves it out.
-func fileSetting(f *scenarios.File, name string) string {
-	if slices.Contains(scenarios.OverrideNames(), name) {
-		return scenarioSetting(f.Scenario, name)
-	}
-	if v, ok := scenarios.Value(f, name); ok {
-		return v
-	}
-	return "default"
-}
+// labels name the two runs by the fields that differ (simrun's Labels).
+func (v *versus) labels(a, b *scenarios.File) (string, string) { return v.Labels(a, b) }
 
 // scenarioSetting is sc's value for an override name, as a flag would
-// give it; a store as compare names it (never a URL's password).
-func scenarioSetting(sc sim.Scenario, name string) string {
-	switch name {
-	case "algorithm":
-		return sc.Limit.Algorithm
-	case "topology":
-		return string(sc.Topology.Kind)
-	case "store":
-		return store.Redacted(sc.Topology.Store)
-	case "servers":
-		return strconv.Itoa(sc.Servers)
-	case "balancer":
-		return string(sc.Balancer)
-	case "key":
-		return string(sc.Limit.Key)
-	case "seed":
-		return strconv.FormatUint(sc.Seed, 10)
-	case "duration":
-		return sc.Duration.String()
-	case "step":
-		return sc.Step.String()
-	case "on-error":
-		return string(sc.Topology.OnError)
-	case "rtt":
-		return sc.Topology.RTT.String()
-	case "replication-lag":
-		if sc.Topology.ReplicationLag < 0 {
-			return "never"
-		}
-		return sc.Topology.ReplicationLag.String()
-	case "sync-interval":
-		if sc.Topology.SyncInterval < 0 {
-			return "never"
-		}
-		return sc.Topology.SyncInterval.String()
-	case "wall-clock":
-		return sc.WallClock.Format(time.RFC3339Nano)
-	case "shadow":
-		return shadowSetting(sc)
-	}
-	return "?"
-}
-
-// writeVersus prints two runs of one scenario for people: each run's
-// table under its label, then what differs, client by client, and each
-// run's headline.
-func writeVersus(w io.Writer, a, b *sim.Result, labelA, labelB string, wide bool) error {
-	for _, run := range []struct {
-		label string
-		r     *sim.Result
-		side  string
-	}{{labelA, a, "A"}, {labelB, b, "B"}} {
-		writeRunHeading(w, run.side, run.label)
-		if err := report.WriteTableWith(w, run.r, report.TableOptions{Wide: wide}); err != nil {
-			return err
-		}
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintln(w, "── A vs B ──")
-	if err := writeVersusRows(w, a, b); err != nil {
-		return err
-	}
-	if differ := arrivalsDiffer(a, b); differ != "" {
-		note := fmt.Sprintf("note: the two runs' traffic differs (%s): the seed, and a random balancer, draw from the run's one random source, so compare what each admitted, not request by request", differ)
-		fmt.Fprintln(w)
-		for _, line := range report.Wrap(note, 80) {
-			fmt.Fprintln(w, line)
-		}
-	}
-	return nil
-}
-
-// writeRunHeading heads one side of a --vs: "── A ──", then "A: " and
-// its label, wrapped at 80 columns (a label is the settings as typed, and
-// a mapping's value is long).
-func writeRunHeading(w io.Writer, side, label string) {
-	fmt.Fprintf(w, "── %s ──\n", side)
-	for i, line := range report.Wrap(side+": "+label, 80-3) {
-		if i > 0 {
-			line = "   " + line
-		}
-		fmt.Fprintln(w, line)
-	}
-}
+// give it (simrun.ScenarioSetting).
+func scenarioSetting(sc sim.Scenario, name string) string { return simrun.ScenarioSetting(sc, name) }
 
 // writeVersusRows is, per client, what each run allowed and refused
-// (rejected, failed closed included), and the change.
-func writeVersusRows(w io.Writer, a, b *sim.Result) error {
-	// Names came from input: shown escaped, padded by what they show.
-	names := make([]string, len(a.Clients))
-	width := len("client")
-	for i, c := range a.Clients {
-		names[i] = escape.Text(c.Name)
-		width = max(width, utf8.RuneCountInString(names[i]))
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\tallowed A\tallowed B\tchange\trejected A\trejected B\t\n", width, "client")
-	for i, ca := range a.Clients {
-		if i >= len(b.Clients) || b.Clients[i].Name != ca.Name {
-			break // another client list (a --vs duration cannot change it; be safe)
-		}
-		cb := b.Clients[i]
-		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%s\t%d\t%d\t\n", width, names[i], ca.Allowed, cb.Allowed, change(ca.Allowed, cb.Allowed), ca.Rejected, cb.Rejected)
-	}
-	return tw.Flush()
-}
-
-// arrivalsDiffer names the first client whose first tries differ between
-// a and b ("office-1 sent 23, then 32"), or "" when the traffic is the same.
-func arrivalsDiffer(a, b *sim.Result) string {
-	for i, ca := range a.Clients {
-		if i < len(b.Clients) {
-			if fa, fb := ca.Sent-ca.Retries, b.Clients[i].Sent-b.Clients[i].Retries; fa != fb {
-				return fmt.Sprintf("%s's first tries: %d, then %d", escape.Text(ca.Name), fa, fb)
-			}
-		}
-	}
-	return ""
-}
-
-// change is b against a as a signed count and, where a is not 0, a
-// percentage: "-50 (-33%)".
-func change(a, b int64) string {
-	d := b - a
-	s := strconv.FormatInt(d, 10)
-	if d > 0 {
-		s = "+" + s
-	}
-	if a != 0 && d != 0 {
-		s += fmt.Sprintf(" (%+.0f%%)", 100*float64(d)/float64(a))
-	}
-	return s
-}
+// (simrun.WriteVersusRows).
+func writeVersusRows(w io.Writer, a, b *sim.Result) error { return simrun.WriteVersusRows(w, a, b) }
 
 // VersusSchema names `sim --vs --format json`: one object whose runs are
 // two ratelim.result/v1 results, the scenario's first.
@@ -272,31 +112,9 @@ func simVersus(ctx context.Context, opts *simOptions, file *scenarios.File, a *s
 	if opts.Quiet {
 		return writeVersusRows(opts.Out, a, b)
 	}
-	if err := writeVersus(opts.Out, a, b, labelA, labelB, opts.Wide); err != nil {
+	if err := simrun.WriteVersus(opts.Out, a, b, labelA, labelB, opts.Wide); err != nil {
 		return err
 	}
 	writeExpectations(opts.Out, file, a, skipped)
 	return nil
-}
-
-// shadowSetting is sc's shadow mode as --shadow gives it: false, true,
-// the instant its limits enforce from, or "per-limit" when they differ.
-func shadowSetting(sc sim.Scenario) string {
-	text := func(l sim.Limit) string {
-		switch {
-		case !l.Shadow:
-			return "false"
-		case l.ShadowUntil > 0:
-			return l.ShadowUntil.String()
-		}
-		return "true"
-	}
-	limits := sc.Limits()
-	first := text(limits[0])
-	for _, l := range limits[1:] {
-		if text(l) != first {
-			return "per-limit"
-		}
-	}
-	return first
 }

@@ -38,6 +38,11 @@
 //     no terminal (tui, bubbletea), no HTTP side (httplimit, live, net/http),
 //     no process (os/exec) and no Redis client; and cmd/ratelim imports
 //     it, so that there is one pipeline.
+//   - web, the browser playground's logic (a permalink's state, a run
+//     and everything the page shows of it), and web/wasm, its bridge to
+//     the page, build for GOOS=js GOARCH=wasm as simrun does, and import
+//     what simrun may not; web runs what ratelim sim runs, through
+//     simrun.
 //   - web/site (the playground as a static site: build, export, serve)
 //     imports web/static (the page's files) and internal helpers alone:
 //     it builds the simulator as a program, go build ./web/wasm, and
@@ -117,6 +122,12 @@ var Rules = append([]Rule{
 		Why: "probe sends with net/http and fits its own models to what it saw: no package of ratelim's but the internal helpers (escaping, words, saturating arithmetic), so its analysis reads, and runs, alone"},
 	{Pkg: "simrun", Not: []string{"cmd/...", "tui", "live", "httplimit", "probe", "store/redisstore", "net/http", "os/exec", "github.com/charmbracelet/...", "github.com/prometheus/..."},
 		Why: "the run pipeline is linked into the browser playground: it builds for GOOS=js GOARCH=wasm, with no terminal, HTTP side, process or Redis client"},
+	{Pkg: "web", Not: []string{"cmd/...", "tui", "live", "httplimit", "probe", "store/redisstore", "net/http", "os/exec", "github.com/charmbracelet/...", "github.com/prometheus/...", "github.com/redis/go-redis/...", "github.com/alicebob/miniredis/..."},
+		Need: []string{"simrun"},
+		Why:  "the playground's logic is linked into the browser: it builds for GOOS=js GOARCH=wasm, with no terminal, HTTP side, process or Redis client, and runs what ratelim sim runs (simrun)"},
+	{Pkg: "web/wasm", Not: []string{"cmd/...", "tui", "live", "httplimit", "probe", "store/redisstore", "net/http", "os/exec", "github.com/charmbracelet/...", "github.com/prometheus/...", "github.com/redis/go-redis/...", "github.com/alicebob/miniredis/..."},
+		Need: []string{"web"},
+		Why:  "the bridge is the page's whole program: package web's functions on globalThis, and nothing a browser tab cannot run"},
 	{Pkg: "cmd/ratelim", Need: []string{"simrun"},
 		Why: "ratelim sim writes what simrun writes: one pipeline for the CLI and the browser playground"},
 	{Pkg: "web/site", Only: []string{"web/site", "web/static", "internal/..."},

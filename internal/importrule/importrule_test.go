@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -18,28 +19,41 @@ func load(t *testing.T) Graph {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command to list the packages with:", err)
 	}
-	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Standard", Module+"/...")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
-	}
 	g := Graph{Imports: map[string][]string{}, Standard: map[string]bool{}}
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for {
-		var p struct {
-			ImportPath string
-			Imports    []string
-			Standard   bool
+	// Listed for this platform and for the browser's (GOOS=js
+	// GOARCH=wasm), each package's imports the union of both: web/wasm
+	// builds for the browser alone, and a file built for one platform
+	// alone is held to the rules too.
+	for _, env := range [][]string{nil, {"GOOS=js", "GOARCH=wasm"}} {
+		cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Standard", Module+"/...")
+		cmd.Env = append(os.Environ(), env...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list %v: %v\n%s", env, err, stderr.Bytes())
 		}
-		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatalf("go list's output: %v", err)
+		dec := json.NewDecoder(bytes.NewReader(out))
+		for {
+			var p struct {
+				ImportPath string
+				Imports    []string
+				Standard   bool
+			}
+			if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatalf("go list's output: %v", err)
+			}
+			imports := g.Imports[p.ImportPath]
+			for _, imp := range p.Imports {
+				if !slices.Contains(imports, imp) {
+					imports = append(imports, imp)
+				}
+			}
+			g.Imports[p.ImportPath] = imports // the key set even with none: the package exists
+			g.Standard[p.ImportPath] = p.Standard
 		}
-		g.Imports[p.ImportPath] = p.Imports
-		g.Standard[p.ImportPath] = p.Standard
 	}
 	return g
 }
@@ -108,6 +122,8 @@ func TestCheckNamesTheForbiddenEdge(t *testing.T) {
 		"report -> sim", "plots -> sim", "tui -> sim", "cmd/ratelim -> live scenarios simrun store/redisstore probe",
 		"simrun -> scenarios report sim internal/escape",
 		"probe -> fmt time",
+		"web -> simrun scenarios report plots sim",
+		"web/wasm -> web",
 		"web/site -> web/static internal/outfile fmt", "web/site/internal/gen -> web/site internal/outfile", "web/static -> fmt",
 	}
 	if broken := Check(graph(good...), Rules, TestHelpers); len(broken) != 0 {
@@ -158,6 +174,10 @@ func TestCheckNamesTheForbiddenEdge(t *testing.T) {
 			"forbidden import: simrun -> report -> os/exec (simrun must not depend on os/exec"},
 		{"the browser's pipeline links Redis", []string{"simrun -> store/redisstore"},
 			"forbidden import: simrun -> store/redisstore"},
+		{"the playground links the fleet", []string{"web -> live"},
+			"forbidden import: web -> live (web must not depend on live"},
+		{"the bridge links the CLI", []string{"web/wasm -> cmd/ratelim"},
+			"forbidden import: web/wasm -> cmd/ratelim (web/wasm must not depend on cmd/..."},
 		{"the playground's site links the simulator", []string{"web/site -> simrun"},
 			"forbidden import: web/site -> simrun (web/site may depend on [web/site web/static internal/...] only"},
 		{"the page's files import a package", []string{"web/static -> internal/escape"},

@@ -1,0 +1,487 @@
+package web
+
+// The playground's run: a scenario and the settings typed over it in, and
+// everything the page shows out, built by the functions `ratelim sim`
+// calls (simrun, report, plots), so that the page's numbers are the CLI's
+// by construction.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/ratelim/ratelim/plots"
+	"github.com/ratelim/ratelim/report"
+	"github.com/ratelim/ratelim/scenarios"
+	"github.com/ratelim/ratelim/sim"
+	"github.com/ratelim/ratelim/simrun"
+)
+
+// Bounds of a run in a browser tab. The CLI's defaults
+// (sim.DefaultMaxRequests, 50 million requests; sim.DefaultMaxMemory,
+// 4 GiB) are a workstation's: a tab's WebAssembly heap is a 32-bit one
+// that browsers hold to a few GiB at most, and the simulator in it runs
+// a few times slower than native (about a million requests a second), so
+// the page answers within seconds or says why not. A run estimated past
+// either bound is refused before it starts, with the simulator's message
+// saying what to change; every built-in is far inside both (the largest,
+// runaway-healthcheck, sends 160,102 requests and is estimated at 5 MiB).
+const (
+	MaxRequests = 5_000_000
+	MaxMemory   = 256 << 20
+)
+
+// Bounds of what a State may carry. A scenario's text is at most MaxYAML
+// (the built-ins are 1–3 KB; scenarios.MaxFileSize is the CLI's 4 MiB);
+// a name a file is given, at most maxFileName bytes; each run's settings
+// at most maxSettings, each value at most maxSettingValue bytes.
+const (
+	MaxYAML         = 1 << 20
+	maxFileName     = 255
+	maxSettings     = 64
+	maxSettingValue = 4096
+)
+
+// Playground runs scenarios for the page and keeps the last run, which
+// Frame cuts at an instant. The zero value is ready; it is safe for
+// concurrent use, though a page calls it from one thread.
+type Playground struct {
+	mu   sync.Mutex
+	last *sim.Result // run A of the last Run that ran, nil after a failure
+	// noDrawing leaves the SVGs out, for tests that run every control's
+	// every choice and look at the runs alone.
+	noDrawing bool
+}
+
+// Run runs s: the scenario, run A with s.Settings (and, with s.Vs, run B
+// beside it), and returns everything the page shows. It never returns
+// nil, and never panics on anything a State can say: input that cannot
+// be used comes back as Response.Error, with Scenario and Controls when
+// the file itself read. With no settings the file's expectations are
+// checked, as `ratelim sim` checks them.
+func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last = nil
+	defer func() {
+		if v := recover(); v != nil {
+			resp = &Response{Error: &ErrorView{Text: fmt.Sprintf("internal error: %v", v)}}
+		}
+	}()
+	resp = &Response{}
+	file, name, err := open(s)
+	if err != nil {
+		resp.Error = errorView(err)
+		return resp
+	}
+	resp.Scenario = scenarioView(file, name)
+	setsA, err := settings(s.Settings, flagOf)
+	cliOrder(setsA)
+	if err != nil {
+		return failed(resp, file, err)
+	}
+	var result bytes.Buffer
+	out, err := simrun.Run(ctx, &result, simrun.Options{
+		File: file, Settings: setsA, Sim: simOptions(setsA), Layout: simrun.Layout{Format: "json"},
+	})
+	if err != nil || out == nil {
+		return failed(resp, file, err)
+	}
+	fileA, r := out.File, out.Result
+	resp.Controls = controls(file, fileA)
+	resp.Result = slices.Clone(result.Bytes())
+	var table bytes.Buffer
+	if err := simrun.Write(ctx, &table, fileA, r, simrun.Layout{Format: "table"}, out.Skipped); err != nil {
+		return failed(resp, file, err)
+	}
+	resp.Table = table.String()
+	resp.Headline = sim.Headline(r)
+	for _, f := range r.Findings {
+		resp.Findings = append(resp.Findings, FindingView{Kind: string(f.Kind), Subject: f.Client + f.Key, Text: f.Text})
+	}
+	resp.Expectations = expectations(fileA, r, len(setsA) > 0)
+	if !p.noDrawing {
+		if resp.Timeline, err = timelineSVG(r); err != nil {
+			return failed(resp, file, err)
+		}
+	}
+	resp.Command = command(s, name, setsA)
+	resp.DurationS = r.DurationS
+	resp.Scenario.DurationS, resp.Scenario.StepS = r.DurationS, r.StepS
+	resp.Scenario.Clients = clientNames(r)
+	if written, err := scenarios.Written(fileA); err != nil {
+		resp.Scenario.Written, resp.Scenario.WrittenError = "", err.Error()
+	} else {
+		resp.Scenario.Written = string(written)
+	}
+	resp.Question = question(fileA, r)
+	if len(s.Vs) > 0 {
+		vs, err := versus(ctx, s, fileA, r, setsA, resp.Command, !p.noDrawing)
+		if err != nil {
+			return failed(resp, file, err)
+		}
+		resp.Vs = vs
+	}
+	p.last = r
+	return resp
+}
+
+// failed is what a failure after file read shows: err, the scenario, and
+// the file's controls, valued as the file has them.
+func failed(resp *Response, file *scenarios.File, err error) *Response {
+	return &Response{Error: errorView(err), Scenario: resp.Scenario, Controls: controls(file, file)}
+}
+
+// open reads the scenario s names: its YAML, under its FileName, or the
+// built-in it names (never a file: the page has none). name is what
+// errors and the command call it.
+func open(s State) (file *scenarios.File, name string, err error) {
+	if s.YAML != "" {
+		name = s.FileName
+		if name == "" {
+			name = DefaultFileName
+		}
+		if err := checkFileName(name); err != nil {
+			return nil, "", err
+		}
+		if len(s.YAML) > MaxYAML {
+			return nil, "", &scenarios.Error{File: name, Msg: fmt.Sprintf("%s of YAML, more than the playground reads (want at most %s; ratelim sim reads up to %s)",
+				humanize.IBytes(uint64(len(s.YAML))), humanize.IBytes(MaxYAML), humanize.IBytes(scenarios.MaxFileSize))}
+		}
+		f, err := scenarios.Parse(name, []byte(s.YAML))
+		return f, name, err
+	}
+	if s.Builtin == "" {
+		return nil, "", errors.New("no scenario (want a built-in's name, or a scenario's YAML)")
+	}
+	if !slices.Contains(scenarios.Builtin(), s.Builtin) {
+		return nil, "", &scenarios.Error{Msg: scenarios.UnknownBuiltin(s.Builtin)}
+	}
+	f, err := scenarios.Open(s.Builtin)
+	return f, s.Builtin, err
+}
+
+// checkFileName refuses a name for a scenario's text that would not read
+// as one in a message or a command: too long, or with a control
+// character (a newline would forge a line of the error).
+func checkFileName(name string) error {
+	if len(name) > maxFileName {
+		return fmt.Errorf("file name: %d bytes (want at most %d)", len(name), maxFileName)
+	}
+	if i := strings.IndexFunc(name, unicode.IsControl); i >= 0 {
+		return fmt.Errorf("file name: %q has a control character (want a plain file name, e.g. %s)", name, DefaultFileName)
+	}
+	return nil
+}
+
+// flagOf is how the command line gives a setting of run A, and so how
+// its errors name it: an override name or a short form as its own flag
+// (--servers, --burst), a field's path as --set PATH.
+func flagOf(name string) string {
+	if isFlagName(name) {
+		return "--" + name
+	}
+	return "--set " + name
+}
+
+// isFlagName reports whether name is a setting the CLI has a flag of its
+// own for: an override name or a short form.
+func isFlagName(name string) bool {
+	return slices.Contains(scenarios.OverrideNames(), name) || slices.Contains(shortForms, name)
+}
+
+// shortForms are the CLI's flags that set a field of the limit.
+var shortForms = []string{"rate", "burst", "window"}
+
+// settings are the page's settings as scenarios.Apply takes them, in
+// the order given, each name checked and spelled as the flags spell it
+// (simrun.SettingName), its flag (flagOf's, or --vs NAME) naming it in
+// errors.
+func settings(given []Setting, flag func(name string) string) ([]scenarios.Setting, error) {
+	if len(given) > maxSettings {
+		return nil, fmt.Errorf("settings: %d (want at most %d)", len(given), maxSettings)
+	}
+	out := make([]scenarios.Setting, 0, len(given))
+	for _, g := range given {
+		name := simrun.SettingName(g.Name)
+		if name == "" {
+			return nil, errors.New("settings: a setting with no name (want e.g. limit.burst)")
+		}
+		if len(name) > maxSettingValue || len(g.Value) > maxSettingValue {
+			return nil, &scenarios.Error{Field: flag(short(name)), Msg: fmt.Sprintf("%d bytes (want at most %d)", len(g.Value), maxSettingValue)}
+		}
+		if err := simrun.CheckSetting(name, flag(name)); err != nil {
+			return nil, err
+		}
+		out = append(out, scenarios.Setting{Name: name, Value: g.Value, Flag: flag(name)})
+	}
+	return out, nil
+}
+
+// cliOrder puts sets in the order `ratelim sim` hands its flags to
+// scenarios.Apply (the --set paths as given, then the override flags in
+// OverrideNames' order, then the short forms), so that the command the
+// page shows makes exactly the run it made.
+func cliOrder(sets []scenarios.Setting) {
+	order := append(scenarios.OverrideNames(), shortForms...)
+	rank := func(s scenarios.Setting) int { return slices.Index(order, s.Name) } // -1: a path, first
+	slices.SortStableFunc(sets, func(a, b scenarios.Setting) int { return rank(a) - rank(b) })
+}
+
+// short is s cut to a length a message can hold.
+func short(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+// simOptions bound a run in the tab, as the CLI's flags bound its runs:
+// a run too big for MaxMemory at its file's step runs at a coarser one,
+// unless the step was set (then it is refused), as `ratelim sim` does.
+func simOptions(sets []scenarios.Setting) sim.Options {
+	stepAsked := slices.ContainsFunc(sets, func(s scenarios.Setting) bool { return s.Name == "step" })
+	return sim.Options{MaxRequests: MaxRequests, MaxMemory: MaxMemory, FitStep: !stepAsked}
+}
+
+// errorView is err as the page shows it: the text `ratelim sim` prints
+// after "ratelim: ", a scenario file's file, line and field split out.
+func errorView(err error) *ErrorView {
+	if err == nil {
+		err = errors.New("internal error: the run gave no result")
+	}
+	ev := &ErrorView{Text: errorText(err)}
+	var se *scenarios.Error
+	if errors.As(err, &se) {
+		ev.File, ev.Field = se.File, se.Field
+		if se.File != "" {
+			// A line is the file's: a setting's value is read as a
+			// document of its own, whose line 1 no one wrote.
+			ev.Line = se.Line
+		}
+	}
+	return ev
+}
+
+// errorText is err's message, a bound of the simulator's options named
+// as the playground's own: the CLI names its flag there instead.
+func errorText(err error) string {
+	msg := err.Error()
+	var tb *sim.TooBigError
+	if errors.As(err, &tb) {
+		bound := map[string]string{
+			"MaxRequests": fmt.Sprintf("run it with ratelim sim: the playground stops at %s requests", humanize.Comma(MaxRequests)),
+			"MaxMemory":   fmt.Sprintf("run it with ratelim sim: the playground stops at %s", humanize.IBytes(MaxMemory)),
+		}[tb.Option]
+		if bound != "" {
+			msg = strings.Replace(msg, "raise Options."+tb.Option, bound, 1)
+		}
+	}
+	return msg
+}
+
+// scenarioView is the scenario as read, before it runs: the run fills
+// in its duration, step and clients as it ran them.
+func scenarioView(f *scenarios.File, name string) *ScenarioView {
+	sc := f.Scenario
+	// Written is the file as read until a run's settings are written in:
+	// what a download gives when they cannot be used.
+	v := &ScenarioView{Name: sc.Name, Summary: sc.Summary, Lesson: lessonOf(f), File: name, Source: string(f.Source), Written: string(f.Source),
+		DurationS: sc.Duration.Seconds(), StepS: sc.Step.Seconds(), Clients: []string{}}
+	for _, c := range sc.Clients {
+		v.Clients = append(v.Clients, c.Name)
+	}
+	return v
+}
+
+// question is what f asks before the run, with r's answer; nil when f
+// asks nothing, or when r cannot answer it (a setting that renamed its
+// client): a page asks no question it cannot answer.
+func question(f *scenarios.File, r *sim.Result) *QuestionView {
+	q := f.Question
+	if q == nil {
+		return nil
+	}
+	a, err := q.Answer(r)
+	if err != nil || math.IsNaN(a.Value) || math.IsInf(a.Value, 0) {
+		return nil
+	}
+	v := &QuestionView{Ask: q.Ask, Pick: q.Pick, Answer: AnswerView{Value: a.Value, Clients: a.Clients, Text: a.Text}}
+	if q.Pick != "" {
+		v.Choices = clientNames(r)
+	}
+	return v
+}
+
+// lessonOf is the finding kind f's lesson: names, or "".
+func lessonOf(f *scenarios.File) string {
+	for _, e := range f.Expect {
+		if e.Figure == "lesson" {
+			return string(e.Finding)
+		}
+	}
+	return ""
+}
+
+// clientNames are r's clients' names, in order.
+func clientNames(r *sim.Result) []string {
+	names := make([]string, len(r.Clients))
+	for i, c := range r.Clients {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// expectations are the file's expect: lines as run A checked them, and
+// those that need other runs as skipped: what the table's summary
+// counts. A run with settings checks none (the file's claims are about
+// the file), as `ratelim sim` does.
+func expectations(f *scenarios.File, r *sim.Result, changed bool) []ExpectationView {
+	if changed {
+		return nil
+	}
+	var out []ExpectationView
+	for _, e := range r.Expectations {
+		out = append(out, ExpectationView{Text: e.Text, OK: e.OK})
+	}
+	for _, e := range f.Expect {
+		if len(e.With) > 0 {
+			out = append(out, ExpectationView{Text: e.Text, Skipped: true})
+		}
+	}
+	return out
+}
+
+// timelineSVG is r drawn as `ratelim sim --plot run.svg` draws it.
+func timelineSVG(r *sim.Result) (string, error) {
+	var b bytes.Buffer
+	if err := plots.Timeline(&b, r, plots.Options{Format: "svg"}); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// command is the command line that makes run A: `ratelim sim NAME` and
+// its settings as flags, in the order they were applied.
+func command(s State, name string, sets []scenarios.Setting) string {
+	var b strings.Builder
+	b.WriteString("ratelim sim ")
+	b.WriteString(simrun.ShellWord(name))
+	for _, st := range sets {
+		if isFlagName(st.Name) {
+			fmt.Fprintf(&b, " --%s %s", st.Name, simrun.ShellWord(st.Value))
+		} else {
+			fmt.Fprintf(&b, " --set %s", simrun.ShellWord(st.Name+"="+st.Value))
+		}
+	}
+	return b.String()
+}
+
+// versus is run B: run A's file with s.Vs on top, run within the same
+// bounds, beside A as `ratelim sim --vs` shows the two.
+func versus(ctx context.Context, s State, fileA *scenarios.File, a *sim.Result, setsA []scenarios.Setting, commandA string, draw bool) (*VsView, error) {
+	// As given: --vs keeps its order, and labels the runs in it.
+	sets, err := settings(s.Vs, func(name string) string { return "--vs " + name })
+	if err != nil {
+		return nil, err
+	}
+	vs := simrun.Versus{Settings: sets}
+	fileB, err := vs.Apply(fileA)
+	if err != nil {
+		return nil, err
+	}
+	b, err := sim.Run(ctx, fileB.Scenario, simOptions(setsA))
+	if err != nil && !errors.As(err, new(*sim.CleanupError)) {
+		return nil, fmt.Errorf("%s: %w", simrun.Label(fileA), err)
+	}
+	out := &VsView{}
+	out.LabelA, out.LabelB = vs.Labels(fileA, fileB)
+	var result, rows, svg bytes.Buffer
+	if err := simrun.WriteResult(ctx, &result, b, simrun.Layout{Format: "json"}); err != nil {
+		return nil, err
+	}
+	out.Result = result.Bytes()
+	if err := simrun.WriteVersusComparison(&rows, a, b); err != nil {
+		return nil, err
+	}
+	out.Rows = rows.String()
+	if draw {
+		if err := plots.TimelineVs(&svg, a, b, out.LabelA, out.LabelB, plots.Options{Format: "svg"}); err != nil {
+			return nil, err
+		}
+		out.Timeline = svg.String()
+	}
+	var cmd strings.Builder
+	cmd.WriteString(commandA)
+	for _, st := range sets {
+		fmt.Fprintf(&cmd, " --vs %s", simrun.ShellWord(st.Name+"="+st.Value))
+	}
+	out.Command = cmd.String()
+	return out, nil
+}
+
+// Frame is the last run's run A as it stood at t seconds: report.Truncate
+// of it, drawn on the whole run's layout and time axis, as a frame of
+// `ratelim sim --plot run.gif` is, and each client's counts by then. t is
+// held to [0, the run's duration] and, as Truncate does, rounded down to
+// a step; T says where it was cut (before the first step ends, at 0,
+// nothing drawn yet). NaN and ±Inf are refused, and so is a Frame before
+// any run (or after one that failed).
+func (p *Playground) Frame(t float64) (*FrameView, error) {
+	if math.IsNaN(t) || math.IsInf(t, 0) {
+		return nil, fmt.Errorf("frame: t is %v (want a number of seconds)", t)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.last
+	if r == nil {
+		return nil, errors.New("frame: no run to show (want a run first)")
+	}
+	t = min(max(t, 0), r.DurationS)
+	cut := report.Truncate(r, t)
+	drawn := cut
+	if cut.DurationS < r.StepS {
+		// Before the first step ends nothing is known yet; plots draws
+		// whole steps, so the frame is a sliver of one, empty: the
+		// run's axes with nothing on them.
+		sliver := *cut
+		sliver.DurationS = r.StepS / 1000
+		drawn = &sliver
+	}
+	var svg bytes.Buffer
+	if err := plots.Timeline(&svg, drawn, plots.Options{Format: "svg", Layout: r, AxisEndS: r.DurationS}); err != nil {
+		return nil, err
+	}
+	out := &FrameView{T: math.Round(cut.DurationS*1e6) / 1e6, Timeline: svg.String(), Clients: make([]ClientView, len(cut.Clients))}
+	for i, c := range cut.Clients {
+		out.Clients[i] = ClientView{Name: c.Name, Sent: c.Sent, Allowed: c.Allowed, Rejected: c.Rejected}
+	}
+	return out, nil
+}
+
+// Builtins names the built-in scenarios, sorted, each with its summary
+// and lesson.
+func Builtins() []BuiltinInfo { return slices.Clone(builtins()) }
+
+var builtins = sync.OnceValue(func() []BuiltinInfo {
+	var out []BuiltinInfo
+	for _, name := range scenarios.Builtin() {
+		f, err := scenarios.Open(name)
+		if err != nil {
+			continue // scenarios' tests read every built-in
+		}
+		out = append(out, BuiltinInfo{Name: name, Summary: f.Scenario.Summary, Lesson: lessonOf(f)})
+	}
+	return out
+})

@@ -1,0 +1,134 @@
+package web
+
+import "encoding/json"
+
+// Response is what one Run shows, as the page reads it (JSON, the field
+// names the page is written against). On failure Error is set and, if
+// the file itself read, Scenario and Controls, so the page can keep its
+// controls while it shows the error; nothing else is.
+type Response struct {
+	Error    *ErrorView    `json:"error,omitempty"`
+	Scenario *ScenarioView `json:"scenario,omitempty"`
+	Controls []Control     `json:"controls,omitempty"`
+	// Result is exactly what `ratelim sim --format json` writes for run
+	// A (simrun's bytes, not re-encoded).
+	Result json.RawMessage `json:"result,omitempty"`
+	// Table is the CLI's table output for run A, expectations under it.
+	Table        string            `json:"table,omitempty"`
+	Headline     string            `json:"headline,omitempty"`
+	Findings     []FindingView     `json:"findings,omitempty"`
+	Expectations []ExpectationView `json:"expectations,omitempty"`
+	// Timeline is run A drawn as plots.Timeline draws it, as SVG.
+	Timeline string `json:"timeline,omitempty"`
+	// Command is the command line that reproduces run A.
+	Command  string        `json:"command,omitempty"`
+	Question *QuestionView `json:"question,omitempty"`
+	Vs       *VsView       `json:"vs,omitempty"`
+	// DurationS is run A's length in seconds, what Frame's t ranges over.
+	DurationS float64 `json:"durationS,omitempty"`
+}
+
+// ErrorView is an error a user can act on: Text as the CLI prints it
+// (after "ratelim: "), and, for a scenario file's error, its file, line
+// (0 when no line is to blame) and field split out.
+type ErrorView struct {
+	Text  string `json:"text"`
+	File  string `json:"file,omitempty"`
+	Line  int    `json:"line,omitempty"`
+	Field string `json:"field,omitempty"`
+}
+
+// ScenarioView is the scenario as loaded.
+type ScenarioView struct {
+	Name    string `json:"name"`
+	Summary string `json:"summary"`
+	// Lesson is the finding kind the file says leads (its lesson:), or "".
+	Lesson string `json:"lesson"`
+	// File is the name errors give it: a built-in's name, else FileName.
+	File string `json:"file"`
+	// Source is the file's text as given.
+	Source string `json:"source"`
+	// Written is the file's text with run A's settings written in, for
+	// "download YAML" (scenarios.Written): `ratelim sim` on it makes run
+	// A. "" with WrittenError saying why when a setting cannot be written
+	// (use Command then); the file as given when run A failed.
+	Written      string `json:"written"`
+	WrittenError string `json:"writtenError,omitempty"`
+	// DurationS and StepS are the run's, or the file's when it did not run.
+	DurationS float64 `json:"durationS"`
+	StepS     float64 `json:"stepS"`
+	// Clients are the clients' names, expanded (bastion-1 … bastion-8).
+	Clients []string `json:"clients"`
+}
+
+// FindingView is one of the run's findings (sim.Finding): its kind, who
+// it is about (a client's name or a key, "" for the run), its text.
+type FindingView struct {
+	Kind    string `json:"kind"`
+	Subject string `json:"subject"`
+	Text    string `json:"text"`
+}
+
+// ExpectationView is one of the file's expect: lines: its claim, whether
+// it held, or Skipped when it needs other runs (a with:), which the
+// playground does not make.
+type ExpectationView struct {
+	Text    string `json:"text"`
+	OK      bool   `json:"ok"`
+	Skipped bool   `json:"skipped"`
+}
+
+// QuestionView is what the file asks a class before the run, and the
+// run's answer. Choices are the clients to pick from, for a pick.
+type QuestionView struct {
+	Ask     string     `json:"ask"`
+	Pick    string     `json:"pick"`
+	Choices []string   `json:"choices,omitempty"`
+	Answer  AnswerView `json:"answer"`
+}
+
+// AnswerView is the run's answer to the question: the number (for a
+// question with no pick), the clients tied at the extreme (for a pick),
+// and the text the page shows.
+type AnswerView struct {
+	Value   float64  `json:"value"`
+	Clients []string `json:"clients,omitempty"`
+	Text    string   `json:"text"`
+}
+
+// VsView is run B beside run A, as `ratelim sim --vs` shows them.
+type VsView struct {
+	LabelA string `json:"labelA"`
+	LabelB string `json:"labelB"`
+	// Timeline is plots.TimelineVs of A and B, as SVG.
+	Timeline string `json:"timeline"`
+	// Rows are what the CLI prints under "── A vs B ──".
+	Rows string `json:"rows"`
+	// Result is run B's result as `ratelim sim --format json` writes it.
+	Result json.RawMessage `json:"result"`
+	// Command reproduces the side by side.
+	Command string `json:"command"`
+}
+
+// FrameView is run A as it stood at T seconds: its timeline so far on
+// the whole run's axes, and each client's counts so far.
+type FrameView struct {
+	T        float64      `json:"t"`
+	Timeline string       `json:"timeline"`
+	Clients  []ClientView `json:"clients"`
+}
+
+// ClientView is one client's counts at a frame.
+type ClientView struct {
+	Name     string `json:"name"`
+	Sent     int64  `json:"sent"`
+	Allowed  int64  `json:"allowed"`
+	Rejected int64  `json:"rejected"`
+}
+
+// BuiltinInfo names a built-in scenario for the page's picker.
+type BuiltinInfo struct {
+	Name    string `json:"name"`
+	Summary string `json:"summary"`
+	Lesson  string `json:"lesson"`
+}
