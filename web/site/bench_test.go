@@ -114,3 +114,32 @@ func BenchmarkPageSliderRerun(b *testing.B) {
 	}
 	b.ReportMetric(total/float64(b.N), "page-ms/op")
 }
+
+// BenchmarkPageBridgeRun is the run alone in the page: the same two
+// states through the bridge (ratelim.run, the WebAssembly), with no DOM
+// work, so that BenchmarkPageSliderRerun splits into the simulator's part
+// and the page's.
+func BenchmarkPageBridgeRun(b *testing.B) {
+	states := burstSettings(b)
+	frag, err := web.Encode(states[1])
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := openPage(b, fileURL(b, frag), ownFiles)
+	call := func(s web.State) float64 {
+		expr := fmt.Sprintf(`(() => { const t0 = performance.now(); const r = JSON.parse(ratelim.run(%s)); if (r.error || !r.timeline) throw new Error(JSON.stringify(r.error)); return performance.now() - t0; })()`, js(js(s)))
+		ms, err := chromedp.Run(p.ctx, chromedp.Evaluate[float64](expr))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return ms
+	}
+	call(states[0])
+	call(states[1])
+	b.ResetTimer()
+	var total float64
+	for i := range b.N {
+		total += call(states[i%2])
+	}
+	b.ReportMetric(total/float64(b.N), "page-ms/op")
+}
