@@ -586,8 +586,8 @@ func TestPredictThenSee(t *testing.T) {
 	if !eval[bool](p, `document.getElementById('results').hidden`) {
 		t.Fatalf("predicting, the results are shown")
 	}
-	if got := eval[string](p, `document.getElementById('question').textContent`); !strings.Contains(got, question.Ask) {
-		t.Errorf("#question says %q, want %q", got, question.Ask)
+	if got, want := eval[string](p, `document.getElementById('question').textContent`), question.Text(out.File); !strings.Contains(got, want) {
+		t.Errorf("#question says %q, want %q", got, want)
 	}
 	if !p.state().Predict {
 		t.Errorf("the permalink does not carry the predict mode: %+v", p.state())
