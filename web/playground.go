@@ -470,6 +470,16 @@ func (p *Playground) Frame(t float64) (*FrameView, error) {
 	return out, nil
 }
 
+// Forget drops the last run, as a failed Run does: Frame then refuses
+// until a run succeeds. The bridge calls it when a call to run fails
+// before Run (its JSON did not read), so that the scrubber never shows a
+// run the page no longer shows.
+func (p *Playground) Forget() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last = nil
+}
+
 // Builtins names the built-in scenarios, sorted, each with its summary
 // and lesson.
 func Builtins() []BuiltinInfo { return slices.Clone(builtins()) }

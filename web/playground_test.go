@@ -415,3 +415,29 @@ func TestWrittenRunsAsRunA(t *testing.T) {
 		}
 	}
 }
+
+// A run the page no longer shows is not cut: after Forget (the bridge's
+// call when a run's JSON does not read), and after a failed Run, Frame
+// refuses.
+func TestFrameForgetsARunThatFailed(t *testing.T) {
+	t.Parallel()
+	for _, fail := range []struct {
+		name string
+		do   func(p *Playground)
+	}{
+		{"Forget", func(p *Playground) { p.Forget() }},
+		{"a failed Run", func(p *Playground) { p.Run(context.Background(), State{Builtin: "no-such"}) }},
+	} {
+		var p Playground
+		if resp := p.Run(context.Background(), State{Builtin: "partition"}); resp.Error != nil {
+			t.Fatal(resp.Error.Text)
+		}
+		if _, err := p.Frame(1); err != nil {
+			t.Fatalf("Frame after a run: %v", err)
+		}
+		fail.do(&p)
+		if f, err := p.Frame(1); err == nil {
+			t.Errorf("after %s: Frame(1) = a frame at %v s, want an error", fail.name, f.T)
+		}
+	}
+}

@@ -44,6 +44,8 @@ func main() {
 		"run": bridge(func(args []js.Value) any {
 			s, err := state(args)
 			if err != nil {
+				// Frame answers for the run the page shows: none now.
+				playground.Forget()
 				return errorOf(err)
 			}
 			return playground.Run(context.Background(), s)
