@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
 
@@ -218,8 +219,11 @@ func settings(given []Setting, flag func(name string) string) ([]scenarios.Setti
 		if name == "" {
 			return nil, errors.New("settings: a setting with no name (want e.g. limit.burst)")
 		}
-		if len(name) > maxSettingValue || len(g.Value) > maxSettingValue {
-			return nil, &scenarios.Error{Field: flag(short(name)), Msg: fmt.Sprintf("%d bytes (want at most %d)", len(g.Value), maxSettingValue)}
+		if len(name) > maxSettingValue {
+			return nil, &scenarios.Error{Field: flag(short(name)), Msg: fmt.Sprintf("the name is %d bytes (want at most %d)", len(name), maxSettingValue)}
+		}
+		if len(g.Value) > maxSettingValue {
+			return nil, &scenarios.Error{Field: flag(short(name)), Msg: fmt.Sprintf("the value is %d bytes (want at most %d)", len(g.Value), maxSettingValue)}
 		}
 		if err := simrun.CheckSetting(name, flag(name)); err != nil {
 			return nil, err
@@ -239,12 +243,18 @@ func cliOrder(sets []scenarios.Setting) {
 	slices.SortStableFunc(sets, func(a, b scenarios.Setting) int { return rank(a) - rank(b) })
 }
 
-// short is s cut to a length a message can hold.
+// short is s cut to a length a message can hold, at a rune's start:
+// a cut inside one would show as U+FFFD.
 func short(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
+	const most = 64
+	if len(s) <= most {
+		return s
 	}
-	return s
+	cut := most
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // simOptions bound a run in the tab, as the CLI's flags bound its runs:

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
@@ -438,6 +440,34 @@ func TestFrameForgetsARunThatFailed(t *testing.T) {
 		fail.do(&p)
 		if f, err := p.Frame(1); err == nil {
 			t.Errorf("after %s: Frame(1) = a frame at %v s, want an error", fail.name, f.T)
+		}
+	}
+}
+
+// A setting too long says which of its name or value is, and how long,
+// and a name cut short for the message is cut between runes.
+func TestTooLongSettingSaysWhich(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", maxSettingValue+1)
+	runes := strings.Repeat("é", maxSettingValue) // 2 bytes each: byte 64 is inside one
+	for _, tc := range []struct {
+		set  Setting
+		want string
+	}{
+		{Setting{long, "1"}, fmt.Sprintf("the name is %d bytes", len(long))},
+		{Setting{"seed", long}, fmt.Sprintf("the value is %d bytes", len(long))},
+		{Setting{"limits[" + runes + "].burst", "1"}, "the name is"},
+	} {
+		var p Playground
+		resp := p.Run(context.Background(), State{Builtin: "partition", Settings: []Setting{tc.set}})
+		if resp.Error == nil {
+			t.Fatalf("%.20s=%.20s: ran, want an error", tc.set.Name, tc.set.Value)
+		}
+		if !strings.Contains(resp.Error.Text, tc.want) {
+			t.Errorf("%.20s=%.20s: %q, want it to say %q", tc.set.Name, tc.set.Value, resp.Error.Text, tc.want)
+		}
+		if !utf8.ValidString(resp.Error.Text) || strings.ContainsRune(resp.Error.Text, utf8.RuneError) {
+			t.Errorf("%.20s: %q cuts a rune", tc.set.Name, resp.Error.Text)
 		}
 	}
 }
