@@ -11,7 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -141,7 +143,11 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 // failed is what a failure after file read shows: err, the scenario, and
 // the file's controls, valued as the file has them.
 func failed(resp *Response, file *scenarios.File, err error) *Response {
-	return &Response{Error: errorView(err), Scenario: resp.Scenario, Controls: controls(file, file)}
+	ev := errorView(err)
+	if ev.Line == 0 && resp.Scenario != nil {
+		ev.File, ev.Line = lineOfFile(ev, resp.Scenario.File)
+	}
+	return &Response{Error: ev, Scenario: resp.Scenario, Controls: controls(file, file)}
 }
 
 // open reads the scenario s names: its YAML, under its FileName, or the
@@ -282,6 +288,30 @@ func errorView(err error) *ErrorView {
 		}
 	}
 	return ev
+}
+
+// blamedLine reads the field and line of the file a setting's error
+// blames, as scenarios.Apply writes them at the head of its message:
+// "limits[1].burst (line 37): missing: ...".
+var blamedLine = regexp.MustCompile(`^[^\s:]+ \(line ([1-9][0-9]{0,8})\): `)
+
+// lineOfFile is the file and line a setting's error ev blames in the
+// file named name, so that the page can point at the line the text
+// names; "", 0 when it names none.
+func lineOfFile(ev *ErrorView, name string) (string, int) {
+	msg := strings.TrimPrefix(ev.Text, ev.Field+": ")
+	if ev.Field == "" || msg == ev.Text {
+		return ev.File, ev.Line
+	}
+	m := blamedLine.FindStringSubmatch(msg)
+	if m == nil {
+		return ev.File, ev.Line
+	}
+	line, err := strconv.Atoi(m[1])
+	if err != nil {
+		return ev.File, ev.Line
+	}
+	return name, line
 }
 
 // errorText is err's message, a bound of the simulator's options named

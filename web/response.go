@@ -30,7 +30,9 @@ type Response struct {
 
 // ErrorView is an error a user can act on: Text as the CLI prints it
 // (after "ratelim: "), and, for a scenario file's error, its file, line
-// (0 when no line is to blame) and field split out.
+// (0 when no line is to blame) and field split out. A setting's error
+// that names a line of the file ("--set X: limits[1].burst (line 37):
+// ...") has that file and line, its Field still the setting's flag.
 type ErrorView struct {
 	Text  string `json:"text"`
 	File  string `json:"file,omitempty"`
