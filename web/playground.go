@@ -32,13 +32,17 @@ import (
 // (sim.DefaultMaxRequests, 50 million requests; sim.DefaultMaxMemory,
 // 4 GiB) are a workstation's: a tab's WebAssembly heap is a 32-bit one
 // that browsers hold to a few GiB at most, and the simulator in it runs
-// a few times slower than native (about a million requests a second), so
-// the page answers within seconds or says why not. A run estimated past
-// either bound is refused before it starts, with the simulator's message
-// saying what to change; every built-in is far inside both (the largest,
-// runaway-healthcheck, sends 160,102 requests and is estimated at 5 MiB).
+// a few times slower than native (about a million requests a second). A
+// run estimated past either bound is refused before it starts, with the
+// simulator's message saying what to change; every built-in is far
+// inside both (the largest, runaway-healthcheck, sends 160,102 requests
+// and is estimated at 5 MiB). Requests are not the only work: the
+// clients and the timeline's steps are bounded too (MaxClients,
+// MaxSteps). Bounded, a run's work is bounded, not its time: nothing
+// stops a run part way, and the largest a tab accepts still takes
+// seconds.
 const (
-	MaxRequests = 5_000_000
+	MaxRequests = 2_000_000
 	MaxMemory   = 256 << 20
 )
 
@@ -90,13 +94,23 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 	}
 	resp.Scenario = scenarioView(file, name)
 	setsA, err := settings(s.Settings, flagOf)
-	cliOrder(setsA)
 	if err != nil {
+		return failed(resp, file, err)
+	}
+	cliOrder(setsA)
+	// The run's work bounded before it starts: its clients, store and
+	// steps checked on the file as the settings change it, and a step
+	// too fine replaced, as a --step setting the command then carries.
+	applied, err := simrun.Apply(file, setsA)
+	if err != nil {
+		return failed(resp, file, err)
+	}
+	if setsA, resp.Notice, err = fit(applied, setsA); err != nil {
 		return failed(resp, file, err)
 	}
 	var result bytes.Buffer
 	out, err := simrun.Run(ctx, &result, simrun.Options{
-		File: file, Settings: setsA, Sim: simOptions(setsA), Layout: simrun.Layout{Format: "json"},
+		File: file, Settings: setsA, Sim: simOptions(), Layout: simrun.Layout{Format: "json"},
 	})
 	if err != nil || out == nil {
 		return failed(resp, file, err)
@@ -122,7 +136,7 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 	resp.Command = command(s, name, setsA)
 	resp.DurationS = r.DurationS
 	resp.Scenario.DurationS, resp.Scenario.StepS = r.DurationS, r.StepS
-	resp.Scenario.Clients = clientNames(r)
+	resp.Scenario.Clients, resp.Scenario.ClientCount = firstNames(clientNames(r))
 	if written, err := scenarios.Written(fileA); err != nil {
 		resp.Scenario.Written, resp.Scenario.WrittenError = "", err.Error()
 	} else {
@@ -165,6 +179,9 @@ func open(s State) (file *scenarios.File, name string, err error) {
 		if len(s.YAML) > MaxYAML {
 			return nil, "", &scenarios.Error{File: name, Msg: fmt.Sprintf("%s of YAML, more than the playground reads (want at most %s; ratelim sim reads up to %s)",
 				humanize.IBytes(uint64(len(s.YAML))), humanize.IBytes(MaxYAML), humanize.IBytes(scenarios.MaxFileSize))}
+		}
+		if err := countClients(name, []byte(s.YAML)); err != nil {
+			return nil, "", err
 		}
 		f, err := scenarios.Parse(name, []byte(s.YAML))
 		return f, name, err
@@ -234,7 +251,11 @@ func settings(given []Setting, flag func(name string) string) ([]scenarios.Setti
 		if err := simrun.CheckSetting(name, flag(name)); err != nil {
 			return nil, err
 		}
-		out = append(out, scenarios.Setting{Name: name, Value: g.Value, Flag: flag(name)})
+		set := scenarios.Setting{Name: name, Value: g.Value, Flag: flag(name)}
+		if err := checkClientCount(set); err != nil {
+			return nil, err
+		}
+		out = append(out, set)
 	}
 	return out, nil
 }
@@ -263,12 +284,13 @@ func short(s string) string {
 	return s[:cut] + "…"
 }
 
-// simOptions bound a run in the tab, as the CLI's flags bound its runs:
-// a run too big for MaxMemory at its file's step runs at a coarser one,
-// unless the step was set (then it is refused), as `ratelim sim` does.
-func simOptions(sets []scenarios.Setting) sim.Options {
-	stepAsked := slices.ContainsFunc(sets, func(s scenarios.Setting) bool { return s.Name == "step" })
-	return sim.Options{MaxRequests: MaxRequests, MaxMemory: MaxMemory, FitStep: !stepAsked}
+// simOptions bound a run in the tab, as the CLI's flags bound its runs.
+// A run too big for MaxMemory at its file's step was given a coarser
+// step by fit, before the run, as a setting; so the simulator coarsens
+// nothing (FitStep) where the page could not say so, and a run still
+// too big is refused, as `ratelim sim --step` refuses it.
+func simOptions() sim.Options {
+	return sim.Options{MaxRequests: MaxRequests, MaxMemory: MaxMemory}
 }
 
 // errorView is err as the page shows it: the text `ratelim sim` prints
@@ -338,11 +360,19 @@ func scenarioView(f *scenarios.File, name string) *ScenarioView {
 	// Written is the file as read until a run's settings are written in:
 	// what a download gives when they cannot be used.
 	v := &ScenarioView{Name: sc.Name, Summary: sc.Summary, Lesson: lessonOf(f), File: name, Source: string(f.Source), Written: string(f.Source),
-		DurationS: sc.Duration.Seconds(), StepS: sc.Step.Seconds(), Clients: []string{}}
-	for _, c := range sc.Clients {
-		v.Clients = append(v.Clients, c.Name)
+		DurationS: sc.Duration.Seconds(), StepS: sc.Step.Seconds()}
+	names := make([]string, 0, min(len(sc.Clients), maxClientNames))
+	for _, c := range sc.Clients[:min(len(sc.Clients), maxClientNames)] {
+		names = append(names, c.Name)
 	}
+	v.Clients, v.ClientCount = names, len(sc.Clients)
 	return v
+}
+
+// firstNames are the first maxClientNames of names, and how many there
+// are in all.
+func firstNames(names []string) ([]string, int) {
+	return names[:min(len(names), maxClientNames)], len(names)
 }
 
 // question is what f asks before the run, with r's answer; nil when f
@@ -441,7 +471,13 @@ func versus(ctx context.Context, s State, fileA *scenarios.File, a *sim.Result, 
 	if err != nil {
 		return nil, err
 	}
-	b, err := sim.Run(ctx, fileB.Scenario, simOptions(setsA))
+	if err := checkWork(fileB); err != nil {
+		return nil, err
+	}
+	if err := checkSteps(fileB); err != nil {
+		return nil, err
+	}
+	b, err := sim.Run(ctx, fileB.Scenario, simOptions())
 	if err != nil && !errors.As(err, new(*sim.CleanupError)) {
 		return nil, fmt.Errorf("%s: %w", simrun.Label(fileA), err)
 	}

@@ -165,7 +165,7 @@ func TestRunErrorsSayWhereAndWhat(t *testing.T) {
 		{"a setting the run does not read", State{Builtin: "runaway-healthcheck", Settings: []Setting{{"window", "2s"}}}, ErrorView{Text: "--window: token-bucket reads no window", Field: "--window"}, true},
 		{"a bad --vs", State{Builtin: "store-outage", Vs: []Setting{{"on_error", "closed"}}}, ErrorView{Text: `--vs on-error: unknown policy "closed"`, Field: "--vs on-error"}, true},
 		{"too large", State{YAML: source + strings.Repeat("#", MaxYAML)}, ErrorView{Text: "scenario.yaml: 1.0 MiB of YAML, more than the playground reads (want at most 1.0 MiB", File: "scenario.yaml"}, false},
-		{"too many requests", State{YAML: huge}, ErrorView{Text: "run it with ratelim sim: the playground stops at 5,000,000 requests"}, true},
+		{"too many requests", State{YAML: huge}, ErrorView{Text: "run it with ratelim sim: the playground stops at 2,000,000 requests"}, true},
 		{"a setting the file's line refuses", State{Builtin: "api-quotas", Settings: []Setting{{"limits[hourly].algorithm", "gcra"}}},
 			ErrorView{Text: "--set limits[hourly].algorithm=gcra: limits[1].burst (line 37): missing", File: "api-quotas", Line: 37, Field: "--set limits[hourly].algorithm=gcra"}, true},
 		{"an unknown built-in", State{Builtin: "partiton"}, ErrorView{Text: `unknown scenario "partiton", did you mean "partition"?`}, false},

@@ -24,6 +24,11 @@ type Response struct {
 	Command  string        `json:"command,omitempty"`
 	Question *QuestionView `json:"question,omitempty"`
 	Vs       *VsView       `json:"vs,omitempty"`
+	// Notice says what the run changed to fit the tab, "" when nothing:
+	// the step it was drawn at when the file's was too fine for MaxSteps
+	// or MaxMemory ("drawn at step 100ms: 300s at the file's 1ms would be
+	// 300,000 steps"). Command then carries that --step.
+	Notice string `json:"notice,omitempty"`
 	// DurationS is run A's length in seconds, what Frame's t ranges over.
 	DurationS float64 `json:"durationS,omitempty"`
 }
@@ -59,8 +64,10 @@ type ScenarioView struct {
 	// DurationS and StepS are the run's, or the file's when it did not run.
 	DurationS float64 `json:"durationS"`
 	StepS     float64 `json:"stepS"`
-	// Clients are the clients' names, expanded (bastion-1 … bastion-8).
-	Clients []string `json:"clients"`
+	// Clients are the clients' names, expanded (bastion-1 … bastion-8):
+	// the first 1,000 of ClientCount.
+	Clients     []string `json:"clients"`
+	ClientCount int      `json:"clientCount"`
 }
 
 // FindingView is one of the run's findings (sim.Finding): its kind, who
