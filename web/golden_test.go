@@ -34,6 +34,9 @@ func TestResponseGoldens(t *testing.T) {
 		if resp.Result != nil {
 			resp.Result = json.RawMessage(`"ratelim sim --format json of run A"`)
 		}
+		if resp.ResultJSON != "" {
+			resp.ResultJSON = "ratelim sim --format json's bytes of run A"
+		}
 		if resp.Table != "" {
 			resp.Table = "ratelim sim's table of run A"
 		}
@@ -42,6 +45,7 @@ func TestResponseGoldens(t *testing.T) {
 		}
 		if resp.Vs != nil {
 			resp.Vs.Timeline, resp.Vs.Result = "<svg: plots.TimelineVs of A and B>", json.RawMessage(`"ratelim sim --format json of run B"`)
+			resp.Vs.ResultJSON = "ratelim sim --format json's bytes of run B"
 		}
 		var got bytes.Buffer
 		enc := json.NewEncoder(&got)

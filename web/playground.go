@@ -117,7 +117,7 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 	}
 	fileA, r := out.File, out.Result
 	resp.Controls = controls(file, fileA)
-	resp.Result = slices.Clone(result.Bytes())
+	resp.Result, resp.ResultJSON = slices.Clone(result.Bytes()), result.String()
 	var table bytes.Buffer
 	if err := simrun.Write(ctx, &table, fileA, r, simrun.Layout{Format: "table"}, out.Skipped); err != nil {
 		return failed(resp, file, err)
@@ -487,7 +487,7 @@ func versus(ctx context.Context, s State, fileA *scenarios.File, a *sim.Result, 
 	if err := simrun.WriteResult(ctx, &result, b, simrun.Layout{Format: "json"}); err != nil {
 		return nil, err
 	}
-	out.Result = result.Bytes()
+	out.Result, out.ResultJSON = slices.Clone(result.Bytes()), result.String()
 	if err := simrun.WriteVersusComparison(&rows, a, b); err != nil {
 		return nil, err
 	}

@@ -473,3 +473,43 @@ func TestTooLongSettingSaysWhich(t *testing.T) {
 		}
 	}
 }
+
+// The bytes `ratelim sim --format json` writes reach the page as they
+// are: resultJSON, through JSON encoding as the bridge encodes the
+// Response; result is the same value, compacted.
+func TestResultJSONIsTheCLIsBytes(t *testing.T) {
+	t.Parallel()
+	var p Playground
+	resp := p.Run(context.Background(), State{Builtin: "store-outage", Vs: []Setting{{"on_error", "fail-closed"}}})
+	if resp.Error != nil {
+		t.Fatal(resp.Error.Text)
+	}
+	data, err := json.Marshal(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Result     json.RawMessage `json:"result"`
+		ResultJSON string          `json:"resultJSON"`
+		Vs         struct {
+			ResultJSON string `json:"resultJSON"`
+		} `json:"vs"`
+	}
+	if err := json.Unmarshal(data, &page); err != nil {
+		t.Fatal(err)
+	}
+	if want := cliRun(t, "store-outage", nil, "json"); page.ResultJSON != want {
+		t.Errorf("resultJSON is not ratelim sim's bytes (%d bytes, want %d)", len(page.ResultJSON), len(want))
+	}
+	var value, fromText any
+	if err := json.Unmarshal(page.Result, &value); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(page.ResultJSON), &fromText); err != nil || !reflect.DeepEqual(value, fromText) {
+		t.Errorf("result is not resultJSON's value (%v)", err)
+	}
+	b := cliRun(t, "store-outage", []scenarios.Setting{{Name: "on_error", Value: "fail-closed", Flag: "--on-error"}}, "json")
+	if page.Vs.ResultJSON != b {
+		t.Errorf("vs.resultJSON is not ratelim sim --on-error fail-closed's bytes")
+	}
+}

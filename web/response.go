@@ -10,9 +10,14 @@ type Response struct {
 	Error    *ErrorView    `json:"error,omitempty"`
 	Scenario *ScenarioView `json:"scenario,omitempty"`
 	Controls []Control     `json:"controls,omitempty"`
-	// Result is exactly what `ratelim sim --format json` writes for run
-	// A (simrun's bytes, not re-encoded).
-	Result json.RawMessage `json:"result,omitempty"`
+	// Result is run A's result, the same JSON value `ratelim sim --format
+	// json` writes, for the page to read: encoded in the Response it is
+	// compacted, so its bytes are not the CLI's (and JavaScript rounds a
+	// seed past 2^53). ResultJSON is the CLI's bytes exactly, as a string:
+	// what a "download JSON" offers, byte-identical to `ratelim sim …
+	// --format json` run with Command.
+	Result     json.RawMessage `json:"result,omitempty"`
+	ResultJSON string          `json:"resultJSON,omitempty"`
 	// Table is the CLI's table output for run A, expectations under it.
 	Table        string            `json:"table,omitempty"`
 	Headline     string            `json:"headline,omitempty"`
@@ -113,8 +118,11 @@ type VsView struct {
 	Timeline string `json:"timeline"`
 	// Rows are what the CLI prints under "── A vs B ──".
 	Rows string `json:"rows"`
-	// Result is run B's result as `ratelim sim --format json` writes it.
-	Result json.RawMessage `json:"result"`
+	// Result is run B's result, as Response.Result is A's (the same
+	// value, compacted), and ResultJSON its bytes exactly as `ratelim sim
+	// … --format json` writes run B alone.
+	Result     json.RawMessage `json:"result"`
+	ResultJSON string          `json:"resultJSON"`
 	// Command reproduces the side by side.
 	Command string `json:"command"`
 }
