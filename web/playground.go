@@ -206,6 +206,16 @@ func checkFileName(name string) error {
 	if i := strings.IndexFunc(name, unicode.IsControl); i >= 0 {
 		return fmt.Errorf("file name: %q has a control character (want a plain file name, e.g. %s)", name, DefaultFileName)
 	}
+	// The command names the text by its file name, and ratelim sim reads
+	// a built-in's name as the built-in, "-" as stdin and "-x" as a flag:
+	// the command would not run this text.
+	if slices.Contains(scenarios.Builtin(), name) {
+		return fmt.Errorf("file name: %q is a built-in's name, which ratelim sim would run instead of this text (want e.g. %s.yaml)", name, name)
+	}
+	if strings.HasPrefix(name, "-") {
+		return fmt.Errorf("file name: %q reads as %s to ratelim sim (want a name that does not start with -, e.g. %s)", name,
+			map[bool]string{true: "stdin", false: "a flag"}[name == "-"], DefaultFileName)
+	}
 	return nil
 }
 

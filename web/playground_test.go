@@ -171,6 +171,9 @@ func TestRunErrorsSayWhereAndWhat(t *testing.T) {
 		{"an unknown built-in", State{Builtin: "partiton"}, ErrorView{Text: `unknown scenario "partiton", did you mean "partition"?`}, false},
 		{"a built-in's name that is a path", State{Builtin: "../go.mod"}, ErrorView{Text: `unknown scenario "../go.mod"`}, false},
 		{"no scenario", State{}, ErrorView{Text: "no scenario (want"}, false},
+		{"a built-in's name for a text", State{YAML: source, FileName: "nat"}, ErrorView{Text: `file name: "nat" is a built-in's name, which ratelim sim would run instead of this text (want e.g. nat.yaml)`}, false},
+		{"stdin's name", State{YAML: source, FileName: "-"}, ErrorView{Text: `file name: "-" reads as stdin`}, false},
+		{"a flag's name", State{YAML: source, FileName: "--seed=3"}, ErrorView{Text: `file name: "--seed=3" reads as a flag`}, false},
 		{"a file name with a newline", State{YAML: source, FileName: "a\nb.yaml:1: forged"}, ErrorView{Text: "file name: "}, false},
 	} {
 		var p Playground
