@@ -112,10 +112,7 @@ func fit(file *scenarios.File, sets []scenarios.Setting) (out []scenarios.Settin
 	if err := checkWork(file); err != nil {
 		return nil, "", err
 	}
-	stepAsked := false
-	for _, s := range sets {
-		stepAsked = stepAsked || s.Name == "step"
-	}
+	stepAsked := simrun.StepAsked(sets)
 	step, most := sc.Step, maxStepsFor(len(sc.Clients))
 	if steps := stepsOf(sc.Duration, step); steps > most {
 		if stepAsked {

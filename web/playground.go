@@ -97,7 +97,9 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 	if err != nil {
 		return failed(resp, file, err)
 	}
-	cliOrder(setsA)
+	// In the order `ratelim sim` applies its flags, so that the command
+	// the page shows makes exactly the run it made.
+	simrun.CLIOrder(setsA)
 	// The run's work bounded before it starts: its clients, store and
 	// steps checked on the file as the settings change it, and a step
 	// too fine replaced, as a --step setting the command then carries.
@@ -133,7 +135,7 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 			return failed(resp, file, err)
 		}
 	}
-	resp.Command = command(s, name, setsA)
+	resp.Command = simrun.Command(name, setsA, nil)
 	resp.DurationS = r.DurationS
 	resp.Scenario.DurationS, resp.Scenario.StepS = r.DurationS, r.StepS
 	resp.Scenario.Clients, resp.Scenario.ClientCount = firstNames(clientNames(r))
@@ -144,7 +146,7 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 	}
 	resp.Question = question(fileA, r)
 	if len(s.Vs) > 0 {
-		vs, err := versus(ctx, s, fileA, r, setsA, resp.Command, !p.noDrawing)
+		vs, err := versus(ctx, s, name, fileA, r, setsA, !p.noDrawing)
 		if err != nil {
 			return failed(resp, file, err)
 		}
@@ -223,20 +225,11 @@ func checkFileName(name string) error {
 // its errors name it: an override name or a short form as its own flag
 // (--servers, --burst), a field's path as --set PATH.
 func flagOf(name string) string {
-	if isFlagName(name) {
+	if simrun.IsFlag(name) {
 		return "--" + name
 	}
 	return "--set " + name
 }
-
-// isFlagName reports whether name is a setting the CLI has a flag of its
-// own for: an override name or a short form.
-func isFlagName(name string) bool {
-	return slices.Contains(scenarios.OverrideNames(), name) || slices.Contains(shortForms, name)
-}
-
-// shortForms are the CLI's flags that set a field of the limit.
-var shortForms = []string{"rate", "burst", "window"}
 
 // settings are the page's settings as scenarios.Apply takes them, in
 // the order given, each name checked and spelled as the flags spell it
@@ -268,16 +261,6 @@ func settings(given []Setting, flag func(name string) string) ([]scenarios.Setti
 		out = append(out, set)
 	}
 	return out, nil
-}
-
-// cliOrder puts sets in the order `ratelim sim` hands its flags to
-// scenarios.Apply (the --set paths as given, then the override flags in
-// OverrideNames' order, then the short forms), so that the command the
-// page shows makes exactly the run it made.
-func cliOrder(sets []scenarios.Setting) {
-	order := append(scenarios.OverrideNames(), shortForms...)
-	rank := func(s scenarios.Setting) int { return slices.Index(order, s.Name) } // -1: a path, first
-	slices.SortStableFunc(sets, func(a, b scenarios.Setting) int { return rank(a) - rank(b) })
 }
 
 // short is s cut to a length a message can hold, at a rune's start:
@@ -452,25 +435,9 @@ func timelineSVG(r *sim.Result) (string, error) {
 	return b.String(), nil
 }
 
-// command is the command line that makes run A: `ratelim sim NAME` and
-// its settings as flags, in the order they were applied.
-func command(s State, name string, sets []scenarios.Setting) string {
-	var b strings.Builder
-	b.WriteString("ratelim sim ")
-	b.WriteString(simrun.ShellWord(name))
-	for _, st := range sets {
-		if isFlagName(st.Name) {
-			fmt.Fprintf(&b, " --%s %s", st.Name, simrun.ShellWord(st.Value))
-		} else {
-			fmt.Fprintf(&b, " --set %s", simrun.ShellWord(st.Name+"="+st.Value))
-		}
-	}
-	return b.String()
-}
-
 // versus is run B: run A's file with s.Vs on top, run within the same
 // bounds, beside A as `ratelim sim --vs` shows the two.
-func versus(ctx context.Context, s State, fileA *scenarios.File, a *sim.Result, setsA []scenarios.Setting, commandA string, draw bool) (*VsView, error) {
+func versus(ctx context.Context, s State, name string, fileA *scenarios.File, a *sim.Result, setsA []scenarios.Setting, draw bool) (*VsView, error) {
 	// As given: --vs keeps its order, and labels the runs in it.
 	sets, err := settings(s.Vs, func(name string) string { return "--vs " + name })
 	if err != nil {
@@ -508,12 +475,11 @@ func versus(ctx context.Context, s State, fileA *scenarios.File, a *sim.Result, 
 		}
 		out.Timeline = svg.String()
 	}
-	var cmd strings.Builder
-	cmd.WriteString(commandA)
-	for _, st := range sets {
-		fmt.Fprintf(&cmd, " --vs %s", simrun.ShellWord(st.Name+"="+st.Value))
+	vsGiven := make([]string, len(sets))
+	for i, st := range sets {
+		vsGiven[i] = st.Name + "=" + st.Value
 	}
-	out.Command = cmd.String()
+	out.Command = simrun.Command(name, setsA, vsGiven)
 	return out, nil
 }
 
