@@ -224,10 +224,22 @@ func TestFrameCutsTheLastRun(t *testing.T) {
 			t.Errorf("Frame(%g): t %g, %d clients; want t %g and every client", tc.t, f.T, len(f.Clients), tc.want)
 			continue
 		}
+		// A frame's counts are the timeline's rows that ended by its t.
+		sofar := map[string]ClientView{}
+		for _, row := range r.Timeline {
+			if row.TS+r.StepS <= f.T+1e-9 {
+				v := sofar[row.Client]
+				v.Sent, v.Allowed, v.Rejected = v.Sent+row.Sent, v.Allowed+row.Allowed, v.Rejected+row.Rejected
+				sofar[row.Client] = v
+			}
+		}
 		for i, c := range f.Clients {
 			whole := r.Clients[i]
+			rows := sofar[c.Name]
 			switch {
-			case c.Name != whole.Name || c.Sent != c.Allowed+c.Rejected+(c.Sent-c.Allowed-c.Rejected) || c.Sent < prev[i] || c.Sent > whole.Sent:
+			case c.Sent != rows.Sent || c.Allowed != rows.Allowed || c.Rejected != rows.Rejected:
+				t.Errorf("Frame(%g): %s %d/%d/%d sent/allowed/rejected, the timeline's rows to then %d/%d/%d", tc.t, c.Name, c.Sent, c.Allowed, c.Rejected, rows.Sent, rows.Allowed, rows.Rejected)
+			case c.Name != whole.Name || c.Allowed+c.Rejected > c.Sent || c.Sent < prev[i] || c.Sent > whole.Sent:
 				t.Errorf("Frame(%g): %+v after %d, of %d in all", tc.t, c, prev[i], whole.Sent)
 			case tc.want == 0 && (c.Sent != 0 || c.Allowed != 0):
 				t.Errorf("Frame(0): %+v, want nothing yet", c)
