@@ -35,7 +35,7 @@
 //	summary: what it teaches      # one line, for `ratelim scenarios`
 //	lesson: isolated              # the finding that must lead (see sim.FindingKinds())
 //	question:                     # what to ask a class before the run (Question)
-//	  ask: "How many of bastion-1's requests get through in the 20s it runs away?"
+//	  ask: "How many of bastion-1's requests get through from {clients[bastion-{i}].traffic.start}?"
 //	  figure: allowed             # a figure, as expect: names it
 //	  client: bastion-1           # or key: KEY; or pick: most | least, for which client
 //	duration: 30s                 # required; Go durations: 950ms, 1.5s, 2m

@@ -233,16 +233,22 @@ func (d *decoder) subject(n *yaml.Node, field, what string, names []string) stri
 			return s
 		}
 	}
+	d.notOneOf(n, field, fmt.Sprintf("%s matches no %s", quote(s), what), s, names)
+	return ""
+}
+
+// notOneOf records that s at n is not one of names: msg, the name
+// closest to s if one is close, and the first eight names as the want.
+// A subject's error (an expectation's, a question's) ends so.
+func (d *decoder) notOneOf(n *yaml.Node, field, msg, s string, names []string) {
 	list := names
 	if len(list) > 8 {
-		list = append(append([]string(nil), list[:8]...), "…")
+		list = append(slices.Clone(list[:8]), "…")
 	}
-	msg := fmt.Sprintf("%s matches no %s", quote(s), what)
 	if sug := suggest(s, names); sug != "" {
 		msg += fmt.Sprintf(", did you mean %q?", sug)
 	}
 	d.failf(n, field, "%s (want one of %s)", msg, strings.Join(list, ", "))
-	return ""
 }
 
 // namesOf are the names of sc's clients, in order.

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"context"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -118,45 +117,6 @@ func FuzzRun(f *testing.F) {
 			if need := sim.MemoryEstimate(sc); need > maxMemory {
 				t.Fatalf("ran although estimated at %d bytes, over %d", need, maxMemory)
 			}
-		}
-	})
-}
-
-// FuzzWritten holds Written to its word on any file and setting Apply
-// accepts: the text it gives reads to the applied scenario, or it says
-// which setting it cannot write and the flag to use; it never panics.
-func FuzzWritten(f *testing.F) {
-	for _, name := range Builtin() {
-		data, _ := builtin(name)
-		f.Add(data, "burst", "7")
-		f.Add(data, "algorithm", "gcra")
-		f.Add(data, "clients[0].retry", "immediate")
-	}
-	f.Add([]byte(base), "topology", "{kind: shared, rtt: 1ms}")
-	f.Add([]byte(base), "shadow", "15s")
-	f.Fuzz(func(t *testing.T, data []byte, name, value string) {
-		file, err := Parse("f.yaml", data)
-		if err != nil {
-			return
-		}
-		applied, err := Apply(file, []Setting{{Name: name, Value: value}})
-		if err != nil {
-			return
-		}
-		text, err := Written(applied)
-		if err != nil {
-			var e *Error
-			if !errors.As(err, &e) || e.Field != name || !strings.Contains(e.Msg, "(want the CLI's flag: --") {
-				t.Fatalf("Written's error %q does not name the setting and the flag", err)
-			}
-			return
-		}
-		back, err := Parse("f.yaml", text)
-		if err != nil {
-			t.Fatalf("Written's text does not read: %v\n%s", err, text)
-		}
-		if d := diffExported(reflect.ValueOf(back.Scenario), reflect.ValueOf(applied.Scenario), "", 0); d != "" {
-			t.Fatalf("Written's text reads otherwise: %s\n%s", d, text)
 		}
 	})
 }

@@ -191,6 +191,11 @@ func Value(f *File, name string) (string, bool) {
 		s.Name = settingKey(s.Name)
 		_ = d.set(tree, s)
 	}
+	return valueAt(tree, name)
+}
+
+// valueAt is Value's reading of name in tree, a file's top node.
+func valueAt(tree *yaml.Node, name string) (string, bool) {
 	steps, err := parsePath(settingKey(name))
 	if err != nil {
 		return "", false
@@ -637,15 +642,28 @@ func (in *injection) blame(field, msg string) *Error {
 // named is the setting with its value, as an error that it caused
 // elsewhere starts: "--servers 3", "--set limit.burst=0".
 func (s Setting) named() string {
-	if strings.HasPrefix(s.Flag, "--") && !strings.ContainsAny(s.Flag, " =") {
-		return s.Flag + " " + s.Value
-	}
 	if strings.HasPrefix(s.Flag, "expect[") {
 		// A with:'s field, named as the file's reader names it: its
 		// value is on the line the error gives.
 		return s.Flag
 	}
-	return s.Flag + "=" + s.Value
+	return flagWords(s.Flag, s.Value, func(w string) string { return w })
+}
+
+// flagWords is a flag with its value as a command line gives them, each
+// word through quote (words.ShellWord for a line to paste, as is for an
+// error to read): "--servers 3" for a flag of its own, "--set
+// limit.burst=0" for flag "--set limit.burst" (or a path alone, which
+// --set takes).
+func flagWords(flag, value string, quote func(string) string) string {
+	if strings.HasPrefix(flag, "--") && !strings.ContainsAny(flag, " =") {
+		return flag + " " + quote(value)
+	}
+	path, ok := strings.CutPrefix(flag, "--set ")
+	if !ok {
+		return quote(flag + "=" + value)
+	}
+	return "--set " + quote(path+"="+value)
 }
 
 // reread reads f's text again with sets in place. An error the file would
@@ -898,10 +916,15 @@ func setKey(m *yaml.Node, key string, v *yaml.Node, mark func(*yaml.Node)) {
 		k := m.Content[i]
 		if k.Kind == yaml.ScalarNode && k.ShortTag() != "!!merge" && k.Value == key {
 			// The value's comments stay beside the value that replaces
-			// it, for Written (burst: 20 # bucket size: ...).
+			// it, for Written (burst: 20 # bucket size: ...); but a line
+			// comment with a number in it is most likely about the old
+			// value (shadow: {until: 15s} # ..., until 15s) and would
+			// contradict the new one: it goes.
 			old := m.Content[i+1]
 			v.HeadComment = cmp.Or(v.HeadComment, old.HeadComment)
-			v.LineComment = cmp.Or(v.LineComment, old.LineComment)
+			if !strings.ContainsAny(old.LineComment, "0123456789") {
+				v.LineComment = cmp.Or(v.LineComment, old.LineComment)
+			}
 			v.FootComment = cmp.Or(v.FootComment, old.FootComment)
 			m.Content[i+1] = v
 			return

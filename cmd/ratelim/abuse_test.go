@@ -72,7 +72,7 @@ func TestHostileInputEndsInAnExitCode(t *testing.T) {
 		{"flags", []string{"sim", "runaway-healthcheck", "--servers", "2000"}, exitBadInput, []string{"--servers", "1024"}},
 		{"flags", []string{"sim", "runaway-healthcheck", "--servers", "-1"}, exitBadInput, []string{"--servers"}},
 		{"flags", []string{"sim", "runaway-healthcheck", "--store", "redis://"}, exitBadInput, []string{"--store"}},
-		{"flags", []string{"sim", "partition", "--servers", "8"}, exitBadInput, []string{"--servers 8: faults[0].groups (line 55)", "in no group"}},
+		{"flags", []string{"sim", "partition", "--servers", "8"}, exitBadInput, []string{"--servers 8: faults[0].groups " + partitionFault, "in no group"}},
 		{"flags", []string{"sim", skewed, "--servers", "1"}, exitBadInput, []string{"--servers", "server 1"}},
 		{"flags", []string{"sim", "runaway-healthcheck", "--max-requests", "-1"}, exitBadInput, []string{"--max-requests", "at least 1"}},
 		{"flags", []string{"sim", "runaway-healthcheck", "--max-requests", "0"}, exitBadInput, []string{"--max-requests"}},

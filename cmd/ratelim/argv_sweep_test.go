@@ -125,7 +125,7 @@ func TestSweepRefusals(t *testing.T) {
 		// with the flags before any run, by the field's own reader, and
 		// a field set once.
 		{"sim sync-interval --sweep burst=5,-1", exitBadInput, []string{"--sweep burst: -1 is too small"}},
-		{"sim partition --sweep faults[0].start=5s,40s", exitBadInput, []string{"--sweep faults[0].start=40s: faults[0].end (line 55): 20s is not after start 40s"}},
+		{"sim partition --sweep faults[0].start=5s,40s", exitBadInput, []string{"--sweep faults[0].start=40s: faults[0].end " + partitionFault + ": 20s is not after start 40s"}},
 		{"sim runaway-healthcheck --topology local --sweep servers=1..3 --set servers=2", exitBadInput, []string{"--sweep servers: also set as --set servers"}},
 		{"sim sync-interval --sweep limit.burst=1,2 --burst 3", exitBadInput, []string{"--sweep limit.burst: also set as --burst"}},
 	})

@@ -160,7 +160,7 @@ func TestSimBadInputExitsTwo(t *testing.T) {
 		{[]string{"sim", "runaway-healthcheck", "--shadow", "maybe"}, []string{"--shadow", `"maybe"`, "e.g. 15s"}},
 		{[]string{"sim", "runaway-healthcheck", "--shadow", "-3s"}, []string{"--shadow", "not positive"}},
 		{[]string{"sim", "api-quotas", "--vs", "shadow=soon"}, []string{"shadow", `"soon"`}},
-		{[]string{"sim", "partition", "--servers", "2"}, []string{"--servers 2: faults[0].groups[1][0] (line 55): server 2 does not exist (want 0 to 1"}},
+		{[]string{"sim", "partition", "--servers", "2"}, []string{"--servers 2: faults[0].groups[1][0] " + partitionFault + ": server 2 does not exist (want 0 to 1"}},
 		{[]string{"sim", "runaway-healthcheck", "--plot", "out.jpg"}, []string{".jpg", ".png, .svg or .gif"}},
 		{[]string{"sim", "runaway-healthcheck", "--plot", filepath.Join(dir, "no", "such", "dir", "p.png")}, []string{"p.png"}},
 		{[]string{"sim"}, []string{"scenario name or file"}},

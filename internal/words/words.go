@@ -92,3 +92,33 @@ func OneOf[S ~string](choices []S) string {
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
+
+// ShellWord is s as a POSIX shell reads it back: as is when every
+// character is one no shell treats specially (letters, digits and
+// -_./:=,+@%), else single-quoted (a quote inside is closed, escaped
+// and reopened), the empty word as two quotes. zsh's globs ([, ], *, ?),
+// bash's braces and a space all quote, so that
+//
+//	--set 'clients[web-{i}].name=b-{i}'
+//
+// pastes into any shell.
+func ShellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Figure is a figure as the CLI's tables write one: a whole number with
+// thousands separators (1,000), anything else to four significant
+// figures (0.5, 10.33); "—" for a figure that is no number (NaN, or an
+// infinity: a rate over no time), as a table writes a missing one.
+func Figure(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "—"
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return Thousands(int64(v))
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}

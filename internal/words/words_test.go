@@ -110,3 +110,26 @@ func TestOneOf(t *testing.T) {
 		{[]string{"local", "shared", "racy", "split-brain"}, "local, shared, racy or split-brain"},
 	})
 }
+
+func TestShellWord(t *testing.T) {
+	table(t, "ShellWord", ShellWord, []row[string]{
+		{"sim", "sim"},
+		{"--set", "--set"},
+		{"limit.burst=20", "limit.burst=20"},
+		{"10/s,600/m", "10/s,600/m"},
+		{"", "''"},
+		{"clients[web-{i}].name=b-{i}", "'clients[web-{i}].name=b-{i}'"},
+		{"topology={kind: shared, rtt: 1ms}", "'topology={kind: shared, rtt: 1ms}'"},
+		{"it's", `'it'\''s'`},
+		{"a*b", "'a*b'"},
+		{"$HOME", "'$HOME'"},
+	})
+}
+
+func TestFigure(t *testing.T) {
+	table(t, "Figure", Figure, []row[float64]{
+		{0, "0"}, {250, "250"}, {1000, "1,000"}, {2268, "2,268"}, {-3, "-3"},
+		{0.5, "0.5"}, {10.3333333, "10.33"}, {1e20, "1e+20"},
+		{math.NaN(), "—"}, {math.Inf(1), "—"}, {math.Inf(-1), "—"},
+	})
+}
