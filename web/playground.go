@@ -380,7 +380,9 @@ func question(f *scenarios.File, r *sim.Result) *QuestionView {
 	if err != nil || math.IsNaN(a.Value) || math.IsInf(a.Value, 0) {
 		return nil
 	}
-	v := &QuestionView{Ask: q.Ask, Pick: q.Pick, Answer: AnswerView{Value: a.Value, Clients: a.Clients, Text: a.Text}}
+	// Asked of the file as run A made it: a placeholder ({limit.burst})
+	// reads the value the run used, a slider's as much as the file's.
+	v := &QuestionView{Ask: q.Text(f), Pick: q.Pick, Answer: AnswerView{Value: a.Value, Clients: a.Clients, AllTied: a.AllTied, Text: a.Text}}
 	if q.Pick != "" {
 		v.Choices = clientNames(r)
 	}

@@ -384,8 +384,8 @@ func TestQuestionIsAnsweredByTheRun(t *testing.T) {
 		switch {
 		case q == nil:
 			t.Errorf("%s: no question", b.Name)
-		case q.Ask != f.Question.Ask || q.Pick != f.Question.Pick || q.Answer.Text != want.Text || q.Answer.Value != want.Value || !reflect.DeepEqual(q.Answer.Clients, want.Clients):
-			t.Errorf("%s: %+v, want %q answered %+v", b.Name, *q, f.Question.Ask, want)
+		case q.Ask != f.Question.Text(f) || strings.Contains(q.Ask, "{") || q.Answer.AllTied != want.AllTied || q.Pick != f.Question.Pick || q.Answer.Text != want.Text || q.Answer.Value != want.Value || !reflect.DeepEqual(q.Answer.Clients, want.Clients):
+			t.Errorf("%s: %+v, want %q answered %+v", b.Name, *q, f.Question.Text(f), want)
 		case (q.Pick != "") != (len(q.Choices) == len(r.Clients) && len(q.Choices) > 0):
 			t.Errorf("%s: pick %q with choices %v", b.Name, q.Pick, q.Choices)
 		}
@@ -526,5 +526,19 @@ func TestResultJSONIsTheCLIsBytes(t *testing.T) {
 	b := cliRun(t, "store-outage", []scenarios.Setting{{Name: "on_error", Value: "fail-closed", Flag: "--on-error"}}, "json")
 	if page.Vs.ResultJSON != b {
 		t.Errorf("vs.resultJSON is not ratelim sim --on-error fail-closed's bytes")
+	}
+}
+
+// The question asks with the run's values: its placeholders filled from
+// the file as run A's settings made it.
+func TestQuestionAsksWithTheRunsValues(t *testing.T) {
+	t.Parallel()
+	var p Playground
+	resp := p.Run(context.Background(), State{Builtin: "partition", Settings: []Setting{{"limit.burst", "33"}}})
+	if resp.Error != nil || resp.Question == nil {
+		t.Fatalf("partition: %+v, no question", resp.Error)
+	}
+	if ask := resp.Question.Ask; strings.Contains(ask, "{") || !strings.Contains(ask, "burst 33") {
+		t.Errorf("ask %q, want its placeholders filled, burst 33", ask)
 	}
 }

@@ -93,7 +93,9 @@ type ExpectationView struct {
 }
 
 // QuestionView is what the file asks a class before the run, and the
-// run's answer. Choices are the clients to pick from, for a pick.
+// run's answer. Ask is the question with its placeholders filled from
+// the file as run A's settings made it (scenarios.Question.Text).
+// Choices are the clients to pick from, for a pick.
 type QuestionView struct {
 	Ask     string     `json:"ask"`
 	Pick    string     `json:"pick"`
@@ -107,7 +109,9 @@ type QuestionView struct {
 type AnswerView struct {
 	Value   float64  `json:"value"`
 	Clients []string `json:"clients,omitempty"`
-	Text    string   `json:"text"`
+	// AllTied: a pick every client ties at (none to name; Text says so).
+	AllTied bool   `json:"allTied,omitempty"`
+	Text    string `json:"text"`
 }
 
 // VsView is run B beside run A, as `ratelim sim --vs` shows them.
