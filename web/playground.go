@@ -118,7 +118,7 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 		return failed(resp, file, err)
 	}
 	fileA, r := out.File, out.Result
-	resp.Controls = controls(file, fileA)
+	resp.Controls = controls(file, fileA, setsA)
 	resp.Result, resp.ResultJSON = slices.Clone(result.Bytes()), result.String()
 	var table bytes.Buffer
 	if err := simrun.Write(ctx, &table, fileA, r, simrun.Layout{Format: "table"}, out.Skipped); err != nil {
@@ -163,7 +163,7 @@ func failed(resp *Response, file *scenarios.File, err error) *Response {
 	if ev.Line == 0 && resp.Scenario != nil {
 		ev.File, ev.Line = lineOfFile(ev, resp.Scenario.File)
 	}
-	return &Response{Error: ev, Scenario: resp.Scenario, Controls: controls(file, file)}
+	return &Response{Error: ev, Scenario: resp.Scenario, Controls: controls(file, file, nil)}
 }
 
 // open reads the scenario s names: its YAML, under its FileName, or the
