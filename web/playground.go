@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/ratelim/ratelim/plots"
 	"github.com/ratelim/ratelim/report"
@@ -428,10 +429,21 @@ func expectations(f *scenarios.File, r *sim.Result, changed bool) []ExpectationV
 	return out
 }
 
+// pageWidth is how wide the page's figures are drawn (plots draws a
+// timeline 10 inches wide by default, for a file). The page fits a
+// figure to its column, about 750 px at 1280×800, so the narrower it is
+// drawn the larger its text shows: at 10 in the labels were 7–9 px.
+// Looked at in headless Chromium at 1280×800 (7.5, 6.5 and 6 in; the
+// side by side at 7.5, 9 and 10): at 7.5 in the title is about 17 px
+// and a panel's text 11 px, and the side by side, drawn as wide, keeps
+// its text as legible, its two plots about 125 px each (at 9 in they
+// are 165 px, their text 9 px). A frame is drawn as wide as the run.
+const pageWidth = vg.Length(7.5) * vg.Inch
+
 // timelineSVG is r drawn as `ratelim sim --plot run.svg` draws it.
 func timelineSVG(r *sim.Result) (string, error) {
 	var b bytes.Buffer
-	if err := plots.Timeline(&b, r, plots.Options{Format: "svg"}); err != nil {
+	if err := plots.Timeline(&b, r, plots.Options{Format: "svg", Width: pageWidth}); err != nil {
 		return "", err
 	}
 	return b.String(), nil
@@ -472,7 +484,7 @@ func versus(ctx context.Context, s State, name string, fileA *scenarios.File, a 
 	}
 	out.Rows = rows.String()
 	if draw {
-		if err := plots.TimelineVs(&svg, a, b, out.LabelA, out.LabelB, plots.Options{Format: "svg"}); err != nil {
+		if err := plots.TimelineVs(&svg, a, b, out.LabelA, out.LabelB, plots.Options{Format: "svg", Width: pageWidth}); err != nil {
 			return nil, err
 		}
 		out.Timeline = svg.String()
@@ -514,7 +526,7 @@ func (p *Playground) Frame(t float64) (*FrameView, error) {
 		drawn = &sliver
 	}
 	var svg bytes.Buffer
-	if err := plots.Timeline(&svg, drawn, plots.Options{Format: "svg", Layout: r, AxisEndS: r.DurationS}); err != nil {
+	if err := plots.Timeline(&svg, drawn, plots.Options{Format: "svg", Width: pageWidth, Layout: r, AxisEndS: r.DurationS}); err != nil {
 		return nil, err
 	}
 	out := &FrameView{T: math.Round(cut.DurationS*1e6) / 1e6, Timeline: svg.String(), Clients: make([]ClientView, len(cut.Clients))}

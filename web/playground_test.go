@@ -542,3 +542,24 @@ func TestQuestionAsksWithTheRunsValues(t *testing.T) {
 		t.Errorf("ask %q, want its placeholders filled, burst 33", ask)
 	}
 }
+
+// The page's figures are drawn 7.5 inches wide (540 pt), the timeline,
+// its frames and the side by side alike, so that fitted to the page's
+// column their text reads at 11 px or so rather than 7–9.
+func TestFiguresAreDrawnForThePage(t *testing.T) {
+	t.Parallel()
+	var p Playground
+	resp := p.Run(context.Background(), State{Builtin: "store-outage", Vs: []Setting{{"on_error", "fail-closed"}}})
+	if resp.Error != nil {
+		t.Fatal(resp.Error.Text)
+	}
+	f, err := p.Frame(12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, svg := range map[string]string{"timeline": resp.Timeline, "vs": resp.Vs.Timeline, "frame": f.Timeline} {
+		if !strings.Contains(svg, `<svg width="540pt"`) {
+			t.Errorf("%s: %.200s; want it 540pt wide", name, svg)
+		}
+	}
+}
