@@ -89,9 +89,9 @@ func TestTooFineAStepIsCoarsenedAndSaid(t *testing.T) {
 		stepS  float64
 		notice string
 	}{
-		{"steps", State{YAML: lab("300s", "1ms", 20, "1/s")}, 0.1, "drawn at step 100ms: 5m at the file's 1ms would be 300,000 steps, more than the playground draws (at most 20,000)"},
-		{"cells", State{YAML: lab("20s", "10ms", 2000, "1/s")}, 0.1, "drawn at step 100ms: 20s at the file's 10ms would be 2,000 steps, more than the playground draws for 2,000 clients (at most 200)"},
-		{"memory", State{YAML: strings.Replace(strings.Replace(lab("20s", "10ms", 200, "10/s"), "servers: 4", "servers: 64", 1), "kind: shared", "kind: local", 1)}, 0.1, "run at step 100ms: at the file's 10ms it would need about"},
+		{"steps", State{YAML: lab("300s", "1ms", 5, "1/s")}, 0.1, "drawn at step 100ms: 5m at the file's 1ms would be 300,000 steps, more than the playground draws (at most 20,000)"},
+		{"cells", State{YAML: lab("20s", "10ms", 2000, "1/s")}, 1, "drawn at step 1s: 20s at the file's 10ms would be 2,000 steps, more than the playground draws for 2,000 clients (at most 50)"},
+		{"memory", State{YAML: strings.Replace(strings.Replace(lab("20s", "10ms", 10, "1000/s"), "servers: 4", "servers: 1024", 1), "kind: shared", "kind: local", 1)}, 0.1, "run at step 100ms: at the file's 10ms it would need about"},
 	} {
 		p := Playground{noDrawing: true}
 		start := time.Now()
@@ -110,7 +110,7 @@ func TestTooFineAStepIsCoarsenedAndSaid(t *testing.T) {
 	}
 	var p Playground
 	resp := p.Run(context.Background(), State{YAML: lab("300s", "1s", 20, "1/s"), Settings: []Setting{{"step", "1ms"}}})
-	if resp.Error == nil || !strings.Contains(resp.Error.Text, "300,000 steps, more than the playground draws (at most 20,000) (want a step of at least 100ms, or run it with ratelim sim)") {
+	if resp.Error == nil || !strings.Contains(resp.Error.Text, "300,000 steps, more than the playground draws for 20 clients (at most 5,000) (want a step of at least 100ms, or run it with ratelim sim)") {
 		t.Errorf("--step 1ms over 300s: %+v, want it refused", resp.Error)
 	}
 }

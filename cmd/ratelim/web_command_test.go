@@ -130,8 +130,8 @@ func TestPlaygroundCommandReproducesItsBytes(t *testing.T) {
 	states = append(states,
 		state{name: "an edited nat", state: yamlState("nat edited.yaml", edited)},
 		state{name: "an edited nat with settings", state: yamlState("nat edited.yaml", edited, web.Setting{Name: "limit.burst", Value: "7"}, web.Setting{Name: "topology", Value: "local"})},
-		state{name: "coarsened for steps", state: yamlState("steps.yaml", labYAML("300s", "1ms", "20", "1/s", "shared")), coarsened: true},
-		state{name: "coarsened for memory", state: yamlState("memory.yaml", labYAML("20s", "10ms", "200", "10/s", "local")+"", web.Setting{Name: "servers", Value: "64"}), coarsened: true},
+		state{name: "coarsened for steps", state: yamlState("steps.yaml", labYAML("300s", "1ms", "5", "1/s", "shared")), coarsened: true},
+		state{name: "coarsened for memory", state: yamlState("memory.yaml", labYAML("20s", "10ms", "10", "1000/s", "local"), web.Setting{Name: "servers", Value: "1024"}), coarsened: true},
 	)
 	for _, tc := range states {
 		var p web.Playground
