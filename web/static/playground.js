@@ -824,6 +824,15 @@
     renderFindings(resp.findings);
     renderExpectations(resp.expectations);
     $('command').textContent = resp.command || '';
+    // H1b: a run whose step was too fine for the tab ran at a coarser
+    // one, and Response.notice says so (the command carries that --step).
+    let notice = $('notice');
+    if (!notice) {
+      notice = el('p', { id: 'notice', class: 'notice' });
+      $('timeline').before(notice);
+    }
+    notice.textContent = resp.notice || '';
+    notice.hidden = !resp.notice;
   }
 
   const CLIENT_COLUMNS = [
