@@ -287,6 +287,16 @@ func (p *tab) result() []byte {
 	return []byte(eval[string](p, `JSON.stringify(window.ratelimLast && window.ratelimLast.result || null)`))
 }
 
+// sameBytes fails t unless the page's last run carries, as text
+// (window.ratelimLast.resultJSON), the bytes simrun wrote: what `ratelim
+// sim --format json` prints, byte for byte.
+func (p *tab) sameBytes(t testing.TB, what string, want []byte) {
+	t.Helper()
+	if got := eval[string](p, `window.ratelimLast.resultJSON || ''`); got != string(want) {
+		t.Errorf("%s: the page's resultJSON is %d bytes, simrun wrote %d: not byte for byte", what, len(got), len(want))
+	}
+}
+
 // state is the page's permalink decoded: what its URL's fragment says.
 func (p *tab) state() web.State {
 	p.t.Helper()
@@ -428,6 +438,7 @@ func TestEveryBuiltinMatchesTheCLI(t *testing.T) {
 		}
 		want, _ := native(t, web.State{Builtin: name})
 		sameJSON(t, name, p.result(), want)
+		p.sameBytes(t, name, want)
 	}
 }
 
@@ -463,6 +474,7 @@ func TestSliderChangesTheRunAndTheLink(t *testing.T) {
 	}
 	want, _ := native(t, s)
 	sameJSON(t, fmt.Sprintf("%s with %+v", s.Builtin, s.Settings), p.result(), want)
+	p.sameBytes(t, fmt.Sprintf("%s with %+v", s.Builtin, s.Settings), want)
 
 	// And back to the file's own burst, as a hand or a key does it: input
 	// events, then change on release. The setting goes, and the run is
@@ -507,6 +519,7 @@ func TestPermalinkOpensTheSameRun(t *testing.T) {
 			}
 			want, _ := native(t, s)
 			sameJSON(t, fmt.Sprintf("%+v", s.Settings), p.result(), want)
+			p.sameBytes(t, fmt.Sprintf("%+v", s.Settings), want)
 			if s.YAML != "" && eval[string](p, `document.getElementById('yaml').value`) != s.YAML {
 				t.Errorf("#yaml does not hold the link's scenario text")
 			}
