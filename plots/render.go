@@ -13,7 +13,6 @@ import (
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/ratelim/ratelim/internal/escape"
@@ -119,14 +118,16 @@ type canvas interface {
 	io.WriterTo
 }
 
-// newCanvas returns a white canvas of the given size and format.
-func newCanvas(format string, w, h vg.Length) canvas {
+// newCanvas returns a white canvas of the given size and format. PNG is
+// drawn by newPNGCanvas (png.go), which the browser build lacks
+// (png_js.go).
+func newCanvas(format string, w, h vg.Length) (canvas, error) {
 	if format == "svg" {
 		// Fonts are named, not embedded: the output is small, byte-for-byte
 		// the same for the same input, and its text stays searchable.
-		return vgsvg.New(w, h)
+		return vgsvg.New(w, h), nil
 	}
-	return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(vgimg.DefaultDPI))}
+	return newPNGCanvas(w, h)
 }
 
 // render draws a figure of size w × h onto a new canvas and writes it to
@@ -140,7 +141,10 @@ func render(out io.Writer, format string, w, h vg.Length, paint func(draw.Canvas
 	if w > 120*vg.Inch || h > 120*vg.Inch {
 		return fmt.Errorf("plots: figure size %.0fin × %.0fin is too big (at most 120in a side)", w/vg.Inch, h/vg.Inch)
 	}
-	c := newCanvas(format, w, h)
+	c, err := newCanvas(format, w, h)
+	if err != nil {
+		return err
+	}
 	dc := draw.New(escapedText{c})
 	if format == "png" {
 		dc = draw.New(escapedText{digitsApart{c}})

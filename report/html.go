@@ -21,6 +21,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ratelim/ratelim/internal/escape"
 	"github.com/ratelim/ratelim/internal/words"
@@ -68,20 +69,37 @@ type Versus struct {
 //go:embed report.html.tmpl
 var pageText string
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"num": words.Thousands,
-	"ms":  func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) },
-	// Event times are to the microsecond; a reader wants milliseconds.
-	"sec": func(v float64) string { return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) + " s" },
-	"got": func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) },
-	// A shard's keys: the first ten, and how many more.
-	"keys": func(keys []string) string {
-		if len(keys) <= 10 {
-			return strings.Join(keys, ", ")
-		}
-		return strings.Join(keys[:10], ", ") + fmt.Sprintf(" and %s more", words.Thousands(int64(len(keys)-10)))
-	},
-}).Parse(pageText))
+// pageTemplate is the report template, parsed on the first page written
+// rather than in the package's init: a program that never writes a page
+// (the browser playground, which links report for the table and the JSON)
+// then links no template parser, and starts without parsing one.
+var pageTemplate struct {
+	once sync.Once
+	t    *template.Template
+}
+
+// page returns the parsed report template.
+func page() *template.Template {
+	pageTemplate.once.Do(func() { pageTemplate.t = parsePage() })
+	return pageTemplate.t
+}
+
+func parsePage() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"num": words.Thousands,
+		"ms":  func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) },
+		// Event times are to the microsecond; a reader wants milliseconds.
+		"sec": func(v float64) string { return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) + " s" },
+		"got": func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) },
+		// A shard's keys: the first ten, and how many more.
+		"keys": func(keys []string) string {
+			if len(keys) <= 10 {
+				return strings.Join(keys, ", ")
+			}
+			return strings.Join(keys[:10], ", ") + fmt.Sprintf(" and %s more", words.Thousands(int64(len(keys)-10)))
+		},
+	}).Parse(pageText))
+}
 
 // HTML writes r as one self-contained HTML page: the lesson (the first
 // finding) and every finding, the timeline figure, a table of what each
@@ -98,7 +116,7 @@ func HTML(w io.Writer, r *sim.Result, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if err := page.Execute(w, d); err != nil {
+	if err := page().Execute(w, d); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil

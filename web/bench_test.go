@@ -35,7 +35,7 @@ func BenchmarkSimOnly(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			opts := simrun.Options{File: f, Sim: simOptions(nil), Layout: simrun.Layout{Format: "json"}}
+			opts := simrun.Options{File: f, Sim: simOptions(), Layout: simrun.Layout{Format: "json"}}
 			for b.Loop() {
 				if _, err := simrun.Run(context.Background(), io.Discard, opts); err != nil {
 					b.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,14 +35,32 @@ func TestResponseGoldens(t *testing.T) {
 		if resp.Result != nil {
 			resp.Result = json.RawMessage(`"ratelim sim --format json of run A"`)
 		}
+		if resp.ResultJSON != "" {
+			resp.ResultJSON = "ratelim sim --format json's bytes of run A"
+		}
 		if resp.Table != "" {
 			resp.Table = "ratelim sim's table of run A"
 		}
 		if resp.Scenario != nil {
-			resp.Scenario.Source, resp.Scenario.Written = "the file's text", "the file's text, run A's settings written in"
+			// Written is pinned where it differs from the source (run A's
+			// settings written in: what a download gives), and said to
+			// equal it where it does.
+			if resp.Scenario.Written == resp.Scenario.Source {
+				resp.Scenario.Written = "the file's text, as given"
+			}
+			resp.Scenario.Source = "the file's text"
+		}
+		// A choice list is the algorithms' and topologies' registries
+		// filtered by what runs: its length pinned, not every name, so a
+		// new algorithm does not rewrite these.
+		for i := range resp.Controls {
+			if c := &resp.Controls[i]; len(c.Choices) > 1 {
+				c.Choices = []string{fmt.Sprintf("%d choices", len(c.Choices))}
+			}
 		}
 		if resp.Vs != nil {
 			resp.Vs.Timeline, resp.Vs.Result = "<svg: plots.TimelineVs of A and B>", json.RawMessage(`"ratelim sim --format json of run B"`)
+			resp.Vs.ResultJSON = "ratelim sim --format json's bytes of run B"
 		}
 		var got bytes.Buffer
 		enc := json.NewEncoder(&got)

@@ -11,12 +11,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/ratelim/ratelim/plots"
 	"github.com/ratelim/ratelim/report"
@@ -29,13 +33,17 @@ import (
 // (sim.DefaultMaxRequests, 50 million requests; sim.DefaultMaxMemory,
 // 4 GiB) are a workstation's: a tab's WebAssembly heap is a 32-bit one
 // that browsers hold to a few GiB at most, and the simulator in it runs
-// a few times slower than native (about a million requests a second), so
-// the page answers within seconds or says why not. A run estimated past
-// either bound is refused before it starts, with the simulator's message
-// saying what to change; every built-in is far inside both (the largest,
-// runaway-healthcheck, sends 160,102 requests and is estimated at 5 MiB).
+// a few times slower than native (about a million requests a second). A
+// run estimated past either bound is refused before it starts, with the
+// simulator's message saying what to change; every built-in is far
+// inside both (the largest, runaway-healthcheck, sends 160,102 requests
+// and is estimated at 5 MiB). Requests are not the only work: the
+// clients and the timeline's steps are bounded too (MaxClients,
+// MaxSteps). Bounded, a run's work is bounded, not its time: nothing
+// stops a run part way, and the largest a tab accepts still takes
+// seconds.
 const (
-	MaxRequests = 5_000_000
+	MaxRequests = 2_000_000
 	MaxMemory   = 256 << 20
 )
 
@@ -87,20 +95,32 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 	}
 	resp.Scenario = scenarioView(file, name)
 	setsA, err := settings(s.Settings, flagOf)
-	cliOrder(setsA)
 	if err != nil {
+		return failed(resp, file, err)
+	}
+	// In the order `ratelim sim` applies its flags, so that the command
+	// the page shows makes exactly the run it made.
+	simrun.CLIOrder(setsA)
+	// The run's work bounded before it starts: its clients, store and
+	// steps checked on the file as the settings change it, and a step
+	// too fine replaced, as a --step setting the command then carries.
+	applied, err := simrun.Apply(file, setsA)
+	if err != nil {
+		return failed(resp, file, err)
+	}
+	if setsA, resp.Notice, err = fit(applied, setsA); err != nil {
 		return failed(resp, file, err)
 	}
 	var result bytes.Buffer
 	out, err := simrun.Run(ctx, &result, simrun.Options{
-		File: file, Settings: setsA, Sim: simOptions(setsA), Layout: simrun.Layout{Format: "json"},
+		File: file, Settings: setsA, Sim: simOptions(), Layout: simrun.Layout{Format: "json"},
 	})
 	if err != nil || out == nil {
 		return failed(resp, file, err)
 	}
 	fileA, r := out.File, out.Result
-	resp.Controls = controls(file, fileA)
-	resp.Result = slices.Clone(result.Bytes())
+	resp.Controls = controls(file, fileA, setsA)
+	resp.Result, resp.ResultJSON = slices.Clone(result.Bytes()), result.String()
 	var table bytes.Buffer
 	if err := simrun.Write(ctx, &table, fileA, r, simrun.Layout{Format: "table"}, out.Skipped); err != nil {
 		return failed(resp, file, err)
@@ -116,10 +136,10 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 			return failed(resp, file, err)
 		}
 	}
-	resp.Command = command(s, name, setsA)
+	resp.Command = simrun.Command(name, setsA, nil)
 	resp.DurationS = r.DurationS
 	resp.Scenario.DurationS, resp.Scenario.StepS = r.DurationS, r.StepS
-	resp.Scenario.Clients = clientNames(r)
+	resp.Scenario.Clients, resp.Scenario.ClientCount = firstNames(clientNames(r))
 	if written, err := scenarios.Written(fileA); err != nil {
 		resp.Scenario.Written, resp.Scenario.WrittenError = "", err.Error()
 	} else {
@@ -127,7 +147,7 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 	}
 	resp.Question = question(fileA, r)
 	if len(s.Vs) > 0 {
-		vs, err := versus(ctx, s, fileA, r, setsA, resp.Command, !p.noDrawing)
+		vs, err := versus(ctx, s, name, fileA, r, setsA, !p.noDrawing)
 		if err != nil {
 			return failed(resp, file, err)
 		}
@@ -140,7 +160,11 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 // failed is what a failure after file read shows: err, the scenario, and
 // the file's controls, valued as the file has them.
 func failed(resp *Response, file *scenarios.File, err error) *Response {
-	return &Response{Error: errorView(err), Scenario: resp.Scenario, Controls: controls(file, file)}
+	ev := errorView(err)
+	if ev.Line == 0 && resp.Scenario != nil {
+		ev.File, ev.Line = lineOfFile(ev, resp.Scenario.File)
+	}
+	return &Response{Error: ev, Scenario: resp.Scenario, Controls: controls(file, file, nil)}
 }
 
 // open reads the scenario s names: its YAML, under its FileName, or the
@@ -158,6 +182,9 @@ func open(s State) (file *scenarios.File, name string, err error) {
 		if len(s.YAML) > MaxYAML {
 			return nil, "", &scenarios.Error{File: name, Msg: fmt.Sprintf("%s of YAML, more than the playground reads (want at most %s; ratelim sim reads up to %s)",
 				humanize.IBytes(uint64(len(s.YAML))), humanize.IBytes(MaxYAML), humanize.IBytes(scenarios.MaxFileSize))}
+		}
+		if err := countClients(name, []byte(s.YAML)); err != nil {
+			return nil, "", err
 		}
 		f, err := scenarios.Parse(name, []byte(s.YAML))
 		return f, name, err
@@ -182,6 +209,16 @@ func checkFileName(name string) error {
 	if i := strings.IndexFunc(name, unicode.IsControl); i >= 0 {
 		return fmt.Errorf("file name: %q has a control character (want a plain file name, e.g. %s)", name, DefaultFileName)
 	}
+	// The command names the text by its file name, and ratelim sim reads
+	// a built-in's name as the built-in, "-" as stdin and "-x" as a flag:
+	// the command would not run this text.
+	if slices.Contains(scenarios.Builtin(), name) {
+		return fmt.Errorf("file name: %q is a built-in's name, which ratelim sim would run instead of this text (want e.g. %s.yaml)", name, name)
+	}
+	if strings.HasPrefix(name, "-") {
+		return fmt.Errorf("file name: %q reads as %s to ratelim sim (want a name that does not start with -, e.g. %s)", name,
+			map[bool]string{true: "stdin", false: "a flag"}[name == "-"], DefaultFileName)
+	}
 	return nil
 }
 
@@ -189,20 +226,11 @@ func checkFileName(name string) error {
 // its errors name it: an override name or a short form as its own flag
 // (--servers, --burst), a field's path as --set PATH.
 func flagOf(name string) string {
-	if isFlagName(name) {
+	if simrun.IsFlag(name) {
 		return "--" + name
 	}
 	return "--set " + name
 }
-
-// isFlagName reports whether name is a setting the CLI has a flag of its
-// own for: an override name or a short form.
-func isFlagName(name string) bool {
-	return slices.Contains(scenarios.OverrideNames(), name) || slices.Contains(shortForms, name)
-}
-
-// shortForms are the CLI's flags that set a field of the limit.
-var shortForms = []string{"rate", "burst", "window"}
 
 // settings are the page's settings as scenarios.Apply takes them, in
 // the order given, each name checked and spelled as the flags spell it
@@ -218,41 +246,45 @@ func settings(given []Setting, flag func(name string) string) ([]scenarios.Setti
 		if name == "" {
 			return nil, errors.New("settings: a setting with no name (want e.g. limit.burst)")
 		}
-		if len(name) > maxSettingValue || len(g.Value) > maxSettingValue {
-			return nil, &scenarios.Error{Field: flag(short(name)), Msg: fmt.Sprintf("%d bytes (want at most %d)", len(g.Value), maxSettingValue)}
+		if len(name) > maxSettingValue {
+			return nil, &scenarios.Error{Field: flag(short(name)), Msg: fmt.Sprintf("the name is %d bytes (want at most %d)", len(name), maxSettingValue)}
+		}
+		if len(g.Value) > maxSettingValue {
+			return nil, &scenarios.Error{Field: flag(short(name)), Msg: fmt.Sprintf("the value is %d bytes (want at most %d)", len(g.Value), maxSettingValue)}
 		}
 		if err := simrun.CheckSetting(name, flag(name)); err != nil {
 			return nil, err
 		}
-		out = append(out, scenarios.Setting{Name: name, Value: g.Value, Flag: flag(name)})
+		set := scenarios.Setting{Name: name, Value: g.Value, Flag: flag(name)}
+		if err := checkClientCount(set); err != nil {
+			return nil, err
+		}
+		out = append(out, set)
 	}
 	return out, nil
 }
 
-// cliOrder puts sets in the order `ratelim sim` hands its flags to
-// scenarios.Apply (the --set paths as given, then the override flags in
-// OverrideNames' order, then the short forms), so that the command the
-// page shows makes exactly the run it made.
-func cliOrder(sets []scenarios.Setting) {
-	order := append(scenarios.OverrideNames(), shortForms...)
-	rank := func(s scenarios.Setting) int { return slices.Index(order, s.Name) } // -1: a path, first
-	slices.SortStableFunc(sets, func(a, b scenarios.Setting) int { return rank(a) - rank(b) })
-}
-
-// short is s cut to a length a message can hold.
+// short is s cut to a length a message can hold, at a rune's start:
+// a cut inside one would show as U+FFFD.
 func short(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
+	const most = 64
+	if len(s) <= most {
+		return s
 	}
-	return s
+	cut := most
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
-// simOptions bound a run in the tab, as the CLI's flags bound its runs:
-// a run too big for MaxMemory at its file's step runs at a coarser one,
-// unless the step was set (then it is refused), as `ratelim sim` does.
-func simOptions(sets []scenarios.Setting) sim.Options {
-	stepAsked := slices.ContainsFunc(sets, func(s scenarios.Setting) bool { return s.Name == "step" })
-	return sim.Options{MaxRequests: MaxRequests, MaxMemory: MaxMemory, FitStep: !stepAsked}
+// simOptions bound a run in the tab, as the CLI's flags bound its runs.
+// A run too big for MaxMemory at its file's step was given a coarser
+// step by fit, before the run, as a setting; so the simulator coarsens
+// nothing (FitStep) where the page could not say so, and a run still
+// too big is refused, as `ratelim sim --step` refuses it.
+func simOptions() sim.Options {
+	return sim.Options{MaxRequests: MaxRequests, MaxMemory: MaxMemory}
 }
 
 // errorView is err as the page shows it: the text `ratelim sim` prints
@@ -272,6 +304,30 @@ func errorView(err error) *ErrorView {
 		}
 	}
 	return ev
+}
+
+// blamedLine reads the field and line of the file a setting's error
+// blames, as scenarios.Apply writes them at the head of its message:
+// "limits[1].burst (line 37): missing: ...".
+var blamedLine = regexp.MustCompile(`^[^\s:]+ \(line ([1-9][0-9]{0,8})\): `)
+
+// lineOfFile is the file and line a setting's error ev blames in the
+// file named name, so that the page can point at the line the text
+// names; "", 0 when it names none.
+func lineOfFile(ev *ErrorView, name string) (string, int) {
+	msg := strings.TrimPrefix(ev.Text, ev.Field+": ")
+	if ev.Field == "" || msg == ev.Text {
+		return ev.File, ev.Line
+	}
+	m := blamedLine.FindStringSubmatch(msg)
+	if m == nil {
+		return ev.File, ev.Line
+	}
+	line, err := strconv.Atoi(m[1])
+	if err != nil {
+		return ev.File, ev.Line
+	}
+	return name, line
 }
 
 // errorText is err's message, a bound of the simulator's options named
@@ -298,11 +354,19 @@ func scenarioView(f *scenarios.File, name string) *ScenarioView {
 	// Written is the file as read until a run's settings are written in:
 	// what a download gives when they cannot be used.
 	v := &ScenarioView{Name: sc.Name, Summary: sc.Summary, Lesson: lessonOf(f), File: name, Source: string(f.Source), Written: string(f.Source),
-		DurationS: sc.Duration.Seconds(), StepS: sc.Step.Seconds(), Clients: []string{}}
-	for _, c := range sc.Clients {
-		v.Clients = append(v.Clients, c.Name)
+		DurationS: sc.Duration.Seconds(), StepS: sc.Step.Seconds()}
+	names := make([]string, 0, min(len(sc.Clients), maxClientNames))
+	for _, c := range sc.Clients[:min(len(sc.Clients), maxClientNames)] {
+		names = append(names, c.Name)
 	}
+	v.Clients, v.ClientCount = names, len(sc.Clients)
 	return v
+}
+
+// firstNames are the first maxClientNames of names, and how many there
+// are in all.
+func firstNames(names []string) ([]string, int) {
+	return names[:min(len(names), maxClientNames)], len(names)
 }
 
 // question is what f asks before the run, with r's answer; nil when f
@@ -317,7 +381,9 @@ func question(f *scenarios.File, r *sim.Result) *QuestionView {
 	if err != nil || math.IsNaN(a.Value) || math.IsInf(a.Value, 0) {
 		return nil
 	}
-	v := &QuestionView{Ask: q.Ask, Pick: q.Pick, Answer: AnswerView{Value: a.Value, Clients: a.Clients, Text: a.Text}}
+	// Asked of the file as run A made it: a placeholder ({limit.burst})
+	// reads the value the run used, a slider's as much as the file's.
+	v := &QuestionView{Ask: q.Text(f), Pick: q.Pick, Answer: AnswerView{Value: a.Value, Clients: a.Clients, AllTied: a.AllTied, Text: a.Text}}
 	if q.Pick != "" {
 		v.Choices = clientNames(r)
 	}
@@ -363,34 +429,29 @@ func expectations(f *scenarios.File, r *sim.Result, changed bool) []ExpectationV
 	return out
 }
 
+// pageWidth is how wide the page's figures are drawn (plots draws a
+// timeline 10 inches wide by default, for a file). The page fits a
+// figure to its column, about 750 px at 1280×800, so the narrower it is
+// drawn the larger its text shows: at 10 in the labels were 7–9 px.
+// Looked at in headless Chromium at 1280×800 (7.5, 6.5 and 6 in; the
+// side by side at 7.5, 9 and 10): at 7.5 in the title is about 17 px
+// and a panel's text 11 px, and the side by side, drawn as wide, keeps
+// its text as legible, its two plots about 125 px each (at 9 in they
+// are 165 px, their text 9 px). A frame is drawn as wide as the run.
+const pageWidth = vg.Length(7.5) * vg.Inch
+
 // timelineSVG is r drawn as `ratelim sim --plot run.svg` draws it.
 func timelineSVG(r *sim.Result) (string, error) {
 	var b bytes.Buffer
-	if err := plots.Timeline(&b, r, plots.Options{Format: "svg"}); err != nil {
+	if err := plots.Timeline(&b, r, plots.Options{Format: "svg", Width: pageWidth}); err != nil {
 		return "", err
 	}
 	return b.String(), nil
 }
 
-// command is the command line that makes run A: `ratelim sim NAME` and
-// its settings as flags, in the order they were applied.
-func command(s State, name string, sets []scenarios.Setting) string {
-	var b strings.Builder
-	b.WriteString("ratelim sim ")
-	b.WriteString(simrun.ShellWord(name))
-	for _, st := range sets {
-		if isFlagName(st.Name) {
-			fmt.Fprintf(&b, " --%s %s", st.Name, simrun.ShellWord(st.Value))
-		} else {
-			fmt.Fprintf(&b, " --set %s", simrun.ShellWord(st.Name+"="+st.Value))
-		}
-	}
-	return b.String()
-}
-
 // versus is run B: run A's file with s.Vs on top, run within the same
 // bounds, beside A as `ratelim sim --vs` shows the two.
-func versus(ctx context.Context, s State, fileA *scenarios.File, a *sim.Result, setsA []scenarios.Setting, commandA string, draw bool) (*VsView, error) {
+func versus(ctx context.Context, s State, name string, fileA *scenarios.File, a *sim.Result, setsA []scenarios.Setting, draw bool) (*VsView, error) {
 	// As given: --vs keeps its order, and labels the runs in it.
 	sets, err := settings(s.Vs, func(name string) string { return "--vs " + name })
 	if err != nil {
@@ -401,7 +462,13 @@ func versus(ctx context.Context, s State, fileA *scenarios.File, a *sim.Result, 
 	if err != nil {
 		return nil, err
 	}
-	b, err := sim.Run(ctx, fileB.Scenario, simOptions(setsA))
+	if err := checkWork(fileB); err != nil {
+		return nil, err
+	}
+	if err := checkSteps(fileB); err != nil {
+		return nil, err
+	}
+	b, err := sim.Run(ctx, fileB.Scenario, simOptions())
 	if err != nil && !errors.As(err, new(*sim.CleanupError)) {
 		return nil, fmt.Errorf("%s: %w", simrun.Label(fileA), err)
 	}
@@ -411,23 +478,22 @@ func versus(ctx context.Context, s State, fileA *scenarios.File, a *sim.Result, 
 	if err := simrun.WriteResult(ctx, &result, b, simrun.Layout{Format: "json"}); err != nil {
 		return nil, err
 	}
-	out.Result = result.Bytes()
+	out.Result, out.ResultJSON = slices.Clone(result.Bytes()), result.String()
 	if err := simrun.WriteVersusComparison(&rows, a, b); err != nil {
 		return nil, err
 	}
 	out.Rows = rows.String()
 	if draw {
-		if err := plots.TimelineVs(&svg, a, b, out.LabelA, out.LabelB, plots.Options{Format: "svg"}); err != nil {
+		if err := plots.TimelineVs(&svg, a, b, out.LabelA, out.LabelB, plots.Options{Format: "svg", Width: pageWidth}); err != nil {
 			return nil, err
 		}
 		out.Timeline = svg.String()
 	}
-	var cmd strings.Builder
-	cmd.WriteString(commandA)
-	for _, st := range sets {
-		fmt.Fprintf(&cmd, " --vs %s", simrun.ShellWord(st.Name+"="+st.Value))
+	vsGiven := make([]string, len(sets))
+	for i, st := range sets {
+		vsGiven[i] = st.Name + "=" + st.Value
 	}
-	out.Command = cmd.String()
+	out.Command = simrun.Command(name, setsA, vsGiven)
 	return out, nil
 }
 
@@ -460,7 +526,7 @@ func (p *Playground) Frame(t float64) (*FrameView, error) {
 		drawn = &sliver
 	}
 	var svg bytes.Buffer
-	if err := plots.Timeline(&svg, drawn, plots.Options{Format: "svg", Layout: r, AxisEndS: r.DurationS}); err != nil {
+	if err := plots.Timeline(&svg, drawn, plots.Options{Format: "svg", Width: pageWidth, Layout: r, AxisEndS: r.DurationS}); err != nil {
 		return nil, err
 	}
 	out := &FrameView{T: math.Round(cut.DurationS*1e6) / 1e6, Timeline: svg.String(), Clients: make([]ClientView, len(cut.Clients))}
@@ -468,6 +534,16 @@ func (p *Playground) Frame(t float64) (*FrameView, error) {
 		out.Clients[i] = ClientView{Name: c.Name, Sent: c.Sent, Allowed: c.Allowed, Rejected: c.Rejected}
 	}
 	return out, nil
+}
+
+// Forget drops the last run, as a failed Run does: Frame then refuses
+// until a run succeeds. The bridge calls it when a call to run fails
+// before Run (its JSON did not read), so that the scrubber never shows a
+// run the page no longer shows.
+func (p *Playground) Forget() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last = nil
 }
 
 // Builtins names the built-in scenarios, sorted, each with its summary

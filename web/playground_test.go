@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ratelim/ratelim/scenarios"
 	"github.com/ratelim/ratelim/sim"
@@ -163,10 +165,15 @@ func TestRunErrorsSayWhereAndWhat(t *testing.T) {
 		{"a setting the run does not read", State{Builtin: "runaway-healthcheck", Settings: []Setting{{"window", "2s"}}}, ErrorView{Text: "--window: token-bucket reads no window", Field: "--window"}, true},
 		{"a bad --vs", State{Builtin: "store-outage", Vs: []Setting{{"on_error", "closed"}}}, ErrorView{Text: `--vs on-error: unknown policy "closed"`, Field: "--vs on-error"}, true},
 		{"too large", State{YAML: source + strings.Repeat("#", MaxYAML)}, ErrorView{Text: "scenario.yaml: 1.0 MiB of YAML, more than the playground reads (want at most 1.0 MiB", File: "scenario.yaml"}, false},
-		{"too many requests", State{YAML: huge}, ErrorView{Text: "run it with ratelim sim: the playground stops at 5,000,000 requests"}, true},
+		{"too many requests", State{YAML: huge}, ErrorView{Text: "run it with ratelim sim: the playground stops at 2,000,000 requests"}, true},
+		{"a setting the file's line refuses", State{Builtin: "api-quotas", Settings: []Setting{{"limits[hourly].algorithm", "gcra"}}},
+			ErrorView{Text: "--set limits[hourly].algorithm=gcra: limits[1].burst (line 37): missing", File: "api-quotas", Line: 37, Field: "--set limits[hourly].algorithm=gcra"}, true},
 		{"an unknown built-in", State{Builtin: "partiton"}, ErrorView{Text: `unknown scenario "partiton", did you mean "partition"?`}, false},
 		{"a built-in's name that is a path", State{Builtin: "../go.mod"}, ErrorView{Text: `unknown scenario "../go.mod"`}, false},
 		{"no scenario", State{}, ErrorView{Text: "no scenario (want"}, false},
+		{"a built-in's name for a text", State{YAML: source, FileName: "nat"}, ErrorView{Text: `file name: "nat" is a built-in's name, which ratelim sim would run instead of this text (want e.g. nat.yaml)`}, false},
+		{"stdin's name", State{YAML: source, FileName: "-"}, ErrorView{Text: `file name: "-" reads as stdin`}, false},
+		{"a flag's name", State{YAML: source, FileName: "--seed=3"}, ErrorView{Text: `file name: "--seed=3" reads as a flag`}, false},
 		{"a file name with a newline", State{YAML: source, FileName: "a\nb.yaml:1: forged"}, ErrorView{Text: "file name: "}, false},
 	} {
 		var p Playground
@@ -217,10 +224,22 @@ func TestFrameCutsTheLastRun(t *testing.T) {
 			t.Errorf("Frame(%g): t %g, %d clients; want t %g and every client", tc.t, f.T, len(f.Clients), tc.want)
 			continue
 		}
+		// A frame's counts are the timeline's rows that ended by its t.
+		sofar := map[string]ClientView{}
+		for _, row := range r.Timeline {
+			if row.TS+r.StepS <= f.T+1e-9 {
+				v := sofar[row.Client]
+				v.Sent, v.Allowed, v.Rejected = v.Sent+row.Sent, v.Allowed+row.Allowed, v.Rejected+row.Rejected
+				sofar[row.Client] = v
+			}
+		}
 		for i, c := range f.Clients {
 			whole := r.Clients[i]
+			rows := sofar[c.Name]
 			switch {
-			case c.Name != whole.Name || c.Sent != c.Allowed+c.Rejected+(c.Sent-c.Allowed-c.Rejected) || c.Sent < prev[i] || c.Sent > whole.Sent:
+			case c.Sent != rows.Sent || c.Allowed != rows.Allowed || c.Rejected != rows.Rejected:
+				t.Errorf("Frame(%g): %s %d/%d/%d sent/allowed/rejected, the timeline's rows to then %d/%d/%d", tc.t, c.Name, c.Sent, c.Allowed, c.Rejected, rows.Sent, rows.Allowed, rows.Rejected)
+			case c.Name != whole.Name || c.Allowed+c.Rejected > c.Sent || c.Sent < prev[i] || c.Sent > whole.Sent:
 				t.Errorf("Frame(%g): %+v after %d, of %d in all", tc.t, c, prev[i], whole.Sent)
 			case tc.want == 0 && (c.Sent != 0 || c.Allowed != 0):
 				t.Errorf("Frame(0): %+v, want nothing yet", c)
@@ -365,8 +384,8 @@ func TestQuestionIsAnsweredByTheRun(t *testing.T) {
 		switch {
 		case q == nil:
 			t.Errorf("%s: no question", b.Name)
-		case q.Ask != f.Question.Ask || q.Pick != f.Question.Pick || q.Answer.Text != want.Text || q.Answer.Value != want.Value || !reflect.DeepEqual(q.Answer.Clients, want.Clients):
-			t.Errorf("%s: %+v, want %q answered %+v", b.Name, *q, f.Question.Ask, want)
+		case q.Ask != f.Question.Text(f) || strings.Contains(q.Ask, "{") || q.Answer.AllTied != want.AllTied || q.Pick != f.Question.Pick || q.Answer.Text != want.Text || q.Answer.Value != want.Value || !reflect.DeepEqual(q.Answer.Clients, want.Clients):
+			t.Errorf("%s: %+v, want %q answered %+v", b.Name, *q, f.Question.Text(f), want)
 		case (q.Pick != "") != (len(q.Choices) == len(r.Clients) && len(q.Choices) > 0):
 			t.Errorf("%s: pick %q with choices %v", b.Name, q.Pick, q.Choices)
 		}
@@ -412,6 +431,135 @@ func TestWrittenRunsAsRunA(t *testing.T) {
 		}
 		if !reflect.DeepEqual(withoutExpectations(t, written.Result), withoutExpectations(t, resp.Result)) {
 			t.Errorf("%s %v: the file written runs otherwise than run A", tc.name, tc.set)
+		}
+	}
+}
+
+// A run the page no longer shows is not cut: after Forget (the bridge's
+// call when a run's JSON does not read), and after a failed Run, Frame
+// refuses.
+func TestFrameForgetsARunThatFailed(t *testing.T) {
+	t.Parallel()
+	for _, fail := range []struct {
+		name string
+		do   func(p *Playground)
+	}{
+		{"Forget", func(p *Playground) { p.Forget() }},
+		{"a failed Run", func(p *Playground) { p.Run(context.Background(), State{Builtin: "no-such"}) }},
+	} {
+		var p Playground
+		if resp := p.Run(context.Background(), State{Builtin: "partition"}); resp.Error != nil {
+			t.Fatal(resp.Error.Text)
+		}
+		if _, err := p.Frame(1); err != nil {
+			t.Fatalf("Frame after a run: %v", err)
+		}
+		fail.do(&p)
+		if f, err := p.Frame(1); err == nil {
+			t.Errorf("after %s: Frame(1) = a frame at %v s, want an error", fail.name, f.T)
+		}
+	}
+}
+
+// A setting too long says which of its name or value is, and how long,
+// and a name cut short for the message is cut between runes.
+func TestTooLongSettingSaysWhich(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", maxSettingValue+1)
+	runes := strings.Repeat("é", maxSettingValue) // 2 bytes each: byte 64 is inside one
+	for _, tc := range []struct {
+		set  Setting
+		want string
+	}{
+		{Setting{long, "1"}, fmt.Sprintf("the name is %d bytes", len(long))},
+		{Setting{"seed", long}, fmt.Sprintf("the value is %d bytes", len(long))},
+		{Setting{"limits[" + runes + "].burst", "1"}, "the name is"},
+	} {
+		var p Playground
+		resp := p.Run(context.Background(), State{Builtin: "partition", Settings: []Setting{tc.set}})
+		if resp.Error == nil {
+			t.Fatalf("%.20s=%.20s: ran, want an error", tc.set.Name, tc.set.Value)
+		}
+		if !strings.Contains(resp.Error.Text, tc.want) {
+			t.Errorf("%.20s=%.20s: %q, want it to say %q", tc.set.Name, tc.set.Value, resp.Error.Text, tc.want)
+		}
+		if !utf8.ValidString(resp.Error.Text) || strings.ContainsRune(resp.Error.Text, utf8.RuneError) {
+			t.Errorf("%.20s: %q cuts a rune", tc.set.Name, resp.Error.Text)
+		}
+	}
+}
+
+// The bytes `ratelim sim --format json` writes reach the page as they
+// are: resultJSON, through JSON encoding as the bridge encodes the
+// Response; result is the same value, compacted.
+func TestResultJSONIsTheCLIsBytes(t *testing.T) {
+	t.Parallel()
+	var p Playground
+	resp := p.Run(context.Background(), State{Builtin: "store-outage", Vs: []Setting{{"on_error", "fail-closed"}}})
+	if resp.Error != nil {
+		t.Fatal(resp.Error.Text)
+	}
+	data, err := json.Marshal(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Result     json.RawMessage `json:"result"`
+		ResultJSON string          `json:"resultJSON"`
+		Vs         struct {
+			ResultJSON string `json:"resultJSON"`
+		} `json:"vs"`
+	}
+	if err := json.Unmarshal(data, &page); err != nil {
+		t.Fatal(err)
+	}
+	if want := cliRun(t, "store-outage", nil, "json"); page.ResultJSON != want {
+		t.Errorf("resultJSON is not ratelim sim's bytes (%d bytes, want %d)", len(page.ResultJSON), len(want))
+	}
+	var value, fromText any
+	if err := json.Unmarshal(page.Result, &value); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(page.ResultJSON), &fromText); err != nil || !reflect.DeepEqual(value, fromText) {
+		t.Errorf("result is not resultJSON's value (%v)", err)
+	}
+	b := cliRun(t, "store-outage", []scenarios.Setting{{Name: "on_error", Value: "fail-closed", Flag: "--on-error"}}, "json")
+	if page.Vs.ResultJSON != b {
+		t.Errorf("vs.resultJSON is not ratelim sim --on-error fail-closed's bytes")
+	}
+}
+
+// The question asks with the run's values: its placeholders filled from
+// the file as run A's settings made it.
+func TestQuestionAsksWithTheRunsValues(t *testing.T) {
+	t.Parallel()
+	var p Playground
+	resp := p.Run(context.Background(), State{Builtin: "partition", Settings: []Setting{{"limit.burst", "33"}}})
+	if resp.Error != nil || resp.Question == nil {
+		t.Fatalf("partition: %+v, no question", resp.Error)
+	}
+	if ask := resp.Question.Ask; strings.Contains(ask, "{") || !strings.Contains(ask, "burst 33") {
+		t.Errorf("ask %q, want its placeholders filled, burst 33", ask)
+	}
+}
+
+// The page's figures are drawn 7.5 inches wide (540 pt), the timeline,
+// its frames and the side by side alike, so that fitted to the page's
+// column their text reads at 11 px or so rather than 7–9.
+func TestFiguresAreDrawnForThePage(t *testing.T) {
+	t.Parallel()
+	var p Playground
+	resp := p.Run(context.Background(), State{Builtin: "store-outage", Vs: []Setting{{"on_error", "fail-closed"}}})
+	if resp.Error != nil {
+		t.Fatal(resp.Error.Text)
+	}
+	f, err := p.Frame(12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, svg := range map[string]string{"timeline": resp.Timeline, "vs": resp.Vs.Timeline, "frame": f.Timeline} {
+		if !strings.Contains(svg, `<svg width="540pt"`) {
+			t.Errorf("%s: %.200s; want it 540pt wide", name, svg)
 		}
 	}
 }

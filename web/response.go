@@ -10,9 +10,14 @@ type Response struct {
 	Error    *ErrorView    `json:"error,omitempty"`
 	Scenario *ScenarioView `json:"scenario,omitempty"`
 	Controls []Control     `json:"controls,omitempty"`
-	// Result is exactly what `ratelim sim --format json` writes for run
-	// A (simrun's bytes, not re-encoded).
-	Result json.RawMessage `json:"result,omitempty"`
+	// Result is run A's result, the same JSON value `ratelim sim --format
+	// json` writes, for the page to read: encoded in the Response it is
+	// compacted, so its bytes are not the CLI's (and JavaScript rounds a
+	// seed past 2^53). ResultJSON is the CLI's bytes exactly, as a string:
+	// what a "download JSON" offers, byte-identical to `ratelim sim …
+	// --format json` run with Command.
+	Result     json.RawMessage `json:"result,omitempty"`
+	ResultJSON string          `json:"resultJSON,omitempty"`
 	// Table is the CLI's table output for run A, expectations under it.
 	Table        string            `json:"table,omitempty"`
 	Headline     string            `json:"headline,omitempty"`
@@ -24,13 +29,20 @@ type Response struct {
 	Command  string        `json:"command,omitempty"`
 	Question *QuestionView `json:"question,omitempty"`
 	Vs       *VsView       `json:"vs,omitempty"`
+	// Notice says what the run changed to fit the tab, "" when nothing:
+	// the step it was drawn at when the file's was too fine for MaxSteps
+	// or MaxMemory ("drawn at step 100ms: 300s at the file's 1ms would be
+	// 300,000 steps"). Command then carries that --step.
+	Notice string `json:"notice,omitempty"`
 	// DurationS is run A's length in seconds, what Frame's t ranges over.
 	DurationS float64 `json:"durationS,omitempty"`
 }
 
 // ErrorView is an error a user can act on: Text as the CLI prints it
 // (after "ratelim: "), and, for a scenario file's error, its file, line
-// (0 when no line is to blame) and field split out.
+// (0 when no line is to blame) and field split out. A setting's error
+// that names a line of the file ("--set X: limits[1].burst (line 37):
+// ...") has that file and line, its Field still the setting's flag.
 type ErrorView struct {
 	Text  string `json:"text"`
 	File  string `json:"file,omitempty"`
@@ -57,8 +69,10 @@ type ScenarioView struct {
 	// DurationS and StepS are the run's, or the file's when it did not run.
 	DurationS float64 `json:"durationS"`
 	StepS     float64 `json:"stepS"`
-	// Clients are the clients' names, expanded (bastion-1 … bastion-8).
-	Clients []string `json:"clients"`
+	// Clients are the clients' names, expanded (bastion-1 … bastion-8):
+	// the first 1,000 of ClientCount.
+	Clients     []string `json:"clients"`
+	ClientCount int      `json:"clientCount"`
 }
 
 // FindingView is one of the run's findings (sim.Finding): its kind, who
@@ -79,7 +93,9 @@ type ExpectationView struct {
 }
 
 // QuestionView is what the file asks a class before the run, and the
-// run's answer. Choices are the clients to pick from, for a pick.
+// run's answer. Ask is the question with its placeholders filled from
+// the file as run A's settings made it (scenarios.Question.Text).
+// Choices are the clients to pick from, for a pick.
 type QuestionView struct {
 	Ask     string     `json:"ask"`
 	Pick    string     `json:"pick"`
@@ -93,7 +109,9 @@ type QuestionView struct {
 type AnswerView struct {
 	Value   float64  `json:"value"`
 	Clients []string `json:"clients,omitempty"`
-	Text    string   `json:"text"`
+	// AllTied: a pick every client ties at (none to name; Text says so).
+	AllTied bool   `json:"allTied,omitempty"`
+	Text    string `json:"text"`
 }
 
 // VsView is run B beside run A, as `ratelim sim --vs` shows them.
@@ -104,8 +122,11 @@ type VsView struct {
 	Timeline string `json:"timeline"`
 	// Rows are what the CLI prints under "── A vs B ──".
 	Rows string `json:"rows"`
-	// Result is run B's result as `ratelim sim --format json` writes it.
-	Result json.RawMessage `json:"result"`
+	// Result is run B's result, as Response.Result is A's (the same
+	// value, compacted), and ResultJSON its bytes exactly as `ratelim sim
+	// … --format json` writes run B alone.
+	Result     json.RawMessage `json:"result"`
+	ResultJSON string          `json:"resultJSON"`
 	// Command reproduces the side by side.
 	Command string `json:"command"`
 }

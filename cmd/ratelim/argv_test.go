@@ -52,6 +52,8 @@ type parsed struct {
 	servePlan  *servePlan
 	load       *loadOptions
 	loadPlan   *loadPlan
+	web        *webOptions
+	webPlan    *webPlan
 }
 
 // parseArgs runs args as ratelim would, with each command's run replaced
@@ -113,6 +115,12 @@ func parseArgs(stdin string, args ...string) *parsed {
 			c := *o
 			c.streams, p.load = streams{}, &c
 			p.loadPlan, err = planLoad(o)
+			return err
+		},
+		web: func(o *webOptions) (err error) {
+			c := *o
+			c.streams, p.web = streams{}, &c
+			p.webPlan, err = planWeb(o)
 			return err
 		},
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -242,23 +241,10 @@ func sourceName(f *scenarios.File) string {
 }
 
 // reportCommand is the `ratelim sim` line that reproduces the report's
-// run: the scenario and the override flags given, in a fixed order, so
-// the page does not depend on the order they were typed in.
+// run: simrun.Command's, as the playground writes it, the settings in
+// the order ratelim sim applies them (so the page does not depend on the
+// order they were typed in).
 func reportCommand(opts *reportOptions) string {
-	parts := []string{"ratelim", "sim", simrun.ShellWord(opts.Scenario)}
-	names := make([]string, 0, len(opts.over.set))
-	for n := range opts.over.set {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		parts = append(parts, "--"+n, simrun.ShellWord(opts.over.set[n]))
-	}
-	for _, p := range opts.over.paths {
-		parts = append(parts, "--set", simrun.ShellWord(p))
-	}
-	for _, v := range opts.Vs {
-		parts = append(parts, "--vs", simrun.ShellWord(v))
-	}
-	return strings.Join(parts, " ")
+	sets, _ := opts.over.settings() // the run refused any that does not read
+	return simrun.Command(opts.Scenario, sets, opts.Vs)
 }

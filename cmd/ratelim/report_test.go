@@ -34,7 +34,7 @@ func TestReportFlagsToOptions(t *testing.T) {
 	if got.over.set["topology"] != "local" || got.over.set["seed"] != "7" || len(got.over.set) != 2 {
 		t.Errorf("overrides = %v, want topology and seed", got.over.set)
 	}
-	if want := "ratelim sim nat --seed 7 --topology local"; reportCommand(got) != want {
+	if want := "ratelim sim nat --topology local --seed 7"; reportCommand(got) != want {
 		t.Errorf("reportCommand = %q, want %q", reportCommand(got), want)
 	}
 }

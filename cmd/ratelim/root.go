@@ -73,6 +73,7 @@ type runners struct {
 	probe      func(*probeOptions) error
 	replay     func(*replayOptions) error
 	sweep      func(*sweepOptions) error
+	web        func(*webOptions) error
 }
 
 func newRootCmd(s streams, r runners) *cobra.Command {
@@ -105,6 +106,7 @@ client experienced.
 	root.AddCommand(newCmdServe(s, r.serve))
 	root.AddCommand(newCmdLoad(s, r.load))
 	root.AddCommand(newCmdProbe(s, r.probe))
+	root.AddCommand(newCmdWeb(s, r.web))
 	root.AddCommand(newCmdVersion(s))
 	root.Version = version(debug.ReadBuildInfo())
 	root.SetVersionTemplate("ratelim {{.Version}}\n")

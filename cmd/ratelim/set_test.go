@@ -175,6 +175,7 @@ func TestVersusAndHelpFit80Columns(t *testing.T) {
 		{"report", "--help"}, {"compare", "--help"}, {"serve", "--help"},
 		{"load", "--help"}, {"check", "--help"}, {"probe", "--help"},
 		{"algorithms", "--help"}, {"scenarios", "--help"}, {"version", "--help"},
+		{"web", "--help"},
 	} {
 		code, out, errOut := runArgs(args...)
 		if code != 0 {

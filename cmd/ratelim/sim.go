@@ -68,10 +68,6 @@ type overrides struct {
 	set                 map[string]string
 }
 
-// shortForms are the flags that set a field of the limit: --rate is
-// --set limit.rate.
-var shortForms = []string{"rate", "burst", "window"}
-
 // given reports whether any flag changes the scenario.
 func (o overrides) given() bool { return len(o.set) > 0 || len(o.paths) > 0 }
 
@@ -99,7 +95,7 @@ func (o overrides) settings() ([]scenarios.Setting, error) {
 			return nil, err
 		}
 	}
-	for _, name := range append(scenarios.OverrideNames(), shortForms...) {
+	for _, name := range simrun.FlagNames() {
 		if v, ok := o.set[name]; ok {
 			if err := add(scenarios.Setting{Name: name, Value: v, Flag: "--" + name}); err != nil {
 				return nil, err
@@ -209,7 +205,7 @@ func (s *speedFlag) Type() string { return "speed" }
 func (o *overrides) visit(cmd *cobra.Command) {
 	o.set = map[string]string{}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if slices.Contains(scenarios.OverrideNames(), f.Name) || slices.Contains(shortForms, f.Name) {
+		if simrun.IsFlag(f.Name) {
 			o.set[f.Name] = f.Value.String()
 		}
 	})
@@ -311,11 +307,9 @@ func planSim(opts *simOptions) (*simPlan, error) {
 	// A run too big for memory at its file's step is run at a coarser one,
 	// and says so; a step asked for on the command line is kept, and such
 	// a run refused.
-	_, stepAsked := opts.over.set["step"]
-	for _, p := range opts.over.paths {
-		stepAsked = stepAsked || strings.TrimSpace(strings.SplitN(p, "=", 2)[0]) == "step"
-	}
-	simOpts.FitStep = !stepAsked
+	// (A setting that does not read is refused by loadFile, below.)
+	sets, _ := opts.over.settings()
+	simOpts.FitStep = !simrun.StepAsked(sets)
 	if opts.Format == "table" && !opts.TUI && opts.Plot.Path == "" {
 		// A table shows no state series (a plot and the TUI do): a run on
 		// one copy of the state then reads none at its step ends (the

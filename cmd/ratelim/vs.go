@@ -37,7 +37,7 @@ func parseVersus(flags []string) (*versus, error) {
 		// An empty value is the field's to refuse, as --set's is:
 		// "missing value (want ...)".
 		if !ok || name == "" {
-			return nil, badInput("--vs %q: want FIELD=VALUE, e.g. --vs on_error=fail-closed or --vs limit.burst=50 (FIELD a flag's name, %s, or a field's path)", f, strings.Join(append(scenarios.OverrideNames(), shortForms...), ", "))
+			return nil, badInput("--vs %q: want FIELD=VALUE, e.g. --vs on_error=fail-closed or --vs limit.burst=50 (FIELD a flag's name, %s, or a field's path)", f, strings.Join(simrun.FlagNames(), ", "))
 		}
 		if err := simrun.CheckSetting(name, "--vs "+name); err != nil {
 			return nil, usageError{err}

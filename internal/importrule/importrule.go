@@ -43,6 +43,10 @@
 //     the page, build for GOOS=js GOARCH=wasm as simrun does, and import
 //     what simrun may not; web runs what ratelim sim runs, through
 //     simrun.
+//   - web/site (the playground as a static site: build, export, serve)
+//     imports web/static (the page's files) and internal helpers alone:
+//     it builds the simulator as a program, go build ./web/wasm, and
+//     links none of it. web/static imports nothing but embed.
 //   - probe (ratelim probe: a designed sequence of requests and a pure
 //     analysis of their answers) imports no ratelim package but the
 //     internal helpers (escape, words, sat); its tests start ratelim
@@ -126,6 +130,10 @@ var Rules = append([]Rule{
 		Why:  "the bridge is the page's whole program: package web's functions on globalThis, and nothing a browser tab cannot run"},
 	{Pkg: "cmd/ratelim", Need: []string{"simrun"},
 		Why: "ratelim sim writes what simrun writes: one pipeline for the CLI and the browser playground"},
+	{Pkg: "web/site", Only: []string{"web/site", "web/static", "internal/..."},
+		Why: "the playground's site builds the simulator as a program (go build ./web/wasm) and exports or serves files: it links nothing of the simulator, so ratelim web costs the CLI no more than the page's files"},
+	{Pkg: "web/static", Only: []string{}, Not: []string{"third-party"},
+		Why: "the playground's page files, embedded, and nothing else"},
 	{Pkg: "internal/...", Only: []string{"internal/..."},
 		Why: "an internal helper never imports a package above it"},
 }, noRedis("store", "sim", "scenarios", "plots", "report", "tui", "simrun")...)

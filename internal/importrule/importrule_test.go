@@ -124,6 +124,7 @@ func TestCheckNamesTheForbiddenEdge(t *testing.T) {
 		"probe -> fmt time",
 		"web -> simrun scenarios report plots sim",
 		"web/wasm -> web",
+		"web/site -> web/static internal/outfile fmt", "web/site/internal/gen -> web/site internal/outfile", "web/static -> fmt",
 	}
 	if broken := Check(graph(good...), Rules, TestHelpers); len(broken) != 0 {
 		t.Fatalf("a graph that keeps the rules broke them:\n%s", strings.Join(broken, "\n"))
@@ -177,6 +178,10 @@ func TestCheckNamesTheForbiddenEdge(t *testing.T) {
 			"forbidden import: web -> live (web must not depend on live"},
 		{"the bridge links the CLI", []string{"web/wasm -> cmd/ratelim"},
 			"forbidden import: web/wasm -> cmd/ratelim (web/wasm must not depend on cmd/..."},
+		{"the playground's site links the simulator", []string{"web/site -> simrun"},
+			"forbidden import: web/site -> simrun (web/site may depend on [web/site web/static internal/...] only"},
+		{"the page's files import a package", []string{"web/static -> internal/escape"},
+			"forbidden import: web/static -> internal/escape (web/static may depend on [] only"},
 		{"the simulator forgets the peers", nil, ""},
 		{"a program imports a test helper", []string{"live -> internal/syncbuf"},
 			"forbidden import: live -> internal/syncbuf (a test helper"},

@@ -36,7 +36,19 @@ import (
 // at worst.
 const maxStateJSON = 8 * web.MaxYAML
 
+// memoryLimit is the Go runtime's soft memory limit in the tab:
+// web.MaxMemory, which the simulator's estimate of a run is held to, and
+// a margin for what is not the run's (the program, the response's SVG
+// and JSON, a frame's). sim's estimate counts on the limit (sim/budget.go:
+// the collector works harder near it rather than let the heap grow to
+// twice what is live, as GOGC=100 alone does); without it a run
+// estimated within 256 MiB could take about 500 MiB of a 32-bit heap,
+// which never shrinks, and running out of it kills the program for
+// every later call, not just this one.
+const memoryLimit = web.MaxMemory + 128<<20
+
 func main() {
+	debug.SetMemoryLimit(memoryLimit)
 	var playground web.Playground
 	api := map[string]any{
 		"version":  version(),
@@ -44,6 +56,8 @@ func main() {
 		"run": bridge(func(args []js.Value) any {
 			s, err := state(args)
 			if err != nil {
+				// Frame answers for the run the page shows: none now.
+				playground.Forget()
 				return errorOf(err)
 			}
 			return playground.Run(context.Background(), s)

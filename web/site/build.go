@@ -1,0 +1,314 @@
+package site
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+)
+
+// Module is ratelim's module path: the go.mod Build looks for, and the
+// module it downloads for a released binary.
+const Module = "github.com/ratelim/ratelim"
+
+// WasmPackage is the package Build compiles for the browser, named from
+// the module's root.
+const WasmPackage = "./web/wasm"
+
+// BuildTags are the tags the WebAssembly is built with: gonum/plot's
+// "minimal", which leaves out the blank imports of its PNG, PDF, EPS and
+// TeX backends (the page draws SVG alone; plots' own PNG path is left out
+// of a js build by a file of its own). They only shrink the file: the
+// simulator, and every figure the page draws, are the same without them.
+const BuildTags = "minimal"
+
+// Options say how Build makes the site.
+type Options struct {
+	// Progress, when set, is told what Build does that takes a while
+	// (building the WebAssembly: about 20 s the first time, a second or
+	// two once Go's build cache holds it).
+	Progress io.Writer
+	// Dir is where Build starts looking for ratelim's source (its go.mod,
+	// here or in a parent directory); "" is the working directory.
+	Dir string
+	// Go is the go command; "" finds "go" on PATH.
+	Go string
+	// Rebuild builds the WebAssembly from source even when this binary
+	// carries it embedded (built with -tags playground): what go generate
+	// does.
+	Rebuild bool
+}
+
+// Build makes the site. The page's files are always embedded (package
+// web/static). The simulator comes, in order of preference:
+//
+//  1. from this binary, if it was built with -tags playground after `go
+//     generate ./web/site` (embedded.go): no Go toolchain is needed;
+//  2. else from source: `go build -trimpath -buildvcs=false -tags minimal
+//     -ldflags='-s -w' -o TMP/ratelim.wasm ./web/wasm` with GOOS=js
+//     GOARCH=wasm, in ratelim's module root, and wasm_exec.js from that
+//     Go's GOROOT/lib/wasm. The root is the first directory from
+//     opts.Dir upwards whose go.mod is ratelim's; failing that, for a
+//     released ratelim (go install ...@v1.2.0), the source of that version
+//     from Go's module cache (`go mod download -json`).
+//
+// An error says what to do: install Go, run from a clone, or build
+// ratelim with the playground inside. ctx stops a build under way.
+func Build(ctx context.Context, opts Options) (*Site, error) {
+	progress := opts.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	if !opts.Rebuild {
+		if wasmExec, wasmJS, goVersion, ok := embedded(); ok {
+			return newSite(wasmExec, wasmJS, "embedded in this ratelim (built with "+goVersion+")")
+		}
+	}
+	goTool, err := findGo(opts.Go)
+	if err != nil {
+		return nil, err
+	}
+	root, err := moduleRoot(ctx, goTool, opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	env, err := goEnv(ctx, goTool, root)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(progress, "building the playground's WebAssembly with %s (about 20 s the first time)…\n", env.version)
+	wasm, err := buildWasm(ctx, goTool, root)
+	if err != nil {
+		return nil, err
+	}
+	wasmExec, err := os.ReadFile(filepath.Join(env.goroot, "lib", "wasm", WasmExecFile))
+	if err != nil {
+		return nil, fmt.Errorf("site: %s has no %s to load the WebAssembly with: %w", env.version, WasmExecFile, pathCause(err))
+	}
+	wasmJS, err := WasmScript(wasm, env.version)
+	if err != nil {
+		return nil, err
+	}
+	return newSite(wasmExec, wasmJS, "built with "+env.version+" from "+root)
+}
+
+// findGo returns the go command to build with: name ("go" if empty),
+// found on PATH unless it is a path.
+func findGo(name string) (string, error) {
+	if name == "" {
+		name = "go"
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("site: the playground's WebAssembly is built with the Go toolchain, and there is no %s command here (%v): "+
+			"install Go 1.26 or later and run again, or use a ratelim built with the playground inside "+
+			"(in a clone: go generate ./web/site && go build -tags playground ./cmd/ratelim)", name, errors.Unwrap(err))
+	}
+	return p, nil
+}
+
+// errNoSource is the advice when Build finds no source to build from.
+const errNoSource = "run ratelim web inside a clone of " + Module + " (or a directory under it), " +
+	"or use a ratelim built with the playground inside (in a clone: go generate ./web/site && go build -tags playground ./cmd/ratelim)"
+
+// moduleRoot returns the directory of ratelim's go.mod to build in: the
+// first from dir upwards, or the downloaded source of this binary's
+// released version.
+func moduleRoot(ctx context.Context, goTool, dir string) (string, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("site: cannot read the working directory to find ratelim's source from: %w", err)
+		}
+		dir = wd
+	}
+	if root, ok := findModule(dir); ok {
+		return root, nil
+	}
+	version := releasedVersion(debug.ReadBuildInfo())
+	if version == "" {
+		return "", fmt.Errorf("site: no go.mod of %s in %s or a directory above it, and this ratelim is not a released version whose source Go can download: %s", Module, dir, errNoSource)
+	}
+	return download(ctx, goTool, version)
+}
+
+// findModule returns the first directory from dir upwards whose go.mod
+// declares Module, and whether there is one.
+func findModule(dir string) (string, bool) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", false
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modulePath(b) == Module {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+// modulePath is the path a go.mod's module directive declares, "" if it
+// has none: `module github.com/x/y`, quoted or not, a comment after it.
+func modulePath(gomod []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(gomod))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		rest, ok := strings.CutPrefix(line, "module")
+		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '\t' && rest[0] != '"') {
+			continue
+		}
+		rest, _, _ = strings.Cut(rest, "//")
+		return strings.Trim(strings.TrimSpace(rest), "\"`")
+	}
+	return ""
+}
+
+// releasedVersion is the version of Module this binary was built as
+// (`go install github.com/ratelim/ratelim/cmd/ratelim@v1.2.0` records
+// v1.2.0), or "" for a binary built in a checkout ("(devel)"), by go
+// test, or without build information.
+func releasedVersion(info *debug.BuildInfo, ok bool) string {
+	if !ok || info == nil || info.Main.Path != Module {
+		return ""
+	}
+	switch v := info.Main.Version; {
+	case v == "", v == "(devel)", !strings.HasPrefix(v, "v"):
+		return ""
+	default:
+		return v
+	}
+}
+
+// download fetches Module at version into Go's module cache and returns
+// its directory.
+func download(ctx context.Context, goTool, version string) (string, error) {
+	out, err := runGo(ctx, goTool, "", nil, "mod", "download", "-json", Module+"@"+version)
+	if err != nil {
+		return "", fmt.Errorf("site: cannot fetch the source of ratelim %s to build the playground from: %w (or %s)", version, err, errNoSource)
+	}
+	var dir string
+	for _, line := range strings.Split(string(out), "\n") {
+		// go mod download -json prints one object, a field a line.
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), `"Dir": `); ok {
+			dir = strings.Trim(strings.TrimSuffix(v, ","), `"`)
+		}
+	}
+	if dir == "" {
+		return "", fmt.Errorf("site: go mod download named no directory for %s@%s: %s", Module, version, bounded(out))
+	}
+	return dir, nil
+}
+
+// toolchain is what the go command reports of itself, from the module's
+// root (where a go.mod's toolchain line may switch it).
+type toolchain struct{ version, goroot string }
+
+func goEnv(ctx context.Context, goTool, root string) (toolchain, error) {
+	out, err := runGo(ctx, goTool, root, nil, "env", "GOVERSION", "GOROOT")
+	if err != nil {
+		return toolchain{}, fmt.Errorf("site: %w", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 || lines[0] == "" || lines[1] == "" {
+		return toolchain{}, fmt.Errorf("site: go env GOVERSION GOROOT printed %q (want a version and a directory)", out)
+	}
+	return toolchain{version: strings.TrimSpace(lines[0]), goroot: strings.TrimSpace(lines[1])}, nil
+}
+
+// buildWasm compiles WasmPackage for the browser in root and returns the
+// .wasm file's bytes.
+func buildWasm(ctx context.Context, goTool, root string) ([]byte, error) {
+	tmp, err := os.MkdirTemp("", "ratelim-web-")
+	if err != nil {
+		return nil, fmt.Errorf("site: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	out := filepath.Join(tmp, "ratelim.wasm")
+	if _, err := runGo(ctx, goTool, root, []string{"GOOS=js", "GOARCH=wasm"},
+		"build", "-trimpath", "-buildvcs=false", "-tags", BuildTags, "-ldflags=-s -w", "-o", out, WasmPackage); err != nil {
+		return nil, fmt.Errorf("site: building the playground's WebAssembly in %s: %w", root, err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		return nil, fmt.Errorf("site: %w", err)
+	}
+	return b, nil
+}
+
+// runGo runs the go command with args in dir ("" the working directory),
+// with env added to this process's, and returns its standard output. Its
+// error carries what go wrote to standard error.
+func runGo(ctx context.Context, goTool, dir string, env []string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, goTool, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, bounded(stderr.Bytes()))
+	}
+	return out, nil
+}
+
+// bounded is a command's output for a message: at most its first 4 KB.
+func bounded(b []byte) string {
+	const max = 4 << 10
+	s := strings.TrimSpace(string(b))
+	if len(s) > max {
+		s = s[:max] + "\n…"
+	}
+	return s
+}
+
+// WasmScript is ratelim-wasm.js for the WebAssembly wasm: a comment that
+// says what it is, then `window.RATELIM_WASM_GZ_B64="…";`, the bytes
+// gzipped at the best compression and written in standard base64 (which
+// needs no escaping in a JavaScript string). goVersion is the Go that
+// built it, for the comment.
+func WasmScript(wasm []byte, goVersion string) ([]byte, error) {
+	var gz bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	if err != nil {
+		return nil, fmt.Errorf("site: %w", err)
+	}
+	if _, err := zw.Write(wasm); err != nil {
+		return nil, fmt.Errorf("site: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("site: %w", err)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "// ratelim's simulator for the playground: web/wasm built by %s for GOOS=js GOARCH=wasm,\n", oneLine(goVersion))
+	fmt.Fprintf(&b, "// %d bytes, gzipped (%d bytes) and base64'd; playground.js unpacks it.\n", len(wasm), gz.Len())
+	b.WriteString(`window.RATELIM_WASM_GZ_B64="`)
+	b.WriteString(base64.StdEncoding.EncodeToString(gz.Bytes()))
+	b.WriteString("\";\n")
+	return b.Bytes(), nil
+}
+
+// oneLine keeps a comment's text on its line.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,216 @@
+// Package site assembles ratelim's browser playground as a static site
+// — five files a browser opens from file://, a loopback server or any
+// static host — and exports or serves it. It runs natively only: it
+// builds the page's WebAssembly with the Go toolchain, writes files and
+// serves HTTP, none of which the browser build has.
+//
+// The site's files:
+//
+//   - index.html, playground.css, playground.js: the page (package
+//     web/static, embedded).
+//   - wasm_exec.js: the Go runtime's JavaScript half, copied from the
+//     GOROOT of the Go that built the WebAssembly (the two must match).
+//   - ratelim-wasm.js: the simulator (web/wasm built for GOOS=js
+//     GOARCH=wasm), gzipped and base64'd into one classic script,
+//     `window.RATELIM_WASM_GZ_B64="…";`. A page opened from file:// may not
+//     fetch() a .wasm beside it (browsers treat file:// as an opaque
+//     origin), but it may run a <script src>: so the page unpacks the
+//     simulator from this variable (DecompressionStream('gzip')), one way
+//     of loading for file://, loopback and a static host alike.
+//
+// Build makes the site: from the two simulator files embedded in the
+// binary when it was built with `-tags playground` (after `go generate
+// ./web/site`), else by building web/wasm from ratelim's source with the
+// Go toolchain (see Build). [Site.Export] writes it to a directory;
+// [Site.Handler] serves it.
+package site
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/ratelim/ratelim/internal/filekind"
+	"github.com/ratelim/ratelim/internal/outfile"
+	"github.com/ratelim/ratelim/web/static"
+)
+
+// The site's file names.
+const (
+	IndexFile    = "index.html"
+	CSSFile      = "playground.css"
+	ScriptFile   = "playground.js"
+	WasmExecFile = "wasm_exec.js"
+	WasmFile     = "ratelim-wasm.js"
+)
+
+// Files are the site's files in the order Export writes them: the page's
+// first, then the simulator's.
+var Files = []string{IndexFile, CSSFile, ScriptFile, WasmExecFile, WasmFile}
+
+// pageFiles are the files that come from web/static.
+var pageFiles = []string{IndexFile, CSSFile, ScriptFile}
+
+// Site is the playground's files, in memory. Its zero value has none;
+// Build makes one.
+type Site struct {
+	files map[string][]byte
+	// Origin says where the simulator came from, for a person: "embedded
+	// in this ratelim (go1.26.8)", "built with go1.26.8 from /src/ratelim".
+	Origin string
+}
+
+// newSite returns a site of the page's files and the two simulator
+// files given.
+func newSite(wasmExec, wasmJS []byte, origin string) (*Site, error) {
+	s := &Site{files: map[string][]byte{WasmExecFile: wasmExec, WasmFile: wasmJS}, Origin: origin}
+	for _, name := range pageFiles {
+		b, err := fs.ReadFile(static.FS, name)
+		if err != nil {
+			return nil, fmt.Errorf("site: the page's %s is not in this build (web/static): %w", name, err)
+		}
+		s.files[name] = b
+	}
+	return s, nil
+}
+
+// File returns the named file's bytes (one of Files), and whether the site
+// has it. The bytes are the site's own: the caller must not change them.
+func (s *Site) File(name string) ([]byte, bool) {
+	b, ok := s.files[name]
+	return b, ok
+}
+
+// Size is the site's bytes in all.
+func (s *Site) Size() int64 {
+	var n int64
+	for _, b := range s.files {
+		n += int64(len(b))
+	}
+	return n
+}
+
+// Export writes the site's files into dir, creating dir (and its parents)
+// if missing, and returns the paths it wrote, in Files' order. Each file
+// is written as every output of ratelim is (internal/outfile): all or
+// nothing, through a symbolic link to a regular file (the link stays a
+// link), never onto a directory, device, FIFO or socket. A dir that is
+// not a directory is refused before anything is written, and so is any
+// file of the site that cannot be written as it is now (outfile.Check):
+// a refusal is an *outfile.UnusableError, and leaves dir as it was.
+func (s *Site) Export(dir string) ([]string, error) {
+	if dir == "" {
+		return nil, &outfile.UnusableError{Path: dir, Err: fmt.Errorf("no directory named (want a directory to write the site into)")}
+	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, &outfile.UnusableError{Path: dir, Err: fmt.Errorf("it is %s, not a directory (want a directory, new or existing)", kind(fi.Mode()))}
+	} else if err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, &outfile.UnusableError{Path: dir, Err: fmt.Errorf("cannot create the directory: %w", pathCause(err))}
+		}
+	}
+	paths := make([]string, len(Files))
+	for i, name := range Files {
+		paths[i] = filepath.Join(dir, name)
+		if err := outfile.Check(paths[i], false); err != nil {
+			return nil, err
+		}
+	}
+	for i, name := range Files {
+		b := s.files[name]
+		if err := outfile.Write(paths[i], nil, func(w io.Writer) error {
+			_, err := w.Write(b)
+			return err
+		}); err != nil {
+			return paths[:i], err
+		}
+	}
+	return paths, nil
+}
+
+// pathCause is err without the *fs.PathError's path, which the message
+// already names.
+func pathCause(err error) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// ContentSecurityPolicy is the policy Handler sends with every file: the
+// page's own scripts and styles, WebAssembly compiled from bytes
+// ('wasm-unsafe-eval': the simulator is instantiated from the unpacked
+// ratelim-wasm.js), inline style attributes (the SVG figures, drawn by
+// gonum's vgsvg, style every element inline), data: and blob: images and
+// nothing from any other origin: no request leaves the page.
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; " +
+	"style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// Handler serves the site: "/" and "/index.html" the page, "/NAME" each of
+// Files, with its content type, to GET and HEAD. Anything else is 404 (a
+// path that is no file of the site: no directory is listed, nothing but
+// the site is served) or 405 (another method). Every answer carries
+// ContentSecurityPolicy and headers that keep the page to itself:
+// nosniff, no referrer, not framed, and no-cache, so that a page reloaded
+// after ratelim was rebuilt runs the new simulator.
+func (s *Site) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", ContentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("Cross-Origin-Resource-Policy", "same-origin")
+		h.Set("Cache-Control", "no-cache")
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			h.Set("Allow", "GET, HEAD")
+			http.Error(w, "405 method not allowed (want GET or HEAD)", http.StatusMethodNotAllowed)
+			return
+		}
+		name := strings.TrimPrefix(r.URL.Path, "/")
+		if name == "" {
+			name = IndexFile
+		}
+		b, ok := s.files[name]
+		if !ok || strings.Contains(name, "/") {
+			http.Error(w, "404 not found: the playground has "+strings.Join(Files, ", "), http.StatusNotFound)
+			return
+		}
+		h.Set("Content-Type", contentType(name))
+		h.Set("Content-Length", fmt.Sprint(len(b)))
+		w.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodGet {
+			w.Write(b)
+		}
+	})
+}
+
+// contentType is the type a site file is served as, by its extension:
+// written here rather than read from the machine's MIME tables
+// (mime.TypeByExtension reads /etc/mime.types, which may say otherwise).
+func contentType(name string) string {
+	switch path.Ext(name) {
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	}
+	return "application/octet-stream"
+}
+
+// kind names what a path that is not a directory is.
+func kind(m fs.FileMode) string {
+	if m.IsRegular() {
+		return "a regular file"
+	}
+	return filekind.Describe(m)
+}

@@ -1,0 +1,378 @@
+package site
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ratelim/ratelim/internal/outfile"
+	"github.com/ratelim/ratelim/internal/outfile/outfiletest"
+)
+
+// testSite is a site of the real page and two small simulator files,
+// made without building anything.
+func testSite(t *testing.T) *Site {
+	t.Helper()
+	js, err := WasmScript([]byte("\x00asm not really"), "go1.26.8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newSite([]byte("// wasm_exec.js\n"), js, "a test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The script carries the bytes, gzipped and base64'd, in the one
+// variable the page reads, after a comment that names the Go that built
+// them (which embedded.go reads back).
+func TestWasmScriptCarriesTheBytes(t *testing.T) {
+	wasm := bytes.Repeat([]byte("\x00asm\x01\x00\x00\x00 a WebAssembly module "), 1000)
+	js, err := WasmScript(wasm, "go1.26.8\nalert(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(js), "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "// ") || !strings.HasPrefix(lines[1], "// ") {
+		t.Fatalf("want two comment lines and the assignment, got %d lines:\n%.300s", len(lines), js)
+	}
+	if !strings.Contains(lines[0], "built by go1.26.8 alert(1) for GOOS=js") {
+		t.Errorf("the first comment %q does not name the Go, on its line", lines[0])
+	}
+	m := regexp.MustCompile(`^window\.RATELIM_WASM_GZ_B64="([A-Za-z0-9+/=]+)";$`).FindStringSubmatch(lines[2])
+	if m == nil {
+		t.Fatalf("the assignment is not window.RATELIM_WASM_GZ_B64=\"base64\";: %.100s", lines[2])
+	}
+	gz, err := base64.StdEncoding.DecodeString(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, wasm) {
+		t.Errorf("unpacked %d bytes, want the %d given", len(got), len(wasm))
+	}
+	if len(gz) >= len(wasm)/10 {
+		t.Errorf("gzipped to %d bytes of %d: not compressed at the best level", len(gz), len(wasm))
+	}
+}
+
+func TestModulePath(t *testing.T) {
+	for _, tc := range []struct{ gomod, want string }{
+		{"module github.com/ratelim/ratelim\n\ngo 1.26.8\n", Module},
+		{"// a comment\nmodule \"github.com/ratelim/ratelim\" // quoted\n", Module},
+		{"module\tgithub.com/ratelim/ratelim\n", Module},
+		{"module github.com/someone/fork\n", "github.com/someone/fork"},
+		{"modules github.com/ratelim/ratelim\n", ""},
+		{"go 1.26.8\n", ""},
+		{"", ""},
+	} {
+		if got := modulePath([]byte(tc.gomod)); got != tc.want {
+			t.Errorf("modulePath(%q) = %q, want %q", tc.gomod, got, tc.want)
+		}
+	}
+}
+
+// findModule walks up to ratelim's go.mod, past another module's.
+func TestFindModuleWalksUpToRatelim(t *testing.T) {
+	root := t.TempDir()
+	write := func(dir, gomod string) {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if gomod != "" {
+			if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(root, "module "+Module+"\n")
+	other := filepath.Join(root, "internal", "gubernatorcheck")
+	write(other, "module "+Module+"/internal/gubernatorcheck\n")
+	deep := filepath.Join(other, "a", "b")
+	write(deep, "")
+	for _, dir := range []string{root, filepath.Join(root, "internal"), other, deep} {
+		if got, ok := findModule(dir); !ok || got != root {
+			t.Errorf("findModule(%s) = %q, %v; want %s", dir, got, ok, root)
+		}
+	}
+	lone := t.TempDir()
+	write(lone, "module example.com/other\n")
+	if got, ok := findModule(lone); ok {
+		t.Errorf("findModule(%s) = %q outside ratelim", lone, got)
+	}
+	// And the checkout this test runs in is found from here.
+	if got, ok := findModule("."); !ok || !fileExists(filepath.Join(got, "web", "site", "site.go")) {
+		t.Errorf("findModule(.) = %q, %v; want this checkout's root", got, ok)
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func TestReleasedVersion(t *testing.T) {
+	info := func(path, version string) *debug.BuildInfo {
+		return &debug.BuildInfo{Main: debug.Module{Path: path, Version: version}}
+	}
+	for _, tc := range []struct {
+		info *debug.BuildInfo
+		ok   bool
+		want string
+	}{
+		{info(Module, "v1.2.0"), true, "v1.2.0"},
+		{info(Module, "v0.0.0-20261206165520-c1ad031aaaaa"), true, "v0.0.0-20261206165520-c1ad031aaaaa"},
+		{info(Module, "(devel)"), true, ""},
+		{info(Module, ""), true, ""},
+		{info("example.com/fork", "v1.2.0"), true, ""},
+		{nil, false, ""},
+	} {
+		if got := releasedVersion(tc.info, tc.ok); got != tc.want {
+			t.Errorf("releasedVersion(%+v) = %q, want %q", tc.info, got, tc.want)
+		}
+	}
+}
+
+// Without a go command, Build says so and what to do instead.
+func TestBuildWithoutGoSaysWhatToDo(t *testing.T) {
+	_, err := Build(context.Background(), Options{Go: "no-such-go-command", Rebuild: true})
+	if err == nil {
+		t.Fatal("Build with no go command succeeded")
+	}
+	for _, want := range []string{"no no-such-go-command command", "install Go", "-tags playground"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+// Outside a checkout, a binary that is not a release (this test's) has
+// no source to build from: the error says where to run it.
+func TestBuildOutsideACheckoutSaysWhereToRun(t *testing.T) {
+	if _, err := findGo(""); err != nil {
+		t.Skip(err)
+	}
+	_, err := Build(context.Background(), Options{Dir: t.TempDir(), Rebuild: true})
+	if err == nil {
+		t.Fatal("Build outside a checkout succeeded")
+	}
+	for _, want := range []string{"no go.mod of " + Module, "inside a clone", "-tags playground"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+// Export writes every file, creating the directory, all or nothing, and
+// again over its own output; through a link to a file it writes the
+// file and keeps the link.
+func TestExportWritesTheSite(t *testing.T) {
+	s := testSite(t)
+	dir := filepath.Join(t.TempDir(), "new", "site")
+	paths, err := s.Export(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != len(Files) {
+		t.Fatalf("Export wrote %q, want the %d files", paths, len(Files))
+	}
+	for i, name := range Files {
+		if paths[i] != filepath.Join(dir, name) {
+			t.Errorf("path %d is %s, want %s", i, paths[i], filepath.Join(dir, name))
+		}
+		got, err := os.ReadFile(paths[i])
+		want, _ := s.File(name)
+		if err != nil || !bytes.Equal(got, want) || len(want) == 0 {
+			t.Errorf("%s: %d bytes, %v; want its %d", name, len(got), err, len(want))
+		}
+	}
+	outfiletest.WantEntries(t, dir, "index.html", "playground.css", "playground.js", "ratelim-wasm.js", "wasm_exec.js")
+
+	// Again, over a link to a file elsewhere: the link stays.
+	elsewhere := filepath.Join(t.TempDir(), "page.html")
+	if err := os.WriteFile(elsewhere, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(dir, IndexFile)
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, index); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Export(dir); err != nil {
+		t.Fatal(err)
+	}
+	outfiletest.WantLink(t, index, elsewhere)
+	if got, _ := os.ReadFile(elsewhere); !bytes.Equal(got, s.files[IndexFile]) {
+		t.Errorf("the link's target holds %q, want the page", got)
+	}
+	outfiletest.WantEntries(t, dir, "index.html", "playground.css", "playground.js", "ratelim-wasm.js", "wasm_exec.js")
+}
+
+// Export refuses, writing nothing, a directory that is a file or a FIFO,
+// and a directory where one of the site's files is a FIFO, a directory or
+// a dangling link: each an *outfile.UnusableError.
+func TestExportRefusesWhatIsNotItsToReplace(t *testing.T) {
+	s := testSite(t)
+	tmp := t.TempDir()
+	file := filepath.Join(tmp, "file")
+	if err := os.WriteFile(file, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(tmp, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withFIFO := filepath.Join(tmp, "with-fifo")
+	withDir := filepath.Join(tmp, "with-dir")
+	withDangling := filepath.Join(tmp, "with-dangling")
+	for _, d := range []string{withFIFO, withDir, withDangling} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(withFIFO, WasmFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(withDir, ScriptFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(tmp, "missing"), filepath.Join(withDangling, IndexFile)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		dir  string
+		want string
+		left []string // what dir holds after
+	}{
+		{file, "it is a regular file, not a directory", nil},
+		{fifo, "it is a named pipe (FIFO), not a directory", nil},
+		{withFIFO, "ratelim-wasm.js: it is a named pipe (FIFO)", []string{WasmFile}},
+		{withDir, "playground.js: it is a directory", []string{ScriptFile}},
+		{withDangling, "index.html: it is a symbolic link to", []string{IndexFile}},
+		{"", "no directory named", nil},
+	} {
+		paths, err := s.Export(tc.dir)
+		var unusable *outfile.UnusableError
+		if !errors.As(err, &unusable) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Export(%q) = %v; want an *outfile.UnusableError saying %q", tc.dir, err, tc.want)
+		}
+		if len(paths) != 0 {
+			t.Errorf("Export(%q) wrote %q before refusing", tc.dir, paths)
+		}
+		if tc.left != nil {
+			outfiletest.WantEntries(t, tc.dir, tc.left...)
+		}
+	}
+	if b, _ := os.ReadFile(file); string(b) != "keep" {
+		t.Errorf("the file Export was pointed at was changed: %q", b)
+	}
+}
+
+// The handler serves the five files and nothing else, each with its
+// type and the security headers; a directory is never listed.
+func TestHandlerServesTheSiteAlone(t *testing.T) {
+	s := testSite(t)
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		ctype        string
+		body         []byte
+	}{
+		{"GET", "/", 200, "text/html; charset=utf-8", s.files[IndexFile]},
+		{"GET", "/index.html", 200, "text/html; charset=utf-8", s.files[IndexFile]},
+		{"GET", "/playground.css", 200, "text/css; charset=utf-8", s.files[CSSFile]},
+		{"GET", "/playground.js", 200, "text/javascript; charset=utf-8", s.files[ScriptFile]},
+		{"GET", "/wasm_exec.js", 200, "text/javascript; charset=utf-8", s.files[WasmExecFile]},
+		{"GET", "/ratelim-wasm.js", 200, "text/javascript; charset=utf-8", s.files[WasmFile]},
+		{"GET", "/index.html?x=1", 200, "text/html; charset=utf-8", s.files[IndexFile]},
+		{"HEAD", "/playground.js", 200, "text/javascript; charset=utf-8", nil},
+		{"GET", "/static.go", 404, "", nil},
+		{"GET", "/gen/", 404, "", nil},
+		{"GET", "/web/static/index.html", 404, "", nil},
+		{"GET", "/favicon.ico", 404, "", nil},
+		{"GET", "/..%2fgo.mod", 404, "", nil},
+		{"GET", "/%2e%2e/go.mod", 404, "", nil},
+		{"POST", "/", 405, "", nil},
+		{"PUT", "/index.html", 405, "", nil},
+	} {
+		req, err := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		name := tc.method + " " + tc.path
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: status %d, want %d", name, resp.StatusCode, tc.status)
+		}
+		if tc.ctype != "" && resp.Header.Get("Content-Type") != tc.ctype {
+			t.Errorf("%s: Content-Type %q, want %q", name, resp.Header.Get("Content-Type"), tc.ctype)
+		}
+		if tc.status == 200 && !bytes.Equal(body, tc.body) {
+			t.Errorf("%s: %d bytes of body, want %d", name, len(body), len(tc.body))
+		}
+		if tc.status != 200 && bytes.Contains(body, []byte("<a href")) {
+			t.Errorf("%s: a listing: %q", name, body)
+		}
+		for h, want := range map[string]string{
+			"Content-Security-Policy": ContentSecurityPolicy,
+			"X-Content-Type-Options":  "nosniff",
+			"Referrer-Policy":         "no-referrer",
+			"X-Frame-Options":         "DENY",
+		} {
+			if got := resp.Header.Get(h); got != want {
+				t.Errorf("%s: %s %q, want %q", name, h, got, want)
+			}
+		}
+	}
+}
+
+// The policy names no origin but the page's own: every source is a
+// keyword or a scheme the page makes itself (data:, blob:).
+func TestPolicyAllowsNoOtherOrigin(t *testing.T) {
+	for _, directive := range strings.Split(ContentSecurityPolicy, ";") {
+		fields := strings.Fields(directive)
+		if len(fields) == 0 {
+			continue
+		}
+		for _, src := range fields[1:] {
+			switch src {
+			case "'self'", "'none'", "'wasm-unsafe-eval'", "'unsafe-inline'", "data:", "blob:":
+			default:
+				t.Errorf("%s allows %s", fields[0], src)
+			}
+		}
+		if fields[0] == "script-src" && strings.Contains(directive, "'unsafe-inline'") {
+			t.Errorf("scripts may run inline: %s", directive)
+		}
+	}
+}
