@@ -1039,8 +1039,8 @@
   }
 
   // fitPicture tells the CSS how much of the screen is taken above the
-  // picture and below it (the scrubber), so that the picture and its time
-  // axis fit on the screen under them. Above is measured from the page's
+  // picture and below it (the scrubber), so that with "Fit to screen" the
+  // picture and its time axis fit on the screen under them. Above is measured from the page's
   // top (the bar, a notice, the headline, run B); after a reveal, from the
   // results' top, where Reveal scrolls to (the answer box above them would
   // leave the picture too small to read).
@@ -1054,7 +1054,7 @@
     root.setProperty('--above', `${Math.round(top)}px`);
     root.setProperty('--below', `${Math.round(scrub.offsetHeight + 16)}px`);
     const svg = box.querySelector('svg');
-    $('actual-size').hidden = !(svg && svg.classList.contains('tall'));
+    $('actual-size').hidden = !svg;
   }
 
   const CLIENT_COLUMNS = [
@@ -1643,7 +1643,7 @@
     $('headline').addEventListener('click', toggleHeadline);
     $('headline').addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); toggleHeadline(); } });
     $('actual-size').addEventListener('click', () => {
-      const on = $('timeline').classList.toggle('actual-size');
+      const on = $('timeline').classList.toggle('fit-screen');
       $('actual-size').setAttribute('aria-pressed', String(on));
     });
     window.addEventListener('resize', () => fitPicture());
