@@ -101,13 +101,9 @@ func (q *Question) Answer(r *sim.Result) (Answer, error) {
 		if err := q.subjectIn(r); err != nil {
 			return Answer{}, err
 		}
-		v, err := Figure(r, q.Figure, q.Subject)
+		v, err := q.figure(r, q.Subject)
 		if err != nil {
-			msg := err.Error()
-			if e, ok := err.(*Error); ok {
-				msg = e.Msg
-			}
-			return Answer{}, &Error{Line: q.Line, Field: "question.figure", Msg: msg}
+			return Answer{}, err
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			// No number (a percentile of no latencies): none to encode
@@ -123,13 +119,9 @@ func (q *Question) Answer(r *sim.Result) (Answer, error) {
 	numbered := 0 // clients whose figure is a number
 	for i := range r.Clients {
 		name := r.Clients[i].Name
-		v, err := Figure(r, q.Figure, name)
+		v, err := q.figure(r, name)
 		if err != nil {
-			msg := err.Error()
-			if e, ok := err.(*Error); ok {
-				msg = e.Msg
-			}
-			return Answer{}, &Error{Line: q.Line, Field: "question.figure", Msg: msg}
+			return Answer{}, err
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue // no number to compare (a percentile of nothing)
@@ -160,6 +152,20 @@ func (q *Question) Answer(r *sim.Result) (Answer, error) {
 	}
 	a.Text = strings.Join(a.Clients, ", ")
 	return a, nil
+}
+
+// figure is q's figure of subject in r, its error at the question's
+// line and field.
+func (q *Question) figure(r *sim.Result, subject string) (float64, error) {
+	v, err := Figure(r, q.Figure, subject)
+	if err != nil {
+		msg := err.Error()
+		if e, ok := err.(*Error); ok {
+			msg = e.Msg
+		}
+		return 0, &Error{Line: q.Line, Field: "question.figure", Msg: msg}
+	}
+	return v, nil
 }
 
 // subjectIn is the error for a question about a client or key r does
