@@ -98,6 +98,7 @@ func TestWebRefusesBadLines(t *testing.T) {
 		{"web nat --set limits.burst=3", exitBadInput, []string{"limits.burst"}},
 		{"web nat --set limit.burst=lots", exitBadInput, []string{"limit.burst", "lots"}},
 		{"web -", exitBadInput, []string{"standard input"}},
+		{"web --export=", exitBadInput, []string{"--export: empty", "want a directory"}},
 	})
 }
 

@@ -84,6 +84,11 @@ The simulator is built from ratelim's source with the Go toolchain (about
 			if len(args) == 1 {
 				opts.Scenario = args[0]
 			}
+			if cmd.Flags().Changed("export") && opts.Export == "" {
+				// "" is how an unset shell variable arrives: export nowhere,
+				// rather than serve and block a script that meant to export.
+				return badInput("--export: empty (want a directory)")
+			}
 			if cmd.Flags().Changed("addr") && opts.Export != "" {
 				return badInput("--addr: --export writes the site and serves nothing (want one of --export, --addr)")
 			}
