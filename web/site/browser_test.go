@@ -122,7 +122,11 @@ func setUp() {
 		shared.err = err
 		return
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.WindowSize(1280, 800))
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.WindowSize(1280, 800),
+		// chromedp waits 20 s for Chromium's DevTools URL by default; a
+		// loaded 2-core CI host running two packages' tests at once can
+		// take longer, and a miss here fails every browser test together.
+		chromedp.WSURLReadTimeout(2*time.Minute))
 	if os.Geteuid() == 0 {
 		// Chromium refuses to run as root inside its sandbox (CI runs
 		// as root).
