@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path"
@@ -153,7 +154,9 @@ const ContentSecurityPolicy = "default-src 'none'; script-src 'self' 'wasm-unsaf
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Handler serves the site: "/" and "/index.html" the page, "/NAME" each of
-// Files, with its content type, to GET and HEAD. Anything else is 404 (a
+// Files, with its content type, to GET and HEAD, when the request's Host
+// is 127.0.0.1, [::1] or localhost (any other is 421: see loopbackHost).
+// Anything else is 404 (a
 // path that is no file of the site: no directory is listed, nothing but
 // the site is served) or 405 (another method). Every answer carries
 // ContentSecurityPolicy and headers that keep the page to itself:
@@ -169,6 +172,14 @@ func (s *Site) Handler() http.Handler {
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		h.Set("Cross-Origin-Resource-Policy", "same-origin")
 		h.Set("Cache-Control", "no-cache")
+		if !loopbackHost(r.Host) {
+			// DNS rebinding: a page of another site whose name now
+			// resolves to 127.0.0.1 would reach this server with its own
+			// name in Host. The playground is for this machine's browser,
+			// which names it by a loopback address or localhost.
+			http.Error(w, "421 misdirected request: the playground answers to 127.0.0.1, [::1] and localhost only", http.StatusMisdirectedRequest)
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			h.Set("Allow", "GET, HEAD")
 			http.Error(w, "405 method not allowed (want GET or HEAD)", http.StatusMethodNotAllowed)
@@ -190,6 +201,16 @@ func (s *Site) Handler() http.Handler {
 			w.Write(b)
 		}
 	})
+}
+
+// loopbackHost reports whether a request's Host (with or without its
+// port) names this machine's loopback: 127.0.0.1, ::1 or localhost.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	return host == "127.0.0.1" || host == "::1" || strings.EqualFold(host, "localhost")
 }
 
 // contentType is the type a site file is served as, by its extension:

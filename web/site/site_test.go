@@ -297,32 +297,46 @@ func TestHandlerServesTheSiteAlone(t *testing.T) {
 	s := testSite(t)
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
 	for _, tc := range []struct {
 		method, path string
 		status       int
 		ctype        string
 		body         []byte
+		host         string // "" the server's own 127.0.0.1:PORT
 	}{
-		{"GET", "/", 200, "text/html; charset=utf-8", s.files[IndexFile]},
-		{"GET", "/index.html", 200, "text/html; charset=utf-8", s.files[IndexFile]},
-		{"GET", "/playground.css", 200, "text/css; charset=utf-8", s.files[CSSFile]},
-		{"GET", "/playground.js", 200, "text/javascript; charset=utf-8", s.files[ScriptFile]},
-		{"GET", "/wasm_exec.js", 200, "text/javascript; charset=utf-8", s.files[WasmExecFile]},
-		{"GET", "/ratelim-wasm.js", 200, "text/javascript; charset=utf-8", s.files[WasmFile]},
-		{"GET", "/index.html?x=1", 200, "text/html; charset=utf-8", s.files[IndexFile]},
-		{"HEAD", "/playground.js", 200, "text/javascript; charset=utf-8", nil},
-		{"GET", "/static.go", 404, "", nil},
-		{"GET", "/gen/", 404, "", nil},
-		{"GET", "/web/static/index.html", 404, "", nil},
-		{"GET", "/favicon.ico", 404, "", nil},
-		{"GET", "/..%2fgo.mod", 404, "", nil},
-		{"GET", "/%2e%2e/go.mod", 404, "", nil},
-		{"POST", "/", 405, "", nil},
-		{"PUT", "/index.html", 405, "", nil},
+		{"GET", "/", 200, "text/html; charset=utf-8", s.files[IndexFile], ""},
+		{"GET", "/index.html", 200, "text/html; charset=utf-8", s.files[IndexFile], ""},
+		{"GET", "/playground.css", 200, "text/css; charset=utf-8", s.files[CSSFile], ""},
+		{"GET", "/playground.js", 200, "text/javascript; charset=utf-8", s.files[ScriptFile], ""},
+		{"GET", "/wasm_exec.js", 200, "text/javascript; charset=utf-8", s.files[WasmExecFile], ""},
+		{"GET", "/ratelim-wasm.js", 200, "text/javascript; charset=utf-8", s.files[WasmFile], ""},
+		{"GET", "/index.html?x=1", 200, "text/html; charset=utf-8", s.files[IndexFile], ""},
+		{"HEAD", "/playground.js", 200, "text/javascript; charset=utf-8", nil, ""},
+		{"GET", "/static.go", 404, "", nil, ""},
+		{"GET", "/gen/", 404, "", nil, ""},
+		{"GET", "/web/static/index.html", 404, "", nil, ""},
+		{"GET", "/favicon.ico", 404, "", nil, ""},
+		{"GET", "/..%2fgo.mod", 404, "", nil, ""},
+		{"GET", "/%2e%2e/go.mod", 404, "", nil, ""},
+		{"POST", "/", 405, "", nil, ""},
+		{"PUT", "/index.html", 405, "", nil, ""},
+		// DNS rebinding: another site's name resolved to loopback.
+		{"GET", "/", 421, "", nil, "evil.example:" + port},
+		{"GET", "/ratelim-wasm.js", 421, "", nil, "evil.example"},
+		{"GET", "/", 421, "", nil, "127.0.0.1.evil.example:" + port},
+		{"GET", "/", 421, "", nil, "192.168.1.10:" + port},
+		{"GET", "/", 200, "text/html; charset=utf-8", s.files[IndexFile], "localhost:" + port},
+		{"GET", "/", 200, "text/html; charset=utf-8", s.files[IndexFile], "LOCALHOST"},
+		{"GET", "/", 200, "text/html; charset=utf-8", s.files[IndexFile], "[::1]:" + port},
+		{"GET", "/", 200, "text/html; charset=utf-8", s.files[IndexFile], "127.0.0.1"},
 	} {
 		req, err := http.NewRequest(tc.method, srv.URL+tc.path, nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if tc.host != "" {
+			req.Host = tc.host
 		}
 		resp, err := srv.Client().Do(req)
 		if err != nil {
@@ -330,7 +344,7 @@ func TestHandlerServesTheSiteAlone(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		name := tc.method + " " + tc.path
+		name := tc.method + " " + tc.path + " Host " + req.Host
 		if resp.StatusCode != tc.status {
 			t.Errorf("%s: status %d, want %d", name, resp.StatusCode, tc.status)
 		}
