@@ -73,7 +73,7 @@ The simulator is built from ratelim's source with the Go toolchain (about
   ratelim web runaway-healthcheck --set limit.burst=20
   ratelim web nat --predict
   ratelim web my-scenario.yaml --no-open
-  ratelim web --export ./playground`,
+  ratelim web --export /tmp/playground`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return badInput("want at most one scenario name or file, got %d arguments", len(args))
