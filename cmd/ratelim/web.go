@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -18,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ratelim/ratelim/internal/escape"
-	"github.com/ratelim/ratelim/internal/filekind"
 	"github.com/ratelim/ratelim/internal/outfile"
 	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/scenarios"
@@ -128,8 +126,13 @@ func planWeb(o *webOptions) (*webPlan, error) {
 		if err := checkLoopback(o.Addr); err != nil {
 			return nil, err
 		}
-	} else if err := checkExportDir(o.Export); err != nil {
-		return nil, err
+	} else if err := site.CheckExport(o.Export); err != nil {
+		// Before the build: a mistake here costs no 20–40 s.
+		var unusable *outfile.UnusableError
+		if errors.As(err, &unusable) && unusable.Path == o.Export {
+			return nil, badInput("--export %s: %v", escape.Text(o.Export), unusable.Err)
+		}
+		return nil, usageError{err}
 	}
 	frag, err := webFragment(o.Scenario, o.Sets, o.Predict)
 	if err != nil {
@@ -170,21 +173,6 @@ func addrCause(err error) string {
 		return ae.Err
 	}
 	return err.Error()
-}
-
-// checkExportDir refuses, before anything is built, an --export path
-// that names something other than a directory (Export checks again, and
-// each file in it).
-func checkExportDir(dir string) error {
-	fi, err := os.Stat(dir)
-	if err != nil || fi.IsDir() {
-		return nil // missing: Export creates it
-	}
-	kind := "a regular file"
-	if !fi.Mode().IsRegular() {
-		kind = filekind.Describe(fi.Mode())
-	}
-	return badInput("--export %s: it is %s, not a directory (want a directory, new or existing)", escape.Text(dir), kind)
 }
 
 // webFragment is the URL fragment that opens the page on name (a

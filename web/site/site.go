@@ -26,6 +26,7 @@
 package site
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -96,31 +97,92 @@ func (s *Site) Size() int64 {
 	return n
 }
 
+// CheckExport refuses, writing nothing, a dir that Export would refuse
+// as it is now: "" ; something other than a directory (a symbolic link
+// is followed, and one whose target is missing is named as such); a
+// directory, or the nearest existing one above a missing dir, that this
+// process cannot write in; and any of the site's files in dir that
+// outfile.Check refuses. A refusal is an *outfile.UnusableError. ratelim
+// web calls it before building, so that a mistake costs no build; Export
+// calls it again.
+func CheckExport(dir string) error {
+	if dir == "" {
+		return &outfile.UnusableError{Path: dir, Err: fmt.Errorf("no directory named (want a directory to write the site into)")}
+	}
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if li, lerr := os.Lstat(dir); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+			dest, _ := os.Readlink(dir)
+			return &outfile.UnusableError{Path: dir, Err: fmt.Errorf("it is a symbolic link to %s, which does not exist (want a directory: create the target, or remove the link)", dest)}
+		}
+		return checkWritable(dir, nearestExisting(dir))
+	}
+	if err != nil {
+		return &outfile.UnusableError{Path: dir, Err: pathCause(err)}
+	}
+	if !fi.IsDir() {
+		return &outfile.UnusableError{Path: dir, Err: fmt.Errorf("it is %s, not a directory (want a directory, new or existing)", kind(fi.Mode()))}
+	}
+	if err := checkWritable(dir, dir); err != nil {
+		return err
+	}
+	for _, name := range Files {
+		if err := outfile.Check(filepath.Join(dir, name), false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nearestExisting is the first directory from dir's parent upwards that
+// exists: the one MkdirAll would create dir in.
+func nearestExisting(dir string) string {
+	d := filepath.Clean(dir)
+	for {
+		parent := filepath.Dir(d)
+		if _, err := os.Stat(parent); err == nil || parent == d {
+			return parent
+		}
+		d = parent
+	}
+}
+
+// checkWritable refuses dir (the path the user gave) when this process
+// cannot create a file in in (dir itself, or where dir would be created):
+// it tries, with a file it removes at once, which asks the file system
+// itself (permissions, a read-only mount, ACLs) rather than guessing from
+// mode bits.
+func checkWritable(dir, in string) error {
+	f, err := os.CreateTemp(in, ".ratelim-check-*")
+	if err != nil {
+		where := ""
+		if in != dir {
+			where = " (it would be created in " + in + ")"
+		}
+		return &outfile.UnusableError{Path: dir, Err: fmt.Errorf("cannot write there%s: %w (want a directory you can write in)", where, pathCause(err))}
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
 // Export writes the site's files into dir, creating dir (and its parents)
 // if missing, and returns the paths it wrote, in Files' order. Each file
 // is written as every output of ratelim is (internal/outfile): all or
 // nothing, through a symbolic link to a regular file (the link stays a
-// link), never onto a directory, device, FIFO or socket. A dir that is
-// not a directory is refused before anything is written, and so is any
-// file of the site that cannot be written as it is now (outfile.Check):
-// a refusal is an *outfile.UnusableError, and leaves dir as it was.
+// link), never onto a directory, device, FIFO or socket. What CheckExport
+// refuses is refused before anything is written: a refusal is an
+// *outfile.UnusableError, and leaves dir as it was.
 func (s *Site) Export(dir string) ([]string, error) {
-	if dir == "" {
-		return nil, &outfile.UnusableError{Path: dir, Err: fmt.Errorf("no directory named (want a directory to write the site into)")}
+	if err := CheckExport(dir); err != nil {
+		return nil, err
 	}
-	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return nil, &outfile.UnusableError{Path: dir, Err: fmt.Errorf("it is %s, not a directory (want a directory, new or existing)", kind(fi.Mode()))}
-	} else if err != nil {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, &outfile.UnusableError{Path: dir, Err: fmt.Errorf("cannot create the directory: %w", pathCause(err))}
-		}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, &outfile.UnusableError{Path: dir, Err: fmt.Errorf("cannot create the directory: %w", pathCause(err))}
 	}
 	paths := make([]string, len(Files))
 	for i, name := range Files {
 		paths[i] = filepath.Join(dir, name)
-		if err := outfile.Check(paths[i], false); err != nil {
-			return nil, err
-		}
 	}
 	for i, name := range Files {
 		b := s.files[name]

@@ -248,6 +248,10 @@ func TestExportRefusesWhatIsNotItsToReplace(t *testing.T) {
 	withFIFO := filepath.Join(tmp, "with-fifo")
 	withDir := filepath.Join(tmp, "with-dir")
 	withDangling := filepath.Join(tmp, "with-dangling")
+	dangling := filepath.Join(tmp, "dangling")
+	if err := os.Symlink(filepath.Join(tmp, "nowhere"), dangling); err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range []string{withFIFO, withDir, withDangling} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -273,6 +277,7 @@ func TestExportRefusesWhatIsNotItsToReplace(t *testing.T) {
 		{withDir, "playground.js: it is a directory", []string{ScriptFile}},
 		{withDangling, "index.html: it is a symbolic link to", []string{IndexFile}},
 		{"", "no directory named", nil},
+		{dangling, "it is a symbolic link to " + filepath.Join(tmp, "nowhere") + ", which does not exist", nil},
 	} {
 		paths, err := s.Export(tc.dir)
 		var unusable *outfile.UnusableError
