@@ -233,6 +233,15 @@ func webRun(ctx context.Context, o *webOptions) error {
 	if err != nil {
 		return err
 	}
+	var ln net.Listener
+	if plan.Export == "" {
+		// Listen before the build: a port in use is found at once, not
+		// after 20–40 s of compiling.
+		if ln, err = listen(plan.Addr); err != nil {
+			return err
+		}
+		defer ln.Close()
+	}
 	s, err := site.Build(ctx, site.Options{Progress: o.ErrOut})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -240,10 +249,11 @@ func webRun(ctx context.Context, o *webOptions) error {
 		}
 		return err
 	}
+	fmt.Fprintf(o.ErrOut, "the simulator and page: %s\n", s.Origin)
 	if plan.Export != "" {
 		return exportSite(o, s, plan)
 	}
-	return serveSite(ctx, o, s, plan, openBrowser)
+	return serveSite(ctx, o, s, ln, plan, openBrowser)
 }
 
 // exportSite writes the site and says how to open it.
@@ -269,13 +279,24 @@ func exportSite(o *webOptions, s *site.Site, plan *webPlan) error {
 	return nil
 }
 
-// serveSite serves s on plan.Addr until ctx is done (ctrl-c), printing
-// the URL and, unless told not to, opening it with open.
-func serveSite(ctx context.Context, o *webOptions, s *site.Site, plan *webPlan, open func(string) error) error {
-	ln, err := net.Listen("tcp", plan.Addr)
+// listen opens the loopback address the playground is served on.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return badInput("--addr %s: %v (want a free port, or port 0 for any)", escape.Text(plan.Addr), err)
+		// The *net.OpError repeats the address the message names.
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			err = op.Err
+		}
+		return nil, badInput("--addr %s: %v (want a free port, or port 0 for any)", escape.Text(addr), err)
 	}
+	return ln, nil
+}
+
+// serveSite serves s on ln (plan.Addr, opened by listen) until ctx is
+// done (ctrl-c), printing the URL and, unless told not to, opening it
+// with open.
+func serveSite(ctx context.Context, o *webOptions, s *site.Site, ln net.Listener, plan *webPlan, open func(string) error) error {
 	u := url.URL{Scheme: "http", Host: ln.Addr().String(), Path: "/", Fragment: plan.Fragment}
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
