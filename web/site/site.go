@@ -26,6 +26,7 @@
 package site
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -129,6 +130,29 @@ func CheckExport(dir string) error {
 	for _, name := range Files {
 		if err := outfile.Check(filepath.Join(dir, name), false); err != nil {
 			return err
+		}
+	}
+	return checkOurs(dir)
+}
+
+// Generator is the tag in index.html's head that marks a directory as a
+// ratelim playground's: Export replaces the page's files only where
+// index.html carries it (an earlier export).
+const Generator = `<meta name="generator" content="ratelim playground">`
+
+// checkOurs refuses a dir whose index.html or playground.css/.js Export
+// would replace but did not write: someone's own page (a course's
+// homepage, or ~ itself), whose files the user did not name. They are
+// ours when index.html carries Generator.
+func checkOurs(dir string) error {
+	index, err := os.ReadFile(filepath.Join(dir, IndexFile))
+	if err == nil && bytes.Contains(index, []byte(Generator)) {
+		return nil
+	}
+	for _, name := range pageFiles {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err == nil {
+			return &outfile.UnusableError{Path: p, Err: fmt.Errorf("it is not a ratelim playground's (%s has no %s) and would be replaced (want an empty directory or an earlier export)", IndexFile, Generator)}
 		}
 	}
 	return nil

@@ -211,7 +211,7 @@ func TestExportWritesTheSite(t *testing.T) {
 
 	// Again, over a link to a file elsewhere: the link stays.
 	elsewhere := filepath.Join(t.TempDir(), "page.html")
-	if err := os.WriteFile(elsewhere, []byte("old"), 0o644); err != nil {
+	if err := os.WriteFile(elsewhere, []byte("old "+Generator), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	index := filepath.Join(dir, IndexFile)
@@ -231,6 +231,13 @@ func TestExportWritesTheSite(t *testing.T) {
 	outfiletest.WantEntries(t, dir, "index.html", "playground.css", "playground.js", "ratelim-wasm.js", "wasm_exec.js")
 }
 
+// The page's index.html carries the tag that marks an export as ours.
+func TestThePageCarriesTheGenerator(t *testing.T) {
+	if b, _ := testSite(t).File(IndexFile); !bytes.Contains(b, []byte(Generator)) {
+		t.Errorf("index.html has no %s: Export would refuse to replace its own", Generator)
+	}
+}
+
 // Export refuses, writing nothing, a directory that is a file or a FIFO,
 // and a directory where one of the site's files is a FIFO, a directory or
 // a dangling link: each an *outfile.UnusableError.
@@ -248,6 +255,21 @@ func TestExportRefusesWhatIsNotItsToReplace(t *testing.T) {
 	withFIFO := filepath.Join(tmp, "with-fifo")
 	withDir := filepath.Join(tmp, "with-dir")
 	withDangling := filepath.Join(tmp, "with-dangling")
+	// Someone's own site: a page, and a stylesheet beside a page of ours
+	// that is not (no generator tag).
+	theirs := filepath.Join(tmp, "theirs")
+	theirCSS := filepath.Join(tmp, "their-css")
+	for _, d := range []string{theirs, theirCSS} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(theirs, IndexFile), []byte("<h1>my course homepage</h1>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(theirCSS, CSSFile), []byte("h1 {}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	dangling := filepath.Join(tmp, "dangling")
 	if err := os.Symlink(filepath.Join(tmp, "nowhere"), dangling); err != nil {
 		t.Fatal(err)
@@ -277,6 +299,8 @@ func TestExportRefusesWhatIsNotItsToReplace(t *testing.T) {
 		{withDir, "playground.js: it is a directory", []string{ScriptFile}},
 		{withDangling, "index.html: it is a symbolic link to", []string{IndexFile}},
 		{"", "no directory named", nil},
+		{theirs, "index.html: it is not a ratelim playground's", []string{IndexFile}},
+		{theirCSS, "playground.css: it is not a ratelim playground's", []string{CSSFile}},
 		{dangling, "it is a symbolic link to " + filepath.Join(tmp, "nowhere") + ", which does not exist", nil},
 	} {
 		paths, err := s.Export(tc.dir)
