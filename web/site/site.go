@@ -29,7 +29,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -191,12 +190,16 @@ func checkWritable(dir, in string) error {
 }
 
 // Export writes the site's files into dir, creating dir (and its parents)
-// if missing, and returns the paths it wrote, in Files' order. Each file
-// is written as every output of ratelim is (internal/outfile): all or
-// nothing, through a symbolic link to a regular file (the link stays a
-// link), never onto a directory, device, FIFO or socket. What CheckExport
-// refuses is refused before anything is written: a refusal is an
-// *outfile.UnusableError, and leaves dir as it was.
+// if missing, and returns the paths it wrote, in Files' order. The site
+// is written all or nothing: each file goes to a temporary name beside
+// the file it replaces, and only when all five are written are they
+// renamed into place, so that a failed write (a full disk) never leaves
+// a new page beside an old simulator. As every output of ratelim
+// (internal/outfile), a symbolic link to a regular file is written
+// through (the link stays a link), and a directory, device, FIFO or
+// socket is never replaced. What CheckExport refuses is refused before
+// anything is written: a refusal is an *outfile.UnusableError, and leaves
+// dir as it was.
 func (s *Site) Export(dir string) ([]string, error) {
 	if err := CheckExport(dir); err != nil {
 		return nil, err
@@ -205,19 +208,82 @@ func (s *Site) Export(dir string) ([]string, error) {
 		return nil, &outfile.UnusableError{Path: dir, Err: fmt.Errorf("cannot create the directory: %w", pathCause(err))}
 	}
 	paths := make([]string, len(Files))
+	var staged []stagedFile
+	defer func() {
+		for _, f := range staged {
+			os.Remove(f.tmp) // after a rename, nothing is there: a no-op
+		}
+	}()
 	for i, name := range Files {
 		paths[i] = filepath.Join(dir, name)
+		f, err := stage(paths[i], s.files[name])
+		if err != nil {
+			return nil, err
+		}
+		staged = append(staged, f)
 	}
-	for i, name := range Files {
-		b := s.files[name]
-		if err := outfile.Write(paths[i], nil, func(w io.Writer) error {
-			_, err := w.Write(b)
-			return err
-		}); err != nil {
-			return paths[:i], err
+	for i, f := range staged {
+		if err := os.Rename(f.tmp, f.target); err != nil {
+			return paths[:i], fmt.Errorf("cannot write %s: %w", paths[i], outfileCause(err))
 		}
 	}
 	return paths, nil
+}
+
+// stagedFile is a file of the site written to tmp, to be renamed onto
+// target.
+type stagedFile struct{ tmp, target string }
+
+// createTemp is os.CreateTemp; a test replaces it to fail one file's
+// write.
+var createTemp = os.CreateTemp
+
+// stage writes b to a temporary file beside the regular file path names
+// (path itself, or the file a link at path leads to), with the
+// permissions of the file it will replace (0644 for a new one).
+func stage(path string, b []byte) (stagedFile, error) {
+	target := path
+	if li, err := os.Lstat(path); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		t, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return stagedFile{}, &outfile.UnusableError{Path: path, Err: pathCause(err)}
+		}
+		target = t
+	}
+	perm := fs.FileMode(0o644)
+	if fi, err := os.Stat(target); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	f, err := createTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
+	if err != nil {
+		return stagedFile{}, &outfile.UnusableError{Path: path, Err: pathCause(err)}
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		// CreateTemp makes the file private (0600); the site is for
+		// sharing.
+		err = os.Chmod(f.Name(), perm)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return stagedFile{}, fmt.Errorf("cannot write %s: %w", path, pathCause(err))
+	}
+	return stagedFile{tmp: f.Name(), target: target}, nil
+}
+
+// outfileCause is a rename's error without its two paths.
+func outfileCause(err error) error {
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 // pathCause is err without the *fs.PathError's path, which the message

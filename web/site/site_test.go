@@ -231,6 +231,39 @@ func TestExportWritesTheSite(t *testing.T) {
 	outfiletest.WantEntries(t, dir, "index.html", "playground.css", "playground.js", "ratelim-wasm.js", "wasm_exec.js")
 }
 
+// A write that fails part way (a full disk while writing the 7.6 MB
+// simulator) leaves the earlier export whole, not a new page beside an
+// old simulator, and no temporary file behind.
+func TestExportIsAllOrNothing(t *testing.T) {
+	old := testSite(t)
+	dir := t.TempDir()
+	if _, err := old.Export(dir); err != nil {
+		t.Fatal(err)
+	}
+	next := testSite(t)
+	next.files[ScriptFile] = []byte("// a newer page\n")
+	next.files[WasmFile] = []byte("// a newer simulator\n")
+	full := errors.New("no space left on device")
+	createTemp = func(dir, pattern string) (*os.File, error) {
+		if strings.Contains(pattern, WasmFile) {
+			return nil, full
+		}
+		return os.CreateTemp(dir, pattern)
+	}
+	defer func() { createTemp = os.CreateTemp }()
+	paths, err := next.Export(dir)
+	if !errors.Is(err, full) || len(paths) != 0 {
+		t.Fatalf("Export = %q, %v; want nothing written and the disk's error", paths, err)
+	}
+	for _, name := range Files {
+		got, _ := os.ReadFile(filepath.Join(dir, name))
+		if want, _ := old.File(name); !bytes.Equal(got, want) {
+			t.Errorf("%s holds %q, want the earlier export's %q", name, got, want)
+		}
+	}
+	outfiletest.WantEntries(t, dir, "index.html", "playground.css", "playground.js", "ratelim-wasm.js", "wasm_exec.js")
+}
+
 // The page's index.html carries the tag that marks an export as ours.
 func TestThePageCarriesTheGenerator(t *testing.T) {
 	if b, _ := testSite(t).File(IndexFile); !bytes.Contains(b, []byte(Generator)) {
