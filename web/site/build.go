@@ -6,12 +6,14 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strings"
 )
@@ -195,21 +197,53 @@ func releasedVersion(info *debug.BuildInfo, ok bool) string {
 // download fetches Module at version into Go's module cache and returns
 // its directory.
 func download(ctx context.Context, goTool, version string) (string, error) {
-	out, err := runGo(ctx, goTool, "", nil, "mod", "download", "-json", Module+"@"+version)
+	cmd := exec.CommandContext(ctx, goTool, "mod", "download", "-json", Module+"@"+version)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	// go mod download -json reports a failure in the JSON's Error, on
+	// standard output, and may leave standard error empty: keep both.
+	out, runErr := cmd.Output()
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	dir, err := downloadedDir(version, out, stderr.Bytes(), runErr)
 	if err != nil {
-		return "", fmt.Errorf("site: cannot fetch the source of ratelim %s to build the playground from: %w (or %s)", version, err, errNoSource)
-	}
-	var dir string
-	for _, line := range strings.Split(string(out), "\n") {
-		// go mod download -json prints one object, a field a line.
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), `"Dir": `); ok {
-			dir = strings.Trim(strings.TrimSuffix(v, ","), `"`)
-		}
-	}
-	if dir == "" {
-		return "", fmt.Errorf("site: go mod download named no directory for %s@%s: %s", Module, version, bounded(out))
+		return "", err
 	}
 	return dir, nil
+}
+
+// pseudoVersion matches the tail of a Go pseudo-version
+// (v0.0.0-20261206181253-c511555e3824 and its two other forms): a
+// commit's time and hash, where a release has a tag.
+var pseudoVersion = regexp.MustCompile(`[-.][0-9]{14}-[0-9a-f]{12}(\+incompatible)?$`)
+
+// downloadedDir reads go mod download -json's output for version: the
+// directory it names, or an error saying why there is none and what to
+// do.
+func downloadedDir(version string, stdout, stderr []byte, runErr error) (string, error) {
+	var got struct{ Dir, Error string }
+	jsonErr := json.Unmarshal(stdout, &got)
+	if runErr == nil && jsonErr == nil && got.Error == "" && got.Dir != "" {
+		return got.Dir, nil
+	}
+	why := got.Error
+	if why == "" {
+		why = bounded(stderr)
+	}
+	if why == "" && runErr != nil {
+		why = runErr.Error()
+	}
+	if why == "" {
+		why = "it named no directory: " + bounded(stdout)
+	}
+	advice := errNoSource
+	if pseudoVersion.MatchString(version) {
+		// `go build` in a clone stamps a pseudo-version: its commit may
+		// be on no server.
+		advice = "this ratelim was built from an unpublished commit: run it inside that clone (or " + errNoSource + ")"
+	}
+	return "", fmt.Errorf("site: cannot fetch the source of ratelim %s to build the playground from: %s: %s", version, oneLine(why), advice)
 }
 
 // toolchain is what the go command reports of itself, from the module's

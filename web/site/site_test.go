@@ -452,3 +452,45 @@ func TestPolicyAllowsNoOtherOrigin(t *testing.T) {
 		}
 	}
 }
+
+// go mod download -json's failure is in its JSON's Error, on standard
+// output, with standard error often empty: the message carries it, and
+// for a pseudo-version (a build in a clone) says to run in that clone.
+func TestDownloadedDirSaysWhy(t *testing.T) {
+	exit1 := errors.New("exit status 1")
+	for _, tc := range []struct {
+		name, version  string
+		stdout, stderr string
+		runErr         error
+		wantDir        string
+		want           []string
+	}{
+		{"found", "v1.2.0", `{"Path": "x", "Dir": "/cache/x@v1.2.0"}`, "", nil, "/cache/x@v1.2.0", nil},
+		{"release missing", "v1.2.0", `{"Path": "x", "Error": "reading x: 404 Not Found"}`, "", exit1, "",
+			[]string{"v1.2.0", "404 Not Found", "inside a clone"}},
+		{"unpublished commit", "v0.0.0-20261206181253-c511555e3824",
+			`{"Path": "x", "Error": "x@v0.0.0-20261206181253-c511555e3824: 403 Forbidden"}`, "", exit1, "",
+			[]string{"403 Forbidden", "built from an unpublished commit: run it inside that clone"}},
+		{"pre-release pseudo", "v1.2.1-0.20261206181253-c511555e3824", `{"Error": "gone"}`, "", exit1, "",
+			[]string{"gone", "unpublished commit"}},
+		{"stderr only", "v1.2.0", "", "go: no network", exit1, "", []string{"go: no network"}},
+		{"exit alone", "v1.2.0", "", "", exit1, "", []string{"exit status 1"}},
+		{"no dir", "v1.2.0", `{"Path": "x"}`, "", nil, "", []string{"named no directory"}},
+	} {
+		dir, err := downloadedDir(tc.version, []byte(tc.stdout), []byte(tc.stderr), tc.runErr)
+		if dir != tc.wantDir {
+			t.Errorf("%s: dir %q, want %q", tc.name, dir, tc.wantDir)
+		}
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %v, want it to say %q", tc.name, err, w)
+			}
+		}
+		if tc.want == nil && err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if tc.name == "release missing" && strings.Contains(err.Error(), "unpublished") {
+			t.Errorf("%s: a release called an unpublished commit: %v", tc.name, err)
+		}
+	}
+}
