@@ -6,8 +6,8 @@
 //
 // The site's files:
 //
-//   - index.html, playground.css, playground.js: the page (package
-//     web/static, embedded).
+//   - index.html, playground.css, playground.js: the page (web/static,
+//     of the tree the simulator is built from, or embedded beside it).
 //   - wasm_exec.js: the Go runtime's JavaScript half, copied from the
 //     GOROOT of the Go that built the WebAssembly (the two must match).
 //   - ratelim-wasm.js: the simulator (web/wasm built for GOOS=js
@@ -62,24 +62,23 @@ var pageFiles = []string{IndexFile, CSSFile, ScriptFile}
 // Build makes one.
 type Site struct {
 	files map[string][]byte
-	// Origin says where the simulator came from, for a person: "embedded
-	// in this ratelim (go1.26.8)", "built with go1.26.8 from /src/ratelim".
+	// Origin says where the site's files came from, for a person:
+	// "embedded in this ratelim (built by go1.26.8)", "built from
+	// /src/ratelim at go1.26.8".
 	Origin string
 }
 
-// newSite returns a site of the page's files and the two simulator
-// files given.
-func newSite(wasmExec, wasmJS []byte, origin string) (*Site, error) {
-	s := &Site{files: map[string][]byte{WasmExecFile: wasmExec, WasmFile: wasmJS}, Origin: origin}
+// newSite returns the site of the page's files and the simulator's.
+func newSite(page map[string][]byte, sim simulator, origin string) *Site {
+	s := &Site{files: map[string][]byte{WasmExecFile: sim.wasmExec, WasmFile: sim.wasmJS}, Origin: origin}
 	for _, name := range pageFiles {
-		b, err := fs.ReadFile(static.FS, name)
-		if err != nil {
-			return nil, fmt.Errorf("site: the page's %s is not in this build (web/static): %w", name, err)
-		}
-		s.files[name] = b
+		s.files[name] = page[name]
 	}
-	return s, nil
+	return s
 }
+
+// pageFS is the page's files this binary carries.
+var pageFS fs.FS = static.FS
 
 // File returns the named file's bytes (one of Files), and whether the site
 // has it. The bytes are the site's own: the caller must not change them.

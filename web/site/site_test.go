@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/fstest"
 
 	"github.com/ratelim/ratelim/internal/outfile"
 	"github.com/ratelim/ratelim/internal/outfile/outfiletest"
@@ -29,11 +30,11 @@ func testSite(t *testing.T) *Site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newSite([]byte("// wasm_exec.js\n"), js, "a test")
+	page, err := readPage(pageFS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return newSite(page, simulator{wasmExec: []byte("// wasm_exec.js\n"), wasmJS: js}, "a test")
 }
 
 // The script carries the bytes, gzipped and base64'd, in the one
@@ -491,6 +492,55 @@ func TestDownloadedDirSaysWhy(t *testing.T) {
 		}
 		if tc.name == "release missing" && strings.Contains(err.Error(), "unpublished") {
 			t.Errorf("%s: a release called an unpublished commit: %v", tc.name, err)
+		}
+	}
+}
+
+// A -tags playground binary's gen/ is used only when go generate wrote
+// all of it beside the page files the binary carries; else the error
+// says what to run.
+func TestFromGeneratedRefusesAStaleOrMissingSimulator(t *testing.T) {
+	page := fstest.MapFS{}
+	for _, name := range pageFiles {
+		page[name] = &fstest.MapFile{Data: []byte("the page's " + name)}
+	}
+	files, err := readPage(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := WasmScript([]byte("\x00asm"), "go1.26.8")
+	gen := func(digest string, skip string) fstest.MapFS {
+		m := fstest.MapFS{"gen/README.md": {Data: []byte("run go generate")}}
+		for name, b := range map[string][]byte{WasmFile: js, WasmExecFile: []byte("// wasm_exec"), PageDigestFile: []byte(digest + "\n")} {
+			if name != skip {
+				m["gen/"+name] = &fstest.MapFile{Data: b}
+			}
+		}
+		return m
+	}
+	edited := fstest.MapFS{}
+	for k, v := range page {
+		edited[k] = v
+	}
+	edited[ScriptFile] = &fstest.MapFile{Data: []byte("a newer playground.js")}
+	for _, tc := range []struct {
+		name string
+		gen  fstest.MapFS
+		page fstest.MapFS
+		want string // "" ok
+	}{
+		{"generated", gen(pageDigest(files), ""), page, ""},
+		{"README alone (no go generate)", fstest.MapFS{"gen/README.md": {}}, page, "without go generate ./web/site"},
+		{"no digest", gen(pageDigest(files), PageDigestFile), page, "without go generate ./web/site"},
+		{"no wasm", gen(pageDigest(files), WasmFile), page, "without go generate ./web/site"},
+		{"page edited since", gen(pageDigest(files), ""), edited, "generated beside other page files"},
+	} {
+		sim, ok, err := fromGenerated(tc.gen, tc.page)
+		switch {
+		case tc.want == "" && (err != nil || !ok || sim.goVersion != "go1.26.8" || !bytes.Equal(sim.wasmJS, js)):
+			t.Errorf("%s: %v, %v, %+v; want the simulator, built by go1.26.8", tc.name, ok, err, sim.goVersion)
+		case tc.want != "" && (ok || err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "go generate ./web/site && go build -tags playground")):
+			t.Errorf("%s: %v, %v; want a refusal saying %q and what to run", tc.name, ok, err, tc.want)
 		}
 	}
 }
