@@ -29,12 +29,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"html"
 	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/ratelim/ratelim/internal/filekind"
@@ -294,15 +296,27 @@ func pathCause(err error) error {
 	return err
 }
 
-// ContentSecurityPolicy is the policy Handler sends with every file: the
-// page's own scripts and styles, WebAssembly compiled from bytes
+// Policy is the Content-Security-Policy Handler sends with every file:
+// the page's own, from index.html's <meta http-equiv> tag (which is what
+// a page opened from file:// runs under), so that the page and the server
+// state one policy and an edit to it is not masked by a second; plus
+// frame-ancestors 'none', which a meta tag cannot carry. The page's policy
+// allows its own scripts and styles, WebAssembly compiled from bytes
 // ('wasm-unsafe-eval': the simulator is instantiated from the unpacked
-// ratelim-wasm.js), inline style attributes (the SVG figures, drawn by
-// gonum's vgsvg, style every element inline), data: and blob: images and
-// nothing from any other origin: no request leaves the page.
-const ContentSecurityPolicy = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; " +
-	"style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; " +
-	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// ratelim-wasm.js), inline style attributes (gonum's vgsvg styles every
+// element of a figure inline), data: and blob: images, and nothing from
+// any other origin. An index.html without the tag gets default-src
+// 'none': nothing runs, rather than everything.
+func (s *Site) Policy() string {
+	page := "default-src 'none'"
+	if m := metaPolicy.FindSubmatch(s.files[IndexFile]); m != nil {
+		page = strings.TrimSuffix(strings.TrimSpace(html.UnescapeString(string(m[1]))), ";")
+	}
+	return page + "; frame-ancestors 'none'"
+}
+
+// metaPolicy finds the page's policy in index.html.
+var metaPolicy = regexp.MustCompile(`(?i)<meta\s+http-equiv="Content-Security-Policy"\s+content="([^"]*)"`)
 
 // Handler serves the site: "/" and "/index.html" the page, "/NAME" each of
 // Files, with its content type, to GET and HEAD, when the request's Host
@@ -310,13 +324,14 @@ const ContentSecurityPolicy = "default-src 'none'; script-src 'self' 'wasm-unsaf
 // Anything else is 404 (a
 // path that is no file of the site: no directory is listed, nothing but
 // the site is served) or 405 (another method). Every answer carries
-// ContentSecurityPolicy and headers that keep the page to itself:
+// Policy and headers that keep the page to itself:
 // nosniff, no referrer, not framed, and no-cache, so that a page reloaded
 // after ratelim was rebuilt runs the new simulator.
 func (s *Site) Handler() http.Handler {
+	policy := s.Policy()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", ContentSecurityPolicy)
+		h.Set("Content-Security-Policy", policy)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("X-Frame-Options", "DENY")

@@ -421,7 +421,7 @@ func TestHandlerServesTheSiteAlone(t *testing.T) {
 			t.Errorf("%s: a listing: %q", name, body)
 		}
 		for h, want := range map[string]string{
-			"Content-Security-Policy": ContentSecurityPolicy,
+			"Content-Security-Policy": s.Policy(),
 			"X-Content-Type-Options":  "nosniff",
 			"Referrer-Policy":         "no-referrer",
 			"X-Frame-Options":         "DENY",
@@ -433,10 +433,32 @@ func TestHandlerServesTheSiteAlone(t *testing.T) {
 	}
 }
 
+// The header's policy is the page's meta tag's: one policy, whatever the
+// page says; a page without one runs nothing.
+func TestPolicyIsThePages(t *testing.T) {
+	s := testSite(t)
+	for _, tc := range []struct{ index, want string }{
+		{`<head><meta http-equiv="Content-Security-Policy" content="default-src 'self'; img-src data:"></head>`, "default-src 'self'; img-src data:; frame-ancestors 'none'"},
+		{`<META HTTP-EQUIV="Content-Security-Policy" CONTENT="script-src &#39;self&#39;;">`, "script-src 'self'; frame-ancestors 'none'"},
+		{`<head><title>no policy</title></head>`, "default-src 'none'; frame-ancestors 'none'"},
+	} {
+		s.files[IndexFile] = []byte(tc.index)
+		if got := s.Policy(); got != tc.want {
+			t.Errorf("%s: Policy() = %q, want %q", tc.index, got, tc.want)
+		}
+	}
+}
+
 // The policy names no origin but the page's own: every source is a
 // keyword or a scheme the page makes itself (data:, blob:).
 func TestPolicyAllowsNoOtherOrigin(t *testing.T) {
-	for _, directive := range strings.Split(ContentSecurityPolicy, ";") {
+	policy := testSite(t).Policy()
+	for _, want := range []string{"default-src ", "script-src 'self' 'wasm-unsafe-eval'", "connect-src 'none'", "frame-ancestors 'none'"} {
+		if !strings.Contains(policy, want) {
+			t.Errorf("the policy %q has no %s: is index.html's <meta http-equiv=\"Content-Security-Policy\"> there?", policy, want)
+		}
+	}
+	for _, directive := range strings.Split(policy, ";") {
 		fields := strings.Fields(directive)
 		if len(fields) == 0 {
 			continue
