@@ -176,7 +176,9 @@ func findGo(name string) (string, error) {
 	p, err := exec.LookPath(name)
 	if err != nil {
 		return "", fmt.Errorf("site: the playground's WebAssembly is built with the Go toolchain, and there is no %s command here (%v): "+
-			"install Go 1.26 or later and run again, or use a ratelim built with the playground inside "+
+			"install Go 1.26 or later and run again; or, with no Go here, run ratelim web --export DIR "+
+			"on a machine that has Go and open DIR/index.html here (file:// needs no server); "+
+			"or use a ratelim built with the playground inside "+
 			"(in a clone: go generate ./web/site && go build -tags playground ./cmd/ratelim)", name, errors.Unwrap(err))
 	}
 	return p, nil
@@ -184,7 +186,8 @@ func findGo(name string) (string, error) {
 
 // errNoSource is the advice when Build finds no source to build from.
 const errNoSource = "run ratelim web inside a clone of " + Module + " (or a directory under it), " +
-	"or use a ratelim built with the playground inside (in a clone: go generate ./web/site && go build -tags playground ./cmd/ratelim)"
+	"or use a ratelim built with the playground inside (in a clone: go generate ./web/site && go build -tags playground ./cmd/ratelim), " +
+	"or open the index.html of a site ratelim web --export DIR wrote elsewhere (file:// needs no server)"
 
 // moduleRoot returns the directory of ratelim's go.mod to build in: the
 // first from dir upwards, or the downloaded source of this binary's

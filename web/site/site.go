@@ -89,15 +89,6 @@ func (s *Site) File(name string) ([]byte, bool) {
 	return b, ok
 }
 
-// Size is the site's bytes in all.
-func (s *Site) Size() int64 {
-	var n int64
-	for _, b := range s.files {
-		n += int64(len(b))
-	}
-	return n
-}
-
 // CheckExport refuses, writing nothing, a dir that Export would refuse
 // as it is now: "" ; something other than a directory (a symbolic link
 // is followed, and one whose target is missing is named as such); a

@@ -161,7 +161,7 @@ func TestBuildWithoutGoSaysWhatToDo(t *testing.T) {
 	if err == nil {
 		t.Fatal("Build with no go command succeeded")
 	}
-	for _, want := range []string{"no no-such-go-command command", "install Go", "-tags playground"} {
+	for _, want := range []string{"no no-such-go-command command", "install Go", "-tags playground", "on a machine that has Go and open DIR/index.html here"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
