@@ -175,6 +175,19 @@ func addrCause(err error) string {
 	return err.Error()
 }
 
+// opener is the command that opens a URL in the desktop's browser on
+// goos, and its arguments before the URL.
+func opener(goos string) (string, []string) {
+	switch goos {
+	case "darwin":
+		return "open", nil
+	case "windows":
+		// start is cmd.exe's, and would read & in a URL as its own.
+		return "rundll32", []string{"url.dll,FileProtocolHandler"}
+	}
+	return "xdg-open", nil
+}
+
 // webFragment is the URL fragment that opens the page on name (a
 // built-in by name, a file by its text) with sets, predicting or not: ""
 // when there is nothing to say (the page's default). The scenario is
@@ -318,19 +331,16 @@ func serveSite(ctx context.Context, o *webOptions, s *site.Site, ln net.Listener
 	return ctx.Err()
 }
 
-// openBrowser opens url with the desktop's opener (xdg-open, or open on
-// macOS), without waiting for the browser; no opener is an error the
-// caller reports and goes on from.
+// openBrowser opens url with the desktop's opener (xdg-open; open on
+// macOS; rundll32's URL handler on Windows), without waiting for the
+// browser; no opener is an error the caller reports and goes on from.
 func openBrowser(url string) error {
-	name := "xdg-open"
-	if runtime.GOOS == "darwin" {
-		name = "open"
-	}
+	name, args := opener(runtime.GOOS)
 	path, err := exec.LookPath(name)
 	if err != nil {
 		return fmt.Errorf("no %s here", name)
 	}
-	cmd := exec.Command(path, url)
+	cmd := exec.Command(path, append(args, url)...)
 	if err := cmd.Start(); err != nil {
 		return err
 	}

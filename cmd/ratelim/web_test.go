@@ -140,3 +140,18 @@ func TestWebRefusesABusyPortBeforeBuilding(t *testing.T) {
 		t.Errorf("stderr names %s %d times, want once: %q", addr, strings.Count(errOut, addr), errOut)
 	}
 }
+
+// Each desktop's opener, with the URL last.
+func TestOpenerPerDesktop(t *testing.T) {
+	for _, tc := range []struct{ goos, want string }{
+		{"linux", "xdg-open"},
+		{"freebsd", "xdg-open"},
+		{"darwin", "open"},
+		{"windows", "rundll32 url.dll,FileProtocolHandler"},
+	} {
+		name, args := opener(tc.goos)
+		if got := strings.Join(append([]string{name}, args...), " "); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.goos, got, tc.want)
+		}
+	}
+}
