@@ -64,8 +64,8 @@ server listens on loopback only and serves nothing but the page's files;
 stop it with ctrl-c. --export DIR writes the page's five files instead, for
 file:// or any static host: the page loads nothing from anywhere else.
 
-The simulator is built from ratelim's source with the Go toolchain (about
-20 s the first time), unless this ratelim was built with it inside:
+The simulator is built from ratelim's source with the Go toolchain (20-40 s
+the first time), unless this ratelim was built with it inside:
   go generate ./web/site && go build -tags playground ./cmd/ratelim`,
 		Example: `  ratelim web
   ratelim web runaway-healthcheck --set limit.burst=20
