@@ -566,3 +566,60 @@ func TestFromGeneratedRefusesAStaleOrMissingSimulator(t *testing.T) {
 		}
 	}
 }
+
+// Built from source, the page comes from the same tree as the simulator
+// (its web/static), not from this binary: here a tree whose index.html
+// differs from the one compiled in, made of links to this checkout's
+// files.
+func TestBuildTakesThePageFromTheTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the playground's WebAssembly (seconds warm, tens cold)")
+	}
+	if _, err := findGo(""); err != nil {
+		t.Skip(err)
+	}
+	real, ok := findModule(".")
+	if !ok {
+		t.Fatal("no ratelim module above the test's directory")
+	}
+	tree := t.TempDir()
+	linkAllBut := func(from, to, keep string) {
+		t.Helper()
+		entries, err := os.ReadDir(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Name() != keep {
+				if err := os.Symlink(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	linkAllBut(real, tree, "web")
+	if err := os.MkdirAll(filepath.Join(tree, "web", "static"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	linkAllBut(filepath.Join(real, "web"), filepath.Join(tree, "web"), "static")
+	page, err := readPage(pageFS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page[IndexFile] = append([]byte("<!-- the tree's own page -->\n"), page[IndexFile]...)
+	for name, b := range page {
+		if err := os.WriteFile(filepath.Join(tree, "web", "static", name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := Build(context.Background(), Options{Dir: tree, Rebuild: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.File(IndexFile); !bytes.Equal(got, page[IndexFile]) {
+		t.Errorf("the site's index.html is not the tree's (%d bytes, want %d): %.60q", len(got), len(page[IndexFile]), got)
+	}
+	if !strings.HasPrefix(s.Origin, "built from "+tree+" at go") {
+		t.Errorf("Origin %q, want built from %s at go…", s.Origin, tree)
+	}
+}
