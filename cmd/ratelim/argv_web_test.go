@@ -98,6 +98,7 @@ func TestWebRefusesBadLines(t *testing.T) {
 		{"web nat --set limits.burst=3", exitBadInput, []string{"limits.burst"}},
 		{"web nat --set limit.burst=lots", exitBadInput, []string{"limit.burst", "lots"}},
 		{"web -", exitBadInput, []string{"standard input"}},
+		{"web --export=", exitBadInput, []string{"--export: empty", "want a directory"}},
 	})
 }
 
@@ -118,10 +119,15 @@ func TestWebRefusesAnExportThatIsNoDirectory(t *testing.T) {
 	if err := os.Symlink(file, link); err != nil {
 		t.Fatal(err)
 	}
+	dangling := filepath.Join(dir, "dangling")
+	if err := os.Symlink(filepath.Join(dir, "nowhere"), dangling); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ path, want string }{
 		{file, "it is a regular file, not a directory"},
 		{fifo, "it is a named pipe (FIFO), not a directory"},
 		{link, "it is a regular file, not a directory"},
+		{dangling, "it is a symbolic link to " + filepath.Join(dir, "nowhere") + ", which does not exist"},
 	} {
 		p := parseArgs("", "web", "--export", tc.path)
 		if p.code != exitBadInput || !strings.Contains(p.stderr, "--export "+tc.path+": "+tc.want) {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -18,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ratelim/ratelim/internal/escape"
-	"github.com/ratelim/ratelim/internal/filekind"
 	"github.com/ratelim/ratelim/internal/outfile"
 	"github.com/ratelim/ratelim/internal/words"
 	"github.com/ratelim/ratelim/scenarios"
@@ -66,14 +64,14 @@ server listens on loopback only and serves nothing but the page's files;
 stop it with ctrl-c. --export DIR writes the page's five files instead, for
 file:// or any static host: the page loads nothing from anywhere else.
 
-The simulator is built from ratelim's source with the Go toolchain (about
-20 s the first time), unless this ratelim was built with it inside:
+The simulator is built from ratelim's source with the Go toolchain (20-40 s
+the first time), unless this ratelim was built with it inside:
   go generate ./web/site && go build -tags playground ./cmd/ratelim`,
 		Example: `  ratelim web
   ratelim web runaway-healthcheck --set limit.burst=20
   ratelim web nat --predict
   ratelim web my-scenario.yaml --no-open
-  ratelim web --export ./playground`,
+  ratelim web --export /tmp/playground`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return badInput("want at most one scenario name or file, got %d arguments", len(args))
@@ -83,6 +81,11 @@ The simulator is built from ratelim's source with the Go toolchain (about
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Scenario = args[0]
+			}
+			if cmd.Flags().Changed("export") && opts.Export == "" {
+				// "" is how an unset shell variable arrives: export nowhere,
+				// rather than serve and block a script that meant to export.
+				return badInput("--export: empty (want a directory)")
 			}
 			if cmd.Flags().Changed("addr") && opts.Export != "" {
 				return badInput("--addr: --export writes the site and serves nothing (want one of --export, --addr)")
@@ -123,8 +126,13 @@ func planWeb(o *webOptions) (*webPlan, error) {
 		if err := checkLoopback(o.Addr); err != nil {
 			return nil, err
 		}
-	} else if err := checkExportDir(o.Export); err != nil {
-		return nil, err
+	} else if err := site.CheckExport(o.Export); err != nil {
+		// Before the build: a mistake here costs no 20–40 s.
+		var unusable *outfile.UnusableError
+		if errors.As(err, &unusable) && unusable.Path == o.Export {
+			return nil, badInput("--export %s: %v", escape.Text(o.Export), unusable.Err)
+		}
+		return nil, usageError{err}
 	}
 	frag, err := webFragment(o.Scenario, o.Sets, o.Predict)
 	if err != nil {
@@ -167,19 +175,17 @@ func addrCause(err error) string {
 	return err.Error()
 }
 
-// checkExportDir refuses, before anything is built, an --export path
-// that names something other than a directory (Export checks again, and
-// each file in it).
-func checkExportDir(dir string) error {
-	fi, err := os.Stat(dir)
-	if err != nil || fi.IsDir() {
-		return nil // missing: Export creates it
+// opener is the command that opens a URL in the desktop's browser on
+// goos, and its arguments before the URL.
+func opener(goos string) (string, []string) {
+	switch goos {
+	case "darwin":
+		return "open", nil
+	case "windows":
+		// start is cmd.exe's, and would read & in a URL as its own.
+		return "rundll32", []string{"url.dll,FileProtocolHandler"}
 	}
-	kind := "a regular file"
-	if !fi.Mode().IsRegular() {
-		kind = filekind.Describe(fi.Mode())
-	}
-	return badInput("--export %s: it is %s, not a directory (want a directory, new or existing)", escape.Text(dir), kind)
+	return "xdg-open", nil
 }
 
 // webFragment is the URL fragment that opens the page on name (a
@@ -240,6 +246,15 @@ func webRun(ctx context.Context, o *webOptions) error {
 	if err != nil {
 		return err
 	}
+	var ln net.Listener
+	if plan.Export == "" {
+		// Listen before the build: a port in use is found at once, not
+		// after 20–40 s of compiling.
+		if ln, err = listen(plan.Addr); err != nil {
+			return err
+		}
+		defer ln.Close()
+	}
 	s, err := site.Build(ctx, site.Options{Progress: o.ErrOut})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -247,10 +262,11 @@ func webRun(ctx context.Context, o *webOptions) error {
 		}
 		return err
 	}
+	fmt.Fprintf(o.ErrOut, "the simulator and page: %s\n", s.Origin)
 	if plan.Export != "" {
 		return exportSite(o, s, plan)
 	}
-	return serveSite(ctx, o, s, plan, openBrowser)
+	return serveSite(ctx, o, s, ln, plan, openBrowser)
 }
 
 // exportSite writes the site and says how to open it.
@@ -276,13 +292,24 @@ func exportSite(o *webOptions, s *site.Site, plan *webPlan) error {
 	return nil
 }
 
-// serveSite serves s on plan.Addr until ctx is done (ctrl-c), printing
-// the URL and, unless told not to, opening it with open.
-func serveSite(ctx context.Context, o *webOptions, s *site.Site, plan *webPlan, open func(string) error) error {
-	ln, err := net.Listen("tcp", plan.Addr)
+// listen opens the loopback address the playground is served on.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return badInput("--addr %s: %v (want a free port, or port 0 for any)", escape.Text(plan.Addr), err)
+		// The *net.OpError repeats the address the message names.
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			err = op.Err
+		}
+		return nil, badInput("--addr %s: %v (want a free port, or port 0 for any)", escape.Text(addr), err)
 	}
+	return ln, nil
+}
+
+// serveSite serves s on ln (plan.Addr, opened by listen) until ctx is
+// done (ctrl-c), printing the URL and, unless told not to, opening it
+// with open.
+func serveSite(ctx context.Context, o *webOptions, s *site.Site, ln net.Listener, plan *webPlan, open func(string) error) error {
 	u := url.URL{Scheme: "http", Host: ln.Addr().String(), Path: "/", Fragment: plan.Fragment}
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
@@ -304,19 +331,16 @@ func serveSite(ctx context.Context, o *webOptions, s *site.Site, plan *webPlan, 
 	return ctx.Err()
 }
 
-// openBrowser opens url with the desktop's opener (xdg-open, or open on
-// macOS), without waiting for the browser; no opener is an error the
-// caller reports and goes on from.
+// openBrowser opens url with the desktop's opener (xdg-open; open on
+// macOS; rundll32's URL handler on Windows), without waiting for the
+// browser; no opener is an error the caller reports and goes on from.
 func openBrowser(url string) error {
-	name := "xdg-open"
-	if runtime.GOOS == "darwin" {
-		name = "open"
-	}
+	name, args := opener(runtime.GOOS)
 	path, err := exec.LookPath(name)
 	if err != nil {
 		return fmt.Errorf("no %s here", name)
 	}
-	cmd := exec.Command(path, url)
+	cmd := exec.Command(path, append(args, url)...)
 	if err := cmd.Start(); err != nil {
 		return err
 	}

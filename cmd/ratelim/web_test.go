@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -116,5 +117,41 @@ func TestWebServesUntilInterrupted(t *testing.T) {
 	}
 	if errOut.String() != "" && strings.Contains(errOut.String(), "could not open a browser") {
 		t.Errorf("--no-open tried to open a browser: %s", errOut.String())
+	}
+}
+
+// A port in use is refused before the WebAssembly is built: with no go
+// command on PATH (so a build would fail at once, saying so), the
+// refusal names --addr, not the missing toolchain, and says the cause
+// once.
+func TestWebRefusesABusyPortBeforeBuilding(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	t.Setenv("PATH", t.TempDir())
+	addr := held.Addr().String()
+	code, _, errOut := runArgs("web", "--no-open", "--addr", addr)
+	if code != exitBadInput || !strings.Contains(errOut, "--addr "+addr+": ") || strings.Contains(errOut, "go command") {
+		t.Errorf("exit %d, stderr %q; want %d naming --addr %s, before any build", code, errOut, exitBadInput, addr)
+	}
+	if strings.Count(errOut, addr) != 1 {
+		t.Errorf("stderr names %s %d times, want once: %q", addr, strings.Count(errOut, addr), errOut)
+	}
+}
+
+// Each desktop's opener, with the URL last.
+func TestOpenerPerDesktop(t *testing.T) {
+	for _, tc := range []struct{ goos, want string }{
+		{"linux", "xdg-open"},
+		{"freebsd", "xdg-open"},
+		{"darwin", "open"},
+		{"windows", "rundll32 url.dll,FileProtocolHandler"},
+	} {
+		name, args := opener(tc.goos)
+		if got := strings.Join(append([]string{name}, args...), " "); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.goos, got, tc.want)
+		}
 	}
 }

@@ -66,12 +66,19 @@ const sliderRerun = `(async (to) => {
   const t0 = performance.now();
   input.value = to === 'min' ? input.min : window.ratelimBenchFilePosition;
   input.dispatchEvent(new Event('input', {bubbles: true}));
-  await new Promise((resolve) => {
+  await new Promise((resolve, reject) => {
     const done = () => Number(document.body.dataset.runs) > runs && document.body.dataset.state === 'ready' &&
       box.querySelector('svg') && box.querySelector('svg') !== old;
-    if (done()) return resolve();
-    const watch = new MutationObserver(() => { if (done()) { watch.disconnect(); resolve(); } });
+    // A run that fails ends the wait too, and fails the benchmark,
+    // rather than leaving it to the tab's timeout.
+    const failed = () => Number(document.body.dataset.runs) > runs && document.body.dataset.state === 'error';
+    const check = () => {
+      if (done()) { watch.disconnect(); resolve(); }
+      else if (failed()) { watch.disconnect(); reject(new Error('the run failed: ' + document.getElementById('yaml-error').textContent)); }
+    };
+    const watch = new MutationObserver(check);
     watch.observe(document.body, {attributes: true, childList: true, subtree: true});
+    check();
   });
   await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
   return performance.now() - t0;

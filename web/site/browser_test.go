@@ -122,7 +122,11 @@ func setUp() {
 		shared.err = err
 		return
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.WindowSize(1280, 800))
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.WindowSize(1280, 800),
+		// chromedp waits 20 s for Chromium's DevTools URL by default; a
+		// loaded 2-core CI host running two packages' tests at once can
+		// take longer, and a miss here fails every browser test together.
+		chromedp.WSURLReadTimeout(2*time.Minute))
 	if os.Geteuid() == 0 {
 		// Chromium refuses to run as root inside its sandbox (CI runs
 		// as root).
@@ -251,6 +255,16 @@ func (p *tab) do(statement string) {
 	p.t.Helper()
 	if err := chromedp.Do(p.ctx, chromedp.Evaluate[chromedp.Void](statement)); err != nil {
 		p.t.Fatalf("running %s: %v", statement, err)
+	}
+}
+
+// await runs an expression whose value is a Promise in the page, and
+// waits for it to settle (chromedp.Evaluate without EvalAwaitPromise
+// returns at once).
+func (p *tab) await(promise string) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, chromedp.Evaluate[chromedp.Void](promise, chromedp.EvalAwaitPromise)); err != nil {
+		p.t.Fatalf("awaiting %s: %v", promise, err)
 	}
 }
 
@@ -646,11 +660,29 @@ func TestPageOverLoopback(t *testing.T) {
 	}
 	want, _ := native(t, web.State{Builtin: "window-boundary"})
 	sameJSON(t, "window-boundary over loopback", p.result(), want)
+	p.sameBytes(t, "window-boundary over loopback", want)
 }
 
+// timelineInView is "" when #timeline's svg is displayed, has a size,
+// lies within the viewport's width and starts within its height; else
+// what is wrong, with the numbers.
+const timelineInView = `(() => {
+  const svg = document.querySelector('#timeline svg');
+  if (!svg) return 'no #timeline svg';
+  const r = svg.getBoundingClientRect();
+  const style = getComputedStyle(svg);
+  const at = ' (svg at x ' + r.left + '..' + r.right + ', y ' + r.top + '..' + r.bottom + ' in ' + innerWidth + '×' + innerHeight + ')';
+  if (style.display === 'none' || style.visibility !== 'visible' || svg.closest('[hidden]')) return 'hidden' + at;
+  if (r.width < 100 || r.height < 50) return 'too small' + at;
+  if (r.left < 0 || r.right > innerWidth + 1) return 'wider than the screen' + at;
+  if (r.top < 0 || r.top >= innerHeight) return 'below or above the screen' + at;
+  return '';
+})()`
+
 // Screenshots of the page at the two sizes a projector and a laptop
-// show, written to -screenshots (to look at) and checked to be pictures
-// of that size; with -update, the 1280×800 one is docs/playground.png.
+// show, written to -screenshots (to look at), each checked to be a
+// picture of that size with the timeline's svg shown within the screen;
+// with -update, the 1280×800 one is docs/playground.png.
 func TestScreenshots(t *testing.T) {
 	dir := *screenshots
 	if dir == "" {
@@ -666,7 +698,13 @@ func TestScreenshots(t *testing.T) {
 			t.Fatal(err)
 		}
 		// One frame for the layout at the new size.
-		p.do(`new Promise(r => requestAnimationFrame(() => setTimeout(r, 50)))`)
+		p.await(`new Promise(r => requestAnimationFrame(() => setTimeout(r, 50)))`)
+		// The timeline is what a class looks at: drawn, and starting
+		// inside the screen, neither cut off at the side nor below it.
+		seen := eval[string](p, timelineInView)
+		if seen != "" {
+			t.Errorf("at %d×%d the timeline is not in view: %s", size.w, size.h, seen)
+		}
 		shot, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)

@@ -5,13 +5,18 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strings"
 )
@@ -34,8 +39,8 @@ const BuildTags = "minimal"
 // Options say how Build makes the site.
 type Options struct {
 	// Progress, when set, is told what Build does that takes a while
-	// (building the WebAssembly: about 20 s the first time, a second or
-	// two once Go's build cache holds it).
+	// (building the WebAssembly: 20–40 s the first time, a few seconds
+	// once Go's build cache holds it).
 	Progress io.Writer
 	// Dir is where Build starts looking for ratelim's source (its go.mod,
 	// here or in a parent directory); "" is the working directory.
@@ -48,15 +53,20 @@ type Options struct {
 	Rebuild bool
 }
 
-// Build makes the site. The page's files are always embedded (package
-// web/static). The simulator comes, in order of preference:
+// Build makes the site. Its five files come from one place, in order of
+// preference:
 //
 //  1. from this binary, if it was built with -tags playground after `go
-//     generate ./web/site` (embedded.go): no Go toolchain is needed;
+//     generate ./web/site` (embedded.go): no Go toolchain is needed. The
+//     page is this binary's web/static, and gen/ must have been
+//     generated beside the same page files (PageDigestFile), else Build
+//     refuses and says to generate again;
 //  2. else from source: `go build -trimpath -buildvcs=false -tags minimal
 //     -ldflags='-s -w' -o TMP/ratelim.wasm ./web/wasm` with GOOS=js
 //     GOARCH=wasm, in ratelim's module root, and wasm_exec.js from that
-//     Go's GOROOT/lib/wasm. The root is the first directory from
+//     Go's GOROOT/lib/wasm, and the page from the root's web/static (not
+//     this binary's: the page and the simulator are one program, and a
+//     clone may be at another commit). The root is the first directory from
 //     opts.Dir upwards whose go.mod is ratelim's; failing that, for a
 //     released ratelim (go install ...@v1.2.0), the source of that version
 //     from Go's module cache (`go mod download -json`).
@@ -69,8 +79,16 @@ func Build(ctx context.Context, opts Options) (*Site, error) {
 		progress = io.Discard
 	}
 	if !opts.Rebuild {
-		if wasmExec, wasmJS, goVersion, ok := embedded(); ok {
-			return newSite(wasmExec, wasmJS, "embedded in this ratelim (built with "+goVersion+")")
+		sim, ok, err := embedded()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			page, err := readPage(pageFS)
+			if err != nil {
+				return nil, err
+			}
+			return newSite(page, sim, "embedded in this ratelim (built by "+sim.goVersion+")"), nil
 		}
 	}
 	goTool, err := findGo(opts.Go)
@@ -81,11 +99,18 @@ func Build(ctx context.Context, opts Options) (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The page from the same tree as the simulator: the two are one
+	// program, and a binary's own page files may be from another commit
+	// than the clone it is run in.
+	page, err := readPage(os.DirFS(filepath.Join(root, "web", "static")))
+	if err != nil {
+		return nil, err
+	}
 	env, err := goEnv(ctx, goTool, root)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(progress, "building the playground's WebAssembly with %s (about 20 s the first time)…\n", env.version)
+	fmt.Fprintf(progress, "building the playground's WebAssembly with %s (20–40 s the first time, a few seconds from Go's build cache)…\n", env.version)
 	wasm, err := buildWasm(ctx, goTool, root)
 	if err != nil {
 		return nil, err
@@ -98,8 +123,49 @@ func Build(ctx context.Context, opts Options) (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newSite(wasmExec, wasmJS, "built with "+env.version+" from "+root)
+	return newSite(page, simulator{wasmExec: wasmExec, wasmJS: wasmJS, goVersion: env.version}, "built from "+root+" at "+env.version), nil
 }
+
+// simulator is the site's two simulator files and the Go that built
+// them.
+type simulator struct {
+	wasmExec, wasmJS []byte
+	goVersion        string
+}
+
+// PageDigestFile is the file go generate writes beside the simulator in
+// gen/: pageDigest of the page files it was built with, which a
+// -tags playground binary compares with its own.
+const PageDigestFile = "page.sha256"
+
+// readPage reads the three page files from fsys (web/static's FS, or a
+// tree's web/static directory).
+func readPage(fsys fs.FS) (map[string][]byte, error) {
+	page := make(map[string][]byte, len(pageFiles))
+	for _, name := range pageFiles {
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("site: the page's %s (web/static): %w", name, pathCause(err))
+		}
+		page[name] = b
+	}
+	return page, nil
+}
+
+// pageDigest is the SHA-256, in hex, of the page's files, each as its
+// name, its length and its bytes (so no two sets of files share one).
+func pageDigest(page map[string][]byte) string {
+	h := sha256.New()
+	for _, name := range pageFiles {
+		fmt.Fprintf(h, "%s\x00%d\x00", name, len(page[name]))
+		h.Write(page[name])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// PageDigest is the digest of s's page files, which go generate writes
+// as PageDigestFile.
+func (s *Site) PageDigest() string { return pageDigest(s.files) }
 
 // findGo returns the go command to build with: name ("go" if empty),
 // found on PATH unless it is a path.
@@ -110,7 +176,9 @@ func findGo(name string) (string, error) {
 	p, err := exec.LookPath(name)
 	if err != nil {
 		return "", fmt.Errorf("site: the playground's WebAssembly is built with the Go toolchain, and there is no %s command here (%v): "+
-			"install Go 1.26 or later and run again, or use a ratelim built with the playground inside "+
+			"install Go 1.26 or later and run again; or, with no Go here, run ratelim web --export DIR "+
+			"on a machine that has Go and open DIR/index.html here (file:// needs no server); "+
+			"or use a ratelim built with the playground inside "+
 			"(in a clone: go generate ./web/site && go build -tags playground ./cmd/ratelim)", name, errors.Unwrap(err))
 	}
 	return p, nil
@@ -118,7 +186,8 @@ func findGo(name string) (string, error) {
 
 // errNoSource is the advice when Build finds no source to build from.
 const errNoSource = "run ratelim web inside a clone of " + Module + " (or a directory under it), " +
-	"or use a ratelim built with the playground inside (in a clone: go generate ./web/site && go build -tags playground ./cmd/ratelim)"
+	"or use a ratelim built with the playground inside (in a clone: go generate ./web/site && go build -tags playground ./cmd/ratelim), " +
+	"or open the index.html of a site ratelim web --export DIR wrote elsewhere (file:// needs no server)"
 
 // moduleRoot returns the directory of ratelim's go.mod to build in: the
 // first from dir upwards, or the downloaded source of this binary's
@@ -195,21 +264,53 @@ func releasedVersion(info *debug.BuildInfo, ok bool) string {
 // download fetches Module at version into Go's module cache and returns
 // its directory.
 func download(ctx context.Context, goTool, version string) (string, error) {
-	out, err := runGo(ctx, goTool, "", nil, "mod", "download", "-json", Module+"@"+version)
+	cmd := exec.CommandContext(ctx, goTool, "mod", "download", "-json", Module+"@"+version)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	// go mod download -json reports a failure in the JSON's Error, on
+	// standard output, and may leave standard error empty: keep both.
+	out, runErr := cmd.Output()
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	dir, err := downloadedDir(version, out, stderr.Bytes(), runErr)
 	if err != nil {
-		return "", fmt.Errorf("site: cannot fetch the source of ratelim %s to build the playground from: %w (or %s)", version, err, errNoSource)
-	}
-	var dir string
-	for _, line := range strings.Split(string(out), "\n") {
-		// go mod download -json prints one object, a field a line.
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), `"Dir": `); ok {
-			dir = strings.Trim(strings.TrimSuffix(v, ","), `"`)
-		}
-	}
-	if dir == "" {
-		return "", fmt.Errorf("site: go mod download named no directory for %s@%s: %s", Module, version, bounded(out))
+		return "", err
 	}
 	return dir, nil
+}
+
+// pseudoVersion matches the tail of a Go pseudo-version
+// (v0.0.0-20261206181253-c511555e3824 and its two other forms): a
+// commit's time and hash, where a release has a tag.
+var pseudoVersion = regexp.MustCompile(`[-.][0-9]{14}-[0-9a-f]{12}(\+incompatible)?$`)
+
+// downloadedDir reads go mod download -json's output for version: the
+// directory it names, or an error saying why there is none and what to
+// do.
+func downloadedDir(version string, stdout, stderr []byte, runErr error) (string, error) {
+	var got struct{ Dir, Error string }
+	jsonErr := json.Unmarshal(stdout, &got)
+	if runErr == nil && jsonErr == nil && got.Error == "" && got.Dir != "" {
+		return got.Dir, nil
+	}
+	why := got.Error
+	if why == "" {
+		why = bounded(stderr)
+	}
+	if why == "" && runErr != nil {
+		why = runErr.Error()
+	}
+	if why == "" {
+		why = "it named no directory: " + bounded(stdout)
+	}
+	advice := errNoSource
+	if pseudoVersion.MatchString(version) {
+		// `go build` in a clone stamps a pseudo-version: its commit may
+		// be on no server.
+		advice = "this ratelim was built from an unpublished commit: run it inside that clone (or " + errNoSource + ")"
+	}
+	return "", fmt.Errorf("site: cannot fetch the source of ratelim %s to build the playground from: %s: %s", version, oneLine(why), advice)
 }
 
 // toolchain is what the go command reports of itself, from the module's

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/fstest"
 
 	"github.com/ratelim/ratelim/internal/outfile"
 	"github.com/ratelim/ratelim/internal/outfile/outfiletest"
@@ -29,11 +30,11 @@ func testSite(t *testing.T) *Site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newSite([]byte("// wasm_exec.js\n"), js, "a test")
+	page, err := readPage(pageFS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return newSite(page, simulator{wasmExec: []byte("// wasm_exec.js\n"), wasmJS: js}, "a test")
 }
 
 // The script carries the bytes, gzipped and base64'd, in the one
@@ -160,7 +161,7 @@ func TestBuildWithoutGoSaysWhatToDo(t *testing.T) {
 	if err == nil {
 		t.Fatal("Build with no go command succeeded")
 	}
-	for _, want := range []string{"no no-such-go-command command", "install Go", "-tags playground"} {
+	for _, want := range []string{"no no-such-go-command command", "install Go", "-tags playground", "on a machine that has Go and open DIR/index.html here"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
@@ -211,7 +212,7 @@ func TestExportWritesTheSite(t *testing.T) {
 
 	// Again, over a link to a file elsewhere: the link stays.
 	elsewhere := filepath.Join(t.TempDir(), "page.html")
-	if err := os.WriteFile(elsewhere, []byte("old"), 0o644); err != nil {
+	if err := os.WriteFile(elsewhere, []byte("old "+Generator), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	index := filepath.Join(dir, IndexFile)
@@ -231,6 +232,46 @@ func TestExportWritesTheSite(t *testing.T) {
 	outfiletest.WantEntries(t, dir, "index.html", "playground.css", "playground.js", "ratelim-wasm.js", "wasm_exec.js")
 }
 
+// A write that fails part way (a full disk while writing the 7.6 MB
+// simulator) leaves the earlier export whole, not a new page beside an
+// old simulator, and no temporary file behind.
+func TestExportIsAllOrNothing(t *testing.T) {
+	old := testSite(t)
+	dir := t.TempDir()
+	if _, err := old.Export(dir); err != nil {
+		t.Fatal(err)
+	}
+	next := testSite(t)
+	next.files[ScriptFile] = []byte("// a newer page\n")
+	next.files[WasmFile] = []byte("// a newer simulator\n")
+	full := errors.New("no space left on device")
+	createTemp = func(dir, pattern string) (*os.File, error) {
+		if strings.Contains(pattern, WasmFile) {
+			return nil, full
+		}
+		return os.CreateTemp(dir, pattern)
+	}
+	defer func() { createTemp = os.CreateTemp }()
+	paths, err := next.Export(dir)
+	if !errors.Is(err, full) || len(paths) != 0 {
+		t.Fatalf("Export = %q, %v; want nothing written and the disk's error", paths, err)
+	}
+	for _, name := range Files {
+		got, _ := os.ReadFile(filepath.Join(dir, name))
+		if want, _ := old.File(name); !bytes.Equal(got, want) {
+			t.Errorf("%s holds %q, want the earlier export's %q", name, got, want)
+		}
+	}
+	outfiletest.WantEntries(t, dir, "index.html", "playground.css", "playground.js", "ratelim-wasm.js", "wasm_exec.js")
+}
+
+// The page's index.html carries the tag that marks an export as ours.
+func TestThePageCarriesTheGenerator(t *testing.T) {
+	if b, _ := testSite(t).File(IndexFile); !bytes.Contains(b, []byte(Generator)) {
+		t.Errorf("index.html has no %s: Export would refuse to replace its own", Generator)
+	}
+}
+
 // Export refuses, writing nothing, a directory that is a file or a FIFO,
 // and a directory where one of the site's files is a FIFO, a directory or
 // a dangling link: each an *outfile.UnusableError.
@@ -248,6 +289,25 @@ func TestExportRefusesWhatIsNotItsToReplace(t *testing.T) {
 	withFIFO := filepath.Join(tmp, "with-fifo")
 	withDir := filepath.Join(tmp, "with-dir")
 	withDangling := filepath.Join(tmp, "with-dangling")
+	// Someone's own site: a page, and a stylesheet beside a page of ours
+	// that is not (no generator tag).
+	theirs := filepath.Join(tmp, "theirs")
+	theirCSS := filepath.Join(tmp, "their-css")
+	for _, d := range []string{theirs, theirCSS} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(theirs, IndexFile), []byte("<h1>my course homepage</h1>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(theirCSS, CSSFile), []byte("h1 {}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(tmp, "dangling")
+	if err := os.Symlink(filepath.Join(tmp, "nowhere"), dangling); err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range []string{withFIFO, withDir, withDangling} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -273,6 +333,9 @@ func TestExportRefusesWhatIsNotItsToReplace(t *testing.T) {
 		{withDir, "playground.js: it is a directory", []string{ScriptFile}},
 		{withDangling, "index.html: it is a symbolic link to", []string{IndexFile}},
 		{"", "no directory named", nil},
+		{theirs, "index.html: it is not a ratelim playground's", []string{IndexFile}},
+		{theirCSS, "playground.css: it is not a ratelim playground's", []string{CSSFile}},
+		{dangling, "it is a symbolic link to " + filepath.Join(tmp, "nowhere") + ", which does not exist", nil},
 	} {
 		paths, err := s.Export(tc.dir)
 		var unusable *outfile.UnusableError
@@ -297,32 +360,46 @@ func TestHandlerServesTheSiteAlone(t *testing.T) {
 	s := testSite(t)
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
 	for _, tc := range []struct {
 		method, path string
 		status       int
 		ctype        string
 		body         []byte
+		host         string // "" the server's own 127.0.0.1:PORT
 	}{
-		{"GET", "/", 200, "text/html; charset=utf-8", s.files[IndexFile]},
-		{"GET", "/index.html", 200, "text/html; charset=utf-8", s.files[IndexFile]},
-		{"GET", "/playground.css", 200, "text/css; charset=utf-8", s.files[CSSFile]},
-		{"GET", "/playground.js", 200, "text/javascript; charset=utf-8", s.files[ScriptFile]},
-		{"GET", "/wasm_exec.js", 200, "text/javascript; charset=utf-8", s.files[WasmExecFile]},
-		{"GET", "/ratelim-wasm.js", 200, "text/javascript; charset=utf-8", s.files[WasmFile]},
-		{"GET", "/index.html?x=1", 200, "text/html; charset=utf-8", s.files[IndexFile]},
-		{"HEAD", "/playground.js", 200, "text/javascript; charset=utf-8", nil},
-		{"GET", "/static.go", 404, "", nil},
-		{"GET", "/gen/", 404, "", nil},
-		{"GET", "/web/static/index.html", 404, "", nil},
-		{"GET", "/favicon.ico", 404, "", nil},
-		{"GET", "/..%2fgo.mod", 404, "", nil},
-		{"GET", "/%2e%2e/go.mod", 404, "", nil},
-		{"POST", "/", 405, "", nil},
-		{"PUT", "/index.html", 405, "", nil},
+		{"GET", "/", 200, "text/html; charset=utf-8", s.files[IndexFile], ""},
+		{"GET", "/index.html", 200, "text/html; charset=utf-8", s.files[IndexFile], ""},
+		{"GET", "/playground.css", 200, "text/css; charset=utf-8", s.files[CSSFile], ""},
+		{"GET", "/playground.js", 200, "text/javascript; charset=utf-8", s.files[ScriptFile], ""},
+		{"GET", "/wasm_exec.js", 200, "text/javascript; charset=utf-8", s.files[WasmExecFile], ""},
+		{"GET", "/ratelim-wasm.js", 200, "text/javascript; charset=utf-8", s.files[WasmFile], ""},
+		{"GET", "/index.html?x=1", 200, "text/html; charset=utf-8", s.files[IndexFile], ""},
+		{"HEAD", "/playground.js", 200, "text/javascript; charset=utf-8", nil, ""},
+		{"GET", "/static.go", 404, "", nil, ""},
+		{"GET", "/gen/", 404, "", nil, ""},
+		{"GET", "/web/static/index.html", 404, "", nil, ""},
+		{"GET", "/favicon.ico", 404, "", nil, ""},
+		{"GET", "/..%2fgo.mod", 404, "", nil, ""},
+		{"GET", "/%2e%2e/go.mod", 404, "", nil, ""},
+		{"POST", "/", 405, "", nil, ""},
+		{"PUT", "/index.html", 405, "", nil, ""},
+		// DNS rebinding: another site's name resolved to loopback.
+		{"GET", "/", 421, "", nil, "evil.example:" + port},
+		{"GET", "/ratelim-wasm.js", 421, "", nil, "evil.example"},
+		{"GET", "/", 421, "", nil, "127.0.0.1.evil.example:" + port},
+		{"GET", "/", 421, "", nil, "192.168.1.10:" + port},
+		{"GET", "/", 200, "text/html; charset=utf-8", s.files[IndexFile], "localhost:" + port},
+		{"GET", "/", 200, "text/html; charset=utf-8", s.files[IndexFile], "LOCALHOST"},
+		{"GET", "/", 200, "text/html; charset=utf-8", s.files[IndexFile], "[::1]:" + port},
+		{"GET", "/", 200, "text/html; charset=utf-8", s.files[IndexFile], "127.0.0.1"},
 	} {
 		req, err := http.NewRequest(tc.method, srv.URL+tc.path, nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if tc.host != "" {
+			req.Host = tc.host
 		}
 		resp, err := srv.Client().Do(req)
 		if err != nil {
@@ -330,7 +407,7 @@ func TestHandlerServesTheSiteAlone(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		name := tc.method + " " + tc.path
+		name := tc.method + " " + tc.path + " Host " + req.Host
 		if resp.StatusCode != tc.status {
 			t.Errorf("%s: status %d, want %d", name, resp.StatusCode, tc.status)
 		}
@@ -344,7 +421,7 @@ func TestHandlerServesTheSiteAlone(t *testing.T) {
 			t.Errorf("%s: a listing: %q", name, body)
 		}
 		for h, want := range map[string]string{
-			"Content-Security-Policy": ContentSecurityPolicy,
+			"Content-Security-Policy": s.Policy(),
 			"X-Content-Type-Options":  "nosniff",
 			"Referrer-Policy":         "no-referrer",
 			"X-Frame-Options":         "DENY",
@@ -356,10 +433,32 @@ func TestHandlerServesTheSiteAlone(t *testing.T) {
 	}
 }
 
+// The header's policy is the page's meta tag's: one policy, whatever the
+// page says; a page without one runs nothing.
+func TestPolicyIsThePages(t *testing.T) {
+	s := testSite(t)
+	for _, tc := range []struct{ index, want string }{
+		{`<head><meta http-equiv="Content-Security-Policy" content="default-src 'self'; img-src data:"></head>`, "default-src 'self'; img-src data:; frame-ancestors 'none'"},
+		{`<META HTTP-EQUIV="Content-Security-Policy" CONTENT="script-src &#39;self&#39;;">`, "script-src 'self'; frame-ancestors 'none'"},
+		{`<head><title>no policy</title></head>`, "default-src 'none'; frame-ancestors 'none'"},
+	} {
+		s.files[IndexFile] = []byte(tc.index)
+		if got := s.Policy(); got != tc.want {
+			t.Errorf("%s: Policy() = %q, want %q", tc.index, got, tc.want)
+		}
+	}
+}
+
 // The policy names no origin but the page's own: every source is a
 // keyword or a scheme the page makes itself (data:, blob:).
 func TestPolicyAllowsNoOtherOrigin(t *testing.T) {
-	for _, directive := range strings.Split(ContentSecurityPolicy, ";") {
+	policy := testSite(t).Policy()
+	for _, want := range []string{"default-src ", "script-src 'self' 'wasm-unsafe-eval'", "connect-src 'none'", "frame-ancestors 'none'"} {
+		if !strings.Contains(policy, want) {
+			t.Errorf("the policy %q has no %s: is index.html's <meta http-equiv=\"Content-Security-Policy\"> there?", policy, want)
+		}
+	}
+	for _, directive := range strings.Split(policy, ";") {
 		fields := strings.Fields(directive)
 		if len(fields) == 0 {
 			continue
@@ -374,5 +473,153 @@ func TestPolicyAllowsNoOtherOrigin(t *testing.T) {
 		if fields[0] == "script-src" && strings.Contains(directive, "'unsafe-inline'") {
 			t.Errorf("scripts may run inline: %s", directive)
 		}
+	}
+}
+
+// go mod download -json's failure is in its JSON's Error, on standard
+// output, with standard error often empty: the message carries it, and
+// for a pseudo-version (a build in a clone) says to run in that clone.
+func TestDownloadedDirSaysWhy(t *testing.T) {
+	exit1 := errors.New("exit status 1")
+	for _, tc := range []struct {
+		name, version  string
+		stdout, stderr string
+		runErr         error
+		wantDir        string
+		want           []string
+	}{
+		{"found", "v1.2.0", `{"Path": "x", "Dir": "/cache/x@v1.2.0"}`, "", nil, "/cache/x@v1.2.0", nil},
+		{"release missing", "v1.2.0", `{"Path": "x", "Error": "reading x: 404 Not Found"}`, "", exit1, "",
+			[]string{"v1.2.0", "404 Not Found", "inside a clone"}},
+		{"unpublished commit", "v0.0.0-20261206181253-c511555e3824",
+			`{"Path": "x", "Error": "x@v0.0.0-20261206181253-c511555e3824: 403 Forbidden"}`, "", exit1, "",
+			[]string{"403 Forbidden", "built from an unpublished commit: run it inside that clone"}},
+		{"pre-release pseudo", "v1.2.1-0.20261206181253-c511555e3824", `{"Error": "gone"}`, "", exit1, "",
+			[]string{"gone", "unpublished commit"}},
+		{"stderr only", "v1.2.0", "", "go: no network", exit1, "", []string{"go: no network"}},
+		{"exit alone", "v1.2.0", "", "", exit1, "", []string{"exit status 1"}},
+		{"no dir", "v1.2.0", `{"Path": "x"}`, "", nil, "", []string{"named no directory"}},
+	} {
+		dir, err := downloadedDir(tc.version, []byte(tc.stdout), []byte(tc.stderr), tc.runErr)
+		if dir != tc.wantDir {
+			t.Errorf("%s: dir %q, want %q", tc.name, dir, tc.wantDir)
+		}
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %v, want it to say %q", tc.name, err, w)
+			}
+		}
+		if tc.want == nil && err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if tc.name == "release missing" && strings.Contains(err.Error(), "unpublished") {
+			t.Errorf("%s: a release called an unpublished commit: %v", tc.name, err)
+		}
+	}
+}
+
+// A -tags playground binary's gen/ is used only when go generate wrote
+// all of it beside the page files the binary carries; else the error
+// says what to run.
+func TestFromGeneratedRefusesAStaleOrMissingSimulator(t *testing.T) {
+	page := fstest.MapFS{}
+	for _, name := range pageFiles {
+		page[name] = &fstest.MapFile{Data: []byte("the page's " + name)}
+	}
+	files, err := readPage(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := WasmScript([]byte("\x00asm"), "go1.26.8")
+	gen := func(digest string, skip string) fstest.MapFS {
+		m := fstest.MapFS{"gen/README.md": {Data: []byte("run go generate")}}
+		for name, b := range map[string][]byte{WasmFile: js, WasmExecFile: []byte("// wasm_exec"), PageDigestFile: []byte(digest + "\n")} {
+			if name != skip {
+				m["gen/"+name] = &fstest.MapFile{Data: b}
+			}
+		}
+		return m
+	}
+	edited := fstest.MapFS{}
+	for k, v := range page {
+		edited[k] = v
+	}
+	edited[ScriptFile] = &fstest.MapFile{Data: []byte("a newer playground.js")}
+	for _, tc := range []struct {
+		name string
+		gen  fstest.MapFS
+		page fstest.MapFS
+		want string // "" ok
+	}{
+		{"generated", gen(pageDigest(files), ""), page, ""},
+		{"README alone (no go generate)", fstest.MapFS{"gen/README.md": {}}, page, "without go generate ./web/site"},
+		{"no digest", gen(pageDigest(files), PageDigestFile), page, "without go generate ./web/site"},
+		{"no wasm", gen(pageDigest(files), WasmFile), page, "without go generate ./web/site"},
+		{"page edited since", gen(pageDigest(files), ""), edited, "generated beside other page files"},
+	} {
+		sim, ok, err := fromGenerated(tc.gen, tc.page)
+		switch {
+		case tc.want == "" && (err != nil || !ok || sim.goVersion != "go1.26.8" || !bytes.Equal(sim.wasmJS, js)):
+			t.Errorf("%s: %v, %v, %+v; want the simulator, built by go1.26.8", tc.name, ok, err, sim.goVersion)
+		case tc.want != "" && (ok || err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "go generate ./web/site && go build -tags playground")):
+			t.Errorf("%s: %v, %v; want a refusal saying %q and what to run", tc.name, ok, err, tc.want)
+		}
+	}
+}
+
+// Built from source, the page comes from the same tree as the simulator
+// (its web/static), not from this binary: here a tree whose index.html
+// differs from the one compiled in, made of links to this checkout's
+// files.
+func TestBuildTakesThePageFromTheTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the playground's WebAssembly (seconds warm, tens cold)")
+	}
+	if _, err := findGo(""); err != nil {
+		t.Skip(err)
+	}
+	real, ok := findModule(".")
+	if !ok {
+		t.Fatal("no ratelim module above the test's directory")
+	}
+	tree := t.TempDir()
+	linkAllBut := func(from, to, keep string) {
+		t.Helper()
+		entries, err := os.ReadDir(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Name() != keep {
+				if err := os.Symlink(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	linkAllBut(real, tree, "web")
+	if err := os.MkdirAll(filepath.Join(tree, "web", "static"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	linkAllBut(filepath.Join(real, "web"), filepath.Join(tree, "web"), "static")
+	page, err := readPage(pageFS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page[IndexFile] = append([]byte("<!-- the tree's own page -->\n"), page[IndexFile]...)
+	for name, b := range page {
+		if err := os.WriteFile(filepath.Join(tree, "web", "static", name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := Build(context.Background(), Options{Dir: tree, Rebuild: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.File(IndexFile); !bytes.Equal(got, page[IndexFile]) {
+		t.Errorf("the site's index.html is not the tree's (%d bytes, want %d): %.60q", len(got), len(page[IndexFile]), got)
+	}
+	if !strings.HasPrefix(s.Origin, "built from "+tree+" at go") {
+		t.Errorf("Origin %q, want built from %s at go…", s.Origin, tree)
 	}
 }

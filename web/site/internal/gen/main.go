@@ -1,6 +1,8 @@
 // Command gen builds the playground's simulator from the checkout it runs
 // in and writes ratelim-wasm.js and wasm_exec.js into a directory (-o),
-// for web/site's embedded.go: `go generate ./web/site` runs it.
+// for web/site's embedded.go, with page.sha256, the digest of the page
+// files (the checkout's web/static) it was built beside: `go generate
+// ./web/site` runs it.
 package main
 
 import (
@@ -36,8 +38,13 @@ func generate(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, name := range []string{site.WasmFile, site.WasmExecFile} {
-		b, _ := s.File(name)
+	files := map[string][]byte{site.PageDigestFile: []byte(s.PageDigest() + "\n")}
+	files[site.WasmFile], _ = s.File(site.WasmFile)
+	files[site.WasmExecFile], _ = s.File(site.WasmExecFile)
+	// The digest last, so that it is never newer than the simulator
+	// beside it.
+	for _, name := range []string{site.WasmFile, site.WasmExecFile, site.PageDigestFile} {
+		b := files[name]
 		path := filepath.Join(dir, name)
 		if err := outfile.Write(path, nil, func(w io.Writer) error {
 			_, err := w.Write(b)
