@@ -139,12 +139,21 @@ type lineRecorder struct {
 func (r *lineRecorder) SetLineWidth(vg.Length)             {}
 func (r *lineRecorder) SetLineDash([]vg.Length, vg.Length) {}
 func (r *lineRecorder) SetColor(color.Color)               {}
+// Stroke records each line of p: a path's every Move starts one, and
+// a line of two points is kept.
 func (r *lineRecorder) Stroke(p vg.Path) {
 	var pts []vg.Point
+	flush := func() {
+		if len(pts) == 2 {
+			r.lines = append(r.lines, [2]vg.Point{pts[0], pts[1]})
+		}
+		pts = pts[:0]
+	}
 	for _, c := range p {
+		if c.Type == vg.MoveComp {
+			flush()
+		}
 		pts = append(pts, c.Pos)
 	}
-	if len(pts) == 2 {
-		r.lines = append(r.lines, [2]vg.Point{pts[0], pts[1]})
-	}
+	flush()
 }
