@@ -33,7 +33,9 @@ import (
 // Unit ("12s", "0.5ms") or "never", so that parseFloat reads the number,
 // and the page writes a slider's number back followed by Unit. Min, Max
 // and Step bound a slider in Unit (for "rate", per second, a hint);
-// Choices list a "choice"'s values.
+// Choices list a "choice"'s values: every value its field takes, those
+// the run would refuse with it included (Playground.Choices filters them);
+// a duration's words ("never"), only those that run.
 type Control struct {
 	Name      string   `json:"name"`
 	Label     string   `json:"label"`
@@ -73,20 +75,29 @@ const (
 )
 
 // controls are file0's controls, valued as fileA (file0 with run A's
-// settings, sets) ran. A choice the run would refuse is not offered
-// (runnable), nor a slider's end: a rate's range is in its own unit
-// and a window's starts where rate × window reaches 1.
+// settings, sets) ran. A slider's end the run would refuse is not
+// offered: a rate's range is in its own unit and a window's starts where
+// rate × window reaches 1; nor a duration's word ("never") the run would
+// refuse (runnable). A choice control lists every value its field takes:
+// which of them run with sets is Playground.Choices' to find, when the
+// page's list opens.
 func controls(file0, fileA *scenarios.File, sets []scenarios.Setting) []Control {
+	out := unfilteredControls(file0, fileA)
+	for i := range out {
+		if c := &out[i]; c.Kind != kindChoice && len(c.Choices) > 0 {
+			c.Choices = slices.DeleteFunc(c.Choices, func(v string) bool { return v != c.Value && !runnable(file0, sets, c.Name, v) })
+		}
+	}
+	return out
+}
+
+// unfilteredControls are controls' controls with every choice listed.
+func unfilteredControls(file0, fileA *scenarios.File) []Control {
 	b := &controlBuilder{file0: file0, fileA: fileA}
 	b.limit()
 	b.topology()
 	b.faults()
 	b.traffic()
-	for i := range b.out {
-		if c := &b.out[i]; len(c.Choices) > 0 {
-			c.Choices = slices.DeleteFunc(c.Choices, func(v string) bool { return v != c.Value && !runnable(file0, sets, c.Name, v) })
-		}
-	}
 	return b.out
 }
 

@@ -103,11 +103,14 @@ func TestControlsFollowTheRun(t *testing.T) {
 	if c := control(tr.Controls, "limit.window"); c == nil || c.Min != 4 {
 		t.Errorf("two-regions limit.window: %+v; want it from 4s (1000/h admits one in 3.6s)", c)
 	}
-	if c := control(tr.Controls, "algorithm"); c == nil || slices.Contains(c.Choices, "concurrency") {
-		t.Errorf("two-regions algorithm: %+v; want no concurrency for a rate", c)
+	if c := p.Choices(State{Builtin: "two-regions"}, "algorithm"); c.Error != nil || slices.Contains(c.Choices, "concurrency") || !slices.Contains(c.Choices, "sliding-log") {
+		t.Errorf("two-regions algorithm: %+v; want no concurrency for a rate, and sliding-log", c)
 	}
-	if c := control(tr.Controls, "topology"); c == nil || !slices.Equal(c.Choices, []string{"regions"}) {
+	if c := p.Choices(State{Builtin: "two-regions"}, "topology"); c.Error != nil || !slices.Equal(c.Choices, []string{"regions"}) {
 		t.Errorf("two-regions topology: %+v; want regions alone", c)
+	}
+	if c := control(tr.Controls, "topology"); c == nil || len(c.Choices) < 2 {
+		t.Errorf("two-regions topology control: %+v; want every kind listed, Choices to filter", c)
 	}
 	resp = p.Run(context.Background(), State{Builtin: "partition", Settings: []Setting{{"topology", "local"}}})
 	for _, gone := range []string{"on-error", "rtt", "topology.failover_after"} {
@@ -156,7 +159,13 @@ func TestEveryControlValueRuns(t *testing.T) {
 		base := p.Run(context.Background(), State{Builtin: b.Name})
 		for _, c := range base.Controls {
 			values := c.Choices
-			if c.Kind != kindChoice {
+			if c.Kind == kindChoice {
+				offered := p.Choices(State{Builtin: b.Name}, c.Name)
+				if offered.Error != nil || !slices.Contains(offered.Choices, c.Value) {
+					t.Errorf("%s: Choices(%s) = %+v, want its value %q among them", b.Name, c.Name, offered, c.Value)
+				}
+				values = offered.Choices
+			} else {
 				values = append([]string{number(c.Min) + unitOf(c), number(c.Max) + unitOf(c)}, c.Choices...)
 			}
 			for _, v := range values {

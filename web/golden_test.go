@@ -42,17 +42,12 @@ func TestResponseGoldens(t *testing.T) {
 			resp.Table = "ratelim sim's table of run A"
 		}
 		if resp.Scenario != nil {
-			// Written is pinned where it differs from the source (run A's
-			// settings written in: what a download gives), and said to
-			// equal it where it does.
-			if resp.Scenario.Written == resp.Scenario.Source {
-				resp.Scenario.Written = "the file's text, as given"
-			}
 			resp.Scenario.Source = "the file's text"
 		}
 		// A choice list is the algorithms' and topologies' registries
-		// filtered by what runs: its length pinned, not every name, so a
-		// new algorithm does not rewrite these.
+		// (every value the field takes; Choices filters them): its length
+		// pinned, not every name, so a new algorithm does not rewrite
+		// these.
 		for i := range resp.Controls {
 			if c := &resp.Controls[i]; len(c.Choices) > 1 {
 				c.Choices = []string{fmt.Sprintf("%d choices", len(c.Choices))}

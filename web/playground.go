@@ -94,23 +94,11 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 		return resp
 	}
 	resp.Scenario = scenarioView(file, name)
-	setsA, err := settings(s.Settings, flagOf)
+	setsA, _, notice, err := runSettings(file, s)
 	if err != nil {
 		return failed(resp, file, err)
 	}
-	// In the order `ratelim sim` applies its flags, so that the command
-	// the page shows makes exactly the run it made.
-	simrun.CLIOrder(setsA)
-	// The run's work bounded before it starts: its clients, store and
-	// steps checked on the file as the settings change it, and a step
-	// too fine replaced, as a --step setting the command then carries.
-	applied, err := simrun.Apply(file, setsA)
-	if err != nil {
-		return failed(resp, file, err)
-	}
-	if setsA, resp.Notice, err = fit(applied, setsA); err != nil {
-		return failed(resp, file, err)
-	}
+	resp.Notice = notice
 	var result bytes.Buffer
 	out, err := simrun.Run(ctx, &result, simrun.Options{
 		File: file, Settings: setsA, Sim: simOptions(), Layout: simrun.Layout{Format: "json"},
@@ -140,11 +128,6 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 	resp.DurationS = r.DurationS
 	resp.Scenario.DurationS, resp.Scenario.StepS = r.DurationS, r.StepS
 	resp.Scenario.Clients, resp.Scenario.ClientCount = firstNames(clientNames(r))
-	if written, err := scenarios.Written(fileA); err != nil {
-		resp.Scenario.Written, resp.Scenario.WrittenError = "", err.Error()
-	} else {
-		resp.Scenario.Written = string(written)
-	}
 	resp.Question = question(fileA, r)
 	if len(s.Vs) > 0 {
 		vs, err := versus(ctx, s, name, fileA, r, setsA, !p.noDrawing)
@@ -155,6 +138,104 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 	}
 	p.last = r
 	return resp
+}
+
+// runSettings are run A's settings of s on file, in the order `ratelim
+// sim` applies its flags (so that the command the page shows makes
+// exactly the run it made), with file as they change it; notice says
+// what fit changed. The run's work is bounded before it starts: its
+// clients, store and steps checked on the file as the settings change
+// it, and a step too fine replaced, as a --step setting the command then
+// carries.
+func runSettings(file *scenarios.File, s State) (sets []scenarios.Setting, applied *scenarios.File, notice string, err error) {
+	if sets, err = settings(s.Settings, flagOf); err != nil {
+		return nil, nil, "", err
+	}
+	simrun.CLIOrder(sets)
+	if applied, err = simrun.Apply(file, sets); err != nil {
+		return nil, nil, "", err
+	}
+	if sets, notice, err = fit(applied, sets); err != nil {
+		return nil, nil, "", err
+	}
+	if notice != "" {
+		if applied, err = simrun.Apply(file, sets); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	return sets, applied, notice, nil
+}
+
+// ChoicesView is what Choices answers: the values of the choice control
+// Name that run, or the error that kept it from finding them.
+type ChoicesView struct {
+	Error   *ErrorView `json:"error,omitempty"`
+	Name    string     `json:"name,omitempty"`
+	Choices []string   `json:"choices,omitempty"`
+}
+
+// Choices are the values of s's choice control name (a Control of kind
+// "choice", as Run returned it) that run A would take with the rest of
+// its settings kept: those scenarios.Apply takes and the simulator
+// starts. Run offers every value such a control's field takes, unfiltered,
+// because finding which run costs a trial Apply each (api-quotas, 48
+// values over two limits, was 40% of its Run), and a slider's every step
+// would pay it; the page asks here when a list opens instead. The
+// control's own value is always among them.
+func (p *Playground) Choices(s State, name string) (view *ChoicesView) {
+	defer func() {
+		if v := recover(); v != nil {
+			view = &ChoicesView{Error: &ErrorView{Text: fmt.Sprintf("internal error: %v", v)}}
+		}
+	}()
+	file, _, err := open(s)
+	if err != nil {
+		return &ChoicesView{Error: errorView(err)}
+	}
+	sets, applied, _, err := runSettings(file, s)
+	if err != nil {
+		return &ChoicesView{Error: errorView(err)}
+	}
+	for _, c := range unfilteredControls(file, applied) {
+		if c.Name != name || c.Kind != kindChoice {
+			continue
+		}
+		out := slices.DeleteFunc(c.Choices, func(v string) bool { return v != c.Value && !runnable(file, sets, c.Name, v) })
+		return &ChoicesView{Name: name, Choices: out}
+	}
+	return &ChoicesView{Error: &ErrorView{Text: fmt.Sprintf("choices: %q is not a choice this run offers (want a control of kind choice)", short(name))}}
+}
+
+// WrittenView is the scenario as run A's settings write it
+// (scenarios.Written): the YAML "Download YAML" saves, or why it cannot
+// be written as one file.
+type WrittenView struct {
+	Error *ErrorView `json:"error,omitempty"`
+	YAML  string     `json:"yaml,omitempty"`
+}
+
+// Written is s's scenario with run A's settings written into its YAML,
+// asked when the page's Download YAML is pressed rather than made on
+// every run.
+func (p *Playground) Written(s State) (view *WrittenView) {
+	defer func() {
+		if v := recover(); v != nil {
+			view = &WrittenView{Error: &ErrorView{Text: fmt.Sprintf("internal error: %v", v)}}
+		}
+	}()
+	file, _, err := open(s)
+	if err != nil {
+		return &WrittenView{Error: errorView(err)}
+	}
+	_, applied, _, err := runSettings(file, s)
+	if err != nil {
+		return &WrittenView{Error: errorView(err)}
+	}
+	text, err := scenarios.Written(applied)
+	if err != nil {
+		return &WrittenView{Error: errorView(err)}
+	}
+	return &WrittenView{YAML: string(text)}
 }
 
 // failed is what a failure after file read shows: err, the scenario, and
@@ -351,9 +432,7 @@ func errorText(err error) string {
 // in its duration, step and clients as it ran them.
 func scenarioView(f *scenarios.File, name string) *ScenarioView {
 	sc := f.Scenario
-	// Written is the file as read until a run's settings are written in:
-	// what a download gives when they cannot be used.
-	v := &ScenarioView{Name: sc.Name, Summary: sc.Summary, Lesson: lessonOf(f), File: name, Source: string(f.Source), Written: string(f.Source),
+	v := &ScenarioView{Name: sc.Name, Summary: sc.Summary, Lesson: lessonOf(f), File: name, Source: string(f.Source),
 		DurationS: sc.Duration.Seconds(), StepS: sc.Step.Seconds()}
 	names := make([]string, 0, min(len(sc.Clients), maxClientNames))
 	for _, c := range sc.Clients[:min(len(sc.Clients), maxClientNames)] {

@@ -411,26 +411,47 @@ func TestWrittenRunsAsRunA(t *testing.T) {
 	} {
 		var p Playground
 		p.noDrawing = true
-		resp := p.Run(context.Background(), State{Builtin: tc.name, Settings: tc.set})
+		state := State{Builtin: tc.name, Settings: tc.set}
+		resp := p.Run(context.Background(), state)
 		if resp.Error != nil {
 			t.Fatalf("%s %v: %s", tc.name, tc.set, resp.Error.Text)
 		}
-		s := resp.Scenario
-		if s.Written == "" {
-			if !strings.Contains(s.WrittenError, "(want") {
-				t.Errorf("%s %v: nothing written, and %q says not why", tc.name, tc.set, s.WrittenError)
+		w := p.Written(state)
+		if w.Error != nil {
+			if !strings.Contains(w.Error.Text, "(want") {
+				t.Errorf("%s %v: nothing written, and %q says not why", tc.name, tc.set, w.Error.Text)
 			}
 			continue
 		}
-		if tc.set == nil && s.Written != s.Source {
+		if tc.set == nil && w.YAML != resp.Scenario.Source {
 			t.Errorf("%s: with no setting, the file written is not the file", tc.name)
 		}
-		written := p.Run(context.Background(), State{YAML: s.Written, FileName: tc.name + ".yaml"})
+		written := p.Run(context.Background(), State{YAML: w.YAML, FileName: tc.name + ".yaml"})
 		if written.Error != nil {
 			t.Fatalf("%s %v: the file written: %s", tc.name, tc.set, written.Error.Text)
 		}
 		if !reflect.DeepEqual(withoutExpectations(t, written.Result), withoutExpectations(t, resp.Result)) {
 			t.Errorf("%s %v: the file written runs otherwise than run A", tc.name, tc.set)
+		}
+	}
+}
+
+// Written answers a state that does not run with the error the run
+// gives, and a setting Written cannot write with why, naming the flag.
+func TestWrittenSaysWhyNot(t *testing.T) {
+	t.Parallel()
+	var p Playground
+	for _, tc := range []struct {
+		state State
+		want  string
+	}{
+		{State{Builtin: "no-such"}, "no-such"},
+		{State{Builtin: "partition", Settings: []Setting{{"limit.burst", "x"}}}, "--set limit.burst: \"x\""},
+		{State{Builtin: "partition", Settings: []Setting{{"duration", "1s"}}}, "(want"},
+	} {
+		w := p.Written(tc.state)
+		if w.Error == nil || !strings.Contains(w.Error.Text, tc.want) || w.YAML != "" {
+			t.Errorf("Written(%+v) = %+v, want an error with %q and no YAML", tc.state, w, tc.want)
 		}
 	}
 }

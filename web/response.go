@@ -60,12 +60,6 @@ type ScenarioView struct {
 	File string `json:"file"`
 	// Source is the file's text as given.
 	Source string `json:"source"`
-	// Written is the file's text with run A's settings written in, for
-	// "download YAML" (scenarios.Written): `ratelim sim` on it makes run
-	// A. "" with WrittenError saying why when a setting cannot be written
-	// (use Command then); the file as given when run A failed.
-	Written      string `json:"written"`
-	WrittenError string `json:"writtenError,omitempty"`
 	// DurationS and StepS are the run's, or the file's when it did not run.
 	DurationS float64 `json:"durationS"`
 	StepS     float64 `json:"stepS"`

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -53,13 +54,14 @@ func BenchmarkNativeRerun(b *testing.B) {
 	}
 }
 
-// sliderRerun moves the burst slider to position ("min", or the
-// position the file's burst has), with one input event as a drag step
-// sends, and resolves, in ms as the page's clock
-// measures, once the run has finished, the timeline's SVG has been
-// replaced, and the browser has painted the frame after it.
+// sliderRerun moves the benchmark's slider (the page's
+// window.ratelimBenchSlider) to position ("min", or the position the
+// file's value has), with one input event as a drag step sends, and
+// resolves, in ms as the page's clock measures, once the run has
+// finished, the timeline's SVG has been replaced, and the browser has
+// painted the frame after it.
 const sliderRerun = `(async (to) => {
-  const input = document.querySelector('#controls [data-setting="limit.burst"]');
+  const input = window.ratelimBenchSlider;
   const box = document.getElementById('timeline');
   const old = box.querySelector('svg');
   const runs = Number(document.body.dataset.runs);
@@ -84,19 +86,44 @@ const sliderRerun = `(async (to) => {
   return performance.now() - t0;
 })(%s)`
 
-// BenchmarkPageSliderRerun is a teacher moving the burst slider in
-// headless Chromium: from the input event to the new run shown (the
-// result, the table, the timeline's SVG replaced and painted), measured by
-// the page's own clock and reported as page-ms/op; ns/op adds the
-// DevTools round trip. The issue asks for ≤ 200 ms.
+// pickSlider chooses the slider a benchmark moves: the burst's where the
+// page shows one (what a class moves first), else the first slider of
+// the page, and keeps where the file's value puts it. It returns the
+// slider's setting name, "" when the page has no slider.
+const pickSlider = `(() => {
+  const input = document.querySelector('#controls input[type=range][data-setting="limit.burst"]') ||
+    document.querySelector('#controls input[type=range]');
+  if (!input) return '';
+  window.ratelimBenchSlider = input;
+  window.ratelimBenchFilePosition = input.value;
+  return input.dataset.setting;
+})()`
+
+// BenchmarkPageSliderRerun is a teacher moving a slider of each
+// built-in in headless Chromium (the burst's where it has one, else its
+// first slider) between its left end and the file's value: from the
+// input event to the new run shown (the result, the table, the
+// timeline's SVG replaced and painted), measured by the page's own clock
+// and reported as page-ms/op (ns/op adds the DevTools round trip). In
+// the same run, the same two states natively (web.Playground.Run, all
+// the page is sent) as native-ms/op, and the ratio as x-native. The
+// issue asks for ≤ 200 ms a built-in.
 func BenchmarkPageSliderRerun(b *testing.B) {
-	states := burstSettings(b)
-	frag, err := web.Encode(states[1])
+	for _, info := range web.Builtins() {
+		b.Run(info.Name, func(b *testing.B) { benchSlider(b, info.Name) })
+	}
+}
+
+func benchSlider(b *testing.B, builtin string) {
+	frag, err := web.Encode(web.State{Builtin: builtin})
 	if err != nil {
 		b.Fatal(err)
 	}
 	p := openPage(b, fileURL(b, frag), ownFiles)
-	p.do(`window.ratelimBenchFilePosition = document.querySelector('#controls [data-setting="limit.burst"]').value`)
+	name := eval[string](p, pickSlider)
+	if name == "" {
+		b.Skipf("%s shows no slider", builtin)
+	}
 	rerun := func(to string) float64 {
 		ms, err := chromedp.Run(p.ctx, chromedp.Evaluate[float64](fmt.Sprintf(sliderRerun, js(to)), chromedp.EvalAwaitPromise))
 		if err != nil {
@@ -104,22 +131,37 @@ func BenchmarkPageSliderRerun(b *testing.B) {
 		}
 		return ms
 	}
-	// Once each way, untimed: the page's first run of each state, and a
-	// check that the slider sets what BenchmarkNativeRerun runs.
+	// Once each way, untimed: the page's first run of each state, and the
+	// states the native runs repeat, as the page's permalink has them.
 	rerun("min")
-	if got := p.state(); !slices.Equal(got.Settings, states[0].Settings) {
-		b.Fatalf("the slider's left end is %+v, BenchmarkNativeRerun runs %+v", got.Settings, states[0].Settings)
+	low := p.state()
+	if len(low.Settings) != 1 || low.Settings[0].Name != name {
+		b.Fatalf("%s's slider at its left end set %+v, want %s alone", name, low.Settings, name)
 	}
 	rerun("file")
-	if got := p.state(); len(got.Settings) != 0 {
-		b.Fatalf("the slider back at the file's burst left settings %+v", got.Settings)
+	file := p.state()
+	if len(file.Settings) != 0 {
+		b.Fatalf("%s's slider back at the file's value left settings %+v", name, file.Settings)
 	}
+	states := [2]web.State{low, file}
 	b.ResetTimer()
-	var total float64
+	var page float64
 	for i := range b.N {
-		total += rerun([]string{"min", "file"}[i%2])
+		page += rerun([]string{"min", "file"}[i%2])
 	}
-	b.ReportMetric(total/float64(b.N), "page-ms/op")
+	b.StopTimer()
+	var pg web.Playground
+	ctx := context.Background()
+	t0 := time.Now()
+	for i := range b.N {
+		if resp := pg.Run(ctx, states[i%2]); resp.Error != nil {
+			b.Fatalf("native run %d: %s", i, resp.Error.Text)
+		}
+	}
+	native := float64(time.Since(t0).Microseconds()) / 1000
+	b.ReportMetric(page/float64(b.N), "page-ms/op")
+	b.ReportMetric(native/float64(b.N), "native-ms/op")
+	b.ReportMetric(page/native, "x-native")
 }
 
 // BenchmarkPageBridgeRun is the run alone in the page: the same two

@@ -727,3 +727,46 @@ func TestScreenshots(t *testing.T) {
 		}
 	}
 }
+
+// A choice list lists every value its field takes until it opens, and
+// then the values that run with the page's settings, as web.Choices
+// finds them: two-regions' topology narrows to regions alone (its file
+// names regions, which no other kind reads), its algorithm loses
+// concurrency (a rate's file). Download YAML's text is web.Written's.
+func TestChoicesNarrowAsTheyOpen(t *testing.T) {
+	s := web.State{Builtin: "two-regions", Settings: []web.Setting{{Name: "limit.window", Value: "2h"}}}
+	frag, err := web.Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := openPage(t, fileURL(t, frag), ownFiles)
+	var pg web.Playground
+	options := func(name string) []string {
+		return eval[[]string](p, fmt.Sprintf(`[...document.querySelector('#controls select[data-setting=%s]').options].map(o => o.value)`, js(name)))
+	}
+	for _, name := range []string{"topology", "algorithm"} {
+		before := options(name)
+		want := pg.Choices(s, name)
+		if want.Error != nil {
+			t.Fatalf("web.Choices(%s): %s", name, want.Error.Text)
+		}
+		if len(before) <= len(want.Choices) {
+			t.Errorf("%s lists %d values before it opens, want every value its field takes (more than the %d that run)", name, len(before), len(want.Choices))
+		}
+		// As a mouse opens it: mousedown, then focus.
+		p.do(fmt.Sprintf(`(() => { const s = document.querySelector('#controls select[data-setting=%s]'); s.dispatchEvent(new MouseEvent('mousedown', {bubbles: true})); s.focus(); })()`, js(name)))
+		if got := options(name); !slices.Equal(got, want.Choices) {
+			t.Errorf("%s opened lists %v, web.Choices says %v", name, got, want.Choices)
+		}
+		if v := eval[string](p, fmt.Sprintf(`document.querySelector('#controls select[data-setting=%s]').value`, js(name))); !slices.Contains(want.Choices, v) {
+			t.Errorf("%s shows %q after it opened, not one of %v", name, v, want.Choices)
+		}
+	}
+	w := pg.Written(s)
+	if w.Error != nil {
+		t.Fatalf("web.Written: %s", w.Error.Text)
+	}
+	if got := eval[string](p, `JSON.parse(ratelim.written(JSON.stringify({builtin: 'two-regions', set: [{name: 'limit.window', value: '2h'}]}))).yaml || ''`); got != w.YAML {
+		t.Errorf("the page's written YAML is %d bytes, web.Written's %d: not the same text", len(got), len(w.YAML))
+	}
+}

@@ -756,15 +756,19 @@
     if (r && r.error) {
       // Nothing ran: what they typed is what they want to keep.
       text = $('yaml').value;
-    } else if (r && r.scenario && r.scenario.written) {
-      text = r.scenario.written;
     } else if (r && r.scenario) {
-      note.replaceChildren(
-        el('span', { text: `This run cannot be written as one YAML file: ${r.scenario.writtenError || 'no text'}. Run it from a terminal instead: ` }),
-        el('code', { text: r.command || '' }),
-      );
-      note.hidden = false;
-      return;
+      // Written on the click, not on every run: the file with the
+      // settings written into its YAML (ratelim.written).
+      const w = call('written', JSON.stringify(stateForRun()));
+      if (w.error || typeof w.yaml !== 'string') {
+        note.replaceChildren(
+          el('span', { text: `This run cannot be written as one YAML file: ${inputText(w.error ? w.error.text : 'no text')}. Run it from a terminal instead: ` }),
+          el('code', { text: r.command || '' }),
+        );
+        note.hidden = false;
+        return;
+      }
+      text = w.yaml;
     } else {
       return;
     }
@@ -829,6 +833,10 @@
     } else if (c.kind === 'choice' && Array.isArray(c.choices) && c.choices.length) {
       input = el('select', { id });
       for (const ch of c.choices) input.append(el('option', { value: ch, text: ch }));
+      // The list is narrowed to what runs as it opens: mousedown comes
+      // before the browser draws it, focus before a key moves it.
+      input.addEventListener('mousedown', () => offerRunnable(input, c.name));
+      input.addEventListener('focus', () => offerRunnable(input, c.name));
       input.addEventListener('change', () => onControl(c.name, input.value));
       input.addEventListener('input', () => onControl(c.name, input.value));
     } else {
@@ -856,6 +864,23 @@
     if (c.help) row.append(el('p', { class: 'help', id: helpId, text: inputText(c.help) }));
     row.append(el('p', { class: 'control-error', hidden: true }));
     return row;
+  }
+
+  // offerRunnable narrows a choice list to the values that run with the
+  // page's other settings (ratelim.choices). A run lists every value its
+  // field takes, because finding which run costs a trial run a value, too
+  // dear for every step of a slider's drag; so the list is narrowed when
+  // it opens, once for each state of the page.
+  const offeredFor = new WeakMap();
+  function offerRunnable(input, name) {
+    const state = JSON.stringify(stateForRun());
+    if (offeredFor.get(input) === state) return;
+    const resp = call('choices', state, name);
+    if (resp.error || !Array.isArray(resp.choices)) return; // the full list stays; a run says what is wrong
+    offeredFor.set(input, state);
+    input.replaceChildren(...resp.choices.map((ch) => el('option', { value: ch, text: ch })));
+    const c = controlNamed(name);
+    if (c) updateControl(c);
   }
 
   // updateControl shows the value the run used, leaving alone an input the

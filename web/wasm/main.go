@@ -4,11 +4,15 @@
 // GOOS=js GOARCH=wasm, it puts package web's functions on the page as
 //
 //	globalThis.ratelim = {version, builtins(), run(stateJSON), frame(t),
+//	                      choices(stateJSON, name), written(stateJSON),
 //	                      encode(stateJSON), decode(fragment)}
 //
 // each taking and returning strings of JSON (frame takes a number of
 // seconds, or its text): run → a web.Response; frame → a web.FrameView;
-// encode → {"fragment"}; decode → {"state"}; builtins → [web.BuiltinInfo].
+// choices → a web.ChoicesView (the values of a choice control that run,
+// asked when its list opens); written → a web.WrittenView (Download
+// YAML's text); encode → {"fragment"}; decode → {"state"}; builtins →
+// [web.BuiltinInfo].
 // A call never throws for bad input: what cannot be used comes back as
 // {"error": {"text": ...}}, and so does a panic, recovered, as "internal
 // error: ...". Once they are in place it calls globalThis.ratelimReady()
@@ -72,6 +76,23 @@ func main() {
 				return errorOf(err)
 			}
 			return f
+		}),
+		"choices": bridge(func(args []js.Value) any {
+			s, err := state(args)
+			if err != nil {
+				return errorOf(err)
+			}
+			if len(args) < 2 || args[1].Type() != js.TypeString {
+				return errorOf(errors.New("choices: want a control's name after the state, e.g. \"algorithm\""))
+			}
+			return playground.Choices(s, args[1].String())
+		}),
+		"written": bridge(func(args []js.Value) any {
+			s, err := state(args)
+			if err != nil {
+				return errorOf(err)
+			}
+			return playground.Written(s)
 		}),
 		"encode": bridge(func(args []js.Value) any {
 			s, err := state(args)
