@@ -139,6 +139,7 @@ type lineRecorder struct {
 func (r *lineRecorder) SetLineWidth(vg.Length)             {}
 func (r *lineRecorder) SetLineDash([]vg.Length, vg.Length) {}
 func (r *lineRecorder) SetColor(color.Color)               {}
+
 // Stroke records each line of p: a path's every Move starts one, and
 // a line of two points is kept.
 func (r *lineRecorder) Stroke(p vg.Path) {
