@@ -104,7 +104,8 @@ const pickSlider = `(() => {
 // first slider) between its left end and the file's value: from the
 // input event to the new run shown (the result, the table, the
 // timeline's SVG replaced and painted), measured by the page's own clock
-// and reported as page-ms/op (ns/op adds the DevTools round trip). In
+// and reported as page-ms/op (ns/op adds the DevTools round trip), after
+// the first moves after the page opened (first-ms/op) and more. In
 // the same run, the same two states natively (web.Playground.Run, all
 // the page is sent) as native-ms/op, and the ratio as x-native. The
 // issue asks for ≤ 200 ms a built-in.
@@ -113,6 +114,13 @@ func BenchmarkPageSliderRerun(b *testing.B) {
 		b.Run(info.Name, func(b *testing.B) { benchSlider(b, info.Name) })
 	}
 }
+
+// firstMoves are the moves after a page opens that first-ms/op
+// averages; warmMoves more are made, untimed, before the timed ones.
+const (
+	firstMoves = 6
+	warmMoves  = 14
+)
 
 func benchSlider(b *testing.B, builtin string) {
 	frag, err := web.Encode(web.State{Builtin: builtin})
@@ -131,19 +139,29 @@ func benchSlider(b *testing.B, builtin string) {
 		}
 		return ms
 	}
-	// Once each way, untimed: the page's first run of each state, and the
-	// states the native runs repeat, as the page's permalink has them.
-	rerun("min")
+	// The first moves after the page opened, untimed by the benchmark
+	// and reported apart (first-ms/op): the browser's compilers are still
+	// at work on the page's code then (a fresh browser's first page pays
+	// most), and the moves after them are the steady state. The first two
+	// also give the states the native runs repeat, as the page's
+	// permalink has them.
+	first := rerun("min")
 	low := p.state()
 	if len(low.Settings) != 1 || low.Settings[0].Name != name {
 		b.Fatalf("%s's slider at its left end set %+v, want %s alone", name, low.Settings, name)
 	}
-	rerun("file")
+	first += rerun("file")
 	file := p.state()
 	if len(file.Settings) != 0 {
 		b.Fatalf("%s's slider back at the file's value left settings %+v", name, file.Settings)
 	}
 	states := [2]web.State{low, file}
+	for i := range firstMoves - 2 {
+		first += rerun([]string{"min", "file"}[i%2])
+	}
+	for i := range warmMoves {
+		rerun([]string{"min", "file"}[i%2])
+	}
 	b.ResetTimer()
 	var page float64
 	for i := range b.N {
@@ -159,6 +177,7 @@ func benchSlider(b *testing.B, builtin string) {
 		}
 	}
 	native := float64(time.Since(t0).Microseconds()) / 1000
+	b.ReportMetric(first/firstMoves, "first-ms/op")
 	b.ReportMetric(page/float64(b.N), "page-ms/op")
 	b.ReportMetric(native/float64(b.N), "native-ms/op")
 	b.ReportMetric(page/native, "x-native")

@@ -961,9 +961,14 @@
   // SVG (never as HTML); scripts and handlers are dropped all the same.
   function putSVG(box, text, label) {
     if (!text) { box.replaceChildren(); return; }
-    const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
-    const svg = doc.documentElement;
-    if (!svg || svg.localName !== 'svg' || doc.getElementsByTagName('parsererror').length) {
+    // Parsed in a template, whose content is inert (nothing in it loads or
+    // runs), cleaned, and then moved into the page, not copied: a
+    // DOMParser's document had to be imported, node by node, a second
+    // time (a tenth of a re-run's time in the page for a large timeline).
+    const tpl = document.createElement('template');
+    tpl.innerHTML = text;
+    const svg = tpl.content.querySelector('svg');
+    if (!svg || svg.namespaceURI !== 'http://www.w3.org/2000/svg' || svg.parentNode !== tpl.content) {
       box.replaceChildren(el('p', { class: 'help', text: 'The picture could not be drawn.' }));
       return;
     }
@@ -986,7 +991,7 @@
     if (vb.length === 4 && vb[2] > 0 && vb[3] / vb[2] > 1) svg.classList.add('tall');
     svg.setAttribute('role', 'img');
     svg.setAttribute('aria-label', label);
-    box.replaceChildren(document.importNode(svg, true));
+    box.replaceChildren(svg);
   }
 
   function renderResults(resp) {
@@ -1076,8 +1081,13 @@
     const from = page.state.predict && page.revealed ? $('results').getBoundingClientRect().top : -window.scrollY;
     const top = box.getBoundingClientRect().top - from;
     const scrub = document.querySelector('.scrub');
-    root.setProperty('--above', `${Math.round(top)}px`);
-    root.setProperty('--below', `${Math.round(scrub.offsetHeight + 16)}px`);
+    // Written only when they change: a write, even of the same value,
+    // would make the browser lay the page out again after this
+    // measurement, on every run.
+    const above = `${Math.round(top)}px`;
+    const below = `${Math.round(scrub.offsetHeight + 16)}px`;
+    if (root.getPropertyValue('--above') !== above) root.setProperty('--above', above);
+    if (root.getPropertyValue('--below') !== below) root.setProperty('--below', below);
     const svg = box.querySelector('svg');
     $('actual-size').hidden = !svg;
   }
