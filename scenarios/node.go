@@ -398,11 +398,21 @@ func (d *decoder) text(n *yaml.Node, field, example string) string {
 	return n.Value
 }
 
+// allDigits is a plain scalar of decimal digits, signed or not.
+var allDigits = regexp.MustCompile(`^[-+]?[0-9]+$`)
+
 // integer reads a whole number between lo and hi.
 func (d *decoder) integer(n *yaml.Node, field string, lo, hi int64, example string) int64 {
 	var v int64
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil {
-		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" {
+		// Digits past int64 are a whole number still: YAML reads one past
+		// uint64 as a float, and a reader would call it "not a whole
+		// number" (99999999999999999999 is one, too large).
+		if n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!int" || n.ShortTag() == "!!float" && allDigits.MatchString(n.Value)) {
+			if strings.HasPrefix(n.Value, "-") {
+				d.failf(n, field, "%s is too small (want %d to %d)", short(n.Value), lo, hi)
+				return 0
+			}
 			d.failf(n, field, "%s is too large (want at most %d)", short(n.Value), hi)
 			return 0
 		}

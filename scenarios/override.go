@@ -235,7 +235,6 @@ func kindNames(kinds []topology.Kind) []string {
 	return names
 }
 
-// seed reads a whole number from 0 to 2^64-1.
 // Seed reads a seed typed on a command line (text) as a file's seed: is
 // read, with the file's message naming field (e.g. "--seed"). A command
 // that takes a seed outside a scenario (replay's --spread) reads it here,
@@ -249,6 +248,7 @@ func Seed(text, field string) (uint64, error) {
 	return seed, nil
 }
 
+// seed reads a whole number from 0 to 2^64-1.
 func (d *decoder) seed(n *yaml.Node, field, example string) uint64 {
 	var seed uint64
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&seed) != nil {

@@ -178,7 +178,7 @@ func TestSimRefusesBadFlags(t *testing.T) {
 		{"sim nat --servers 0", exitBadInput, []string{"--servers"}},
 		{"sim nat --servers -1", exitBadInput, []string{"--servers"}},
 		{"sim nat --servers 1025", exitBadInput, []string{"--servers", "1024"}},
-		{"sim nat --servers 99999999999999999999", exitBadInput, []string{"--servers: 99999999999999999999 is not a whole number"}},
+		{"sim nat --servers 99999999999999999999", exitBadInput, []string{"--servers: 99999999999999999999 is too large (want at most 1024)"}},
 		{"sim partition --servers 2", exitBadInput, []string{"--servers 2: faults[0].groups[1][0] " + partitionFault + ": server 2 does not exist"}},
 		{"sim nat --seed -1", exitBadInput, []string{"--seed: -1 is not a whole number from 0 to 2^64-1"}},
 		{"sim nat --seed 18446744073709551616", exitBadInput, []string{"--seed: 18446744073709551616 is not a whole number from 0 to 2^64-1"}},
