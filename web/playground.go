@@ -166,6 +166,25 @@ func runSettings(file *scenarios.File, s State) (sets []scenarios.Setting, appli
 	return sets, applied, notice, nil
 }
 
+// Check reports whether the page would run s, without running it: the
+// scenario opened, the settings applied and the run's work held to the
+// page's bounds (MaxClients, MaxSteps, MaxRequests…), as Run checks them
+// before it starts. `ratelim web` asks before it builds the page, so that
+// a scenario the page would refuse is the command line's error.
+func Check(s State) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("internal error: %v", v)
+		}
+	}()
+	file, _, err := open(s)
+	if err != nil {
+		return err
+	}
+	_, _, _, err = runSettings(file, s)
+	return err
+}
+
 // ChoicesView is what Choices answers: the values of the choice control
 // Name that run, or the error that kept it from finding them.
 type ChoicesView struct {

@@ -99,6 +99,9 @@ func TestWebRefusesBadLines(t *testing.T) {
 		{"web nat --set limit.burst=lots", exitBadInput, []string{"limit.burst", "lots"}},
 		{"web -", exitBadInput, []string{"standard input"}},
 		{"web --export=", exitBadInput, []string{"--export: empty", "want a directory"}},
+		// The page's bounds, tighter than ratelim sim's, before the build.
+		{"web runaway-healthcheck --set clients[bastion-{i}].count=100000", exitBadInput, []string{"playground would not run this", "10,000"}},
+		{"web runaway-healthcheck --set limit.burst=99999999999999999999", exitBadInput, []string{"too large"}},
 	})
 }
 

@@ -233,6 +233,12 @@ func webFragment(name string, sets []string, predict bool) (string, error) {
 	for _, s := range settings {
 		state.Settings = append(state.Settings, web.Setting{Name: s.Name, Value: s.Value})
 	}
+	// The page's bounds are a tab's, tighter than ratelim sim's (10,000
+	// clients, 2,000,000 requests): a scenario it would refuse is refused
+	// here, before the build.
+	if err := web.Check(state); err != nil {
+		return "", usageError{fmt.Errorf("the playground would not run this: %w", err)}
+	}
 	frag, err := web.Encode(state)
 	if err != nil {
 		return "", badInput("%s: %v", escape.Text(name), err)
