@@ -3,13 +3,8 @@ package simrun_test
 import (
 	"bytes"
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ratelim/ratelim/report"
 	"github.com/ratelim/ratelim/scenarios"
@@ -141,48 +136,5 @@ func TestRunRefusesBadInput(t *testing.T) {
 				t.Errorf("wrote %d bytes on an error", b.Len())
 			}
 		})
-	}
-}
-
-// wasmPackages are what the browser playground links: they must build for
-// GOOS=js GOARCH=wasm, which `go build ./...` and `go vet ./...` on linux
-// never try.
-var wasmPackages = []string{"./simrun", "./scenarios", "./sim", "./plots", "./report"}
-
-// TestBuildsForTheBrowser builds wasmPackages for GOOS=js GOARCH=wasm,
-// and vets them (but scenarios, see below), so that an import that does
-// not build for js (tui's bubbletea: its terminal code has no js twin)
-// fails go test here, not the playground's build later; the imports that
-// build but do not belong (os/exec, net/http, Redis) are importrule's.
-// Skipped with -short: it compiles them all (measured on this 2-core
-// machine: under a second with the build cache warm, 50 s cold).
-func TestBuildsForTheBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: compiling for GOOS=js GOARCH=wasm takes tens of seconds")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
-	}
-	for _, step := range [][]string{
-		// Several packages, none a main: go build compiles them and
-		// writes nothing.
-		append([]string{"build"}, wasmPackages...),
-		// go vet reads the test files too, and scenarios' make a FIFO
-		// (syscall.Mkfifo, which js has not): its build above is what
-		// the browser links.
-		append([]string{"vet"}, slices.DeleteFunc(slices.Clone(wasmPackages), func(p string) bool { return p == "./scenarios" })...),
-	} {
-		start := time.Now()
-		cmd := exec.Command(goTool, step...)
-		cmd.Dir = ".." // the module's root: the packages are named from it
-		cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("GOOS=js GOARCH=wasm go %s: %v\n%s", strings.Join(step, " "), err, out)
-		}
-		t.Logf("GOOS=js GOARCH=wasm go %s: %s", step[0], time.Since(start).Round(time.Millisecond))
-	}
-	if _, err := os.Stat(filepath.Join("..", "go.mod")); err != nil {
-		t.Fatalf("the module's root is not .. of simrun: %v", err)
 	}
 }

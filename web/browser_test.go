@@ -8,12 +8,17 @@ import (
 	"time"
 )
 
-// TestBuildsForTheBrowser builds and vets web and its bridge, web/wasm,
-// for GOOS=js GOARCH=wasm, which `go build ./...` and `go vet ./...` on
-// linux never try (the bridge has no linux build at all), so that a
-// change that breaks the page's build fails go test here. Skipped with
-// -short, as simrun's is: cold, it compiles the simulator and gonum/plot
-// for wasm (tens of seconds); warm, about a second.
+// TestBuildsForTheBrowser builds the bridge, web/wasm, for GOOS=js
+// GOARCH=wasm, and vets it and the packages it links, which `go build
+// ./...` and `go vet ./...` on linux never try (the bridge has no linux
+// build at all): an import that does not build for js (tui's bubbletea:
+// its terminal code has no js twin) fails go test here, not the
+// playground's build later; the imports that build but do not belong
+// (os/exec, net/http, Redis) are importrule's. scenarios is built, not
+// vetted: go vet reads its test files too, and they make a FIFO
+// (syscall.Mkfifo, which js has not). Skipped with -short: cold, it
+// compiles the simulator and gonum/plot for wasm (tens of seconds);
+// warm, about a second.
 func TestBuildsForTheBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: compiling for GOOS=js GOARCH=wasm takes tens of seconds")
@@ -24,7 +29,7 @@ func TestBuildsForTheBrowser(t *testing.T) {
 	}
 	for _, step := range [][]string{
 		{"build", "-o", os.DevNull, "./web/wasm"},
-		{"vet", "./web", "./web/wasm"},
+		{"vet", "./web", "./web/wasm", "./simrun", "./sim", "./plots", "./report"},
 	} {
 		start := time.Now()
 		cmd := exec.Command(goTool, step...)
