@@ -512,11 +512,23 @@ func heldAsLong(fits []fit, best fit, mine []Observation) (fit, time.Duration, b
 func fitConcurrency(ds []decision, firstRun int64) fit {
 	c := candidate{family: familyConcurrency}
 	best := fit{candidate: c, mismatches: math.MaxInt, fewest: math.MaxInt}
-	// The slot a request held is free a little before its answer is
-	// seen, and a request arrives a little after its recorded dispatch
-	// (it leaves on a goroutine of its own, late on a loaded machine):
-	// a millisecond and two refusals' round trips, at most a quarter of
-	// the time an admitted request was held.
+	margin := concurrencyMargin(ds)
+	for k := int64(1); k <= firstRun+3; k++ {
+		p := params{limit: k, margin: margin}
+		if w := mismatches(c, p, ds, min(best.mismatches, len(ds))); w < best.mismatches {
+			best = fit{candidate: c, params: p, mismatches: w, fewest: w, lo: float64(k), hi: float64(k)}
+		}
+	}
+	return best
+}
+
+// concurrencyMargin is how far a fit of requests in flight lets a
+// request's instants move. The slot a request held is free a little
+// before its answer is seen, and a request arrives a little after its
+// recorded dispatch (it leaves on a goroutine of its own, late on a
+// loaded machine): a millisecond and two refusals' round trips, at most
+// a quarter of the time an admitted request was held.
+func concurrencyMargin(ds []decision) int64 {
 	var refused, admitted []int64
 	for _, d := range ds {
 		if d.admitted {
@@ -534,13 +546,7 @@ func fitConcurrency(ds []decision, firstRun int64) fit {
 		slices.Sort(admitted)
 		margin = min(margin, admitted[len(admitted)/2]/4)
 	}
-	for k := int64(1); k <= firstRun+3; k++ {
-		p := params{limit: k, margin: margin}
-		if w := mismatches(c, p, ds, min(best.mismatches, len(ds))); w < best.mismatches {
-			best = fit{candidate: c, params: p, mismatches: w, fewest: w, lo: float64(k), hi: float64(k)}
-		}
-	}
-	return best
+	return margin
 }
 
 // refusedCounted says whether the best family fits better counting

@@ -164,8 +164,12 @@ func TestProbeFindsAConcurrencyLimit(t *testing.T) {
 	var b strings.Builder
 	_ = probe.WriteText(&b, r)
 	t.Logf("\n%s", b.String())
+	// Held to what was observed, as the bucket tests are: on a loaded
+	// machine the probe's requests may leave too late to be five in
+	// flight at once, and then nothing it saw was a limit in flight (CI
+	// found a sliding log of 0 in flight under two build loops).
 	if r.Algorithm != "concurrency" || r.MaxInFlight != 5 {
-		t.Errorf("found %s with %d in flight, want concurrency, 5", r.Algorithm, r.MaxInFlight)
+		truthFits(t, r, probe.ConcurrencyMismatches(rec, 5), "a limit of 5 in flight")
 	}
 	block := probe.LimitBlock(r)
 	if _, err := scenarios.Parse("pasted.yaml", []byte("name: pasted\nduration: 1s\n"+block+"clients:\n  - {name: c, api_key: c, service: 100ms, traffic: [{pattern: constant, rate: 1/s}]}\n")); err != nil {
