@@ -177,12 +177,19 @@ func Check(s State) (err error) {
 			err = fmt.Errorf("internal error: %v", v)
 		}
 	}()
-	file, _, err := open(s)
-	if err != nil {
-		return err
-	}
-	_, _, _, err = runSettings(file, s)
+	_, _, _, err = prepare(s)
 	return err
+}
+
+// prepare opens s's scenario and applies run A's settings, as Run does
+// before it runs: the file as read, the settings as applied, and the
+// file they make.
+func prepare(s State) (file *scenarios.File, sets []scenarios.Setting, applied *scenarios.File, err error) {
+	if file, _, err = open(s); err != nil {
+		return nil, nil, nil, err
+	}
+	sets, applied, _, err = runSettings(file, s)
+	return file, sets, applied, err
 }
 
 // ChoicesView is what Choices answers: the values of the choice control
@@ -207,11 +214,7 @@ func (p *Playground) Choices(s State, name string) (view *ChoicesView) {
 			view = &ChoicesView{Error: &ErrorView{Text: fmt.Sprintf("internal error: %v", v)}}
 		}
 	}()
-	file, _, err := open(s)
-	if err != nil {
-		return &ChoicesView{Error: errorView(err)}
-	}
-	sets, applied, _, err := runSettings(file, s)
+	file, sets, applied, err := prepare(s)
 	if err != nil {
 		return &ChoicesView{Error: errorView(err)}
 	}
@@ -242,11 +245,7 @@ func (p *Playground) Written(s State) (view *WrittenView) {
 			view = &WrittenView{Error: &ErrorView{Text: fmt.Sprintf("internal error: %v", v)}}
 		}
 	}()
-	file, _, err := open(s)
-	if err != nil {
-		return &WrittenView{Error: errorView(err)}
-	}
-	_, applied, _, err := runSettings(file, s)
+	_, _, applied, err := prepare(s)
 	if err != nil {
 		return &WrittenView{Error: errorView(err)}
 	}
