@@ -122,6 +122,11 @@ const (
 	warmMoves  = 14
 )
 
+// pauseAfterOpen is how long the benchmark leaves a page before its
+// first move: a teacher's moment between opening the page and reaching
+// for a slider, in which the page warms up.
+const pauseAfterOpen = 3 * time.Second
+
 func benchSlider(b *testing.B, builtin string) {
 	frag, err := web.Encode(web.State{Builtin: builtin})
 	if err != nil {
@@ -140,11 +145,14 @@ func benchSlider(b *testing.B, builtin string) {
 		return ms
 	}
 	// The first moves after the page opened, untimed by the benchmark
-	// and reported apart (first-ms/op): the browser's compilers are still
-	// at work on the page's code then (a fresh browser's first page pays
-	// most), and the moves after them are the steady state. The first two
-	// also give the states the native runs repeat, as the page's
-	// permalink has them.
+	// and reported apart (first-ms/op): the browser compiles the
+	// simulator's hot code to its fastest only after it has run a dozen
+	// times, which the page's warm-up does while it sits idle and a
+	// person reads it (pauseAfterOpen; moved at once, the first moves
+	// are slower still: docs/playground.md). The moves after them are
+	// the steady state. The first two also give the states the native
+	// runs repeat, as the page's permalink has them.
+	p.await(fmt.Sprintf(`new Promise((r) => setTimeout(r, %d))`, pauseAfterOpen.Milliseconds()))
 	first := rerun("min")
 	low := p.state()
 	if len(low.Settings) != 1 || low.Settings[0].Name != name {

@@ -770,3 +770,33 @@ func TestChoicesNarrowAsTheyOpen(t *testing.T) {
 		t.Errorf("the page's written YAML is %d bytes, web.Written's %d: not the same text", len(got), len(w.YAML))
 	}
 }
+
+// After the first run the page runs its scenario again while it sits
+// idle (warmUp: the browser compiles the simulator's hot code to its
+// fastest only after a dozen runs), and stops at the first thing the
+// user does; the run it shows, and the frames the scrubber cuts from
+// the simulator's last run, are the first run's still.
+func TestPageWarmsUpUntilTheUserActs(t *testing.T) {
+	p := openPage(t, fileURL(t, ""), ownFiles)
+	first := p.result()
+	frameBefore := eval[string](p, `ratelim.frame(12)`)
+	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](`Number(document.body.dataset.warmRuns || 0) >= 2`,
+		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(time.Minute))); err != nil {
+		t.Fatalf("no warm-up runs a minute after the page opened: %v (data-warm-runs %q)", err, eval[string](p, `document.body.dataset.warmRuns || ''`))
+	}
+	p.do(`window.dispatchEvent(new KeyboardEvent('keydown', {key: 'Tab'}))`)
+	stopped := eval[int](p, `Number(document.body.dataset.warmRuns)`)
+	p.await(`new Promise((r) => setTimeout(r, 1500))`)
+	if now := eval[int](p, `Number(document.body.dataset.warmRuns)`); now != stopped {
+		t.Errorf("warm-up ran on after a key was pressed: %d runs, then %d", stopped, now)
+	}
+	if stopped > 20 {
+		t.Errorf("%d warm-up runs, more than the page's 20", stopped)
+	}
+	if !bytes.Equal(p.result(), first) || p.runs() != 1 {
+		t.Errorf("the warm-up changed what the page shows (runs %d)", p.runs())
+	}
+	if got := eval[string](p, `ratelim.frame(12)`); got != frameBefore {
+		t.Errorf("the scrubber's frame at 12 s after the warm-up differs from the first run's")
+	}
+}
