@@ -762,6 +762,16 @@ func TestChoicesNarrowAsTheyOpen(t *testing.T) {
 			t.Errorf("%s shows %q after it opened, not one of %v", name, v, want.Choices)
 		}
 	}
+	// Run B's value list and its suggested value are of those that run
+	// with A's settings: B is A and one setting.
+	algorithms := pg.Choices(s, "algorithm")
+	p.do(`(() => { const s = document.getElementById('vs-setting'); s.value = 'algorithm'; s.dispatchEvent(new Event('change', {bubbles: true})); })()`)
+	if got := eval[[]string](p, `[...document.getElementById('vs-choices').options].map(o => o.value)`); !slices.Equal(got, algorithms.Choices) {
+		t.Errorf("run B's algorithm values %v, web.Choices says %v", got, algorithms.Choices)
+	}
+	if b := eval[string](p, `document.getElementById('vs-value').value`); !slices.Contains(algorithms.Choices, b) {
+		t.Errorf("run B's suggested algorithm %q is not one of %v", b, algorithms.Choices)
+	}
 	w := pg.Written(s)
 	if w.Error != nil {
 		t.Fatalf("web.Written: %s", w.Error.Text)

@@ -907,21 +907,39 @@
     return row;
   }
 
-  // offerRunnable narrows a choice list to the values that run with the
-  // page's other settings (ratelim.choices). A run lists every value its
-  // field takes, because finding which run costs a trial run a value, too
-  // dear for every step of a slider's drag; so the list is narrowed when
-  // it opens, once for each state of the page.
-  const offeredFor = new WeakMap();
+  // runnableChoices are a choice control's values that run with the
+  // page's settings, run B's aside (ratelim.choices). A run lists every
+  // value its field takes, because finding which run costs a trial run a
+  // value, too dear for every step of a slider's drag; so they are asked
+  // for when a list opens, once for each state of the page. The full list
+  // when the simulator cannot say (a run then says what is wrong).
+  const runnable = { key: '', list: null };
+  function runnableChoices(c) {
+    const all = (c && c.choices) || [];
+    if (!c || c.kind !== 'choice') return all;
+    const state = stateForRun();
+    delete state.vs;
+    const text = JSON.stringify(state);
+    const key = `${c.name}\n${text}`;
+    if (runnable.key !== key) {
+      const resp = call('choices', text, c.name);
+      if (resp.error || !Array.isArray(resp.choices)) return all;
+      runnable.key = key;
+      runnable.list = resp.choices;
+    }
+    return runnable.list;
+  }
+
+  // offerRunnable narrows a choice control's list to runnableChoices as
+  // it opens.
   function offerRunnable(input, name) {
-    const state = JSON.stringify(stateForRun());
-    if (offeredFor.get(input) === state) return;
-    const resp = call('choices', state, name);
-    if (resp.error || !Array.isArray(resp.choices)) return; // the full list stays; a run says what is wrong
-    offeredFor.set(input, state);
-    input.replaceChildren(...resp.choices.map((ch) => el('option', { value: ch, text: ch })));
     const c = controlNamed(name);
-    if (c) updateControl(c);
+    if (!c) return;
+    const list = runnableChoices(c);
+    const shown = [...input.options].filter((o) => !o.dataset.extra).map((o) => o.value);
+    if (shown.length === list.length && shown.every((v, i) => v === list[i])) return;
+    input.replaceChildren(...list.map((ch) => el('option', { value: ch, text: ch })));
+    updateControl(c);
   }
 
   // updateControl shows the value the run used, leaving alone an input the
@@ -1342,20 +1360,24 @@
     if (!$('vs-on').checked) $('vs-value').value = suggestB(controlNamed(sel.value));
   }
 
-  function syncVsChoices() {
+  // syncVsChoices offers B's values: a choice's, those that run with A's
+  // settings (B is A and this one setting), asked when the user picks the
+  // setting or types B's value (narrow), else the field's every value.
+  function syncVsChoices(narrow) {
     const c = controlNamed($('vs-setting').value);
-    const list = $('vs-choices');
-    list.replaceChildren(...((c && c.choices) || []).map((ch) => el('option', { value: ch })));
+    const values = narrow ? runnableChoices(c) : (c && c.choices) || [];
+    $('vs-choices').replaceChildren(...values.map((ch) => el('option', { value: ch })));
   }
 
-  // suggestB is a value for B worth comparing: the next choice, or twice
-  // the number.
-  function suggestB(c) {
+  // suggestB is a value for B worth comparing: the next choice (of those
+  // that run, when narrow), or twice the number.
+  function suggestB(c, narrow) {
     if (!c) return '';
     const cur = settingOf(c.name) !== undefined ? settingOf(c.name) : c.value;
-    if (c.kind === 'choice' && c.choices && c.choices.length > 1) {
-      const i = c.choices.indexOf(cur);
-      return c.choices[(i + 1) % c.choices.length];
+    const choices = narrow ? runnableChoices(c) : c.choices;
+    if (c.kind === 'choice' && choices && choices.length > 1) {
+      const i = choices.indexOf(cur);
+      return choices[(i + 1) % choices.length];
     }
     if (c.kind === 'int' || c.kind === 'duration') {
       const p = sliderPosition(c, cur);
@@ -1383,15 +1405,15 @@
 
   function onVsToggle() {
     if ($('vs-on').checked && $('vs-value').value.trim() === '') {
-      $('vs-value').value = suggestB(controlNamed($('vs-setting').value));
+      $('vs-value').value = suggestB(controlNamed($('vs-setting').value), true);
     }
     syncVsState();
     changed({ keepGuess: true });
   }
 
   function onVsSetting() {
-    syncVsChoices();
-    $('vs-value').value = suggestB(controlNamed($('vs-setting').value));
+    syncVsChoices(true);
+    $('vs-value').value = suggestB(controlNamed($('vs-setting').value), true);
     if ($('vs-on').checked) { syncVsState(); changed({ keepGuess: true }); }
   }
 
@@ -1741,6 +1763,7 @@
 
     $('vs-on').addEventListener('change', onVsToggle);
     $('vs-setting').addEventListener('change', onVsSetting);
+    $('vs-value').addEventListener('focus', () => syncVsChoices(true));
     $('vs-value').addEventListener('change', onVsValue);
     $('vs-value').addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); onVsValue(); } });
 
