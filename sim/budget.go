@@ -513,6 +513,17 @@ func distinctKeys(sc Scenario) map[string]bool {
 	return keys
 }
 
+// CheckSize refuses sc, as Run would before it starts, when it is over
+// opts' request budget (MaxRequests; its retries counted at their worst)
+// or its memory bound (MaxMemory): a *TooBigError with the figures and
+// what to change. A caller that must answer before it runs (the
+// playground's `ratelim web`, which builds a page for tens of seconds)
+// asks here.
+func CheckSize(sc Scenario, opts Options) error {
+	_, err := checkSize(sc, opts)
+	return err
+}
+
 // checkSize refuses a run over its request budget or its memory bound, with
 // the figures and what to change, and returns the budget. A run is over
 // its budget when its arrivals are, or when its retries could take it

@@ -119,6 +119,17 @@ func runnable(file *scenarios.File, sets []scenarios.Setting, name, value string
 	return err == nil || errors.As(err, new(*sim.TooBigError))
 }
 
+// runnableB reports whether run B, run A's file fileA with name set to
+// value after A's settings, would start: as versus applies and checks it.
+func runnableB(fileA *scenarios.File, name, value string) bool {
+	fileB, err := simrun.Versus{Settings: []scenarios.Setting{{Name: name, Value: value, Flag: "--vs " + name}}}.Apply(fileA)
+	if err != nil || checkWork(fileB) != nil || checkSteps(fileB) != nil {
+		return false
+	}
+	_, err = sim.Run(context.Background(), fileB.Scenario, sim.Options{MaxRequests: 1, MaxMemory: MaxMemory})
+	return err == nil || errors.As(err, new(*sim.TooBigError))
+}
+
 // controlBuilder collects one file's controls.
 type controlBuilder struct {
 	file0, fileA *scenarios.File

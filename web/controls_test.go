@@ -103,10 +103,10 @@ func TestControlsFollowTheRun(t *testing.T) {
 	if c := control(tr.Controls, "limit.window"); c == nil || c.Min != 4 {
 		t.Errorf("two-regions limit.window: %+v; want it from 4s (1000/h admits one in 3.6s)", c)
 	}
-	if c := p.Choices(State{Builtin: "two-regions"}, "algorithm"); c.Error != nil || slices.Contains(c.Choices, "concurrency") || !slices.Contains(c.Choices, "sliding-log") {
+	if c := p.Choices(State{Builtin: "two-regions"}, "algorithm", false); c.Error != nil || slices.Contains(c.Choices, "concurrency") || !slices.Contains(c.Choices, "sliding-log") {
 		t.Errorf("two-regions algorithm: %+v; want no concurrency for a rate, and sliding-log", c)
 	}
-	if c := p.Choices(State{Builtin: "two-regions"}, "topology"); c.Error != nil || !slices.Equal(c.Choices, []string{"regions"}) {
+	if c := p.Choices(State{Builtin: "two-regions"}, "topology", false); c.Error != nil || !slices.Equal(c.Choices, []string{"regions"}) {
 		t.Errorf("two-regions topology: %+v; want regions alone", c)
 	}
 	if c := control(tr.Controls, "topology"); c == nil || len(c.Choices) < 2 {
@@ -160,7 +160,7 @@ func TestEveryControlValueRuns(t *testing.T) {
 		for _, c := range base.Controls {
 			values := c.Choices
 			if c.Kind == kindChoice {
-				offered := p.Choices(State{Builtin: b.Name}, c.Name)
+				offered := p.Choices(State{Builtin: b.Name}, c.Name, false)
 				if offered.Error != nil || !slices.Contains(offered.Choices, c.Value) {
 					t.Errorf("%s: Choices(%s) = %+v, want its value %q among them", b.Name, c.Name, offered, c.Value)
 				}
@@ -237,4 +237,46 @@ func TestRunAnswersAnySettings(t *testing.T) {
 			t.Fatal("no result and no error")
 		}
 	})
+}
+
+// Choices names exactly the values each run takes: for run A, those Run
+// runs with the setting; for run B (forB), those Run runs side by side
+// (B is A's file with the setting after A's), on every built-in, with no
+// settings and with one that makes the two differ (limit.window, which an
+// algorithm that reads no window refuses as a setting of A, and takes as
+// the file's field under B).
+func TestChoicesAreWhatRuns(t *testing.T) {
+	t.Parallel()
+	for i, b := range Builtins() {
+		if testing.Short() && i%4 != 0 {
+			continue
+		}
+		p := Playground{noDrawing: true}
+		for _, sets := range [][]Setting{nil, {{"limit.window", "2h"}}} {
+			base := State{Builtin: b.Name, Settings: sets}
+			resp := p.Run(context.Background(), base)
+			if resp.Error != nil {
+				continue // a built-in with limits:, or whose algorithm reads no window
+			}
+			for _, c := range resp.Controls {
+				if c.Kind != kindChoice {
+					continue
+				}
+				forA, forB := p.Choices(base, c.Name, false), p.Choices(base, c.Name, true)
+				if forA.Error != nil || forB.Error != nil {
+					t.Fatalf("%s %v %s: %+v %+v", b.Name, sets, c.Name, forA.Error, forB.Error)
+				}
+				for _, v := range c.Choices {
+					a := p.Run(context.Background(), State{Builtin: b.Name, Settings: append(slices.Clone(sets), Setting{c.Name, v})})
+					if runs := a.Error == nil; runs != slices.Contains(forA.Choices, v) {
+						t.Errorf("%s %v: %s=%s runs as A: %v, Choices offers it: %v", b.Name, sets, c.Name, v, runs, !runs)
+					}
+					vs := p.Run(context.Background(), State{Builtin: b.Name, Settings: sets, Vs: []Setting{{c.Name, v}}})
+					if runs := vs.Error == nil; runs != slices.Contains(forB.Choices, v) {
+						t.Errorf("%s %v: %s=%s runs as B: %v, Choices(forB) offers it: %v", b.Name, sets, c.Name, v, runs, !runs)
+					}
+				}
+			}
+		}
+	}
 }

@@ -177,8 +177,14 @@ func Check(s State) (err error) {
 			err = fmt.Errorf("internal error: %v", v)
 		}
 	}()
-	_, _, _, err = prepare(s)
-	return err
+	_, _, applied, err := prepare(s)
+	if err != nil {
+		return err
+	}
+	if err := sim.CheckSize(applied.Scenario, simOptions()); err != nil {
+		return errors.New(errorText(err))
+	}
+	return nil
 }
 
 // prepare opens s's scenario and applies run A's settings, as Run does
@@ -203,12 +209,16 @@ type ChoicesView struct {
 // Choices are the values of s's choice control name (a Control of kind
 // "choice", as Run returned it) that run A would take with the rest of
 // its settings kept: those scenarios.Apply takes and the simulator
-// starts. Run offers every value such a control's field takes, unfiltered,
+// starts. With forB, those run B would take instead: B is run A's file
+// with one setting applied after A's (simrun.Versus), which takes some
+// values A's settings refuse (an algorithm that reads no window, after
+// A set limit.window: the window is then the file's, not a setting).
+// Run offers every value such a control's field takes, unfiltered,
 // because finding which run costs a trial Apply each (api-quotas, 48
 // values over two limits, was 40% of its Run), and a slider's every step
-// would pay it; the page asks here when a list opens instead. The
-// control's own value is always among them.
-func (p *Playground) Choices(s State, name string) (view *ChoicesView) {
+// would pay it; the page asks here when a list opens instead. Run A's
+// own value is always among A's.
+func (p *Playground) Choices(s State, name string, forB bool) (view *ChoicesView) {
 	defer func() {
 		if v := recover(); v != nil {
 			view = &ChoicesView{Error: &ErrorView{Text: fmt.Sprintf("internal error: %v", v)}}
@@ -222,7 +232,11 @@ func (p *Playground) Choices(s State, name string) (view *ChoicesView) {
 		if c.Name != name || c.Kind != kindChoice {
 			continue
 		}
-		out := slices.DeleteFunc(c.Choices, func(v string) bool { return v != c.Value && !runnable(file, sets, c.Name, v) })
+		keep := func(v string) bool { return v == c.Value || runnable(file, sets, c.Name, v) }
+		if forB {
+			keep = func(v string) bool { return runnableB(applied, c.Name, v) }
+		}
+		out := slices.DeleteFunc(c.Choices, func(v string) bool { return !keep(v) })
 		return &ChoicesView{Name: name, Choices: out}
 	}
 	return &ChoicesView{Error: &ErrorView{Text: fmt.Sprintf("choices: %q is not a choice this run offers (want a control of kind choice)", short(name))}}

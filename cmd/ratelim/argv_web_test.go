@@ -102,6 +102,7 @@ func TestWebRefusesBadLines(t *testing.T) {
 		// The page's bounds, tighter than ratelim sim's, before the build.
 		{"web runaway-healthcheck --set clients[bastion-{i}].count=100000", exitBadInput, []string{"playground would not run this", "10,000"}},
 		{"web runaway-healthcheck --set limit.burst=99999999999999999999", exitBadInput, []string{"too large"}},
+		{"web nat --set clients[sync-tool].traffic.rate=10000000/s", exitBadInput, []string{"playground would not run this", "more than 2,000,000", "ratelim sim"}},
 	})
 }
 

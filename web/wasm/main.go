@@ -4,13 +4,13 @@
 // GOOS=js GOARCH=wasm, it puts package web's functions on the page as
 //
 //	globalThis.ratelim = {version, builtins(), run(stateJSON), frame(t),
-//	                      choices(stateJSON, name), written(stateJSON),
+//	                      choices(stateJSON, name[, forB]), written(stateJSON),
 //	                      encode(stateJSON), decode(fragment)}
 //
 // each taking and returning strings of JSON (frame takes a number of
 // seconds, or its text): run → a web.Response; frame → a web.FrameView;
 // choices → a web.ChoicesView (the values of a choice control that run,
-// asked when its list opens); written → a web.WrittenView (Download
+// run A's or, with forB true, run B's, asked when its list opens); written → a web.WrittenView (Download
 // YAML's text); encode → {"fragment"}; decode → {"state"}; builtins →
 // [web.BuiltinInfo].
 // A call never throws for bad input: what cannot be used comes back as
@@ -85,7 +85,9 @@ func main() {
 			if len(args) < 2 || args[1].Type() != js.TypeString {
 				return errorOf(errors.New("choices: want a control's name after the state, e.g. \"algorithm\""))
 			}
-			return playground.Choices(s, args[1].String())
+			// A third argument, true, asks for run B's.
+			forB := len(args) > 2 && args[2].Type() == js.TypeBoolean && args[2].Bool()
+			return playground.Choices(s, args[1].String(), forB)
 		}),
 		"written": bridge(func(args []js.Value) any {
 			s, err := state(args)
