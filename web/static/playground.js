@@ -50,6 +50,7 @@
     runs: 0,
     runScheduled: false,
     warmStopped: true,            // warmUp's runs stop (see warmUp)
+    shownState: '',               // the state of the run shown, as JSON
     yamlTimer: 0,
     revealed: false,
     frameT: null,
@@ -502,7 +503,8 @@
     }
     updateHash();
     window.ratelimLast = resp;
-    if (page.runs === 1 && !resp.error) warmUp(JSON.stringify(state), ms);
+    page.shownState = JSON.stringify(state);
+    if (page.runs === 1 && !resp.error) warmUp(page.shownState, resp);
     document.body.dataset.runs = String(page.runs);
     setBodyState(resp.error ? 'error' : 'ready');
     // A change made while the page was busy has its own run queued already.
@@ -516,15 +518,22 @@
   // twice as long: measured in a fresh headless Chromium here,
   // cluster-partition's first moves took 259, 196, 186 ms, and after 20
   // such runs 114, 143, 124 (its steady state ~90). Waiting idle does not
-  // do it; running does. It stops at anything the user does (a key, the
-  // pointer, a change, a hidden tab), so that a run of its own never
-  // stands between them and theirs, and spends at most WARM_BUDGET_MS. It
-  // runs the state the page shows: the simulator's last run, which the
-  // scrubber's frames cut, is that run again.
+  // do it; running does. It runs only when the page is idle, and stops at
+  // anything the user does (a key, the pointer, a change, a hidden tab):
+  // at most one run of its own (at most WARM_SLOW_MS, or it stops) stands
+  // between them and theirs. It spends at most WARM_BUDGET_MS, and runs the
+  // state the page shows: the simulator's last run, which the scrubber's
+  // frames cut, is that run again (same seed, same run).
   const WARM_RUNS = 20;
   const WARM_BUDGET_MS = 3000;
-  function warmUp(state, firstMs) {
-    if (!(firstMs < 1000)) return; // a large scenario's runs would cost seconds each (the first run, cold, is 2–4× the later)
+  const WARM_MAX_REQUESTS = 400000; // the largest built-in sends 160,102
+  const WARM_SLOW_MS = 500;
+  function warmUp(state, resp) {
+    // A large scenario's runs would cost seconds each: by its size, not
+    // its first run's time, which a cold or loaded machine doubles.
+    const clients = resp.result && Array.isArray(resp.result.clients) ? resp.result.clients : [];
+    const sent = clients.reduce((n, c) => n + (Number(c.sent) || 0), 0);
+    if (!(sent <= WARM_MAX_REQUESTS)) return;
     page.warmStopped = false;
     let left = WARM_RUNS;
     let spent = 0;
@@ -539,12 +548,16 @@
       } catch (e) {
         return;
       }
-      spent += performance.now() - t0;
+      const took = performance.now() - t0;
+      spent += took;
       left -= 1;
       document.body.dataset.warmRuns = String(WARM_RUNS - left);
-      idle(step, { timeout: 1000 });
+      // A machine this slow would keep a click waiting too long behind
+      // the next one.
+      if (took > WARM_SLOW_MS) return;
+      idle(step);
     };
-    idle(step, { timeout: 1000 });
+    idle(step);
   }
 
   function render(resp, ms) {
@@ -798,9 +811,10 @@
       // Nothing ran: what they typed is what they want to keep.
       text = $('yaml').value;
     } else if (r && r.scenario) {
-      // Written on the click, not on every run: the file with the
-      // settings written into its YAML (ratelim.written).
-      const w = call('written', JSON.stringify(stateForRun()));
+      // Written on the click, not on every run: the file with the shown
+      // run's settings written into its YAML (ratelim.written), not those
+      // of a change still waiting for its run.
+      const w = call('written', page.shownState || JSON.stringify(stateForRun()));
       if (w.error || typeof w.yaml !== 'string') {
         note.replaceChildren(
           el('span', { text: `This run cannot be written as one YAML file: ${inputText(w.error ? w.error.text : 'no text')}. Run it from a terminal instead: ` }),
@@ -907,22 +921,24 @@
     return row;
   }
 
-  // runnableChoices are a choice control's values that run with the
-  // page's settings, run B's aside (ratelim.choices). A run lists every
+  // runnableChoices are a choice control's values that run A takes with
+  // the page's settings, or, forB, that run B takes (B is A's file with
+  // this one setting applied after A's, which takes some values A's
+  // settings refuse: ratelim.choices). A run lists every
   // value its field takes, because finding which run costs a trial run a
   // value, too dear for every step of a slider's drag; so they are asked
   // for when a list opens, once for each state of the page. The full list
   // when the simulator cannot say (a run then says what is wrong).
   const runnable = { key: '', list: null };
-  function runnableChoices(c) {
+  function runnableChoices(c, forB) {
     const all = (c && c.choices) || [];
     if (!c || c.kind !== 'choice') return all;
     const state = stateForRun();
     delete state.vs;
     const text = JSON.stringify(state);
-    const key = `${c.name}\n${text}`;
+    const key = `${forB ? 'B' : 'A'} ${c.name}\n${text}`;
     if (runnable.key !== key) {
-      const resp = call('choices', text, c.name);
+      const resp = call('choices', text, c.name, !!forB);
       if (resp.error || !Array.isArray(resp.choices)) return all;
       runnable.key = key;
       runnable.list = resp.choices;
@@ -1016,22 +1032,30 @@
 
   // ---------- results ----------
 
-  // putSVG shows an SVG of ours in box, scaled to its width. It is parsed as
-  // SVG (never as HTML); scripts and handlers are dropped all the same.
+  // putSVG shows an SVG of ours in box, scaled to its width. It is parsed
+  // in a template, whose content is inert (nothing in it loads or runs),
+  // cleaned, and then moved into the page, not copied: a DOMParser's
+  // document had to be imported, node by node, a second time (a tenth of a
+  // re-run's time in the page for a large timeline). The template parses
+  // as HTML does, so the cleaning keeps SVG's drawing elements alone:
+  // anything outside SVG's namespace (HTML inside a <desc> or <title>),
+  // scripts, styles, animations, foreign objects, handlers and links out
+  // are dropped. The SVG is ours and its text escaped; this is the second
+  // line, behind the page's CSP.
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  const SVG_DROPPED = new Set(['script', 'style', 'foreignObject', 'set', 'animate', 'animateMotion', 'animateTransform', 'iframe', 'image', 'a']);
   function putSVG(box, text, label) {
     if (!text) { box.replaceChildren(); return; }
-    // Parsed in a template, whose content is inert (nothing in it loads or
-    // runs), cleaned, and then moved into the page, not copied: a
-    // DOMParser's document had to be imported, node by node, a second
-    // time (a tenth of a re-run's time in the page for a large timeline).
     const tpl = document.createElement('template');
     tpl.innerHTML = text;
     const svg = tpl.content.querySelector('svg');
-    if (!svg || svg.namespaceURI !== 'http://www.w3.org/2000/svg' || svg.parentNode !== tpl.content) {
+    for (const node of [...tpl.content.querySelectorAll('*')]) {
+      if (node.namespaceURI !== SVG_NS || SVG_DROPPED.has(node.localName)) node.remove();
+    }
+    if (!svg || svg.namespaceURI !== SVG_NS || svg.parentNode !== tpl.content) {
       box.replaceChildren(el('p', { class: 'help', text: 'The picture could not be drawn.' }));
       return;
     }
-    for (const bad of svg.querySelectorAll('script, foreignObject')) bad.remove();
     for (const node of [svg, ...svg.querySelectorAll('*')]) {
       for (const attr of [...node.attributes]) {
         if (/^on/i.test(attr.name) || (/href$/i.test(attr.name) && !/^#/.test(attr.value))) node.removeAttribute(attr.name);
@@ -1357,15 +1381,18 @@
     const on = page.controls.length > 0;
     $('vs-on').disabled = !on;
     syncVsChoices();
-    if (!$('vs-on').checked) $('vs-value').value = suggestB(controlNamed(sel.value));
+    // B's value is suggested when side by side is turned on, from the
+    // values B takes (asking costs a trial run a value: not on every
+    // file's first run).
+    if (!$('vs-on').checked) $('vs-value').value = '';
   }
 
-  // syncVsChoices offers B's values: a choice's, those that run with A's
-  // settings (B is A and this one setting), asked when the user picks the
-  // setting or types B's value (narrow), else the field's every value.
+  // syncVsChoices offers B's values: a choice's, those run B takes, asked
+  // when the user picks the setting or comes to B's value (narrow), else
+  // the field's every value.
   function syncVsChoices(narrow) {
     const c = controlNamed($('vs-setting').value);
-    const values = narrow ? runnableChoices(c) : (c && c.choices) || [];
+    const values = narrow ? runnableChoices(c, true) : (c && c.choices) || [];
     $('vs-choices').replaceChildren(...values.map((ch) => el('option', { value: ch })));
   }
 
@@ -1374,7 +1401,7 @@
   function suggestB(c, narrow) {
     if (!c) return '';
     const cur = settingOf(c.name) !== undefined ? settingOf(c.name) : c.value;
-    const choices = narrow ? runnableChoices(c) : c.choices;
+    const choices = narrow ? runnableChoices(c, true) : c.choices;
     if (c.kind === 'choice' && choices && choices.length > 1) {
       const i = choices.indexOf(cur);
       return choices[(i + 1) % choices.length];
