@@ -244,8 +244,8 @@ func hatch(c draw.Canvas, r vg.Rectangle, colour color.Color, dir int) {
 // SVG, where a stroke per line made a run's timeline thousands of them
 // (cluster-partition's hatching alone was 1,176 of its 1,619 paths), each
 // one for a browser to parse, copy and lay out again on every re-run.
-// The lines of a hatch or a grid do not cross, so the picture is the
-// same.
+// A hatch's lines are parallel, and a grid's, which cross, are opaque
+// (gridGrey): where lines of one path meet, the picture is the same.
 func strokePath(c draw.Canvas, sty draw.LineStyle, path vg.Path) {
 	if len(path) == 0 || sty.Color == nil || sty.Width <= 0 {
 		return

@@ -398,6 +398,15 @@ func (d *decoder) text(n *yaml.Node, field, example string) string {
 	return n.Value
 }
 
+// wantFrom is what a number below lo is told: "want at least 1" for a
+// count, "want lo to hi" otherwise.
+func wantFrom(lo, hi int64) string {
+	if lo == 1 {
+		return "want at least 1"
+	}
+	return fmt.Sprintf("want %d to %d", lo, hi)
+}
+
 // allDigits is a plain scalar of decimal digits, signed or not.
 var allDigits = regexp.MustCompile(`^[-+]?[0-9]+$`)
 
@@ -410,7 +419,7 @@ func (d *decoder) integer(n *yaml.Node, field string, lo, hi int64, example stri
 		// number" (99999999999999999999 is one, too large).
 		if n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!int" || n.ShortTag() == "!!float" && allDigits.MatchString(n.Value)) {
 			if strings.HasPrefix(n.Value, "-") {
-				d.failf(n, field, "%s is too small (want %d to %d)", short(n.Value), lo, hi)
+				d.failf(n, field, "%s is too small (%s)", short(n.Value), wantFrom(lo, hi))
 				return 0
 			}
 			d.failf(n, field, "%s is too large (want at most %d)", short(n.Value), hi)
@@ -420,10 +429,8 @@ func (d *decoder) integer(n *yaml.Node, field string, lo, hi int64, example stri
 		return 0
 	}
 	switch {
-	case v < lo && lo == 1:
-		d.failf(n, field, "%d is too small (want at least 1)", v)
 	case v < lo:
-		d.failf(n, field, "%d is too small (want %d to %d)", v, lo, hi)
+		d.failf(n, field, "%d is too small (%s)", v, wantFrom(lo, hi))
 	case v > hi:
 		d.failf(n, field, "%d is too large (want at most %d)", v, hi)
 	}

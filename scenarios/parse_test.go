@@ -81,7 +81,7 @@ func TestParseErrors(t *testing.T) {
 		{"servers too many", base + "servers: 1025\n", "t.yaml:6: servers: ", "1025 is too large (want at most 1024)"},
 		// Past uint64, YAML reads digits as a float: a whole number still.
 		{"servers past uint64", base + "servers: 99999999999999999999\n", "t.yaml:6: servers: ", "99999999999999999999 is too large (want at most 1024)"},
-		{"servers past -int64", base + "servers: -99999999999999999999\n", "t.yaml:6: servers: ", "-99999999999999999999 is too small (want 1 to 1024)"},
+		{"servers past -int64", base + "servers: -99999999999999999999\n", "t.yaml:6: servers: ", "-99999999999999999999 is too small (want at least 1)"},
 		{"servers a fraction", base + "servers: 2.5\n", "t.yaml:6: servers: ", "is not a whole number"},
 		{"servers not a number", base + "servers: four\n", "t.yaml:6: servers: ", `"four" is not a whole number`},
 		// Partition groups.
