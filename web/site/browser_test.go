@@ -787,9 +787,10 @@ func TestChoicesNarrowAsTheyOpen(t *testing.T) {
 	}
 }
 
-// Turning side by side on runs B at a value B takes: the suggestion is
-// of Choices(forB) (slow-endpoint's algorithm, concurrency, has one
-// neighbour in the full list that cannot use its limit).
+// Turning side by side on runs B at a value B takes, and one that is not
+// A's: slow-endpoint's algorithm, concurrency, is the only one that uses
+// its limit (its neighbour in the full list, x-time-rate, fails as B),
+// so B moves to a slider, at another value.
 func TestSideBySideSuggestsAValueThatRuns(t *testing.T) {
 	s := web.State{Builtin: "slow-endpoint"}
 	frag, err := web.Encode(s)
@@ -812,8 +813,15 @@ func TestSideBySideSuggestsAValueThatRuns(t *testing.T) {
 		t.Fatalf("side by side on: the page is %q: %s", state, eval[string](p, `document.getElementById('yaml-error').textContent + ' ' + (document.getElementById('vs-error') || {}).textContent`))
 	}
 	got := p.state()
-	if len(got.Vs) != 1 || got.Vs[0].Name != "algorithm" || !slices.Contains(forB.Choices, got.Vs[0].Value) {
-		t.Errorf("run B is %+v, want algorithm at one of %v", got.Vs, forB.Choices)
+	if len(got.Vs) != 1 {
+		t.Fatalf("run B is %+v, want one setting", got.Vs)
+	}
+	b := got.Vs[0]
+	if b.Name == "algorithm" && !slices.Contains(forB.Choices, b.Value) {
+		t.Errorf("run B's algorithm is %q, not one of %v", b.Value, forB.Choices)
+	}
+	if labels := eval[string](p, `(window.ratelimLast.vs || {}).labelA + ' | ' + (window.ratelimLast.vs || {}).labelB`); strings.Count(labels, "|") != 1 || strings.TrimSpace(strings.Split(labels, "|")[0]) == strings.TrimSpace(strings.Split(labels, "|")[1]) {
+		t.Errorf("side by side on put the run beside itself: %s (B %+v)", labels, b)
 	}
 }
 

@@ -1396,11 +1396,16 @@
     $('vs-choices').replaceChildren(...values.map((ch) => el('option', { value: ch })));
   }
 
+  // valueOf is c's value in run A: its setting's, or the run's.
+  function valueOf(c) {
+    return settingOf(c.name) !== undefined ? settingOf(c.name) : c.value;
+  }
+
   // suggestB is a value for B worth comparing: the next choice (of those
   // that run, when narrow), or twice the number.
   function suggestB(c, narrow) {
     if (!c) return '';
-    const cur = settingOf(c.name) !== undefined ? settingOf(c.name) : c.value;
+    const cur = valueOf(c);
     const choices = narrow ? runnableChoices(c, true) : c.choices;
     if (c.kind === 'choice' && choices && choices.length > 1) {
       const i = choices.indexOf(cur);
@@ -1432,7 +1437,19 @@
 
   function onVsToggle() {
     if ($('vs-on').checked && $('vs-value').value.trim() === '') {
-      $('vs-value').value = suggestB(controlNamed($('vs-setting').value), true);
+      let c = controlNamed($('vs-setting').value);
+      // A setting with nothing else to take (slow-endpoint's algorithm:
+      // only concurrency uses its limit) would put the run beside itself:
+      // B moves to the first slider instead, at twice its value.
+      if (c && suggestB(c, true) === valueOf(c)) {
+        const slider = page.controls.find((x) => (x.kind === 'int' || x.kind === 'duration') && suggestB(x) !== valueOf(x));
+        if (slider) {
+          $('vs-setting').value = slider.name;
+          syncVsChoices();
+          c = slider;
+        }
+      }
+      $('vs-value').value = suggestB(c, true);
     }
     syncVsState();
     changed({ keepGuess: true });
