@@ -153,9 +153,32 @@ func TestProbeFindsSlowLongAndLargeLimits(t *testing.T) {
 						r.Algorithm, r.Rate, r.Burst, r.Limit, time.Duration(r.Window), want.algorithm, want.rate, want.burst, want.limit, want.window)
 				}
 			}
-			if opts.KeyHeader != "" && (r.Key == nil || r.Key.Keyed != "no") {
-				t.Errorf("key finding %+v, want not keyed", r.Key)
+			if opts.KeyHeader != "" {
+				keyedAsObserved(t, r.Key)
 			}
 		})
+	}
+}
+
+// keyedAsObserved holds the key finding of a limit keyed by address (one
+// bucket whatever the key header says) to what was observed: it must
+// never say keyed, and says "no" unless the fresh key's requests were
+// admitted more than the probe's own, which a refill landing between
+// them can do (CI's exhaustive stage: 2 of 6 fresh admitted against 1 of
+// 6 own, at 20/s); then "unknown" is what the answers show.
+func keyedAsObserved(t *testing.T, k *probe.KeyFinding) {
+	t.Helper()
+	if k == nil {
+		t.Fatal("no key finding, with a key header sent")
+	}
+	own := k.OwnSent - k.OwnRefused
+	switch {
+	case k.Keyed == "yes":
+		t.Errorf("key finding %+v: keyed, of a limit by address", k)
+	case k.Keyed == "no":
+	case k.Keyed == "unknown" && k.FreshAdmitted > own:
+		t.Logf("key finding %+v: unknown, the fresh key admitted %d against the own key's %d (a refill between them)", k, k.FreshAdmitted, own)
+	default:
+		t.Errorf("key finding %+v, want not keyed (the fresh key admitted %d, no more than the own key's %d)", k, k.FreshAdmitted, own)
 	}
 }
