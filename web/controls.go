@@ -103,8 +103,7 @@ func unfilteredControls(file0, fileA *scenarios.File) []Control {
 
 // runnable reports whether the run of file with sets and name set to
 // value would start: scenarios.Apply takes it and the simulator's checks
-// pass (a run bounded at one request stops at its estimate, after
-// them). What it costs was measured natively over every built-in's
+// pass (starts). What it costs was measured natively over every built-in's
 // choices: 1.2–2.7 ms a Run, 18 ms for api-quotas (48 choices, two
 // limits' algorithms).
 func runnable(file *scenarios.File, sets []scenarios.Setting, name, value string) bool {
@@ -112,10 +111,13 @@ func runnable(file *scenarios.File, sets []scenarios.Setting, name, value string
 	trial = append(trial, scenarios.Setting{Name: name, Value: value, Flag: flagOf(name)})
 	simrun.CLIOrder(trial)
 	f, err := scenarios.Apply(file, trial)
-	if err != nil {
-		return false
-	}
-	_, err = sim.Run(context.Background(), f.Scenario, sim.Options{MaxRequests: 1, MaxMemory: MaxMemory})
+	return err == nil && starts(f.Scenario)
+}
+
+// starts reports whether the simulator's checks pass sc: a run bounded
+// at one request stops at its estimate, after them, and runs nothing.
+func starts(sc sim.Scenario) bool {
+	_, err := sim.Run(context.Background(), sc, sim.Options{MaxRequests: 1, MaxMemory: MaxMemory})
 	return err == nil || errors.As(err, new(*sim.TooBigError))
 }
 
@@ -123,11 +125,7 @@ func runnable(file *scenarios.File, sets []scenarios.Setting, name, value string
 // value after A's settings, would start: as versus applies and checks it.
 func runnableB(fileA *scenarios.File, name, value string) bool {
 	fileB, err := simrun.Versus{Settings: []scenarios.Setting{{Name: name, Value: value, Flag: "--vs " + name}}}.Apply(fileA)
-	if err != nil || checkWork(fileB) != nil || checkSteps(fileB) != nil {
-		return false
-	}
-	_, err = sim.Run(context.Background(), fileB.Scenario, sim.Options{MaxRequests: 1, MaxMemory: MaxMemory})
-	return err == nil || errors.As(err, new(*sim.TooBigError))
+	return err == nil && checkWork(fileB) == nil && checkSteps(fileB) == nil && starts(fileB.Scenario)
 }
 
 // controlBuilder collects one file's controls.

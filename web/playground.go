@@ -84,7 +84,7 @@ func (p *Playground) Run(ctx context.Context, s State) (resp *Response) {
 	p.last = nil
 	defer func() {
 		if v := recover(); v != nil {
-			resp = &Response{Error: &ErrorView{Text: fmt.Sprintf("internal error: %v", v)}}
+			resp = &Response{Error: panicked(v)}
 		}
 	}()
 	resp = &Response{}
@@ -155,10 +155,11 @@ func runSettings(file *scenarios.File, s State) (sets []scenarios.Setting, appli
 	if applied, err = simrun.Apply(file, sets); err != nil {
 		return nil, nil, "", err
 	}
+	given := len(sets)
 	if sets, notice, err = fit(applied, sets); err != nil {
 		return nil, nil, "", err
 	}
-	if notice != "" {
+	if len(sets) != given { // fit added a --step: the file it makes is another
 		if applied, err = simrun.Apply(file, sets); err != nil {
 			return nil, nil, "", err
 		}
@@ -174,7 +175,7 @@ func runSettings(file *scenarios.File, s State) (sets []scenarios.Setting, appli
 func Check(s State) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("internal error: %v", v)
+			err = errors.New(panicked(v).Text)
 		}
 	}()
 	_, _, applied, err := prepare(s)
@@ -221,7 +222,7 @@ type ChoicesView struct {
 func (p *Playground) Choices(s State, name string, forB bool) (view *ChoicesView) {
 	defer func() {
 		if v := recover(); v != nil {
-			view = &ChoicesView{Error: &ErrorView{Text: fmt.Sprintf("internal error: %v", v)}}
+			view = &ChoicesView{Error: panicked(v)}
 		}
 	}()
 	file, sets, applied, err := prepare(s)
@@ -256,7 +257,7 @@ type WrittenView struct {
 func (p *Playground) Written(s State) (view *WrittenView) {
 	defer func() {
 		if v := recover(); v != nil {
-			view = &WrittenView{Error: &ErrorView{Text: fmt.Sprintf("internal error: %v", v)}}
+			view = &WrittenView{Error: panicked(v)}
 		}
 	}()
 	_, _, applied, err := prepare(s)
@@ -268,6 +269,12 @@ func (p *Playground) Written(s State) (view *WrittenView) {
 		return &WrittenView{Error: errorView(err)}
 	}
 	return &WrittenView{YAML: string(text)}
+}
+
+// panicked is a recovered panic as the page shows it: never a trace,
+// and never a throw across the bridge.
+func panicked(v any) *ErrorView {
+	return &ErrorView{Text: fmt.Sprintf("internal error: %v", v)}
 }
 
 // failed is what a failure after file read shows: err, the scenario, and
